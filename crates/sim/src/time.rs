@@ -1,0 +1,136 @@
+//! Simulated time: femtoseconds in a `u64` (about 5 hours of simulated time).
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+/// A point in (or span of) simulated time, in femtoseconds.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Time(pub u64);
+
+const FS_PER_PS: u64 = 1_000;
+const FS_PER_NS: u64 = 1_000_000;
+const FS_PER_US: u64 = 1_000_000_000;
+const FS_PER_S: u64 = 1_000_000_000_000_000;
+
+impl Time {
+    pub const ZERO: Time = Time(0);
+    pub const MAX: Time = Time(u64::MAX);
+
+    pub const fn from_fs(fs: u64) -> Time {
+        Time(fs)
+    }
+    pub const fn from_ps(ps: u64) -> Time {
+        Time(ps * FS_PER_PS)
+    }
+    pub const fn from_ns(ns: u64) -> Time {
+        Time(ns * FS_PER_NS)
+    }
+    pub const fn from_us(us: u64) -> Time {
+        Time(us * FS_PER_US)
+    }
+    /// From a possibly fractional number of nanoseconds, rounded to the nearest fs.
+    pub fn from_ns_f64(ns: f64) -> Time {
+        Time((ns * FS_PER_NS as f64).round() as u64)
+    }
+    pub const fn as_fs(self) -> u64 {
+        self.0
+    }
+    pub fn as_ns_f64(self) -> f64 {
+        self.0 as f64 / FS_PER_NS as f64
+    }
+    pub fn as_us_f64(self) -> f64 {
+        self.0 as f64 / FS_PER_US as f64
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / FS_PER_S as f64
+    }
+    pub fn saturating_sub(self, other: Time) -> Time {
+        Time(self.0.saturating_sub(other.0))
+    }
+}
+
+impl Add for Time {
+    type Output = Time;
+    fn add(self, rhs: Time) -> Time {
+        Time(self.0 + rhs.0)
+    }
+}
+
+impl AddAssign for Time {
+    fn add_assign(&mut self, rhs: Time) {
+        self.0 += rhs.0;
+    }
+}
+
+impl Sub for Time {
+    type Output = Time;
+    fn sub(self, rhs: Time) -> Time {
+        Time(self.0 - rhs.0)
+    }
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.3} ns", self.as_ns_f64())
+    }
+}
+
+/// A clock domain: converts between its cycles and [`Time`] exactly.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Clock {
+    period_fs: u64,
+}
+
+impl Clock {
+    /// A clock of `hz`; the period must be a whole number of femtoseconds.
+    pub fn from_hz(hz: u64) -> Result<Clock, String> {
+        if hz == 0 || FS_PER_S % hz != 0 {
+            return Err(format!("clock of {hz} Hz has no whole-femtosecond period"));
+        }
+        Ok(Clock { period_fs: FS_PER_S / hz })
+    }
+    pub const fn period(self) -> Time {
+        Time(self.period_fs)
+    }
+    pub const fn time_of(self, cycles: u64) -> Time {
+        Time(cycles * self.period_fs)
+    }
+    /// The last whole cycle at or before `t`.
+    pub const fn cycle_floor(self, t: Time) -> u64 {
+        t.0 / self.period_fs
+    }
+    /// The first whole cycle at or after `t`.
+    pub const fn cycle_ceil(self, t: Time) -> u64 {
+        t.0.div_ceil(self.period_fs)
+    }
+}
+
+/// Serialization time of `bytes` on a link of `bits_per_sec`, rounded up to a femtosecond.
+pub fn serialization(bytes: u64, bits_per_sec: u64) -> Time {
+    Time((bytes * 8 * FS_PER_S).div_ceil(bits_per_sec))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn core_clock_is_exact() {
+        let c = Clock::from_hz(3_200_000_000).unwrap();
+        assert_eq!(c.period(), Time::from_fs(312_500));
+        assert_eq!(c.time_of(140), Time::from_ps(43_750));
+        assert_eq!(c.cycle_ceil(Time::from_fs(312_501)), 2);
+        assert_eq!(c.cycle_floor(Time::from_fs(312_501)), 1);
+    }
+
+    #[test]
+    fn rejects_inexact_clock() {
+        assert!(Clock::from_hz(3).is_err());
+    }
+
+    #[test]
+    fn serialization_at_200g() {
+        assert_eq!(serialization(1, 200_000_000_000), Time::from_fs(40_000));
+        assert_eq!(serialization(1088, 200_000_000_000), Time::from_ps(43_520));
+    }
+}
