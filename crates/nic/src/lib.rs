@@ -1,1 +1,42 @@
-//! placeholder
+//! The nanoPU NIC as seen by its node's cores (SPEC sections 2 and 3).
+//!
+//! A tour:
+//! - [`params`]: every NIC constant with unit, default and provenance.
+//! - [`message`]: a message as the NIC handles it, and the application header word.
+//! - [`core_if`]: per-core state: contexts, their local RX queues with per-word ready times,
+//!   the TX assembler, the scheduler CSRs.
+//! - [`nic`]: the NIC proper: packet-to-core delivery with JBSQ(n) core selection over a
+//!   per-context global queue, message completion on the TX side, CSR semantics, and the
+//!   interrupt line of each core.
+//!
+//! Time inside the NIC is counted in cycles of the node clock (the cores' 3.2 GHz clock).
+//! The NIC never schedules anything itself: methods return [`Action`]s with the cycle at
+//! which the caller (the cluster's event loop) must act. A core may run ahead of global
+//! time; the NIC answers its accesses exactly as of the core's local cycle or the caller
+//! makes the core retry later (see `docs/architecture.md`).
+
+pub mod core_if;
+pub mod message;
+pub mod nic;
+pub mod params;
+
+pub use message::{AppHeader, Message};
+pub use nic::{Action, Nic, NicCounters};
+pub use params::NicParams;
+
+/// CSR addresses of the nanoPU register interface (SPEC section 2).
+pub mod csr {
+    pub const LMSGSRDY: u16 = 0x052;
+    pub const LCURCONTEXT: u16 = 0x053;
+    pub const LNICCMD: u16 = 0x054;
+    pub const LCURPRIORITY: u16 = 0x055;
+    pub const LNICUCMD: u16 = 0x056;
+    pub const LNICRDY: u16 = 0x057;
+    pub const LTARGETCONTEXT: u16 = 0x058;
+    pub const LTARGETPRIORITY: u16 = 0x059;
+    pub const LMSGCYCLES: u16 = 0x060;
+    pub const LIDLECYCLES: u16 = 0x061;
+}
+
+/// The interrupt line the NIC drives in each core's `mip` (SPEC section 2: bit 16).
+pub const NIC_IRQ_BIT: u32 = 16;

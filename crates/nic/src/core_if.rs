@@ -1,0 +1,239 @@
+//! Per-core state inside the NIC: thread contexts with their local RX queues, the TX
+//! assembler and the scheduler registers (SPEC section 2).
+
+use crate::message::{mask_tail, words_for, AppHeader, Message};
+use std::collections::VecDeque;
+
+/// One registered thread context on a core.
+#[derive(Clone, Debug)]
+pub struct Context {
+    pub id: u16,
+    pub priority: u8,
+    /// Words delivered to this context, each with the cycle from which it is readable.
+    pub rxq: VecDeque<(u64, u64)>,
+    /// Arrival sequence number of each message delivered and not yet reported done, oldest
+    /// first: JBSQ counts them, the scheduler breaks priority ties by the oldest head.
+    pub outstanding: VecDeque<u64>,
+    /// Set by `lnic_idle`, cleared by the next delivery.
+    pub idle: bool,
+}
+
+impl Context {
+    pub fn new(id: u16, priority: u8) -> Context {
+        Context {
+            id,
+            priority,
+            rxq: VecDeque::new(),
+            outstanding: VecDeque::new(),
+            idle: false,
+        }
+    }
+    /// Active while it holds or processes a message and has not declared itself idle.
+    pub fn active(&self) -> bool {
+        !self.outstanding.is_empty() && !self.idle
+    }
+    /// Readable words at `now`, counting at most `cap`.
+    pub fn ready_words(&self, now: u64, cap: usize) -> usize {
+        self.rxq
+            .iter()
+            .take(cap)
+            .take_while(|(t, _)| *t <= now)
+            .count()
+    }
+    /// The cycle at which the `n`-th queued word (1-based) becomes readable, if queued.
+    pub fn ready_at(&self, n: usize) -> Option<u64> {
+        self.rxq.get(n.checked_sub(1)?).map(|(t, _)| *t)
+    }
+}
+
+/// A message being written to netTX word by word.
+#[derive(Clone, Debug, Default)]
+pub struct TxAssembler {
+    pending: Option<(AppHeader, u16)>,
+    words: Vec<u64>,
+}
+
+/// Why a netTX word was refused.
+pub type TxError = String;
+
+impl TxAssembler {
+    /// Push one word. Returns the finished message when this was its last word.
+    pub fn push(
+        &mut self,
+        word: u64,
+        src: (u32, u16),
+        max_len: u32,
+    ) -> Result<Option<Message>, TxError> {
+        match self.pending {
+            None => self.start(word, src.1, max_len).map(|_| None),
+            Some(_) => {
+                self.words.push(word);
+                Ok(self.finish(src.0))
+            }
+        }
+    }
+    fn start(&mut self, word: u64, src_context: u16, max_len: u32) -> Result<(), TxError> {
+        let h = AppHeader::from_word(word);
+        if h.len == 0 {
+            return Err(format!(
+                "netTX header {word:#018x}: message length 0 is invalid (SPEC section 2)"
+            ));
+        }
+        if h.len as u32 > max_len {
+            return Err(format!(
+                "netTX header {word:#018x}: message length {} exceeds the maximum of {max_len} bytes (nic.max_msg_bytes)",
+                h.len
+            ));
+        }
+        self.pending = Some((h, src_context));
+        Ok(())
+    }
+    fn finish(&mut self, src_ip: u32) -> Option<Message> {
+        let (h, src_context) = self.pending?;
+        if self.words.len() < words_for(h.len) {
+            return None;
+        }
+        self.pending = None;
+        let mut words = std::mem::take(&mut self.words);
+        mask_tail(&mut words, h.len);
+        let (dst_ip, dst_context, len) = (h.ip, h.context, h.len);
+        Some(Message {
+            src_ip,
+            src_context,
+            dst_ip,
+            dst_context,
+            len,
+            words,
+        })
+    }
+    /// Words written so far of an unfinished message, header included.
+    pub fn partial_words(&self) -> usize {
+        self.pending.map_or(0, |_| 1 + self.words.len())
+    }
+}
+
+/// NIC-side state of one core.
+#[derive(Clone, Debug)]
+pub struct CoreIf {
+    pub cur_context: u16,
+    pub cur_priority: u8,
+    pub contexts: Vec<Context>,
+    pub tx: TxAssembler,
+    /// Words of finished messages still in the TX queue (not yet taken by the NIC).
+    pub tx_queued: usize,
+    pub msg_cycles: u64,
+    pub idle_cycles: u64,
+    /// Level of the interrupt line into this core.
+    pub irq: bool,
+    /// The core is parked reading an empty netRX.
+    pub waiting_rx: bool,
+}
+
+impl CoreIf {
+    pub fn new(msg_cycles: u64, idle_cycles: u64) -> CoreIf {
+        CoreIf {
+            cur_context: 0,
+            cur_priority: 0,
+            contexts: Vec::new(),
+            tx: TxAssembler::default(),
+            tx_queued: 0,
+            msg_cycles,
+            idle_cycles,
+            irq: false,
+            waiting_rx: false,
+        }
+    }
+    pub fn context(&self, id: u16) -> Option<&Context> {
+        self.contexts.iter().find(|c| c.id == id)
+    }
+    pub fn context_mut(&mut self, id: u16) -> Option<&mut Context> {
+        self.contexts.iter_mut().find(|c| c.id == id)
+    }
+    pub fn current(&self) -> Option<&Context> {
+        self.context(self.cur_context)
+    }
+    /// The scheduler's choice: the active context of highest priority (0 is highest),
+    /// ties to the oldest head message (SPEC section 3).
+    pub fn target(&self) -> Option<&Context> {
+        self.contexts
+            .iter()
+            .filter(|c| c.active())
+            .min_by_key(|c| (c.priority, c.outstanding.front().copied()))
+    }
+    /// Interrupt when the target is another context and it outranks the running one, or
+    /// the running one is no longer active (done or idle) (SPEC section 3).
+    pub fn wants_irq(&self) -> bool {
+        let Some(t) = self.target() else { return false };
+        if t.id == self.cur_context {
+            return false;
+        }
+        match self.current() {
+            Some(cur) if cur.active() => t.priority < self.cur_priority,
+            _ => true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assembler_builds_message_and_masks_tail() {
+        let mut tx = TxAssembler::default();
+        let hdr = AppHeader {
+            ip: 7,
+            context: 2,
+            len: 12,
+        }
+        .to_word();
+        assert_eq!(tx.push(hdr, (9, 1), 2048).unwrap(), None);
+        assert_eq!(tx.push(5, (9, 1), 2048).unwrap(), None);
+        let m = tx.push(u64::MAX, (9, 1), 2048).unwrap().unwrap();
+        assert_eq!(
+            (m.src_ip, m.src_context, m.dst_ip, m.dst_context),
+            (9, 1, 7, 2)
+        );
+        assert_eq!(m.words, vec![5, 0xffff_ffff_0000_0000]);
+        assert_eq!(tx.partial_words(), 0);
+    }
+
+    #[test]
+    fn assembler_rejects_bad_lengths() {
+        let mut tx = TxAssembler::default();
+        let zero = AppHeader {
+            ip: 7,
+            context: 2,
+            len: 0,
+        }
+        .to_word();
+        assert!(tx
+            .push(zero, (9, 1), 2048)
+            .unwrap_err()
+            .contains("length 0"));
+        let big = AppHeader {
+            ip: 7,
+            context: 2,
+            len: 4000,
+        }
+        .to_word();
+        assert!(tx
+            .push(big, (9, 1), 2048)
+            .unwrap_err()
+            .contains("max_msg_bytes"));
+    }
+
+    #[test]
+    fn target_prefers_priority_then_oldest_head() {
+        let mut c = CoreIf::new(3000, 3000);
+        c.contexts = vec![Context::new(0, 1), Context::new(1, 0), Context::new(2, 0)];
+        c.contexts[0].outstanding.push_back(1);
+        assert_eq!(c.target().unwrap().id, 0);
+        c.contexts[2].outstanding.push_back(5);
+        c.contexts[1].outstanding.push_back(7);
+        assert_eq!(c.target().unwrap().id, 2);
+        c.cur_context = 0;
+        c.cur_priority = 1;
+        assert!(c.wants_irq());
+    }
+}

@@ -1,0 +1,561 @@
+//! The NIC of one node: delivery with JBSQ core selection, TX completion, CSRs, interrupts.
+
+use crate::core_if::{Context, CoreIf};
+use crate::csr::*;
+use crate::message::{words_for, Message};
+use crate::params::NicParams;
+use std::collections::{BTreeMap, VecDeque};
+
+/// Something the caller must do at a given cycle of the node clock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// A finished message leaves the TX path of `core` at `at`. The caller frees its words
+    /// with [`Nic::tx_taken`] then, and routes the message (back into this NIC when
+    /// `dst_ip` is the NIC's own, else out of the node's port).
+    Send { core: usize, at: u64, msg: Message },
+    /// `core` is parked on netRX and the word it waits for is readable at `at`.
+    Wake { core: usize, at: u64 },
+    /// Re-evaluate the interrupt line of `core` ([`Nic::irq_level`]) at `at`.
+    Update { core: usize, at: u64 },
+}
+
+/// Where a netRX read of `need` words stands at a given cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RxState {
+    Ready,
+    /// The words are queued and become readable at this cycle.
+    At(u64),
+    /// Not enough words are queued.
+    Empty,
+}
+
+/// Counters of what passed through the NIC.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NicCounters {
+    pub msgs_sent: u64,
+    pub msgs_received: u64,
+    pub msgs_delivered: u64,
+    pub words_read: u64,
+    pub words_written: u64,
+    /// `lnic_msg_done` with nothing outstanding on the current context.
+    pub spurious_done: u64,
+    /// Words dropped because their context was removed while they were queued.
+    pub words_dropped_on_remove: u64,
+}
+
+/// One node's NIC.
+#[derive(Clone, Debug)]
+pub struct Nic {
+    params: NicParams,
+    ip: u32,
+    cores: Vec<CoreIf>,
+    /// Per context id: complete messages not yet given to a core, with arrival sequence.
+    waiting: BTreeMap<u16, VecDeque<(u64, Message)>>,
+    /// Per context id: the cores that registered it, in core order.
+    registry: BTreeMap<u16, Vec<usize>>,
+    next_seq: u64,
+    pub counters: NicCounters,
+}
+
+impl Nic {
+    pub fn new(params: NicParams, ip: u32) -> Result<Nic, String> {
+        params.validate()?;
+        let cores = (0..params.cores).map(|_| CoreIf::new(params.msg_cycles, params.idle_cycles));
+        Ok(Nic {
+            cores: cores.collect(),
+            params,
+            ip,
+            waiting: BTreeMap::new(),
+            registry: BTreeMap::new(),
+            next_seq: 0,
+            counters: NicCounters::default(),
+        })
+    }
+    pub fn ip(&self) -> u32 {
+        self.ip
+    }
+    pub fn params(&self) -> &NicParams {
+        &self.params
+    }
+    pub fn core(&self, core: usize) -> &CoreIf {
+        &self.cores[core]
+    }
+    pub fn set_waiting_rx(&mut self, core: usize, waiting: bool) {
+        self.cores[core].waiting_rx = waiting;
+    }
+    /// Messages held in the NIC for a context, not yet given to any core.
+    pub fn held(&self) -> impl Iterator<Item = (u16, usize)> + '_ {
+        self.waiting
+            .iter()
+            .filter(|(_, q)| !q.is_empty())
+            .map(|(c, q)| (*c, q.len()))
+    }
+
+    // ---- netRX -------------------------------------------------------------------------
+
+    fn current(&self, core: usize) -> Result<&Context, String> {
+        let c = &self.cores[core];
+        c.current().ok_or_else(|| {
+            format!(
+                "netRX read, but the current context {} is not registered on this core (call lnic_add_context first)",
+                c.cur_context
+            )
+        })
+    }
+
+    /// Can `need` words be read from netRX at `now`?
+    pub fn rx_state(&self, core: usize, now: u64, need: usize) -> Result<RxState, String> {
+        let ctx = self.current(core)?;
+        Ok(if ctx.ready_words(now, need) >= need {
+            RxState::Ready
+        } else {
+            ctx.ready_at(need).map_or(RxState::Empty, RxState::At)
+        })
+    }
+
+    /// Pop one readable word (only after `rx_state` said `Ready`).
+    pub fn rx_pop(&mut self, core: usize) -> u64 {
+        let c = &mut self.cores[core];
+        let cur = c.cur_context;
+        let ctx = c
+            .context_mut(cur)
+            .expect("rx_pop without a registered current context");
+        self.counters.words_read += 1;
+        ctx.rxq.pop_front().expect("rx_pop on an empty queue").1
+    }
+
+    // ---- netTX -------------------------------------------------------------------------
+
+    /// Is there room in the core's TX queue for one more word?
+    pub fn tx_room(&self, core: usize) -> bool {
+        let c = &self.cores[core];
+        c.tx_queued + c.tx.partial_words() < self.params.tx_queue_words()
+    }
+
+    /// Accept one netTX word written at `now`; a finished message becomes a `Send`.
+    pub fn tx_push(
+        &mut self,
+        core: usize,
+        now: u64,
+        word: u64,
+        out: &mut Vec<Action>,
+    ) -> Result<(), String> {
+        let (ip, max) = (self.ip, self.params.max_msg_bytes);
+        let c = &mut self.cores[core];
+        self.counters.words_written += 1;
+        if let Some(msg) = c.tx.push(word, (ip, c.cur_context), max)? {
+            c.tx_queued += 1 + words_for(msg.len);
+            self.counters.msgs_sent += 1;
+            out.push(Action::Send {
+                core,
+                at: now + self.params.tx_path_cycles,
+                msg,
+            });
+        }
+        Ok(())
+    }
+
+    /// The NIC took a finished message of `words` payload words out of the TX queue.
+    pub fn tx_taken(&mut self, core: usize, msg: &Message) {
+        let c = &mut self.cores[core];
+        c.tx_queued -= 1 + words_for(msg.len);
+    }
+
+    // ---- arrivals and core selection ---------------------------------------------------
+
+    /// A complete message arrived for this node at `now`.
+    pub fn receive(&mut self, now: u64, msg: Message, out: &mut Vec<Action>) {
+        self.counters.msgs_received += 1;
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let context = msg.dst_context;
+        self.waiting
+            .entry(context)
+            .or_default()
+            .push_back((seq, msg));
+        self.assign(context, now, out);
+    }
+
+    /// Hand waiting messages of `context` to cores while JBSQ allows (SPEC section 3).
+    fn assign(&mut self, context: u16, now: u64, out: &mut Vec<Action>) {
+        while let Some(core) = self.pick_core(context) {
+            let Some((seq, msg)) = self.waiting.get_mut(&context).and_then(|q| q.pop_front())
+            else {
+                return;
+            };
+            self.deliver(core, seq, msg, now, out);
+        }
+    }
+
+    /// The registered core with the fewest outstanding messages, if below n and with room.
+    fn pick_core(&self, context: u16) -> Option<usize> {
+        let len = self.waiting.get(&context)?.front()?.1.len;
+        let need = 1 + words_for(len);
+        let cap = self.params.rx_words_per_context();
+        let n = self.params.jbsq_n as usize;
+        let cores = self.registry.get(&context)?;
+        cores
+            .iter()
+            .filter_map(|&i| Some((i, self.cores[i].context(context)?)))
+            .filter(|(_, c)| {
+                c.outstanding.len() < n && (c.rxq.is_empty() || c.rxq.len() + need <= cap)
+            })
+            .min_by_key(|(i, c)| (c.outstanding.len(), *i))
+            .map(|(i, _)| i)
+    }
+
+    /// Stream a message into a core's local queue: header readable `rx_path_cycles` after
+    /// `now` (or after the previous message's last word), then one word per cycle.
+    fn deliver(&mut self, core: usize, seq: u64, msg: Message, now: u64, out: &mut Vec<Action>) {
+        let c = &mut self.cores[core];
+        let waiting = c.waiting_rx && c.cur_context == msg.dst_context;
+        let ctx = c
+            .context_mut(msg.dst_context)
+            .expect("delivery to an unregistered context");
+        let after_prev = ctx.rxq.back().map_or(0, |(t, _)| t + 1);
+        let start = (now + self.params.rx_path_cycles).max(after_prev);
+        ctx.rxq.push_back((start, msg.rx_header()));
+        ctx.rxq.extend(
+            msg.words
+                .iter()
+                .enumerate()
+                .map(|(i, w)| (start + 1 + i as u64, *w)),
+        );
+        ctx.outstanding.push_back(seq);
+        ctx.idle = false;
+        self.counters.msgs_delivered += 1;
+        if waiting {
+            out.push(Action::Wake { core, at: start });
+        }
+        out.push(Action::Update { core, at: start });
+    }
+
+    // ---- CSRs --------------------------------------------------------------------------
+
+    /// Read a nanoPU CSR as of cycle `now`.
+    pub fn csr_read(&self, core: usize, now: u64, csr: u16) -> Result<u64, String> {
+        let c = &self.cores[core];
+        Ok(match csr {
+            LMSGSRDY => c.current().is_some_and(|x| x.ready_words(now, 1) > 0) as u64,
+            LCURCONTEXT => c.cur_context as u64,
+            LCURPRIORITY => c.cur_priority as u64,
+            LNICCMD | LNICUCMD => 0,
+            LNICRDY => 1,
+            LTARGETCONTEXT => c.target().map_or(c.cur_context, |t| t.id) as u64,
+            LTARGETPRIORITY => c.target().map_or(c.cur_priority, |t| t.priority) as u64,
+            LMSGCYCLES => c.msg_cycles,
+            LIDLECYCLES => c.idle_cycles,
+            _ => return Err(format!("CSR {csr:#05x} is not a nanoPU CSR")),
+        })
+    }
+
+    /// Does the value of this CSR depend on arrivals (so it is only exact at global time)?
+    pub fn csr_depends_on_arrivals(csr: u16) -> bool {
+        matches!(csr, LMSGSRDY | LTARGETCONTEXT | LTARGETPRIORITY)
+    }
+
+    /// Write a nanoPU CSR at cycle `now`.
+    pub fn csr_write(
+        &mut self,
+        core: usize,
+        now: u64,
+        csr: u16,
+        v: u64,
+        out: &mut Vec<Action>,
+    ) -> Result<(), String> {
+        match csr {
+            LCURCONTEXT => self.set_context(core, v)?,
+            LCURPRIORITY => self.set_priority(core, v)?,
+            LNICCMD => self.kernel_cmd(core, now, v, out)?,
+            LNICUCMD => self.user_cmd(core, now, v, out)?,
+            LMSGCYCLES => self.cores[core].msg_cycles = v,
+            LIDLECYCLES => self.cores[core].idle_cycles = v,
+            LMSGSRDY | LNICRDY | LTARGETCONTEXT | LTARGETPRIORITY => {
+                return Err(format!("CSR {csr:#05x} is read-only"))
+            }
+            _ => return Err(format!("CSR {csr:#05x} is not a nanoPU CSR")),
+        }
+        out.push(Action::Update { core, at: now });
+        Ok(())
+    }
+
+    fn set_context(&mut self, core: usize, v: u64) -> Result<(), String> {
+        let id = u16::try_from(v)
+            .map_err(|_| format!("lcurcontext: context id {v} is out of range (0..=65535)"))?;
+        self.cores[core].cur_context = id;
+        Ok(())
+    }
+
+    fn set_priority(&mut self, core: usize, v: u64) -> Result<(), String> {
+        let p = u8::try_from(v).ok().filter(|p| *p < 8);
+        let p = p.ok_or_else(|| format!("lcurpriority: priority {v} is out of range (0..=7)"))?;
+        self.cores[core].cur_priority = p;
+        Ok(())
+    }
+
+    /// `lniccmd`: bit0 register the current context, bit1 remove it, bit2 restart the timer.
+    fn kernel_cmd(
+        &mut self,
+        core: usize,
+        now: u64,
+        v: u64,
+        out: &mut Vec<Action>,
+    ) -> Result<(), String> {
+        if v & 1 != 0 {
+            self.register(core, now, out)?;
+        }
+        if v & 2 != 0 {
+            self.unregister(core);
+        }
+        Ok(())
+    }
+
+    fn register(&mut self, core: usize, now: u64, out: &mut Vec<Action>) -> Result<(), String> {
+        let max = self.params.contexts_per_core;
+        let c = &mut self.cores[core];
+        let (id, prio) = (c.cur_context, c.cur_priority);
+        if let Some(ctx) = c.context_mut(id) {
+            ctx.priority = prio;
+            return Ok(());
+        }
+        if c.contexts.len() >= max {
+            return Err(format!("lnic_add_context({id}): this core already has {max} contexts (nic.contexts_per_core)"));
+        }
+        c.contexts.push(Context::new(id, prio));
+        let cores = self.registry.entry(id).or_default();
+        cores.push(core);
+        cores.sort_unstable();
+        self.assign(id, now, out);
+        Ok(())
+    }
+
+    fn unregister(&mut self, core: usize) {
+        let c = &mut self.cores[core];
+        let id = c.cur_context;
+        if let Some(pos) = c.contexts.iter().position(|x| x.id == id) {
+            let gone = c.contexts.remove(pos);
+            self.counters.words_dropped_on_remove += gone.rxq.len() as u64;
+            if let Some(r) = self.registry.get_mut(&id) {
+                r.retain(|&i| i != core);
+            }
+        }
+    }
+
+    /// `lnicucmd`: bit0 message done, bit1 idle.
+    fn user_cmd(
+        &mut self,
+        core: usize,
+        now: u64,
+        v: u64,
+        out: &mut Vec<Action>,
+    ) -> Result<(), String> {
+        let id = self.cores[core].cur_context;
+        if v & 1 != 0 {
+            match self.cores[core]
+                .context_mut(id)
+                .and_then(|c| c.outstanding.pop_front())
+            {
+                Some(_) => self.assign(id, now, out),
+                None => self.counters.spurious_done += 1,
+            }
+        }
+        if v & 2 != 0 {
+            if let Some(c) = self.cores[core].context_mut(id) {
+                c.idle = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// Level the interrupt line of `core` should have now (and remember it).
+    pub fn irq_level(&mut self, core: usize) -> bool {
+        let c = &mut self.cores[core];
+        c.irq = c.wants_irq();
+        c.irq
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::AppHeader;
+
+    fn nic() -> Nic {
+        Nic::new(
+            NicParams {
+                cores: 2,
+                ..NicParams::default()
+            },
+            0x0a00_0002,
+        )
+        .unwrap()
+    }
+
+    fn msg(context: u16, words: Vec<u64>) -> Message {
+        let len = (words.len() * 8) as u16;
+        Message {
+            src_ip: 0x0a00_0001,
+            src_context: 9,
+            dst_ip: 0x0a00_0002,
+            dst_context: context,
+            len,
+            words,
+        }
+    }
+
+    fn add_context(n: &mut Nic, core: usize, id: u64, prio: u64, out: &mut Vec<Action>) {
+        n.csr_write(core, 0, LCURCONTEXT, id, out).unwrap();
+        n.csr_write(core, 0, LCURPRIORITY, prio, out).unwrap();
+        n.csr_write(core, 0, LNICCMD, 1, out).unwrap();
+    }
+
+    #[test]
+    fn message_streams_into_registered_core_after_rx_path() {
+        let mut n = nic();
+        let mut out = vec![];
+        add_context(&mut n, 0, 0, 0, &mut out);
+        n.receive(100, msg(0, vec![11, 22]), &mut out);
+        assert_eq!(n.rx_state(0, 105, 1).unwrap(), RxState::At(106));
+        assert_eq!(n.rx_state(0, 106, 1).unwrap(), RxState::Ready);
+        assert_eq!(n.csr_read(0, 105, LMSGSRDY).unwrap(), 0);
+        assert_eq!(n.csr_read(0, 106, LMSGSRDY).unwrap(), 1);
+        assert_eq!(n.rx_state(0, 107, 3).unwrap(), RxState::At(108));
+        let words: Vec<u64> = (0..3).map(|_| n.rx_pop(0)).collect();
+        assert_eq!(
+            AppHeader::from_word(words[0]),
+            AppHeader {
+                ip: 0x0a00_0001,
+                context: 9,
+                len: 16
+            }
+        );
+        assert_eq!(&words[1..], &[11, 22]);
+        assert_eq!(n.rx_state(0, 200, 1).unwrap(), RxState::Empty);
+    }
+
+    #[test]
+    fn jbsq_bounds_outstanding_and_done_pulls_the_next() {
+        let mut n = nic();
+        let mut out = vec![];
+        add_context(&mut n, 0, 0, 0, &mut out);
+        for i in 0..3 {
+            n.receive(10, msg(0, vec![i]), &mut out);
+        }
+        assert_eq!(n.core(0).context(0).unwrap().outstanding.len(), 2);
+        assert_eq!(n.held().collect::<Vec<_>>(), vec![(0, 1)]);
+        add_context(&mut n, 1, 0, 0, &mut out);
+        assert_eq!(
+            n.core(1).context(0).unwrap().outstanding.len(),
+            1,
+            "second core takes the third"
+        );
+        n.receive(20, msg(0, vec![3]), &mut out);
+        n.receive(20, msg(0, vec![4]), &mut out);
+        assert_eq!(n.held().collect::<Vec<_>>(), vec![(0, 1)]);
+        n.csr_write(0, 30, LCURCONTEXT, 0, &mut out).unwrap();
+        n.csr_write(0, 30, LNICUCMD, 1, &mut out).unwrap();
+        assert_eq!(n.held().count(), 0);
+        assert_eq!(n.counters.msgs_delivered, 5);
+    }
+
+    #[test]
+    fn messages_wait_for_registration() {
+        let mut n = nic();
+        let mut out = vec![];
+        n.receive(5, msg(3, vec![1]), &mut out);
+        assert_eq!(n.counters.msgs_delivered, 0);
+        add_context(&mut n, 1, 3, 0, &mut out);
+        assert_eq!(n.counters.msgs_delivered, 1);
+    }
+
+    #[test]
+    fn tx_message_completes_after_tx_path() {
+        let mut n = nic();
+        let mut out = vec![];
+        let hdr = AppHeader {
+            ip: 0x0a00_0002,
+            context: 0,
+            len: 8,
+        }
+        .to_word();
+        n.tx_push(0, 50, hdr, &mut out).unwrap();
+        assert!(out.is_empty());
+        n.tx_push(0, 51, 77, &mut out).unwrap();
+        let Action::Send { at, msg, .. } = &out[0] else {
+            panic!("{out:?}")
+        };
+        assert_eq!(
+            (*at, msg.words.clone(), msg.src_ip),
+            (62, vec![77], 0x0a00_0002)
+        );
+        assert_eq!(n.core(0).tx_queued, 2);
+    }
+
+    #[test]
+    fn tx_queue_fills_and_blocks() {
+        let mut n = Nic::new(
+            NicParams {
+                tx_queue_bytes: 32,
+                ..NicParams::default()
+            },
+            1,
+        )
+        .unwrap();
+        let mut out = vec![];
+        let hdr = AppHeader {
+            ip: 5,
+            context: 0,
+            len: 16,
+        }
+        .to_word();
+        for w in [hdr, 1, 2] {
+            assert!(n.tx_room(0));
+            n.tx_push(0, 0, w, &mut out).unwrap();
+        }
+        assert!(n.tx_room(0));
+        n.tx_push(0, 0, hdr, &mut out).unwrap();
+        assert!(!n.tx_room(0));
+        let Action::Send { msg, .. } = out[0].clone() else {
+            panic!()
+        };
+        n.tx_taken(0, &msg);
+        assert!(n.tx_room(0));
+    }
+
+    #[test]
+    fn higher_priority_arrival_raises_the_interrupt() {
+        let mut n = nic();
+        let mut out = vec![];
+        add_context(&mut n, 0, 1, 1, &mut out);
+        add_context(&mut n, 0, 0, 0, &mut out);
+        n.csr_write(0, 0, LCURCONTEXT, 1, &mut out).unwrap();
+        n.csr_write(0, 0, LCURPRIORITY, 1, &mut out).unwrap();
+        n.receive(10, msg(1, vec![1]), &mut out);
+        assert!(!n.irq_level(0));
+        n.receive(10, msg(0, vec![1]), &mut out);
+        assert!(n.irq_level(0));
+        assert_eq!(n.csr_read(0, 20, LTARGETCONTEXT).unwrap(), 0);
+    }
+
+    #[test]
+    fn bad_csr_values_are_named() {
+        let mut n = nic();
+        let mut out = vec![];
+        assert!(n
+            .csr_write(0, 0, LCURCONTEXT, 70_000, &mut out)
+            .unwrap_err()
+            .contains("out of range"));
+        assert!(n
+            .csr_write(0, 0, LMSGSRDY, 1, &mut out)
+            .unwrap_err()
+            .contains("read-only"));
+        for id in 0..4 {
+            add_context(&mut n, 0, id, 0, &mut out);
+        }
+        n.csr_write(0, 0, LCURCONTEXT, 4, &mut out).unwrap();
+        assert!(n
+            .csr_write(0, 0, LNICCMD, 1, &mut out)
+            .unwrap_err()
+            .contains("contexts_per_core"));
+    }
+}
