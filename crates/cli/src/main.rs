@@ -1,1 +1,41 @@
-fn main() {}
+//! The `nanopu` command: run nanoPU programs on simulated nodes, and the microbenchmarks.
+//!
+//! - `nanopu run PROGRAM.elf`: one node, every core running the program; prints a summary
+//!   (or `--json`), exits non-zero if the program failed or the simulator stopped it.
+//! - `nanopu bench NAME`: the microbenchmarks of `bench.rs`, printing JSON.
+
+mod bench;
+mod run;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "nanopu", version, about = "nanoPU full-system simulator")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a RISC-V ELF program on a simulated nanoPU node.
+    Run(run::RunArgs),
+    /// Run a microbenchmark and print its figures.
+    Bench(bench::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.cmd {
+        Cmd::Run(a) => run::main(a),
+        Cmd::Bench(a) => bench::main(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("nanopu: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,1 +1,27 @@
-//! placeholder
+//! Builds simulated nanoPU nodes around real RISC-V programs and runs them.
+//!
+//! A tour:
+//! - [`config`]: what a run is made of (program, cores, NIC, timing, port, limits), validated
+//!   with errors that name the field.
+//! - [`boot`]: the boot-info page each node's cores find at 0x1000 (docs/abi.md).
+//! - [`node`]: one nanoPU: cores, shared memory and L2, NIC, and the state of each core
+//!   (scheduled, parked on netRX/netTX, waiting for an interrupt, halted).
+//! - [`platform`]: the seam where a core's x30/x31 and nanoPU CSR accesses meet the NIC, and
+//!   the rule that keeps run-ahead cores exact (answer now, or yield until global time
+//!   catches up).
+//! - [`host`]: a test host on the node's port that sends messages at given times and records
+//!   replies with arrival times, as the prototype's Scapy tests did.
+//! - [`sim`]: the event loop tying them together, and the run's outcome.
+//! - [`report`]: per-core and per-run summaries, as text and JSON.
+
+pub mod boot;
+pub mod config;
+pub mod host;
+pub mod node;
+pub mod platform;
+pub mod report;
+pub mod sim;
+
+pub use config::{NodeConfig, PortParams};
+pub use host::{HostMessage, TestHost};
+pub use sim::{Outcome, SimError, Simulation};

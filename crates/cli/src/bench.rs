@@ -1,0 +1,175 @@
+//! `nanopu bench NAME`: the node microbenchmarks. Each prints one JSON document.
+//!
+//! - `loopback-latency`: closed-loop echo through `loopback.elf`; median and p99 latency per
+//!   payload size, without and with the Ethernet MAC and serial I/O latency.
+//! - `loopback-throughput`: one core echoing 8-byte messages sent back to back at line rate.
+//! - `iss`: simulated instructions per host second on the compute-bound `compute.elf`.
+
+use clap::Args;
+use nanopu_cluster::host::HOST_IP;
+use nanopu_cluster::{NodeConfig, Outcome, Simulation, TestHost};
+use nanopu_nic::Message;
+use nanopu_sim::stats::summarize;
+use nanopu_sim::{Rng, Time};
+use serde_json::{json, Value};
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::rc::Rc;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// loopback-latency, loopback-throughput or iss.
+    name: String,
+    /// Print JSON (the only format; accepted for symmetry with `run`).
+    #[arg(long)]
+    json: bool,
+    /// Directory holding the built programs (apps/*.elf).
+    #[arg(long, env = "NANOPU_SW_BUILD", default_value = "sw/build")]
+    sw_build: PathBuf,
+    /// Requests per measurement.
+    #[arg(long)]
+    requests: Option<usize>,
+}
+
+/// Payload sizes of the loopback-latency benchmark, bytes (issue: 8 to 1,024).
+const SIZES: [u16; 6] = [8, 16, 64, 256, 512, 1024];
+/// Requests excluded from latency statistics while caches warm up.
+const WARMUP: usize = 16;
+/// When the host starts sending: after every core has registered its context.
+const START: Time = Time::from_us(2);
+/// Prototype's MAC + serial I/O latency, each way (SPEC section 3).
+const MAC_NS: f64 = 26.0;
+
+pub fn main(a: BenchArgs) -> Result<ExitCode, String> {
+    let out = match a.name.as_str() {
+        "loopback-latency" => latency(&a)?,
+        "loopback-throughput" => throughput(&a)?,
+        "iss" => iss(&a)?,
+        other => return Err(format!("unknown benchmark '{other}' (loopback-latency, loopback-throughput, iss)")),
+    };
+    println!("{}", serde_json::to_string_pretty(&out).expect("json"));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn elf(a: &BenchArgs, name: &str) -> Result<Vec<u8>, String> {
+    let p = a.sw_build.join("apps").join(format!("{name}.elf"));
+    std::fs::read(&p).map_err(|e| format!("cannot read {} ({e}); build the programs with `make -C sw`", p.display()))
+}
+
+fn node_cfg(cores: usize, mac_ns: f64) -> NodeConfig {
+    let mut cfg = NodeConfig::default();
+    cfg.nic.cores = cores;
+    cfg.port.mac_fs = Time::from_ns_f64(mac_ns).as_fs();
+    cfg
+}
+
+fn request(rng: &mut Rng, len: u16) -> Message {
+    let words: Vec<u64> = (0..len.div_ceil(8)).map(|_| rng.next_u64()).collect();
+    TestHost::message_len(0, nanopu_cluster::boot::node_ip(0), 0, len, &words)
+}
+
+/// Check an echo: back to the host's context with the same payload.
+fn check_echo(req: &Message, rep: &Message) -> Result<(), String> {
+    if rep.dst_ip != HOST_IP || rep.words != req.words || rep.len != req.len {
+        return Err(format!("loopback reply does not echo the request: sent {req:?}, got {rep:?}"));
+    }
+    Ok(())
+}
+
+// ---- loopback latency -----------------------------------------------------------------------
+
+fn latency(a: &BenchArgs) -> Result<Value, String> {
+    let elf = elf(a, "loopback")?;
+    let n = a.requests.unwrap_or(500) + WARMUP;
+    let mut out = json!({ "benchmark": "loopback-latency", "unit": "ns", "requests": n - WARMUP,
+        "definition": "request's last byte leaving the test host to the reply's last byte arriving; 200 Gb/s, no propagation; first 16 requests excluded as warm-up",
+        "prototype_reference_16B": { "without_mac_ns": 17, "with_mac_ns": 69 } });
+    for (key, mac) in [("without_mac", 0.0), ("with_mac", MAC_NS)] {
+        let rows: Result<Vec<Value>, String> = SIZES.iter().map(|&len| latency_row(&elf, len, mac, n)).collect();
+        out[key] = Value::Array(rows?);
+    }
+    Ok(out)
+}
+
+fn latency_row(elf: &[u8], len: u16, mac_ns: f64, n: usize) -> Result<Value, String> {
+    let mut sim = Simulation::new(elf, node_cfg(4, mac_ns)).map_err(|e| e.to_string())?;
+    let rng = Rc::new(RefCell::new(Rng::stream(1, len as u64)));
+    let first = request(&mut rng.borrow_mut(), len);
+    sim.host.send_at(START, first);
+    let sent = Rc::new(RefCell::new(1usize));
+    let (r, s) = (rng.clone(), sent.clone());
+    sim.host.on_receive(move |now, _| {
+        if *s.borrow() >= n {
+            return vec![];
+        }
+        *s.borrow_mut() += 1;
+        vec![(now + Time::from_ns(100), request(&mut r.borrow_mut(), len))]
+    });
+    finish(&mut sim)?;
+    let lat = paired_latencies(&sim, n)?;
+    let s = summarize(&lat[WARMUP..]);
+    Ok(json!({ "payload_bytes": len, "median_ns": s.median, "p99_ns": s.p99, "min_ns": s.min, "max_ns": s.max }))
+}
+
+fn finish(sim: &mut Simulation) -> Result<(), String> {
+    match sim.run().map_err(|e| e.to_string())? {
+        Outcome::Quiescent => Ok(()),
+        Outcome::AllExited => Err("the loopback program exited; it should serve forever".into()),
+    }
+}
+
+/// Latency of each request, pairing the i-th reply with the i-th request (one outstanding).
+fn paired_latencies(sim: &Simulation, n: usize) -> Result<Vec<f64>, String> {
+    let (sent, got) = (&sim.host.sent, &sim.host.received);
+    if got.len() != n || sent.len() != n {
+        return Err(format!("sent {} requests, received {} replies, expected {n}", sent.len(), got.len()));
+    }
+    sent.iter().zip(got).map(|(s, r)| check_echo(&s.msg, &r.msg).map(|_| (r.time - s.time).as_ns_f64())).collect()
+}
+
+// ---- loopback throughput --------------------------------------------------------------------
+
+fn throughput(a: &BenchArgs) -> Result<Value, String> {
+    let elf = elf(a, "loopback")?;
+    let n = a.requests.unwrap_or(20_000);
+    let mut sim = Simulation::new(&elf, node_cfg(1, 0.0)).map_err(|e| e.to_string())?;
+    let mut rng = Rng::stream(2, 0);
+    for _ in 0..n {
+        sim.host.send_at(START, request(&mut rng, 8));
+    }
+    finish(&mut sim)?;
+    let got = &sim.host.received;
+    if got.len() != n {
+        return Err(format!("sent {n} requests, received {} replies", got.len()));
+    }
+    for (s, r) in sim.host.sent.iter().zip(got) {
+        check_echo(&s.msg, &r.msg)?;
+    }
+    let span = (got[n - 1].time - got[0].time).as_secs_f64();
+    let mrps = (n - 1) as f64 / span / 1e6;
+    Ok(json!({ "benchmark": "loopback-throughput", "cores": 1, "payload_bytes": 8, "requests": n,
+        "million_requests_per_second": mrps, "prototype_reference_mrps": 118,
+        "definition": "requests offered back to back at 200 Gb/s line rate; rate between the first and last reply" }))
+}
+
+// ---- ISS speed ------------------------------------------------------------------------------
+
+fn iss(a: &BenchArgs) -> Result<Value, String> {
+    let elf = elf(a, "compute")?;
+    let mut cfg = node_cfg(1, 0.0);
+    cfg.max_cycles = 20_000_000_000;
+    let mut sim = Simulation::new(&elf, cfg).map_err(|e| e.to_string())?;
+    let start = std::time::Instant::now();
+    let outcome = sim.run().map_err(|e| e.to_string())?;
+    let wall = start.elapsed().as_secs_f64();
+    let core = &sim.node.cores[0];
+    if outcome != Outcome::AllExited || core.halted() != Some(0) {
+        return Err(format!("compute.elf did not exit cleanly: {outcome:?}, {:?}", core.halted()));
+    }
+    let instret = core.stats().instret;
+    Ok(json!({ "benchmark": "iss", "program": "compute.elf", "instructions": instret,
+        "cycles": core.cycle(), "host_seconds": wall,
+        "million_instructions_per_host_second": instret as f64 / wall / 1e6,
+        "target_mips": 100 }))
+}

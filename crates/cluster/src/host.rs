@@ -1,0 +1,58 @@
+//! A test host on the node's port: sends messages at given times, records what comes back.
+
+use nanopu_nic::message::{mask_tail, words_for};
+use nanopu_nic::Message;
+use nanopu_sim::Time;
+
+/// IPv4 address of the test host: 10.0.0.1 (`lnic_boot_msg` reports here).
+pub const HOST_IP: u32 = 0x0a00_0001;
+
+/// A message the host sends or received, with its time at the host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostMessage {
+    /// Send: when its last byte leaves the host. Receive: when its last byte arrives.
+    pub time: Time,
+    pub msg: Message,
+}
+
+/// Decides what to send next when a reply arrives (closed-loop tests).
+pub type Responder = Box<dyn FnMut(Time, &Message) -> Vec<(Time, Message)>>;
+
+/// The host: a script of sends, an optional responder, and the log of arrivals.
+#[derive(Default)]
+pub struct TestHost {
+    pub(crate) script: Vec<(Time, Message)>,
+    pub(crate) responder: Option<Responder>,
+    pub sent: Vec<HostMessage>,
+    pub received: Vec<HostMessage>,
+}
+
+impl TestHost {
+    pub fn new() -> TestHost {
+        TestHost::default()
+    }
+
+    /// Build a message from the host to `(dst_ip, dst_context)` with a payload of words.
+    pub fn message(src_context: u16, dst_ip: u32, dst_context: u16, words: &[u64]) -> Message {
+        let len = u16::try_from(words.len() * 8).expect("payload longer than 65535 bytes");
+        Self::message_len(src_context, dst_ip, dst_context, len, words)
+    }
+
+    /// Like [`TestHost::message`] with an explicit byte length (`words` must hold it).
+    pub fn message_len(src_context: u16, dst_ip: u32, dst_context: u16, len: u16, words: &[u64]) -> Message {
+        assert_eq!(words.len(), words_for(len), "payload words do not match the length");
+        let mut words = words.to_vec();
+        mask_tail(&mut words, len);
+        Message { src_ip: HOST_IP, src_context, dst_ip, dst_context, len, words }
+    }
+
+    /// Send `msg` so that it starts leaving the host at `at`.
+    pub fn send_at(&mut self, at: Time, msg: Message) {
+        self.script.push((at, msg));
+    }
+
+    /// Call `f` on every arrival; what it returns is sent.
+    pub fn on_receive(&mut self, f: impl FnMut(Time, &Message) -> Vec<(Time, Message)> + 'static) {
+        self.responder = Some(Box::new(f));
+    }
+}

@@ -1,0 +1,94 @@
+//! One simulated nanoPU: cores, shared memory, NIC.
+
+use crate::boot::{ip_text, mac_text, node_ip, node_mac, BootInfo};
+use crate::config::NodeConfig;
+use nanopu_nic::Nic;
+use nanopu_riscv::{Core, NodeMem, Program};
+use std::sync::Arc;
+
+/// Where a core stands in the event loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoreState {
+    /// Will run at this node cycle (it is in the core queue).
+    Scheduled(u64),
+    /// Reading netRX with nothing queued; woken by a delivery.
+    ParkedRx,
+    /// Writing netTX with the TX queue full; woken when the NIC takes a message.
+    ParkedTx,
+    /// Executed `wfi`; woken by an interrupt.
+    Wfi,
+    Halted(i64),
+}
+
+impl CoreState {
+    pub fn describe(self) -> String {
+        match self {
+            CoreState::Scheduled(_) => "running".into(),
+            CoreState::ParkedRx => "waiting on netRX (no message for its current context)".into(),
+            CoreState::ParkedTx => "waiting on netTX (TX queue full)".into(),
+            CoreState::Wfi => "waiting for an interrupt (wfi)".into(),
+            CoreState::Halted(c) => format!("exited with code {c}"),
+        }
+    }
+}
+
+/// One node.
+pub struct Node {
+    pub index: u32,
+    pub ip: u32,
+    pub cores: Vec<Core>,
+    pub state: Vec<CoreState>,
+    pub mem: NodeMem,
+    pub nic: Nic,
+}
+
+impl Node {
+    /// Load `program` on a fresh node `index` and put every core at its reset state.
+    pub fn new(index: u32, program: &Arc<Program>, cfg: &NodeConfig) -> Result<Node, String> {
+        let ncores = cfg.nic.cores;
+        let mut mem = NodeMem::new(program.clone(), ncores, &cfg.mem, &cfg.timing).map_err(|e| e.to_string())?;
+        let ip = node_ip(index);
+        mem.write_boot(&boot_page(index, ip, cfg)?);
+        let cores = (0..ncores).map(|h| Core::new(h, program, &cfg.timing)).collect();
+        Ok(Node {
+            index,
+            ip,
+            cores,
+            state: vec![CoreState::Scheduled(0); ncores],
+            mem,
+            nic: Nic::new(cfg.nic.clone(), ip)?,
+        })
+    }
+
+    /// Earliest cycle at which another runnable core of this node could change what `core`
+    /// sees (its own time plus the NIC's RX path).
+    pub fn others_horizon(&self, core: usize) -> u64 {
+        let rx = self.nic.params().rx_path_cycles;
+        let times = self.state.iter().enumerate().filter(|(i, _)| *i != core);
+        let t = times.filter_map(|(_, s)| match s {
+            CoreState::Scheduled(t) => Some(*t),
+            _ => None,
+        });
+        t.min().map_or(u64::MAX, |t| t + rx)
+    }
+
+    pub fn all_halted(&self) -> bool {
+        self.state.iter().all(|s| matches!(s, CoreState::Halted(_)))
+    }
+}
+
+fn boot_page(index: u32, ip: u32, cfg: &NodeConfig) -> Result<Vec<u8>, String> {
+    let mac = node_mac(index);
+    let mut argv = vec![cfg.program_name.clone(), mac_text(mac), ip_text(ip)];
+    argv.extend(cfg.args.iter().cloned());
+    BootInfo {
+        ncores: cfg.nic.cores as u64,
+        node: index as u64,
+        mac,
+        ip,
+        argv: &argv,
+        dram_base: cfg.mem.dram_base,
+        dram_size: cfg.mem.dram_size,
+    }
+    .encode()
+}

@@ -1,0 +1,76 @@
+//! Where a core's nanoPU register accesses meet the NIC.
+//!
+//! Exactness rule (docs/architecture.md): a core runs ahead of global time `g`. An access
+//! whose answer depends on arrivals (netRX, `lmsgsrdy`, `ltarget*`) is answered at once if
+//! the core's local cycle is below `exact_until`, the earliest cycle at which anything not
+//! yet simulated could change it; otherwise the core yields and retries once global time
+//! has caught up. CSR writes change NIC state seen by others, so they only happen at global
+//! time. netTX writes only schedule future events, so they are accepted at any local time.
+
+use nanopu_nic::nic::RxState;
+use nanopu_nic::{Action, Nic};
+use nanopu_riscv::{Access, Platform, Stop};
+
+/// The NIC as one core sees it during one `run` call.
+pub struct NodePlatform<'a> {
+    pub nic: &'a mut Nic,
+    /// Global time in node cycles when the core was dispatched.
+    pub global: u64,
+    /// Local cycles below this are exact for arrival-dependent reads.
+    pub exact_until: u64,
+    /// What the NIC asked the event loop to do.
+    pub actions: Vec<Action>,
+    /// The netRX state behind the last `Blocked` netRX answer.
+    pub last_rx: Option<RxState>,
+}
+
+impl<'a> NodePlatform<'a> {
+    pub fn new(nic: &'a mut Nic, global: u64, exact_until: u64) -> Self {
+        NodePlatform { nic, global, exact_until, actions: Vec::new(), last_rx: None }
+    }
+    fn exact(&self, now: u64) -> bool {
+        now <= self.global || now < self.exact_until
+    }
+}
+
+fn fault<T>(r: Result<T, String>) -> Access<T> {
+    r.map_err(Stop::Fault)
+}
+
+impl Platform for NodePlatform<'_> {
+    fn rx_ready(&mut self, hart: usize, now: u64, need: u32) -> Access<()> {
+        let state = fault(self.nic.rx_state(hart, now, need as usize))?;
+        if state == RxState::Ready {
+            return Ok(());
+        }
+        self.last_rx = Some(state);
+        Err(Stop::Blocked)
+    }
+    fn rx_pop(&mut self, hart: usize, _now: u64) -> u64 {
+        self.nic.rx_pop(hart)
+    }
+    fn tx_ready(&mut self, hart: usize, _now: u64) -> Access<()> {
+        if self.nic.tx_room(hart) {
+            Ok(())
+        } else {
+            Err(Stop::Blocked)
+        }
+    }
+    fn tx_push(&mut self, hart: usize, now: u64, word: u64) -> Result<(), String> {
+        self.nic.tx_push(hart, now, word, &mut self.actions)
+    }
+    fn csr_read(&mut self, hart: usize, now: u64, csr: u16) -> Access<u64> {
+        let value = fault(self.nic.csr_read(hart, now, csr))?;
+        let settled = csr == nanopu_nic::csr::LMSGSRDY && value != 0;
+        if Nic::csr_depends_on_arrivals(csr) && !settled && !self.exact(now) {
+            return Err(Stop::Blocked);
+        }
+        Ok(value)
+    }
+    fn csr_write(&mut self, hart: usize, now: u64, csr: u16, value: u64) -> Access<()> {
+        if now > self.global {
+            return Err(Stop::Blocked);
+        }
+        fault(self.nic.csr_write(hart, now, csr, value, &mut self.actions))
+    }
+}

@@ -1,0 +1,143 @@
+//! What a run reports: per-core summaries (text and JSON) and progress on long runs.
+
+use crate::node::CoreState;
+use crate::sim::{Outcome, Simulation};
+use nanopu_sim::Time;
+use serde::Serialize;
+use std::io::Write;
+use std::time::Instant;
+
+/// One core at the end of a run.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CoreSummary {
+    pub core: usize,
+    /// Exit code, or null if the core did not exit.
+    pub exit_code: Option<i64>,
+    /// "exited", or what the core was waiting for at the end.
+    pub state: String,
+    pub pc: String,
+    pub instructions: u64,
+    pub cycles: u64,
+    pub dcache_misses: u64,
+    pub icache_misses: u64,
+    pub l2_misses: u64,
+    /// Cycles spent stalled on an empty netRX.
+    pub stall_netrx_cycles: u64,
+    /// Cycles spent stalled on a full netTX queue.
+    pub stall_nettx_cycles: u64,
+    /// Cycles spent in `wfi`.
+    pub wfi_cycles: u64,
+    pub console: String,
+}
+
+/// A whole run.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RunSummary {
+    /// "exited" (every core exited) or "quiescent" (nothing left to simulate).
+    pub outcome: String,
+    pub simulated_ns: f64,
+    pub cores: Vec<CoreSummary>,
+    pub nic: NicSummary,
+}
+
+/// What passed through the node's NIC.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct NicSummary {
+    pub messages_sent: u64,
+    pub messages_received: u64,
+    pub messages_delivered: u64,
+    /// Messages still held in the NIC at the end, per context id (nobody took them).
+    pub messages_held: Vec<(u16, usize)>,
+    pub spurious_msg_done: u64,
+}
+
+/// Summarise a finished simulation.
+pub fn summarize(sim: &mut Simulation, outcome: Outcome) -> RunSummary {
+    let node = &mut sim.node;
+    let cores = node.cores.iter_mut().zip(&node.state).map(|(c, s)| core_summary(c, *s)).collect();
+    let n = &node.nic.counters;
+    RunSummary {
+        outcome: match outcome {
+            Outcome::AllExited => "exited",
+            Outcome::Quiescent => "quiescent",
+        }
+        .into(),
+        simulated_ns: sim.now().as_ns_f64(),
+        nic: NicSummary {
+            messages_sent: n.msgs_sent,
+            messages_received: n.msgs_received,
+            messages_delivered: n.msgs_delivered,
+            messages_held: node.nic.held().collect(),
+            spurious_msg_done: n.spurious_done,
+        },
+        cores,
+    }
+}
+
+fn core_summary(core: &mut nanopu_riscv::Core, state: CoreState) -> CoreSummary {
+    let s = core.stats().clone();
+    CoreSummary {
+        core: core.hart(),
+        exit_code: core.halted(),
+        state: match state {
+            CoreState::Halted(_) => "exited".into(),
+            other => other.describe(),
+        },
+        pc: format!("{:#x}", core.pc()),
+        instructions: s.instret,
+        cycles: core.cycle(),
+        dcache_misses: s.dcache_misses,
+        icache_misses: s.icache_misses,
+        l2_misses: s.l2_misses,
+        stall_netrx_cycles: s.stall_netrx,
+        stall_nettx_cycles: s.stall_nettx,
+        wfi_cycles: s.stall_wfi,
+        console: String::from_utf8_lossy(&core.take_console()).into_owned(),
+    }
+}
+
+impl RunSummary {
+    /// Human-readable table.
+    pub fn text(&self) -> String {
+        let mut s = format!("outcome: {}, simulated time {:.3} us\n", self.outcome, self.simulated_ns / 1e3);
+        s += "core  exit  instructions      cycles   D$ miss  netRX stall  state\n";
+        for c in &self.cores {
+            let code = c.exit_code.map_or("-".into(), |x| x.to_string());
+            s += &format!(
+                "{:>4}  {:>4}  {:>12}  {:>10}  {:>8}  {:>11}  {}\n",
+                c.core, code, c.instructions, c.cycles, c.dcache_misses, c.stall_netrx_cycles, c.state
+            );
+        }
+        for c in self.cores.iter().filter(|c| !c.console.is_empty()) {
+            s += &format!("--- console of core {} ---\n{}", c.core, c.console);
+            if !c.console.ends_with('\n') {
+                s.push('\n');
+            }
+        }
+        s
+    }
+}
+
+/// Progress line on stderr, at most twice a second.
+pub struct Progress {
+    on: bool,
+    start: Instant,
+    last: Instant,
+    checks: u32,
+}
+
+impl Progress {
+    pub fn new(on: bool) -> Progress {
+        Progress { on, start: Instant::now(), last: Instant::now(), checks: 0 }
+    }
+    pub fn tick(&mut self, now: Time, events: u64) {
+        self.checks = self.checks.wrapping_add(1);
+        if !self.on || self.checks % 4096 != 0 || self.last.elapsed().as_millis() < 500 {
+            return;
+        }
+        self.last = Instant::now();
+        let wall = self.start.elapsed().as_secs_f64();
+        eprint!("\r[{wall:7.1} s] simulated {:>12.3} us, {events} events", now.as_us_f64());
+        let _ = std::io::stderr().flush();
+    }
+}

@@ -1,0 +1,215 @@
+/*
+ * nanopu.h - the nanoPU register API for bare-metal C programs.
+ *
+ * SPEC.md section 2: x30 (t5) is netRX, every read pops the next 8-byte word of
+ * the current context's oldest message; x31 (t6) is netTX, every write pushes one
+ * word to the transmit queue.  Programs must be compiled with
+ * -ffixed-x30 -ffixed-x31 so the compiler never touches these two registers.
+ * Every access is an `asm volatile`, so the compiler never merges, drops or
+ * reorders two netRX reads or two netTX writes.
+ *
+ * Names and semantics follow the nanoPU prototype's API (lnic_*).  Platform
+ * helpers (nanopu_*) read the boot info described in docs/abi.md.
+ */
+#ifndef NANOPU_H
+#define NANOPU_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+/* ---- CSR numbers (SPEC.md section 2) ---------------------------------- */
+#define LMSGSRDY        0x052 /* read: non-zero while the current context's RX queue holds a word */
+#define LCURCONTEXT     0x053 /* current context id */
+#define LNICCMD         0x054 /* nanokernel commands */
+#define LCURPRIORITY    0x055 /* current priority, 0 is highest */
+#define LNICUCMD        0x056 /* program commands */
+#define LNICRDY         0x057 /* non-zero once the NIC is ready after reset */
+#define LTARGETCONTEXT  0x058 /* context the scheduler wants running next */
+#define LTARGETPRIORITY 0x059 /* its priority */
+#define LMSGCYCLES      0x060 /* priority-0 processing bound, cycles */
+#define LIDLECYCLES     0x061 /* idle timeout, cycles */
+
+/* lniccmd bits */
+#define LNICCMD_ADD_CONTEXT    (1u << 0)
+#define LNICCMD_REMOVE_CONTEXT (1u << 1)
+#define LNICCMD_START_TIMER    (1u << 2)
+/* lnicucmd bits */
+#define LNICUCMD_MSG_DONE (1u << 0)
+#define LNICUCMD_IDLE     (1u << 1)
+
+/* mip/mie bit of the NIC interrupt (SPEC.md section 2: cause 16) */
+#define NANOPU_NIC_IRQ     16
+#define NANOPU_MIP_NIC     (1ul << NANOPU_NIC_IRQ)
+
+/* Standard CSRs used by the helpers below. */
+#define CSR_MHARTID       0xf14
+#define CSR_MCYCLE        0xb00
+#define CSR_MINSTRET      0xb02
+#define CSR_MHPMCOUNTER3  0xb03 /* D-cache misses on the prototype (SPEC.md section 2) */
+
+/* ---- CSR access -------------------------------------------------------- */
+#define NANOPU_STR_(x) #x
+#define NANOPU_STR(x) NANOPU_STR_(x)
+
+/* csr must be a compile-time constant (a number or a CSR name). */
+#define csr_read(csr) ({ uint64_t _v; \
+    __asm__ volatile("csrr %0, " NANOPU_STR(csr) : "=r"(_v) :: "memory"); _v; })
+#define csr_write(csr, val) \
+    __asm__ volatile("csrw " NANOPU_STR(csr) ", %0" :: "rK"((uint64_t)(val)) : "memory")
+#define csr_set(csr, val) \
+    __asm__ volatile("csrs " NANOPU_STR(csr) ", %0" :: "rK"((uint64_t)(val)) : "memory")
+#define csr_clear(csr, val) \
+    __asm__ volatile("csrc " NANOPU_STR(csr) ", %0" :: "rK"((uint64_t)(val)) : "memory")
+#define csr_swap(csr, val) ({ uint64_t _v; \
+    __asm__ volatile("csrrw %0, " NANOPU_STR(csr) ", %1" : "=r"(_v) : "rK"((uint64_t)(val)) : "memory"); _v; })
+
+/* ---- Application header (SPEC.md section 2) ---------------------------
+ * bits 63..32 IPv4 address, 31..16 context id, 15..0 payload length in bytes.
+ * On receive the fields name the sender, on send the destination. */
+#define LNIC_IP_MASK       0xffffffff00000000ull
+#define LNIC_CONTEXT_MASK  0x00000000ffff0000ull
+#define LNIC_LEN_MASK      0x000000000000ffffull
+#define LNIC_IP_SHIFT      32
+#define LNIC_CONTEXT_SHIFT 16
+#define LNIC_WORD_BYTES    8
+
+static inline uint64_t lnic_hdr(uint32_t ip, uint16_t context, uint16_t len)
+{
+    return ((uint64_t)ip << LNIC_IP_SHIFT) |
+           ((uint64_t)context << LNIC_CONTEXT_SHIFT) | len;
+}
+static inline uint32_t lnic_hdr_ip(uint64_t hdr) { return (uint32_t)(hdr >> LNIC_IP_SHIFT); }
+static inline uint16_t lnic_hdr_context(uint64_t hdr) { return (uint16_t)(hdr >> LNIC_CONTEXT_SHIFT); }
+static inline uint16_t lnic_hdr_len(uint64_t hdr) { return (uint16_t)(hdr & LNIC_LEN_MASK); }
+/* Number of 8-byte words the payload occupies on netRX/netTX. */
+static inline uint32_t lnic_hdr_words(uint64_t hdr)
+{
+    return (lnic_hdr_len(hdr) + LNIC_WORD_BYTES - 1) / LNIC_WORD_BYTES;
+}
+/* Build an IPv4 address in host order: NANOPU_IP(10,0,0,2). */
+#define NANOPU_IP(a, b, c, d) \
+    (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (uint32_t)(d))
+/* The test host listens at 10.0.0.1; nodes are 10.0.0.(2+n) (SPEC.md section 2). */
+#define NANOPU_HOST_IP NANOPU_IP(10, 0, 0, 1)
+
+/* ---- Context management (nanokernel side) ----------------------------- */
+
+/* Register context `context_id` with `priority` on this core: write lcurcontext
+ * and lcurpriority, then lniccmd bit0.  It becomes the current context. */
+static inline void lnic_add_context(uint64_t context_id, uint64_t priority)
+{
+    csr_write(LCURCONTEXT, context_id);
+    csr_write(LCURPRIORITY, priority);
+    csr_write(LNICCMD, LNICCMD_ADD_CONTEXT);
+}
+/* Remove the current context (lniccmd bit1). */
+static inline void lnic_remove_context(void) { csr_write(LNICCMD, LNICCMD_REMOVE_CONTEXT); }
+/* (Re)start the message timer (lniccmd bit2). */
+static inline void lnic_start_timer(void) { csr_write(LNICCMD, LNICCMD_START_TIMER); }
+
+/* ---- Receive ------------------------------------------------------------ */
+
+/* Non-zero while the current context's local RX queue holds a word (lmsgsrdy). */
+static inline uint64_t lnic_ready(void) { return csr_read(LMSGSRDY); }
+/* Spin until a word is available on netRX. */
+static inline void lnic_wait(void) { while (lnic_ready() == 0) { } }
+/* Pop one word from netRX. */
+static inline uint64_t lnic_read(void)
+{
+    uint64_t v;
+    __asm__ volatile("mv %0, t5" : "=r"(v));
+    return v;
+}
+
+/* ---- Transmit ----------------------------------------------------------- */
+
+/* Push the value of a register to netTX. */
+static inline void lnic_write_r(uint64_t x) { __asm__ volatile("mv t6, %0" :: "r"(x)); }
+/* Push a 12-bit signed immediate to netTX (li t6, imm; larger values need lnic_write_r). */
+#define lnic_write_i(imm) __asm__ volatile("li t6, %0" :: "i"(imm))
+/* Load a u64 lvalue from memory straight into netTX (ld t6, mem). */
+#define lnic_write_m(mem) __asm__ volatile("ld t6, %0" :: "m"(mem))
+/* Forward one word: pop netRX, push netTX (mv t6, t5). */
+static inline void lnic_copy(void) { __asm__ volatile("mv t6, t5"); }
+/* Pop netRX, add a 12-bit immediate, push netTX (addi t6, t5, imm). */
+#define lnic_add_int_i(imm) __asm__ volatile("addi t6, t5, %0" :: "i"(imm))
+
+/* Compare the next netRX word (popped, read semantics) with `reg` using the
+ * branch mnemonic `cond` ("beq", "bne", "blt", "bge", "bltu", "bgeu") and jump
+ * to C label `label` if taken: e.g. lnic_branch("bne", expected, mismatch). */
+#define lnic_branch(cond, reg, label) \
+    __asm__ goto(cond " t5, %0, %l[" #label "]" :: "r"((uint64_t)(reg)) :: label)
+
+/* ---- Program commands (lnicucmd) ---------------------------------------- */
+
+/* The current message has been consumed (lnicucmd bit0): JBSQ may deliver the next. */
+static inline void lnic_msg_done(void) { csr_write(LNICUCMD, LNICUCMD_MSG_DONE); }
+/* The current context has nothing to do (lnicucmd bit1). */
+static inline void lnic_idle(void) { csr_write(LNICUCMD, LNICUCMD_IDLE); }
+
+/* ---- Platform (docs/abi.md) --------------------------------------------- */
+
+#define NANOPU_BOOT_INFO      0x1000ul
+#define NANOPU_BOOT_MAGIC     0x494255504f4e414eull /* "NANOPUBI" little-endian */
+#define NANOPU_STACK_BYTES    (128ul * 1024)        /* per-hart stack + TLS */
+#define NANOPU_DRAM_BASE      0x80000000ul
+#define NANOPU_DRAM_DEFAULT   (256ul << 20)
+
+/* Boot info words (docs/abi.md "Boot info") */
+enum nanopu_boot_word {
+    NANOPU_BI_MAGIC, NANOPU_BI_VERSION, NANOPU_BI_NCORES, NANOPU_BI_NODE,
+    NANOPU_BI_MAC, NANOPU_BI_IP, NANOPU_BI_ARGC, NANOPU_BI_ARGV,
+    NANOPU_BI_DRAM_BASE, NANOPU_BI_DRAM_SIZE
+};
+
+static inline const volatile uint64_t *nanopu_boot_info(void)
+{
+    return (const volatile uint64_t *)NANOPU_BOOT_INFO;
+}
+/* True when a loader wrote boot info (false e.g. on QEMU's spike machine). */
+static inline int nanopu_has_boot_info(void)
+{
+    return nanopu_boot_info()[NANOPU_BI_MAGIC] == NANOPU_BOOT_MAGIC;
+}
+static inline uint64_t nanopu_boot_word(enum nanopu_boot_word w, uint64_t fallback)
+{
+    return nanopu_has_boot_info() ? nanopu_boot_info()[w] : fallback;
+}
+static inline uint64_t nanopu_core_id(void) { return csr_read(CSR_MHARTID); }
+static inline uint64_t nanopu_num_cores(void) { return nanopu_boot_word(NANOPU_BI_NCORES, 1); }
+static inline uint64_t nanopu_node_index(void) { return nanopu_boot_word(NANOPU_BI_NODE, 0); }
+/* Default when absent: 10.0.0.2, node 0's address. */
+static inline uint32_t nanopu_node_ip(void)
+{
+    return (uint32_t)nanopu_boot_word(NANOPU_BI_IP, NANOPU_IP(10, 0, 0, 2));
+}
+static inline uint64_t nanopu_node_mac(void) { return nanopu_boot_word(NANOPU_BI_MAC, 0); }
+
+static inline uint64_t read_mcycle(void) { return csr_read(CSR_MCYCLE); }
+static inline uint64_t read_minstret(void) { return csr_read(CSR_MINSTRET); }
+static inline uint64_t read_dcache_misses(void) { return csr_read(CSR_MHPMCOUNTER3); }
+
+/* Send a one-word boot message to the test host (10.0.0.1, context 0); the
+ * payload is this core's id.  Tells the host the core is up and serving. */
+static inline void lnic_boot_msg(void)
+{
+    lnic_write_r(lnic_hdr(NANOPU_HOST_IP, 0, LNIC_WORD_BYTES));
+    lnic_write_r(nanopu_core_id());
+}
+
+/* ---- Runtime library (sw/lib) -------------------------------------------- */
+void nanopu_exit(int code) __attribute__((noreturn));
+int putchar(int c);
+int puts(const char *s);
+int printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void *nanopu_malloc(size_t bytes);
+uintptr_t nanopu_heap_start(void);
+
+void *memcpy(void *dst, const void *src, size_t n);
+void *memmove(void *dst, const void *src, size_t n);
+void *memset(void *dst, int c, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
+size_t strlen(const char *s);
+int strcmp(const char *a, const char *b);
+
+#endif /* NANOPU_H */

@@ -1,0 +1,4 @@
+// Negative test: never exits. Expected: the cycle limit, with where each core was.
+int main(void) {
+  for (;;) __asm__ volatile("");
+}
