@@ -46,7 +46,11 @@ pub fn main(a: BenchArgs) -> Result<ExitCode, String> {
         "loopback-latency" => latency(&a)?,
         "loopback-throughput" => throughput(&a)?,
         "iss" => iss(&a)?,
-        other => return Err(format!("unknown benchmark '{other}' (loopback-latency, loopback-throughput, iss)")),
+        other => {
+            return Err(format!(
+                "unknown benchmark '{other}' (loopback-latency, loopback-throughput, iss)"
+            ))
+        }
     };
     println!("{}", serde_json::to_string_pretty(&out).expect("json"));
     Ok(ExitCode::SUCCESS)
@@ -54,7 +58,12 @@ pub fn main(a: BenchArgs) -> Result<ExitCode, String> {
 
 fn elf(a: &BenchArgs, name: &str) -> Result<Vec<u8>, String> {
     let p = a.sw_build.join("apps").join(format!("{name}.elf"));
-    std::fs::read(&p).map_err(|e| format!("cannot read {} ({e}); build the programs with `make -C sw`", p.display()))
+    std::fs::read(&p).map_err(|e| {
+        format!(
+            "cannot read {} ({e}); build the programs with `make -C sw`",
+            p.display()
+        )
+    })
 }
 
 fn node_cfg(cores: usize, mac_ns: f64) -> NodeConfig {
@@ -72,7 +81,9 @@ fn request(rng: &mut Rng, len: u16) -> Message {
 /// Check an echo: back to the host's context with the same payload.
 fn check_echo(req: &Message, rep: &Message) -> Result<(), String> {
     if rep.dst_ip != HOST_IP || rep.words != req.words || rep.len != req.len {
-        return Err(format!("loopback reply does not echo the request: sent {req:?}, got {rep:?}"));
+        return Err(format!(
+            "loopback reply does not echo the request: sent {req:?}, got {rep:?}"
+        ));
     }
     Ok(())
 }
@@ -86,7 +97,10 @@ fn latency(a: &BenchArgs) -> Result<Value, String> {
         "definition": "request's last byte leaving the test host to the reply's last byte arriving; 200 Gb/s, no propagation; first 16 requests excluded as warm-up",
         "prototype_reference_16B": { "without_mac_ns": 17, "with_mac_ns": 69 } });
     for (key, mac) in [("without_mac", 0.0), ("with_mac", MAC_NS)] {
-        let rows: Result<Vec<Value>, String> = SIZES.iter().map(|&len| latency_row(&elf, len, mac, n)).collect();
+        let rows: Result<Vec<Value>, String> = SIZES
+            .iter()
+            .map(|&len| latency_row(&elf, len, mac, n))
+            .collect();
         out[key] = Value::Array(rows?);
     }
     Ok(out)
@@ -109,7 +123,9 @@ fn latency_row(elf: &[u8], len: u16, mac_ns: f64, n: usize) -> Result<Value, Str
     finish(&mut sim)?;
     let lat = paired_latencies(&sim, n)?;
     let s = summarize(&lat[WARMUP..]);
-    Ok(json!({ "payload_bytes": len, "median_ns": s.median, "p99_ns": s.p99, "min_ns": s.min, "max_ns": s.max }))
+    Ok(
+        json!({ "payload_bytes": len, "median_ns": s.median, "p99_ns": s.p99, "min_ns": s.min, "max_ns": s.max }),
+    )
 }
 
 fn finish(sim: &mut Simulation) -> Result<(), String> {
@@ -123,9 +139,16 @@ fn finish(sim: &mut Simulation) -> Result<(), String> {
 fn paired_latencies(sim: &Simulation, n: usize) -> Result<Vec<f64>, String> {
     let (sent, got) = (&sim.host.sent, &sim.host.received);
     if got.len() != n || sent.len() != n {
-        return Err(format!("sent {} requests, received {} replies, expected {n}", sent.len(), got.len()));
+        return Err(format!(
+            "sent {} requests, received {} replies, expected {n}",
+            sent.len(),
+            got.len()
+        ));
     }
-    sent.iter().zip(got).map(|(s, r)| check_echo(&s.msg, &r.msg).map(|_| (r.time - s.time).as_ns_f64())).collect()
+    sent.iter()
+        .zip(got)
+        .map(|(s, r)| check_echo(&s.msg, &r.msg).map(|_| (r.time - s.time).as_ns_f64()))
+        .collect()
 }
 
 // ---- loopback throughput --------------------------------------------------------------------
@@ -148,9 +171,11 @@ fn throughput(a: &BenchArgs) -> Result<Value, String> {
     }
     let span = (got[n - 1].time - got[0].time).as_secs_f64();
     let mrps = (n - 1) as f64 / span / 1e6;
-    Ok(json!({ "benchmark": "loopback-throughput", "cores": 1, "payload_bytes": 8, "requests": n,
+    Ok(
+        json!({ "benchmark": "loopback-throughput", "cores": 1, "payload_bytes": 8, "requests": n,
         "million_requests_per_second": mrps, "prototype_reference_mrps": 118,
-        "definition": "requests offered back to back at 200 Gb/s line rate; rate between the first and last reply" }))
+        "definition": "requests offered back to back at 200 Gb/s line rate; rate between the first and last reply" }),
+    )
 }
 
 // ---- ISS speed ------------------------------------------------------------------------------
@@ -165,11 +190,16 @@ fn iss(a: &BenchArgs) -> Result<Value, String> {
     let wall = start.elapsed().as_secs_f64();
     let core = &sim.node.cores[0];
     if outcome != Outcome::AllExited || core.halted() != Some(0) {
-        return Err(format!("compute.elf did not exit cleanly: {outcome:?}, {:?}", core.halted()));
+        return Err(format!(
+            "compute.elf did not exit cleanly: {outcome:?}, {:?}",
+            core.halted()
+        ));
     }
     let instret = core.stats().instret;
-    Ok(json!({ "benchmark": "iss", "program": "compute.elf", "instructions": instret,
+    Ok(
+        json!({ "benchmark": "iss", "program": "compute.elf", "instructions": instret,
         "cycles": core.cycle(), "host_seconds": wall,
         "million_instructions_per_host_second": instret as f64 / wall / 1e6,
-        "target_mips": 100 }))
+        "target_mips": 100 }),
+    )
 }

@@ -31,24 +31,36 @@ pub struct RunArgs {
 }
 
 pub fn main(a: RunArgs) -> Result<ExitCode, String> {
-    let elf = std::fs::read(&a.program).map_err(|e| format!("cannot read {}: {e}", a.program.display()))?;
+    let elf = std::fs::read(&a.program)
+        .map_err(|e| format!("cannot read {}: {e}", a.program.display()))?;
     let mut cfg = NodeConfig::default();
     cfg.nic.cores = a.cores;
     cfg.max_cycles = a.max_cycles;
     cfg.args = a.args;
     cfg.progress = a.progress;
     cfg.port.mac_fs = nanopu_sim::Time::from_ns_f64(a.mac_ns).as_fs();
-    cfg.program_name = a.program.file_name().map_or("program".into(), |n| n.to_string_lossy().into_owned());
-    let mut sim = Simulation::new(&elf, cfg).map_err(|e| format!("{}: {e}", a.program.display()))?;
+    cfg.program_name = a
+        .program
+        .file_name()
+        .map_or("program".into(), |n| n.to_string_lossy().into_owned());
+    let mut sim =
+        Simulation::new(&elf, cfg).map_err(|e| format!("{}: {e}", a.program.display()))?;
     let outcome = sim.run();
     report(&mut sim, outcome, a.json)
 }
 
-fn report(sim: &mut Simulation, outcome: Result<Outcome, SimError>, json: bool) -> Result<ExitCode, String> {
+fn report(
+    sim: &mut Simulation,
+    outcome: Result<Outcome, SimError>,
+    json: bool,
+) -> Result<ExitCode, String> {
     let outcome = outcome.map_err(|e| e.to_string())?;
     let summary = summarize(sim, outcome);
     if json {
-        println!("{}", serde_json::to_string_pretty(&summary).expect("summary serializes"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&summary).expect("summary serializes")
+        );
     } else {
         print!("{}", summary.text());
     }
@@ -64,5 +76,7 @@ fn exit_code(s: &RunSummary, sim: &Simulation) -> ExitCode {
         return ExitCode::from(3);
     }
     let bad = s.cores.iter().filter_map(|c| c.exit_code).find(|&c| c != 0);
-    bad.map_or(ExitCode::SUCCESS, |c| ExitCode::from((c & 0xff).max(1) as u8))
+    bad.map_or(ExitCode::SUCCESS, |c| {
+        ExitCode::from((c & 0xff).max(1) as u8)
+    })
 }

@@ -39,11 +39,28 @@ impl TestHost {
     }
 
     /// Like [`TestHost::message`] with an explicit byte length (`words` must hold it).
-    pub fn message_len(src_context: u16, dst_ip: u32, dst_context: u16, len: u16, words: &[u64]) -> Message {
-        assert_eq!(words.len(), words_for(len), "payload words do not match the length");
+    pub fn message_len(
+        src_context: u16,
+        dst_ip: u32,
+        dst_context: u16,
+        len: u16,
+        words: &[u64],
+    ) -> Message {
+        assert_eq!(
+            words.len(),
+            words_for(len),
+            "payload words do not match the length"
+        );
         let mut words = words.to_vec();
         mask_tail(&mut words, len);
-        Message { src_ip: HOST_IP, src_context, dst_ip, dst_context, len, words }
+        Message {
+            src_ip: HOST_IP,
+            src_context,
+            dst_ip,
+            dst_context,
+            len,
+            words,
+        }
     }
 
     /// Send `msg` so that it starts leaving the host at `at`.

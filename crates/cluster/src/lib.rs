@@ -12,6 +12,7 @@
 //! - [`host`]: a test host on the node's port that sends messages at given times and records
 //!   replies with arrival times, as the prototype's Scapy tests did.
 //! - [`sim`]: the event loop tying them together, and the run's outcome.
+//! - [`spin`]: recognising `lnic_wait()`'s spin loop so idle cores park instead of spinning.
 //! - [`report`]: per-core and per-run summaries, as text and JSON.
 
 pub mod boot;
@@ -21,6 +22,7 @@ pub mod node;
 pub mod platform;
 pub mod report;
 pub mod sim;
+pub mod spin;
 
 pub use config::{NodeConfig, PortParams};
 pub use host::{HostMessage, TestHost};

@@ -26,7 +26,13 @@ pub struct NodePlatform<'a> {
 
 impl<'a> NodePlatform<'a> {
     pub fn new(nic: &'a mut Nic, global: u64, exact_until: u64) -> Self {
-        NodePlatform { nic, global, exact_until, actions: Vec::new(), last_rx: None }
+        NodePlatform {
+            nic,
+            global,
+            exact_until,
+            actions: Vec::new(),
+            last_rx: None,
+        }
     }
     fn exact(&self, now: u64) -> bool {
         now <= self.global || now < self.exact_until

@@ -53,8 +53,15 @@ pub struct NicSummary {
 
 /// Summarise a finished simulation.
 pub fn summarize(sim: &mut Simulation, outcome: Outcome) -> RunSummary {
+    let last_core = sim.node.cores.iter().map(|c| c.cycle()).max().unwrap_or(0);
+    let simulated_ns = sim.now().max(sim.clock().time_of(last_core)).as_ns_f64();
     let node = &mut sim.node;
-    let cores = node.cores.iter_mut().zip(&node.state).map(|(c, s)| core_summary(c, *s)).collect();
+    let cores = node
+        .cores
+        .iter_mut()
+        .zip(&node.state)
+        .map(|(c, s)| core_summary(c, *s))
+        .collect();
     let n = &node.nic.counters;
     RunSummary {
         outcome: match outcome {
@@ -62,7 +69,7 @@ pub fn summarize(sim: &mut Simulation, outcome: Outcome) -> RunSummary {
             Outcome::Quiescent => "quiescent",
         }
         .into(),
-        simulated_ns: sim.now().as_ns_f64(),
+        simulated_ns,
         nic: NicSummary {
             messages_sent: n.msgs_sent,
             messages_received: n.msgs_received,
@@ -99,13 +106,23 @@ fn core_summary(core: &mut nanopu_riscv::Core, state: CoreState) -> CoreSummary 
 impl RunSummary {
     /// Human-readable table.
     pub fn text(&self) -> String {
-        let mut s = format!("outcome: {}, simulated time {:.3} us\n", self.outcome, self.simulated_ns / 1e3);
+        let mut s = format!(
+            "outcome: {}, simulated time {:.3} us\n",
+            self.outcome,
+            self.simulated_ns / 1e3
+        );
         s += "core  exit  instructions      cycles   D$ miss  netRX stall  state\n";
         for c in &self.cores {
             let code = c.exit_code.map_or("-".into(), |x| x.to_string());
             s += &format!(
                 "{:>4}  {:>4}  {:>12}  {:>10}  {:>8}  {:>11}  {}\n",
-                c.core, code, c.instructions, c.cycles, c.dcache_misses, c.stall_netrx_cycles, c.state
+                c.core,
+                code,
+                c.instructions,
+                c.cycles,
+                c.dcache_misses,
+                c.stall_netrx_cycles,
+                c.state
             );
         }
         for c in self.cores.iter().filter(|c| !c.console.is_empty()) {
@@ -128,7 +145,12 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(on: bool) -> Progress {
-        Progress { on, start: Instant::now(), last: Instant::now(), checks: 0 }
+        Progress {
+            on,
+            start: Instant::now(),
+            last: Instant::now(),
+            checks: 0,
+        }
     }
     pub fn tick(&mut self, now: Time, events: u64) {
         self.checks = self.checks.wrapping_add(1);
@@ -137,7 +159,10 @@ impl Progress {
         }
         self.last = Instant::now();
         let wall = self.start.elapsed().as_secs_f64();
-        eprint!("\r[{wall:7.1} s] simulated {:>12.3} us, {events} events", now.as_us_f64());
+        eprint!(
+            "\r[{wall:7.1} s] simulated {:>12.3} us, {events} events",
+            now.as_us_f64()
+        );
         let _ = std::io::stderr().flush();
     }
 }

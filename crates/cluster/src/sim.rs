@@ -10,8 +10,9 @@ use crate::config::NodeConfig;
 use crate::host::{HostMessage, TestHost};
 use crate::node::{CoreState, Node};
 use crate::platform::NodePlatform;
+use crate::spin::is_ready_spin;
 use nanopu_nic::nic::RxState;
-use nanopu_nic::{Action, Message, NIC_IRQ_BIT};
+use nanopu_nic::{csr, Action, Message, NIC_IRQ_BIT};
 use nanopu_riscv::{BlockOn, CoreError, Exit, Program, StallKind};
 use nanopu_sim::time::serialization;
 use nanopu_sim::{Clock, EventQueue, Time};
@@ -48,7 +49,10 @@ pub enum SimError {
     Setup(String),
     Core(CoreError),
     /// Simulated time passed the cycle limit; where every core was.
-    CycleLimit { cycles: u64, cores: Vec<String> },
+    CycleLimit {
+        cycles: u64,
+        cores: Vec<String>,
+    },
 }
 
 impl fmt::Display for SimError {
@@ -57,7 +61,10 @@ impl fmt::Display for SimError {
             SimError::Setup(m) => write!(f, "{m}"),
             SimError::Core(e) => write!(f, "{e}"),
             SimError::CycleLimit { cycles, cores } => {
-                write!(f, "cycle limit of {cycles} cycles reached (raise it with --max-cycles); cores:")?;
+                write!(
+                    f,
+                    "cycle limit of {cycles} cycles reached (raise it with --max-cycles); cores:"
+                )?;
                 cores.iter().try_for_each(|c| write!(f, "\n  {c}"))
             }
         }
@@ -162,11 +169,18 @@ impl Simulation {
     fn dispatch(&mut self, c: usize) -> Result<(), SimError> {
         self.core_dispatches += 1;
         let g = self.cycles();
-        let peek = self.q.peek_time().map_or(u64::MAX, |t| self.clock.cycle_ceil(t));
+        let peek = self
+            .q
+            .peek_time()
+            .map_or(u64::MAX, |t| self.clock.cycle_ceil(t));
         let exact_until = peek.min(self.node.others_horizon(c));
         let node = &mut self.node;
         let core = &mut node.cores[c];
-        let bound = if core.interrupts_enabled() { exact_until.max(g + 1) } else { g + QUANTUM };
+        let bound = if core.interrupts_enabled(NIC_IRQ_BIT) {
+            exact_until.max(g + 1)
+        } else {
+            g + QUANTUM
+        };
         let until = bound.min(self.cfg.max_cycles + 1);
         let mut plat = NodePlatform::new(&mut node.nic, g, exact_until);
         let exit = core.run(&mut node.mem, &mut plat, until);
@@ -176,7 +190,13 @@ impl Simulation {
         self.after_run(c, g, exit, last_rx)
     }
 
-    fn after_run(&mut self, c: usize, g: u64, exit: Exit, last_rx: Option<RxState>) -> Result<(), SimError> {
+    fn after_run(
+        &mut self,
+        c: usize,
+        g: u64,
+        exit: Exit,
+        last_rx: Option<RxState>,
+    ) -> Result<(), SimError> {
         let local = self.node.cores[c].cycle();
         match exit {
             Exit::Limit => self.schedule(c, local),
@@ -186,12 +206,26 @@ impl Simulation {
             },
             Exit::Blocked(BlockOn::NetTx) if local > g => self.schedule(c, local),
             Exit::Blocked(BlockOn::NetTx) => self.park(c, CoreState::ParkedTx),
+            Exit::Blocked(BlockOn::Csr(csr::LMSGSRDY))
+                if is_ready_spin(&self.node.mem, self.node.cores[c].pc()) =>
+            {
+                self.park_until_ready(c, local)
+            }
             Exit::Blocked(BlockOn::Csr(_)) => self.schedule(c, local),
             Exit::Wfi => self.enter_wfi(c),
             Exit::Halted(code) => self.node.state[c] = CoreState::Halted(code),
             Exit::Error(e) => return Err(SimError::Core(e)),
         }
         Ok(())
+    }
+
+    /// A core spinning in `lnic_wait()` waits, parked, for a readable word (see `spin`).
+    fn park_until_ready(&mut self, c: usize, local: u64) {
+        match self.node.nic.rx_state(c, local, 1) {
+            Ok(RxState::At(x)) => self.wake(c, x, StallKind::NetRx),
+            Ok(RxState::Empty) => self.park(c, CoreState::ParkedRx),
+            _ => self.schedule(c, local),
+        }
     }
 
     fn schedule(&mut self, c: usize, cycle: u64) {
@@ -202,7 +236,9 @@ impl Simulation {
 
     fn park(&mut self, c: usize, state: CoreState) {
         self.node.state[c] = state;
-        self.node.nic.set_waiting_rx(c, state == CoreState::ParkedRx);
+        self.node
+            .nic
+            .set_waiting_rx(c, state == CoreState::ParkedRx);
     }
 
     /// Move a waiting core's clock to `cycle` (charging the stall) and schedule it.
@@ -227,10 +263,17 @@ impl Simulation {
         }
     }
 
+    /// A core in `wfi` resumes once an enabled interrupt is pending at the current time
+    /// (its clock, stopped while it waits, first moves to now).
     fn wake_if_interrupted(&mut self, c: usize) {
-        let node = &self.node;
-        if node.state[c] == CoreState::Wfi && node.cores[c].interrupt_pending(&node.mem) {
-            self.wake(c, self.cycles(), StallKind::Wfi);
+        if self.node.state[c] != CoreState::Wfi {
+            return;
+        }
+        let now = self.cycles();
+        let node = &mut self.node;
+        node.cores[c].advance_to(now, StallKind::Wfi);
+        if node.cores[c].interrupt_pending(&node.mem) {
+            self.wake(c, now, StallKind::Wfi);
         }
     }
 
@@ -239,7 +282,9 @@ impl Simulation {
     fn apply(&mut self, actions: Vec<Action>) {
         for a in actions {
             match a {
-                Action::Send { core, at, msg } => self.q.push(self.at(at), Ev::NicSend { core, msg }),
+                Action::Send { core, at, msg } => {
+                    self.q.push(self.at(at), Ev::NicSend { core, msg })
+                }
                 Action::Wake { core, at } if self.node.state[core] == CoreState::ParkedRx => {
                     self.wake(core, at, StallKind::NetRx)
                 }
@@ -296,14 +341,22 @@ impl Simulation {
         let depart = self.now.max(self.to_node_busy);
         let ser = self.wire_time(&msg);
         self.to_node_busy = depart + ser;
-        self.host.sent.push(HostMessage { time: depart + ser, msg: msg.clone() });
+        self.host.sent.push(HostMessage {
+            time: depart + ser,
+            msg: msg.clone(),
+        });
         let t = depart + ser + Time(self.cfg.port.propagation_fs + self.cfg.port.mac_fs);
         self.q.push(t, Ev::NicArrive { msg });
     }
 
     fn host_arrive(&mut self, msg: Message) {
         let now = self.now;
-        let replies = self.host.responder.as_mut().map(|f| f(now, &msg)).unwrap_or_default();
+        let replies = self
+            .host
+            .responder
+            .as_mut()
+            .map(|f| f(now, &msg))
+            .unwrap_or_default();
         self.host.received.push(HostMessage { time: now, msg });
         for (t, m) in replies {
             self.q.push(t.max(now), Ev::HostSend { msg: m });
@@ -315,9 +368,19 @@ impl Simulation {
     fn cycle_limit(&self) -> SimError {
         let cores = self.node.cores.iter().zip(&self.node.state);
         let cores = cores
-            .map(|(core, s)| format!("core {}: pc {:#x}, {}", core.hart(), core.pc(), s.describe()))
+            .map(|(core, s)| {
+                format!(
+                    "core {}: pc {:#x}, {}",
+                    core.hart(),
+                    core.pc(),
+                    s.describe()
+                )
+            })
             .collect();
-        SimError::CycleLimit { cycles: self.cfg.max_cycles, cores }
+        SimError::CycleLimit {
+            cycles: self.cfg.max_cycles,
+            cores,
+        }
     }
 
     /// Where each core that has not exited is waiting (for a quiescent end).
@@ -325,7 +388,14 @@ impl Simulation {
         let cores = self.node.cores.iter().zip(&self.node.state);
         cores
             .filter(|(_, s)| !matches!(s, CoreState::Halted(_)))
-            .map(|(core, s)| format!("core {}: pc {:#x}, {}", core.hart(), core.pc(), s.describe()))
+            .map(|(core, s)| {
+                format!(
+                    "core {}: pc {:#x}, {}",
+                    core.hart(),
+                    core.pc(),
+                    s.describe()
+                )
+            })
             .collect()
     }
 }

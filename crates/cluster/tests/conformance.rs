@@ -25,7 +25,13 @@ fn suite(filter: impl Fn(&str) -> bool, cores: usize) {
         .collect();
     assert!(!progs.is_empty(), "no test programs found");
     let errors: Vec<String> = progs.iter().filter_map(|p| check(p, cores).err()).collect();
-    assert!(errors.is_empty(), "{} of {} failed:\n{}", errors.len(), progs.len(), errors.join("\n"));
+    assert!(
+        errors.is_empty(),
+        "{} of {} failed:\n{}",
+        errors.len(),
+        progs.len(),
+        errors.join("\n")
+    );
 }
 
 #[test]

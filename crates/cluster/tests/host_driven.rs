@@ -27,7 +27,10 @@ fn loopback_echoes_every_message_to_its_sender() {
     let sim = drive("apps/loopback.elf", 4, 20, 3);
     assert_eq!(sim.host.received.len(), 20);
     for (s, r) in sim.host.sent.iter().zip(&sim.host.received) {
-        assert_eq!((r.msg.dst_ip, r.msg.dst_context, r.msg.src_ip), (HOST_IP, 7, node_ip(0)));
+        assert_eq!(
+            (r.msg.dst_ip, r.msg.dst_context, r.msg.src_ip),
+            (HOST_IP, 7, node_ip(0))
+        );
         assert_eq!(r.msg.words, s.msg.words);
         assert!(r.time > s.time);
     }
@@ -48,7 +51,11 @@ fn same_config_same_results() {
     let fingerprint = || {
         let mut sim = drive("apps/loopback.elf", 4, 50, 2);
         let s = nanopu_cluster::report::summarize(&mut sim, Outcome::Quiescent);
-        format!("{:?}{:?}", serde_json::to_string(&s).unwrap(), sim.host.received)
+        format!(
+            "{:?}{:?}",
+            serde_json::to_string(&s).unwrap(),
+            sim.host.received
+        )
     };
     assert_eq!(fingerprint(), fingerprint());
 }

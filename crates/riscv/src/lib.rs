@@ -1,6 +1,20 @@
 //! RV64IMAC + Zicsr + Zifencei instruction-set simulator with a Rocket-like timing model.
 //!
-//! (Tour to be written by the implementer: modules, hot path, where timing is charged.)
+//! Tour:
+//! - [`elf`] parses and validates the executable; [`Program`] (`program.rs`) lays out its
+//!   initial image and pre-decodes every 2-byte code slot once ([`decode`], [`rvc`] for
+//!   compressed forms) into [`op::Op`]s shared by every core of every node.
+//! - [`NodeMem`] (`mem.rs`) is one node: DRAM pages materialized on first write, the boot
+//!   page, the CLINT and the shared L2 tags ([`cache`]).
+//! - [`Core`] (`core.rs`) is one hart. Its run loop (`core.rs`) fetches by index into the
+//!   current code page (`fetch.rs`) and executes (`exec.rs`, `muldiv.rs`, `amo.rs`,
+//!   `csr.rs`); loads and stores go through a per-core software TLB (`lsu.rs`). Traps and
+//!   interrupts are in `trap.rs`; HTIF and semihosting in `htif.rs` and `semihost.rs`; the
+//!   x30/x31 nanoPU registers in `net.rs`, the only place that calls the [`Platform`].
+//! - Timing is charged where it arises: one cycle per instruction plus scoreboard stalls
+//!   (`exec.rs`), mispredicts ([`bpred`]), I/D cache misses (`fetch.rs`, `lsu.rs`), trap,
+//!   `mret`, CSR and `fence.i` costs. Every constant is in [`TimingParams`].
+//! - [`testing`] runs a single-core program to completion, for tests and tools.
 //!
 //! Public API used by the rest of the workspace (keep these signatures):
 //! - [`Program`]: a loaded ELF image, shared (`Arc`) by every core and node running it.
@@ -10,6 +24,35 @@
 //! - [`Platform`]: the nanoPU register interface (x30/x31, CSRs 0x052..=0x061).
 //! - [`TimingParams`]: every timing constant with unit and provenance.
 
+mod amo;
+pub mod asm;
+pub mod bpred;
+pub mod cache;
+mod core;
+mod csr;
+pub mod decode;
+pub mod elf;
+mod error;
+mod exec;
+mod fetch;
+mod htif;
+mod lsu;
+pub mod mem;
+mod muldiv;
+mod net;
+pub mod op;
+mod params;
 pub mod platform;
+mod program;
+pub mod rvc;
+mod semihost;
+pub mod testing;
+mod trap;
 
+pub use crate::core::Core;
+pub use elf::ElfError;
+pub use error::{BlockOn, CoreError, CoreStats, ErrorKind, Exit, StallKind};
+pub use mem::NodeMem;
+pub use params::{MemParams, TimingParams};
 pub use platform::{Access, NoNic, Platform, Stop};
+pub use program::Program;

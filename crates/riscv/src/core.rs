@@ -1,0 +1,271 @@
+//! One hart: architectural state, its private timing state (scoreboard, L1 caches, branch
+//! predictor), and the run loop.
+//!
+//! The run loop is two-level: the outer loop ([`Core::run`]) takes interrupts and computes a
+//! *horizon*, the earliest cycle at which anything outside the instruction stream can change
+//! (the `until` limit or the timer deadline); the inner loop ([`Core::run_block`]) executes
+//! instructions until that horizon or until an instruction reports an event. Interrupt state
+//! only changes through events (CSR writes, CLINT stores, `mret`) or the timer, so the inner
+//! loop checks a single comparison per instruction.
+
+use std::sync::Arc;
+
+use crate::bpred::BranchPred;
+use crate::cache::L1;
+use crate::csr::Csrs;
+use crate::error::{CoreStats, Exit, StallKind};
+use crate::mem::NodeMem;
+use crate::op::{Op, NREGS};
+use crate::params::TimingParams;
+use crate::platform::Platform;
+use crate::program::Program;
+use crate::trap::{MSIP, MTIP};
+
+/// Entries of each software TLB (direct-mapped, by page number).
+pub(crate) const TLB_SIZE: usize = 16;
+
+/// A software TLB entry: host address of a DRAM page valid for the current `run` only.
+#[derive(Clone, Copy)]
+pub(crate) struct TlbEntry {
+    pub pn: u64,
+    pub ptr: *mut u8,
+}
+
+pub(crate) const NO_TLB: TlbEntry = TlbEntry {
+    pn: u64::MAX,
+    ptr: std::ptr::null_mut(),
+};
+
+/// Why an instruction left the straight-line path.
+pub(crate) enum Ex {
+    /// Synchronous exception (RISC-V privileged spec 3.1.15 causes).
+    Trap { cause: u64, tval: u64 },
+    /// Interrupt enable/pending state may have changed: recompute the horizon.
+    Recheck,
+    /// `run` must return `self.pending`.
+    Stop,
+}
+
+/// One RISC-V hart with its timing model.
+pub struct Core {
+    pub(crate) x: [u64; NREGS],
+    /// Scoreboard: cycle at which each register's pending result is available.
+    pub(crate) ready: [u64; NREGS],
+    /// What produced the pending result (for stall accounting): true = mul/div.
+    pub(crate) ready_muldiv: [bool; NREGS],
+    pub(crate) pc: u64,
+    pub(crate) cycle: u64,
+    pub(crate) fetch_pn: u64,
+    pub(crate) fetch_ops: *const Op,
+    pub(crate) iline: u64,
+    pub(crate) dline: u64,
+    /// log2 of the cache line size (a shift, not a division, on the hot path).
+    pub(crate) line_shift: u32,
+    pub(crate) tlb_r: [TlbEntry; TLB_SIZE],
+    pub(crate) tlb_w: [TlbEntry; TLB_SIZE],
+    pub(crate) muldiv_free: u64,
+    /// Page of `tohost`: stores there are checked for HTIF commands.
+    pub(crate) htif_pn: u64,
+    pub(crate) t: TimingParams,
+    pub(crate) csr: Csrs,
+    pub(crate) l1i: L1,
+    pub(crate) l1d: L1,
+    pub(crate) bp: BranchPred,
+    pub(crate) stats: CoreStats,
+    pub(crate) hart: usize,
+    pub(crate) program: Arc<Program>,
+    pub(crate) irq_lines: u64,
+    pub(crate) reservation: Option<u64>,
+    /// netRX words popped by an instruction that then blocked; consumed on its retry.
+    pub(crate) rx_stash: Vec<u64>,
+    pub(crate) pending: Option<Exit>,
+    pub(crate) done: Option<Exit>,
+    pub(crate) console: Vec<u8>,
+    pub(crate) last_trap: (u64, u64, u32),
+}
+
+// SAFETY: the raw pointers (fetch page, TLBs) are caches valid only inside one `run` call,
+// which holds `&mut NodeMem`; they are reset at the start of every `run`, so moving a Core to
+// another thread between runs cannot expose a dangling pointer.
+unsafe impl Send for Core {}
+
+impl Core {
+    /// A hart in its reset state (docs/abi.md): pc = entry, a0 = hart id, a1 = boot info.
+    pub fn new(hart: usize, program: &Arc<Program>, timing: &TimingParams) -> Core {
+        let mut x = [0; NREGS];
+        x[10] = hart as u64;
+        x[11] = crate::mem::BOOT_BASE;
+        Core {
+            x,
+            ready: [0; NREGS],
+            ready_muldiv: [false; NREGS],
+            pc: program.entry(),
+            cycle: 0,
+            fetch_pn: u64::MAX,
+            fetch_ops: std::ptr::null(),
+            iline: u64::MAX,
+            dline: u64::MAX,
+            line_shift: timing
+                .line_bytes
+                .max(1)
+                .next_power_of_two()
+                .trailing_zeros(),
+            tlb_r: [NO_TLB; TLB_SIZE],
+            tlb_w: [NO_TLB; TLB_SIZE],
+            muldiv_free: 0,
+            htif_pn: program
+                .tohost
+                .map_or(u64::MAX, |a| a / crate::program::PAGE),
+            t: timing.clone(),
+            csr: Csrs::default(),
+            l1i: L1::new(timing.l1i_sets, timing.l1i_ways),
+            l1d: L1::new(timing.l1d_sets, timing.l1d_ways),
+            bp: BranchPred::new(timing.bht_entries, timing.btb_entries, timing.ras_entries),
+            stats: CoreStats::default(),
+            hart,
+            program: program.clone(),
+            irq_lines: 0,
+            reservation: None,
+            rx_stash: Vec::new(),
+            pending: None,
+            done: None,
+            console: Vec::new(),
+            last_trap: (u64::MAX, 0, 0),
+        }
+    }
+
+    /// Execute until local cycle >= `until`, or until the program blocks, waits, exits or
+    /// fails. Never panics on program behaviour.
+    pub fn run<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P, until: u64) -> Exit {
+        if let Some(e) = &self.done {
+            return e.clone();
+        }
+        self.begin_run();
+        let external_on = self.external_irqs_enabled();
+        loop {
+            if let Err(e) = self.take_interrupt(mem) {
+                return self.finish(e);
+            }
+            // Enabling external interrupts ends the run: the driver bounds a core that can
+            // be interrupted more tightly, so that no interrupt is taken late.
+            if self.cycle >= until || (!external_on && self.external_irqs_enabled()) {
+                return Exit::Limit;
+            }
+            let horizon = self.horizon(mem, until);
+            if let Some(e) = self.run_block(mem, plat, horizon) {
+                return self.finish(e);
+            }
+        }
+    }
+
+    /// Drop every host pointer cached by a previous run (memory may have changed since).
+    fn begin_run(&mut self) {
+        self.fetch_pn = u64::MAX;
+        self.tlb_r = [NO_TLB; TLB_SIZE];
+        self.tlb_w = [NO_TLB; TLB_SIZE];
+        // Other harts may have run since: an LR reservation does not survive (an SC may
+        // fail spuriously, RISC-V unprivileged spec 13.2).
+        self.reservation = None;
+    }
+
+    /// Could any interrupt line driven from outside (`set_irq`) be taken now?
+    fn external_irqs_enabled(&self) -> bool {
+        self.irq_mask_enabled() & !(MSIP | MTIP) != 0
+    }
+
+    fn finish(&mut self, e: Exit) -> Exit {
+        if matches!(e, Exit::Halted(_) | Exit::Error(_)) {
+            self.done = Some(e.clone());
+        }
+        e
+    }
+
+    /// Execute until `horizon` or an event; `Some(exit)` ends the run.
+    fn run_block<P: Platform>(
+        &mut self,
+        mem: &mut NodeMem,
+        plat: &mut P,
+        horizon: u64,
+    ) -> Option<Exit> {
+        while self.cycle < horizon {
+            let op = self.fetch(mem);
+            match self.exec(op, mem, plat) {
+                Ok(()) => {}
+                Err(Ex::Trap { cause, tval }) => {
+                    if let Err(e) = self.take_trap(mem, cause, tval) {
+                        return Some(e);
+                    }
+                }
+                Err(Ex::Recheck) => return None,
+                Err(Ex::Stop) => return Some(self.pending.take().unwrap_or(Exit::Limit)),
+            }
+        }
+        None
+    }
+
+    /// Local time in cycles.
+    pub fn cycle(&self) -> u64 {
+        self.cycle
+    }
+
+    /// Move local time forward to `cycle` (parked or stalled by the driver).
+    pub fn advance_to(&mut self, cycle: u64, why: StallKind) {
+        if cycle <= self.cycle {
+            return;
+        }
+        let d = cycle - self.cycle;
+        match why {
+            StallKind::NetRx => self.stats.stall_netrx += d,
+            StallKind::NetTx => self.stats.stall_nettx += d,
+            StallKind::Wfi => self.stats.stall_wfi += d,
+            StallKind::Other => self.stats.stall_mem += d,
+        }
+        self.cycle = cycle;
+    }
+
+    pub fn pc(&self) -> u64 {
+        self.pc
+    }
+
+    pub fn hart(&self) -> usize {
+        self.hart
+    }
+
+    pub fn stats(&self) -> &CoreStats {
+        &self.stats
+    }
+
+    /// Drive an external interrupt line into `mip` (bit 16 = the NIC, SPEC section 2).
+    pub fn set_irq(&mut self, bit: u32, level: bool) {
+        if bit < 64 {
+            let m = 1u64 << bit;
+            self.irq_lines = if level {
+                self.irq_lines | m
+            } else {
+                self.irq_lines & !m
+            };
+        }
+    }
+
+    /// Console output produced since the last call (HTIF / semihosting).
+    pub fn take_console(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.console)
+    }
+
+    /// Integer register `i` (0..32) as the program sees it.
+    pub fn reg(&self, i: usize) -> u64 {
+        if i < 32 {
+            self.x[i]
+        } else {
+            0
+        }
+    }
+
+    /// Exit code once the program has exited.
+    pub fn halted(&self) -> Option<i64> {
+        match self.done {
+            Some(Exit::Halted(c)) => Some(c),
+            _ => None,
+        }
+    }
+}

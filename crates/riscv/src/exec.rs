@@ -1,0 +1,362 @@
+//! The executor: one `match` over decoded ops (RISC-V unprivileged spec chapters 2 "RV32I",
+//! 4 "RV64I", 7 "M"), with the timing of an in-order single-issue pipeline folded in:
+//! one cycle per instruction, scoreboard stalls for load-use and mul/div results, branch
+//! mispredict penalties and cache-miss stalls (charged in `lsu.rs` and `fetch.rs`).
+
+use crate::core::{Core, Ex};
+use crate::mem::NodeMem;
+use crate::op::{Kind, Op, SINK};
+use crate::platform::Platform;
+
+const ECALL_M: u64 = 11;
+const BREAKPOINT: u64 = 3;
+
+fn sext32(v: u64) -> u64 {
+    v as i32 as i64 as u64
+}
+
+impl Core {
+    /// Wait for source operands (scoreboard), charging the stall to its producer's kind.
+    #[inline(always)]
+    pub(crate) fn stall_for(&mut self, rs1: usize, rs2: usize) {
+        let r = self.ready[rs1].max(self.ready[rs2]);
+        if r > self.cycle {
+            self.stall(r, rs1, rs2);
+        }
+    }
+
+    #[cold]
+    fn stall(&mut self, r: u64, rs1: usize, rs2: usize) {
+        let src = if self.ready[rs1] == r { rs1 } else { rs2 };
+        let d = r - self.cycle;
+        if self.ready_muldiv[src] {
+            self.stats.stall_muldiv += d;
+        } else {
+            self.stats.stall_load_use += d;
+        }
+        self.cycle = r;
+    }
+
+    /// Execute one instruction at `self.pc`.
+    #[inline(always)]
+    pub(crate) fn exec<P: Platform>(
+        &mut self,
+        op: Op,
+        mem: &mut NodeMem,
+        plat: &mut P,
+    ) -> Result<(), Ex> {
+        self.stall_for(op.rs1 as usize, op.rs2 as usize);
+        self.cycle += 1;
+        self.stats.instret += 1;
+        let a = self.x[op.rs1 as usize];
+        let b = self.x[op.rs2 as usize];
+        let imm = op.imm as i64 as u64;
+        let next = self.pc.wrapping_add(op.len as u64);
+        let v = match op.kind {
+            Kind::Lui => imm,
+            Kind::Auipc => self.pc.wrapping_add(imm),
+            Kind::Addi => a.wrapping_add(imm),
+            Kind::Slti => ((a as i64) < (imm as i64)) as u64,
+            Kind::Sltiu => (a < imm) as u64,
+            Kind::Xori => a ^ imm,
+            Kind::Ori => a | imm,
+            Kind::Andi => a & imm,
+            Kind::Slli => a << (imm & 63),
+            Kind::Srli => a >> (imm & 63),
+            Kind::Srai => ((a as i64) >> (imm & 63)) as u64,
+            Kind::Add => a.wrapping_add(b),
+            Kind::Sub => a.wrapping_sub(b),
+            Kind::Sll => a << (b & 63),
+            Kind::Slt => ((a as i64) < (b as i64)) as u64,
+            Kind::Sltu => (a < b) as u64,
+            Kind::Xor => a ^ b,
+            Kind::Srl => a >> (b & 63),
+            Kind::Sra => ((a as i64) >> (b & 63)) as u64,
+            Kind::Or => a | b,
+            Kind::And => a & b,
+            Kind::Addiw => sext32(a.wrapping_add(imm)),
+            Kind::Slliw => sext32(((a as u32) << (imm & 31)) as u64),
+            Kind::Srliw => sext32(((a as u32) >> (imm & 31)) as u64),
+            Kind::Sraiw => ((a as i32) >> (imm & 31)) as i64 as u64,
+            Kind::Addw => sext32(a.wrapping_add(b)),
+            Kind::Subw => sext32(a.wrapping_sub(b)),
+            Kind::Sllw => sext32(((a as u32) << (b & 31)) as u64),
+            Kind::Srlw => sext32(((a as u32) >> (b & 31)) as u64),
+            Kind::Sraw => ((a as i32) >> (b & 31)) as i64 as u64,
+            Kind::Lb => self.load_op::<1>(mem, op, a.wrapping_add(imm))? as i8 as u64,
+            Kind::Lh => self.load_op::<2>(mem, op, a.wrapping_add(imm))? as i16 as u64,
+            Kind::Lw => sext32(self.load_op::<4>(mem, op, a.wrapping_add(imm))?),
+            Kind::Ld => self.load_op::<8>(mem, op, a.wrapping_add(imm))?,
+            Kind::Lbu => self.load_op::<1>(mem, op, a.wrapping_add(imm))?,
+            Kind::Lhu => self.load_op::<2>(mem, op, a.wrapping_add(imm))?,
+            Kind::Lwu => self.load_op::<4>(mem, op, a.wrapping_add(imm))?,
+            Kind::Sb => return self.store_op::<1>(mem, a.wrapping_add(imm), b, next),
+            Kind::Sh => return self.store_op::<2>(mem, a.wrapping_add(imm), b, next),
+            Kind::Sw => return self.store_op::<4>(mem, a.wrapping_add(imm), b, next),
+            Kind::Sd => return self.store_op::<8>(mem, a.wrapping_add(imm), b, next),
+            Kind::Beq => return self.branch(op, a == b, next),
+            Kind::Bne => return self.branch(op, a != b, next),
+            Kind::Blt => return self.branch(op, (a as i64) < (b as i64), next),
+            Kind::Bge => return self.branch(op, (a as i64) >= (b as i64), next),
+            Kind::Bltu => return self.branch(op, a < b, next),
+            Kind::Bgeu => return self.branch(op, a >= b, next),
+            Kind::Jal => return self.jal(op, next),
+            Kind::Jalr => return self.jalr(op, a, next),
+            _ => return self.exec_rare(op, mem, plat, a, b),
+        };
+        self.x[op.rd as usize] = v;
+        self.pc = next;
+        Ok(())
+    }
+
+    /// Mul/div, system, atomics, and the slow paths.
+    #[inline(never)]
+    fn exec_rare<P: Platform>(
+        &mut self,
+        op: Op,
+        mem: &mut NodeMem,
+        plat: &mut P,
+        a: u64,
+        b: u64,
+    ) -> Result<(), Ex> {
+        if let Some(v) = self.muldiv(op, a, b) {
+            self.x[op.rd as usize] = v;
+            self.pc += op.len as u64;
+            return Ok(());
+        }
+        match op.kind {
+            Kind::Fence => self.pc += op.len as u64,
+            Kind::FenceI => {
+                self.fence_i(mem);
+                self.pc += op.len as u64;
+            }
+            Kind::Ecall => {
+                return Err(Ex::Trap {
+                    cause: ECALL_M,
+                    tval: 0,
+                })
+            }
+            Kind::Ebreak if self.is_semihost(mem) => return self.semihost(mem),
+            Kind::Ebreak => {
+                return Err(Ex::Trap {
+                    cause: BREAKPOINT,
+                    tval: self.pc,
+                })
+            }
+            Kind::Mret => return self.mret(),
+            Kind::Wfi => return self.wfi(mem, op),
+            Kind::Csrrw
+            | Kind::Csrrs
+            | Kind::Csrrc
+            | Kind::Csrrwi
+            | Kind::Csrrsi
+            | Kind::Csrrci => return self.exec_csr(op, mem, plat),
+            Kind::LrW | Kind::ScW | Kind::AmoW | Kind::LrD | Kind::ScD | Kind::AmoD => {
+                return self.exec_amo(op, mem, a, b)
+            }
+            Kind::Net => return self.exec_net(op, mem, plat),
+            Kind::FetchFault => {
+                return Err(Ex::Trap {
+                    cause: 1,
+                    tval: self.pc,
+                })
+            }
+            _ => {
+                return Err(Ex::Trap {
+                    cause: 2,
+                    tval: op.imm as u32 as u64,
+                })
+            }
+        }
+        Ok(())
+    }
+
+    /// Load and record the result latency in the scoreboard (after any miss stall).
+    #[inline(always)]
+    fn load_op<const N: usize>(&mut self, mem: &mut NodeMem, op: Op, addr: u64) -> Result<u64, Ex> {
+        let v = self.load::<N>(mem, addr)?;
+        let lat = if N < 4 {
+            self.t.load_latency_subword
+        } else {
+            self.t.load_latency
+        };
+        let rd = op.rd as usize;
+        self.ready[rd] = self.cycle - 1 + lat;
+        self.ready_muldiv[rd] = false;
+        Ok(v)
+    }
+
+    /// Stores advance the pc first: an HTIF or CLINT store completes and then reports an
+    /// event; only a trap puts the pc back on the store.
+    #[inline(always)]
+    fn store_op<const N: usize>(
+        &mut self,
+        mem: &mut NodeMem,
+        addr: u64,
+        v: u64,
+        next: u64,
+    ) -> Result<(), Ex> {
+        let pc = self.pc;
+        self.pc = next;
+        let r = self.store::<N>(mem, addr, v);
+        if let Err(Ex::Trap { .. }) = r {
+            self.pc = pc;
+        }
+        r
+    }
+
+    #[inline(always)]
+    fn mispredict(&mut self) {
+        self.cycle += self.t.mispredict_penalty;
+        self.stats.stall_branch += self.t.mispredict_penalty;
+    }
+
+    #[inline(always)]
+    fn branch(&mut self, op: Op, taken: bool, next: u64) -> Result<(), Ex> {
+        let target = self.pc.wrapping_add(op.imm as i64 as u64);
+        if self.bp.branch(self.pc, taken, target) {
+            self.mispredict();
+        }
+        self.pc = if taken { target } else { next };
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn jal(&mut self, op: Op, next: u64) -> Result<(), Ex> {
+        let target = self.pc.wrapping_add(op.imm as i64 as u64);
+        let link = matches!(op.rd, 1 | 5).then_some(next);
+        if self.bp.jal(self.pc, target, link) {
+            self.mispredict();
+        }
+        self.x[op.rd as usize] = next;
+        self.pc = target;
+        Ok(())
+    }
+
+    fn jalr(&mut self, op: Op, base: u64, next: u64) -> Result<(), Ex> {
+        let target = base.wrapping_add(op.imm as i64 as u64) & !1;
+        let link = matches!(op.rd, 1 | 5).then_some(next);
+        let ret = op.rd == SINK && matches!(op.rs1, 1 | 5);
+        if self.bp.jalr(self.pc, target, ret, link) {
+            self.mispredict();
+        }
+        self.x[op.rd as usize] = next;
+        self.pc = target;
+        Ok(())
+    }
+
+    /// `wfi` (privileged spec 3.3.3): a no-op if an interrupt is pending, else the core
+    /// reports `Exit::Wfi` with the pc past the instruction.
+    fn wfi(&mut self, mem: &NodeMem, op: Op) -> Result<(), Ex> {
+        self.pc += op.len as u64;
+        if self.interrupt_pending(mem) {
+            return Ok(());
+        }
+        self.pending = Some(crate::error::Exit::Wfi);
+        Err(Ex::Stop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::asm::{self, reg::*};
+    use crate::testing::Bench;
+    use crate::Exit;
+
+    /// Run `code` followed by an HTIF exit with a0; return the bench after it halted.
+    fn run(code: &[u32]) -> Bench {
+        let mut all = code.to_vec();
+        all.extend(asm::exit_with(A0));
+        let mut b = Bench::new(&all, false);
+        let e = b.run(1_000_000);
+        assert!(matches!(e, Exit::Halted(_)), "{e:?}");
+        b
+    }
+
+    #[test]
+    fn shifts_use_low_bits_of_the_amount() {
+        let b = run(&[
+            asm::addi(A1, ZERO, -1),
+            asm::addi(A2, ZERO, 65), // shift by 65 = by 1 (RV64: 6 bits)
+            asm::r(0, A2, A1, 5, A3, 0x33), // srl a3, a1, a2
+            asm::r(0x20, A2, A1, 5, A4, 0x33), // sra a4, a1, a2
+            asm::addi(A2, ZERO, 33), // sllw by 33 = by 1 (5 bits)
+            asm::r(0, A2, A1, 1, A5, 0x3b), // sllw a5, a1, a2
+            asm::i(31, A1, 5, T1, 0x1b), // srliw t1, a1, 31
+        ]);
+        assert_eq!(b.core.reg(13), u64::MAX >> 1);
+        assert_eq!(b.core.reg(14), u64::MAX);
+        assert_eq!(b.core.reg(15), (-2i64) as u64);
+        assert_eq!(b.core.reg(6), 1);
+    }
+
+    #[test]
+    fn word_ops_sign_extend() {
+        let b = run(&[
+            asm::lui(A1, 0x7ffff),          // a1 = 0x7ffff000
+            asm::i(0xfff, A1, 0, A2, 0x1b), // addiw a2, a1, -1... imm 0xfff = -1
+            asm::i(0x7ff, A1, 0, A3, 0x1b), // addiw a3, a1, 2047 -> 0x7ffff7ff
+            asm::lui(A4, 0x80000),          // sign-extended 0xffffffff80000000
+            asm::i(0x404, A4, 5, A5, 0x1b), // sraiw a5, a4, 4
+            asm::r(0, A4, A4, 0, T1, 0x3b), // addw t1, a4, a4 -> 0
+        ]);
+        assert_eq!(b.core.reg(12), 0x7fff_efff);
+        assert_eq!(b.core.reg(13), 0x7fff_f7ff);
+        assert_eq!(b.core.reg(14), 0xffff_ffff_8000_0000);
+        assert_eq!(b.core.reg(15), 0xffff_ffff_f800_0000);
+        assert_eq!(b.core.reg(6), 0);
+    }
+
+    #[test]
+    fn loads_sign_and_zero_extend() {
+        let mut code = asm::la_dram(A1, 0x8000_f100);
+        code.extend([
+            asm::addi(A2, ZERO, -2),
+            asm::sd(A2, A1, 0),
+            asm::i(0, A1, 0, A3, 0x03), // lb
+            asm::i(0, A1, 4, A4, 0x03), // lbu
+            asm::i(0, A1, 1, A5, 0x03), // lh
+            asm::i(0, A1, 5, T1, 0x03), // lhu
+            asm::i(0, A1, 6, T2, 0x03), // lwu
+        ]);
+        let b = run(&code);
+        assert_eq!(b.core.reg(13), (-2i64) as u64);
+        assert_eq!(b.core.reg(14), 0xfe);
+        assert_eq!(b.core.reg(15), (-2i64) as u64);
+        assert_eq!(b.core.reg(6), 0xfffe);
+        assert_eq!(b.core.reg(7), 0xffff_fffe);
+    }
+
+    #[test]
+    fn misaligned_loads_and_stores_are_performed() {
+        let mut code = asm::la_dram(A1, 0x8000_fffd); // crosses a page boundary
+        code.extend([
+            asm::addi(A2, ZERO, 0x123),
+            asm::sd(A2, A1, 0),
+            asm::ld(A3, A1, 0),
+        ]);
+        let b = run(&code);
+        assert_eq!(b.core.reg(13), 0x123);
+    }
+
+    #[test]
+    fn x0_stays_zero() {
+        let b = run(&[asm::addi(ZERO, ZERO, 5), asm::add(A1, ZERO, ZERO)]);
+        assert_eq!(b.core.reg(0), 0);
+        assert_eq!(b.core.reg(11), 0);
+    }
+
+    #[test]
+    fn load_use_and_mul_stalls_are_counted() {
+        let mut code = asm::la_dram(A1, 0x8000_f100);
+        code.extend([
+            asm::ld(A2, A1, 0),
+            asm::add(A3, A2, A2),           // load-use: 1 bubble
+            asm::r(1, A3, A3, 0, A4, 0x33), // mul
+            asm::add(A5, A4, A4),           // waits for the multiplier
+        ]);
+        let b = run(&code);
+        assert!(b.core.stats().stall_load_use >= 1);
+        assert!(b.core.stats().stall_muldiv >= 9);
+    }
+}

@@ -1,0 +1,128 @@
+//! Instruction fetch: an index into the pre-decoded ops of the current code page, with the
+//! L1 I-cache consulted only when the PC enters a new line.
+
+use crate::core::Core;
+use crate::decode::decode_parcels;
+use crate::mem::NodeMem;
+use crate::op::{Kind, Op, SINK};
+use crate::program::PAGE;
+
+impl Core {
+    #[inline(always)]
+    pub(crate) fn fetch(&mut self, mem: &mut NodeMem) -> Op {
+        let pc = self.pc;
+        let line = pc >> self.line_shift;
+        if line != self.iline {
+            self.fetch_line(mem, line);
+        }
+        if pc / PAGE == self.fetch_pn {
+            // SAFETY: fetch_ops points to the 2048 decoded ops of page fetch_pn, alive for
+            // this run (reset in begin_run; replaced only by fetch_slow itself).
+            unsafe { *self.fetch_ops.add(((pc % PAGE) / 2) as usize) }
+        } else {
+            self.fetch_slow(mem)
+        }
+    }
+
+    #[cold]
+    fn fetch_line(&mut self, mem: &mut NodeMem, line: u64) {
+        self.iline = line;
+        if mem.dram_page(self.pc).is_some() && !self.l1i.access(line) {
+            self.stats.icache_misses += 1;
+            self.miss(mem, line);
+        }
+    }
+
+    #[cold]
+    fn fetch_slow(&mut self, mem: &mut NodeMem) -> Op {
+        let pn = self.pc / PAGE;
+        if let Some(ops) = mem.code_page(pn) {
+            self.fetch_pn = pn;
+            self.fetch_ops = ops.as_ptr();
+            return ops[((self.pc % PAGE) / 2) as usize];
+        }
+        // Not pre-decoded (e.g. code written at run time): decode from memory each time.
+        match mem.fetch_half(self.pc) {
+            Some(lo) => decode_parcels(
+                lo,
+                mem.fetch_half(self.pc + 2).unwrap_or(0),
+                self.program.is_nanopu(),
+            ),
+            None => Op {
+                imm: 0,
+                kind: Kind::FetchFault,
+                rd: SINK,
+                rs1: 0,
+                rs2: 0,
+                len: 2,
+            },
+        }
+    }
+
+    /// `fence.i`: later fetches see earlier stores (Zifencei, unprivileged spec chapter 6).
+    pub(crate) fn fence_i(&mut self, mem: &mut NodeMem) {
+        mem.invalidate_code();
+        self.l1i.flush();
+        self.iline = u64::MAX;
+        self.fetch_pn = u64::MAX;
+        self.cycle += self.t.fence_i_penalty;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::asm::{self, reg::*};
+    use crate::testing::Bench;
+    use crate::Exit;
+
+    #[test]
+    fn stores_to_code_take_effect_after_fence_i() {
+        let k = 12;
+        let mut c = asm::la_index(A1, 0, k).to_vec();
+        let new = asm::addi(A0, ZERO, 42); // 0x02a00513
+        c.extend([
+            asm::lui(T1, new >> 12),
+            asm::addi(T1, T1, (new & 0xfff) as i32),
+            asm::s(0, T1, A1, 2),
+            0x0000_100f,
+        ]);
+        c.resize(k, asm::NOP);
+        c.push(asm::addi(A0, ZERO, 1));
+        c.extend(asm::exit_with(A0));
+        let mut b = Bench::new(&c, false);
+        assert_eq!(b.run(100_000), Exit::Halted(42));
+    }
+
+    #[test]
+    fn jumping_outside_memory_is_an_instruction_access_fault() {
+        let mut b = Bench::new(&[asm::i(0, ZERO, 0, ZERO, 0x67) | (0x100 << 20)], false); // jalr x0, 0x100(x0)
+        let Exit::Error(e) = b.run(1000) else {
+            panic!()
+        };
+        assert!(
+            e.to_string()
+                .contains("pc 0x100: instruction access fault at 0x100"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn run_resumes_after_limit() {
+        let mut c = vec![
+            asm::addi(T1, ZERO, 1000),
+            asm::addi(T1, T1, -1),
+            asm::bne(T1, ZERO, -4),
+            asm::addi(A0, ZERO, 0),
+        ];
+        c.extend(asm::exit_with(A0));
+        let mut b = Bench::new(&c, false);
+        assert_eq!(b.run(500), Exit::Limit);
+        assert!(b.core.cycle() >= 500);
+        assert_eq!(b.run(1_000_000), Exit::Halted(0));
+        assert_eq!(
+            b.core.stats().instret,
+            2001 + 1 + 6,
+            "loop, li, exit sequence up to the tohost store"
+        );
+    }
+}

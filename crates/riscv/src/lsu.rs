@@ -1,0 +1,238 @@
+//! Loads and stores: a per-core software TLB of host page pointers for DRAM, the L1 D-cache
+//! and L2 timing, and the slow paths for page faults-in, the boot page, the CLINT and HTIF.
+//!
+//! Misaligned ordinary accesses are performed (RISC-V unprivileged spec 2.6 allows either
+//! performing them or trapping) and cost `misaligned_penalty`; accesses outside the memory
+//! map raise access faults (privileged spec 3.7: no PMA there).
+
+use std::ptr;
+
+use crate::core::{Core, Ex, TlbEntry, TLB_SIZE};
+use crate::mem::{NodeMem, BOOT_BASE, CLINT_BASE, CLINT_SIZE, MTIME, MTIMECMP};
+use crate::program::PAGE;
+
+const LOAD_FAULT: u64 = 5;
+const STORE_FAULT: u64 = 7;
+
+#[inline(always)]
+fn tlb_slot(pn: u64) -> usize {
+    pn as usize & (TLB_SIZE - 1)
+}
+
+impl Core {
+    /// Load `N` bytes (little-endian, zero-extended) with timing.
+    #[inline(always)]
+    pub(crate) fn load<const N: usize>(&mut self, mem: &mut NodeMem, addr: u64) -> Result<u64, Ex> {
+        let pn = addr / PAGE;
+        let off = (addr % PAGE) as usize;
+        let e = self.tlb_r[tlb_slot(pn)];
+        if e.pn != pn || off + N > PAGE as usize {
+            return self.load_slow::<N>(mem, addr);
+        }
+        self.data_timing::<N>(mem, addr);
+        let mut b = [0u8; 8];
+        // SAFETY: `e.ptr` points to a live 4 KiB page for the duration of this `run` (see
+        // `Core::begin_run`) and off + N <= 4096.
+        unsafe { ptr::copy_nonoverlapping(e.ptr.add(off), b.as_mut_ptr(), N) };
+        Ok(u64::from_le_bytes(b))
+    }
+
+    /// Store the low `N` bytes of `v` with timing.
+    #[inline(always)]
+    pub(crate) fn store<const N: usize>(
+        &mut self,
+        mem: &mut NodeMem,
+        addr: u64,
+        v: u64,
+    ) -> Result<(), Ex> {
+        let pn = addr / PAGE;
+        let off = (addr % PAGE) as usize;
+        let e = self.tlb_w[tlb_slot(pn)];
+        if e.pn != pn || off + N > PAGE as usize {
+            return self.store_slow::<N>(mem, addr, v);
+        }
+        self.data_timing::<N>(mem, addr);
+        let b = v.to_le_bytes();
+        // SAFETY: as in `load`; write entries only point to this node's private pages.
+        unsafe { ptr::copy_nonoverlapping(b.as_ptr(), e.ptr.add(off), N) };
+        if pn == self.htif_pn {
+            return self.htif_check(mem, addr, N);
+        }
+        Ok(())
+    }
+
+    /// L1 D-cache (and L2/DRAM on a miss) plus the misaligned penalty.
+    #[inline(always)]
+    fn data_timing<const N: usize>(&mut self, mem: &mut NodeMem, addr: u64) {
+        if addr & (N as u64 - 1) != 0 {
+            self.cycle += self.t.misaligned_penalty;
+        }
+        let line = addr >> self.line_shift;
+        if line != self.dline {
+            self.dline = line;
+            if !self.l1d.access(line) {
+                self.stats.dcache_misses += 1;
+                self.miss(mem, line);
+            }
+        }
+    }
+
+    /// An L1 miss (I or D) stalls the in-order pipeline for the refill.
+    pub(crate) fn miss(&mut self, mem: &mut NodeMem, line: u64) {
+        let rel = line - (mem.base >> self.line_shift);
+        let mut lat = self.t.l2_latency;
+        if !mem.l2.access(rel) {
+            self.stats.l2_misses += 1;
+            lat += self.t.dram_latency;
+        }
+        self.cycle += lat;
+        self.stats.stall_mem += lat;
+    }
+
+    /// Is [addr, addr + n) entirely inside DRAM?
+    fn in_dram(mem: &NodeMem, addr: u64, n: usize) -> bool {
+        mem.dram_page(addr).is_some() && mem.dram_page(addr + n as u64 - 1).is_some()
+    }
+
+    #[cold]
+    fn load_slow<const N: usize>(&mut self, mem: &mut NodeMem, addr: u64) -> Result<u64, Ex> {
+        if Self::in_dram(mem, addr, N) {
+            let pn = addr / PAGE;
+            self.tlb_r[tlb_slot(pn)] = TlbEntry {
+                pn,
+                ptr: mem.page(pn).as_ptr() as *mut u8,
+            };
+            let mut b = [0u8; 8];
+            mem.read(addr, &mut b[..N]).map_err(|_| Ex::Trap {
+                cause: LOAD_FAULT,
+                tval: addr,
+            })?;
+            self.data_timing::<N>(mem, addr);
+            return Ok(u64::from_le_bytes(b));
+        }
+        self.cycle += self.t.mmio_latency;
+        if (BOOT_BASE..BOOT_BASE + PAGE).contains(&addr) && addr + N as u64 <= BOOT_BASE + PAGE {
+            let mut b = [0u8; 8];
+            let off = (addr - BOOT_BASE) as usize;
+            b[..N].copy_from_slice(&mem.boot_page()[off..off + N]);
+            return Ok(u64::from_le_bytes(b));
+        }
+        self.clint_read(mem, addr, N).ok_or(Ex::Trap {
+            cause: LOAD_FAULT,
+            tval: addr,
+        })
+    }
+
+    #[cold]
+    fn store_slow<const N: usize>(
+        &mut self,
+        mem: &mut NodeMem,
+        addr: u64,
+        v: u64,
+    ) -> Result<(), Ex> {
+        if !Self::in_dram(mem, addr, N) {
+            self.cycle += self.t.mmio_latency;
+            return match self.clint_write(mem, addr, N, v) {
+                true => Err(Ex::Recheck),
+                false => Err(Ex::Trap {
+                    cause: STORE_FAULT,
+                    tval: addr,
+                }),
+            };
+        }
+        let pn = addr / PAGE;
+        let off = (addr % PAGE) as usize;
+        if off + N <= PAGE as usize {
+            mem.page_mut(pn)[off..off + N].copy_from_slice(&v.to_le_bytes()[..N]);
+            self.refill_tlbs(mem, pn);
+        } else {
+            mem.write(addr, &v.to_le_bytes()[..N])
+                .map_err(|_| Ex::Trap {
+                    cause: STORE_FAULT,
+                    tval: addr,
+                })?;
+            self.tlb_r = [crate::core::NO_TLB; TLB_SIZE];
+        }
+        self.data_timing::<N>(mem, addr);
+        self.htif_check(mem, addr, N)
+    }
+
+    /// After page `pn` became private, point both TLB entries at the copy.
+    fn refill_tlbs(&mut self, mem: &mut NodeMem, pn: u64) {
+        let ptr = mem.page_mut(pn).as_mut_ptr();
+        self.tlb_r[tlb_slot(pn)] = TlbEntry { pn, ptr };
+        self.tlb_w[tlb_slot(pn)] = TlbEntry { pn, ptr };
+    }
+
+    /// Read a CLINT register (SiFive CLINT layout, docs/abi.md). `mtime` is local time.
+    fn clint_read(&self, mem: &NodeMem, addr: u64, n: usize) -> Option<u64> {
+        let (reg, off) = clint_reg(mem, addr, n)?;
+        let v = match reg {
+            ClintReg::Msip(h) => mem.msip[h] as u64,
+            ClintReg::Mtimecmp(h) => mem.mtimecmp[h],
+            ClintReg::Mtime => self.cycle,
+        };
+        Some(extract(v, off, n))
+    }
+
+    /// Write a CLINT register; false if `addr` is not one. mtime writes are ignored: it is
+    /// the core's local clock.
+    fn clint_write(&mut self, mem: &mut NodeMem, addr: u64, n: usize, v: u64) -> bool {
+        let Some((reg, off)) = clint_reg(mem, addr, n) else {
+            return false;
+        };
+        match reg {
+            ClintReg::Msip(h) => mem.msip[h] = (insert(mem.msip[h] as u64, off, n, v) & 1) as u32,
+            ClintReg::Mtimecmp(h) => mem.mtimecmp[h] = insert(mem.mtimecmp[h], off, n, v),
+            ClintReg::Mtime => {}
+        }
+        true
+    }
+}
+
+enum ClintReg {
+    Msip(usize),
+    Mtimecmp(usize),
+    Mtime,
+}
+
+/// Which CLINT register an access hits, and the byte offset inside it. The access must lie
+/// within one register.
+fn clint_reg(mem: &NodeMem, addr: u64, n: usize) -> Option<(ClintReg, usize)> {
+    if !(CLINT_BASE..CLINT_BASE + CLINT_SIZE).contains(&addr) {
+        return None;
+    }
+    let (reg, base, size) = if addr >= MTIME {
+        (ClintReg::Mtime, MTIME, 8)
+    } else if addr >= MTIMECMP {
+        let h = ((addr - MTIMECMP) / 8) as usize;
+        (ClintReg::Mtimecmp(h), MTIMECMP + 8 * h as u64, 8)
+    } else {
+        let h = ((addr - CLINT_BASE) / 4) as usize;
+        (ClintReg::Msip(h), CLINT_BASE + 4 * h as u64, 4)
+    };
+    let off = (addr - base) as usize;
+    let hart_ok = match reg {
+        ClintReg::Msip(h) | ClintReg::Mtimecmp(h) => h < mem.ncores(),
+        ClintReg::Mtime => true,
+    };
+    (hart_ok && off + n <= size).then_some((reg, off))
+}
+
+fn extract(v: u64, off: usize, n: usize) -> u64 {
+    let shifted = v >> (8 * off);
+    if n >= 8 {
+        shifted
+    } else {
+        shifted & ((1u64 << (8 * n)) - 1)
+    }
+}
+
+fn insert(old: u64, off: usize, n: usize, v: u64) -> u64 {
+    let mask = if n >= 8 {
+        u64::MAX
+    } else {
+        ((1u64 << (8 * n)) - 1) << (8 * off)
+    };
+    (old & !mask) | ((v << (8 * off)) & mask)
+}

@@ -1,0 +1,244 @@
+//! The nanoPU register interface on the core side (SPEC section 2, docs/abi.md): in a
+//! program that defines `__nanopu_abi`, reading x30 pops a netRX word and writing x31
+//! pushes a netTX word. Such instructions are decoded as `Kind::Net` so the fast path never
+//! looks at register numbers; here they are re-decoded and run with the platform calls
+//! around them.
+//!
+//! Order (platform.rs contract): `tx_ready` if x31 is written, `rx_ready(n)` if x30 is read
+//! n times; either refusing means no architectural effect. Then the pops (rs1 first), the
+//! instruction itself, and the push of the value it wrote to x31.
+
+use crate::core::{Core, Ex};
+use crate::decode::decode_parcels;
+use crate::error::{BlockOn, ErrorKind, Exit};
+use crate::mem::NodeMem;
+use crate::op::{Op, RX1, RX2, SINK};
+use crate::platform::{Platform, Stop};
+
+const NETRX: u8 = 30;
+const NETTX: u8 = 31;
+
+impl Core {
+    #[cold]
+    pub(crate) fn exec_net<P: Platform>(
+        &mut self,
+        raw: Op,
+        mem: &mut NodeMem,
+        plat: &mut P,
+    ) -> Result<(), Ex> {
+        // Undo the prologue of `exec`: the real instruction goes through it below, and the
+        // platform is asked at its issue cycle, so a retry asks at the same local time.
+        self.cycle -= 1;
+        self.stats.instret -= 1;
+        let mut op = decode_parcels(raw.imm as u16, (raw.imm as u32 >> 16) as u16, false);
+        self.stall_for(op.rs1 as usize, op.rs2 as usize);
+        let pops = (op.rs1 == NETRX) as usize + (op.rs2 == NETRX) as usize;
+        let push = op.rd == NETTX;
+        if push {
+            let r = plat.tx_ready(self.hart, self.cycle);
+            self.platform_access(r, BlockOn::NetTx, false)?;
+        }
+        if pops > self.rx_stash.len() {
+            let r = plat.rx_ready(self.hart, self.cycle, (pops - self.rx_stash.len()) as u32);
+            self.platform_access(r, BlockOn::NetRx, false)?;
+        }
+        while self.rx_stash.len() < pops {
+            let w = plat.rx_pop(self.hart, self.cycle);
+            self.rx_stash.push(w);
+        }
+        self.bind_rx(&mut op);
+        if op.rd == NETRX {
+            op.rd = SINK;
+        }
+        let r = self.exec(op, mem, plat);
+        if !matches!(r, Ok(()) | Err(Ex::Recheck)) {
+            return r;
+        }
+        self.rx_stash.clear();
+        if push {
+            self.push_tx(plat)?;
+        }
+        r
+    }
+
+    /// Point x30 operands at the popped words (kept until the instruction completes, so a
+    /// retry after a blocked CSR access does not pop again).
+    fn bind_rx(&mut self, op: &mut Op) {
+        let mut words = self.rx_stash.iter();
+        if op.rs1 == NETRX {
+            self.x[RX1 as usize] = *words.next().unwrap_or(&0);
+            op.rs1 = RX1;
+        }
+        if op.rs2 == NETRX {
+            self.x[RX2 as usize] = *words.next().unwrap_or(&0);
+            op.rs2 = RX2;
+        }
+    }
+
+    fn push_tx<P: Platform>(&mut self, plat: &mut P) -> Result<(), Ex> {
+        if let Err(msg) = plat.tx_push(self.hart, self.cycle, self.x[NETTX as usize]) {
+            self.pending = Some(self.fatal(ErrorKind::Platform(msg)));
+            return Err(Ex::Stop);
+        }
+        Ok(())
+    }
+
+    /// Map a platform refusal to a stop: blocked (retry the instruction later: it had no
+    /// effect, so `undo` its issue cycle and retirement) or a fatal fault.
+    pub(crate) fn platform_access<T>(
+        &mut self,
+        r: Result<T, Stop>,
+        on: BlockOn,
+        undo: bool,
+    ) -> Result<T, Ex> {
+        r.map_err(|s| {
+            self.pending = Some(match s {
+                Stop::Blocked => {
+                    if undo {
+                        self.cycle -= 1;
+                        self.stats.instret -= 1;
+                    }
+                    Exit::Blocked(on)
+                }
+                Stop::Fault(msg) => self.fatal(ErrorKind::Platform(msg)),
+            });
+            Ex::Stop
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+
+    use crate::asm::{self, reg::*};
+    use crate::testing::Bench;
+    use crate::{Access, BlockOn, Exit, Platform, Stop};
+
+    /// Queues standing in for the NIC.
+    #[derive(Default)]
+    struct Queues {
+        rx: VecDeque<u64>,
+        tx: Vec<u64>,
+        tx_full: bool,
+    }
+
+    impl Platform for Queues {
+        fn rx_ready(&mut self, _: usize, _: u64, need: u32) -> Access<()> {
+            if self.rx.len() >= need as usize {
+                Ok(())
+            } else {
+                Err(Stop::Blocked)
+            }
+        }
+        fn rx_pop(&mut self, _: usize, _: u64) -> u64 {
+            self.rx.pop_front().unwrap_or(0)
+        }
+        fn tx_ready(&mut self, _: usize, _: u64) -> Access<()> {
+            if self.tx_full {
+                Err(Stop::Blocked)
+            } else {
+                Ok(())
+            }
+        }
+        fn tx_push(&mut self, _: usize, _: u64, w: u64) -> Result<(), String> {
+            self.tx.push(w);
+            Ok(())
+        }
+        fn csr_read(&mut self, _: usize, _: u64, _: u16) -> Access<u64> {
+            Ok(0)
+        }
+        fn csr_write(&mut self, _: usize, _: u64, _: u16, _: u64) -> Access<()> {
+            Ok(())
+        }
+    }
+
+    fn program(body: &[u32]) -> Bench {
+        let mut c = body.to_vec();
+        c.push(asm::addi(A0, ZERO, 0));
+        c.extend(asm::exit_with(A0));
+        Bench::new(&c, true)
+    }
+
+    #[test]
+    fn two_pops_rs1_first_and_push_of_result() {
+        let mut b = program(&[
+            asm::r(0x20, T5, T5, 0, T6, 0x33),
+            asm::addi(A1, T6, 0),
+            asm::addi(T5, ZERO, 5),
+        ]);
+        let mut q = Queues {
+            rx: [10, 3].into(),
+            ..Default::default()
+        };
+        assert_eq!(b.core.run(&mut b.mem, &mut q, 10_000), Exit::Halted(0));
+        assert_eq!(q.tx, vec![7], "sub t6, t5, t5 = 10 - 3");
+        assert_eq!(b.core.reg(11), 7, "x31 reads the last value written");
+        assert_eq!(b.core.reg(30), 0, "writes to x30 are discarded");
+    }
+
+    #[test]
+    fn blocked_read_has_no_effect_and_retries() {
+        let mut b = program(&[asm::addi(A1, ZERO, 1), asm::add(A2, T5, A1)]);
+        let mut q = Queues::default();
+        assert_eq!(
+            b.core.run(&mut b.mem, &mut q, 10_000),
+            Exit::Blocked(BlockOn::NetRx)
+        );
+        let (pc, n) = (b.core.pc(), b.core.stats().instret);
+        assert_eq!(
+            b.core.run(&mut b.mem, &mut q, 10_000),
+            Exit::Blocked(BlockOn::NetRx)
+        );
+        assert_eq!((b.core.pc(), b.core.stats().instret), (pc, n));
+        q.rx.push_back(41);
+        assert_eq!(b.core.run(&mut b.mem, &mut q, 10_000), Exit::Halted(0));
+        assert_eq!(b.core.reg(12), 42);
+    }
+
+    #[test]
+    fn blocked_push_and_load_into_x31() {
+        let mut c = asm::la_dram(A1, 0x8000_f100);
+        c.extend([
+            asm::addi(A2, ZERO, 9),
+            asm::sd(A2, A1, 0),
+            asm::ld(T6, A1, 0),
+        ]);
+        let mut b = program(&c);
+        let mut q = Queues {
+            tx_full: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            b.core.run(&mut b.mem, &mut q, 10_000),
+            Exit::Blocked(BlockOn::NetTx)
+        );
+        q.tx_full = false;
+        assert_eq!(b.core.run(&mut b.mem, &mut q, 10_000), Exit::Halted(0));
+        assert_eq!(q.tx, vec![9]);
+    }
+
+    #[test]
+    fn plain_programs_use_x30_x31_as_registers() {
+        let mut c = vec![
+            asm::addi(T5, ZERO, 4),
+            asm::add(T6, T5, T5),
+            asm::addi(A0, T6, 0),
+        ];
+        c.extend(asm::exit_with(A0));
+        let mut b = Bench::new(&c, false);
+        assert_eq!(b.run(10_000), Exit::Halted(8));
+    }
+
+    #[test]
+    fn no_nic_is_a_fault_naming_the_core() {
+        let mut b = program(&[asm::add(A1, T5, ZERO)]);
+        let Exit::Error(e) = b.run(10_000) else {
+            panic!()
+        };
+        assert_eq!(
+            e.to_string(),
+            "core 0, pc 0x80000000: netRX read on a node without a NIC"
+        );
+    }
+}

@@ -1,0 +1,180 @@
+//! The decoded instruction: a compact, `Copy` record produced once per 2-byte code slot.
+//!
+//! Register fields are already resolved for the fast path: a write to `x0` targets the
+//! scratch slot [`SINK`], and source fields of formats that have no such operand are 0 (x0,
+//! never written, always ready), so the executor and the scoreboard need no format checks.
+
+/// Register slot that absorbs writes to `x0` (and to `x30` in nanoPU mode).
+pub const SINK: u8 = 32;
+/// Scratch slots holding popped netRX words for rs1 / rs2 (see `net.rs`).
+pub const RX1: u8 = 33;
+pub const RX2: u8 = 34;
+/// Size of the register file array including the scratch slots.
+pub const NREGS: usize = 35;
+
+/// Operation kinds. One variant per instruction after compressed expansion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    Illegal,
+    /// Instruction touches x30/x31 in a nanoPU program: re-decoded on the slow path.
+    Net,
+    /// The PC is not in fetchable memory (instruction access fault).
+    FetchFault,
+    Lui,
+    Auipc,
+    Jal,
+    Jalr,
+    Beq,
+    Bne,
+    Blt,
+    Bge,
+    Bltu,
+    Bgeu,
+    Lb,
+    Lh,
+    Lw,
+    Ld,
+    Lbu,
+    Lhu,
+    Lwu,
+    Sb,
+    Sh,
+    Sw,
+    Sd,
+    Addi,
+    Slti,
+    Sltiu,
+    Xori,
+    Ori,
+    Andi,
+    Slli,
+    Srli,
+    Srai,
+    Add,
+    Sub,
+    Sll,
+    Slt,
+    Sltu,
+    Xor,
+    Srl,
+    Sra,
+    Or,
+    And,
+    Addiw,
+    Slliw,
+    Srliw,
+    Sraiw,
+    Addw,
+    Subw,
+    Sllw,
+    Srlw,
+    Sraw,
+    Mul,
+    Mulh,
+    Mulhsu,
+    Mulhu,
+    Div,
+    Divu,
+    Rem,
+    Remu,
+    Mulw,
+    Divw,
+    Divuw,
+    Remw,
+    Remuw,
+    Fence,
+    FenceI,
+    Ecall,
+    Ebreak,
+    Mret,
+    Wfi,
+    /// CSR ops: `imm` bits 11..0 = CSR address, bits 16..12 = uimm for the `i` forms.
+    Csrrw,
+    Csrrs,
+    Csrrc,
+    Csrrwi,
+    Csrrsi,
+    Csrrci,
+    /// Atomics: `imm` = AMO function (see `Amo`), width in the kind.
+    LrW,
+    ScW,
+    AmoW,
+    LrD,
+    ScD,
+    AmoD,
+}
+
+/// AMO functions (funct5 of the A extension), stored in `Op::imm` for `AmoW`/`AmoD`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Amo {
+    Swap,
+    Add,
+    Xor,
+    And,
+    Or,
+    Min,
+    Max,
+    Minu,
+    Maxu,
+}
+
+impl Amo {
+    pub fn from_funct5(f: u32) -> Option<Amo> {
+        Some(match f {
+            0b00001 => Amo::Swap,
+            0b00000 => Amo::Add,
+            0b00100 => Amo::Xor,
+            0b01100 => Amo::And,
+            0b01000 => Amo::Or,
+            0b10000 => Amo::Min,
+            0b10100 => Amo::Max,
+            0b11000 => Amo::Minu,
+            0b11100 => Amo::Maxu,
+            _ => return None,
+        })
+    }
+
+    pub fn from_imm(imm: i32) -> Amo {
+        const ALL: [Amo; 9] = [
+            Amo::Swap,
+            Amo::Add,
+            Amo::Xor,
+            Amo::And,
+            Amo::Or,
+            Amo::Min,
+            Amo::Max,
+            Amo::Minu,
+            Amo::Maxu,
+        ];
+        ALL[(imm as usize).min(8)]
+    }
+}
+
+/// One decoded instruction (12 bytes). For `Illegal` and `Net`, `imm` holds the raw bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct Op {
+    pub imm: i32,
+    pub kind: Kind,
+    pub rd: u8,
+    pub rs1: u8,
+    pub rs2: u8,
+    /// Instruction length in bytes: 2 or 4.
+    pub len: u8,
+}
+
+impl Op {
+    pub const ILLEGAL0: Op = Op::illegal(0, 2);
+
+    pub const fn illegal(raw: u32, len: u8) -> Op {
+        Op {
+            imm: raw as i32,
+            kind: Kind::Illegal,
+            rd: SINK,
+            rs1: 0,
+            rs2: 0,
+            len,
+        }
+    }
+}

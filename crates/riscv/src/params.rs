@@ -1,0 +1,132 @@
+//! Every constant of the memory map and the timing model, with unit, default and provenance.
+//!
+//! Provenance keys used below:
+//! - *nanoPU*: Ibanez et al., "The nanoPU: A Nanosecond Network Stack for Datacenters",
+//!   OSDI 2021, section 5 (prototype: Rocket cores at 3.2 GHz, 16 KiB L1 I/D, 512 KiB L2).
+//! - *rocket-chip*: defaults of the public rocket-chip generator (`RocketCoreParams`,
+//!   `ICacheParams`, `DCacheParams`, `BTBParams`, `MulDivParams`) that the prototype's
+//!   FireSim configuration builds on.
+//! - *estimate*: no published number; chosen from the pipeline structure and stated as such.
+
+/// Where DRAM sits and how large it is (docs/abi.md memory map).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemParams {
+    /// Physical base of DRAM. Default 0x8000_0000 (docs/abi.md).
+    pub dram_base: u64,
+    /// DRAM size in bytes. Default 256 MiB (docs/abi.md).
+    pub dram_size: u64,
+}
+
+impl Default for MemParams {
+    fn default() -> Self {
+        MemParams {
+            dram_base: 0x8000_0000,
+            dram_size: 256 << 20,
+        }
+    }
+}
+
+/// Timing constants of the Rocket-like in-order model. All latencies in core cycles.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimingParams {
+    /// Core clock in Hz. Default 3.2 GHz (*nanoPU* prototype).
+    pub clock_hz: u64,
+    /// Cache line size in bytes, all levels. Default 64 (*rocket-chip* `blockBytes`).
+    pub line_bytes: u64,
+    /// L1 I-cache sets. Default 64 (*rocket-chip* `ICacheParams`; 64 x 4 x 64 B = 16 KiB, *nanoPU*).
+    pub l1i_sets: usize,
+    /// L1 I-cache ways. Default 4 (*rocket-chip*).
+    pub l1i_ways: usize,
+    /// L1 D-cache sets. Default 64 (*rocket-chip* `DCacheParams`; 16 KiB, *nanoPU*).
+    pub l1d_sets: usize,
+    /// L1 D-cache ways. Default 4 (*rocket-chip*).
+    pub l1d_ways: usize,
+    /// Shared L2 sets per node. Default 1024 (1024 x 8 x 64 B = 512 KiB, *nanoPU*).
+    pub l2_sets: usize,
+    /// Shared L2 ways. Default 8 (SiFive inclusive cache default used with rocket-chip).
+    pub l2_ways: usize,
+    /// Load-to-use latency of an L1 hit for 32/64-bit loads: a dependent instruction issues
+    /// this many cycles after the load. Default 2 (*rocket-chip* `fastLoadWord = true`: one
+    /// bubble).
+    pub load_latency: u64,
+    /// Load-to-use latency for 8/16-bit loads and AMO/LR results. Default 3 (*rocket-chip*
+    /// `fastLoadByte = false`: the sub-word aligner adds a cycle).
+    pub load_latency_subword: u64,
+    /// Extra cycles of an L1 miss that hits in the L2 (refill over TileLink). Default 20
+    /// (*estimate* for Rocket + inclusive L2 at the same clock).
+    pub l2_latency: u64,
+    /// Extra cycles of an L2 miss (DRAM). Default 200, 62.5 ns at 3.2 GHz (*estimate*:
+    /// FireSim's FASED DDR3 model, closed page).
+    pub dram_latency: u64,
+    /// Uncached MMIO access (CLINT, boot page). Default 20 (*estimate*, like an L2 round trip).
+    pub mmio_latency: u64,
+    /// Extra cycles of a misaligned load/store (performed, not trapped). Default 8
+    /// (*estimate*: two accesses plus a replay; Rocket itself traps).
+    pub misaligned_penalty: u64,
+    /// Extra cycles of an AMO / LR / SC beyond a load. Default 2 (*estimate*: read-modify-write
+    /// in the D-cache's data array).
+    pub amo_extra: u64,
+    /// 64-bit multiply latency. Default 10 (*rocket-chip* `MulDivParams(mulUnroll = 8)`:
+    /// 64/8 iterations plus 2 cycles in and out).
+    pub mul_latency: u64,
+    /// 32-bit (`mulw`) multiply latency. Default 6 (same unit, 32/8 + 2).
+    pub mulw_latency: u64,
+    /// 64-bit divide/remainder latency. Default 66 (*rocket-chip*: 1 bit per cycle + 2).
+    pub div_latency: u64,
+    /// 32-bit divide/remainder latency. Default 34 (32 iterations + 2).
+    pub divw_latency: u64,
+    /// Cycles lost on a mispredicted branch or jump (redirect from execute). Default 3
+    /// (*rocket-chip*: 5-stage pipeline resolving branches in EX).
+    pub mispredict_penalty: u64,
+    /// Branch history table entries (2-bit counters). Default 512 (*rocket-chip* `BHTParams`).
+    pub bht_entries: usize,
+    /// Branch target buffer entries (direct-mapped here). Default 32 (*rocket-chip* has 28,
+    /// fully associative).
+    pub btb_entries: usize,
+    /// Return address stack depth. Default 6 (*rocket-chip* `nRAS`).
+    pub ras_entries: usize,
+    /// Extra cycles of any CSR instruction (executed in WB, pipeline flushed after writes).
+    /// Default 3 (*estimate* from the 5-stage pipeline).
+    pub csr_penalty: u64,
+    /// Extra cycles to take a trap or interrupt (flush, redirect to `mtvec`). Default 5
+    /// (*estimate*: pipeline depth).
+    pub trap_penalty: u64,
+    /// Extra cycles of `mret` (flush, redirect to `mepc`). Default 5 (*estimate*).
+    pub mret_penalty: u64,
+    /// Extra cycles of `fence.i` besides the I-cache flush. Default 5 (*estimate*).
+    pub fence_i_penalty: u64,
+}
+
+impl Default for TimingParams {
+    fn default() -> Self {
+        TimingParams {
+            clock_hz: 3_200_000_000,
+            line_bytes: 64,
+            l1i_sets: 64,
+            l1i_ways: 4,
+            l1d_sets: 64,
+            l1d_ways: 4,
+            l2_sets: 1024,
+            l2_ways: 8,
+            load_latency: 2,
+            load_latency_subword: 3,
+            l2_latency: 20,
+            dram_latency: 200,
+            mmio_latency: 20,
+            misaligned_penalty: 8,
+            amo_extra: 2,
+            mul_latency: 10,
+            mulw_latency: 6,
+            div_latency: 66,
+            divw_latency: 34,
+            mispredict_penalty: 3,
+            bht_entries: 512,
+            btb_entries: 32,
+            ras_entries: 6,
+            csr_penalty: 3,
+            trap_penalty: 5,
+            mret_penalty: 5,
+            fence_i_penalty: 5,
+        }
+    }
+}

@@ -1,0 +1,315 @@
+//! Traps and interrupts (RISC-V privileged spec 3.1.6 mstatus, 3.1.7 mtvec, 3.1.9 mip/mie,
+//! 3.3.1 trap entry, 3.3.2 mret), machine mode only.
+
+use crate::core::{Core, Ex};
+use crate::csr::{MIE, MPIE};
+use crate::error::{CoreError, ErrorKind, Exit};
+use crate::mem::NodeMem;
+
+pub const MSIP: u64 = 1 << 3;
+pub const MTIP: u64 = 1 << 7;
+const INTERRUPT: u64 = 1 << 63;
+/// Standard priority order: MEI, MSI, MTI, SEI, SSI, STI (privileged spec 3.1.9); platform
+/// interrupts (bit 16 = NIC, and above) come after them, lowest number first.
+const PRIORITY: [u32; 6] = [11, 3, 7, 9, 1, 5];
+/// Taking the same exception at a handler's entry this many times in a row is a trap loop.
+const TRAP_LOOP_LIMIT: u32 = 3;
+
+impl Core {
+    /// Current `mip`: external lines, CLINT software and timer interrupts.
+    pub(crate) fn mip(&self, mem: &NodeMem) -> u64 {
+        let h = self.hart;
+        let msip = mem.msip.get(h).is_some_and(|&m| m & 1 != 0);
+        let mtip = mem.mtimecmp.get(h).is_some_and(|&c| self.cycle >= c);
+        self.irq_lines | if msip { MSIP } else { 0 } | if mtip { MTIP } else { 0 }
+    }
+
+    /// `(mip & mie) != 0`, regardless of `mstatus.MIE`: the `wfi` wake-up condition.
+    pub fn interrupt_pending(&self, mem: &NodeMem) -> bool {
+        self.mip(mem) & self.csr.mie != 0
+    }
+
+    /// Interrupt bits that would be taken if pending (`mie` when `mstatus.MIE`, else none).
+    pub(crate) fn irq_mask_enabled(&self) -> u64 {
+        if self.csr.mstatus & MIE != 0 {
+            self.csr.mie
+        } else {
+            0
+        }
+    }
+
+    /// Could interrupt line `bit` be taken right now (`mstatus.MIE` and `mie[bit]` set)?
+    /// A core that cannot take the NIC interrupt may run far ahead of global time.
+    pub fn interrupts_enabled(&self, bit: u32) -> bool {
+        self.csr.mstatus & MIE != 0 && bit < 64 && self.csr.mie & (1 << bit) != 0
+    }
+
+    /// Cycle at which MTIP becomes pending, if the timer interrupt is enabled in `mie`.
+    pub fn timer_deadline(&self, mem: &NodeMem) -> Option<u64> {
+        let cmp = *mem.mtimecmp.get(self.hart)?;
+        (self.csr.mie & MTIP != 0 && cmp != u64::MAX).then_some(cmp)
+    }
+
+    /// Earliest cycle at which the inner loop must stop to look at interrupts.
+    pub(crate) fn horizon(&self, mem: &NodeMem, until: u64) -> u64 {
+        match self.timer_deadline(mem) {
+            Some(t) if self.csr.mstatus & MIE != 0 => until.min(t.max(self.cycle + 1)),
+            _ => until,
+        }
+    }
+
+    /// Take the highest-priority enabled pending interrupt, if interrupts are enabled.
+    pub(crate) fn take_interrupt(&mut self, mem: &NodeMem) -> Result<(), Exit> {
+        let ready = self.mip(mem) & self.csr.mie;
+        if self.csr.mstatus & MIE == 0 || ready == 0 {
+            return Ok(());
+        }
+        let code = PRIORITY
+            .iter()
+            .copied()
+            .find(|&b| ready & (1 << b) != 0)
+            .unwrap_or(ready.trailing_zeros());
+        self.stats.interrupts += 1;
+        self.take_trap(mem, INTERRUPT | code as u64, 0)
+    }
+
+    /// Enter the trap handler, or end the run if there is none or the trap loops.
+    pub(crate) fn take_trap(&mut self, mem: &NodeMem, cause: u64, tval: u64) -> Result<(), Exit> {
+        let tval = if cause == 2 && tval == u64::MAX {
+            self.raw_insn(mem) as u64
+        } else {
+            tval
+        };
+        let base = self.csr.mtvec & !3;
+        if base == 0 {
+            return Err(self.fatal(ErrorKind::Trap { cause, tval }));
+        }
+        self.check_trap_loop(base, cause, tval)?;
+        self.csr.mepc = self.pc;
+        self.csr.mcause = cause;
+        self.csr.mtval = tval;
+        let mie = self.csr.mstatus & MIE != 0;
+        self.csr.mstatus = (self.csr.mstatus & !(MIE | MPIE)) | if mie { MPIE } else { 0 };
+        let vectored = self.csr.mtvec & 3 == 1 && cause & INTERRUPT != 0;
+        self.pc = if vectored {
+            base + 4 * (cause & 0xff)
+        } else {
+            base
+        };
+        self.cycle += self.t.trap_penalty;
+        self.stats.traps += 1;
+        Ok(())
+    }
+
+    fn check_trap_loop(&mut self, base: u64, cause: u64, tval: u64) -> Result<(), Exit> {
+        if cause & INTERRUPT != 0
+            || self.pc != base
+            || self.last_trap.1 != cause
+            || self.last_trap.0 != self.pc
+        {
+            self.last_trap = (self.pc, cause, 1);
+            return Ok(());
+        }
+        self.last_trap.2 += 1;
+        if self.last_trap.2 >= TRAP_LOOP_LIMIT {
+            return Err(self.fatal(ErrorKind::TrapLoop { cause, tval }));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn fatal(&self, kind: ErrorKind) -> Exit {
+        Exit::Error(CoreError {
+            hart: self.hart,
+            pc: self.pc,
+            kind,
+        })
+    }
+
+    /// Encoding of the instruction at pc (for `mtval` of illegal instructions).
+    pub(crate) fn raw_insn(&self, mem: &NodeMem) -> u32 {
+        let lo = mem.fetch_half(self.pc).unwrap_or(0) as u32;
+        if lo & 3 != 3 {
+            return lo;
+        }
+        lo | (mem.fetch_half(self.pc + 2).unwrap_or(0) as u32) << 16
+    }
+
+    /// `mret`: restore MIE from MPIE, set MPIE, return to `mepc` (privileged spec 3.3.2).
+    pub(crate) fn mret(&mut self) -> Result<(), Ex> {
+        let mpie = self.csr.mstatus & MPIE != 0;
+        self.csr.mstatus = (self.csr.mstatus & !MIE) | MPIE | if mpie { MIE } else { 0 };
+        self.pc = self.csr.mepc;
+        self.cycle += self.t.mret_penalty;
+        Err(Ex::Recheck)
+    }
+
+    /// Raise an illegal-instruction exception; `mtval` is filled from memory.
+    pub(crate) fn illegal(&self) -> Ex {
+        Ex::Trap {
+            cause: 2,
+            tval: u64::MAX,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::asm::{self, reg::*};
+    use crate::mem::MTIMECMP;
+    use crate::testing::Bench;
+    use crate::{ErrorKind, Exit, StallKind};
+
+    const MTVEC: u32 = 0x305;
+    const MEPC: u32 = 0x341;
+    const MCAUSE: u32 = 0x342;
+    const MIE_CSR: u32 = 0x304;
+    const MSTATUS: u32 = 0x300;
+
+    /// Pad `code` with nops up to index `n`.
+    fn pad(code: &mut Vec<u32>, n: usize) {
+        assert!(code.len() <= n);
+        code.resize(n, asm::NOP);
+    }
+
+    #[test]
+    fn ecall_enters_handler_and_mret_returns() {
+        let h = 16;
+        let mut c = asm::la_index(T0, 0, h).to_vec();
+        c.extend([
+            asm::csrrw(ZERO, MTVEC, T0),
+            asm::ECALL,
+            asm::addi(A1, ZERO, 1),
+        ]);
+        c.extend(asm::exit_with(A0));
+        pad(&mut c, h);
+        c.extend([
+            asm::csrrs(A0, MCAUSE, ZERO),
+            asm::csrrs(T1, MEPC, ZERO),
+            asm::addi(T1, T1, 4),
+            asm::csrrw(ZERO, MEPC, T1),
+            asm::MRET,
+        ]);
+        let mut b = Bench::new(&c, false);
+        assert_eq!(b.run(100_000), Exit::Halted(11));
+        assert_eq!(b.core.reg(11), 1);
+        assert_eq!(b.core.stats().traps, 1);
+    }
+
+    #[test]
+    fn fatal_trap_names_core_pc_and_fp_hint() {
+        let mut b = Bench::new(&[asm::NOP, 0x0000_0053], false);
+        let Exit::Error(e) = b.run(1000) else {
+            panic!("expected error")
+        };
+        assert_eq!(
+            e.to_string(),
+            "core 0, pc 0x80000004: illegal instruction 0x00000053 (F/D extension not supported) (no trap handler: mtvec = 0)"
+        );
+        assert_eq!(b.run(2000), Exit::Error(e), "errors are sticky");
+    }
+
+    #[test]
+    fn load_outside_memory_is_an_access_fault() {
+        let mut b = Bench::new(&[asm::ld(A0, ZERO, 0x10)], false);
+        let Exit::Error(e) = b.run(1000) else {
+            panic!()
+        };
+        assert!(
+            e.to_string()
+                .contains("load access fault at 0x10 (outside memory)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn trap_loop_is_detected() {
+        let mut c = asm::la_index(T0, 0, 8).to_vec();
+        c.extend([asm::csrrw(ZERO, MTVEC, T0), asm::ECALL]);
+        pad(&mut c, 8);
+        c.push(0xffff_ffff); // illegal at the handler entry
+        let mut b = Bench::new(&c, false);
+        let Exit::Error(e) = b.run(10_000) else {
+            panic!()
+        };
+        assert!(
+            matches!(e.kind, ErrorKind::TrapLoop { cause: 2, .. }),
+            "{e}"
+        );
+    }
+
+    /// Set up: handler at index 32 exits with mcause's low byte; mie = `mie`, MIE on.
+    fn irq_program(mie: i32, timer: Option<i32>, vectored: bool) -> Vec<u32> {
+        let h = 32;
+        let mut c = asm::la_index(T0, 0, h).to_vec();
+        if vectored {
+            c.push(asm::addi(T0, T0, 1));
+        }
+        c.push(asm::csrrw(ZERO, MTVEC, T0));
+        if let Some(t) = timer {
+            c.extend([
+                asm::lui(T1, (MTIMECMP >> 12) as u32),
+                asm::addi(T2, ZERO, t),
+                asm::sd(T2, T1, 0),
+            ]);
+        }
+        c.extend([
+            asm::lui(T1, mie as u32 >> 12),
+            asm::addi(T1, T1, mie & 0xfff),
+            asm::csrrw(ZERO, MIE_CSR, T1),
+        ]);
+        c.extend([asm::csrrwi(ZERO, MSTATUS, 8), asm::jal(ZERO, 0)]);
+        pad(&mut c, h);
+        c.extend([asm::csrrs(A0, MCAUSE, ZERO), asm::i(0xff, A0, 7, A0, 0x13)]);
+        c.extend(asm::exit_with(A0));
+        c
+    }
+
+    #[test]
+    fn timer_interrupt_fires_at_mtimecmp() {
+        let mut b = Bench::new(&irq_program(1 << 7, Some(1000), false), false);
+        assert_eq!(b.run(100_000), Exit::Halted(7));
+        assert!(b.core.cycle() >= 1000);
+        assert_eq!(b.core.stats().interrupts, 1);
+    }
+
+    #[test]
+    fn nic_interrupt_is_vectored_to_entry_16() {
+        let mut c = irq_program(1 << 16, None, true);
+        // Vectored: cause 16 enters at base + 64 = index 48; put "exit 99" there.
+        pad(&mut c, 48);
+        c.push(asm::addi(A0, ZERO, 99));
+        c.extend(asm::exit_with(A0));
+        let mut b = Bench::new(&c, false);
+        assert_eq!(b.run(2000), Exit::Limit);
+        b.core.set_irq(16, true);
+        assert_eq!(b.run(4000), Exit::Halted(99));
+    }
+
+    #[test]
+    fn wfi_reports_and_wakes_on_timer() {
+        let mut c = vec![
+            asm::lui(T1, (MTIMECMP >> 12) as u32),
+            asm::addi(T2, ZERO, 2000),
+            asm::sd(T2, T1, 0),
+        ];
+        c.extend([
+            asm::addi(T1, ZERO, 128),
+            asm::csrrw(ZERO, MIE_CSR, T1),
+            asm::WFI,
+            asm::addi(A0, ZERO, 5),
+        ]);
+        c.extend(asm::exit_with(A0));
+        let mut b = Bench::new(&c, false);
+        assert_eq!(b.run(100_000), Exit::Wfi);
+        assert!(!b.core.interrupt_pending(&b.mem));
+        assert_eq!(b.core.timer_deadline(&b.mem), Some(2000));
+        b.core.advance_to(2000, StallKind::Wfi);
+        assert!(b.core.interrupt_pending(&b.mem));
+        assert_eq!(
+            b.run(100_000),
+            Exit::Halted(5),
+            "MIE off: wakes and continues"
+        );
+        assert!(b.core.stats().stall_wfi > 0);
+    }
+}
