@@ -3,6 +3,7 @@
 //! - `loopback-latency`: closed-loop echo through `loopback.elf`; median and p99 latency per
 //!   payload size, without and with the Ethernet MAC and serial I/O latency.
 //! - `loopback-throughput`: one core echoing 8-byte messages sent back to back at line rate.
+//! - `rx`: time for one core to receive 1 and 64 16-byte messages sent back to back.
 //! - `iss`: simulated instructions per host second on the compute-bound `compute.elf`.
 
 use clap::Args;
@@ -45,10 +46,11 @@ pub fn main(a: BenchArgs) -> Result<ExitCode, String> {
     let out = match a.name.as_str() {
         "loopback-latency" => latency(&a)?,
         "loopback-throughput" => throughput(&a)?,
+        "rx" => rx(&a)?,
         "iss" => iss(&a)?,
         other => {
             return Err(format!(
-                "unknown benchmark '{other}' (loopback-latency, loopback-throughput, iss)"
+                "unknown benchmark '{other}' (loopback-latency, loopback-throughput, rx, iss)"
             ))
         }
     };
@@ -176,6 +178,40 @@ fn throughput(a: &BenchArgs) -> Result<Value, String> {
         "million_requests_per_second": mrps, "prototype_reference_mrps": 118,
         "definition": "requests offered back to back at 200 Gb/s line rate; rate between the first and last reply" }),
     )
+}
+
+// ---- receive path ---------------------------------------------------------------------------
+
+fn rx(a: &BenchArgs) -> Result<Value, String> {
+    let elf = elf(a, "rxcount")?;
+    let rows: Result<Vec<Value>, String> = [1usize, 64].iter().map(|&k| rx_row(&elf, k)).collect();
+    Ok(
+        json!({ "benchmark": "rx", "payload_bytes": 16, "rows": rows?,
+        "definition": "after one warm-up message, from the first timed message's last byte reaching the NIC to the core having read and marked done the last one (mcycle printed by rxcount.elf); messages sent back to back at 200 Gb/s",
+        "prototype_reference": { "1_message_ns": 8, "64_messages_ns": 400 } }),
+    )
+}
+
+fn rx_row(elf: &[u8], k: usize) -> Result<Value, String> {
+    let mut cfg = node_cfg(4, 0.0);
+    cfg.args = vec![k.to_string()];
+    let mut sim = Simulation::new(elf, cfg).map_err(|e| e.to_string())?;
+    let mut rng = Rng::stream(3, k as u64);
+    sim.host.send_at(START, request(&mut rng, 16));
+    let timed = START + Time::from_us(1);
+    (0..k).for_each(|_| sim.host.send_at(timed, request(&mut rng, 16)));
+    if sim.run().map_err(|e| e.to_string())? != Outcome::AllExited {
+        return Err("rxcount.elf did not exit".into());
+    }
+    let console = String::from_utf8_lossy(&sim.node.cores[0].take_console()).into_owned();
+    let end: u64 = console
+        .trim()
+        .strip_prefix("end_cycle=")
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("rxcount.elf printed {console:?}, expected end_cycle=N"))?;
+    let arrival = sim.host.sent[1].time;
+    let ns = (sim.clock().time_of(end) - arrival).as_ns_f64();
+    Ok(json!({ "messages": k, "ns": ns, "ns_per_message": ns / k as f64 }))
 }
 
 // ---- ISS speed ------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 //! yet simulated could change it; otherwise the core yields and retries once global time
 //! has caught up. CSR writes change NIC state seen by others, so they only happen at global
 //! time. netTX writes only schedule future events, so they are accepted at any local time.
+//! A core idle in `lnic_wait()` yields so that it can be parked (see `spin`).
 
 use nanopu_nic::nic::RxState;
 use nanopu_nic::{Action, Nic};
@@ -22,16 +23,19 @@ pub struct NodePlatform<'a> {
     pub actions: Vec<Action>,
     /// The netRX state behind the last `Blocked` netRX answer.
     pub last_rx: Option<RxState>,
+    /// Sorted PCs of `lnic_wait()` spin loops (see `spin`).
+    spin_pcs: &'a [u64],
 }
 
 impl<'a> NodePlatform<'a> {
-    pub fn new(nic: &'a mut Nic, global: u64, exact_until: u64) -> Self {
+    pub fn new(nic: &'a mut Nic, global: u64, exact_until: u64, spin_pcs: &'a [u64]) -> Self {
         NodePlatform {
             nic,
             global,
             exact_until,
             actions: Vec::new(),
             last_rx: None,
+            spin_pcs,
         }
     }
     fn exact(&self, now: u64) -> bool {
@@ -65,9 +69,13 @@ impl Platform for NodePlatform<'_> {
     fn tx_push(&mut self, hart: usize, now: u64, word: u64) -> Result<(), String> {
         self.nic.tx_push(hart, now, word, &mut self.actions)
     }
-    fn csr_read(&mut self, hart: usize, now: u64, csr: u16) -> Access<u64> {
+    fn csr_read(&mut self, hart: usize, now: u64, pc: u64, csr: u16) -> Access<u64> {
         let value = fault(self.nic.csr_read(hart, now, csr))?;
-        let settled = csr == nanopu_nic::csr::LMSGSRDY && value != 0;
+        let ready = csr == nanopu_nic::csr::LMSGSRDY;
+        if ready && value == 0 && self.spin_pcs.binary_search(&pc).is_ok() {
+            return Err(Stop::Blocked); // idle in lnic_wait(): the event loop parks the core
+        }
+        let settled = ready && value != 0;
         if Nic::csr_depends_on_arrivals(csr) && !settled && !self.exact(now) {
             return Err(Stop::Blocked);
         }

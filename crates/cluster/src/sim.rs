@@ -10,7 +10,7 @@ use crate::config::NodeConfig;
 use crate::host::{HostMessage, TestHost};
 use crate::node::{CoreState, Node};
 use crate::platform::NodePlatform;
-use crate::spin::is_ready_spin;
+use crate::spin::spin_pcs;
 use nanopu_nic::nic::RxState;
 use nanopu_nic::{csr, Action, Message, NIC_IRQ_BIT};
 use nanopu_riscv::{BlockOn, CoreError, Exit, Program, StallKind};
@@ -85,6 +85,8 @@ pub struct Simulation {
     to_node_busy: Time,
     to_host_busy: Time,
     core_dispatches: u64,
+    /// `lnic_wait()` loops of the program (see `spin`).
+    spin_pcs: Vec<u64>,
 }
 
 impl Simulation {
@@ -94,6 +96,7 @@ impl Simulation {
         let program = Arc::new(Program::load(elf).map_err(|e| SimError::Setup(e.to_string()))?);
         let clock = Clock::from_hz(cfg.timing.clock_hz).map_err(SimError::Setup)?;
         let node = Node::new(0, &program, &cfg).map_err(SimError::Setup)?;
+        let spin_pcs = spin_pcs(&node.mem, &program);
         let mut cores_q = EventQueue::new();
         (0..node.cores.len()).for_each(|c| cores_q.push(Time::ZERO, c));
         Ok(Simulation {
@@ -107,6 +110,7 @@ impl Simulation {
             to_node_busy: Time::ZERO,
             to_host_busy: Time::ZERO,
             core_dispatches: 0,
+            spin_pcs,
         })
     }
 
@@ -182,7 +186,7 @@ impl Simulation {
             g + QUANTUM
         };
         let until = bound.min(self.cfg.max_cycles + 1);
-        let mut plat = NodePlatform::new(&mut node.nic, g, exact_until);
+        let mut plat = NodePlatform::new(&mut node.nic, g, exact_until, &self.spin_pcs);
         let exit = core.run(&mut node.mem, &mut plat, until);
         let (actions, last_rx) = (std::mem::take(&mut plat.actions), plat.last_rx);
         self.node.state[c] = CoreState::Scheduled(u64::MAX);
@@ -207,7 +211,10 @@ impl Simulation {
             Exit::Blocked(BlockOn::NetTx) if local > g => self.schedule(c, local),
             Exit::Blocked(BlockOn::NetTx) => self.park(c, CoreState::ParkedTx),
             Exit::Blocked(BlockOn::Csr(csr::LMSGSRDY))
-                if is_ready_spin(&self.node.mem, self.node.cores[c].pc()) =>
+                if self
+                    .spin_pcs
+                    .binary_search(&self.node.cores[c].pc())
+                    .is_ok() =>
             {
                 self.park_until_ready(c, local)
             }

@@ -1,5 +1,7 @@
 //! Recognising `lnic_wait()`'s spin loop, so an idle core can park instead of spinning.
 //!
+//! The loops are found once, when the program is loaded; a read of `lmsgsrdy` that returns
+//! 0 from one of them makes the core yield (see `platform`) and the event loop parks it.
 //! `while (lmsgsrdy == 0) {}` compiles to `csrr rd, lmsgsrdy; beqz rd, <the csrr>`. Such a
 //! loop has no effect but time passing, so parking the core until a word is readable in its
 //! current context, then resuming at the `csrr` (which now reads non-zero), gives the same
@@ -7,7 +9,7 @@
 //! iterations. The cycles are charged as netRX stall; the skipped iterations are not counted
 //! as retired instructions. Any other polling loop is simulated as written.
 
-use nanopu_riscv::NodeMem;
+use nanopu_riscv::{NodeMem, Program};
 
 const LMSGSRDY: u32 = 0x052;
 
@@ -71,6 +73,14 @@ pub fn is_ready_spin(mem: &NodeMem, pc: u64) -> bool {
         c_beqz_offset(next as u16, rd)
     };
     off == Some(-4)
+}
+
+/// Every `lnic_wait()` spin `csrr` in the program's code, sorted (found once at load).
+pub fn spin_pcs(mem: &NodeMem, program: &Program) -> Vec<u64> {
+    let code = program
+        .code_ranges()
+        .flat_map(|(base, len)| (base..base + len).step_by(2));
+    code.filter(|&pc| is_ready_spin(mem, pc)).collect()
 }
 
 #[cfg(test)]

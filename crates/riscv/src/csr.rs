@@ -143,7 +143,7 @@ impl Core {
         // Asked at the issue cycle (`exec` already counted this one).
         let now = self.cycle - 1;
         let old = self.platform_access(
-            plat.csr_read(self.hart, now, addr),
+            plat.csr_read(self.hart, now, self.pc, addr),
             BlockOn::Csr(addr),
             true,
         )?;
@@ -243,7 +243,7 @@ mod tests {
         fn tx_push(&mut self, _: usize, _: u64, _: u64) -> Result<(), String> {
             Ok(())
         }
-        fn csr_read(&mut self, _: usize, _: u64, csr: u16) -> Access<u64> {
+        fn csr_read(&mut self, _: usize, _: u64, _: u64, csr: u16) -> Access<u64> {
             self.reads.push(csr);
             Ok(0x10)
         }

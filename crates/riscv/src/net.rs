@@ -145,7 +145,7 @@ mod tests {
             self.tx.push(w);
             Ok(())
         }
-        fn csr_read(&mut self, _: usize, _: u64, _: u16) -> Access<u64> {
+        fn csr_read(&mut self, _: usize, _: u64, _: u64, _: u16) -> Access<u64> {
             Ok(0)
         }
         fn csr_write(&mut self, _: usize, _: u64, _: u16, _: u64) -> Access<()> {

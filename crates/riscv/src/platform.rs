@@ -34,8 +34,9 @@ pub trait Platform {
     fn tx_ready(&mut self, hart: usize, now: u64) -> Access<()>;
     /// Push one word to netTX. Only called after `tx_ready` returned `Ok`. `Err` is fatal.
     fn tx_push(&mut self, hart: usize, now: u64, word: u64) -> Result<(), String>;
-    /// Read a nanoPU CSR (0x052..=0x061). Must be free of side effects.
-    fn csr_read(&mut self, hart: usize, now: u64, csr: u16) -> Access<u64>;
+    /// Read a nanoPU CSR (0x052..=0x061) by the instruction at `pc`. Must be free of side
+    /// effects. (`pc` lets a platform recognise idle loops such as `lnic_wait()`'s.)
+    fn csr_read(&mut self, hart: usize, now: u64, pc: u64, csr: u16) -> Access<u64>;
     /// Write a nanoPU CSR (0x052..=0x061).
     fn csr_write(&mut self, hart: usize, now: u64, csr: u16, value: u64) -> Access<()>;
 }
@@ -61,7 +62,7 @@ impl Platform for NoNic {
     fn tx_push(&mut self, _: usize, _: u64, _: u64) -> Result<(), String> {
         Ok(())
     }
-    fn csr_read(&mut self, _: usize, _: u64, _: u16) -> Access<u64> {
+    fn csr_read(&mut self, _: usize, _: u64, _: u64, _: u16) -> Access<u64> {
         Ok(0)
     }
     fn csr_write(&mut self, _: usize, _: u64, _: u16, _: u64) -> Access<()> {

@@ -70,6 +70,11 @@ impl Program {
     }
 
     /// Does the program use the nanoPU register ABI (defines `__nanopu_abi`)?
+    /// Address ranges `(base, bytes)` of the executable segments.
+    pub fn code_ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.code.iter().map(|r| (r.base, 2 * r.ops.len() as u64))
+    }
+
     pub fn is_nanopu(&self) -> bool {
         self.nanopu
     }

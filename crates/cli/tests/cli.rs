@@ -1,0 +1,69 @@
+//! The `nanopu` command as a user meets it: exit statuses, JSON, error messages.
+
+use std::process::{Command, Output};
+
+fn nanopu(args: &[&str]) -> Output {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    Command::new(env!("CARGO_BIN_EXE_nanopu"))
+        .args(args)
+        .current_dir(root)
+        .output()
+        .expect("runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn passing_program_exits_zero_with_json_summary() {
+    let o = nanopu(&["run", "sw/build/tests/rv64m.elf", "--cores", "1", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["outcome"], "exited");
+    assert_eq!(v["cores"][0]["exit_code"], 0);
+    assert!(v["cores"][0]["instructions"].as_u64().unwrap() > 1000);
+    assert!(v["cores"][0]["console"].as_str().unwrap().contains("PASS"));
+}
+
+#[test]
+fn missing_program_is_named() {
+    let o = nanopu(&["run", "no/such/program.elf"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no/such/program.elf"), "{}", stderr(&o));
+}
+
+#[test]
+fn illegal_instruction_exits_two_with_core_and_pc() {
+    let o = nanopu(&["run", "sw/build/tests/err_illegal_fp.elf", "--cores", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("illegal instruction") && e.contains("core 0") && e.contains("pc 0x"),
+        "{e}"
+    );
+}
+
+#[test]
+fn server_without_traffic_reports_where_cores_wait() {
+    let o = nanopu(&["run", "sw/build/apps/loopback.elf"]);
+    assert_eq!(o.status.code(), Some(3));
+    let e = stderr(&o);
+    assert!(
+        e.contains("did not exit") && e.contains("core 3") && e.contains("netRX"),
+        "{e}"
+    );
+}
+
+#[test]
+fn program_arguments_follow_mac_and_ip() {
+    let o = nanopu(&["run", "sw/build/apps/rxcount.elf", "--json", "--", "0"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+}
+
+#[test]
+fn unknown_benchmark_is_an_error() {
+    let o = nanopu(&["bench", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unknown benchmark 'nope'"));
+}
