@@ -25,6 +25,10 @@ pub struct RunArgs {
     /// Show progress on stderr.
     #[arg(long)]
     progress: bool,
+    /// Have the test host send a message to the node: `AT_NS:CONTEXT:WORD[,WORD...]`
+    /// (words in decimal or 0x-hex; repeatable). Replies are listed in the summary.
+    #[arg(long = "send", value_name = "AT_NS:CONTEXT:WORDS")]
+    sends: Vec<String>,
     /// Arguments for the program (after `--`); they follow `program MAC IP` in argv.
     #[arg(last = true)]
     args: Vec<String>,
@@ -45,14 +49,19 @@ pub fn main(a: RunArgs) -> Result<ExitCode, String> {
         .map_or("program".into(), |n| n.to_string_lossy().into_owned());
     let mut sim =
         Simulation::new(&elf, cfg).map_err(|e| format!("{}: {e}", a.program.display()))?;
+    for spec in &a.sends {
+        let (at, msg) = parse_send(spec)?;
+        sim.host.send_at(at, msg);
+    }
     let outcome = sim.run();
-    report(&mut sim, outcome, a.json)
+    report(&mut sim, outcome, a.json, !a.sends.is_empty())
 }
 
 fn report(
     sim: &mut Simulation,
     outcome: Result<Outcome, SimError>,
     json: bool,
+    served: bool,
 ) -> Result<ExitCode, String> {
     let outcome = outcome.map_err(|e| e.to_string())?;
     let summary = summarize(sim, outcome);
@@ -64,12 +73,16 @@ fn report(
     } else {
         print!("{}", summary.text());
     }
-    Ok(exit_code(&summary, sim))
+    Ok(exit_code(&summary, sim, served))
 }
 
 /// 0 if every core exited with 0; the first non-zero code otherwise; 3 if the run went
-/// quiescent with cores still waiting (the program never exits).
-fn exit_code(s: &RunSummary, sim: &Simulation) -> ExitCode {
+/// quiescent with cores still waiting (the program never exits) and no requests were sent
+/// (a server that answered `--send` requests and waits for more ends normally).
+fn exit_code(s: &RunSummary, sim: &Simulation, served: bool) -> ExitCode {
+    if s.outcome == "quiescent" && served {
+        return ExitCode::SUCCESS;
+    }
     if s.outcome == "quiescent" {
         eprintln!("nanopu: the program did not exit; nothing is left to simulate:");
         sim.waiting_cores().iter().for_each(|c| eprintln!("  {c}"));
@@ -79,4 +92,31 @@ fn exit_code(s: &RunSummary, sim: &Simulation) -> ExitCode {
     bad.map_or(ExitCode::SUCCESS, |c| {
         ExitCode::from((c & 0xff).max(1) as u8)
     })
+}
+
+/// `AT_NS:CONTEXT:WORD[,WORD...]` into a host message to node 0.
+fn parse_send(spec: &str) -> Result<(nanopu_sim::Time, nanopu_nic::Message), String> {
+    let bad = |why: &str| format!("--send {spec}: {why} (expected AT_NS:CONTEXT:WORD[,WORD...])");
+    let mut parts = spec.splitn(3, ':');
+    let (Some(at), Some(ctx), Some(words)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(bad("missing field"));
+    };
+    let at: f64 = at.parse().map_err(|_| bad("AT_NS is not a number"))?;
+    let ctx: u16 = ctx.parse().map_err(|_| bad("CONTEXT is not 0..=65535"))?;
+    let words: Result<Vec<u64>, _> = words.split(',').map(parse_word).collect();
+    let words = words.map_err(|w| bad(&format!("word '{w}' is not a u64")))?;
+    let dst = nanopu_cluster::boot::node_ip(0);
+    Ok((
+        nanopu_sim::Time::from_ns_f64(at),
+        nanopu_cluster::TestHost::message(0, dst, ctx, &words),
+    ))
+}
+
+fn parse_word(w: &str) -> Result<u64, String> {
+    let w = w.trim();
+    let r = match w.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => w.parse(),
+    };
+    r.map_err(|_| w.to_string())
 }

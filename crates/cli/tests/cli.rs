@@ -67,3 +67,30 @@ fn unknown_benchmark_is_an_error() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("unknown benchmark 'nope'"));
 }
+
+#[test]
+fn test_host_sends_from_the_command_line() {
+    let o = nanopu(&[
+        "run",
+        "sw/build/apps/stream.elf",
+        "--json",
+        "--send",
+        "2000:0:1,0x10",
+        "--send",
+        "3000:0:41",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let got = v["host_received"].as_array().unwrap();
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0]["words"], serde_json::json!(["0x2", "0x11"]));
+    assert_eq!(got[1]["words"], serde_json::json!(["0x2a"]));
+    assert!(got[0]["time_ns"].as_f64().unwrap() > 2000.0);
+}
+
+#[test]
+fn malformed_send_names_the_field() {
+    let o = nanopu(&["run", "sw/build/apps/stream.elf", "--send", "2000:x:1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("CONTEXT"), "{}", stderr(&o));
+}

@@ -38,6 +38,32 @@ pub struct RunSummary {
     pub simulated_ns: f64,
     pub cores: Vec<CoreSummary>,
     pub nic: NicSummary,
+    /// Messages the test host received, in arrival order.
+    pub host_received: Vec<HostRecord>,
+}
+
+/// A message seen by the test host.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct HostRecord {
+    /// Arrival of its last byte at the host.
+    pub time_ns: f64,
+    pub src_ip: String,
+    pub src_context: u16,
+    pub dst_context: u16,
+    pub len: u16,
+    /// Payload words as hex.
+    pub words: Vec<String>,
+}
+
+fn host_record(m: &crate::host::HostMessage) -> HostRecord {
+    HostRecord {
+        time_ns: m.time.as_ns_f64(),
+        src_ip: crate::boot::ip_text(m.msg.src_ip),
+        src_context: m.msg.src_context,
+        dst_context: m.msg.dst_context,
+        len: m.msg.len,
+        words: m.msg.words.iter().map(|w| format!("{w:#x}")).collect(),
+    }
 }
 
 /// What passed through the node's NIC.
@@ -78,6 +104,7 @@ pub fn summarize(sim: &mut Simulation, outcome: Outcome) -> RunSummary {
             spurious_msg_done: n.spurious_done,
         },
         cores,
+        host_received: sim.host.received.iter().map(host_record).collect(),
     }
 }
 
@@ -125,6 +152,16 @@ impl RunSummary {
                 c.state
             );
         }
+        for m in &self.host_received {
+            s += &format!(
+                "host received at {:.3} ns from {} context {}: {} bytes {}\n",
+                m.time_ns,
+                m.src_ip,
+                m.src_context,
+                m.len,
+                m.words.join(" ")
+            );
+        }
         for c in self.cores.iter().filter(|c| !c.console.is_empty()) {
             s += &format!("--- console of core {} ---\n{}", c.core, c.console);
             if !c.console.ends_with('\n') {
@@ -141,6 +178,7 @@ pub struct Progress {
     start: Instant,
     last: Instant,
     checks: u32,
+    shown: bool,
 }
 
 impl Progress {
@@ -150,6 +188,7 @@ impl Progress {
             start: Instant::now(),
             last: Instant::now(),
             checks: 0,
+            shown: false,
         }
     }
     pub fn tick(&mut self, now: Time, events: u64) {
@@ -164,5 +203,13 @@ impl Progress {
             now.as_us_f64()
         );
         let _ = std::io::stderr().flush();
+        self.shown = true;
+    }
+
+    /// End the progress line, if one was shown.
+    pub fn finish(&self) {
+        if self.shown {
+            eprintln!();
+        }
     }
 }

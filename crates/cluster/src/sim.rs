@@ -135,6 +135,16 @@ impl Simulation {
         }
         let limit = self.clock.time_of(self.cfg.max_cycles);
         let mut progress = crate::report::Progress::new(self.cfg.progress);
+        let end = self.event_loop(limit, &mut progress);
+        progress.finish();
+        end
+    }
+
+    fn event_loop(
+        &mut self,
+        limit: Time,
+        progress: &mut crate::report::Progress,
+    ) -> Result<Outcome, SimError> {
         loop {
             if self.node.all_halted() {
                 return Ok(Outcome::AllExited);

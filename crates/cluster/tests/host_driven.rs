@@ -59,3 +59,30 @@ fn same_config_same_results() {
     };
     assert_eq!(fingerprint(), fingerprint());
 }
+
+/// The dot-product servers reply with sum(weight[i] * x[i]), weight[i] = (i % 256) + 1.
+fn dot(words: &[u64]) -> u64 {
+    let w = |i: usize| (i % 256) as u64 + 1;
+    words
+        .iter()
+        .enumerate()
+        .fold(0u64, |acc, (i, x)| acc.wrapping_add(w(i).wrapping_mul(*x)))
+}
+
+#[test]
+fn dot_product_servers_compute_the_same_sums() {
+    for app in ["apps/dotprod_reg.elf", "apps/dotprod_mem.elf"] {
+        let sim = drive(app, 4, 8, 40);
+        assert_eq!(sim.host.received.len(), 8, "{app}");
+        for (s, r) in sim.host.sent.iter().zip(&sim.host.received) {
+            assert_eq!(r.msg.words, vec![dot(&s.msg.words)], "{app}");
+        }
+    }
+}
+
+#[test]
+fn throughput_server_reports_every_hundredth_message() {
+    let sim = drive("apps/throughput.elf", 1, 250, 1);
+    let counts: Vec<u64> = sim.host.received.iter().map(|r| r.msg.words[0]).collect();
+    assert_eq!(counts, vec![100, 200]);
+}
