@@ -25,17 +25,15 @@ static uint64_t dot(uint32_t n)
     return sum;
 }
 
+static void serve_one(void)
+{
+    uint64_t hdr = lnic_read();
+    uint32_t n = copy_in(lnic_hdr_words(hdr));
+    reply_sum(hdr, dot(n));
+}
+
 int main(void)
 {
     init_weights();
-    lnic_add_context(0, 0);
-#ifdef BOOT_MSG
-    lnic_boot_msg();
-#endif
-    for (;;) {
-        lnic_wait();
-        uint64_t hdr = lnic_read();
-        uint32_t n = copy_in(lnic_hdr_words(hdr));
-        reply_sum(hdr, dot(n));
-    }
+    lnic_serve_forever(serve_one);
 }

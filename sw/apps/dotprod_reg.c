@@ -19,12 +19,5 @@ static void serve_one(void)
 int main(void)
 {
     init_weights();
-    lnic_add_context(0, 0);
-#ifdef BOOT_MSG
-    lnic_boot_msg();
-#endif
-    for (;;) {
-        lnic_wait();
-        serve_one();
-    }
+    lnic_serve_forever(serve_one);
 }

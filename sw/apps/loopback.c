@@ -4,7 +4,8 @@
  * goes back to its sender with the same length and payload.  The received
  * header names the sender (IP, context) and the length, which is exactly the
  * header of the reply (SPEC.md section 2), so it is forwarded unchanged.
- * Build with -DBOOT_MSG to announce each core to the test host first.
+ * Build with -DBOOT_MSG to announce each core to the test host first
+ * (lnic_serve_forever).
  */
 #include "nanopu.h"
 
@@ -21,12 +22,5 @@ static void serve_one(void)
 
 int main(void)
 {
-    lnic_add_context(0, 0);
-#ifdef BOOT_MSG
-    lnic_boot_msg();
-#endif
-    for (;;) {
-        lnic_wait();
-        serve_one();
-    }
+    lnic_serve_forever(serve_one);
 }

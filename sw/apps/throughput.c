@@ -30,18 +30,16 @@ static void reply_count(uint64_t hdr, uint64_t count)
     lnic_write_r(count);
 }
 
+static void serve_one(void)
+{
+    static uint64_t count;
+    uint64_t hdr = drain_one();
+    if (++count % THROUGHPUT_N == 0) {
+        reply_count(hdr, count);
+    }
+}
+
 int main(void)
 {
-    uint64_t count = 0;
-    lnic_add_context(0, 0);
-#ifdef BOOT_MSG
-    lnic_boot_msg();
-#endif
-    for (;;) {
-        lnic_wait();
-        uint64_t hdr = drain_one();
-        if (++count % THROUGHPUT_N == 0) {
-            reply_count(hdr, count);
-        }
-    }
+    lnic_serve_forever(serve_one);
 }

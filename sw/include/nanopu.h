@@ -197,6 +197,22 @@ static inline void lnic_boot_msg(void)
     lnic_write_r(nanopu_core_id());
 }
 
+/* Register context 0 at priority 0 (first announcing the core with a boot
+ * message when built with -DBOOT_MSG) and serve forever: wait for a message,
+ * then let serve() consume it. The server loop of every microbenchmark app;
+ * at -O2 the call through `serve` is inlined. */
+static inline void __attribute__((noreturn)) lnic_serve_forever(void (*serve)(void))
+{
+    lnic_add_context(0, 0);
+#ifdef BOOT_MSG
+    lnic_boot_msg();
+#endif
+    for (;;) {
+        lnic_wait();
+        serve();
+    }
+}
+
 /* ---- Runtime library (sw/lib) -------------------------------------------- */
 void nanopu_exit(int code) __attribute__((noreturn));
 int putchar(int c);

@@ -383,28 +383,22 @@ impl Simulation {
     // ---- ends ------------------------------------------------------------------------------
 
     fn cycle_limit(&self) -> SimError {
-        let cores = self.node.cores.iter().zip(&self.node.state);
-        let cores = cores
-            .map(|(core, s)| {
-                format!(
-                    "core {}: pc {:#x}, {}",
-                    core.hart(),
-                    core.pc(),
-                    s.describe()
-                )
-            })
-            .collect();
         SimError::CycleLimit {
             cycles: self.cfg.max_cycles,
-            cores,
+            cores: self.core_lines(|_| true),
         }
     }
 
     /// Where each core that has not exited is waiting (for a quiescent end).
     pub fn waiting_cores(&self) -> Vec<String> {
+        self.core_lines(|s| !matches!(s, CoreState::Halted(_)))
+    }
+
+    /// "core N: pc 0x..., state" for the cores whose state passes `keep`.
+    fn core_lines(&self, keep: impl Fn(CoreState) -> bool) -> Vec<String> {
         let cores = self.node.cores.iter().zip(&self.node.state);
         cores
-            .filter(|(_, s)| !matches!(s, CoreState::Halted(_)))
+            .filter(|(_, s)| keep(**s))
             .map(|(core, s)| {
                 format!(
                     "core {}: pc {:#x}, {}",

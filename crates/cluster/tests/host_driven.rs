@@ -72,8 +72,8 @@ fn dot(words: &[u64]) -> u64 {
 #[test]
 fn dot_product_servers_compute_the_same_sums() {
     for app in ["apps/dotprod_reg.elf", "apps/dotprod_mem.elf"] {
-        let sim = drive(app, 4, 8, 40);
-        assert_eq!(sim.host.received.len(), 8, "{app}");
+        let sim = drive(app, 4, 20, 40);
+        assert_eq!(sim.host.received.len(), 20, "{app}");
         for (s, r) in sim.host.sent.iter().zip(&sim.host.received) {
             assert_eq!(r.msg.words, vec![dot(&s.msg.words)], "{app}");
         }
