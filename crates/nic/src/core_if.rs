@@ -2,6 +2,7 @@
 //! assembler and the scheduler registers (SPEC section 2).
 
 use crate::message::{mask_tail, words_for, AppHeader, Message};
+use crate::transport::segment::is_multicast_ip;
 use std::collections::VecDeque;
 
 /// One registered thread context on a core.
@@ -50,6 +51,8 @@ impl Context {
 #[derive(Clone, Debug, Default)]
 pub struct TxAssembler {
     pending: Option<(AppHeader, u16)>,
+    /// Multicast: `None` until the group word following the header has been written.
+    group: Option<(u32, u32)>,
     words: Vec<u64>,
 }
 
@@ -66,11 +69,27 @@ impl TxAssembler {
     ) -> Result<Option<Message>, TxError> {
         match self.pending {
             None => self.start(word, src.1, max_len).map(|_| None),
+            Some((h, _)) if is_multicast_ip(h.ip) && self.group.is_none() => {
+                self.set_group(word).map(|_| None)
+            }
             Some(_) => {
                 self.words.push(word);
                 Ok(self.finish(src.0))
             }
         }
+    }
+    /// The word after a multicast header names the group: first node (bits 63..32) and
+    /// number of nodes (bits 31..0) of a contiguous range (docs/models/network.md).
+    fn set_group(&mut self, word: u64) -> Result<(), TxError> {
+        let (first, count) = ((word >> 32) as u32, word as u32);
+        if count == 0 {
+            self.pending = None;
+            return Err(format!(
+                "netTX multicast group word {word:#018x}: the group has no nodes"
+            ));
+        }
+        self.group = Some((first, count));
+        Ok(())
     }
     fn start(&mut self, word: u64, src_context: u16, max_len: u32) -> Result<(), TxError> {
         let h = AppHeader::from_word(word);
@@ -97,6 +116,7 @@ impl TxAssembler {
         let mut words = std::mem::take(&mut self.words);
         mask_tail(&mut words, h.len);
         let (dst_ip, dst_context, len) = (h.ip, h.context, h.len);
+        let group = self.group.take();
         Some(Message {
             src_ip,
             src_context,
@@ -104,11 +124,13 @@ impl TxAssembler {
             dst_context,
             len,
             words,
+            group,
         })
     }
-    /// Words written so far of an unfinished message, header included.
+    /// Words written so far of an unfinished message, header (and group word) included.
     pub fn partial_words(&self) -> usize {
-        self.pending.map_or(0, |_| 1 + self.words.len())
+        self.pending
+            .map_or(0, |_| 1 + self.group.is_some() as usize + self.words.len())
     }
 }
 

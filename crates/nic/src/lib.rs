@@ -8,6 +8,8 @@
 //! - [`nic`]: the NIC proper: packet-to-core delivery with JBSQ(n) core selection over a
 //!   per-context global queue, message completion on the TX side, CSR semantics, and the
 //!   interrupt line of each core.
+//! - [`transport`]: the NDP- and Homa-style transports terminated in the NIC, and
+//!   multicast sending.
 //!
 //! Time inside the NIC is counted in cycles of the node clock (the cores' 3.2 GHz clock).
 //! The NIC never schedules anything itself: methods return [`Action`]s with the cycle at
@@ -19,6 +21,7 @@ pub mod core_if;
 pub mod message;
 pub mod nic;
 pub mod params;
+pub mod transport;
 
 pub use message::{AppHeader, Message};
 pub use nic::{Action, Nic, NicCounters};

@@ -31,6 +31,8 @@ pub struct Message {
     pub dst_context: u16,
     /// Payload length in bytes, 1..=65535.
     pub len: u16,
+    /// Multicast group: the contiguous node range `(first, count)` (None for unicast).
+    pub group: Option<(u32, u32)>,
     /// Payload as ceil(len/8) native words. Bytes past `len` in the last word are zero:
     /// the wire carries big-endian words and only `len` bytes of them (SPEC section 2), so
     /// the NIC clears the low-order bytes that would not be sent.
@@ -59,6 +61,10 @@ impl Message {
             len: self.len,
         }
         .to_word()
+    }
+    /// Words this message occupied in the TX queue: header, group word, payload.
+    pub fn tx_words(&self) -> usize {
+        1 + self.group.is_some() as usize + words_for(self.len)
     }
     /// Payload bytes as they travel on the wire (big-endian words, `len` bytes).
     pub fn payload_bytes(&self) -> Vec<u8> {
@@ -106,6 +112,7 @@ mod tests {
             dst_context: 0,
             len: 3,
             words: w,
+            group: None,
         };
         assert_eq!(m.payload_bytes(), vec![0x11, 0x22, 0x33]);
         assert_eq!(Message::words_from_bytes(&m.payload_bytes()), m.words);

@@ -144,7 +144,7 @@ impl Nic {
         let c = &mut self.cores[core];
         self.counters.words_written += 1;
         if let Some(msg) = c.tx.push(word, (ip, c.cur_context), max)? {
-            c.tx_queued += 1 + words_for(msg.len);
+            c.tx_queued += msg.tx_words();
             self.counters.msgs_sent += 1;
             out.push(Action::Send {
                 core,
@@ -158,7 +158,7 @@ impl Nic {
     /// The NIC took a finished message of `words` payload words out of the TX queue.
     pub fn tx_taken(&mut self, core: usize, msg: &Message) {
         let c = &mut self.cores[core];
-        c.tx_queued -= 1 + words_for(msg.len);
+        c.tx_queued -= msg.tx_words();
     }
 
     // ---- arrivals and core selection ---------------------------------------------------
@@ -400,6 +400,7 @@ mod tests {
             dst_context: context,
             len,
             words,
+            group: None,
         }
     }
 

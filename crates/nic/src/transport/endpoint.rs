@@ -1,0 +1,530 @@
+//! One NIC's transport endpoint: messages in, segments out, timers.
+
+use super::params::{Protocol, TransportParams};
+use super::receiver::InMsg;
+use super::segment::{flags, Segment, MULTICAST_IP};
+use super::sender::OutMsg;
+use crate::message::Message;
+use nanopu_sim::{Rng, Time};
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+/// IPv4 address of node 0; node n is this plus n (prototype convention, SPEC section 2).
+pub const NODE_IP_BASE: u32 = 0x0a00_0002;
+
+/// Something the transport wants done.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TAction {
+    /// Hand this packet to the node's port now.
+    Transmit(Segment),
+    /// A complete message for this node's cores.
+    Deliver(Message),
+    /// Call [`Transport::on_timer`] with this timer at this time.
+    Timer(Time, Timer),
+}
+
+/// The transport's timers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Timer {
+    /// The PULL pacer may send the next PULL.
+    Pull,
+    /// Retransmission timeout of an outgoing message.
+    SenderRto { peer: u32, msg_id: u16 },
+    /// Homa: missing packets of an incoming message are asked for again.
+    ReceiverRto { key: InKey },
+    /// A message held back by tail-latency injection is released.
+    Release { held: u64 },
+}
+
+/// An incoming message: (source IP, source context, message id).
+pub type InKey = (u32, u16, u16);
+type OutKey = (u32, u16);
+
+/// What the transport did, for reports.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TransportCounters {
+    pub messages_sent: u64,
+    pub messages_delivered: u64,
+    pub data_packets_sent: u64,
+    pub retransmissions: u64,
+    pub timeouts: u64,
+    pub trimmed_received: u64,
+    pub duplicates_received: u64,
+    pub pulls_sent: u64,
+    pub grants_sent: u64,
+    pub tail_delayed: u64,
+}
+
+/// One NIC's endpoint.
+pub struct Transport {
+    p: TransportParams,
+    ip: u32,
+    next_msg_id: u16,
+    next_mcast_seq: u32,
+    rng: Rng,
+    out: BTreeMap<OutKey, OutMsg>,
+    inbound: BTreeMap<InKey, InMsg>,
+    done: BTreeMap<InKey, Time>,
+    done_order: VecDeque<(Time, InKey)>,
+    pulls: VecDeque<InKey>,
+    pull_free_at: Time,
+    pull_armed: bool,
+    held: BTreeMap<u64, Message>,
+    next_held: u64,
+    pub counters: TransportCounters,
+}
+
+impl Transport {
+    pub fn new(p: TransportParams, ip: u32, rng: Rng) -> Result<Transport, String> {
+        p.validate()?;
+        Ok(Transport {
+            p,
+            ip,
+            next_msg_id: 0,
+            next_mcast_seq: 0,
+            rng,
+            out: BTreeMap::new(),
+            inbound: BTreeMap::new(),
+            done: BTreeMap::new(),
+            done_order: VecDeque::new(),
+            pulls: VecDeque::new(),
+            pull_free_at: Time::ZERO,
+            pull_armed: false,
+            held: BTreeMap::new(),
+            next_held: 0,
+            counters: TransportCounters::default(),
+        })
+    }
+
+    pub fn params(&self) -> &TransportParams {
+        &self.p
+    }
+
+    /// Messages still being sent or received (for end-of-run reports).
+    pub fn in_flight(&self) -> (usize, usize) {
+        (self.out.len() + self.held.len(), self.inbound.len())
+    }
+
+    // ---- sending -----------------------------------------------------------------------
+
+    /// A message left the NIC's TX path at `now`.
+    pub fn send_message(&mut self, now: Time, msg: Message, out: &mut Vec<TAction>) {
+        if self.p.tail_fraction > 0.0 && self.rng.next_f64() < self.p.tail_fraction {
+            self.counters.tail_delayed += 1;
+            self.next_held += 1;
+            self.held.insert(self.next_held, msg);
+            out.push(TAction::Timer(
+                now + self.p.tail_delay,
+                Timer::Release {
+                    held: self.next_held,
+                },
+            ));
+            return;
+        }
+        self.start(now, msg, out);
+    }
+
+    fn start(&mut self, now: Time, msg: Message, out: &mut Vec<TAction>) {
+        self.counters.messages_sent += 1;
+        match msg.group {
+            Some(g) if self.p.multicast => self.start_multicast(msg.clone(), g, out),
+            Some((first, count)) => {
+                let own = self.ip.wrapping_sub(NODE_IP_BASE);
+                for n in (first..first.saturating_add(count)).filter(|&n| n != own) {
+                    let copy = Message {
+                        dst_ip: NODE_IP_BASE + n,
+                        group: None,
+                        ..msg.clone()
+                    };
+                    self.start_unicast(now, copy, out);
+                }
+            }
+            None => self.start_unicast(now, msg, out),
+        }
+    }
+
+    fn proto(&mut self, msg: &Message) -> Segment {
+        let id = self.next_msg_id;
+        self.next_msg_id = id.wrapping_add(1);
+        let mut s = blank();
+        (s.src_ip, s.dst_ip, s.band, s.msg_id, s.msg_len) = (self.ip, msg.dst_ip, 1, id, msg.len);
+        (s.src_context, s.dst_context) = (msg.src_context, msg.dst_context);
+        s
+    }
+
+    fn start_unicast(&mut self, now: Time, msg: Message, out: &mut Vec<TAction>) {
+        let proto = self.proto(&msg);
+        let packets = self.p.packets(msg.len);
+        let allowed = match self.p.protocol {
+            Protocol::Ndp => self.p.rtt_pkts,
+            Protocol::Homa => self.p.unscheduled_packets(),
+        };
+        let key = (msg.dst_ip, proto.msg_id);
+        let m = OutMsg::new(proto, Arc::from(msg.words), packets, allowed, now);
+        self.out.insert(key, m);
+        self.pump(key, out);
+        out.push(TAction::Timer(
+            now + self.p.rto,
+            Timer::SenderRto {
+                peer: key.0,
+                msg_id: key.1,
+            },
+        ));
+    }
+
+    /// Multicast: every packet once; the switches make delivery reliable.
+    fn start_multicast(
+        &mut self,
+        msg: Message,
+        (first, count): (u32, u32),
+        out: &mut Vec<TAction>,
+    ) {
+        let mut proto = self.proto(&msg);
+        proto.dst_ip = MULTICAST_IP;
+        proto.flags = flags::MCAST;
+        (proto.mcast_first, proto.mcast_count, proto.mcast_seq) =
+            (first, count, self.next_mcast_seq);
+        self.next_mcast_seq = self.next_mcast_seq.wrapping_add(1);
+        let packets = self.p.packets(msg.len);
+        let m = OutMsg::new(proto, Arc::from(msg.words), packets, packets, Time::ZERO);
+        for o in 0..packets {
+            self.counters.data_packets_sent += 1;
+            out.push(TAction::Transmit(m.packet(&self.p, o)));
+        }
+    }
+
+    /// Send whatever the message's credit or grant now allows.
+    fn pump(&mut self, key: OutKey, out: &mut Vec<TAction>) {
+        let Some(m) = self.out.get_mut(&key) else {
+            return;
+        };
+        loop {
+            let resend = !m.resend.is_empty();
+            let next = match self.p.protocol {
+                Protocol::Ndp => m.next_ndp(),
+                Protocol::Homa => m.next_homa(),
+            };
+            let Some(o) = next else { return };
+            self.counters.data_packets_sent += 1;
+            self.counters.retransmissions += resend as u64;
+            out.push(TAction::Transmit(m.packet(&self.p, o)));
+        }
+    }
+
+    // ---- receiving ---------------------------------------------------------------------
+
+    /// A packet for this node arrived at `now`.
+    pub fn on_packet(&mut self, now: Time, s: Segment, out: &mut Vec<TAction>) {
+        if s.has(flags::DATA) {
+            return self.on_data(now, s, out);
+        }
+        let key = (s.src_ip, s.msg_id);
+        let Some(m) = self.out.get_mut(&key) else {
+            return;
+        };
+        if s.has(flags::ACK) {
+            self.on_ack(key, &s, now);
+            return;
+        }
+        if s.has(flags::NACK) || s.has(flags::RESEND) {
+            m.nack(s.pkt_offset);
+        }
+        if s.has(flags::PULL) || s.has(flags::GRANT) {
+            m.allowed = m.allowed.max(s.credit as u32);
+            m.last_progress = now;
+        }
+        if s.has(flags::GRANT) {
+            m.proto.band = s.prio;
+        }
+        if !s.has(flags::NACK) || self.p.protocol == Protocol::Homa {
+            self.pump(key, out);
+        }
+    }
+
+    fn on_ack(&mut self, key: OutKey, s: &Segment, now: Time) {
+        let m = self.out.get_mut(&key).expect("checked");
+        let whole = self.p.protocol == Protocol::Homa;
+        let done = if whole {
+            true
+        } else {
+            m.ack(s.pkt_offset, now)
+        };
+        if done {
+            self.out.remove(&key);
+        }
+    }
+
+    fn on_data(&mut self, now: Time, s: Segment, out: &mut Vec<TAction>) {
+        self.expire_done(now);
+        let key = (s.src_ip, s.src_context, s.msg_id);
+        if self.done.contains_key(&key) {
+            return self.duplicate_of_done(&s, out);
+        }
+        if !self.inbound.contains_key(&key) {
+            self.open_inbound(now, key, &s, out);
+        }
+        if s.has(flags::CHOP) {
+            return self.on_trimmed(now, key, &s, out);
+        }
+        self.store(now, key, &s, out);
+    }
+
+    fn duplicate_of_done(&mut self, s: &Segment, out: &mut Vec<TAction>) {
+        self.counters.duplicates_received += 1;
+        if s.mcast_count == 0 {
+            let credit = self.p.packets(s.msg_len) as u16;
+            out.push(TAction::Transmit(Segment::reply_to(s, flags::ACK, credit)));
+        }
+    }
+
+    fn open_inbound(&mut self, now: Time, key: InKey, s: &Segment, out: &mut Vec<TAction>) {
+        let packets = self.p.packets(s.msg_len);
+        let mut m = InMsg::new(s, packets, now);
+        m.granted = packets.min(self.p.unscheduled_packets());
+        self.inbound.insert(key, m);
+        if self.p.protocol == Protocol::Homa && s.mcast_count == 0 {
+            out.push(TAction::Timer(now + self.p.rto, Timer::ReceiverRto { key }));
+        }
+    }
+
+    fn on_trimmed(&mut self, now: Time, key: InKey, s: &Segment, out: &mut Vec<TAction>) {
+        self.counters.trimmed_received += 1;
+        if s.mcast_count != 0 {
+            return;
+        }
+        let m = self.inbound.get_mut(&key).expect("opened");
+        m.needed += 1;
+        let answer = if self.p.protocol == Protocol::Ndp {
+            flags::NACK
+        } else {
+            flags::RESEND
+        };
+        out.push(TAction::Transmit(Segment::reply_to(s, answer, 0)));
+        if self.p.protocol == Protocol::Ndp {
+            self.maybe_pull(now, key, out);
+        }
+    }
+
+    fn store(&mut self, now: Time, key: InKey, s: &Segment, out: &mut Vec<TAction>) {
+        let wps = (self.p.segment_bytes / 8) as usize;
+        let m = self.inbound.get_mut(&key).expect("opened");
+        if !m.store(s, wps, now) {
+            self.counters.duplicates_received += 1;
+        }
+        let unicast = s.mcast_count == 0;
+        if unicast && self.p.protocol == Protocol::Ndp {
+            out.push(TAction::Transmit(Segment::reply_to(s, flags::ACK, 0)));
+        }
+        if m.complete() {
+            return self.deliver(now, key, s, out);
+        }
+        match (unicast, self.p.protocol) {
+            (true, Protocol::Ndp) => self.maybe_pull(now, key, out),
+            (true, Protocol::Homa) => self.regrant(out),
+            _ => {}
+        }
+    }
+
+    fn deliver(&mut self, now: Time, key: InKey, s: &Segment, out: &mut Vec<TAction>) {
+        let m = self.inbound.remove(&key).expect("complete");
+        self.done.insert(key, now + self.p.linger);
+        self.done_order.push_back((now + self.p.linger, key));
+        self.counters.messages_delivered += 1;
+        if s.mcast_count == 0 && self.p.protocol == Protocol::Homa {
+            out.push(TAction::Transmit(Segment::reply_to(
+                s,
+                flags::ACK,
+                m.packets as u16,
+            )));
+            self.regrant(out);
+        }
+        out.push(TAction::Deliver(Message {
+            src_ip: m.src_ip,
+            src_context: m.src_context,
+            dst_ip: self.ip,
+            dst_context: m.dst_context,
+            len: m.len,
+            words: m.words,
+            group: None,
+        }));
+    }
+
+    fn expire_done(&mut self, now: Time) {
+        while let Some(&(t, key)) = self.done_order.front().filter(|(t, _)| *t <= now) {
+            self.done_order.pop_front();
+            if self.done.get(&key) == Some(&t) {
+                self.done.remove(&key);
+            }
+        }
+    }
+
+    // ---- NDP PULL pacing ---------------------------------------------------------------
+
+    /// Owe the sender one more PULL if it still needs transmissions beyond those allowed.
+    fn maybe_pull(&mut self, now: Time, key: InKey, out: &mut Vec<TAction>) {
+        let m = self.inbound.get_mut(&key).expect("open");
+        if self.p.rtt_pkts + m.pulled < m.needed {
+            m.pulled += 1;
+            self.pulls.push_back(key);
+            self.pace(now, out);
+        }
+    }
+
+    fn pace(&mut self, now: Time, out: &mut Vec<TAction>) {
+        if self.pull_armed {
+            return;
+        }
+        if now >= self.pull_free_at {
+            return self.send_pull(now, out);
+        }
+        self.pull_armed = true;
+        out.push(TAction::Timer(self.pull_free_at, Timer::Pull));
+    }
+
+    fn send_pull(&mut self, now: Time, out: &mut Vec<TAction>) {
+        let ip = self.ip;
+        while let Some(key) = self.pulls.pop_front() {
+            let Some(m) = self.inbound.get_mut(&key) else {
+                continue;
+            };
+            m.pull_sent += 1;
+            let credit = (self.p.rtt_pkts + m.pull_sent) as u16;
+            let to = incoming_view(ip, m, key);
+            out.push(TAction::Transmit(Segment::reply_to(
+                &to,
+                flags::PULL,
+                credit,
+            )));
+            self.counters.pulls_sent += 1;
+            self.pull_free_at = now + self.p.pull_interval;
+            if !self.pulls.is_empty() {
+                self.pull_armed = true;
+                out.push(TAction::Timer(self.pull_free_at, Timer::Pull));
+            }
+            return;
+        }
+    }
+
+    // ---- Homa grants ---------------------------------------------------------------------
+
+    /// Grant the `overcommit` incoming messages with the fewest packets left (SRPT),
+    /// keeping `rtt_bytes` granted ahead of what arrived; rank r gets band 2 + r.
+    fn regrant(&mut self, out: &mut Vec<TAction>) {
+        let mut open: Vec<(u32, InKey)> = self
+            .inbound
+            .iter()
+            .filter(|(_, m)| !m.multicast && m.granted < m.packets)
+            .map(|(k, m)| (m.packets - m.got_count, *k))
+            .collect();
+        open.sort_unstable();
+        let (unsched, ip) = (self.p.unscheduled_packets(), self.ip);
+        for (rank, (_, key)) in open
+            .into_iter()
+            .take(self.p.overcommit as usize)
+            .enumerate()
+        {
+            let band = (2 + rank as u8).min(self.p.homa_bands - 1);
+            let m = self.inbound.get_mut(&key).expect("listed");
+            let target = m.packets.min(m.got_count + unsched);
+            if target > m.granted {
+                m.granted = target;
+                let mut g =
+                    Segment::reply_to(&incoming_view(ip, m, key), flags::GRANT, target as u16);
+                g.prio = band;
+                out.push(TAction::Transmit(g));
+                self.counters.grants_sent += 1;
+            }
+        }
+    }
+
+    // ---- timers ------------------------------------------------------------------------
+
+    pub fn on_timer(&mut self, now: Time, t: Timer, out: &mut Vec<TAction>) {
+        match t {
+            Timer::Pull => {
+                self.pull_armed = false;
+                self.send_pull(now, out);
+            }
+            Timer::SenderRto { peer, msg_id } => self.sender_rto(now, (peer, msg_id), out),
+            Timer::ReceiverRto { key } => self.receiver_rto(now, key, out),
+            Timer::Release { held } => {
+                if let Some(msg) = self.held.remove(&held) {
+                    self.start(now, msg, out);
+                }
+            }
+        }
+    }
+
+    fn sender_rto(&mut self, now: Time, key: OutKey, out: &mut Vec<TAction>) {
+        let rto = self.p.rto;
+        let Some(m) = self.out.get_mut(&key) else {
+            return;
+        };
+        let timer = Timer::SenderRto {
+            peer: key.0,
+            msg_id: key.1,
+        };
+        if now < m.last_progress + rto {
+            out.push(TAction::Timer(m.last_progress + rto, timer));
+            return;
+        }
+        self.counters.timeouts += 1;
+        m.requeue_unacked();
+        m.allowed = m.allowed.max(m.sent + m.resend.len() as u32);
+        m.last_progress = now;
+        self.pump(key, out);
+        out.push(TAction::Timer(now + rto, timer));
+    }
+
+    fn receiver_rto(&mut self, now: Time, key: InKey, out: &mut Vec<TAction>) {
+        let (rto, ip) = (self.p.rto, self.ip);
+        let Some(m) = self.inbound.get_mut(&key) else {
+            return;
+        };
+        let timer = Timer::ReceiverRto { key };
+        if now < m.last_progress + rto {
+            out.push(TAction::Timer(m.last_progress + rto, timer));
+            return;
+        }
+        self.counters.timeouts += 1;
+        m.last_progress = now;
+        let to = incoming_view(ip, m, key);
+        for o in m.missing_below(m.granted) {
+            let mut r = Segment::reply_to(&to, flags::RESEND, 0);
+            r.pkt_offset = o;
+            out.push(TAction::Transmit(r));
+        }
+        out.push(TAction::Timer(now + rto, timer));
+    }
+}
+
+/// What a packet of the incoming message looks like on arrival at `ip`, so that control
+/// packets for its sender can be built with [`Segment::reply_to`].
+fn incoming_view(ip: u32, m: &InMsg, key: InKey) -> Segment {
+    let mut s = blank();
+    (s.src_ip, s.src_context, s.msg_id) = key;
+    (s.dst_ip, s.dst_context, s.msg_len) = (ip, m.dst_context, m.len);
+    s
+}
+
+/// A segment with every field zero.
+fn blank() -> Segment {
+    Segment {
+        src_ip: 0,
+        dst_ip: 0,
+        band: 0,
+        flags: 0,
+        prio: 0,
+        src_context: 0,
+        dst_context: 0,
+        msg_id: 0,
+        msg_len: 0,
+        pkt_offset: 0,
+        credit: 0,
+        mcast_first: 0,
+        mcast_count: 0,
+        mcast_seq: 0,
+        payload_len: 0,
+        payload: Arc::from([]),
+    }
+}

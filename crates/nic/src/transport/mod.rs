@@ -1,0 +1,28 @@
+//! The message transport terminated in the NIC (SPEC section 3): a reliable,
+//! message-oriented protocol over packets of at most `segment_bytes` payload.
+//!
+//! - [`segment`]: the packet descriptor the transport sends and receives.
+//! - [`params`]: protocol choice and every transport constant.
+//! - [`sender`]: per-message send state (what was sent, acknowledged, allowed).
+//! - [`receiver`]: reassembly with duplicate suppression, ACK/NACK, PULL pacing (NDP) and
+//!   SRPT grants with overcommitment (Homa).
+//! - [`Transport`]: one NIC's endpoint: messages in, segments out, timers.
+//!
+//! NDP-style: the first `rtt_pkts` packets go at once, the rest against PULLs that the
+//! receiver paces at one per MTU time; every data packet is ACKed, every trimmed one NACKed;
+//! NACKed packets are resent on the next PULL, silent losses after a timeout.
+//! Homa-style: unscheduled packets up to `rtt_bytes`, then GRANTs chosen by shortest
+//! remaining message first among at most `overcommit` messages, with the scheduled priority
+//! carried in the packet; lost packets are asked for again (RESEND) after a timeout.
+//! Multicast messages are sent once to the fabric, whose switches make them reliable.
+
+pub mod params;
+pub mod receiver;
+pub mod segment;
+pub mod sender;
+
+mod endpoint;
+
+pub use endpoint::{TAction, Timer, Transport};
+pub use params::{Protocol, TransportParams};
+pub use segment::{flags, Segment};
