@@ -203,7 +203,7 @@ fn rx_row(elf: &[u8], k: usize) -> Result<Value, String> {
     if sim.run().map_err(|e| e.to_string())? != Outcome::AllExited {
         return Err("rxcount.elf did not exit".into());
     }
-    let console = String::from_utf8_lossy(&sim.node.cores[0].take_console()).into_owned();
+    let console = String::from_utf8_lossy(&sim.nodes[0].cores[0].take_console()).into_owned();
     let end: u64 = console
         .trim()
         .strip_prefix("end_cycle=")
@@ -224,7 +224,7 @@ fn iss(a: &BenchArgs) -> Result<Value, String> {
     let start = std::time::Instant::now();
     let outcome = sim.run().map_err(|e| e.to_string())?;
     let wall = start.elapsed().as_secs_f64();
-    let core = &sim.node.cores[0];
+    let core = &sim.nodes[0].cores[0];
     if outcome != Outcome::AllExited || core.halted() != Some(0) {
         return Err(format!(
             "compute.elf did not exit cleanly: {outcome:?}, {:?}",

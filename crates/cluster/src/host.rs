@@ -60,6 +60,7 @@ impl TestHost {
             dst_context,
             len,
             words,
+            group: None,
         }
     }
 

@@ -17,8 +17,11 @@
 
 pub mod boot;
 pub mod config;
+mod cores;
 pub mod host;
+mod link;
 pub mod node;
+pub mod outcome;
 pub mod platform;
 pub mod report;
 pub mod sim;
@@ -26,4 +29,5 @@ pub mod spin;
 
 pub use config::{NodeConfig, PortParams};
 pub use host::{HostMessage, TestHost};
-pub use sim::{Outcome, SimError, Simulation};
+pub use outcome::{Outcome, SimError};
+pub use sim::Simulation;

@@ -40,6 +40,8 @@ pub struct Node {
     pub state: Vec<CoreState>,
     pub mem: NodeMem,
     pub nic: Nic,
+    /// Sorted PCs of the program's `lnic_wait()` loops (see `spin`).
+    pub spin_pcs: Arc<Vec<u64>>,
 }
 
 impl Node {
@@ -53,6 +55,7 @@ impl Node {
         let cores = (0..ncores)
             .map(|h| Core::new(h, program, &cfg.timing))
             .collect();
+        let spin_pcs = Arc::new(crate::spin::spin_pcs(&mem, program));
         Ok(Node {
             index,
             ip,
@@ -60,6 +63,7 @@ impl Node {
             state: vec![CoreState::Scheduled(0); ncores],
             mem,
             nic: Nic::new(cfg.nic.clone(), ip)?,
+            spin_pcs,
         })
     }
 

@@ -1,7 +1,8 @@
 //! What a run reports: per-core summaries (text and JSON) and progress on long runs.
 
 use crate::node::CoreState;
-use crate::sim::{Outcome, Simulation};
+use crate::outcome::Outcome;
+use crate::sim::Simulation;
 use nanopu_sim::Time;
 use serde::Serialize;
 use std::io::Write;
@@ -79,9 +80,14 @@ pub struct NicSummary {
 
 /// Summarise a finished simulation.
 pub fn summarize(sim: &mut Simulation, outcome: Outcome) -> RunSummary {
-    let last_core = sim.node.cores.iter().map(|c| c.cycle()).max().unwrap_or(0);
+    let last_core = sim.nodes[0]
+        .cores
+        .iter()
+        .map(|c| c.cycle())
+        .max()
+        .unwrap_or(0);
     let simulated_ns = sim.now().max(sim.clock().time_of(last_core)).as_ns_f64();
-    let node = &mut sim.node;
+    let node = &mut sim.nodes[0];
     let cores = node
         .cores
         .iter_mut()

@@ -39,7 +39,7 @@ fn truncated_elf() {
 #[test]
 fn message_length_zero_stops_the_run() {
     let e = run(&elf("tests/err_nic_bad_len.elf"), cfg(1)).unwrap_err();
-    assert!(matches!(e, SimError::Core(_)), "{e}");
+    assert!(matches!(e, SimError::Core { .. }), "{e}");
     let text = e.to_string();
     assert!(
         text.contains("length 0") && text.contains("core 0") && text.contains("pc 0x"),
@@ -49,7 +49,7 @@ fn message_length_zero_stops_the_run() {
 
 fn core_error(prog: &str) -> String {
     let e = run(&elf(prog), cfg(1)).unwrap_err();
-    assert!(matches!(e, SimError::Core(_)), "{e}");
+    assert!(matches!(e, SimError::Core { .. }), "{e}");
     let text = e.to_string();
     assert!(text.contains("core 0") && text.contains("pc 0x"), "{text}");
     text

@@ -1,0 +1,167 @@
+//! Running cores ahead of global time, and parking and waking them.
+
+use crate::node::CoreState;
+use crate::platform::NodePlatform;
+use crate::sim::{Ev, Simulation};
+use crate::SimError;
+use nanopu_nic::nic::RxState;
+use nanopu_nic::{csr, Action, NIC_IRQ_BIT};
+use nanopu_riscv::{BlockOn, Exit, StallKind};
+
+/// Cycles a core that cannot be interrupted may run before the loop looks again (progress,
+/// limits). Any value gives the same results; this one keeps event overhead below 1%.
+const QUANTUM: u64 = 100_000;
+
+/// A core: (node, core within the node).
+pub type Cid = (usize, usize);
+
+impl Simulation {
+    pub(crate) fn dispatch(&mut self, (n, c): Cid) -> Result<(), SimError> {
+        self.core_dispatches += 1;
+        let g = self.cycles();
+        let peek = self
+            .q
+            .peek_time()
+            .map_or(u64::MAX, |t| self.clock.cycle_ceil(t));
+        let exact_until = peek.min(self.nodes[n].others_horizon(c));
+        let node = &mut self.nodes[n];
+        let core = &mut node.cores[c];
+        let bound = if core.interrupts_enabled(NIC_IRQ_BIT) {
+            exact_until.max(g + 1)
+        } else {
+            g + QUANTUM
+        };
+        let until = bound.min(self.max_cycles + 1);
+        let mut plat = NodePlatform::new(&mut node.nic, g, exact_until, &node.spin_pcs);
+        let exit = core.run(&mut node.mem, &mut plat, until);
+        let (actions, last_rx) = (std::mem::take(&mut plat.actions), plat.last_rx);
+        node.state[c] = CoreState::Scheduled(u64::MAX);
+        self.apply(n, actions);
+        self.after_run((n, c), g, exit, last_rx)
+    }
+
+    fn after_run(
+        &mut self,
+        (n, c): Cid,
+        g: u64,
+        exit: Exit,
+        last_rx: Option<RxState>,
+    ) -> Result<(), SimError> {
+        let node = &self.nodes[n];
+        let local = node.cores[c].cycle();
+        let spinning = node.spin_pcs.binary_search(&node.cores[c].pc()).is_ok();
+        match exit {
+            Exit::Limit => self.schedule((n, c), local),
+            Exit::Blocked(BlockOn::NetRx) => match last_rx {
+                Some(RxState::At(x)) => self.wake((n, c), x, StallKind::NetRx),
+                _ => self.park((n, c), CoreState::ParkedRx),
+            },
+            Exit::Blocked(BlockOn::NetTx) if local > g => self.schedule((n, c), local),
+            Exit::Blocked(BlockOn::NetTx) => self.park((n, c), CoreState::ParkedTx),
+            Exit::Blocked(BlockOn::Csr(csr::LMSGSRDY)) if spinning => {
+                self.park_until_ready((n, c), local)
+            }
+            Exit::Blocked(BlockOn::Csr(_)) => self.schedule((n, c), local),
+            Exit::Wfi => self.enter_wfi((n, c)),
+            Exit::Halted(code) => self.nodes[n].state[c] = CoreState::Halted(code),
+            Exit::Error(error) => {
+                return Err(SimError::Core {
+                    node: n as u32,
+                    error,
+                })
+            }
+        }
+        Ok(())
+    }
+
+    /// A core spinning in `lnic_wait()` waits, parked, for a readable word (see `spin`).
+    fn park_until_ready(&mut self, id: Cid, local: u64) {
+        match self.nodes[id.0].nic.rx_state(id.1, local, 1) {
+            Ok(RxState::At(x)) => self.wake(id, x, StallKind::NetRx),
+            Ok(RxState::Empty) => self.park(id, CoreState::ParkedRx),
+            _ => self.schedule(id, local),
+        }
+    }
+
+    fn schedule(&mut self, (n, c): Cid, cycle: u64) {
+        self.nodes[n].state[c] = CoreState::Scheduled(cycle);
+        let t = self.at(cycle);
+        self.cores_q.push(t, (n, c));
+    }
+
+    fn park(&mut self, (n, c): Cid, state: CoreState) {
+        self.nodes[n].state[c] = state;
+        self.nodes[n]
+            .nic
+            .set_waiting_rx(c, state == CoreState::ParkedRx);
+    }
+
+    /// Move a waiting core's clock to `cycle` (charging the stall) and schedule it.
+    pub(crate) fn wake(&mut self, (n, c): Cid, cycle: u64, why: StallKind) {
+        let now = self.cycles();
+        let core = &mut self.nodes[n].cores[c];
+        core.advance_to(cycle.max(now), why);
+        let local = core.cycle();
+        self.nodes[n].nic.set_waiting_rx(c, false);
+        self.schedule((n, c), local);
+    }
+
+    fn enter_wfi(&mut self, (n, c): Cid) {
+        let node = &mut self.nodes[n];
+        if node.cores[c].interrupt_pending(&node.mem) {
+            let local = node.cores[c].cycle();
+            return self.schedule((n, c), local);
+        }
+        node.state[c] = CoreState::Wfi;
+        if let Some(d) = node.cores[c].timer_deadline(&node.mem) {
+            let t = self.at(d);
+            self.q.push(t, Ev::CoreTimer { node: n, core: c });
+        }
+    }
+
+    /// A core in `wfi` resumes once an enabled interrupt is pending at the current time
+    /// (its clock, stopped while it waits, first moves to now).
+    pub(crate) fn wake_if_interrupted(&mut self, (n, c): Cid) {
+        if self.nodes[n].state[c] != CoreState::Wfi {
+            return;
+        }
+        let now = self.cycles();
+        let node = &mut self.nodes[n];
+        node.cores[c].advance_to(now, StallKind::Wfi);
+        if node.cores[c].interrupt_pending(&node.mem) {
+            self.wake((n, c), now, StallKind::Wfi);
+        }
+    }
+
+    /// Turn what a node's NIC asked for into events.
+    pub(crate) fn apply(&mut self, n: usize, actions: Vec<Action>) {
+        for a in actions {
+            match a {
+                Action::Send { core, at, msg } => {
+                    self.q.push(self.at(at), Ev::NicSend { node: n, core, msg })
+                }
+                Action::Wake { core, at } if self.nodes[n].state[core] == CoreState::ParkedRx => {
+                    self.wake((n, core), at, StallKind::NetRx)
+                }
+                Action::Wake { .. } => {}
+                Action::Update { core, at } => {
+                    self.q.push(self.at(at), Ev::NicUpdate { node: n, core })
+                }
+            }
+        }
+    }
+
+    /// Re-evaluate a core's interrupt line.
+    pub(crate) fn update_irq(&mut self, (n, c): Cid) {
+        let level = self.nodes[n].nic.irq_level(c);
+        self.nodes[n].cores[c].set_irq(NIC_IRQ_BIT, level);
+        self.wake_if_interrupted((n, c));
+    }
+
+    /// A core's TX queue has room again.
+    pub(crate) fn tx_room(&mut self, (n, c): Cid) {
+        if self.nodes[n].state[c] == CoreState::ParkedTx {
+            self.wake((n, c), self.cycles(), StallKind::NetTx);
+        }
+    }
+}
