@@ -297,7 +297,7 @@ impl Transport {
         let answer = if self.p.protocol == Protocol::Ndp {
             flags::NACK
         } else {
-            flags::RESEND
+            flags::NACK | flags::RESEND
         };
         out.push(TAction::Transmit(Segment::reply_to(s, answer, 0)));
         if self.p.protocol == Protocol::Ndp {
@@ -490,7 +490,7 @@ impl Transport {
         m.last_progress = now;
         let to = incoming_view(ip, m, key);
         for o in m.missing_below(m.granted) {
-            let mut r = Segment::reply_to(&to, flags::RESEND, 0);
+            let mut r = Segment::reply_to(&to, flags::NACK | flags::RESEND, 0);
             r.pkt_offset = o;
             out.push(TAction::Transmit(r));
         }

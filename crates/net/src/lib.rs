@@ -1,0 +1,58 @@
+//! The nanoPU's network, starting with its wire formats.
+//!
+//! A tour:
+//!
+//! - [`wire`]: the bytes on the simulated wire. A frame is Ethernet (14 bytes) + IPv4
+//!   (20 bytes, no options) + the 30-byte nanoPU transport header + a payload of up to one
+//!   1,024-byte segment; trimmed and control frames carry 8 bytes of padding instead and are
+//!   72 bytes (SPEC sections 3 and 4). Each header has a zero-copy view over a byte buffer
+//!   and a validated representation, in the style DESIGN.md asks for:
+//!   - [`wire::ethernet`]: [`wire::EthernetFrame`], [`wire::EthernetRepr`], [`wire::Mac`];
+//!   - [`wire::ipv4`]: [`wire::Ipv4Packet`], [`wire::Ipv4Repr`], the NDP and Homa protocol
+//!     numbers, Homa priority in the TOS byte, class D multicast addresses;
+//!   - [`wire::transport`]: [`wire::TransportHeader`], [`wire::TransportRepr`],
+//!     [`wire::Flags`], with the field layout in its module doc;
+//!   - [`wire::packet`]: whole frames: [`wire::Frame`] (owned, always valid) with parse,
+//!     emit and switch-style trimming, and payload bytes to and from the big-endian u64
+//!     words programs see.
+//!
+//!   Every rejection is a [`wire::WireError`] whose message names the layer and the field.
+//! - [`pcap`]: captures in the classic libpcap format with nanosecond timestamps, which
+//!   Wireshark and Scapy open, and a small reader for tests.
+//!
+//! Links, switches, topologies and fault injection build on these in later modules.
+//!
+//! ```
+//! use nanopu_net::pcap::{read_pcap, PcapWriter};
+//! use nanopu_net::wire::ethernet::{Mac, ETHERTYPE_IPV4};
+//! use nanopu_net::wire::ipv4::{tos_for_priority, PROTO_HOMA};
+//! use nanopu_net::wire::packet::{SEGMENT_BYTES, TRIMMED_BYTES};
+//! use nanopu_net::wire::{EthernetRepr, Flags, Frame, FrameRepr, Ipv4Repr, TransportRepr};
+//!
+//! let repr = FrameRepr {
+//!     eth: EthernetRepr { src: Mac([2, 0, 0, 0, 0, 2]), dst: Mac([2, 0, 0, 0, 0, 3]), ethertype: ETHERTYPE_IPV4 },
+//!     ip: Ipv4Repr {
+//!         src: u32::from_be_bytes([10, 0, 0, 2]),
+//!         dst: u32::from_be_bytes([10, 0, 0, 3]),
+//!         protocol: PROTO_HOMA,
+//!         tos: tos_for_priority(7),
+//!         payload_len: 0, // derived by `Frame::emit`
+//!         ttl: 64,
+//!     },
+//!     transport: TransportRepr { flags: Flags::DATA, msg_len: 16, src_context: 1, ..Default::default() },
+//! };
+//! let mut frame = Frame::emit(&repr, &[7; 16], SEGMENT_BYTES)?;
+//! assert_eq!(frame.wire_len(), 64 + 16);
+//! frame.trim()?; // what a switch does when the data band is full
+//! let parsed = Frame::parse(frame.as_bytes(), SEGMENT_BYTES)?;
+//! assert!(parsed.repr.transport.is_trimmed() && parsed.payload.is_empty());
+//! assert_eq!(frame.wire_len(), TRIMMED_BYTES);
+//!
+//! let mut pcap = PcapWriter::new(Vec::new())?;
+//! pcap.write_packet(43_750_000, frame.as_bytes())?; // at 43.75 ns, in femtoseconds
+//! assert_eq!(read_pcap(&pcap.into_inner())?[0].0, 43);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod pcap;
+pub mod wire;
