@@ -87,4 +87,9 @@ impl Platform for NodePlatform<'_> {
         }
         fault(self.nic.csr_write(hart, now, csr, value, &mut self.actions))
     }
+    /// A NIC CSR write can move the interrupt line (an `Update` action): let the event loop
+    /// apply it before the core executes another instruction.
+    fn yield_after_write(&self) -> bool {
+        true
+    }
 }

@@ -98,7 +98,8 @@ impl Core {
             Kind::Csrrwi => (uimm, true),
             _ => (uimm, uimm != 0),
         };
-        let (old, recheck) = if (NANOPU_CSR_FIRST..=NANOPU_CSR_LAST).contains(&addr) {
+        let platform = (NANOPU_CSR_FIRST..=NANOPU_CSR_LAST).contains(&addr);
+        let (old, recheck) = if platform {
             (self.platform_csr(plat, addr, op.kind, src, writes)?, false)
         } else {
             self.machine_csr(mem, addr, op.kind, src, writes)?
@@ -107,6 +108,9 @@ impl Core {
         self.ready[op.rd as usize] = 0;
         self.cycle += self.t.csr_penalty;
         self.pc += op.len as u64;
+        if platform && writes && plat.yield_after_write() {
+            return Err(Ex::Stop); // the platform changed state the caller must act on first
+        }
         if recheck {
             return Err(Ex::Recheck);
         }

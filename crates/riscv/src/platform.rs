@@ -39,6 +39,12 @@ pub trait Platform {
     fn csr_read(&mut self, hart: usize, now: u64, pc: u64, csr: u16) -> Access<u64>;
     /// Write a nanoPU CSR (0x052..=0x061).
     fn csr_write(&mut self, hart: usize, now: u64, csr: u16, value: u64) -> Access<()>;
+    /// After a successful `csr_write`: should `run` return (`Exit::Limit`) once this
+    /// instruction completes, so the caller can act on what the write changed (for example
+    /// the interrupt line) before the core goes on? Default: no.
+    fn yield_after_write(&self) -> bool {
+        false
+    }
 }
 
 /// First and last CSR address owned by the platform (SPEC section 2 table).
