@@ -60,12 +60,8 @@ pub fn main(a: BenchArgs) -> Result<ExitCode, String> {
 
 fn elf(a: &BenchArgs, name: &str) -> Result<Vec<u8>, String> {
     let p = a.sw_build.join("apps").join(format!("{name}.elf"));
-    std::fs::read(&p).map_err(|e| {
-        format!(
-            "cannot read {} ({e}); build the programs with `make -C sw`",
-            p.display()
-        )
-    })
+    std::fs::read(&p)
+        .map_err(|e| format!("cannot read {} ({e}); build the programs with `make -C sw`", p.display()))
 }
 
 fn node_cfg(cores: usize, mac_ns: f64) -> NodeConfig {
@@ -83,9 +79,7 @@ fn request(rng: &mut Rng, len: u16) -> Message {
 /// Check an echo: back to the host's context with the same payload.
 fn check_echo(req: &Message, rep: &Message) -> Result<(), String> {
     if rep.dst_ip != HOST_IP || rep.words != req.words || rep.len != req.len {
-        return Err(format!(
-            "loopback reply does not echo the request: sent {req:?}, got {rep:?}"
-        ));
+        return Err(format!("loopback reply does not echo the request: sent {req:?}, got {rep:?}"));
     }
     Ok(())
 }
@@ -99,10 +93,8 @@ fn latency(a: &BenchArgs) -> Result<Value, String> {
         "definition": "request's last byte leaving the test host to the reply's last byte arriving; 200 Gb/s, no propagation; first 16 requests excluded as warm-up",
         "prototype_reference_16B": { "without_mac_ns": 17, "with_mac_ns": 69 } });
     for (key, mac) in [("without_mac", 0.0), ("with_mac", MAC_NS)] {
-        let rows: Result<Vec<Value>, String> = SIZES
-            .iter()
-            .map(|&len| latency_row(&elf, len, mac, n))
-            .collect();
+        let rows: Result<Vec<Value>, String> =
+            SIZES.iter().map(|&len| latency_row(&elf, len, mac, n)).collect();
         out[key] = Value::Array(rows?);
     }
     Ok(out)
@@ -141,11 +133,7 @@ fn finish(sim: &mut Simulation) -> Result<(), String> {
 fn paired_latencies(sim: &Simulation, n: usize) -> Result<Vec<f64>, String> {
     let (sent, got) = (&sim.host.sent, &sim.host.received);
     if got.len() != n || sent.len() != n {
-        return Err(format!(
-            "sent {} requests, received {} replies, expected {n}",
-            sent.len(),
-            got.len()
-        ));
+        return Err(format!("sent {} requests, received {} replies, expected {n}", sent.len(), got.len()));
     }
     sent.iter()
         .zip(got)
@@ -173,11 +161,9 @@ fn throughput(a: &BenchArgs) -> Result<Value, String> {
     }
     let span = (got[n - 1].time - got[0].time).as_secs_f64();
     let mrps = (n - 1) as f64 / span / 1e6;
-    Ok(
-        json!({ "benchmark": "loopback-throughput", "cores": 1, "payload_bytes": 8, "requests": n,
+    Ok(json!({ "benchmark": "loopback-throughput", "cores": 1, "payload_bytes": 8, "requests": n,
         "million_requests_per_second": mrps, "prototype_reference_mrps": 118,
-        "definition": "requests offered back to back at 200 Gb/s line rate; rate between the first and last reply" }),
-    )
+        "definition": "requests offered back to back at 200 Gb/s line rate; rate between the first and last reply" }))
 }
 
 // ---- receive path ---------------------------------------------------------------------------
@@ -185,11 +171,9 @@ fn throughput(a: &BenchArgs) -> Result<Value, String> {
 fn rx(a: &BenchArgs) -> Result<Value, String> {
     let elf = elf(a, "rxcount")?;
     let rows: Result<Vec<Value>, String> = [1usize, 64].iter().map(|&k| rx_row(&elf, k)).collect();
-    Ok(
-        json!({ "benchmark": "rx", "payload_bytes": 16, "rows": rows?,
+    Ok(json!({ "benchmark": "rx", "payload_bytes": 16, "rows": rows?,
         "definition": "after one warm-up message, from the first timed message's last byte reaching the NIC to the core having read and marked done the last one (mcycle printed by rxcount.elf); messages sent back to back at 200 Gb/s",
-        "prototype_reference": { "1_message_ns": 8, "64_messages_ns": 400 } }),
-    )
+        "prototype_reference": { "1_message_ns": 8, "64_messages_ns": 400 } }))
 }
 
 fn rx_row(elf: &[u8], k: usize) -> Result<Value, String> {
@@ -226,16 +210,11 @@ fn iss(a: &BenchArgs) -> Result<Value, String> {
     let wall = start.elapsed().as_secs_f64();
     let core = &sim.nodes[0].cores[0];
     if outcome != Outcome::AllExited || core.halted() != Some(0) {
-        return Err(format!(
-            "compute.elf did not exit cleanly: {outcome:?}, {:?}",
-            core.halted()
-        ));
+        return Err(format!("compute.elf did not exit cleanly: {outcome:?}, {:?}", core.halted()));
     }
     let instret = core.stats().instret;
-    Ok(
-        json!({ "benchmark": "iss", "program": "compute.elf", "instructions": instret,
+    Ok(json!({ "benchmark": "iss", "program": "compute.elf", "instructions": instret,
         "cycles": core.cycle(), "host_seconds": wall,
         "million_instructions_per_host_second": instret as f64 / wall / 1e6,
-        "target_mips": 100 }),
-    )
+        "target_mips": 100 }))
 }

@@ -5,6 +5,7 @@
 //! - `nanopu bench NAME`: the microbenchmarks of `bench.rs`, printing JSON.
 
 mod bench;
+mod cluster;
 mod run;
 
 use clap::{Parser, Subcommand};

@@ -8,8 +8,9 @@ use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// RISC-V ELF to run on every core (RV64IMAC, lp64).
-    program: PathBuf,
+    /// RISC-V ELF to run on every core of one node (RV64IMAC, lp64), or a cluster
+    /// configuration (.toml) naming topology, programs and parameters.
+    pub program: PathBuf,
     /// Cores in the node.
     #[arg(long, default_value_t = 4)]
     cores: usize,
@@ -35,20 +36,18 @@ pub struct RunArgs {
 }
 
 pub fn main(a: RunArgs) -> Result<ExitCode, String> {
-    let elf = std::fs::read(&a.program)
-        .map_err(|e| format!("cannot read {}: {e}", a.program.display()))?;
+    if a.program.extension().is_some_and(|e| e == "toml") {
+        return crate::cluster::main(&a.program, a.json, a.progress);
+    }
+    let elf = std::fs::read(&a.program).map_err(|e| format!("cannot read {}: {e}", a.program.display()))?;
     let mut cfg = NodeConfig::default();
     cfg.nic.cores = a.cores;
     cfg.max_cycles = a.max_cycles;
     cfg.args = a.args;
     cfg.progress = a.progress;
     cfg.port.mac_fs = nanopu_sim::Time::from_ns_f64(a.mac_ns).as_fs();
-    cfg.program_name = a
-        .program
-        .file_name()
-        .map_or("program".into(), |n| n.to_string_lossy().into_owned());
-    let mut sim =
-        Simulation::new(&elf, cfg).map_err(|e| format!("{}: {e}", a.program.display()))?;
+    cfg.program_name = a.program.file_name().map_or("program".into(), |n| n.to_string_lossy().into_owned());
+    let mut sim = Simulation::new(&elf, cfg).map_err(|e| format!("{}: {e}", a.program.display()))?;
     for spec in &a.sends {
         let (at, msg) = parse_send(spec)?;
         sim.host.send_at(at, msg);
@@ -66,10 +65,7 @@ fn report(
     let outcome = outcome.map_err(|e| e.to_string())?;
     let summary = summarize(sim, outcome);
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&summary).expect("summary serializes")
-        );
+        println!("{}", serde_json::to_string_pretty(&summary).expect("summary serializes"));
     } else {
         print!("{}", summary.text());
     }
@@ -89,9 +85,7 @@ fn exit_code(s: &RunSummary, sim: &Simulation, served: bool) -> ExitCode {
         return ExitCode::from(3);
     }
     let bad = s.cores.iter().filter_map(|c| c.exit_code).find(|&c| c != 0);
-    bad.map_or(ExitCode::SUCCESS, |c| {
-        ExitCode::from((c & 0xff).max(1) as u8)
-    })
+    bad.map_or(ExitCode::SUCCESS, |c| ExitCode::from((c & 0xff).max(1) as u8))
 }
 
 /// `AT_NS:CONTEXT:WORD[,WORD...]` into a host message to node 0.
@@ -106,10 +100,7 @@ fn parse_send(spec: &str) -> Result<(nanopu_sim::Time, nanopu_nic::Message), Str
     let words: Result<Vec<u64>, _> = words.split(',').map(parse_word).collect();
     let words = words.map_err(|w| bad(&format!("word '{w}' is not a u64")))?;
     let dst = nanopu_cluster::boot::node_ip(0);
-    Ok((
-        nanopu_sim::Time::from_ns_f64(at),
-        nanopu_cluster::TestHost::message(0, dst, ctx, &words),
-    ))
+    Ok((nanopu_sim::Time::from_ns_f64(at), nanopu_cluster::TestHost::message(0, dst, ctx, &words)))
 }
 
 fn parse_word(w: &str) -> Result<u64, String> {

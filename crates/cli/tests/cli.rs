@@ -4,11 +4,7 @@ use std::process::{Command, Output};
 
 fn nanopu(args: &[&str]) -> Output {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    Command::new(env!("CARGO_BIN_EXE_nanopu"))
-        .args(args)
-        .current_dir(root)
-        .output()
-        .expect("runs")
+    Command::new(env!("CARGO_BIN_EXE_nanopu")).args(args).current_dir(root).output().expect("runs")
 }
 
 fn stderr(o: &Output) -> String {
@@ -38,10 +34,7 @@ fn illegal_instruction_exits_two_with_core_and_pc() {
     let o = nanopu(&["run", "sw/build/tests/err_illegal_fp.elf", "--cores", "1"]);
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
-    assert!(
-        e.contains("illegal instruction") && e.contains("core 0") && e.contains("pc 0x"),
-        "{e}"
-    );
+    assert!(e.contains("illegal instruction") && e.contains("core 0") && e.contains("pc 0x"), "{e}");
 }
 
 #[test]
@@ -49,10 +42,7 @@ fn server_without_traffic_reports_where_cores_wait() {
     let o = nanopu(&["run", "sw/build/apps/loopback.elf"]);
     assert_eq!(o.status.code(), Some(3));
     let e = stderr(&o);
-    assert!(
-        e.contains("did not exit") && e.contains("core 3") && e.contains("netRX"),
-        "{e}"
-    );
+    assert!(e.contains("did not exit") && e.contains("core 3") && e.contains("netRX"), "{e}");
 }
 
 #[test]

@@ -35,11 +35,7 @@ pub fn ip_text(ip: u32) -> String {
 /// Colon-separated text of a MAC address.
 pub fn mac_text(mac: u64) -> String {
     let b = mac.to_be_bytes();
-    b[2..]
-        .iter()
-        .map(|x| format!("{x:02x}"))
-        .collect::<Vec<_>>()
-        .join(":")
+    b[2..].iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(":")
 }
 
 impl BootInfo<'_> {
@@ -65,9 +61,7 @@ impl BootInfo<'_> {
         for (i, arg) in self.argv.iter().enumerate() {
             let end = strings_at + arg.len() + 1;
             if end > BOOT_SIZE {
-                return Err(format!(
-                    "args: the arguments do not fit in the {BOOT_SIZE}-byte boot page"
-                ));
+                return Err(format!("args: the arguments do not fit in the {BOOT_SIZE}-byte boot page"));
             }
             put_words(&mut page, ptrs_at + 8 * i, &[BOOT_BASE + strings_at as u64]);
             page[strings_at..end - 1].copy_from_slice(arg.as_bytes());
@@ -89,11 +83,7 @@ mod tests {
 
     #[test]
     fn layout_matches_the_abi() {
-        let argv = vec![
-            "loopback".to_string(),
-            "02:00:0a:00:00:02".into(),
-            "10.0.0.2".into(),
-        ];
+        let argv = vec!["loopback".to_string(), "02:00:0a:00:00:02".into(), "10.0.0.2".into()];
         let b = BootInfo {
             ncores: 4,
             node: 0,
@@ -107,8 +97,7 @@ mod tests {
         let word = |i: usize| u64::from_le_bytes(p[8 * i..8 * i + 8].try_into().unwrap());
         assert_eq!(&p[0..8], b"NANOPUBI");
         assert_eq!((word(2), word(5), word(6)), (4, 0x0a00_0002, 3));
-        let argv0 =
-            (word(word(7) as usize / 8 - BOOT_BASE as usize / 8)) as usize - BOOT_BASE as usize;
+        let argv0 = (word(word(7) as usize / 8 - BOOT_BASE as usize / 8)) as usize - BOOT_BASE as usize;
         assert_eq!(&p[argv0..argv0 + 9], b"loopback\0");
         assert_eq!(ip_text(node_ip(1)), "10.0.0.3");
         assert_eq!(mac_text(node_mac(0)), "02:00:0a:00:00:02");
@@ -117,15 +106,7 @@ mod tests {
     #[test]
     fn oversized_argv_is_an_error() {
         let argv = vec!["x".repeat(5000)];
-        let b = BootInfo {
-            ncores: 1,
-            node: 0,
-            mac: 0,
-            ip: 0,
-            argv: &argv,
-            dram_base: 0,
-            dram_size: 0,
-        };
+        let b = BootInfo { ncores: 1, node: 0, mac: 0, ip: 0, argv: &argv, dram_base: 0, dram_size: 0 };
         assert!(b.encode().unwrap_err().contains("args"));
     }
 }

@@ -19,18 +19,15 @@ impl Simulation {
     pub(crate) fn dispatch(&mut self, (n, c): Cid) -> Result<(), SimError> {
         self.core_dispatches += 1;
         let g = self.cycles();
-        let peek = self
-            .q
+        let peek = self.q.peek_time().map_or(u64::MAX, |t| self.clock.cycle_ceil(t));
+        let other_nodes = self
+            .cores_q
             .peek_time()
-            .map_or(u64::MAX, |t| self.clock.cycle_ceil(t));
-        let exact_until = peek.min(self.nodes[n].others_horizon(c));
+            .map_or(u64::MAX, |t| self.clock.cycle_floor(t).saturating_add(self.cross_node_cycles));
+        let exact_until = peek.min(self.nodes[n].others_horizon(c)).min(other_nodes);
         let node = &mut self.nodes[n];
         let core = &mut node.cores[c];
-        let bound = if core.interrupts_enabled(NIC_IRQ_BIT) {
-            exact_until.max(g + 1)
-        } else {
-            g + QUANTUM
-        };
+        let bound = if core.interrupts_enabled(NIC_IRQ_BIT) { exact_until.max(g + 1) } else { g + QUANTUM };
         let until = bound.min(self.max_cycles + 1);
         let mut plat = NodePlatform::new(&mut node.nic, g, exact_until, &node.spin_pcs);
         let exit = core.run(&mut node.mem, &mut plat, until);
@@ -58,18 +55,11 @@ impl Simulation {
             },
             Exit::Blocked(BlockOn::NetTx) if local > g => self.schedule((n, c), local),
             Exit::Blocked(BlockOn::NetTx) => self.park((n, c), CoreState::ParkedTx),
-            Exit::Blocked(BlockOn::Csr(csr::LMSGSRDY)) if spinning => {
-                self.park_until_ready((n, c), local)
-            }
+            Exit::Blocked(BlockOn::Csr(csr::LMSGSRDY)) if spinning => self.park_until_ready((n, c), local),
             Exit::Blocked(BlockOn::Csr(_)) => self.schedule((n, c), local),
             Exit::Wfi => self.enter_wfi((n, c)),
             Exit::Halted(code) => self.nodes[n].state[c] = CoreState::Halted(code),
-            Exit::Error(error) => {
-                return Err(SimError::Core {
-                    node: n as u32,
-                    error,
-                })
-            }
+            Exit::Error(error) => return Err(SimError::Core { node: n as u32, error }),
         }
         Ok(())
     }
@@ -91,9 +81,7 @@ impl Simulation {
 
     fn park(&mut self, (n, c): Cid, state: CoreState) {
         self.nodes[n].state[c] = state;
-        self.nodes[n]
-            .nic
-            .set_waiting_rx(c, state == CoreState::ParkedRx);
+        self.nodes[n].nic.set_waiting_rx(c, state == CoreState::ParkedRx);
     }
 
     /// Move a waiting core's clock to `cycle` (charging the stall) and schedule it.
@@ -144,9 +132,7 @@ impl Simulation {
                     self.wake((n, core), at, StallKind::NetRx)
                 }
                 Action::Wake { .. } => {}
-                Action::Update { core, at } => {
-                    self.q.push(self.at(at), Ev::NicUpdate { node: n, core })
-                }
+                Action::Update { core, at } => self.q.push(self.at(at), Ev::NicUpdate { node: n, core }),
             }
         }
     }

@@ -22,9 +22,12 @@ pub type Responder = Box<dyn FnMut(Time, &Message) -> Vec<(Time, Message)>>;
 #[derive(Default)]
 pub struct TestHost {
     pub(crate) script: Vec<(Time, Message)>,
+    pub(crate) raw_script: Vec<(Time, Vec<u8>)>,
     pub(crate) responder: Option<Responder>,
     pub sent: Vec<HostMessage>,
     pub received: Vec<HostMessage>,
+    /// Raw frames the node's NIC dropped as malformed or unsupported: when, and why.
+    pub rejected: Vec<(Time, String)>,
 }
 
 impl TestHost {
@@ -39,29 +42,11 @@ impl TestHost {
     }
 
     /// Like [`TestHost::message`] with an explicit byte length (`words` must hold it).
-    pub fn message_len(
-        src_context: u16,
-        dst_ip: u32,
-        dst_context: u16,
-        len: u16,
-        words: &[u64],
-    ) -> Message {
-        assert_eq!(
-            words.len(),
-            words_for(len),
-            "payload words do not match the length"
-        );
+    pub fn message_len(src_context: u16, dst_ip: u32, dst_context: u16, len: u16, words: &[u64]) -> Message {
+        assert_eq!(words.len(), words_for(len), "payload words do not match the length");
         let mut words = words.to_vec();
         mask_tail(&mut words, len);
-        Message {
-            src_ip: HOST_IP,
-            src_context,
-            dst_ip,
-            dst_context,
-            len,
-            words,
-            group: None,
-        }
+        Message { src_ip: HOST_IP, src_context, dst_ip, dst_context, len, words, group: None }
     }
 
     /// Send `msg` so that it starts leaving the host at `at`.
@@ -69,8 +54,41 @@ impl TestHost {
         self.script.push((at, msg));
     }
 
+    /// Send a raw Ethernet frame (built with `nanopu_net::wire`) at `at`. A valid
+    /// single-packet DATA frame reaches the node as a message; anything else is dropped by the
+    /// NIC and recorded in `rejected` with the reason.
+    pub fn send_raw_at(&mut self, at: Time, frame: Vec<u8>) {
+        self.raw_script.push((at, frame));
+    }
+
     /// Call `f` on every arrival; what it returns is sent.
     pub fn on_receive(&mut self, f: impl FnMut(Time, &Message) -> Vec<(Time, Message)> + 'static) {
         self.responder = Some(Box::new(f));
     }
+}
+
+/// The message a raw frame carries, or why the NIC drops it.
+pub fn message_of_frame(frame: &[u8]) -> Result<Message, String> {
+    use nanopu_net::wire::packet::payload_to_words;
+    use nanopu_net::wire::{Flags, Frame};
+    let p = Frame::parse(frame, 1024).map_err(|e| e.to_string())?;
+    let t = &p.repr.transport;
+    if !t.flags.contains(Flags::DATA) || t.flags.contains(Flags::CHOP) || t.mcast_count != 0 {
+        return Err(format!(
+            "{} frame: only untrimmed unicast DATA frames reach a node without a network",
+            t.flags
+        ));
+    }
+    if t.pkt_offset != 0 || t.msg_len as usize > 1024 {
+        return Err("multi-packet message: needs the network transport (cluster runs)".into());
+    }
+    Ok(Message {
+        src_ip: p.repr.ip.src,
+        src_context: t.src_context,
+        dst_ip: p.repr.ip.dst,
+        dst_context: t.dst_context,
+        len: t.msg_len,
+        words: payload_to_words(p.payload),
+        group: None,
+    })
 }

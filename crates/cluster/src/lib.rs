@@ -13,13 +13,19 @@
 //!   replies with arrival times, as the prototype's Scapy tests did.
 //! - [`sim`]: the event loop tying them together, and the run's outcome.
 //! - [`spin`]: recognising `lnic_wait()`'s spin loop so idle cores park instead of spinning.
+//! - `cluster`, `network`: clusters from a TOML file ([`cluster_config`]): the packet-level
+//!   fabric between nodes and the transport endpoint in each NIC.
 //! - [`report`]: per-core and per-run summaries, as text and JSON.
 
 pub mod boot;
+mod cluster;
+pub mod cluster_config;
+pub mod cluster_report;
 pub mod config;
 mod cores;
 pub mod host;
 mod link;
+mod network;
 pub mod node;
 pub mod outcome;
 pub mod platform;

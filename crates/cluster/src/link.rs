@@ -16,11 +16,7 @@ pub(crate) struct HostLink {
 
 impl HostLink {
     pub fn new(port: PortParams) -> HostLink {
-        HostLink {
-            port,
-            to_node_busy: Time::ZERO,
-            to_host_busy: Time::ZERO,
-        }
+        HostLink { port, to_node_busy: Time::ZERO, to_host_busy: Time::ZERO }
     }
 
     /// Serialization of a message: `ceil(len / segment)` packets of header + segment.
@@ -54,21 +50,13 @@ impl Simulation {
         let prop = Time(l.port.propagation_fs + l.port.mac_fs);
         let t = HostLink::cross(&mut l.to_node_busy, self.now, ser, prop);
         let left = t - prop;
-        self.host.sent.push(HostMessage {
-            time: left,
-            msg: msg.clone(),
-        });
+        self.host.sent.push(HostMessage { time: left, msg: msg.clone() });
         self.q.push(t, Ev::NicArrive { node: 0, msg });
     }
 
     pub(crate) fn host_arrive(&mut self, msg: Message) {
         let now = self.now;
-        let replies = self
-            .host
-            .responder
-            .as_mut()
-            .map(|f| f(now, &msg))
-            .unwrap_or_default();
+        let replies = self.host.responder.as_mut().map(|f| f(now, &msg)).unwrap_or_default();
         self.host.received.push(HostMessage { time: now, msg });
         for (t, m) in replies {
             self.q.push(t.max(now), Ev::HostSend { msg: m });

@@ -48,13 +48,11 @@ impl Node {
     /// Load `program` on a fresh node `index` and put every core at its reset state.
     pub fn new(index: u32, program: &Arc<Program>, cfg: &NodeConfig) -> Result<Node, String> {
         let ncores = cfg.nic.cores;
-        let mut mem = NodeMem::new(program.clone(), ncores, &cfg.mem, &cfg.timing)
-            .map_err(|e| e.to_string())?;
+        let mut mem =
+            NodeMem::new(program.clone(), ncores, &cfg.mem, &cfg.timing).map_err(|e| e.to_string())?;
         let ip = node_ip(index);
         mem.write_boot(&boot_page(index, ip, cfg)?);
-        let cores = (0..ncores)
-            .map(|h| Core::new(h, program, &cfg.timing))
-            .collect();
+        let cores = (0..ncores).map(|h| Core::new(h, program, &cfg.timing)).collect();
         let spin_pcs = Arc::new(crate::spin::spin_pcs(&mem, program));
         Ok(Node {
             index,

@@ -29,14 +29,7 @@ pub struct NodePlatform<'a> {
 
 impl<'a> NodePlatform<'a> {
     pub fn new(nic: &'a mut Nic, global: u64, exact_until: u64, spin_pcs: &'a [u64]) -> Self {
-        NodePlatform {
-            nic,
-            global,
-            exact_until,
-            actions: Vec::new(),
-            last_rx: None,
-            spin_pcs,
-        }
+        NodePlatform { nic, global, exact_until, actions: Vec::new(), last_rx: None, spin_pcs }
     }
     fn exact(&self, now: u64) -> bool {
         now <= self.global || now < self.exact_until

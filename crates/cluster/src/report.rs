@@ -80,20 +80,10 @@ pub struct NicSummary {
 
 /// Summarise a finished simulation.
 pub fn summarize(sim: &mut Simulation, outcome: Outcome) -> RunSummary {
-    let last_core = sim.nodes[0]
-        .cores
-        .iter()
-        .map(|c| c.cycle())
-        .max()
-        .unwrap_or(0);
+    let last_core = sim.nodes[0].cores.iter().map(|c| c.cycle()).max().unwrap_or(0);
     let simulated_ns = sim.now().max(sim.clock().time_of(last_core)).as_ns_f64();
     let node = &mut sim.nodes[0];
-    let cores = node
-        .cores
-        .iter_mut()
-        .zip(&node.state)
-        .map(|(c, s)| core_summary(c, *s))
-        .collect();
+    let cores = node.cores.iter_mut().zip(&node.state).map(|(c, s)| core_summary(c, *s)).collect();
     let n = &node.nic.counters;
     RunSummary {
         outcome: match outcome {
@@ -139,23 +129,13 @@ fn core_summary(core: &mut nanopu_riscv::Core, state: CoreState) -> CoreSummary 
 impl RunSummary {
     /// Human-readable table.
     pub fn text(&self) -> String {
-        let mut s = format!(
-            "outcome: {}, simulated time {:.3} us\n",
-            self.outcome,
-            self.simulated_ns / 1e3
-        );
+        let mut s = format!("outcome: {}, simulated time {:.3} us\n", self.outcome, self.simulated_ns / 1e3);
         s += "core  exit  instructions      cycles   D$ miss  netRX stall  state\n";
         for c in &self.cores {
             let code = c.exit_code.map_or("-".into(), |x| x.to_string());
             s += &format!(
                 "{:>4}  {:>4}  {:>12}  {:>10}  {:>8}  {:>11}  {}\n",
-                c.core,
-                code,
-                c.instructions,
-                c.cycles,
-                c.dcache_misses,
-                c.stall_netrx_cycles,
-                c.state
+                c.core, code, c.instructions, c.cycles, c.dcache_misses, c.stall_netrx_cycles, c.state
             );
         }
         for m in &self.host_received {
@@ -189,13 +169,7 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(on: bool) -> Progress {
-        Progress {
-            on,
-            start: Instant::now(),
-            last: Instant::now(),
-            checks: 0,
-            shown: false,
-        }
+        Progress { on, start: Instant::now(), last: Instant::now(), checks: 0, shown: false }
     }
     pub fn tick(&mut self, now: Time, events: u64) {
         self.checks = self.checks.wrapping_add(1);
@@ -204,10 +178,7 @@ impl Progress {
         }
         self.last = Instant::now();
         let wall = self.start.elapsed().as_secs_f64();
-        eprint!(
-            "\r[{wall:7.1} s] simulated {:>12.3} us, {events} events",
-            now.as_us_f64()
-        );
+        eprint!("\r[{wall:7.1} s] simulated {:>12.3} us, {events} events", now.as_us_f64());
         let _ = std::io::stderr().flush();
         self.shown = true;
     }

@@ -45,8 +45,19 @@ pub(crate) enum Ev {
     HostSend {
         msg: Message,
     },
+    /// A raw frame from the test host reaches the node's NIC.
+    HostRaw {
+        frame: Vec<u8>,
+    },
     HostArrive {
         msg: Message,
+    },
+    /// An event of the fabric (cluster runs).
+    Net(nanopu_net::fabric::NetEvent),
+    /// A timer of a node's transport (cluster runs).
+    Transport {
+        node: usize,
+        timer: nanopu_nic::transport::Timer,
     },
 }
 
@@ -56,12 +67,19 @@ pub struct Simulation {
     /// The test host on node 0's port.
     pub host: TestHost,
     pub(crate) link: crate::link::HostLink,
+    /// The fabric and transports of a cluster run (None: a single node with the test host).
+    pub(crate) net: Option<crate::network::Network>,
     pub(crate) clock: Clock,
     pub(crate) cores_q: EventQueue<Cid>,
     pub(crate) q: EventQueue<Ev>,
     pub(crate) now: Time,
     pub(crate) max_cycles: u64,
     pub(crate) core_dispatches: u64,
+    /// Fewest cycles in which a core can affect a core of another node: its TX path, two
+    /// link propagations, the RX path (u64::MAX when there is one node).
+    pub(crate) cross_node_cycles: u64,
+    /// When the last message reached a NIC from the network.
+    pub(crate) last_arrival: Time,
     progress: bool,
 }
 
@@ -74,7 +92,7 @@ impl Simulation {
         Simulation::with_nodes(vec![node], &cfg)
     }
 
-    fn with_nodes(nodes: Vec<Node>, cfg: &NodeConfig) -> Result<Simulation, SimError> {
+    pub(crate) fn with_nodes(nodes: Vec<Node>, cfg: &NodeConfig) -> Result<Simulation, SimError> {
         let clock = Clock::from_hz(cfg.timing.clock_hz).map_err(SimError::Setup)?;
         let mut cores_q = EventQueue::new();
         for (n, node) in nodes.iter().enumerate() {
@@ -84,14 +102,22 @@ impl Simulation {
             nodes,
             host: TestHost::new(),
             link: crate::link::HostLink::new(cfg.port.clone()),
+            net: None,
             clock,
             cores_q,
             q: EventQueue::new(),
             now: Time::ZERO,
             max_cycles: cfg.max_cycles,
             core_dispatches: 0,
+            cross_node_cycles: u64::MAX,
+            last_arrival: Time::ZERO,
             progress: cfg.progress,
         })
+    }
+
+    /// Show progress on stderr during `run`.
+    pub fn set_progress(&mut self, on: bool) {
+        self.progress = on;
     }
 
     /// The first node (the only one of a single-node run).
@@ -119,6 +145,9 @@ impl Simulation {
     pub fn run(&mut self) -> Result<Outcome, SimError> {
         for (t, msg) in std::mem::take(&mut self.host.script) {
             self.q.push(t, Ev::HostSend { msg });
+        }
+        for (t, frame) in std::mem::take(&mut self.host.raw_script) {
+            self.q.push(t, Ev::HostRaw { frame });
         }
         let limit = self.clock.time_of(self.max_cycles);
         let mut progress = Progress::new(self.progress);
@@ -175,7 +204,13 @@ impl Simulation {
             Ev::NicUpdate { node, core } => self.update_irq((node, core)),
             Ev::CoreTimer { node, core } => self.wake_if_interrupted((node, core)),
             Ev::HostSend { msg } => self.host_send(msg),
+            Ev::HostRaw { frame } => match crate::host::message_of_frame(&frame) {
+                Ok(msg) => self.host_send(msg),
+                Err(why) => self.host.rejected.push((self.now, why)),
+            },
             Ev::HostArrive { msg } => self.host_arrive(msg),
+            Ev::Net(e) => self.net_event(e),
+            Ev::Transport { node, timer } => self.transport_timer(node, timer),
         }
     }
 
@@ -184,11 +219,10 @@ impl Simulation {
         self.nodes[n].nic.tx_taken(c, &msg);
         self.tx_room((n, c));
         if msg.dst_ip == self.nodes[n].ip {
-            let t = self.now
-                + self
-                    .clock
-                    .time_of(self.nodes[n].nic.params().loopback_cycles);
+            let t = self.now + self.clock.time_of(self.nodes[n].nic.params().loopback_cycles);
             self.q.push(t, Ev::NicArrive { node: n, msg });
+        } else if self.net.is_some() {
+            self.transport_send(n, msg);
         } else {
             self.port_send(msg);
         }
@@ -197,10 +231,7 @@ impl Simulation {
     // ---- ends ------------------------------------------------------------------------------
 
     fn cycle_limit(&self) -> SimError {
-        SimError::CycleLimit {
-            cycles: self.max_cycles,
-            cores: self.core_lines(|_| true),
-        }
+        SimError::CycleLimit { cycles: self.max_cycles, cores: self.core_lines(|_| true) }
     }
 
     /// Where each core that has not exited is waiting (for a quiescent end).
@@ -213,23 +244,10 @@ impl Simulation {
     fn core_lines(&self, keep: impl Fn(CoreState) -> bool + Copy) -> Vec<String> {
         let many = self.nodes.len() > 1;
         let lines = self.nodes.iter().flat_map(|node| {
-            let prefix = if many {
-                format!("node {}, ", node.index)
-            } else {
-                String::new()
-            };
-            let cores = node
-                .cores
-                .iter()
-                .zip(&node.state)
-                .filter(move |(_, s)| keep(**s));
+            let prefix = if many { format!("node {}, ", node.index) } else { String::new() };
+            let cores = node.cores.iter().zip(&node.state).filter(move |(_, s)| keep(**s));
             cores.map(move |(core, s)| {
-                format!(
-                    "{prefix}core {}: pc {:#x}, {}",
-                    core.hart(),
-                    core.pc(),
-                    s.describe()
-                )
+                format!("{prefix}core {}: pc {:#x}, {}", core.hart(), core.pc(), s.describe())
             })
         });
         lines.collect()

@@ -22,20 +22,14 @@ fn read_u32(mem: &NodeMem, addr: u64) -> Option<u32> {
 /// `csrrs rd, lmsgsrdy, x0` (the `csrr` pseudo-instruction): its rd, if `insn` is one.
 fn csrr_lmsgsrdy(insn: u32) -> Option<u32> {
     let rd = (insn >> 7) & 31;
-    let is = insn & 0x7f == 0x73
-        && (insn >> 12) & 7 == 2
-        && (insn >> 15) & 31 == 0
-        && insn >> 20 == LMSGSRDY;
+    let is = insn & 0x7f == 0x73 && (insn >> 12) & 7 == 2 && (insn >> 15) & 31 == 0 && insn >> 20 == LMSGSRDY;
     (is && rd != 0).then_some(rd)
 }
 
 /// Offset of `beq rd, x0` / `beq x0, rd` (RISC-V unprivileged spec 2.5, B-type immediate).
 fn beqz_offset(insn: u32, rd: u32) -> Option<i64> {
     let (rs1, rs2) = ((insn >> 15) & 31, (insn >> 20) & 31);
-    if insn & 0x7f != 0x63
-        || (insn >> 12) & 7 != 0
-        || !((rs1 == rd && rs2 == 0) || (rs1 == 0 && rs2 == rd))
-    {
+    if insn & 0x7f != 0x63 || (insn >> 12) & 7 != 0 || !((rs1 == rd && rs2 == 0) || (rs1 == 0 && rs2 == rd)) {
         return None;
     }
     let imm = ((insn >> 31) & 1) << 12
@@ -67,19 +61,13 @@ pub fn is_ready_spin(mem: &NodeMem, pc: u64) -> bool {
     let Some(next) = read_u32(mem, pc + 4) else {
         return false;
     };
-    let off = if next & 3 == 3 {
-        beqz_offset(next, rd)
-    } else {
-        c_beqz_offset(next as u16, rd)
-    };
+    let off = if next & 3 == 3 { beqz_offset(next, rd) } else { c_beqz_offset(next as u16, rd) };
     off == Some(-4)
 }
 
 /// Every `lnic_wait()` spin `csrr` in the program's code, sorted (found once at load).
 pub fn spin_pcs(mem: &NodeMem, program: &Program) -> Vec<u64> {
-    let code = program
-        .code_ranges()
-        .flat_map(|(base, len)| (base..base + len).step_by(2));
+    let code = program.code_ranges().flat_map(|(base, len)| (base..base + len).step_by(2));
     code.filter(|&pc| is_ready_spin(mem, pc)).collect()
 }
 

@@ -14,9 +14,7 @@ fn setup_error(bytes: &[u8]) -> String {
 
 #[test]
 fn not_an_elf() {
-    assert!(setup_error(b"#!/bin/sh\necho hi\n")
-        .to_lowercase()
-        .contains("elf"));
+    assert!(setup_error(b"#!/bin/sh\necho hi\n").to_lowercase().contains("elf"));
     assert!(setup_error(&[]).to_lowercase().contains("elf"));
 }
 
@@ -41,10 +39,7 @@ fn message_length_zero_stops_the_run() {
     let e = run(&elf("tests/err_nic_bad_len.elf"), cfg(1)).unwrap_err();
     assert!(matches!(e, SimError::Core { .. }), "{e}");
     let text = e.to_string();
-    assert!(
-        text.contains("length 0") && text.contains("core 0") && text.contains("pc 0x"),
-        "{text}"
-    );
+    assert!(text.contains("length 0") && text.contains("core 0") && text.contains("pc 0x"), "{text}");
 }
 
 fn core_error(prog: &str) -> String {
@@ -58,19 +53,13 @@ fn core_error(prog: &str) -> String {
 #[test]
 fn illegal_instruction_names_the_encoding() {
     let e = core_error("tests/err_illegal_fp.elf");
-    assert!(
-        e.contains("illegal instruction") && e.contains("0x00000053"),
-        "{e}"
-    );
+    assert!(e.contains("illegal instruction") && e.contains("0x00000053"), "{e}");
 }
 
 #[test]
 fn access_outside_memory_names_the_address() {
     let e = core_error("tests/err_bad_access.elf");
-    assert!(
-        e.contains("access fault") && e.contains("0x40000000"),
-        "{e}"
-    );
+    assert!(e.contains("access fault") && e.contains("0x40000000"), "{e}");
 }
 
 #[test]

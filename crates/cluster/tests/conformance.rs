@@ -19,19 +19,11 @@ fn check(path: &std::path::Path, cores: usize) -> Result<(), String> {
 
 /// Programs in sw/build/tests whose name starts with `prefix`, run on `cores` cores.
 fn suite(filter: impl Fn(&str) -> bool, cores: usize) {
-    let progs: Vec<_> = elfs_in("tests")
-        .into_iter()
-        .filter(|p| filter(&p.file_name().unwrap().to_string_lossy()))
-        .collect();
+    let progs: Vec<_> =
+        elfs_in("tests").into_iter().filter(|p| filter(&p.file_name().unwrap().to_string_lossy())).collect();
     assert!(!progs.is_empty(), "no test programs found");
     let errors: Vec<String> = progs.iter().filter_map(|p| check(p, cores).err()).collect();
-    assert!(
-        errors.is_empty(),
-        "{} of {} failed:\n{}",
-        errors.len(),
-        progs.len(),
-        errors.join("\n")
-    );
+    assert!(errors.is_empty(), "{} of {} failed:\n{}", errors.len(), progs.len(), errors.join("\n"));
 }
 
 #[test]

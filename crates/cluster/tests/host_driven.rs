@@ -27,10 +27,7 @@ fn loopback_echoes_every_message_to_its_sender() {
     let sim = drive("apps/loopback.elf", 4, 20, 3);
     assert_eq!(sim.host.received.len(), 20);
     for (s, r) in sim.host.sent.iter().zip(&sim.host.received) {
-        assert_eq!(
-            (r.msg.dst_ip, r.msg.dst_context, r.msg.src_ip),
-            (HOST_IP, 7, node_ip(0))
-        );
+        assert_eq!((r.msg.dst_ip, r.msg.dst_context, r.msg.src_ip), (HOST_IP, 7, node_ip(0)));
         assert_eq!(r.msg.words, s.msg.words);
         assert!(r.time > s.time);
     }
@@ -51,11 +48,7 @@ fn same_config_same_results() {
     let fingerprint = || {
         let mut sim = drive("apps/loopback.elf", 4, 50, 2);
         let s = nanopu_cluster::report::summarize(&mut sim, Outcome::Quiescent);
-        format!(
-            "{:?}{:?}",
-            serde_json::to_string(&s).unwrap(),
-            sim.host.received
-        )
+        format!("{:?}{:?}", serde_json::to_string(&s).unwrap(), sim.host.received)
     };
     assert_eq!(fingerprint(), fingerprint());
 }
@@ -63,10 +56,7 @@ fn same_config_same_results() {
 /// The dot-product servers reply with sum(weight[i] * x[i]), weight[i] = (i % 256) + 1.
 fn dot(words: &[u64]) -> u64 {
     let w = |i: usize| (i % 256) as u64 + 1;
-    words
-        .iter()
-        .enumerate()
-        .fold(0u64, |acc, (i, x)| acc.wrapping_add(w(i).wrapping_mul(*x)))
+    words.iter().enumerate().fold(0u64, |acc, (i, x)| acc.wrapping_add(w(i).wrapping_mul(*x)))
 }
 
 #[test]
@@ -85,4 +75,44 @@ fn throughput_server_reports_every_hundredth_message() {
     let sim = drive("apps/throughput.elf", 1, 250, 1);
     let counts: Vec<u64> = sim.host.received.iter().map(|r| r.msg.words[0]).collect();
     assert_eq!(counts, vec![100, 200]);
+}
+
+/// A raw frame from the host to node 0, context 0, carrying `payload`.
+fn raw_frame(payload: &[u8]) -> Vec<u8> {
+    use nanopu_net::wire::ethernet::{Mac, ETHERTYPE_IPV4};
+    use nanopu_net::wire::ipv4::PROTO_NDP;
+    use nanopu_net::wire::{EthernetRepr, Flags, Frame, FrameRepr, Ipv4Repr, TransportRepr};
+    let repr = FrameRepr {
+        eth: EthernetRepr {
+            src: Mac([2, 0, 10, 0, 0, 1]),
+            dst: Mac([2, 0, 10, 0, 0, 2]),
+            ethertype: ETHERTYPE_IPV4,
+        },
+        ip: Ipv4Repr { src: HOST_IP, dst: node_ip(0), protocol: PROTO_NDP, tos: 0, payload_len: 0, ttl: 64 },
+        transport: TransportRepr {
+            flags: Flags::DATA,
+            msg_len: payload.len() as u16,
+            src_context: 5,
+            ..Default::default()
+        },
+    };
+    Frame::emit(&repr, payload, 1024).unwrap().into_bytes()
+}
+
+#[test]
+fn raw_frames_reach_the_program_and_malformed_ones_are_dropped_with_a_reason() {
+    let mut sim = Simulation::new(&elf("apps/loopback.elf"), cfg(4)).unwrap();
+    let payload: Vec<u8> = (1..=16).collect();
+    sim.host.send_raw_at(Time::from_us(2), raw_frame(&payload));
+    let mut bad = raw_frame(&payload);
+    bad[14 + 10] ^= 0xff; // corrupt the IPv4 header checksum
+    sim.host.send_raw_at(Time::from_us(3), bad);
+    sim.host.send_raw_at(Time::from_us(4), vec![0; 10]);
+    assert_eq!(sim.run().unwrap(), Outcome::Quiescent);
+    assert_eq!(sim.host.received.len(), 1);
+    assert_eq!(sim.host.received[0].msg.payload_bytes(), payload);
+    assert_eq!(sim.host.received[0].msg.dst_context, 5);
+    let why: Vec<&str> = sim.host.rejected.iter().map(|(_, w)| w.as_str()).collect();
+    assert_eq!(why.len(), 2, "{why:?}");
+    assert!(why[0].contains("checksum") && why[1].contains("ethernet"), "{why:?}");
 }

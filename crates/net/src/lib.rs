@@ -54,5 +54,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod fabric;
+pub mod packet;
 pub mod pcap;
 pub mod wire;

@@ -53,8 +53,7 @@ impl<W: Write> PcapWriter<W> {
     /// Appends one Ethernet frame captured at `time_fs` femtoseconds of simulated time.
     pub fn write_packet(&mut self, time_fs: u64, frame: &[u8]) -> io::Result<()> {
         let saved = frame.len().min(SNAPLEN as usize);
-        self.out
-            .write_all(&record_header(time_fs, saved, frame.len()))?;
+        self.out.write_all(&record_header(time_fs, saved, frame.len()))?;
         self.out.write_all(&frame[..saved])
     }
 
@@ -100,12 +99,9 @@ fn record_header(time_fs: u64, saved: usize, len: usize) -> [u8; RECORD_HEADER_L
 /// Reads a classic pcap file of Ethernet frames, in either byte order and either timestamp
 /// resolution, into (timestamp in ns, saved bytes) pairs. Meant for tests and tools.
 pub fn read_pcap(data: &[u8]) -> Result<Vec<(u64, Vec<u8>)>, String> {
-    let header = data.get(..FILE_HEADER_LEN).ok_or_else(|| {
-        format!(
-            "pcap: file of {} bytes is shorter than the 24-byte header",
-            data.len()
-        )
-    })?;
+    let header = data
+        .get(..FILE_HEADER_LEN)
+        .ok_or_else(|| format!("pcap: file of {} bytes is shorter than the 24-byte header", data.len()))?;
     let (order, ns_per_tick) = read_magic(header)?;
     let linktype = order.u32(&header[20..24]);
     if linktype != LINKTYPE_ETHERNET {
@@ -141,28 +137,18 @@ fn read_magic(header: &[u8]) -> Result<(Order, u64), String> {
         }
     }
     let magic = Order::Little.u32(&header[0..4]);
-    Err(format!(
-        "pcap: magic 0x{magic:08x} (little-endian) is not a pcap magic"
-    ))
+    Err(format!("pcap: magic 0x{magic:08x} (little-endian) is not a pcap magic"))
 }
 
-fn read_records(
-    mut rest: &[u8],
-    order: Order,
-    ns_per_tick: u64,
-) -> Result<Vec<(u64, Vec<u8>)>, String> {
+fn read_records(mut rest: &[u8], order: Order, ns_per_tick: u64) -> Result<Vec<(u64, Vec<u8>)>, String> {
     let mut out = Vec::new();
     while !rest.is_empty() {
         let at = out.len();
-        let h = rest
-            .get(..RECORD_HEADER_LEN)
-            .ok_or(format!("pcap: record {at} header is truncated"))?;
+        let h = rest.get(..RECORD_HEADER_LEN).ok_or(format!("pcap: record {at} header is truncated"))?;
         let f = |i: usize| u64::from(order.u32(&h[4 * i..4 * i + 4]));
         let time = f(0) * NS_PER_SEC + f(1) * ns_per_tick;
         let end = RECORD_HEADER_LEN + f(2) as usize;
-        let bytes = rest
-            .get(RECORD_HEADER_LEN..end)
-            .ok_or(format!("pcap: record {at} data is truncated"))?;
+        let bytes = rest.get(RECORD_HEADER_LEN..end).ok_or(format!("pcap: record {at} data is truncated"))?;
         out.push((time, bytes.to_vec()));
         rest = &rest[end..];
     }
@@ -184,10 +170,7 @@ mod tests {
     #[test]
     fn file_header_matches_the_format() {
         let file = capture(&[]);
-        let want = [
-            0x4d, 0x3c, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0,
-            0,
-        ];
+        let want = [0x4d, 0x3c, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0];
         assert_eq!(file, want);
     }
 
@@ -207,15 +190,11 @@ mod tests {
 
     #[test]
     fn reader_round_trips_the_writer() {
-        let frames: Vec<(u64, Vec<u8>)> = (0..5u8)
-            .map(|i| (u64::from(i) * 43_750_000, vec![i; 72 + usize::from(i)]))
-            .collect();
+        let frames: Vec<(u64, Vec<u8>)> =
+            (0..5u8).map(|i| (u64::from(i) * 43_750_000, vec![i; 72 + usize::from(i)])).collect();
         let borrowed: Vec<(u64, &[u8])> = frames.iter().map(|(t, f)| (*t, &f[..])).collect();
         let read = read_pcap(&capture(&borrowed)).unwrap();
-        let want: Vec<(u64, Vec<u8>)> = frames
-            .iter()
-            .map(|(t, f)| (t / FS_PER_NS, f.clone()))
-            .collect();
+        let want: Vec<(u64, Vec<u8>)> = frames.iter().map(|(t, f)| (t / FS_PER_NS, f.clone())).collect();
         assert_eq!(read, want);
     }
 
@@ -232,32 +211,20 @@ mod tests {
     #[test]
     fn reader_accepts_big_endian_microsecond_files() {
         let mut file = MAGIC_MICROS.to_be_bytes().to_vec();
-        file.extend_from_slice(&[
-            0, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 0, 1,
-        ]);
+        file.extend_from_slice(&[0, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 0, 1]);
         file.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 5, 0, 0, 0, 1, 0, 0, 0, 1, 0x42]);
         assert_eq!(read_pcap(&file).unwrap(), vec![(1_000_005_000, vec![0x42])]);
     }
 
     #[test]
     fn reader_rejects_damaged_files() {
-        assert!(read_pcap(&[0; 10])
-            .unwrap_err()
-            .contains("shorter than the 24-byte header"));
-        assert!(read_pcap(&[0; 24])
-            .unwrap_err()
-            .contains("not a pcap magic"));
+        assert!(read_pcap(&[0; 10]).unwrap_err().contains("shorter than the 24-byte header"));
+        assert!(read_pcap(&[0; 24]).unwrap_err().contains("not a pcap magic"));
         let mut file = capture(&[(0, &[1, 2, 3])]);
         file.pop();
-        assert_eq!(
-            read_pcap(&file).unwrap_err(),
-            "pcap: record 0 data is truncated"
-        );
+        assert_eq!(read_pcap(&file).unwrap_err(), "pcap: record 0 data is truncated");
         file.truncate(FILE_HEADER_LEN + 5);
-        assert_eq!(
-            read_pcap(&file).unwrap_err(),
-            "pcap: record 0 header is truncated"
-        );
+        assert_eq!(read_pcap(&file).unwrap_err(), "pcap: record 0 header is truncated");
         let mut raw = capture(&[]);
         raw[20] = 101;
         assert!(read_pcap(&raw).unwrap_err().contains("link type 101"));

@@ -34,10 +34,7 @@ impl XorShift {
 fn parse_and_check(bytes: &[u8]) -> Result<(), Layer> {
     let parsed = Frame::parse(bytes, SEG).map_err(|e| e.layer())?;
     let again = Frame::emit(&parsed.repr, parsed.payload, SEG).expect("accepted repr emits");
-    assert_eq!(
-        again.as_bytes(),
-        &canonical(bytes, parsed.payload.is_empty())[..]
-    );
+    assert_eq!(again.as_bytes(), &canonical(bytes, parsed.payload.is_empty())[..]);
     let mut frame = Frame::from_bytes(bytes.to_vec(), SEG).expect("accepted bytes");
     if frame.trim().is_ok() {
         Frame::parse(frame.as_bytes(), SEG).expect("a trimmed frame parses");
@@ -99,10 +96,7 @@ fn random_transport_fields_reach_every_layer_check() {
     }
     eprintln!("outcomes of random transport fields: {outcomes:?}");
     for key in [Ok(()), Err("transport"), Err("frame")] {
-        assert!(
-            outcomes.contains_key(&key),
-            "never saw {key:?}: {outcomes:?}"
-        );
+        assert!(outcomes.contains_key(&key), "never saw {key:?}: {outcomes:?}");
     }
 }
 
@@ -145,10 +139,7 @@ fn valid_frames() -> Vec<Frame> {
         (mcast, 100),
     ];
     let payload = |n: usize| (0..n).map(|i| i as u8).collect::<Vec<u8>>();
-    cases
-        .iter()
-        .map(|(r, n)| Frame::emit(r, &payload(*n), SEG).unwrap())
-        .collect()
+    cases.iter().map(|(r, n)| Frame::emit(r, &payload(*n), SEG).unwrap()).collect()
 }
 
 #[test]
@@ -172,10 +163,7 @@ fn every_truncation_and_extension_of_valid_frames_is_rejected() {
     for frame in valid_frames() {
         let good = frame.as_bytes();
         for len in 0..good.len() {
-            assert!(
-                Frame::parse(&good[..len], SEG).is_err(),
-                "prefix of {len} bytes"
-            );
+            assert!(Frame::parse(&good[..len], SEG).is_err(), "prefix of {len} bytes");
         }
         let mut longer = good.to_vec();
         longer.push(0);
@@ -191,11 +179,7 @@ fn header_mutations_are_caught() {
         for at in 14..34 {
             let mut b = frame.as_bytes().to_vec();
             b[at] ^= 0x10;
-            assert_eq!(
-                Frame::parse(&b, SEG).unwrap_err().layer(),
-                Layer::Ipv4,
-                "byte {at}"
-            );
+            assert_eq!(Frame::parse(&b, SEG).unwrap_err().layer(), Layer::Ipv4, "byte {at}");
         }
     }
 }

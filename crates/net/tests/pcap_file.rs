@@ -26,12 +26,7 @@ fn frames() -> Vec<Frame> {
             payload_len: 0,
             ttl: 64,
         },
-        transport: TransportRepr {
-            flags,
-            msg_len: 1500,
-            pkt_offset,
-            ..Default::default()
-        },
+        transport: TransportRepr { flags, msg_len: 1500, pkt_offset, ..Default::default() },
     };
     let data = Frame::emit(&repr(Flags::DATA, 0), &[0x5a; 1024], SEG).unwrap();
     let mut trimmed = Frame::emit(&repr(Flags::DATA, 1), &[0xa5; 476], SEG).unwrap();
@@ -65,27 +60,15 @@ fn capture_file_follows_the_libpcap_format() {
     // File header: nanosecond magic (little-endian), v2.4, zone 0, sigfigs 0, snaplen
     // 65535, LINKTYPE_ETHERNET.
     assert_eq!(&bytes[..8], &[0x4d, 0x3c, 0xb2, 0xa1, 2, 0, 4, 0]);
-    assert_eq!(
-        &bytes[8..24],
-        &[0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0]
-    );
-    let sizes: usize = frames()
-        .iter()
-        .map(|f| RECORD_HEADER_LEN + f.wire_len())
-        .sum();
+    assert_eq!(&bytes[8..24], &[0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0]);
+    let sizes: usize = frames().iter().map(|f| RECORD_HEADER_LEN + f.wire_len()).sum();
     assert_eq!(bytes.len(), FILE_HEADER_LEN + sizes);
     // Second record: 1 us exactly (the extra femtosecond is floored), 72-byte frame.
     let second = FILE_HEADER_LEN + RECORD_HEADER_LEN + 1088;
-    assert_eq!(
-        &bytes[second..second + 16],
-        &[0, 0, 0, 0, 0xe8, 3, 0, 0, 72, 0, 0, 0, 72, 0, 0, 0]
-    );
+    assert_eq!(&bytes[second..second + 16], &[0, 0, 0, 0, 0xe8, 3, 0, 0, 72, 0, 0, 0, 72, 0, 0, 0]);
     let read = read_pcap(&bytes).unwrap();
-    let want: Vec<(u64, Vec<u8>)> = TIMES_NS
-        .iter()
-        .zip(frames())
-        .map(|(t, f)| (*t, f.into_bytes()))
-        .collect();
+    let want: Vec<(u64, Vec<u8>)> =
+        TIMES_NS.iter().zip(frames()).map(|(t, f)| (*t, f.into_bytes())).collect();
     assert_eq!(read, want);
     for (_, frame) in &read {
         Frame::parse(frame, SEG).unwrap();
@@ -96,30 +79,12 @@ fn capture_file_follows_the_libpcap_format() {
 
 /// Lets tshark read the file when it is installed; skipped (with a note) otherwise.
 fn check_with_tshark(path: &std::path::Path) {
-    let fields = [
-        "-T",
-        "fields",
-        "-e",
-        "frame.len",
-        "-e",
-        "ip.proto",
-        "-e",
-        "frame.time_epoch",
-    ];
-    let out = match Command::new("tshark")
-        .arg("-r")
-        .arg(path)
-        .args(fields)
-        .output()
-    {
+    let fields = ["-T", "fields", "-e", "frame.len", "-e", "ip.proto", "-e", "frame.time_epoch"];
+    let out = match Command::new("tshark").arg("-r").arg(path).args(fields).output() {
         Ok(out) => out,
         Err(_) => return eprintln!("tshark not installed: checked the pcap bytes by hand only"),
     };
-    assert!(
-        out.status.success(),
-        "tshark failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 3, "{text}");

@@ -21,13 +21,7 @@ pub struct Context {
 
 impl Context {
     pub fn new(id: u16, priority: u8) -> Context {
-        Context {
-            id,
-            priority,
-            rxq: VecDeque::new(),
-            outstanding: VecDeque::new(),
-            idle: false,
-        }
+        Context { id, priority, rxq: VecDeque::new(), outstanding: VecDeque::new(), idle: false }
     }
     /// Active while it holds or processes a message and has not declared itself idle.
     pub fn active(&self) -> bool {
@@ -35,11 +29,7 @@ impl Context {
     }
     /// Readable words at `now`, counting at most `cap`.
     pub fn ready_words(&self, now: u64, cap: usize) -> usize {
-        self.rxq
-            .iter()
-            .take(cap)
-            .take_while(|(t, _)| *t <= now)
-            .count()
+        self.rxq.iter().take(cap).take_while(|(t, _)| *t <= now).count()
     }
     /// The cycle at which the `n`-th queued word (1-based) becomes readable, if queued.
     pub fn ready_at(&self, n: usize) -> Option<u64> {
@@ -61,12 +51,7 @@ pub type TxError = String;
 
 impl TxAssembler {
     /// Push one word. Returns the finished message when this was its last word.
-    pub fn push(
-        &mut self,
-        word: u64,
-        src: (u32, u16),
-        max_len: u32,
-    ) -> Result<Option<Message>, TxError> {
+    pub fn push(&mut self, word: u64, src: (u32, u16), max_len: u32) -> Result<Option<Message>, TxError> {
         match self.pending {
             None => self.start(word, src.1, max_len).map(|_| None),
             Some((h, _)) if is_multicast_ip(h.ip) && self.group.is_none() => {
@@ -84,9 +69,7 @@ impl TxAssembler {
         let (first, count) = ((word >> 32) as u32, word as u32);
         if count == 0 {
             self.pending = None;
-            return Err(format!(
-                "netTX multicast group word {word:#018x}: the group has no nodes"
-            ));
+            return Err(format!("netTX multicast group word {word:#018x}: the group has no nodes"));
         }
         self.group = Some((first, count));
         Ok(())
@@ -94,9 +77,7 @@ impl TxAssembler {
     fn start(&mut self, word: u64, src_context: u16, max_len: u32) -> Result<(), TxError> {
         let h = AppHeader::from_word(word);
         if h.len == 0 {
-            return Err(format!(
-                "netTX header {word:#018x}: message length 0 is invalid (SPEC section 2)"
-            ));
+            return Err(format!("netTX header {word:#018x}: message length 0 is invalid (SPEC section 2)"));
         }
         if h.len as u32 > max_len {
             return Err(format!(
@@ -117,20 +98,11 @@ impl TxAssembler {
         mask_tail(&mut words, h.len);
         let (dst_ip, dst_context, len) = (h.ip, h.context, h.len);
         let group = self.group.take();
-        Some(Message {
-            src_ip,
-            src_context,
-            dst_ip,
-            dst_context,
-            len,
-            words,
-            group,
-        })
+        Some(Message { src_ip, src_context, dst_ip, dst_context, len, words, group })
     }
     /// Words written so far of an unfinished message, header (and group word) included.
     pub fn partial_words(&self) -> usize {
-        self.pending
-            .map_or(0, |_| 1 + self.group.is_some() as usize + self.words.len())
+        self.pending.map_or(0, |_| 1 + self.group.is_some() as usize + self.words.len())
     }
 }
 
@@ -203,19 +175,11 @@ mod tests {
     #[test]
     fn assembler_builds_message_and_masks_tail() {
         let mut tx = TxAssembler::default();
-        let hdr = AppHeader {
-            ip: 7,
-            context: 2,
-            len: 12,
-        }
-        .to_word();
+        let hdr = AppHeader { ip: 7, context: 2, len: 12 }.to_word();
         assert_eq!(tx.push(hdr, (9, 1), 2048).unwrap(), None);
         assert_eq!(tx.push(5, (9, 1), 2048).unwrap(), None);
         let m = tx.push(u64::MAX, (9, 1), 2048).unwrap().unwrap();
-        assert_eq!(
-            (m.src_ip, m.src_context, m.dst_ip, m.dst_context),
-            (9, 1, 7, 2)
-        );
+        assert_eq!((m.src_ip, m.src_context, m.dst_ip, m.dst_context), (9, 1, 7, 2));
         assert_eq!(m.words, vec![5, 0xffff_ffff_0000_0000]);
         assert_eq!(tx.partial_words(), 0);
     }
@@ -223,26 +187,10 @@ mod tests {
     #[test]
     fn assembler_rejects_bad_lengths() {
         let mut tx = TxAssembler::default();
-        let zero = AppHeader {
-            ip: 7,
-            context: 2,
-            len: 0,
-        }
-        .to_word();
-        assert!(tx
-            .push(zero, (9, 1), 2048)
-            .unwrap_err()
-            .contains("length 0"));
-        let big = AppHeader {
-            ip: 7,
-            context: 2,
-            len: 4000,
-        }
-        .to_word();
-        assert!(tx
-            .push(big, (9, 1), 2048)
-            .unwrap_err()
-            .contains("max_msg_bytes"));
+        let zero = AppHeader { ip: 7, context: 2, len: 0 }.to_word();
+        assert!(tx.push(zero, (9, 1), 2048).unwrap_err().contains("length 0"));
+        let big = AppHeader { ip: 7, context: 2, len: 4000 }.to_word();
+        assert!(tx.push(big, (9, 1), 2048).unwrap_err().contains("max_msg_bytes"));
     }
 
     #[test]

@@ -11,11 +11,7 @@ pub struct AppHeader {
 
 impl AppHeader {
     pub fn from_word(w: u64) -> AppHeader {
-        AppHeader {
-            ip: (w >> 32) as u32,
-            context: (w >> 16) as u16,
-            len: w as u16,
-        }
+        AppHeader { ip: (w >> 32) as u32, context: (w >> 16) as u16, len: w as u16 }
     }
     pub fn to_word(self) -> u64 {
         ((self.ip as u64) << 32) | ((self.context as u64) << 16) | self.len as u64
@@ -55,12 +51,7 @@ pub fn mask_tail(words: &mut [u64], len: u16) {
 impl Message {
     /// The header word the receiving program reads first.
     pub fn rx_header(&self) -> u64 {
-        AppHeader {
-            ip: self.src_ip,
-            context: self.src_context,
-            len: self.len,
-        }
-        .to_word()
+        AppHeader { ip: self.src_ip, context: self.src_context, len: self.len }.to_word()
     }
     /// Words this message occupied in the TX queue: header, group word, payload.
     pub fn tx_words(&self) -> usize {
@@ -91,11 +82,7 @@ mod tests {
 
     #[test]
     fn header_round_trip() {
-        let h = AppHeader {
-            ip: 0x0a00_0002,
-            context: 3,
-            len: 16,
-        };
+        let h = AppHeader { ip: 0x0a00_0002, context: 3, len: 16 };
         assert_eq!(h.to_word(), 0x0a00_0002_0003_0010);
         assert_eq!(AppHeader::from_word(h.to_word()), h);
     }
@@ -105,15 +92,8 @@ mod tests {
         let mut w = vec![0x1122_3344_5566_7788];
         mask_tail(&mut w, 3);
         assert_eq!(w[0], 0x1122_3300_0000_0000);
-        let m = Message {
-            src_ip: 0,
-            src_context: 0,
-            dst_ip: 0,
-            dst_context: 0,
-            len: 3,
-            words: w,
-            group: None,
-        };
+        let m =
+            Message { src_ip: 0, src_context: 0, dst_ip: 0, dst_context: 0, len: 3, words: w, group: None };
         assert_eq!(m.payload_bytes(), vec![0x11, 0x22, 0x33]);
         assert_eq!(Message::words_from_bytes(&m.payload_bytes()), m.words);
     }

@@ -85,10 +85,7 @@ impl Nic {
     }
     /// Messages held in the NIC for a context, not yet given to any core.
     pub fn held(&self) -> impl Iterator<Item = (u16, usize)> + '_ {
-        self.waiting
-            .iter()
-            .filter(|(_, q)| !q.is_empty())
-            .map(|(c, q)| (*c, q.len()))
+        self.waiting.iter().filter(|(_, q)| !q.is_empty()).map(|(c, q)| (*c, q.len()))
     }
 
     // ---- netRX -------------------------------------------------------------------------
@@ -117,9 +114,7 @@ impl Nic {
     pub fn rx_pop(&mut self, core: usize) -> u64 {
         let c = &mut self.cores[core];
         let cur = c.cur_context;
-        let ctx = c
-            .context_mut(cur)
-            .expect("rx_pop without a registered current context");
+        let ctx = c.context_mut(cur).expect("rx_pop without a registered current context");
         self.counters.words_read += 1;
         ctx.rxq.pop_front().expect("rx_pop on an empty queue").1
     }
@@ -133,24 +128,14 @@ impl Nic {
     }
 
     /// Accept one netTX word written at `now`; a finished message becomes a `Send`.
-    pub fn tx_push(
-        &mut self,
-        core: usize,
-        now: u64,
-        word: u64,
-        out: &mut Vec<Action>,
-    ) -> Result<(), String> {
+    pub fn tx_push(&mut self, core: usize, now: u64, word: u64, out: &mut Vec<Action>) -> Result<(), String> {
         let (ip, max) = (self.ip, self.params.max_msg_bytes);
         let c = &mut self.cores[core];
         self.counters.words_written += 1;
         if let Some(msg) = c.tx.push(word, (ip, c.cur_context), max)? {
             c.tx_queued += msg.tx_words();
             self.counters.msgs_sent += 1;
-            out.push(Action::Send {
-                core,
-                at: now + self.params.tx_path_cycles,
-                msg,
-            });
+            out.push(Action::Send { core, at: now + self.params.tx_path_cycles, msg });
         }
         Ok(())
     }
@@ -169,18 +154,14 @@ impl Nic {
         let seq = self.next_seq;
         self.next_seq += 1;
         let context = msg.dst_context;
-        self.waiting
-            .entry(context)
-            .or_default()
-            .push_back((seq, msg));
+        self.waiting.entry(context).or_default().push_back((seq, msg));
         self.assign(context, now, out);
     }
 
     /// Hand waiting messages of `context` to cores while JBSQ allows (SPEC section 3).
     fn assign(&mut self, context: u16, now: u64, out: &mut Vec<Action>) {
         while let Some(core) = self.pick_core(context) {
-            let Some((seq, msg)) = self.waiting.get_mut(&context).and_then(|q| q.pop_front())
-            else {
+            let Some((seq, msg)) = self.waiting.get_mut(&context).and_then(|q| q.pop_front()) else {
                 return;
             };
             self.deliver(core, seq, msg, now, out);
@@ -197,9 +178,7 @@ impl Nic {
         cores
             .iter()
             .filter_map(|&i| Some((i, self.cores[i].context(context)?)))
-            .filter(|(_, c)| {
-                c.outstanding.len() < n && (c.rxq.is_empty() || c.rxq.len() + need <= cap)
-            })
+            .filter(|(_, c)| c.outstanding.len() < n && (c.rxq.is_empty() || c.rxq.len() + need <= cap))
             .min_by_key(|(i, c)| (c.outstanding.len(), *i))
             .map(|(i, _)| i)
     }
@@ -209,18 +188,11 @@ impl Nic {
     fn deliver(&mut self, core: usize, seq: u64, msg: Message, now: u64, out: &mut Vec<Action>) {
         let c = &mut self.cores[core];
         let waiting = c.waiting_rx && c.cur_context == msg.dst_context;
-        let ctx = c
-            .context_mut(msg.dst_context)
-            .expect("delivery to an unregistered context");
+        let ctx = c.context_mut(msg.dst_context).expect("delivery to an unregistered context");
         let after_prev = ctx.rxq.back().map_or(0, |(t, _)| t + 1);
         let start = (now + self.params.rx_path_cycles).max(after_prev);
         ctx.rxq.push_back((start, msg.rx_header()));
-        ctx.rxq.extend(
-            msg.words
-                .iter()
-                .enumerate()
-                .map(|(i, w)| (start + 1 + i as u64, *w)),
-        );
+        ctx.rxq.extend(msg.words.iter().enumerate().map(|(i, w)| (start + 1 + i as u64, *w)));
         ctx.outstanding.push_back(seq);
         ctx.idle = false;
         self.counters.msgs_delivered += 1;
@@ -294,13 +266,7 @@ impl Nic {
     }
 
     /// `lniccmd`: bit0 register the current context, bit1 remove it, bit2 restart the timer.
-    fn kernel_cmd(
-        &mut self,
-        core: usize,
-        now: u64,
-        v: u64,
-        out: &mut Vec<Action>,
-    ) -> Result<(), String> {
+    fn kernel_cmd(&mut self, core: usize, now: u64, v: u64, out: &mut Vec<Action>) -> Result<(), String> {
         if v & 1 != 0 {
             self.register(core, now, out)?;
         }
@@ -319,7 +285,9 @@ impl Nic {
             return Ok(());
         }
         if c.contexts.len() >= max {
-            return Err(format!("lnic_add_context({id}): this core already has {max} contexts (nic.contexts_per_core)"));
+            return Err(format!(
+                "lnic_add_context({id}): this core already has {max} contexts (nic.contexts_per_core)"
+            ));
         }
         c.contexts.push(Context::new(id, prio));
         let cores = self.registry.entry(id).or_default();
@@ -342,19 +310,10 @@ impl Nic {
     }
 
     /// `lnicucmd`: bit0 message done, bit1 idle.
-    fn user_cmd(
-        &mut self,
-        core: usize,
-        now: u64,
-        v: u64,
-        out: &mut Vec<Action>,
-    ) -> Result<(), String> {
+    fn user_cmd(&mut self, core: usize, now: u64, v: u64, out: &mut Vec<Action>) -> Result<(), String> {
         let id = self.cores[core].cur_context;
         if v & 1 != 0 {
-            match self.cores[core]
-                .context_mut(id)
-                .and_then(|c| c.outstanding.pop_front())
-            {
+            match self.cores[core].context_mut(id).and_then(|c| c.outstanding.pop_front()) {
                 Some(_) => self.assign(id, now, out),
                 None => self.counters.spurious_done += 1,
             }
@@ -381,14 +340,7 @@ mod tests {
     use crate::message::AppHeader;
 
     fn nic() -> Nic {
-        Nic::new(
-            NicParams {
-                cores: 2,
-                ..NicParams::default()
-            },
-            0x0a00_0002,
-        )
-        .unwrap()
+        Nic::new(NicParams { cores: 2, ..NicParams::default() }, 0x0a00_0002).unwrap()
     }
 
     fn msg(context: u16, words: Vec<u64>) -> Message {
@@ -422,14 +374,7 @@ mod tests {
         assert_eq!(n.csr_read(0, 106, LMSGSRDY).unwrap(), 1);
         assert_eq!(n.rx_state(0, 107, 3).unwrap(), RxState::At(108));
         let words: Vec<u64> = (0..3).map(|_| n.rx_pop(0)).collect();
-        assert_eq!(
-            AppHeader::from_word(words[0]),
-            AppHeader {
-                ip: 0x0a00_0001,
-                context: 9,
-                len: 16
-            }
-        );
+        assert_eq!(AppHeader::from_word(words[0]), AppHeader { ip: 0x0a00_0001, context: 9, len: 16 });
         assert_eq!(&words[1..], &[11, 22]);
         assert_eq!(n.rx_state(0, 200, 1).unwrap(), RxState::Empty);
     }
@@ -445,11 +390,7 @@ mod tests {
         assert_eq!(n.core(0).context(0).unwrap().outstanding.len(), 2);
         assert_eq!(n.held().collect::<Vec<_>>(), vec![(0, 1)]);
         add_context(&mut n, 1, 0, 0, &mut out);
-        assert_eq!(
-            n.core(1).context(0).unwrap().outstanding.len(),
-            1,
-            "second core takes the third"
-        );
+        assert_eq!(n.core(1).context(0).unwrap().outstanding.len(), 1, "second core takes the third");
         n.receive(20, msg(0, vec![3]), &mut out);
         n.receive(20, msg(0, vec![4]), &mut out);
         assert_eq!(n.held().collect::<Vec<_>>(), vec![(0, 1)]);
@@ -473,42 +414,20 @@ mod tests {
     fn tx_message_completes_after_tx_path() {
         let mut n = nic();
         let mut out = vec![];
-        let hdr = AppHeader {
-            ip: 0x0a00_0002,
-            context: 0,
-            len: 8,
-        }
-        .to_word();
+        let hdr = AppHeader { ip: 0x0a00_0002, context: 0, len: 8 }.to_word();
         n.tx_push(0, 50, hdr, &mut out).unwrap();
         assert!(out.is_empty());
         n.tx_push(0, 51, 77, &mut out).unwrap();
-        let Action::Send { at, msg, .. } = &out[0] else {
-            panic!("{out:?}")
-        };
-        assert_eq!(
-            (*at, msg.words.clone(), msg.src_ip),
-            (62, vec![77], 0x0a00_0002)
-        );
+        let Action::Send { at, msg, .. } = &out[0] else { panic!("{out:?}") };
+        assert_eq!((*at, msg.words.clone(), msg.src_ip), (62, vec![77], 0x0a00_0002));
         assert_eq!(n.core(0).tx_queued, 2);
     }
 
     #[test]
     fn tx_queue_fills_and_blocks() {
-        let mut n = Nic::new(
-            NicParams {
-                tx_queue_bytes: 32,
-                ..NicParams::default()
-            },
-            1,
-        )
-        .unwrap();
+        let mut n = Nic::new(NicParams { tx_queue_bytes: 32, ..NicParams::default() }, 1).unwrap();
         let mut out = vec![];
-        let hdr = AppHeader {
-            ip: 5,
-            context: 0,
-            len: 16,
-        }
-        .to_word();
+        let hdr = AppHeader { ip: 5, context: 0, len: 16 }.to_word();
         for w in [hdr, 1, 2] {
             assert!(n.tx_room(0));
             n.tx_push(0, 0, w, &mut out).unwrap();
@@ -516,9 +435,7 @@ mod tests {
         assert!(n.tx_room(0));
         n.tx_push(0, 0, hdr, &mut out).unwrap();
         assert!(!n.tx_room(0));
-        let Action::Send { msg, .. } = out[0].clone() else {
-            panic!()
-        };
+        let Action::Send { msg, .. } = out[0].clone() else { panic!() };
         n.tx_taken(0, &msg);
         assert!(n.tx_room(0));
     }
@@ -542,21 +459,12 @@ mod tests {
     fn bad_csr_values_are_named() {
         let mut n = nic();
         let mut out = vec![];
-        assert!(n
-            .csr_write(0, 0, LCURCONTEXT, 70_000, &mut out)
-            .unwrap_err()
-            .contains("out of range"));
-        assert!(n
-            .csr_write(0, 0, LMSGSRDY, 1, &mut out)
-            .unwrap_err()
-            .contains("read-only"));
+        assert!(n.csr_write(0, 0, LCURCONTEXT, 70_000, &mut out).unwrap_err().contains("out of range"));
+        assert!(n.csr_write(0, 0, LMSGSRDY, 1, &mut out).unwrap_err().contains("read-only"));
         for id in 0..4 {
             add_context(&mut n, 0, id, 0, &mut out);
         }
         n.csr_write(0, 0, LCURCONTEXT, 4, &mut out).unwrap();
-        assert!(n
-            .csr_write(0, 0, LNICCMD, 1, &mut out)
-            .unwrap_err()
-            .contains("contexts_per_core"));
+        assert!(n.csr_write(0, 0, LNICCMD, 1, &mut out).unwrap_err().contains("contexts_per_core"));
     }
 }

@@ -60,37 +60,13 @@ impl NicParams {
                 Err(format!("nic.{field}: {why}"))
             }
         };
-        check(
-            self.cores >= 1 && self.cores <= 64,
-            "cores",
-            "must be 1..=64",
-        )?;
-        check(
-            (1..=16).contains(&self.contexts_per_core),
-            "contexts_per_core",
-            "must be 1..=16",
-        )?;
-        check(
-            self.rx_queue_bytes >= 64,
-            "rx_queue_bytes",
-            "must be at least 64",
-        )?;
-        check(
-            self.tx_queue_bytes >= 16,
-            "tx_queue_bytes",
-            "must be at least 16",
-        )?;
-        check(
-            (8..=65_535).contains(&self.max_msg_bytes),
-            "max_msg_bytes",
-            "must be 8..=65535",
-        )?;
+        check(self.cores >= 1 && self.cores <= 64, "cores", "must be 1..=64")?;
+        check((1..=16).contains(&self.contexts_per_core), "contexts_per_core", "must be 1..=16")?;
+        check(self.rx_queue_bytes >= 64, "rx_queue_bytes", "must be at least 64")?;
+        check(self.tx_queue_bytes >= 16, "tx_queue_bytes", "must be at least 16")?;
+        check((8..=65_535).contains(&self.max_msg_bytes), "max_msg_bytes", "must be 8..=65535")?;
         check(self.jbsq_n >= 1, "jbsq_n", "must be at least 1")?;
-        check(
-            self.rx_path_cycles >= 1,
-            "rx_path_cycles",
-            "must be at least 1",
-        )
+        check(self.rx_path_cycles >= 1, "rx_path_cycles", "must be at least 1")
     }
     /// Words of local RX queue per context.
     pub fn rx_words_per_context(&self) -> usize {

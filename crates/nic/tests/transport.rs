@@ -27,15 +27,9 @@ struct World {
 
 impl World {
     fn new(n: usize, p: TransportParams, fate: Fate) -> World {
-        let nodes = (0..n)
-            .map(|i| Transport::new(p.clone(), BASE + i as u32, Rng::stream(1, i as u64)).unwrap());
-        World {
-            nodes: nodes.collect(),
-            q: EventQueue::new(),
-            delivered: vec![],
-            sent: vec![],
-            fate,
-        }
+        let nodes =
+            (0..n).map(|i| Transport::new(p.clone(), BASE + i as u32, Rng::stream(1, i as u64)).unwrap());
+        World { nodes: nodes.collect(), q: EventQueue::new(), delivered: vec![], sent: vec![], fate }
     }
 
     fn apply(&mut self, node: usize, now: Time, actions: Vec<TAction>) {
@@ -107,10 +101,7 @@ fn ndp() -> TransportParams {
 }
 
 fn homa() -> TransportParams {
-    TransportParams {
-        protocol: Protocol::Homa,
-        ..TransportParams::default()
-    }
+    TransportParams { protocol: Protocol::Homa, ..TransportParams::default() }
 }
 
 #[test]
@@ -123,19 +114,10 @@ fn ndp_sends_rtt_pkts_then_paces_pulls() {
     w.run();
     assert_eq!(w.delivered.len(), 1);
     assert_eq!(w.delivered[0].2.words, words);
-    let pulls: Vec<u16> = w
-        .sent
-        .iter()
-        .filter(|s| s.has(flags::PULL))
-        .map(|s| s.credit)
-        .collect();
+    let pulls: Vec<u16> = w.sent.iter().filter(|s| s.has(flags::PULL)).map(|s| s.credit).collect();
     assert_eq!(pulls, (3..=8).collect::<Vec<u16>>());
     assert_eq!(w.sent.iter().filter(|s| s.has(flags::ACK)).count(), 8);
-    assert_eq!(
-        w.nodes[0].in_flight(),
-        (0, 0),
-        "sender freed the message on the last ACK"
-    );
+    assert_eq!(w.nodes[0].in_flight(), (0, 0), "sender freed the message on the last ACK");
 }
 
 #[test]
@@ -157,10 +139,7 @@ fn ndp_resends_trimmed_packets_on_pull() {
     assert_eq!(w.delivered[0].2.words, words);
     assert_eq!(w.nodes[1].counters.trimmed_received, 3);
     assert_eq!(w.nodes[0].counters.retransmissions, 3);
-    assert_eq!(
-        w.nodes[0].counters.timeouts, 0,
-        "NACKs, not timeouts, repaired the trims"
-    );
+    assert_eq!(w.nodes[0].counters.timeouts, 0, "NACKs, not timeouts, repaired the trims");
 }
 
 #[test]
@@ -197,15 +176,8 @@ fn duplicates_are_delivered_once() {
     w.send(0, 1, payload(300, 4));
     w.run();
     assert_eq!(w.delivered.len(), 1);
-    assert!(
-        w.nodes[1].counters.duplicates_received > 0,
-        "the sender resent after losing ACKs"
-    );
-    assert_eq!(
-        w.nodes[0].in_flight(),
-        (0, 0),
-        "and finished once an ACK got through"
-    );
+    assert!(w.nodes[1].counters.duplicates_received > 0, "the sender resent after losing ACKs");
+    assert_eq!(w.nodes[0].in_flight(), (0, 0), "and finished once an ACK got through");
 }
 
 #[test]
@@ -217,11 +189,7 @@ fn homa_grants_after_unscheduled_bytes_and_prefers_short_messages() {
     assert_eq!(unscheduled, 16, "8 KiB unscheduled from each sender");
     w.run();
     assert_eq!(w.delivered.len(), 2);
-    assert_eq!(
-        w.delivered[0].2.len,
-        12 * 1024,
-        "SRPT finishes the short message first"
-    );
+    assert_eq!(w.delivered[0].2.len, 12 * 1024, "SRPT finishes the short message first");
     let grants: Vec<_> = w.sent.iter().filter(|s| s.has(flags::GRANT)).collect();
     assert!(!grants.is_empty() && grants.iter().all(|g| g.prio >= 2));
 }
@@ -242,18 +210,12 @@ fn homa_asks_again_for_lost_packets() {
     w.run();
     assert_eq!(w.delivered.len(), 1);
     assert_eq!(w.delivered[0].2.words, words);
-    assert!(w
-        .sent
-        .iter()
-        .any(|s| s.has(flags::RESEND) && s.pkt_offset == 3));
+    assert!(w.sent.iter().any(|s| s.has(flags::RESEND) && s.pkt_offset == 3));
 }
 
 #[test]
 fn multicast_without_switch_support_unicasts_to_each_member() {
-    let p = TransportParams {
-        multicast: false,
-        ..ndp()
-    };
+    let p = TransportParams { multicast: false, ..ndp() };
     let mut w = World::new(6, p, Box::new(|_| "ok"));
     let msg = Message {
         src_ip: BASE + 2,
@@ -275,11 +237,7 @@ fn multicast_without_switch_support_unicasts_to_each_member() {
 
 #[test]
 fn tail_delay_holds_the_chosen_fraction_back() {
-    let p = TransportParams {
-        tail_fraction: 1.0,
-        tail_delay: Time::from_us(4),
-        ..ndp()
-    };
+    let p = TransportParams { tail_fraction: 1.0, tail_delay: Time::from_us(4), ..ndp() };
     let mut w = World::new(2, p, Box::new(|_| "ok"));
     w.send(0, 1, payload(2, 8));
     w.run();

@@ -53,9 +53,5 @@ fn main() {
         r.cycles,
         r.instret as f64 / r.cycles as f64
     );
-    println!(
-        "host {:.3} s: {:.1} MIPS",
-        secs,
-        r.instret as f64 / secs / 1e6
-    );
+    println!("host {:.3} s: {:.1} MIPS", secs, r.instret as f64 / secs / 1e6);
 }

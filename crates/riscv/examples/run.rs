@@ -9,10 +9,7 @@ fn main() {
         eprintln!("usage: run <elf> [max_cycles]");
         std::process::exit(2);
     };
-    let max = args
-        .get(2)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10_000_000_000u64);
+    let max = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(10_000_000_000u64);
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let start = std::time::Instant::now();
     let r = match run_to_exit(&bytes, max) {

@@ -12,16 +12,8 @@ const STORE_MISALIGNED: u64 = 6;
 const STORE_FAULT: u64 = 7;
 
 fn amo_value(f: Amo, old: u64, src: u64, word: bool) -> u64 {
-    let (so, ss) = if word {
-        (old as i32 as i64, src as i32 as i64)
-    } else {
-        (old as i64, src as i64)
-    };
-    let (uo, us) = if word {
-        (old as u32 as u64, src as u32 as u64)
-    } else {
-        (old, src)
-    };
+    let (so, ss) = if word { (old as i32 as i64, src as i32 as i64) } else { (old as i64, src as i64) };
+    let (uo, us) = if word { (old as u32 as u64, src as u32 as u64) } else { (old, src) };
     match f {
         Amo::Swap => src,
         Amo::Add => old.wrapping_add(src),
@@ -60,31 +52,18 @@ fn amo_value(f: Amo, old: u64, src: u64, word: bool) -> u64 {
 }
 
 impl Core {
-    pub(crate) fn exec_amo(
-        &mut self,
-        op: Op,
-        mem: &mut NodeMem,
-        addr: u64,
-        src: u64,
-    ) -> Result<(), Ex> {
+    pub(crate) fn exec_amo(&mut self, op: Op, mem: &mut NodeMem, addr: u64, src: u64) -> Result<(), Ex> {
         let word = matches!(op.kind, Kind::LrW | Kind::ScW | Kind::AmoW);
         let size = if word { 4 } else { 8 };
         let is_lr = matches!(op.kind, Kind::LrW | Kind::LrD);
         if !addr.is_multiple_of(size) {
             return Err(Ex::Trap {
-                cause: if is_lr {
-                    LOAD_MISALIGNED
-                } else {
-                    STORE_MISALIGNED
-                },
+                cause: if is_lr { LOAD_MISALIGNED } else { STORE_MISALIGNED },
                 tval: addr,
             });
         }
         if mem.dram_page(addr).is_none() {
-            return Err(Ex::Trap {
-                cause: if is_lr { LOAD_FAULT } else { STORE_FAULT },
-                tval: addr,
-            });
+            return Err(Ex::Trap { cause: if is_lr { LOAD_FAULT } else { STORE_FAULT }, tval: addr });
         }
         self.cycle += self.t.amo_extra;
         let rd = op.rd as usize;
@@ -128,14 +107,7 @@ impl Core {
 
     /// SC succeeds only with a reservation on exactly this address; either way the
     /// reservation is gone afterwards (spec 14.2).
-    fn sc(
-        &mut self,
-        mem: &mut NodeMem,
-        rd: usize,
-        addr: u64,
-        src: u64,
-        word: bool,
-    ) -> Result<(), Ex> {
+    fn sc(&mut self, mem: &mut NodeMem, rd: usize, addr: u64, src: u64, word: bool) -> Result<(), Ex> {
         let ok = self.reservation.take() == Some(addr);
         self.x[rd] = if ok { 0 } else { 1 };
         if ok {
@@ -144,14 +116,7 @@ impl Core {
         Ok(())
     }
 
-    fn amo(
-        &mut self,
-        mem: &mut NodeMem,
-        op: Op,
-        addr: u64,
-        src: u64,
-        word: bool,
-    ) -> Result<(), Ex> {
+    fn amo(&mut self, mem: &mut NodeMem, op: Op, addr: u64, src: u64, word: bool) -> Result<(), Ex> {
         let old = self.load_sized(mem, addr, word)?;
         let new = amo_value(Amo::from_imm(op.imm), old, src, word);
         self.store_sized(mem, addr, new, word)?;
@@ -200,7 +165,7 @@ mod tests {
             asm::addi(A2, ZERO, 3),
             asm::amo(0b10100, 2, A4, A1, A2), // amomax.w: old -5, mem 3
             asm::addi(A2, ZERO, -1),
-            asm::amo(0b11000, 2, A5, A1, A2), // amominu.w: old 3, mem 3
+            asm::amo(0b11000, 2, A5, A1, A2),   // amominu.w: old 3, mem 3
             asm::amo(0b00001, 3, T1, A1, ZERO), // amoswap.d
             asm::addi(A0, ZERO, 0),
         ]);
@@ -214,10 +179,6 @@ mod tests {
     fn misaligned_amo_traps() {
         let (_, e) = run(&[asm::addi(A1, A1, 4), asm::amo(0, 3, A3, A1, A2)]);
         let Exit::Error(err) = e else { panic!() };
-        assert!(
-            err.to_string()
-                .contains("store/AMO address misaligned at 0x8000f104"),
-            "{err}"
-        );
+        assert!(err.to_string().contains("store/AMO address misaligned at 0x8000f104"), "{err}");
     }
 }

@@ -42,8 +42,7 @@ pub fn b(off: i32, rs2: u32, rs1: u32, f3: u32) -> u32 {
 
 pub fn jal(rd: u32, off: i32) -> u32 {
     let m = off as u32;
-    let f =
-        ((m >> 20 & 1) << 19) | ((m >> 1 & 0x3ff) << 9) | ((m >> 11 & 1) << 8) | (m >> 12 & 0xff);
+    let f = ((m >> 20 & 1) << 19) | ((m >> 1 & 0x3ff) << 9) | ((m >> 11 & 1) << 8) | (m >> 12 & 0xff);
     (f << 12) | (rd << 7) | 0x6f
 }
 
@@ -100,11 +99,7 @@ pub const TOHOST: u64 = 0x8000_f000;
 
 /// Load a 32-bit address (lui sign-extends, so clear the top, then add the low bits).
 pub fn la_dram(rd: u32, addr: u64) -> Vec<u32> {
-    let mut v = vec![
-        lui(rd, (addr >> 12) as u32 & 0xfffff),
-        i(32, rd, 1, rd, 0x13),
-        i(32, rd, 5, rd, 0x13),
-    ];
+    let mut v = vec![lui(rd, (addr >> 12) as u32 & 0xfffff), i(32, rd, 1, rd, 0x13), i(32, rd, 5, rd, 0x13)];
     let mut lo = (addr & 0xfff) as i32;
     while lo > 0 {
         let step = lo.min(0x7ff);
@@ -148,11 +143,7 @@ fn push64(v: &mut Vec<u8>, x: u64) {
 /// Build the ELF: header, two PT_LOADs (text RX, mailbox RW), sections .text, .symtab,
 /// .strtab, .shstrtab.
 pub fn elf_bytes(text: &[u8], nanopu: bool) -> Vec<u8> {
-    let mut names: Vec<(&str, u64)> = vec![
-        ("tohost", TOHOST),
-        ("fromhost", TOHOST + 8),
-        ("_start", TEXT),
-    ];
+    let mut names: Vec<(&str, u64)> = vec![("tohost", TOHOST), ("fromhost", TOHOST + 8), ("_start", TEXT)];
     if nanopu {
         names.push(("__nanopu_abi", TOHOST + 16));
     }
@@ -176,14 +167,7 @@ pub fn elf_bytes(text: &[u8], nanopu: bool) -> Vec<u8> {
     let sh_off = (shstr_off + shstr.len() as u64).div_ceil(8) * 8;
     let mut e = Vec::new();
     header(&mut e, sh_off);
-    phdr(
-        &mut e,
-        5,
-        text_off,
-        TEXT,
-        text.len() as u64,
-        text.len() as u64,
-    );
+    phdr(&mut e, 5, text_off, TEXT, text.len() as u64, text.len() as u64);
     phdr(&mut e, 6, data_off, TOHOST, 32, 4096);
     e.resize(text_off as usize, 0);
     e.extend_from_slice(text);

@@ -53,11 +53,7 @@ impl BranchPred {
         let i = (pc >> 1) as usize & (self.bht.len() - 1);
         let ctr = self.bht[i];
         let predicted = ctr >= 2 && self.btb(pc).is_some();
-        self.bht[i] = if taken {
-            (ctr + 1).min(3)
-        } else {
-            ctr.saturating_sub(1)
-        };
+        self.bht[i] = if taken { (ctr + 1).min(3) } else { ctr.saturating_sub(1) };
         if taken {
             self.btb_set(pc, target);
         }
@@ -113,9 +109,7 @@ mod tests {
     #[test]
     fn loop_branch_learns_taken() {
         let mut bp = BranchPred::new(512, 32, 6);
-        let miss: usize = (0..100)
-            .map(|_| bp.branch(0x8000_0010, true, 0x8000_0000) as usize)
-            .sum();
+        let miss: usize = (0..100).map(|_| bp.branch(0x8000_0010, true, 0x8000_0000) as usize).sum();
         assert!(miss <= 2, "{miss}");
         assert!(bp.branch(0x8000_0010, false, 0));
     }

@@ -66,12 +66,7 @@ pub struct L2 {
 
 impl L2 {
     pub fn new(sets: usize, ways: usize) -> L2 {
-        L2 {
-            tags: Vec::new(),
-            sets: sets.next_power_of_two().max(1),
-            ways: ways.max(1),
-            rng: 0x2545_f491,
-        }
+        L2 { tags: Vec::new(), sets: sets.next_power_of_two().max(1), ways: ways.max(1), rng: 0x2545_f491 }
     }
 
     /// Can `lines` DRAM lines be tagged in 16 bits with this geometry?

@@ -31,10 +31,7 @@ pub(crate) struct TlbEntry {
     pub ptr: *mut u8,
 }
 
-pub(crate) const NO_TLB: TlbEntry = TlbEntry {
-    pn: u64::MAX,
-    ptr: std::ptr::null_mut(),
-};
+pub(crate) const NO_TLB: TlbEntry = TlbEntry { pn: u64::MAX, ptr: std::ptr::null_mut() };
 
 /// Why an instruction left the straight-line path.
 pub(crate) enum Ex {
@@ -105,17 +102,11 @@ impl Core {
             fetch_ops: std::ptr::null(),
             iline: u64::MAX,
             dline: u64::MAX,
-            line_shift: timing
-                .line_bytes
-                .max(1)
-                .next_power_of_two()
-                .trailing_zeros(),
+            line_shift: timing.line_bytes.max(1).next_power_of_two().trailing_zeros(),
             tlb_r: [NO_TLB; TLB_SIZE],
             tlb_w: [NO_TLB; TLB_SIZE],
             muldiv_free: 0,
-            htif_pn: program
-                .tohost
-                .map_or(u64::MAX, |a| a / crate::program::PAGE),
+            htif_pn: program.tohost.map_or(u64::MAX, |a| a / crate::program::PAGE),
             t: timing.clone(),
             csr: Csrs::default(),
             l1i: L1::new(timing.l1i_sets, timing.l1i_ways),
@@ -181,12 +172,7 @@ impl Core {
     }
 
     /// Execute until `horizon` or an event; `Some(exit)` ends the run.
-    fn run_block<P: Platform>(
-        &mut self,
-        mem: &mut NodeMem,
-        plat: &mut P,
-        horizon: u64,
-    ) -> Option<Exit> {
+    fn run_block<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P, horizon: u64) -> Option<Exit> {
         while self.cycle < horizon {
             let op = self.fetch(mem);
             match self.exec(op, mem, plat) {
@@ -239,11 +225,7 @@ impl Core {
     pub fn set_irq(&mut self, bit: u32, level: bool) {
         if bit < 64 {
             let m = 1u64 << bit;
-            self.irq_lines = if level {
-                self.irq_lines | m
-            } else {
-                self.irq_lines & !m
-            };
+            self.irq_lines = if level { self.irq_lines | m } else { self.irq_lines & !m };
         }
     }
 

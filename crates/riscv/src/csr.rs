@@ -130,9 +130,7 @@ impl Core {
         if !writes {
             return Ok((old, false));
         }
-        let recheck = self
-            .csr_write(addr, new_value(kind, old, src))
-            .map_err(|()| self.illegal())?;
+        let recheck = self.csr_write(addr, new_value(kind, old, src)).map_err(|()| self.illegal())?;
         Ok((old, recheck))
     }
 
@@ -146,11 +144,8 @@ impl Core {
     ) -> Result<u64, Ex> {
         // Asked at the issue cycle (`exec` already counted this one).
         let now = self.cycle - 1;
-        let old = self.platform_access(
-            plat.csr_read(self.hart, now, self.pc, addr),
-            BlockOn::Csr(addr),
-            true,
-        )?;
+        let old =
+            self.platform_access(plat.csr_read(self.hart, now, self.pc, addr), BlockOn::Csr(addr), true)?;
         if writes {
             let r = plat.csr_write(self.hart, now, addr, new_value(kind, old, src));
             self.platform_access(r, BlockOn::Csr(addr), true)?;
@@ -183,16 +178,9 @@ mod tests {
 
     #[test]
     fn read_only_csrs_read_with_x0_and_trap_on_write() {
-        let (b, e) = run(&[
-            asm::csrrs(A1, 0xf14, ZERO),
-            asm::i(0xc00, 0, 7, A2, 0x73),
-            asm::addi(A0, ZERO, 0),
-        ]);
-        assert_eq!(
-            e,
-            Exit::Halted(0),
-            "csrrs x0 / csrrci 0 on read-only CSRs are reads"
-        );
+        let (b, e) =
+            run(&[asm::csrrs(A1, 0xf14, ZERO), asm::i(0xc00, 0, 7, A2, 0x73), asm::addi(A0, ZERO, 0)]);
+        assert_eq!(e, Exit::Halted(0), "csrrs x0 / csrrci 0 on read-only CSRs are reads");
         assert_eq!(b.core.reg(11), 0);
         assert!(b.core.reg(12) > 0);
         let (_, e) = run(&[asm::csrrw(ZERO, 0xf14, A0)]);
@@ -260,11 +248,7 @@ mod tests {
     #[test]
     fn platform_csrs_honour_the_no_write_rules() {
         let mut code = vec![asm::csrrs(A1, 0x052, ZERO), asm::i(0x054, 0, 6, A2, 0x73)]; // csrrsi uimm 0
-        code.extend([
-            asm::i(0x054, 3, 6, A3, 0x73),
-            asm::addi(A4, ZERO, 9),
-            asm::csrrw(ZERO, 0x058, A4),
-        ]);
+        code.extend([asm::i(0x054, 3, 6, A3, 0x73), asm::addi(A4, ZERO, 9), asm::csrrw(ZERO, 0x058, A4)]);
         code.extend([asm::addi(A0, ZERO, 0)]);
         code.extend(asm::exit_with(A0));
         let mut b = Bench::new(&code, false);

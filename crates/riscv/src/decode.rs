@@ -18,18 +18,13 @@ fn imm_s(x: u32) -> i32 {
 }
 
 fn imm_b(x: u32) -> i32 {
-    let v = (bits(x, 31, 31) << 12)
-        | (bits(x, 7, 7) << 11)
-        | (bits(x, 30, 25) << 5)
-        | (bits(x, 11, 8) << 1);
+    let v = (bits(x, 31, 31) << 12) | (bits(x, 7, 7) << 11) | (bits(x, 30, 25) << 5) | (bits(x, 11, 8) << 1);
     ((v << 19) as i32) >> 19
 }
 
 fn imm_j(x: u32) -> i32 {
-    let v = (bits(x, 31, 31) << 20)
-        | (bits(x, 19, 12) << 12)
-        | (bits(x, 20, 20) << 11)
-        | (bits(x, 30, 21) << 1);
+    let v =
+        (bits(x, 31, 31) << 20) | (bits(x, 19, 12) << 12) | (bits(x, 20, 20) << 11) | (bits(x, 30, 21) << 1);
     ((v << 11) as i32) >> 11
 }
 
@@ -61,14 +56,7 @@ pub fn decode_parcels(lo: u16, hi: u16, nanopu: bool) -> Op {
 fn finish(mut op: Op, raw: u32, nanopu: bool) -> Op {
     if nanopu && op.kind != Kind::Illegal && (op.rs1 == 30 || op.rs2 == 30 || op.rd == 31) {
         let raw = if op.len == 2 { raw & 0xffff } else { raw };
-        return Op {
-            imm: raw as i32,
-            kind: Kind::Net,
-            rd: SINK,
-            rs1: 0,
-            rs2: 0,
-            len: op.len,
-        };
+        return Op { imm: raw as i32, kind: Kind::Net, rd: SINK, rs1: 0, rs2: 0, len: op.len };
     }
     // Writes to x0, and to x30 in a nanoPU program (docs/abi.md), are discarded.
     if op.rd == 0 || (nanopu && op.rd == 30) {
@@ -78,14 +66,7 @@ fn finish(mut op: Op, raw: u32, nanopu: bool) -> Op {
 }
 
 fn mk(kind: Kind, rd: u32, rs1: u32, rs2: u32, imm: i32, len: u8) -> Op {
-    Op {
-        imm,
-        kind,
-        rd: rd as u8,
-        rs1: rs1 as u8,
-        rs2: rs2 as u8,
-        len,
-    }
+    Op { imm, kind, rd: rd as u8, rs1: rs1 as u8, rs2: rs2 as u8, len }
 }
 
 /// Decode a 32-bit instruction word (`len` = 2 when it came from an expanded parcel).
@@ -142,12 +123,7 @@ fn load(f3: u32) -> Option<Kind> {
 }
 
 fn store(f3: u32) -> Option<Kind> {
-    const K: [Option<Kind>; 4] = [
-        Some(Kind::Sb),
-        Some(Kind::Sh),
-        Some(Kind::Sw),
-        Some(Kind::Sd),
-    ];
+    const K: [Option<Kind>; 4] = [Some(Kind::Sb), Some(Kind::Sh), Some(Kind::Sw), Some(Kind::Sd)];
     K.get(f3 as usize).copied().flatten()
 }
 
@@ -251,11 +227,8 @@ fn atomic(x: u32, rd: u32, rs1: u32, rs2: u32, f3: u32, len: u8) -> Option<Op> {
         3 => true,
         _ => return None,
     };
-    let (lr, sc, amo) = if dbl {
-        (Kind::LrD, Kind::ScD, Kind::AmoD)
-    } else {
-        (Kind::LrW, Kind::ScW, Kind::AmoW)
-    };
+    let (lr, sc, amo) =
+        if dbl { (Kind::LrD, Kind::ScD, Kind::AmoD) } else { (Kind::LrW, Kind::ScW, Kind::AmoW) };
     match f5 {
         0b00010 if rs2 == 0 => Some(mk(lr, rd, rs1, 0, 0, len)),
         0b00011 => Some(mk(sc, rd, rs1, rs2, 0, len)),

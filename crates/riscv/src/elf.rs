@@ -13,12 +13,7 @@ pub enum ElfError {
     WrongMachine(u16),
     NotExecutable(u16),
     Truncated(&'static str),
-    SegmentOutsideDram {
-        start: u64,
-        end: u64,
-        base: u64,
-        size: u64,
-    },
+    SegmentOutsideDram { start: u64, end: u64, base: u64, size: u64 },
     EntryNotExecutable(u64),
     Rve,
     HardFloat,
@@ -47,23 +42,15 @@ impl fmt::Display for ElfError {
             ElfError::Class32 => write!(f, "32-bit ELF, expected ELF64 (RV64)"),
             ElfError::BigEndian => write!(f, "big-endian ELF, expected little-endian"),
             ElfError::WrongMachine(m) => write!(f, "ELF for {}, expected RISC-V", machine_name(*m)),
-            ElfError::NotExecutable(t) => write!(
-                f,
-                "not an executable ELF (e_type {t}); link a static executable"
-            ),
+            ElfError::NotExecutable(t) => {
+                write!(f, "not an executable ELF (e_type {t}); link a static executable")
+            }
             ElfError::Truncated(what) => {
                 write!(f, "truncated ELF: {what} extends past the end of the file")
             }
-            ElfError::SegmentOutsideDram {
-                start,
-                end,
-                base,
-                size,
-            } => write!(
-                f,
-                "segment [{start:#x}, {end:#x}) outside DRAM [{base:#x}, {:#x})",
-                base + size
-            ),
+            ElfError::SegmentOutsideDram { start, end, base, size } => {
+                write!(f, "segment [{start:#x}, {end:#x}) outside DRAM [{base:#x}, {:#x})", base + size)
+            }
             ElfError::EntryNotExecutable(e) => {
                 write!(f, "entry point {e:#x} is outside any executable segment")
             }
@@ -150,10 +137,7 @@ fn check_header(b: &[u8]) -> Result<(), ElfError> {
 pub fn parse(b: &[u8]) -> Result<Parsed, ElfError> {
     check_ident(b)?;
     check_header(b)?;
-    let mut p = Parsed {
-        entry: rd(b, 24, 8, "ELF header")?,
-        ..Parsed::default()
-    };
+    let mut p = Parsed { entry: rd(b, 24, 8, "ELF header")?, ..Parsed::default() };
     p.segments = segments(b)?;
     let (code, symbols) = sections(b)?;
     p.code = code;
@@ -162,11 +146,8 @@ pub fn parse(b: &[u8]) -> Result<Parsed, ElfError> {
 }
 
 fn segments(b: &[u8]) -> Result<Vec<Segment>, ElfError> {
-    let (phoff, phent, phnum) = (
-        rd(b, 32, 8, "")? as usize,
-        rd(b, 54, 2, "")? as usize,
-        rd(b, 56, 2, "")? as usize,
-    );
+    let (phoff, phent, phnum) =
+        (rd(b, 32, 8, "")? as usize, rd(b, 54, 2, "")? as usize, rd(b, 56, 2, "")? as usize);
     let mut out = Vec::new();
     for i in 0..phnum {
         let h = phoff.saturating_add(i * phent);
@@ -180,11 +161,7 @@ fn segments(b: &[u8]) -> Result<Vec<Segment>, ElfError> {
             filesz: rd(b, h + 32, 8, "program header")?,
             memsz: rd(b, h + 40, 8, "program header")?,
         };
-        if seg
-            .offset
-            .checked_add(seg.filesz)
-            .is_none_or(|e| e > b.len() as u64)
-        {
+        if seg.offset.checked_add(seg.filesz).is_none_or(|e| e > b.len() as u64) {
             return Err(ElfError::Truncated("segment"));
         }
         if seg.memsz > 0 {
@@ -197,25 +174,16 @@ fn segments(b: &[u8]) -> Result<Vec<Segment>, ElfError> {
 type Sections = (Vec<(u64, u64)>, Vec<(String, u64)>);
 
 fn sections(b: &[u8]) -> Result<Sections, ElfError> {
-    let (shoff, shent, shnum) = (
-        rd(b, 40, 8, "")? as usize,
-        rd(b, 58, 2, "")? as usize,
-        rd(b, 60, 2, "")? as usize,
-    );
+    let (shoff, shent, shnum) =
+        (rd(b, 40, 8, "")? as usize, rd(b, 58, 2, "")? as usize, rd(b, 60, 2, "")? as usize);
     let (mut code, mut syms) = (Vec::new(), Vec::new());
     if shoff == 0 {
         return Ok((code, syms));
     }
     for i in 0..shnum {
         let h = shoff.saturating_add(i * shent);
-        let (ty, flags) = (
-            rd(b, h + 4, 4, "section header")? as u32,
-            rd(b, h + 8, 8, "section header")?,
-        );
-        let (addr, size) = (
-            rd(b, h + 16, 8, "section header")?,
-            rd(b, h + 32, 8, "section header")?,
-        );
+        let (ty, flags) = (rd(b, h + 4, 4, "section header")? as u32, rd(b, h + 8, 8, "section header")?);
+        let (addr, size) = (rd(b, h + 16, 8, "section header")?, rd(b, h + 32, 8, "section header")?);
         if flags & (SHF_ALLOC | SHF_EXECINSTR) == SHF_ALLOC | SHF_EXECINSTR && size > 0 {
             code.push((addr, addr + size));
         }
@@ -229,12 +197,7 @@ fn sections(b: &[u8]) -> Result<Sections, ElfError> {
     Ok((code, syms))
 }
 
-fn symbols(
-    b: &[u8],
-    off: usize,
-    size: usize,
-    strtab: usize,
-) -> Result<Vec<(String, u64)>, ElfError> {
+fn symbols(b: &[u8], off: usize, size: usize, strtab: usize) -> Result<Vec<(String, u64)>, ElfError> {
     let mut out = Vec::new();
     for s in (off..off.saturating_add(size)).step_by(24) {
         let name_off = rd(b, s, 4, "symbol table")? as usize;
@@ -293,13 +256,8 @@ mod tests {
     #[test]
     fn segments_must_fit_in_dram() {
         let p = Arc::new(Program::load(&image()).unwrap());
-        let small = MemParams {
-            dram_base: 0x8000_0000,
-            dram_size: 0x8000,
-        };
-        let e = NodeMem::new(p, 1, &small, &TimingParams::default())
-            .err()
-            .unwrap();
+        let small = MemParams { dram_base: 0x8000_0000, dram_size: 0x8000 };
+        let e = NodeMem::new(p, 1, &small, &TimingParams::default()).err().unwrap();
         assert!(e.to_string().contains("outside DRAM"), "{e}");
     }
 

@@ -52,16 +52,12 @@ impl fmt::Display for CoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "core {}, pc {:#x}: ", self.hart, self.pc)?;
         match &self.kind {
-            ErrorKind::Trap { cause, tval } => write!(
-                f,
-                "{} (no trap handler: mtvec = 0)",
-                describe(*cause, *tval)
-            ),
-            ErrorKind::TrapLoop { cause, tval } => write!(
-                f,
-                "{} repeated at the trap handler's entry (trap loop)",
-                describe(*cause, *tval)
-            ),
+            ErrorKind::Trap { cause, tval } => {
+                write!(f, "{} (no trap handler: mtvec = 0)", describe(*cause, *tval))
+            }
+            ErrorKind::TrapLoop { cause, tval } => {
+                write!(f, "{} repeated at the trap handler's entry (trap loop)", describe(*cause, *tval))
+            }
             ErrorKind::Platform(msg) => write!(f, "{msg}"),
         }
     }
@@ -77,10 +73,7 @@ pub fn describe(cause: u64, tval: u64) -> String {
     match cause {
         0 => format!("instruction address misaligned at {tval:#x}"),
         1 => format!("instruction access fault at {tval:#x} ({})", region(tval)),
-        2 => format!(
-            "illegal instruction {tval:#010x} ({})",
-            illegal_hint(tval as u32)
-        ),
+        2 => format!("illegal instruction {tval:#010x} ({})", illegal_hint(tval as u32)),
         3 => "breakpoint (ebreak)".into(),
         4 => format!("load address misaligned at {tval:#x}"),
         5 => format!("load access fault at {tval:#x} ({})", region(tval)),

@@ -39,12 +39,7 @@ impl Core {
 
     /// Execute one instruction at `self.pc`.
     #[inline(always)]
-    pub(crate) fn exec<P: Platform>(
-        &mut self,
-        op: Op,
-        mem: &mut NodeMem,
-        plat: &mut P,
-    ) -> Result<(), Ex> {
+    pub(crate) fn exec<P: Platform>(&mut self, op: Op, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
         self.stall_for(op.rs1 as usize, op.rs2 as usize);
         self.cycle += 1;
         self.stats.instret += 1;
@@ -130,43 +125,20 @@ impl Core {
                 self.fence_i(mem);
                 self.pc += op.len as u64;
             }
-            Kind::Ecall => {
-                return Err(Ex::Trap {
-                    cause: ECALL_M,
-                    tval: 0,
-                })
-            }
+            Kind::Ecall => return Err(Ex::Trap { cause: ECALL_M, tval: 0 }),
             Kind::Ebreak if self.is_semihost(mem) => return self.semihost(mem),
-            Kind::Ebreak => {
-                return Err(Ex::Trap {
-                    cause: BREAKPOINT,
-                    tval: self.pc,
-                })
-            }
+            Kind::Ebreak => return Err(Ex::Trap { cause: BREAKPOINT, tval: self.pc }),
             Kind::Mret => return self.mret(),
             Kind::Wfi => return self.wfi(mem, op),
-            Kind::Csrrw
-            | Kind::Csrrs
-            | Kind::Csrrc
-            | Kind::Csrrwi
-            | Kind::Csrrsi
-            | Kind::Csrrci => return self.exec_csr(op, mem, plat),
+            Kind::Csrrw | Kind::Csrrs | Kind::Csrrc | Kind::Csrrwi | Kind::Csrrsi | Kind::Csrrci => {
+                return self.exec_csr(op, mem, plat)
+            }
             Kind::LrW | Kind::ScW | Kind::AmoW | Kind::LrD | Kind::ScD | Kind::AmoD => {
                 return self.exec_amo(op, mem, a, b)
             }
             Kind::Net => return self.exec_net(op, mem, plat),
-            Kind::FetchFault => {
-                return Err(Ex::Trap {
-                    cause: 1,
-                    tval: self.pc,
-                })
-            }
-            _ => {
-                return Err(Ex::Trap {
-                    cause: 2,
-                    tval: op.imm as u32 as u64,
-                })
-            }
+            Kind::FetchFault => return Err(Ex::Trap { cause: 1, tval: self.pc }),
+            _ => return Err(Ex::Trap { cause: 2, tval: op.imm as u32 as u64 }),
         }
         Ok(())
     }
@@ -175,11 +147,7 @@ impl Core {
     #[inline(always)]
     fn load_op<const N: usize>(&mut self, mem: &mut NodeMem, op: Op, addr: u64) -> Result<u64, Ex> {
         let v = self.load::<N>(mem, addr)?;
-        let lat = if N < 4 {
-            self.t.load_latency_subword
-        } else {
-            self.t.load_latency
-        };
+        let lat = if N < 4 { self.t.load_latency_subword } else { self.t.load_latency };
         let rd = op.rd as usize;
         self.ready[rd] = self.cycle - 1 + lat;
         self.ready_muldiv[rd] = false;
@@ -277,12 +245,12 @@ mod tests {
     fn shifts_use_low_bits_of_the_amount() {
         let b = run(&[
             asm::addi(A1, ZERO, -1),
-            asm::addi(A2, ZERO, 65), // shift by 65 = by 1 (RV64: 6 bits)
-            asm::r(0, A2, A1, 5, A3, 0x33), // srl a3, a1, a2
+            asm::addi(A2, ZERO, 65),           // shift by 65 = by 1 (RV64: 6 bits)
+            asm::r(0, A2, A1, 5, A3, 0x33),    // srl a3, a1, a2
             asm::r(0x20, A2, A1, 5, A4, 0x33), // sra a4, a1, a2
-            asm::addi(A2, ZERO, 33), // sllw by 33 = by 1 (5 bits)
-            asm::r(0, A2, A1, 1, A5, 0x3b), // sllw a5, a1, a2
-            asm::i(31, A1, 5, T1, 0x1b), // srliw t1, a1, 31
+            asm::addi(A2, ZERO, 33),           // sllw by 33 = by 1 (5 bits)
+            asm::r(0, A2, A1, 1, A5, 0x3b),    // sllw a5, a1, a2
+            asm::i(31, A1, 5, T1, 0x1b),       // srliw t1, a1, 31
         ]);
         assert_eq!(b.core.reg(13), u64::MAX >> 1);
         assert_eq!(b.core.reg(14), u64::MAX);
@@ -330,11 +298,7 @@ mod tests {
     #[test]
     fn misaligned_loads_and_stores_are_performed() {
         let mut code = asm::la_dram(A1, 0x8000_fffd); // crosses a page boundary
-        code.extend([
-            asm::addi(A2, ZERO, 0x123),
-            asm::sd(A2, A1, 0),
-            asm::ld(A3, A1, 0),
-        ]);
+        code.extend([asm::addi(A2, ZERO, 0x123), asm::sd(A2, A1, 0), asm::ld(A3, A1, 0)]);
         let b = run(&code);
         assert_eq!(b.core.reg(13), 0x123);
     }

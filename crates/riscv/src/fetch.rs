@@ -43,19 +43,10 @@ impl Core {
         }
         // Not pre-decoded (e.g. code written at run time): decode from memory each time.
         match mem.fetch_half(self.pc) {
-            Some(lo) => decode_parcels(
-                lo,
-                mem.fetch_half(self.pc + 2).unwrap_or(0),
-                self.program.is_nanopu(),
-            ),
-            None => Op {
-                imm: 0,
-                kind: Kind::FetchFault,
-                rd: SINK,
-                rs1: 0,
-                rs2: 0,
-                len: 2,
-            },
+            Some(lo) => {
+                decode_parcels(lo, mem.fetch_half(self.pc + 2).unwrap_or(0), self.program.is_nanopu())
+            }
+            None => Op { imm: 0, kind: Kind::FetchFault, rd: SINK, rs1: 0, rs2: 0, len: 2 },
         }
     }
 
@@ -96,14 +87,8 @@ mod tests {
     #[test]
     fn jumping_outside_memory_is_an_instruction_access_fault() {
         let mut b = Bench::new(&[asm::i(0, ZERO, 0, ZERO, 0x67) | (0x100 << 20)], false); // jalr x0, 0x100(x0)
-        let Exit::Error(e) = b.run(1000) else {
-            panic!()
-        };
-        assert!(
-            e.to_string()
-                .contains("pc 0x100: instruction access fault at 0x100"),
-            "{e}"
-        );
+        let Exit::Error(e) = b.run(1000) else { panic!() };
+        assert!(e.to_string().contains("pc 0x100: instruction access fault at 0x100"), "{e}");
     }
 
     #[test]
@@ -119,10 +104,6 @@ mod tests {
         assert_eq!(b.run(500), Exit::Limit);
         assert!(b.core.cycle() >= 500);
         assert_eq!(b.run(1_000_000), Exit::Halted(0));
-        assert_eq!(
-            b.core.stats().instret,
-            2001 + 1 + 6,
-            "loop, li, exit sequence up to the tohost store"
-        );
+        assert_eq!(b.core.stats().instret, 2001 + 1 + 6, "loop, li, exit sequence up to the tohost store");
     }
 }

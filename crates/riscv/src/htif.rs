@@ -46,8 +46,7 @@ impl Core {
     fn htif_syscall(&mut self, mem: &mut NodeMem, magic: u64) -> Result<(), Ex> {
         let word = |i: u64| {
             let mut b = [0u8; 8];
-            mem.read(magic + 8 * i, &mut b)
-                .map(|_| u64::from_le_bytes(b))
+            mem.read(magic + 8 * i, &mut b).map(|_| u64::from_le_bytes(b))
         };
         let (which, a0, a1, a2) = match (word(0), word(1), word(2), word(3)) {
             (Ok(w), Ok(x), Ok(y), Ok(z)) => (w, x, y, z),
@@ -67,12 +66,7 @@ impl Core {
     }
 
     /// Append `len` bytes at `buf` to the console.
-    pub(crate) fn console_write(
-        &mut self,
-        mem: &NodeMem,
-        buf: u64,
-        len: u64,
-    ) -> Result<(), String> {
+    pub(crate) fn console_write(&mut self, mem: &NodeMem, buf: u64, len: u64) -> Result<(), String> {
         let mut bytes = vec![0u8; len.min(MAX_WRITE) as usize];
         mem.read(buf, &mut bytes)?;
         self.console.extend_from_slice(&bytes);
@@ -117,17 +111,10 @@ mod tests {
             c.extend([asm::addi(T1, ZERO, *v), asm::sd(T1, A1, 8 * k as i32)]);
         }
         c.extend([asm::addi(T1, A1, 64), asm::sd(T1, A1, 16)]);
-        c.extend([
-            asm::addi(T2, ZERO, 0x68),
-            asm::i(0, T1, 0, 0, 0x23) | (T2 << 20),
-        ]); // sb 'h'
+        c.extend([asm::addi(T2, ZERO, 0x68), asm::i(0, T1, 0, 0, 0x23) | (T2 << 20)]); // sb 'h'
         c.extend([asm::addi(T2, ZERO, 0x69), asm::s(1, T2, T1, 0)]); // sb 'i'
         c.extend(asm::la_tohost(T0));
-        c.extend([
-            asm::sd(A1, T0, 0),
-            asm::ld(A0, T0, 8),
-            asm::addi(A0, A0, -1),
-        ]);
+        c.extend([asm::sd(A1, T0, 0), asm::ld(A0, T0, 8), asm::addi(A0, A0, -1)]);
         c.extend(asm::exit_with(A0));
         let mut b = Bench::new(&c, false);
         assert_eq!(b.run(10_000), Exit::Halted(0), "fromhost = 1");

@@ -39,12 +39,7 @@ impl Core {
 
     /// Store the low `N` bytes of `v` with timing.
     #[inline(always)]
-    pub(crate) fn store<const N: usize>(
-        &mut self,
-        mem: &mut NodeMem,
-        addr: u64,
-        v: u64,
-    ) -> Result<(), Ex> {
+    pub(crate) fn store<const N: usize>(&mut self, mem: &mut NodeMem, addr: u64, v: u64) -> Result<(), Ex> {
         let pn = addr / PAGE;
         let off = (addr % PAGE) as usize;
         let e = self.tlb_w[tlb_slot(pn)];
@@ -98,15 +93,9 @@ impl Core {
     fn load_slow<const N: usize>(&mut self, mem: &mut NodeMem, addr: u64) -> Result<u64, Ex> {
         if Self::in_dram(mem, addr, N) {
             let pn = addr / PAGE;
-            self.tlb_r[tlb_slot(pn)] = TlbEntry {
-                pn,
-                ptr: mem.page(pn).as_ptr() as *mut u8,
-            };
+            self.tlb_r[tlb_slot(pn)] = TlbEntry { pn, ptr: mem.page(pn).as_ptr() as *mut u8 };
             let mut b = [0u8; 8];
-            mem.read(addr, &mut b[..N]).map_err(|_| Ex::Trap {
-                cause: LOAD_FAULT,
-                tval: addr,
-            })?;
+            mem.read(addr, &mut b[..N]).map_err(|_| Ex::Trap { cause: LOAD_FAULT, tval: addr })?;
             self.data_timing::<N>(mem, addr);
             return Ok(u64::from_le_bytes(b));
         }
@@ -117,27 +106,16 @@ impl Core {
             b[..N].copy_from_slice(&mem.boot_page()[off..off + N]);
             return Ok(u64::from_le_bytes(b));
         }
-        self.clint_read(mem, addr, N).ok_or(Ex::Trap {
-            cause: LOAD_FAULT,
-            tval: addr,
-        })
+        self.clint_read(mem, addr, N).ok_or(Ex::Trap { cause: LOAD_FAULT, tval: addr })
     }
 
     #[cold]
-    fn store_slow<const N: usize>(
-        &mut self,
-        mem: &mut NodeMem,
-        addr: u64,
-        v: u64,
-    ) -> Result<(), Ex> {
+    fn store_slow<const N: usize>(&mut self, mem: &mut NodeMem, addr: u64, v: u64) -> Result<(), Ex> {
         if !Self::in_dram(mem, addr, N) {
             self.cycle += self.t.mmio_latency;
             return match self.clint_write(mem, addr, N, v) {
                 true => Err(Ex::Recheck),
-                false => Err(Ex::Trap {
-                    cause: STORE_FAULT,
-                    tval: addr,
-                }),
+                false => Err(Ex::Trap { cause: STORE_FAULT, tval: addr }),
             };
         }
         let pn = addr / PAGE;
@@ -147,10 +125,7 @@ impl Core {
             self.refill_tlbs(mem, pn);
         } else {
             mem.write(addr, &v.to_le_bytes()[..N])
-                .map_err(|_| Ex::Trap {
-                    cause: STORE_FAULT,
-                    tval: addr,
-                })?;
+                .map_err(|_| Ex::Trap { cause: STORE_FAULT, tval: addr })?;
             self.tlb_r = [crate::core::NO_TLB; TLB_SIZE];
         }
         self.data_timing::<N>(mem, addr);
@@ -229,10 +204,6 @@ fn extract(v: u64, off: usize, n: usize) -> u64 {
 }
 
 fn insert(old: u64, off: usize, n: usize, v: u64) -> u64 {
-    let mask = if n >= 8 {
-        u64::MAX
-    } else {
-        ((1u64 << (8 * n)) - 1) << (8 * off)
-    };
+    let mask = if n >= 8 { u64::MAX } else { ((1u64 << (8 * n)) - 1) << (8 * off) };
     (old & !mask) | ((v << (8 * off)) & mask)
 }

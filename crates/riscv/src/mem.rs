@@ -69,9 +69,7 @@ impl NodeMem {
         }
         let l2 = L2::new(timing.l2_sets, timing.l2_ways);
         if !l2.fits(size / timing.line_bytes.max(1)) {
-            return Err(ElfError::Config(format!(
-                "DRAM of {size:#x} bytes too large for 16-bit L2 tags"
-            )));
+            return Err(ElfError::Config(format!("DRAM of {size:#x} bytes too large for 16-bit L2 tags")));
         }
         let leaves = (size / PAGE).div_ceil(LEAF_PAGES as u64) as usize;
         Ok(NodeMem {
@@ -90,9 +88,7 @@ impl NodeMem {
 
     /// Set the contents of the boot info page (at most 4096 bytes; the rest reads as 0).
     pub fn write_boot(&mut self, bytes: &[u8]) {
-        let page = self
-            .boot
-            .get_or_insert_with(|| Box::new([0; PAGE as usize]));
+        let page = self.boot.get_or_insert_with(|| Box::new([0; PAGE as usize]));
         let n = bytes.len().min(PAGE as usize);
         page[..n].copy_from_slice(&bytes[..n]);
     }
@@ -101,9 +97,7 @@ impl NodeMem {
     pub fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), String> {
         for (i, b) in buf.iter_mut().enumerate() {
             let a = addr.wrapping_add(i as u64);
-            *b = self
-                .read_byte(a)
-                .ok_or_else(|| format!("read at {a:#x}: outside memory"))?;
+            *b = self.read_byte(a).ok_or_else(|| format!("read at {a:#x}: outside memory"))?;
         }
         Ok(())
     }
@@ -125,17 +119,14 @@ impl NodeMem {
     }
 
     fn write_boot_byte(&mut self, off: u64, b: u8) {
-        self.boot
-            .get_or_insert_with(|| Box::new([0; PAGE as usize]))[off as usize] = b;
+        self.boot.get_or_insert_with(|| Box::new([0; PAGE as usize]))[off as usize] = b;
     }
 
     fn read_byte(&self, a: u64) -> Option<u8> {
         if let Some(pn) = self.dram_page(a) {
             return Some(self.page(pn)[(a % PAGE) as usize]);
         }
-        (BOOT_BASE..BOOT_BASE + PAGE)
-            .contains(&a)
-            .then(|| self.boot_page()[(a - BOOT_BASE) as usize])
+        (BOOT_BASE..BOOT_BASE + PAGE).contains(&a).then(|| self.boot_page()[(a - BOOT_BASE) as usize])
     }
 
     pub(crate) fn boot_page(&self) -> &Page {
@@ -167,9 +158,7 @@ impl NodeMem {
         let (d, i) = self.slot(pn);
         let program = &self.program;
         let leaf = self.dir[d].get_or_insert_with(|| Box::new([const { None }; LEAF_PAGES]));
-        leaf[i].get_or_insert_with(|| {
-            Box::new(program.page(pn).copied().unwrap_or([0; PAGE as usize]))
-        })
+        leaf[i].get_or_insert_with(|| Box::new(program.page(pn).copied().unwrap_or([0; PAGE as usize])))
     }
 
     /// Record a debugger-style store to page `pn`: decoded code there is stale.
@@ -183,11 +172,7 @@ impl NodeMem {
     /// are re-decoded when next fetched. Program stores need not mark pages themselves:
     /// without a `fence.i` their effect on fetch is unspecified (unprivileged spec 6.1).
     pub(crate) fn invalidate_code(&mut self) {
-        let written: Vec<u64> = self
-            .program
-            .code_pages()
-            .filter(|&pn| self.is_private(pn))
-            .collect();
+        let written: Vec<u64> = self.program.code_pages().filter(|&pn| self.is_private(pn)).collect();
         self.code_dirty.extend(written);
     }
 

@@ -116,10 +116,7 @@ mod tests {
         assert_eq!(compute(Divuw, 5, 0), Some(M1));
         assert_eq!(compute(Remw, 0xffff_ffff, 0), Some(M1)); // sign-extended dividend
         assert_eq!(compute(Remuw, 0x8000_0000, 0), Some(0xffff_ffff_8000_0000));
-        assert_eq!(
-            compute(Divw, min32, 0xffff_ffff),
-            Some(i32::MIN as i64 as u64)
-        );
+        assert_eq!(compute(Divw, min32, 0xffff_ffff), Some(i32::MIN as i64 as u64));
         assert_eq!(compute(Remw, min32, 0xffff_ffff), Some(0));
         assert_eq!(compute(Divuw, 0xffff_fffe, 2), Some(0x7fff_ffff));
     }

@@ -162,15 +162,9 @@ mod tests {
 
     #[test]
     fn two_pops_rs1_first_and_push_of_result() {
-        let mut b = program(&[
-            asm::r(0x20, T5, T5, 0, T6, 0x33),
-            asm::addi(A1, T6, 0),
-            asm::addi(T5, ZERO, 5),
-        ]);
-        let mut q = Queues {
-            rx: [10, 3].into(),
-            ..Default::default()
-        };
+        let mut b =
+            program(&[asm::r(0x20, T5, T5, 0, T6, 0x33), asm::addi(A1, T6, 0), asm::addi(T5, ZERO, 5)]);
+        let mut q = Queues { rx: [10, 3].into(), ..Default::default() };
         assert_eq!(b.core.run(&mut b.mem, &mut q, 10_000), Exit::Halted(0));
         assert_eq!(q.tx, vec![7], "sub t6, t5, t5 = 10 - 3");
         assert_eq!(b.core.reg(11), 7, "x31 reads the last value written");
@@ -181,15 +175,9 @@ mod tests {
     fn blocked_read_has_no_effect_and_retries() {
         let mut b = program(&[asm::addi(A1, ZERO, 1), asm::add(A2, T5, A1)]);
         let mut q = Queues::default();
-        assert_eq!(
-            b.core.run(&mut b.mem, &mut q, 10_000),
-            Exit::Blocked(BlockOn::NetRx)
-        );
+        assert_eq!(b.core.run(&mut b.mem, &mut q, 10_000), Exit::Blocked(BlockOn::NetRx));
         let (pc, n) = (b.core.pc(), b.core.stats().instret);
-        assert_eq!(
-            b.core.run(&mut b.mem, &mut q, 10_000),
-            Exit::Blocked(BlockOn::NetRx)
-        );
+        assert_eq!(b.core.run(&mut b.mem, &mut q, 10_000), Exit::Blocked(BlockOn::NetRx));
         assert_eq!((b.core.pc(), b.core.stats().instret), (pc, n));
         q.rx.push_back(41);
         assert_eq!(b.core.run(&mut b.mem, &mut q, 10_000), Exit::Halted(0));
@@ -199,20 +187,10 @@ mod tests {
     #[test]
     fn blocked_push_and_load_into_x31() {
         let mut c = asm::la_dram(A1, 0x8000_f100);
-        c.extend([
-            asm::addi(A2, ZERO, 9),
-            asm::sd(A2, A1, 0),
-            asm::ld(T6, A1, 0),
-        ]);
+        c.extend([asm::addi(A2, ZERO, 9), asm::sd(A2, A1, 0), asm::ld(T6, A1, 0)]);
         let mut b = program(&c);
-        let mut q = Queues {
-            tx_full: true,
-            ..Default::default()
-        };
-        assert_eq!(
-            b.core.run(&mut b.mem, &mut q, 10_000),
-            Exit::Blocked(BlockOn::NetTx)
-        );
+        let mut q = Queues { tx_full: true, ..Default::default() };
+        assert_eq!(b.core.run(&mut b.mem, &mut q, 10_000), Exit::Blocked(BlockOn::NetTx));
         q.tx_full = false;
         assert_eq!(b.core.run(&mut b.mem, &mut q, 10_000), Exit::Halted(0));
         assert_eq!(q.tx, vec![9]);
@@ -220,11 +198,7 @@ mod tests {
 
     #[test]
     fn plain_programs_use_x30_x31_as_registers() {
-        let mut c = vec![
-            asm::addi(T5, ZERO, 4),
-            asm::add(T6, T5, T5),
-            asm::addi(A0, T6, 0),
-        ];
+        let mut c = vec![asm::addi(T5, ZERO, 4), asm::add(T6, T5, T5), asm::addi(A0, T6, 0)];
         c.extend(asm::exit_with(A0));
         let mut b = Bench::new(&c, false);
         assert_eq!(b.run(10_000), Exit::Halted(8));
@@ -233,12 +207,7 @@ mod tests {
     #[test]
     fn no_nic_is_a_fault_naming_the_core() {
         let mut b = program(&[asm::add(A1, T5, ZERO)]);
-        let Exit::Error(e) = b.run(10_000) else {
-            panic!()
-        };
-        assert_eq!(
-            e.to_string(),
-            "core 0, pc 0x80000000: netRX read on a node without a NIC"
-        );
+        let Exit::Error(e) = b.run(10_000) else { panic!() };
+        assert_eq!(e.to_string(), "core 0, pc 0x80000000: netRX read on a node without a NIC");
     }
 }

@@ -136,17 +136,8 @@ impl Amo {
     }
 
     pub fn from_imm(imm: i32) -> Amo {
-        const ALL: [Amo; 9] = [
-            Amo::Swap,
-            Amo::Add,
-            Amo::Xor,
-            Amo::And,
-            Amo::Or,
-            Amo::Min,
-            Amo::Max,
-            Amo::Minu,
-            Amo::Maxu,
-        ];
+        const ALL: [Amo; 9] =
+            [Amo::Swap, Amo::Add, Amo::Xor, Amo::And, Amo::Or, Amo::Min, Amo::Max, Amo::Minu, Amo::Maxu];
         ALL[(imm as usize).min(8)]
     }
 }
@@ -168,13 +159,6 @@ impl Op {
     pub const ILLEGAL0: Op = Op::illegal(0, 2);
 
     pub const fn illegal(raw: u32, len: u8) -> Op {
-        Op {
-            imm: raw as i32,
-            kind: Kind::Illegal,
-            rd: SINK,
-            rs1: 0,
-            rs2: 0,
-            len,
-        }
+        Op { imm: raw as i32, kind: Kind::Illegal, rd: SINK, rs1: 0, rs2: 0, len }
     }
 }

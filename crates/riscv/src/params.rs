@@ -19,10 +19,7 @@ pub struct MemParams {
 
 impl Default for MemParams {
     fn default() -> Self {
-        MemParams {
-            dram_base: 0x8000_0000,
-            dram_size: 256 << 20,
-        }
+        MemParams { dram_base: 0x8000_0000, dram_size: 256 << 20 }
     }
 }
 

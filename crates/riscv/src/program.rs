@@ -45,19 +45,12 @@ impl Program {
             image: BTreeMap::new(),
             code: Vec::new(),
         };
-        if !p
-            .segments
-            .iter()
-            .any(|s| s.flags & PF_X != 0 && (s.addr..s.addr + s.memsz).contains(&p.entry))
-        {
+        if !p.segments.iter().any(|s| s.flags & PF_X != 0 && (s.addr..s.addr + s.memsz).contains(&p.entry)) {
             return Err(ElfError::EntryNotExecutable(p.entry));
         }
         p.build_image(bytes);
         let ranges = code_ranges(&p.segments, &parsed.code);
-        p.code = ranges
-            .into_iter()
-            .map(|(lo, hi)| p.decode_region(lo, hi))
-            .collect();
+        p.code = ranges.into_iter().map(|(lo, hi)| p.decode_region(lo, hi)).collect();
         Ok(p)
     }
 
@@ -87,19 +80,14 @@ impl Program {
     /// Decoded ops of page `pn` (2048 entries), if it holds code.
     pub(crate) fn code_page(&self, pn: u64) -> Option<&[Op]> {
         let addr = pn * PAGE;
-        let r = self
-            .code
-            .iter()
-            .find(|r| addr >= r.base && addr < r.base + (r.ops.len() as u64) * 2)?;
+        let r = self.code.iter().find(|r| addr >= r.base && addr < r.base + (r.ops.len() as u64) * 2)?;
         let i = ((addr - r.base) / 2) as usize;
         Some(&r.ops[i..i + OPS_PER_PAGE])
     }
 
     /// Page numbers of all pre-decoded code.
     pub(crate) fn code_pages(&self) -> impl Iterator<Item = u64> + '_ {
-        self.code
-            .iter()
-            .flat_map(|r| (r.base / PAGE)..(r.base / PAGE + (r.ops.len() / OPS_PER_PAGE) as u64))
+        self.code.iter().flat_map(|r| (r.base / PAGE)..(r.base / PAGE + (r.ops.len() / OPS_PER_PAGE) as u64))
     }
 
     /// Is page `pn` a pre-decoded code page (stores to it must invalidate decoded ops)?
@@ -112,10 +100,7 @@ impl Program {
             let data = &bytes[s.offset as usize..(s.offset + s.filesz) as usize];
             for (i, &b) in data.iter().enumerate() {
                 let a = s.addr + i as u64;
-                let page = self
-                    .image
-                    .entry(a / PAGE)
-                    .or_insert_with(|| Box::new([0; PAGE as usize]));
+                let page = self.image.entry(a / PAGE).or_insert_with(|| Box::new([0; PAGE as usize]));
                 page[(a % PAGE) as usize] = b;
             }
         }
@@ -140,16 +125,11 @@ impl Program {
 /// file-backed part of executable segments.
 fn code_ranges(segments: &[Segment], sections: &[(u64, u64)]) -> Vec<(u64, u64)> {
     let mut r: Vec<(u64, u64)> = if sections.is_empty() {
-        segments
-            .iter()
-            .filter(|s| s.flags & PF_X != 0)
-            .map(|s| (s.addr, s.addr + s.filesz))
-            .collect()
+        segments.iter().filter(|s| s.flags & PF_X != 0).map(|s| (s.addr, s.addr + s.filesz)).collect()
     } else {
         sections.to_vec()
     };
-    r.iter_mut()
-        .for_each(|(lo, hi)| (*lo, *hi) = (*lo / PAGE * PAGE, hi.div_ceil(PAGE) * PAGE));
+    r.iter_mut().for_each(|(lo, hi)| (*lo, *hi) = (*lo / PAGE * PAGE, hi.div_ceil(PAGE) * PAGE));
     r.sort();
     let mut out: Vec<(u64, u64)> = Vec::new();
     for (lo, hi) in r {

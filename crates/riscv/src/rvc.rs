@@ -34,8 +34,7 @@ fn b_type(imm: i32, rs1: u32, f3: u32) -> u32 {
 
 fn j_type(imm: i32, rd: u32) -> u32 {
     let i = imm as u32;
-    let f =
-        (bits(i, 20, 20) << 19) | (bits(i, 10, 1) << 9) | (bits(i, 11, 11) << 8) | bits(i, 19, 12);
+    let f = (bits(i, 20, 20) << 19) | (bits(i, 10, 1) << 9) | (bits(i, 11, 11) << 8) | bits(i, 19, 12);
     (f << 12) | (rd << 7) | 0x6f
 }
 
@@ -61,10 +60,8 @@ fn quadrant0(c: u32) -> Option<u32> {
     let ld_off = (bits(c, 12, 10) << 3) | (bits(c, 6, 5) << 6);
     match bits(c, 15, 13) {
         0 => {
-            let nzuimm = (bits(c, 12, 11) << 4)
-                | (bits(c, 10, 7) << 6)
-                | (bits(c, 6, 6) << 2)
-                | (bits(c, 5, 5) << 3);
+            let nzuimm =
+                (bits(c, 12, 11) << 4) | (bits(c, 10, 7) << 6) | (bits(c, 6, 6) << 2) | (bits(c, 5, 5) << 3);
             (nzuimm != 0).then(|| i_type(nzuimm as i32, 2, 0, rd, 0x13))
         }
         2 => Some(i_type(lw_off as i32, rs1, 2, rd, 0x03)),
@@ -156,20 +153,8 @@ fn quadrant2(c: u32) -> Option<u32> {
         2 => (rd != 0).then(|| i_type(lwsp as i32, 2, 2, rd, 0x03)),
         3 => (rd != 0).then(|| i_type(ldsp as i32, 2, 3, rd, 0x03)),
         4 => jr_mv_add(c, rd, rs2),
-        6 => Some(s_type(
-            ((bits(c, 12, 9) << 2) | (bits(c, 8, 7) << 6)) as i32,
-            rs2,
-            2,
-            2,
-            0x23,
-        )),
-        7 => Some(s_type(
-            ((bits(c, 12, 10) << 3) | (bits(c, 9, 7) << 6)) as i32,
-            rs2,
-            2,
-            3,
-            0x23,
-        )),
+        6 => Some(s_type(((bits(c, 12, 9) << 2) | (bits(c, 8, 7) << 6)) as i32, rs2, 2, 2, 0x23)),
+        7 => Some(s_type(((bits(c, 12, 10) << 3) | (bits(c, 9, 7) << 6)) as i32, rs2, 2, 3, 0x23)),
         _ => None,
     }
 }

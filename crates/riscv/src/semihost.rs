@@ -20,8 +20,7 @@ impl Core {
 
     fn field(mem: &NodeMem, block: u64, i: u64) -> u64 {
         let mut b = [0u8; 8];
-        mem.read(block + 8 * i, &mut b)
-            .map_or(0, |_| u64::from_le_bytes(b))
+        mem.read(block + 8 * i, &mut b).map_or(0, |_| u64::from_le_bytes(b))
     }
 
     /// Is the `ebreak` at pc the middle of the semihosting sequence?
@@ -46,15 +45,15 @@ impl Core {
     fn semihost_call(&mut self, mem: &mut NodeMem, op: u64, p: u64) -> u64 {
         match op {
             0x01 => Self::sys_open(mem, p),
-            0x02 | 0x0a | 0x13 => 0,        // CLOSE, SEEK, ERRNO
-            0x03 => self.writec(mem, p),    // WRITEC
-            0x04 => self.write0(mem, p),    // WRITE0
-            0x05 => self.sys_write(mem, p), // WRITE
-            0x06 => Self::field(mem, p, 2), // READ: nothing read (EOF)
-            0x09 => 1,                      // ISTTY
-            0x0c => 0,                      // FLEN
+            0x02 | 0x0a | 0x13 => 0,                             // CLOSE, SEEK, ERRNO
+            0x03 => self.writec(mem, p),                         // WRITEC
+            0x04 => self.write0(mem, p),                         // WRITE0
+            0x05 => self.sys_write(mem, p),                      // WRITE
+            0x06 => Self::field(mem, p, 2),                      // READ: nothing read (EOF)
+            0x09 => 1,                                           // ISTTY
+            0x0c => 0,                                           // FLEN
             0x10 => self.cycle / (self.t.clock_hz / 100).max(1), // CLOCK, centiseconds
-            0x11 => self.cycle / self.t.clock_hz.max(1), // TIME, seconds
+            0x11 => self.cycle / self.t.clock_hz.max(1),         // TIME, seconds
             0x16 => self.heapinfo(mem, p),
             _ => u64::MAX,
         }
@@ -107,20 +106,12 @@ impl Core {
             return self.halt(0);
         }
         let reason = Self::field(mem, p, 0);
-        let code = if reason == ADP_STOPPED_APPLICATION_EXIT {
-            Self::field(mem, p, 1) as i64
-        } else {
-            1
-        };
+        let code = if reason == ADP_STOPPED_APPLICATION_EXIT { Self::field(mem, p, 1) as i64 } else { 1 };
         self.halt(code)
     }
 
     fn semihost_exit_extended(&mut self, mem: &NodeMem, p: u64) -> Result<(), Ex> {
         let (reason, code) = (Self::field(mem, p, 0), Self::field(mem, p, 1));
-        self.halt(if reason == ADP_STOPPED_APPLICATION_EXIT {
-            code as i64
-        } else {
-            1
-        })
+        self.halt(if reason == ADP_STOPPED_APPLICATION_EXIT { code as i64 } else { 1 })
     }
 }

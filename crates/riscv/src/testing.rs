@@ -29,10 +29,7 @@ pub fn run_with(elf: &[u8], max_cycles: u64, timing: &TimingParams) -> Result<Ru
     let exit = loop {
         match core.run(&mut mem, &mut NoNic, max_cycles) {
             Exit::Wfi => {
-                let wake = core
-                    .timer_deadline(&mem)
-                    .unwrap_or(max_cycles)
-                    .min(max_cycles);
+                let wake = core.timer_deadline(&mem).unwrap_or(max_cycles).min(max_cycles);
                 core.advance_to(wake, StallKind::Wfi);
             }
             e => break e,
@@ -58,12 +55,8 @@ impl Bench {
         let elf = crate::asm::elf_image(code, nanopu);
         let program = Arc::new(Program::load(&elf).expect("test image is a valid ELF"));
         let timing = TimingParams::default();
-        let mem =
-            NodeMem::new(program.clone(), 1, &MemParams::default(), &timing).expect("fits in DRAM");
-        Bench {
-            core: Core::new(0, &program, &timing),
-            mem,
-        }
+        let mem = NodeMem::new(program.clone(), 1, &MemParams::default(), &timing).expect("fits in DRAM");
+        Bench { core: Core::new(0, &program, &timing), mem }
     }
 
     /// Run with no NIC until an exit or `max_cycles`.

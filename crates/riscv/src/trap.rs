@@ -64,22 +64,15 @@ impl Core {
         if self.csr.mstatus & MIE == 0 || ready == 0 {
             return Ok(());
         }
-        let code = PRIORITY
-            .iter()
-            .copied()
-            .find(|&b| ready & (1 << b) != 0)
-            .unwrap_or(ready.trailing_zeros());
+        let code =
+            PRIORITY.iter().copied().find(|&b| ready & (1 << b) != 0).unwrap_or(ready.trailing_zeros());
         self.stats.interrupts += 1;
         self.take_trap(mem, INTERRUPT | code as u64, 0)
     }
 
     /// Enter the trap handler, or end the run if there is none or the trap loops.
     pub(crate) fn take_trap(&mut self, mem: &NodeMem, cause: u64, tval: u64) -> Result<(), Exit> {
-        let tval = if cause == 2 && tval == u64::MAX {
-            self.raw_insn(mem) as u64
-        } else {
-            tval
-        };
+        let tval = if cause == 2 && tval == u64::MAX { self.raw_insn(mem) as u64 } else { tval };
         let base = self.csr.mtvec & !3;
         if base == 0 {
             return Err(self.fatal(ErrorKind::Trap { cause, tval }));
@@ -91,11 +84,7 @@ impl Core {
         let mie = self.csr.mstatus & MIE != 0;
         self.csr.mstatus = (self.csr.mstatus & !(MIE | MPIE)) | if mie { MPIE } else { 0 };
         let vectored = self.csr.mtvec & 3 == 1 && cause & INTERRUPT != 0;
-        self.pc = if vectored {
-            base + 4 * (cause & 0xff)
-        } else {
-            base
-        };
+        self.pc = if vectored { base + 4 * (cause & 0xff) } else { base };
         self.cycle += self.t.trap_penalty;
         self.stats.traps += 1;
         Ok(())
@@ -118,11 +107,7 @@ impl Core {
     }
 
     pub(crate) fn fatal(&self, kind: ErrorKind) -> Exit {
-        Exit::Error(CoreError {
-            hart: self.hart,
-            pc: self.pc,
-            kind,
-        })
+        Exit::Error(CoreError { hart: self.hart, pc: self.pc, kind })
     }
 
     /// Encoding of the instruction at pc (for `mtval` of illegal instructions).
@@ -145,10 +130,7 @@ impl Core {
 
     /// Raise an illegal-instruction exception; `mtval` is filled from memory.
     pub(crate) fn illegal(&self) -> Ex {
-        Ex::Trap {
-            cause: 2,
-            tval: u64::MAX,
-        }
+        Ex::Trap { cause: 2, tval: u64::MAX }
     }
 }
 
@@ -175,11 +157,7 @@ mod tests {
     fn ecall_enters_handler_and_mret_returns() {
         let h = 16;
         let mut c = asm::la_index(T0, 0, h).to_vec();
-        c.extend([
-            asm::csrrw(ZERO, MTVEC, T0),
-            asm::ECALL,
-            asm::addi(A1, ZERO, 1),
-        ]);
+        c.extend([asm::csrrw(ZERO, MTVEC, T0), asm::ECALL, asm::addi(A1, ZERO, 1)]);
         c.extend(asm::exit_with(A0));
         pad(&mut c, h);
         c.extend([
@@ -198,9 +176,7 @@ mod tests {
     #[test]
     fn fatal_trap_names_core_pc_and_fp_hint() {
         let mut b = Bench::new(&[asm::NOP, 0x0000_0053], false);
-        let Exit::Error(e) = b.run(1000) else {
-            panic!("expected error")
-        };
+        let Exit::Error(e) = b.run(1000) else { panic!("expected error") };
         assert_eq!(
             e.to_string(),
             "core 0, pc 0x80000004: illegal instruction 0x00000053 (F/D extension not supported) (no trap handler: mtvec = 0)"
@@ -211,14 +187,8 @@ mod tests {
     #[test]
     fn load_outside_memory_is_an_access_fault() {
         let mut b = Bench::new(&[asm::ld(A0, ZERO, 0x10)], false);
-        let Exit::Error(e) = b.run(1000) else {
-            panic!()
-        };
-        assert!(
-            e.to_string()
-                .contains("load access fault at 0x10 (outside memory)"),
-            "{e}"
-        );
+        let Exit::Error(e) = b.run(1000) else { panic!() };
+        assert!(e.to_string().contains("load access fault at 0x10 (outside memory)"), "{e}");
     }
 
     #[test]
@@ -228,13 +198,8 @@ mod tests {
         pad(&mut c, 8);
         c.push(0xffff_ffff); // illegal at the handler entry
         let mut b = Bench::new(&c, false);
-        let Exit::Error(e) = b.run(10_000) else {
-            panic!()
-        };
-        assert!(
-            matches!(e.kind, ErrorKind::TrapLoop { cause: 2, .. }),
-            "{e}"
-        );
+        let Exit::Error(e) = b.run(10_000) else { panic!() };
+        assert!(matches!(e.kind, ErrorKind::TrapLoop { cause: 2, .. }), "{e}");
     }
 
     /// Set up: handler at index 32 exits with mcause's low byte; mie = `mie`, MIE on.
@@ -246,11 +211,7 @@ mod tests {
         }
         c.push(asm::csrrw(ZERO, MTVEC, T0));
         if let Some(t) = timer {
-            c.extend([
-                asm::lui(T1, (MTIMECMP >> 12) as u32),
-                asm::addi(T2, ZERO, t),
-                asm::sd(T2, T1, 0),
-            ]);
+            c.extend([asm::lui(T1, (MTIMECMP >> 12) as u32), asm::addi(T2, ZERO, t), asm::sd(T2, T1, 0)]);
         }
         c.extend([
             asm::lui(T1, mie as u32 >> 12),
@@ -287,17 +248,9 @@ mod tests {
 
     #[test]
     fn wfi_reports_and_wakes_on_timer() {
-        let mut c = vec![
-            asm::lui(T1, (MTIMECMP >> 12) as u32),
-            asm::addi(T2, ZERO, 2000),
-            asm::sd(T2, T1, 0),
-        ];
-        c.extend([
-            asm::addi(T1, ZERO, 128),
-            asm::csrrw(ZERO, MIE_CSR, T1),
-            asm::WFI,
-            asm::addi(A0, ZERO, 5),
-        ]);
+        let mut c =
+            vec![asm::lui(T1, (MTIMECMP >> 12) as u32), asm::addi(T2, ZERO, 2000), asm::sd(T2, T1, 0)];
+        c.extend([asm::addi(T1, ZERO, 128), asm::csrrw(ZERO, MIE_CSR, T1), asm::WFI, asm::addi(A0, ZERO, 5)]);
         c.extend(asm::exit_with(A0));
         let mut b = Bench::new(&c, false);
         assert_eq!(b.run(100_000), Exit::Wfi);
@@ -305,11 +258,7 @@ mod tests {
         assert_eq!(b.core.timer_deadline(&b.mem), Some(2000));
         b.core.advance_to(2000, StallKind::Wfi);
         assert!(b.core.interrupt_pending(&b.mem));
-        assert_eq!(
-            b.run(100_000),
-            Exit::Halted(5),
-            "MIE off: wakes and continues"
-        );
+        assert_eq!(b.run(100_000), Exit::Halted(5), "MIE off: wakes and continues");
         assert!(b.core.stats().stall_wfi > 0);
     }
 }

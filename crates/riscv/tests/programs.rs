@@ -14,10 +14,7 @@ fn programs() -> PathBuf {
 }
 
 fn have_cc() -> bool {
-    let ok = Command::new(CC)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let ok = Command::new(CC).arg("--version").output().is_ok_and(|o| o.status.success());
     if !ok {
         eprintln!("NOTICE: {CC} not found; skipping this test");
     }
@@ -27,17 +24,8 @@ fn have_cc() -> bool {
 /// Compile `args` into an ELF named `name`; panics with the compiler's output on failure.
 fn cc(name: &str, args: &[&str]) -> Vec<u8> {
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.elf"));
-    let r = Command::new(CC)
-        .args(args)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .expect("run gcc");
-    assert!(
-        r.status.success(),
-        "{CC} failed:\n{}",
-        String::from_utf8_lossy(&r.stderr)
-    );
+    let r = Command::new(CC).args(args).arg("-o").arg(&out).output().expect("run gcc");
+    assert!(r.status.success(), "{CC} failed:\n{}", String::from_utf8_lossy(&r.stderr));
     std::fs::read(&out).unwrap()
 }
 
@@ -73,10 +61,7 @@ fn console(r: &RunResult) -> String {
 /// The number after `label` in the console output.
 fn reported(r: &RunResult, label: &str) -> u64 {
     let text = console(r);
-    let rest = text
-        .split(label)
-        .nth(1)
-        .unwrap_or_else(|| panic!("no {label:?} in {text:?}"));
+    let rest = text.split(label).nth(1).unwrap_or_else(|| panic!("no {label:?} in {text:?}"));
     rest.split_whitespace().next().unwrap().parse().unwrap()
 }
 
@@ -100,10 +85,7 @@ fn calibration_min_of_8192_from_cold_l1() {
     let cycles = reported(&r, "min8192 cycles");
     let us = cycles as f64 / 3200.0;
     println!("min8192: {cycles} cycles = {us:.1} us (prototype: about 18 us)");
-    assert!(
-        (9.0..36.0).contains(&us),
-        "{us} us is far from the prototype's 18 us"
-    );
+    assert!((9.0..36.0).contains(&us), "{us} us is far from the prototype's 18 us");
 }
 
 #[test]
@@ -112,12 +94,7 @@ fn calibration_sort_1024_keys() {
         return;
     }
     let r = run(&bare("sort1024.c"));
-    assert_eq!(
-        r.exit,
-        Exit::Halted(0),
-        "output not sorted: {}",
-        console(&r)
-    );
+    assert_eq!(r.exit, Exit::Halted(0), "output not sorted: {}", console(&r));
     let cycles = reported(&r, "sort1024 cycles");
     let us = cycles as f64 / 3200.0;
     println!("sort1024: {cycles} cycles = {us:.1} us (prototype: more than 30 us)");
@@ -179,11 +156,7 @@ fn floating_point_program_reports_fd_unsupported() {
     }
     let d = programs();
     let src = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fp.c");
-    std::fs::write(
-        &src,
-        "volatile double x = 1.5;\nint main(void){ return (int)(x * x); }\n",
-    )
-    .unwrap();
+    std::fs::write(&src, "volatile double x = 1.5;\nint main(void){ return (int)(x * x); }\n").unwrap();
     let args = [
         "-march=rv64imafdc",
         "-mabi=lp64",
@@ -199,11 +172,6 @@ fn floating_point_program_reports_fd_unsupported() {
         src.to_str().unwrap(),
     ];
     let r = run(&cc("fp", &args));
-    let Exit::Error(e) = r.exit else {
-        panic!("expected an error, got {:?}", r.exit)
-    };
-    assert!(
-        e.to_string().contains("(F/D extension not supported)"),
-        "{e}"
-    );
+    let Exit::Error(e) = r.exit else { panic!("expected an error, got {:?}", r.exit) };
+    assert!(e.to_string().contains("(F/D extension not supported)"), "{e}");
 }

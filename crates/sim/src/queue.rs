@@ -38,11 +38,7 @@ pub struct EventQueue<E> {
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
-        EventQueue {
-            heap: BinaryHeap::new(),
-            next_seq: 0,
-            popped: 0,
-        }
+        EventQueue { heap: BinaryHeap::new(), next_seq: 0, popped: 0 }
     }
 }
 

@@ -20,9 +20,7 @@ pub struct Rng {
 impl Rng {
     pub fn new(seed: u64) -> Rng {
         let mut sm = seed;
-        Rng {
-            s: [0; 4].map(|_| splitmix64(&mut sm)),
-        }
+        Rng { s: [0; 4].map(|_| splitmix64(&mut sm)) }
     }
     /// An independent stream for component `id` of a run seeded with `seed`.
     pub fn stream(seed: u64, id: u64) -> Rng {

@@ -87,9 +87,7 @@ impl Clock {
         if hz == 0 || FS_PER_S % hz != 0 {
             return Err(format!("clock of {hz} Hz has no whole-femtosecond period"));
         }
-        Ok(Clock {
-            period_fs: FS_PER_S / hz,
-        })
+        Ok(Clock { period_fs: FS_PER_S / hz })
     }
     pub const fn period(self) -> Time {
         Time(self.period_fs)

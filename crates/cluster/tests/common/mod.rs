@@ -13,8 +13,7 @@ pub fn sw_build() -> PathBuf {
 
 pub fn elf(rel: &str) -> Vec<u8> {
     let p = sw_build().join(rel);
-    std::fs::read(&p)
-        .unwrap_or_else(|e| panic!("{}: {e}; build the programs with `make -C sw`", p.display()))
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}; build the programs with `make -C sw`", p.display()))
 }
 
 pub fn cfg(cores: usize) -> NodeConfig {

@@ -48,11 +48,7 @@ impl fmt::Display for Layer {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WireError {
     /// The buffer is shorter than the fixed header of `layer`.
-    Truncated {
-        layer: Layer,
-        len: usize,
-        header: usize,
-    },
+    Truncated { layer: Layer, len: usize, header: usize },
     /// The Ethernet type is not IPv4 (IEEE 802.3 clause 3.2.6, RFC 894).
     EtherType(u16),
     /// The IPv4 version nibble is not 4 (RFC 791 section 3.1).
@@ -82,22 +78,13 @@ pub enum WireError {
     /// The granted priority is not a Homa priority (0..8).
     Priority(u8),
     /// A DATA packet's offset is past the last packet of its message.
-    PktOffset {
-        offset: u16,
-        packets: usize,
-        msg_len: u16,
-    },
+    PktOffset { offset: u16, packets: usize, msg_len: u16 },
     /// The MCAST flag and mcast_count disagree (count 0 means unicast).
     McastCount { mcast_flag: bool, count: u32 },
     /// mcast_first + mcast_count does not fit in 32 bits.
     McastRange { first: u32, count: u32 },
     /// A DATA packet's payload is not the segment its offset calls for.
-    DataPayloadLen {
-        offset: u16,
-        msg_len: u16,
-        len: usize,
-        expected: usize,
-    },
+    DataPayloadLen { offset: u16, msg_len: u16, len: usize, expected: usize },
     /// A control or trimmed packet does not carry exactly the 8 bytes of padding.
     PaddingLen { len: usize },
     /// An application payload was given for a control or trimmed packet.

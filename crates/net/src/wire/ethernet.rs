@@ -56,11 +56,7 @@ impl Mac {
 impl fmt::Display for Mac {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let m = self.0;
-        write!(
-            f,
-            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
-            m[0], m[1], m[2], m[3], m[4], m[5]
-        )
+        write!(f, "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m[0], m[1], m[2], m[3], m[4], m[5])
     }
 }
 
@@ -90,11 +86,7 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
     pub fn check_len(&self) -> Result<(), WireError> {
         let len = self.buffer.as_ref().len();
         if len < HEADER_LEN {
-            return Err(WireError::Truncated {
-                layer: Layer::Ethernet,
-                len,
-                header: HEADER_LEN,
-            });
+            return Err(WireError::Truncated { layer: Layer::Ethernet, len, header: HEADER_LEN });
         }
         Ok(())
     }
@@ -160,11 +152,7 @@ impl EthernetRepr {
     /// parser is the one that insists on IPv4.
     pub fn parse<T: AsRef<[u8]>>(frame: &EthernetFrame<T>) -> Result<Self, WireError> {
         frame.check_len()?;
-        Ok(EthernetRepr {
-            src: frame.src(),
-            dst: frame.dst(),
-            ethertype: frame.ethertype(),
-        })
+        Ok(EthernetRepr { src: frame.src(), dst: frame.dst(), ethertype: frame.ethertype() })
     }
 
     /// Bytes this header occupies.
@@ -199,27 +187,18 @@ mod tests {
         let frame = EthernetFrame::new_checked(&buf[..]).unwrap();
         assert_eq!(EthernetRepr::parse(&frame).unwrap(), repr());
         assert_eq!(frame.payload().len(), 4);
-        assert_eq!(
-            &buf[..HEADER_LEN],
-            &[2, 0, 0, 0, 0, 3, 2, 0, 0, 0, 0, 2, 0x08, 0x00]
-        );
+        assert_eq!(&buf[..HEADER_LEN], &[2, 0, 0, 0, 0, 3, 2, 0, 0, 0, 0, 2, 0x08, 0x00]);
     }
 
     #[test]
     fn short_frame_is_rejected() {
         let err = EthernetFrame::new_checked(&[0u8; 10][..]).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "ethernet: frame of 10 bytes is shorter than the 14-byte header"
-        );
+        assert_eq!(err.to_string(), "ethernet: frame of 10 bytes is shorter than the 14-byte header");
     }
 
     #[test]
     fn mac_display_and_groups() {
-        assert_eq!(
-            Mac([0x02, 0xab, 0, 0, 0x10, 0xff]).to_string(),
-            "02:ab:00:00:10:ff"
-        );
+        assert_eq!(Mac([0x02, 0xab, 0, 0, 0x10, 0xff]).to_string(), "02:ab:00:00:10:ff");
         assert!(Mac::BROADCAST.is_broadcast() && Mac::BROADCAST.is_multicast());
         assert!(!repr().src.is_multicast());
         // 239.129.2.3 maps to 01:00:5e:01:02:03: the top bit of the second octet is lost.

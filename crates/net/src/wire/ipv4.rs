@@ -109,11 +109,7 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
     pub fn check_len(&self) -> Result<(), WireError> {
         let len = self.buffer.as_ref().len();
         if len < HEADER_LEN {
-            return Err(WireError::Truncated {
-                layer: Layer::Ipv4,
-                len,
-                header: HEADER_LEN,
-            });
+            return Err(WireError::Truncated { layer: Layer::Ipv4, len, header: HEADER_LEN });
         }
         if self.version() != 4 {
             return Err(WireError::Ipv4Version(self.version()));
@@ -294,9 +290,7 @@ impl Ipv4Repr {
     pub fn parse<T: AsRef<[u8]>>(packet: &Ipv4Packet<T>) -> Result<Self, WireError> {
         packet.check_len()?;
         if packet.flags_frag() & FRAGMENT_MASK != 0 {
-            return Err(WireError::Ipv4Fragment {
-                flags_frag: packet.flags_frag(),
-            });
+            return Err(WireError::Ipv4Fragment { flags_frag: packet.flags_frag() });
         }
         if !packet.verify_checksum() {
             let (stored, computed) = (packet.checksum(), packet.compute_checksum());
@@ -382,8 +376,8 @@ mod tests {
         // The worked example commonly quoted for the IPv4 header checksum (a UDP packet
         // 192.168.0.1 -> 192.168.0.199), whose checksum is 0xb861.
         let mut h = [
-            0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0, 0, 0xc0, 0xa8, 0x00,
-            0x01, 0xc0, 0xa8, 0x00, 0xc7,
+            0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0, 0, 0xc0, 0xa8, 0x00, 0x01, 0xc0,
+            0xa8, 0x00, 0xc7,
         ];
         assert_eq!(checksum(&h), 0xb861);
         h[10..12].copy_from_slice(&0xb861u16.to_be_bytes());
@@ -398,13 +392,7 @@ mod tests {
         buf[10] ^= 0x12;
         let stored = good ^ 0x1200;
         let err = parse(&buf).unwrap_err();
-        assert_eq!(
-            err,
-            WireError::Ipv4Checksum {
-                stored,
-                computed: good
-            }
-        );
+        assert_eq!(err, WireError::Ipv4Checksum { stored, computed: good });
         let want = format!("ipv4: header checksum 0x{stored:04x} does not match 0x{good:04x}");
         assert_eq!(err.to_string(), want);
     }
@@ -419,33 +407,17 @@ mod tests {
         };
         assert_eq!(
             err(&|b| b.truncate(19)),
-            WireError::Truncated {
-                layer: Layer::Ipv4,
-                len: 19,
-                header: 20
-            }
+            WireError::Truncated { layer: Layer::Ipv4, len: 19, header: 20 }
         );
         assert_eq!(err(&|b| b[0] = 0x65), WireError::Ipv4Version(6));
         assert_eq!(err(&|b| b[0] = 0x46), WireError::Ipv4Options { ihl: 6 });
         assert_eq!(err(&|b| b[0] = 0x44), WireError::Ipv4Options { ihl: 4 });
-        let long = WireError::Ipv4TotalLen {
-            total: 29,
-            available: 28,
-        };
+        let long = WireError::Ipv4TotalLen { total: 29, available: 28 };
         assert_eq!(err(&|b| b[3] = 29), long);
-        let short = WireError::Ipv4TotalLen {
-            total: 19,
-            available: 28,
-        };
+        let short = WireError::Ipv4TotalLen { total: 19, available: 28 };
         assert_eq!(err(&|b| b[3] = 19), short);
-        assert_eq!(
-            err(&|b| b[6] = 0x20),
-            WireError::Ipv4Fragment { flags_frag: 0x2000 }
-        );
-        assert_eq!(
-            err(&|b| b[7] = 0x01),
-            WireError::Ipv4Fragment { flags_frag: 0x4001 }
-        );
+        assert_eq!(err(&|b| b[6] = 0x20), WireError::Ipv4Fragment { flags_frag: 0x2000 });
+        assert_eq!(err(&|b| b[7] = 0x01), WireError::Ipv4Fragment { flags_frag: 0x4001 });
     }
 
     #[test]
@@ -454,17 +426,9 @@ mod tests {
             WireError::Ipv4Options { ihl: 6 }.to_string(),
             "ipv4: IHL 6 is not 5 (nanoPU packets carry no IPv4 options)"
         );
-        let long = WireError::Ipv4TotalLen {
-            total: 29,
-            available: 28,
-        };
-        assert_eq!(
-            long.to_string(),
-            "ipv4: total length 29 exceeds the 28 bytes available"
-        );
-        assert!(WireError::Ipv4Protocol(6)
-            .to_string()
-            .starts_with("ipv4: protocol 0x06"));
+        let long = WireError::Ipv4TotalLen { total: 29, available: 28 };
+        assert_eq!(long.to_string(), "ipv4: total length 29 exceeds the 28 bytes available");
+        assert!(WireError::Ipv4Protocol(6).to_string().starts_with("ipv4: protocol 0x06"));
     }
 
     #[test]

@@ -67,9 +67,7 @@ impl FrameRepr {
                 len: payload_len,
                 expected,
             }),
-            (false, _) if payload_len != 0 => {
-                Err(WireError::UnexpectedPayload { len: payload_len })
-            }
+            (false, _) if payload_len != 0 => Err(WireError::UnexpectedPayload { len: payload_len }),
             _ => Ok(()),
         }
     }
@@ -110,18 +108,10 @@ impl Frame {
         check_no_trailing_bytes(bytes.len(), ip.total_len())?;
         let header = TransportHeader::new_checked(ip.payload())?;
         let transport = TransportRepr::parse(&header, seg)?;
-        let repr = FrameRepr {
-            eth: eth_repr,
-            ip: ip_repr,
-            transport,
-        };
+        let repr = FrameRepr { eth: eth_repr, ip: ip_repr, transport };
         repr.check_layers()?;
         // The frame ends where the IPv4 packet does, so the rest of `bytes` is the segment.
-        let payload = if transport.carries_payload() {
-            &bytes[HEADER_BYTES..]
-        } else {
-            &[]
-        };
+        let payload = if transport.carries_payload() { &bytes[HEADER_BYTES..] } else { &[] };
         Ok(ParsedFrame { repr, payload })
     }
 
@@ -132,16 +122,10 @@ impl Frame {
         repr.check(payload.len(), seg)?;
         let mut bytes = vec![0u8; repr.wire_len(seg)];
         let ip_payload = bytes.len() - TRANSPORT_AT;
-        let ip = Ipv4Repr {
-            payload_len: ip_payload as u16,
-            ..repr.ip
-        };
-        repr.eth
-            .emit(&mut EthernetFrame::new_unchecked(&mut bytes[..]));
+        let ip = Ipv4Repr { payload_len: ip_payload as u16, ..repr.ip };
+        repr.eth.emit(&mut EthernetFrame::new_unchecked(&mut bytes[..]));
         ip.emit(&mut Ipv4Packet::new_unchecked(&mut bytes[IP_AT..]));
-        repr.transport.emit(&mut TransportHeader::new_unchecked(
-            &mut bytes[TRANSPORT_AT..],
-        ));
+        repr.transport.emit(&mut TransportHeader::new_unchecked(&mut bytes[TRANSPORT_AT..]));
         bytes[HEADER_BYTES..HEADER_BYTES + payload.len()].copy_from_slice(payload);
         Ok(Frame { bytes })
     }
@@ -199,9 +183,7 @@ impl Frame {
     pub fn trim(&mut self) -> Result<(), WireError> {
         let flags = self.transport_flags();
         if !flags.contains(Flags::DATA) {
-            return Err(WireError::NotTrimmable {
-                flags: flags.bits(),
-            });
+            return Err(WireError::NotTrimmable { flags: flags.bits() });
         }
         if flags.contains(Flags::CHOP) {
             return Ok(());
@@ -249,11 +231,7 @@ fn word_of(chunk: &[u8]) -> u64 {
 ///
 /// Panics if the words hold fewer than `len` bytes.
 pub fn words_to_payload(words: &[u64], len: usize) -> Vec<u8> {
-    assert!(
-        len <= words.len() * 8,
-        "{len} bytes asked of {} words",
-        words.len()
-    );
+    assert!(len <= words.len() * 8, "{len} bytes asked of {} words", words.len());
     let mut bytes: Vec<u8> = words.iter().flat_map(|w| w.to_be_bytes()).collect();
     bytes.truncate(len);
     bytes

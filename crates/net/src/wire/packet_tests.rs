@@ -97,10 +97,7 @@ fn round_trips_for_each_kind_of_frame() {
 fn frame_sizes_follow_the_spec() {
     assert_eq!((HEADER_BYTES, TRIMMED_BYTES, MIN_FRAME), (64, 72, 72));
     assert_eq!(MAX_FRAME_BYTES, 1088);
-    assert_eq!(
-        emit(&repr(Flags::DATA, 2500, 0), &pattern(1024)).wire_len(),
-        1088
-    );
+    assert_eq!(emit(&repr(Flags::DATA, 2500, 0), &pattern(1024)).wire_len(), 1088);
     assert_eq!(emit(&repr(Flags::DATA, 1, 0), &[9]).wire_len(), 65);
     assert_eq!(emit(&repr(Flags::NACK, 9, 0), &[]).wire_len(), 72);
     assert_eq!(emit(&homa_grant(), &[]).wire_len(), 72);
@@ -153,10 +150,7 @@ fn control_frames_cannot_be_trimmed() {
     let mut frame = emit(&repr(Flags::ACK, 8, 0), &[]);
     let err = frame.trim().unwrap_err();
     assert_eq!(err, WireError::NotTrimmable { flags: 0x02 });
-    assert_eq!(
-        err.to_string(),
-        "frame: only DATA frames can be trimmed (transport flags 0x02)"
-    );
+    assert_eq!(err.to_string(), "frame: only DATA frames can be trimmed (transport flags 0x02)");
 }
 
 fn parse_err(bytes: &[u8]) -> WireError {
@@ -193,10 +187,7 @@ fn cross_layer_errors() {
     let mut b = ack_bytes();
     b[12..14].copy_from_slice(&0x86ddu16.to_be_bytes());
     let err = parse_err(&b);
-    assert_eq!(
-        err.to_string(),
-        "ethernet: ethertype 0x86dd is not IPv4 (0x0800)"
-    );
+    assert_eq!(err.to_string(), "ethernet: ethertype 0x86dd is not IPv4 (0x0800)");
     let mut b = ack_bytes();
     b[23] = 6;
     fix_ip(&mut b, 58);
@@ -208,13 +199,7 @@ fn cross_layer_errors() {
     let mut b = ack_bytes();
     b.push(0);
     let err = parse_err(&b);
-    assert_eq!(
-        err,
-        WireError::TrailingBytes {
-            frame: 73,
-            ip_total: 58
-        }
-    );
+    assert_eq!(err, WireError::TrailingBytes { frame: 73, ip_total: 58 });
     let msg = "frame: 1 bytes follow the 58-byte IPv4 packet in the 73-byte frame";
     assert_eq!(err.to_string(), msg);
 }
@@ -224,45 +209,22 @@ fn multicast_flag_and_class_d_go_together() {
     let mut unflagged = repr(Flags::ACK, 8, 0);
     unflagged.ip.dst = ip([224, 0, 0, 1]);
     let err = Frame::emit(&unflagged, &[], SEG).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "frame: multicast address 224.0.0.1 on a packet without the MCAST flag"
-    );
+    assert_eq!(err.to_string(), "frame: multicast address 224.0.0.1 on a packet without the MCAST flag");
     let mut unicast = multicast_data();
     unicast.ip.dst = ip([10, 0, 0, 9]);
     let err = Frame::emit(&unicast, &pattern(16), SEG).unwrap_err();
-    assert_eq!(
-        err,
-        WireError::McastAddr {
-            dst: ip([10, 0, 0, 9]),
-            mcast_flag: true
-        }
-    );
+    assert_eq!(err, WireError::McastAddr { dst: ip([10, 0, 0, 9]), mcast_flag: true });
     // The same check guards parsing: flip the flag of a valid multicast frame.
     let mut b = emit(&multicast_data(), &pattern(16)).into_bytes();
     b[34] &= !Flags::MCAST.bits();
     b[52..56].fill(0);
-    assert!(matches!(
-        parse_err(&b),
-        WireError::McastAddr {
-            mcast_flag: false,
-            ..
-        }
-    ));
+    assert!(matches!(parse_err(&b), WireError::McastAddr { mcast_flag: false, .. }));
 }
 
 #[test]
 fn emit_checks_the_payload_it_is_given() {
     let err = Frame::emit(&repr(Flags::DATA, 2500, 2), &pattern(451), SEG).unwrap_err();
-    assert_eq!(
-        err,
-        WireError::DataPayloadLen {
-            offset: 2,
-            msg_len: 2500,
-            len: 451,
-            expected: 452
-        }
-    );
+    assert_eq!(err, WireError::DataPayloadLen { offset: 2, msg_len: 2500, len: 451, expected: 452 });
     let err = Frame::emit(&repr(Flags::PULL, 8, 0), &[1], SEG).unwrap_err();
     assert_eq!(err, WireError::UnexpectedPayload { len: 1 });
     assert_eq!(err.layer(), Layer::Transport);
@@ -276,16 +238,10 @@ fn emit_checks_the_payload_it_is_given() {
 #[test]
 fn from_bytes_accepts_only_valid_frames() {
     let b = ack_bytes();
-    assert_eq!(
-        Frame::from_bytes(b.clone(), SEG).unwrap().as_bytes(),
-        &b[..]
-    );
+    assert_eq!(Frame::from_bytes(b.clone(), SEG).unwrap().as_bytes(), &b[..]);
     let mut bad = b;
     bad[24] ^= 1;
-    assert!(matches!(
-        Frame::from_bytes(bad, SEG),
-        Err(WireError::Ipv4Checksum { .. })
-    ));
+    assert!(matches!(Frame::from_bytes(bad, SEG), Err(WireError::Ipv4Checksum { .. })));
 }
 
 #[test]

@@ -76,9 +76,7 @@ impl Flags {
     /// The bits that say what kind of packet this is; at least one must be set.
     pub const KINDS: Flags = Flags(0x1f);
 
-    const NAMES: [&'static str; 8] = [
-        "DATA", "ACK", "NACK", "PULL", "GRANT", "CHOP", "MCAST", "RESEND",
-    ];
+    const NAMES: [&'static str; 8] = ["DATA", "ACK", "NACK", "PULL", "GRANT", "CHOP", "MCAST", "RESEND"];
 
     /// The raw byte.
     pub fn bits(self) -> u8 {
@@ -156,11 +154,7 @@ impl<T: AsRef<[u8]>> TransportHeader<T> {
     pub fn check_len(&self) -> Result<(), WireError> {
         let len = self.buffer.as_ref().len();
         if len < HEADER_LEN {
-            return Err(WireError::Truncated {
-                layer: Layer::Transport,
-                len,
-                header: HEADER_LEN,
-            });
+            return Err(WireError::Truncated { layer: Layer::Transport, len, header: HEADER_LEN });
         }
         Ok(())
     }
@@ -317,19 +311,13 @@ pub struct TransportRepr {
 /// Panics on a segment size no packet could carry: it comes from a validated config, so a
 /// bad one here is a model bug.
 fn assert_segment(seg: usize) {
-    assert!(
-        (1..=MAX_SEGMENT_BYTES).contains(&seg),
-        "segment size {seg} is not in 1..={MAX_SEGMENT_BYTES}"
-    );
+    assert!((1..=MAX_SEGMENT_BYTES).contains(&seg), "segment size {seg} is not in 1..={MAX_SEGMENT_BYTES}");
 }
 
 impl TransportRepr {
     /// Reads and validates a header and the length of what follows it, for segments of
     /// `seg` bytes (see [`TransportRepr::check`] and [`TransportRepr::check_payload`]).
-    pub fn parse<T: AsRef<[u8]>>(
-        header: &TransportHeader<T>,
-        seg: usize,
-    ) -> Result<Self, WireError> {
+    pub fn parse<T: AsRef<[u8]>>(header: &TransportHeader<T>, seg: usize) -> Result<Self, WireError> {
         header.check_len()?;
         let repr = Self::read(header);
         repr.check(seg)?;
@@ -383,11 +371,7 @@ impl TransportRepr {
         let packets = self.packets(seg);
         if self.is_data() && usize::from(self.pkt_offset) >= packets {
             let (offset, msg_len) = (self.pkt_offset, self.msg_len);
-            return Err(WireError::PktOffset {
-                offset,
-                packets,
-                msg_len,
-            });
+            return Err(WireError::PktOffset { offset, packets, msg_len });
         }
         Ok(())
     }
@@ -398,10 +382,7 @@ impl TransportRepr {
             return Err(WireError::McastCount { mcast_flag, count });
         }
         if self.mcast_first.checked_add(count).is_none() {
-            return Err(WireError::McastRange {
-                first: self.mcast_first,
-                count,
-            });
+            return Err(WireError::McastRange { first: self.mcast_first, count });
         }
         Ok(())
     }
@@ -419,12 +400,7 @@ impl TransportRepr {
 
     fn data_len_error(&self, len: usize, expected: usize) -> WireError {
         let (offset, msg_len) = (self.pkt_offset, self.msg_len);
-        WireError::DataPayloadLen {
-            offset,
-            msg_len,
-            len,
-            expected,
-        }
+        WireError::DataPayloadLen { offset, msg_len, len, expected }
     }
 
     /// True if the DATA bit is set (trimmed or not).

@@ -42,11 +42,7 @@ fn layout_is_big_endian_at_the_documented_offsets() {
         mcast_seq: 0x15161718,
     };
     let buf = emit(&repr, PADDING_BYTES);
-    let want: Vec<u8> = [0x50, 5]
-        .into_iter()
-        .chain(1..=0x18)
-        .chain([0; 4])
-        .collect();
+    let want: Vec<u8> = [0x50, 5].into_iter().chain(1..=0x18).chain([0; 4]).collect();
     assert_eq!(&buf[..HEADER_LEN], &want[..]);
     assert_eq!(parse(&buf).unwrap(), repr);
 }
@@ -73,36 +69,21 @@ fn reserved_field_is_ignored_on_parse() {
 
 #[test]
 fn control_and_trimmed_packets_carry_eight_bytes_of_padding() {
-    let ack = TransportRepr {
-        flags: Flags::ACK,
-        ..data(3000, 2)
-    };
-    let chopped = TransportRepr {
-        flags: Flags::DATA | Flags::CHOP,
-        ..data(3000, 2)
-    };
+    let ack = TransportRepr { flags: Flags::ACK, ..data(3000, 2) };
+    let chopped = TransportRepr { flags: Flags::DATA | Flags::CHOP, ..data(3000, 2) };
     for repr in [ack, chopped] {
         assert_eq!(repr.wire_payload_len(SEG), PADDING_BYTES);
         assert_eq!(repr.payload_len(SEG), 0);
         assert_eq!(parse(&emit(&repr, 8)).unwrap(), repr);
-        assert_eq!(
-            parse(&emit(&repr, 0)),
-            Err(WireError::PaddingLen { len: 0 })
-        );
-        assert_eq!(
-            parse(&emit(&repr, 9)),
-            Err(WireError::PaddingLen { len: 9 })
-        );
+        assert_eq!(parse(&emit(&repr, 0)), Err(WireError::PaddingLen { len: 0 }));
+        assert_eq!(parse(&emit(&repr, 9)), Err(WireError::PaddingLen { len: 9 }));
     }
 }
 
 #[test]
 fn short_header_is_rejected() {
     let err = parse(&[0u8; 29]).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "transport: segment of 29 bytes is shorter than the 30-byte header"
-    );
+    assert_eq!(err.to_string(), "transport: segment of 29 bytes is shorter than the 30-byte header");
 }
 
 #[test]
@@ -115,85 +96,46 @@ fn msg_len_zero_is_rejected() {
 #[test]
 fn a_kind_bit_is_required() {
     for flags in [Flags(0), Flags::CHOP, Flags::MCAST, Flags::RESEND] {
-        let repr = TransportRepr {
-            flags,
-            ..data(8, 0)
-        };
+        let repr = TransportRepr { flags, ..data(8, 0) };
         let err = parse(&emit(&repr, 8)).unwrap_err();
-        assert_eq!(
-            err,
-            WireError::NoKind {
-                flags: flags.bits()
-            }
-        );
+        assert_eq!(err, WireError::NoKind { flags: flags.bits() });
     }
     let msg = WireError::NoKind { flags: 0x80 }.to_string();
-    assert_eq!(
-        msg,
-        "transport: flags 0x80 set none of DATA, ACK, NACK, PULL, GRANT"
-    );
-    let resend = TransportRepr {
-        flags: Flags::NACK | Flags::RESEND,
-        ..data(8, 0)
-    };
+    assert_eq!(msg, "transport: flags 0x80 set none of DATA, ACK, NACK, PULL, GRANT");
+    let resend = TransportRepr { flags: Flags::NACK | Flags::RESEND, ..data(8, 0) };
     assert!(parse(&emit(&resend, 8)).is_ok());
 }
 
 #[test]
 fn chop_requires_data() {
-    let repr = TransportRepr {
-        flags: Flags::NACK | Flags::CHOP,
-        ..data(8, 0)
-    };
+    let repr = TransportRepr { flags: Flags::NACK | Flags::CHOP, ..data(8, 0) };
     let err = parse(&emit(&repr, 8)).unwrap_err();
     assert_eq!(err, WireError::ChopWithoutData { flags: 0x24 });
 }
 
 #[test]
 fn priority_must_be_a_homa_priority() {
-    let repr = TransportRepr {
-        priority: 8,
-        ..data(8, 0)
-    };
+    let repr = TransportRepr { priority: 8, ..data(8, 0) };
     assert_eq!(parse(&emit(&repr, 8)), Err(WireError::Priority(8)));
-    let ok = TransportRepr {
-        priority: 7,
-        ..data(8, 0)
-    };
+    let ok = TransportRepr { priority: 7, ..data(8, 0) };
     assert!(parse(&emit(&ok, 8)).is_ok());
 }
 
 #[test]
 fn data_offset_must_lie_inside_the_message() {
     let err = parse(&emit(&data(2048, 2), 0)).unwrap_err();
-    assert_eq!(
-        err,
-        WireError::PktOffset {
-            offset: 2,
-            packets: 2,
-            msg_len: 2048
-        }
-    );
+    assert_eq!(err, WireError::PktOffset { offset: 2, packets: 2, msg_len: 2048 });
     let msg = "transport: pkt_offset 2 is out of range for a 2-packet message (msg_len 2048)";
     assert_eq!(err.to_string(), msg);
     // Control packets may name any offset (a PULL's offset is not a data index).
-    let pull = TransportRepr {
-        flags: Flags::PULL,
-        credit: 9,
-        ..data(2048, 7)
-    };
+    let pull = TransportRepr { flags: Flags::PULL, credit: 9, ..data(2048, 7) };
     assert!(parse(&emit(&pull, 8)).is_ok());
 }
 
 #[test]
 fn data_payload_must_match_its_segment() {
     let err = parse(&emit(&data(2500, 2), 1024)).unwrap_err();
-    let want = WireError::DataPayloadLen {
-        offset: 2,
-        msg_len: 2500,
-        len: 1024,
-        expected: 452,
-    };
+    let want = WireError::DataPayloadLen { offset: 2, msg_len: 2500, len: 1024, expected: 452 };
     assert_eq!(err, want);
     let msg = "transport: payload of 1024 bytes, expected 452 for pkt_offset 2 of msg_len 2500";
     assert_eq!(err.to_string(), msg);
@@ -209,53 +151,17 @@ fn segment_size_is_a_parameter() {
 
 #[test]
 fn multicast_fields_must_agree_with_the_flag() {
-    let flagged = TransportRepr {
-        flags: Flags::DATA | Flags::MCAST,
-        ..data(8, 0)
-    };
+    let flagged = TransportRepr { flags: Flags::DATA | Flags::MCAST, ..data(8, 0) };
     let err = parse(&emit(&flagged, 8)).unwrap_err();
-    assert_eq!(
-        err,
-        WireError::McastCount {
-            mcast_flag: true,
-            count: 0
-        }
-    );
-    assert_eq!(
-        err.to_string(),
-        "transport: MCAST flag is set but mcast_count is 0"
-    );
-    let counted = TransportRepr {
-        mcast_count: 4,
-        ..data(8, 0)
-    };
+    assert_eq!(err, WireError::McastCount { mcast_flag: true, count: 0 });
+    assert_eq!(err.to_string(), "transport: MCAST flag is set but mcast_count is 0");
+    let counted = TransportRepr { mcast_count: 4, ..data(8, 0) };
     let err = parse(&emit(&counted, 8)).unwrap_err();
-    assert_eq!(
-        err,
-        WireError::McastCount {
-            mcast_flag: false,
-            count: 4
-        }
-    );
-    let overflow = TransportRepr {
-        mcast_first: u32::MAX,
-        mcast_count: 2,
-        ..flagged
-    };
+    assert_eq!(err, WireError::McastCount { mcast_flag: false, count: 4 });
+    let overflow = TransportRepr { mcast_first: u32::MAX, mcast_count: 2, ..flagged };
     let err = parse(&emit(&overflow, 8)).unwrap_err();
-    assert_eq!(
-        err,
-        WireError::McastRange {
-            first: u32::MAX,
-            count: 2
-        }
-    );
-    let group = TransportRepr {
-        mcast_first: 16,
-        mcast_count: 64,
-        mcast_seq: 3,
-        ..flagged
-    };
+    assert_eq!(err, WireError::McastRange { first: u32::MAX, count: 2 });
+    let group = TransportRepr { mcast_first: 16, mcast_count: 64, mcast_seq: 3, ..flagged };
     assert_eq!(parse(&emit(&group, 8)).unwrap(), group);
 }
 
@@ -269,10 +175,7 @@ fn zero_segment_size_panics() {
 fn flags_display_and_ops() {
     assert_eq!((Flags::DATA | Flags::CHOP).to_string(), "DATA|CHOP");
     assert_eq!(Flags(0).to_string(), "-");
-    assert_eq!(
-        format!("{:?}", Flags(0xff)),
-        "Flags(DATA|ACK|NACK|PULL|GRANT|CHOP|MCAST|RESEND)"
-    );
+    assert_eq!(format!("{:?}", Flags(0xff)), "Flags(DATA|ACK|NACK|PULL|GRANT|CHOP|MCAST|RESEND)");
     let mut f = Flags::DATA;
     f.insert(Flags::CHOP);
     assert!(f.contains(Flags::DATA | Flags::CHOP));

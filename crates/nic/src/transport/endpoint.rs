@@ -113,12 +113,7 @@ impl Transport {
             self.counters.tail_delayed += 1;
             self.next_held += 1;
             self.held.insert(self.next_held, msg);
-            out.push(TAction::Timer(
-                now + self.p.tail_delay,
-                Timer::Release {
-                    held: self.next_held,
-                },
-            ));
+            out.push(TAction::Timer(now + self.p.tail_delay, Timer::Release { held: self.next_held }));
             return;
         }
         self.start(now, msg, out);
@@ -131,11 +126,7 @@ impl Transport {
             Some((first, count)) => {
                 let own = self.ip.wrapping_sub(NODE_IP_BASE);
                 for n in (first..first.saturating_add(count)).filter(|&n| n != own) {
-                    let copy = Message {
-                        dst_ip: NODE_IP_BASE + n,
-                        group: None,
-                        ..msg.clone()
-                    };
+                    let copy = Message { dst_ip: NODE_IP_BASE + n, group: None, ..msg.clone() };
                     self.start_unicast(now, copy, out);
                 }
             }
@@ -163,27 +154,15 @@ impl Transport {
         let m = OutMsg::new(proto, Arc::from(msg.words), packets, allowed, now);
         self.out.insert(key, m);
         self.pump(key, out);
-        out.push(TAction::Timer(
-            now + self.p.rto,
-            Timer::SenderRto {
-                peer: key.0,
-                msg_id: key.1,
-            },
-        ));
+        out.push(TAction::Timer(now + self.p.rto, Timer::SenderRto { peer: key.0, msg_id: key.1 }));
     }
 
     /// Multicast: every packet once; the switches make delivery reliable.
-    fn start_multicast(
-        &mut self,
-        msg: Message,
-        (first, count): (u32, u32),
-        out: &mut Vec<TAction>,
-    ) {
+    fn start_multicast(&mut self, msg: Message, (first, count): (u32, u32), out: &mut Vec<TAction>) {
         let mut proto = self.proto(&msg);
         proto.dst_ip = MULTICAST_IP;
         proto.flags = flags::MCAST;
-        (proto.mcast_first, proto.mcast_count, proto.mcast_seq) =
-            (first, count, self.next_mcast_seq);
+        (proto.mcast_first, proto.mcast_count, proto.mcast_seq) = (first, count, self.next_mcast_seq);
         self.next_mcast_seq = self.next_mcast_seq.wrapping_add(1);
         let packets = self.p.packets(msg.len);
         let m = OutMsg::new(proto, Arc::from(msg.words), packets, packets, Time::ZERO);
@@ -244,11 +223,7 @@ impl Transport {
     fn on_ack(&mut self, key: OutKey, s: &Segment, now: Time) {
         let m = self.out.get_mut(&key).expect("checked");
         let whole = self.p.protocol == Protocol::Homa;
-        let done = if whole {
-            true
-        } else {
-            m.ack(s.pkt_offset, now)
-        };
+        let done = if whole { true } else { m.ack(s.pkt_offset, now) };
         if done {
             self.out.remove(&key);
         }
@@ -294,11 +269,7 @@ impl Transport {
         }
         let m = self.inbound.get_mut(&key).expect("opened");
         m.needed += 1;
-        let answer = if self.p.protocol == Protocol::Ndp {
-            flags::NACK
-        } else {
-            flags::NACK | flags::RESEND
-        };
+        let answer = if self.p.protocol == Protocol::Ndp { flags::NACK } else { flags::NACK | flags::RESEND };
         out.push(TAction::Transmit(Segment::reply_to(s, answer, 0)));
         if self.p.protocol == Protocol::Ndp {
             self.maybe_pull(now, key, out);
@@ -331,11 +302,7 @@ impl Transport {
         self.done_order.push_back((now + self.p.linger, key));
         self.counters.messages_delivered += 1;
         if s.mcast_count == 0 && self.p.protocol == Protocol::Homa {
-            out.push(TAction::Transmit(Segment::reply_to(
-                s,
-                flags::ACK,
-                m.packets as u16,
-            )));
+            out.push(TAction::Transmit(Segment::reply_to(s, flags::ACK, m.packets as u16)));
             self.regrant(out);
         }
         out.push(TAction::Deliver(Message {
@@ -390,11 +357,7 @@ impl Transport {
             m.pull_sent += 1;
             let credit = (self.p.rtt_pkts + m.pull_sent) as u16;
             let to = incoming_view(ip, m, key);
-            out.push(TAction::Transmit(Segment::reply_to(
-                &to,
-                flags::PULL,
-                credit,
-            )));
+            out.push(TAction::Transmit(Segment::reply_to(&to, flags::PULL, credit)));
             self.counters.pulls_sent += 1;
             self.pull_free_at = now + self.p.pull_interval;
             if !self.pulls.is_empty() {
@@ -418,18 +381,13 @@ impl Transport {
             .collect();
         open.sort_unstable();
         let (unsched, ip) = (self.p.unscheduled_packets(), self.ip);
-        for (rank, (_, key)) in open
-            .into_iter()
-            .take(self.p.overcommit as usize)
-            .enumerate()
-        {
+        for (rank, (_, key)) in open.into_iter().take(self.p.overcommit as usize).enumerate() {
             let band = (2 + rank as u8).min(self.p.homa_bands - 1);
             let m = self.inbound.get_mut(&key).expect("listed");
             let target = m.packets.min(m.got_count + unsched);
             if target > m.granted {
                 m.granted = target;
-                let mut g =
-                    Segment::reply_to(&incoming_view(ip, m, key), flags::GRANT, target as u16);
+                let mut g = Segment::reply_to(&incoming_view(ip, m, key), flags::GRANT, target as u16);
                 g.prio = band;
                 out.push(TAction::Transmit(g));
                 self.counters.grants_sent += 1;
@@ -460,10 +418,7 @@ impl Transport {
         let Some(m) = self.out.get_mut(&key) else {
             return;
         };
-        let timer = Timer::SenderRto {
-            peer: key.0,
-            msg_id: key.1,
-        };
+        let timer = Timer::SenderRto { peer: key.0, msg_id: key.1 };
         if now < m.last_progress + rto {
             out.push(TAction::Timer(m.last_progress + rto, timer));
             return;

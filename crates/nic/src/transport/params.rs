@@ -79,29 +79,13 @@ impl TransportParams {
             "segment_bytes",
             "must be a multiple of 8 in 8..=9000",
         )?;
-        check(
-            self.max_msg_packets >= 1,
-            "max_msg_packets",
-            "must be at least 1",
-        )?;
+        check(self.max_msg_packets >= 1, "max_msg_packets", "must be at least 1")?;
         check(self.rtt_pkts >= 1, "rtt_pkts", "must be at least 1")?;
         check(self.overcommit >= 1, "overcommit", "must be at least 1")?;
-        check(
-            (3..=8).contains(&self.homa_bands),
-            "homa_bands",
-            "must be 3..=8",
-        )?;
-        check(
-            self.rtt_bytes >= self.segment_bytes,
-            "rtt_bytes",
-            "must hold at least one segment",
-        )?;
+        check((3..=8).contains(&self.homa_bands), "homa_bands", "must be 3..=8")?;
+        check(self.rtt_bytes >= self.segment_bytes, "rtt_bytes", "must hold at least one segment")?;
         check(self.rto > Time::ZERO, "rto", "must be positive")?;
-        check(
-            (0.0..=1.0).contains(&self.tail_fraction),
-            "tail_fraction",
-            "must be in 0..=1",
-        )
+        check((0.0..=1.0).contains(&self.tail_fraction), "tail_fraction", "must be in 0..=1")
     }
     /// Packets of a message of `len` bytes.
     pub fn packets(&self, len: u16) -> u32 {

@@ -86,8 +86,7 @@ impl OutMsg {
 
     /// Homa: the next packet below the grant, resends first.
     pub fn next_homa(&mut self) -> Option<u32> {
-        self.take_resend()
-            .or_else(|| self.take_new(self.allowed.min(self.packets)))
+        self.take_resend().or_else(|| self.take_new(self.allowed.min(self.packets)))
     }
 
     fn take_resend(&mut self) -> Option<u32> {

@@ -1,0 +1,132 @@
+//! What a cluster run reports: exits, message and packet counts, the transports' work.
+
+use crate::node::CoreState;
+use crate::outcome::Outcome;
+use crate::sim::Simulation;
+use nanopu_nic::transport::TransportCounters;
+use serde::Serialize;
+
+/// A cluster run, summed over nodes.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ClusterSummary {
+    pub outcome: String,
+    pub simulated_ns: f64,
+    pub nodes: usize,
+    pub cores: usize,
+    /// Cores that exited with code 0.
+    pub cores_ok: usize,
+    /// Every core that did not exit with 0: node, core, state or code, first console line.
+    pub failures: Vec<String>,
+    /// Messages the cores wrote / the NICs received and handed to cores.
+    pub messages_sent: u64,
+    pub messages_received: u64,
+    pub messages_delivered: u64,
+    /// Messages still held in some NIC at the end (nobody registered their context).
+    pub messages_held: u64,
+    /// Arrival of the last message at any NIC, ns.
+    pub last_arrival_ns: f64,
+    pub transport: TransportTotals,
+    /// Console output of every core that printed, as "node N core C: text".
+    pub consoles: Vec<String>,
+}
+
+/// Transport counters summed over nodes.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct TransportTotals {
+    pub data_packets_sent: u64,
+    pub retransmissions: u64,
+    pub timeouts: u64,
+    pub trimmed_received: u64,
+    pub duplicates_received: u64,
+    pub pulls_sent: u64,
+    pub grants_sent: u64,
+    pub tail_delayed: u64,
+}
+
+impl TransportTotals {
+    fn add(&mut self, c: &TransportCounters) {
+        self.data_packets_sent += c.data_packets_sent;
+        self.retransmissions += c.retransmissions;
+        self.timeouts += c.timeouts;
+        self.trimmed_received += c.trimmed_received;
+        self.duplicates_received += c.duplicates_received;
+        self.pulls_sent += c.pulls_sent;
+        self.grants_sent += c.grants_sent;
+        self.tail_delayed += c.tail_delayed;
+    }
+}
+
+/// Summarise a finished cluster run.
+pub fn summarize_cluster(sim: &mut Simulation, outcome: Outcome) -> ClusterSummary {
+    let mut s = ClusterSummary {
+        outcome: if outcome == Outcome::AllExited { "exited" } else { "quiescent" }.into(),
+        simulated_ns: sim.now().as_ns_f64(),
+        nodes: sim.nodes.len(),
+        cores: 0,
+        cores_ok: 0,
+        failures: Vec::new(),
+        messages_sent: 0,
+        messages_received: 0,
+        messages_delivered: 0,
+        messages_held: 0,
+        last_arrival_ns: sim.last_arrival.as_ns_f64(),
+        transport: TransportTotals::default(),
+        consoles: Vec::new(),
+    };
+    for node in &mut sim.nodes {
+        count_node(&mut s, node);
+    }
+    if let Some(net) = &sim.net {
+        net.transports.iter().for_each(|t| s.transport.add(&t.counters));
+    }
+    s
+}
+
+fn count_node(s: &mut ClusterSummary, node: &mut crate::node::Node) {
+    let c = &node.nic.counters;
+    s.messages_sent += c.msgs_sent;
+    s.messages_received += c.msgs_received;
+    s.messages_delivered += c.msgs_delivered;
+    s.messages_held += node.nic.held().map(|(_, n)| n as u64).sum::<u64>();
+    for (core, state) in node.cores.iter_mut().zip(&node.state) {
+        s.cores += 1;
+        let console = String::from_utf8_lossy(&core.take_console()).into_owned();
+        if !console.is_empty() {
+            s.consoles.push(format!("node {} core {}: {}", node.index, core.hart(), console.trim_end()));
+        }
+        match state {
+            CoreState::Halted(0) => s.cores_ok += 1,
+            st => {
+                let first = console.lines().next().unwrap_or("").to_string();
+                s.failures.push(format!(
+                    "node {} core {}: {}: {first}",
+                    node.index,
+                    core.hart(),
+                    st.describe()
+                ));
+            }
+        }
+    }
+}
+
+impl ClusterSummary {
+    /// Human-readable summary.
+    pub fn text(&self) -> String {
+        let t = &self.transport;
+        let mut s = format!(
+            "outcome: {}, simulated time {:.3} us, last arrival {:.3} us\n{} nodes, {} cores, {} exited with 0\nmessages: {} sent, {} received, {} delivered to cores, {} held\n",
+            self.outcome, self.simulated_ns / 1e3, self.last_arrival_ns / 1e3, self.nodes, self.cores, self.cores_ok,
+            self.messages_sent, self.messages_received, self.messages_delivered, self.messages_held
+        );
+        s += &format!(
+            "transport: {} data packets, {} retransmissions, {} timeouts, {} trimmed received, {} duplicates, {} pulls, {} grants\n",
+            t.data_packets_sent, t.retransmissions, t.timeouts, t.trimmed_received, t.duplicates_received, t.pulls_sent, t.grants_sent
+        );
+        self.consoles.iter().take(20).for_each(|c| s += &format!("{c}\n"));
+        self.failures.iter().take(20).for_each(|f| s += &format!("  {f}\n"));
+        if self.failures.len() > 20 {
+            s += &format!("  ... and {} more\n", self.failures.len() - 20);
+        }
+        s
+    }
+}

@@ -1,0 +1,215 @@
+//! A cluster's network: the packet-level fabric between nodes and the transport endpoint in
+//! each node's NIC, and the mapping between their packet types.
+
+use crate::cluster_config::ClusterFile;
+use crate::sim::{Ev, Simulation};
+use nanopu_net::fabric::{Fabric, FabricParams, LinkParams, NetEvent, SwitchParams, Topology, UplinkChoice};
+use nanopu_net::packet::Packet;
+use nanopu_nic::transport::{Protocol, Segment, TAction, Transport, TransportParams};
+use nanopu_nic::Message;
+use nanopu_sim::{Rng, Time};
+
+/// RNG stream ids of the transports start here (the fabric numbers its own from 0).
+const TRANSPORT_STREAMS: u64 = 1 << 40;
+
+/// The fabric and every node's transport endpoint.
+pub(crate) struct Network {
+    pub fabric: Fabric,
+    pub transports: Vec<Transport>,
+    next_packet: u64,
+}
+
+impl Network {
+    pub fn new(f: &ClusterFile, nodes: u32) -> Result<Network, String> {
+        let fabric = Fabric::new(fabric_params(f)?)?;
+        let tp = transport_params(f)?;
+        let ip = |n: u32| crate::boot::node_ip(n);
+        let transports: Result<Vec<_>, String> = (0..nodes)
+            .map(|n| Transport::new(tp.clone(), ip(n), Rng::stream(f.seed, TRANSPORT_STREAMS + n as u64)))
+            .collect();
+        Ok(Network { fabric, transports: transports?, next_packet: 0 })
+    }
+
+    fn packet(&mut self, s: Segment) -> Packet {
+        self.next_packet += 1;
+        Packet {
+            id: self.next_packet,
+            src_ip: s.src_ip,
+            dst_ip: s.dst_ip,
+            band: s.band,
+            flags: s.flags,
+            prio: s.prio,
+            src_context: s.src_context,
+            dst_context: s.dst_context,
+            msg_id: s.msg_id,
+            msg_len: s.msg_len,
+            pkt_offset: s.pkt_offset,
+            credit: s.credit,
+            mcast_first: s.mcast_first,
+            mcast_count: s.mcast_count,
+            mcast_seq: s.mcast_seq,
+            payload_len: s.payload_len,
+            payload: s.payload,
+        }
+    }
+}
+
+fn segment(p: Packet) -> Segment {
+    Segment {
+        src_ip: p.src_ip,
+        dst_ip: p.dst_ip,
+        band: p.band,
+        flags: p.flags,
+        prio: p.prio,
+        src_context: p.src_context,
+        dst_context: p.dst_context,
+        msg_id: p.msg_id,
+        msg_len: p.msg_len,
+        pkt_offset: p.pkt_offset,
+        credit: p.credit,
+        mcast_first: p.mcast_first,
+        mcast_count: p.mcast_count,
+        mcast_seq: p.mcast_seq,
+        payload_len: p.payload_len,
+        payload: p.payload,
+    }
+}
+
+fn ns(v: f64) -> u64 {
+    Time::from_ns_f64(v).as_fs()
+}
+
+fn fabric_params(f: &ClusterFile) -> Result<FabricParams, String> {
+    let t = &f.topology;
+    let topology = match t.kind.as_str() {
+        "star" => Topology::Star { nodes: f.node_count()? },
+        _ => Topology::LeafSpine {
+            nodes_per_leaf: t.nodes_per_leaf.unwrap_or(0),
+            leaves: t.leaves.unwrap_or(0),
+            spines: t
+                .spines
+                .filter(|&s| s > 0)
+                .ok_or("topology.spines: required and positive for kind \"leaf-spine\"")?,
+        },
+    };
+    let link = LinkParams {
+        rate_bps: (f.link.rate_gbps * 1e9).round() as u64,
+        propagation_fs: ns(f.link.propagation_ns),
+        drop_prob: f.link.drop_prob,
+    };
+    Ok(FabricParams { topology, link, switch: switch_params(f)?, faults: faults(f)?, seed: f.seed })
+}
+
+fn switch_params(f: &ClusterFile) -> Result<SwitchParams, String> {
+    let s = &f.switch;
+    let mut p = SwitchParams::default();
+    if f.transport == "homa" {
+        p.bands = 8;
+        p.trim = false;
+    }
+    p.bands = s.bands.unwrap_or(p.bands);
+    if let Some(b) = &s.band_bytes {
+        p.band_bytes = b.clone();
+    } else {
+        p.band_bytes.resize(p.bands as usize, *p.band_bytes.last().unwrap_or(&65536));
+    }
+    p.trim = s.trim.unwrap_or(p.trim);
+    p.latency_fs = s.latency_ns.map_or(p.latency_fs, ns);
+    p.multicast = s.multicast.unwrap_or(p.multicast);
+    p.mcast_timeout_fs = s.mcast_timeout_us.map_or(p.mcast_timeout_fs, |u| ns(u * 1e3));
+    p.uplink = match s.uplink.as_deref() {
+        None | Some("spray") => UplinkChoice::Spray,
+        Some("hash") => UplinkChoice::Hash,
+        Some(o) => return Err(format!("switch.uplink: \"{o}\" is not \"spray\" or \"hash\"")),
+    };
+    Ok(p)
+}
+
+fn faults(f: &ClusterFile) -> Result<Vec<nanopu_net::fabric::LinkFault>, String> {
+    f.faults
+        .iter()
+        .map(|x| {
+            let link = x.link.parse().map_err(|e| format!("faults.link: {e}"))?;
+            Ok(nanopu_net::fabric::LinkFault { link, down_at: Time::from_ns_f64(x.down_at_us * 1e3) })
+        })
+        .collect()
+}
+
+fn transport_params(f: &ClusterFile) -> Result<TransportParams, String> {
+    let mut p = TransportParams::default();
+    p.protocol = match f.transport.as_str() {
+        "ndp" => Protocol::Ndp,
+        "homa" => Protocol::Homa,
+        o => return Err(format!("transport: \"{o}\" is not \"ndp\" or \"homa\"")),
+    };
+    let t = &f.transport_params;
+    p.rtt_pkts = t.rtt_pkts.unwrap_or(p.rtt_pkts);
+    p.rto = t.rto_us.map_or(p.rto, |u| Time::from_ns_f64(u * 1e3));
+    p.rtt_bytes = t.rtt_bytes.unwrap_or(p.rtt_bytes);
+    p.overcommit = t.overcommit.unwrap_or(p.overcommit);
+    p.tail_fraction = t.tail_fraction.unwrap_or(p.tail_fraction);
+    p.tail_delay = t.tail_delay_us.map_or(p.tail_delay, |u| Time::from_ns_f64(u * 1e3));
+    p.multicast = f.switch.multicast.unwrap_or(true);
+    p.pull_interval = pull_interval(f.link.rate_gbps);
+    p.validate()?;
+    Ok(p)
+}
+
+/// One MTU time (1,024 + 64 bytes) at the link rate (SPEC section 3).
+fn pull_interval(rate_gbps: f64) -> Time {
+    Time::from_ns_f64((1024.0 + 64.0) * 8.0 / rate_gbps)
+}
+
+impl Simulation {
+    /// A message left node `n`'s TX path towards another node.
+    pub(crate) fn transport_send(&mut self, n: usize, msg: Message) {
+        let mut out = Vec::new();
+        let net = self.net.as_mut().expect("cluster run");
+        net.transports[n].send_message(self.now, msg, &mut out);
+        self.transport_actions(n, out);
+    }
+
+    pub(crate) fn transport_timer(&mut self, n: usize, timer: nanopu_nic::transport::Timer) {
+        let mut out = Vec::new();
+        self.net.as_mut().expect("cluster run").transports[n].on_timer(self.now, timer, &mut out);
+        self.transport_actions(n, out);
+    }
+
+    pub(crate) fn net_event(&mut self, ev: NetEvent) {
+        let (mut next, mut delivered) = (Vec::new(), Vec::new());
+        let net = self.net.as_mut().expect("cluster run");
+        net.fabric.handle(self.now, ev, &mut next, &mut delivered);
+        self.push_net(next);
+        for (node, pkt) in delivered {
+            let mut out = Vec::new();
+            let net = self.net.as_mut().expect("cluster run");
+            net.transports[node as usize].on_packet(self.now, segment(pkt), &mut out);
+            self.transport_actions(node as usize, out);
+        }
+    }
+
+    fn push_net(&mut self, events: Vec<(Time, NetEvent)>) {
+        for (t, e) in events {
+            self.q.push(t, Ev::Net(e));
+        }
+    }
+
+    fn transport_actions(&mut self, n: usize, actions: Vec<TAction>) {
+        for a in actions {
+            match a {
+                TAction::Transmit(s) => {
+                    let mut next = Vec::new();
+                    let net = self.net.as_mut().expect("cluster run");
+                    let pkt = net.packet(s);
+                    net.fabric.send(self.now, n as u32, pkt, &mut next);
+                    self.push_net(next);
+                }
+                TAction::Deliver(msg) => {
+                    self.last_arrival = self.now;
+                    self.q.push(self.now, Ev::NicArrive { node: n, msg });
+                }
+                TAction::Timer(t, timer) => self.q.push(t, Ev::Transport { node: n, timer }),
+            }
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! The packet-level fabric: links, output-queued switches with strict-priority bands,
+//! trimming, leaf-spine routing, multicast replication made reliable hop by hop, and fault
+//! injection (docs/models/network.md).
+//!
+//! The fabric never schedules anything itself: [`Fabric::send`] and [`Fabric::handle`]
+//! return `(time, NetEvent)` pairs that the caller's event loop hands back at that time.
+
+mod params;
+mod port;
+mod topology;
+
+pub use params::{FabricParams, LinkFault, LinkId, LinkParams, SwitchParams, Topology, UplinkChoice};
+pub use topology::{Peer, Wiring, NODE_IP_BASE};
+
+use crate::packet::Packet;
+use nanopu_sim::time::serialization;
+use nanopu_sim::{Rng, Time};
+use port::{Admit, Port};
+use std::collections::BTreeMap;
+
+/// The fabric's own events.
+#[derive(Clone, Debug)]
+pub enum NetEvent {
+    /// The port finished serializing a packet.
+    TxDone { port: u32 },
+    /// A packet's last bit reached the far end of `port`'s link.
+    Arrive { port: u32, pkt: Packet },
+    /// A packet leaves a switch's switching pipeline towards its output port(s).
+    Forward { sw: u32, inport: u32, pkt: Packet },
+    /// A multicast copy lost on `port`'s hop is sent again.
+    Resend { port: u32, pkt: Packet },
+}
+
+/// Where packets are captured for pcap output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CapturePoint {
+    /// Everything node n sends (when it starts leaving) and receives (when it arrives).
+    Node(u32),
+}
+
+/// Totals over the run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FabricStats {
+    /// Packets put on a link (one per hop).
+    pub packet_hops: u64,
+    pub delivered: u64,
+    pub trims: u64,
+    pub drops_band_full: u64,
+    pub drops_random: u64,
+    pub drops_link_down: u64,
+    pub drops_no_route: u64,
+    pub drops_multicast_disabled: u64,
+    pub multicast_resends: u64,
+    /// Largest queue at any switch port, bytes.
+    pub max_switch_queue_bytes: u32,
+}
+
+pub struct Fabric {
+    p: FabricParams,
+    wiring: Wiring,
+    ports: Vec<Port>,
+    link_rng: Vec<Rng>,
+    switch_rng: Vec<Rng>,
+    down_at: BTreeMap<u32, Time>,
+    stats: FabricStats,
+    capture: Option<CapturePoint>,
+    captured: Vec<(Time, Packet)>,
+}
+
+impl Fabric {
+    pub fn new(p: FabricParams) -> Result<Fabric, String> {
+        p.validate()?;
+        let wiring = Wiring::new(p.topology.clone());
+        let ports = wiring.ports();
+        let rng = |base: u64| move |i: u32| Rng::stream(p.seed, base + i as u64);
+        let link_rng = (0..ports).map(rng(0)).collect();
+        let switch_rng = (0..wiring.switches).map(rng(1 << 32)).collect();
+        let down_at = down_ports(&wiring, &p)?;
+        Ok(Fabric {
+            ports: vec![Port::default(); ports as usize],
+            link_rng,
+            switch_rng,
+            down_at,
+            wiring,
+            stats: FabricStats::default(),
+            capture: None,
+            captured: Vec::new(),
+            p,
+        })
+    }
+
+    pub fn nodes(&self) -> u32 {
+        self.wiring.nodes
+    }
+    pub fn wiring(&self) -> &Wiring {
+        &self.wiring
+    }
+
+    pub fn stats(&self) -> FabricStats {
+        let mut s = self.stats.clone();
+        let switch_ports = &self.ports[self.wiring.nodes as usize..];
+        s.max_switch_queue_bytes = switch_ports.iter().map(|p| p.max_bytes).max().unwrap_or(0);
+        s
+    }
+
+    /// Per-port statistics: (port id, packets sent, bytes sent, largest queue in bytes), for
+    /// ports that sent anything.
+    pub fn port_stats(&self) -> Vec<(u32, u64, u64, u32)> {
+        let used = self.ports.iter().enumerate().filter(|(_, p)| p.sent_packets > 0);
+        used.map(|(i, p)| (i as u32, p.sent_packets, p.sent_bytes, p.max_bytes)).collect()
+    }
+
+    pub fn set_capture(&mut self, point: CapturePoint) {
+        self.capture = Some(point);
+    }
+    pub fn take_capture(&mut self) -> Vec<(Time, Packet)> {
+        std::mem::take(&mut self.captured)
+    }
+
+    /// Node `node`'s NIC hands a packet to its port at `now`.
+    pub fn send(&mut self, now: Time, node: u32, pkt: Packet, out: &mut Vec<(Time, NetEvent)>) {
+        if pkt.is_multicast() && !self.p.switch.multicast {
+            self.stats.drops_multicast_disabled += 1;
+            return;
+        }
+        self.offer(now, node, pkt, out);
+    }
+
+    /// Handle one of the fabric's events at its time.
+    pub fn handle(
+        &mut self,
+        now: Time,
+        ev: NetEvent,
+        out: &mut Vec<(Time, NetEvent)>,
+        delivered: &mut Vec<(u32, Packet)>,
+    ) {
+        match ev {
+            NetEvent::TxDone { port } => {
+                self.ports[port as usize].busy = false;
+                self.start(now, port, out);
+            }
+            NetEvent::Arrive { port, pkt } => self.arrive(now, port, pkt, out, delivered),
+            NetEvent::Forward { sw, inport, pkt } => self.forward(now, sw, inport, pkt, out),
+            NetEvent::Resend { port, pkt } => {
+                self.stats.multicast_resends += 1;
+                self.offer(now, port, pkt, out);
+            }
+        }
+    }
+
+    /// Queue a packet at a port (node uplinks are unlimited) and start it if idle.
+    fn offer(&mut self, now: Time, port: u32, pkt: Packet, out: &mut Vec<(Time, NetEvent)>) {
+        let sw = &self.p.switch;
+        let limits = (port >= self.wiring.nodes).then_some(sw.band_bytes.as_slice());
+        let retry = pkt.is_multicast().then(|| pkt.clone());
+        match self.ports[port as usize].offer(pkt, limits, sw.trim) {
+            Admit::Queued => {}
+            Admit::Trimmed => self.stats.trims += 1,
+            Admit::Full => self.lost(now, port, retry, out, |s| &mut s.drops_band_full),
+        }
+        if !self.ports[port as usize].busy {
+            self.start(now, port, out);
+        }
+    }
+
+    /// A packet did not make it across `port`'s hop: count it; a multicast copy is resent
+    /// after the hop's timeout (the hop keeps a copy until it is acknowledged).
+    fn lost(
+        &mut self,
+        now: Time,
+        port: u32,
+        retry: Option<Packet>,
+        out: &mut Vec<(Time, NetEvent)>,
+        counter: fn(&mut FabricStats) -> &mut u64,
+    ) {
+        *counter(&mut self.stats) += 1;
+        if let Some(pkt) = retry {
+            out.push((now + Time(self.p.switch.mcast_timeout_fs), NetEvent::Resend { port, pkt }));
+        }
+    }
+
+    /// Start serializing the port's next packet.
+    fn start(&mut self, now: Time, port: u32, out: &mut Vec<(Time, NetEvent)>) {
+        let Some(pkt) = self.ports[port as usize].pop() else { return };
+        self.ports[port as usize].busy = true;
+        self.stats.packet_hops += 1;
+        self.capture_if(now, port < self.wiring.nodes && self.captures(port), &pkt);
+        let ser = serialization(pkt.wire_len() as u64, self.p.link.rate_bps);
+        out.push((now + ser, NetEvent::TxDone { port }));
+        let p = self.p.link.drop_prob;
+        if p > 0.0 && self.link_rng[port as usize].next_f64() < p {
+            let retry = pkt.is_multicast().then_some(pkt);
+            return self.lost(now, port, retry, out, |s| &mut s.drops_random);
+        }
+        out.push((now + ser + Time(self.p.link.propagation_fs), NetEvent::Arrive { port, pkt }));
+    }
+
+    fn arrive(
+        &mut self,
+        now: Time,
+        port: u32,
+        pkt: Packet,
+        out: &mut Vec<(Time, NetEvent)>,
+        delivered: &mut Vec<(u32, Packet)>,
+    ) {
+        if self.down_at.get(&port).is_some_and(|&t| now >= t) {
+            let retry = pkt.is_multicast().then_some(pkt);
+            return self.lost(now, port, retry, out, |s| &mut s.drops_link_down);
+        }
+        match self.wiring.peer(port) {
+            Peer::Node(n) => {
+                self.stats.delivered += 1;
+                self.capture_if(now, self.captures(n), &pkt);
+                delivered.push((n, pkt));
+            }
+            Peer::Switch { sw, inport } if self.p.switch.latency_fs == 0 => {
+                self.forward(now, sw, inport, pkt, out)
+            }
+            Peer::Switch { sw, inport } => {
+                out.push((now + Time(self.p.switch.latency_fs), NetEvent::Forward { sw, inport, pkt }));
+            }
+        }
+    }
+
+    /// Route a packet through switch `sw` to its output port(s).
+    fn forward(&mut self, now: Time, sw: u32, inport: u32, pkt: Packet, out: &mut Vec<(Time, NetEvent)>) {
+        let choice = self.p.switch.uplink;
+        let rng = &mut self.switch_rng[sw as usize];
+        if pkt.is_multicast() {
+            let ports = self.wiring.replicate(sw, inport, &pkt, choice, rng);
+            for k in ports {
+                self.offer(now, self.wiring.switch_port(sw, k), pkt.clone(), out);
+            }
+            return;
+        }
+        match self.wiring.node_of(pkt.dst_ip) {
+            Some(dst) => {
+                let k = self.wiring.route(sw, dst, &pkt, choice, rng);
+                self.offer(now, self.wiring.switch_port(sw, k), pkt, out);
+            }
+            None => self.stats.drops_no_route += 1,
+        }
+    }
+
+    fn captures(&self, node: u32) -> bool {
+        self.capture == Some(CapturePoint::Node(node))
+    }
+
+    fn capture_if(&mut self, now: Time, yes: bool, pkt: &Packet) {
+        if yes {
+            self.captured.push((now, pkt.clone()));
+        }
+    }
+}
+
+/// The ports (both directions) of every link that goes down, with the time.
+fn down_ports(w: &Wiring, p: &FabricParams) -> Result<BTreeMap<u32, Time>, String> {
+    let mut m = BTreeMap::new();
+    for f in &p.faults {
+        let (a, b) = match (f.link, &p.topology) {
+            (LinkId::Node(n), _) if n < w.nodes => (n, w.port_to_node(n)),
+            (LinkId::Uplink { leaf, spine }, Topology::LeafSpine { nodes_per_leaf: d, leaves, spines })
+                if leaf < *leaves && spine < *spines =>
+            {
+                (w.switch_port(leaf, d + spine), w.switch_port(leaves + spine, leaf))
+            }
+            (l, _) => return Err(format!("fabric.faults: link {l:?} does not exist in this topology")),
+        };
+        m.insert(a, f.down_at);
+        m.insert(b, f.down_at);
+    }
+    Ok(m)
+}

@@ -1,0 +1,151 @@
+//! Wiring: which port's link leads where, and where a switch sends a packet.
+
+use super::params::{Topology, UplinkChoice};
+use crate::packet::Packet;
+use nanopu_sim::Rng;
+
+/// IPv4 address of node 0; node n is this plus n (SPEC section 2).
+pub const NODE_IP_BASE: u32 = 0x0a00_0002;
+
+/// Where a directed link ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Peer {
+    Node(u32),
+    /// Input port `inport` of switch `sw`.
+    Switch {
+        sw: u32,
+        inport: u32,
+    },
+}
+
+/// The shape of the network. Port ids: node n's uplink is port n; switch s's port k is
+/// port `nodes + s * ports_per_switch + k` (switches of a kind share a port count; spines
+/// use the first `leaves` of theirs).
+#[derive(Clone, Debug)]
+pub struct Wiring {
+    pub topology: Topology,
+    pub nodes: u32,
+    pub switches: u32,
+    pub ports_per_switch: u32,
+}
+
+impl Wiring {
+    pub fn new(topology: Topology) -> Wiring {
+        let (nodes, switches, ports_per_switch) = match topology {
+            Topology::Star { nodes } => (nodes, 1, nodes),
+            Topology::LeafSpine { nodes_per_leaf: d, leaves: l, spines: s } => (d * l, l + s, (d + s).max(l)),
+        };
+        Wiring { topology, nodes, switches, ports_per_switch }
+    }
+
+    pub fn ports(&self) -> u32 {
+        self.nodes + self.switches * self.ports_per_switch
+    }
+
+    pub fn switch_port(&self, sw: u32, k: u32) -> u32 {
+        self.nodes + sw * self.ports_per_switch + k
+    }
+
+    /// Where the link of `port` leads.
+    pub fn peer(&self, port: u32) -> Peer {
+        if port < self.nodes {
+            return self.node_attachment(port);
+        }
+        let (sw, k) =
+            ((port - self.nodes) / self.ports_per_switch, (port - self.nodes) % self.ports_per_switch);
+        match self.topology {
+            Topology::Star { .. } => Peer::Node(k),
+            Topology::LeafSpine { nodes_per_leaf: d, leaves, .. } if sw < leaves => {
+                if k < d {
+                    Peer::Node(sw * d + k)
+                } else {
+                    Peer::Switch { sw: leaves + k - d, inport: sw }
+                }
+            }
+            Topology::LeafSpine { nodes_per_leaf: d, leaves, .. } => {
+                Peer::Switch { sw: k, inport: d + sw - leaves }
+            }
+        }
+    }
+
+    /// The switch input a node's uplink leads to.
+    fn node_attachment(&self, n: u32) -> Peer {
+        match self.topology {
+            Topology::Star { .. } => Peer::Switch { sw: 0, inport: n },
+            Topology::LeafSpine { nodes_per_leaf: d, .. } => Peer::Switch { sw: n / d, inport: n % d },
+        }
+    }
+
+    /// The switch port (global id) that leads to node `n`.
+    pub fn port_to_node(&self, n: u32) -> u32 {
+        match self.node_attachment(n) {
+            Peer::Switch { sw, inport } => self.switch_port(sw, inport),
+            Peer::Node(_) => unreachable!("nodes attach to switches"),
+        }
+    }
+
+    /// Node index of a unicast IP, if it names a node.
+    pub fn node_of(&self, ip: u32) -> Option<u32> {
+        ip.checked_sub(NODE_IP_BASE).filter(|&n| n < self.nodes)
+    }
+
+    /// Output port (local to `sw`) of a unicast packet to node `dst`.
+    pub fn route(&self, sw: u32, dst: u32, pkt: &Packet, choice: UplinkChoice, rng: &mut Rng) -> u32 {
+        match self.topology {
+            Topology::Star { .. } => dst,
+            Topology::LeafSpine { nodes_per_leaf: d, leaves, spines } if sw < leaves => {
+                if dst / d == sw {
+                    dst % d
+                } else {
+                    d + uplink(pkt, spines, choice, rng)
+                }
+            }
+            Topology::LeafSpine { nodes_per_leaf: d, .. } => dst / d,
+        }
+    }
+
+    /// Output ports (local to `sw`) of a multicast packet that came in on `inport`: the
+    /// members below, and from a leaf one uplink if members live under other leaves.
+    pub fn replicate(
+        &self,
+        sw: u32,
+        inport: u32,
+        pkt: &Packet,
+        choice: UplinkChoice,
+        rng: &mut Rng,
+    ) -> Vec<u32> {
+        let (first, end) = (pkt.mcast_first, pkt.mcast_first.saturating_add(pkt.mcast_count).min(self.nodes));
+        let src = self.node_of(pkt.src_ip);
+        let members = move |lo: u32, hi: u32| (first.max(lo)..end.min(hi)).filter(move |&m| Some(m) != src);
+        match self.topology {
+            Topology::Star { nodes } => members(0, nodes).collect(),
+            Topology::LeafSpine { nodes_per_leaf: d, leaves, spines } if sw < leaves => {
+                let mut out: Vec<u32> = members(sw * d, sw * d + d).map(|m| m % d).collect();
+                let elsewhere = first < sw * d || end > sw * d + d;
+                if inport < d && elsewhere {
+                    out.push(d + uplink(pkt, spines, choice, rng));
+                }
+                out
+            }
+            Topology::LeafSpine { nodes_per_leaf: d, leaves, .. } => {
+                let last = end.saturating_sub(1) / d;
+                (first / d..=last.min(leaves - 1)).filter(|&l| l != inport && first < end).collect()
+            }
+        }
+    }
+}
+
+/// The uplink (0..spines) a packet takes.
+fn uplink(pkt: &Packet, spines: u32, choice: UplinkChoice, rng: &mut Rng) -> u32 {
+    match choice {
+        UplinkChoice::Spray => rng.below(spines as u64) as u32,
+        UplinkChoice::Hash => (flow_hash(pkt) % spines as u64) as u32,
+    }
+}
+
+/// FNV-1a over the fields that name a flow (a message).
+fn flow_hash(p: &Packet) -> u64 {
+    let fields =
+        [p.src_ip as u64, p.dst_ip as u64, p.src_context as u64, p.dst_context as u64, p.msg_id as u64];
+    fields.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, f| (h ^ f).wrapping_mul(0x0100_0000_01b3))
+}
