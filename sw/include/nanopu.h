@@ -213,6 +213,36 @@ static inline void __attribute__((noreturn)) lnic_serve_forever(void (*serve)(vo
     }
 }
 
+/* ---- Multicast and cluster helpers ------------------------------------------ */
+
+/* A multicast message's header carries IP 224.0.0.0, the destination context and
+ * the payload length; it is followed by ONE group word (not counted in the
+ * length): bits 63..32 the first node, bits 31..0 the number of nodes of a
+ * contiguous node range. The network delivers the message once to every node of
+ * the range except the sender (docs/models/network.md). */
+#define NANOPU_MULTICAST_IP NANOPU_IP(224, 0, 0, 0)
+
+static inline void lnic_write_multicast_hdr(uint32_t first, uint32_t count, uint16_t context, uint16_t len)
+{
+    lnic_write_r(lnic_hdr(NANOPU_MULTICAST_IP, context, len));
+    lnic_write_r(((uint64_t)first << 32) | count);
+}
+
+/* Node index of a node's IPv4 address (10.0.0.(2+n), SPEC.md section 2). */
+static inline uint32_t nanopu_node_of_ip(uint32_t ip) { return ip - NANOPU_IP(10, 0, 0, 2); }
+
+/* User argument i (0 = argv[3], the first after program, MAC and IP) as a decimal
+ * number, or `fallback` if absent or not a number. */
+static inline uint64_t nanopu_arg_u64(int argc, char **argv, int i, uint64_t fallback)
+{
+    if (argc <= 3 + i || argv[3 + i][0] < '0' || argv[3 + i][0] > '9')
+        return fallback;
+    uint64_t v = 0;
+    for (const char *p = argv[3 + i]; *p >= '0' && *p <= '9'; p++)
+        v = v * 10 + (uint64_t)(*p - '0');
+    return v;
+}
+
 /* ---- Runtime library (sw/lib) -------------------------------------------- */
 void nanopu_exit(int code) __attribute__((noreturn));
 int putchar(int c);

@@ -23,6 +23,12 @@ pub struct RunArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
+    /// Cluster runs: write every packet of one node (`--pcap-node`) to this pcap file.
+    #[arg(long)]
+    pcap: Option<PathBuf>,
+    /// The node whose packets `--pcap` captures.
+    #[arg(long, default_value_t = 0)]
+    pcap_node: u32,
     /// Show progress on stderr.
     #[arg(long)]
     progress: bool,
@@ -37,7 +43,7 @@ pub struct RunArgs {
 
 pub fn main(a: RunArgs) -> Result<ExitCode, String> {
     if a.program.extension().is_some_and(|e| e == "toml") {
-        return crate::cluster::main(&a.program, a.json, a.progress);
+        return crate::cluster::main(&a.program, a.json, a.progress, a.pcap.as_deref(), a.pcap_node);
     }
     let elf = std::fs::read(&a.program).map_err(|e| format!("cannot read {}: {e}", a.program.display()))?;
     let mut cfg = NodeConfig::default();

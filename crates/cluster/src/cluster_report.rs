@@ -26,8 +26,48 @@ pub struct ClusterSummary {
     /// Arrival of the last message at any NIC, ns.
     pub last_arrival_ns: f64,
     pub transport: TransportTotals,
+    pub fabric: FabricTotals,
     /// Console output of every core that printed, as "node N core C: text".
     pub consoles: Vec<String>,
+}
+
+/// What the fabric did (`nanopu_net::fabric::FabricStats`).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct FabricTotals {
+    pub packet_hops: u64,
+    pub delivered: u64,
+    pub trims: u64,
+    pub drops: u64,
+    pub drops_band_full: u64,
+    pub drops_random: u64,
+    pub drops_link_down: u64,
+    pub drops_no_route: u64,
+    pub drops_multicast_disabled: u64,
+    pub multicast_resends: u64,
+    pub max_switch_queue_bytes: u32,
+}
+
+impl From<nanopu_net::fabric::FabricStats> for FabricTotals {
+    fn from(f: nanopu_net::fabric::FabricStats) -> Self {
+        let drops = f.drops_band_full
+            + f.drops_random
+            + f.drops_link_down
+            + f.drops_no_route
+            + f.drops_multicast_disabled;
+        FabricTotals {
+            packet_hops: f.packet_hops,
+            delivered: f.delivered,
+            trims: f.trims,
+            drops,
+            drops_band_full: f.drops_band_full,
+            drops_random: f.drops_random,
+            drops_link_down: f.drops_link_down,
+            drops_no_route: f.drops_no_route,
+            drops_multicast_disabled: f.drops_multicast_disabled,
+            multicast_resends: f.multicast_resends,
+            max_switch_queue_bytes: f.max_switch_queue_bytes,
+        }
+    }
 }
 
 /// Transport counters summed over nodes.
@@ -71,6 +111,7 @@ pub fn summarize_cluster(sim: &mut Simulation, outcome: Outcome) -> ClusterSumma
         messages_held: 0,
         last_arrival_ns: sim.last_arrival.as_ns_f64(),
         transport: TransportTotals::default(),
+        fabric: FabricTotals::default(),
         consoles: Vec::new(),
     };
     for node in &mut sim.nodes {
@@ -78,6 +119,7 @@ pub fn summarize_cluster(sim: &mut Simulation, outcome: Outcome) -> ClusterSumma
     }
     if let Some(net) = &sim.net {
         net.transports.iter().for_each(|t| s.transport.add(&t.counters));
+        s.fabric = net.fabric.stats().into();
     }
     s
 }
@@ -121,6 +163,11 @@ impl ClusterSummary {
         s += &format!(
             "transport: {} data packets, {} retransmissions, {} timeouts, {} trimmed received, {} duplicates, {} pulls, {} grants\n",
             t.data_packets_sent, t.retransmissions, t.timeouts, t.trimmed_received, t.duplicates_received, t.pulls_sent, t.grants_sent
+        );
+        let f = &self.fabric;
+        s += &format!(
+            "fabric: {} packet hops, {} trims, {} drops ({} queue full, {} random, {} link down, {} no route), {} multicast resends, largest switch queue {} bytes\n",
+            f.packet_hops, f.trims, f.drops, f.drops_band_full, f.drops_random, f.drops_link_down, f.drops_no_route, f.multicast_resends, f.max_switch_queue_bytes
         );
         self.consoles.iter().take(20).for_each(|c| s += &format!("{c}\n"));
         self.failures.iter().take(20).for_each(|f| s += &format!("  {f}\n"));

@@ -18,6 +18,7 @@
 //! - [`report`]: per-core and per-run summaries, as text and JSON.
 
 pub mod boot;
+pub mod capture;
 mod cluster;
 pub mod cluster_config;
 pub mod cluster_report;

@@ -36,7 +36,7 @@ impl fmt::Display for SimError {
             SimError::Core { node: 0, error } => write!(f, "{error}"),
             SimError::Core { node, error } => write!(f, "node {node}, {error}"),
             SimError::CycleLimit { cycles, cores } => {
-                write!(f, "cycle limit of {cycles} cycles reached (raise it with --max-cycles); cores:")?;
+                write!(f, "cycle limit of {cycles} cycles reached (raise it with --max-cycles); cores that have not exited:")?;
                 cores.iter().try_for_each(|c| write!(f, "\n  {c}"))
             }
         }

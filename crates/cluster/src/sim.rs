@@ -115,6 +115,26 @@ impl Simulation {
         })
     }
 
+    /// Capture every packet node `node` sends and receives (cluster runs).
+    pub fn capture_node(&mut self, node: u32) -> Result<(), String> {
+        let net = self.net.as_mut().ok_or("packet capture needs a cluster run (a .toml configuration)")?;
+        if node >= net.fabric.nodes() {
+            return Err(format!("--pcap-node {node}: the cluster has {} nodes", net.fabric.nodes()));
+        }
+        net.fabric.set_capture(nanopu_net::fabric::CapturePoint::Node(node));
+        Ok(())
+    }
+
+    /// Write what was captured as a pcap stream.
+    pub fn write_capture<W: std::io::Write>(&mut self, w: W) -> Result<W, String> {
+        let net = self.net.as_mut().ok_or("no capture in a single-node run")?;
+        let homa = net
+            .transports
+            .first()
+            .is_some_and(|t| t.params().protocol == nanopu_nic::transport::Protocol::Homa);
+        crate::capture::write_pcap(w, &net.fabric.take_capture(), homa)
+    }
+
     /// Show progress on stderr during `run`.
     pub fn set_progress(&mut self, on: bool) {
         self.progress = on;
@@ -231,7 +251,13 @@ impl Simulation {
     // ---- ends ------------------------------------------------------------------------------
 
     fn cycle_limit(&self) -> SimError {
-        SimError::CycleLimit { cycles: self.max_cycles, cores: self.core_lines(|_| true) }
+        let mut cores = self.waiting_cores();
+        if cores.len() > 32 {
+            let more = cores.len() - 32;
+            cores.truncate(32);
+            cores.push(format!("... and {more} more cores that have not exited"));
+        }
+        SimError::CycleLimit { cycles: self.max_cycles, cores }
     }
 
     /// Where each core that has not exited is waiting (for a quiescent end).

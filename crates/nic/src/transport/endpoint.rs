@@ -66,7 +66,9 @@ pub struct Transport {
     inbound: BTreeMap<InKey, InMsg>,
     done: BTreeMap<InKey, Time>,
     done_order: VecDeque<(Time, InKey)>,
-    pulls: VecDeque<InKey>,
+    /// Messages owed a PULL; `true` when it grants a new transmission, `false` for a
+    /// refresh that repeats the current credit (a PULL may have been lost).
+    pulls: VecDeque<(InKey, bool)>,
     pull_free_at: Time,
     pull_armed: bool,
     held: BTreeMap<u64, Message>,
@@ -208,6 +210,10 @@ impl Transport {
         if s.has(flags::NACK) || s.has(flags::RESEND) {
             m.nack(s.pkt_offset);
         }
+        if s.has(flags::RESEND) {
+            // Homa: asking for a packet grants it (the GRANT that allowed it may be lost).
+            m.allowed = m.allowed.max(s.pkt_offset as u32 + 1);
+        }
         if s.has(flags::PULL) || s.has(flags::GRANT) {
             m.allowed = m.allowed.max(s.credit as u32);
             m.last_progress = now;
@@ -215,9 +221,9 @@ impl Transport {
         if s.has(flags::GRANT) {
             m.proto.band = s.prio;
         }
-        if !s.has(flags::NACK) || self.p.protocol == Protocol::Homa {
-            self.pump(key, out);
-        }
+        // A NACKed packet goes again at once if the credit allows (NDP: the first
+        // `rtt_pkts` transmissions need no PULL), else on the next PULL.
+        self.pump(key, out);
     }
 
     fn on_ack(&mut self, key: OutKey, s: &Segment, now: Time) {
@@ -332,9 +338,16 @@ impl Transport {
         let m = self.inbound.get_mut(&key).expect("open");
         if self.p.rtt_pkts + m.pulled < m.needed {
             m.pulled += 1;
-            self.pulls.push_back(key);
-            self.pace(now, out);
+            self.pulls.push_back((key, true));
+        } else if !m.refresh_queued {
+            // Every transmission is already pulled; if a PULL was lost the sender waits, so
+            // repeat the (absolute) credit once per arrival burst.
+            m.refresh_queued = true;
+            self.pulls.push_back((key, false));
+        } else {
+            return;
         }
+        self.pace(now, out);
     }
 
     fn pace(&mut self, now: Time, out: &mut Vec<TAction>) {
@@ -350,11 +363,12 @@ impl Transport {
 
     fn send_pull(&mut self, now: Time, out: &mut Vec<TAction>) {
         let ip = self.ip;
-        while let Some(key) = self.pulls.pop_front() {
+        while let Some((key, fresh)) = self.pulls.pop_front() {
             let Some(m) = self.inbound.get_mut(&key) else {
                 continue;
             };
-            m.pull_sent += 1;
+            m.pull_sent += fresh as u32;
+            m.refresh_queued &= fresh;
             let credit = (self.p.rtt_pkts + m.pull_sent) as u16;
             let to = incoming_view(ip, m, key);
             out.push(TAction::Transmit(Segment::reply_to(&to, flags::PULL, credit)));
@@ -425,7 +439,10 @@ impl Transport {
         }
         self.counters.timeouts += 1;
         m.requeue_unacked();
-        m.allowed = m.allowed.max(m.sent + m.resend.len() as u32);
+        // Nothing to resend but packets never sent: the PULL or GRANT that would have let
+        // them go was lost; probe with the next one.
+        let probe = (m.resend.is_empty() && m.next_new < m.packets) as u32;
+        m.allowed = m.allowed.max(m.sent + m.resend.len() as u32 + probe);
         m.last_progress = now;
         self.pump(key, out);
         out.push(TAction::Timer(now + rto, timer));

@@ -21,6 +21,8 @@ pub struct InMsg {
     pub pulled: u32,
     /// NDP: PULLs sent.
     pub pull_sent: u32,
+    /// NDP: a refresh PULL (repeating the credit) is queued.
+    pub refresh_queued: bool,
     /// Homa: grant offset sent so far (packets).
     pub granted: u32,
     pub multicast: bool,
@@ -42,6 +44,7 @@ impl InMsg {
             needed: packets,
             pulled: 0,
             pull_sent: 0,
+            refresh_queued: false,
             granted: 0,
             multicast: s.mcast_count != 0,
             last_progress: now,

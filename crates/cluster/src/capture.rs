@@ -1,0 +1,61 @@
+//! Packets as bytes: the frames a capture point saw, written as a pcap file that Wireshark,
+//! tshark and Scapy read.
+
+use nanopu_net::packet::Packet;
+use nanopu_net::pcap::PcapWriter;
+use nanopu_net::wire::ethernet::{Mac, ETHERTYPE_IPV4};
+use nanopu_net::wire::ipv4::{is_multicast, tos_for_priority, PROTO_HOMA, PROTO_NDP};
+use nanopu_net::wire::packet::words_to_payload;
+use nanopu_net::wire::{EthernetRepr, Flags, Frame, FrameRepr, Ipv4Repr, TransportRepr};
+use nanopu_sim::Time;
+use std::io::Write;
+
+/// MAC address of the node with this IPv4 address (02:00 followed by the address).
+fn mac_of(ip: u32) -> Mac {
+    if is_multicast(ip) {
+        return Mac::for_ipv4_multicast(ip);
+    }
+    let b = ip.to_be_bytes();
+    Mac([2, 0, b[0], b[1], b[2], b[3]])
+}
+
+/// The bytes of a packet on the wire.
+pub fn frame_of(p: &Packet, homa: bool) -> Result<Vec<u8>, String> {
+    let transport = TransportRepr {
+        flags: Flags(p.flags),
+        priority: p.prio,
+        src_context: p.src_context,
+        dst_context: p.dst_context,
+        msg_id: p.msg_id,
+        msg_len: p.msg_len,
+        pkt_offset: p.pkt_offset,
+        credit: p.credit,
+        mcast_first: p.mcast_first,
+        mcast_count: p.mcast_count,
+        mcast_seq: p.mcast_seq,
+    };
+    let protocol = if homa { PROTO_HOMA } else { PROTO_NDP };
+    let ip = Ipv4Repr {
+        src: p.src_ip,
+        dst: p.dst_ip,
+        protocol,
+        tos: tos_for_priority(p.band.min(7)),
+        payload_len: 0,
+        ttl: 64,
+    };
+    let eth = EthernetRepr { src: mac_of(p.src_ip), dst: mac_of(p.dst_ip), ethertype: ETHERTYPE_IPV4 };
+    let payload = words_to_payload(&p.payload, p.payload_len as usize);
+    let repr = FrameRepr { eth, ip, transport };
+    let frame = Frame::emit(&repr, &payload, 1024).map_err(|e| format!("packet {}: {e}", p.id))?;
+    Ok(frame.into_bytes())
+}
+
+/// Write captured packets as a pcap stream.
+pub fn write_pcap<W: Write>(w: W, packets: &[(Time, Packet)], homa: bool) -> Result<W, String> {
+    let mut pcap = PcapWriter::new(w).map_err(|e| e.to_string())?;
+    for (t, p) in packets {
+        pcap.write_packet(t.as_fs(), &frame_of(p, homa)?).map_err(|e| e.to_string())?;
+    }
+    pcap.flush().map_err(|e| e.to_string())?;
+    Ok(pcap.into_inner())
+}
