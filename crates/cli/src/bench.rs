@@ -4,6 +4,7 @@
 //!   payload size, without and with the Ethernet MAC and serial I/O latency.
 //! - `loopback-throughput`: one core echoing 8-byte messages sent back to back at line rate.
 //! - `rx`: time for one core to receive 1 and 64 16-byte messages sent back to back.
+//! - `network`: packet-hops simulated per host second on a loaded leaf-spine, and memory.
 //! - `iss`: simulated instructions per host second on the compute-bound `compute.elf`.
 
 use clap::Args;
@@ -48,9 +49,10 @@ pub fn main(a: BenchArgs) -> Result<ExitCode, String> {
         "loopback-throughput" => throughput(&a)?,
         "rx" => rx(&a)?,
         "iss" => iss(&a)?,
+        "network" => network(&a)?,
         other => {
             return Err(format!(
-                "unknown benchmark '{other}' (loopback-latency, loopback-throughput, rx, iss)"
+                "unknown benchmark '{other}' (loopback-latency, loopback-throughput, rx, iss, network)"
             ))
         }
     };
@@ -217,4 +219,45 @@ fn iss(a: &BenchArgs) -> Result<Value, String> {
         "cycles": core.cycle(), "host_seconds": wall,
         "million_instructions_per_host_second": instret as f64 / wall / 1e6,
         "target_mips": 100 }))
+}
+
+// ---- network speed --------------------------------------------------------------------------
+
+/// All-to-all of 1 KiB messages among 256 nodes (16 leaves x 16 nodes, 8 spines), NDP.
+fn network_config(sw_build: &std::path::Path) -> String {
+    let elf = sw_build.join("apps/alltoall.elf");
+    format!(
+        "seed = 1\nmax_us = 100000.0\n[topology]\nkind = \"leaf-spine\"\nnodes_per_leaf = 16\nleaves = 16\nspines = 8\n\
+         [node]\ncores = 4\n[[program]]\nnodes = \"all\"\nelf = \"{}\"\nargs = [\"256\", \"1024\"]\n",
+        elf.display()
+    )
+}
+
+/// Peak resident memory of this process, bytes (Linux `VmHWM`).
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
+}
+
+fn network(a: &BenchArgs) -> Result<Value, String> {
+    use nanopu_cluster::cluster_config::ClusterFile;
+    use nanopu_cluster::cluster_report::summarize_cluster;
+    elf(a, "alltoall")?;
+    let file = ClusterFile::parse(&network_config(&a.sw_build))?;
+    let start = std::time::Instant::now();
+    let mut sim = Simulation::cluster(&file, std::path::Path::new(".")).map_err(|e| e.to_string())?;
+    let built = start.elapsed().as_secs_f64();
+    let outcome = sim.run().map_err(|e| e.to_string())?;
+    let wall = start.elapsed().as_secs_f64();
+    let s = summarize_cluster(&mut sim, outcome);
+    if !s.failures.is_empty() {
+        return Err(format!("the all-to-all failed:\n{}", s.text()));
+    }
+    let rss = peak_rss().unwrap_or(0);
+    Ok(json!({ "benchmark": "network", "workload": "all-to-all, 256 nodes x 4 cores, 1 KiB messages, leaf-spine 16x16, 8 spines, NDP",
+        "packet_hops": s.fabric.packet_hops, "messages": s.messages_delivered, "events": sim.events(),
+        "host_seconds": wall, "setup_seconds": built, "simulated_us": s.simulated_ns / 1e3,
+        "million_packet_hops_per_host_second": s.fabric.packet_hops as f64 / wall / 1e6,
+        "peak_rss_bytes": rss, "peak_rss_per_node_bytes": rss / 256, "target_million_packet_hops_per_host_core": 10 }))
 }
