@@ -255,9 +255,11 @@ fn network(a: &BenchArgs) -> Result<Value, String> {
         return Err(format!("the all-to-all failed:\n{}", s.text()));
     }
     let rss = peak_rss().unwrap_or(0);
-    Ok(json!({ "benchmark": "network", "workload": "all-to-all, 256 nodes x 4 cores, 1 KiB messages, leaf-spine 16x16, 8 spines, NDP",
+    Ok(
+        json!({ "benchmark": "network", "workload": "all-to-all, 256 nodes x 4 cores, 1 KiB messages, leaf-spine 16x16, 8 spines, NDP",
         "packet_hops": s.fabric.packet_hops, "messages": s.messages_delivered, "events": sim.events(),
         "host_seconds": wall, "setup_seconds": built, "simulated_us": s.simulated_ns / 1e3,
         "million_packet_hops_per_host_second": s.fabric.packet_hops as f64 / wall / 1e6,
-        "peak_rss_bytes": rss, "peak_rss_per_node_bytes": rss / 256, "target_million_packet_hops_per_host_core": 10 }))
+        "peak_rss_bytes": rss, "peak_rss_per_node_bytes": rss / 256, "target_million_packet_hops_per_host_core": 10 }),
+    )
 }

@@ -6,13 +6,19 @@ use nanopu_cluster::Simulation;
 use std::path::Path;
 use std::process::ExitCode;
 
-pub fn main(
-    path: &Path,
-    json: bool,
-    progress: bool,
-    pcap: Option<&Path>,
-    node: u32,
-) -> Result<ExitCode, String> {
+/// Files a cluster run writes besides its summary.
+pub struct Outputs<'a> {
+    pub pcap: Option<&'a Path>,
+    pub pcap_node: u32,
+    pub messages: Option<&'a Path>,
+}
+
+fn create(p: &Path) -> Result<std::io::BufWriter<std::fs::File>, String> {
+    std::fs::File::create(p).map(std::io::BufWriter::new).map_err(|e| format!("{}: {e}", p.display()))
+}
+
+pub fn main(path: &Path, json: bool, progress: bool, out: Outputs) -> Result<ExitCode, String> {
+    let (pcap, node) = (out.pcap, out.pcap_node);
     let (file, base) = ClusterFile::load(path)?;
     let mut sim = Simulation::cluster(&file, &base).map_err(|e| format!("{}: {e}", path.display()))?;
     sim.set_progress(progress);
@@ -21,8 +27,10 @@ pub fn main(
     }
     let outcome = sim.run().map_err(|e| e.to_string())?;
     if let Some(p) = pcap {
-        let f = std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?;
-        sim.write_capture(std::io::BufWriter::new(f))?;
+        sim.write_capture(create(p)?)?;
+    }
+    if let Some(p) = out.messages {
+        sim.write_message_records(create(p)?).map_err(|e| format!("{}: {e}", p.display()))?;
     }
     let s = summarize_cluster(&mut sim, outcome);
     if json {

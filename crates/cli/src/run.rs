@@ -26,6 +26,10 @@ pub struct RunArgs {
     /// Cluster runs: write every packet of one node (`--pcap-node`) to this pcap file.
     #[arg(long)]
     pcap: Option<PathBuf>,
+    /// Cluster runs: write one CSV line per message delivery (source, destination, size,
+    /// send and delivery time) to this file.
+    #[arg(long)]
+    messages: Option<PathBuf>,
     /// The node whose packets `--pcap` captures.
     #[arg(long, default_value_t = 0)]
     pcap_node: u32,
@@ -43,7 +47,12 @@ pub struct RunArgs {
 
 pub fn main(a: RunArgs) -> Result<ExitCode, String> {
     if a.program.extension().is_some_and(|e| e == "toml") {
-        return crate::cluster::main(&a.program, a.json, a.progress, a.pcap.as_deref(), a.pcap_node);
+        let out = crate::cluster::Outputs {
+            pcap: a.pcap.as_deref(),
+            pcap_node: a.pcap_node,
+            messages: a.messages.as_deref(),
+        };
+        return crate::cluster::main(&a.program, a.json, a.progress, out);
     }
     let elf = std::fs::read(&a.program).map_err(|e| format!("cannot read {}: {e}", a.program.display()))?;
     let mut cfg = NodeConfig::default();

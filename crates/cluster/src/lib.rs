@@ -30,6 +30,7 @@ mod network;
 pub mod node;
 pub mod outcome;
 pub mod platform;
+pub mod records;
 pub mod report;
 pub mod sim;
 pub mod spin;

@@ -101,3 +101,32 @@ fn config_errors_name_the_field() {
     let e = ClusterFile::parse("seed = 1\n[topology]\nkind = \"star\"\nnodes = 2\nbogus = 3\n").unwrap_err();
     assert!(e.contains("bogus"), "{e}");
 }
+
+#[test]
+fn message_records_join_sends_and_deliveries() {
+    let (f, base) = load("incast/ndp-trim.toml", |_| {});
+    let mut sim = Simulation::cluster(&f, &base).unwrap();
+    sim.run().unwrap();
+    let records = sim.message_records();
+    assert_eq!(records.len(), 80);
+    for r in &records {
+        assert_eq!((r.dst_ip, r.len), (nanopu_cluster::boot::node_ip(0), 1024));
+        assert!(r.delivered.unwrap() > r.sent);
+    }
+    let mut csv = Vec::new();
+    sim.write_message_records(&mut csv).unwrap();
+    assert_eq!(String::from_utf8(csv).unwrap().lines().count(), 81);
+}
+
+#[test]
+fn a_link_that_goes_down_loses_what_crosses_it_and_the_run_says_so() {
+    let (mut f, base) = load("incast/ndp-trim.toml", |_| {});
+    f.faults = vec![nanopu_cluster::cluster_config::FaultFile { link: "node:7".into(), down_at_us: 0.0 }];
+    f.max_us = 300.0;
+    let mut sim = Simulation::cluster(&f, &base).unwrap();
+    let e = sim.run().unwrap_err().to_string();
+    assert!(e.contains("cycle limit") && e.contains("node 0, core 0"), "{e}");
+    let undelivered: Vec<_> = sim.message_records().into_iter().filter(|r| r.delivered.is_none()).collect();
+    assert_eq!(undelivered.len(), 1);
+    assert_eq!(undelivered[0].src_ip, nanopu_cluster::boot::node_ip(7));
+}

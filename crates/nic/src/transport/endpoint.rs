@@ -74,6 +74,27 @@ pub struct Transport {
     held: BTreeMap<u64, Message>,
     next_held: u64,
     pub counters: TransportCounters,
+    /// Messages this endpoint started sending and delivered, in time order.
+    pub log: MessageLog,
+}
+
+/// One message event: who, how big, when.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MsgEvent {
+    pub src_ip: u32,
+    pub msg_id: u16,
+    /// Destination IP (224.0.0.0 for multicast) and context.
+    pub dst_ip: u32,
+    pub dst_context: u16,
+    pub len: u16,
+    pub time: Time,
+}
+
+/// Per-message records of one endpoint.
+#[derive(Clone, Debug, Default)]
+pub struct MessageLog {
+    pub sent: Vec<MsgEvent>,
+    pub delivered: Vec<MsgEvent>,
 }
 
 impl Transport {
@@ -95,6 +116,7 @@ impl Transport {
             held: BTreeMap::new(),
             next_held: 0,
             counters: TransportCounters::default(),
+            log: MessageLog::default(),
         })
     }
 
@@ -124,7 +146,7 @@ impl Transport {
     fn start(&mut self, now: Time, msg: Message, out: &mut Vec<TAction>) {
         self.counters.messages_sent += 1;
         match msg.group {
-            Some(g) if self.p.multicast => self.start_multicast(msg.clone(), g, out),
+            Some(g) if self.p.multicast => self.start_multicast(now, msg.clone(), g, out),
             Some((first, count)) => {
                 let own = self.ip.wrapping_sub(NODE_IP_BASE);
                 for n in (first..first.saturating_add(count)).filter(|&n| n != own) {
@@ -145,8 +167,15 @@ impl Transport {
         s
     }
 
+    fn record_sent(&mut self, proto: &Segment, now: Time) {
+        let (src_ip, msg_id, dst_ip, dst_context, len) =
+            (proto.src_ip, proto.msg_id, proto.dst_ip, proto.dst_context, proto.msg_len);
+        self.log.sent.push(MsgEvent { src_ip, msg_id, dst_ip, dst_context, len, time: now });
+    }
+
     fn start_unicast(&mut self, now: Time, msg: Message, out: &mut Vec<TAction>) {
         let proto = self.proto(&msg);
+        self.record_sent(&proto, now);
         let packets = self.p.packets(msg.len);
         let allowed = match self.p.protocol {
             Protocol::Ndp => self.p.rtt_pkts,
@@ -160,9 +189,16 @@ impl Transport {
     }
 
     /// Multicast: every packet once; the switches make delivery reliable.
-    fn start_multicast(&mut self, msg: Message, (first, count): (u32, u32), out: &mut Vec<TAction>) {
+    fn start_multicast(
+        &mut self,
+        now: Time,
+        msg: Message,
+        (first, count): (u32, u32),
+        out: &mut Vec<TAction>,
+    ) {
         let mut proto = self.proto(&msg);
         proto.dst_ip = MULTICAST_IP;
+        self.record_sent(&proto, now);
         proto.flags = flags::MCAST;
         (proto.mcast_first, proto.mcast_count, proto.mcast_seq) = (first, count, self.next_mcast_seq);
         self.next_mcast_seq = self.next_mcast_seq.wrapping_add(1);
@@ -307,6 +343,8 @@ impl Transport {
         self.done.insert(key, now + self.p.linger);
         self.done_order.push_back((now + self.p.linger, key));
         self.counters.messages_delivered += 1;
+        let (src_ip, msg_id, dst_ip, dst_context, len) = (m.src_ip, m.msg_id, self.ip, m.dst_context, m.len);
+        self.log.delivered.push(MsgEvent { src_ip, msg_id, dst_ip, dst_context, len, time: now });
         if s.mcast_count == 0 && self.p.protocol == Protocol::Homa {
             out.push(TAction::Transmit(Segment::reply_to(s, flags::ACK, m.packets as u16)));
             self.regrant(out);

@@ -23,6 +23,6 @@ pub mod sender;
 
 mod endpoint;
 
-pub use endpoint::{TAction, Timer, Transport, TransportCounters};
+pub use endpoint::{MessageLog, MsgEvent, TAction, Timer, Transport, TransportCounters};
 pub use params::{Protocol, TransportParams};
 pub use segment::{flags, Segment};

@@ -1,0 +1,65 @@
+//! Per-message records of a cluster run: source, destination, size, send and delivery time,
+//! joined from the transports' logs by (source, message id).
+
+use crate::boot::ip_text;
+use crate::sim::Simulation;
+use nanopu_nic::transport::MsgEvent;
+use nanopu_sim::Time;
+use std::collections::BTreeMap;
+use std::io::Write;
+
+/// One delivery of a message (a multicast message has one per member), or a message that
+/// was never delivered (`delivered` is None).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MessageRecord {
+    pub src_ip: u32,
+    pub dst_ip: u32,
+    pub dst_context: u16,
+    pub len: u16,
+    pub sent: Time,
+    pub delivered: Option<Time>,
+}
+
+impl Simulation {
+    /// Every message sent through the network, joined with its deliveries.
+    pub fn message_records(&self) -> Vec<MessageRecord> {
+        let Some(net) = &self.net else { return Vec::new() };
+        let mut sends: BTreeMap<(u32, u16), Vec<(&MsgEvent, bool)>> = BTreeMap::new();
+        for e in net.transports.iter().flat_map(|t| &t.log.sent) {
+            sends.entry((e.src_ip, e.msg_id)).or_default().push((e, false));
+        }
+        let mut out = Vec::new();
+        for d in net.transports.iter().flat_map(|t| &t.log.delivered) {
+            let Some(list) = sends.get_mut(&(d.src_ip, d.msg_id)) else { continue };
+            let Some(s) = list.iter_mut().rev().find(|(s, _)| s.time <= d.time) else { continue };
+            s.1 = true;
+            out.push(record(s.0, d.dst_ip, Some(d.time)));
+        }
+        let lost = sends.values().flatten().filter(|(_, used)| !used);
+        out.extend(lost.map(|(s, _)| record(s, s.dst_ip, None)));
+        out.sort_by_key(|r| (r.sent, r.src_ip, r.dst_ip, r.delivered));
+        out
+    }
+
+    /// Write the records as CSV (times in ns; `delivered_ns` empty if never delivered).
+    pub fn write_message_records<W: Write>(&self, mut w: W) -> std::io::Result<()> {
+        writeln!(w, "src,dst,dst_context,bytes,sent_ns,delivered_ns")?;
+        for r in self.message_records() {
+            let d = r.delivered.map_or(String::new(), |t| format!("{:.3}", t.as_ns_f64()));
+            let (src, dst) = (ip_text(r.src_ip), ip_text(r.dst_ip));
+            writeln!(w, "{src},{dst},{},{},{:.3},{d}", r.dst_context, r.len, r.sent.as_ns_f64())?;
+        }
+        w.flush()
+    }
+}
+
+fn record(s: &MsgEvent, dst_ip: u32, delivered: Option<Time>) -> MessageRecord {
+    MessageRecord {
+        src_ip: s.src_ip,
+        dst_ip,
+        dst_context: s.dst_context,
+        len: s.len,
+        sent: s.time,
+        delivered,
+    }
+}
