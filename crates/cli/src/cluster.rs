@@ -11,6 +11,7 @@ pub struct Outputs<'a> {
     pub pcap: Option<&'a Path>,
     pub pcap_node: u32,
     pub messages: Option<&'a Path>,
+    pub port_stats: Option<&'a Path>,
 }
 
 fn create(p: &Path) -> Result<std::io::BufWriter<std::fs::File>, String> {
@@ -31,6 +32,9 @@ pub fn main(path: &Path, json: bool, progress: bool, out: Outputs) -> Result<Exi
     }
     if let Some(p) = out.messages {
         sim.write_message_records(create(p)?).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    if let Some(p) = out.port_stats {
+        sim.write_port_stats(create(p)?).map_err(|e| format!("{}: {e}", p.display()))?;
     }
     let s = summarize_cluster(&mut sim, outcome);
     if json {

@@ -30,6 +30,9 @@ pub struct RunArgs {
     /// send and delivery time) to this file.
     #[arg(long)]
     messages: Option<PathBuf>,
+    /// Cluster runs: write per-port statistics (packets, bytes, largest queue) as CSV.
+    #[arg(long)]
+    port_stats: Option<PathBuf>,
     /// The node whose packets `--pcap` captures.
     #[arg(long, default_value_t = 0)]
     pcap_node: u32,
@@ -51,6 +54,7 @@ pub fn main(a: RunArgs) -> Result<ExitCode, String> {
             pcap: a.pcap.as_deref(),
             pcap_node: a.pcap_node,
             messages: a.messages.as_deref(),
+            port_stats: a.port_stats.as_deref(),
         };
         return crate::cluster::main(&a.program, a.json, a.progress, out);
     }

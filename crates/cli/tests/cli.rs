@@ -84,3 +84,42 @@ fn malformed_send_names_the_field() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("CONTEXT"), "{}", stderr(&o));
 }
+
+#[test]
+fn cluster_run_writes_summary_pcap_messages_and_port_stats() {
+    let dir = std::env::temp_dir().join(format!("nanopu-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (pcap, msgs, ports) = (dir.join("n0.pcap"), dir.join("m.csv"), dir.join("p.csv"));
+    let o = nanopu(&[
+        "run",
+        "experiments/incast/ndp-trim.toml",
+        "--json",
+        "--pcap",
+        pcap.to_str().unwrap(),
+        "--messages",
+        msgs.to_str().unwrap(),
+        "--port-stats",
+        ports.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["messages_delivered"], 80);
+    assert_eq!(v["fabric"]["trims"], 5);
+    let frames = nanopu_net::pcap::read_pcap(&std::fs::read(&pcap).unwrap()).unwrap();
+    assert!(frames.len() >= 80, "node 0 received 80 data packets and sent ACKs");
+    assert_eq!(std::fs::read_to_string(&msgs).unwrap().lines().count(), 81);
+    assert!(std::fs::read_to_string(&ports).unwrap().contains("node 0"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn cluster_config_errors_name_the_key() {
+    let dir = std::env::temp_dir().join(format!("nanopu-cfg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("bad.toml");
+    std::fs::write(&cfg, "[topology]\nkind = \"star\"\nnodes = 2\n[link]\nrate = 5\n[[program]]\nnodes = \"all\"\nelf = \"x.elf\"\n").unwrap();
+    let o = nanopu(&["run", cfg.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("rate"), "{}", stderr(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -58,7 +58,10 @@ impl Simulation {
             Exit::Blocked(BlockOn::Csr(csr::LMSGSRDY)) if spinning => self.park_until_ready((n, c), local),
             Exit::Blocked(BlockOn::Csr(_)) => self.schedule((n, c), local),
             Exit::Wfi => self.enter_wfi((n, c)),
-            Exit::Halted(code) => self.nodes[n].state[c] = CoreState::Halted(code),
+            Exit::Halted(code) => {
+                self.nodes[n].state[c] = CoreState::Halted(code);
+                self.running_cores -= 1;
+            }
             Exit::Error(error) => return Err(SimError::Core { node: n as u32, error }),
         }
         Ok(())

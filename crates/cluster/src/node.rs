@@ -76,10 +76,6 @@ impl Node {
         });
         t.min().map_or(u64::MAX, |t| t + rx)
     }
-
-    pub fn all_halted(&self) -> bool {
-        self.state.iter().all(|s| matches!(s, CoreState::Halted(_)))
-    }
 }
 
 fn boot_page(index: u32, ip: u32, cfg: &NodeConfig) -> Result<Vec<u8>, String> {

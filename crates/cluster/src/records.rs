@@ -41,6 +41,21 @@ impl Simulation {
         out
     }
 
+    /// Write per-port statistics of the fabric as CSV: port (see `fabric::Wiring` for the
+    /// numbering), where its link leads, packets and bytes sent, largest queue in bytes.
+    pub fn write_port_stats<W: Write>(&self, mut w: W) -> std::io::Result<()> {
+        let Some(net) = &self.net else { return Ok(()) };
+        writeln!(w, "port,leads_to,packets,bytes,max_queue_bytes")?;
+        for (port, packets, bytes, max) in net.fabric.port_stats() {
+            let to = match net.fabric.wiring().peer(port) {
+                nanopu_net::fabric::Peer::Node(n) => format!("node {n}"),
+                nanopu_net::fabric::Peer::Switch { sw, inport } => format!("switch {sw} port {inport}"),
+            };
+            writeln!(w, "{port},{to},{packets},{bytes},{max}")?;
+        }
+        w.flush()
+    }
+
     /// Write the records as CSV (times in ns; `delivered_ns` empty if never delivered).
     pub fn write_message_records<W: Write>(&self, mut w: W) -> std::io::Result<()> {
         writeln!(w, "src,dst,dst_context,bytes,sent_ns,delivered_ns")?;

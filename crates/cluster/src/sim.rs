@@ -54,6 +54,11 @@ pub(crate) enum Ev {
     },
     /// An event of the fabric (cluster runs).
     Net(nanopu_net::fabric::NetEvent),
+    /// A message handed straight to a node's transport (synthetic traffic, cluster runs).
+    Inject {
+        node: usize,
+        msg: Message,
+    },
     /// A timer of a node's transport (cluster runs).
     Transport {
         node: usize,
@@ -80,6 +85,10 @@ pub struct Simulation {
     pub(crate) cross_node_cycles: u64,
     /// When the last message reached a NIC from the network.
     pub(crate) last_arrival: Time,
+    /// Cores that have not exited.
+    pub(crate) running_cores: usize,
+    /// Keep simulating after every core exited, until nothing is left (synthetic traffic).
+    drain: bool,
     progress: bool,
 }
 
@@ -93,6 +102,7 @@ impl Simulation {
     }
 
     pub(crate) fn with_nodes(nodes: Vec<Node>, cfg: &NodeConfig) -> Result<Simulation, SimError> {
+        let running_cores = nodes.iter().map(|n| n.cores.len()).sum();
         let clock = Clock::from_hz(cfg.timing.clock_hz).map_err(SimError::Setup)?;
         let mut cores_q = EventQueue::new();
         for (n, node) in nodes.iter().enumerate() {
@@ -111,6 +121,8 @@ impl Simulation {
             core_dispatches: 0,
             cross_node_cycles: u64::MAX,
             last_arrival: Time::ZERO,
+            drain: false,
+            running_cores,
             progress: cfg.progress,
         })
     }
@@ -133,6 +145,15 @@ impl Simulation {
             .first()
             .is_some_and(|t| t.params().protocol == nanopu_nic::transport::Protocol::Homa);
         crate::capture::write_pcap(w, &net.fabric.take_capture(), homa)
+    }
+
+    /// Send `msg` from node `node`'s transport at `at`, as if a core had written it; the run
+    /// then goes on until nothing is left to simulate, even after every core exited.
+    pub fn inject(&mut self, at: Time, node: usize, msg: Message) -> Result<(), String> {
+        self.net.as_ref().ok_or("injecting traffic needs a cluster run")?;
+        self.drain = true;
+        self.q.push(at, Ev::Inject { node, msg });
+        Ok(())
     }
 
     /// Show progress on stderr during `run`.
@@ -178,7 +199,7 @@ impl Simulation {
 
     fn event_loop(&mut self, limit: Time, progress: &mut Progress) -> Result<Outcome, SimError> {
         loop {
-            if self.nodes.iter().all(Node::all_halted) {
+            if !self.drain && self.running_cores == 0 {
                 return Ok(Outcome::AllExited);
             }
             let (t, core_next) = match (self.q.peek_time(), self.cores_q.peek_time()) {
@@ -230,6 +251,7 @@ impl Simulation {
             },
             Ev::HostArrive { msg } => self.host_arrive(msg),
             Ev::Net(e) => self.net_event(e),
+            Ev::Inject { node, msg } => self.transport_send(node, msg),
             Ev::Transport { node, timer } => self.transport_timer(node, timer),
         }
     }
