@@ -4,41 +4,28 @@ use crate::time::Time;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-#[derive(Debug)]
-struct Entry<E> {
+/// Heap key: 24 bytes whatever the event's size, so sifting moves little data; the
+/// events themselves stay put in a slab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Key {
     time: Time,
     seq: u64,
-    event: E,
-}
-
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        (self.time, self.seq) == (other.time, other.seq)
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<E> Ord for Entry<E> {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.time, self.seq).cmp(&(other.time, other.seq))
-    }
+    slot: u32,
 }
 
 /// Min-queue of events keyed by (time, sequence number).
 #[derive(Debug)]
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Reverse<Entry<E>>>,
+    heap: BinaryHeap<Reverse<Key>>,
+    slab: Vec<Option<E>>,
+    free: Vec<u32>,
     next_seq: u64,
     popped: u64,
 }
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
-        EventQueue { heap: BinaryHeap::new(), next_seq: 0, popped: 0 }
+        EventQueue { heap: BinaryHeap::new(), slab: Vec::new(), free: Vec::new(), next_seq: 0, popped: 0 }
     }
 }
 
@@ -47,18 +34,30 @@ impl<E> EventQueue<E> {
         Self::default()
     }
     pub fn push(&mut self, time: Time, event: E) {
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.slab[s as usize] = Some(event);
+                s
+            }
+            None => {
+                self.slab.push(Some(event));
+                (self.slab.len() - 1) as u32
+            }
+        };
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Reverse(Entry { time, seq, event }));
+        self.heap.push(Reverse(Key { time, seq, slot }));
     }
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let Reverse(e) = self.heap.pop()?;
+        let Reverse(k) = self.heap.pop()?;
         self.popped += 1;
-        Some((e.time, e.event))
+        self.free.push(k.slot);
+        let e = self.slab[k.slot as usize].take().expect("queued event");
+        Some((k.time, e))
     }
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|Reverse(e)| e.time)
+        self.heap.peek().map(|Reverse(k)| k.time)
     }
     pub fn len(&self) -> usize {
         self.heap.len()
