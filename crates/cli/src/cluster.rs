@@ -9,7 +9,7 @@ use std::process::ExitCode;
 /// Files a cluster run writes besides its summary.
 pub struct Outputs<'a> {
     pub pcap: Option<&'a Path>,
-    pub pcap_node: u32,
+    pub pcap_at: &'a str,
     pub messages: Option<&'a Path>,
     pub port_stats: Option<&'a Path>,
 }
@@ -19,12 +19,12 @@ fn create(p: &Path) -> Result<std::io::BufWriter<std::fs::File>, String> {
 }
 
 pub fn main(path: &Path, json: bool, progress: bool, out: Outputs) -> Result<ExitCode, String> {
-    let (pcap, node) = (out.pcap, out.pcap_node);
+    let pcap = out.pcap;
     let (file, base) = ClusterFile::load(path)?;
     let mut sim = Simulation::cluster(&file, &base).map_err(|e| format!("{}: {e}", path.display()))?;
     sim.set_progress(progress);
     if pcap.is_some() {
-        sim.capture_node(node)?;
+        sim.capture_at(out.pcap_at)?;
     }
     let outcome = sim.run().map_err(|e| e.to_string())?;
     if let Some(p) = pcap {

@@ -23,7 +23,7 @@ pub struct RunArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
-    /// Cluster runs: write every packet of one node (`--pcap-node`) to this pcap file.
+    /// Cluster runs: write every packet seen at `--pcap-at` to this pcap file.
     #[arg(long)]
     pcap: Option<PathBuf>,
     /// Cluster runs: write one CSV line per message delivery (source, destination, size,
@@ -33,9 +33,10 @@ pub struct RunArgs {
     /// Cluster runs: write per-port statistics (packets, bytes, largest queue) as CSV.
     #[arg(long)]
     port_stats: Option<PathBuf>,
-    /// The node whose packets `--pcap` captures.
-    #[arg(long, default_value_t = 0)]
-    pcap_node: u32,
+    /// Where `--pcap` captures: a node ("node:N", what it sends and receives) or a switch
+    /// port ("switch:S:P", what leaves and enters it).
+    #[arg(long, default_value = "node:0")]
+    pcap_at: String,
     /// Show progress on stderr.
     #[arg(long)]
     progress: bool,
@@ -52,7 +53,7 @@ pub fn main(a: RunArgs) -> Result<ExitCode, String> {
     if a.program.extension().is_some_and(|e| e == "toml") {
         let out = crate::cluster::Outputs {
             pcap: a.pcap.as_deref(),
-            pcap_node: a.pcap_node,
+            pcap_at: &a.pcap_at,
             messages: a.messages.as_deref(),
             port_stats: a.port_stats.as_deref(),
         };

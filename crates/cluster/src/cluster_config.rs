@@ -124,7 +124,10 @@ pub struct ProgramFile {
 pub struct FaultFile {
     /// "node:N" (node N's link to its switch), or "leaf:L:up:S" (leaf L's uplink to spine S).
     pub link: String,
-    pub down_at_us: f64,
+    /// When the link goes down, us (absent: it stays up).
+    pub down_at_us: Option<f64>,
+    /// Its own loss probability, replacing `link.drop_prob` (absent: the default).
+    pub drop_prob: Option<f64>,
 }
 
 fn one() -> u64 {

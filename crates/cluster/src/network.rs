@@ -126,13 +126,15 @@ fn switch_params(f: &ClusterFile) -> Result<SwitchParams, String> {
 }
 
 fn faults(f: &ClusterFile) -> Result<Vec<nanopu_net::fabric::LinkFault>, String> {
-    f.faults
-        .iter()
-        .map(|x| {
-            let link = x.link.parse().map_err(|e| format!("faults.link: {e}"))?;
-            Ok(nanopu_net::fabric::LinkFault { link, down_at: Time::from_ns_f64(x.down_at_us * 1e3) })
-        })
-        .collect()
+    let one = |x: &crate::cluster_config::FaultFile| {
+        let link = x.link.parse().map_err(|e| format!("faults.link: {e}"))?;
+        if x.down_at_us.is_none() && x.drop_prob.is_none() {
+            return Err(format!("faults: link \"{}\" needs down_at_us or drop_prob", x.link));
+        }
+        let down_at = x.down_at_us.map(|us| Time::from_ns_f64(us * 1e3));
+        Ok(nanopu_net::fabric::LinkFault { link, down_at, drop_prob: x.drop_prob })
+    };
+    f.faults.iter().map(one).collect()
 }
 
 fn transport_params(f: &ClusterFile) -> Result<TransportParams, String> {

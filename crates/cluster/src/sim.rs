@@ -127,14 +127,11 @@ impl Simulation {
         })
     }
 
-    /// Capture every packet node `node` sends and receives (cluster runs).
-    pub fn capture_node(&mut self, node: u32) -> Result<(), String> {
+    /// Capture every packet at a node ("node:N") or switch port ("switch:S:P") (cluster runs).
+    pub fn capture_at(&mut self, point: &str) -> Result<(), String> {
         let net = self.net.as_mut().ok_or("packet capture needs a cluster run (a .toml configuration)")?;
-        if node >= net.fabric.nodes() {
-            return Err(format!("--pcap-node {node}: the cluster has {} nodes", net.fabric.nodes()));
-        }
-        net.fabric.set_capture(nanopu_net::fabric::CapturePoint::Node(node));
-        Ok(())
+        let point = point.parse().map_err(|e| format!("--pcap-at: {e}"))?;
+        net.fabric.set_capture(point).map_err(|e| format!("--pcap-at: {e}"))
     }
 
     /// Write what was captured as a pcap stream.

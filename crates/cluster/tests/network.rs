@@ -74,7 +74,7 @@ fn same_config_and_seed_give_identical_results_and_pcap() {
     let once = || {
         let (f, base) = load("alltoall/leafspine-homa.toml", |_| {});
         let mut sim = Simulation::cluster(&f, &base).unwrap();
-        sim.capture_node(5).unwrap();
+        sim.capture_at("switch:1:3").unwrap();
         let outcome = sim.run().unwrap();
         let pcap = sim.write_capture(Vec::new()).unwrap();
         (serde_json::to_string(&summarize_cluster(&mut sim, outcome)).unwrap(), pcap)
@@ -121,7 +121,11 @@ fn message_records_join_sends_and_deliveries() {
 #[test]
 fn a_link_that_goes_down_loses_what_crosses_it_and_the_run_says_so() {
     let (mut f, base) = load("incast/ndp-trim.toml", |_| {});
-    f.faults = vec![nanopu_cluster::cluster_config::FaultFile { link: "node:7".into(), down_at_us: 0.0 }];
+    f.faults = vec![nanopu_cluster::cluster_config::FaultFile {
+        link: "node:7".into(),
+        down_at_us: Some(0.0),
+        drop_prob: None,
+    }];
     f.max_us = 300.0;
     let mut sim = Simulation::cluster(&f, &base).unwrap();
     let e = sim.run().unwrap_err().to_string();
@@ -129,4 +133,21 @@ fn a_link_that_goes_down_loses_what_crosses_it_and_the_run_says_so() {
     let undelivered: Vec<_> = sim.message_records().into_iter().filter(|r| r.delivered.is_none()).collect();
     assert_eq!(undelivered.len(), 1);
     assert_eq!(undelivered[0].src_ip, nanopu_cluster::boot::node_ip(7));
+}
+
+#[test]
+fn one_lossy_link_loses_only_its_own_packets() {
+    let lossy = |p: Option<f64>| {
+        run("alltoall/leafspine-ndp.toml", move |f| {
+            f.link.drop_prob = 0.0;
+            let link = "node:3".to_string();
+            f.faults =
+                vec![nanopu_cluster::cluster_config::FaultFile { link, down_at_us: None, drop_prob: p }];
+            f.faults.retain(|x| x.drop_prob.is_some());
+        })
+    };
+    let (clean, one) = (lossy(None), lossy(Some(0.2)));
+    assert_eq!((clean.fabric.drops_random, clean.messages_delivered), (0, 64 * 63));
+    assert_eq!(one.messages_delivered, 64 * 63);
+    assert!(one.fabric.drops_random > 20, "{}", one.text());
 }

@@ -36,6 +36,21 @@ pub enum NetEvent {
 pub enum CapturePoint {
     /// Everything node n sends (when it starts leaving) and receives (when it arrives).
     Node(u32),
+    /// Everything switch `sw` sends out of port `port` and receives on it.
+    SwitchPort { sw: u32, port: u32 },
+}
+
+impl std::str::FromStr for CapturePoint {
+    type Err = String;
+    /// "node:N" or "switch:S:P".
+    fn from_str(s: &str) -> Result<CapturePoint, String> {
+        let num = |x: &str| x.parse::<u32>().map_err(|_| format!("\"{s}\": \"{x}\" is not a number"));
+        match s.split(':').collect::<Vec<_>>().as_slice() {
+            ["node", n] => Ok(CapturePoint::Node(num(n)?)),
+            ["switch", sw, p] => Ok(CapturePoint::SwitchPort { sw: num(sw)?, port: num(p)? }),
+            _ => Err(format!("\"{s}\" is not \"node:N\" or \"switch:S:P\"")),
+        }
+    }
 }
 
 /// Totals over the run.
@@ -62,6 +77,8 @@ pub struct Fabric {
     link_rng: Vec<Rng>,
     switch_rng: Vec<Rng>,
     down_at: BTreeMap<u32, Time>,
+    /// Links with their own loss probability, by port (both directions).
+    loss: BTreeMap<u32, f64>,
     stats: FabricStats,
     capture: Option<CapturePoint>,
     captured: Vec<(Time, Packet)>,
@@ -75,12 +92,15 @@ impl Fabric {
         let rng = |base: u64| move |i: u32| Rng::stream(p.seed, base + i as u64);
         let link_rng = (0..ports).map(rng(0)).collect();
         let switch_rng = (0..wiring.switches).map(rng(1 << 32)).collect();
-        let down_at = down_ports(&wiring, &p)?;
+        let faults = fault_ports(&wiring, &p)?;
+        let down_at = faults.iter().filter_map(|(port, f)| Some((*port, f.down_at?))).collect();
+        let loss = faults.iter().filter_map(|(port, f)| Some((*port, f.drop_prob?))).collect();
         Ok(Fabric {
             ports: vec![Port::default(); ports as usize],
             link_rng,
             switch_rng,
             down_at,
+            loss,
             wiring,
             stats: FabricStats::default(),
             capture: None,
@@ -110,8 +130,18 @@ impl Fabric {
         used.map(|(i, p)| (i as u32, p.sent_packets, p.sent_bytes, p.max_bytes)).collect()
     }
 
-    pub fn set_capture(&mut self, point: CapturePoint) {
+    /// Capture at `point`; an error if the topology has no such node or port.
+    pub fn set_capture(&mut self, point: CapturePoint) -> Result<(), String> {
+        let w = &self.wiring;
+        let ok = match point {
+            CapturePoint::Node(n) => n < w.nodes,
+            CapturePoint::SwitchPort { sw, port } => sw < w.switches && port < w.ports_per_switch,
+        };
+        if !ok {
+            return Err(format!("capture point {point:?} does not exist in this topology"));
+        }
         self.capture = Some(point);
+        Ok(())
     }
     pub fn take_capture(&mut self) -> Vec<(Time, Packet)> {
         std::mem::take(&mut self.captured)
@@ -184,10 +214,10 @@ impl Fabric {
         let Some(pkt) = self.ports[port as usize].pop() else { return };
         self.ports[port as usize].busy = true;
         self.stats.packet_hops += 1;
-        self.capture_if(now, port < self.wiring.nodes && self.captures(port), &pkt);
+        self.capture_if(now, self.captures_out(port), &pkt);
         let ser = serialization(pkt.wire_len() as u64, self.p.link.rate_bps);
         out.push((now + ser, NetEvent::TxDone { port }));
-        let p = self.p.link.drop_prob;
+        let p = self.loss.get(&port).copied().unwrap_or(self.p.link.drop_prob);
         if p > 0.0 && self.link_rng[port as usize].next_f64() < p {
             let retry = pkt.is_multicast().then_some(pkt);
             return self.lost(now, port, retry, out, |s| &mut s.drops_random);
@@ -210,15 +240,30 @@ impl Fabric {
         match self.wiring.peer(port) {
             Peer::Node(n) => {
                 self.stats.delivered += 1;
-                self.capture_if(now, self.captures(n), &pkt);
+                self.capture_if(now, self.capture == Some(CapturePoint::Node(n)), &pkt);
                 delivered.push((n, pkt));
             }
-            Peer::Switch { sw, inport } if self.p.switch.latency_fs == 0 => {
-                self.forward(now, sw, inport, pkt, out)
-            }
             Peer::Switch { sw, inport } => {
-                out.push((now + Time(self.p.switch.latency_fs), NetEvent::Forward { sw, inport, pkt }));
+                let seen = self.capture == Some(CapturePoint::SwitchPort { sw, port: inport });
+                self.capture_if(now, seen, &pkt);
+                self.enter_switch(now, sw, inport, pkt, out);
             }
+        }
+    }
+
+    /// A packet's last bit reached input `inport` of switch `sw`: it is forwarded after the
+    /// switching latency.
+    fn enter_switch(
+        &mut self,
+        now: Time,
+        sw: u32,
+        inport: u32,
+        pkt: Packet,
+        out: &mut Vec<(Time, NetEvent)>,
+    ) {
+        match self.p.switch.latency_fs {
+            0 => self.forward(now, sw, inport, pkt, out),
+            lat => out.push((now + Time(lat), NetEvent::Forward { sw, inport, pkt })),
         }
     }
 
@@ -242,8 +287,13 @@ impl Fabric {
         }
     }
 
-    fn captures(&self, node: u32) -> bool {
-        self.capture == Some(CapturePoint::Node(node))
+    /// Does the capture point see packets leaving `port`?
+    fn captures_out(&self, port: u32) -> bool {
+        match self.capture {
+            Some(CapturePoint::Node(n)) => port == n,
+            Some(CapturePoint::SwitchPort { sw, port: k }) => port == self.wiring.switch_port(sw, k),
+            None => false,
+        }
     }
 
     fn capture_if(&mut self, now: Time, yes: bool, pkt: &Packet) {
@@ -253,9 +303,9 @@ impl Fabric {
     }
 }
 
-/// The ports (both directions) of every link that goes down, with the time.
-fn down_ports(w: &Wiring, p: &FabricParams) -> Result<BTreeMap<u32, Time>, String> {
-    let mut m = BTreeMap::new();
+/// The ports (both directions) of every faulty link, with its fault.
+fn fault_ports(w: &Wiring, p: &FabricParams) -> Result<Vec<(u32, LinkFault)>, String> {
+    let mut m = Vec::new();
     for f in &p.faults {
         let (a, b) = match (f.link, &p.topology) {
             (LinkId::Node(n), _) if n < w.nodes => (n, w.port_to_node(n)),
@@ -266,8 +316,8 @@ fn down_ports(w: &Wiring, p: &FabricParams) -> Result<BTreeMap<u32, Time>, Strin
             }
             (l, _) => return Err(format!("fabric.faults: link {l:?} does not exist in this topology")),
         };
-        m.insert(a, f.down_at);
-        m.insert(b, f.down_at);
+        m.push((a, f.clone()));
+        m.push((b, f.clone()));
     }
     Ok(m)
 }

@@ -91,11 +91,14 @@ impl FromStr for LinkId {
     }
 }
 
-/// A link going down at a time: everything crossing it afterwards is lost.
+/// A fault of one link (both directions): it goes down at a time (everything crossing it
+/// afterwards is lost), and/or it loses packets with its own probability.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkFault {
     pub link: LinkId,
-    pub down_at: Time,
+    pub down_at: Option<Time>,
+    /// Replaces `link.drop_prob` on this link.
+    pub drop_prob: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -129,6 +132,8 @@ impl FabricParams {
             "switch.band_bytes",
             "each limit must hold a 72-byte header",
         )?;
+        let probs_ok = self.faults.iter().all(|f| f.drop_prob.is_none_or(|p| (0.0..1.0).contains(&p)));
+        check(probs_ok, "faults.drop_prob", "must be in [0, 1)")?;
         check(self.switch.mcast_timeout_fs > 0, "switch.mcast_timeout", "must be positive")
     }
 }
