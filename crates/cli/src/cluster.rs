@@ -19,9 +19,43 @@ fn create(p: &Path) -> Result<std::io::BufWriter<std::fs::File>, String> {
 }
 
 pub fn main(path: &Path, json: bool, progress: bool, out: Outputs) -> Result<ExitCode, String> {
-    let pcap = out.pcap;
     let (file, base) = ClusterFile::load(path)?;
-    let mut sim = Simulation::cluster(&file, &base).map_err(|e| format!("{}: {e}", path.display()))?;
+    run(&file, &base, path, json, progress, out)
+}
+
+/// `nanopu run PROGRAM.elf --nodes N`: N nodes on one switch, every core running the
+/// program, the other parameters at their defaults.
+pub fn star(
+    elf: &Path,
+    nodes: u32,
+    cores: usize,
+    max_cycles: u64,
+    args: &[String],
+    json: bool,
+) -> Result<ExitCode, String> {
+    let abs = std::fs::canonicalize(elf).map_err(|e| format!("cannot read {}: {e}", elf.display()))?;
+    let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
+    let text = format!(
+        "max_us = {}\n[topology]\nkind = \"star\"\nnodes = {nodes}\n[node]\ncores = {cores}\n[[program]]\nnodes = \"all\"\nelf = {:?}\nargs = [{}]\n",
+        max_cycles as f64 / 3200.0,
+        abs.display().to_string(),
+        args.join(", ")
+    );
+    let file = ClusterFile::parse(&text)?;
+    let none = Outputs { pcap: None, pcap_at: "node:0", messages: None, port_stats: None };
+    run(&file, Path::new("."), elf, json, false, none)
+}
+
+fn run(
+    file: &ClusterFile,
+    base: &Path,
+    path: &Path,
+    json: bool,
+    progress: bool,
+    out: Outputs,
+) -> Result<ExitCode, String> {
+    let pcap = out.pcap;
+    let mut sim = Simulation::cluster(file, base).map_err(|e| format!("{}: {e}", path.display()))?;
     sim.set_progress(progress);
     if pcap.is_some() {
         sim.capture_at(out.pcap_at)?;

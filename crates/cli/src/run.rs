@@ -11,7 +11,11 @@ pub struct RunArgs {
     /// RISC-V ELF to run on every core of one node (RV64IMAC, lp64), or a cluster
     /// configuration (.toml) naming topology, programs and parameters.
     pub program: PathBuf,
-    /// Cores in the node.
+    /// Nodes: more than one puts them on one switch (defaults of a cluster configuration;
+    /// a .toml file sets everything else).
+    #[arg(long, default_value_t = 1)]
+    nodes: u32,
+    /// Cores per node.
     #[arg(long, default_value_t = 4)]
     cores: usize,
     /// Stop with an error after this many simulated core cycles (3.2 GHz).
@@ -58,6 +62,9 @@ pub fn main(a: RunArgs) -> Result<ExitCode, String> {
             port_stats: a.port_stats.as_deref(),
         };
         return crate::cluster::main(&a.program, a.json, a.progress, out);
+    }
+    if a.nodes > 1 {
+        return crate::cluster::star(&a.program, a.nodes, a.cores, a.max_cycles, &a.args, a.json);
     }
     let elf = std::fs::read(&a.program).map_err(|e| format!("cannot read {}: {e}", a.program.display()))?;
     let mut cfg = NodeConfig::default();

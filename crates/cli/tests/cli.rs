@@ -123,3 +123,22 @@ fn cluster_config_errors_name_the_key() {
     assert!(stderr(&o).contains("rate"), "{}", stderr(&o));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn several_nodes_from_one_elf() {
+    let o = nanopu(&[
+        "run",
+        "sw/build/apps/alltoall.elf",
+        "--nodes",
+        "8",
+        "--cores",
+        "2",
+        "--json",
+        "--",
+        "8",
+        "512",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((v["nodes"].as_u64(), v["messages_delivered"].as_u64()), (Some(8), Some(56)));
+}
