@@ -138,12 +138,12 @@ fn faults(f: &ClusterFile) -> Result<Vec<nanopu_net::fabric::LinkFault>, String>
 }
 
 fn transport_params(f: &ClusterFile) -> Result<TransportParams, String> {
-    let mut p = TransportParams::default();
-    p.protocol = match f.transport.as_str() {
+    let protocol = match f.transport.as_str() {
         "ndp" => Protocol::Ndp,
         "homa" => Protocol::Homa,
         o => return Err(format!("transport: \"{o}\" is not \"ndp\" or \"homa\"")),
     };
+    let mut p = TransportParams { protocol, ..TransportParams::default() };
     let t = &f.transport_params;
     p.rtt_pkts = t.rtt_pkts.unwrap_or(p.rtt_pkts);
     p.rto = t.rto_us.map_or(p.rto, |u| Time::from_ns_f64(u * 1e3));

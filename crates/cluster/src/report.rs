@@ -173,7 +173,7 @@ impl Progress {
     }
     pub fn tick(&mut self, now: Time, events: u64) {
         self.checks = self.checks.wrapping_add(1);
-        if !self.on || self.checks % 4096 != 0 || self.last.elapsed().as_millis() < 500 {
+        if !self.on || !self.checks.is_multiple_of(4096) || self.last.elapsed().as_millis() < 500 {
             return;
         }
         self.last = Instant::now();

@@ -1,4 +1,4 @@
-//! The nanoPU's network, starting with its wire formats.
+//! The nanoPU's network: wire formats, capture, and the packet-level fabric.
 //!
 //! A tour:
 //!
@@ -20,7 +20,12 @@
 //! - [`pcap`]: captures in the classic libpcap format with nanosecond timestamps, which
 //!   Wireshark and Scapy open, and a small reader for tests.
 //!
-//! Links, switches, topologies and fault injection build on these in later modules.
+//! - [`packet`]: the in-memory packet the fabric moves (header fields plus shared payload
+//!   words); bytes are made from it only for capture.
+//! - [`fabric`]: links (serialization, propagation, loss, going down), output-queued
+//!   switches with strict-priority bands, per-band limits and trimming, star and leaf-spine
+//!   topologies with spraying or flow hashing, multicast replication made reliable hop by
+//!   hop, capture points and statistics (docs/models/network.md).
 //!
 //! ```
 //! use nanopu_net::pcap::{read_pcap, PcapWriter};

@@ -84,7 +84,7 @@ pub struct Clock {
 impl Clock {
     /// A clock of `hz`; the period must be a whole number of femtoseconds.
     pub fn from_hz(hz: u64) -> Result<Clock, String> {
-        if hz == 0 || FS_PER_S % hz != 0 {
+        if hz == 0 || !FS_PER_S.is_multiple_of(hz) {
             return Err(format!("clock of {hz} Hz has no whole-femtosecond period"));
         }
         Ok(Clock { period_fs: FS_PER_S / hz })

@@ -42,7 +42,8 @@ impl Port {
             self.push(band, p);
             return Admit::Queued;
         }
-        if !(trim && p.is_data() && !p.is_trimmed() && !p.is_multicast()) || !fits(&self.used, 0, MIN_FRAME) {
+        let trimmable = trim && p.is_data() && !p.is_trimmed() && !p.is_multicast();
+        if !trimmable || !fits(&self.used, 0, MIN_FRAME) {
             return Admit::Full;
         }
         p.trim();

@@ -75,7 +75,7 @@ impl TransportParams {
             }
         };
         check(
-            (8..=9000).contains(&self.segment_bytes) && self.segment_bytes % 8 == 0,
+            (8..=9000).contains(&self.segment_bytes) && self.segment_bytes.is_multiple_of(8),
             "segment_bytes",
             "must be a multiple of 8 in 8..=9000",
         )?;
