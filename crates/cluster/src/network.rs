@@ -30,48 +30,11 @@ impl Network {
         Ok(Network { fabric, transports: transports?, next_packet: 0 })
     }
 
-    fn packet(&mut self, s: Segment) -> Packet {
+    /// A transport's segment enters the network: give it its id.
+    fn packet(&mut self, mut s: Segment) -> Packet {
         self.next_packet += 1;
-        Packet {
-            id: self.next_packet,
-            src_ip: s.src_ip,
-            dst_ip: s.dst_ip,
-            band: s.band,
-            flags: s.flags,
-            prio: s.prio,
-            src_context: s.src_context,
-            dst_context: s.dst_context,
-            msg_id: s.msg_id,
-            msg_len: s.msg_len,
-            pkt_offset: s.pkt_offset,
-            credit: s.credit,
-            mcast_first: s.mcast_first,
-            mcast_count: s.mcast_count,
-            mcast_seq: s.mcast_seq,
-            payload_len: s.payload_len,
-            payload: s.payload,
-        }
-    }
-}
-
-fn segment(p: Packet) -> Segment {
-    Segment {
-        src_ip: p.src_ip,
-        dst_ip: p.dst_ip,
-        band: p.band,
-        flags: p.flags,
-        prio: p.prio,
-        src_context: p.src_context,
-        dst_context: p.dst_context,
-        msg_id: p.msg_id,
-        msg_len: p.msg_len,
-        pkt_offset: p.pkt_offset,
-        credit: p.credit,
-        mcast_first: p.mcast_first,
-        mcast_count: p.mcast_count,
-        mcast_seq: p.mcast_seq,
-        payload_len: p.payload_len,
-        payload: p.payload,
+        s.id = self.next_packet;
+        s
     }
 }
 
@@ -185,7 +148,7 @@ impl Simulation {
         for (node, pkt) in delivered {
             let mut out = Vec::new();
             let net = self.net.as_mut().expect("cluster run");
-            net.transports[node as usize].on_packet(self.now, segment(pkt), &mut out);
+            net.transports[node as usize].on_packet(self.now, pkt, &mut out);
             self.transport_actions(node as usize, out);
         }
     }

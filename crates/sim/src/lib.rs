@@ -7,8 +7,10 @@
 //!   deterministically and never by hash order or thread timing.
 //! - [`rng`]: a small, fast, seedable generator and per-component streams derived from
 //!   (seed, component id).
+//! - [`packet`]: the packet the NIC's transports and the network share.
 //! - [`stats`]: exact percentiles and summaries over recorded samples.
 
+pub mod packet;
 pub mod queue;
 pub mod rng;
 pub mod stats;

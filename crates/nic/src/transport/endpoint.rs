@@ -519,22 +519,5 @@ fn incoming_view(ip: u32, m: &InMsg, key: InKey) -> Segment {
 
 /// A segment with every field zero.
 fn blank() -> Segment {
-    Segment {
-        src_ip: 0,
-        dst_ip: 0,
-        band: 0,
-        flags: 0,
-        prio: 0,
-        src_context: 0,
-        dst_context: 0,
-        msg_id: 0,
-        msg_len: 0,
-        pkt_offset: 0,
-        credit: 0,
-        mcast_first: 0,
-        mcast_count: 0,
-        mcast_seq: 0,
-        payload_len: 0,
-        payload: Arc::from([]),
-    }
+    Segment::default()
 }

@@ -1,0 +1,102 @@
+//! The packet every component agrees on: the nanoPU transport header's fields plus shared
+//! payload words. The NIC's transports make and consume them, the fabric moves them, and
+//! bytes are produced from them only for capture (`nanopu_net::wire`). It lives here, at the
+//! bottom, so that neither the NIC nor the network needs the other to name it.
+
+use std::sync::Arc;
+
+/// Header bytes of every frame: Ethernet 14 + IPv4 20 + transport 30 (SPEC section 3).
+pub const HEADER_BYTES: u32 = 64;
+/// Control and trimmed frames: headers plus 8 bytes of padding (SPEC section 3).
+pub const MIN_FRAME: u32 = 72;
+/// First address of the multicast range 224.0.0.0/4: the IP a multicast packet carries.
+pub const MULTICAST_IP: u32 = 0xe000_0000;
+
+/// Transport header flag bits (the wire format's values).
+pub mod flags {
+    pub const DATA: u8 = 1;
+    pub const ACK: u8 = 2;
+    pub const NACK: u8 = 4;
+    pub const PULL: u8 = 8;
+    pub const GRANT: u8 = 16;
+    pub const CHOP: u8 = 32;
+    pub const MCAST: u8 = 64;
+    pub const RESEND: u8 = 128;
+}
+
+/// One packet.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Packet {
+    /// Unique per run, assigned when the packet enters the network (tracing).
+    pub id: u64,
+    pub src_ip: u32,
+    /// A node's IP, or 224.0.0.0/4 for multicast.
+    pub dst_ip: u32,
+    /// Output band, 0 = highest priority.
+    pub band: u8,
+    pub flags: u8,
+    /// Homa: priority granted for scheduled packets (carried by GRANTs).
+    pub prio: u8,
+    pub src_context: u16,
+    pub dst_context: u16,
+    pub msg_id: u16,
+    pub msg_len: u16,
+    pub pkt_offset: u16,
+    /// PULL: transmissions allowed in total; GRANT: grant offset in packets.
+    pub credit: u16,
+    pub mcast_first: u32,
+    pub mcast_count: u32,
+    pub mcast_seq: u32,
+    /// Payload bytes of this packet (0 for control and trimmed packets).
+    pub payload_len: u16,
+    pub payload: Arc<[u64]>,
+}
+
+pub fn is_multicast_ip(ip: u32) -> bool {
+    ip >> 28 == 0xe
+}
+
+impl Packet {
+    pub fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+    pub fn is_data(&self) -> bool {
+        self.has(flags::DATA)
+    }
+    pub fn is_trimmed(&self) -> bool {
+        self.has(flags::CHOP)
+    }
+    pub fn is_multicast(&self) -> bool {
+        self.has(flags::MCAST)
+    }
+    /// Bytes on the wire.
+    pub fn wire_len(&self) -> u32 {
+        if self.is_data() && !self.is_trimmed() {
+            HEADER_BYTES + self.payload_len as u32
+        } else {
+            MIN_FRAME
+        }
+    }
+    /// Cut to the header, as a switch does when the data band is full (NDP).
+    pub fn trim(&mut self) {
+        self.flags |= flags::CHOP;
+        self.payload_len = 0;
+        self.payload = Arc::from([]);
+        self.band = 0;
+    }
+    /// A control packet answering `to`: addresses and contexts swapped, message fields kept.
+    pub fn reply_to(to: &Packet, flags: u8, credit: u16) -> Packet {
+        Packet {
+            src_ip: to.dst_ip,
+            dst_ip: to.src_ip,
+            flags,
+            src_context: to.dst_context,
+            dst_context: to.src_context,
+            msg_id: to.msg_id,
+            msg_len: to.msg_len,
+            pkt_offset: to.pkt_offset,
+            credit,
+            ..Packet::default()
+        }
+    }
+}
