@@ -28,8 +28,9 @@ pub enum TAction {
 pub enum Timer {
     /// The PULL pacer may send the next PULL.
     Pull,
-    /// Retransmission timeout of an outgoing message.
-    SenderRto { peer: u32, msg_id: u16 },
+    /// The earliest retransmission deadline of this endpoint's outgoing messages. One timer
+    /// per endpoint, not per message, keeps the event queue small.
+    SenderRto,
     /// Homa: missing packets of an incoming message are asked for again.
     ReceiverRto { key: InKey },
     /// A message held back by tail-latency injection is released.
@@ -71,6 +72,8 @@ pub struct Transport {
     pulls: VecDeque<(InKey, bool)>,
     pull_free_at: Time,
     pull_armed: bool,
+    /// A `SenderRto` timer is pending.
+    rto_armed: bool,
     held: BTreeMap<u64, Message>,
     next_held: u64,
     pub counters: TransportCounters,
@@ -113,6 +116,7 @@ impl Transport {
             pulls: VecDeque::new(),
             pull_free_at: Time::ZERO,
             pull_armed: false,
+            rto_armed: false,
             held: BTreeMap::new(),
             next_held: 0,
             counters: TransportCounters::default(),
@@ -185,7 +189,10 @@ impl Transport {
         let m = OutMsg::new(proto, Arc::from(msg.words), packets, allowed, now);
         self.out.insert(key, m);
         self.pump(key, out);
-        out.push(TAction::Timer(now + self.p.rto, Timer::SenderRto { peer: key.0, msg_id: key.1 }));
+        if !self.rto_armed {
+            self.rto_armed = true;
+            out.push(TAction::Timer(now + self.p.rto, Timer::SenderRto));
+        }
     }
 
     /// Multicast: every packet once; the switches make delivery reliable.
@@ -455,7 +462,7 @@ impl Transport {
                 self.pull_armed = false;
                 self.send_pull(now, out);
             }
-            Timer::SenderRto { peer, msg_id } => self.sender_rto(now, (peer, msg_id), out),
+            Timer::SenderRto => self.sender_rto(now, out),
             Timer::ReceiverRto { key } => self.receiver_rto(now, key, out),
             Timer::Release { held } => {
                 if let Some(msg) = self.held.remove(&held) {
@@ -465,16 +472,24 @@ impl Transport {
         }
     }
 
-    fn sender_rto(&mut self, now: Time, key: OutKey, out: &mut Vec<TAction>) {
+    /// Time out every outgoing message without progress for `rto`, then re-arm at the
+    /// earliest remaining deadline (progress only moves deadlines later, so a message's
+    /// timeout happens exactly at its own deadline).
+    fn sender_rto(&mut self, now: Time, out: &mut Vec<TAction>) {
         let rto = self.p.rto;
-        let Some(m) = self.out.get_mut(&key) else {
-            return;
-        };
-        let timer = Timer::SenderRto { peer: key.0, msg_id: key.1 };
-        if now < m.last_progress + rto {
-            out.push(TAction::Timer(m.last_progress + rto, timer));
-            return;
+        let due: Vec<OutKey> = self.out.iter().filter(|(_, m)| now >= m.last_progress + rto).map(|(k, _)| *k).collect();
+        for key in due {
+            self.time_out(now, key, out);
         }
+        self.rto_armed = false;
+        if let Some(next) = self.out.values().map(|m| m.last_progress + rto).min() {
+            self.rto_armed = true;
+            out.push(TAction::Timer(next, Timer::SenderRto));
+        }
+    }
+
+    fn time_out(&mut self, now: Time, key: OutKey, out: &mut Vec<TAction>) {
+        let m = self.out.get_mut(&key).expect("due");
         self.counters.timeouts += 1;
         m.requeue_unacked();
         // Nothing to resend but packets never sent: the PULL or GRANT that would have let
@@ -483,7 +498,6 @@ impl Transport {
         m.allowed = m.allowed.max(m.sent + m.resend.len() as u32 + probe);
         m.last_progress = now;
         self.pump(key, out);
-        out.push(TAction::Timer(now + rto, timer));
     }
 
     fn receiver_rto(&mut self, now: Time, key: InKey, out: &mut Vec<TAction>) {
