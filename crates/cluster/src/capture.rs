@@ -44,7 +44,7 @@ pub fn frame_of(p: &Packet, homa: bool) -> Result<Vec<u8>, String> {
         ttl: 64,
     };
     let eth = EthernetRepr { src: mac_of(p.src_ip), dst: mac_of(p.dst_ip), ethertype: ETHERTYPE_IPV4 };
-    let payload = words_to_payload(&p.payload, p.payload_len as usize);
+    let payload = words_to_payload(p.words(), p.payload_len as usize);
     let repr = FrameRepr { eth, ip, transport };
     let frame = Frame::emit(&repr, &payload, 1024).map_err(|e| format!("packet {}: {e}", p.id))?;
     Ok(frame.into_bytes())

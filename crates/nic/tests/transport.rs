@@ -48,8 +48,7 @@ impl World {
         match (self.fate)(&s) {
             "drop" => {}
             "trim" => {
-                s.flags |= flags::CHOP;
-                s.payload = std::sync::Arc::from([]);
+                s.trim();
                 self.q.push(now + WIRE, Ev::Packet(to, s));
             }
             _ => self.q.push(now + WIRE, Ev::Packet(to, s)),

@@ -49,7 +49,10 @@ pub struct Packet {
     pub mcast_seq: u32,
     /// Payload bytes of this packet (0 for control and trimmed packets).
     pub payload_len: u16,
+    /// The words of the whole message this packet carries a part of, shared by all its
+    /// packets (no copy per packet); this packet's words start at `payload_start`.
     pub payload: Arc<[u64]>,
+    pub payload_start: u32,
 }
 
 pub fn is_multicast_ip(ip: u32) -> bool {
@@ -69,6 +72,12 @@ impl Packet {
     pub fn is_multicast(&self) -> bool {
         self.has(flags::MCAST)
     }
+    /// This packet's payload words.
+    pub fn words(&self) -> &[u64] {
+        let start = (self.payload_start as usize).min(self.payload.len());
+        let end = (start + (self.payload_len as usize).div_ceil(8)).min(self.payload.len());
+        &self.payload[start..end]
+    }
     /// Bytes on the wire.
     pub fn wire_len(&self) -> u32 {
         if self.is_data() && !self.is_trimmed() {
@@ -81,7 +90,6 @@ impl Packet {
     pub fn trim(&mut self) {
         self.flags |= flags::CHOP;
         self.payload_len = 0;
-        self.payload = Arc::from([]);
         self.band = 0;
     }
     /// A control packet answering `to`: addresses and contexts swapped, message fields kept.

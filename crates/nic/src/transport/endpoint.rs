@@ -477,7 +477,8 @@ impl Transport {
     /// timeout happens exactly at its own deadline).
     fn sender_rto(&mut self, now: Time, out: &mut Vec<TAction>) {
         let rto = self.p.rto;
-        let due: Vec<OutKey> = self.out.iter().filter(|(_, m)| now >= m.last_progress + rto).map(|(k, _)| *k).collect();
+        let due: Vec<OutKey> =
+            self.out.iter().filter(|(_, m)| now >= m.last_progress + rto).map(|(k, _)| *k).collect();
         for key in due {
             self.time_out(now, key, out);
         }

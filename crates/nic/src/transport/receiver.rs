@@ -61,8 +61,9 @@ impl InMsg {
         self.got_count += 1;
         self.last_progress = now;
         let start = o * seg_words;
-        let n = s.payload.len().min(self.words.len().saturating_sub(start));
-        self.words[start..start + n].copy_from_slice(&s.payload[..n]);
+        let words = s.words();
+        let n = words.len().min(self.words.len().saturating_sub(start));
+        self.words[start..start + n].copy_from_slice(&words[..n]);
         true
     }
 

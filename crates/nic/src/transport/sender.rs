@@ -47,11 +47,11 @@ impl OutMsg {
     pub fn packet(&self, p: &TransportParams, offset: u32) -> Segment {
         let wps = (p.segment_bytes / 8) as usize;
         let start = offset as usize * wps;
-        let end = (start + wps).min(self.words.len());
         let mut s = self.proto.clone();
         s.pkt_offset = offset as u16;
         s.payload_len = p.payload_len(s.msg_len, offset);
-        s.payload = Arc::from(&self.words[start..end]);
+        s.payload = self.words.clone();
+        s.payload_start = start as u32;
         s.flags |= flags::DATA;
         s
     }
