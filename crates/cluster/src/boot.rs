@@ -18,7 +18,7 @@ pub struct BootInfo<'a> {
 
 /// IPv4 address of node `n`: 10.0.0.(2+n) (prototype convention, SPEC section 2).
 pub fn node_ip(n: u32) -> u32 {
-    0x0a00_0002 + n
+    nanopu_sim::packet::NODE_IP_BASE + n
 }
 
 /// MAC address of node `n`: locally administered 02:00:0a:00:00:00 + 2 + n.

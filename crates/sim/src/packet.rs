@@ -9,6 +9,8 @@ use std::sync::Arc;
 pub const HEADER_BYTES: u32 = 64;
 /// Control and trimmed frames: headers plus 8 bytes of padding (SPEC section 3).
 pub const MIN_FRAME: u32 = 72;
+/// IPv4 address of node 0; node n is this plus n: 10.0.0.(2+n) (SPEC section 2).
+pub const NODE_IP_BASE: u32 = 0x0a00_0002;
 /// First address of the multicast range 224.0.0.0/4: the IP a multicast packet carries.
 pub const MULTICAST_IP: u32 = 0xe000_0000;
 

@@ -4,8 +4,7 @@ use super::params::{Topology, UplinkChoice};
 use crate::packet::Packet;
 use nanopu_sim::Rng;
 
-/// IPv4 address of node 0; node n is this plus n (SPEC section 2).
-pub const NODE_IP_BASE: u32 = 0x0a00_0002;
+pub use nanopu_sim::packet::NODE_IP_BASE;
 
 /// Where a directed link ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

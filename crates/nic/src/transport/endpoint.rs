@@ -9,8 +9,7 @@ use nanopu_sim::{Rng, Time};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
-/// IPv4 address of node 0; node n is this plus n (prototype convention, SPEC section 2).
-pub const NODE_IP_BASE: u32 = 0x0a00_0002;
+pub use nanopu_sim::packet::NODE_IP_BASE;
 
 /// Something the transport wants done.
 #[derive(Clone, Debug, PartialEq)]
