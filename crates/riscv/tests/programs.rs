@@ -13,12 +13,10 @@ fn programs() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs")
 }
 
-fn have_cc() -> bool {
+/// These tests need the cross compiler; a missing one fails them (never a silent pass).
+fn require_cc() {
     let ok = Command::new(CC).arg("--version").output().is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("NOTICE: {CC} not found; skipping this test");
-    }
-    ok
+    assert!(ok, "{CC} not found: install it with scripts/setup-toolchain");
 }
 
 /// Compile `args` into an ELF named `name`; panics with the compiler's output on failure.
@@ -67,9 +65,7 @@ fn reported(r: &RunResult, label: &str) -> u64 {
 
 #[test]
 fn hello_over_htif() {
-    if !have_cc() {
-        return;
-    }
+    require_cc();
     let r = run(&bare("hello.c"));
     assert_eq!(r.exit, Exit::Halted(7));
     assert_eq!(console(&r), "hello from hart 0\n");
@@ -77,9 +73,7 @@ fn hello_over_htif() {
 
 #[test]
 fn calibration_min_of_8192_from_cold_l1() {
-    if !have_cc() {
-        return;
-    }
+    require_cc();
     let r = run(&bare("min8192.c"));
     assert_eq!(r.exit, Exit::Halted(0), "{}", console(&r));
     let cycles = reported(&r, "min8192 cycles");
@@ -90,9 +84,7 @@ fn calibration_min_of_8192_from_cold_l1() {
 
 #[test]
 fn calibration_sort_1024_keys() {
-    if !have_cc() {
-        return;
-    }
+    require_cc();
     let r = run(&bare("sort1024.c"));
     assert_eq!(r.exit, Exit::Halted(0), "output not sorted: {}", console(&r));
     let cycles = reported(&r, "sort1024 cycles");
@@ -123,23 +115,16 @@ fn picolibc(name: &str, src: &str) -> Vec<u8> {
     cc(name, &args)
 }
 
-fn have_picolibc() -> bool {
-    let ok = have_cc()
-        && Command::new(CC)
-            .args(["--specs=picolibc.specs", "-print-file-name=picolibc.ld"])
-            .output()
-            .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("NOTICE: picolibc not usable; skipping this test");
-    }
-    ok
+fn require_picolibc() {
+    require_cc();
+    let args = ["--specs=picolibc.specs", "-print-file-name=picolibc.ld"];
+    let ok = Command::new(CC).args(args).output().is_ok_and(|o| o.status.success());
+    assert!(ok, "picolibc not usable: install it with scripts/setup-toolchain");
 }
 
 #[test]
 fn picolibc_semihosting_hello_and_exit_codes() {
-    if !have_picolibc() {
-        return;
-    }
+    require_picolibc();
     let src = "#include <stdio.h>\nint main(void){ printf(\"hello %d\\n\", 42); return 0; }\n";
     let r = run(&picolibc("pico_hello", src));
     assert_eq!(r.exit, Exit::Halted(0));
@@ -151,9 +136,7 @@ fn picolibc_semihosting_hello_and_exit_codes() {
 
 #[test]
 fn floating_point_program_reports_fd_unsupported() {
-    if !have_cc() {
-        return;
-    }
+    require_cc();
     let d = programs();
     let src = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fp.c");
     std::fs::write(&src, "volatile double x = 1.5;\nint main(void){ return (int)(x * x); }\n").unwrap();
