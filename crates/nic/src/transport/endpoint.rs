@@ -164,7 +164,7 @@ impl Transport {
     fn proto(&mut self, msg: &Message) -> Segment {
         let id = self.next_msg_id;
         self.next_msg_id = id.wrapping_add(1);
-        let mut s = blank();
+        let mut s = Segment::default();
         (s.src_ip, s.dst_ip, s.band, s.msg_id, s.msg_len) = (self.ip, msg.dst_ip, 1, id, msg.len);
         (s.src_context, s.dst_context) = (msg.src_context, msg.dst_context);
         s
@@ -525,13 +525,8 @@ impl Transport {
 /// What a packet of the incoming message looks like on arrival at `ip`, so that control
 /// packets for its sender can be built with [`Segment::reply_to`].
 fn incoming_view(ip: u32, m: &InMsg, key: InKey) -> Segment {
-    let mut s = blank();
+    let mut s = Segment::default();
     (s.src_ip, s.src_context, s.msg_id) = key;
     (s.dst_ip, s.dst_context, s.msg_len) = (ip, m.dst_context, m.len);
     s
-}
-
-/// A segment with every field zero.
-fn blank() -> Segment {
-    Segment::default()
 }
