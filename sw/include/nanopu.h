@@ -159,7 +159,7 @@ static inline void lnic_idle(void) { csr_write(LNICUCMD, LNICUCMD_IDLE); }
 enum nanopu_boot_word {
     NANOPU_BI_MAGIC, NANOPU_BI_VERSION, NANOPU_BI_NCORES, NANOPU_BI_NODE,
     NANOPU_BI_MAC, NANOPU_BI_IP, NANOPU_BI_ARGC, NANOPU_BI_ARGV,
-    NANOPU_BI_DRAM_BASE, NANOPU_BI_DRAM_SIZE
+    NANOPU_BI_DRAM_BASE, NANOPU_BI_DRAM_SIZE, NANOPU_BI_SCHED_TIMER
 };
 
 static inline const volatile uint64_t *nanopu_boot_info(void)
@@ -184,6 +184,12 @@ static inline uint32_t nanopu_node_ip(void)
     return (uint32_t)nanopu_boot_word(NANOPU_BI_IP, NANOPU_IP(10, 0, 0, 2));
 }
 static inline uint64_t nanopu_node_mac(void) { return nanopu_boot_word(NANOPU_BI_MAC, 0); }
+/* Period of the timer-driven scheduler baseline in cycles; 0 (the default) selects the
+ * NIC-driven thread scheduler.  Set by the simulator's nic.sched_timer_cycles. */
+static inline uint64_t nanopu_sched_timer_cycles(void)
+{
+    return nanopu_boot_word(NANOPU_BI_VERSION, 1) >= 2 ? nanopu_boot_word(NANOPU_BI_SCHED_TIMER, 0) : 0;
+}
 
 static inline uint64_t read_mcycle(void) { return csr_read(CSR_MCYCLE); }
 static inline uint64_t read_minstret(void) { return csr_read(CSR_MINSTRET); }

@@ -3,7 +3,7 @@
 /// Address of the boot page in every node.
 pub const BOOT_BASE: u64 = 0x1000;
 const BOOT_SIZE: usize = 4096;
-const HEADER_WORDS: usize = 10;
+const HEADER_WORDS: usize = 11;
 
 /// What the loader tells a node's cores at reset.
 pub struct BootInfo<'a> {
@@ -14,6 +14,8 @@ pub struct BootInfo<'a> {
     pub argv: &'a [String],
     pub dram_base: u64,
     pub dram_size: u64,
+    /// Period of the timer-driven scheduler in cycles; 0 selects the NIC-driven one.
+    pub sched_timer_cycles: u64,
 }
 
 /// IPv4 address of node `n`: 10.0.0.(2+n) (prototype convention, SPEC section 2).
@@ -47,7 +49,7 @@ impl BootInfo<'_> {
         let mut page = vec![0u8; BOOT_SIZE];
         let header = [
             u64::from_le_bytes(*b"NANOPUBI"),
-            1,
+            2,
             self.ncores,
             self.node,
             self.mac,
@@ -56,6 +58,7 @@ impl BootInfo<'_> {
             BOOT_BASE + ptrs_at as u64,
             self.dram_base,
             self.dram_size,
+            self.sched_timer_cycles,
         ];
         put_words(&mut page, 0, &header);
         for (i, arg) in self.argv.iter().enumerate() {
@@ -92,11 +95,12 @@ mod tests {
             argv: &argv,
             dram_base: 0x8000_0000,
             dram_size: 1 << 28,
+            sched_timer_cycles: 16_000,
         };
         let p = b.encode().unwrap();
         let word = |i: usize| u64::from_le_bytes(p[8 * i..8 * i + 8].try_into().unwrap());
         assert_eq!(&p[0..8], b"NANOPUBI");
-        assert_eq!((word(2), word(5), word(6)), (4, 0x0a00_0002, 3));
+        assert_eq!((word(1), word(2), word(5), word(6), word(10)), (2, 4, 0x0a00_0002, 3, 16_000));
         let argv0 = (word(word(7) as usize / 8 - BOOT_BASE as usize / 8)) as usize - BOOT_BASE as usize;
         assert_eq!(&p[argv0..argv0 + 9], b"loopback\0");
         assert_eq!(ip_text(node_ip(1)), "10.0.0.3");
@@ -106,7 +110,7 @@ mod tests {
     #[test]
     fn oversized_argv_is_an_error() {
         let argv = vec!["x".repeat(5000)];
-        let b = BootInfo { ncores: 1, node: 0, mac: 0, ip: 0, argv: &argv, dram_base: 0, dram_size: 0 };
+        let b = BootInfo { ncores: 1, node: 0, mac: 0, ip: 0, argv: &argv, dram_base: 0, dram_size: 0, sched_timer_cycles: 0 };
         assert!(b.encode().unwrap_err().contains("args"));
     }
 }

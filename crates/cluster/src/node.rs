@@ -90,6 +90,7 @@ fn boot_page(index: u32, ip: u32, cfg: &NodeConfig) -> Result<Vec<u8>, String> {
         argv: &argv,
         dram_base: cfg.mem.dram_base,
         dram_size: cfg.mem.dram_size,
+        sched_timer_cycles: cfg.nic.sched_timer_cycles,
     }
     .encode()
 }

@@ -30,6 +30,34 @@ pub struct NicParams {
     pub msg_cycles: u64,
     /// Reset value of `lidlecycles`. Default 3,000 cycles (SPEC section 2).
     pub idle_cycles: u64,
+    /// How a complete message picks its core. Default JBSQ (SPEC section 3).
+    pub core_selection: CoreSelection,
+    /// Period of the timer-driven scheduler baseline in cycles, or 0 for the NIC-driven
+    /// scheduler (default). The loader passes it to the nanokernel in the boot page; the NIC
+    /// itself behaves the same either way (SPEC section 3: "e.g. every 5 us" = 16,000).
+    pub sched_timer_cycles: u64,
+}
+
+/// Core selection policy of the NIC (SPEC section 3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CoreSelection {
+    /// Join-bounded-shortest-queue: a per-context global queue in the NIC; a message goes to
+    /// the registered core with the fewest outstanding messages once that is below `jbsq_n`.
+    #[default]
+    Jbsq,
+    /// RSS-like static assignment: a message goes at once to one registered core of its
+    /// context, chosen by a hash of its source (address, context), however busy that core is.
+    Rss,
+}
+
+impl CoreSelection {
+    pub fn parse(s: &str) -> Result<CoreSelection, String> {
+        match s {
+            "jbsq" => Ok(CoreSelection::Jbsq),
+            "rss" => Ok(CoreSelection::Rss),
+            _ => Err(format!("core selection {s:?}: expected \"jbsq\" or \"rss\"")),
+        }
+    }
 }
 
 impl Default for NicParams {
@@ -46,6 +74,8 @@ impl Default for NicParams {
             jbsq_n: 2,
             msg_cycles: 3000,
             idle_cycles: 3000,
+            core_selection: CoreSelection::Jbsq,
+            sched_timer_cycles: 0,
         }
     }
 }
