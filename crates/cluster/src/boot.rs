@@ -110,7 +110,16 @@ mod tests {
     #[test]
     fn oversized_argv_is_an_error() {
         let argv = vec!["x".repeat(5000)];
-        let b = BootInfo { ncores: 1, node: 0, mac: 0, ip: 0, argv: &argv, dram_base: 0, dram_size: 0, sched_timer_cycles: 0 };
+        let b = BootInfo {
+            ncores: 1,
+            node: 0,
+            mac: 0,
+            ip: 0,
+            argv: &argv,
+            dram_base: 0,
+            dram_size: 0,
+            sched_timer_cycles: 0,
+        };
         assert!(b.encode().unwrap_err().contains("args"));
     }
 }

@@ -82,9 +82,20 @@ impl Simulation {
         self.cores_q.push(t, (n, c));
     }
 
+    /// A parked core waits for its queue, or for an interrupt it would take (the nanokernel
+    /// switches threads while one waits in `lnic_wait()`), timer interrupts included.
     fn park(&mut self, (n, c): Cid, state: CoreState) {
-        self.nodes[n].state[c] = state;
-        self.nodes[n].nic.set_waiting_rx(c, state == CoreState::ParkedRx);
+        let node = &mut self.nodes[n];
+        node.state[c] = state;
+        node.nic.set_waiting_rx(c, state == CoreState::ParkedRx);
+        if node.cores[c].interrupt_would_trap(&node.mem) {
+            let local = node.cores[c].cycle();
+            return self.schedule((n, c), local);
+        }
+        if let Some(d) = node.cores[c].trap_timer_deadline(&node.mem) {
+            let t = self.at(d);
+            self.q.push(t, Ev::CoreTimer { node: n, core: c });
+        }
     }
 
     /// Move a waiting core's clock to `cycle` (charging the stall) and schedule it.
@@ -110,17 +121,29 @@ impl Simulation {
         }
     }
 
-    /// A core in `wfi` resumes once an enabled interrupt is pending at the current time
-    /// (its clock, stopped while it waits, first moves to now).
+    /// A core in `wfi` resumes once an enabled interrupt is pending at the current time (its
+    /// clock, stopped while it waits, first moves to now); a core parked on netRX or netTX
+    /// once it would take one.
     pub(crate) fn wake_if_interrupted(&mut self, (n, c): Cid) {
-        if self.nodes[n].state[c] != CoreState::Wfi {
-            return;
-        }
+        let why = match self.nodes[n].state[c] {
+            CoreState::Wfi => StallKind::Wfi,
+            CoreState::ParkedRx => StallKind::NetRx,
+            CoreState::ParkedTx => StallKind::NetTx,
+            _ => return,
+        };
         let now = self.cycles();
         let node = &mut self.nodes[n];
-        node.cores[c].advance_to(now, StallKind::Wfi);
-        if node.cores[c].interrupt_pending(&node.mem) {
-            self.wake((n, c), now, StallKind::Wfi);
+        let core = &mut node.cores[c];
+        if core.cycle() < now {
+            core.advance_to(now, why);
+        }
+        let wakes = if why == StallKind::Wfi {
+            core.interrupt_pending(&node.mem)
+        } else {
+            core.interrupt_would_trap(&node.mem)
+        };
+        if wakes {
+            self.wake((n, c), now, why);
         }
     }
 
@@ -142,7 +165,8 @@ impl Simulation {
 
     /// Re-evaluate a core's interrupt line.
     pub(crate) fn update_irq(&mut self, (n, c): Cid) {
-        let level = self.nodes[n].nic.irq_level(c);
+        let now = self.cycles();
+        let level = self.nodes[n].nic.irq_level(c, now);
         self.nodes[n].cores[c].set_irq(NIC_IRQ_BIT, level);
         self.wake_if_interrupted((n, c));
     }

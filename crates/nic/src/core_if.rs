@@ -9,23 +9,41 @@ use std::collections::VecDeque;
 #[derive(Clone, Debug)]
 pub struct Context {
     pub id: u16,
+    /// Current priority: the registered one, or 1 while demoted (see `sched`).
     pub priority: u8,
+    /// Priority given at registration.
+    pub base_priority: u8,
     /// Words delivered to this context, each with the cycle from which it is readable.
     pub rxq: VecDeque<(u64, u64)>,
-    /// Arrival sequence number of each message delivered and not yet reported done, oldest
-    /// first: JBSQ counts them, the scheduler breaks priority ties by the oldest head.
-    pub outstanding: VecDeque<u64>,
+    /// Messages delivered and not yet reported done, oldest first: (arrival sequence number,
+    /// cycle its header is readable). JBSQ counts them; the scheduler breaks priority ties
+    /// by the oldest head.
+    pub outstanding: VecDeque<(u64, u64)>,
+    /// Cycle from which the head message has been this context's to process.
+    pub head_since: u64,
     /// Set by `lnic_idle`, cleared by the next delivery.
     pub idle: bool,
 }
 
 impl Context {
     pub fn new(id: u16, priority: u8) -> Context {
-        Context { id, priority, rxq: VecDeque::new(), outstanding: VecDeque::new(), idle: false }
+        Context {
+            id,
+            priority,
+            base_priority: priority,
+            rxq: VecDeque::new(),
+            outstanding: VecDeque::new(),
+            head_since: 0,
+            idle: false,
+        }
     }
     /// Active while it holds or processes a message and has not declared itself idle.
     pub fn active(&self) -> bool {
         !self.outstanding.is_empty() && !self.idle
+    }
+    /// Arrival sequence number of the head message.
+    pub fn head_seq(&self) -> Option<u64> {
+        self.outstanding.front().map(|&(seq, _)| seq)
     }
     /// Readable words at `now`, counting at most `cap`.
     pub fn ready_words(&self, now: u64, cap: usize) -> usize {
@@ -121,6 +139,7 @@ pub struct CoreIf {
     pub irq: bool,
     /// The core is parked reading an empty netRX.
     pub waiting_rx: bool,
+    pub sched: crate::sched::SchedState,
 }
 
 impl CoreIf {
@@ -135,6 +154,7 @@ impl CoreIf {
             idle_cycles,
             irq: false,
             waiting_rx: false,
+            sched: Default::default(),
         }
     }
     pub fn context(&self, id: u16) -> Option<&Context> {
@@ -145,26 +165,6 @@ impl CoreIf {
     }
     pub fn current(&self) -> Option<&Context> {
         self.context(self.cur_context)
-    }
-    /// The scheduler's choice: the active context of highest priority (0 is highest),
-    /// ties to the oldest head message (SPEC section 3).
-    pub fn target(&self) -> Option<&Context> {
-        self.contexts
-            .iter()
-            .filter(|c| c.active())
-            .min_by_key(|c| (c.priority, c.outstanding.front().copied()))
-    }
-    /// Interrupt when the target is another context and it outranks the running one, or
-    /// the running one is no longer active (done or idle) (SPEC section 3).
-    pub fn wants_irq(&self) -> bool {
-        let Some(t) = self.target() else { return false };
-        if t.id == self.cur_context {
-            return false;
-        }
-        match self.current() {
-            Some(cur) if cur.active() => t.priority < self.cur_priority,
-            _ => true,
-        }
     }
 }
 
@@ -191,19 +191,5 @@ mod tests {
         assert!(tx.push(zero, (9, 1), 2048).unwrap_err().contains("length 0"));
         let big = AppHeader { ip: 7, context: 2, len: 4000 }.to_word();
         assert!(tx.push(big, (9, 1), 2048).unwrap_err().contains("max_msg_bytes"));
-    }
-
-    #[test]
-    fn target_prefers_priority_then_oldest_head() {
-        let mut c = CoreIf::new(3000, 3000);
-        c.contexts = vec![Context::new(0, 1), Context::new(1, 0), Context::new(2, 0)];
-        c.contexts[0].outstanding.push_back(1);
-        assert_eq!(c.target().unwrap().id, 0);
-        c.contexts[2].outstanding.push_back(5);
-        c.contexts[1].outstanding.push_back(7);
-        assert_eq!(c.target().unwrap().id, 2);
-        c.cur_context = 0;
-        c.cur_priority = 1;
-        assert!(c.wants_irq());
     }
 }

@@ -8,6 +8,7 @@
 //! - [`nic`]: the NIC proper: packet-to-core delivery with JBSQ(n) core selection over a
 //!   per-context global queue, message completion on the TX side, CSR semantics, and the
 //!   interrupt line of each core.
+//! - [`sched`]: the hardware thread scheduler's rules: target, interrupt, demotion, idle.
 //! - [`transport`]: the NDP- and Homa-style transports terminated in the NIC, and
 //!   multicast sending.
 //!
@@ -21,6 +22,7 @@ pub mod core_if;
 pub mod message;
 pub mod nic;
 pub mod params;
+pub mod sched;
 pub mod transport;
 
 pub use message::{AppHeader, Message};

@@ -3,7 +3,7 @@
 use crate::core_if::{Context, CoreIf};
 use crate::csr::*;
 use crate::message::{words_for, Message};
-use crate::params::NicParams;
+use crate::params::{CoreSelection, NicParams};
 use std::collections::{BTreeMap, VecDeque};
 
 /// Something the caller must do at a given cycle of the node clock.
@@ -168,38 +168,72 @@ impl Nic {
         }
     }
 
-    /// The registered core with the fewest outstanding messages, if below n and with room.
+    /// The core the head message of `context` goes to now, if any (SPEC section 3).
     fn pick_core(&self, context: u16) -> Option<usize> {
-        let len = self.waiting.get(&context)?.front()?.1.len;
-        let need = 1 + words_for(len);
-        let cap = self.params.rx_words_per_context();
+        let msg = &self.waiting.get(&context)?.front()?.1;
+        let cores = self.registry.get(&context).filter(|r| !r.is_empty())?;
+        match self.params.core_selection {
+            CoreSelection::Jbsq => self.jbsq_core(cores, msg),
+            CoreSelection::Rss => self.rss_core(cores, msg),
+        }
+    }
+
+    /// JBSQ(n): the registered core with the fewest outstanding messages, if below n and
+    /// with room in its local queue.
+    fn jbsq_core(&self, cores: &[usize], msg: &Message) -> Option<usize> {
         let n = self.params.jbsq_n as usize;
-        let cores = self.registry.get(&context)?;
-        cores
-            .iter()
-            .filter_map(|&i| Some((i, self.cores[i].context(context)?)))
-            .filter(|(_, c)| c.outstanding.len() < n && (c.rxq.is_empty() || c.rxq.len() + need <= cap))
+        let candidates = cores.iter().filter_map(|&i| Some((i, self.cores[i].context(msg.dst_context)?)));
+        candidates
+            .filter(|(_, c)| c.outstanding.len() < n && self.has_room(c, msg))
             .min_by_key(|(i, c)| (c.outstanding.len(), *i))
             .map(|(i, _)| i)
+    }
+
+    /// RSS-like: the core a hash of the source picks, however many messages it holds, once
+    /// its local queue has room.
+    fn rss_core(&self, cores: &[usize], msg: &Message) -> Option<usize> {
+        let h = (msg.src_ip as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ msg.src_context as u64;
+        let core = cores[(h % cores.len() as u64) as usize];
+        self.has_room(self.cores[core].context(msg.dst_context)?, msg).then_some(core)
+    }
+
+    /// A message fits in an empty queue, or after what is queued within the context's share.
+    fn has_room(&self, c: &Context, msg: &Message) -> bool {
+        let need = 1 + words_for(msg.len);
+        c.rxq.is_empty() || c.rxq.len() + need <= self.params.rx_words_per_context()
     }
 
     /// Stream a message into a core's local queue: header readable `rx_path_cycles` after
     /// `now` (or after the previous message's last word), then one word per cycle.
     fn deliver(&mut self, core: usize, seq: u64, msg: Message, now: u64, out: &mut Vec<Action>) {
         let c = &mut self.cores[core];
-        let waiting = c.waiting_rx && c.cur_context == msg.dst_context;
+        let current = c.cur_context == msg.dst_context;
         let ctx = c.context_mut(msg.dst_context).expect("delivery to an unregistered context");
         let after_prev = ctx.rxq.back().map_or(0, |(t, _)| t + 1);
         let start = (now + self.params.rx_path_cycles).max(after_prev);
         ctx.rxq.push_back((start, msg.rx_header()));
         ctx.rxq.extend(msg.words.iter().enumerate().map(|(i, w)| (start + 1 + i as u64, *w)));
-        ctx.outstanding.push_back(seq);
+        if ctx.outstanding.is_empty() {
+            ctx.head_since = start;
+        }
+        ctx.outstanding.push_back((seq, start));
         ctx.idle = false;
+        if current {
+            c.sched.yield_req = false;
+        }
         self.counters.msgs_delivered += 1;
-        if waiting {
+        if current && c.waiting_rx {
             out.push(Action::Wake { core, at: start });
         }
-        out.push(Action::Update { core, at: start });
+        self.updates(core, start, out);
+    }
+
+    /// Re-evaluate the interrupt line of `core` at `at`, and whenever a scheduler timer
+    /// could change it.
+    fn updates(&self, core: usize, at: u64, out: &mut Vec<Action>) {
+        out.push(Action::Update { core, at });
+        let later = self.cores[core].deadlines().filter(|&d| d > at);
+        out.extend(later.map(|at| Action::Update { core, at }));
     }
 
     // ---- CSRs --------------------------------------------------------------------------
@@ -236,7 +270,7 @@ impl Nic {
         out: &mut Vec<Action>,
     ) -> Result<(), String> {
         match csr {
-            LCURCONTEXT => self.set_context(core, v)?,
+            LCURCONTEXT => self.set_context(core, now, v)?,
             LCURPRIORITY => self.set_priority(core, v)?,
             LNICCMD => self.kernel_cmd(core, now, v, out)?,
             LNICUCMD => self.user_cmd(core, now, v, out)?,
@@ -247,14 +281,15 @@ impl Nic {
             }
             _ => return Err(format!("CSR {csr:#05x} is not a nanoPU CSR")),
         }
-        out.push(Action::Update { core, at: now });
+        self.updates(core, now, out);
         Ok(())
     }
 
-    fn set_context(&mut self, core: usize, v: u64) -> Result<(), String> {
+    fn set_context(&mut self, core: usize, now: u64, v: u64) -> Result<(), String> {
         let id = u16::try_from(v)
             .map_err(|_| format!("lcurcontext: context id {v} is out of range (0..=65535)"))?;
         self.cores[core].cur_context = id;
+        self.cores[core].on_switch(now);
         Ok(())
     }
 
@@ -273,6 +308,9 @@ impl Nic {
         if v & 2 != 0 {
             self.unregister(core);
         }
+        if v & 4 != 0 {
+            self.cores[core].sched.timer_start = now;
+        }
         Ok(())
     }
 
@@ -281,7 +319,7 @@ impl Nic {
         let c = &mut self.cores[core];
         let (id, prio) = (c.cur_context, c.cur_priority);
         if let Some(ctx) = c.context_mut(id) {
-            ctx.priority = prio;
+            (ctx.priority, ctx.base_priority) = (prio, prio);
             return Ok(());
         }
         if c.contexts.len() >= max {
@@ -309,12 +347,16 @@ impl Nic {
         }
     }
 
-    /// `lnicucmd`: bit0 message done, bit1 idle.
+    /// `lnicucmd`: bit0 message done, bit1 idle. Either is a report the scheduler may
+    /// answer with a switch (see `sched`).
     fn user_cmd(&mut self, core: usize, now: u64, v: u64, out: &mut Vec<Action>) -> Result<(), String> {
         let id = self.cores[core].cur_context;
         if v & 1 != 0 {
             match self.cores[core].context_mut(id).and_then(|c| c.outstanding.pop_front()) {
-                Some(_) => self.assign(id, now, out),
+                Some(_) => {
+                    self.cores[core].on_done(now);
+                    self.assign(id, now, out)
+                }
                 None => self.counters.spurious_done += 1,
             }
         }
@@ -323,14 +365,22 @@ impl Nic {
                 c.idle = true;
             }
         }
+        self.cores[core].sched.yield_req |= v & 3 != 0;
         Ok(())
     }
 
-    /// Level the interrupt line of `core` should have now (and remember it).
-    pub fn irq_level(&mut self, core: usize) -> bool {
+    /// Level the interrupt line of `core` should have at `now` (and remember it), after
+    /// demoting a context past its processing bound.
+    pub fn irq_level(&mut self, core: usize, now: u64) -> bool {
         let c = &mut self.cores[core];
-        c.irq = c.wants_irq();
+        c.demote_if_due(now);
+        c.irq = c.wants_irq(now);
         c.irq
+    }
+
+    /// Priority-0 contexts demoted for exceeding `lmsgcycles`, over all cores.
+    pub fn demotions(&self) -> u64 {
+        self.cores.iter().map(|c| c.sched.demotions).sum()
     }
 }
 
@@ -401,6 +451,21 @@ mod tests {
     }
 
     #[test]
+    fn rss_ignores_the_jbsq_bound() {
+        let params = NicParams { cores: 2, core_selection: CoreSelection::Rss, ..NicParams::default() };
+        let mut n = Nic::new(params, 0x0a00_0002).unwrap();
+        let mut out = vec![];
+        add_context(&mut n, 0, 0, 0, &mut out);
+        add_context(&mut n, 1, 0, 0, &mut out);
+        for i in 0..5 {
+            n.receive(10, msg(0, vec![i]), &mut out);
+        }
+        let held = |n: &Nic, core| n.core(core).context(0).unwrap().outstanding.len();
+        assert_eq!(held(&n, 0) + held(&n, 1), 5, "all delivered at once");
+        assert!(held(&n, 0) == 5 || held(&n, 1) == 5, "one source, one core");
+    }
+
+    #[test]
     fn messages_wait_for_registration() {
         let mut n = nic();
         let mut out = vec![];
@@ -449,9 +514,9 @@ mod tests {
         n.csr_write(0, 0, LCURCONTEXT, 1, &mut out).unwrap();
         n.csr_write(0, 0, LCURPRIORITY, 1, &mut out).unwrap();
         n.receive(10, msg(1, vec![1]), &mut out);
-        assert!(!n.irq_level(0));
+        assert!(!n.irq_level(0, 10));
         n.receive(10, msg(0, vec![1]), &mut out);
-        assert!(n.irq_level(0));
+        assert!(n.irq_level(0, 10));
         assert_eq!(n.csr_read(0, 20, LTARGETCONTEXT).unwrap(), 0);
     }
 

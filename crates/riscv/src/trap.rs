@@ -29,6 +29,17 @@ impl Core {
         self.mip(mem) & self.csr.mie != 0
     }
 
+    /// Would the core take an interrupt before its next instruction (pending, enabled in
+    /// `mie` and `mstatus.MIE` set)? A core parked on netRX or netTX wakes for it.
+    pub fn interrupt_would_trap(&self, mem: &NodeMem) -> bool {
+        self.mip(mem) & self.irq_mask_enabled() != 0
+    }
+
+    /// Cycle at which an enabled timer interrupt would be taken, if any (MTIE and MIE set).
+    pub fn trap_timer_deadline(&self, mem: &NodeMem) -> Option<u64> {
+        self.timer_deadline(mem).filter(|_| self.csr.mstatus & MIE != 0)
+    }
+
     /// Interrupt bits that would be taken if pending (`mie` when `mstatus.MIE`, else none).
     pub(crate) fn irq_mask_enabled(&self) -> u64 {
         if self.csr.mstatus & MIE != 0 {

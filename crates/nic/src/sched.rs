@@ -1,0 +1,157 @@
+//! The hardware thread scheduler of one core (SPEC section 3).
+//!
+//! A context is active while it holds a delivered message it has not reported done. The
+//! target is the active context of highest priority (0 is highest), ties to the oldest head
+//! message. The NIC interrupts the core, which runs the nanokernel's switch, when the target
+//! is not the running context and
+//! - it outranks the running context (a higher-priority arrival, or the running context was
+//!   demoted);
+//! - the running context reported done or idle (`lnicucmd`) since it was switched in or last
+//!   received a message;
+//! - the running context has held no message for `lidlecycles` (round robin);
+//! and it demotes a priority-0 context to priority 1 once it has spent `lmsgcycles` on one
+//! message (bounded processing time), until it reports that message done.
+//!
+//! Timers only matter when a core has more than one context, so deadlines are only
+//! scheduled then (with one context the target is always the running one).
+
+use crate::core_if::{Context, CoreIf};
+
+/// Scheduler state of one core besides its contexts.
+#[derive(Clone, Debug, Default)]
+pub struct SchedState {
+    /// The running context reported done or idle; cleared by a switch (`lcurcontext` write)
+    /// or a delivery to the running context.
+    pub yield_req: bool,
+    /// Cycle at which the message timer was last restarted (`lniccmd` bit2).
+    pub timer_start: u64,
+    /// Cycle since which the running context has held no message.
+    pub idle_since: u64,
+    /// Priority-0 contexts demoted for exceeding `lmsgcycles`.
+    pub demotions: u64,
+}
+
+impl CoreIf {
+    /// The scheduler's choice (SPEC section 3).
+    pub fn target(&self) -> Option<&Context> {
+        self.contexts.iter().filter(|c| c.active()).min_by_key(|c| (c.priority, c.head_seq()))
+    }
+
+    /// Should the interrupt line be raised at `now`? (Rules in the module comment.)
+    pub fn wants_irq(&self, now: u64) -> bool {
+        let Some(t) = self.target() else { return false };
+        if t.id == self.cur_context {
+            return false;
+        }
+        let Some(cur) = self.current() else { return true };
+        t.priority < self.cur_priority || self.sched.yield_req || self.idle_expired(cur, now)
+    }
+
+    fn idle_expired(&self, cur: &Context, now: u64) -> bool {
+        !cur.active() && now >= self.sched.idle_since.saturating_add(self.idle_cycles)
+    }
+
+    /// When the running context's processing bound runs out, if it can.
+    pub fn demotion_deadline(&self) -> Option<u64> {
+        let cur = self.current().filter(|c| c.active() && c.priority == 0 && self.msg_cycles > 0)?;
+        Some(cur.head_since.max(self.sched.timer_start).saturating_add(self.msg_cycles))
+    }
+
+    /// Demote the running context if its bound has run out at `now`.
+    pub fn demote_if_due(&mut self, now: u64) {
+        if self.demotion_deadline().is_some_and(|d| now >= d) {
+            let cur = self.cur_context;
+            self.context_mut(cur).expect("deadline implies a current context").priority = 1;
+            self.cur_priority = self.cur_priority.max(1);
+            self.sched.demotions += 1;
+        }
+    }
+
+    /// Cycles at which the interrupt line may change without any other event.
+    pub fn deadlines(&self) -> impl Iterator<Item = u64> {
+        let idle = self.current().filter(|c| !c.active()).map(|_| self.sched.idle_since + self.idle_cycles);
+        let timers = self.contexts.len() >= 2;
+        [self.demotion_deadline(), idle].into_iter().flatten().filter(move |_| timers)
+    }
+
+    /// The running context reported a message done at `now`: the next message is its head,
+    /// and a demoted context gets its registered priority back.
+    pub fn on_done(&mut self, now: u64) {
+        let id = self.cur_context;
+        let Some(c) = self.context_mut(id) else { return };
+        c.priority = c.base_priority;
+        c.head_since = c.outstanding.front().map_or(now, |&(_, ready)| ready.max(now));
+        let (prio, idle) = (c.priority, c.outstanding.is_empty());
+        self.cur_priority = prio;
+        if idle {
+            self.sched.idle_since = now;
+        }
+    }
+
+    /// The nanokernel switched to another context at `now`.
+    pub fn on_switch(&mut self, now: u64) {
+        self.sched.yield_req = false;
+        self.sched.idle_since = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn core(contexts: &[(u16, u8)]) -> CoreIf {
+        let mut c = CoreIf::new(3000, 3000);
+        c.contexts = contexts.iter().map(|&(id, p)| Context::new(id, p)).collect();
+        c
+    }
+
+    fn give(c: &mut CoreIf, ctx: usize, seq: u64, ready: u64) {
+        let x = &mut c.contexts[ctx];
+        if x.outstanding.is_empty() {
+            x.head_since = ready;
+        }
+        x.outstanding.push_back((seq, ready));
+    }
+
+    #[test]
+    fn target_prefers_priority_then_oldest_head() {
+        let mut c = core(&[(0, 1), (1, 0), (2, 0)]);
+        give(&mut c, 0, 1, 0);
+        assert_eq!(c.target().unwrap().id, 0);
+        give(&mut c, 2, 5, 0);
+        give(&mut c, 1, 7, 0);
+        assert_eq!(c.target().unwrap().id, 2);
+        (c.cur_context, c.cur_priority) = (0, 1);
+        assert!(c.wants_irq(0));
+    }
+
+    #[test]
+    fn equal_priority_arrival_waits_for_done_or_idle_timeout() {
+        let mut c = core(&[(0, 0), (1, 0)]);
+        give(&mut c, 0, 1, 0);
+        give(&mut c, 1, 2, 10);
+        assert!(!c.wants_irq(20), "the running context is busy and not outranked");
+        c.contexts[0].outstanding.pop_front();
+        c.on_done(100);
+        assert!(!c.wants_irq(100), "no report yet: only the idle timeout applies");
+        assert!(c.wants_irq(3100), "idle for lidlecycles");
+        c.sched.yield_req = true;
+        assert!(c.wants_irq(100), "done reported");
+    }
+
+    #[test]
+    fn priority_zero_is_demoted_after_its_bound() {
+        let mut c = core(&[(0, 0), (1, 0)]);
+        give(&mut c, 0, 1, 50);
+        give(&mut c, 1, 2, 60);
+        assert_eq!(c.demotion_deadline(), Some(3050));
+        c.demote_if_due(3049);
+        assert!(!c.wants_irq(3049));
+        c.demote_if_due(3050);
+        assert_eq!((c.cur_priority, c.sched.demotions), (1, 1));
+        assert!(c.wants_irq(3050), "the waiting priority-0 context outranks the demoted one");
+        c.contexts[0].outstanding.pop_front();
+        c.on_done(4000);
+        assert_eq!((c.contexts[0].priority, c.cur_priority), (0, 0));
+    }
+}
