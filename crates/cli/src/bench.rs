@@ -128,6 +128,7 @@ fn finish(sim: &mut Simulation) -> Result<(), String> {
     match sim.run().map_err(|e| e.to_string())? {
         Outcome::Quiescent => Ok(()),
         Outcome::AllExited => Err("the loopback program exited; it should serve forever".into()),
+        other => Err(format!("unexpected end of the loopback run: {}", other.name())),
     }
 }
 

@@ -2,10 +2,12 @@
 //!
 //! - `nanopu run PROGRAM.elf`: one node, every core running the program; prints a summary
 //!   (or `--json`), exits non-zero if the program failed or the simulator stopped it.
+//! - `nanopu load CONFIG.toml`: the load generator's sweep (`nanopu_cluster::loadgen`).
 //! - `nanopu bench NAME`: the microbenchmarks of `bench.rs`, printing JSON.
 
 mod bench;
 mod cluster;
+mod load;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -24,6 +26,8 @@ enum Cmd {
     Run(run::RunArgs),
     /// Run a microbenchmark and print its figures.
     Bench(bench::BenchArgs),
+    /// Sweep an open-loop request load on a server node; tabulate throughput and latency.
+    Load(load::LoadArgs),
 }
 
 fn main() -> ExitCode {
@@ -31,6 +35,7 @@ fn main() -> ExitCode {
     let result = match cli.cmd {
         Cmd::Run(a) => run::main(a),
         Cmd::Bench(a) => bench::main(a),
+        Cmd::Load(a) => load::main(a),
     };
     match result {
         Ok(code) => code,

@@ -99,7 +99,7 @@ impl TransportTotals {
 /// Summarise a finished cluster run.
 pub fn summarize_cluster(sim: &mut Simulation, outcome: Outcome) -> ClusterSummary {
     let mut s = ClusterSummary {
-        outcome: if outcome == Outcome::AllExited { "exited" } else { "quiescent" }.into(),
+        outcome: outcome.name().into(),
         simulated_ns: sim.now().as_ns_f64(),
         nodes: sim.nodes.len(),
         cores: 0,

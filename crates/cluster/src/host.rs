@@ -28,7 +28,12 @@ pub struct TestHost {
     pub received: Vec<HostMessage>,
     /// Raw frames the node's NIC dropped as malformed or unsupported: when, and why.
     pub rejected: Vec<(Time, String)>,
+    /// Stop the run once this many arrivals passed the filter (see `stop_after`).
+    stop: Option<(usize, Filter)>,
 }
+
+/// Which arrivals count towards the host's stop condition.
+pub type Filter = Box<dyn Fn(&Message) -> bool>;
 
 impl TestHost {
     pub fn new() -> TestHost {
@@ -59,6 +64,21 @@ impl TestHost {
     /// NIC and recorded in `rejected` with the reason.
     pub fn send_raw_at(&mut self, at: Time, frame: Vec<u8>) {
         self.raw_script.push((at, frame));
+    }
+
+    /// End the run (outcome `HostDone`) once `count` arrivals satisfied `counts`: servers
+    /// never exit, and a timer-driven one never goes quiet.
+    pub fn stop_after(&mut self, count: usize, counts: impl Fn(&Message) -> bool + 'static) {
+        self.stop = Some((count, Box::new(counts)));
+    }
+
+    /// Record an arrival towards the stop condition; true once it is met.
+    pub(crate) fn count_arrival(&mut self, msg: &Message) -> bool {
+        let Some((left, counts)) = self.stop.as_mut() else { return false };
+        if counts(msg) {
+            *left = left.saturating_sub(1);
+        }
+        *left == 0
     }
 
     /// Call `f` on every arrival; what it returns is sent.

@@ -15,6 +15,9 @@
 //! - [`spin`]: recognising `lnic_wait()`'s spin loop so idle cores park instead of spinning.
 //! - `cluster`, `network`: clusters from a TOML file ([`cluster_config`]): the packet-level
 //!   fabric between nodes and the transport endpoint in each NIC.
+//! - [`loadgen`]: the open-loop load generator of the scheduling experiments (requests
+//!   {service time, send time}, per-request send and reply times), configured by
+//!   [`load_config`].
 //! - [`report`]: per-core and per-run summaries, as text and JSON.
 
 pub mod boot;
@@ -26,6 +29,8 @@ pub mod config;
 mod cores;
 pub mod host;
 mod link;
+pub mod load_config;
+pub mod loadgen;
 mod network;
 pub mod node;
 pub mod outcome;

@@ -57,6 +57,7 @@ impl Simulation {
     pub(crate) fn host_arrive(&mut self, msg: Message) {
         let now = self.now;
         let replies = self.host.responder.as_mut().map(|f| f(now, &msg)).unwrap_or_default();
+        self.host_done |= self.host.count_arrival(&msg);
         self.host.received.push(HostMessage { time: now, msg });
         for (t, m) in replies {
             self.q.push(t.max(now), Ev::HostSend { msg: m });

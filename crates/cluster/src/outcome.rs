@@ -11,6 +11,21 @@ pub enum Outcome {
     /// Nothing left to simulate: every core that has not exited waits for something that
     /// will never come (typically a server waiting for requests after the last one).
     Quiescent,
+    /// The test host received every message it waited for ([`crate::TestHost::stop_after`]).
+    HostDone,
+    /// Simulated time reached the deadline set with [`crate::Simulation::set_deadline`].
+    Deadline,
+}
+
+impl Outcome {
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::AllExited => "exited",
+            Outcome::Quiescent => "quiescent",
+            Outcome::HostDone => "host-done",
+            Outcome::Deadline => "deadline",
+        }
+    }
 }
 
 /// Why a run failed.

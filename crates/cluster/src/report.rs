@@ -86,11 +86,7 @@ pub fn summarize(sim: &mut Simulation, outcome: Outcome) -> RunSummary {
     let cores = node.cores.iter_mut().zip(&node.state).map(|(c, s)| core_summary(c, *s)).collect();
     let n = &node.nic.counters;
     RunSummary {
-        outcome: match outcome {
-            Outcome::AllExited => "exited",
-            Outcome::Quiescent => "quiescent",
-        }
-        .into(),
+        outcome: outcome.name().into(),
         simulated_ns,
         nic: NicSummary {
             messages_sent: n.msgs_sent,

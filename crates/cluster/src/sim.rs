@@ -90,6 +90,10 @@ pub struct Simulation {
     /// Keep simulating after every core exited, until nothing is left (synthetic traffic).
     drain: bool,
     progress: bool,
+    /// The test host has received what it waited for.
+    pub(crate) host_done: bool,
+    /// End the run here (outcome `Deadline`).
+    deadline: Option<Time>,
 }
 
 impl Simulation {
@@ -124,6 +128,8 @@ impl Simulation {
             drain: false,
             running_cores,
             progress: cfg.progress,
+            host_done: false,
+            deadline: None,
         })
     }
 
@@ -151,6 +157,11 @@ impl Simulation {
         self.drain = true;
         self.q.push(at, Ev::Inject { node, msg });
         Ok(())
+    }
+
+    /// End the run at simulated time `t` with outcome `Deadline` (before any cycle limit).
+    pub fn set_deadline(&mut self, t: Time) {
+        self.deadline = Some(t);
     }
 
     /// Show progress on stderr during `run`.
@@ -205,6 +216,9 @@ impl Simulation {
                 (Some(a), None) => (a, false),
                 (None, Some(b)) => (b, true),
             };
+            if self.deadline.is_some_and(|d| t > d) {
+                return Ok(Outcome::Deadline);
+            }
             if t > limit {
                 return Err(self.cycle_limit());
             }
@@ -215,6 +229,9 @@ impl Simulation {
             } else {
                 let (_, ev) = self.q.pop().expect("peeked");
                 self.handle(ev);
+                if self.host_done {
+                    return Ok(Outcome::HostDone);
+                }
             }
             progress.tick(self.now, self.events());
         }
