@@ -23,6 +23,9 @@ pub struct Context {
     pub head_since: u64,
     /// Set by `lnic_idle`, cleared by the next delivery.
     pub idle: bool,
+    /// The message this context is writing to netTX: a thread switched out in the middle of
+    /// a message resumes it later (the queues are per context, SPEC section 2).
+    pub tx: TxAssembler,
 }
 
 impl Context {
@@ -35,6 +38,7 @@ impl Context {
             outstanding: VecDeque::new(),
             head_since: 0,
             idle: false,
+            tx: TxAssembler::default(),
         }
     }
     /// Active while it holds or processes a message and has not declared itself idle.
@@ -130,6 +134,8 @@ pub struct CoreIf {
     pub cur_context: u16,
     pub cur_priority: u8,
     pub contexts: Vec<Context>,
+    /// netTX assembly while the current context is not registered (a program that never
+    /// registers one, or the nanokernel between threads).
     pub tx: TxAssembler,
     /// Words of finished messages still in the TX queue (not yet taken by the NIC).
     pub tx_queued: usize,
@@ -165,6 +171,18 @@ impl CoreIf {
     }
     pub fn current(&self) -> Option<&Context> {
         self.context(self.cur_context)
+    }
+    /// The assembler netTX writes go to: the current context's, else the core's own.
+    pub fn tx_assembler(&mut self) -> &mut TxAssembler {
+        let cur = self.cur_context;
+        match self.contexts.iter().position(|c| c.id == cur) {
+            Some(i) => &mut self.contexts[i].tx,
+            None => &mut self.tx,
+        }
+    }
+    /// Words of unfinished messages of every context in the TX queue.
+    pub fn tx_partial_words(&self) -> usize {
+        self.tx.partial_words() + self.contexts.iter().map(|c| c.tx.partial_words()).sum::<usize>()
     }
 }
 

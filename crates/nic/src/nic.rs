@@ -124,7 +124,7 @@ impl Nic {
     /// Is there room in the core's TX queue for one more word?
     pub fn tx_room(&self, core: usize) -> bool {
         let c = &self.cores[core];
-        c.tx_queued + c.tx.partial_words() < self.params.tx_queue_words()
+        c.tx_queued + c.tx_partial_words() < self.params.tx_queue_words()
     }
 
     /// Accept one netTX word written at `now`; a finished message becomes a `Send`.
@@ -132,7 +132,8 @@ impl Nic {
         let (ip, max) = (self.ip, self.params.max_msg_bytes);
         let c = &mut self.cores[core];
         self.counters.words_written += 1;
-        if let Some(msg) = c.tx.push(word, (ip, c.cur_context), max)? {
+        let src = (ip, c.cur_context);
+        if let Some(msg) = c.tx_assembler().push(word, src, max)? {
             c.tx_queued += msg.tx_words();
             self.counters.msgs_sent += 1;
             out.push(Action::Send { core, at: now + self.params.tx_path_cycles, msg });
@@ -486,6 +487,35 @@ mod tests {
         let Action::Send { at, msg, .. } = &out[0] else { panic!("{out:?}") };
         assert_eq!((*at, msg.words.clone(), msg.src_ip), (62, vec![77], 0x0a00_0002));
         assert_eq!(n.core(0).tx_queued, 2);
+    }
+
+    #[test]
+    fn contexts_assemble_their_messages_apart() {
+        let mut n = nic();
+        let mut out = vec![];
+        add_context(&mut n, 0, 1, 1, &mut out);
+        add_context(&mut n, 0, 2, 0, &mut out);
+        let hdr = AppHeader { ip: 5, context: 0, len: 16 }.to_word();
+        n.csr_write(0, 0, LCURCONTEXT, 1, &mut out).unwrap();
+        n.tx_push(0, 1, hdr, &mut out).unwrap();
+        n.tx_push(0, 2, 11, &mut out).unwrap();
+        n.csr_write(0, 3, LCURCONTEXT, 2, &mut out).unwrap();
+        n.tx_push(0, 4, hdr, &mut out).unwrap();
+        n.tx_push(0, 5, 21, &mut out).unwrap();
+        n.tx_push(0, 6, 22, &mut out).unwrap();
+        n.csr_write(0, 7, LCURCONTEXT, 1, &mut out).unwrap();
+        n.tx_push(0, 8, 12, &mut out).unwrap();
+        let sent: Vec<_> = out
+            .iter()
+            .filter_map(|a| {
+                if let Action::Send { msg, .. } = a {
+                    Some((msg.src_context, msg.words.clone()))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        assert_eq!(sent, vec![(2, vec![21, 22]), (1, vec![11, 12])]);
     }
 
     #[test]
