@@ -10,10 +10,11 @@ bytes on every machine. Points whose quantile fell on unanswered requests ("inf"
 drawn at the top edge with an open marker.
 """
 import csv
+import math
 import sys
 
-W, H = 640, 420
-LEFT, RIGHT, TOP, BOTTOM = 70, 170, 40, 55
+W, H = 720, 420
+LEFT, RIGHT, TOP, BOTTOM = 70, 230, 40, 55
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 
 
@@ -32,10 +33,12 @@ def read_series(spec, quantile):
 
 
 def nice_ticks(hi, n=5):
+    """Ticks 0, step, ... at a 1-2-2.5-5 step covering `hi` in about `n` intervals."""
     raw = hi / n
-    mag = 10 ** len(str(int(raw))) / 10 if raw >= 1 else 1
+    mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
-    return [i * step for i in range(int(hi / step) + 1)], step * (int(hi / step) + 1)
+    count = math.ceil(hi / step - 1e-9)
+    return [round(i * step, 9) for i in range(count + 1)], step * count
 
 
 def plot(out, title, quantile, series):
