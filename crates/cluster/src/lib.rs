@@ -18,6 +18,8 @@
 //! - [`loadgen`]: the open-loop load generator of the scheduling experiments (requests
 //!   {service time, send time}, per-request send and reply times), configured by
 //!   [`load_config`].
+//! - [`sort`]: the sort benchmark harness: inputs loaded into memory, outputs validated,
+//!   stage logs turned into tables and traces.
 //! - [`report`]: per-core and per-run summaries, as text and JSON.
 
 pub mod boot;
@@ -38,6 +40,7 @@ pub mod platform;
 pub mod records;
 pub mod report;
 pub mod sim;
+pub mod sort;
 pub mod spin;
 
 pub use config::{NodeConfig, PortParams};

@@ -1,0 +1,18 @@
+//! The sort benchmark harness, simulator side (docs/sort-harness.md).
+//!
+//! - [`input`]: seeded records (8-byte key, 96-byte value) in three key distributions, and
+//!   the order-independent checksum of a multiset of records.
+//! - [`harness`]: writing each sorter's input into its node's memory before the run and
+//!   reading its output, stage log and counters after it.
+//! - [`validate`]: global order, record count and checksum.
+//! - [`report`]: total time, per-stage compute and idle time, skew, traffic, and the
+//!   Perfetto/Chrome trace.
+
+pub mod harness;
+pub mod input;
+pub mod report;
+pub mod validate;
+
+pub use harness::{SorterOutput, Stage};
+pub use input::{Distribution, Records};
+pub use validate::Verdict;
