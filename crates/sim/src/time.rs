@@ -89,6 +89,10 @@ impl Clock {
         }
         Ok(Clock { period_fs: FS_PER_S / hz })
     }
+    /// Cycles per second.
+    pub const fn hz(self) -> u64 {
+        FS_PER_S / self.period_fs
+    }
     pub const fn period(self) -> Time {
         Time(self.period_fs)
     }

@@ -7,12 +7,15 @@
 //! - [`validate`]: global order, record count and checksum.
 //! - [`report`]: total time, per-stage compute and idle time, skew, traffic, and the
 //!   Perfetto/Chrome trace.
+//! - [`run`]: a whole run: cluster sized for the sorters, program, validation.
 
 pub mod harness;
 pub mod input;
 pub mod report;
+pub mod run;
 pub mod validate;
 
 pub use harness::{SorterOutput, Stage};
 pub use input::{Distribution, Records};
+pub use run::{Algorithm, SortRun, SortSpec};
 pub use validate::Verdict;

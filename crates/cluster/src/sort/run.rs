@@ -1,0 +1,153 @@
+//! One sort run: a cluster sized for the sorters, inputs loaded, the program run, outputs
+//! validated and summarised (`nanopu sort`).
+
+use super::harness::{load, read_outputs, SorterOutput};
+use super::input::Distribution;
+use super::report::{figures, SortFigures};
+use super::validate::{validate, Verdict};
+use crate::cluster_config::{ClusterFile, NodeFile, ProgramFile, SwitchFile, TopologyFile, TransportFile};
+use crate::{Outcome, SimError, Simulation};
+use std::path::Path;
+
+/// Which program sorts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Algorithm {
+    NanoSort,
+    MilliSort,
+    MergeMin,
+    /// Every core sorts its own keys; no communication (the local-sort experiment).
+    Local,
+}
+
+impl Algorithm {
+    pub fn parse(s: &str) -> Result<Algorithm, String> {
+        match s {
+            "nanosort" => Ok(Algorithm::NanoSort),
+            "millisort" => Ok(Algorithm::MilliSort),
+            "mergemin" => Ok(Algorithm::MergeMin),
+            "local" => Ok(Algorithm::Local),
+            _ => Err(format!("algorithm {s:?}: expected nanosort, millisort, mergemin or local")),
+        }
+    }
+    /// The program under `sw/build/apps`.
+    pub fn elf(self) -> &'static str {
+        match self {
+            Algorithm::NanoSort => "nanosort.elf",
+            Algorithm::MilliSort => "millisort.elf",
+            Algorithm::MergeMin => "mergemin.elf",
+            Algorithm::Local => "localsort.elf",
+        }
+    }
+}
+
+/// Everything a sort run is made of. Times in ns.
+#[derive(Clone, Debug)]
+pub struct SortSpec {
+    pub algorithm: Algorithm,
+    /// Sorters (one per core).
+    pub cores: u32,
+    pub cores_per_node: u32,
+    pub keys_per_core: u32,
+    /// The program's arguments after `program MAC IP` (buckets, fan-in, ...).
+    pub args: Vec<String>,
+    pub distribution: Distribution,
+    pub seed: u64,
+    pub transport: String,
+    pub switch_latency_ns: f64,
+    pub multicast: bool,
+    pub drop_prob: f64,
+    pub tail_fraction: f64,
+    pub tail_delay_us: f64,
+    pub max_msg_bytes: u32,
+    pub max_us: f64,
+}
+
+/// What a sort run gives.
+pub struct SortRun {
+    pub verdict: Verdict,
+    pub figures: SortFigures,
+    pub outputs: Vec<SorterOutput>,
+    pub sim: Simulation,
+}
+
+impl SortSpec {
+    /// Nodes, and the topology: one switch up to 64 nodes, else a leaf-spine of 64-node
+    /// leaves with full bisection (one spine per node of a leaf).
+    fn topology(&self) -> Result<TopologyFile, String> {
+        if self.cores_per_node == 0 || self.cores == 0 || self.cores % self.cores_per_node != 0 {
+            return Err(format!(
+                "cores: {} is not a positive multiple of cores per node {}",
+                self.cores, self.cores_per_node
+            ));
+        }
+        let nodes = self.cores / self.cores_per_node;
+        let t = |kind: &str| TopologyFile {
+            kind: kind.into(),
+            nodes: None,
+            nodes_per_leaf: None,
+            leaves: None,
+            spines: None,
+        };
+        if nodes <= 64 {
+            return Ok(TopologyFile { nodes: Some(nodes), ..t("star") });
+        }
+        if nodes % 64 != 0 {
+            return Err(format!("cores: {nodes} nodes do not fill 64-node leaves"));
+        }
+        Ok(TopologyFile {
+            nodes_per_leaf: Some(64),
+            leaves: Some(nodes / 64),
+            spines: Some(64),
+            ..t("leaf-spine")
+        })
+    }
+
+    /// The cluster configuration of this run.
+    pub fn cluster_file(&self, elf: &str) -> Result<ClusterFile, String> {
+        let mut f = ClusterFile::parse(
+            "[topology]\nkind = \"star\"\nnodes = 1\n[[program]]\nnodes = \"all\"\nelf = \"x\"\n",
+        )?;
+        f.seed = self.seed;
+        f.max_us = self.max_us;
+        f.transport = self.transport.clone();
+        f.topology = self.topology()?;
+        f.link.drop_prob = self.drop_prob;
+        f.switch = SwitchFile {
+            latency_ns: Some(self.switch_latency_ns),
+            multicast: Some(self.multicast),
+            ..SwitchFile::default()
+        };
+        f.node = NodeFile {
+            cores: Some(self.cores_per_node as usize),
+            max_msg_bytes: Some(self.max_msg_bytes),
+            max_cycles: None,
+        };
+        f.transport_params = TransportFile {
+            tail_fraction: Some(self.tail_fraction),
+            tail_delay_us: Some(self.tail_delay_us),
+            ..TransportFile::default()
+        };
+        f.program = vec![ProgramFile { nodes: "all".into(), elf: elf.into(), args: self.args.clone() }];
+        Ok(f)
+    }
+
+    /// Build, load, run, validate. `apps` is the directory holding the programs.
+    pub fn run(&self, apps: &Path, progress: bool) -> Result<SortRun, SimError> {
+        let f = self.cluster_file(self.algorithm.elf()).map_err(SimError::Setup)?;
+        let mut sim = Simulation::cluster(&f, apps)?;
+        sim.set_progress(progress);
+        let inputs = load(&mut sim, self.seed, self.keys_per_core as usize, self.distribution)
+            .map_err(SimError::Setup)?;
+        let outcome = sim.run()?;
+        let outputs = read_outputs(&sim).map_err(SimError::Setup)?;
+        let mut verdict = validate(&inputs, &outputs);
+        if outcome != Outcome::AllExited {
+            let stuck = sim.waiting_cores();
+            verdict
+                .problems
+                .insert(0, format!("the run ended {} with {} cores not exited", outcome.name(), stuck.len()));
+        }
+        let hz = sim.clock().hz();
+        Ok(SortRun { verdict, figures: figures(&outputs, hz), outputs, sim })
+    }
+}
