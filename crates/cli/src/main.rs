@@ -3,12 +3,14 @@
 //! - `nanopu run PROGRAM.elf`: one node, every core running the program; prints a summary
 //!   (or `--json`), exits non-zero if the program failed or the simulator stopped it.
 //! - `nanopu load CONFIG.toml`: the load generator's sweep (`nanopu_cluster::loadgen`).
+//! - `nanopu sort`: a validated NanoSort, MilliSort, MergeMin or local-sort run.
 //! - `nanopu bench NAME`: the microbenchmarks of `bench.rs`, printing JSON.
 
 mod bench;
 mod cluster;
 mod load;
 mod run;
+mod sort;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -26,6 +28,8 @@ enum Cmd {
     Run(run::RunArgs),
     /// Run a microbenchmark and print its figures.
     Bench(bench::BenchArgs),
+    /// Sort (or find the minimum) across simulated cores and validate the result.
+    Sort(sort::SortArgs),
     /// Sweep an open-loop request load on a server node; tabulate throughput and latency.
     Load(load::LoadArgs),
 }
@@ -36,6 +40,7 @@ fn main() -> ExitCode {
         Cmd::Run(a) => run::main(a),
         Cmd::Bench(a) => bench::main(a),
         Cmd::Load(a) => load::main(a),
+        Cmd::Sort(a) => sort::main(a),
     };
     match result {
         Ok(code) => code,

@@ -133,6 +133,9 @@ impl SortSpec {
 
     /// Build, load, run, validate. `apps` is the directory holding the programs.
     pub fn run(&self, apps: &Path, progress: bool) -> Result<SortRun, SimError> {
+        if self.algorithm == Algorithm::Local && self.cores != 1 {
+            return Err(SimError::Setup("cores: a local sort runs on exactly one core (--cores 1)".into()));
+        }
         let f = self.cluster_file(self.algorithm.elf()).map_err(SimError::Setup)?;
         let mut sim = Simulation::cluster(&f, apps)?;
         sim.set_progress(progress);

@@ -1,0 +1,152 @@
+//! `nanopu sort`: one validated run of a granular-computing program (NanoSort, MilliSort,
+//! MergeMin, or a local sort on every core), with its summary, table and trace.
+
+use clap::Args;
+use nanopu_cluster::sort::report::{stage_table, trace_json};
+use nanopu_cluster::sort::{Algorithm, Distribution, SortRun, SortSpec};
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct SortArgs {
+    /// nanosort, millisort, mergemin, or local (every core sorts its own keys).
+    #[arg(long, default_value = "nanosort")]
+    algorithm: String,
+    /// Sorters (cores) in total.
+    #[arg(long, default_value_t = 64)]
+    cores: u32,
+    /// Cores per node.
+    #[arg(long, default_value_t = 1)]
+    cores_per_node: u32,
+    /// Records per core (MergeMin: values per worker).
+    #[arg(long, default_value_t = 16)]
+    keys_per_core: u32,
+    /// NanoSort: buckets per level (4, 8 or 16).
+    #[arg(long, default_value_t = 4)]
+    buckets: u32,
+    /// NanoSort: fan-in of the median trees.
+    #[arg(long, default_value_t = 4)]
+    fan_in: u32,
+    /// MilliSort: reduction factor.
+    #[arg(long, default_value_t = 4)]
+    reduction: u32,
+    /// MergeMin: incast of the merge tree.
+    #[arg(long, default_value_t = 4)]
+    incast: u32,
+    /// Key distribution: uniform, skewed or dup-prefix.
+    #[arg(long, default_value = "uniform")]
+    distribution: String,
+    /// ndp or homa.
+    #[arg(long, default_value = "ndp")]
+    transport: String,
+    /// Switching latency of every switch, ns.
+    #[arg(long, default_value_t = 0.0)]
+    switch_latency_ns: f64,
+    /// Multicast in the switches (off: programs unicast to each member).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    multicast: bool,
+    /// Drop probability of every link.
+    #[arg(long, default_value_t = 0.0)]
+    drop_prob: f64,
+    /// Fraction of messages given extra latency.
+    #[arg(long, default_value_t = 0.0)]
+    tail_fraction: f64,
+    /// The extra latency, us.
+    #[arg(long, default_value_t = 0.0)]
+    tail_delay_us: f64,
+    /// Largest message payload the NICs accept, bytes.
+    #[arg(long, default_value_t = 2048)]
+    max_msg_bytes: u32,
+    /// Seed of the inputs, the programs' choices and the network.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Simulated-time limit, us.
+    #[arg(long, default_value_t = 10_000.0)]
+    max_us: f64,
+    /// Directory of the programs.
+    #[arg(long, default_value = "sw/build/apps")]
+    apps: PathBuf,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Write a Perfetto/Chrome trace (one track per core, one slice per stage).
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Show progress on stderr.
+    #[arg(long)]
+    progress: bool,
+}
+
+impl SortArgs {
+    fn spec(&self) -> Result<SortSpec, String> {
+        let algorithm = Algorithm::parse(&self.algorithm)?;
+        let args = match algorithm {
+            Algorithm::NanoSort => vec![self.buckets, self.fan_in, self.multicast as u32],
+            Algorithm::MilliSort => vec![self.reduction],
+            Algorithm::MergeMin => vec![self.incast],
+            Algorithm::Local => vec![],
+        };
+        Ok(SortSpec {
+            algorithm,
+            cores: self.cores,
+            cores_per_node: self.cores_per_node,
+            keys_per_core: self.keys_per_core,
+            args: args.iter().map(u32::to_string).collect(),
+            distribution: Distribution::parse(&self.distribution)?,
+            seed: self.seed,
+            transport: self.transport.clone(),
+            switch_latency_ns: self.switch_latency_ns,
+            multicast: self.multicast,
+            drop_prob: self.drop_prob,
+            tail_fraction: self.tail_fraction,
+            tail_delay_us: self.tail_delay_us,
+            max_msg_bytes: self.max_msg_bytes,
+            max_us: self.max_us,
+        })
+    }
+}
+
+pub fn main(a: SortArgs) -> Result<ExitCode, String> {
+    let spec = a.spec()?;
+    let started = Instant::now();
+    let run = spec.run(&a.apps, a.progress).map_err(|e| e.to_string())?;
+    let wall = started.elapsed().as_secs_f64();
+    if let Some(p) = &a.trace {
+        let t = trace_json(&run.outputs, spec.cores_per_node as usize, run.sim.clock().hz());
+        std::fs::write(p, t).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&summary_json(&a, &run, wall)).expect("json"));
+    } else {
+        print_summary(&a, &run, wall);
+    }
+    Ok(if run.verdict.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn summary_json(a: &SortArgs, r: &SortRun, wall: f64) -> serde_json::Value {
+    let result = r.outputs.first().map(|o| o.result);
+    json!({ "algorithm": a.algorithm, "cores": a.cores, "keys_per_core": a.keys_per_core, "seed": a.seed,
+        "valid": r.verdict.ok(), "problems": r.verdict.problems, "records": r.verdict.records_out,
+        "figures": r.figures, "result": result, "events": r.sim.events(), "wall_seconds": wall })
+}
+
+fn print_summary(a: &SortArgs, r: &SortRun, wall: f64) {
+    let f = &r.figures;
+    println!("{} on {} cores, {} keys per core, seed {}", a.algorithm, a.cores, a.keys_per_core, a.seed);
+    println!("total time      {:.1} ns (first stage start to last stage end)", f.total_ns);
+    println!("messages sent   {} ({} payload bytes)", f.msgs_sent, f.bytes_sent);
+    println!("skew            {:.3} (largest output run over the mean)", f.skew);
+    print!("{}", stage_table(f));
+    println!("simulated in {wall:.2} s ({} events)", r.sim.events());
+    match r.verdict.ok() {
+        true => {
+            println!("validator: PASS ({} records in global order, checksum matches)", r.verdict.records_out)
+        }
+        false => {
+            println!("validator: FAIL");
+            r.verdict.problems.iter().for_each(|p| println!("  {p}"));
+        }
+    }
+}
