@@ -4,7 +4,7 @@
 use super::harness::{load, read_outputs, SorterOutput};
 use super::input::Distribution;
 use super::report::{figures, SortFigures};
-use super::validate::{validate, Verdict};
+use super::validate::{validate, validate_min, Verdict};
 use crate::cluster_config::{ClusterFile, NodeFile, ProgramFile, SwitchFile, TopologyFile, TransportFile};
 use crate::{Outcome, SimError, Simulation};
 use std::path::Path;
@@ -143,7 +143,10 @@ impl SortSpec {
             .map_err(SimError::Setup)?;
         let outcome = sim.run()?;
         let outputs = read_outputs(&sim).map_err(SimError::Setup)?;
-        let mut verdict = validate(&inputs, &outputs);
+        let mut verdict = match self.algorithm {
+            Algorithm::MergeMin => validate_min(&inputs, &outputs),
+            _ => validate(&inputs, &outputs),
+        };
         if outcome != Outcome::AllExited {
             let stuck = sim.waiting_cores();
             verdict

@@ -42,6 +42,29 @@ pub fn validate(inputs: &[Records], outputs: &[SorterOutput]) -> Verdict {
     Verdict { records_in: want.count, records_out: got.count, problems }
 }
 
+/// MergeMin's check: every worker finished and the root (sorter 0) holds the minimum of
+/// all inputs in its `result`.
+pub fn validate_min(inputs: &[Records], outputs: &[SorterOutput]) -> Verdict {
+    let mut problems: Vec<String> = outputs
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| !o.done)
+        .map(|(s, _)| format!("worker {s}: did not report done"))
+        .collect();
+    let want = inputs.iter().flat_map(|r| r.keys.iter()).min().copied();
+    let got = outputs.first().map(|o| o.result);
+    if want.is_some() && got != want {
+        problems.push(format!(
+            "minimum: the root has {:#018x}, the inputs' minimum is {:#018x}",
+            got.unwrap_or(0),
+            want.unwrap_or(0)
+        ));
+    }
+    problems.truncate(20);
+    let n = inputs.iter().map(|r| r.keys.len() as u64).sum();
+    Verdict { records_in: n, records_out: n, problems }
+}
+
 fn check_sorter(s: usize, o: &SorterOutput, prev: &mut Option<(usize, u64)>, problems: &mut Vec<String>) {
     if let Some(e) = &o.error {
         problems.push(format!("sorter {s}: {e}"));
