@@ -5,6 +5,7 @@
 //! - `loopback-throughput`: one core echoing 8-byte messages sent back to back at line rate.
 //! - `rx`: time for one core to receive 1 and 64 16-byte messages sent back to back.
 //! - `network`: packet-hops simulated per host second on a loaded leaf-spine, and memory.
+//! - `context-switch`: the nanokernel's switch, interrupt to target (see `bench_ctx`).
 //! - `iss`: simulated instructions per host second on the compute-bound `compute.elf`.
 
 use clap::Args;
@@ -50,9 +51,10 @@ pub fn main(a: BenchArgs) -> Result<ExitCode, String> {
         "rx" => rx(&a)?,
         "iss" => iss(&a)?,
         "network" => network(&a)?,
+        "context-switch" => crate::bench_ctx::context_switch(&elf(&a, "ctxswitch")?)?,
         other => {
             return Err(format!(
-                "unknown benchmark '{other}' (loopback-latency, loopback-throughput, rx, iss, network)"
+                "unknown benchmark '{other}' (loopback-latency, loopback-throughput, rx, iss, network, context-switch)"
             ))
         }
     };

@@ -7,6 +7,7 @@
 //! - `nanopu bench NAME`: the microbenchmarks of `bench.rs`, printing JSON.
 
 mod bench;
+mod bench_ctx;
 mod cluster;
 mod load;
 mod run;
