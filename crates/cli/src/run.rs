@@ -24,6 +24,21 @@ pub struct RunArgs {
     /// Ethernet MAC and serial I/O latency at the node's port, each way, in ns.
     #[arg(long, default_value_t = 0.0)]
     mac_ns: f64,
+    /// Core selection in the NIC: jbsq or rss.
+    #[arg(long, default_value = "jbsq")]
+    core_selection: String,
+    /// JBSQ bound n: outstanding messages per core and context.
+    #[arg(long, default_value_t = 2)]
+    jbsq_n: u32,
+    /// Reset value of lmsgcycles (bounded processing time; 0 turns it off), cycles.
+    #[arg(long, default_value_t = 3000)]
+    msg_cycles: u64,
+    /// Reset value of lidlecycles, cycles.
+    #[arg(long, default_value_t = 3000)]
+    idle_cycles: u64,
+    /// Timer-driven scheduler baseline: the nanokernel's timer period, us (0: NIC-driven).
+    #[arg(long, default_value_t = 0.0)]
+    sched_timer_us: f64,
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
@@ -69,6 +84,12 @@ pub fn main(a: RunArgs) -> Result<ExitCode, String> {
     let elf = std::fs::read(&a.program).map_err(|e| format!("cannot read {}: {e}", a.program.display()))?;
     let mut cfg = NodeConfig::default();
     cfg.nic.cores = a.cores;
+    cfg.nic.core_selection =
+        nanopu_nic::params::CoreSelection::parse(&a.core_selection).map_err(|e| format!("--{e}"))?;
+    cfg.nic.jbsq_n = a.jbsq_n;
+    cfg.nic.msg_cycles = a.msg_cycles;
+    cfg.nic.idle_cycles = a.idle_cycles;
+    cfg.nic.sched_timer_cycles = (a.sched_timer_us * cfg.timing.clock_hz as f64 / 1e6).round() as u64;
     cfg.max_cycles = a.max_cycles;
     cfg.args = a.args;
     cfg.progress = a.progress;

@@ -5,6 +5,7 @@ use crate::config::NodeConfig;
 use crate::network::Network;
 use crate::node::Node;
 use crate::{SimError, Simulation};
+use nanopu_nic::params::CoreSelection;
 use nanopu_riscv::Program;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -41,12 +42,23 @@ fn programs(f: &ClusterFile, base: &Path) -> Result<Vec<Arc<Program>>, String> {
 }
 
 /// Per-node configuration shared by every node.
-fn node_config(f: &ClusterFile) -> NodeConfig {
-    let mut c = NodeConfig::default();
-    c.nic.cores = f.node.cores.unwrap_or(c.nic.cores);
-    c.nic.max_msg_bytes = f.node.max_msg_bytes.unwrap_or(c.nic.max_msg_bytes);
+fn node_config(f: &ClusterFile) -> Result<NodeConfig, String> {
+    let (n, mut c) = (&f.node, NodeConfig::default());
+    c.nic.cores = n.cores.unwrap_or(c.nic.cores);
+    c.nic.max_msg_bytes = n.max_msg_bytes.unwrap_or(c.nic.max_msg_bytes);
+    if let Some(s) = &n.core_selection {
+        c.nic.core_selection = CoreSelection::parse(s).map_err(|e| format!("node.{e}"))?;
+    }
+    c.nic.jbsq_n = n.jbsq_n.unwrap_or(c.nic.jbsq_n);
+    c.nic.msg_cycles = n.msg_cycles.unwrap_or(c.nic.msg_cycles);
+    c.nic.idle_cycles = n.idle_cycles.unwrap_or(c.nic.idle_cycles);
+    let timer_us = n.sched_timer_us.unwrap_or(0.0);
+    if !(timer_us >= 0.0) {
+        return Err("node.sched_timer_us: must not be negative".into());
+    }
+    c.nic.sched_timer_cycles = (timer_us * c.timing.clock_hz as f64 / 1e6).round() as u64;
     c.max_cycles = (f.max_us * c.timing.clock_hz as f64 / 1e6).round() as u64;
-    c
+    Ok(c)
 }
 
 impl Simulation {
@@ -56,7 +68,7 @@ impl Simulation {
         let total = f.node_count().map_err(setup)?;
         let who = assignments(f, total).map_err(setup)?;
         let progs = programs(f, base).map_err(setup)?;
-        let mut cfg = node_config(f);
+        let mut cfg = node_config(f).map_err(setup)?;
         cfg.validate().map_err(setup)?;
         let mut nodes = Vec::with_capacity(total as usize);
         for (n, p) in who.iter().map(|p| p.expect("assigned")).enumerate() {

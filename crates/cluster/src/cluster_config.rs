@@ -22,6 +22,8 @@
 //! multicast = true
 //! [node]
 //! cores = 4
+//! core_selection = "jbsq"       # or "rss"; also jbsq_n, msg_cycles, idle_cycles,
+//!                               # sched_timer_us (timer-driven scheduler baseline)
 //! [[program]]
 //! nodes = "all"                 # "all", "3" or "0-79"
 //! elf = "sw/build/apps/incast.elf"
@@ -97,6 +99,14 @@ pub struct NodeFile {
     pub cores: Option<usize>,
     pub max_msg_bytes: Option<u32>,
     pub max_cycles: Option<u64>,
+    /// "jbsq" (default) or "rss".
+    pub core_selection: Option<String>,
+    pub jbsq_n: Option<u32>,
+    /// Reset values of `lmsgcycles` (0: no bound) and `lidlecycles`, cycles.
+    pub msg_cycles: Option<u64>,
+    pub idle_cycles: Option<u64>,
+    /// Timer-driven scheduler baseline period, us (absent or 0: NIC-driven).
+    pub sched_timer_us: Option<f64>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]

@@ -120,7 +120,7 @@ impl SortSpec {
         f.node = NodeFile {
             cores: Some(self.cores_per_node as usize),
             max_msg_bytes: Some(self.max_msg_bytes),
-            max_cycles: None,
+            ..NodeFile::default()
         };
         f.transport_params = TransportFile {
             tail_fraction: Some(self.tail_fraction),
