@@ -5,92 +5,33 @@ Usage: latency_plot.py OUT.svg TITLE QUANTILE SERIES...
   QUANTILE  a column of the tables: median_ns, p99_ns or p999_ns
   SERIES    LABEL=TABLE.csv[:CLASS]   (CLASS defaults to "all")
 
-No plotting library is needed: the SVG is written directly, so the figure is the same
-bytes on every machine. Points whose quantile fell on unanswered requests ("inf") are
-drawn at the top edge with an open marker.
+Points whose quantile fell on unanswered requests ("inf") are drawn at the top edge with an
+open marker.
 """
 import csv
-import math
 import sys
 
-W, H = 720, 420
-LEFT, RIGHT, TOP, BOTTOM = 70, 230, 40, 55
-COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+from svgplot import plot
 
 
 def read_series(spec, quantile):
     label, rest = spec.split("=", 1)
     path, _, cls = rest.partition(":")
     cls = cls or "all"
-    pts = []
     with open(path) as f:
-        for row in csv.DictReader(f):
-            if row["class"] == cls:
-                pts.append((float(row["offered_mrps"]), float(row[quantile])))
+        pts = [(float(r["offered_mrps"]), float(r[quantile])) for r in csv.DictReader(f) if r["class"] == cls]
     if not pts:
         sys.exit(f"{path}: no rows of class {cls!r}")
     return label, pts
-
-
-def nice_ticks(hi, n=5):
-    """Ticks 0, step, ... at a 1-2-2.5-5 step covering `hi` in about `n` intervals."""
-    raw = hi / n
-    mag = 10 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
-    count = math.ceil(hi / step - 1e-9)
-    return [round(i * step, 9) for i in range(count + 1)], step * count
-
-
-def plot(out, title, quantile, series):
-    finite = [y for _, pts in series for _, y in pts if y != float("inf")]
-    xs = [x for _, pts in series for x, _ in pts]
-    xticks, xmax = nice_ticks(max(xs))
-    yticks, ymax = nice_ticks(max(finite) if finite else 1.0)
-    sx = lambda x: LEFT + (W - LEFT - RIGHT) * x / xmax
-    sy = lambda y: H - BOTTOM - (H - TOP - BOTTOM) * min(y, ymax) / ymax
-    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
-           f'<rect width="{W}" height="{H}" fill="white"/>',
-           f'<text x="{W / 2}" y="22" text-anchor="middle" font-size="15">{title}</text>']
-    svg += axes(xticks, yticks, sx, sy, quantile)
-    for i, (label, pts) in enumerate(series):
-        svg += line(pts, sx, sy, COLORS[i % len(COLORS)], label, i)
-    svg.append("</svg>")
-    with open(out, "w") as f:
-        f.write("\n".join(svg) + "\n")
-
-
-def axes(xticks, yticks, sx, sy, quantile):
-    x0, y0 = sx(0), sy(0)
-    out = [f'<line x1="{x0}" y1="{y0}" x2="{sx(xticks[-1])}" y2="{y0}" stroke="black"/>',
-           f'<line x1="{x0}" y1="{y0}" x2="{x0}" y2="{TOP}" stroke="black"/>']
-    for t in xticks:
-        out.append(f'<text x="{sx(t):.1f}" y="{y0 + 18}" text-anchor="middle">{t:g}</text>')
-    for t in yticks:
-        out.append(f'<line x1="{x0}" y1="{sy(t):.1f}" x2="{W - RIGHT}" y2="{sy(t):.1f}" stroke="#ddd"/>')
-        out.append(f'<text x="{x0 - 6}" y="{sy(t) + 4:.1f}" text-anchor="end">{t / 1000:g}</text>')
-    out.append(f'<text x="{(LEFT + W - RIGHT) / 2}" y="{H - 15}" text-anchor="middle">offered load (million requests/s)</text>')
-    name = quantile.replace("_ns", "").replace("p999", "p99.9")
-    out.append(f'<text transform="translate(18,{(TOP + H - BOTTOM) / 2}) rotate(-90)" text-anchor="middle">{name} latency (us)</text>')
-    return out
-
-
-def line(pts, sx, sy, color, label, i):
-    path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in pts)
-    out = [f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"/>']
-    for x, y in pts:
-        fill = "white" if y == float("inf") else color
-        out.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3.5" fill="{fill}" stroke="{color}"/>')
-    ly = TOP + 10 + 20 * i
-    out.append(f'<line x1="{W - RIGHT + 12}" y1="{ly}" x2="{W - RIGHT + 36}" y2="{ly}" stroke="{color}" stroke-width="2"/>')
-    out.append(f'<text x="{W - RIGHT + 42}" y="{ly + 4}">{label}</text>')
-    return out
 
 
 def main(argv):
     if len(argv) < 5:
         sys.exit(__doc__)
     out, title, quantile = argv[1:4]
-    plot(out, title, quantile, [read_series(s, quantile) for s in argv[4:]])
+    name = quantile.replace("_ns", "").replace("p999", "p99.9")
+    series = [read_series(s, quantile) for s in argv[4:]]
+    plot(out, title, "offered load (million requests/s)", f"{name} latency (us)", series, yscale=1000.0)
 
 
 if __name__ == "__main__":

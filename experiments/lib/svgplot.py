@@ -1,0 +1,64 @@
+"""Line plots as SVG, written directly so the figure is the same bytes on every machine.
+
+plot(out, title, xlabel, ylabel, series, yscale=1.0): series is a list of
+(label, [(x, y), ...]); y values are divided by `yscale` for the tick labels; an infinite y
+is drawn at the top edge with an open marker.
+"""
+import math
+
+W, H = 720, 420
+LEFT, RIGHT, TOP, BOTTOM = 70, 230, 40, 55
+COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+
+
+def nice_ticks(hi, n=5):
+    """Ticks 0, step, ... at a 1-2-2.5-5 step covering `hi` in about `n` intervals."""
+    hi = hi if hi > 0 else 1.0
+    raw = hi / n
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    count = math.ceil(hi / step - 1e-9)
+    return [round(i * step, 9) for i in range(count + 1)], step * count
+
+
+def plot(out, title, xlabel, ylabel, series, yscale=1.0):
+    finite = [y for _, pts in series for _, y in pts if math.isfinite(y)]
+    xticks, xmax = nice_ticks(max(x for _, pts in series for x, _ in pts))
+    yticks, ymax = nice_ticks(max(finite) if finite else 1.0)
+    sx = lambda x: LEFT + (W - LEFT - RIGHT) * x / xmax
+    sy = lambda y: H - BOTTOM - (H - TOP - BOTTOM) * min(y, ymax) / ymax
+    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{W}" height="{H}" fill="white"/>',
+           f'<text x="{W / 2}" y="22" text-anchor="middle" font-size="15">{title}</text>']
+    svg += axes(xticks, yticks, sx, sy, xlabel, ylabel, yscale)
+    for i, (label, pts) in enumerate(series):
+        svg += line(pts, sx, sy, COLORS[i % len(COLORS)], label, i)
+    svg.append("</svg>")
+    with open(out, "w") as f:
+        f.write("\n".join(svg) + "\n")
+
+
+def axes(xticks, yticks, sx, sy, xlabel, ylabel, yscale):
+    x0, y0 = sx(0), sy(0)
+    out = [f'<line x1="{x0}" y1="{y0}" x2="{sx(xticks[-1])}" y2="{y0}" stroke="black"/>',
+           f'<line x1="{x0}" y1="{y0}" x2="{x0}" y2="{TOP}" stroke="black"/>']
+    for t in xticks:
+        out.append(f'<text x="{sx(t):.1f}" y="{y0 + 18}" text-anchor="middle">{t:g}</text>')
+    for t in yticks:
+        out.append(f'<line x1="{x0}" y1="{sy(t):.1f}" x2="{W - RIGHT}" y2="{sy(t):.1f}" stroke="#ddd"/>')
+        out.append(f'<text x="{x0 - 6}" y="{sy(t) + 4:.1f}" text-anchor="end">{t / yscale:g}</text>')
+    out.append(f'<text x="{(LEFT + W - RIGHT) / 2}" y="{H - 15}" text-anchor="middle">{xlabel}</text>')
+    out.append(f'<text transform="translate(18,{(TOP + H - BOTTOM) / 2}) rotate(-90)" text-anchor="middle">{ylabel}</text>')
+    return out
+
+
+def line(pts, sx, sy, color, label, i):
+    path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in pts)
+    out = [f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"/>']
+    for x, y in pts:
+        fill = color if math.isfinite(y) else "white"
+        out.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3.5" fill="{fill}" stroke="{color}"/>')
+    ly = TOP + 10 + 20 * i
+    out.append(f'<line x1="{W - RIGHT + 12}" y1="{ly}" x2="{W - RIGHT + 36}" y2="{ly}" stroke="{color}" stroke-width="2"/>')
+    out.append(f'<text x="{W - RIGHT + 42}" y="{ly + 4}">{label}</text>')
+    return out
