@@ -27,7 +27,7 @@ def sort(**knobs):
     r = json.loads(p.stdout)
     if not r["valid"]:
         sys.exit(f"{' '.join(args[1:])}: validator FAIL: {r['problems']}")
-    print(f"  {' '.join(args[4:])}: {r['figures']['total_ns'] / 1000:.2f} us, PASS ({time.time() - started:.1f} s)", file=sys.stderr)
+    print(f"  {' '.join(args[5:])}: {r['figures']['total_ns'] / 1000:.2f} us, PASS ({time.time() - started:.1f} s)", file=sys.stderr)
     return r
 
 
