@@ -21,12 +21,26 @@ def nice_ticks(hi, n=5):
     return [round(i * step, 9) for i in range(count + 1)], step * count
 
 
-def plot(out, title, xlabel, ylabel, series, yscale=1.0):
-    finite = [y for _, pts in series for _, y in pts if math.isfinite(y)]
-    xticks, xmax = nice_ticks(max(x for _, pts in series for x, _ in pts))
-    yticks, ymax = nice_ticks(max(finite) if finite else 1.0)
-    sx = lambda x: LEFT + (W - LEFT - RIGHT) * x / xmax
-    sy = lambda y: H - BOTTOM - (H - TOP - BOTTOM) * min(y, ymax) / ymax
+def log_ticks(lo, hi):
+    """Decades 10^k covering [lo, hi] (both positive)."""
+    k0, k1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    return [10.0 ** k for k in range(k0, k1 + 1)]
+
+
+def scale(values, lo_px, hi_px, log):
+    """Ticks and a map from data to pixels along one axis (linear from 0, or log)."""
+    if log:
+        ticks = log_ticks(min(values), max(values))
+        a, b = math.log10(ticks[0]), math.log10(ticks[-1])
+        return ticks, lambda v: lo_px + (hi_px - lo_px) * (math.log10(max(v, ticks[0])) - a) / (b - a)
+    ticks, top = nice_ticks(max(values))
+    return ticks, lambda v: lo_px + (hi_px - lo_px) * min(v, top) / top
+
+
+def plot(out, title, xlabel, ylabel, series, yscale=1.0, xlog=False, ylog=False):
+    finite = [y for _, pts in series for _, y in pts if math.isfinite(y)] or [1.0]
+    xticks, sx = scale([x for _, pts in series for x, _ in pts], LEFT, W - RIGHT, xlog)
+    yticks, sy = scale(finite, H - BOTTOM, TOP, ylog)
     svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
            f'<rect width="{W}" height="{H}" fill="white"/>',
            f'<text x="{W / 2}" y="22" text-anchor="middle" font-size="15">{title}</text>']
@@ -39,7 +53,7 @@ def plot(out, title, xlabel, ylabel, series, yscale=1.0):
 
 
 def axes(xticks, yticks, sx, sy, xlabel, ylabel, yscale):
-    x0, y0 = sx(0), sy(0)
+    x0, y0 = sx(xticks[0]), sy(yticks[0])
     out = [f'<line x1="{x0}" y1="{y0}" x2="{sx(xticks[-1])}" y2="{y0}" stroke="black"/>',
            f'<line x1="{x0}" y1="{y0}" x2="{x0}" y2="{TOP}" stroke="black"/>']
     for t in xticks:
