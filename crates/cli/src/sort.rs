@@ -141,6 +141,9 @@ fn print_summary(a: &SortArgs, r: &SortRun, wall: f64) {
     print!("{}", stage_table(f));
     println!("simulated in {wall:.2} s ({} events)", r.sim.events());
     match r.verdict.ok() {
+        true if a.algorithm == "mergemin" => {
+            println!("validator: PASS (the root holds the minimum of {} values)", r.verdict.records_in)
+        }
         true => {
             println!("validator: PASS ({} records in global order, checksum matches)", r.verdict.records_out)
         }
