@@ -35,8 +35,18 @@ enum Cmd {
     Load(load::LoadArgs),
 }
 
+/// Ctrl-C asks the running simulation to stop and report what it has (a second one quits).
+fn on_interrupt() {
+    if nanopu_cluster::stop::stop_requested() {
+        std::process::exit(130);
+    }
+    eprintln!("\nnanopu: interrupted; stopping the simulation (Ctrl-C again to quit at once)");
+    nanopu_cluster::stop::request_stop();
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let _ = ctrlc::set_handler(on_interrupt);
     let result = match cli.cmd {
         Cmd::Run(a) => run::main(a),
         Cmd::Bench(a) => bench::main(a),

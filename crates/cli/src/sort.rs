@@ -77,6 +77,9 @@ pub struct SortArgs {
     /// Show progress on stderr.
     #[arg(long)]
     progress: bool,
+    /// Stop after this many seconds of host time and report what was measured (incomplete).
+    #[arg(long)]
+    max_wall_s: Option<f64>,
 }
 
 impl SortArgs {
@@ -111,7 +114,8 @@ impl SortArgs {
 pub fn main(a: SortArgs) -> Result<ExitCode, String> {
     let spec = a.spec()?;
     let started = Instant::now();
-    let run = spec.run(&a.apps, a.progress).map_err(|e| e.to_string())?;
+    let wall = a.max_wall_s.map(std::time::Duration::from_secs_f64);
+    let run = spec.run_limited(&a.apps, a.progress, wall).map_err(|e| e.to_string())?;
     let wall = started.elapsed().as_secs_f64();
     if let Some(p) = &a.trace {
         let t = trace_json(&run.outputs, spec.cores_per_node as usize, run.sim.clock().hz());
@@ -128,8 +132,8 @@ pub fn main(a: SortArgs) -> Result<ExitCode, String> {
 fn summary_json(a: &SortArgs, r: &SortRun, wall: f64) -> serde_json::Value {
     let result = r.outputs.first().map(|o| o.result);
     json!({ "algorithm": a.algorithm, "cores": a.cores, "keys_per_core": a.keys_per_core, "seed": a.seed,
-        "valid": r.verdict.ok(), "problems": r.verdict.problems, "records": r.verdict.records_out,
-        "figures": r.figures, "result": result, "events": r.sim.events(), "wall_seconds": wall })
+        "valid": r.verdict.ok(), "complete": !r.outcome.incomplete(), "outcome": r.outcome.name(), "problems": r.verdict.problems, "records": r.verdict.records_out,
+        "figures": r.figures, "result": result, "events": r.sim.events(), "core_dispatches": r.sim.core_dispatches(), "wall_seconds": wall })
 }
 
 fn print_summary(a: &SortArgs, r: &SortRun, wall: f64) {

@@ -12,6 +12,7 @@
 //! - [`host`]: a test host on the node's port that sends messages at given times and records
 //!   replies with arrival times, as the prototype's Scapy tests did.
 //! - [`sim`]: the event loop tying them together, and the run's outcome.
+//! - [`stop`]: ending a long run early (Ctrl-C, wall-clock limit) with what it measured.
 //! - [`spin`]: recognising `lnic_wait()`'s spin loop so idle cores park instead of spinning.
 //! - `cluster`, `network`: clusters from a TOML file ([`cluster_config`]): the packet-level
 //!   fabric between nodes and the transport endpoint in each NIC.
@@ -42,6 +43,7 @@ pub mod report;
 pub mod sim;
 pub mod sort;
 pub mod spin;
+pub mod stop;
 
 pub use config::{NodeConfig, PortParams};
 pub use host::{HostMessage, TestHost};

@@ -15,15 +15,25 @@ pub enum Outcome {
     HostDone,
     /// Simulated time reached the deadline set with [`crate::Simulation::set_deadline`].
     Deadline,
+    /// The user interrupted the run ([`crate::stop::request_stop`]); results are partial.
+    Interrupted,
+    /// The run passed its wall-clock limit ([`crate::Simulation::set_wall_limit`]).
+    WallLimit,
 }
 
 impl Outcome {
+    /// Did the run stop before its natural end (user interrupt or wall-clock limit)?
+    pub fn incomplete(self) -> bool {
+        matches!(self, Outcome::Interrupted | Outcome::WallLimit)
+    }
     pub fn name(self) -> &'static str {
         match self {
             Outcome::AllExited => "exited",
             Outcome::Quiescent => "quiescent",
             Outcome::HostDone => "host-done",
             Outcome::Deadline => "deadline",
+            Outcome::Interrupted => "interrupted",
+            Outcome::WallLimit => "wall-clock limit",
         }
     }
 }

@@ -161,20 +161,50 @@ pub struct Progress {
     last: Instant,
     checks: u32,
     shown: bool,
+    cores: usize,
+    wall_limit: Option<std::time::Duration>,
 }
 
 impl Progress {
-    pub fn new(on: bool) -> Progress {
-        Progress { on, start: Instant::now(), last: Instant::now(), checks: 0, shown: false }
+    pub fn new(on: bool, cores: usize, wall_limit: Option<std::time::Duration>) -> Progress {
+        let now = Instant::now();
+        Progress { on, start: now, last: now, checks: 0, shown: false, cores, wall_limit }
     }
-    pub fn tick(&mut self, now: Time, events: u64) {
+
+    /// Called once per event: every few thousand events, look for a stop request or the
+    /// wall-clock limit (the outcome to end with), and refresh the progress line.
+    pub fn tick(&mut self, now: Time, events: u64, running: usize) -> Option<crate::Outcome> {
         self.checks = self.checks.wrapping_add(1);
-        if !self.on || !self.checks.is_multiple_of(4096) || self.last.elapsed().as_millis() < 500 {
-            return;
+        if !self.checks.is_multiple_of(4096) {
+            return None;
         }
+        if crate::stop::stop_requested() {
+            return Some(crate::Outcome::Interrupted);
+        }
+        if self.wall_limit.is_some_and(|w| self.start.elapsed() > w) {
+            return Some(crate::Outcome::WallLimit);
+        }
+        if self.on && self.last.elapsed().as_millis() >= 500 {
+            self.show(now, events, running);
+        }
+        None
+    }
+
+    /// Wall time, simulated time, events, cores done, and an estimate of the time left from
+    /// the rate at which cores finish (a guess: many programs finish their cores together).
+    fn show(&mut self, now: Time, events: u64, running: usize) {
         self.last = Instant::now();
         let wall = self.start.elapsed().as_secs_f64();
-        eprint!("\r[{wall:7.1} s] simulated {:>12.3} us, {events} events", now.as_us_f64());
+        let done = self.cores - running;
+        let eta = match (done, running) {
+            (d, r) if d > 0 && r > 0 => format!(", about {:.0} s left", wall * r as f64 / d as f64),
+            _ => String::new(),
+        };
+        let sim = now.as_us_f64();
+        eprint!(
+            "\r[{wall:7.1} s] simulated {sim:>10.3} us, {events} events, {done}/{} cores done{eta}   ",
+            self.cores
+        );
         let _ = std::io::stderr().flush();
         self.shown = true;
     }

@@ -94,6 +94,8 @@ pub struct Simulation {
     pub(crate) host_done: bool,
     /// End the run here (outcome `Deadline`).
     deadline: Option<Time>,
+    /// End the run after this much host time (outcome `WallLimit`).
+    wall_limit: Option<std::time::Duration>,
 }
 
 impl Simulation {
@@ -130,6 +132,7 @@ impl Simulation {
             progress: cfg.progress,
             host_done: false,
             deadline: None,
+            wall_limit: None,
         })
     }
 
@@ -162,6 +165,11 @@ impl Simulation {
     /// End the run at simulated time `t` with outcome `Deadline` (before any cycle limit).
     pub fn set_deadline(&mut self, t: Time) {
         self.deadline = Some(t);
+    }
+
+    /// End the run with outcome `WallLimit` once it has taken this much host time.
+    pub fn set_wall_limit(&mut self, limit: std::time::Duration) {
+        self.wall_limit = Some(limit);
     }
 
     /// Show progress on stderr during `run`.
@@ -199,7 +207,8 @@ impl Simulation {
             self.q.push(t, Ev::HostRaw { frame });
         }
         let limit = self.clock.time_of(self.max_cycles);
-        let mut progress = Progress::new(self.progress);
+        let cores = self.nodes.iter().map(|n| n.cores.len()).sum();
+        let mut progress = Progress::new(self.progress, cores, self.wall_limit);
         let end = self.event_loop(limit, &mut progress);
         progress.finish();
         end
@@ -233,7 +242,9 @@ impl Simulation {
                     return Ok(Outcome::HostDone);
                 }
             }
-            progress.tick(self.now, self.events());
+            if let Some(stop) = progress.tick(self.now, self.events(), self.running_cores) {
+                return Ok(stop);
+            }
         }
     }
 

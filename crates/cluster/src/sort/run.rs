@@ -8,6 +8,7 @@ use super::validate::{validate, validate_min, Verdict};
 use crate::cluster_config::{ClusterFile, NodeFile, ProgramFile, SwitchFile, TopologyFile, TransportFile};
 use crate::{Outcome, SimError, Simulation};
 use std::path::Path;
+use std::time::Duration;
 
 /// Which program sorts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +65,8 @@ pub struct SortSpec {
 
 /// What a sort run gives.
 pub struct SortRun {
+    /// How the run ended (`Interrupted` or `WallLimit`: the figures are partial).
+    pub outcome: Outcome,
     pub verdict: Verdict,
     pub figures: SortFigures,
     pub outputs: Vec<SorterOutput>,
@@ -133,12 +136,25 @@ impl SortSpec {
 
     /// Build, load, run, validate. `apps` is the directory holding the programs.
     pub fn run(&self, apps: &Path, progress: bool) -> Result<SortRun, SimError> {
+        self.run_limited(apps, progress, None)
+    }
+
+    /// Like `run`, ending early after `wall` of host time (reported incomplete).
+    pub fn run_limited(
+        &self,
+        apps: &Path,
+        progress: bool,
+        wall: Option<Duration>,
+    ) -> Result<SortRun, SimError> {
         if self.algorithm == Algorithm::Local && self.cores != 1 {
             return Err(SimError::Setup("cores: a local sort runs on exactly one core (--cores 1)".into()));
         }
         let f = self.cluster_file(self.algorithm.elf()).map_err(SimError::Setup)?;
         let mut sim = Simulation::cluster(&f, apps)?;
         sim.set_progress(progress);
+        if let Some(w) = wall {
+            sim.set_wall_limit(w);
+        }
         let inputs = load(&mut sim, self.seed, self.keys_per_core as usize, self.distribution)
             .map_err(SimError::Setup)?;
         let outcome = sim.run()?;
@@ -147,13 +163,40 @@ impl SortSpec {
             Algorithm::MergeMin => validate_min(&inputs, &outputs),
             _ => validate(&inputs, &outputs),
         };
-        if outcome != Outcome::AllExited {
-            let stuck = sim.waiting_cores();
-            verdict
-                .problems
-                .insert(0, format!("the run ended {} with {} cores not exited", outcome.name(), stuck.len()));
-        }
+        let mut first = end_problems(&mut sim, outcome);
+        first.append(&mut verdict.problems);
+        verdict.problems = first;
         let hz = sim.clock().hz();
-        Ok(SortRun { verdict, figures: figures(&outputs, hz), outputs, sim })
+        Ok(SortRun { outcome, verdict, figures: figures(&outputs, hz), outputs, sim })
     }
+}
+
+/// Problems with how the run ended: stopped early, cores still waiting, cores that exited
+/// with an error (with what they printed, which usually says why).
+fn end_problems(sim: &mut Simulation, outcome: Outcome) -> Vec<String> {
+    let mut v = Vec::new();
+    if outcome.incomplete() {
+        v.push(format!(
+            "incomplete: the run stopped early ({}) at {:.3} us",
+            outcome.name(),
+            sim.now().as_us_f64()
+        ));
+    } else if outcome != Outcome::AllExited {
+        v.push(format!(
+            "the run ended {} with {} cores not exited",
+            outcome.name(),
+            sim.waiting_cores().len()
+        ));
+    }
+    let per_node = sim.nodes.first().map_or(1, |n| n.cores.len());
+    for (n, node) in sim.nodes.iter_mut().enumerate() {
+        for (c, core) in node.cores.iter_mut().enumerate() {
+            if let Some(code) = core.halted().filter(|&x| x != 0) {
+                let console = String::from_utf8_lossy(&core.take_console()).trim().to_string();
+                v.push(format!("sorter {} exited with code {code}: {console}", n * per_node + c));
+            }
+        }
+    }
+    v.truncate(8);
+    v
 }
