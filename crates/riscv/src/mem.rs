@@ -93,27 +93,41 @@ impl NodeMem {
         page[..n].copy_from_slice(&bytes[..n]);
     }
 
-    /// Debugger-style read of DRAM or the boot page, without timing.
+    /// Debugger-style read of DRAM or the boot page, without timing (a page at a time).
     pub fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), String> {
-        for (i, b) in buf.iter_mut().enumerate() {
-            let a = addr.wrapping_add(i as u64);
-            *b = self.read_byte(a).ok_or_else(|| format!("read at {a:#x}: outside memory"))?;
+        let mut done = 0;
+        while done < buf.len() {
+            let a = addr.wrapping_add(done as u64);
+            match self.dram_page(a) {
+                Some(pn) => {
+                    let n = in_page(a, buf.len() - done);
+                    buf[done..done + n].copy_from_slice(&self.page(pn)[page_range(a, n)]);
+                    done += n;
+                }
+                None => {
+                    buf[done] = self.read_byte(a).ok_or_else(|| format!("read at {a:#x}: outside memory"))?;
+                    done += 1;
+                }
+            }
         }
         Ok(())
     }
 
-    /// Debugger-style write of DRAM or the boot page, without timing.
+    /// Debugger-style write of DRAM or the boot page, without timing (a page at a time).
     pub fn write(&mut self, addr: u64, bytes: &[u8]) -> Result<(), String> {
-        for (i, &b) in bytes.iter().enumerate() {
-            let a = addr.wrapping_add(i as u64);
+        let mut done = 0;
+        while done < bytes.len() {
+            let a = addr.wrapping_add(done as u64);
+            let n = if self.dram_page(a).is_some() { in_page(a, bytes.len() - done) } else { 1 };
             if let Some(pn) = self.dram_page(a) {
-                self.page_mut(pn)[(a % PAGE) as usize] = b;
+                self.page_mut(pn)[page_range(a, n)].copy_from_slice(&bytes[done..done + n]);
                 self.note_store(pn);
             } else if (BOOT_BASE..BOOT_BASE + PAGE).contains(&a) {
-                self.write_boot_byte(a - BOOT_BASE, b);
+                self.write_boot_byte(a - BOOT_BASE, bytes[done]);
             } else {
                 return Err(format!("write at {a:#x}: outside memory"));
             }
+            done += n;
         }
         Ok(())
     }
@@ -229,4 +243,15 @@ mod tests {
     fn leaf_layout_is_small() {
         assert_eq!(std::mem::size_of::<Leaf>(), 4096);
     }
+}
+
+/// Bytes from `addr` to the end of its page, at most `left`.
+fn in_page(addr: u64, left: usize) -> usize {
+    ((PAGE - addr % PAGE) as usize).min(left)
+}
+
+/// Offsets inside a page of `n` bytes from `addr`.
+fn page_range(addr: u64, n: usize) -> std::ops::Range<usize> {
+    let off = (addr % PAGE) as usize;
+    off..off + n
 }
