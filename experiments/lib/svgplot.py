@@ -76,3 +76,56 @@ def line(pts, sx, sy, color, label, i):
     out.append(f'<line x1="{W - RIGHT + 12}" y1="{ly}" x2="{W - RIGHT + 36}" y2="{ly}" stroke="{color}" stroke-width="2"/>')
     out.append(f'<text x="{W - RIGHT + 42}" y="{ly + 4}">{label}</text>')
     return out
+
+
+def quartiles(values):
+    """min, q1, median, q3, max by nearest rank."""
+    v = sorted(values)
+    q = lambda p: v[min(len(v) - 1, max(0, math.ceil(p * len(v)) - 1))]
+    return v[0], q(0.25), q(0.5), q(0.75), v[-1]
+
+
+def boxplot(out, title, ylabel, groups, yscale=1.0):
+    """groups: [(label, [(series, values), ...]), ...]; one box per series in each group
+    (whiskers at min and max, box from q1 to q3, line at the median)."""
+    top = max(max(v) for _, ss in groups for _, v in ss if v) or 1.0
+    yticks, ymax = nice_ticks(top)
+    sy = lambda y: H - BOTTOM - (H - TOP - BOTTOM) * min(y, ymax) / ymax
+    slot = (W - LEFT - RIGHT) / len(groups)
+    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{W}" height="{H}" fill="white"/>',
+           f'<text x="{W / 2}" y="22" text-anchor="middle" font-size="15">{title}</text>']
+    svg += box_axes(yticks, sy, ylabel, yscale)
+    names = [n for n, _ in groups[0][1]]
+    for g, (label, ss) in enumerate(groups):
+        x0 = LEFT + g * slot
+        svg.append(f'<text x="{x0 + slot / 2:.1f}" y="{H - BOTTOM + 18}" text-anchor="middle">{label}</text>')
+        width = slot * 0.7 / len(ss)
+        for k, (_, values) in enumerate(ss):
+            if values:
+                svg += box(x0 + slot * 0.15 + k * width, width * 0.85, quartiles(values), sy, COLORS[k % len(COLORS)])
+    for k, n in enumerate(names):
+        ly = TOP + 10 + 20 * k
+        svg.append(f'<rect x="{W - RIGHT + 12}" y="{ly - 6}" width="24" height="12" fill="{COLORS[k]}" fill-opacity="0.4" stroke="{COLORS[k]}"/>')
+        svg.append(f'<text x="{W - RIGHT + 42}" y="{ly + 4}">{n}</text>')
+    svg.append("</svg>")
+    with open(out, "w") as f:
+        f.write("\n".join(svg) + "\n")
+
+
+def box_axes(yticks, sy, ylabel, yscale):
+    out = [f'<line x1="{LEFT}" y1="{sy(0)}" x2="{W - RIGHT}" y2="{sy(0)}" stroke="black"/>',
+           f'<line x1="{LEFT}" y1="{sy(0)}" x2="{LEFT}" y2="{TOP}" stroke="black"/>']
+    for t in yticks:
+        out.append(f'<line x1="{LEFT}" y1="{sy(t):.1f}" x2="{W - RIGHT}" y2="{sy(t):.1f}" stroke="#ddd"/>')
+        out.append(f'<text x="{LEFT - 6}" y="{sy(t) + 4:.1f}" text-anchor="end">{t / yscale:g}</text>')
+    out.append(f'<text transform="translate(18,{(TOP + H - BOTTOM) / 2}) rotate(-90)" text-anchor="middle">{ylabel}</text>')
+    return out
+
+
+def box(x, w, q, sy, color):
+    lo, q1, med, q3, hi = q
+    mid = x + w / 2
+    return [f'<line x1="{mid:.1f}" y1="{sy(lo):.1f}" x2="{mid:.1f}" y2="{sy(hi):.1f}" stroke="{color}"/>',
+            f'<rect x="{x:.1f}" y="{sy(q3):.1f}" width="{w:.1f}" height="{max(0.5, sy(q1) - sy(q3)):.1f}" fill="{color}" fill-opacity="0.4" stroke="{color}"/>',
+            f'<line x1="{x:.1f}" y1="{sy(med):.1f}" x2="{x + w:.1f}" y2="{sy(med):.1f}" stroke="black" stroke-width="2"/>']

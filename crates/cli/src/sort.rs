@@ -2,7 +2,7 @@
 //! MergeMin, or a local sort on every core), with its summary, table and trace.
 
 use clap::Args;
-use nanopu_cluster::sort::report::{stage_table, trace_json};
+use nanopu_cluster::sort::report::{stage_table, stages_csv, trace_json};
 use nanopu_cluster::sort::{Algorithm, Distribution, SortRun, SortSpec};
 use serde_json::json;
 use std::path::PathBuf;
@@ -74,6 +74,9 @@ pub struct SortArgs {
     /// Write a Perfetto/Chrome trace (one track per core, one slice per stage).
     #[arg(long)]
     trace: Option<PathBuf>,
+    /// Write every core's stages (start, end, compute and idle time) as CSV.
+    #[arg(long)]
+    stages: Option<PathBuf>,
     /// Show progress on stderr.
     #[arg(long)]
     progress: bool,
@@ -119,6 +122,10 @@ pub fn main(a: SortArgs) -> Result<ExitCode, String> {
     let wall = started.elapsed().as_secs_f64();
     if let Some(p) = &a.trace {
         let t = trace_json(&run.outputs, spec.cores_per_node as usize, run.sim.clock().hz());
+        std::fs::write(p, t).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    if let Some(p) = &a.stages {
+        let t = stages_csv(&run.outputs, spec.cores_per_node as usize, run.sim.clock().hz());
         std::fs::write(p, t).map_err(|e| format!("{}: {e}", p.display()))?;
     }
     if a.json {

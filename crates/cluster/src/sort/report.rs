@@ -114,6 +114,29 @@ pub fn trace_json(outputs: &[SorterOutput], cores_per_node: usize, hz: u64) -> S
     s
 }
 
+/// Every sorter's stages as CSV: sorter, node, core, stage, start and end (ns from the
+/// run's start), compute and idle time (ns).
+pub fn stages_csv(outputs: &[SorterOutput], cores_per_node: usize, hz: u64) -> String {
+    let mut s = String::from("sorter,node,core,stage,start_ns,end_ns,compute_ns,idle_ns\n");
+    for (sorter, o) in outputs.iter().enumerate() {
+        for st in &o.stages {
+            let compute = st.end.saturating_sub(st.start).saturating_sub(st.idle);
+            let _ = writeln!(
+                s,
+                "{sorter},{},{},{},{:.1},{:.1},{:.1},{:.1}",
+                sorter / cores_per_node,
+                sorter % cores_per_node,
+                stage_name(st.id),
+                ns(st.start, hz),
+                ns(st.end, hz),
+                ns(compute, hz),
+                ns(st.idle, hz)
+            );
+        }
+    }
+    s
+}
+
 /// The per-stage table as text.
 pub fn stage_table(f: &SortFigures) -> String {
     let mut s = format!(
