@@ -140,7 +140,16 @@ fn summary_json(a: &SortArgs, r: &SortRun, wall: f64) -> serde_json::Value {
     let result = r.outputs.first().map(|o| o.result);
     json!({ "algorithm": a.algorithm, "cores": a.cores, "keys_per_core": a.keys_per_core, "seed": a.seed,
         "valid": r.verdict.ok(), "complete": !r.outcome.incomplete(), "outcome": r.outcome.name(), "problems": r.verdict.problems, "records": r.verdict.records_out,
-        "figures": r.figures, "result": result, "events": r.sim.events(), "core_dispatches": r.sim.core_dispatches(), "wall_seconds": wall })
+        "figures": r.figures, "result": result, "memory": memory_json(&r.sim), "events": r.sim.events(), "core_dispatches": r.sim.core_dispatches(), "wall_seconds": wall })
+}
+
+/// Where simulated memory goes: private 4 KiB pages per node (mean), page-table leaves.
+fn memory_json(sim: &nanopu_cluster::Simulation) -> serde_json::Value {
+    let (pages, leaves) =
+        sim.nodes.iter().map(|n| n.mem.resident_pages()).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    let n = sim.nodes.len().max(1) as f64;
+
+    json!({ "nodes": sim.nodes.len(), "private_pages_per_node": pages as f64 / n, "page_leaves_per_node": leaves as f64 / n })
 }
 
 fn print_summary(a: &SortArgs, r: &SortRun, wall: f64) {

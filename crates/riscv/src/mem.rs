@@ -229,6 +229,14 @@ impl NodeMem {
         self.read(addr, &mut b).ok().map(|_| u16::from_le_bytes(b))
     }
 
+    /// Private DRAM pages this node holds (written or touched by a store), and page-table
+    /// leaves: what the node's memory costs the host beyond the shared program image.
+    pub fn resident_pages(&self) -> (usize, usize) {
+        let leaves = self.dir.iter().flatten();
+        let pages = leaves.clone().map(|l| l.iter().filter(|p| p.is_some()).count()).sum();
+        (pages, leaves.count())
+    }
+
     /// Number of harts the CLINT serves.
     pub fn ncores(&self) -> usize {
         self.msip.len()
