@@ -232,6 +232,9 @@ impl Nic {
     /// Re-evaluate the interrupt line of `core` at `at`, and whenever a scheduler timer
     /// could change it.
     fn updates(&self, core: usize, at: u64, out: &mut Vec<Action>) {
+        if self.cores[core].line_settled() {
+            return;
+        }
         out.push(Action::Update { core, at });
         let later = self.cores[core].deadlines().filter(|&d| d > at);
         out.extend(later.map(|at| Action::Update { core, at }));
