@@ -190,14 +190,16 @@ impl Progress {
         None
     }
 
-    /// Wall time, simulated time, events, cores done, and an estimate of the time left from
-    /// the rate at which cores finish (a guess: many programs finish their cores together).
+    /// Wall time, simulated time, events, cores done, and an estimate of the time left.
     fn show(&mut self, now: Time, events: u64, running: usize) {
         self.last = Instant::now();
         let wall = self.start.elapsed().as_secs_f64();
         let done = self.cores - running;
+        // Estimated from the rate at which cores finish, once a tenth have: before that the
+        // rate says little (many programs finish most cores together at the end).
         let eta = match (done, running) {
-            (d, r) if d > 0 && r > 0 => format!(", about {:.0} s left", wall * r as f64 / d as f64),
+            (d, r) if d * 10 >= self.cores && r > 0 => format!(", about {:.0} s left", wall * r as f64 / d as f64),
+            (_, r) if r > 0 => ", estimating the time left once a tenth of the cores are done".into(),
             _ => String::new(),
         };
         let sim = now.as_us_f64();
