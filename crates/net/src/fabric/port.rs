@@ -12,11 +12,21 @@ pub enum Admit {
     Full,
 }
 
+/// Most bands a port has (`switch.bands` is at most 8; a NIC's own port uses 8).
+const MAX_BANDS: usize = 8;
+
+/// The bands live inline and a bit mask says which hold packets, so that starting the next
+/// packet touches the port and that packet only (the port is visited once per packet, and
+/// every extra pointer followed was a cache miss).
 #[derive(Clone, Debug, Default)]
 pub struct Port {
-    /// Queued packets per band (allocated on first use).
-    bands: Vec<VecDeque<Packet>>,
-    used: Vec<u32>,
+    /// Queued packets per band.
+    bands: [VecDeque<Packet>; MAX_BANDS],
+    used: [u32; MAX_BANDS],
+    /// Bit b set when band b holds a packet.
+    occupied: u8,
+    /// Bytes queued in all bands.
+    total: u32,
     pub busy: bool,
     /// Largest number of bytes queued at once.
     pub max_bytes: u32,
@@ -25,17 +35,9 @@ pub struct Port {
 }
 
 impl Port {
-    fn ensure(&mut self, bands: usize) {
-        if self.bands.len() < bands {
-            self.bands.resize_with(bands, VecDeque::new);
-            self.used.resize(bands, 0);
-        }
-    }
-
     /// Offer a packet. `limits` is None for an unlimited port (a NIC's own queue).
     pub fn offer(&mut self, mut p: Packet, limits: Option<&[u32]>, trim: bool) -> Admit {
-        let nb = limits.map_or(8, <[u32]>::len);
-        self.ensure(nb);
+        let nb = limits.map_or(MAX_BANDS, <[u32]>::len);
         let band = (p.band as usize).min(nb - 1);
         let fits = |used: &[u32], b: usize, size: u32| limits.is_none_or(|l| used[b] + size <= l[b]);
         if fits(&self.used, band, p.wire_len()) {
@@ -52,18 +54,26 @@ impl Port {
     }
 
     fn push(&mut self, band: usize, p: Packet) {
-        self.used[band] += p.wire_len();
+        let len = p.wire_len();
+        self.used[band] += len;
+        self.total += len;
+        self.occupied |= 1 << band;
         self.bands[band].push_back(p);
-        self.max_bytes = self.max_bytes.max(self.used.iter().sum());
+        self.max_bytes = self.max_bytes.max(self.total);
     }
 
     /// The next packet to send: highest band first, FIFO within a band.
     pub fn pop(&mut self) -> Option<Packet> {
-        let b = self.bands.iter().position(|q| !q.is_empty())?;
-        let p = self.bands[b].pop_front()?;
-        self.used[b] -= p.wire_len();
+        let b = (self.occupied != 0).then(|| self.occupied.trailing_zeros() as usize)?;
+        let p = self.bands[b].pop_front().expect("occupied band");
+        if self.bands[b].is_empty() {
+            self.occupied &= !(1 << b);
+        }
+        let len = p.wire_len();
+        self.used[b] -= len;
+        self.total -= len;
         self.sent_packets += 1;
-        self.sent_bytes += p.wire_len() as u64;
+        self.sent_bytes += len as u64;
         Some(p)
     }
 }
