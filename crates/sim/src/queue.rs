@@ -4,13 +4,29 @@ use crate::time::Time;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// Heap key: 24 bytes whatever the event's size, so sifting moves little data; the
-/// events themselves stay put in a slab.
+/// Heap key: 16 bytes whatever the event's size, the events themselves staying put in a
+/// slab. Time in the high 64 bits, then the sequence number, then the slab slot: comparing
+/// keys compares (time, sequence) as one 128-bit integer, which the compiler does without
+/// branches, so sifting does not stall on mispredicted comparisons.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Key {
-    time: Time,
-    seq: u64,
-    slot: u32,
+struct Key(u128);
+
+/// Bits of the slot in a key: up to 16 million events pending at once.
+const SLOT_BITS: u32 = 24;
+/// Sequence numbers fit in the remaining 40 bits: a trillion events per run.
+const SEQ_LIMIT: u64 = 1 << (64 - SLOT_BITS);
+
+impl Key {
+    fn new(time: Time, seq: u64, slot: u32) -> Key {
+        assert!(seq < SEQ_LIMIT && slot < 1 << SLOT_BITS, "event queue: too many events");
+        Key((time.0 as u128) << 64 | (seq << SLOT_BITS | slot as u64) as u128)
+    }
+    fn time(self) -> Time {
+        Time((self.0 >> 64) as u64)
+    }
+    fn slot(self) -> u32 {
+        (self.0 as u32) & ((1 << SLOT_BITS) - 1)
+    }
 }
 
 /// Min-queue of events keyed by (time, sequence number).
@@ -46,18 +62,18 @@ impl<E> EventQueue<E> {
         };
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Reverse(Key { time, seq, slot }));
+        self.heap.push(Reverse(Key::new(time, seq, slot)));
     }
     pub fn pop(&mut self) -> Option<(Time, E)> {
         let Reverse(k) = self.heap.pop()?;
         self.popped += 1;
-        self.free.push(k.slot);
-        let e = self.slab[k.slot as usize].take().expect("queued event");
-        Some((k.time, e))
+        self.free.push(k.slot());
+        let e = self.slab[k.slot() as usize].take().expect("queued event");
+        Some((k.time(), e))
     }
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|Reverse(k)| k.time)
+        self.heap.peek().map(|Reverse(k)| k.time())
     }
     pub fn len(&self) -> usize {
         self.heap.len()
