@@ -281,10 +281,11 @@ impl Transport {
     fn on_data(&mut self, now: Time, s: Segment, out: &mut Vec<TAction>) {
         self.expire_done(now);
         let key = (s.src_ip, s.src_context, s.msg_id);
-        if self.done.contains_key(&key) {
-            return self.duplicate_of_done(&s, out);
-        }
+        // A message is open or done, never both, so most packets need one lookup.
         if !self.inbound.contains_key(&key) {
+            if self.done.contains_key(&key) {
+                return self.duplicate_of_done(&s, out);
+            }
             self.open_inbound(now, key, &s, out);
         }
         if s.has(flags::CHOP) {
