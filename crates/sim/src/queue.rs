@@ -1,5 +1,6 @@
 //! A deterministic event queue: earliest time first, ties in insertion order.
 
+use crate::hint::prefetch;
 use crate::time::Time;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -69,6 +70,11 @@ impl<E> EventQueue<E> {
         self.popped += 1;
         self.free.push(k.slot());
         let e = self.slab[k.slot() as usize].take().expect("queued event");
+        // The next event is usually far from this one in memory: start loading it while
+        // this one is handled.
+        if let Some(Reverse(next)) = self.heap.peek() {
+            prefetch(&self.slab[next.slot() as usize]);
+        }
         Some((k.time(), e))
     }
     /// Time of the earliest pending event.
