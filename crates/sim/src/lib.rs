@@ -12,6 +12,7 @@
 //! - [`hint`]: cache prefetching for the hot paths.
 
 pub mod hint;
+pub mod lanes;
 pub mod packet;
 pub mod queue;
 pub mod rng;
