@@ -57,6 +57,20 @@ pub struct Packet {
     pub payload_start: u32,
 }
 
+/// (flags, payload length, band) of a packet with `flags` once trimmed.
+pub fn trimmed(flags: u8) -> (u8, u16, u8) {
+    (flags | flags::CHOP, 0, 0)
+}
+
+/// Bytes on the wire of a packet with these flags and payload length.
+pub fn frame_len(flags: u8, payload_len: u16) -> u32 {
+    if flags & flags::DATA != 0 && flags & flags::CHOP == 0 {
+        HEADER_BYTES + payload_len as u32
+    } else {
+        MIN_FRAME
+    }
+}
+
 pub fn is_multicast_ip(ip: u32) -> bool {
     ip >> 28 == 0xe
 }
@@ -82,17 +96,11 @@ impl Packet {
     }
     /// Bytes on the wire.
     pub fn wire_len(&self) -> u32 {
-        if self.is_data() && !self.is_trimmed() {
-            HEADER_BYTES + self.payload_len as u32
-        } else {
-            MIN_FRAME
-        }
+        frame_len(self.flags, self.payload_len)
     }
     /// Cut to the header, as a switch does when the data band is full (NDP).
     pub fn trim(&mut self) {
-        self.flags |= flags::CHOP;
-        self.payload_len = 0;
-        self.band = 0;
+        (self.flags, self.payload_len, self.band) = trimmed(self.flags);
     }
     /// A control packet answering `to`: addresses and contexts swapped, message fields kept.
     pub fn reply_to(to: &Packet, flags: u8, credit: u16) -> Packet {

@@ -1,6 +1,8 @@
 //! An output port: strict-priority bands with byte limits, feeding one directed link.
 
-use crate::packet::{Packet, MIN_FRAME};
+use super::store::Pkt;
+use crate::packet::MIN_FRAME;
+use nanopu_sim::packet::flags;
 use std::collections::VecDeque;
 
 /// What happened to a packet offered to a port.
@@ -16,12 +18,11 @@ pub enum Admit {
 const MAX_BANDS: usize = 8;
 
 /// The bands live inline and a bit mask says which hold packets, so that starting the next
-/// packet touches the port and that packet only (the port is visited once per packet, and
-/// every extra pointer followed was a cache miss).
+/// packet touches the port only; bands hold packets' references and headers (the fabric
+/// keeps the packets themselves), so queues are small and nothing big is copied.
 #[derive(Clone, Debug, Default)]
 pub struct Port {
-    /// Queued packets per band.
-    bands: [VecDeque<Packet>; MAX_BANDS],
+    bands: [VecDeque<Pkt>; MAX_BANDS],
     used: [u32; MAX_BANDS],
     /// Bit b set when band b holds a packet.
     occupied: u8,
@@ -35,26 +36,28 @@ pub struct Port {
 }
 
 impl Port {
-    /// Offer a packet. `limits` is None for an unlimited port (a NIC's own queue).
-    pub fn offer(&mut self, mut p: Packet, limits: Option<&[u32]>, trim: bool) -> Admit {
+    /// Offer a packet. `limits` is None for an unlimited port (a NIC's own queue). When
+    /// the answer is `Trimmed`, the queued header is trimmed and the caller trims the packet.
+    pub fn offer(&mut self, mut p: Pkt, limits: Option<&[u32]>, trim: bool) -> Admit {
         let nb = limits.map_or(MAX_BANDS, <[u32]>::len);
-        let band = (p.band as usize).min(nb - 1);
+        let band = (p.hdr.band as usize).min(nb - 1);
         let fits = |used: &[u32], b: usize, size: u32| limits.is_none_or(|l| used[b] + size <= l[b]);
-        if fits(&self.used, band, p.wire_len()) {
+        if fits(&self.used, band, p.hdr.wire_len()) {
             self.push(band, p);
             return Admit::Queued;
         }
-        let trimmable = trim && p.is_data() && !p.is_trimmed() && !p.is_multicast();
+        let f = p.hdr.flags;
+        let trimmable = trim && f & flags::DATA != 0 && f & (flags::CHOP | flags::MCAST) == 0;
         if !trimmable || !fits(&self.used, 0, MIN_FRAME) {
             return Admit::Full;
         }
-        p.trim();
+        p.hdr.trim();
         self.push(0, p);
         Admit::Trimmed
     }
 
-    fn push(&mut self, band: usize, p: Packet) {
-        let len = p.wire_len();
+    fn push(&mut self, band: usize, p: Pkt) {
+        let len = p.hdr.wire_len();
         self.used[band] += len;
         self.total += len;
         self.occupied |= 1 << band;
@@ -63,13 +66,13 @@ impl Port {
     }
 
     /// The next packet to send: highest band first, FIFO within a band.
-    pub fn pop(&mut self) -> Option<Packet> {
+    pub fn pop(&mut self) -> Option<Pkt> {
         let b = (self.occupied != 0).then(|| self.occupied.trailing_zeros() as usize)?;
         let p = self.bands[b].pop_front().expect("occupied band");
         if self.bands[b].is_empty() {
             self.occupied &= !(1 << b);
         }
-        let len = p.wire_len();
+        let len = p.hdr.wire_len();
         self.used[b] -= len;
         self.total -= len;
         self.sent_packets += 1;
