@@ -170,9 +170,10 @@ impl Simulation {
 
     /// Queue the fabric's events and keep the emptied buffer.
     fn push_net(&mut self, mut events: Vec<(Time, NetEvent)>) {
-        for (t, e) in events.drain(..) {
+        for &(t, e) in &events {
             self.q.push(t, Ev::Net(e));
         }
+        events.clear();
         self.net().spare.events = events;
     }
 

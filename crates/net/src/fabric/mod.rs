@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use store::Store;
 
 /// The fabric's own events.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub enum NetEvent {
     /// The port finished serializing a packet.
     TxDone { port: u32 },
