@@ -52,8 +52,9 @@ pub struct Packet {
     /// Payload bytes of this packet (0 for control and trimmed packets).
     pub payload_len: u16,
     /// The words of the whole message this packet carries a part of, shared by all its
-    /// packets (no copy per packet); this packet's words start at `payload_start`.
-    pub payload: Arc<[u64]>,
+    /// packets (no copy per packet); this packet's words start at `payload_start`. None for
+    /// control packets, which then cost no reference counting.
+    pub payload: Option<Arc<[u64]>>,
     pub payload_start: u32,
 }
 
@@ -90,9 +91,10 @@ impl Packet {
     }
     /// This packet's payload words.
     pub fn words(&self) -> &[u64] {
-        let start = (self.payload_start as usize).min(self.payload.len());
-        let end = (start + (self.payload_len as usize).div_ceil(8)).min(self.payload.len());
-        &self.payload[start..end]
+        let all = self.payload.as_deref().unwrap_or(&[]);
+        let start = (self.payload_start as usize).min(all.len());
+        let end = (start + (self.payload_len as usize).div_ceil(8)).min(all.len());
+        &all[start..end]
     }
     /// Bytes on the wire.
     pub fn wire_len(&self) -> u32 {
