@@ -17,6 +17,16 @@ pub(crate) struct Network {
     pub fabric: Fabric,
     pub transports: Vec<Transport>,
     next_packet: u64,
+    /// Buffers reused for every event, so that handling one allocates nothing.
+    spare: Spare,
+}
+
+/// Empty vectors kept for reuse (taken while in use, put back empty).
+#[derive(Default)]
+struct Spare {
+    events: Vec<(Time, NetEvent)>,
+    delivered: Vec<(u32, Packet)>,
+    actions: Vec<TAction>,
 }
 
 impl Network {
@@ -27,7 +37,7 @@ impl Network {
         let transports: Result<Vec<_>, String> = (0..nodes)
             .map(|n| Transport::new(tp.clone(), ip(n), Rng::stream(f.seed, TRANSPORT_STREAMS + n as u64)))
             .collect();
-        Ok(Network { fabric, transports: transports?, next_packet: 0 })
+        Ok(Network { fabric, transports: transports?, next_packet: 0, spare: Spare::default() })
     }
 
     /// A transport's segment enters the network: give it its id.
@@ -126,49 +136,51 @@ fn pull_interval(rate_gbps: f64) -> Time {
 }
 
 impl Simulation {
+    fn net(&mut self) -> &mut Network {
+        self.net.as_mut().expect("cluster run")
+    }
+
     /// A message left node `n`'s TX path towards another node.
     pub(crate) fn transport_send(&mut self, n: usize, msg: Message) {
-        let mut out = Vec::new();
-        let net = self.net.as_mut().expect("cluster run");
-        net.transports[n].send_message(self.now, msg, &mut out);
+        let (now, mut out) = (self.now, std::mem::take(&mut self.net().spare.actions));
+        self.net().transports[n].send_message(now, msg, &mut out);
         self.transport_actions(n, out);
     }
 
     pub(crate) fn transport_timer(&mut self, n: usize, timer: nanopu_nic::transport::Timer) {
-        let mut out = Vec::new();
-        self.net.as_mut().expect("cluster run").transports[n].on_timer(self.now, timer, &mut out);
+        let (now, mut out) = (self.now, std::mem::take(&mut self.net().spare.actions));
+        self.net().transports[n].on_timer(now, timer, &mut out);
         self.transport_actions(n, out);
     }
 
     pub(crate) fn net_event(&mut self, ev: NetEvent) {
-        let (mut next, mut delivered) = (Vec::new(), Vec::new());
-        let net = self.net.as_mut().expect("cluster run");
-        net.fabric.handle(self.now, ev, &mut next, &mut delivered);
+        let now = self.now;
+        let net = self.net();
+        let (mut next, mut delivered) =
+            (std::mem::take(&mut net.spare.events), std::mem::take(&mut net.spare.delivered));
+        net.fabric.handle(now, ev, &mut next, &mut delivered);
         self.push_net(next);
-        for (node, pkt) in delivered {
-            let mut out = Vec::new();
-            let net = self.net.as_mut().expect("cluster run");
-            net.transports[node as usize].on_packet(self.now, pkt, &mut out);
+        for (node, pkt) in delivered.drain(..) {
+            let mut out = std::mem::take(&mut self.net().spare.actions);
+            self.net().transports[node as usize].on_packet(now, pkt, &mut out);
             self.transport_actions(node as usize, out);
         }
+        self.net().spare.delivered = delivered;
     }
 
-    fn push_net(&mut self, events: Vec<(Time, NetEvent)>) {
-        for (t, e) in events {
+    /// Queue the fabric's events and keep the emptied buffer.
+    fn push_net(&mut self, mut events: Vec<(Time, NetEvent)>) {
+        for &(t, e) in &events {
             self.q.push(t, Ev::Net(e));
         }
+        events.clear();
+        self.net().spare.events = events;
     }
 
-    fn transport_actions(&mut self, n: usize, actions: Vec<TAction>) {
-        for a in actions {
+    fn transport_actions(&mut self, n: usize, mut actions: Vec<TAction>) {
+        for a in actions.drain(..) {
             match a {
-                TAction::Transmit(s) => {
-                    let mut next = Vec::new();
-                    let net = self.net.as_mut().expect("cluster run");
-                    let pkt = net.packet(s);
-                    net.fabric.send(self.now, n as u32, pkt, &mut next);
-                    self.push_net(next);
-                }
+                TAction::Transmit(s) => self.transmit(n, s),
                 TAction::Deliver(msg) => {
                     self.last_arrival = self.now;
                     self.q.push(self.now, Ev::NicArrive { node: n, msg });
@@ -176,5 +188,16 @@ impl Simulation {
                 TAction::Timer(t, timer) => self.q.push(t, Ev::Transport { node: n, timer }),
             }
         }
+        self.net().spare.actions = actions;
+    }
+
+    /// Node `n`'s transport hands a segment to its port.
+    fn transmit(&mut self, n: usize, s: Segment) {
+        let now = self.now;
+        let net = self.net();
+        let mut next = std::mem::take(&mut net.spare.events);
+        let pkt = net.packet(s);
+        net.fabric.send(now, n as u32, pkt, &mut next);
+        self.push_net(next);
     }
 }

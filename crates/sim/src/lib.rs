@@ -9,7 +9,10 @@
 //!   (seed, component id).
 //! - [`packet`]: the packet the NIC's transports and the network share.
 //! - [`stats`]: exact percentiles and summaries over recorded samples.
+//! - [`hint`]: cache prefetching for the hot paths.
 
+pub mod hint;
+pub mod lanes;
 pub mod packet;
 pub mod queue;
 pub mod rng;

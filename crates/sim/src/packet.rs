@@ -52,9 +52,24 @@ pub struct Packet {
     /// Payload bytes of this packet (0 for control and trimmed packets).
     pub payload_len: u16,
     /// The words of the whole message this packet carries a part of, shared by all its
-    /// packets (no copy per packet); this packet's words start at `payload_start`.
-    pub payload: Arc<[u64]>,
+    /// packets (no copy per packet); this packet's words start at `payload_start`. None for
+    /// control packets, which then cost no reference counting.
+    pub payload: Option<Arc<[u64]>>,
     pub payload_start: u32,
+}
+
+/// (flags, payload length, band) of a packet with `flags` once trimmed.
+pub fn trimmed(flags: u8) -> (u8, u16, u8) {
+    (flags | flags::CHOP, 0, 0)
+}
+
+/// Bytes on the wire of a packet with these flags and payload length.
+pub fn frame_len(flags: u8, payload_len: u16) -> u32 {
+    if flags & flags::DATA != 0 && flags & flags::CHOP == 0 {
+        HEADER_BYTES + payload_len as u32
+    } else {
+        MIN_FRAME
+    }
 }
 
 pub fn is_multicast_ip(ip: u32) -> bool {
@@ -76,23 +91,18 @@ impl Packet {
     }
     /// This packet's payload words.
     pub fn words(&self) -> &[u64] {
-        let start = (self.payload_start as usize).min(self.payload.len());
-        let end = (start + (self.payload_len as usize).div_ceil(8)).min(self.payload.len());
-        &self.payload[start..end]
+        let all = self.payload.as_deref().unwrap_or(&[]);
+        let start = (self.payload_start as usize).min(all.len());
+        let end = (start + (self.payload_len as usize).div_ceil(8)).min(all.len());
+        &all[start..end]
     }
     /// Bytes on the wire.
     pub fn wire_len(&self) -> u32 {
-        if self.is_data() && !self.is_trimmed() {
-            HEADER_BYTES + self.payload_len as u32
-        } else {
-            MIN_FRAME
-        }
+        frame_len(self.flags, self.payload_len)
     }
     /// Cut to the header, as a switch does when the data band is full (NDP).
     pub fn trim(&mut self) {
-        self.flags |= flags::CHOP;
-        self.payload_len = 0;
-        self.band = 0;
+        (self.flags, self.payload_len, self.band) = trimmed(self.flags);
     }
     /// A control packet answering `to`: addresses and contexts swapped, message fields kept.
     pub fn reply_to(to: &Packet, flags: u8, credit: u16) -> Packet {

@@ -4,12 +4,17 @@
 //!
 //! The fabric never schedules anything itself: [`Fabric::send`] and [`Fabric::handle`]
 //! return `(time, NetEvent)` pairs that the caller's event loop hands back at that time.
+//!
+//! Packets stay in a store (`store`); queues and events carry a reference and a copy of the
+//! few header fields switches read.
 
 mod params;
 mod port;
+mod store;
 mod topology;
 
 pub use params::{FabricParams, LinkFault, LinkId, LinkParams, SwitchParams, Topology, UplinkChoice};
+pub use store::{Hdr, Pkt, PktRef};
 pub use topology::{Peer, Wiring, NODE_IP_BASE};
 
 use crate::packet::Packet;
@@ -17,18 +22,19 @@ use nanopu_sim::time::serialization;
 use nanopu_sim::{Rng, Time};
 use port::{Admit, Port};
 use std::collections::BTreeMap;
+use store::Store;
 
 /// The fabric's own events.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub enum NetEvent {
     /// The port finished serializing a packet.
     TxDone { port: u32 },
     /// A packet's last bit reached the far end of `port`'s link.
-    Arrive { port: u32, pkt: Packet },
+    Arrive { port: u32, pkt: Pkt },
     /// A packet leaves a switch's switching pipeline towards its output port(s).
-    Forward { sw: u32, inport: u32, pkt: Packet },
+    Forward { sw: u32, inport: u32, pkt: Pkt },
     /// A multicast copy lost on `port`'s hop is sent again.
-    Resend { port: u32, pkt: Packet },
+    Resend { port: u32, pkt: Pkt },
 }
 
 /// Where packets are captured for pcap output.
@@ -82,6 +88,7 @@ pub struct Fabric {
     stats: FabricStats,
     capture: Option<CapturePoint>,
     captured: Vec<(Time, Packet)>,
+    packets: Store,
 }
 
 impl Fabric {
@@ -105,6 +112,7 @@ impl Fabric {
             stats: FabricStats::default(),
             capture: None,
             captured: Vec::new(),
+            packets: Store::default(),
             p,
         })
     }
@@ -153,7 +161,8 @@ impl Fabric {
             self.stats.drops_multicast_disabled += 1;
             return;
         }
-        self.offer(now, node, pkt, out);
+        let r = self.packets.put(pkt);
+        self.offer(now, node, r, out);
     }
 
     /// Handle one of the fabric's events at its time.
@@ -179,111 +188,118 @@ impl Fabric {
     }
 
     /// Queue a packet at a port (node uplinks are unlimited) and start it if idle.
-    fn offer(&mut self, now: Time, port: u32, pkt: Packet, out: &mut Vec<(Time, NetEvent)>) {
+    fn offer(&mut self, now: Time, port: u32, r: Pkt, out: &mut Vec<(Time, NetEvent)>) {
         let sw = &self.p.switch;
         let limits = (port >= self.wiring.nodes).then_some(sw.band_bytes.as_slice());
-        let retry = pkt.is_multicast().then(|| pkt.clone());
-        match self.ports[port as usize].offer(pkt, limits, sw.trim) {
+        match self.ports[port as usize].offer(r, limits, sw.trim) {
             Admit::Queued => {}
-            Admit::Trimmed => self.stats.trims += 1,
-            Admit::Full => self.lost(now, port, retry, out, |s| &mut s.drops_band_full),
+            Admit::Trimmed => {
+                self.stats.trims += 1;
+                self.packets.get_mut(r).trim();
+            }
+            // Refused as it was: a multicast copy is resent as it is.
+            Admit::Full => self.lost(now, port, r, out, |s| &mut s.drops_band_full),
         }
         if !self.ports[port as usize].busy {
             self.start(now, port, out);
         }
     }
 
-    /// A packet did not make it across `port`'s hop: count it; a multicast copy is resent
-    /// after the hop's timeout (the hop keeps a copy until it is acknowledged).
+    /// Packet `r` did not make it across `port`'s hop: count it; a multicast copy is resent
+    /// after the hop's timeout (the hop keeps a copy until it is acknowledged), anything else
+    /// is gone.
     fn lost(
         &mut self,
         now: Time,
         port: u32,
-        retry: Option<Packet>,
+        r: Pkt,
         out: &mut Vec<(Time, NetEvent)>,
         counter: fn(&mut FabricStats) -> &mut u64,
     ) {
         *counter(&mut self.stats) += 1;
-        if let Some(pkt) = retry {
-            out.push((now + Time(self.p.switch.mcast_timeout_fs), NetEvent::Resend { port, pkt }));
+        if !r.hdr.is_multicast() {
+            self.packets.take(r);
+            return;
         }
+        out.push((now + Time(self.p.switch.mcast_timeout_fs), NetEvent::Resend { port, pkt: r }));
     }
 
     /// Start serializing the port's next packet.
     fn start(&mut self, now: Time, port: u32, out: &mut Vec<(Time, NetEvent)>) {
-        let Some(pkt) = self.ports[port as usize].pop() else { return };
+        let Some(r) = self.ports[port as usize].pop() else { return };
         self.ports[port as usize].busy = true;
         self.stats.packet_hops += 1;
-        self.capture_if(now, self.captures_out(port), &pkt);
-        let ser = serialization(pkt.wire_len() as u64, self.p.link.rate_bps);
+        self.capture_if(now, self.captures_out(port), r);
+        let ser = serialization(r.hdr.wire_len() as u64, self.p.link.rate_bps);
         out.push((now + ser, NetEvent::TxDone { port }));
         let p = self.loss.get(&port).copied().unwrap_or(self.p.link.drop_prob);
         if p > 0.0 && self.link_rng[port as usize].next_f64() < p {
-            let retry = pkt.is_multicast().then_some(pkt);
-            return self.lost(now, port, retry, out, |s| &mut s.drops_random);
+            return self.lost(now, port, r, out, |s| &mut s.drops_random);
         }
-        out.push((now + ser + Time(self.p.link.propagation_fs), NetEvent::Arrive { port, pkt }));
+        out.push((now + ser + Time(self.p.link.propagation_fs), NetEvent::Arrive { port, pkt: r }));
     }
 
     fn arrive(
         &mut self,
         now: Time,
         port: u32,
-        pkt: Packet,
+        r: Pkt,
         out: &mut Vec<(Time, NetEvent)>,
         delivered: &mut Vec<(u32, Packet)>,
     ) {
         if self.down_at.get(&port).is_some_and(|&t| now >= t) {
-            let retry = pkt.is_multicast().then_some(pkt);
-            return self.lost(now, port, retry, out, |s| &mut s.drops_link_down);
+            return self.lost(now, port, r, out, |s| &mut s.drops_link_down);
         }
         match self.wiring.peer(port) {
             Peer::Node(n) => {
                 self.stats.delivered += 1;
-                self.capture_if(now, self.capture == Some(CapturePoint::Node(n)), &pkt);
-                delivered.push((n, pkt));
+                self.capture_if(now, self.capture == Some(CapturePoint::Node(n)), r);
+                delivered.push((n, self.packets.take(r)));
             }
             Peer::Switch { sw, inport } => {
                 let seen = self.capture == Some(CapturePoint::SwitchPort { sw, port: inport });
-                self.capture_if(now, seen, &pkt);
-                self.enter_switch(now, sw, inport, pkt, out);
+                self.capture_if(now, seen, r);
+                self.enter_switch(now, sw, inport, r, out);
             }
         }
     }
 
     /// A packet's last bit reached input `inport` of switch `sw`: it is forwarded after the
     /// switching latency.
-    fn enter_switch(
-        &mut self,
-        now: Time,
-        sw: u32,
-        inport: u32,
-        pkt: Packet,
-        out: &mut Vec<(Time, NetEvent)>,
-    ) {
+    fn enter_switch(&mut self, now: Time, sw: u32, inport: u32, r: Pkt, out: &mut Vec<(Time, NetEvent)>) {
         match self.p.switch.latency_fs {
-            0 => self.forward(now, sw, inport, pkt, out),
-            lat => out.push((now + Time(lat), NetEvent::Forward { sw, inport, pkt })),
+            0 => self.forward(now, sw, inport, r, out),
+            lat => out.push((now + Time(lat), NetEvent::Forward { sw, inport, pkt: r })),
         }
     }
 
     /// Route a packet through switch `sw` to its output port(s).
-    fn forward(&mut self, now: Time, sw: u32, inport: u32, pkt: Packet, out: &mut Vec<(Time, NetEvent)>) {
+    fn forward(&mut self, now: Time, sw: u32, inport: u32, r: Pkt, out: &mut Vec<(Time, NetEvent)>) {
         let choice = self.p.switch.uplink;
-        let rng = &mut self.switch_rng[sw as usize];
-        if pkt.is_multicast() {
-            let ports = self.wiring.replicate(sw, inport, &pkt, choice, rng);
-            for k in ports {
-                self.offer(now, self.wiring.switch_port(sw, k), pkt.clone(), out);
-            }
-            return;
+        if r.hdr.is_multicast() {
+            return self.replicate(now, sw, inport, r, out);
         }
-        match self.wiring.node_of(pkt.dst_ip) {
+        let (rng, packets) = (&mut self.switch_rng[sw as usize], &self.packets);
+        match self.wiring.node_of(r.hdr.dst_ip) {
             Some(dst) => {
-                let k = self.wiring.route(sw, dst, &pkt, choice, rng);
-                self.offer(now, self.wiring.switch_port(sw, k), pkt, out);
+                let k = self.wiring.route(sw, dst, || topology::flow_hash(packets.get(r)), choice, rng);
+                self.offer(now, self.wiring.switch_port(sw, k), r, out);
             }
-            None => self.stats.drops_no_route += 1,
+            None => {
+                self.stats.drops_no_route += 1;
+                self.packets.take(r);
+            }
+        }
+    }
+
+    /// Offer a copy of multicast packet `r` to each output port leading to members.
+    fn replicate(&mut self, now: Time, sw: u32, inport: u32, r: Pkt, out: &mut Vec<(Time, NetEvent)>) {
+        let rng = &mut self.switch_rng[sw as usize];
+        let ports = self.wiring.replicate(sw, inport, self.packets.get(r), self.p.switch.uplink, rng);
+        let pkt = self.packets.take(r);
+        for k in ports {
+            let copy = self.packets.put(pkt.clone());
+            self.offer(now, self.wiring.switch_port(sw, k), copy, out);
         }
     }
 
@@ -296,9 +312,9 @@ impl Fabric {
         }
     }
 
-    fn capture_if(&mut self, now: Time, yes: bool, pkt: &Packet) {
+    fn capture_if(&mut self, now: Time, yes: bool, r: Pkt) {
         if yes {
-            self.captured.push((now, pkt.clone()));
+            self.captured.push((now, self.packets.get(r).clone()));
         }
     }
 }

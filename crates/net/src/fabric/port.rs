@@ -1,6 +1,8 @@
 //! An output port: strict-priority bands with byte limits, feeding one directed link.
 
-use crate::packet::{Packet, MIN_FRAME};
+use super::store::Pkt;
+use crate::packet::MIN_FRAME;
+use nanopu_sim::packet::flags;
 use std::collections::VecDeque;
 
 /// What happened to a packet offered to a port.
@@ -12,11 +14,20 @@ pub enum Admit {
     Full,
 }
 
+/// Most bands a port has (`switch.bands` is at most 8; a NIC's own port uses 8).
+const MAX_BANDS: usize = 8;
+
+/// The bands live inline and a bit mask says which hold packets, so that starting the next
+/// packet touches the port only; bands hold packets' references and headers (the fabric
+/// keeps the packets themselves), so queues are small and nothing big is copied.
 #[derive(Clone, Debug, Default)]
 pub struct Port {
-    /// Queued packets per band (allocated on first use).
-    bands: Vec<VecDeque<Packet>>,
-    used: Vec<u32>,
+    bands: [VecDeque<Pkt>; MAX_BANDS],
+    used: [u32; MAX_BANDS],
+    /// Bit b set when band b holds a packet.
+    occupied: u8,
+    /// Bytes queued in all bands.
+    total: u32,
     pub busy: bool,
     /// Largest number of bytes queued at once.
     pub max_bytes: u32,
@@ -25,45 +36,47 @@ pub struct Port {
 }
 
 impl Port {
-    fn ensure(&mut self, bands: usize) {
-        if self.bands.len() < bands {
-            self.bands.resize_with(bands, VecDeque::new);
-            self.used.resize(bands, 0);
-        }
-    }
-
-    /// Offer a packet. `limits` is None for an unlimited port (a NIC's own queue).
-    pub fn offer(&mut self, mut p: Packet, limits: Option<&[u32]>, trim: bool) -> Admit {
-        let nb = limits.map_or(8, <[u32]>::len);
-        self.ensure(nb);
-        let band = (p.band as usize).min(nb - 1);
+    /// Offer a packet. `limits` is None for an unlimited port (a NIC's own queue). When
+    /// the answer is `Trimmed`, the queued header is trimmed and the caller trims the packet.
+    pub fn offer(&mut self, mut p: Pkt, limits: Option<&[u32]>, trim: bool) -> Admit {
+        let nb = limits.map_or(MAX_BANDS, <[u32]>::len);
+        let band = (p.hdr.band as usize).min(nb - 1);
         let fits = |used: &[u32], b: usize, size: u32| limits.is_none_or(|l| used[b] + size <= l[b]);
-        if fits(&self.used, band, p.wire_len()) {
+        if fits(&self.used, band, p.hdr.wire_len()) {
             self.push(band, p);
             return Admit::Queued;
         }
-        let trimmable = trim && p.is_data() && !p.is_trimmed() && !p.is_multicast();
+        let f = p.hdr.flags;
+        let trimmable = trim && f & flags::DATA != 0 && f & (flags::CHOP | flags::MCAST) == 0;
         if !trimmable || !fits(&self.used, 0, MIN_FRAME) {
             return Admit::Full;
         }
-        p.trim();
+        p.hdr.trim();
         self.push(0, p);
         Admit::Trimmed
     }
 
-    fn push(&mut self, band: usize, p: Packet) {
-        self.used[band] += p.wire_len();
+    fn push(&mut self, band: usize, p: Pkt) {
+        let len = p.hdr.wire_len();
+        self.used[band] += len;
+        self.total += len;
+        self.occupied |= 1 << band;
         self.bands[band].push_back(p);
-        self.max_bytes = self.max_bytes.max(self.used.iter().sum());
+        self.max_bytes = self.max_bytes.max(self.total);
     }
 
     /// The next packet to send: highest band first, FIFO within a band.
-    pub fn pop(&mut self) -> Option<Packet> {
-        let b = self.bands.iter().position(|q| !q.is_empty())?;
-        let p = self.bands[b].pop_front()?;
-        self.used[b] -= p.wire_len();
+    pub fn pop(&mut self) -> Option<Pkt> {
+        let b = (self.occupied != 0).then(|| self.occupied.trailing_zeros() as usize)?;
+        let p = self.bands[b].pop_front().expect("occupied band");
+        if self.bands[b].is_empty() {
+            self.occupied &= !(1 << b);
+        }
+        let len = p.hdr.wire_len();
+        self.used[b] -= len;
+        self.total -= len;
         self.sent_packets += 1;
-        self.sent_bytes += p.wire_len() as u64;
+        self.sent_bytes += len as u64;
         Some(p)
     }
 }

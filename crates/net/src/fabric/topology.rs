@@ -89,14 +89,22 @@ impl Wiring {
     }
 
     /// Output port (local to `sw`) of a unicast packet to node `dst`.
-    pub fn route(&self, sw: u32, dst: u32, pkt: &Packet, choice: UplinkChoice, rng: &mut Rng) -> u32 {
+    /// `flow` gives the packet's flow hash (asked for only when uplinks are chosen by it).
+    pub fn route(
+        &self,
+        sw: u32,
+        dst: u32,
+        flow: impl FnOnce() -> u64,
+        choice: UplinkChoice,
+        rng: &mut Rng,
+    ) -> u32 {
         match self.topology {
             Topology::Star { .. } => dst,
             Topology::LeafSpine { nodes_per_leaf: d, leaves, spines } if sw < leaves => {
                 if dst / d == sw {
                     dst % d
                 } else {
-                    d + uplink(pkt, spines, choice, rng)
+                    d + uplink(flow, spines, choice, rng)
                 }
             }
             Topology::LeafSpine { nodes_per_leaf: d, .. } => dst / d,
@@ -122,7 +130,7 @@ impl Wiring {
                 let mut out: Vec<u32> = members(sw * d, sw * d + d).map(|m| m % d).collect();
                 let elsewhere = first < sw * d || end > sw * d + d;
                 if inport < d && elsewhere {
-                    out.push(d + uplink(pkt, spines, choice, rng));
+                    out.push(d + uplink(|| flow_hash(pkt), spines, choice, rng));
                 }
                 out
             }
@@ -135,15 +143,15 @@ impl Wiring {
 }
 
 /// The uplink (0..spines) a packet takes.
-fn uplink(pkt: &Packet, spines: u32, choice: UplinkChoice, rng: &mut Rng) -> u32 {
+fn uplink(flow: impl FnOnce() -> u64, spines: u32, choice: UplinkChoice, rng: &mut Rng) -> u32 {
     match choice {
         UplinkChoice::Spray => rng.below(spines as u64) as u32,
-        UplinkChoice::Hash => (flow_hash(pkt) % spines as u64) as u32,
+        UplinkChoice::Hash => (flow() % spines as u64) as u32,
     }
 }
 
 /// FNV-1a over the fields that name a flow (a message).
-fn flow_hash(p: &Packet) -> u64 {
+pub fn flow_hash(p: &Packet) -> u64 {
     let fields =
         [p.src_ip as u64, p.dst_ip as u64, p.src_context as u64, p.dst_context as u64, p.msg_id as u64];
     fields.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, f| (h ^ f).wrapping_mul(0x0100_0000_01b3))

@@ -4,6 +4,7 @@ use super::params::{Protocol, TransportParams};
 use super::receiver::InMsg;
 use super::segment::{flags, Segment, MULTICAST_IP};
 use super::sender::OutMsg;
+use super::table::MsgMap;
 use crate::message::Message;
 use nanopu_sim::{Rng, Time};
 use std::collections::{BTreeMap, VecDeque};
@@ -62,9 +63,9 @@ pub struct Transport {
     next_msg_id: u16,
     next_mcast_seq: u32,
     rng: Rng,
-    out: BTreeMap<OutKey, OutMsg>,
-    inbound: BTreeMap<InKey, InMsg>,
-    done: BTreeMap<InKey, Time>,
+    out: MsgMap<OutKey, OutMsg>,
+    inbound: MsgMap<InKey, InMsg>,
+    done: MsgMap<InKey, Time>,
     done_order: VecDeque<(Time, InKey)>,
     /// Messages owed a PULL; `true` when it grants a new transmission, `false` for a
     /// refresh that repeats the current credit (a PULL may have been lost).
@@ -108,9 +109,9 @@ impl Transport {
             next_msg_id: 0,
             next_mcast_seq: 0,
             rng,
-            out: BTreeMap::new(),
-            inbound: BTreeMap::new(),
-            done: BTreeMap::new(),
+            out: MsgMap::default(),
+            inbound: MsgMap::default(),
+            done: MsgMap::default(),
             done_order: VecDeque::new(),
             pulls: VecDeque::new(),
             pull_free_at: Time::ZERO,
@@ -280,10 +281,11 @@ impl Transport {
     fn on_data(&mut self, now: Time, s: Segment, out: &mut Vec<TAction>) {
         self.expire_done(now);
         let key = (s.src_ip, s.src_context, s.msg_id);
-        if self.done.contains_key(&key) {
-            return self.duplicate_of_done(&s, out);
-        }
+        // A message is open or done, never both, so most packets need one lookup.
         if !self.inbound.contains_key(&key) {
+            if self.done.contains_key(&key) {
+                return self.duplicate_of_done(&s, out);
+            }
             self.open_inbound(now, key, &s, out);
         }
         if s.has(flags::CHOP) {
@@ -476,8 +478,9 @@ impl Transport {
     /// timeout happens exactly at its own deadline).
     fn sender_rto(&mut self, now: Time, out: &mut Vec<TAction>) {
         let rto = self.p.rto;
-        let due: Vec<OutKey> =
+        let mut due: Vec<OutKey> =
             self.out.iter().filter(|(_, m)| now >= m.last_progress + rto).map(|(k, _)| *k).collect();
+        due.sort_unstable();
         for key in due {
             self.time_out(now, key, out);
         }

@@ -50,7 +50,7 @@ impl OutMsg {
         let mut s = self.proto.clone();
         s.pkt_offset = offset as u16;
         s.payload_len = p.payload_len(s.msg_len, offset);
-        s.payload = self.words.clone();
+        s.payload = Some(self.words.clone());
         s.payload_start = start as u32;
         s.flags |= flags::DATA;
         s

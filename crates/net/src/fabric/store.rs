@@ -1,0 +1,80 @@
+//! Where the fabric keeps its packets, and what it moves instead of them.
+//!
+//! A packet is stored once, when it enters the fabric, and taken out when it is delivered or
+//! lost. Queues and events carry a [`Pkt`]: the packet's place in the store and the few
+//! header fields switches and ports look at. Moving whole 72-byte packets through every
+//! queue and event, and reading them back at every hop, was a large part of a hop's cost.
+
+use crate::packet::Packet;
+use nanopu_sim::packet::{frame_len, trimmed, MIN_FRAME};
+
+/// A packet's place in the store.
+pub type PktRef = u32;
+
+/// The header fields a switch or port reads (a copy of the stored packet's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hdr {
+    pub dst_ip: u32,
+    pub payload_len: u16,
+    pub band: u8,
+    pub flags: u8,
+}
+
+impl Hdr {
+    pub fn of(p: &Packet) -> Hdr {
+        Hdr { dst_ip: p.dst_ip, payload_len: p.payload_len, band: p.band, flags: p.flags }
+    }
+    pub fn wire_len(&self) -> u32 {
+        frame_len(self.flags, self.payload_len)
+    }
+    pub fn is_multicast(&self) -> bool {
+        self.flags & nanopu_sim::packet::flags::MCAST != 0
+    }
+    /// What `Packet::trim` does to the packet.
+    pub fn trim(&mut self) {
+        (self.flags, self.payload_len, self.band) = trimmed(self.flags);
+        debug_assert_eq!(self.wire_len(), MIN_FRAME);
+    }
+}
+
+/// A stored packet as queues and events carry it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pkt {
+    pub r: PktRef,
+    pub hdr: Hdr,
+}
+
+/// The packets in the fabric, each in a slot until it is delivered or lost.
+#[derive(Default)]
+pub struct Store {
+    slots: Vec<Packet>,
+    free: Vec<PktRef>,
+}
+
+impl Store {
+    pub fn put(&mut self, p: Packet) -> Pkt {
+        let hdr = Hdr::of(&p);
+        let r = match self.free.pop() {
+            Some(r) => {
+                self.slots[r as usize] = p;
+                r
+            }
+            None => {
+                self.slots.push(p);
+                (self.slots.len() - 1) as PktRef
+            }
+        };
+        Pkt { r, hdr }
+    }
+    pub fn get(&self, p: Pkt) -> &Packet {
+        &self.slots[p.r as usize]
+    }
+    pub fn get_mut(&mut self, p: Pkt) -> &mut Packet {
+        &mut self.slots[p.r as usize]
+    }
+    /// Take the packet out, freeing its slot (the payload's reference goes with it).
+    pub fn take(&mut self, p: Pkt) -> Packet {
+        self.free.push(p.r);
+        std::mem::take(&mut self.slots[p.r as usize])
+    }
+}
