@@ -198,7 +198,9 @@ impl Progress {
         // Estimated from the rate at which cores finish, once a tenth have: before that the
         // rate says little (many programs finish most cores together at the end).
         let eta = match (done, running) {
-            (d, r) if d * 10 >= self.cores && r > 0 => format!(", about {:.0} s left", wall * r as f64 / d as f64),
+            (d, r) if d * 10 >= self.cores && r > 0 => {
+                format!(", about {:.0} s left", wall * r as f64 / d as f64)
+            }
             (_, r) if r > 0 => ", estimating the time left once a tenth of the cores are done".into(),
             _ => String::new(),
         };

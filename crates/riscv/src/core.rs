@@ -60,6 +60,8 @@ pub struct Core {
     pub(crate) line_shift: u32,
     pub(crate) tlb_r: [TlbEntry; TLB_SIZE],
     pub(crate) tlb_w: [TlbEntry; TLB_SIZE],
+    /// `NodeMem::page_gen` when the TLBs were last flushed.
+    pub(crate) tlb_gen: u64,
     pub(crate) muldiv_free: u64,
     /// Page of `tohost`: stores there are checked for HTIF commands.
     pub(crate) htif_pn: u64,
@@ -105,6 +107,7 @@ impl Core {
             line_shift: timing.line_bytes.max(1).next_power_of_two().trailing_zeros(),
             tlb_r: [NO_TLB; TLB_SIZE],
             tlb_w: [NO_TLB; TLB_SIZE],
+            tlb_gen: u64::MAX,
             muldiv_free: 0,
             htif_pn: program.tohost.map_or(u64::MAX, |a| a / crate::program::PAGE),
             t: timing.clone(),
@@ -131,7 +134,7 @@ impl Core {
         if let Some(e) = &self.done {
             return e.clone();
         }
-        self.begin_run();
+        self.begin_run(mem);
         let external_on = self.external_irqs_enabled();
         loop {
             if let Err(e) = self.take_interrupt(mem) {
@@ -149,11 +152,16 @@ impl Core {
         }
     }
 
-    /// Drop every host pointer cached by a previous run (memory may have changed since).
-    fn begin_run(&mut self) {
+    /// Drop the host pointers cached by a previous run that memory may have invalidated
+    /// since: the fetch page (code may have been re-decoded) always, the data TLBs only if
+    /// a page became private (private pages never move, so most runs keep them warm).
+    fn begin_run(&mut self, mem: &NodeMem) {
         self.fetch_pn = u64::MAX;
-        self.tlb_r = [NO_TLB; TLB_SIZE];
-        self.tlb_w = [NO_TLB; TLB_SIZE];
+        if self.tlb_gen != mem.page_gen {
+            self.tlb_r = [NO_TLB; TLB_SIZE];
+            self.tlb_w = [NO_TLB; TLB_SIZE];
+            self.tlb_gen = mem.page_gen;
+        }
         // Other harts may have run since: an LR reservation does not survive (an SC may
         // fail spuriously, RISC-V unprivileged spec 13.2).
         self.reservation = None;

@@ -95,7 +95,12 @@ impl Core {
             let pn = addr / PAGE;
             self.tlb_r[tlb_slot(pn)] = TlbEntry { pn, ptr: mem.page(pn).as_ptr() as *mut u8 };
             let mut b = [0u8; 8];
-            mem.read(addr, &mut b[..N]).map_err(|_| Ex::Trap { cause: LOAD_FAULT, tval: addr })?;
+            let off = (addr % PAGE) as usize;
+            if off + N <= PAGE as usize {
+                b[..N].copy_from_slice(&mem.page(pn)[off..off + N]); // N is a constant: no memmove
+            } else {
+                mem.read(addr, &mut b[..N]).map_err(|_| Ex::Trap { cause: LOAD_FAULT, tval: addr })?;
+            }
             self.data_timing::<N>(mem, addr);
             return Ok(u64::from_le_bytes(b));
         }

@@ -41,6 +41,9 @@ pub struct NodeMem {
     /// Code pages re-decoded after stores (self-modifying code), and pages stored to since.
     code_over: HashMap<u64, Box<[Op]>>,
     code_dirty: BTreeSet<u64>,
+    /// Private pages created so far: host pointers to shared pages (the image, zeros) that
+    /// a core cached are stale once this has changed.
+    pub(crate) page_gen: u64,
 }
 
 impl NodeMem {
@@ -83,6 +86,7 @@ impl NodeMem {
             l2,
             code_over: HashMap::new(),
             code_dirty: BTreeSet::new(),
+            page_gen: 0,
         })
     }
 
@@ -172,6 +176,9 @@ impl NodeMem {
         let (d, i) = self.slot(pn);
         let program = &self.program;
         let leaf = self.dir[d].get_or_insert_with(|| Box::new([const { None }; LEAF_PAGES]));
+        if leaf[i].is_none() {
+            self.page_gen += 1;
+        }
         leaf[i].get_or_insert_with(|| Box::new(program.page(pn).copied().unwrap_or([0; PAGE as usize])))
     }
 
