@@ -56,6 +56,12 @@ pub struct SortArgs {
     /// The extra latency, us.
     #[arg(long, default_value_t = 0.0)]
     tail_delay_us: f64,
+    /// Topology: up to this many nodes on one switch; more form a leaf-spine of such leaves.
+    #[arg(long, default_value_t = 64)]
+    nodes_per_leaf: u32,
+    /// Spines of the leaf-spine (default: nodes per leaf, full bisection).
+    #[arg(long)]
+    spines: Option<u32>,
     /// Largest message payload the NICs accept, bytes.
     #[arg(long, default_value_t = 2048)]
     max_msg_bytes: u32,
@@ -110,6 +116,8 @@ impl SortArgs {
             tail_delay_us: self.tail_delay_us,
             max_msg_bytes: self.max_msg_bytes,
             max_us: self.max_us,
+            nodes_per_leaf: self.nodes_per_leaf,
+            spines: self.spines.unwrap_or(self.nodes_per_leaf),
         })
     }
 }

@@ -25,6 +25,8 @@ fn spec(algorithm: Algorithm, cores: u32, keys: u32, args: &[u32]) -> SortSpec {
         tail_delay_us: 0.0,
         max_msg_bytes: 2048,
         max_us: 20_000.0,
+        nodes_per_leaf: 64,
+        spines: 64,
     }
 }
 
@@ -44,6 +46,9 @@ fn nanosort_passes_for_every_bucket_count_and_with_multicast_off() {
     let mut four = spec(Algorithm::NanoSort, 256, 8, &[4, 4, 1]);
     four.cores_per_node = 4;
     run(&four);
+    let mut leaves = spec(Algorithm::NanoSort, 64, 8, &[4, 4, 1]);
+    (leaves.nodes_per_leaf, leaves.spines) = (16, 4); // 4 leaves, oversubscribed 4:1
+    run(&leaves);
 }
 
 #[test]

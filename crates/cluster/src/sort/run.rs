@@ -61,6 +61,11 @@ pub struct SortSpec {
     pub tail_delay_us: f64,
     pub max_msg_bytes: u32,
     pub max_us: f64,
+    /// Nodes per leaf switch: up to this many nodes share one switch; more make a
+    /// leaf-spine of such leaves (default 64).
+    pub nodes_per_leaf: u32,
+    /// Spine switches of a leaf-spine (default: as many as nodes per leaf, full bisection).
+    pub spines: u32,
 }
 
 /// What a sort run gives.
@@ -74,8 +79,8 @@ pub struct SortRun {
 }
 
 impl SortSpec {
-    /// Nodes, and the topology: one switch up to 64 nodes, else a leaf-spine of 64-node
-    /// leaves with full bisection (one spine per node of a leaf).
+    /// Nodes, and the topology: one switch up to `nodes_per_leaf` nodes, else a leaf-spine
+    /// of such leaves and `spines` spines.
     fn topology(&self) -> Result<TopologyFile, String> {
         if self.cores_per_node == 0 || self.cores == 0 || self.cores % self.cores_per_node != 0 {
             return Err(format!(
@@ -91,18 +96,18 @@ impl SortSpec {
             leaves: None,
             spines: None,
         };
-        if nodes <= 64 {
+        let per = self.nodes_per_leaf;
+        if per == 0 || self.spines == 0 {
+            return Err("topology: nodes per leaf and spines must be positive".into());
+        }
+        if nodes <= per {
             return Ok(TopologyFile { nodes: Some(nodes), ..t("star") });
         }
-        if nodes % 64 != 0 {
-            return Err(format!("cores: {nodes} nodes do not fill 64-node leaves"));
+        if nodes % per != 0 {
+            return Err(format!("cores: {nodes} nodes do not fill {per}-node leaves"));
         }
-        Ok(TopologyFile {
-            nodes_per_leaf: Some(64),
-            leaves: Some(nodes / 64),
-            spines: Some(64),
-            ..t("leaf-spine")
-        })
+        let leaves = Some(nodes / per);
+        Ok(TopologyFile { nodes_per_leaf: Some(per), leaves, spines: Some(self.spines), ..t("leaf-spine") })
     }
 
     /// The cluster configuration of this run.
