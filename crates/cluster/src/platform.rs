@@ -81,8 +81,9 @@ impl Platform for NodePlatform<'_> {
         fault(self.nic.csr_write(hart, now, csr, value, &mut self.actions))
     }
     /// A NIC CSR write can move the interrupt line (an `Update` action): let the event loop
-    /// apply it before the core executes another instruction.
-    fn yield_after_write(&self) -> bool {
-        true
+    /// apply it before the core executes another instruction, unless the line cannot move
+    /// (the core's only context is the running one; see `CoreIf::line_settled`).
+    fn yield_after_write(&self, hart: usize) -> bool {
+        !self.nic.core(hart).line_settled()
     }
 }

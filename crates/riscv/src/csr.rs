@@ -108,7 +108,7 @@ impl Core {
         self.ready[op.rd as usize] = 0;
         self.cycle += self.t.csr_penalty;
         self.pc += op.len as u64;
-        if platform && writes && plat.yield_after_write() {
+        if platform && writes && plat.yield_after_write(self.hart) {
             return Err(Ex::Stop); // the platform changed state the caller must act on first
         }
         if recheck {

@@ -42,7 +42,7 @@ pub trait Platform {
     /// After a successful `csr_write`: should `run` return (`Exit::Limit`) once this
     /// instruction completes, so the caller can act on what the write changed (for example
     /// the interrupt line) before the core goes on? Default: no.
-    fn yield_after_write(&self) -> bool {
+    fn yield_after_write(&self, _hart: usize) -> bool {
         false
     }
 }
