@@ -1,5 +1,5 @@
 /*
- * nanosort.c - NanoSort (/work/shared/NANOSORT.md) on the nanoPU: one sorter per core,
+ * nanosort.c - NanoSort (NANOSORT.md, the algorithm notes) on the nanoPU: one sorter per core,
  * sorter s on node s / C, core s % C, context s % C (sortbench.h).
  *
  * Args: BUCKETS FANIN [MULTICAST] (argv[3..5]); BUCKETS b in {4, 8, 16}, the number of
