@@ -72,9 +72,6 @@ pub struct SortArgs {
     /// standard deviation and maximum of the sort time.
     #[arg(long, default_value_t = 1)]
     seeds: u64,
-    /// Sort time of the last run, ns (for the seed summary).
-    #[arg(skip)]
-    last_total_ns: std::cell::Cell<f64>,
     /// Simulated-time limit, us.
     #[arg(long, default_value_t = 10_000.0)]
     max_us: f64,
@@ -132,18 +129,17 @@ impl SortArgs {
 
 pub fn main(a: SortArgs) -> Result<ExitCode, String> {
     if a.seeds <= 1 {
-        return one_run(&a).map(|ok| if ok { ExitCode::SUCCESS } else { ExitCode::from(1) });
+        return one_run(&a).map(|t| if t.is_some() { ExitCode::SUCCESS } else { ExitCode::from(1) });
     }
     let mut times = Vec::new();
     for seed in a.seed..a.seed + a.seeds {
         // Trace and stage files describe one run: the first seed's.
         let first = seed == a.seed;
         let (trace, stages) = if first { (a.trace.clone(), a.stages.clone()) } else { (None, None) };
-        let one = SortArgs { seed, seeds: 1, trace, stages, apps: a.apps.clone(), ..a.clone() };
-        if !one_run(&one)? {
-            return Ok(ExitCode::from(1));
+        match one_run(&SortArgs { seed, seeds: 1, trace, stages, ..a.clone() })? {
+            Some(t) => times.push(t),
+            None => return Ok(ExitCode::from(1)),
         }
-        times.push(one.last_total_ns.get());
     }
     print_seed_summary(&a, &times);
     Ok(ExitCode::SUCCESS)
@@ -155,25 +151,24 @@ fn print_seed_summary(a: &SortArgs, t: &[f64]) {
     let mean = t.iter().sum::<f64>() / n;
     let sd = (t.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
     let max = t.iter().copied().fold(f64::MIN, f64::max);
-    let line = format!("{} seeds from {}: sort time mean {:.1} ns, standard deviation {:.1} ns, maximum {:.1} ns; validator PASS for every seed", t.len(), a.seed, mean, sd, max);
     if a.json {
         println!(
             "{}",
             json!({ "seeds": t.len(), "first_seed": a.seed, "mean_ns": mean, "sd_ns": sd, "max_ns": max })
         );
     } else {
-        println!("{line}");
+        let n = t.len();
+        println!("{n} seeds from {}: sort time mean {mean:.1} ns, standard deviation {sd:.1} ns, maximum {max:.1} ns; validator PASS for every seed", a.seed);
     }
 }
 
-/// One validated run with its outputs; whether it passed.
-fn one_run(a: &SortArgs) -> Result<bool, String> {
+/// One validated run with its outputs; its sort time in ns if it passed.
+fn one_run(a: &SortArgs) -> Result<Option<f64>, String> {
     let spec = a.spec()?;
     let started = Instant::now();
     let wall = a.max_wall_s.map(std::time::Duration::from_secs_f64);
     let run = spec.run_limited(&a.apps, a.progress, wall).map_err(|e| e.to_string())?;
     let wall = started.elapsed().as_secs_f64();
-    a.last_total_ns.set(run.figures.total_ns);
     if let Some(p) = &a.trace {
         let t = trace_json(&run.outputs, spec.cores_per_node as usize, run.sim.clock().hz());
         std::fs::write(p, t).map_err(|e| format!("{}: {e}", p.display()))?;
@@ -187,7 +182,7 @@ fn one_run(a: &SortArgs) -> Result<bool, String> {
     } else {
         print_summary(a, &run, wall);
     }
-    Ok(run.verdict.ok())
+    Ok(run.verdict.ok().then_some(run.figures.total_ns))
 }
 
 fn summary_json(a: &SortArgs, r: &SortRun, wall: f64) -> serde_json::Value {
