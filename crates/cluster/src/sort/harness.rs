@@ -37,12 +37,6 @@ pub struct SorterOutput {
     pub error: Option<String>,
 }
 
-impl Default for Records {
-    fn default() -> Self {
-        Records { keys: Vec::new(), values: Vec::new() }
-    }
-}
-
 /// Where one core's area and arrays sit.
 #[derive(Clone, Copy, Debug)]
 struct Layout {

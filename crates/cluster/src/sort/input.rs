@@ -37,7 +37,7 @@ impl Distribution {
 }
 
 /// The records given to one sorter.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Records {
     pub keys: Vec<u64>,
     /// `keys.len() * VALUE_WORDS` words.
