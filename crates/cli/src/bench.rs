@@ -15,10 +15,8 @@ use nanopu_nic::Message;
 use nanopu_sim::stats::summarize;
 use nanopu_sim::{Rng, Time};
 use serde_json::{json, Value};
-use std::cell::RefCell;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::rc::Rc;
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -106,17 +104,15 @@ fn latency(a: &BenchArgs) -> Result<Value, String> {
 
 fn latency_row(elf: &[u8], len: u16, mac_ns: f64, n: usize) -> Result<Value, String> {
     let mut sim = Simulation::new(elf, node_cfg(4, mac_ns)).map_err(|e| e.to_string())?;
-    let rng = Rc::new(RefCell::new(Rng::stream(1, len as u64)));
-    let first = request(&mut rng.borrow_mut(), len);
-    sim.host.send_at(START, first);
-    let sent = Rc::new(RefCell::new(1usize));
-    let (r, s) = (rng.clone(), sent.clone());
+    let mut rng = Rng::stream(1, len as u64);
+    sim.host.send_at(START, request(&mut rng, len));
+    let mut sent = 1usize;
     sim.host.on_receive(move |now, _| {
-        if *s.borrow() >= n {
+        if sent >= n {
             return vec![];
         }
-        *s.borrow_mut() += 1;
-        vec![(now + Time::from_ns(100), request(&mut r.borrow_mut(), len))]
+        sent += 1;
+        vec![(now + Time::from_ns(100), request(&mut rng, len))]
     });
     finish(&mut sim)?;
     let lat = paired_latencies(&sim, n)?;

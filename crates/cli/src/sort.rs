@@ -94,6 +94,10 @@ pub struct SortArgs {
     /// Stop after this many seconds of host time and report what was measured (incomplete).
     #[arg(long)]
     max_wall_s: Option<f64>,
+    /// Host threads for a leaf-spine run (default: NANOPU_THREADS, else every host core);
+    /// the results are the same whatever the number.
+    #[arg(long)]
+    threads: Option<usize>,
 }
 
 impl SortArgs {
@@ -123,6 +127,7 @@ impl SortArgs {
             max_us: self.max_us,
             nodes_per_leaf: self.nodes_per_leaf,
             spines: self.spines.unwrap_or(self.nodes_per_leaf),
+            threads: self.threads,
         })
     }
 }

@@ -24,7 +24,7 @@ impl Simulation {
             .cores_q
             .peek_time()
             .map_or(u64::MAX, |t| self.clock.cycle_floor(t).saturating_add(self.cross_node_cycles));
-        let exact_until = peek.min(self.nodes[n].others_horizon(c)).min(other_nodes);
+        let exact_until = peek.min(self.nodes[n].others_horizon(c)).min(other_nodes).min(self.horizon);
         let node = &mut self.nodes[n];
         let core = &mut node.cores[c];
         let bound = if core.interrupts_enabled(NIC_IRQ_BIT) { exact_until.max(g + 1) } else { g + QUANTUM };
@@ -61,8 +61,9 @@ impl Simulation {
             Exit::Halted(code) => {
                 self.nodes[n].state[c] = CoreState::Halted(code);
                 self.running_cores -= 1;
+                self.exited_at = self.now;
             }
-            Exit::Error(error) => return Err(SimError::Core { node: n as u32, error }),
+            Exit::Error(error) => return Err(SimError::Core { node: self.nodes[n].index, error }),
         }
         Ok(())
     }

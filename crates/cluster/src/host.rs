@@ -16,7 +16,7 @@ pub struct HostMessage {
 }
 
 /// Decides what to send next when a reply arrives (closed-loop tests).
-pub type Responder = Box<dyn FnMut(Time, &Message) -> Vec<(Time, Message)>>;
+pub type Responder = Box<dyn FnMut(Time, &Message) -> Vec<(Time, Message)> + Send>;
 
 /// The host: a script of sends, an optional responder, and the log of arrivals.
 #[derive(Default)]
@@ -33,7 +33,7 @@ pub struct TestHost {
 }
 
 /// Which arrivals count towards the host's stop condition.
-pub type Filter = Box<dyn Fn(&Message) -> bool>;
+pub type Filter = Box<dyn Fn(&Message) -> bool + Send>;
 
 impl TestHost {
     pub fn new() -> TestHost {
@@ -68,7 +68,7 @@ impl TestHost {
 
     /// End the run (outcome `HostDone`) once `count` arrivals satisfied `counts`: servers
     /// never exit, and a timer-driven one never goes quiet.
-    pub fn stop_after(&mut self, count: usize, counts: impl Fn(&Message) -> bool + 'static) {
+    pub fn stop_after(&mut self, count: usize, counts: impl Fn(&Message) -> bool + Send + 'static) {
         self.stop = Some((count, Box::new(counts)));
     }
 
@@ -82,7 +82,7 @@ impl TestHost {
     }
 
     /// Call `f` on every arrival; what it returns is sent.
-    pub fn on_receive(&mut self, f: impl FnMut(Time, &Message) -> Vec<(Time, Message)> + 'static) {
+    pub fn on_receive(&mut self, f: impl FnMut(Time, &Message) -> Vec<(Time, Message)> + Send + 'static) {
         self.responder = Some(Box::new(f));
     }
 }

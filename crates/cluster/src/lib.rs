@@ -16,6 +16,9 @@
 //! - [`spin`]: recognising `lnic_wait()`'s spin loop so idle cores park instead of spinning.
 //! - `cluster`, `network`: clusters from a TOML file ([`cluster_config`]): the packet-level
 //!   fabric between nodes and the transport endpoint in each NIC.
+//! - `partition`, `parallel`: a leaf-spine cluster run as one partition per leaf,
+//!   advancing together in windows on several host threads, with results that do not
+//!   depend on the number of threads.
 //! - [`loadgen`]: the open-loop load generator of the scheduling experiments (requests
 //!   {service time, send time}, per-request send and reply times), configured by
 //!   [`load_config`].
@@ -37,6 +40,8 @@ pub mod loadgen;
 mod network;
 pub mod node;
 pub mod outcome;
+mod parallel;
+mod partition;
 pub mod platform;
 pub mod records;
 pub mod report;

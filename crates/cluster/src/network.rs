@@ -15,8 +15,12 @@ const TRANSPORT_STREAMS: u64 = 1 << 40;
 /// The fabric and every node's transport endpoint.
 pub(crate) struct Network {
     pub fabric: Fabric,
+    /// The transports of the nodes simulated here, in node order.
     pub transports: Vec<Transport>,
-    next_packet: u64,
+    /// The last packet id given (a partition's ids start at its index times 2^40).
+    pub next_packet: u64,
+    /// Packets from other partitions, to enter this one's fabric at the next window.
+    pub inbox: Vec<(Time, u32, Packet)>,
     /// Buffers reused for every event, so that handling one allocates nothing.
     spare: Spare,
 }
@@ -37,7 +41,11 @@ impl Network {
         let transports: Result<Vec<_>, String> = (0..nodes)
             .map(|n| Transport::new(tp.clone(), ip(n), Rng::stream(f.seed, TRANSPORT_STREAMS + n as u64)))
             .collect();
-        Ok(Network { fabric, transports: transports?, next_packet: 0, spare: Spare::default() })
+        Ok(Network::of(fabric, transports?, 0))
+    }
+
+    pub fn of(fabric: Fabric, transports: Vec<Transport>, next_packet: u64) -> Network {
+        Network { fabric, transports, next_packet, inbox: Vec::new(), spare: Spare::default() }
     }
 
     /// A transport's segment enters the network: give it its id.
@@ -161,11 +169,22 @@ impl Simulation {
         net.fabric.handle(now, ev, &mut next, &mut delivered);
         self.push_net(next);
         for (node, pkt) in delivered.drain(..) {
+            let n = node as usize - self.base;
             let mut out = std::mem::take(&mut self.net().spare.actions);
-            self.net().transports[node as usize].on_packet(now, pkt, &mut out);
-            self.transport_actions(node as usize, out);
+            self.net().transports[n].on_packet(now, pkt, &mut out);
+            self.transport_actions(n, out);
         }
         self.net().spare.delivered = delivered;
+    }
+
+    /// Let in the packets other partitions sent here.
+    pub(crate) fn accept_inbox(&mut self) {
+        let net = self.net();
+        let inbox = std::mem::take(&mut net.inbox);
+        let events: Vec<_> = inbox.into_iter().map(|(t, port, p)| (t, net.fabric.accept(port, p))).collect();
+        for (t, e) in events {
+            self.q.push(t, Ev::Net(e));
+        }
     }
 
     /// Queue the fabric's events and keep the emptied buffer.
@@ -193,11 +212,11 @@ impl Simulation {
 
     /// Node `n`'s transport hands a segment to its port.
     fn transmit(&mut self, n: usize, s: Segment) {
-        let now = self.now;
+        let (now, node) = (self.now, (n + self.base) as u32);
         let net = self.net();
         let mut next = std::mem::take(&mut net.spare.events);
         let pkt = net.packet(s);
-        net.fabric.send(now, n as u32, pkt, &mut next);
+        net.fabric.send(now, node, pkt, &mut next);
         self.push_net(next);
     }
 }

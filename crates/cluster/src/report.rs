@@ -178,6 +178,12 @@ impl Progress {
         if !self.checks.is_multiple_of(4096) {
             return None;
         }
+        self.check(now, events, running)
+    }
+
+    /// Look for a stop request or the wall-clock limit now, and refresh the progress line
+    /// if it is due (a partitioned run calls this once per window).
+    pub fn check(&mut self, now: Time, events: u64, running: usize) -> Option<crate::Outcome> {
         if crate::stop::stop_requested() {
             return Some(crate::Outcome::Interrupted);
         }

@@ -88,14 +88,25 @@ pub struct Simulation {
     /// Cores that have not exited.
     pub(crate) running_cores: usize,
     /// Keep simulating after every core exited, until nothing is left (synthetic traffic).
-    drain: bool,
+    pub(crate) drain: bool,
     progress: bool,
     /// The test host has received what it waited for.
     pub(crate) host_done: bool,
     /// End the run here (outcome `Deadline`).
-    deadline: Option<Time>,
+    pub(crate) deadline: Option<Time>,
     /// End the run after this much host time (outcome `WallLimit`).
     wall_limit: Option<std::time::Duration>,
+    /// Cluster index of `nodes[0]` (non-zero in a partition of a partitioned run).
+    pub(crate) base: usize,
+    /// Cycles below this are safe from other partitions (u64::MAX in a whole simulation;
+    /// see `parallel`).
+    pub(crate) horizon: u64,
+    /// When the last core exited.
+    pub(crate) exited_at: Time,
+    /// Events handled by the partitions of earlier partitioned runs.
+    pub(crate) events_before: u64,
+    /// Host threads for partitioned runs.
+    pub(crate) threads: usize,
 }
 
 impl Simulation {
@@ -133,7 +144,33 @@ impl Simulation {
             host_done: false,
             deadline: None,
             wall_limit: None,
+            base: 0,
+            horizon: u64::MAX,
+            exited_at: Time::ZERO,
+            events_before: 0,
+            threads: default_threads(),
         })
+    }
+
+    /// An empty partition of this simulation holding `nodes`, the first of which is node
+    /// `base` of the cluster (see `partition`).
+    pub(crate) fn part(&self, nodes: Vec<Node>, base: usize) -> Simulation {
+        let running_cores =
+            nodes.iter().flat_map(|n| &n.state).filter(|s| !matches!(s, CoreState::Halted(_))).count();
+        Simulation {
+            nodes,
+            host: TestHost::new(),
+            link: crate::link::HostLink::new(self.link.port.clone()),
+            net: None,
+            cores_q: EventQueue::new(),
+            q: EventQueue::new(),
+            core_dispatches: 0,
+            running_cores,
+            progress: false,
+            base,
+            events_before: 0,
+            ..*self
+        }
     }
 
     /// Capture every packet at a node ("node:N") or switch port ("switch:S:P") (cluster runs).
@@ -192,7 +229,7 @@ impl Simulation {
     }
     /// Events handled so far (core dispatches included).
     pub fn events(&self) -> u64 {
-        self.q.popped() + self.cores_q.popped()
+        self.events_before + self.q.popped() + self.cores_q.popped()
     }
     pub fn core_dispatches(&self) -> u64 {
         self.core_dispatches
@@ -209,7 +246,10 @@ impl Simulation {
         let limit = self.clock.time_of(self.max_cycles);
         let cores = self.nodes.iter().map(|n| n.cores.len()).sum();
         let mut progress = Progress::new(self.progress, cores, self.wall_limit);
-        let end = self.event_loop(limit, &mut progress);
+        let end = match self.partitions() {
+            1 => self.event_loop(limit, &mut progress),
+            _ => self.run_partitioned(limit, &mut progress),
+        };
         progress.finish();
         end
     }
@@ -219,32 +259,43 @@ impl Simulation {
             if !self.drain && self.running_cores == 0 {
                 return Ok(Outcome::AllExited);
             }
-            let (t, core_next) = match (self.q.peek_time(), self.cores_q.peek_time()) {
-                (None, None) => return Ok(Outcome::Quiescent),
-                (Some(a), Some(b)) => (a.min(b), b < a),
-                (Some(a), None) => (a, false),
-                (None, Some(b)) => (b, true),
-            };
+            let Some((t, core_next)) = self.next() else { return Ok(Outcome::Quiescent) };
             if self.deadline.is_some_and(|d| t > d) {
                 return Ok(Outcome::Deadline);
             }
             if t > limit {
                 return Err(self.cycle_limit());
             }
-            self.now = t;
-            if core_next {
-                let (_, id) = self.cores_q.pop().expect("peeked");
-                self.dispatch(id)?;
-            } else {
-                let (_, ev) = self.q.pop().expect("peeked");
-                self.handle(ev);
-                if self.host_done {
-                    return Ok(Outcome::HostDone);
-                }
+            self.step(t, core_next)?;
+            if self.host_done {
+                return Ok(Outcome::HostDone);
             }
             if let Some(stop) = progress.tick(self.now, self.events(), self.running_cores) {
                 return Ok(stop);
             }
+        }
+    }
+
+    /// The time of the next thing to simulate, and whether it is a core.
+    pub(crate) fn next(&self) -> Option<(Time, bool)> {
+        match (self.q.peek_time(), self.cores_q.peek_time()) {
+            (None, None) => None,
+            (Some(a), Some(b)) => Some((a.min(b), b < a)),
+            (Some(a), None) => Some((a, false)),
+            (None, Some(b)) => Some((b, true)),
+        }
+    }
+
+    /// Simulate the next thing, at `t`.
+    pub(crate) fn step(&mut self, t: Time, core_next: bool) -> Result<(), SimError> {
+        self.now = t;
+        if core_next {
+            let (_, id) = self.cores_q.pop().expect("peeked");
+            self.dispatch(id)
+        } else {
+            let (_, ev) = self.q.pop().expect("peeked");
+            self.handle(ev);
+            Ok(())
         }
     }
 
@@ -297,7 +348,7 @@ impl Simulation {
 
     // ---- ends ------------------------------------------------------------------------------
 
-    fn cycle_limit(&self) -> SimError {
+    pub(crate) fn cycle_limit(&self) -> SimError {
         let mut cores = self.waiting_cores();
         if cores.len() > 32 {
             let more = cores.len() - 32;
@@ -325,4 +376,10 @@ impl Simulation {
         });
         lines.collect()
     }
+}
+
+/// Host threads of partitioned runs unless set: `NANOPU_THREADS`, else every host core.
+fn default_threads() -> usize {
+    let env = std::env::var("NANOPU_THREADS").ok().and_then(|v| v.parse().ok());
+    env.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1)
 }

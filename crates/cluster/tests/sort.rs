@@ -27,6 +27,7 @@ fn spec(algorithm: Algorithm, cores: u32, keys: u32, args: &[u32]) -> SortSpec {
         max_us: 20_000.0,
         nodes_per_leaf: 64,
         spines: 64,
+        threads: None,
     }
 }
 

@@ -89,6 +89,13 @@ impl<E> EventQueue<E> {
     pub fn popped(&self) -> u64 {
         self.popped
     }
+    /// Every pending event in order, leaving the queue empty (not counted as popped: the
+    /// events move elsewhere rather than happen).
+    pub fn take_all(&mut self) -> Vec<(Time, E)> {
+        let (popped, all) = (self.popped, std::iter::from_fn(|| self.pop()).collect());
+        self.popped = popped;
+        all
+    }
 }
 
 #[cfg(test)]

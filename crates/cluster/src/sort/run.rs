@@ -66,6 +66,9 @@ pub struct SortSpec {
     pub nodes_per_leaf: u32,
     /// Spine switches of a leaf-spine (default: as many as nodes per leaf, full bisection).
     pub spines: u32,
+    /// Host threads (None: the default, see `Simulation::set_threads`); results do not
+    /// depend on it.
+    pub threads: Option<usize>,
 }
 
 /// What a sort run gives.
@@ -157,6 +160,9 @@ impl SortSpec {
         let f = self.cluster_file(self.algorithm.elf()).map_err(SimError::Setup)?;
         let mut sim = Simulation::cluster(&f, apps)?;
         sim.set_progress(progress);
+        if let Some(t) = self.threads {
+            sim.set_threads(t);
+        }
         if let Some(w) = wall {
             sim.set_wall_limit(w);
         }

@@ -9,11 +9,14 @@
 //! few header fields switches read.
 
 mod params;
+mod parts;
 mod port;
+mod scope;
 mod store;
 mod topology;
 
 pub use params::{FabricParams, LinkFault, LinkId, LinkParams, SwitchParams, Topology, UplinkChoice};
+pub use scope::{Ranges, Scope};
 pub use store::{Hdr, Pkt, PktRef};
 pub use topology::{Peer, Wiring, NODE_IP_BASE};
 
@@ -89,6 +92,11 @@ pub struct Fabric {
     capture: Option<CapturePoint>,
     captured: Vec<(Time, Packet)>,
     packets: Store,
+    /// The ports and switches simulated here; `ports`, `link_rng` and `switch_rng` are in
+    /// its local order.
+    scope: Scope,
+    /// Arrivals handled by another partition: (time, port whose link they crossed, packet).
+    outbox: Vec<(Time, u32, Packet)>,
 }
 
 impl Fabric {
@@ -102,6 +110,7 @@ impl Fabric {
         let faults = fault_ports(&wiring, &p)?;
         let down_at = faults.iter().filter_map(|(port, f)| Some((*port, f.down_at?))).collect();
         let loss = faults.iter().filter_map(|(port, f)| Some((*port, f.drop_prob?))).collect();
+        let scope = Scope::whole(&wiring);
         Ok(Fabric {
             ports: vec![Port::default(); ports as usize],
             link_rng,
@@ -113,6 +122,8 @@ impl Fabric {
             capture: None,
             captured: Vec::new(),
             packets: Store::default(),
+            scope,
+            outbox: Vec::new(),
             p,
         })
     }
@@ -126,16 +137,17 @@ impl Fabric {
 
     pub fn stats(&self) -> FabricStats {
         let mut s = self.stats.clone();
-        let switch_ports = &self.ports[self.wiring.nodes as usize..];
-        s.max_switch_queue_bytes = switch_ports.iter().map(|p| p.max_bytes).max().unwrap_or(0);
+        let ports = self.scope.ports.ids().zip(&self.ports);
+        let switch_ports = ports.filter(|(g, _)| *g >= self.wiring.nodes);
+        s.max_switch_queue_bytes = switch_ports.map(|(_, p)| p.max_bytes).max().unwrap_or(0);
         s
     }
 
     /// Per-port statistics: (port id, packets sent, bytes sent, largest queue in bytes), for
     /// ports that sent anything.
     pub fn port_stats(&self) -> Vec<(u32, u64, u64, u32)> {
-        let used = self.ports.iter().enumerate().filter(|(_, p)| p.sent_packets > 0);
-        used.map(|(i, p)| (i as u32, p.sent_packets, p.sent_bytes, p.max_bytes)).collect()
+        let used = self.scope.ports.ids().zip(&self.ports).filter(|(_, p)| p.sent_packets > 0);
+        used.map(|(g, p)| (g, p.sent_packets, p.sent_bytes, p.max_bytes)).collect()
     }
 
     /// Capture at `point`; an error if the topology has no such node or port.
@@ -175,7 +187,7 @@ impl Fabric {
     ) {
         match ev {
             NetEvent::TxDone { port } => {
-                self.ports[port as usize].busy = false;
+                self.ports[self.scope.ports.local(port)].busy = false;
                 self.start(now, port, out);
             }
             NetEvent::Arrive { port, pkt } => self.arrive(now, port, pkt, out, delivered),
@@ -191,7 +203,8 @@ impl Fabric {
     fn offer(&mut self, now: Time, port: u32, r: Pkt, out: &mut Vec<(Time, NetEvent)>) {
         let sw = &self.p.switch;
         let limits = (port >= self.wiring.nodes).then_some(sw.band_bytes.as_slice());
-        match self.ports[port as usize].offer(r, limits, sw.trim) {
+        let i = self.scope.ports.local(port);
+        match self.ports[i].offer(r, limits, sw.trim) {
             Admit::Queued => {}
             Admit::Trimmed => {
                 self.stats.trims += 1;
@@ -200,7 +213,7 @@ impl Fabric {
             // Refused as it was: a multicast copy is resent as it is.
             Admit::Full => self.lost(now, port, r, out, |s| &mut s.drops_band_full),
         }
-        if !self.ports[port as usize].busy {
+        if !self.ports[i].busy {
             self.start(now, port, out);
         }
     }
@@ -226,17 +239,22 @@ impl Fabric {
 
     /// Start serializing the port's next packet.
     fn start(&mut self, now: Time, port: u32, out: &mut Vec<(Time, NetEvent)>) {
-        let Some(r) = self.ports[port as usize].pop() else { return };
-        self.ports[port as usize].busy = true;
+        let i = self.scope.ports.local(port);
+        let Some(r) = self.ports[i].pop() else { return };
+        self.ports[i].busy = true;
         self.stats.packet_hops += 1;
         self.capture_if(now, self.captures_out(port), r);
         let ser = serialization(r.hdr.wire_len() as u64, self.p.link.rate_bps);
         out.push((now + ser, NetEvent::TxDone { port }));
         let p = self.loss.get(&port).copied().unwrap_or(self.p.link.drop_prob);
-        if p > 0.0 && self.link_rng[port as usize].next_f64() < p {
+        if p > 0.0 && self.link_rng[i].next_f64() < p {
             return self.lost(now, port, r, out, |s| &mut s.drops_random);
         }
-        out.push((now + ser + Time(self.p.link.propagation_fs), NetEvent::Arrive { port, pkt: r }));
+        let at = now + ser + Time(self.p.link.propagation_fs);
+        if self.scope.crosses(&self.wiring, port) {
+            return self.outbox.push((at, port, self.packets.take(r)));
+        }
+        out.push((at, NetEvent::Arrive { port, pkt: r }));
     }
 
     fn arrive(
@@ -279,7 +297,7 @@ impl Fabric {
         if r.hdr.is_multicast() {
             return self.replicate(now, sw, inport, r, out);
         }
-        let (rng, packets) = (&mut self.switch_rng[sw as usize], &self.packets);
+        let (rng, packets) = (&mut self.switch_rng[self.scope.switches.local(sw)], &self.packets);
         match self.wiring.node_of(r.hdr.dst_ip) {
             Some(dst) => {
                 let k = self.wiring.route(sw, dst, || topology::flow_hash(packets.get(r)), choice, rng);
@@ -294,7 +312,7 @@ impl Fabric {
 
     /// Offer a copy of multicast packet `r` to each output port leading to members.
     fn replicate(&mut self, now: Time, sw: u32, inport: u32, r: Pkt, out: &mut Vec<(Time, NetEvent)>) {
-        let rng = &mut self.switch_rng[sw as usize];
+        let rng = &mut self.switch_rng[self.scope.switches.local(sw)];
         let ports = self.wiring.replicate(sw, inport, self.packets.get(r), self.p.switch.uplink, rng);
         let pkt = self.packets.take(r);
         for k in ports {

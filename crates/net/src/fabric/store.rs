@@ -72,6 +72,10 @@ impl Store {
     pub fn get_mut(&mut self, p: Pkt) -> &mut Packet {
         &mut self.slots[p.r as usize]
     }
+    /// Packets held.
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
     /// Take the packet out, freeing its slot (the payload's reference goes with it).
     pub fn take(&mut self, p: Pkt) -> Packet {
         self.free.push(p.r);

@@ -1,0 +1,215 @@
+//! Parallel simulation: a cluster's partitions advance together in windows.
+//!
+//! Conservative synchronization in windows of a fixed lookahead (as in Lubachevsky's
+//! bounded-lag and Nicol's YAWNS schemes). When a window starts, every partition has handled
+//! everything before `from`, the earliest time pending anywhere. What one partition does
+//! reaches another only over a leaf-spine link, no sooner than the link's lookahead `L`
+//! (`Fabric::lookahead`), so each partition can handle everything before `from + L` on its
+//! own, on any host thread, in any order. At the window's end the packets that crossed are
+//! exchanged in partition order. A partition's work depends only on its own state and
+//! what it received, so results are the same, bit for bit, whatever the number of threads:
+//! only the partitioning (one per leaf, fixed by the topology; see `partition`) shapes them.
+//!
+//! Cores run ahead of their partition's time (see `cores`); in a window they read
+//! arrival-dependent state as exact only below `from + L` (`Simulation::horizon`), the
+//! earliest another partition's packets can arrive.
+
+use crate::outcome::{Outcome, SimError};
+use crate::report::Progress;
+use crate::sim::Simulation;
+use nanopu_sim::Time;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Barrier, Mutex, MutexGuard};
+
+/// A partition and the error its last window ended with, if any.
+struct Slot {
+    sim: Simulation,
+    error: Option<SimError>,
+}
+
+/// What the host threads share.
+struct Plan {
+    slots: Vec<Mutex<Slot>>,
+    start: Barrier,
+    done: Barrier,
+    /// The window, [from, to) in femtoseconds.
+    from: AtomicU64,
+    to: AtomicU64,
+    /// The next partition to take.
+    next: AtomicUsize,
+    quit: AtomicBool,
+}
+
+/// How the coordinator's loop ended (a cycle limit is reported once the cluster is whole).
+enum End {
+    Done(Outcome),
+    Failed(SimError),
+    CycleLimit,
+}
+
+impl Plan {
+    fn new(parts: Vec<Simulation>, threads: usize) -> Plan {
+        Plan {
+            slots: parts.into_iter().map(|sim| Mutex::new(Slot { sim, error: None })).collect(),
+            start: Barrier::new(threads),
+            done: Barrier::new(threads),
+            from: AtomicU64::new(0),
+            to: AtomicU64::new(0),
+            next: AtomicUsize::new(0),
+            quit: AtomicBool::new(false),
+        }
+    }
+
+    fn slot(&self, i: usize) -> MutexGuard<'_, Slot> {
+        self.slots[i].lock().expect("a partition's thread panicked")
+    }
+
+    /// Take partitions one at a time and run their window, until none is left.
+    fn work(&self) {
+        let (from, to) = (Time(self.from.load(Relaxed)), Time(self.to.load(Relaxed)));
+        loop {
+            let i = self.next.fetch_add(1, Relaxed);
+            if i >= self.slots.len() {
+                return;
+            }
+            let mut s = self.slot(i);
+            if let Err(e) = s.sim.run_window(from, to) {
+                s.error = Some(e);
+            }
+        }
+    }
+
+    /// A helper thread: a window each time the coordinator starts one.
+    fn worker(&self) {
+        loop {
+            self.start.wait();
+            if self.quit.load(Relaxed) {
+                return;
+            }
+            self.work();
+            self.done.wait();
+        }
+    }
+
+    /// One window on every thread (the barriers order the stores before the loads).
+    fn window(&self, from: Time, to: Time) {
+        self.from.store(from.0, Relaxed);
+        self.to.store(to.0, Relaxed);
+        self.next.store(0, Relaxed);
+        self.start.wait();
+        self.work();
+        self.done.wait();
+    }
+
+    fn stop_workers(&self) {
+        self.quit.store(true, Relaxed);
+        self.start.wait();
+    }
+
+    /// The earliest pending time, the cores still running and the events so far.
+    fn survey(&self) -> (Option<Time>, usize, u64) {
+        let (mut next, mut running, mut events) = (None::<Time>, 0, 0);
+        for i in 0..self.slots.len() {
+            let s = self.slot(i);
+            if let Some((t, _)) = s.sim.next() {
+                next = Some(next.map_or(t, |n| n.min(t)));
+            }
+            running += s.sim.running_cores;
+            events += s.sim.events();
+        }
+        (next, running, events)
+    }
+
+    /// The first partition's error, if a window ended with one.
+    fn error(&self) -> Option<SimError> {
+        (0..self.slots.len()).find_map(|i| self.slot(i).error.take())
+    }
+
+    fn exchange(&self) {
+        let mut guards: Vec<_> = (0..self.slots.len()).map(|i| self.slot(i)).collect();
+        let mut sims: Vec<&mut Simulation> = guards.iter_mut().map(|g| &mut g.sim).collect();
+        crate::partition::exchange(&mut sims);
+    }
+}
+
+impl Simulation {
+    /// Use up to `n` host threads for partitioned runs (results do not depend on it).
+    pub fn set_threads(&mut self, n: usize) {
+        self.threads = n.max(1);
+    }
+
+    /// Run as partitions on `threads` host threads, then put the cluster back together.
+    pub(crate) fn run_partitioned(
+        &mut self,
+        limit: Time,
+        progress: &mut Progress,
+    ) -> Result<Outcome, SimError> {
+        let lookahead = self.net.as_ref().expect("cluster run").fabric.lookahead();
+        let parts = self.split();
+        let threads = self.threads.clamp(1, parts.len());
+        let plan = Plan::new(parts, threads);
+        let end = std::thread::scope(|s| {
+            (1..threads).for_each(|_| drop(s.spawn(|| plan.worker())));
+            let end = self.coordinate(&plan, lookahead, limit, progress);
+            plan.stop_workers();
+            end
+        });
+        let parts: Vec<Simulation> =
+            plan.slots.into_iter().map(|m| m.into_inner().expect("partition").sim).collect();
+        self.now = parts.iter().map(|p| p.now).max().unwrap_or(self.now);
+        self.join(parts);
+        match end {
+            End::Done(Outcome::AllExited) => {
+                self.now = self.exited_at;
+                Ok(Outcome::AllExited)
+            }
+            End::Done(o) => Ok(o),
+            End::Failed(e) => Err(e),
+            End::CycleLimit => Err(self.cycle_limit()),
+        }
+    }
+
+    /// Windows until the run ends (the same checks, in the same order, as `event_loop`).
+    fn coordinate(&self, plan: &Plan, lookahead: Time, limit: Time, progress: &mut Progress) -> End {
+        let just_after = |t: Time| Time(t.0.saturating_add(1));
+        loop {
+            let (next, running, events) = plan.survey();
+            if !self.drain && running == 0 {
+                return End::Done(Outcome::AllExited);
+            }
+            let Some(from) = next else { return End::Done(Outcome::Quiescent) };
+            if self.deadline.is_some_and(|d| from > d) {
+                return End::Done(Outcome::Deadline);
+            }
+            if from > limit {
+                return End::CycleLimit;
+            }
+            let to = (from + lookahead)
+                .min(just_after(limit))
+                .min(self.deadline.map_or(Time(u64::MAX), just_after));
+            plan.window(from, to);
+            if let Some(e) = plan.error() {
+                return End::Failed(e);
+            }
+            plan.exchange();
+            if let Some(stop) = progress.check(from, events, running) {
+                return End::Done(stop);
+            }
+        }
+    }
+
+    /// Handle, in this partition, everything before `to`; another partition's packets
+    /// cannot arrive before `from + lookahead`, which is `to` or later.
+    pub(crate) fn run_window(&mut self, from: Time, to: Time) -> Result<(), SimError> {
+        self.accept_inbox();
+        debug_assert!(
+            self.next().is_none_or(|(t, _)| t >= from),
+            "an arrival from another partition is late"
+        );
+        self.horizon = self.clock.cycle_floor(to.max(from));
+        while let Some((t, core_next)) = self.next().filter(|&(t, _)| t < to) {
+            self.step(t, core_next)?;
+        }
+        Ok(())
+    }
+}

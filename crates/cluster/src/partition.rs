@@ -1,0 +1,105 @@
+//! Splitting a cluster run into partitions and joining them back (see `parallel`).
+//!
+//! A partition is a `Simulation` of its own: the nodes of one leaf with their transports,
+//! its part of the fabric (`nanopu_net::fabric::Scope`), and its own event queues, in which
+//! nodes are numbered from 0 (`base` is the cluster index of its first node). The split
+//! happens when a run starts and the join when it ends, so that everything read after a
+//! run (nodes, transports, fabric counters, captures) sees one whole cluster.
+
+use crate::network::Network;
+use crate::sim::{Ev, Simulation};
+use nanopu_net::fabric::Fabric;
+use nanopu_sim::Time;
+
+/// Packet ids of partition p start at p << 40 (unique per run, whatever the thread count).
+const PACKET_ID_BITS: u32 = 40;
+
+impl Simulation {
+    /// How many partitions a run of this simulation advances (1: no split).
+    pub fn partitions(&self) -> usize {
+        self.net.as_ref().map_or(1, |n| n.fabric.wiring().partitions() as usize)
+    }
+
+    /// The partitions, each with its nodes, transports, fabric part and pending events.
+    pub(crate) fn split(&mut self) -> Vec<Simulation> {
+        let net = self.net.take().expect("a partitioned run is a cluster run");
+        let wiring = net.fabric.wiring().clone();
+        let (mut nodes, mut transports) =
+            (std::mem::take(&mut self.nodes).into_iter(), net.transports.into_iter());
+        let mut parts = Vec::new();
+        for (p, fabric) in net.fabric.split().into_iter().enumerate() {
+            let count = (0..wiring.nodes).filter(|&n| wiring.part_of_node(n) == p as u32).count();
+            let base = parts.iter().map(|s: &Simulation| s.nodes.len()).sum();
+            let mut part = self.part(nodes.by_ref().take(count).collect(), base);
+            debug_assert!(part.nodes.iter().enumerate().all(|(i, n)| n.index as usize == base + i));
+            let ids = (p as u64) << PACKET_ID_BITS;
+            part.net = Some(Network::of(fabric, transports.by_ref().take(count).collect(), ids));
+            parts.push(part);
+        }
+        self.move_events(&mut parts, &wiring);
+        parts
+    }
+
+    /// Hand the pending events (cores to run, injected messages) to their partitions.
+    fn move_events(&mut self, parts: &mut [Simulation], wiring: &nanopu_net::fabric::Wiring) {
+        let part_of = |n: usize| wiring.part_of_node(n as u32) as usize;
+        for (t, (n, c)) in self.cores_q.take_all() {
+            let p = &mut parts[part_of(n)];
+            p.cores_q.push(t, (n - p.base, c));
+        }
+        for (t, mut ev) in self.q.take_all() {
+            let n = ev.node_mut().expect("only node events are pending when a partitioned run starts");
+            let p = &mut parts[part_of(*n)];
+            *n -= p.base;
+            p.q.push(t, ev);
+        }
+    }
+
+    /// Put the partitions back together after a run. What was still pending is dropped.
+    pub(crate) fn join(&mut self, parts: Vec<Simulation>) {
+        let (mut fabrics, mut transports) = (Vec::new(), Vec::new());
+        self.running_cores = 0;
+        for mut p in parts {
+            self.nodes.append(&mut p.nodes);
+            let net = p.net.take().expect("partitions are cluster runs");
+            fabrics.push(net.fabric);
+            transports.extend(net.transports);
+            self.core_dispatches += p.core_dispatches;
+            self.events_before += p.events();
+            self.running_cores += p.running_cores;
+            self.last_arrival = self.last_arrival.max(p.last_arrival);
+            self.exited_at = self.exited_at.max(p.exited_at);
+        }
+        self.net = Some(Network::of(Fabric::join(fabrics), transports, 0));
+    }
+}
+
+impl Ev {
+    /// The node an event belongs to, if it names one.
+    fn node_mut(&mut self) -> Option<&mut usize> {
+        match self {
+            Ev::NicSend { node, .. }
+            | Ev::NicArrive { node, .. }
+            | Ev::NicUpdate { node, .. }
+            | Ev::CoreTimer { node, .. }
+            | Ev::Inject { node, .. }
+            | Ev::Transport { node, .. } => Some(node),
+            Ev::HostSend { .. } | Ev::HostRaw { .. } | Ev::HostArrive { .. } | Ev::Net(_) => None,
+        }
+    }
+}
+
+/// Exchange what partitions sent each other during a window: every outbox, in partition
+/// order, into the inboxes of the partitions that handle the arrivals.
+pub(crate) fn exchange(parts: &mut [&mut Simulation]) {
+    let wiring = parts[0].net.as_ref().expect("cluster run").fabric.wiring().clone();
+    let mut routed: Vec<Vec<(Time, u32, nanopu_net::packet::Packet)>> = vec![Vec::new(); parts.len()];
+    for p in parts.iter_mut() {
+        for (t, port, pkt) in p.net.as_mut().expect("cluster run").fabric.take_outbox() {
+            routed[wiring.part_of_peer(port) as usize].push((t, port, pkt));
+        }
+    }
+    for (p, mut items) in parts.iter_mut().zip(routed) {
+        p.net.as_mut().expect("cluster run").inbox.append(&mut items);
+    }
+}

@@ -1,0 +1,102 @@
+//! Splitting a fabric into its partitions (see `scope`) and joining them back.
+//!
+//! Each partition is a `Fabric` of its own over the same wiring, holding only its ports and
+//! switches. An arrival over a link whose far end is in another partition leaves through
+//! [`Fabric::take_outbox`] and enters the other side through [`Fabric::accept`]; the caller
+//! moves it between the two at a window boundary.
+
+use super::{Fabric, FabricStats, NetEvent, Scope};
+use crate::packet::Packet;
+use nanopu_sim::Time;
+
+impl Fabric {
+    /// The partition this fabric simulates (None: all of it).
+    pub fn part(&self) -> Option<u32> {
+        self.scope.part
+    }
+
+    /// One fabric per partition. The fabric must hold no packet (split before a run).
+    pub fn split(mut self) -> Vec<Fabric> {
+        assert!(self.scope.part.is_none() && self.packets.live() == 0, "fabric: split a whole, idle fabric");
+        let parts = self.wiring.partitions();
+        let mut first = Some((std::mem::take(&mut self.stats), std::mem::take(&mut self.captured)));
+        (0..parts)
+            .map(|p| self.piece(Scope::part(&self.wiring, p), first.take().unwrap_or_default()))
+            .collect()
+    }
+
+    /// The partition of `scope`, taking its ports and random streams out of `self`.
+    fn piece(&mut self, scope: Scope, (stats, captured): (FabricStats, Vec<(Time, Packet)>)) -> Fabric {
+        let ports = scope.ports.ids().map(|g| std::mem::take(&mut self.ports[g as usize])).collect();
+        let link_rng = scope.ports.ids().map(|g| self.link_rng[g as usize].clone()).collect();
+        let switch_rng = scope.switches.ids().map(|s| self.switch_rng[s as usize].clone()).collect();
+        Fabric {
+            p: self.p.clone(),
+            wiring: self.wiring.clone(),
+            ports,
+            link_rng,
+            switch_rng,
+            down_at: self.down_at.clone(),
+            loss: self.loss.clone(),
+            stats,
+            capture: self.capture,
+            captured,
+            packets: Default::default(),
+            scope,
+            outbox: Vec::new(),
+        }
+    }
+
+    /// The whole fabric again, with every partition's ports, counters and captures. Packets
+    /// still in flight are dropped: a joined fabric is for reading results.
+    pub fn join(parts: Vec<Fabric>) -> Fabric {
+        let mut whole = Fabric::new(parts[0].p.clone()).expect("parameters were valid");
+        whole.capture = parts[0].capture;
+        for f in parts {
+            for (g, (port, rng)) in f.scope.ports.ids().zip(f.ports.into_iter().zip(f.link_rng)) {
+                (whole.ports[g as usize], whole.link_rng[g as usize]) = (port, rng);
+            }
+            for (s, rng) in f.scope.switches.ids().zip(f.switch_rng) {
+                whole.switch_rng[s as usize] = rng;
+            }
+            whole.stats.add(&f.stats);
+            whole.captured.extend(f.captured);
+        }
+        whole.captured.sort_by_key(|(t, _)| *t);
+        whole
+    }
+
+    /// The least time from a packet starting on a link to its last bit arriving: the
+    /// propagation plus the serialization of a bare header. Partitions exchange packets no
+    /// sooner than this after they leave.
+    pub fn lookahead(&self) -> Time {
+        let header = nanopu_sim::packet::HEADER_BYTES as u64;
+        Time(self.p.link.propagation_fs) + nanopu_sim::time::serialization(header, self.p.link.rate_bps)
+    }
+
+    /// Arrivals that another partition handles, in the order they were sent.
+    pub fn take_outbox(&mut self) -> Vec<(Time, u32, Packet)> {
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// A packet from another partition, arriving over `port`'s link: the event to handle at
+    /// its time.
+    pub fn accept(&mut self, port: u32, pkt: Packet) -> NetEvent {
+        NetEvent::Arrive { port, pkt: self.packets.put(pkt) }
+    }
+}
+
+impl FabricStats {
+    /// Add another partition's counters (the largest queue is recomputed from the ports).
+    fn add(&mut self, o: &FabricStats) {
+        self.packet_hops += o.packet_hops;
+        self.delivered += o.delivered;
+        self.trims += o.trims;
+        self.drops_band_full += o.drops_band_full;
+        self.drops_random += o.drops_random;
+        self.drops_link_down += o.drops_link_down;
+        self.drops_no_route += o.drops_no_route;
+        self.drops_multicast_disabled += o.drops_multicast_disabled;
+        self.multicast_resends += o.multicast_resends;
+    }
+}

@@ -1,0 +1,168 @@
+//! Partitions of a fabric, for simulating it on several host threads.
+//!
+//! A leaf-spine fabric splits into one partition per leaf: the leaf switch, its nodes with
+//! their links, and the spines `s` with `s % leaves == leaf`. A port belongs to the
+//! partition of the switch or node at its sending end; a packet's arrival is handled by the
+//! partition at the receiving end. Packets change partition only on leaf-spine links, so
+//! nothing one partition does reaches another sooner than a link's propagation delay later:
+//! that delay is the lookahead of the windows in which partitions advance independently.
+//! A star fabric (one switch) is one partition.
+
+use super::params::Topology;
+use super::topology::{Peer, Wiring};
+
+impl Wiring {
+    /// How many partitions the fabric splits into.
+    pub fn partitions(&self) -> u32 {
+        match self.topology {
+            Topology::Star { .. } => 1,
+            Topology::LeafSpine { leaves, .. } => leaves,
+        }
+    }
+
+    pub fn part_of_node(&self, n: u32) -> u32 {
+        match self.topology {
+            Topology::Star { .. } => 0,
+            Topology::LeafSpine { nodes_per_leaf, .. } => n / nodes_per_leaf,
+        }
+    }
+
+    pub fn part_of_switch(&self, sw: u32) -> u32 {
+        match self.topology {
+            Topology::Star { .. } => 0,
+            Topology::LeafSpine { leaves, .. } if sw < leaves => sw,
+            Topology::LeafSpine { leaves, .. } => (sw - leaves) % leaves,
+        }
+    }
+
+    /// The partition that handles what arrives over `port`'s link.
+    pub fn part_of_peer(&self, port: u32) -> u32 {
+        match self.peer(port) {
+            Peer::Node(n) => self.part_of_node(n),
+            Peer::Switch { sw, .. } => self.part_of_switch(sw),
+        }
+    }
+
+    /// The switches of partition `p`, in increasing order.
+    fn switches_of(&self, p: u32) -> Vec<u32> {
+        (0..self.switches).filter(|&sw| self.part_of_switch(sw) == p).collect()
+    }
+}
+
+/// Global ids owned by a partition, as increasing runs, each mapped onto dense local indices.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ranges(Vec<(u32, u32)>);
+
+impl Ranges {
+    /// The local index of global id `id` (which the ranges must contain).
+    #[inline]
+    pub fn local(&self, id: u32) -> usize {
+        let mut base = 0;
+        for &(start, end) in &self.0 {
+            if id < end && id >= start {
+                return base + (id - start) as usize;
+            }
+            base += (end - start) as usize;
+        }
+        panic!("fabric: id {id} is outside this partition's {:?}", self.0)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.iter().map(|(s, e)| (e - s) as usize).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The global ids in local order.
+    pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.iter().flat_map(|&(s, e)| s..e)
+    }
+}
+
+/// What one fabric instance simulates: every port and switch, or one partition's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scope {
+    /// None for the whole fabric.
+    pub part: Option<u32>,
+    pub ports: Ranges,
+    pub switches: Ranges,
+}
+
+impl Scope {
+    pub fn whole(w: &Wiring) -> Scope {
+        Scope { part: None, ports: Ranges(vec![(0, w.ports())]), switches: Ranges(vec![(0, w.switches)]) }
+    }
+
+    /// Partition `p`: its nodes' ports, then each of its switches' ports.
+    pub fn part(w: &Wiring, p: u32) -> Scope {
+        let nodes: Vec<u32> = (0..w.nodes).filter(|&n| w.part_of_node(n) == p).collect();
+        let mut ports = runs(&nodes);
+        let switches = w.switches_of(p);
+        for &sw in &switches {
+            ports.push((w.switch_port(sw, 0), w.switch_port(sw, 0) + w.ports_per_switch));
+        }
+        Scope { part: Some(p), ports: Ranges(ports), switches: Ranges(runs(&switches)) }
+    }
+
+    /// Is an arrival over `port`'s link handled elsewhere?
+    #[inline]
+    pub fn crosses(&self, w: &Wiring, port: u32) -> bool {
+        self.part.is_some_and(|p| w.part_of_peer(port) != p)
+    }
+}
+
+/// Increasing ids as maximal runs [start, end).
+fn runs(ids: &[u32]) -> Vec<(u32, u32)> {
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    for &id in ids {
+        match out.last_mut() {
+            Some(last) if last.1 == id => last.1 = id + 1,
+            _ => out.push((id, id + 1)),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leaf_spine() -> Wiring {
+        Wiring::new(Topology::LeafSpine { nodes_per_leaf: 4, leaves: 3, spines: 4 })
+    }
+
+    /// Every port and switch is in exactly one partition, and local indices are dense.
+    #[test]
+    fn partitions_cover_everything_once() {
+        let w = leaf_spine();
+        let scopes: Vec<Scope> = (0..w.partitions()).map(|p| Scope::part(&w, p)).collect();
+        let mut ports: Vec<u32> = scopes.iter().flat_map(|s| s.ports.ids().collect::<Vec<_>>()).collect();
+        ports.sort_unstable();
+        assert_eq!(ports, (0..w.ports()).collect::<Vec<_>>());
+        let switches: usize = scopes.iter().map(|s| s.switches.len()).sum();
+        assert_eq!(switches, w.switches as usize);
+        for s in &scopes {
+            let locals: Vec<usize> = s.ports.ids().map(|g| s.ports.local(g)).collect();
+            assert_eq!(locals, (0..s.ports.len()).collect::<Vec<_>>());
+        }
+    }
+
+    /// Only leaf-spine links cross partitions.
+    #[test]
+    fn only_uplinks_cross() {
+        let w = leaf_spine();
+        for p in 0..w.partitions() {
+            let s = Scope::part(&w, p);
+            for port in s.ports.ids() {
+                let node_link = port < w.nodes || matches!(w.peer(port), Peer::Node(_));
+                assert!(!(node_link && s.crosses(&w, port)), "port {port}");
+            }
+        }
+        // Spine 3 (switch 6) lives with leaf 0; its port to leaf 1 crosses.
+        let s0 = Scope::part(&w, 0);
+        assert!(s0.crosses(&w, w.switch_port(6, 1)) && !s0.crosses(&w, w.switch_port(6, 0)));
+        assert!(!Scope::whole(&w).crosses(&w, w.switch_port(6, 1)));
+    }
+}
