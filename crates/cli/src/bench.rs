@@ -31,6 +31,9 @@ pub struct BenchArgs {
     /// Requests per measurement.
     #[arg(long)]
     requests: Option<usize>,
+    /// Host threads of `network` (default: NANOPU_THREADS, else every host core).
+    #[arg(long)]
+    threads: Option<usize>,
 }
 
 /// Payload sizes of the loopback-latency benchmark, bytes (issue: 8 to 1,024).
@@ -258,6 +261,9 @@ fn network_run(a: &BenchArgs, app: &str, inject: bool) -> Result<Value, String> 
     let file = ClusterFile::parse(&network_config(&a.sw_build, app))?;
     let start = std::time::Instant::now();
     let mut sim = Simulation::cluster(&file, std::path::Path::new(".")).map_err(|e| e.to_string())?;
+    if let Some(t) = a.threads {
+        sim.set_threads(t);
+    }
     if inject {
         inject_all_to_all(&mut sim, 256)?;
     }
@@ -269,10 +275,11 @@ fn network_run(a: &BenchArgs, app: &str, inject: bool) -> Result<Value, String> 
     }
     let pages: usize = sim.nodes.iter().map(|n| n.mem.resident_pages().0).sum();
     let dram_per_node = pages as u64 * 4096 / sim.nodes.len() as u64;
+    let (rate, threads) = (s.fabric.packet_hops as f64 / wall / 1e6, sim.threads().min(sim.partitions()));
     Ok(json!({ "packet_hops": s.fabric.packet_hops, "messages": s.messages_received, "events": sim.events(),
-        "simulated_dram_per_node_bytes": dram_per_node,
+        "simulated_dram_per_node_bytes": dram_per_node, "threads": threads,
         "host_seconds": wall, "simulated_us": s.simulated_ns / 1e3,
-        "million_packet_hops_per_host_second": s.fabric.packet_hops as f64 / wall / 1e6 }))
+        "million_packet_hops_per_host_second": rate, "million_packet_hops_per_host_core_second": rate / threads as f64 }))
 }
 
 fn inject_all_to_all(sim: &mut Simulation, n: u32) -> Result<(), String> {

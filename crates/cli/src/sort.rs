@@ -194,7 +194,13 @@ fn summary_json(a: &SortArgs, r: &SortRun, wall: f64) -> serde_json::Value {
     let result = r.outputs.first().map(|o| o.result);
     json!({ "algorithm": a.algorithm, "cores": a.cores, "keys_per_core": a.keys_per_core, "seed": a.seed,
         "valid": r.verdict.ok(), "complete": !r.outcome.incomplete(), "outcome": r.outcome.name(), "problems": r.verdict.problems, "records": r.verdict.records_out,
-        "figures": r.figures, "result": result, "memory": memory_json(&r.sim), "events": r.sim.events(), "core_dispatches": r.sim.core_dispatches(), "wall_seconds": wall })
+        "figures": r.figures, "result": result, "memory": memory_json(&r.sim), "events": r.sim.events(), "core_dispatches": r.sim.core_dispatches(), "instructions": instructions(&r.sim),
+        "partitions": r.sim.partitions(), "threads": r.sim.threads(), "wall_seconds": wall })
+}
+
+/// Instructions retired by every core.
+fn instructions(sim: &nanopu_cluster::Simulation) -> u64 {
+    sim.nodes.iter().flat_map(|n| &n.cores).map(|c| c.stats().instret).sum()
 }
 
 /// Where simulated memory goes: private 4 KiB pages per node (mean), page-table leaves.

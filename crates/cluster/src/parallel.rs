@@ -138,6 +138,11 @@ impl Simulation {
         self.threads = n.max(1);
     }
 
+    /// Host threads a partitioned run uses at most.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
     /// Run as partitions on `threads` host threads, then put the cluster back together.
     pub(crate) fn run_partitioned(
         &mut self,
