@@ -10,7 +10,8 @@ import sys
 import time
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
-BIN = os.path.join(ROOT, "target", "release", "nanopu")
+# NANOPU_BIN: another build of `nanopu` (e.g. a copy, so that rebuilding does not disturb a long sweep).
+BIN = os.environ.get("NANOPU_BIN", os.path.join(ROOT, "target", "release", "nanopu"))
 
 
 def sort(**knobs):

@@ -6,8 +6,10 @@ use nanopu_cluster::Simulation;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// Files a cluster run writes besides its summary.
+/// Files a cluster run writes besides its summary, and its host threads.
 pub struct Outputs<'a> {
+    /// Host threads (None: the default; see `Simulation::set_threads`).
+    pub threads: Option<usize>,
     pub pcap: Option<&'a Path>,
     pub pcap_at: &'a str,
     pub messages: Option<&'a Path>,
@@ -42,7 +44,7 @@ pub fn star(
         args.join(", ")
     );
     let file = ClusterFile::parse(&text)?;
-    let none = Outputs { pcap: None, pcap_at: "node:0", messages: None, port_stats: None };
+    let none = Outputs { threads: None, pcap: None, pcap_at: "node:0", messages: None, port_stats: None };
     run(&file, Path::new("."), elf, json, false, none)
 }
 
@@ -57,6 +59,9 @@ fn run(
     let pcap = out.pcap;
     let mut sim = Simulation::cluster(file, base).map_err(|e| format!("{}: {e}", path.display()))?;
     sim.set_progress(progress);
+    if let Some(t) = out.threads {
+        sim.set_threads(t);
+    }
     if pcap.is_some() {
         sim.capture_at(out.pcap_at)?;
     }

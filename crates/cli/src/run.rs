@@ -59,6 +59,10 @@ pub struct RunArgs {
     /// Show progress on stderr.
     #[arg(long)]
     progress: bool,
+    /// Host threads of a leaf-spine cluster run (default: NANOPU_THREADS, else every host
+    /// core); the results are the same whatever the number.
+    #[arg(long)]
+    threads: Option<usize>,
     /// Have the test host send a message to the node: `AT_NS:CONTEXT:WORD[,WORD...]`
     /// (words in decimal or 0x-hex; repeatable). Replies are listed in the summary.
     #[arg(long = "send", value_name = "AT_NS:CONTEXT:WORDS")]
@@ -71,6 +75,7 @@ pub struct RunArgs {
 pub fn main(a: RunArgs) -> Result<ExitCode, String> {
     if a.program.extension().is_some_and(|e| e == "toml") {
         let out = crate::cluster::Outputs {
+            threads: a.threads,
             pcap: a.pcap.as_deref(),
             pcap_at: &a.pcap_at,
             messages: a.messages.as_deref(),
