@@ -18,7 +18,7 @@ pub(crate) struct Network {
     /// The transports of the nodes simulated here, in node order.
     pub transports: Vec<Transport>,
     /// The last packet id given (a partition's ids start at its index times 2^40).
-    pub next_packet: u64,
+    next_packet: u64,
     /// Packets from other partitions, to enter this one's fabric at the next window.
     pub inbox: Vec<(Time, u32, Packet)>,
     /// Buffers reused for every event, so that handling one allocates nothing.
