@@ -179,11 +179,9 @@ impl Simulation {
 
     /// Let in the packets other partitions sent here.
     pub(crate) fn accept_inbox(&mut self) {
-        let net = self.net();
-        let inbox = std::mem::take(&mut net.inbox);
-        let events: Vec<_> = inbox.into_iter().map(|(t, port, p)| (t, net.fabric.accept(port, p))).collect();
-        for (t, e) in events {
-            self.q.push(t, Ev::Net(e));
+        let net = self.net.as_mut().expect("cluster run");
+        for (t, port, p) in net.inbox.drain(..) {
+            self.q.push(t, Ev::Net(net.fabric.accept(port, p)));
         }
     }
 

@@ -9,7 +9,6 @@
 use crate::network::Network;
 use crate::sim::{Ev, Simulation};
 use nanopu_net::fabric::Fabric;
-use nanopu_sim::Time;
 
 /// Packet ids of partition p start at p << 40 (unique per run, whatever the thread count).
 const PACKET_ID_BITS: u32 = 40;
@@ -92,14 +91,16 @@ impl Ev {
 /// Exchange what partitions sent each other during a window: every outbox, in partition
 /// order, into the inboxes of the partitions that handle the arrivals.
 pub(crate) fn exchange(parts: &mut [&mut Simulation]) {
-    let wiring = parts[0].net.as_ref().expect("cluster run").fabric.wiring().clone();
-    let mut routed: Vec<Vec<(Time, u32, nanopu_net::packet::Packet)>> = vec![Vec::new(); parts.len()];
-    for p in parts.iter_mut() {
-        for (t, port, pkt) in p.net.as_mut().expect("cluster run").fabric.take_outbox() {
-            routed[wiring.part_of_peer(port) as usize].push((t, port, pkt));
+    let wiring = net(parts[0]).fabric.wiring().clone();
+    for i in 0..parts.len() {
+        let mut out = net(parts[i]).fabric.take_outbox();
+        for (t, port, pkt) in out.drain(..) {
+            net(parts[wiring.part_of_peer(port) as usize]).inbox.push((t, port, pkt));
         }
+        net(parts[i]).fabric.give_back_outbox(out);
     }
-    for (p, mut items) in parts.iter_mut().zip(routed) {
-        p.net.as_mut().expect("cluster run").inbox.append(&mut items);
-    }
+}
+
+fn net<'a>(s: &'a mut Simulation) -> &'a mut Network {
+    s.net.as_mut().expect("cluster run")
 }

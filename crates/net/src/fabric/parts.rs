@@ -79,6 +79,12 @@ impl Fabric {
         std::mem::take(&mut self.outbox)
     }
 
+    /// Return the emptied outbox, so that its memory is reused.
+    pub fn give_back_outbox(&mut self, v: Vec<(Time, u32, Packet)>) {
+        debug_assert!(v.is_empty() && self.outbox.is_empty());
+        self.outbox = v;
+    }
+
     /// A packet from another partition, arriving over `port`'s link: the event to handle at
     /// its time.
     pub fn accept(&mut self, port: u32, pkt: Packet) -> NetEvent {
