@@ -90,13 +90,16 @@ impl NodeMem {
     }
 
     /// Set the contents of the boot info page (at most 4096 bytes; the rest reads as 0).
+    /// Only bytes up to the last non-zero one are kept: the boot info is a few hundred
+    /// bytes in a zero-padded page.
     pub fn write_boot(&mut self, bytes: &[u8]) {
+        let mut page = std::mem::take(&mut self.boot);
+        page.resize(PAGE as usize, 0);
         let n = bytes.len().min(PAGE as usize);
-        if self.boot.len() < n {
-            self.boot.resize(n, 0);
-        }
-        self.boot[..n].copy_from_slice(&bytes[..n]);
-        self.boot.shrink_to_fit();
+        page[..n].copy_from_slice(&bytes[..n]);
+        page.truncate(page.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1));
+        page.shrink_to_fit();
+        self.boot = page;
     }
 
     /// Debugger-style read of DRAM or the boot page, without timing (a chunk at a time).
