@@ -63,7 +63,9 @@ pub struct Transport {
     next_msg_id: u16,
     next_mcast_seq: u32,
     rng: Rng,
-    out: MsgMap<OutKey, OutMsg>,
+    /// Boxed: the table keeps the capacity of its busiest moment, which is then only
+    /// pointers (an `OutMsg` is 176 bytes).
+    out: MsgMap<OutKey, Box<OutMsg>>,
     inbound: MsgMap<InKey, InMsg>,
     done: MsgMap<InKey, Time>,
     done_order: VecDeque<(Time, InKey)>,
@@ -187,7 +189,7 @@ impl Transport {
         };
         let key = (msg.dst_ip, proto.msg_id);
         let m = OutMsg::new(proto, Arc::from(msg.words), packets, allowed, now);
-        self.out.insert(key, m);
+        self.out.insert(key, Box::new(m));
         self.pump(key, out);
         if !self.rto_armed {
             self.rto_armed = true;
