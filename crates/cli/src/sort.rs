@@ -123,6 +123,7 @@ impl SortArgs {
             max_us: self.max_us,
             nodes_per_leaf: self.nodes_per_leaf,
             spines: self.spines.unwrap_or(self.nodes_per_leaf),
+            message_log: false, // nothing here reads it
         })
     }
 }

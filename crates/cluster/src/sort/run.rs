@@ -66,6 +66,9 @@ pub struct SortSpec {
     pub nodes_per_leaf: u32,
     /// Spine switches of a leaf-spine (default: as many as nodes per leaf, full bisection).
     pub spines: u32,
+    /// Keep the per-message log (`Simulation::message_records` of the run); off saves
+    /// about 50 bytes of host memory per message.
+    pub message_log: bool,
 }
 
 /// What a sort run gives.
@@ -157,6 +160,7 @@ impl SortSpec {
         let f = self.cluster_file(self.algorithm.elf()).map_err(SimError::Setup)?;
         let mut sim = Simulation::cluster(&f, apps)?;
         sim.set_progress(progress);
+        sim.set_message_log(self.message_log);
         if let Some(w) = wall {
             sim.set_wall_limit(w);
         }
