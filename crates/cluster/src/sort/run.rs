@@ -4,7 +4,7 @@
 use super::harness::{load, read_outputs, SorterOutput};
 use super::input::Distribution;
 use super::report::{figures, SortFigures};
-use super::validate::{validate, validate_min, Verdict};
+use super::validate::{validate_digest, validate_min_digest, Verdict};
 use crate::cluster_config::{ClusterFile, NodeFile, ProgramFile, SwitchFile, TopologyFile, TransportFile};
 use crate::{Outcome, SimError, Simulation};
 use std::path::Path;
@@ -169,8 +169,8 @@ impl SortSpec {
         let outcome = sim.run()?;
         let outputs = read_outputs(&sim).map_err(SimError::Setup)?;
         let mut verdict = match self.algorithm {
-            Algorithm::MergeMin => validate_min(&inputs, &outputs),
-            _ => validate(&inputs, &outputs),
+            Algorithm::MergeMin => validate_min_digest(&inputs, &outputs),
+            _ => validate_digest(&inputs, &outputs),
         };
         let mut first = end_problems(&mut sim, outcome);
         first.append(&mut verdict.problems);
