@@ -193,17 +193,16 @@ fn summary_json(a: &SortArgs, r: &SortRun, wall: f64) -> serde_json::Value {
         "figures": r.figures, "result": result, "memory": memory_json(&r.sim), "events": r.sim.events(), "core_dispatches": r.sim.core_dispatches(), "wall_seconds": wall })
 }
 
-/// Where simulated memory goes (means per node): pages holding private DRAM chunks, the
-/// chunks themselves (what the host stores of the nodes' DRAM), page-table leaves.
+/// Where simulated memory goes (means per node): pages holding private DRAM chunks, and
+/// the chunks themselves (what the host stores of the nodes' DRAM).
 fn memory_json(sim: &nanopu_cluster::Simulation) -> serde_json::Value {
     use nanopu_riscv::sparse::CHUNK;
-    let r = sim.nodes.iter().map(|n| n.mem.resident());
-    let (pages, chunks, leaves) = r.fold((0, 0, 0), |a, b| (a.0 + b.pages, a.1 + b.chunks, a.2 + b.leaves));
+    let (pages, chunks) =
+        sim.nodes.iter().map(|n| n.mem.resident()).fold((0, 0), |a, b| (a.0 + b.pages, a.1 + b.chunks));
     let n = sim.nodes.len().max(1) as f64;
     json!({ "nodes": sim.nodes.len(), "private_pages_per_node": pages as f64 / n,
         "private_chunks_per_node": chunks as f64 / n, "chunk_bytes": CHUNK,
-        "private_dram_kib_per_node": (chunks as u64 * CHUNK) as f64 / 1024.0 / n,
-        "page_leaves_per_node": leaves as f64 / n })
+        "private_dram_kib_per_node": (chunks as u64 * CHUNK) as f64 / 1024.0 / n })
 }
 
 fn print_summary(a: &SortArgs, r: &SortRun, wall: f64) {

@@ -78,7 +78,7 @@ impl NodeMem {
             program,
             base,
             size,
-            private: Sparse::new(base / PAGE, size / PAGE),
+            private: Sparse::default(),
             boot: Vec::new(),
             msip: vec![0; ncores],
             mtimecmp: vec![u64::MAX; ncores],
@@ -225,7 +225,7 @@ impl NodeMem {
     }
 
     fn is_private(&self, pn: u64) -> bool {
-        self.dram_page(pn * PAGE).is_some() && self.private.has_page(pn)
+        self.private.has_page(pn)
     }
 
     /// Decoded ops of code page `pn`, re-decoding it first if it was stored to.
@@ -260,8 +260,7 @@ impl NodeMem {
     }
 
     /// What this node's memory costs the host beyond the shared program image: the pages
-    /// that hold private chunks, the chunks (written by a store or the host), and the
-    /// leaves of the page table.
+    /// that hold private chunks and the chunks (written by a store or the host).
     pub fn resident(&self) -> Resident {
         self.private.resident()
     }
