@@ -273,8 +273,8 @@ fn network_run(a: &BenchArgs, app: &str, inject: bool) -> Result<Value, String> 
     if !s.failures.is_empty() || s.messages_received != 256 * 255 {
         return Err(format!("the all-to-all failed:\n{}", s.text()));
     }
-    let pages: usize = sim.nodes.iter().map(|n| n.mem.resident_pages().0).sum();
-    let dram_per_node = pages as u64 * 4096 / sim.nodes.len() as u64;
+    let chunks: usize = sim.nodes.iter().map(|n| n.mem.resident().chunks).sum();
+    let dram_per_node = chunks as u64 * nanopu_riscv::sparse::CHUNK / sim.nodes.len() as u64;
     let (rate, threads) = (s.fabric.packet_hops as f64 / wall / 1e6, sim.threads().min(sim.partitions()));
     Ok(json!({ "packet_hops": s.fabric.packet_hops, "messages": s.messages_received, "events": sim.events(),
         "simulated_dram_per_node_bytes": dram_per_node, "threads": threads,

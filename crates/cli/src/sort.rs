@@ -128,6 +128,7 @@ impl SortArgs {
             nodes_per_leaf: self.nodes_per_leaf,
             spines: self.spines.unwrap_or(self.nodes_per_leaf),
             threads: self.threads,
+            message_log: false, // nothing here reads it
         })
     }
 }
@@ -203,13 +204,16 @@ fn instructions(sim: &nanopu_cluster::Simulation) -> u64 {
     sim.nodes.iter().flat_map(|n| &n.cores).map(|c| c.stats().instret).sum()
 }
 
-/// Where simulated memory goes: private 4 KiB pages per node (mean), page-table leaves.
+/// Where simulated memory goes (means per node): pages holding private DRAM chunks, and
+/// the chunks themselves (what the host stores of the nodes' DRAM).
 fn memory_json(sim: &nanopu_cluster::Simulation) -> serde_json::Value {
-    let (pages, leaves) =
-        sim.nodes.iter().map(|n| n.mem.resident_pages()).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    use nanopu_riscv::sparse::CHUNK;
+    let (pages, chunks) =
+        sim.nodes.iter().map(|n| n.mem.resident()).fold((0, 0), |a, b| (a.0 + b.pages, a.1 + b.chunks));
     let n = sim.nodes.len().max(1) as f64;
-
-    json!({ "nodes": sim.nodes.len(), "private_pages_per_node": pages as f64 / n, "page_leaves_per_node": leaves as f64 / n })
+    json!({ "nodes": sim.nodes.len(), "private_pages_per_node": pages as f64 / n,
+        "private_chunks_per_node": chunks as f64 / n, "chunk_bytes": CHUNK,
+        "private_dram_kib_per_node": (chunks as u64 * CHUNK) as f64 / 1024.0 / n })
 }
 
 fn print_summary(a: &SortArgs, r: &SortRun, wall: f64) {

@@ -21,6 +21,13 @@ pub struct MessageRecord {
 }
 
 impl Simulation {
+    /// Keep the transports' per-message logs that `message_records` joins (on by default).
+    pub fn set_message_log(&mut self, on: bool) {
+        if let Some(net) = &mut self.net {
+            net.transports.iter_mut().for_each(|t| t.set_message_log(on));
+        }
+    }
+
     /// Every message sent through the network, joined with its deliveries.
     pub fn message_records(&self) -> Vec<MessageRecord> {
         let Some(net) = &self.net else { return Vec::new() };

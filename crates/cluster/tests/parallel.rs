@@ -32,6 +32,7 @@ fn nanosort_1024(threads: usize) -> SortSpec {
         nodes_per_leaf: 64,
         spines: 64,
         threads: Some(threads),
+        message_log: true,
     }
 }
 

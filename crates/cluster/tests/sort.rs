@@ -28,6 +28,7 @@ fn spec(algorithm: Algorithm, cores: u32, keys: u32, args: &[u32]) -> SortSpec {
         nodes_per_leaf: 64,
         spines: 64,
         threads: None,
+        message_log: true,
     }
 }
 
@@ -83,6 +84,16 @@ fn same_seed_same_sort() {
     assert_eq!(a.figures, b.figures);
     assert_eq!(a.outputs, b.outputs);
     assert_eq!(a.sim.events(), b.sim.events());
+}
+
+/// The message log is host bookkeeping: without it the run is the same, only unrecorded.
+#[test]
+fn the_message_log_changes_nothing_simulated() {
+    let s = spec(Algorithm::NanoSort, 64, 16, &[4, 4, 1]);
+    let (a, b) = (run(&s), run(&SortSpec { message_log: false, ..s.clone() }));
+    assert_eq!((a.figures, a.outputs, a.sim.events()), (b.figures, b.outputs, b.sim.events()));
+    assert!(!a.sim.message_records().is_empty());
+    assert!(b.sim.message_records().is_empty());
 }
 
 #[test]

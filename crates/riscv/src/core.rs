@@ -21,17 +21,18 @@ use crate::platform::Platform;
 use crate::program::Program;
 use crate::trap::{MSIP, MTIP};
 
-/// Entries of each software TLB (direct-mapped, by page number).
+/// Entries of each software TLB (direct-mapped, by chunk number).
 pub(crate) const TLB_SIZE: usize = 16;
 
-/// A software TLB entry: host address of a DRAM page valid for the current `run` only.
+/// A software TLB entry: host address of a DRAM chunk (`sparse::CHUNK` bytes) valid for
+/// the current `run` only.
 #[derive(Clone, Copy)]
 pub(crate) struct TlbEntry {
-    pub pn: u64,
+    pub cn: u64,
     pub ptr: *mut u8,
 }
 
-pub(crate) const NO_TLB: TlbEntry = TlbEntry { pn: u64::MAX, ptr: std::ptr::null_mut() };
+pub(crate) const NO_TLB: TlbEntry = TlbEntry { cn: u64::MAX, ptr: std::ptr::null_mut() };
 
 /// Why an instruction left the straight-line path.
 pub(crate) enum Ex {
@@ -63,8 +64,9 @@ pub struct Core {
     /// `NodeMem::page_gen` when the TLBs were last flushed.
     pub(crate) tlb_gen: u64,
     pub(crate) muldiv_free: u64,
-    /// Page of `tohost`: stores there are checked for HTIF commands.
-    pub(crate) htif_pn: u64,
+    /// Chunk of `tohost` (8-aligned, so inside one chunk): stores there are checked for
+    /// HTIF commands.
+    pub(crate) htif_cn: u64,
     pub(crate) t: TimingParams,
     pub(crate) csr: Csrs,
     pub(crate) l1i: L1,
@@ -109,7 +111,7 @@ impl Core {
             tlb_w: [NO_TLB; TLB_SIZE],
             tlb_gen: u64::MAX,
             muldiv_free: 0,
-            htif_pn: program.tohost.map_or(u64::MAX, |a| a / crate::program::PAGE),
+            htif_cn: program.tohost.map_or(u64::MAX, |a| a / crate::sparse::CHUNK),
             t: timing.clone(),
             csr: Csrs::default(),
             l1i: L1::new(timing.l1i_sets, timing.l1i_ways),
@@ -154,7 +156,7 @@ impl Core {
 
     /// Drop the host pointers cached by a previous run that memory may have invalidated
     /// since: the fetch page (code may have been re-decoded) always, the data TLBs only if
-    /// a page became private (private pages never move, so most runs keep them warm).
+    /// a chunk became private (private chunks never move, so most runs keep them warm).
     fn begin_run(&mut self, mem: &NodeMem) {
         self.fetch_pn = u64::MAX;
         if self.tlb_gen != mem.page_gen {

@@ -46,6 +46,7 @@ pub mod platform;
 mod program;
 pub mod rvc;
 mod semihost;
+pub mod sparse;
 pub mod testing;
 mod trap;
 

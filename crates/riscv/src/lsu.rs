@@ -1,4 +1,4 @@
-//! Loads and stores: a per-core software TLB of host page pointers for DRAM, the L1 D-cache
+//! Loads and stores: a per-core software TLB of host chunk pointers for DRAM, the L1 D-cache
 //! and L2 timing, and the slow paths for page faults-in, the boot page, the CLINT and HTIF.
 //!
 //! Misaligned ordinary accesses are performed (RISC-V unprivileged spec 2.6 allows either
@@ -10,29 +10,30 @@ use std::ptr;
 use crate::core::{Core, Ex, TlbEntry, TLB_SIZE};
 use crate::mem::{NodeMem, BOOT_BASE, CLINT_BASE, CLINT_SIZE, MTIME, MTIMECMP};
 use crate::program::PAGE;
+use crate::sparse::CHUNK;
 
 const LOAD_FAULT: u64 = 5;
 const STORE_FAULT: u64 = 7;
 
 #[inline(always)]
-fn tlb_slot(pn: u64) -> usize {
-    pn as usize & (TLB_SIZE - 1)
+fn tlb_slot(cn: u64) -> usize {
+    cn as usize & (TLB_SIZE - 1)
 }
 
 impl Core {
     /// Load `N` bytes (little-endian, zero-extended) with timing.
     #[inline(always)]
     pub(crate) fn load<const N: usize>(&mut self, mem: &mut NodeMem, addr: u64) -> Result<u64, Ex> {
-        let pn = addr / PAGE;
-        let off = (addr % PAGE) as usize;
-        let e = self.tlb_r[tlb_slot(pn)];
-        if e.pn != pn || off + N > PAGE as usize {
+        let cn = addr / CHUNK;
+        let off = (addr % CHUNK) as usize;
+        let e = self.tlb_r[tlb_slot(cn)];
+        if e.cn != cn || off + N > CHUNK as usize {
             return self.load_slow::<N>(mem, addr);
         }
         self.data_timing::<N>(mem, addr);
         let mut b = [0u8; 8];
-        // SAFETY: `e.ptr` points to a live 4 KiB page for the duration of this `run` (see
-        // `Core::begin_run`) and off + N <= 4096.
+        // SAFETY: `e.ptr` points to a live chunk for the duration of this `run` (see
+        // `Core::begin_run`) and off + N <= CHUNK.
         unsafe { ptr::copy_nonoverlapping(e.ptr.add(off), b.as_mut_ptr(), N) };
         Ok(u64::from_le_bytes(b))
     }
@@ -40,17 +41,17 @@ impl Core {
     /// Store the low `N` bytes of `v` with timing.
     #[inline(always)]
     pub(crate) fn store<const N: usize>(&mut self, mem: &mut NodeMem, addr: u64, v: u64) -> Result<(), Ex> {
-        let pn = addr / PAGE;
-        let off = (addr % PAGE) as usize;
-        let e = self.tlb_w[tlb_slot(pn)];
-        if e.pn != pn || off + N > PAGE as usize {
+        let cn = addr / CHUNK;
+        let off = (addr % CHUNK) as usize;
+        let e = self.tlb_w[tlb_slot(cn)];
+        if e.cn != cn || off + N > CHUNK as usize {
             return self.store_slow::<N>(mem, addr, v);
         }
         self.data_timing::<N>(mem, addr);
         let b = v.to_le_bytes();
-        // SAFETY: as in `load`; write entries only point to this node's private pages.
+        // SAFETY: as in `load`; write entries only point to this node's private chunks.
         unsafe { ptr::copy_nonoverlapping(b.as_ptr(), e.ptr.add(off), N) };
-        if pn == self.htif_pn {
+        if cn == self.htif_cn {
             return self.htif_check(mem, addr, N);
         }
         Ok(())
@@ -92,12 +93,12 @@ impl Core {
     #[cold]
     fn load_slow<const N: usize>(&mut self, mem: &mut NodeMem, addr: u64) -> Result<u64, Ex> {
         if Self::in_dram(mem, addr, N) {
-            let pn = addr / PAGE;
-            self.tlb_r[tlb_slot(pn)] = TlbEntry { pn, ptr: mem.page(pn).as_ptr() as *mut u8 };
+            let cn = addr / CHUNK;
+            self.tlb_r[tlb_slot(cn)] = TlbEntry { cn, ptr: mem.chunk(cn).as_ptr() as *mut u8 };
             let mut b = [0u8; 8];
-            let off = (addr % PAGE) as usize;
-            if off + N <= PAGE as usize {
-                b[..N].copy_from_slice(&mem.page(pn)[off..off + N]); // N is a constant: no memmove
+            let off = (addr % CHUNK) as usize;
+            if off + N <= CHUNK as usize {
+                b[..N].copy_from_slice(&mem.chunk(cn)[off..off + N]); // N is a constant: no memmove
             } else {
                 mem.read(addr, &mut b[..N]).map_err(|_| Ex::Trap { cause: LOAD_FAULT, tval: addr })?;
             }
@@ -107,8 +108,8 @@ impl Core {
         self.cycle += self.t.mmio_latency;
         if (BOOT_BASE..BOOT_BASE + PAGE).contains(&addr) && addr + N as u64 <= BOOT_BASE + PAGE {
             let mut b = [0u8; 8];
-            let off = (addr - BOOT_BASE) as usize;
-            b[..N].copy_from_slice(&mem.boot_page()[off..off + N]);
+            let off = addr - BOOT_BASE;
+            (0..N).for_each(|i| b[i] = mem.boot_byte(off + i as u64));
             return Ok(u64::from_le_bytes(b));
         }
         self.clint_read(mem, addr, N).ok_or(Ex::Trap { cause: LOAD_FAULT, tval: addr })
@@ -123,11 +124,13 @@ impl Core {
                 false => Err(Ex::Trap { cause: STORE_FAULT, tval: addr }),
             };
         }
-        let pn = addr / PAGE;
-        let off = (addr % PAGE) as usize;
-        if off + N <= PAGE as usize {
-            mem.page_mut(pn)[off..off + N].copy_from_slice(&v.to_le_bytes()[..N]);
-            self.refill_tlbs(mem, pn);
+        let cn = addr / CHUNK;
+        if addr % CHUNK + N as u64 <= CHUNK {
+            match mem.store_in_chunk(addr, &v.to_le_bytes()[..N]) {
+                true => self.refill_tlbs(mem, cn),
+                // Still shared: reads may go fast, stores come here until one changes it.
+                false => self.tlb_r[tlb_slot(cn)] = TlbEntry { cn, ptr: mem.chunk(cn).as_ptr() as *mut u8 },
+            }
         } else {
             mem.write(addr, &v.to_le_bytes()[..N])
                 .map_err(|_| Ex::Trap { cause: STORE_FAULT, tval: addr })?;
@@ -137,11 +140,11 @@ impl Core {
         self.htif_check(mem, addr, N)
     }
 
-    /// After page `pn` became private, point both TLB entries at the copy.
-    fn refill_tlbs(&mut self, mem: &mut NodeMem, pn: u64) {
-        let ptr = mem.page_mut(pn).as_mut_ptr();
-        self.tlb_r[tlb_slot(pn)] = TlbEntry { pn, ptr };
-        self.tlb_w[tlb_slot(pn)] = TlbEntry { pn, ptr };
+    /// After chunk `cn` became private, point both TLB entries at the copy.
+    fn refill_tlbs(&mut self, mem: &mut NodeMem, cn: u64) {
+        let ptr = mem.chunk_mut(cn).as_mut_ptr();
+        self.tlb_r[tlb_slot(cn)] = TlbEntry { cn, ptr };
+        self.tlb_w[tlb_slot(cn)] = TlbEntry { cn, ptr };
     }
 
     /// Read a CLINT register (SiFive CLINT layout, docs/abi.md). `mtime` is local time.

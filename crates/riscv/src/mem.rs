@@ -1,9 +1,10 @@
-//! One node's memory: DRAM pages allocated on first write (reads of untouched pages see the
-//! program image or zeros), the boot info page, the CLINT registers and the shared L2 tags.
+//! One node's memory: DRAM chunks allocated on first write (reads of unwritten ones see the
+//! program image or zeros; see `sparse`), the boot info page, the CLINT registers and the
+//! shared L2 tags.
 //!
-//! Scale matters here: a cluster holds 16,384 of these, so an idle node must cost a few KiB.
-//! DRAM is a two-level table (2 MiB leaves, allocated on demand); the L2 tags are allocated
-//! on first access.
+//! Scale matters here: a cluster holds 65,536 of these, so an idle node must cost a few KiB
+//! and a busy one little more than what its programs wrote. The L2 tags are allocated on
+//! first access.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -13,7 +14,8 @@ use crate::decode::decode_parcels;
 use crate::elf::ElfError;
 use crate::op::Op;
 use crate::params::{MemParams, TimingParams};
-use crate::program::{Page, Program, OPS_PER_PAGE, PAGE};
+use crate::program::{Program, OPS_PER_PAGE, PAGE};
+use crate::sparse::{Chunk, Resident, Sparse, CHUNK, CHUNKS_PER_PAGE};
 
 /// Base of the boot info page (docs/abi.md).
 pub const BOOT_BASE: u64 = 0x1000;
@@ -23,26 +25,24 @@ pub const CLINT_SIZE: u64 = 0x1_0000;
 pub const MTIMECMP: u64 = 0x0200_4000;
 pub const MTIME: u64 = 0x0200_bff8;
 
-const LEAF_PAGES: usize = 512;
-static ZERO_PAGE: Page = [0; PAGE as usize];
-
-type Leaf = [Option<Box<Page>>; LEAF_PAGES];
+static ZERO_CHUNK: Chunk = [0; CHUNK as usize];
 
 /// Memory, CLINT and L2 of one node; shared by its cores.
 pub struct NodeMem {
     pub(crate) program: Arc<Program>,
     pub(crate) base: u64,
     pub(crate) size: u64,
-    dir: Vec<Option<Box<Leaf>>>,
-    boot: Option<Box<Page>>,
+    private: Sparse,
+    /// The boot info page up to its last written byte (the rest reads as 0).
+    boot: Vec<u8>,
     pub(crate) msip: Vec<u32>,
     pub(crate) mtimecmp: Vec<u64>,
     pub(crate) l2: L2,
     /// Code pages re-decoded after stores (self-modifying code), and pages stored to since.
     code_over: HashMap<u64, Box<[Op]>>,
     code_dirty: BTreeSet<u64>,
-    /// Private pages created so far: host pointers to shared pages (the image, zeros) that
-    /// a core cached are stale once this has changed.
+    /// Private chunks created so far: host pointers to shared chunks (the image, zeros)
+    /// that a core cached are stale once this has changed.
     pub(crate) page_gen: u64,
 }
 
@@ -74,13 +74,12 @@ impl NodeMem {
         if !l2.fits(size / timing.line_bytes.max(1)) {
             return Err(ElfError::Config(format!("DRAM of {size:#x} bytes too large for 16-bit L2 tags")));
         }
-        let leaves = (size / PAGE).div_ceil(LEAF_PAGES as u64) as usize;
         Ok(NodeMem {
             program,
             base,
             size,
-            dir: (0..leaves).map(|_| None).collect(),
-            boot: None,
+            private: Sparse::default(),
+            boot: Vec::new(),
             msip: vec![0; ncores],
             mtimecmp: vec![u64::MAX; ncores],
             l2,
@@ -91,21 +90,27 @@ impl NodeMem {
     }
 
     /// Set the contents of the boot info page (at most 4096 bytes; the rest reads as 0).
+    /// Only bytes up to the last non-zero one are kept: the boot info is a few hundred
+    /// bytes in a zero-padded page.
     pub fn write_boot(&mut self, bytes: &[u8]) {
-        let page = self.boot.get_or_insert_with(|| Box::new([0; PAGE as usize]));
+        let mut page = std::mem::take(&mut self.boot);
+        page.resize(PAGE as usize, 0);
         let n = bytes.len().min(PAGE as usize);
         page[..n].copy_from_slice(&bytes[..n]);
+        page.truncate(page.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1));
+        page.shrink_to_fit();
+        self.boot = page;
     }
 
-    /// Debugger-style read of DRAM or the boot page, without timing (a page at a time).
+    /// Debugger-style read of DRAM or the boot page, without timing (a chunk at a time).
     pub fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), String> {
         let mut done = 0;
         while done < buf.len() {
             let a = addr.wrapping_add(done as u64);
             match self.dram_page(a) {
-                Some(pn) => {
-                    let n = in_page(a, buf.len() - done);
-                    buf[done..done + n].copy_from_slice(&self.page(pn)[page_range(a, n)]);
+                Some(_) => {
+                    let n = in_chunk(a, buf.len() - done);
+                    buf[done..done + n].copy_from_slice(&self.chunk(a / CHUNK)[chunk_range(a, n)]);
                     done += n;
                 }
                 None => {
@@ -117,15 +122,15 @@ impl NodeMem {
         Ok(())
     }
 
-    /// Debugger-style write of DRAM or the boot page, without timing (a page at a time).
+    /// Debugger-style write of DRAM or the boot page, without timing (a chunk at a time).
     pub fn write(&mut self, addr: u64, bytes: &[u8]) -> Result<(), String> {
         let mut done = 0;
         while done < bytes.len() {
             let a = addr.wrapping_add(done as u64);
-            let n = if self.dram_page(a).is_some() { in_page(a, bytes.len() - done) } else { 1 };
-            if let Some(pn) = self.dram_page(a) {
-                self.page_mut(pn)[page_range(a, n)].copy_from_slice(&bytes[done..done + n]);
-                self.note_store(pn);
+            let n = if self.dram_page(a).is_some() { in_chunk(a, bytes.len() - done) } else { 1 };
+            if self.dram_page(a).is_some() {
+                self.store_in_chunk(a, &bytes[done..done + n]);
+                self.note_store(a / PAGE);
             } else if (BOOT_BASE..BOOT_BASE + PAGE).contains(&a) {
                 self.write_boot_byte(a - BOOT_BASE, bytes[done]);
             } else {
@@ -137,18 +142,23 @@ impl NodeMem {
     }
 
     fn write_boot_byte(&mut self, off: u64, b: u8) {
-        self.boot.get_or_insert_with(|| Box::new([0; PAGE as usize]))[off as usize] = b;
+        let off = off as usize;
+        if self.boot.len() <= off {
+            self.boot.resize(off + 1, 0);
+        }
+        self.boot[off] = b;
     }
 
     fn read_byte(&self, a: u64) -> Option<u8> {
-        if let Some(pn) = self.dram_page(a) {
-            return Some(self.page(pn)[(a % PAGE) as usize]);
+        if self.dram_page(a).is_some() {
+            return Some(self.chunk(a / CHUNK)[(a % CHUNK) as usize]);
         }
-        (BOOT_BASE..BOOT_BASE + PAGE).contains(&a).then(|| self.boot_page()[(a - BOOT_BASE) as usize])
+        (BOOT_BASE..BOOT_BASE + PAGE).contains(&a).then(|| self.boot_byte(a - BOOT_BASE))
     }
 
-    pub(crate) fn boot_page(&self) -> &Page {
-        self.boot.as_deref().unwrap_or(&ZERO_PAGE)
+    /// Byte `off` of the boot info page.
+    pub(crate) fn boot_byte(&self, off: u64) -> u8 {
+        self.boot.get(off as usize).copied().unwrap_or(0)
     }
 
     /// Absolute page number of a DRAM address, if `addr` is in DRAM.
@@ -157,29 +167,46 @@ impl NodeMem {
         (addr.wrapping_sub(self.base) < self.size).then_some(addr / PAGE)
     }
 
-    fn slot(&self, pn: u64) -> (usize, usize) {
-        let rel = (pn - self.base / PAGE) as usize;
-        (rel / LEAF_PAGES, rel % LEAF_PAGES)
+    /// Current contents of DRAM chunk `cn` (private copy, program image, or zeros).
+    pub(crate) fn chunk(&self, cn: u64) -> &Chunk {
+        if let Some(c) = self.private.get(cn) {
+            return c;
+        }
+        self.image_chunk(cn)
     }
 
-    /// Current contents of DRAM page `pn` (private copy, program image, or zeros).
-    pub(crate) fn page(&self, pn: u64) -> &Page {
-        let (d, i) = self.slot(pn);
-        if let Some(p) = self.dir[d].as_ref().and_then(|l| l[i].as_deref()) {
-            return p;
-        }
-        self.program.page(pn).unwrap_or(&ZERO_PAGE)
+    /// Chunk `cn` of the program image (zeros where the image has nothing).
+    fn image_chunk(&self, cn: u64) -> &Chunk {
+        let Some(page) = self.program.page(cn / CHUNKS_PER_PAGE) else {
+            return &ZERO_CHUNK;
+        };
+        let at = ((cn % CHUNKS_PER_PAGE) * CHUNK) as usize;
+        page[at..at + CHUNK as usize].try_into().expect("a chunk lies inside its page")
     }
 
-    /// Writable DRAM page `pn`, copied from the image (or zeroed) on first touch.
-    pub(crate) fn page_mut(&mut self, pn: u64) -> &mut Page {
-        let (d, i) = self.slot(pn);
-        let program = &self.program;
-        let leaf = self.dir[d].get_or_insert_with(|| Box::new([const { None }; LEAF_PAGES]));
-        if leaf[i].is_none() {
-            self.page_gen += 1;
+    /// Is chunk `cn` (in DRAM) private to this node?
+    pub(crate) fn is_private_chunk(&self, cn: u64) -> bool {
+        self.private.get(cn).is_some()
+    }
+
+    /// Writable DRAM chunk `cn`, copied from the image (or zeroed) on first touch.
+    pub(crate) fn chunk_mut(&mut self, cn: u64) -> &mut Chunk {
+        let image = *self.image_chunk(cn);
+        let (c, made) = self.private.get_or_make(cn, || image);
+        self.page_gen += made as u64;
+        c
+    }
+
+    /// Store `bytes` (inside one DRAM chunk) at `addr`. A store that leaves the bytes as
+    /// they are does not make the chunk private: zeroing fresh memory (memset of a buffer
+    /// before use) then costs the host nothing. Returns whether the chunk is private now.
+    pub(crate) fn store_in_chunk(&mut self, addr: u64, bytes: &[u8]) -> bool {
+        let (cn, range) = (addr / CHUNK, chunk_range(addr, bytes.len()));
+        if !self.is_private_chunk(cn) && self.chunk(cn)[range.clone()] == *bytes {
+            return false;
         }
-        leaf[i].get_or_insert_with(|| Box::new(program.page(pn).copied().unwrap_or([0; PAGE as usize])))
+        self.chunk_mut(cn)[range].copy_from_slice(bytes);
+        true
     }
 
     /// Record a debugger-style store to page `pn`: decoded code there is stale.
@@ -198,11 +225,7 @@ impl NodeMem {
     }
 
     fn is_private(&self, pn: u64) -> bool {
-        if self.dram_page(pn * PAGE).is_none() {
-            return false;
-        }
-        let (d, i) = self.slot(pn);
-        self.dir[d].as_ref().is_some_and(|l| l[i].is_some())
+        self.private.has_page(pn)
     }
 
     /// Decoded ops of code page `pn`, re-decoding it first if it was stored to.
@@ -236,12 +259,10 @@ impl NodeMem {
         self.read(addr, &mut b).ok().map(|_| u16::from_le_bytes(b))
     }
 
-    /// Private DRAM pages this node holds (written or touched by a store), and page-table
-    /// leaves: what the node's memory costs the host beyond the shared program image.
-    pub fn resident_pages(&self) -> (usize, usize) {
-        let leaves = self.dir.iter().flatten();
-        let pages = leaves.clone().map(|l| l.iter().filter(|p| p.is_some()).count()).sum();
-        (pages, leaves.count())
+    /// What this node's memory costs the host beyond the shared program image: the pages
+    /// that hold private chunks and the chunks (written by a store or the host).
+    pub fn resident(&self) -> Resident {
+        self.private.resident()
     }
 
     /// Number of harts the CLINT serves.
@@ -250,23 +271,13 @@ impl NodeMem {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn leaf_layout_is_small() {
-        assert_eq!(std::mem::size_of::<Leaf>(), 4096);
-    }
+/// Bytes from `addr` to the end of its chunk, at most `left`.
+fn in_chunk(addr: u64, left: usize) -> usize {
+    ((CHUNK - addr % CHUNK) as usize).min(left)
 }
 
-/// Bytes from `addr` to the end of its page, at most `left`.
-fn in_page(addr: u64, left: usize) -> usize {
-    ((PAGE - addr % PAGE) as usize).min(left)
-}
-
-/// Offsets inside a page of `n` bytes from `addr`.
-fn page_range(addr: u64, n: usize) -> std::ops::Range<usize> {
-    let off = (addr % PAGE) as usize;
+/// Offsets inside a chunk of `n` bytes from `addr`.
+fn chunk_range(addr: u64, n: usize) -> std::ops::Range<usize> {
+    let off = (addr % CHUNK) as usize;
     off..off + n
 }

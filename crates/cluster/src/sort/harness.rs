@@ -1,7 +1,7 @@
 //! Loading sort inputs into the nodes' memory and reading back what the sorters left
 //! (the layout is `struct sort_dir` / `struct sort_area` of `sw/include/sortbench.h`).
 
-use super::input::{generate, Distribution, Records, VALUE_WORDS};
+use super::input::{generate, Distribution, InputDigest, Records, VALUE_WORDS};
 use crate::Simulation;
 
 /// Per node: the directory of the cores' areas (SORT_DIR_ADDR).
@@ -80,21 +80,16 @@ fn read_words(sim: &Simulation, node: usize, addr: u64, n: usize) -> Result<Vec<
 }
 
 /// Write every sorter's input records (sorter = node * cores + core) and the directories.
-/// Returns the checksum inputs: every sorter's records.
-pub fn load(
-    sim: &mut Simulation,
-    seed: u64,
-    n_in: usize,
-    dist: Distribution,
-) -> Result<Vec<Records>, String> {
-    let mut all = Vec::new();
+/// Returns what the validator needs of them.
+pub fn load(sim: &mut Simulation, seed: u64, n_in: usize, dist: Distribution) -> Result<InputDigest, String> {
+    let mut all = InputDigest::default();
+    let mut sorter = 0;
     let sorters = sim.nodes.iter().map(|n| n.cores.len() as u64).sum::<u64>();
     for node in 0..sim.nodes.len() {
         let cores = sim.nodes[node].cores.len();
         let mut dir = vec![DIR_MAGIC, cores as u64];
         let mut at = DIR_ADDR + 4096;
         for _ in 0..cores {
-            let sorter = all.len() as u64;
             let l = Layout::new(at, n_in as u64, out_capacity(n_in as u64));
             if l.end > AREAS_END {
                 return Err(format!("sort input: {n_in} records per core do not fit in a node's sort area"));
@@ -102,7 +97,8 @@ pub fn load(
             let r = generate(seed, sorter, n_in, dist);
             write_area(sim, node, &l, sorter, sorters, &r)?;
             dir.push(l.area);
-            all.push(r);
+            all.add(&r);
+            sorter += 1;
             at = l.end;
         }
         sim.nodes[node].mem.write(DIR_ADDR, &words_le(&dir))?;

@@ -4,7 +4,7 @@
 use super::harness::{load, read_outputs, SorterOutput};
 use super::input::Distribution;
 use super::report::{figures, SortFigures};
-use super::validate::{validate, validate_min, Verdict};
+use super::validate::{validate_digest, validate_min_digest, Verdict};
 use crate::cluster_config::{ClusterFile, NodeFile, ProgramFile, SwitchFile, TopologyFile, TransportFile};
 use crate::{Outcome, SimError, Simulation};
 use std::path::Path;
@@ -69,6 +69,9 @@ pub struct SortSpec {
     /// Host threads (None: the default, see `Simulation::set_threads`); results do not
     /// depend on it.
     pub threads: Option<usize>,
+    /// Keep the per-message log (`Simulation::message_records` of the run); off saves
+    /// about 50 bytes of host memory per message.
+    pub message_log: bool,
 }
 
 /// What a sort run gives.
@@ -163,6 +166,7 @@ impl SortSpec {
         if let Some(t) = self.threads {
             sim.set_threads(t);
         }
+        sim.set_message_log(self.message_log);
         if let Some(w) = wall {
             sim.set_wall_limit(w);
         }
@@ -171,8 +175,8 @@ impl SortSpec {
         let outcome = sim.run()?;
         let outputs = read_outputs(&sim).map_err(SimError::Setup)?;
         let mut verdict = match self.algorithm {
-            Algorithm::MergeMin => validate_min(&inputs, &outputs),
-            _ => validate(&inputs, &outputs),
+            Algorithm::MergeMin => validate_min_digest(&inputs, &outputs),
+            _ => validate_digest(&inputs, &outputs),
         };
         let mut first = end_problems(&mut sim, outcome);
         first.append(&mut verdict.problems);

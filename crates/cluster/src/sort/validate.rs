@@ -3,7 +3,7 @@
 //! fails.
 
 use super::harness::SorterOutput;
-use super::input::{Checksum, Records};
+use super::input::{Checksum, InputDigest, Records};
 
 /// The validator's verdict.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,9 +22,13 @@ impl Verdict {
 
 /// Check the outputs (in sorter order) against the inputs.
 pub fn validate(inputs: &[Records], outputs: &[SorterOutput]) -> Verdict {
+    validate_digest(&InputDigest::of(inputs), outputs)
+}
+
+/// `validate` against the digest of the inputs.
+pub fn validate_digest(inputs: &InputDigest, outputs: &[SorterOutput]) -> Verdict {
     let mut problems = Vec::new();
-    let mut want = Checksum::default();
-    inputs.iter().for_each(|r| want.merge(Checksum::of(r)));
+    let want = inputs.checksum;
     let mut got = Checksum::default();
     let mut prev: Option<(usize, u64)> = None;
     for (s, o) in outputs.iter().enumerate() {
@@ -45,13 +49,18 @@ pub fn validate(inputs: &[Records], outputs: &[SorterOutput]) -> Verdict {
 /// MergeMin's check: every worker finished and the root (sorter 0) holds the minimum of
 /// all inputs in its `result`.
 pub fn validate_min(inputs: &[Records], outputs: &[SorterOutput]) -> Verdict {
+    validate_min_digest(&InputDigest::of(inputs), outputs)
+}
+
+/// `validate_min` against the digest of the inputs.
+pub fn validate_min_digest(inputs: &InputDigest, outputs: &[SorterOutput]) -> Verdict {
     let mut problems: Vec<String> = outputs
         .iter()
         .enumerate()
         .filter(|(_, o)| !o.done)
         .map(|(s, _)| format!("worker {s}: did not report done"))
         .collect();
-    let want = inputs.iter().flat_map(|r| r.keys.iter()).min().copied();
+    let want = inputs.min_key;
     let got = outputs.first().map(|o| o.result);
     if want.is_some() && got != want {
         problems.push(format!(
@@ -61,7 +70,7 @@ pub fn validate_min(inputs: &[Records], outputs: &[SorterOutput]) -> Verdict {
         ));
     }
     problems.truncate(20);
-    let n = inputs.iter().map(|r| r.keys.len() as u64).sum();
+    let n = inputs.checksum.count;
     Verdict { records_in: n, records_out: n, problems }
 }
 

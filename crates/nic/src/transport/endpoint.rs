@@ -63,7 +63,9 @@ pub struct Transport {
     next_msg_id: u16,
     next_mcast_seq: u32,
     rng: Rng,
-    out: MsgMap<OutKey, OutMsg>,
+    /// Boxed: the table keeps the capacity of its busiest moment, which is then only
+    /// pointers (an `OutMsg` is 176 bytes).
+    out: MsgMap<OutKey, Box<OutMsg>>,
     inbound: MsgMap<InKey, InMsg>,
     done: MsgMap<InKey, Time>,
     done_order: VecDeque<(Time, InKey)>,
@@ -77,8 +79,10 @@ pub struct Transport {
     held: BTreeMap<u64, Message>,
     next_held: u64,
     pub counters: TransportCounters,
-    /// Messages this endpoint started sending and delivered, in time order.
+    /// Messages this endpoint started sending and delivered, in time order (kept only
+    /// while `log_messages`).
     pub log: MessageLog,
+    log_messages: bool,
 }
 
 /// One message event: who, how big, when.
@@ -121,7 +125,14 @@ impl Transport {
             next_held: 0,
             counters: TransportCounters::default(),
             log: MessageLog::default(),
+            log_messages: true,
         })
+    }
+
+    /// Keep the per-message log (on by default). A run that never reads it can turn it
+    /// off: it grows by about 50 bytes per message, a few KiB per node in a sort.
+    pub fn set_message_log(&mut self, on: bool) {
+        self.log_messages = on;
     }
 
     pub fn params(&self) -> &TransportParams {
@@ -172,6 +183,9 @@ impl Transport {
     }
 
     fn record_sent(&mut self, proto: &Segment, now: Time) {
+        if !self.log_messages {
+            return;
+        }
         let (src_ip, msg_id, dst_ip, dst_context, len) =
             (proto.src_ip, proto.msg_id, proto.dst_ip, proto.dst_context, proto.msg_len);
         self.log.sent.push(MsgEvent { src_ip, msg_id, dst_ip, dst_context, len, time: now });
@@ -187,7 +201,7 @@ impl Transport {
         };
         let key = (msg.dst_ip, proto.msg_id);
         let m = OutMsg::new(proto, Arc::from(msg.words), packets, allowed, now);
-        self.out.insert(key, m);
+        self.out.insert(key, Box::new(m));
         self.pump(key, out);
         if !self.rto_armed {
             self.rto_armed = true;
@@ -352,7 +366,9 @@ impl Transport {
         self.done_order.push_back((now + self.p.linger, key));
         self.counters.messages_delivered += 1;
         let (src_ip, msg_id, dst_ip, dst_context, len) = (m.src_ip, m.msg_id, self.ip, m.dst_context, m.len);
-        self.log.delivered.push(MsgEvent { src_ip, msg_id, dst_ip, dst_context, len, time: now });
+        if self.log_messages {
+            self.log.delivered.push(MsgEvent { src_ip, msg_id, dst_ip, dst_context, len, time: now });
+        }
         if s.mcast_count == 0 && self.p.protocol == Protocol::Homa {
             out.push(TAction::Transmit(Segment::reply_to(s, flags::ACK, m.packets as u16)));
             self.regrant(out);
