@@ -7,32 +7,18 @@ mod common;
 use common::sw_build;
 use nanopu_cluster::cluster_config::ClusterFile;
 use nanopu_cluster::cluster_report::summarize_cluster;
-use nanopu_cluster::sort::{Algorithm, Distribution, SortSpec};
+use nanopu_cluster::sort::{Algorithm, SortSpec};
 use nanopu_cluster::{Outcome, Simulation};
 use std::path::PathBuf;
 
 /// 256 nodes x 4 cores on 4 leaves of 64 nodes and 64 spines, 263 ns switching latency.
 fn nanosort_1024(threads: usize) -> SortSpec {
     SortSpec {
-        algorithm: Algorithm::NanoSort,
-        cores: 1024,
         cores_per_node: 4,
-        keys_per_core: 16,
-        args: ["4", "4", "1"].map(String::from).to_vec(),
-        distribution: Distribution::Uniform,
         seed: 3,
-        transport: "ndp".into(),
         switch_latency_ns: 263.0,
-        multicast: true,
-        drop_prob: 0.0,
-        tail_fraction: 0.0,
-        tail_delay_us: 0.0,
-        max_msg_bytes: 2048,
-        max_us: 20_000.0,
-        nodes_per_leaf: 64,
-        spines: 64,
         threads: Some(threads),
-        message_log: true,
+        ..common::sort_spec(Algorithm::NanoSort, 1024, 16, &[4, 4, 1])
     }
 }
 

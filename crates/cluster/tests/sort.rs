@@ -9,27 +9,7 @@ use nanopu_cluster::sort::{Algorithm, Distribution, SortRun, SortSpec};
 use nanopu_cluster::{Outcome, Simulation};
 
 fn spec(algorithm: Algorithm, cores: u32, keys: u32, args: &[u32]) -> SortSpec {
-    SortSpec {
-        algorithm,
-        cores,
-        cores_per_node: 1,
-        keys_per_core: keys,
-        args: args.iter().map(u32::to_string).collect(),
-        distribution: Distribution::Uniform,
-        seed: 1,
-        transport: "ndp".into(),
-        switch_latency_ns: 0.0,
-        multicast: true,
-        drop_prob: 0.0,
-        tail_fraction: 0.0,
-        tail_delay_us: 0.0,
-        max_msg_bytes: 2048,
-        max_us: 20_000.0,
-        nodes_per_leaf: 64,
-        spines: 64,
-        threads: None,
-        message_log: true,
-    }
+    common::sort_spec(algorithm, cores, keys, args)
 }
 
 fn run(s: &SortSpec) -> SortRun {

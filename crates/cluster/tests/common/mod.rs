@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use nanopu_cluster::report::{summarize, RunSummary};
+use nanopu_cluster::sort::{Algorithm, Distribution, SortSpec};
 use nanopu_cluster::{NodeConfig, Outcome, SimError, Simulation};
 use std::path::PathBuf;
 
@@ -40,4 +41,29 @@ pub fn elfs_in(dir: &str) -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
+}
+
+/// A sort run: one core per node, 64-node leaves, NDP, seed 1, no faults.
+pub fn sort_spec(algorithm: Algorithm, cores: u32, keys: u32, args: &[u32]) -> SortSpec {
+    SortSpec {
+        algorithm,
+        cores,
+        cores_per_node: 1,
+        keys_per_core: keys,
+        args: args.iter().map(u32::to_string).collect(),
+        distribution: Distribution::Uniform,
+        seed: 1,
+        transport: "ndp".into(),
+        switch_latency_ns: 0.0,
+        multicast: true,
+        drop_prob: 0.0,
+        tail_fraction: 0.0,
+        tail_delay_us: 0.0,
+        max_msg_bytes: 2048,
+        max_us: 20_000.0,
+        nodes_per_leaf: 64,
+        spines: 64,
+        threads: None,
+        message_log: true,
+    }
 }
