@@ -251,7 +251,7 @@ impl Fabric {
             return self.lost(now, port, r, out, |s| &mut s.drops_random);
         }
         let at = now + ser + Time(self.p.link.propagation_fs);
-        if self.scope.crosses(&self.wiring, port) {
+        if self.scope.crosses(i) {
             return self.outbox.push((at, port, self.packets.take(r)));
         }
         out.push((at, NetEvent::Arrive { port, pkt: r }));

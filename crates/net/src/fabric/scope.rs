@@ -88,11 +88,15 @@ pub struct Scope {
     pub part: Option<u32>,
     pub ports: Ranges,
     pub switches: Ranges,
+    /// By local port: does what crosses its link arrive in another partition? (Empty for
+    /// the whole fabric; kept rather than recomputed, as it is asked at every hop.)
+    cross: Vec<bool>,
 }
 
 impl Scope {
     pub fn whole(w: &Wiring) -> Scope {
-        Scope { part: None, ports: Ranges(vec![(0, w.ports())]), switches: Ranges(vec![(0, w.switches)]) }
+        let (ports, switches) = (Ranges(vec![(0, w.ports())]), Ranges(vec![(0, w.switches)]));
+        Scope { part: None, ports, switches, cross: Vec::new() }
     }
 
     /// Partition `p`: its nodes' ports, then each of its switches' ports.
@@ -103,13 +107,15 @@ impl Scope {
         for &sw in &switches {
             ports.push((w.switch_port(sw, 0), w.switch_port(sw, 0) + w.ports_per_switch));
         }
-        Scope { part: Some(p), ports: Ranges(ports), switches: Ranges(runs(&switches)) }
+        let ports = Ranges(ports);
+        let cross = ports.ids().map(|g| w.part_of_peer(g) != p).collect();
+        Scope { part: Some(p), ports, switches: Ranges(runs(&switches)), cross }
     }
 
-    /// Is an arrival over `port`'s link handled elsewhere?
+    /// Is an arrival over the link of the port with local index `i` handled elsewhere?
     #[inline]
-    pub fn crosses(&self, w: &Wiring, port: u32) -> bool {
-        self.part.is_some_and(|p| w.part_of_peer(port) != p)
+    pub fn crosses(&self, i: usize) -> bool {
+        self.cross.get(i).copied().unwrap_or(false)
     }
 }
 
@@ -157,12 +163,14 @@ mod tests {
             let s = Scope::part(&w, p);
             for port in s.ports.ids() {
                 let node_link = port < w.nodes || matches!(w.peer(port), Peer::Node(_));
-                assert!(!(node_link && s.crosses(&w, port)), "port {port}");
+                assert!(!(node_link && s.crosses(s.ports.local(port))), "port {port}");
             }
         }
         // Spine 3 (switch 6) lives with leaf 0; its port to leaf 1 crosses.
         let s0 = Scope::part(&w, 0);
-        assert!(s0.crosses(&w, w.switch_port(6, 1)) && !s0.crosses(&w, w.switch_port(6, 0)));
-        assert!(!Scope::whole(&w).crosses(&w, w.switch_port(6, 1)));
+        let local = |port: u32| s0.ports.local(port);
+        assert!(s0.crosses(local(w.switch_port(6, 1))) && !s0.crosses(local(w.switch_port(6, 0))));
+        let whole = Scope::whole(&w);
+        assert!(!whole.crosses(whole.ports.local(w.switch_port(6, 1))));
     }
 }
