@@ -18,6 +18,7 @@ use crate::outcome::{Outcome, SimError};
 use crate::report::Progress;
 use crate::sim::Simulation;
 use nanopu_sim::Time;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Barrier, Mutex, MutexGuard};
 
@@ -25,6 +26,9 @@ use std::sync::{Barrier, Mutex, MutexGuard};
 struct Slot {
     sim: Simulation,
     error: Option<SimError>,
+    /// A panic in the simulator while running the window, to be resumed on the caller's
+    /// thread (a helper thread that unwound would leave the others waiting at a barrier).
+    panic: Option<Box<dyn std::any::Any + Send>>,
 }
 
 /// What the host threads share.
@@ -45,12 +49,13 @@ enum End {
     Done(Outcome),
     Failed(SimError),
     CycleLimit,
+    Panicked(Box<dyn std::any::Any + Send>),
 }
 
 impl Plan {
     fn new(parts: Vec<Simulation>, threads: usize) -> Plan {
         Plan {
-            slots: parts.into_iter().map(|sim| Mutex::new(Slot { sim, error: None })).collect(),
+            slots: parts.into_iter().map(|sim| Mutex::new(Slot { sim, error: None, panic: None })).collect(),
             start: Barrier::new(threads),
             done: Barrier::new(threads),
             from: AtomicU64::new(0),
@@ -73,8 +78,10 @@ impl Plan {
                 return;
             }
             let mut s = self.slot(i);
-            if let Err(e) = s.sim.run_window(from, to) {
-                s.error = Some(e);
+            match std::panic::catch_unwind(AssertUnwindSafe(|| s.sim.run_window(from, to))) {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => s.error = Some(e),
+                Err(p) => s.panic = Some(p),
             }
         }
     }
@@ -120,9 +127,12 @@ impl Plan {
         (next, running, events)
     }
 
-    /// The first partition's error, if a window ended with one.
-    fn error(&self) -> Option<SimError> {
-        (0..self.slots.len()).find_map(|i| self.slot(i).error.take())
+    /// How the first partition whose window failed failed, if one did.
+    fn failure(&self) -> Option<End> {
+        (0..self.slots.len()).find_map(|i| {
+            let mut s = self.slot(i);
+            s.panic.take().map(End::Panicked).or_else(|| s.error.take().map(End::Failed))
+        })
     }
 
     fn exchange(&self) {
@@ -159,6 +169,9 @@ impl Simulation {
             plan.stop_workers();
             end
         });
+        if let End::Panicked(p) = end {
+            std::panic::resume_unwind(p);
+        }
         let parts: Vec<Simulation> =
             plan.slots.into_iter().map(|m| m.into_inner().expect("partition").sim).collect();
         self.now = parts.iter().map(|p| p.now).max().unwrap_or(self.now);
@@ -171,6 +184,7 @@ impl Simulation {
             End::Done(o) => Ok(o),
             End::Failed(e) => Err(e),
             End::CycleLimit => Err(self.cycle_limit()),
+            End::Panicked(_) => unreachable!("resumed above"),
         }
     }
 
@@ -193,8 +207,8 @@ impl Simulation {
                 .min(just_after(limit))
                 .min(self.deadline.map_or(Time(u64::MAX), just_after));
             plan.window(from, to);
-            if let Some(e) = plan.error() {
-                return End::Failed(e);
+            if let Some(failed) = plan.failure() {
+                return failed;
             }
             plan.exchange();
             if let Some(stop) = progress.check(from, events, running) {
