@@ -95,7 +95,8 @@ pub struct Fabric {
     /// The ports and switches simulated here; `ports`, `link_rng` and `switch_rng` are in
     /// its local order.
     scope: Scope,
-    /// Arrivals handled by another partition: (time, port whose link they crossed, packet).
+    /// Packets for another partition: (time its switch forwards one, port whose link it
+    /// crossed, packet).
     outbox: Vec<(Time, u32, Packet)>,
 }
 
@@ -251,8 +252,11 @@ impl Fabric {
             return self.lost(now, port, r, out, |s| &mut s.drops_random);
         }
         let at = now + ser + Time(self.p.link.propagation_fs);
+        if self.down_at.get(&port).is_some_and(|&t| at >= t) {
+            return self.lost(at, port, r, out, |s| &mut s.drops_link_down);
+        }
         if self.scope.crosses(i) {
-            return self.outbox.push((at, port, self.packets.take(r)));
+            return self.cross(at, port, r);
         }
         out.push((at, NetEvent::Arrive { port, pkt: r }));
     }
@@ -265,9 +269,6 @@ impl Fabric {
         out: &mut Vec<(Time, NetEvent)>,
         delivered: &mut Vec<(u32, Packet)>,
     ) {
-        if self.down_at.get(&port).is_some_and(|&t| now >= t) {
-            return self.lost(now, port, r, out, |s| &mut s.drops_link_down);
-        }
         match self.wiring.peer(port) {
             Peer::Node(n) => {
                 self.stats.delivered += 1;

@@ -5,7 +5,7 @@
 //! [`Fabric::take_outbox`] and enters the other side through [`Fabric::accept`]; the caller
 //! moves it between the two at a window boundary.
 
-use super::{Fabric, FabricStats, NetEvent, Scope};
+use super::{CapturePoint, Fabric, FabricStats, NetEvent, Peer, Pkt, Scope};
 use crate::packet::Packet;
 use nanopu_sim::Time;
 
@@ -66,12 +66,25 @@ impl Fabric {
         whole
     }
 
-    /// The least time from a packet starting on a link to its last bit arriving: the
-    /// propagation plus the serialization of a bare header. Partitions exchange packets no
-    /// sooner than this after they leave.
+    /// The least time from a packet starting on a link between partitions to the far switch
+    /// acting on it: the serialization of a bare header, the propagation and the switching
+    /// latency. What one partition does reaches another no sooner.
     pub fn lookahead(&self) -> Time {
         let header = nanopu_sim::packet::HEADER_BYTES as u64;
-        Time(self.p.link.propagation_fs) + nanopu_sim::time::serialization(header, self.p.link.rate_bps)
+        let ser = nanopu_sim::time::serialization(header, self.p.link.rate_bps);
+        Time(self.p.link.propagation_fs) + ser + Time(self.p.switch.latency_fs)
+    }
+
+    /// A packet whose link leads to another partition's switch, arriving at `at`: what the
+    /// switch does on arrival (capture) happens here, and its forwarding, a switching
+    /// latency later, there (`accept`). Partitions meet only at switches.
+    pub(super) fn cross(&mut self, at: Time, port: u32, r: Pkt) {
+        let Peer::Switch { sw, inport } = self.wiring.peer(port) else {
+            unreachable!("partitions meet at switches")
+        };
+        let seen = self.capture == Some(CapturePoint::SwitchPort { sw, port: inport });
+        self.capture_if(at, seen, r);
+        self.outbox.push((at + Time(self.p.switch.latency_fs), port, self.packets.take(r)));
     }
 
     /// Arrivals that another partition handles, in the order they were sent.
@@ -85,10 +98,13 @@ impl Fabric {
         self.outbox = v;
     }
 
-    /// A packet from another partition, arriving over `port`'s link: the event to handle at
-    /// its time.
+    /// A packet from another partition, which crossed `port`'s link: its forwarding by the
+    /// switch there, the event to handle at its time (see `cross`).
     pub fn accept(&mut self, port: u32, pkt: Packet) -> NetEvent {
-        NetEvent::Arrive { port, pkt: self.packets.put(pkt) }
+        let Peer::Switch { sw, inport } = self.wiring.peer(port) else {
+            unreachable!("partitions meet at switches")
+        };
+        NetEvent::Forward { sw, inport, pkt: self.packets.put(pkt) }
     }
 }
 
