@@ -3,8 +3,9 @@
 //! Conservative synchronization in windows of a fixed lookahead (as in Lubachevsky's
 //! bounded-lag and Nicol's YAWNS schemes). When a window starts, every partition has handled
 //! everything before `from`, the earliest time pending anywhere. What one partition does
-//! reaches another only over a leaf-spine link, no sooner than the link's lookahead `L`
-//! (`Fabric::lookahead`), so each partition can handle everything before `from + L` on its
+//! reaches another only over a leaf-spine link, as a switch's forwarding no sooner than
+//! `L` later (`Fabric::lookahead`: header serialization, propagation and switching
+//! latency), so each partition can handle everything before `from + L` on its
 //! own, on any host thread, in any order. At the window's end the packets that crossed are
 //! exchanged in partition order. A partition's work depends only on its own state and
 //! what it received, so results are the same, bit for bit, whatever the number of threads:
