@@ -25,12 +25,14 @@ impl Simulation {
         let wiring = net.fabric.wiring().clone();
         let (mut nodes, mut transports) =
             (std::mem::take(&mut self.nodes).into_iter(), net.transports.into_iter());
-        let mut parts = Vec::new();
+        let mut counts = vec![0; wiring.partitions() as usize];
+        (0..wiring.nodes).for_each(|n| counts[wiring.part_of_node(n) as usize] += 1);
+        let (mut parts, mut base) = (Vec::new(), 0);
         for (p, fabric) in net.fabric.split().into_iter().enumerate() {
-            let count = (0..wiring.nodes).filter(|&n| wiring.part_of_node(n) == p as u32).count();
-            let base = parts.iter().map(|s: &Simulation| s.nodes.len()).sum();
+            let count = counts[p];
             let mut part = self.part(nodes.by_ref().take(count).collect(), base);
             debug_assert!(part.nodes.iter().enumerate().all(|(i, n)| n.index as usize == base + i));
+            base += count;
             let ids = (p as u64) << PACKET_ID_BITS;
             part.net = Some(Network::of(fabric, transports.by_ref().take(count).collect(), ids));
             parts.push(part);

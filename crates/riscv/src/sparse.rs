@@ -13,8 +13,7 @@
 //! software TLB misses. Chunks never move once allocated, so cores may cache host pointers
 //! to them.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use nanopu_sim::hash::IntMap;
 
 use crate::program::PAGE;
 
@@ -30,27 +29,10 @@ pub struct Resident {
     pub chunks: usize,
 }
 
-/// Hashes a chunk number with one multiply (Fibonacci hashing): chunk numbers are dense
-/// and need no more mixing than that.
-#[derive(Default)]
-pub(crate) struct ChunkHasher(u64);
-
-impl Hasher for ChunkHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        bytes.iter().for_each(|&b| self.write_u64(b as u64));
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0 ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
 /// Private chunks of one node's DRAM, by absolute chunk number (`addr / CHUNK`).
 #[derive(Default)]
 pub(crate) struct Sparse {
-    chunks: HashMap<u64, Box<Chunk>, BuildHasherDefault<ChunkHasher>>,
+    chunks: IntMap<u64, Box<Chunk>>,
 }
 
 impl Sparse {

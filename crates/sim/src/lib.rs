@@ -10,7 +10,9 @@
 //! - [`packet`]: the packet the NIC's transports and the network share.
 //! - [`stats`]: exact percentiles and summaries over recorded samples.
 //! - [`hint`]: cache prefetching for the hot paths.
+//! - [`hash`]: a cheap deterministic hasher for maps keyed by integers.
 
+pub mod hash;
 pub mod hint;
 pub mod lanes;
 pub mod packet;

@@ -22,7 +22,6 @@ pub mod segment;
 pub mod sender;
 
 mod endpoint;
-mod table;
 
 pub use endpoint::{MessageLog, MsgEvent, TAction, Timer, Transport, TransportCounters};
 pub use params::{Protocol, TransportParams};

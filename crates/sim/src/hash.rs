@@ -1,18 +1,16 @@
-//! Hash maps for the transport's per-message state, with a small multiplicative hasher.
-//!
-//! Every data and control packet looks its message up, and with hundreds of messages open
-//! per endpoint an ordered map's search was the endpoint's hottest code. Iteration order
-//! of these maps is never relied on: wherever the transport walks them it sorts first, so
-//! results do not depend on hashing.
+//! A small deterministic hasher for maps keyed by a few integers (message keys, chunk
+//! numbers), several times cheaper than the standard library's SipHash. Nothing may rely
+//! on the iteration order of such a map: callers sort wherever they walk one, so results
+//! never depend on hashing.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-/// A map keyed by message, hashed with [`KeyHasher`].
-pub type MsgMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
+/// A map hashed with [`KeyHasher`].
+pub type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
 
 /// Folds each integer in with a rotate and an odd multiply (the scheme of Firefox's
-/// FxHash): a few cycles for a key of two or three small integers, and deterministic.
+/// FxHash): a few cycles for a key of one to three small integers.
 #[derive(Default, Clone, Copy)]
 pub struct KeyHasher(u64);
 
