@@ -30,9 +30,10 @@ use store::Store;
 /// The fabric's own events.
 #[derive(Clone, Copy, Debug)]
 pub enum NetEvent {
-    /// The port finished serializing a packet.
+    /// The port finished serializing a packet and another one waits.
     TxDone { port: u32 },
-    /// A packet's last bit reached the far end of `port`'s link.
+    /// A packet's last bit reached the node at the far end of `port`'s link (a switch
+    /// takes it as a `Forward` a switching latency later).
     Arrive { port: u32, pkt: Pkt },
     /// A packet leaves a switch's switching pipeline towards its output port(s).
     Forward { sw: u32, inport: u32, pkt: Pkt },
@@ -164,7 +165,10 @@ impl Fabric {
         self.capture = Some(point);
         Ok(())
     }
+    /// The captured packets in time order (a switch's arrivals are captured when they are
+    /// sent, ahead of time).
     pub fn take_capture(&mut self) -> Vec<(Time, Packet)> {
+        self.captured.sort_by_key(|(t, _)| *t);
         std::mem::take(&mut self.captured)
     }
 
@@ -188,10 +192,10 @@ impl Fabric {
     ) {
         match ev {
             NetEvent::TxDone { port } => {
-                self.ports[self.scope.ports.local(port)].busy = false;
+                self.ports[self.scope.ports.local(port)].wake = false;
                 self.start(now, port, out);
             }
-            NetEvent::Arrive { port, pkt } => self.arrive(now, port, pkt, out, delivered),
+            NetEvent::Arrive { port, pkt } => self.arrive(now, port, pkt, delivered),
             NetEvent::Forward { sw, inport, pkt } => self.forward(now, sw, inport, pkt, out),
             NetEvent::Resend { port, pkt } => {
                 self.stats.multicast_resends += 1;
@@ -214,9 +218,21 @@ impl Fabric {
             // Refused as it was: a multicast copy is resent as it is.
             Admit::Full => self.lost(now, port, r, out, |s| &mut s.drops_band_full),
         }
-        if !self.ports[i].busy {
-            self.start(now, port, out);
+        self.kick(now, port, out);
+    }
+
+    /// Start the port's next packet if its link is free, else make sure the port wakes
+    /// when it is.
+    fn kick(&mut self, now: Time, port: u32, out: &mut Vec<(Time, NetEvent)>) {
+        let p = &mut self.ports[self.scope.ports.local(port)];
+        if p.wake {
+            return;
         }
+        if p.free_at <= now {
+            return self.start(now, port, out);
+        }
+        p.wake = true;
+        out.push((p.free_at, NetEvent::TxDone { port }));
     }
 
     /// Packet `r` did not make it across `port`'s hop: count it; a multicast copy is resent
@@ -242,11 +258,14 @@ impl Fabric {
     fn start(&mut self, now: Time, port: u32, out: &mut Vec<(Time, NetEvent)>) {
         let i = self.scope.ports.local(port);
         let Some(r) = self.ports[i].pop() else { return };
-        self.ports[i].busy = true;
         self.stats.packet_hops += 1;
         self.capture_if(now, self.captures_out(port), r);
         let ser = serialization(r.hdr.wire_len() as u64, self.p.link.rate_bps);
-        out.push((now + ser, NetEvent::TxDone { port }));
+        self.ports[i].free_at = now + ser;
+        if self.ports[i].waiting() {
+            self.ports[i].wake = true;
+            out.push((now + ser, NetEvent::TxDone { port }));
+        }
         let p = self.loss.get(&port).copied().unwrap_or(self.p.link.drop_prob);
         if p > 0.0 && self.link_rng[i].next_f64() < p {
             return self.lost(now, port, r, out, |s| &mut s.drops_random);
@@ -258,38 +277,27 @@ impl Fabric {
         if self.scope.crosses(i) {
             return self.cross(at, port, r);
         }
-        out.push((at, NetEvent::Arrive { port, pkt: r }));
-    }
-
-    fn arrive(
-        &mut self,
-        now: Time,
-        port: u32,
-        r: Pkt,
-        out: &mut Vec<(Time, NetEvent)>,
-        delivered: &mut Vec<(u32, Packet)>,
-    ) {
         match self.wiring.peer(port) {
-            Peer::Node(n) => {
-                self.stats.delivered += 1;
-                self.capture_if(now, self.capture == Some(CapturePoint::Node(n)), r);
-                delivered.push((n, self.packets.take(r)));
-            }
-            Peer::Switch { sw, inport } => {
-                let seen = self.capture == Some(CapturePoint::SwitchPort { sw, port: inport });
-                self.capture_if(now, seen, r);
-                self.enter_switch(now, sw, inport, r, out);
-            }
+            Peer::Node(_) => out.push((at, NetEvent::Arrive { port, pkt: r })),
+            Peer::Switch { sw, inport } => self.enter_switch(at, sw, inport, r, out),
         }
     }
 
-    /// A packet's last bit reached input `inport` of switch `sw`: it is forwarded after the
-    /// switching latency.
-    fn enter_switch(&mut self, now: Time, sw: u32, inport: u32, r: Pkt, out: &mut Vec<(Time, NetEvent)>) {
-        match self.p.switch.latency_fs {
-            0 => self.forward(now, sw, inport, r, out),
-            lat => out.push((now + Time(lat), NetEvent::Forward { sw, inport, pkt: r })),
-        }
+    /// A packet reached the node at the far end of `port`'s link.
+    fn arrive(&mut self, now: Time, port: u32, r: Pkt, delivered: &mut Vec<(u32, Packet)>) {
+        let Peer::Node(n) = self.wiring.peer(port) else { unreachable!("switches take packets as Forward") };
+        self.stats.delivered += 1;
+        self.capture_if(now, self.capture == Some(CapturePoint::Node(n)), r);
+        delivered.push((n, self.packets.take(r)));
+    }
+
+    /// A packet's last bit will reach input `inport` of switch `sw` at `at`: the switch
+    /// captures it then and forwards it after the switching latency. Nothing at the switch
+    /// depends on the arrival itself, so it needs no event of its own.
+    fn enter_switch(&mut self, at: Time, sw: u32, inport: u32, r: Pkt, out: &mut Vec<(Time, NetEvent)>) {
+        let seen = self.capture == Some(CapturePoint::SwitchPort { sw, port: inport });
+        self.capture_if(at, seen, r);
+        out.push((at + Time(self.p.switch.latency_fs), NetEvent::Forward { sw, inport, pkt: r }));
     }
 
     /// Route a packet through switch `sw` to its output port(s).

@@ -3,6 +3,7 @@
 use super::store::Pkt;
 use crate::packet::MIN_FRAME;
 use nanopu_sim::packet::flags;
+use nanopu_sim::Time;
 use std::collections::VecDeque;
 
 /// What happened to a packet offered to a port.
@@ -28,7 +29,11 @@ pub struct Port {
     occupied: u8,
     /// Bytes queued in all bands.
     total: u32,
-    pub busy: bool,
+    /// When the link finishes serializing the packet it is sending.
+    pub free_at: Time,
+    /// A `TxDone` is scheduled at `free_at` (only while packets wait: an idle port's
+    /// link simply becomes free, without an event).
+    pub wake: bool,
     /// Largest number of bytes queued at once.
     pub max_bytes: u32,
     pub sent_packets: u64,
@@ -63,6 +68,11 @@ impl Port {
         self.occupied |= 1 << band;
         self.bands[band].push_back(p);
         self.max_bytes = self.max_bytes.max(self.total);
+    }
+
+    /// Does a packet wait to be sent?
+    pub fn waiting(&self) -> bool {
+        self.occupied != 0
     }
 
     /// The next packet to send: highest band first, FIFO within a band.
