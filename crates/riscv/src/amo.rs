@@ -53,9 +53,9 @@ fn amo_value(f: Amo, old: u64, src: u64, word: bool) -> u64 {
 
 impl Core {
     pub(crate) fn exec_amo(&mut self, op: Op, mem: &mut NodeMem, addr: u64, src: u64) -> Result<(), Ex> {
-        let word = matches!(op.kind, Kind::LrW | Kind::ScW | Kind::AmoW);
+        let word = matches!(op.kind(), Kind::LrW | Kind::ScW | Kind::AmoW);
         let size = if word { 4 } else { 8 };
-        let is_lr = matches!(op.kind, Kind::LrW | Kind::LrD);
+        let is_lr = matches!(op.kind(), Kind::LrW | Kind::LrD);
         if !addr.is_multiple_of(size) {
             return Err(Ex::Trap {
                 cause: if is_lr { LOAD_MISALIGNED } else { STORE_MISALIGNED },
@@ -70,8 +70,8 @@ impl Core {
         self.ready[rd] = self.cycle - 1 + self.t.load_latency_subword;
         self.ready_muldiv[rd] = false;
         let pc = self.pc;
-        self.pc += op.len as u64;
-        let r = match op.kind {
+        self.pc += op.len() as u64;
+        let r = match op.kind() {
             Kind::LrW | Kind::LrD => self.lr(mem, rd, addr, word),
             Kind::ScW | Kind::ScD => self.sc(mem, rd, addr, src, word),
             _ => self.amo(mem, op, addr, src, word),

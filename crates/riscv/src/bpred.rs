@@ -6,8 +6,8 @@
 /// Predictor state of one core.
 pub struct BranchPred {
     bht: Box<[u8]>,
-    btb_pc: Box<[u64]>,
-    btb_target: Box<[u64]>,
+    /// (branch PC, target) pairs, so that a lookup touches one host cache line.
+    btb: Box<[(u64, u64)]>,
     ras: Box<[u64]>,
     ras_top: usize,
     ras_len: usize,
@@ -21,8 +21,7 @@ impl BranchPred {
     pub fn new(bht: usize, btb: usize, ras: usize) -> BranchPred {
         BranchPred {
             bht: vec![1; pow2(bht)].into_boxed_slice(),
-            btb_pc: vec![u64::MAX; pow2(btb)].into_boxed_slice(),
-            btb_target: vec![0; pow2(btb)].into_boxed_slice(),
+            btb: vec![(u64::MAX, 0); pow2(btb)].into_boxed_slice(),
             ras: vec![0; ras.max(1)].into_boxed_slice(),
             ras_top: 0,
             ras_len: 0,
@@ -31,20 +30,19 @@ impl BranchPred {
 
     #[inline]
     fn btb_slot(&self, pc: u64) -> usize {
-        (pc >> 1) as usize & (self.btb_pc.len() - 1)
+        (pc >> 1) as usize & (self.btb.len() - 1)
     }
 
     /// BTB prediction for `pc`, if it holds one.
     #[inline]
     fn btb(&self, pc: u64) -> Option<u64> {
-        let i = self.btb_slot(pc);
-        (self.btb_pc[i] == pc).then(|| self.btb_target[i])
+        let (at, target) = self.btb[self.btb_slot(pc)];
+        (at == pc).then_some(target)
     }
 
     fn btb_set(&mut self, pc: u64, target: u64) {
         let i = self.btb_slot(pc);
-        self.btb_pc[i] = pc;
-        self.btb_target[i] = target;
+        self.btb[i] = (pc, target);
     }
 
     /// Conditional branch at `pc` resolved `taken` to `target`. Returns true if mispredicted.

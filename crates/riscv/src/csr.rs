@@ -92,7 +92,7 @@ impl Core {
     ) -> Result<(), Ex> {
         let addr = (op.imm & 0xfff) as u16;
         let uimm = ((op.imm >> 12) & 0x1f) as u64;
-        let (src, writes) = match op.kind {
+        let (src, writes) = match op.kind() {
             Kind::Csrrw => (self.x[op.rs1 as usize], true),
             Kind::Csrrs | Kind::Csrrc => (self.x[op.rs1 as usize], op.rs1 != 0),
             Kind::Csrrwi => (uimm, true),
@@ -100,14 +100,14 @@ impl Core {
         };
         let platform = (NANOPU_CSR_FIRST..=NANOPU_CSR_LAST).contains(&addr);
         let (old, recheck) = if platform {
-            (self.platform_csr(plat, addr, op.kind, src, writes)?, false)
+            (self.platform_csr(plat, addr, op.kind(), src, writes)?, false)
         } else {
-            self.machine_csr(mem, addr, op.kind, src, writes)?
+            self.machine_csr(mem, addr, op.kind(), src, writes)?
         };
         self.x[op.rd as usize] = old;
         self.ready[op.rd as usize] = 0;
         self.cycle += self.t.csr_penalty;
-        self.pc += op.len as u64;
+        self.pc += op.len() as u64;
         if platform && writes && plat.yield_after_write(self.hart) {
             return Err(Ex::Stop); // the platform changed state the caller must act on first
         }

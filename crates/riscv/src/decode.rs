@@ -54,9 +54,9 @@ pub fn decode_parcels(lo: u16, hi: u16, nanopu: bool) -> Op {
 
 /// Route x30/x31 instructions of nanoPU programs to the slow path and sink x0 writes.
 fn finish(mut op: Op, raw: u32, nanopu: bool) -> Op {
-    if nanopu && op.kind != Kind::Illegal && (op.rs1 == 30 || op.rs2 == 30 || op.rd == 31) {
-        let raw = if op.len == 2 { raw & 0xffff } else { raw };
-        return Op { imm: raw as i32, kind: Kind::Net, rd: SINK, rs1: 0, rs2: 0, len: op.len };
+    if nanopu && op.kind() != Kind::Illegal && (op.rs1 == 30 || op.rs2 == 30 || op.rd == 31) {
+        let raw = if op.len() == 2 { raw & 0xffff } else { raw };
+        return Op::new(Kind::Net, SINK, 0, 0, raw as i32, op.len());
     }
     // Writes to x0, and to x30 in a nanoPU program (docs/abi.md), are discarded.
     if op.rd == 0 || (nanopu && op.rd == 30) {
@@ -66,7 +66,7 @@ fn finish(mut op: Op, raw: u32, nanopu: bool) -> Op {
 }
 
 fn mk(kind: Kind, rd: u32, rs1: u32, rs2: u32, imm: i32, len: u8) -> Op {
-    Op { imm, kind, rd: rd as u8, rs1: rs1 as u8, rs2: rs2 as u8, len }
+    Op::new(kind, rd as u8, rs1 as u8, rs2 as u8, imm, len)
 }
 
 /// Decode a 32-bit instruction word (`len` = 2 when it came from an expanded parcel).

@@ -46,8 +46,8 @@ impl Core {
         let a = self.x[op.rs1 as usize];
         let b = self.x[op.rs2 as usize];
         let imm = op.imm as i64 as u64;
-        let next = self.pc.wrapping_add(op.len as u64);
-        let v = match op.kind {
+        let next = self.pc.wrapping_add(op.len() as u64);
+        let v = match op.kind() {
             Kind::Lui => imm,
             Kind::Auipc => self.pc.wrapping_add(imm),
             Kind::Addi => a.wrapping_add(imm),
@@ -116,14 +116,14 @@ impl Core {
     ) -> Result<(), Ex> {
         if let Some(v) = self.muldiv(op, a, b) {
             self.x[op.rd as usize] = v;
-            self.pc += op.len as u64;
+            self.pc += op.len() as u64;
             return Ok(());
         }
-        match op.kind {
-            Kind::Fence => self.pc += op.len as u64,
+        match op.kind() {
+            Kind::Fence => self.pc += op.len() as u64,
             Kind::FenceI => {
                 self.fence_i(mem);
-                self.pc += op.len as u64;
+                self.pc += op.len() as u64;
             }
             Kind::Ecall => return Err(Ex::Trap { cause: ECALL_M, tval: 0 }),
             Kind::Ebreak if self.is_semihost(mem) => return self.semihost(mem),
@@ -216,7 +216,7 @@ impl Core {
     /// `wfi` (privileged spec 3.3.3): a no-op if an interrupt is pending, else the core
     /// reports `Exit::Wfi` with the pc past the instruction.
     fn wfi(&mut self, mem: &NodeMem, op: Op) -> Result<(), Ex> {
-        self.pc += op.len as u64;
+        self.pc += op.len() as u64;
         if self.interrupt_pending(mem) {
             return Ok(());
         }

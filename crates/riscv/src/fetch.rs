@@ -46,7 +46,7 @@ impl Core {
             Some(lo) => {
                 decode_parcels(lo, mem.fetch_half(self.pc + 2).unwrap_or(0), self.program.is_nanopu())
             }
-            None => Op { imm: 0, kind: Kind::FetchFault, rd: SINK, rs1: 0, rs2: 0, len: 2 },
+            None => Op::new(Kind::FetchFault, SINK, 0, 0, 0, 2),
         }
     }
 

@@ -74,13 +74,13 @@ impl Core {
 
     /// Execute an M instruction (value and timing); `None` if `op` is not one.
     pub(crate) fn muldiv(&mut self, op: Op, a: u64, b: u64) -> Option<u64> {
-        let v = compute(op.kind, a, b)?;
+        let v = compute(op.kind(), a, b)?;
         let issue = self.cycle - 1;
         if self.muldiv_free > issue {
             self.stats.stall_muldiv += self.muldiv_free - issue;
             self.cycle = self.muldiv_free + 1;
         }
-        let done = self.cycle - 1 + self.muldiv_latency(op.kind);
+        let done = self.cycle - 1 + self.muldiv_latency(op.kind());
         self.muldiv_free = done;
         self.ready[op.rd as usize] = done;
         self.ready_muldiv[op.rd as usize] = true;

@@ -142,23 +142,45 @@ impl Amo {
     }
 }
 
-/// One decoded instruction (12 bytes). For `Illegal` and `Net`, `imm` holds the raw bits.
+/// One decoded instruction in 8 bytes, so that it travels in one host register (at 12
+/// bytes the executor kept it on the stack and re-read its fields from there, a
+/// store-forwarding stall on every instruction). The kind and the length share a byte:
+/// the kind in bits 6..0, bit 7 set for a 4-byte instruction. For `Illegal` and `Net`,
+/// `imm` holds the raw bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub struct Op {
     pub imm: i32,
-    pub kind: Kind,
+    code: u8,
     pub rd: u8,
     pub rs1: u8,
     pub rs2: u8,
-    /// Instruction length in bytes: 2 or 4.
-    pub len: u8,
 }
+
+// Every kind fits in the 7 bits `code` leaves it.
+const _: () = assert!((Kind::AmoD as u8) < 0x80 && std::mem::size_of::<Op>() == 8);
 
 impl Op {
     pub const ILLEGAL0: Op = Op::illegal(0, 2);
 
+    /// `len` is the instruction's length in bytes, 2 or 4.
+    pub const fn new(kind: Kind, rd: u8, rs1: u8, rs2: u8, imm: i32, len: u8) -> Op {
+        Op { imm, code: kind as u8 | if len == 4 { 0x80 } else { 0 }, rd, rs1, rs2 }
+    }
+
     pub const fn illegal(raw: u32, len: u8) -> Op {
-        Op { imm: raw as i32, kind: Kind::Illegal, rd: SINK, rs1: 0, rs2: 0, len }
+        Op::new(Kind::Illegal, SINK, 0, 0, raw as i32, len)
+    }
+
+    #[inline(always)]
+    pub fn kind(self) -> Kind {
+        // SAFETY: `code` is only made by `new`, from a `Kind` (repr(u8), below 0x80).
+        unsafe { std::mem::transmute::<u8, Kind>(self.code & 0x7f) }
+    }
+
+    /// Length in bytes: 2 or 4.
+    #[inline(always)]
+    pub fn len(self) -> u8 {
+        2 + ((self.code >> 7) << 1)
     }
 }
