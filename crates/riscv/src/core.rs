@@ -56,6 +56,10 @@ pub struct Core {
     pub(crate) fetch_pn: u64,
     pub(crate) fetch_ops: *const Op,
     pub(crate) iline: u64,
+    /// The line fetched from before `iline`, still in the L1 I-cache (its replacement is
+    /// random, so a hit changes no state and only a fill can evict it): a loop over two
+    /// lines goes back and forth without consulting the cache model.
+    pub(crate) iprev: u64,
     pub(crate) dline: u64,
     /// log2 of the cache line size (a shift, not a division, on the hot path).
     pub(crate) line_shift: u32,
@@ -105,6 +109,7 @@ impl Core {
             fetch_pn: u64::MAX,
             fetch_ops: std::ptr::null(),
             iline: u64::MAX,
+            iprev: u64::MAX,
             dline: u64::MAX,
             line_shift: timing.line_bytes.max(1).next_power_of_two().trailing_zeros(),
             tlb_r: [NO_TLB; TLB_SIZE],

@@ -13,7 +13,11 @@ impl Core {
         let pc = self.pc;
         let line = pc >> self.line_shift;
         if line != self.iline {
-            self.fetch_line(mem, line);
+            if line == self.iprev {
+                (self.iprev, self.iline) = (self.iline, line);
+            } else {
+                self.fetch_line(mem, line);
+            }
         }
         if pc / PAGE == self.fetch_pn {
             // SAFETY: fetch_ops points to the 2048 decoded ops of page fetch_pn, alive for
@@ -26,9 +30,11 @@ impl Core {
 
     #[cold]
     fn fetch_line(&mut self, mem: &mut NodeMem, line: u64) {
+        self.iprev = self.iline;
         self.iline = line;
         if mem.dram_page(self.pc).is_some() && !self.l1i.access(line) {
             self.stats.icache_misses += 1;
+            self.iprev = u64::MAX; // the fill may have evicted it
             self.miss(mem, line);
         }
     }
@@ -55,6 +61,7 @@ impl Core {
         mem.invalidate_code();
         self.l1i.flush();
         self.iline = u64::MAX;
+        self.iprev = u64::MAX;
         self.fetch_pn = u64::MAX;
         self.cycle += self.t.fence_i_penalty;
     }
