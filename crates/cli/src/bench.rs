@@ -267,6 +267,7 @@ fn network_run(a: &BenchArgs, app: &str, inject: bool) -> Result<Value, String> 
     if inject {
         inject_all_to_all(&mut sim, 256)?;
     }
+    let setup = start.elapsed().as_secs_f64();
     let outcome = sim.run().map_err(|e| e.to_string())?;
     let wall = start.elapsed().as_secs_f64();
     let s = summarize_cluster(&mut sim, outcome);
@@ -278,7 +279,7 @@ fn network_run(a: &BenchArgs, app: &str, inject: bool) -> Result<Value, String> 
     let (rate, threads) = (s.fabric.packet_hops as f64 / wall / 1e6, sim.threads().min(sim.partitions()));
     Ok(json!({ "packet_hops": s.fabric.packet_hops, "messages": s.messages_received, "events": sim.events(),
         "simulated_dram_per_node_bytes": dram_per_node, "threads": threads,
-        "host_seconds": wall, "simulated_us": s.simulated_ns / 1e3,
+        "host_seconds": wall, "setup_host_seconds": setup, "simulated_us": s.simulated_ns / 1e3,
         "million_packet_hops_per_host_second": rate, "million_packet_hops_per_host_core_second": rate / threads as f64 }))
 }
 
