@@ -71,10 +71,14 @@ impl Simulation {
         let mut cfg = node_config(f).map_err(setup)?;
         cfg.validate().map_err(setup)?;
         let mut nodes = Vec::with_capacity(total as usize);
+        let mut spins: Vec<Option<Arc<Vec<u64>>>> = vec![None; progs.len()];
         for (n, p) in who.iter().map(|p| p.expect("assigned")).enumerate() {
             cfg.args = f.program[p].args.clone();
             cfg.program_name = f.program[p].elf.rsplit('/').next().unwrap_or("program").to_string();
-            nodes.push(Node::new(n as u32, &progs[p], &cfg).map_err(|e| setup(format!("node {n}: {e}")))?);
+            let node = Node::new(n as u32, &progs[p], &cfg, spins[p].as_ref())
+                .map_err(|e| setup(format!("node {n}: {e}")))?;
+            spins[p].get_or_insert_with(|| node.spin_pcs.clone());
+            nodes.push(node);
         }
         let mut sim = Simulation::with_nodes(nodes, &cfg)?;
         sim.net = Some(Network::new(f, total).map_err(setup)?);

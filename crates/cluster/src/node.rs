@@ -46,14 +46,22 @@ pub struct Node {
 
 impl Node {
     /// Load `program` on a fresh node `index` and put every core at its reset state.
-    pub fn new(index: u32, program: &Arc<Program>, cfg: &NodeConfig) -> Result<Node, String> {
+    /// `spins`: the program's spin loops if another node already found them (scanning the
+    /// code costs about a million host instructions, and every node running the program
+    /// has the same code).
+    pub fn new(
+        index: u32,
+        program: &Arc<Program>,
+        cfg: &NodeConfig,
+        spins: Option<&Arc<Vec<u64>>>,
+    ) -> Result<Node, String> {
         let ncores = cfg.nic.cores;
         let mut mem =
             NodeMem::new(program.clone(), ncores, &cfg.mem, &cfg.timing).map_err(|e| e.to_string())?;
         let ip = node_ip(index);
         mem.write_boot(&boot_page(index, ip, cfg)?);
         let cores = (0..ncores).map(|h| Core::new(h, program, &cfg.timing)).collect();
-        let spin_pcs = Arc::new(crate::spin::spin_pcs(&mem, program));
+        let spin_pcs = spins.cloned().unwrap_or_else(|| Arc::new(crate::spin::spin_pcs(&mem, program)));
         Ok(Node {
             index,
             ip,

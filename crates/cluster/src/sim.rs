@@ -114,7 +114,7 @@ impl Simulation {
     pub fn new(elf: &[u8], cfg: NodeConfig) -> Result<Simulation, SimError> {
         cfg.validate().map_err(SimError::Setup)?;
         let program = Arc::new(Program::load(elf).map_err(|e| SimError::Setup(e.to_string()))?);
-        let node = Node::new(0, &program, &cfg).map_err(SimError::Setup)?;
+        let node = Node::new(0, &program, &cfg, None).map_err(SimError::Setup)?;
         Simulation::with_nodes(vec![node], &cfg)
     }
 
