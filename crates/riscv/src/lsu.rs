@@ -117,6 +117,14 @@ impl Core {
 
     #[cold]
     fn store_slow<const N: usize>(&mut self, mem: &mut NodeMem, addr: u64, v: u64) -> Result<(), Ex> {
+        if self.leaves_unchanged::<N>(addr, v) {
+            // What the rest would do, without looking the chunk up: it stays as it is.
+            self.data_timing::<N>(mem, addr);
+            if addr / CHUNK == self.htif_cn {
+                return self.htif_check(mem, addr, N);
+            }
+            return Ok(());
+        }
         if !Self::in_dram(mem, addr, N) {
             self.cycle += self.t.mmio_latency;
             return match self.clint_write(mem, addr, N, v) {
@@ -138,6 +146,23 @@ impl Core {
         }
         self.data_timing::<N>(mem, addr);
         self.htif_check(mem, addr, N)
+    }
+
+    /// Would storing `v` at `addr` leave a chunk the read TLB maps as it is? NanoSort zeroes
+    /// its buffers before use, in memory still shared with the program image: such stores
+    /// miss the write TLB every time (storing them would make the chunk private for
+    /// nothing, `NodeMem::store_in_chunk`), and this answers them without a look-up.
+    #[inline(always)]
+    fn leaves_unchanged<const N: usize>(&self, addr: u64, v: u64) -> bool {
+        let (cn, off) = (addr / CHUNK, (addr % CHUNK) as usize);
+        let e = self.tlb_r[tlb_slot(cn)];
+        if e.cn != cn || off + N > CHUNK as usize {
+            return false;
+        }
+        let mut b = [0u8; 8];
+        // SAFETY: as in `load`: a read entry points to a live chunk and off + N <= CHUNK.
+        unsafe { ptr::copy_nonoverlapping(e.ptr.add(off), b.as_mut_ptr(), N) };
+        b[..N] == v.to_le_bytes()[..N]
     }
 
     /// After chunk `cn` became private, point both TLB entries at the copy.
