@@ -246,18 +246,23 @@ impl NodeMem {
     /// cost a whole page's decoding per core before (15% of `bench network`).
     fn redecode(&self, pn: u64) -> Box<[Op]> {
         let mut ops: Box<[Op]> = self.program.code_page(pn).expect("a program code page").into();
-        let nanopu = self.program.is_nanopu();
+        let first = pn * CHUNKS_PER_PAGE;
+        for cn in (first..first + CHUNKS_PER_PAGE + 1).filter(|&cn| self.is_private_chunk(cn)) {
+            // The chunk's ops, and the op before it, whose upper half may lie in it.
+            let lo = (cn * CHUNK).saturating_sub(2).max(pn * PAGE);
+            let hi = (cn * CHUNK + CHUNK).min(pn * PAGE + PAGE);
+            (lo..hi).step_by(2).for_each(|a| ops[((a - pn * PAGE) / 2) as usize] = self.decode_at(a));
+        }
+        ops
+    }
+
+    /// The op at `addr` as this node's memory holds it.
+    fn decode_at(&self, addr: u64) -> Op {
         let half = |a: u64| {
             let mut b = [0u8; 2];
             self.read(a, &mut b).map_or(0, |_| u16::from_le_bytes(b))
         };
-        for (k, op) in ops.iter_mut().enumerate() {
-            let a = pn * PAGE + 2 * k as u64;
-            if self.is_private_chunk(a / CHUNK) || self.is_private_chunk((a + 2) / CHUNK) {
-                *op = decode_parcels(half(a), half(a + 2), nanopu);
-            }
-        }
-        ops
+        decode_parcels(half(addr), half(addr + 2), self.program.is_nanopu())
     }
 
     /// Read two bytes at `addr` (for decoding outside pre-decoded code). None if unmapped.
