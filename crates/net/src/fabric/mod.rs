@@ -331,6 +331,7 @@ impl Fabric {
     }
 
     /// Does the capture point see packets leaving `port`?
+    #[inline(always)]
     fn captures_out(&self, port: u32) -> bool {
         match self.capture {
             Some(CapturePoint::Node(n)) => port == n,
@@ -339,10 +340,18 @@ impl Fabric {
         }
     }
 
+    /// Capture packet `r` at `now` if `yes` (inlined: it is asked at every hop, and the
+    /// answer is nearly always no).
+    #[inline(always)]
     fn capture_if(&mut self, now: Time, yes: bool, r: Pkt) {
         if yes {
-            self.captured.push((now, self.packets.get(r).clone()));
+            self.capture_now(now, r);
         }
+    }
+
+    #[cold]
+    fn capture_now(&mut self, now: Time, r: Pkt) {
+        self.captured.push((now, self.packets.get(r).clone()));
     }
 }
 
