@@ -64,7 +64,7 @@ impl Core {
     /// The instruction a `Kind::Net` op stands for, decoded from its raw bits (remembered in
     /// a small direct-mapped table: a program runs few of them, over and over).
     fn net_op(&mut self, raw: u32) -> Op {
-        let slot = (raw.wrapping_mul(0x9e37_79b1) >> 29) as usize & (NET_OPS - 1);
+        let slot = (raw.wrapping_mul(0x9e37_79b1) >> (32 - NET_OPS.trailing_zeros())) as usize;
         match self.net_ops[slot] {
             (at, op) if at == raw => op,
             _ => {
