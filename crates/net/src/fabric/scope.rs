@@ -61,8 +61,9 @@ impl Ranges {
     pub fn new(runs: &[(u32, u32)]) -> Ranges {
         let mut base = 0;
         let runs = runs.iter().map(|&(s, e)| {
+            let run = (s, e - s, base);
             base += e - s;
-            (s, e - s, base - (e - s))
+            run
         });
         Ranges { runs: runs.collect() }
     }
