@@ -153,7 +153,7 @@ impl Simulation {
         for a in actions {
             match a {
                 Action::Send { core, at, msg } => {
-                    self.q.push(self.at(at), Ev::NicSend { node: n, core, msg })
+                    self.q.push(self.at(at), Ev::NicSend { node: n, core, msg: Box::new(msg) })
                 }
                 Action::Wake { core, at } if self.nodes[n].state[core] == CoreState::ParkedRx => {
                     self.wake((n, core), at, StallKind::NetRx)

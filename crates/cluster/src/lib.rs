@@ -18,7 +18,7 @@
 //!   fabric between nodes and the transport endpoint in each NIC.
 //! - `partition`, `parallel`: a leaf-spine cluster run as one partition per leaf,
 //!   advancing together in windows on several host threads, with results that do not
-//!   depend on the number of threads.
+//!   depend on the number of threads; `barrier` is where their threads meet.
 //! - [`loadgen`]: the open-loop load generator of the scheduling experiments (requests
 //!   {service time, send time}, per-request send and reply times), configured by
 //!   [`load_config`].
@@ -26,6 +26,7 @@
 //!   stage logs turned into tables and traces.
 //! - [`report`]: per-core and per-run summaries, as text and JSON.
 
+mod barrier;
 pub mod boot;
 pub mod capture;
 mod cluster;

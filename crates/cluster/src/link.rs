@@ -41,7 +41,7 @@ impl Simulation {
         let ready = self.now + Time(l.port.mac_fs);
         let ser = l.wire_time(&msg);
         let t = HostLink::cross(&mut l.to_host_busy, ready, ser, Time(l.port.propagation_fs));
-        self.q.push(t, Ev::HostArrive { msg });
+        self.q.push(t, Ev::HostArrive { msg: Box::new(msg) });
     }
 
     pub(crate) fn host_send(&mut self, msg: Message) {
@@ -51,7 +51,7 @@ impl Simulation {
         let t = HostLink::cross(&mut l.to_node_busy, self.now, ser, prop);
         let left = t - prop;
         self.host.sent.push(HostMessage { time: left, msg: msg.clone() });
-        self.q.push(t, Ev::NicArrive { node: 0, msg });
+        self.q.push(t, Ev::NicArrive { node: 0, msg: Box::new(msg) });
     }
 
     pub(crate) fn host_arrive(&mut self, msg: Message) {
@@ -60,7 +60,7 @@ impl Simulation {
         self.host_done |= self.host.count_arrival(&msg);
         self.host.received.push(HostMessage { time: now, msg });
         for (t, m) in replies {
-            self.q.push(t.max(now), Ev::HostSend { msg: m });
+            self.q.push(t.max(now), Ev::HostSend { msg: Box::new(m) });
         }
     }
 }

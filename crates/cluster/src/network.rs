@@ -200,7 +200,7 @@ impl Simulation {
                 TAction::Transmit(s) => self.transmit(n, s),
                 TAction::Deliver(msg) => {
                     self.last_arrival = self.now;
-                    self.q.push(self.now, Ev::NicArrive { node: n, msg });
+                    self.q.push(self.now, Ev::NicArrive { node: n, msg: Box::new(msg) });
                 }
                 TAction::Timer(t, timer) => self.q.push(t, Ev::Transport { node: n, timer }),
             }

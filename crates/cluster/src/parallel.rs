@@ -21,7 +21,8 @@ use crate::sim::Simulation;
 use nanopu_sim::Time;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Barrier, Mutex, MutexGuard};
+use crate::barrier::SpinBarrier;
+use std::sync::{Mutex, MutexGuard};
 
 /// A partition and the error its last window ended with, if any.
 struct Slot {
@@ -35,8 +36,8 @@ struct Slot {
 /// What the host threads share.
 struct Plan {
     slots: Vec<Mutex<Slot>>,
-    start: Barrier,
-    done: Barrier,
+    start: SpinBarrier,
+    done: SpinBarrier,
     /// The window, [from, to) in femtoseconds.
     from: AtomicU64,
     to: AtomicU64,
@@ -57,8 +58,8 @@ impl Plan {
     fn new(parts: Vec<Simulation>, threads: usize) -> Plan {
         Plan {
             slots: parts.into_iter().map(|sim| Mutex::new(Slot { sim, error: None, panic: None })).collect(),
-            start: Barrier::new(threads),
-            done: Barrier::new(threads),
+            start: SpinBarrier::new(threads),
+            done: SpinBarrier::new(threads),
             from: AtomicU64::new(0),
             to: AtomicU64::new(0),
             next: AtomicUsize::new(0),

@@ -25,12 +25,12 @@ pub(crate) enum Ev {
     NicSend {
         node: usize,
         core: usize,
-        msg: Message,
+        msg: Box<Message>,
     },
     /// A complete message reaches a node's NIC (from the port or looped back).
     NicArrive {
         node: usize,
-        msg: Message,
+        msg: Box<Message>,
     },
     /// Re-evaluate a core's interrupt line.
     NicUpdate {
@@ -43,21 +43,21 @@ pub(crate) enum Ev {
         core: usize,
     },
     HostSend {
-        msg: Message,
+        msg: Box<Message>,
     },
     /// A raw frame from the test host reaches the node's NIC.
     HostRaw {
         frame: Vec<u8>,
     },
     HostArrive {
-        msg: Message,
+        msg: Box<Message>,
     },
     /// An event of the fabric (cluster runs).
     Net(nanopu_net::fabric::NetEvent),
     /// A message handed straight to a node's transport (synthetic traffic, cluster runs).
     Inject {
         node: usize,
-        msg: Message,
+        msg: Box<Message>,
     },
     /// A timer of a node's transport (cluster runs).
     Transport {
@@ -195,7 +195,7 @@ impl Simulation {
     pub fn inject(&mut self, at: Time, node: usize, msg: Message) -> Result<(), String> {
         self.net.as_ref().ok_or("injecting traffic needs a cluster run")?;
         self.drain = true;
-        self.q.push(at, Ev::Inject { node, msg });
+        self.q.push(at, Ev::Inject { node, msg: Box::new(msg) });
         Ok(())
     }
 
@@ -238,7 +238,7 @@ impl Simulation {
     /// Run until every core exits, nothing is left to do, or an error.
     pub fn run(&mut self) -> Result<Outcome, SimError> {
         for (t, msg) in std::mem::take(&mut self.host.script) {
-            self.q.push(t, Ev::HostSend { msg });
+            self.q.push(t, Ev::HostSend { msg: Box::new(msg) });
         }
         for (t, frame) in std::mem::take(&mut self.host.raw_script) {
             self.q.push(t, Ev::HostRaw { frame });
@@ -311,23 +311,23 @@ impl Simulation {
 
     fn handle(&mut self, ev: Ev) {
         match ev {
-            Ev::NicSend { node, core, msg } => self.nic_send((node, core), msg),
+            Ev::NicSend { node, core, msg } => self.nic_send((node, core), *msg),
             Ev::NicArrive { node, msg } => {
                 let mut out = Vec::new();
                 let now = self.cycles();
-                self.nodes[node].nic.receive(now, msg, &mut out);
+                self.nodes[node].nic.receive(now, *msg, &mut out);
                 self.apply(node, out);
             }
             Ev::NicUpdate { node, core } => self.update_irq((node, core)),
             Ev::CoreTimer { node, core } => self.wake_if_interrupted((node, core)),
-            Ev::HostSend { msg } => self.host_send(msg),
+            Ev::HostSend { msg } => self.host_send(*msg),
             Ev::HostRaw { frame } => match crate::host::message_of_frame(&frame) {
                 Ok(msg) => self.host_send(msg),
                 Err(why) => self.host.rejected.push((self.now, why)),
             },
-            Ev::HostArrive { msg } => self.host_arrive(msg),
+            Ev::HostArrive { msg } => self.host_arrive(*msg),
             Ev::Net(e) => self.net_event(e),
-            Ev::Inject { node, msg } => self.transport_send(node, msg),
+            Ev::Inject { node, msg } => self.transport_send(node, *msg),
             Ev::Transport { node, timer } => self.transport_timer(node, timer),
         }
     }
@@ -338,7 +338,7 @@ impl Simulation {
         self.tx_room((n, c));
         if msg.dst_ip == self.nodes[n].ip {
             let t = self.now + self.clock.time_of(self.nodes[n].nic.params().loopback_cycles);
-            self.q.push(t, Ev::NicArrive { node: n, msg });
+            self.q.push(t, Ev::NicArrive { node: n, msg: Box::new(msg) });
         } else if self.net.is_some() {
             self.transport_send(n, msg);
         } else {

@@ -11,7 +11,9 @@
 //! - [`stats`]: exact percentiles and summaries over recorded samples.
 //! - [`hint`]: cache prefetching for the hot paths.
 //! - [`hash`]: a cheap deterministic hasher for maps keyed by integers.
+//! - [`div`]: division by a divisor fixed at setup, as a multiplication.
 
+pub mod div;
 pub mod hash;
 pub mod hint;
 pub mod lanes;

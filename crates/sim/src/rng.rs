@@ -45,7 +45,12 @@ impl Rng {
     /// Uniform in [0, n) without modulo bias (Lemire's multiply-shift with rejection).
     pub fn below(&mut self, n: u64) -> u64 {
         assert!(n > 0, "Rng::below(0)");
-        let threshold = n.wrapping_neg() % n;
+        self.below_with(n, n.wrapping_neg() % n)
+    }
+    /// `below(n)` given its rejection threshold `n.wrapping_neg() % n`, for a caller that
+    /// draws below the same `n` on a hot path and computed it once (a division saved).
+    pub fn below_with(&mut self, n: u64, threshold: u64) -> u64 {
+        debug_assert_eq!(threshold, n.wrapping_neg() % n);
         loop {
             let m = (self.next_u64() as u128) * (n as u128);
             if (m as u64) >= threshold {

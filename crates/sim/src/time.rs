@@ -10,7 +10,7 @@ pub struct Time(pub u64);
 const FS_PER_PS: u64 = 1_000;
 const FS_PER_NS: u64 = 1_000_000;
 const FS_PER_US: u64 = 1_000_000_000;
-const FS_PER_S: u64 = 1_000_000_000_000_000;
+pub const FS_PER_S: u64 = 1_000_000_000_000_000;
 
 impl Time {
     pub const ZERO: Time = Time(0);

@@ -44,6 +44,7 @@ impl Fabric {
             packets: Default::default(),
             scope,
             outbox: Vec::new(),
+            fs_per_byte: self.fs_per_byte,
         }
     }
 

@@ -2,6 +2,7 @@
 
 use super::params::{Topology, UplinkChoice};
 use crate::packet::Packet;
+use nanopu_sim::div::Div32;
 use nanopu_sim::Rng;
 
 pub use nanopu_sim::packet::NODE_IP_BASE;
@@ -26,6 +27,11 @@ pub struct Wiring {
     pub nodes: u32,
     pub switches: u32,
     pub ports_per_switch: u32,
+    /// `ports_per_switch` and nodes per leaf (1 for a star) as divisors, and the rejection
+    /// threshold of a random uplink: asked at every hop, so computed once (see `Div32`).
+    per_switch: Div32,
+    per_leaf: Div32,
+    spray_threshold: u64,
 }
 
 impl Wiring {
@@ -34,7 +40,13 @@ impl Wiring {
             Topology::Star { nodes } => (nodes, 1, nodes),
             Topology::LeafSpine { nodes_per_leaf: d, leaves: l, spines: s } => (d * l, l + s, (d + s).max(l)),
         };
-        Wiring { topology, nodes, switches, ports_per_switch }
+        let (d, spines) = match topology {
+            Topology::Star { .. } => (1, 1),
+            Topology::LeafSpine { nodes_per_leaf, spines, .. } => (nodes_per_leaf, spines as u64),
+        };
+        let (per_switch, per_leaf) = (Div32::new(ports_per_switch.max(1)), Div32::new(d.max(1)));
+        let spray_threshold = spines.max(1).wrapping_neg() % spines.max(1);
+        Wiring { topology, nodes, switches, ports_per_switch, per_switch, per_leaf, spray_threshold }
     }
 
     pub fn ports(&self) -> u32 {
@@ -50,8 +62,7 @@ impl Wiring {
         if port < self.nodes {
             return self.node_attachment(port);
         }
-        let (sw, k) =
-            ((port - self.nodes) / self.ports_per_switch, (port - self.nodes) % self.ports_per_switch);
+        let (sw, k) = (self.per_switch.div(port - self.nodes), self.per_switch.rem(port - self.nodes));
         match self.topology {
             Topology::Star { .. } => Peer::Node(k),
             Topology::LeafSpine { nodes_per_leaf: d, leaves, .. } if sw < leaves => {
@@ -71,7 +82,7 @@ impl Wiring {
     fn node_attachment(&self, n: u32) -> Peer {
         match self.topology {
             Topology::Star { .. } => Peer::Switch { sw: 0, inport: n },
-            Topology::LeafSpine { nodes_per_leaf: d, .. } => Peer::Switch { sw: n / d, inport: n % d },
+            Topology::LeafSpine { .. } => Peer::Switch { sw: self.per_leaf.div(n), inport: self.per_leaf.rem(n) },
         }
     }
 
@@ -101,13 +112,13 @@ impl Wiring {
         match self.topology {
             Topology::Star { .. } => dst,
             Topology::LeafSpine { nodes_per_leaf: d, leaves, spines } if sw < leaves => {
-                if dst / d == sw {
-                    dst % d
+                if self.per_leaf.div(dst) == sw {
+                    self.per_leaf.rem(dst)
                 } else {
-                    d + uplink(flow, spines, choice, rng)
+                    d + self.uplink(flow, spines, choice, rng)
                 }
             }
-            Topology::LeafSpine { nodes_per_leaf: d, .. } => dst / d,
+            Topology::LeafSpine { .. } => self.per_leaf.div(dst),
         }
     }
 
@@ -130,7 +141,7 @@ impl Wiring {
                 let mut out: Vec<u32> = members(sw * d, sw * d + d).map(|m| m % d).collect();
                 let elsewhere = first < sw * d || end > sw * d + d;
                 if inport < d && elsewhere {
-                    out.push(d + uplink(|| flow_hash(pkt), spines, choice, rng));
+                    out.push(d + self.uplink(|| flow_hash(pkt), spines, choice, rng));
                 }
                 out
             }
@@ -142,11 +153,13 @@ impl Wiring {
     }
 }
 
-/// The uplink (0..spines) a packet takes.
-fn uplink(flow: impl FnOnce() -> u64, spines: u32, choice: UplinkChoice, rng: &mut Rng) -> u32 {
-    match choice {
-        UplinkChoice::Spray => rng.below(spines as u64) as u32,
-        UplinkChoice::Hash => (flow() % spines as u64) as u32,
+impl Wiring {
+    /// The uplink (0..spines) a packet takes.
+    fn uplink(&self, flow: impl FnOnce() -> u64, spines: u32, choice: UplinkChoice, rng: &mut Rng) -> u32 {
+        match choice {
+            UplinkChoice::Spray => rng.below_with(spines as u64, self.spray_threshold) as u32,
+            UplinkChoice::Hash => (flow() % spines as u64) as u32,
+        }
     }
 }
 
