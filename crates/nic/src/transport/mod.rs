@@ -3,6 +3,7 @@
 //!
 //! - [`segment`]: the packet descriptor the transport sends and receives.
 //! - [`params`]: protocol choice and every transport constant.
+//! - [`pktset`]: which of a message's packets were acknowledged or received, as bits.
 //! - [`sender`]: per-message send state (what was sent, acknowledged, allowed).
 //! - [`receiver`]: reassembly with duplicate suppression, ACK/NACK, PULL pacing (NDP) and
 //!   SRPT grants with overcommitment (Homa).
@@ -17,6 +18,7 @@
 //! Multicast messages are sent once to the fabric, whose switches make them reliable.
 
 pub mod params;
+pub mod pktset;
 pub mod receiver;
 pub mod segment;
 pub mod sender;

@@ -1,5 +1,6 @@
 //! Reassembly of one incoming message.
 
+use super::pktset::PacketSet;
 use super::segment::Segment;
 use nanopu_sim::Time;
 
@@ -12,7 +13,7 @@ pub struct InMsg {
     pub msg_id: u16,
     pub len: u16,
     pub packets: u32,
-    pub got: Vec<bool>,
+    pub got: PacketSet,
     pub got_count: u32,
     pub words: Vec<u64>,
     /// Transmissions the sender needs in total: packets plus one per trimmed arrival.
@@ -38,7 +39,7 @@ impl InMsg {
             msg_id: s.msg_id,
             len: s.msg_len,
             packets,
-            got: vec![false; packets as usize],
+            got: PacketSet::default(),
             got_count: 0,
             words: vec![0; (s.msg_len as usize).div_ceil(8)],
             needed: packets,
@@ -54,10 +55,9 @@ impl InMsg {
     /// Store a data packet; false if it was a duplicate.
     pub fn store(&mut self, s: &Segment, seg_words: usize, now: Time) -> bool {
         let o = s.pkt_offset as usize;
-        if o >= self.got.len() || self.got[o] {
+        if o >= self.packets as usize || !self.got.insert(o) {
             return false;
         }
-        self.got[o] = true;
         self.got_count += 1;
         self.last_progress = now;
         let start = o * seg_words;
@@ -73,7 +73,7 @@ impl InMsg {
 
     /// Offsets not yet received below `limit`.
     pub fn missing_below(&self, limit: u32) -> impl Iterator<Item = u16> + '_ {
-        let limit = (limit as usize).min(self.got.len());
-        (0..limit).filter(|&o| !self.got[o]).map(|o| o as u16)
+        let limit = limit.min(self.packets) as usize;
+        (0..limit).filter(|&o| !self.got.contains(o)).map(|o| o as u16)
     }
 }

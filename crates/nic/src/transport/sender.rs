@@ -1,6 +1,7 @@
 //! Per-message send state.
 
 use super::params::TransportParams;
+use super::pktset::PacketSet;
 use super::segment::{flags, Segment};
 use nanopu_sim::Time;
 use std::collections::VecDeque;
@@ -17,7 +18,7 @@ pub struct OutMsg {
     pub next_new: u32,
     /// Packets to send again before new ones (NACKed or asked for).
     pub resend: VecDeque<u16>,
-    pub acked: Vec<bool>,
+    pub acked: PacketSet,
     pub acked_count: u32,
     /// NDP: transmissions allowed in total; Homa: packets below this offset may be sent.
     pub allowed: u32,
@@ -28,14 +29,13 @@ pub struct OutMsg {
 
 impl OutMsg {
     pub fn new(proto: Segment, words: Arc<[u64]>, packets: u32, allowed: u32, now: Time) -> OutMsg {
-        let n = packets as usize;
         OutMsg {
             proto,
             words,
             packets,
             next_new: 0,
             resend: VecDeque::new(),
-            acked: vec![false; n],
+            acked: PacketSet::default(),
             acked_count: 0,
             allowed,
             sent: 0,
@@ -58,8 +58,7 @@ impl OutMsg {
 
     /// Mark `offset` acknowledged; true when the whole message is.
     pub fn ack(&mut self, offset: u16, now: Time) -> bool {
-        if let Some(a) = self.acked.get_mut(offset as usize).filter(|a| !**a) {
-            *a = true;
+        if (offset as u32) < self.packets && self.acked.insert(offset as usize) {
             self.acked_count += 1;
             self.last_progress = now;
         }
@@ -68,7 +67,7 @@ impl OutMsg {
 
     /// Queue `offset` to be sent again (unless already acknowledged or queued).
     pub fn nack(&mut self, offset: u16) {
-        let known = (offset as u32) < self.next_new && !self.acked[offset as usize];
+        let known = (offset as u32) < self.next_new && !self.acked.contains(offset as usize);
         if known && !self.resend.contains(&offset) {
             self.resend.push_back(offset);
         }
@@ -91,7 +90,7 @@ impl OutMsg {
 
     fn take_resend(&mut self) -> Option<u32> {
         while let Some(o) = self.resend.pop_front() {
-            if !self.acked[o as usize] {
+            if !self.acked.contains(o as usize) {
                 return Some(o as u32);
             }
         }
