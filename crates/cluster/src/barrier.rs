@@ -1,27 +1,36 @@
-//! A barrier that spins before it yields.
+//! A barrier that spins before it sleeps.
 //!
 //! Partitions meet twice per window, and a window of a loaded network is a few hundred
 //! microseconds of work. `std::sync::Barrier` puts waiting threads to sleep on a futex and
-//! waking one takes tens of microseconds on a virtual machine, a fifth of the host time of
+//! waking one takes tens of microseconds on a virtual machine, a tenth of the host time of
 //! `nanopu bench network` on two threads. Spinning answers within a cache-line transfer.
-//! A thread that spins long (more threads than host cores) yields its core to the others.
+//! A thread that spins for long (more threads than host cores, or a partition with much
+//! more work than the others) goes to sleep as before, so that it does not take a core from
+//! a thread with work to do.
 
 use std::hint::spin_loop;
 use std::sync::atomic::{AtomicUsize, Ordering::AcqRel, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
+use std::sync::{Condvar, Mutex};
 
-/// Spins before each yield: a few microseconds, longer than a window's usual imbalance.
+/// Spins, then yields, before sleeping: together a few hundred microseconds, longer than a
+/// window's usual imbalance.
 const SPINS: u32 = 1 << 12;
+const YIELDS: u32 = 1 << 7;
 
 pub(crate) struct SpinBarrier {
     threads: usize,
     arrived: AtomicUsize,
     /// Incremented by the last thread to arrive, which releases the others.
     generation: AtomicUsize,
+    /// Threads asleep (changed and read under the lock, so a wake-up is never lost).
+    sleepers: Mutex<usize>,
+    wake: Condvar,
 }
 
 impl SpinBarrier {
     pub fn new(threads: usize) -> SpinBarrier {
-        SpinBarrier { threads, arrived: AtomicUsize::new(0), generation: AtomicUsize::new(0) }
+        let (arrived, generation) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        SpinBarrier { threads, arrived, generation, sleepers: Mutex::new(0), wake: Condvar::new() }
     }
 
     /// Wait until every thread has called `wait`. What a thread wrote before is visible to
@@ -31,18 +40,37 @@ impl SpinBarrier {
         let generation = self.generation.load(Acquire);
         if self.arrived.fetch_add(1, AcqRel) + 1 == self.threads {
             self.arrived.store(0, Relaxed);
+            let sleepers = self.sleepers.lock().expect("barrier");
             self.generation.fetch_add(1, Release);
+            if *sleepers > 0 {
+                self.wake.notify_all();
+            }
             return;
         }
-        let mut spins = 0u32;
-        while self.generation.load(Acquire) == generation {
-            if spins < SPINS {
-                spins += 1;
-                spin_loop();
-            } else {
-                std::thread::yield_now();
+        for _ in 0..SPINS {
+            if self.generation.load(Acquire) != generation {
+                return;
             }
+            spin_loop();
         }
+        for _ in 0..YIELDS {
+            if self.generation.load(Acquire) != generation {
+                return;
+            }
+            std::thread::yield_now();
+        }
+        self.sleep(generation);
+    }
+
+    /// Wait on the condition variable until `generation` has passed.
+    #[cold]
+    fn sleep(&self, generation: usize) {
+        let mut sleepers = self.sleepers.lock().expect("barrier");
+        *sleepers += 1;
+        while self.generation.load(Acquire) == generation {
+            sleepers = self.wake.wait(sleepers).expect("barrier");
+        }
+        *sleepers -= 1;
     }
 }
 
