@@ -3,11 +3,13 @@
 
 use crate::cluster_config::ClusterFile;
 use crate::sim::{Ev, Simulation};
-use nanopu_net::fabric::{Fabric, FabricParams, LinkParams, NetEvent, SwitchParams, Topology, UplinkChoice};
+use nanopu_net::fabric::{
+    Fabric, FabricParams, LinkParams, NetEvent, Schedule, SwitchParams, Topology, UplinkChoice,
+};
 use nanopu_net::packet::Packet;
-use nanopu_nic::transport::{Protocol, Segment, TAction, Transport, TransportParams};
+use nanopu_nic::transport::{Actions, Protocol, TAction, Transport, TransportParams};
 use nanopu_nic::Message;
-use nanopu_sim::{Rng, Time};
+use nanopu_sim::{EventQueue, Rng, Time};
 
 /// RNG stream ids of the transports start here (the fabric numbers its own from 0).
 const TRANSPORT_STREAMS: u64 = 1 << 40;
@@ -21,16 +23,9 @@ pub(crate) struct Network {
     next_packet: u64,
     /// Packets from other partitions, to enter this one's fabric at the next window.
     pub inbox: Vec<(Time, u32, Packet)>,
-    /// Buffers reused for every event, so that handling one allocates nothing.
-    spare: Spare,
-}
-
-/// Empty vectors kept for reuse (taken while in use, put back empty).
-#[derive(Default)]
-struct Spare {
-    events: Vec<(Time, NetEvent)>,
+    /// Packets the fabric delivers to nodes while handling an event: kept empty between
+    /// events and reused, so that handling one allocates nothing.
     delivered: Vec<(u32, Packet)>,
-    actions: Vec<TAction>,
 }
 
 impl Network {
@@ -45,15 +40,9 @@ impl Network {
     }
 
     pub fn of(fabric: Fabric, transports: Vec<Transport>, next_packet: u64) -> Network {
-        Network { fabric, transports, next_packet, inbox: Vec::new(), spare: Spare::default() }
+        Network { fabric, transports, next_packet, inbox: Vec::new(), delivered: Vec::new() }
     }
 
-    /// A transport's segment enters the network: give it its id.
-    fn packet(&mut self, mut s: Segment) -> Packet {
-        self.next_packet += 1;
-        s.id = self.next_packet;
-        s
-    }
 }
 
 fn ns(v: f64) -> u64 {
@@ -150,31 +139,31 @@ impl Simulation {
 
     /// A message left node `n`'s TX path towards another node.
     pub(crate) fn transport_send(&mut self, n: usize, msg: Message) {
-        let (now, mut out) = (self.now, std::mem::take(&mut self.net().spare.actions));
-        self.net().transports[n].send_message(now, msg, &mut out);
-        self.transport_actions(n, out);
+        self.with_transport(n, |t, now, out| t.send_message(now, msg, out));
     }
 
     pub(crate) fn transport_timer(&mut self, n: usize, timer: nanopu_nic::transport::Timer) {
-        let (now, mut out) = (self.now, std::mem::take(&mut self.net().spare.actions));
-        self.net().transports[n].on_timer(now, timer, &mut out);
-        self.transport_actions(n, out);
+        self.with_transport(n, |t, now, out| t.on_timer(now, timer, out));
+    }
+
+    /// Call node `n`'s transport with what carries out its actions as it takes them.
+    fn with_transport(&mut self, n: usize, f: impl FnOnce(&mut Transport, Time, &mut Carry)) {
+        let net = self.net.as_mut().expect("cluster run");
+        let Network { fabric, transports, next_packet, .. } = net;
+        let node = (n + self.base) as u32;
+        let (now, q, last_arrival) = (self.now, &mut self.q, &mut self.last_arrival);
+        f(&mut transports[n], now, &mut Carry { fabric, next_packet, q, last_arrival, now, n, node });
     }
 
     pub(crate) fn net_event(&mut self, ev: NetEvent) {
         let now = self.now;
-        let net = self.net();
-        let (mut next, mut delivered) =
-            (std::mem::take(&mut net.spare.events), std::mem::take(&mut net.spare.delivered));
-        net.fabric.handle(now, ev, &mut next, &mut delivered);
-        self.push_net(next);
+        let net = self.net.as_mut().expect("cluster run");
+        let mut delivered = std::mem::take(&mut net.delivered);
+        net.fabric.handle(now, ev, &mut Queue(&mut self.q), &mut delivered);
         for (node, pkt) in delivered.drain(..) {
-            let n = node as usize - self.base;
-            let mut out = std::mem::take(&mut self.net().spare.actions);
-            self.net().transports[n].on_packet(now, pkt, &mut out);
-            self.transport_actions(n, out);
+            self.with_transport(node as usize - self.base, |t, now, out| t.on_packet(now, pkt, out));
         }
-        self.net().spare.delivered = delivered;
+        self.net().delivered = delivered;
     }
 
     /// Let in the packets other partitions sent here.
@@ -184,37 +173,43 @@ impl Simulation {
             self.q.push(t, Ev::Net(net.fabric.accept(port, p)));
         }
     }
+}
 
-    /// Queue the fabric's events and keep the emptied buffer.
-    fn push_net(&mut self, mut events: Vec<(Time, NetEvent)>) {
-        for &(t, e) in &events {
-            self.q.push(t, Ev::Net(e));
-        }
-        events.clear();
-        self.net().spare.events = events;
-    }
+/// Carries out node `n`'s transport's actions at `now`: packets onto the fabric (numbered
+/// here), delivered messages to the NIC, timers into the queue.
+struct Carry<'a> {
+    fabric: &'a mut Fabric,
+    next_packet: &'a mut u64,
+    q: &'a mut EventQueue<Ev>,
+    last_arrival: &'a mut Time,
+    now: Time,
+    /// The node's index in this simulation and in the cluster.
+    n: usize,
+    node: u32,
+}
 
-    fn transport_actions(&mut self, n: usize, mut actions: Vec<TAction>) {
-        for a in actions.drain(..) {
-            match a {
-                TAction::Transmit(s) => self.transmit(n, s),
-                TAction::Deliver(msg) => {
-                    self.last_arrival = self.now;
-                    self.q.push(self.now, Ev::NicArrive { node: n, msg: Box::new(msg) });
-                }
-                TAction::Timer(t, timer) => self.q.push(t, Ev::Transport { node: n, timer }),
+impl Actions for Carry<'_> {
+    fn push(&mut self, a: TAction) {
+        match a {
+            TAction::Transmit(mut s) => {
+                *self.next_packet += 1;
+                s.id = *self.next_packet;
+                self.fabric.send(self.now, self.node, s, &mut Queue(self.q));
             }
+            TAction::Deliver(msg) => {
+                *self.last_arrival = self.now;
+                self.q.push(self.now, Ev::NicArrive { node: self.n, msg: Box::new(msg) });
+            }
+            TAction::Timer(t, timer) => self.q.push(t, Ev::Transport { node: self.n, timer }),
         }
-        self.net().spare.actions = actions;
     }
+}
 
-    /// Node `n`'s transport hands a segment to its port.
-    fn transmit(&mut self, n: usize, s: Segment) {
-        let (now, node) = (self.now, (n + self.base) as u32);
-        let net = self.net();
-        let mut next = std::mem::take(&mut net.spare.events);
-        let pkt = net.packet(s);
-        net.fabric.send(now, node, pkt, &mut next);
-        self.push_net(next);
+/// The fabric's events go straight into the simulation's queue.
+struct Queue<'a>(&'a mut EventQueue<Ev>);
+
+impl Schedule for Queue<'_> {
+    fn at(&mut self, t: Time, ev: NetEvent) {
+        self.0.push(t, Ev::Net(ev));
     }
 }

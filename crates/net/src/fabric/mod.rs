@@ -3,7 +3,8 @@
 //! injection (docs/models/network.md).
 //!
 //! The fabric never schedules anything itself: [`Fabric::send`] and [`Fabric::handle`]
-//! return `(time, NetEvent)` pairs that the caller's event loop hands back at that time.
+//! give `(time, NetEvent)` pairs to a [`Schedule`] of the caller's, whose event loop hands
+//! each back at its time.
 //!
 //! Packets stay in a store (`store`); queues and events carry a reference and a copy of the
 //! few header fields switches read.
@@ -39,6 +40,17 @@ pub enum NetEvent {
     Forward { sw: u32, inport: u32, pkt: Pkt },
     /// A multicast copy lost on `port`'s hop is sent again.
     Resend { port: u32, pkt: Pkt },
+}
+
+/// Where the fabric's events go: the caller's event queue (or a vector, in tests).
+pub trait Schedule {
+    fn at(&mut self, t: Time, ev: NetEvent);
+}
+
+impl Schedule for Vec<(Time, NetEvent)> {
+    fn at(&mut self, t: Time, ev: NetEvent) {
+        self.push((t, ev));
+    }
 }
 
 /// Where packets are captured for pcap output.
@@ -176,7 +188,7 @@ impl Fabric {
     }
 
     /// Node `node`'s NIC hands a packet to its port at `now`.
-    pub fn send(&mut self, now: Time, node: u32, pkt: Packet, out: &mut Vec<(Time, NetEvent)>) {
+    pub fn send(&mut self, now: Time, node: u32, pkt: Packet, out: &mut impl Schedule) {
         if pkt.is_multicast() && !self.p.switch.multicast {
             self.stats.drops_multicast_disabled += 1;
             return;
@@ -190,7 +202,7 @@ impl Fabric {
         &mut self,
         now: Time,
         ev: NetEvent,
-        out: &mut Vec<(Time, NetEvent)>,
+        out: &mut impl Schedule,
         delivered: &mut Vec<(u32, Packet)>,
     ) {
         match ev {
@@ -208,7 +220,7 @@ impl Fabric {
     }
 
     /// Queue a packet at a port (node uplinks are unlimited) and start it if idle.
-    fn offer(&mut self, now: Time, port: u32, r: Pkt, out: &mut Vec<(Time, NetEvent)>) {
+    fn offer(&mut self, now: Time, port: u32, r: Pkt, out: &mut impl Schedule) {
         let sw = &self.p.switch;
         let limits = (port >= self.wiring.nodes).then_some(sw.band_bytes.as_slice());
         let i = self.scope.ports.local(port);
@@ -226,7 +238,7 @@ impl Fabric {
 
     /// Start the port's next packet if its link is free, else make sure the port wakes
     /// when it is.
-    fn kick(&mut self, now: Time, port: u32, out: &mut Vec<(Time, NetEvent)>) {
+    fn kick(&mut self, now: Time, port: u32, out: &mut impl Schedule) {
         let p = &mut self.ports[self.scope.ports.local(port)];
         if p.wake {
             return;
@@ -235,7 +247,7 @@ impl Fabric {
             return self.start(now, port, out);
         }
         p.wake = true;
-        out.push((p.free_at, NetEvent::TxDone { port }));
+        out.at(p.free_at, NetEvent::TxDone { port });
     }
 
     /// Packet `r` did not make it across `port`'s hop: count it; a multicast copy is resent
@@ -246,7 +258,7 @@ impl Fabric {
         now: Time,
         port: u32,
         r: Pkt,
-        out: &mut Vec<(Time, NetEvent)>,
+        out: &mut impl Schedule,
         counter: fn(&mut FabricStats) -> &mut u64,
     ) {
         *counter(&mut self.stats) += 1;
@@ -254,11 +266,11 @@ impl Fabric {
             self.packets.take(r);
             return;
         }
-        out.push((now + Time(self.p.switch.mcast_timeout_fs), NetEvent::Resend { port, pkt: r }));
+        out.at(now + Time(self.p.switch.mcast_timeout_fs), NetEvent::Resend { port, pkt: r });
     }
 
     /// Start serializing the port's next packet.
-    fn start(&mut self, now: Time, port: u32, out: &mut Vec<(Time, NetEvent)>) {
+    fn start(&mut self, now: Time, port: u32, out: &mut impl Schedule) {
         let i = self.scope.ports.local(port);
         let Some(r) = self.ports[i].pop() else { return };
         self.stats.packet_hops += 1;
@@ -267,7 +279,7 @@ impl Fabric {
         self.ports[i].free_at = now + ser;
         if self.ports[i].waiting() {
             self.ports[i].wake = true;
-            out.push((now + ser, NetEvent::TxDone { port }));
+            out.at(now + ser, NetEvent::TxDone { port });
         }
         let p = self.loss.get(&port).copied().unwrap_or(self.p.link.drop_prob);
         if p > 0.0 && self.link_rng[i].next_f64() < p {
@@ -281,7 +293,7 @@ impl Fabric {
             return self.cross(at, port, r);
         }
         match self.wiring.peer(port) {
-            Peer::Node(_) => out.push((at, NetEvent::Arrive { port, pkt: r })),
+            Peer::Node(_) => out.at(at, NetEvent::Arrive { port, pkt: r }),
             Peer::Switch { sw, inport } => self.enter_switch(at, sw, inport, r, out),
         }
     }
@@ -308,14 +320,14 @@ impl Fabric {
     /// A packet's last bit will reach input `inport` of switch `sw` at `at`: the switch
     /// captures it then and forwards it after the switching latency. Nothing at the switch
     /// depends on the arrival itself, so it needs no event of its own.
-    fn enter_switch(&mut self, at: Time, sw: u32, inport: u32, r: Pkt, out: &mut Vec<(Time, NetEvent)>) {
+    fn enter_switch(&mut self, at: Time, sw: u32, inport: u32, r: Pkt, out: &mut impl Schedule) {
         let seen = self.capture == Some(CapturePoint::SwitchPort { sw, port: inport });
         self.capture_if(at, seen, r);
-        out.push((at + Time(self.p.switch.latency_fs), NetEvent::Forward { sw, inport, pkt: r }));
+        out.at(at + Time(self.p.switch.latency_fs), NetEvent::Forward { sw, inport, pkt: r });
     }
 
     /// Route a packet through switch `sw` to its output port(s).
-    fn forward(&mut self, now: Time, sw: u32, inport: u32, r: Pkt, out: &mut Vec<(Time, NetEvent)>) {
+    fn forward(&mut self, now: Time, sw: u32, inport: u32, r: Pkt, out: &mut impl Schedule) {
         let choice = self.p.switch.uplink;
         if r.hdr.is_multicast() {
             return self.replicate(now, sw, inport, r, out);
@@ -334,7 +346,7 @@ impl Fabric {
     }
 
     /// Offer a copy of multicast packet `r` to each output port leading to members.
-    fn replicate(&mut self, now: Time, sw: u32, inport: u32, r: Pkt, out: &mut Vec<(Time, NetEvent)>) {
+    fn replicate(&mut self, now: Time, sw: u32, inport: u32, r: Pkt, out: &mut impl Schedule) {
         let rng = &mut self.switch_rng[self.scope.switches.local(sw)];
         let ports = self.wiring.replicate(sw, inport, self.packets.get(r), self.p.switch.uplink, rng);
         let pkt = self.packets.take(r);

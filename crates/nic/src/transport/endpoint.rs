@@ -23,6 +23,18 @@ pub enum TAction {
     Timer(Time, Timer),
 }
 
+/// Where the transport's actions go, in the order it takes them: the caller's simulation,
+/// which carries each out at once, or a vector (tests).
+pub trait Actions {
+    fn push(&mut self, a: TAction);
+}
+
+impl Actions for Vec<TAction> {
+    fn push(&mut self, a: TAction) {
+        Vec::push(self, a);
+    }
+}
+
 /// The transport's timers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Timer {
@@ -147,7 +159,7 @@ impl Transport {
     // ---- sending -----------------------------------------------------------------------
 
     /// A message left the NIC's TX path at `now`.
-    pub fn send_message(&mut self, now: Time, msg: Message, out: &mut Vec<TAction>) {
+    pub fn send_message(&mut self, now: Time, msg: Message, out: &mut impl Actions) {
         if self.p.tail_fraction > 0.0 && self.rng.next_f64() < self.p.tail_fraction {
             self.counters.tail_delayed += 1;
             self.next_held += 1;
@@ -158,7 +170,7 @@ impl Transport {
         self.start(now, msg, out);
     }
 
-    fn start(&mut self, now: Time, msg: Message, out: &mut Vec<TAction>) {
+    fn start(&mut self, now: Time, msg: Message, out: &mut impl Actions) {
         self.counters.messages_sent += 1;
         match msg.group {
             Some(g) if self.p.multicast => self.start_multicast(now, msg.clone(), g, out),
@@ -191,7 +203,7 @@ impl Transport {
         self.log.sent.push(MsgEvent { src_ip, msg_id, dst_ip, dst_context, len, time: now });
     }
 
-    fn start_unicast(&mut self, now: Time, msg: Message, out: &mut Vec<TAction>) {
+    fn start_unicast(&mut self, now: Time, msg: Message, out: &mut impl Actions) {
         let proto = self.proto(&msg);
         self.record_sent(&proto, now);
         let packets = self.p.packets(msg.len);
@@ -215,7 +227,7 @@ impl Transport {
         now: Time,
         msg: Message,
         (first, count): (u32, u32),
-        out: &mut Vec<TAction>,
+        out: &mut impl Actions,
     ) {
         let mut proto = self.proto(&msg);
         proto.dst_ip = MULTICAST_IP;
@@ -232,7 +244,7 @@ impl Transport {
     }
 
     /// Send whatever the message's credit or grant now allows.
-    fn pump(&mut self, key: OutKey, out: &mut Vec<TAction>) {
+    fn pump(&mut self, key: OutKey, out: &mut impl Actions) {
         let Some(m) = self.out.get_mut(&key) else {
             return;
         };
@@ -252,7 +264,7 @@ impl Transport {
     // ---- receiving ---------------------------------------------------------------------
 
     /// A packet for this node arrived at `now`.
-    pub fn on_packet(&mut self, now: Time, s: Segment, out: &mut Vec<TAction>) {
+    pub fn on_packet(&mut self, now: Time, s: Segment, out: &mut impl Actions) {
         if s.has(flags::DATA) {
             return self.on_data(now, s, out);
         }
@@ -292,7 +304,7 @@ impl Transport {
         }
     }
 
-    fn on_data(&mut self, now: Time, s: Segment, out: &mut Vec<TAction>) {
+    fn on_data(&mut self, now: Time, s: Segment, out: &mut impl Actions) {
         self.expire_done(now);
         let key = (s.src_ip, s.src_context, s.msg_id);
         // A message is open or done, never both, so most packets need one lookup.
@@ -308,7 +320,7 @@ impl Transport {
         self.store(now, key, &s, out);
     }
 
-    fn duplicate_of_done(&mut self, s: &Segment, out: &mut Vec<TAction>) {
+    fn duplicate_of_done(&mut self, s: &Segment, out: &mut impl Actions) {
         self.counters.duplicates_received += 1;
         if s.mcast_count == 0 {
             let credit = self.p.packets(s.msg_len) as u16;
@@ -316,7 +328,7 @@ impl Transport {
         }
     }
 
-    fn open_inbound(&mut self, now: Time, key: InKey, s: &Segment, out: &mut Vec<TAction>) {
+    fn open_inbound(&mut self, now: Time, key: InKey, s: &Segment, out: &mut impl Actions) {
         let packets = self.p.packets(s.msg_len);
         let mut m = InMsg::new(s, packets, now);
         m.granted = packets.min(self.p.unscheduled_packets());
@@ -326,7 +338,7 @@ impl Transport {
         }
     }
 
-    fn on_trimmed(&mut self, now: Time, key: InKey, s: &Segment, out: &mut Vec<TAction>) {
+    fn on_trimmed(&mut self, now: Time, key: InKey, s: &Segment, out: &mut impl Actions) {
         self.counters.trimmed_received += 1;
         if s.mcast_count != 0 {
             return;
@@ -340,7 +352,7 @@ impl Transport {
         }
     }
 
-    fn store(&mut self, now: Time, key: InKey, s: &Segment, out: &mut Vec<TAction>) {
+    fn store(&mut self, now: Time, key: InKey, s: &Segment, out: &mut impl Actions) {
         let wps = (self.p.segment_bytes / 8) as usize;
         let m = self.inbound.get_mut(&key).expect("opened");
         if !m.store(s, wps, now) {
@@ -360,7 +372,7 @@ impl Transport {
         }
     }
 
-    fn deliver(&mut self, now: Time, key: InKey, s: &Segment, out: &mut Vec<TAction>) {
+    fn deliver(&mut self, now: Time, key: InKey, s: &Segment, out: &mut impl Actions) {
         let m = self.inbound.remove(&key).expect("complete");
         self.done.insert(key, now + self.p.linger);
         self.done_order.push_back((now + self.p.linger, key));
@@ -396,7 +408,7 @@ impl Transport {
     // ---- NDP PULL pacing ---------------------------------------------------------------
 
     /// Owe the sender one more PULL if it still needs transmissions beyond those allowed.
-    fn maybe_pull(&mut self, now: Time, key: InKey, out: &mut Vec<TAction>) {
+    fn maybe_pull(&mut self, now: Time, key: InKey, out: &mut impl Actions) {
         let m = self.inbound.get_mut(&key).expect("open");
         if self.p.rtt_pkts + m.pulled < m.needed {
             m.pulled += 1;
@@ -412,7 +424,7 @@ impl Transport {
         self.pace(now, out);
     }
 
-    fn pace(&mut self, now: Time, out: &mut Vec<TAction>) {
+    fn pace(&mut self, now: Time, out: &mut impl Actions) {
         if self.pull_armed {
             return;
         }
@@ -423,7 +435,7 @@ impl Transport {
         out.push(TAction::Timer(self.pull_free_at, Timer::Pull));
     }
 
-    fn send_pull(&mut self, now: Time, out: &mut Vec<TAction>) {
+    fn send_pull(&mut self, now: Time, out: &mut impl Actions) {
         let ip = self.ip;
         while let Some((key, fresh)) = self.pulls.pop_front() {
             let Some(m) = self.inbound.get_mut(&key) else {
@@ -448,7 +460,7 @@ impl Transport {
 
     /// Grant the `overcommit` incoming messages with the fewest packets left (SRPT),
     /// keeping `rtt_bytes` granted ahead of what arrived; rank r gets band 2 + r.
-    fn regrant(&mut self, out: &mut Vec<TAction>) {
+    fn regrant(&mut self, out: &mut impl Actions) {
         let mut open: Vec<(u32, InKey)> = self
             .inbound
             .iter()
@@ -473,7 +485,7 @@ impl Transport {
 
     // ---- timers ------------------------------------------------------------------------
 
-    pub fn on_timer(&mut self, now: Time, t: Timer, out: &mut Vec<TAction>) {
+    pub fn on_timer(&mut self, now: Time, t: Timer, out: &mut impl Actions) {
         match t {
             Timer::Pull => {
                 self.pull_armed = false;
@@ -492,7 +504,7 @@ impl Transport {
     /// Time out every outgoing message without progress for `rto`, then re-arm at the
     /// earliest remaining deadline (progress only moves deadlines later, so a message's
     /// timeout happens exactly at its own deadline).
-    fn sender_rto(&mut self, now: Time, out: &mut Vec<TAction>) {
+    fn sender_rto(&mut self, now: Time, out: &mut impl Actions) {
         let rto = self.p.rto;
         let mut due: Vec<OutKey> =
             self.out.iter().filter(|(_, m)| now >= m.last_progress + rto).map(|(k, _)| *k).collect();
@@ -507,7 +519,7 @@ impl Transport {
         }
     }
 
-    fn time_out(&mut self, now: Time, key: OutKey, out: &mut Vec<TAction>) {
+    fn time_out(&mut self, now: Time, key: OutKey, out: &mut impl Actions) {
         let m = self.out.get_mut(&key).expect("due");
         self.counters.timeouts += 1;
         m.requeue_unacked();
@@ -519,7 +531,7 @@ impl Transport {
         self.pump(key, out);
     }
 
-    fn receiver_rto(&mut self, now: Time, key: InKey, out: &mut Vec<TAction>) {
+    fn receiver_rto(&mut self, now: Time, key: InKey, out: &mut impl Actions) {
         let (rto, ip) = (self.p.rto, self.ip);
         let Some(m) = self.inbound.get_mut(&key) else {
             return;

@@ -25,6 +25,6 @@ pub mod sender;
 
 mod endpoint;
 
-pub use endpoint::{MessageLog, MsgEvent, TAction, Timer, Transport, TransportCounters};
+pub use endpoint::{Actions, MessageLog, MsgEvent, TAction, Timer, Transport, TransportCounters};
 pub use params::{Protocol, TransportParams};
 pub use segment::{flags, Segment};
