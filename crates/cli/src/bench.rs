@@ -34,6 +34,10 @@ pub struct BenchArgs {
     /// Host threads of `network` (default: NANOPU_THREADS, else every host core).
     #[arg(long)]
     threads: Option<usize>,
+    /// `network`: measure the network alone, without the run whose cores write and check
+    /// the messages (`with_cores` is then null); for profiling the fabric and transports.
+    #[arg(long)]
+    network_only: bool,
 }
 
 /// Payload sizes of the loopback-latency benchmark, bytes (issue: 8 to 1,024).
@@ -243,7 +247,7 @@ fn peak_rss() -> Option<u64> {
 }
 
 fn network(a: &BenchArgs) -> Result<Value, String> {
-    let with_cores = network_run(a, "alltoall", false)?;
+    let with_cores = if a.network_only { Value::Null } else { network_run(a, "alltoall", false)? };
     let network_only = network_run(a, "idle", true)?;
     let rss = peak_rss().unwrap_or(0);
     Ok(json!({ "benchmark": "network",

@@ -9,7 +9,9 @@
 //! a thread with work to do.
 
 use std::hint::spin_loop;
-use std::sync::atomic::{AtomicUsize, Ordering::AcqRel, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
+use std::sync::atomic::{
+    AtomicUsize, Ordering::AcqRel, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+};
 use std::sync::{Condvar, Mutex};
 
 /// Spins, then yields, before sleeping: together a few hundred microseconds, longer than a

@@ -42,7 +42,6 @@ impl Network {
     pub fn of(fabric: Fabric, transports: Vec<Transport>, next_packet: u64) -> Network {
         Network { fabric, transports, next_packet, inbox: Vec::new(), delivered: Vec::new() }
     }
-
 }
 
 fn ns(v: f64) -> u64 {

@@ -15,13 +15,13 @@
 //! arrival-dependent state as exact only below `from + L` (`Simulation::horizon`), the
 //! earliest another partition's packets can arrive.
 
+use crate::barrier::SpinBarrier;
 use crate::outcome::{Outcome, SimError};
 use crate::report::Progress;
 use crate::sim::Simulation;
 use nanopu_sim::Time;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use crate::barrier::SpinBarrier;
 use std::sync::{Mutex, MutexGuard};
 
 /// A partition and the error its last window ended with, if any.

@@ -82,7 +82,9 @@ impl Wiring {
     fn node_attachment(&self, n: u32) -> Peer {
         match self.topology {
             Topology::Star { .. } => Peer::Switch { sw: 0, inport: n },
-            Topology::LeafSpine { .. } => Peer::Switch { sw: self.per_leaf.div(n), inport: self.per_leaf.rem(n) },
+            Topology::LeafSpine { .. } => {
+                Peer::Switch { sw: self.per_leaf.div(n), inport: self.per_leaf.rem(n) }
+            }
         }
     }
 
