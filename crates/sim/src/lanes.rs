@@ -1,70 +1,71 @@
-//! Pending events as FIFO lanes by delay, merged by a small heap.
+//! Pending event keys as FIFO lanes by delay, merged by a small heap.
 //!
 //! Most events are scheduled a fixed delay ahead of the one being handled (a serialization
 //! time, a serialization plus a propagation, zero), and the time being handled never goes
-//! back. So events pushed with the same delay arrive in increasing (time, sequence) order: a
+//! back. So keys pushed with the same delay arrive in increasing (time, sequence) order: a
 //! FIFO holds them sorted at the cost of an append, and only the FIFOs' heads need a heap,
 //! of a few dozen entries that stay in the first-level cache. A binary heap of every pending
-//! event (thousands) cost a dozen dependent loads per pop, the simulator's largest cost.
-//! The events live in the lanes themselves, next to their keys: taking one out touches one
-//! place in memory.
+//! key (thousands) cost a dozen dependent loads per pop, the simulator's largest cost.
 //!
-//! A lane belongs to one delay while it holds events. An event goes to its delay's lane,
-//! found or claimed among two places the delay hashes to, if it sorts after that lane's last
-//! one, and otherwise (both places taken by other delays, or a key earlier than the last
-//! taken out, which a core running behind global time may schedule) to an ordinary heap,
-//! `other`. The earliest event is the smaller of the lanes' earliest and `other`'s, so the
-//! order is exactly (time, sequence) whatever lanes events go to.
+//! A lane belongs to one delay while it holds keys. A key goes to its delay's lane, found or
+//! claimed among two places the delay hashes to, if it sorts after that lane's last key, and
+//! otherwise (both places taken by other delays, or a key earlier than the last taken out,
+//! which a core running behind global time may schedule) to an ordinary heap, `other`. The
+//! earliest key is the smaller of the lanes' earliest and `other`'s, so the order is exactly
+//! (time, sequence) whatever lanes keys go to.
 
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Reverse;
 use std::collections::binary_heap::{BinaryHeap, PeekMut};
 use std::collections::VecDeque;
 
 /// Lanes; a power of two (delays are hashed onto them).
 const LANES: usize = 64;
 
-#[derive(Debug)]
-struct Lane<E> {
-    /// The delay of its events (meaningful while it holds any).
+#[derive(Debug, Default)]
+struct Lane {
+    /// The delay of its keys (meaningful while it holds any).
     delay: u64,
-    items: VecDeque<(u128, E)>,
+    keys: VecDeque<u128>,
 }
 
-/// An entry of a heap, ordered by its key alone (keys are unique).
-#[derive(Debug)]
-struct ByKey<T>(u128, T);
+/// A lane's first key; ordered by the key alone (keys are unique).
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    key: u128,
+    lane: usize,
+}
 
-impl<T> PartialEq for ByKey<T> {
-    fn eq(&self, o: &Self) -> bool {
-        self.0 == o.0
+impl PartialEq for Head {
+    fn eq(&self, o: &Head) -> bool {
+        self.key == o.key
     }
 }
-impl<T> Eq for ByKey<T> {}
-impl<T> PartialOrd for ByKey<T> {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+impl Eq for Head {}
+impl PartialOrd for Head {
+    fn partial_cmp(&self, o: &Head) -> Option<std::cmp::Ordering> {
         Some(self.cmp(o))
     }
 }
-impl<T> Ord for ByKey<T> {
-    fn cmp(&self, o: &Self) -> Ordering {
-        self.0.cmp(&o.0)
+impl Ord for Head {
+    fn cmp(&self, o: &Head) -> std::cmp::Ordering {
+        self.key.cmp(&o.key)
     }
 }
 
 #[derive(Debug)]
-pub(crate) struct Lanes<E> {
-    lanes: Vec<Lane<E>>,
-    /// The first key of every non-empty lane, with the lane's index.
-    heads: BinaryHeap<Reverse<ByKey<usize>>>,
-    other: BinaryHeap<Reverse<ByKey<E>>>,
+pub(crate) struct Lanes {
+    lanes: Vec<Lane>,
+    /// The first key of every non-empty lane.
+    heads: BinaryHeap<Reverse<Head>>,
+    other: BinaryHeap<Reverse<u128>>,
     /// Time of the last key taken out: delays are measured from it.
     base: u64,
     len: usize,
 }
 
-impl<E> Default for Lanes<E> {
+impl Default for Lanes {
     fn default() -> Self {
-        let lanes = (0..LANES).map(|_| Lane { delay: 0, items: VecDeque::new() }).collect();
+        let lanes = (0..LANES).map(|_| Lane::default()).collect();
         Lanes { lanes, heads: BinaryHeap::new(), other: BinaryHeap::new(), base: 0, len: 0 }
     }
 }
@@ -81,16 +82,16 @@ fn places(delay: u64) -> [usize; 2] {
     [h(0x9e37_79b9_7f4a_7c15), h(0xc2b2_ae3d_27d4_eb4f)]
 }
 
-impl<E> Lanes<E> {
+impl Lanes {
     pub fn len(&self) -> usize {
         self.len
     }
 
-    pub fn push(&mut self, k: u128, e: E) {
+    pub fn push(&mut self, k: u128) {
         self.len += 1;
         match self.lane_for(k) {
-            Some(i) => self.append(i, k, e),
-            None => self.other.push(Reverse(ByKey(k, e))),
+            Some(i) => self.append(i, k),
+            None => self.other.push(Reverse(k)),
         }
     }
 
@@ -100,60 +101,54 @@ impl<E> Lanes<E> {
         let delay = time(k).checked_sub(self.base)?;
         let [a, b] = places(delay);
         let (la, lb) = (&self.lanes[a], &self.lanes[b]);
-        let owner = |l: &Lane<E>| l.delay == delay && !l.items.is_empty();
+        let owner = |l: &Lane| l.delay == delay && !l.keys.is_empty();
         match () {
-            _ if owner(la) => la.items.back().is_some_and(|last| last.0 < k).then_some(a),
-            _ if owner(lb) => lb.items.back().is_some_and(|last| last.0 < k).then_some(b),
-            _ if la.items.is_empty() => Some(a),
-            _ => lb.items.is_empty().then_some(b),
+            _ if owner(la) => la.keys.back().is_some_and(|&last| last < k).then_some(a),
+            _ if owner(lb) => lb.keys.back().is_some_and(|&last| last < k).then_some(b),
+            _ if la.keys.is_empty() => Some(a),
+            _ => lb.keys.is_empty().then_some(b),
         }
     }
 
-    fn append(&mut self, i: usize, k: u128, e: E) {
+    fn append(&mut self, i: usize, k: u128) {
         let lane = &mut self.lanes[i];
-        if lane.items.is_empty() {
+        if lane.keys.is_empty() {
             lane.delay = time(k) - self.base;
-            self.heads.push(Reverse(ByKey(k, i)));
+            self.heads.push(Reverse(Head { key: k, lane: i }));
         }
-        lane.items.push_back((k, e));
+        lane.keys.push_back(k);
     }
 
     /// The smallest key.
     pub fn peek(&self) -> Option<u128> {
-        let lane = self.heads.peek().map(|Reverse(h)| h.0);
-        let other = self.other.peek().map(|Reverse(o)| o.0);
+        let lane = self.heads.peek().map(|Reverse(h)| h.key);
+        let other = self.other.peek().map(|Reverse(k)| *k);
         match (lane, other) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
     }
 
-    /// The earliest event and its key.
-    pub fn pop(&mut self) -> Option<(u128, E)> {
-        let head = self.heads.peek().map(|Reverse(h)| (h.0, h.1));
-        let from_other = match (head, self.other.peek()) {
-            (None, None) => return None,
-            (Some((k, _)), Some(Reverse(o))) => o.0 < k,
-            (h, _) => h.is_none(),
-        };
-        let (k, e) = match head {
-            Some((_, i)) if !from_other => self.advance(i),
-            _ => self.other.pop().map(|Reverse(ByKey(k, e))| (k, e)).expect("peeked"),
-        };
+    pub fn pop(&mut self) -> Option<u128> {
+        let k = self.peek()?;
+        let lane = self.heads.peek().filter(|Reverse(h)| h.key == k).map(|Reverse(h)| h.lane);
+        match lane {
+            Some(i) => self.advance(i),
+            None => drop(self.other.pop()),
+        }
         self.len -= 1;
         self.base = time(k);
-        Some((k, e))
+        Some(k)
     }
 
-    /// Take lane `i`'s first event (the earliest of all) off and let its next one in.
-    fn advance(&mut self, i: usize) -> (u128, E) {
-        let first = self.lanes[i].items.pop_front().expect("lane is a head");
+    /// Take lane `i`'s first key (the smallest of all) off and let its next one in.
+    fn advance(&mut self, i: usize) {
+        self.lanes[i].keys.pop_front();
         let mut top = self.heads.peek_mut().expect("lane is a head");
-        match self.lanes[i].items.front() {
-            Some(next) => top.0 .0 = next.0,
+        match self.lanes[i].keys.front() {
+            Some(&next) => *top = Reverse(Head { key: next, lane: i }),
             None => drop(PeekMut::pop(top)),
         }
-        first
     }
 }
 
@@ -162,8 +157,8 @@ mod tests {
     use super::*;
     use crate::Rng;
 
-    /// Events pushed at fixed and random delays after the last one taken out, and some
-    /// before it, come out sorted, each with its own payload.
+    /// Keys pushed at fixed and random delays after the last one taken out, and some before
+    /// it, come out sorted.
     #[test]
     fn pops_in_order() {
         let (mut q, mut rng, mut all, mut seq) = (Lanes::default(), Rng::new(3), Vec::new(), 0u128);
@@ -178,13 +173,13 @@ mod tests {
                 };
                 seq += 1;
                 let k = (t as u128) << 64 | seq;
-                q.push(k, !k);
+                q.push(k);
                 all.push(k);
             }
             all.sort_unstable_by(|a, b| b.cmp(a));
-            let got = q.pop();
-            assert_eq!(got, all.pop().map(|k| (k, !k)));
-            now = got.map_or(now, |(k, _)| time(k));
+            let k = q.pop();
+            assert_eq!(k, all.pop());
+            now = k.map_or(now, time);
         }
     }
 }

@@ -1,25 +1,46 @@
 //! A deterministic event queue: earliest time first, ties in insertion order.
 
+use crate::hint::prefetch;
 use crate::lanes::Lanes;
 use crate::time::Time;
 
-/// An event's key: its time in the high 64 bits and its sequence number in the low 64, so
-/// that comparing keys compares (time, sequence) as one 128-bit integer, without branches.
-fn key(time: Time, seq: u64) -> u128 {
-    (time.0 as u128) << 64 | seq as u128
+/// Heap key: 16 bytes whatever the event's size, the events themselves staying put in a
+/// slab. Time in the high 64 bits, then the sequence number, then the slab slot: comparing
+/// keys compares (time, sequence) as one 128-bit integer, without branches.
+#[derive(Debug, Clone, Copy)]
+struct Key(u128);
+
+/// Bits of the slot in a key: up to 16 million events pending at once.
+const SLOT_BITS: u32 = 24;
+/// Sequence numbers fit in the remaining 40 bits: a trillion events per run.
+const SEQ_LIMIT: u64 = 1 << (64 - SLOT_BITS);
+
+impl Key {
+    fn new(time: Time, seq: u64, slot: u32) -> Key {
+        assert!(seq < SEQ_LIMIT && slot < 1 << SLOT_BITS, "event queue: too many events");
+        Key((time.0 as u128) << 64 | (seq << SLOT_BITS | slot as u64) as u128)
+    }
+    fn time(self) -> Time {
+        Time((self.0 >> 64) as u64)
+    }
+    fn slot(self) -> u32 {
+        (self.0 as u32) & ((1 << SLOT_BITS) - 1)
+    }
 }
 
-/// Min-queue of events keyed by (time, sequence number); `lanes` orders them and holds them.
+/// Min-queue of events keyed by (time, sequence number); the keys are ordered by `lanes`.
 #[derive(Debug)]
 pub struct EventQueue<E> {
-    lanes: Lanes<E>,
+    keys: Lanes,
+    slab: Vec<Option<E>>,
+    free: Vec<u32>,
     next_seq: u64,
     popped: u64,
 }
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
-        EventQueue { lanes: Lanes::default(), next_seq: 0, popped: 0 }
+        EventQueue { keys: Lanes::default(), slab: Vec::new(), free: Vec::new(), next_seq: 0, popped: 0 }
     }
 }
 
@@ -28,24 +49,41 @@ impl<E> EventQueue<E> {
         Self::default()
     }
     pub fn push(&mut self, time: Time, event: E) {
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.slab[s as usize] = Some(event);
+                s
+            }
+            None => {
+                self.slab.push(Some(event));
+                (self.slab.len() - 1) as u32
+            }
+        };
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.lanes.push(key(time, seq), event);
+        self.keys.push(Key::new(time, seq, slot).0);
     }
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let (k, e) = self.lanes.pop()?;
+        let k = Key(self.keys.pop()?);
         self.popped += 1;
-        Some((Time((k >> 64) as u64), e))
+        self.free.push(k.slot());
+        let e = self.slab[k.slot() as usize].take().expect("queued event");
+        // The next event is usually far from this one in memory: start loading it while
+        // this one is handled.
+        if let Some(next) = self.keys.peek() {
+            prefetch(&self.slab[Key(next).slot() as usize]);
+        }
+        Some((k.time(), e))
     }
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<Time> {
-        self.lanes.peek().map(|k| Time((k >> 64) as u64))
+        self.keys.peek().map(|k| Key(k).time())
     }
     pub fn len(&self) -> usize {
-        self.lanes.len()
+        self.keys.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.lanes.len() == 0
+        self.keys.len() == 0
     }
     /// Events popped so far (for progress and speed reports).
     pub fn popped(&self) -> u64 {
