@@ -20,9 +20,6 @@ impl Div32 {
         assert!(d > 0, "Div32::new(0)");
         Div32 { d, m: (u64::MAX / d as u64).wrapping_add(1) }
     }
-    pub fn divisor(self) -> u32 {
-        self.d
-    }
     /// n / d.
     #[inline]
     pub fn div(self, n: u32) -> u32 {

@@ -36,16 +36,16 @@ pub struct Wiring {
 
 impl Wiring {
     pub fn new(topology: Topology) -> Wiring {
-        let (nodes, switches, ports_per_switch) = match topology {
-            Topology::Star { nodes } => (nodes, 1, nodes),
-            Topology::LeafSpine { nodes_per_leaf: d, leaves: l, spines: s } => (d * l, l + s, (d + s).max(l)),
-        };
-        let (d, spines) = match topology {
-            Topology::Star { .. } => (1, 1),
-            Topology::LeafSpine { nodes_per_leaf, spines, .. } => (nodes_per_leaf, spines as u64),
+        // (nodes, switches, ports per switch, nodes per leaf, spines); a star is one leaf.
+        let (nodes, switches, ports_per_switch, d, spines) = match topology {
+            Topology::Star { nodes } => (nodes, 1, nodes, 1, 1),
+            Topology::LeafSpine { nodes_per_leaf: d, leaves: l, spines: s } => {
+                (d * l, l + s, (d + s).max(l), d, s)
+            }
         };
         let (per_switch, per_leaf) = (Div32::new(ports_per_switch.max(1)), Div32::new(d.max(1)));
-        let spray_threshold = spines.max(1).wrapping_neg() % spines.max(1);
+        let spines = spines.max(1) as u64;
+        let spray_threshold = spines.wrapping_neg() % spines;
         Wiring { topology, nodes, switches, ports_per_switch, per_switch, per_leaf, spray_threshold }
     }
 
@@ -153,9 +153,7 @@ impl Wiring {
             }
         }
     }
-}
 
-impl Wiring {
     /// The uplink (0..spines) a packet takes.
     fn uplink(&self, flow: impl FnOnce() -> u64, spines: u32, choice: UplinkChoice, rng: &mut Rng) -> u32 {
         match choice {
