@@ -53,8 +53,10 @@ pub struct Packet {
     pub payload_len: u16,
     /// The words of the whole message this packet carries a part of, shared by all its
     /// packets (no copy per packet); this packet's words start at `payload_start`. None for
-    /// control packets, which then cost no reference counting.
-    pub payload: Option<Arc<[u64]>>,
+    /// control packets, which then cost no reference counting. The message's own vector,
+    /// not a slice: sharing it then copies nothing (an `Arc<[u64]>` made from the vector
+    /// copied every message's words into freshly allocated memory).
+    pub payload: Option<Arc<Vec<u64>>>,
     pub payload_start: u32,
 }
 
@@ -91,7 +93,7 @@ impl Packet {
     }
     /// This packet's payload words.
     pub fn words(&self) -> &[u64] {
-        let all = self.payload.as_deref().unwrap_or(&[]);
+        let all = self.payload.as_deref().map_or(&[][..], Vec::as_slice);
         let start = (self.payload_start as usize).min(all.len());
         let end = (start + (self.payload_len as usize).div_ceil(8)).min(all.len());
         &all[start..end]

@@ -212,7 +212,7 @@ impl Transport {
             Protocol::Homa => self.p.unscheduled_packets(),
         };
         let key = (msg.dst_ip, proto.msg_id);
-        let m = OutMsg::new(proto, Arc::from(msg.words), packets, allowed, now);
+        let m = OutMsg::new(proto, Arc::new(msg.words), packets, allowed, now);
         self.out.insert(key, Box::new(m));
         self.pump(key, out);
         if !self.rto_armed {
@@ -236,7 +236,7 @@ impl Transport {
         (proto.mcast_first, proto.mcast_count, proto.mcast_seq) = (first, count, self.next_mcast_seq);
         self.next_mcast_seq = self.next_mcast_seq.wrapping_add(1);
         let packets = self.p.packets(msg.len);
-        let m = OutMsg::new(proto, Arc::from(msg.words), packets, packets, Time::ZERO);
+        let m = OutMsg::new(proto, Arc::new(msg.words), packets, packets, Time::ZERO);
         for o in 0..packets {
             self.counters.data_packets_sent += 1;
             out.push(TAction::Transmit(m.packet(&self.p, o)));

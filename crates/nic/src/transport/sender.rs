@@ -12,7 +12,7 @@ use std::sync::Arc;
 pub struct OutMsg {
     /// Template of every data packet (addresses, contexts, id, length, band).
     pub proto: Segment,
-    pub words: Arc<[u64]>,
+    pub words: Arc<Vec<u64>>,
     pub packets: u32,
     /// Next packet never sent yet.
     pub next_new: u32,
@@ -28,7 +28,7 @@ pub struct OutMsg {
 }
 
 impl OutMsg {
-    pub fn new(proto: Segment, words: Arc<[u64]>, packets: u32, allowed: u32, now: Time) -> OutMsg {
+    pub fn new(proto: Segment, words: Arc<Vec<u64>>, packets: u32, allowed: u32, now: Time) -> OutMsg {
         OutMsg {
             proto,
             words,
