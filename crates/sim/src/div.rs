@@ -1,7 +1,8 @@
 //! Division by a divisor fixed at setup, without a division instruction.
 //!
-//! A hardware division takes tens of cycles and a packet's hop asked for several (the
-//! switch and port of a node, the serialization time, an unbiased random uplink). Dividing a
+//! A hardware division takes tens of cycles and a packet's hop asked for several: the
+//! switch and port of a node are divided here (the serialization time and the random
+//! uplink's rejection threshold are precomputed where they are used). Dividing a
 //! 32-bit number by a 32-bit divisor `d` is exactly a multiplication by `M = 2^64 / d`
 //! rounded up, keeping the high 64 bits of the 128-bit product, and the remainder is the
 //! high bits of the low product times `d` (Lemire, Kaser and Kurz, "Faster remainder by
