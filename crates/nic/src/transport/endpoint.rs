@@ -1,5 +1,6 @@
 //! One NIC's transport endpoint: messages in, segments out, timers.
 
+use super::outmsgs::{OutKey, OutMsgs};
 use super::params::{Protocol, TransportParams};
 use super::receiver::InMsg;
 use super::segment::{flags, Segment, MULTICAST_IP};
@@ -51,7 +52,6 @@ pub enum Timer {
 
 /// An incoming message: (source IP, source context, message id).
 pub type InKey = (u32, u16, u16);
-type OutKey = (u32, u16);
 
 /// What the transport did, for reports.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -75,9 +75,8 @@ pub struct Transport {
     next_msg_id: u16,
     next_mcast_seq: u32,
     rng: Rng,
-    /// Boxed: the table keeps the capacity of its busiest moment, which is then only
-    /// pointers (an `OutMsg` is 176 bytes).
-    out: MsgMap<OutKey, Box<OutMsg>>,
+    /// Boxed (an `OutMsg` is 176 bytes): see `OutMsgs`.
+    out: OutMsgs,
     inbound: MsgMap<InKey, InMsg>,
     done: MsgMap<InKey, Time>,
     done_order: VecDeque<(Time, InKey)>,
@@ -125,7 +124,7 @@ impl Transport {
             next_msg_id: 0,
             next_mcast_seq: 0,
             rng,
-            out: MsgMap::default(),
+            out: OutMsgs::default(),
             inbound: MsgMap::default(),
             done: MsgMap::default(),
             done_order: VecDeque::new(),
@@ -507,13 +506,13 @@ impl Transport {
     fn sender_rto(&mut self, now: Time, out: &mut impl Actions) {
         let rto = self.p.rto;
         let mut due: Vec<OutKey> =
-            self.out.iter().filter(|(_, m)| now >= m.last_progress + rto).map(|(k, _)| *k).collect();
+            self.out.iter().filter(|(_, m)| now >= m.last_progress + rto).map(|(k, _)| k).collect();
         due.sort_unstable();
         for key in due {
             self.time_out(now, key, out);
         }
         self.rto_armed = false;
-        if let Some(next) = self.out.values().map(|m| m.last_progress + rto).min() {
+        if let Some(next) = self.out.iter().map(|(_, m)| m.last_progress + rto).min() {
             self.rto_armed = true;
             out.push(TAction::Timer(next, Timer::SenderRto));
         }

@@ -4,7 +4,8 @@
 //! - [`segment`]: the packet descriptor the transport sends and receives.
 //! - [`params`]: protocol choice and every transport constant.
 //! - [`pktset`]: which of a message's packets were acknowledged or received, as bits.
-//! - [`sender`]: per-message send state (what was sent, acknowledged, allowed).
+//! - [`sender`]: per-message send state (what was sent, acknowledged, allowed), kept in a
+//!   window by message id (`outmsgs`).
 //! - [`receiver`]: reassembly with duplicate suppression, ACK/NACK, PULL pacing (NDP) and
 //!   SRPT grants with overcommitment (Homa).
 //! - [`Transport`]: one NIC's endpoint: messages in, segments out, timers.
@@ -24,6 +25,7 @@ pub mod segment;
 pub mod sender;
 
 mod endpoint;
+mod outmsgs;
 
 pub use endpoint::{Actions, MessageLog, MsgEvent, TAction, Timer, Transport, TransportCounters};
 pub use params::{Protocol, TransportParams};

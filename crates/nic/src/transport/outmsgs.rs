@@ -1,0 +1,123 @@
+//! The messages an endpoint is sending, found by message id without hashing.
+//!
+//! An endpoint numbers its messages in sequence, so the ids in flight are a window from the
+//! oldest unacknowledged one to the newest: a slot per id, a hole where a message is done.
+//! A lookup is one index instead of a hash-table probe, which on a busy endpoint missed in
+//! the host's caches (`docs/models/network.md`). A message whose id, 65,536 messages later,
+//! still has its slot taken by a message in flight (ids are 16 bits on the wire) goes to a
+//! map; nothing is refused or replaced that the map alone would have kept.
+
+use super::sender::OutMsg;
+use nanopu_sim::hash::IntMap;
+use std::collections::VecDeque;
+
+/// A message being sent: (destination IP, message id).
+pub type OutKey = (u32, u16);
+
+#[derive(Default)]
+pub struct OutMsgs {
+    /// Message id of `win[0]`.
+    base: u16,
+    /// Boxed: the window keeps the capacity of its busiest moment, then only pointers.
+    win: VecDeque<Option<Box<OutMsg>>>,
+    /// Messages whose id's slot was taken when they started.
+    spill: IntMap<OutKey, Box<OutMsg>>,
+    len: usize,
+}
+
+impl OutMsgs {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Start keeping `m` under `key` (a key not in flight).
+    pub fn insert(&mut self, key: OutKey, m: Box<OutMsg>) {
+        self.len += 1;
+        if self.win.is_empty() {
+            self.base = key.1;
+        }
+        let i = self.offset(key.1);
+        if i < self.win.len() {
+            return drop(self.spill.insert(key, m));
+        }
+        self.win.resize_with(i, || None);
+        self.win.push_back(Some(m));
+    }
+
+    pub fn get_mut(&mut self, key: &OutKey) -> Option<&mut OutMsg> {
+        let i = self.offset(key.1);
+        match self.win.get_mut(i) {
+            Some(Some(m)) if m.proto.dst_ip == key.0 => Some(m),
+            _ if self.spill.is_empty() => None,
+            _ => self.spill.get_mut(key).map(|m| &mut **m),
+        }
+    }
+
+    pub fn remove(&mut self, key: &OutKey) {
+        let i = self.offset(key.1);
+        if matches!(self.win.get(i), Some(Some(m)) if m.proto.dst_ip == key.0) {
+            self.win[i] = None;
+        } else if self.spill.remove(key).is_none() {
+            return;
+        }
+        self.len -= 1;
+        self.trim();
+    }
+
+    /// Every message, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (OutKey, &OutMsg)> {
+        let win = self.win.iter().flatten().map(|m| ((m.proto.dst_ip, m.proto.msg_id), &**m));
+        win.chain(self.spill.iter().map(|(k, m)| (*k, &**m)))
+    }
+
+    fn offset(&self, id: u16) -> usize {
+        id.wrapping_sub(self.base) as usize
+    }
+
+    /// Drop the holes at the front, so that the window starts at the oldest message.
+    fn trim(&mut self) {
+        while let Some(None) = self.win.front() {
+            self.win.pop_front();
+            self.base = self.base.wrapping_add(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::segment::Segment;
+    use nanopu_sim::Time;
+    use std::sync::Arc;
+
+    fn msg(dst: u32, id: u16) -> Box<OutMsg> {
+        let mut s = Segment::default();
+        (s.dst_ip, s.msg_id) = (dst, id);
+        Box::new(OutMsg::new(s, Arc::new(vec![]), 1, 1, Time::ZERO))
+    }
+
+    /// Keys are found until removed, whatever the order of removal, across the wrap of
+    /// the 16-bit ids and with an id still in flight 65,536 messages later.
+    #[test]
+    fn finds_what_is_in_flight() {
+        let mut m = OutMsgs::default();
+        let stuck = (7, 65_530);
+        m.insert(stuck, msg(7, 65_530));
+        for k in 1..=65_536u32 {
+            let id = 65_530u16.wrapping_add(k as u16);
+            m.insert((k % 5, id), msg(k % 5, id));
+            if k > 3 {
+                let old = 65_530u16.wrapping_add(k as u16 - 3);
+                m.remove(&((k - 3) % 5, old));
+            }
+        }
+        assert_eq!(m.len(), 4);
+        assert!(m.get_mut(&stuck).is_some_and(|x| x.proto.dst_ip == 7));
+        assert!(m.get_mut(&(1, 65_530)).is_some(), "the same id again, kept beside the stuck one");
+        assert!(m.get_mut(&(3, 65_530)).is_none());
+        m.remove(&stuck);
+        assert!(m.get_mut(&stuck).is_none());
+        assert_eq!(m.iter().count(), 3);
+        assert!(m.win.len() <= 4, "the window shrinks to what is in flight: {}", m.win.len());
+    }
+}
