@@ -4,7 +4,8 @@
 //!   payload size, without and with the Ethernet MAC and serial I/O latency.
 //! - `loopback-throughput`: one core echoing 8-byte messages sent back to back at line rate.
 //! - `rx`: time for one core to receive 1 and 64 16-byte messages sent back to back.
-//! - `network`: packet-hops simulated per host second on a loaded leaf-spine, and memory.
+//! - `network`: packet-hops simulated per host second on a loaded leaf-spine, and memory;
+//!   with the fabric alone beside it (`bench_fabric`).
 //! - `context-switch`: the nanokernel's switch, interrupt to target (see `bench_ctx`).
 //! - `iss`: simulated instructions per host second on the compute-bound `compute.elf`.
 
@@ -250,9 +251,10 @@ fn network(a: &BenchArgs) -> Result<Value, String> {
     let with_cores = if a.network_only { Value::Null } else { network_run(a, "alltoall", false)? };
     let network_only = network_run(a, "idle", true)?;
     let rss = peak_rss().unwrap_or(0);
+    let fabric_alone = crate::bench_fabric::fabric_alone()?;
     Ok(json!({ "benchmark": "network",
         "workload": "all-to-all of 1 KiB messages among 256 nodes, leaf-spine 16 leaves x 16 nodes, 8 spines, 200 Gb/s, NDP",
-        "with_cores": with_cores, "network_only": network_only,
+        "with_cores": with_cores, "network_only": network_only, "fabric_alone": fabric_alone,
         "peak_rss_bytes": rss, "peak_rss_per_node_bytes": rss / 256, "target_million_packet_hops_per_host_core": 10 }))
 }
 

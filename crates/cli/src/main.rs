@@ -8,6 +8,7 @@
 
 mod bench;
 mod bench_ctx;
+mod bench_fabric;
 mod cluster;
 mod load;
 mod run;

@@ -1,0 +1,101 @@
+//! `nanopu bench network`'s `fabric_alone` figure: the fabric and the event queue with no
+//! transports, nodes or partitions, on the benchmark's leaf-spine. Set beside the network
+//! run, it says how much of a hop's host time is the switching itself and how much the
+//! transports and per-message state around it (`docs/models/network.md`).
+//!
+//! Every node sends one 1 KiB data packet to every other node at 1 us, in band 1 as the
+//! transports send data; each data packet that arrives, trimmed or not, is answered at once
+//! with an ACK in band 0. Nothing is resent: every packet is delivered exactly once or the
+//! benchmark fails.
+
+use nanopu_net::fabric::{Fabric, FabricParams, NetEvent, Schedule, Topology, NODE_IP_BASE};
+use nanopu_net::packet::Packet;
+use nanopu_sim::packet::flags;
+use nanopu_sim::{EventQueue, Time};
+use serde_json::{json, Value};
+
+/// The network benchmark's nodes: 16 leaves of 16, 8 spines (see `bench::network_config`).
+const NODES: u32 = 256;
+/// Runs; the figure is their median (one run takes tens of milliseconds).
+const RUNS: usize = 5;
+
+enum Ev {
+    Net(NetEvent),
+    /// A data packet from the first node to the second enters the fabric.
+    Send(u32, u32),
+}
+
+struct Queue<'a>(&'a mut EventQueue<Ev>);
+
+impl Schedule for Queue<'_> {
+    fn at(&mut self, t: Time, ev: NetEvent) {
+        self.0.push(t, Ev::Net(ev));
+    }
+}
+
+/// A data packet (1,024 bytes of payload, band 1) or an ACK (band 0) from `src` to `dst`.
+fn packet(src: u32, dst: u32, data: bool) -> Packet {
+    let mut p = Packet { src_ip: NODE_IP_BASE + src, dst_ip: NODE_IP_BASE + dst, ..Packet::default() };
+    (p.flags, p.payload_len, p.band) = if data { (flags::DATA, 1024, 1) } else { (flags::ACK, 0, 0) };
+    p
+}
+
+pub fn fabric_alone() -> Result<Value, String> {
+    let runs: Result<Vec<Value>, String> = (0..RUNS).map(|_| one_run()).collect();
+    let mut runs = runs?;
+    let rate = |v: &Value| v["million_packet_hops_per_host_second"].as_f64().unwrap_or(0.0);
+    runs.sort_by(|a, b| rate(a).total_cmp(&rate(b)));
+    let mut median = runs.swap_remove(RUNS / 2);
+    median["runs"] = json!(RUNS);
+    median["definition"] = json!("the fabric and event queue alone, one host thread, no partitions: one 1 KiB data packet per ordered pair of nodes, an ACK per arrival, nothing resent; median of the runs");
+    Ok(median)
+}
+
+fn one_run() -> Result<Value, String> {
+    let topology = Topology::LeafSpine { nodes_per_leaf: 16, leaves: NODES / 16, spines: 8 };
+    let p = FabricParams {
+        topology,
+        link: Default::default(),
+        switch: Default::default(),
+        faults: vec![],
+        seed: 1,
+    };
+    let mut fabric = Fabric::new(p)?;
+    let mut q = EventQueue::new();
+    let pairs = (0..NODES).flat_map(|s| (0..NODES).filter(move |&d| d != s).map(move |d| (s, d)));
+    pairs.for_each(|(s, d)| q.push(Time::from_us(1), Ev::Send(s, d)));
+    let start = std::time::Instant::now();
+    let (data, acks) = drive(&mut fabric, &mut q);
+    let wall = start.elapsed().as_secs_f64();
+    let s = fabric.stats();
+    let expected = (NODES * (NODES - 1)) as u64;
+    if data != expected || acks != expected {
+        return Err(format!(
+            "fabric alone: {data} data packets and {acks} ACKs arrived, expected {expected} each"
+        ));
+    }
+    Ok(json!({ "packet_hops": s.packet_hops, "events": q.popped(), "trims": s.trims, "host_seconds": wall,
+        "million_packet_hops_per_host_second": s.packet_hops as f64 / wall / 1e6 }))
+}
+
+/// Run until nothing is left; (data packets, ACKs) that arrived. Not inlined, so that a
+/// profile shows the timed loop on its own.
+#[inline(never)]
+fn drive(fabric: &mut Fabric, q: &mut EventQueue<Ev>) -> (u64, u64) {
+    let (mut delivered, mut data, mut acks) = (Vec::new(), 0, 0);
+    while let Some((t, ev)) = q.pop() {
+        match ev {
+            Ev::Send(s, d) => fabric.send(t, s, packet(s, d, true), &mut Queue(q)),
+            Ev::Net(e) => fabric.handle(t, e, &mut Queue(q), &mut delivered),
+        }
+        for (node, p) in delivered.drain(..) {
+            if p.flags & flags::DATA == 0 {
+                acks += 1;
+                continue;
+            }
+            data += 1;
+            fabric.send(t, node, packet(node, p.src_ip - NODE_IP_BASE, false), &mut Queue(q));
+        }
+    }
+    (data, acks)
+}
