@@ -5,7 +5,8 @@
 //! A lookup is one index instead of a hash-table probe, which on a busy endpoint missed in
 //! the host's caches (`docs/models/network.md`). A message whose id, 65,536 messages later,
 //! still has its slot taken by a message in flight (ids are 16 bits on the wire) goes to a
-//! map; nothing is refused or replaced that the map alone would have kept.
+//! map beside the window. It behaves as the one map it replaces: a key is found until it is
+//! removed, and a message started under a key still in flight replaces the one there.
 
 use super::sender::OutMsg;
 use nanopu_sim::hash::IntMap;
@@ -30,8 +31,11 @@ impl OutMsgs {
         self.len
     }
 
-    /// Start keeping `m` under `key` (a key not in flight).
+    /// Keep `m` under `key`; as in a map, a message already under `key` is replaced.
     pub fn insert(&mut self, key: OutKey, m: Box<OutMsg>) {
+        if self.get_mut(&key).is_some() {
+            self.remove(&key);
+        }
         self.len += 1;
         if self.win.is_empty() {
             self.base = key.1;
@@ -115,6 +119,8 @@ mod tests {
         assert!(m.get_mut(&stuck).is_some_and(|x| x.proto.dst_ip == 7));
         assert!(m.get_mut(&(1, 65_530)).is_some(), "the same id again, kept beside the stuck one");
         assert!(m.get_mut(&(3, 65_530)).is_none());
+        m.insert((1, 65_530), msg(1, 65_530));
+        assert_eq!(m.len(), 4, "the same key again replaces, as in a map");
         m.remove(&stuck);
         assert!(m.get_mut(&stuck).is_none());
         assert_eq!(m.iter().count(), 3);
