@@ -277,7 +277,8 @@ impl Fabric {
         self.capture_if(now, self.captures_out(port), r);
         let ser = self.ser(r.hdr.wire_len());
         self.ports[i].free_at = now + ser;
-        if self.ports[i].waiting() {
+        if let Some(next) = self.ports[i].next() {
+            self.packets.prefetch(next);
             self.ports[i].wake = true;
             out.at(now + ser, NetEvent::TxDone { port });
         }

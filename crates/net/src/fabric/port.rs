@@ -70,9 +70,10 @@ impl Port {
         self.max_bytes = self.max_bytes.max(self.total);
     }
 
-    /// Does a packet wait to be sent?
-    pub fn waiting(&self) -> bool {
-        self.occupied != 0
+    /// The packet `pop` would give, if any.
+    pub fn next(&self) -> Option<Pkt> {
+        let b = (self.occupied != 0).then(|| self.occupied.trailing_zeros() as usize)?;
+        self.bands[b].front().copied()
     }
 
     /// The next packet to send: highest band first, FIFO within a band.

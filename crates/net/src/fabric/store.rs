@@ -72,6 +72,10 @@ impl Store {
     pub fn get_mut(&mut self, p: Pkt) -> &mut Packet {
         &mut self.slots[p.r as usize]
     }
+    /// Start loading packet `p`'s slot (it leaves its port next; a crossing takes it out).
+    pub fn prefetch(&self, p: Pkt) {
+        nanopu_sim::hint::prefetch(&self.slots[p.r as usize]);
+    }
     /// Packets held.
     pub fn live(&self) -> usize {
         self.slots.len() - self.free.len()
