@@ -158,7 +158,8 @@ impl Simulation {
         let now = self.now;
         let net = self.net.as_mut().expect("cluster run");
         let mut delivered = std::mem::take(&mut net.delivered);
-        net.fabric.handle(now, ev, &mut Queue(&mut self.q), &mut delivered);
+        let mut out = Queue { q: &mut self.q, transports: &net.transports, base: self.base };
+        net.fabric.handle(now, ev, &mut out, &mut delivered);
         for (node, pkt) in delivered.drain(..) {
             self.with_transport(node as usize - self.base, |t, now, out| t.on_packet(now, pkt, out));
         }
@@ -193,7 +194,7 @@ impl Actions for Carry<'_> {
             TAction::Transmit(mut s) => {
                 *self.next_packet += 1;
                 s.id = *self.next_packet;
-                self.fabric.send(self.now, self.node, s, &mut Queue(self.q));
+                self.fabric.send(self.now, self.node, s, &mut Queue { q: self.q, transports: &[], base: 0 });
             }
             TAction::Deliver(msg) => {
                 *self.last_arrival = self.now;
@@ -204,11 +205,23 @@ impl Actions for Carry<'_> {
     }
 }
 
-/// The fabric's events go straight into the simulation's queue.
-struct Queue<'a>(&'a mut EventQueue<Ev>);
+/// The fabric's events go straight into the simulation's queue; a packet about to reach a
+/// node has that node's transport start loading the state it will need (`transports` is
+/// empty while a transport is busy sending: a node's own sends arrive nowhere near it).
+struct Queue<'a> {
+    q: &'a mut EventQueue<Ev>,
+    transports: &'a [Transport],
+    /// Cluster index of `transports[0]`.
+    base: usize,
+}
 
 impl Schedule for Queue<'_> {
     fn at(&mut self, t: Time, ev: NetEvent) {
-        self.0.push(t, Ev::Net(ev));
+        self.q.push(t, Ev::Net(ev));
+    }
+    fn arriving(&mut self, node: u32, pkt: &Packet) {
+        if let Some(t) = self.transports.get((node as usize).wrapping_sub(self.base)) {
+            t.prefetch_for(pkt);
+        }
     }
 }

@@ -45,6 +45,9 @@ pub enum NetEvent {
 /// Where the fabric's events go: the caller's event queue (or a vector, in tests).
 pub trait Schedule {
     fn at(&mut self, t: Time, ev: NetEvent);
+    /// `pkt` will reach node `node` with the `Arrive` scheduled next, a link's time from now:
+    /// the caller may start loading what handling it will read. Only a hint.
+    fn arriving(&mut self, _node: u32, _pkt: &Packet) {}
 }
 
 impl Schedule for Vec<(Time, NetEvent)> {
@@ -294,7 +297,10 @@ impl Fabric {
             return self.cross(at, port, r);
         }
         match self.wiring.peer(port) {
-            Peer::Node(_) => out.at(at, NetEvent::Arrive { port, pkt: r }),
+            Peer::Node(n) => {
+                out.arriving(n, self.packets.get(r));
+                out.at(at, NetEvent::Arrive { port, pkt: r })
+            }
             Peer::Switch { sw, inport } => self.enter_switch(at, sw, inport, r, out),
         }
     }

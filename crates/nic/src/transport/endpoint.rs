@@ -262,6 +262,14 @@ impl Transport {
 
     // ---- receiving ---------------------------------------------------------------------
 
+    /// `s` will arrive soon: start loading the message state its handling reads first (the
+    /// sender's, for an ACK, PULL or NACK). Only a hint; results never depend on it.
+    pub fn prefetch_for(&self, s: &Segment) {
+        if !s.has(flags::DATA) {
+            self.out.prefetch(&(s.src_ip, s.msg_id));
+        }
+    }
+
     /// A packet for this node arrived at `now`.
     pub fn on_packet(&mut self, now: Time, s: Segment, out: &mut impl Actions) {
         if s.has(flags::DATA) {

@@ -57,6 +57,13 @@ impl OutMsgs {
         }
     }
 
+    /// Start loading the message under `key`, if it is in the window (a hint).
+    pub fn prefetch(&self, key: &OutKey) {
+        if let Some(Some(m)) = self.win.get(self.offset(key.1)) {
+            nanopu_sim::hint::prefetch(&**m);
+        }
+    }
+
     pub fn remove(&mut self, key: &OutKey) {
         let i = self.offset(key.1);
         if matches!(self.win.get(i), Some(Some(m)) if m.proto.dst_ip == key.0) {
