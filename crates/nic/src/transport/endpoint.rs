@@ -262,11 +262,15 @@ impl Transport {
 
     // ---- receiving ---------------------------------------------------------------------
 
-    /// `s` will arrive soon: start loading the message state its handling reads first (the
-    /// sender's, for an ACK, PULL or NACK). Only a hint; results never depend on it.
+    /// `s` will arrive soon: start loading what its handling reads first (the sender's
+    /// message state for an ACK, PULL or NACK; the shared payload's header for data, read to
+    /// copy the words and written when the packet is dropped). Only a hint; results never
+    /// depend on it.
     pub fn prefetch_for(&self, s: &Segment) {
-        if !s.has(flags::DATA) {
-            self.out.prefetch(&(s.src_ip, s.msg_id));
+        match &s.payload {
+            Some(words) => nanopu_sim::hint::prefetch(&**words),
+            None if !s.has(flags::DATA) => self.out.prefetch(&(s.src_ip, s.msg_id)),
+            None => {}
         }
     }
 
