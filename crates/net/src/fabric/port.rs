@@ -70,15 +70,19 @@ impl Port {
         self.max_bytes = self.max_bytes.max(self.total);
     }
 
+    /// The highest band holding a packet.
+    fn top_band(&self) -> Option<usize> {
+        (self.occupied != 0).then(|| self.occupied.trailing_zeros() as usize)
+    }
+
     /// The packet `pop` would give, if any.
     pub fn next(&self) -> Option<Pkt> {
-        let b = (self.occupied != 0).then(|| self.occupied.trailing_zeros() as usize)?;
-        self.bands[b].front().copied()
+        self.bands[self.top_band()?].front().copied()
     }
 
     /// The next packet to send: highest band first, FIFO within a band.
     pub fn pop(&mut self) -> Option<Pkt> {
-        let b = (self.occupied != 0).then(|| self.occupied.trailing_zeros() as usize)?;
+        let b = self.top_band()?;
         let p = self.bands[b].pop_front().expect("occupied band");
         if self.bands[b].is_empty() {
             self.occupied &= !(1 << b);
