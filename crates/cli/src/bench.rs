@@ -47,11 +47,17 @@ const SIZES: [u16; 6] = [8, 16, 64, 256, 512, 1024];
 const WARMUP: usize = 16;
 /// When the host starts sending: after every core has registered its context.
 const START: Time = Time::from_us(2);
+/// How this binary was built, for the figures: "pgo" from `scripts/build-pgo` (`make build`),
+/// else "plain".
+const BUILD: &str = match option_env!("NANOPU_BUILD") {
+    Some(b) => b,
+    None => "plain",
+};
 /// Prototype's MAC + serial I/O latency, each way (SPEC section 3).
 const MAC_NS: f64 = 26.0;
 
 pub fn main(a: BenchArgs) -> Result<ExitCode, String> {
-    let out = match a.name.as_str() {
+    let mut out = match a.name.as_str() {
         "loopback-latency" => latency(&a)?,
         "loopback-throughput" => throughput(&a)?,
         "rx" => rx(&a)?,
@@ -64,6 +70,7 @@ pub fn main(a: BenchArgs) -> Result<ExitCode, String> {
             ))
         }
     };
+    out["build"] = json!(BUILD);
     println!("{}", serde_json::to_string_pretty(&out).expect("json"));
     Ok(ExitCode::SUCCESS)
 }
