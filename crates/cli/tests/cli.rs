@@ -142,3 +142,17 @@ fn several_nodes_from_one_elf() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!((v["nodes"].as_u64(), v["messages_delivered"].as_u64()), (Some(8), Some(56)));
 }
+
+/// The profile-guided build's training (`scripts/pgo-train`) runs on this binary: a command
+/// or file it names that changed would otherwise show only as `make build` falling back to
+/// the plain build.
+#[test]
+fn pgo_training_runs() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let o = Command::new(format!("{root}/scripts/pgo-train"))
+        .arg(env!("CARGO_BIN_EXE_nanopu"))
+        .current_dir(root)
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", stderr(&o));
+}
