@@ -33,9 +33,7 @@ impl OutMsgs {
 
     /// Keep `m` under `key`; as in a map, a message already under `key` is replaced.
     pub fn insert(&mut self, key: OutKey, m: Box<OutMsg>) {
-        if self.get_mut(&key).is_some() {
-            self.remove(&key);
-        }
+        self.remove(&key);
         self.len += 1;
         if self.win.is_empty() {
             self.base = key.1;
@@ -48,13 +46,20 @@ impl OutMsgs {
         self.win.push_back(Some(m));
     }
 
+    /// One look at the slot (every ACK, PULL and NACK comes here, so not through
+    /// `in_window`, which would index the window twice).
     pub fn get_mut(&mut self, key: &OutKey) -> Option<&mut OutMsg> {
-        let i = self.offset(key.1);
-        match self.win.get_mut(i) {
+        match self.win.get_mut(self.offset(key.1)) {
             Some(Some(m)) if m.proto.dst_ip == key.0 => Some(m),
             _ if self.spill.is_empty() => None,
             _ => self.spill.get_mut(key).map(|m| &mut **m),
         }
+    }
+
+    /// The window slot holding the message under `key`, if the window holds it.
+    fn in_window(&self, key: &OutKey) -> Option<usize> {
+        let i = self.offset(key.1);
+        matches!(self.win.get(i), Some(Some(m)) if m.proto.dst_ip == key.0).then_some(i)
     }
 
     /// Start loading the message under `key`, if it is in the window (a hint).
@@ -64,9 +69,9 @@ impl OutMsgs {
         }
     }
 
+    /// Forget the message under `key`, if there is one.
     pub fn remove(&mut self, key: &OutKey) {
-        let i = self.offset(key.1);
-        if matches!(self.win.get(i), Some(Some(m)) if m.proto.dst_ip == key.0) {
+        if let Some(i) = self.in_window(key) {
             self.win[i] = None;
         } else if self.spill.remove(key).is_none() {
             return;
