@@ -3,10 +3,11 @@
 //! An endpoint numbers its messages in sequence, so the ids in flight are a window from the
 //! oldest unacknowledged one to the newest: a slot per id, a hole where a message is done.
 //! A lookup is one index instead of a hash-table probe, which on a busy endpoint missed in
-//! the host's caches (`docs/models/network.md`). A message whose id, 65,536 messages later,
-//! still has its slot taken by a message in flight (ids are 16 bits on the wire) goes to a
-//! map beside the window. It behaves as the one map it replaces: a key is found until it is
-//! removed, and a message started under a key still in flight replaces the one there.
+//! the host's caches (`docs/models/network.md`). A message whose id comes round again (ids
+//! are 16 bits on the wire) while the window still spans it, because a message 65,536 ids
+//! older is still in flight, goes to a map beside the window. It behaves as the one map it
+//! replaces: a key is found until it is removed, and a message started under a key still in
+//! flight replaces the one there.
 
 use super::sender::OutMsg;
 use nanopu_sim::hash::IntMap;
@@ -21,7 +22,7 @@ pub struct OutMsgs {
     base: u16,
     /// Boxed: the window keeps the capacity of its busiest moment, then only pointers.
     win: VecDeque<Option<Box<OutMsg>>>,
-    /// Messages whose id's slot was taken when they started.
+    /// Messages whose id was inside the window when they started (the ids wrapped).
     spill: IntMap<OutKey, Box<OutMsg>>,
     len: usize,
 }
