@@ -47,6 +47,52 @@ impl Time {
     pub fn saturating_sub(self, other: Time) -> Time {
         Time(self.0.saturating_sub(other.0))
     }
+    /// `self + rhs`, or `None` past [`Time::MAX`] (the `+` operator would overflow).
+    pub fn checked_add(self, rhs: Time) -> Option<Time> {
+        self.0.checked_add(rhs.0).map(Time)
+    }
+    /// `self + rhs`, or an error naming `what` past [`Time::MAX`].
+    pub fn checked_add_named(self, rhs: Time, what: &str) -> Result<Time, String> {
+        self.checked_add(rhs).ok_or_else(|| {
+            format!("{what}: {} + {} is past the simulated time limit {}", self, rhs, max_text())
+        })
+    }
+    /// From a number of nanoseconds given by a user (config key or flag `what`): refuses
+    /// NaN, negative, infinite and anything past [`Time::MAX`] (about 1.8e13 ns, 5.1 h),
+    /// where `as u64` would saturate or wrap silently. Rounded to the nearest fs.
+    pub fn checked_from_ns_f64(ns: f64, what: &str) -> Result<Time, String> {
+        checked_scaled(ns, FS_PER_NS, "ns", what)
+    }
+    /// As [`Time::checked_from_ns_f64`], from microseconds (limit about 1.8e10 us).
+    pub fn checked_from_us_f64(us: f64, what: &str) -> Result<Time, String> {
+        checked_scaled(us, FS_PER_US, "us", what)
+    }
+    /// The largest number of `unit`s (`FS_PER_*`) a `Time` holds, as f64.
+    pub fn max_in(fs_per_unit: u64) -> f64 {
+        (u64::MAX / fs_per_unit) as f64
+    }
+}
+
+/// "18446744073709 ns (about 5.1 h)": the limit as error messages give it.
+fn max_text() -> String {
+    format!("{} ns (about 5.1 h)", u64::MAX / FS_PER_NS)
+}
+
+/// `v` units of `fs_per_unit` femtoseconds, checked; `unit` and `what` name it in errors.
+fn checked_scaled(v: f64, fs_per_unit: u64, unit: &str, what: &str) -> Result<Time, String> {
+    if v.is_nan() || v < 0.0 {
+        return Err(format!("{what}: {v} {unit} is not a time (must be 0 or more)"));
+    }
+    let fs = (v * fs_per_unit as f64).round();
+    // u64::MAX as f64 rounds up to 2^64, so `>=` refuses exactly what `as u64` would clamp.
+    if !fs.is_finite() || fs >= u64::MAX as f64 {
+        let max = Time::max_in(fs_per_unit);
+        return Err(format!(
+            "{what}: {v} {unit} is past the simulated time limit of {max:e} {unit} ({})",
+            max_text()
+        ));
+    }
+    Ok(Time(fs as u64))
 }
 
 impl Add for Time {
@@ -130,6 +176,42 @@ mod tests {
     #[test]
     fn rejects_inexact_clock() {
         assert!(Clock::from_hz(3).is_err());
+    }
+
+    #[test]
+    fn checked_from_ns_accepts_ordinary_values() {
+        assert_eq!(Time::checked_from_ns_f64(43.75, "k"), Ok(Time::from_ps(43_750)));
+        assert_eq!(Time::checked_from_ns_f64(0.0, "k"), Ok(Time::ZERO));
+        assert_eq!(Time::checked_from_us_f64(1.5, "k"), Ok(Time::from_ns(1500)));
+        assert_eq!(Time::checked_from_ns_f64(1.8e13, "k"), Ok(Time::from_ns(18_000_000_000_000)));
+    }
+
+    #[test]
+    fn checked_from_ns_refuses_what_does_not_fit() {
+        for v in [f64::NAN, -1.0, -0.001, f64::INFINITY, f64::NEG_INFINITY, 1.85e13, 1e30] {
+            let e = Time::checked_from_ns_f64(v, "link.propagation_ns").unwrap_err();
+            assert!(e.starts_with("link.propagation_ns: "), "{e}");
+            assert!(e.contains(&format!("{v}")), "{e}");
+        }
+        let e = Time::checked_from_ns_f64(1e30, "x").unwrap_err();
+        assert!(e.contains("18446744073709 ns"), "{e}");
+    }
+
+    #[test]
+    fn checked_from_us_refuses_what_does_not_fit() {
+        assert!(Time::checked_from_us_f64(1.8e10, "k").is_ok());
+        for v in [f64::NAN, -5.0, f64::INFINITY, 1.85e10, 1e30] {
+            let e = Time::checked_from_us_f64(v, "faults.down_at_us").unwrap_err();
+            assert!(e.starts_with("faults.down_at_us: ") && e.contains(" us "), "{e}");
+        }
+    }
+
+    #[test]
+    fn checked_add_refuses_overflow() {
+        assert_eq!(Time(1).checked_add(Time(2)), Some(Time(3)));
+        assert_eq!(Time::MAX.checked_add(Time(1)), None);
+        let e = Time::MAX.checked_add_named(Time(1), "max_us").unwrap_err();
+        assert!(e.starts_with("max_us: "), "{e}");
     }
 
     #[test]
