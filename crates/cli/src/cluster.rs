@@ -1,85 +1,138 @@
-//! `nanopu run CLUSTER.toml`: a cluster described by a configuration file.
+//! `nanopu run CLUSTER.toml` (a cluster described by a configuration file) and
+//! `nanopu run PROGRAM.elf --nodes N` (N nodes on one switch).
 
 use nanopu_cluster::cluster_config::ClusterFile;
 use nanopu_cluster::cluster_report::summarize_cluster;
 use nanopu_cluster::Simulation;
+use std::fs::File;
+use std::io::BufWriter;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// Files a cluster run writes besides its summary, and its host threads.
-pub struct Outputs<'a> {
+/// Files a cluster run writes besides its summary, created before the run so that an
+/// unwritable path fails at once rather than after the whole run; and its host threads.
+pub struct Outputs {
     /// Host threads (None: the default; see `Simulation::set_threads`).
     pub threads: Option<usize>,
-    pub pcap: Option<&'a Path>,
-    pub pcap_at: &'a str,
-    pub messages: Option<&'a Path>,
-    pub port_stats: Option<&'a Path>,
+    /// The pcap file and where it captures.
+    pub pcap: Option<(Out, String)>,
+    pub messages: Option<Out>,
+    pub port_stats: Option<Out>,
 }
 
-fn create(p: &Path) -> Result<std::io::BufWriter<std::fs::File>, String> {
-    std::fs::File::create(p).map(std::io::BufWriter::new).map_err(|e| format!("{}: {e}", p.display()))
+/// An output file, open for writing, and its path for messages.
+pub struct Out {
+    path: String,
+    file: BufWriter<File>,
+}
+
+fn create(p: &Path) -> Result<Out, String> {
+    let file = File::create(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    Ok(Out { path: p.display().to_string(), file: BufWriter::new(file) })
+}
+
+impl Outputs {
+    pub fn create(
+        threads: Option<usize>,
+        pcap: Option<&Path>,
+        pcap_at: Option<&str>,
+        messages: Option<&Path>,
+        port_stats: Option<&Path>,
+    ) -> Result<Outputs, String> {
+        let at = pcap_at.unwrap_or("node:0").to_string();
+        Ok(Outputs {
+            threads,
+            pcap: pcap.map(create).transpose()?.map(|o| (o, at)),
+            messages: messages.map(create).transpose()?,
+            port_stats: port_stats.map(create).transpose()?,
+        })
+    }
 }
 
 pub fn main(path: &Path, json: bool, progress: bool, out: Outputs) -> Result<ExitCode, String> {
     let (file, base) = ClusterFile::load(path)?;
-    run(&file, &base, path, json, progress, out)
+    run(&file, &base, path, (json, progress), "max_us in the configuration file", out)
+}
+
+/// N nodes on one switch, every core running one program.
+pub struct Star<'a> {
+    pub nodes: u32,
+    /// The `[node]` table of the equivalent cluster file.
+    pub node: String,
+    pub max_cycles: u64,
+    pub args: &'a [String],
 }
 
 /// `nanopu run PROGRAM.elf --nodes N`: N nodes on one switch, every core running the
-/// program, the other parameters at their defaults.
-pub fn star(
-    elf: &Path,
-    nodes: u32,
-    cores: usize,
-    max_cycles: u64,
-    args: &[String],
-    json: bool,
-) -> Result<ExitCode, String> {
+/// program, the other parameters at a cluster file's defaults.
+pub fn star(elf: &Path, s: &Star, json: bool, progress: bool, out: Outputs) -> Result<ExitCode, String> {
     let abs = std::fs::canonicalize(elf).map_err(|e| format!("cannot read {}: {e}", elf.display()))?;
-    let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
+    let args: Vec<String> = s.args.iter().map(|a| format!("{a:?}")).collect();
+    // max_us from cycles of the 3.2 GHz core clock (docs/models/node.md), exact in f64.
     let text = format!(
-        "max_us = {}\n[topology]\nkind = \"star\"\nnodes = {nodes}\n[node]\ncores = {cores}\n[[program]]\nnodes = \"all\"\nelf = {:?}\nargs = [{}]\n",
-        max_cycles as f64 / 3200.0,
+        "max_us = {:?}\n[topology]\nkind = \"star\"\nnodes = {}\n[node]\n{}[[program]]\nnodes = \"all\"\nelf = {:?}\nargs = [{}]\n",
+        s.max_cycles as f64 / 3200.0,
+        s.nodes,
+        s.node,
         abs.display().to_string(),
         args.join(", ")
     );
     let file = ClusterFile::parse(&text)?;
-    let none = Outputs { threads: None, pcap: None, pcap_at: "node:0", messages: None, port_stats: None };
-    run(&file, Path::new("."), elf, json, false, none)
+    run(&file, Path::new("."), elf, (json, progress), "--max-cycles", out)
 }
 
 fn run(
     file: &ClusterFile,
     base: &Path,
     path: &Path,
-    json: bool,
-    progress: bool,
+    (json, progress): (bool, bool),
+    limit: &str,
     out: Outputs,
 ) -> Result<ExitCode, String> {
-    let pcap = out.pcap;
     let mut sim = Simulation::cluster(file, base).map_err(|e| format!("{}: {e}", path.display()))?;
     sim.set_progress(progress);
+    sim.set_limit_name(limit);
     if let Some(t) = out.threads {
         sim.set_threads(t);
     }
-    if pcap.is_some() {
-        sim.capture_at(out.pcap_at)?;
+    if let Some((_, at)) = &out.pcap {
+        sim.capture_at(at)?;
     }
     let outcome = sim.run().map_err(|e| e.to_string())?;
-    if let Some(p) = pcap {
-        sim.write_capture(create(p)?)?;
-    }
-    if let Some(p) = out.messages {
-        sim.write_message_records(create(p)?).map_err(|e| format!("{}: {e}", p.display()))?;
-    }
-    if let Some(p) = out.port_stats {
-        sim.write_port_stats(create(p)?).map_err(|e| format!("{}: {e}", p.display()))?;
-    }
+    write_files(&mut sim, out)?;
     let s = summarize_cluster(&mut sim, outcome);
     if json {
         println!("{}", serde_json::to_string_pretty(&s).expect("summary serializes"));
     } else {
         print!("{}", s.text());
     }
-    Ok(if s.failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    s.problems.iter().for_each(|p| eprintln!("nanopu: {p}"));
+    Ok(match (s.problems.is_empty(), s.failures.is_empty()) {
+        (false, _) => ExitCode::from(2),
+        (true, false) => ExitCode::from(1),
+        (true, true) => ExitCode::SUCCESS,
+    })
+}
+
+/// Write the requested files (whatever the outcome: an incomplete run's are partial),
+/// flushing each so that a write error is reported, not lost when the buffer drops.
+fn write_files(sim: &mut Simulation, out: Outputs) -> Result<(), String> {
+    if let Some((o, _)) = out.pcap {
+        let file = sim.write_capture(o.file).map_err(|e| format!("{}: {e}", o.path))?;
+        finish(file, &o.path)?;
+    }
+    if let Some(mut o) = out.messages {
+        sim.write_message_records(&mut o.file).map_err(|e| format!("{}: {e}", o.path))?;
+        finish(o.file, &o.path)?;
+    }
+    if let Some(mut o) = out.port_stats {
+        sim.write_port_stats(&mut o.file).map_err(|e| format!("{}: {e}", o.path))?;
+        finish(o.file, &o.path)?;
+    }
+    Ok(())
+}
+
+fn finish(mut file: BufWriter<File>, path: &str) -> Result<(), String> {
+    use std::io::Write;
+    file.flush().map_err(|e| format!("{path}: {e}"))
 }

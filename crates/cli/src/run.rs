@@ -1,44 +1,55 @@
-//! `nanopu run`.
+//! `nanopu run`: one node with the test host on its port, N nodes on one switch
+//! (`--nodes`), or a cluster configuration file. A flag that does not apply to the kind of
+//! run asked for is an error that says why, never silently ignored.
 
 use clap::Args;
 use nanopu_cluster::report::{summarize, RunSummary};
 use nanopu_cluster::{NodeConfig, Outcome, SimError, Simulation};
+use nanopu_sim::Time;
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// Defaults of the node flags, shown in `--help` and used when a flag is absent.
+const DEFAULT_CORES: usize = 4;
+const DEFAULT_MAX_CYCLES: u64 = 100_000_000;
 
 #[derive(Args)]
 pub struct RunArgs {
     /// RISC-V ELF to run on every core of one node (RV64IMAC, lp64), or a cluster
     /// configuration (.toml) naming topology, programs and parameters.
     pub program: PathBuf,
-    /// Nodes: more than one puts them on one switch (defaults of a cluster configuration;
-    /// a .toml file sets everything else).
-    #[arg(long, default_value_t = 1)]
-    nodes: u32,
-    /// Cores per node.
-    #[arg(long, default_value_t = 4)]
-    cores: usize,
-    /// Stop with an error after this many simulated core cycles (3.2 GHz).
-    #[arg(long, default_value_t = 100_000_000)]
-    max_cycles: u64,
-    /// Ethernet MAC and serial I/O latency at the node's port, each way, in ns.
-    #[arg(long, default_value_t = 0.0)]
-    mac_ns: f64,
-    /// Core selection in the NIC: jbsq or rss.
-    #[arg(long, default_value = "jbsq")]
-    core_selection: String,
-    /// JBSQ bound n: outstanding messages per core and context.
-    #[arg(long, default_value_t = 2)]
-    jbsq_n: u32,
-    /// Reset value of lmsgcycles (bounded processing time; 0 turns it off), cycles.
-    #[arg(long, default_value_t = 3000)]
-    msg_cycles: u64,
-    /// Reset value of lidlecycles, cycles.
-    #[arg(long, default_value_t = 3000)]
-    idle_cycles: u64,
-    /// Timer-driven scheduler baseline: the nanokernel's timer period, us (0: NIC-driven).
-    #[arg(long, default_value_t = 0.0)]
-    sched_timer_us: f64,
+    /// Nodes: more than one puts them on one switch, every core running the program, the
+    /// other parameters at a cluster configuration's defaults [default: 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    nodes: Option<u32>,
+    /// Cores per node [default: 4].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
+    cores: Option<u64>,
+    /// Stop after this many simulated core cycles (3.2 GHz), reporting what was measured,
+    /// marked incomplete, with exit status 2 [default: 100000000].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    max_cycles: Option<u64>,
+    /// Ethernet MAC and serial I/O latency at the node's port, each way, in ns (single node:
+    /// the test host's link) [default: 0].
+    #[arg(long)]
+    mac_ns: Option<f64>,
+    /// Core selection in the NIC [default: jbsq].
+    #[arg(long, value_parser = ["jbsq", "rss"])]
+    core_selection: Option<String>,
+    /// JBSQ bound n: outstanding messages per core and context [default: 2].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    jbsq_n: Option<u32>,
+    /// Reset value of lmsgcycles (bounded processing time; 0 turns it off), cycles
+    /// [default: 3000].
+    #[arg(long)]
+    msg_cycles: Option<u64>,
+    /// Reset value of lidlecycles, cycles [default: 3000].
+    #[arg(long)]
+    idle_cycles: Option<u64>,
+    /// Timer-driven scheduler baseline: the nanokernel's timer period, us (0: NIC-driven)
+    /// [default: 0].
+    #[arg(long)]
+    sched_timer_us: Option<f64>,
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
@@ -52,19 +63,20 @@ pub struct RunArgs {
     /// Cluster runs: write per-port statistics (packets, bytes, largest queue) as CSV.
     #[arg(long)]
     port_stats: Option<PathBuf>,
-    /// Where `--pcap` captures: a node ("node:N", what it sends and receives) or a switch
-    /// port ("switch:S:P", what leaves and enters it).
-    #[arg(long, default_value = "node:0")]
-    pcap_at: String,
+    /// Cluster runs: where `--pcap` captures: a node ("node:N", what it sends and receives)
+    /// or a switch port ("switch:S:P", what leaves and enters it) [default: node:0].
+    #[arg(long)]
+    pcap_at: Option<String>,
     /// Show progress on stderr.
     #[arg(long)]
     progress: bool,
     /// Host threads of a leaf-spine cluster run (default: NANOPU_THREADS, else every host
     /// core); the results are the same whatever the number.
-    #[arg(long)]
+    #[arg(long, value_parser = positive_threads)]
     threads: Option<usize>,
-    /// Have the test host send a message to the node: `AT_NS:CONTEXT:WORD[,WORD...]`
-    /// (words in decimal or 0x-hex; repeatable). Replies are listed in the summary.
+    /// Single node: have the test host send a message to the node:
+    /// `AT_NS:CONTEXT:WORD[,WORD...]` (words in decimal or 0x-hex; repeatable). Replies are
+    /// listed in the summary.
     #[arg(long = "send", value_name = "AT_NS:CONTEXT:WORDS")]
     sends: Vec<String>,
     /// Arguments for the program (after `--`); they follow `program MAC IP` in argv.
@@ -74,35 +86,134 @@ pub struct RunArgs {
 
 pub fn main(a: RunArgs) -> Result<ExitCode, String> {
     if a.program.extension().is_some_and(|e| e == "toml") {
-        let out = crate::cluster::Outputs {
-            threads: a.threads,
-            pcap: a.pcap.as_deref(),
-            pcap_at: &a.pcap_at,
-            messages: a.messages.as_deref(),
-            port_stats: a.port_stats.as_deref(),
-        };
-        return crate::cluster::main(&a.program, a.json, a.progress, out);
+        refuse(&a.node_flags(), "a cluster configuration file: set it in the file ([node], max_us, [[program]] args)")?;
+        return crate::cluster::main(&a.program, a.json, a.progress, a.outputs()?);
     }
-    if a.nodes > 1 {
-        return crate::cluster::star(&a.program, a.nodes, a.cores, a.max_cycles, &a.args, a.json);
+    if a.nodes.unwrap_or(1) > 1 {
+        refuse(&[("--mac-ns", a.mac_ns.is_some()), ("--send", !a.sends.is_empty())], "--nodes: the test host sits on a single node's port")?;
+        let star = crate::cluster::Star { nodes: a.nodes.unwrap_or(1), node: a.node_toml()?, max_cycles: a.max_cycles(), args: &a.args };
+        return crate::cluster::star(&a.program, &star, a.json, a.progress, a.outputs()?);
     }
+    refuse(&a.cluster_flags(), "a single node: it has no network (use --nodes N or a .toml file)")?;
+    single(&a)
+}
+
+/// The first flag given that does not apply, as an error saying why.
+fn refuse(flags: &[(&str, bool)], why: &str) -> Result<(), String> {
+    match flags.iter().find(|(_, given)| *given) {
+        Some((flag, _)) => Err(format!("{flag} does not apply to {why}")),
+        None => Ok(()),
+    }
+}
+
+impl RunArgs {
+    /// Flags that describe the node or the program's run; a cluster file sets these itself.
+    fn node_flags(&self) -> Vec<(&'static str, bool)> {
+        vec![
+            ("--nodes", self.nodes.is_some()),
+            ("--cores", self.cores.is_some()),
+            ("--max-cycles", self.max_cycles.is_some()),
+            ("--mac-ns", self.mac_ns.is_some()),
+            ("--core-selection", self.core_selection.is_some()),
+            ("--jbsq-n", self.jbsq_n.is_some()),
+            ("--msg-cycles", self.msg_cycles.is_some()),
+            ("--idle-cycles", self.idle_cycles.is_some()),
+            ("--sched-timer-us", self.sched_timer_us.is_some()),
+            ("--send", !self.sends.is_empty()),
+            ("-- ARGS", !self.args.is_empty()),
+        ]
+    }
+
+    /// Flags only a run with a network uses.
+    fn cluster_flags(&self) -> Vec<(&'static str, bool)> {
+        vec![
+            ("--pcap", self.pcap.is_some()),
+            ("--pcap-at", self.pcap_at.is_some()),
+            ("--messages", self.messages.is_some()),
+            ("--port-stats", self.port_stats.is_some()),
+            ("--threads", self.threads.is_some()),
+        ]
+    }
+
+    fn max_cycles(&self) -> u64 {
+        self.max_cycles.unwrap_or(DEFAULT_MAX_CYCLES)
+    }
+
+    /// The output files, created now so that an unwritable path fails before the run.
+    fn outputs(&self) -> Result<crate::cluster::Outputs, String> {
+        if self.pcap_at.is_some() && self.pcap.is_none() {
+            return Err("--pcap-at says where to capture, but no --pcap file was given".into());
+        }
+        crate::cluster::Outputs::create(self.threads, self.pcap.as_deref(), self.pcap_at.as_deref(), self.messages.as_deref(), self.port_stats.as_deref())
+    }
+
+    /// The node flags given, as the `[node]` keys of a cluster file.
+    fn node_toml(&self) -> Result<String, String> {
+        let mut t = format!("cores = {}\n", self.cores.unwrap_or(DEFAULT_CORES as u64));
+        if let Some(s) = &self.core_selection {
+            t += &format!("core_selection = {s:?}\n");
+        }
+        self.jbsq_n.iter().for_each(|n| t += &format!("jbsq_n = {n}\n"));
+        self.msg_cycles.iter().for_each(|n| t += &format!("msg_cycles = {n}\n"));
+        self.idle_cycles.iter().for_each(|n| t += &format!("idle_cycles = {n}\n"));
+        if let Some(us) = self.sched_timer_us {
+            Time::checked_from_us_f64(us, "--sched-timer-us")?;
+            t += &format!("sched_timer_us = {us:?}\n");
+        }
+        Ok(t)
+    }
+
+    /// The configuration of a single-node run.
+    fn node_config(&self) -> Result<NodeConfig, String> {
+        let mut cfg = NodeConfig::default();
+        cfg.nic.cores = self.cores.unwrap_or(DEFAULT_CORES as u64) as usize;
+        if let Some(s) = &self.core_selection {
+            cfg.nic.core_selection = nanopu_nic::params::CoreSelection::parse(s).map_err(|e| format!("--{e}"))?;
+        }
+        self.jbsq_n.iter().for_each(|&n| cfg.nic.jbsq_n = n);
+        self.msg_cycles.iter().for_each(|&n| cfg.nic.msg_cycles = n);
+        self.idle_cycles.iter().for_each(|&n| cfg.nic.idle_cycles = n);
+        let timer = Time::checked_from_us_f64(self.sched_timer_us.unwrap_or(0.0), "--sched-timer-us")?;
+        cfg.nic.sched_timer_cycles = clock(&cfg)?.cycle_ceil(timer);
+        cfg.max_cycles = checked_cycles(self.max_cycles(), &cfg)?;
+        cfg.args = self.args.clone();
+        cfg.progress = self.progress;
+        cfg.port.mac_fs = Time::checked_from_ns_f64(self.mac_ns.unwrap_or(0.0), "--mac-ns")?.as_fs();
+        cfg.program_name = self.program.file_name().map_or("program".into(), |n| n.to_string_lossy().into_owned());
+        Ok(cfg)
+    }
+}
+
+fn clock(cfg: &NodeConfig) -> Result<nanopu_sim::Clock, String> {
+    nanopu_sim::Clock::from_hz(cfg.timing.clock_hz)
+}
+
+/// `--threads N`: a whole number of host threads, at least 1.
+pub fn positive_threads(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("'{s}' is not a number of host threads (1 or more)")),
+    }
+}
+
+/// `--max-cycles` must stay within simulated time's range (u64 femtoseconds, about 5 h).
+fn checked_cycles(cycles: u64, cfg: &NodeConfig) -> Result<u64, String> {
+    let clock = clock(&cfg)?;
+    let most = u64::MAX / clock.period().as_fs() - 1;
+    if cycles > most {
+        return Err(format!("--max-cycles {cycles}: at most {most} ({:.0} s of simulated time)", clock.time_of(most).as_secs_f64()));
+    }
+    Ok(cycles)
+}
+
+fn single(a: &RunArgs) -> Result<ExitCode, String> {
     let elf = std::fs::read(&a.program).map_err(|e| format!("cannot read {}: {e}", a.program.display()))?;
-    let mut cfg = NodeConfig::default();
-    cfg.nic.cores = a.cores;
-    cfg.nic.core_selection =
-        nanopu_nic::params::CoreSelection::parse(&a.core_selection).map_err(|e| format!("--{e}"))?;
-    cfg.nic.jbsq_n = a.jbsq_n;
-    cfg.nic.msg_cycles = a.msg_cycles;
-    cfg.nic.idle_cycles = a.idle_cycles;
-    cfg.nic.sched_timer_cycles = (a.sched_timer_us * cfg.timing.clock_hz as f64 / 1e6).round() as u64;
-    cfg.max_cycles = a.max_cycles;
-    cfg.args = a.args;
-    cfg.progress = a.progress;
-    cfg.port.mac_fs = nanopu_sim::Time::from_ns_f64(a.mac_ns).as_fs();
-    cfg.program_name = a.program.file_name().map_or("program".into(), |n| n.to_string_lossy().into_owned());
+    let cfg = a.node_config()?;
+    let max_bytes = cfg.nic.max_msg_bytes;
     let mut sim = Simulation::new(&elf, cfg).map_err(|e| format!("{}: {e}", a.program.display()))?;
+    sim.set_limit_name("--max-cycles");
     for spec in &a.sends {
-        let (at, msg) = parse_send(spec)?;
+        let (at, msg) = parse_send(spec, max_bytes)?;
         sim.host.send_at(at, msg);
     }
     let outcome = sim.run();
@@ -125,35 +236,52 @@ fn report(
     Ok(exit_code(&summary, sim, served))
 }
 
-/// 0 if every core exited with 0; the first non-zero code otherwise; 3 if the run went
-/// quiescent with cores still waiting (the program never exits) and no requests were sent
-/// (a server that answered `--send` requests and waits for more ends normally).
+/// 2 if the run stopped early or left messages undelivered; 0 if every core exited with 0;
+/// the first non-zero code otherwise; 3 if the run went quiescent with cores still waiting
+/// (the program never exits), unless it served `--send` requests and took every one
+/// (a server that answered and waits for more ends normally).
 fn exit_code(s: &RunSummary, sim: &Simulation, served: bool) -> ExitCode {
-    if s.outcome == "quiescent" && served {
-        return ExitCode::SUCCESS;
+    if !s.problems.is_empty() {
+        s.problems.iter().for_each(|p| eprintln!("nanopu: {p}"));
+        return ExitCode::from(2);
     }
     if s.outcome == "quiescent" {
-        eprintln!("nanopu: the program did not exit; nothing is left to simulate:");
-        sim.waiting_cores().iter().for_each(|c| eprintln!("  {c}"));
-        return ExitCode::from(3);
+        return quiescent_code(s, sim, served);
     }
     let bad = s.cores.iter().filter_map(|c| c.exit_code).find(|&c| c != 0);
     bad.map_or(ExitCode::SUCCESS, |c| ExitCode::from((c & 0xff).max(1) as u8))
 }
 
-/// `AT_NS:CONTEXT:WORD[,WORD...]` into a host message to node 0.
-fn parse_send(spec: &str) -> Result<(nanopu_sim::Time, nanopu_nic::Message), String> {
+fn quiescent_code(s: &RunSummary, sim: &Simulation, served: bool) -> ExitCode {
+    for (ctx, n) in &s.nic.messages_held {
+        eprintln!("nanopu: {n} message(s) for context {ctx} were never taken: no core registered context {ctx} or took its messages");
+    }
+    if served && s.nic.messages_held.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!("nanopu: the program did not exit; nothing is left to simulate:");
+    sim.waiting_cores().iter().for_each(|c| eprintln!("  {c}"));
+    ExitCode::from(3)
+}
+
+/// `AT_NS:CONTEXT:WORD[,WORD...]` into a host message to node 0, at most `max_bytes` long
+/// (the NIC's `max_msg_bytes`).
+fn parse_send(spec: &str, max_bytes: u32) -> Result<(Time, nanopu_nic::Message), String> {
     let bad = |why: &str| format!("--send {spec}: {why} (expected AT_NS:CONTEXT:WORD[,WORD...])");
     let mut parts = spec.splitn(3, ':');
     let (Some(at), Some(ctx), Some(words)) = (parts.next(), parts.next(), parts.next()) else {
         return Err(bad("missing field"));
     };
     let at: f64 = at.parse().map_err(|_| bad("AT_NS is not a number"))?;
+    let at = Time::checked_from_ns_f64(at, "AT_NS").map_err(|e| bad(&e))?;
     let ctx: u16 = ctx.parse().map_err(|_| bad("CONTEXT is not 0..=65535"))?;
     let words: Result<Vec<u64>, _> = words.split(',').map(parse_word).collect();
     let words = words.map_err(|w| bad(&format!("word '{w}' is not a u64")))?;
+    if words.len() * 8 > max_bytes as usize {
+        return Err(bad(&format!("{} bytes is longer than a message may be (max_msg_bytes = {max_bytes})", words.len() * 8)));
+    }
     let dst = nanopu_cluster::boot::node_ip(0);
-    Ok((nanopu_sim::Time::from_ns_f64(at), nanopu_cluster::TestHost::message(0, dst, ctx, &words)))
+    Ok((at, nanopu_cluster::TestHost::message(0, dst, ctx, &words)))
 }
 
 fn parse_word(w: &str) -> Result<u64, String> {

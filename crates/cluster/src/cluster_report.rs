@@ -10,6 +10,11 @@ use serde::Serialize;
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ClusterSummary {
     pub outcome: String,
+    /// False when the run stopped before its natural end: the figures are partial.
+    pub complete: bool,
+    /// How the run ended badly, each naming the limit or setting involved
+    /// (`report::end_problems`); a non-empty list fails the run.
+    pub problems: Vec<String>,
     pub simulated_ns: f64,
     pub nodes: usize,
     pub cores: usize,
@@ -100,6 +105,8 @@ impl TransportTotals {
 pub fn summarize_cluster(sim: &mut Simulation, outcome: Outcome) -> ClusterSummary {
     let mut s = ClusterSummary {
         outcome: outcome.name().into(),
+        complete: !outcome.incomplete(),
+        problems: crate::report::end_problems(sim, outcome),
         simulated_ns: sim.now().as_ns_f64(),
         nodes: sim.nodes.len(),
         cores: 0,
@@ -169,6 +176,7 @@ impl ClusterSummary {
             "fabric: {} packet hops, {} trims, {} drops ({} queue full, {} random, {} link down, {} no route), {} multicast resends, largest switch queue {} bytes\n",
             f.packet_hops, f.trims, f.drops, f.drops_band_full, f.drops_random, f.drops_link_down, f.drops_no_route, f.multicast_resends, f.max_switch_queue_bytes
         );
+        self.problems.iter().for_each(|p| s += &format!("{p}\n"));
         self.consoles.iter().take(20).for_each(|c| s += &format!("{c}\n"));
         self.failures.iter().take(20).for_each(|f| s += &format!("  {f}\n"));
         if self.failures.len() > 20 {

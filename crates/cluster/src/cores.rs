@@ -61,7 +61,9 @@ impl Simulation {
             Exit::Halted(code) => {
                 self.nodes[n].state[c] = CoreState::Halted(code);
                 self.running_cores -= 1;
-                self.exited_at = self.now;
+                // A core runs ahead of global time: it exited at its own cycle, not at the
+                // dispatch that ran it.
+                self.exited_at = self.exited_at.max(self.at(local));
             }
             Exit::Error(error) => return Err(SimError::Core { node: self.nodes[n].index, error }),
         }

@@ -19,12 +19,16 @@ pub enum Outcome {
     Interrupted,
     /// The run passed its wall-clock limit ([`crate::Simulation::set_wall_limit`]).
     WallLimit,
+    /// Simulated time reached the run's limit (`max_cycles` of a node, `max_us` of a
+    /// cluster) with cores still running; [`crate::Simulation::limit_text`] says which
+    /// setting raises it. Everything measured so far is reported, marked incomplete.
+    TimeLimit,
 }
 
 impl Outcome {
     /// Did the run stop before its natural end (user interrupt or wall-clock limit)?
     pub fn incomplete(self) -> bool {
-        matches!(self, Outcome::Interrupted | Outcome::WallLimit)
+        matches!(self, Outcome::Interrupted | Outcome::WallLimit | Outcome::TimeLimit)
     }
     pub fn name(self) -> &'static str {
         match self {
@@ -34,6 +38,7 @@ impl Outcome {
             Outcome::Deadline => "deadline",
             Outcome::Interrupted => "interrupted",
             Outcome::WallLimit => "wall-clock limit",
+            Outcome::TimeLimit => "time limit",
         }
     }
 }
@@ -47,23 +52,13 @@ pub enum SimError {
         node: u32,
         error: CoreError,
     },
-    /// Simulated time passed the cycle limit; where every core was.
-    CycleLimit {
-        cycles: u64,
-        cores: Vec<String>,
-    },
 }
 
 impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SimError::Setup(m) => write!(f, "{m}"),
-            SimError::Core { node: 0, error } => write!(f, "{error}"),
             SimError::Core { node, error } => write!(f, "node {node}, {error}"),
-            SimError::CycleLimit { cycles, cores } => {
-                write!(f, "cycle limit of {cycles} cycles reached (raise it with --max-cycles); cores that have not exited:")?;
-                cores.iter().try_for_each(|c| write!(f, "\n  {c}"))
-            }
         }
     }
 }

@@ -51,6 +51,8 @@ enum End {
     Done(Outcome),
     Failed(SimError),
     CycleLimit,
+    /// Every core exited, but messages were still in flight at the time limit.
+    Unsettled,
     Panicked(Box<dyn std::any::Any + Send>),
 }
 
@@ -180,12 +182,17 @@ impl Simulation {
         self.join(parts);
         match end {
             End::Done(Outcome::AllExited) => {
-                self.now = self.exited_at;
+                self.end_settled();
+                Ok(Outcome::AllExited)
+            }
+            End::Unsettled => {
+                self.end_settled();
+                self.unsettled = true;
                 Ok(Outcome::AllExited)
             }
             End::Done(o) => Ok(o),
             End::Failed(e) => Err(e),
-            End::CycleLimit => Err(self.cycle_limit()),
+            End::CycleLimit => Ok(self.time_limit(limit)),
             End::Panicked(_) => unreachable!("resumed above"),
         }
     }
@@ -195,10 +202,14 @@ impl Simulation {
         let just_after = |t: Time| Time(t.0.saturating_add(1));
         loop {
             let (next, running, events) = plan.survey();
-            if !self.drain && running == 0 {
-                return End::Done(Outcome::AllExited);
+            // Every core exited: settle what is in flight, as `Simulation::settle` does.
+            let settling = !self.drain && running == 0;
+            let Some(from) = next else {
+                return End::Done(if settling { Outcome::AllExited } else { Outcome::Quiescent });
+            };
+            if settling && from > limit {
+                return End::Unsettled;
             }
-            let Some(from) = next else { return End::Done(Outcome::Quiescent) };
             if self.deadline.is_some_and(|d| from > d) {
                 return End::Done(Outcome::Deadline);
             }

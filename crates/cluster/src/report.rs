@@ -34,8 +34,13 @@ pub struct CoreSummary {
 /// A whole run.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct RunSummary {
-    /// "exited" (every core exited) or "quiescent" (nothing left to simulate).
+    /// "exited" (every core exited), "quiescent" (nothing left to simulate), or why the run
+    /// stopped early ("time limit", "interrupted", "wall-clock limit", "deadline").
     pub outcome: String,
+    /// False when the run stopped before its natural end: the figures are partial.
+    pub complete: bool,
+    /// What went wrong or was left undone, each naming the limit or setting involved.
+    pub problems: Vec<String>,
     pub simulated_ns: f64,
     pub cores: Vec<CoreSummary>,
     pub nic: NicSummary,
@@ -84,20 +89,46 @@ pub fn summarize(sim: &mut Simulation, outcome: Outcome) -> RunSummary {
     let simulated_ns = sim.now().max(sim.clock().time_of(last_core)).as_ns_f64();
     let node = &mut sim.nodes[0];
     let cores = node.cores.iter_mut().zip(&node.state).map(|(c, s)| core_summary(c, *s)).collect();
-    let n = &node.nic.counters;
+    let problems = end_problems(sim, outcome);
+    let node = &mut sim.nodes[0];
     RunSummary {
         outcome: outcome.name().into(),
+        complete: !outcome.incomplete(),
+        problems,
         simulated_ns,
         nic: NicSummary {
-            messages_sent: n.msgs_sent,
-            messages_received: n.msgs_received,
-            messages_delivered: n.msgs_delivered,
+            messages_sent: node.nic.counters.msgs_sent,
+            messages_received: node.nic.counters.msgs_received,
+            messages_delivered: node.nic.counters.msgs_delivered,
             messages_held: node.nic.held().collect(),
-            spurious_msg_done: n.spurious_done,
+            spurious_msg_done: node.nic.counters.spurious_done,
         },
         cores,
         host_received: sim.host.received.iter().map(host_record).collect(),
     }
+}
+
+/// Problems with how a run ended, for any summary: stopped early (and by which limit or
+/// request), or messages still in flight when the time limit cut off the delivery of what
+/// was sent before the last core exited.
+pub fn end_problems(sim: &Simulation, outcome: Outcome) -> Vec<String> {
+    let mut v = Vec::new();
+    match outcome {
+        Outcome::TimeLimit => v.push(format!("incomplete: stopped at {}", sim.limit_text())),
+        o if o.incomplete() => v.push(format!("incomplete: stopped early ({}) at {:.3} us", o.name(), sim.now().as_us_f64())),
+        _ => {}
+    }
+    if sim.unsettled {
+        let (out, inb) = sim.in_flight();
+        v.push(format!(
+            "every core exited, but messages were still in flight at {}: {out} being sent, {inb} being received; they were never delivered",
+            sim.limit_text()
+        ));
+    }
+    if outcome == Outcome::TimeLimit {
+        v.extend(sim.waiting_cores().into_iter().take(32).map(|c| format!("not exited: {c}")));
+    }
+    v
 }
 
 fn core_summary(core: &mut nanopu_riscv::Core, state: CoreState) -> CoreSummary {
@@ -126,6 +157,7 @@ impl RunSummary {
     /// Human-readable table.
     pub fn text(&self) -> String {
         let mut s = format!("outcome: {}, simulated time {:.3} us\n", self.outcome, self.simulated_ns / 1e3);
+        self.problems.iter().for_each(|p| s += &format!("{p}\n"));
         s += "core  exit  instructions      cycles   D$ miss  netRX stall  state\n";
         for c in &self.cores {
             let code = c.exit_code.map_or("-".into(), |x| x.to_string());

@@ -108,6 +108,13 @@ pub struct Simulation {
     pub(crate) events_before: u64,
     /// Host threads for partitioned runs.
     pub(crate) threads: usize,
+    /// Every core exited and the run went on to deliver what was still in flight (`settle`).
+    pub(crate) settling: bool,
+    /// Events still pending when settling stopped at the time limit: what was in flight
+    /// then was never delivered (reported, never dropped silently).
+    pub unsettled: bool,
+    /// The setting that raises the time limit, for messages (`set_limit_name`).
+    limit_name: String,
 }
 
 impl Simulation {
@@ -150,6 +157,9 @@ impl Simulation {
             exited_at: Time::ZERO,
             events_before: 0,
             threads: default_threads(),
+            settling: false,
+            unsettled: false,
+            limit_name: "max_cycles".into(),
         })
     }
 
@@ -170,6 +180,7 @@ impl Simulation {
             progress: false,
             base,
             events_before: 0,
+            limit_name: self.limit_name.clone(),
             ..*self
         }
     }
@@ -258,14 +269,14 @@ impl Simulation {
     fn event_loop(&mut self, limit: Time, progress: &mut Progress) -> Result<Outcome, SimError> {
         loop {
             if !self.drain && self.running_cores == 0 {
-                return Ok(Outcome::AllExited);
+                return self.settle(limit);
             }
             let Some((t, core_next)) = self.next() else { return Ok(Outcome::Quiescent) };
             if self.deadline.is_some_and(|d| t > d) {
                 return Ok(Outcome::Deadline);
             }
             if t > limit {
-                return Err(self.cycle_limit());
+                return Ok(self.time_limit(limit));
             }
             self.step(t, core_next)?;
             if self.host_done {
@@ -274,6 +285,34 @@ impl Simulation {
             if let Some(stop) = progress.tick(self.now, self.events(), self.running_cores) {
                 return Ok(stop);
             }
+        }
+    }
+
+    /// Every core exited: deliver what is still in flight (a reply on its way to the test
+    /// host, packets in the network, their acknowledgements) up to the time limit, so that
+    /// nothing sent before the end is lost; the run then ends at the last exit or arrival.
+    fn settle(&mut self, limit: Time) -> Result<Outcome, SimError> {
+        self.settling = true;
+        while let Some((t, core_next)) = self.next().filter(|&(t, _)| t <= limit) {
+            self.step(t, core_next)?;
+        }
+        self.end_settled();
+        Ok(Outcome::AllExited)
+    }
+
+    /// After settling: note what never arrived, and put the clock at the run's real end.
+    pub(crate) fn end_settled(&mut self) {
+        self.unsettled = self.next().is_some();
+        let host = self.host.received.last().map_or(Time::ZERO, |m| m.time);
+        self.now = self.exited_at.max(self.last_arrival).max(host);
+    }
+
+    /// Messages the transports are still sending and receiving (cluster runs); for a single
+    /// node, events still pending on its port, counted as being sent.
+    pub fn in_flight(&self) -> (usize, usize) {
+        match &self.net {
+            Some(net) => net.transports.iter().map(|t| t.in_flight()).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1)),
+            None => (self.q.len(), 0),
         }
     }
 
@@ -349,14 +388,22 @@ impl Simulation {
 
     // ---- ends ------------------------------------------------------------------------------
 
-    pub(crate) fn cycle_limit(&self) -> SimError {
-        let mut cores = self.waiting_cores();
-        if cores.len() > 32 {
-            let more = cores.len() - 32;
-            cores.truncate(32);
-            cores.push(format!("... and {more} more cores that have not exited"));
-        }
-        SimError::CycleLimit { cycles: self.max_cycles, cores }
+    /// End at the time limit: the clock stops there, everything so far is reported.
+    pub(crate) fn time_limit(&mut self, limit: Time) -> Outcome {
+        self.now = limit;
+        Outcome::TimeLimit
+    }
+
+    /// Which setting limits simulated time: `--max-cycles` for a node run from the command
+    /// line, `max_us` for a cluster file, as its caller names it (see `set_limit_name`).
+    pub fn set_limit_name(&mut self, name: &str) {
+        self.limit_name = name.to_string();
+    }
+
+    /// "the time limit of X us (N cycles, raise it with NAME)".
+    pub fn limit_text(&self) -> String {
+        let t = self.clock.time_of(self.max_cycles);
+        format!("the time limit of {:.3} us ({} cycles; raise it with {})", t.as_us_f64(), self.max_cycles, self.limit_name)
     }
 
     /// Where each core that has not exited is waiting (for a quiescent end).

@@ -78,8 +78,11 @@ fn message_longer_than_the_maximum() {
 fn spinning_program_reports_every_core() {
     let mut c = cfg(4);
     c.max_cycles = 100_000;
-    let text = run(&elf("tests/err_spin.elf"), c).unwrap_err().to_string();
-    assert!(text.contains("cycle limit of 100000"), "{text}");
+    let mut sim = Simulation::new(&elf("tests/err_spin.elf"), c).unwrap();
+    let outcome = sim.run().unwrap();
+    assert_eq!(outcome, nanopu_cluster::Outcome::TimeLimit);
+    let text = nanopu_cluster::report::end_problems(&sim, outcome).join("\n");
+    assert!(text.contains("(100000 cycles; raise it with max_cycles)"), "{text}");
     for core in 0..4 {
         assert!(text.contains(&format!("core {core}: pc 0x")), "{text}");
     }
