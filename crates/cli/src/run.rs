@@ -86,7 +86,7 @@ pub struct RunArgs {
 
 pub fn main(a: RunArgs) -> Result<ExitCode, String> {
     if a.program.extension().is_some_and(|e| e == "toml") {
-        refuse(&a.node_flags(), "a cluster configuration file: set it in the file ([node], max_us, [[program]] args)")?;
+        refuse(&a.node_flags(), "a cluster configuration file")?;
         return crate::cluster::main(&a.program, a.json, a.progress, a.outputs()?);
     }
     if a.nodes.unwrap_or(1) > 1 {
@@ -107,20 +107,21 @@ fn refuse(flags: &[(&str, bool)], why: &str) -> Result<(), String> {
 }
 
 impl RunArgs {
-    /// Flags that describe the node or the program's run; a cluster file sets these itself.
+    /// Flags that describe the node or the program's run; a cluster file sets these itself,
+    /// with the key that does (as the second half of each name).
     fn node_flags(&self) -> Vec<(&'static str, bool)> {
         vec![
-            ("--nodes", self.nodes.is_some()),
-            ("--cores", self.cores.is_some()),
-            ("--max-cycles", self.max_cycles.is_some()),
-            ("--mac-ns", self.mac_ns.is_some()),
-            ("--core-selection", self.core_selection.is_some()),
-            ("--jbsq-n", self.jbsq_n.is_some()),
-            ("--msg-cycles", self.msg_cycles.is_some()),
-            ("--idle-cycles", self.idle_cycles.is_some()),
-            ("--sched-timer-us", self.sched_timer_us.is_some()),
-            ("--send", !self.sends.is_empty()),
-            ("-- ARGS", !self.args.is_empty()),
+            ("--nodes (the file's [topology] sets it)", self.nodes.is_some()),
+            ("--cores (the file's [node] cores sets it)", self.cores.is_some()),
+            ("--max-cycles (the file's max_us sets the limit)", self.max_cycles.is_some()),
+            ("--mac-ns (a cluster's links are set in [link])", self.mac_ns.is_some()),
+            ("--core-selection (the file's [node] core_selection sets it)", self.core_selection.is_some()),
+            ("--jbsq-n (the file's [node] jbsq_n sets it)", self.jbsq_n.is_some()),
+            ("--msg-cycles (the file's [node] msg_cycles sets it)", self.msg_cycles.is_some()),
+            ("--idle-cycles (the file's [node] idle_cycles sets it)", self.idle_cycles.is_some()),
+            ("--sched-timer-us (the file's [node] sched_timer_us sets it)", self.sched_timer_us.is_some()),
+            ("--send (the test host sits on a single node's port)", !self.sends.is_empty()),
+            ("program arguments after -- (the file's [[program]] args set them)", !self.args.is_empty()),
         ]
     }
 

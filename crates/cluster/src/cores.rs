@@ -28,7 +28,7 @@ impl Simulation {
         let node = &mut self.nodes[n];
         let core = &mut node.cores[c];
         let bound = if core.interrupts_enabled(NIC_IRQ_BIT) { exact_until.max(g + 1) } else { g + QUANTUM };
-        let until = bound.min(self.max_cycles + 1);
+        let until = bound.min(self.max_cycles.saturating_add(1));
         let mut plat = NodePlatform::new(&mut node.nic, g, exact_until, &node.spin_pcs);
         let exit = core.run(&mut node.mem, &mut plat, until);
         let (actions, last_rx) = (std::mem::take(&mut plat.actions), plat.last_rx);

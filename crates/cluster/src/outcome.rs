@@ -47,6 +47,8 @@ impl Outcome {
 #[derive(Debug)]
 pub enum SimError {
     Setup(String),
+    /// The run outgrew a fixed capacity of the simulator (say which, and what filled it).
+    Capacity(String),
     /// A core stopped on an error; the node it belongs to.
     Core {
         node: u32,
@@ -57,7 +59,7 @@ pub enum SimError {
 impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SimError::Setup(m) => write!(f, "{m}"),
+            SimError::Setup(m) | SimError::Capacity(m) => write!(f, "{m}"),
             SimError::Core { node, error } => write!(f, "node {node}, {error}"),
         }
     }

@@ -245,6 +245,7 @@ impl Simulation {
         self.horizon = self.clock.cycle_floor(to);
         while let Some((t, core_next)) = self.next().filter(|&(t, _)| t < to) {
             self.step(t, core_next)?;
+            self.check_pending()?;
         }
         Ok(())
     }

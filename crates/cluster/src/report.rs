@@ -125,10 +125,25 @@ pub fn end_problems(sim: &Simulation, outcome: Outcome) -> Vec<String> {
             sim.limit_text()
         ));
     }
+    v.extend(no_route(sim));
     if outcome == Outcome::TimeLimit {
         v.extend(sim.waiting_cores().into_iter().take(32).map(|c| format!("not exited: {c}")));
     }
     v
+}
+
+/// Packets the fabric dropped because their destination is no node of the cluster: a
+/// program addressed a node that does not exist, and its transport retries until the limit.
+fn no_route(sim: &Simulation) -> Option<String> {
+    let stats = sim.net.as_ref()?.fabric.stats();
+    let ip = stats.first_no_route?;
+    Some(format!(
+        "{} packets were dropped for want of a route: their destination ({}, the lowest of them) is no node of this cluster (nodes are {} to {})",
+        stats.drops_no_route,
+        crate::boot::ip_text(ip),
+        crate::boot::ip_text(crate::boot::node_ip(0)),
+        crate::boot::ip_text(crate::boot::node_ip(sim.nodes.len() as u32 - 1))
+    ))
 }
 
 fn core_summary(core: &mut nanopu_riscv::Core, state: CoreState) -> CoreSummary {

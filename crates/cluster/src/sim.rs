@@ -249,6 +249,7 @@ impl Simulation {
 
     /// Run until every core exits, nothing is left to do, or an error.
     pub fn run(&mut self) -> Result<Outcome, SimError> {
+        self.check_script()?;
         for (t, msg) in std::mem::take(&mut self.host.script) {
             self.q.push(t, Ev::HostSend { msg: Box::new(msg) });
         }
@@ -279,6 +280,7 @@ impl Simulation {
                 return Ok(self.time_limit(limit));
             }
             self.step(t, core_next)?;
+            self.check_pending()?;
             if self.host_done {
                 return Ok(Outcome::HostDone);
             }
@@ -288,6 +290,32 @@ impl Simulation {
         }
     }
 
+    /// The test host's script must leave the event queue room to run (each scripted
+    /// message is a pending event from the start).
+    fn check_script(&self) -> Result<(), SimError> {
+        let n = self.host.script.len() + self.host.raw_script.len();
+        if n > PENDING_LIMIT / 2 {
+            return Err(SimError::Capacity(format!(
+                "the test host's script holds {n} messages; at most {} can be scheduled at once (the event queue holds {} pending events)",
+                PENDING_LIMIT / 2,
+                nanopu_sim::queue::QUEUE_CAPACITY
+            )));
+        }
+        Ok(())
+    }
+
+    /// Stop with an error, not a panic, before the event queue overflows.
+    pub(crate) fn check_pending(&self) -> Result<(), SimError> {
+        if self.q.len() < PENDING_LIMIT {
+            return Ok(());
+        }
+        let (out, inb) = self.in_flight();
+        Err(SimError::Capacity(format!(
+            "more than {PENDING_LIMIT} events pending at {:.3} us (messages in flight: {out} being sent, {inb} being received): the simulator's event queue is full",
+            self.now.as_us_f64()
+        )))
+    }
+
     /// Every core exited: deliver what is still in flight (a reply on its way to the test
     /// host, packets in the network, their acknowledgements) up to the time limit, so that
     /// nothing sent before the end is lost; the run then ends at the last exit or arrival.
@@ -295,6 +323,7 @@ impl Simulation {
         self.settling = true;
         while let Some((t, core_next)) = self.next().filter(|&(t, _)| t <= limit) {
             self.step(t, core_next)?;
+            self.check_pending()?;
         }
         self.end_settled();
         Ok(Outcome::AllExited)
@@ -426,10 +455,24 @@ impl Simulation {
     }
 }
 
+/// Pending events a simulation lets its queue reach before it stops with an error: the
+/// queue's capacity less a margin for what one event may schedule at once.
+const PENDING_LIMIT: usize = nanopu_sim::queue::QUEUE_CAPACITY - (1 << 16);
+
 /// Host threads of partitioned runs unless set: `NANOPU_THREADS`, else every host core.
+/// (A malformed `NANOPU_THREADS` is refused by the command line before any run: `env_threads`.)
 fn default_threads() -> usize {
-    let env = std::env::var("NANOPU_THREADS").ok().and_then(|v| v.parse().ok());
-    env.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1)
+    let env = env_threads().ok().flatten();
+    env.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// `NANOPU_THREADS` if it is set: a whole number of host threads, 1 or more.
+pub fn env_threads() -> Result<Option<usize>, String> {
+    let Ok(v) = std::env::var("NANOPU_THREADS") else { return Ok(None) };
+    match v.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(Some(n)),
+        _ => Err(format!("NANOPU_THREADS={v:?} is not a number of host threads (1 or more)")),
+    }
 }
 
 #[cfg(test)]

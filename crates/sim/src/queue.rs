@@ -15,6 +15,10 @@ const SLOT_BITS: u32 = 24;
 /// Sequence numbers fit in the remaining 40 bits: a trillion events per run.
 const SEQ_LIMIT: u64 = 1 << (64 - SLOT_BITS);
 
+/// Events a queue can hold pending at once. Going past it is a broken invariant (a panic),
+/// so callers that let the user's input fill a queue check against this first.
+pub const QUEUE_CAPACITY: usize = 1 << SLOT_BITS;
+
 impl Key {
     fn new(time: Time, seq: u64, slot: u32) -> Key {
         assert!(seq < SEQ_LIMIT && slot < 1 << SLOT_BITS, "event queue: too many events");

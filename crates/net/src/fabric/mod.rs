@@ -89,6 +89,9 @@ pub struct FabricStats {
     pub drops_random: u64,
     pub drops_link_down: u64,
     pub drops_no_route: u64,
+    /// The lowest destination address among the packets dropped for want of a route (the
+    /// lowest, so that partitions merge to the same value whatever their order).
+    pub first_no_route: Option<u32>,
     pub drops_multicast_disabled: u64,
     pub multicast_resends: u64,
     /// Largest queue at any switch port, bytes.
@@ -347,6 +350,8 @@ impl Fabric {
             }
             None => {
                 self.stats.drops_no_route += 1;
+                let lowest = self.stats.first_no_route.map_or(r.hdr.dst_ip, |ip| ip.min(r.hdr.dst_ip));
+                self.stats.first_no_route = Some(lowest);
                 self.packets.take(r);
             }
         }

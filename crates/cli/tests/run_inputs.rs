@@ -1,0 +1,130 @@
+//! `nanopu run` never ignores an input or loses a result silently: flags that do not apply
+//! are errors, bad numbers are refused before the run, what is in flight when the last core
+//! exits is still delivered, and a run cut off by its time limit still reports and writes
+//! everything, marked incomplete (docs/reliability.md).
+
+use std::process::{Command, Output};
+
+fn nanopu(args: &[&str]) -> Output {
+    nanopu_env(args, &[])
+}
+
+fn nanopu_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_nanopu"));
+    env.iter().for_each(|(k, v)| drop(c.env(k, v)));
+    c.args(args).current_dir(root).output().expect("runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(o)))
+}
+
+/// The refusal of a command: exit status 2 and an error that contains `want`.
+fn refused(args: &[&str], want: &str) {
+    let o = nanopu(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+}
+
+#[test]
+fn a_reply_sent_just_before_the_last_exit_still_reaches_the_host() {
+    let o = nanopu(&["run", "sw/build/apps/echo_once.elf", "--cores", "1", "--send", "1000:0:5,6", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["outcome"], "exited");
+    let got = v["host_received"].as_array().unwrap();
+    assert_eq!(got.len(), 1, "{v}");
+    assert_eq!(got[0]["words"], serde_json::json!(["0x5", "0x6"]));
+    assert!(v["simulated_ns"].as_f64().unwrap() >= got[0]["time_ns"].as_f64().unwrap());
+}
+
+#[test]
+fn a_cluster_ends_when_its_last_core_does() {
+    let one = json(&nanopu(&["run", "sw/build/apps/sort1024.elf", "--cores", "1", "--json"]));
+    let two = json(&nanopu(&["run", "sw/build/apps/sort1024.elf", "--nodes", "2", "--cores", "1", "--json"]));
+    let (t1, t2) = (one["simulated_ns"].as_f64().unwrap(), two["simulated_ns"].as_f64().unwrap());
+    assert!((t1 - t2).abs() < 1.0, "one node {t1} ns, two nodes {t2} ns");
+    let m = json(&nanopu(&["run", "sw/build/tests/rv64m.elf", "--nodes", "2", "--json"]));
+    assert!(m["simulated_ns"].as_f64().unwrap() > 1000.0, "{m}");
+}
+
+#[test]
+fn the_time_limit_reports_everything_marked_incomplete() {
+    let o = nanopu(&["run", "sw/build/tests/err_spin.elf", "--cores", "2", "--max-cycles", "20000", "--json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let v = json(&o);
+    assert_eq!((v["outcome"].as_str(), v["complete"].as_bool()), (Some("time limit"), Some(false)));
+    let problems = v["problems"].to_string();
+    assert!(problems.contains("20000 cycles; raise it with --max-cycles") && problems.contains("core 1: pc 0x"), "{problems}");
+    assert_eq!(v["cores"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_cluster_cut_off_by_max_us_still_writes_its_files() {
+    let dir = std::env::temp_dir().join(format!("nanopu-limit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("m.csv");
+    let args = ["run", "sw/build/tests/err_spin.elf", "--nodes", "2", "--cores", "1", "--max-cycles", "20000"];
+    let o = nanopu(&[&args[..], &["--messages", csv.to_str().unwrap()]].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("outcome: time limit"));
+    assert!(std::fs::read_to_string(&csv).unwrap().starts_with("src,dst"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn flags_that_do_not_apply_are_errors() {
+    refused(&["run", "sw/build/tests/rv64m.elf", "--nodes", "2", "--send", "1:0:1"], "--send");
+    refused(&["run", "sw/build/tests/rv64m.elf", "--nodes", "2", "--mac-ns", "5"], "--mac-ns");
+    refused(&["run", "sw/build/tests/rv64m.elf", "--pcap", "x.pcap"], "--pcap does not apply to a single node");
+    refused(&["run", "sw/build/tests/rv64m.elf", "--messages", "x.csv"], "--messages");
+    refused(&["run", "experiments/incast/ndp-trim.toml", "--max-cycles", "5"], "max_us");
+    refused(&["run", "experiments/incast/ndp-trim.toml", "--cores", "2"], "[node] cores");
+    refused(&["run", "experiments/incast/ndp-trim.toml", "--send", "1:0:1"], "--send");
+    refused(&["run", "sw/build/tests/rv64m.elf", "--nodes", "2", "--core-selection", "bogus"], "bogus");
+    refused(&["run", "sw/build/tests/rv64m.elf", "--nodes", "2", "--jbsq-n", "0"], "jbsq-n");
+}
+
+#[test]
+fn flags_given_with_nodes_reach_the_nodes() {
+    let o = nanopu(&["run", "sw/build/tests/nic_multicore.elf", "--nodes", "2", "--cores", "2", "--json"]);
+    assert_eq!(json(&o)["cores"], 4, "{}", stderr(&o));
+}
+
+#[test]
+fn bad_numbers_are_refused_before_the_run() {
+    let rv = "sw/build/tests/rv64m.elf";
+    refused(&["run", rv, "--mac-ns=-5"], "--mac-ns");
+    refused(&["run", rv, "--mac-ns", "1e30"], "--mac-ns");
+    refused(&["run", rv, "--send", "nan:0:1"], "AT_NS");
+    refused(&["run", rv, "--max-cycles", "18446744073709551615"], "--max-cycles");
+    refused(&["run", "experiments/incast/ndp-trim.toml", "--threads", "0"], "host threads");
+    let o = nanopu_env(&["run", rv], &[("NANOPU_THREADS", "abc")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("NANOPU_THREADS"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_send_longer_than_a_message_may_be_is_refused() {
+    let words = vec!["1"; 8192].join(",");
+    refused(&["run", "sw/build/apps/loopback.elf", "--send", &format!("0:0:{words}")], "max_msg_bytes = 2048");
+}
+
+#[test]
+fn requests_nobody_takes_fail_the_run() {
+    let o = nanopu(&["run", "sw/build/apps/loopback.elf", "--send", "1000:7:1"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("context 7 were never taken"), "{}", stderr(&o));
+}
+
+#[test]
+fn an_unwritable_output_fails_before_the_run() {
+    let o = nanopu(&["run", "experiments/incast/ndp-trim.toml", "--messages", "/nonexistent/dir/m.csv", "--json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("/nonexistent/dir/m.csv") && o.stdout.is_empty(), "{}", stderr(&o));
+}
