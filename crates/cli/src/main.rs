@@ -65,6 +65,10 @@ fn main() -> ExitCode {
     no_huge_pages();
     let cli = Cli::parse();
     let _ = ctrlc::set_handler(on_interrupt);
+    if let Err(e) = nanopu_cluster::sim::env_threads() {
+        eprintln!("nanopu: error: {e}");
+        return ExitCode::from(2);
+    }
     let result = match cli.cmd {
         Cmd::Run(a) => run::main(a),
         Cmd::Bench(a) => bench::main(a),
