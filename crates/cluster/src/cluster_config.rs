@@ -1,35 +1,71 @@
 //! Cluster configuration files (TOML): topology, link and switch parameters, transport,
 //! which program runs on which nodes, faults, seed. Unknown keys are errors; every value is
-//! checked and an error names its key.
+//! checked against its range when the file is parsed, before anything is built, and an
+//! error names its key, the value and the limit.
 //!
 //! ```toml
-//! seed = 1
-//! max_us = 1000.0               # simulated-time limit
+//! seed = 1                      # any u64
+//! max_us = 1000.0               # simulated-time limit, us; default 10,000; > 0, at most 3.6e9 (1 h)
 //! transport = "ndp"             # or "homa"
 //! [topology]
 //! kind = "star"                 # or "leaf-spine" with nodes_per_leaf, leaves, spines
-//! nodes = 81
+//! nodes = 81                    # 1..=1,048,576 (2^20), also nodes_per_leaf x leaves
 //! [link]
-//! rate_gbps = 200.0
-//! propagation_ns = 43.75
-//! drop_prob = 0.0
+//! rate_gbps = 200.0             # default 200; 0.001..=100,000
+//! propagation_ns = 43.75        # default 43.75; 0..=3.6e12 (1 h)
+//! drop_prob = 0.0               # default 0; [0, 1)
 //! [switch]
-//! bands = 2
-//! band_bytes = [65536, 80000]   # per band, band 0 first
+//! bands = 2                     # 1..=8; default 2 (NDP), 8 (Homa)
+//! band_bytes = [65536, 80000]   # per band, band 0 first; 72..=268,435,456 each
 //! trim = true
-//! latency_ns = 0.0
+//! latency_ns = 0.0              # default 0; 0..=3.6e12 (1 h)
 //! uplink = "spray"              # or "hash"
 //! multicast = true
+//! mcast_timeout_us = 10.0       # default 10; one hop's round trip ..=3.6e9 (see below)
 //! [node]
-//! cores = 4
-//! core_selection = "jbsq"       # or "rss"; also jbsq_n, msg_cycles, idle_cycles,
-//!                               # sched_timer_us (timer-driven scheduler baseline)
+//! cores = 4                     # 1..=64
+//! core_selection = "jbsq"       # or "rss"; also jbsq_n (>= 1, default 2), msg_cycles and
+//!                               # idle_cycles (default 3,000; at most 1 h of cycles),
+//!                               # sched_timer_us (timer-driven scheduler baseline; 0 or
+//!                               # 0.05..=3.6e9: a period shorter than the 160-cycle context
+//!                               # switch, docs/models/node.md, would only ever switch)
+//! max_msg_bytes = 2048          # 8..=65,535; the largest message must fit the TX queue:
+//! tx_queue_bytes = 8192         # default 8 KiB (SPEC, docs/models/node.md) holds 8,176 bytes
+//! [transport_params]
+//! rtt_pkts = 2                  # 1..=64 (a message has at most 64 packets)
+//! rto_us = 20.0                 # default 20; at least the round-trip floor below, ..=3.6e9
+//! rtt_bytes = 8192              # 1,024 (one segment)..=65,536 (64 segments)
+//! overcommit = 3                # >= 1
+//! tail_fraction = 0.0           # [0, 1]
+//! tail_delay_us = 0.0           # 0..=3.6e9
 //! [[program]]
 //! nodes = "all"                 # "all", "3" or "0-79"
 //! elf = "sw/build/apps/incast.elf"
 //! args = ["80", "1024"]
+//! [[faults]]
+//! link = "node:3"               # or "leaf:L:up:S"
+//! down_at_us = 50.0             # 0..=3.6e9
+//! drop_prob = 0.1               # [0, 1)
 //! ```
+//!
+//! Why these limits: simulated time is a `u64` of femtoseconds (about 5.1 h), so every
+//! time-valued key is at most one hour and sums of them stay in range (`config::check`).
+//! Topology sizes are bounded by how nodes and ports are numbered (`nanopu_net::fabric::
+//! params`: 2^20 nodes, 2^20 ports per switch, 32-bit port ids), and `Simulation::cluster`
+//! also refuses a cluster whose estimated memory exceeds what the machine has. Retransmission
+//! (`rto_us`) and multicast hop (`mcast_timeout_us`) timeouts have a floor: one full packet's
+//! serialization plus an unloaded round trip (the longest path for `rto_us`, one hop for
+//! `mcast_timeout_us`); a shorter timeout resends before an acknowledgement could possibly
+//! arrive, again and again. Link rates below 1 Mb/s take 8.7 ms per packet, longer than a
+//! default run; above 100 Tb/s a byte takes under 80 fs and rounding to femtoseconds
+//! distorts the result by more than 1%. `[node] max_cycles` is refused: the limit is `max_us`.
 
+use crate::config::check::{self, fraction, loss, time_ns, time_us, within};
+use nanopu_net::fabric::{LinkId, SwitchParams, Topology};
+use nanopu_nic::NicParams;
+use nanopu_sim::packet::{HEADER_BYTES, MIN_FRAME};
+use nanopu_sim::time::serialization;
+use nanopu_sim::Time;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -98,6 +134,9 @@ pub struct SwitchFile {
 pub struct NodeFile {
     pub cores: Option<usize>,
     pub max_msg_bytes: Option<u32>,
+    /// TX queue per core, bytes (default 8 KiB): must hold the largest message.
+    pub tx_queue_bytes: Option<u32>,
+    /// Refused: parsed only to say that the limit is the top-level `max_us`.
     pub max_cycles: Option<u64>,
     /// "jbsq" (default) or "rss".
     pub core_selection: Option<String>,
@@ -151,9 +190,11 @@ fn ndp() -> String {
 }
 
 impl ClusterFile {
-    /// Parse a config; the error names the key (and line) at fault.
+    /// Parse a config and check every value; the error names the key (and line) at fault.
     pub fn parse(text: &str) -> Result<ClusterFile, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
+        let f: ClusterFile = toml::from_str(text).map_err(|e| e.to_string())?;
+        f.validate()?;
+        Ok(f)
     }
 
     /// Read a config file; ELF paths in it are relative to the directory it is in.
@@ -166,16 +207,191 @@ impl ClusterFile {
 
     /// Number of nodes the topology has.
     pub fn node_count(&self) -> Result<u32, String> {
+        Ok(self.topology()?.size()?.nodes)
+    }
+
+    /// The fabric's topology (sizes not yet checked: see `Topology::size`).
+    pub fn topology(&self) -> Result<Topology, String> {
         let t = &self.topology;
         let need = |v: Option<u32>, k: &str| {
             v.filter(|&x| x > 0).ok_or(format!("topology.{k}: required and positive for kind \"{}\"", t.kind))
         };
         match t.kind.as_str() {
-            "star" => need(t.nodes, "nodes"),
-            "leaf-spine" => Ok(need(t.nodes_per_leaf, "nodes_per_leaf")? * need(t.leaves, "leaves")?),
+            "star" => Ok(Topology::Star { nodes: need(t.nodes, "nodes")? }),
+            "leaf-spine" => Ok(Topology::LeafSpine {
+                nodes_per_leaf: need(t.nodes_per_leaf, "nodes_per_leaf")?,
+                leaves: need(t.leaves, "leaves")?,
+                spines: need(t.spines, "spines")?,
+            }),
             k => Err(format!("topology.kind: \"{k}\" is not \"star\" or \"leaf-spine\"")),
         }
     }
+}
+
+impl ClusterFile {
+    /// Check every key, in file order; called by `parse` and again by `Simulation::cluster`
+    /// (a caller may have changed fields since).
+    pub fn validate(&self) -> Result<(), String> {
+        self.check_top()?;
+        let nodes = self.node_count()?;
+        self.link.check()?;
+        self.check_switch()?;
+        self.node.check()?;
+        self.check_transport()?;
+        self.program.iter().try_for_each(|p| parse_nodes(&p.nodes, nodes).map(|_| ()))?;
+        self.faults.iter().try_for_each(|x| self.check_fault(x))
+    }
+
+    fn check_top(&self) -> Result<(), String> {
+        check::limit_cycles(self.max_us, "max_us", clock_hz())?;
+        match self.transport.as_str() {
+            "ndp" | "homa" => Ok(()),
+            o => Err(format!("transport: \"{o}\" is not \"ndp\" or \"homa\"")),
+        }
+    }
+
+    fn check_switch(&self) -> Result<(), String> {
+        let s = &self.switch;
+        let bands = s.bands.unwrap_or(if self.transport == "homa" { 8 } else { 2 });
+        within(bands, 1, 8, "switch.bands", "")?;
+        if let Some(b) = &s.band_bytes {
+            if b.len() != bands as usize {
+                return Err(format!("switch.band_bytes: {} limits for {bands} bands", b.len()));
+            }
+            b.iter().try_for_each(|&x| {
+                within(x, 72, SwitchParams::MAX_BAND_BYTES, "switch.band_bytes", " bytes").map(|_| ())
+            })?;
+        }
+        s.latency_ns.map(|v| time_ns(v, "switch.latency_ns")).transpose()?;
+        if let Some(v) = s.mcast_timeout_us {
+            self.at_least_round_trip(
+                time_us(v, "switch.mcast_timeout_us")?,
+                v,
+                1,
+                "switch.mcast_timeout_us",
+            )?;
+        }
+        match s.uplink.as_deref() {
+            None | Some("spray") | Some("hash") => Ok(()),
+            Some(o) => Err(format!("switch.uplink: \"{o}\" is not \"spray\" or \"hash\"")),
+        }
+    }
+
+    fn check_transport(&self) -> Result<(), String> {
+        let t = &self.transport_params;
+        // A message has at most 64 packets (65,535 bytes of 1,024): a larger window sends
+        // nothing more, and NDP adds it to 32-bit counts and 16-bit PULL credits.
+        t.rtt_pkts.map(|v| within(v, 1, 64, "transport_params.rtt_pkts", "")).transpose()?;
+        t.rtt_bytes.map(|v| within(v, 1024, 65_536, "transport_params.rtt_bytes", " bytes")).transpose()?;
+        t.overcommit.map(|v| within(v, 1, u32::MAX, "transport_params.overcommit", "")).transpose()?;
+        t.tail_fraction.map(|v| fraction(v, "transport_params.tail_fraction")).transpose()?;
+        t.tail_delay_us.map(|v| time_us(v, "transport_params.tail_delay_us")).transpose()?;
+        let Some(v) = t.rto_us else { return Ok(()) };
+        let hops = if self.topology.kind == "star" { 2 } else { 4 };
+        self.at_least_round_trip(time_us(v, "transport_params.rto_us")?, v, hops, "transport_params.rto_us")
+    }
+
+    fn check_fault(&self, x: &FaultFile) -> Result<(), String> {
+        let link: LinkId = x.link.parse().map_err(|e| format!("faults.link: {e}"))?;
+        self.check_link_exists(link, &x.link)?;
+        if x.down_at_us.is_none() && x.drop_prob.is_none() {
+            return Err(format!("faults: link \"{}\" needs down_at_us or drop_prob", x.link));
+        }
+        x.down_at_us.map(|v| time_us(v, "faults.down_at_us")).transpose()?;
+        x.drop_prob.map(|v| loss(v, "faults.drop_prob")).transpose()?;
+        Ok(())
+    }
+
+    fn check_link_exists(&self, link: LinkId, text: &str) -> Result<(), String> {
+        let ok = match (link, self.topology()?) {
+            (LinkId::Node(n), _) => n < self.node_count()?,
+            (LinkId::Uplink { leaf, spine }, Topology::LeafSpine { leaves, spines, .. }) => {
+                leaf < leaves && spine < spines
+            }
+            (LinkId::Uplink { .. }, Topology::Star { .. }) => false,
+        };
+        if !ok {
+            return Err(format!("faults.link: \"{text}\" does not exist in this topology"));
+        }
+        Ok(())
+    }
+}
+
+/// Timeout floors.
+impl ClusterFile {
+    /// The shortest time in which a sender can learn that a packet arrived, over `links`
+    /// links one way, unloaded: a full packet (1,024 + 64 bytes, SPEC section 3) serialized
+    /// on every link on the way there, a control packet (72 bytes) on every link back, each
+    /// link's propagation both ways, and the switching latency of every switch crossed
+    /// (one per link but the last, each way). A retransmission timeout below it resends
+    /// every packet before its acknowledgement can come back, every time.
+    pub fn round_trip_floor(&self, links: u64) -> Time {
+        let rate = (self.link.rate_gbps * 1e9).round() as u64;
+        let data = serialization((HEADER_BYTES + 1024) as u64, rate).as_fs();
+        let ctrl = serialization(MIN_FRAME as u64, rate).as_fs();
+        let prop = Time::from_ns_f64(self.link.propagation_ns).as_fs();
+        let latency = Time::from_ns_f64(self.switch.latency_ns.unwrap_or(0.0)).as_fs();
+        let switches = if links == 1 { 1 } else { links - 1 };
+        Time(links * (data + ctrl + 2 * prop) + 2 * switches * latency)
+    }
+
+    fn at_least_round_trip(&self, t: Time, v: f64, links: u64, key: &str) -> Result<(), String> {
+        let floor = self.round_trip_floor(links);
+        if t >= floor {
+            return Ok(());
+        }
+        Err(format!(
+            "{key}: {} us is shorter than {:.4} us, one full packet's serialization plus an \
+             unloaded round trip over {links} link(s) at {} Gb/s and {} ns propagation: a \
+             timeout that short resends before any acknowledgement can arrive",
+            nanopu_sim::time::show(v),
+            floor.as_us_f64(),
+            self.link.rate_gbps,
+            self.link.propagation_ns
+        ))
+    }
+}
+
+impl LinkFile {
+    fn check(&self) -> Result<(), String> {
+        check::within_f64(self.rate_gbps, 0.001, 100_000.0, "link.rate_gbps", " Gb/s")?;
+        time_ns(self.propagation_ns, "link.propagation_ns")?;
+        loss(self.drop_prob, "link.drop_prob")?;
+        Ok(())
+    }
+}
+
+impl NodeFile {
+    fn check(&self) -> Result<(), String> {
+        if let Some(c) = self.max_cycles {
+            return Err(format!(
+                "node.max_cycles: {c}: a cluster file has no cycle limit; set the simulated-time \
+                 limit with the top-level max_us (microseconds; 3.2 cycles per ns)"
+            ));
+        }
+        self.cores.map(|v| within(v, 1, 64, "node.cores", "")).transpose()?;
+        self.jbsq_n.map(|v| within(v, 1, u32::MAX, "node.jbsq_n", "")).transpose()?;
+        let hz = clock_hz();
+        self.msg_cycles.map(|v| check::cycles(v, "node.msg_cycles", hz)).transpose()?;
+        self.idle_cycles.map(|v| check::cycles(v, "node.idle_cycles", hz)).transpose()?;
+        check::sched_timer_cycles(self.sched_timer_us.unwrap_or(0.0), "node.sched_timer_us", hz)?;
+        self.check_tx_queue()
+    }
+
+    /// The largest message must fit in the TX queue (`NicParams::check_message_fits`).
+    fn check_tx_queue(&self) -> Result<(), String> {
+        let mut nic = NicParams::default();
+        nic.max_msg_bytes = self.max_msg_bytes.unwrap_or(nic.max_msg_bytes);
+        nic.tx_queue_bytes = self.tx_queue_bytes.unwrap_or(nic.tx_queue_bytes);
+        within(nic.max_msg_bytes, 8, 65_535, "node.max_msg_bytes", " bytes")?;
+        within(nic.tx_queue_bytes, 16, u32::MAX, "node.tx_queue_bytes", " bytes")?;
+        nic.check_message_fits("node.max_msg_bytes", "node.tx_queue_bytes")
+    }
+}
+
+/// The node clock of a cluster, Hz (the default `TimingParams`, 3.2 GHz: files cannot set it).
+fn clock_hz() -> u64 {
+    nanopu_riscv::TimingParams::default().clock_hz
 }
 
 /// Nodes named by a `[[program]].nodes` value: "all", "N" or "A-B" (inclusive).
@@ -185,11 +401,12 @@ pub fn parse_nodes(spec: &str, total: u32) -> Result<std::ops::Range<u32>, Strin
         "all" => 0..total,
         s => match s.split_once('-') {
             Some((a, b)) => {
-                a.trim().parse::<u32>().map_err(|_| bad())?..b.trim().parse::<u32>().map_err(|_| bad())? + 1
+                let last = b.trim().parse::<u32>().map_err(|_| bad())?;
+                a.trim().parse::<u32>().map_err(|_| bad())?..last.checked_add(1).ok_or_else(bad)?
             }
             None => {
                 let n = s.parse::<u32>().map_err(|_| bad())?;
-                n..n + 1
+                n..n.checked_add(1).ok_or_else(bad)?
             }
         },
     };
@@ -219,8 +436,135 @@ mod tests {
         assert!(e.contains("rate_gbs"), "{e}");
         let e = ClusterFile::parse(&MIN.replace("nodes = 4", "nodes = \"four\"")).unwrap_err();
         assert!(e.contains("nodes"), "{e}");
-        let c = ClusterFile::parse(&MIN.replace("\"star\"", "\"ring\"")).unwrap();
-        assert!(c.node_count().unwrap_err().contains("topology.kind"));
+        let e = ClusterFile::parse(&MIN.replace("\"star\"", "\"ring\"")).unwrap_err();
+        assert!(e.contains("topology.kind"), "{e}");
+    }
+
+    /// The error of `MIN` with `extra` appended; it must start with `key`.
+    fn refused(extra: &str, key: &str) -> String {
+        let e =
+            ClusterFile::parse(&format!("{MIN}{extra}")).err().unwrap_or_else(|| panic!("accepted {extra}"));
+        assert!(e.starts_with(&format!("{key}: ")), "{extra}: {e}");
+        e
+    }
+
+    #[test]
+    fn times_that_wrapped_to_zero_are_refused() {
+        // 1e30 ns was 0 fs once converted (`as u64` of a wrapped product).
+        let e = refused("[link]\npropagation_ns = 1e30\n", "link.propagation_ns");
+        assert!(e.contains("1e30") && e.contains("limit"), "{e}");
+        refused("[switch]\nlatency_ns = 1e30\n", "switch.latency_ns");
+        refused(
+            "[transport_params]\ntail_fraction = 1.0\ntail_delay_us = 1e30\n",
+            "transport_params.tail_delay_us",
+        );
+        refused("[transport_params]\nrto_us = 1e30\n", "transport_params.rto_us");
+        refused("[switch]\nmcast_timeout_us = 1e30\n", "switch.mcast_timeout_us");
+        refused("[node]\nsched_timer_us = 1e30\n", "node.sched_timer_us");
+        refused("[[faults]]\nlink = \"node:1\"\ndown_at_us = 1e30\n", "faults.down_at_us");
+        refused("[node]\nmsg_cycles = 9223372036854775807\n", "node.msg_cycles");
+        refused("[node]\nidle_cycles = 9223372036854775807\n", "node.idle_cycles");
+    }
+
+    #[test]
+    fn negative_and_nan_values_are_refused_not_clamped() {
+        for (extra, key) in [
+            ("[[faults]]\nlink = \"node:1\"\ndown_at_us = -5.0\n", "faults.down_at_us"),
+            ("[[faults]]\nlink = \"node:1\"\ndrop_prob = nan\n", "faults.drop_prob"),
+            ("[link]\npropagation_ns = -1.0\n", "link.propagation_ns"),
+            ("[link]\nrate_gbps = -200.0\n", "link.rate_gbps"),
+            ("[link]\nrate_gbps = nan\n", "link.rate_gbps"),
+            ("[link]\ndrop_prob = 1.0\n", "link.drop_prob"),
+            ("[switch]\nlatency_ns = -263.0\n", "switch.latency_ns"),
+            ("[switch]\nmcast_timeout_us = 0.0\n", "switch.mcast_timeout_us"),
+            ("[transport_params]\nrto_us = -1.0\n", "transport_params.rto_us"),
+            ("[transport_params]\ntail_delay_us = -1.0\n", "transport_params.tail_delay_us"),
+            ("[transport_params]\ntail_fraction = 1.5\n", "transport_params.tail_fraction"),
+            ("[node]\nsched_timer_us = nan\n", "node.sched_timer_us"),
+        ] {
+            refused(extra, key);
+        }
+    }
+
+    #[test]
+    fn rates_outside_their_range_are_refused() {
+        refused("[link]\nrate_gbps = inf\n", "link.rate_gbps");
+        refused("[link]\nrate_gbps = 1e300\n", "link.rate_gbps");
+        let e = refused("[link]\nrate_gbps = 1e-6\n", "link.rate_gbps");
+        assert!(e.contains("0.001..=100000"), "{e}");
+        assert!(ClusterFile::parse(&format!("{MIN}[link]\nrate_gbps = 0.001\n")).is_ok());
+    }
+
+    #[test]
+    fn max_us_is_named_and_bounded() {
+        for v in ["0.0", "-1.0", "nan", "inf", "1e12", "1e-12"] {
+            let e = ClusterFile::parse(&format!("max_us = {v}\n{MIN}")).unwrap_err();
+            assert!(e.starts_with("max_us: ") && !e.contains("max_cycles"), "{v}: {e}");
+        }
+        assert!(ClusterFile::parse(&format!("max_us = 3.6e9\n{MIN}")).is_ok());
+    }
+
+    #[test]
+    fn node_max_cycles_points_to_max_us() {
+        let e = refused("[node]\nmax_cycles = 0\n", "node.max_cycles");
+        assert!(e.contains("max_us"), "{e}");
+    }
+
+    #[test]
+    fn retransmission_timeouts_have_a_floor() {
+        // 1e-9 us resent every packet at every femtosecond-scale tick until memory ran out.
+        let e = refused("[transport_params]\nrto_us = 1e-9\n", "transport_params.rto_us");
+        assert!(e.contains("0.2678 us"), "{e}");
+        let c = ClusterFile::parse(MIN).unwrap();
+        // Star: 2 x (43.52 + 2.88 + 2 x 43.75) ns; leaf-spine 4 links and 2 x 3 switchings.
+        assert_eq!(c.round_trip_floor(2), Time::from_ps(267_800));
+        assert!(ClusterFile::parse(&format!("{MIN}[transport_params]\nrto_us = 0.2678\n")).is_ok());
+        refused("[switch]\nmcast_timeout_us = 0.1\n", "switch.mcast_timeout_us");
+        refused("[node]\nsched_timer_us = 0.01\n", "node.sched_timer_us");
+    }
+
+    #[test]
+    fn messages_larger_than_the_tx_queue_are_refused() {
+        let e = refused("[node]\nmax_msg_bytes = 16384\n", "node.max_msg_bytes");
+        assert!(e.contains("node.tx_queue_bytes") && e.contains("at least 16400"), "{e}");
+        refused("[node]\nmax_msg_bytes = 8184\n", "node.max_msg_bytes");
+        assert!(ClusterFile::parse(&format!("{MIN}[node]\nmax_msg_bytes = 8176\n")).is_ok());
+        let big = format!("{MIN}[node]\nmax_msg_bytes = 38912\ntx_queue_bytes = 38928\n");
+        assert!(ClusterFile::parse(&big).is_ok());
+    }
+
+    #[test]
+    fn topology_sizes_are_refused_before_anything_is_built() {
+        let ls = |d: u64, l: u64, s: u64| {
+            let t = format!(
+                "[topology]\nkind = \"leaf-spine\"\nnodes_per_leaf = {d}\nleaves = {l}\nspines = {s}\n"
+            );
+            ClusterFile::parse(&MIN.replace("[topology]\nkind = \"star\"\nnodes = 4\n", &t))
+        };
+        assert!(ls(65_537, 65_537, 1)
+            .unwrap_err()
+            .starts_with("topology.nodes_per_leaf x topology.leaves: "));
+        assert!(ls(65_536, 65_536, 1).unwrap_err().contains("4294967296"));
+        assert!(ls(4, 4, 4_294_967_295)
+            .unwrap_err()
+            .starts_with("topology.nodes_per_leaf + topology.spines: "));
+        assert!(ls(4, 4, 100_000).unwrap_err().starts_with("topology: "));
+        assert!(ls(4, 4, 4).is_ok());
+        let e = ClusterFile::parse(&MIN.replace("nodes = 4", "nodes = 1000000000")).unwrap_err();
+        assert!(e.starts_with("topology.nodes: 1000000000") && e.contains("1048576"), "{e}");
+    }
+
+    #[test]
+    fn program_ranges_do_not_overflow() {
+        let e = ClusterFile::parse(&MIN.replace("nodes = \"all\"", "nodes = \"0-4294967295\"")).unwrap_err();
+        assert!(e.starts_with("program.nodes: "), "{e}");
+        assert!(parse_nodes("4294967295", 8).is_err());
+    }
+
+    #[test]
+    fn faults_name_links_that_do_not_exist() {
+        refused("[[faults]]\nlink = \"node:99\"\ndrop_prob = 0.1\n", "faults.link");
+        refused("[[faults]]\nlink = \"leaf:0:up:0\"\ndrop_prob = 0.1\n", "faults.link");
     }
 
     #[test]

@@ -1,35 +1,43 @@
 //! Load-generator configuration files (TOML) for `nanopu load`: the server node and the
-//! load to sweep. Unknown keys are errors; every value is checked and an error names it.
+//! load to sweep. Unknown keys are errors; every value is checked against its range when the
+//! file is read (and again after command-line overrides), and an error names the key, the
+//! value and the limit.
 //!
 //! ```toml
 //! [server]
 //! elf = "../../sw/build/apps/service.elf"
 //! args = ["jbsq"]
-//! cores = 4
+//! cores = 4                 # 1..=64
 //! core_selection = "jbsq"   # or "rss"
-//! jbsq_n = 2
-//! sched_timer_us = 0.0      # > 0: the timer-driven scheduler baseline with this period
-//! msg_cycles = 3000         # lmsgcycles at reset; 0 turns the processing bound off
-//! idle_cycles = 3000        # lidlecycles at reset
+//! jbsq_n = 2                # >= 1
+//! sched_timer_us = 0.0      # > 0: the timer-driven scheduler baseline with this period;
+//!                           # 0 or 0.05..=3.6e9 (at least a 160-cycle context switch)
+//! msg_cycles = 3000         # lmsgcycles at reset; 0 turns the processing bound off;
+//! idle_cycles = 3000        # lidlecycles at reset; both at most one hour of cycles
+//! mac_ns = 0.0              # MAC + serial latency each way; 0..=3.6e12 (1 h)
 //! [load]
 //! seed = 1
-//! rates_mrps = [1.0, 2.0, 4.0]
-//! requests = 20000
+//! rates_mrps = [1.0, 2.0, 4.0]  # each > 0 and at most 1e9 (a request per femtosecond);
+//!                               # requests / rate (the span of the sends) at most one hour
+//! requests = 20000          # > warmup; the schedule must fit in memory (about 0.5 KB each)
 //! warmup = 1000
 //! arrivals = "exponential"  # or "fixed"
-//! drain_us = 1000.0
+//! drain_us = 1000.0         # default 1,000; 0..=3.6e9 (1 h)
 //! [[load.class]]
 //! name = "short"
-//! fraction = 0.995
+//! fraction = 0.995          # [0, 1]; the fractions add up to 1
 //! service = "fixed"         # or "exponential" (mean service_ns, clipped at max_ns)
-//! service_ns = 500.0
+//! service_ns = 500.0        # 0..=3.6e12 (1 h); > 0 for "exponential"
 //! contexts = [0]
 //! ```
+//!
+//! Times are at most one hour each so that sums of them stay within simulated time (a `u64`
+//! of femtoseconds, about 5.1 h; `config::check`).
 
+use crate::config::check::{self, fraction, time_ns, time_us, within, within_f64};
 use crate::loadgen::{Arrivals, Class, LoadSpec, Service};
 use crate::NodeConfig;
 use nanopu_nic::params::CoreSelection;
-use nanopu_sim::Time;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -108,32 +116,48 @@ fn fixed() -> String {
 }
 
 impl LoadFile {
+    /// Parse a config and check every value; the error names the key.
+    pub fn parse(text: &str) -> Result<LoadFile, String> {
+        let f: LoadFile = toml::from_str(text).map_err(|e| e.to_string())?;
+        f.validate()?;
+        Ok(f)
+    }
+
     /// Read a config; the ELF path in it is relative to the directory it is in.
     pub fn load(path: &Path) -> Result<(LoadFile, PathBuf), String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let cfg: LoadFile = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let cfg = LoadFile::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         let base = path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
         Ok((cfg, base))
+    }
+
+    /// Check every value (`node_config` and `specs` do it again: a caller may have
+    /// changed the rates or the number of requests since).
+    pub fn validate(&self) -> Result<(), String> {
+        self.server.check()?;
+        self.load.check(crate::cluster::available_memory())
     }
 
     /// The server node's configuration.
     pub fn node_config(&self) -> Result<NodeConfig, String> {
         let s = &self.server;
+        s.check()?;
         let mut cfg = NodeConfig::default();
+        let hz = cfg.timing.clock_hz;
         cfg.nic.cores = s.cores;
         cfg.nic.core_selection =
             CoreSelection::parse(&s.core_selection).map_err(|e| format!("server.{e}"))?;
         cfg.nic.jbsq_n = s.jbsq_n.unwrap_or(cfg.nic.jbsq_n);
         cfg.nic.msg_cycles = s.msg_cycles.unwrap_or(cfg.nic.msg_cycles);
         cfg.nic.idle_cycles = s.idle_cycles.unwrap_or(cfg.nic.idle_cycles);
-        if !(s.sched_timer_us >= 0.0 && s.mac_ns >= 0.0) {
-            return Err("server.sched_timer_us and server.mac_ns must not be negative".into());
-        }
-        cfg.nic.sched_timer_cycles = (s.sched_timer_us * cfg.timing.clock_hz as f64 / 1e6).round() as u64;
-        cfg.port.mac_fs = Time::from_ns_f64(s.mac_ns).0;
+        cfg.nic.sched_timer_cycles =
+            check::sched_timer_cycles(s.sched_timer_us, "server.sched_timer_us", hz)?;
+        cfg.port.mac_fs = time_ns(s.mac_ns, "server.mac_ns")?.as_fs();
         cfg.program_name = "service".into();
         cfg.args = s.args.clone();
-        cfg.max_cycles = u64::MAX / 2;
+        // Each run ends at its deadline (last send + drain, at most two hours: both keys
+        // are at most one); the cycle limit only has to lie beyond it.
+        cfg.max_cycles = check::max_cycles(hz);
         cfg.validate().map_err(|e| format!("server: {e}"))?;
         Ok(cfg)
     }
@@ -141,15 +165,13 @@ impl LoadFile {
     /// One load spec per offered rate.
     pub fn specs(&self) -> Result<Vec<LoadSpec>, String> {
         let l = &self.load;
-        if l.rates_mrps.is_empty() {
-            return Err("load.rates_mrps: at least one rate is needed".into());
-        }
+        l.check(crate::cluster::available_memory())?;
         let arrivals = match l.arrivals.as_str() {
             "fixed" => Arrivals::Fixed,
-            "exponential" => Arrivals::Exponential,
-            a => return Err(format!("load.arrivals: \"{a}\" is not \"fixed\" or \"exponential\"")),
+            _ => Arrivals::Exponential,
         };
         let classes = l.class.iter().map(ClassFile::to_class).collect::<Result<Vec<_>, _>>()?;
+        let drain = time_us(l.drain_us, "load.drain_us")?;
         let spec = |rate_mrps| LoadSpec {
             seed: l.seed,
             rate_mrps,
@@ -157,7 +179,7 @@ impl LoadFile {
             warmup: l.warmup,
             arrivals,
             classes: classes.clone(),
-            drain: Time::from_ns_f64(l.drain_us * 1e3),
+            drain,
         };
         let specs: Vec<LoadSpec> = l.rates_mrps.iter().map(|&r| spec(r)).collect();
         specs.iter().try_for_each(LoadSpec::validate)?;
@@ -165,7 +187,90 @@ impl LoadFile {
     }
 }
 
+impl ServerFile {
+    fn check(&self) -> Result<(), String> {
+        let hz = NodeConfig::default().timing.clock_hz;
+        within(self.cores, 1, 64, "server.cores", "")?;
+        self.jbsq_n.map(|v| within(v, 1, u32::MAX, "server.jbsq_n", "")).transpose()?;
+        self.msg_cycles.map(|v| check::cycles(v, "server.msg_cycles", hz)).transpose()?;
+        self.idle_cycles.map(|v| check::cycles(v, "server.idle_cycles", hz)).transpose()?;
+        check::sched_timer_cycles(self.sched_timer_us, "server.sched_timer_us", hz)?;
+        time_ns(self.mac_ns, "server.mac_ns")?;
+        Ok(())
+    }
+}
+
+/// Most requests per second the generator can offer, millions: one per femtosecond (send
+/// times are whole, strictly increasing femtoseconds, loadgen.rs).
+const MAX_RATE_MRPS: f64 = 1e9;
+/// Bytes one request takes over a run, an *estimate*: the request record, its message in
+/// the host's script and in the event queue, the reply and its record (measured: about
+/// 0.37 KB per request between 20,000 and 200,000 requests of 2-word messages; rounded up).
+const BYTES_PER_REQUEST: u64 = 512;
+
+impl LoadSection {
+    /// Check every value; `available` bytes of memory bound the number of requests.
+    fn check(&self, available: Option<u64>) -> Result<(), String> {
+        if self.rates_mrps.is_empty() {
+            return Err("load.rates_mrps: at least one rate is needed".into());
+        }
+        self.check_requests(available)?;
+        self.rates_mrps.iter().try_for_each(|&r| self.check_rate(r))?;
+        match self.arrivals.as_str() {
+            "fixed" | "exponential" => {}
+            a => return Err(format!("load.arrivals: \"{a}\" is not \"fixed\" or \"exponential\"")),
+        }
+        time_us(self.drain_us, "load.drain_us")?;
+        self.class.iter().try_for_each(ClassFile::check)
+    }
+
+    fn check_requests(&self, available: Option<u64>) -> Result<(), String> {
+        if self.requests <= self.warmup {
+            return Err(format!(
+                "load.requests: {} must be more than load.warmup ({})",
+                self.requests, self.warmup
+            ));
+        }
+        let need = (self.requests as u64).saturating_mul(BYTES_PER_REQUEST);
+        match available {
+            Some(have) if need > have => Err(format!(
+                "load.requests: {} requests need about {:.1} GB (an estimate, {BYTES_PER_REQUEST} \
+                 bytes each), more than the {:.1} GB of memory available",
+                self.requests,
+                need as f64 / 1e9,
+                have as f64 / 1e9
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// A rate: positive, at most [`MAX_RATE_MRPS`], and its sends span at most one hour.
+    fn check_rate(&self, r: f64) -> Result<(), String> {
+        within_f64(r, f64::MIN_POSITIVE, MAX_RATE_MRPS, "load.rates_mrps", " Mrps")?;
+        let span_us = self.requests as f64 / r;
+        if span_us > check::MAX_KEY_US {
+            return Err(format!(
+                "load.rates_mrps: {} requests at {r} Mrps take about {:.3e} s to send, more \
+                 than the one-hour limit of simulated time",
+                self.requests,
+                span_us / 1e6
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl ClassFile {
+    fn check(&self) -> Result<(), String> {
+        let key = |k: &str| format!("load.class \"{}\": {k}", self.name);
+        fraction(self.fraction, &key("fraction"))?;
+        time_ns(self.service_ns, &key("service_ns"))?;
+        if let Some(m) = self.max_ns {
+            time_ns(m, &key("max_ns"))?;
+        }
+        Ok(())
+    }
+
     fn to_class(&self) -> Result<Class, String> {
         let service = match self.service.as_str() {
             "fixed" => Service::Fixed { ns: self.service_ns },
@@ -223,6 +328,65 @@ mod tests {
         assert!(bad("requests = 10", "requests = 10\narrivals = \"poisson\"").contains("load.arrivals"));
         let e = toml::from_str::<LoadFile>(&MIN.replace("requests", "requsts")).unwrap_err().to_string();
         assert!(e.contains("requsts"), "{e}");
+    }
+
+    /// The error for `MIN` with `from` replaced by `to`; it must start with `key`.
+    fn refused(from: &str, to: &str, key: &str) -> String {
+        let e = LoadFile::parse(&MIN.replace(from, to)).err().unwrap_or_else(|| panic!("accepted {to}"));
+        assert!(e.starts_with(&format!("{key}: ")), "{to}: {e}");
+        e
+    }
+
+    #[test]
+    fn the_default_limit_fits_simulated_time() {
+        // `u64::MAX / 2` cycles overflowed `Time` when the run began.
+        let f = LoadFile::parse(MIN).unwrap();
+        let cfg = f.node_config().unwrap();
+        assert!(cfg.max_cycles <= check::max_cycles(cfg.timing.clock_hz));
+        assert!(nanopu_sim::Clock::from_hz(cfg.timing.clock_hz)
+            .unwrap()
+            .period()
+            .as_fs()
+            .checked_mul(cfg.max_cycles)
+            .is_some());
+    }
+
+    #[test]
+    fn times_are_checked_not_clamped() {
+        let e = refused("requests = 10", "requests = 10\ndrain_us = -1.0", "load.drain_us");
+        assert!(e.contains("-1 us"), "{e}");
+        refused("requests = 10", "requests = 10\ndrain_us = 1e30", "load.drain_us");
+        refused("requests = 10", "requests = 10\ndrain_us = nan", "load.drain_us");
+        refused("service_ns = 500.0", "service_ns = 1e30", "load.class \"a\": service_ns");
+        refused("service_ns = 500.0", "service_ns = 500.0\nmax_ns = -1.0", "load.class \"a\": max_ns");
+        refused("fraction = 1.0", "fraction = nan", "load.class \"a\": fraction");
+        let server = |extra: &str| ("elf = \"s.elf\"".to_string(), format!("elf = \"s.elf\"\n{extra}"));
+        for (extra, key) in [
+            ("sched_timer_us = -5.0", "server.sched_timer_us"),
+            ("sched_timer_us = 1e-9", "server.sched_timer_us"),
+            ("mac_ns = -1.0", "server.mac_ns"),
+            ("mac_ns = 1e30", "server.mac_ns"),
+            ("msg_cycles = 9223372036854775807", "server.msg_cycles"),
+            ("idle_cycles = 9223372036854775807", "server.idle_cycles"),
+            ("cores = 0", "server.cores"),
+            ("jbsq_n = 0", "server.jbsq_n"),
+        ] {
+            let (from, to) = server(extra);
+            refused(&from, &to, key);
+        }
+    }
+
+    #[test]
+    fn rates_and_requests_are_bounded() {
+        for r in ["0.0", "-1.0", "nan", "inf", "1e300"] {
+            refused("rates_mrps = [1.0]", &format!("rates_mrps = [{r}]"), "load.rates_mrps");
+        }
+        let e = refused("rates_mrps = [1.0]", "rates_mrps = [1e-9]", "load.rates_mrps");
+        assert!(e.contains("one-hour"), "{e}");
+        let l = LoadFile::parse(MIN).unwrap().load;
+        let e = LoadSection { requests: 1 << 40, ..l.clone() }.check(Some(8 << 30)).unwrap_err();
+        assert!(e.starts_with("load.requests: ") && e.contains("an estimate"), "{e}");
+        assert!(LoadSection { requests: 20_000, ..l }.check(Some(8 << 30)).is_ok());
     }
 
     #[test]

@@ -87,3 +87,70 @@ fn spinning_program_reports_every_core() {
         assert!(text.contains(&format!("core {core}: pc 0x")), "{text}");
     }
 }
+
+/// A valid four-node all-to-all of `bytes`-byte messages, plus `extra` TOML.
+fn alltoall(bytes: u32, extra: &str) -> nanopu_cluster::cluster_config::ClusterFile {
+    let text = format!(
+        "max_us = 1000.0\n[topology]\nkind = \"star\"\nnodes = 4\n[[program]]\nnodes = \"all\"\n\
+         elf = \"apps/alltoall.elf\"\nargs = [\"4\", \"{bytes}\"]\n{extra}"
+    );
+    nanopu_cluster::cluster_config::ClusterFile::parse(&text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn cluster_error(f: &nanopu_cluster::cluster_config::ClusterFile) -> String {
+    match Simulation::cluster(f, &sw_build()) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("accepted {f:?}"),
+    }
+}
+
+#[test]
+fn cluster_values_out_of_range_are_refused_before_anything_is_built() {
+    use nanopu_cluster::cluster_config::{ClusterFile, FaultFile};
+    // Fields set after parsing, as the sort harness does, are checked too. Before: a
+    // billion nodes aborted on allocation; 1e30 ns of propagation wrapped to 0; an
+    // infinite max_us ran on; an rto of 1e-9 us filled memory; a negative down time
+    // became 0; max_cycles was ignored.
+    let down = |at| vec![FaultFile { link: "node:1".into(), down_at_us: Some(at), drop_prob: None }];
+    type Edit = Box<dyn Fn(&mut ClusterFile)>;
+    let edits: [(&str, Edit); 7] = [
+        ("topology.nodes: 1000000000", Box::new(|f| f.topology.nodes = Some(1_000_000_000))),
+        ("link.propagation_ns: 1e30", Box::new(|f| f.link.propagation_ns = 1e30)),
+        ("max_us: inf", Box::new(|f| f.max_us = f64::INFINITY)),
+        ("max_us: must be positive", Box::new(|f| f.max_us = 0.0)),
+        ("transport_params.rto_us: 1e-9", Box::new(|f| f.transport_params.rto_us = Some(1e-9))),
+        ("faults.down_at_us: -5", Box::new(move |f| f.faults = down(-5.0))),
+        ("node.max_cycles", Box::new(|f| f.node.max_cycles = Some(1_000))),
+    ];
+    for (start, edit) in edits {
+        let mut f = alltoall(8, "");
+        edit(&mut f);
+        let e = cluster_error(&f);
+        assert!(e.starts_with(start), "{start}: {e}");
+    }
+}
+
+#[test]
+fn a_cluster_larger_than_memory_is_refused_with_an_estimate() {
+    if !std::path::Path::new("/proc/meminfo").exists() {
+        return; // the available memory is unknown here: nothing to compare with
+    }
+    // 2^20 nodes of 64 cores: about 416 GB before the first instruction.
+    let mut f = alltoall(8, "[node]\ncores = 64\n");
+    f.topology.nodes = Some(1 << 20);
+    let e = cluster_error(&f);
+    assert!(e.starts_with("topology: ") && e.contains("an estimate") && e.contains("GB"), "{e}");
+}
+
+#[test]
+fn a_message_larger_than_the_tx_queue_is_refused_or_gets_a_queue_that_holds_it() {
+    // Before: max_msg_bytes = 8192 was accepted and every 8 KiB message waited forever for
+    // room in the 8 KiB TX queue (header and payload take 1,025 words of its 1,024).
+    let text = "max_us = 1000.0\n[topology]\nkind = \"star\"\nnodes = 4\n[node]\nmax_msg_bytes = 8192\n\
+                [[program]]\nnodes = \"all\"\nelf = \"apps/alltoall.elf\"\nargs = [\"4\", \"8192\"]\n";
+    let e = nanopu_cluster::cluster_config::ClusterFile::parse(text).unwrap_err();
+    assert!(e.starts_with("node.max_msg_bytes: ") && e.contains("node.tx_queue_bytes"), "{e}");
+    let f = alltoall(8192, "[node]\nmax_msg_bytes = 8192\ntx_queue_bytes = 8208\n");
+    let mut sim = Simulation::cluster(&f, &sw_build()).unwrap();
+    assert!(matches!(sim.run(), Ok(nanopu_cluster::Outcome::AllExited)));
+}

@@ -10,10 +10,12 @@ pub struct NicParams {
     /// Local RX queue per core in bytes, split evenly over `contexts_per_core` contexts.
     /// Default 16 KiB (SPEC section 2).
     pub rx_queue_bytes: u32,
-    /// TX queue per core in bytes. Default 8 KiB (SPEC section 2).
+    /// TX queue per core in bytes. Default 8 KiB (SPEC section 2). A message leaves only
+    /// once all its words are queued, so the largest message must fit in it (`validate`).
     pub tx_queue_bytes: u32,
     /// Largest message payload in bytes. Default 2,048 (prototype maximum, SPEC section 2);
-    /// the header's 16-bit length field caps it at 65,535.
+    /// the header's 16-bit length field caps it at 65,535. Above 8,176 the TX queue must
+    /// grow with it (see [`NicParams::tx_queue_bytes_for`]).
     pub max_msg_bytes: u32,
     /// Cycles from a message's arrival at the NIC to its header word being readable from
     /// netRX. Default 6 (prototype RX path, SPEC section 3 calibration target).
@@ -36,6 +38,15 @@ pub struct NicParams {
     /// scheduler (default). The loader passes it to the nanokernel in the boot page; the NIC
     /// itself behaves the same either way (SPEC section 3: "e.g. every 5 us" = 16,000).
     pub sched_timer_cycles: u64,
+}
+
+/// TX queue words a message takes besides its payload: the header and, for multicast, the
+/// group word (`Message::tx_words`).
+const TX_OVERHEAD_WORDS: usize = 2;
+
+/// TX queue words of the largest message of `max_msg_bytes` bytes.
+fn tx_words_of(max_msg_bytes: u32) -> usize {
+    TX_OVERHEAD_WORDS + (max_msg_bytes as usize).div_ceil(8)
 }
 
 /// Core selection policy of the NIC (SPEC section 3).
@@ -98,11 +109,66 @@ impl NicParams {
         check(self.jbsq_n >= 1, "jbsq_n", "must be at least 1")?;
         check(self.rx_path_cycles >= 1, "rx_path_cycles", "must be at least 1")
     }
+
+    /// A core writes a whole message into its TX queue before the NIC takes it (nic.rs,
+    /// `tx_room`): a message larger than the queue would leave the core waiting forever.
+    /// The error names both keys, as the caller spells them. Not part of `validate`: a NIC
+    /// with a small queue is fine for programs that send small messages (the NIC's tests),
+    /// so the run configurations check it (`NodeConfig::validate`, cluster files).
+    pub fn check_message_fits(&self, max_key: &str, queue_key: &str) -> Result<(), String> {
+        let need = tx_words_of(self.max_msg_bytes);
+        if need <= self.tx_queue_words() {
+            return Ok(());
+        }
+        Err(format!(
+            "{max_key}: a message of {} bytes takes {need} words of the TX queue (header, \
+             multicast group word, payload) but {queue_key} = {} holds {}, so a core writing \
+             it would wait forever; set {queue_key} to at least {} or {max_key} to at most {}",
+            self.max_msg_bytes,
+            self.tx_queue_bytes,
+            self.tx_queue_words(),
+            Self::tx_queue_bytes_for(self.max_msg_bytes),
+            Self::max_msg_bytes_for(self.tx_queue_bytes),
+        ))
+    }
+
+    /// The smallest TX queue, bytes, that holds a message of `max_msg_bytes`.
+    pub fn tx_queue_bytes_for(max_msg_bytes: u32) -> u32 {
+        tx_words_of(max_msg_bytes) as u32 * 8
+    }
+
+    /// The largest message, bytes, a TX queue of `tx_queue_bytes` holds (8 KiB: 8,176).
+    pub fn max_msg_bytes_for(tx_queue_bytes: u32) -> u32 {
+        (tx_queue_bytes / 8).saturating_sub(TX_OVERHEAD_WORDS as u32) * 8
+    }
     /// Words of local RX queue per context.
     pub fn rx_words_per_context(&self) -> usize {
         (self.rx_queue_bytes as usize / 8) / self.contexts_per_core
     }
     pub fn tx_queue_words(&self) -> usize {
         self.tx_queue_bytes as usize / 8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prototype_queue_holds_messages_up_to_8176_bytes() {
+        assert_eq!(NicParams::max_msg_bytes_for(8 * 1024), 8176);
+        assert_eq!(NicParams::tx_queue_bytes_for(8176), 8192);
+        let p = |m, q| NicParams { max_msg_bytes: m, tx_queue_bytes: q, ..NicParams::default() };
+        let fits = |m, q| p(m, q).check_message_fits("m", "q");
+        assert!(fits(8176, 8192).is_ok());
+        assert!(fits(65_535, NicParams::tx_queue_bytes_for(65_535)).is_ok());
+    }
+
+    #[test]
+    fn a_message_larger_than_the_tx_queue_is_refused() {
+        let p = NicParams { max_msg_bytes: 8192, ..NicParams::default() };
+        let e = p.check_message_fits("nic.max_msg_bytes", "nic.tx_queue_bytes").unwrap_err();
+        assert!(e.contains("nic.max_msg_bytes") && e.contains("nic.tx_queue_bytes"), "{e}");
+        assert!(e.contains("at least 8208") && e.contains("at most 8176"), "{e}");
     }
 }

@@ -53,9 +53,8 @@ impl Time {
     }
     /// `self + rhs`, or an error naming `what` past [`Time::MAX`].
     pub fn checked_add_named(self, rhs: Time, what: &str) -> Result<Time, String> {
-        self.checked_add(rhs).ok_or_else(|| {
-            format!("{what}: {} + {} is past the simulated time limit {}", self, rhs, max_text())
-        })
+        self.checked_add(rhs)
+            .ok_or_else(|| format!("{what}: {self} + {rhs} is past the limit of simulated time, about 5.1 h"))
     }
     /// From a number of nanoseconds given by a user (config key or flag `what`): refuses
     /// NaN, negative, infinite and anything past [`Time::MAX`] (about 1.8e13 ns, 5.1 h),
@@ -67,29 +66,30 @@ impl Time {
     pub fn checked_from_us_f64(us: f64, what: &str) -> Result<Time, String> {
         checked_scaled(us, FS_PER_US, "us", what)
     }
-    /// The largest number of `unit`s (`FS_PER_*`) a `Time` holds, as f64.
-    pub fn max_in(fs_per_unit: u64) -> f64 {
-        (u64::MAX / fs_per_unit) as f64
-    }
 }
 
-/// "18446744073709 ns (about 5.1 h)": the limit as error messages give it.
-fn max_text() -> String {
-    format!("{} ns (about 5.1 h)", u64::MAX / FS_PER_NS)
+/// `v` as error messages show it: exponent notation when the digits would be many.
+pub fn show(v: f64) -> String {
+    if v.is_finite() && v != 0.0 && !(1e-4..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
 }
 
 /// `v` units of `fs_per_unit` femtoseconds, checked; `unit` and `what` name it in errors.
 fn checked_scaled(v: f64, fs_per_unit: u64, unit: &str, what: &str) -> Result<Time, String> {
     if v.is_nan() || v < 0.0 {
-        return Err(format!("{what}: {v} {unit} is not a time (must be 0 or more)"));
+        return Err(format!("{what}: {} {unit} is not a time (must be 0 or more)", show(v)));
     }
     let fs = (v * fs_per_unit as f64).round();
     // u64::MAX as f64 rounds up to 2^64, so `>=` refuses exactly what `as u64` would clamp.
     if !fs.is_finite() || fs >= u64::MAX as f64 {
-        let max = Time::max_in(fs_per_unit);
+        let max = u64::MAX / fs_per_unit;
         return Err(format!(
-            "{what}: {v} {unit} is past the simulated time limit of {max:e} {unit} ({})",
-            max_text()
+            "{what}: {} {unit} is past the limit of {max} {unit}, about 5.1 h of simulated time \
+             (u64 femtoseconds)",
+            show(v)
         ));
     }
     Ok(Time(fs as u64))
@@ -155,9 +155,17 @@ impl Clock {
     }
 }
 
-/// Serialization time of `bytes` on a link of `bits_per_sec`, rounded up to a femtosecond.
+/// Serialization time of `bytes` on a link of `bits_per_sec`, rounded up to a femtosecond
+/// (`Time::MAX` if it does not fit). Above 2,305 bytes, bits times femtoseconds per second
+/// pass `u64` (a whole message on the test host's link): those take 128-bit arithmetic.
 pub fn serialization(bytes: u64, bits_per_sec: u64) -> Time {
-    Time((bytes * 8 * FS_PER_S).div_ceil(bits_per_sec))
+    match bytes.checked_mul(8 * FS_PER_S) {
+        Some(fs_bits) => Time(fs_bits.div_ceil(bits_per_sec)),
+        None => {
+            let fs = (bytes as u128 * (8 * FS_PER_S) as u128).div_ceil(bits_per_sec as u128);
+            Time(u64::try_from(fs).unwrap_or(u64::MAX))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -191,10 +199,10 @@ mod tests {
         for v in [f64::NAN, -1.0, -0.001, f64::INFINITY, f64::NEG_INFINITY, 1.85e13, 1e30] {
             let e = Time::checked_from_ns_f64(v, "link.propagation_ns").unwrap_err();
             assert!(e.starts_with("link.propagation_ns: "), "{e}");
-            assert!(e.contains(&format!("{v}")), "{e}");
+            assert!(e.contains(&show(v)), "{e}");
         }
         let e = Time::checked_from_ns_f64(1e30, "x").unwrap_err();
-        assert!(e.contains("18446744073709 ns"), "{e}");
+        assert!(e.contains("1e30 ns") && e.contains("18446744073709 ns"), "{e}");
     }
 
     #[test]
@@ -218,5 +226,12 @@ mod tests {
     fn serialization_at_200g() {
         assert_eq!(serialization(1, 200_000_000_000), Time::from_fs(40_000));
         assert_eq!(serialization(1088, 200_000_000_000), Time::from_ps(43_520));
+    }
+
+    #[test]
+    fn serialization_of_a_whole_message_does_not_overflow() {
+        // 65,535 bytes and 64 headers: bits x fs/s is 5.6e20, past u64.
+        assert_eq!(serialization(69_631, 200_000_000_000), Time::from_fs(69_631 * 40_000));
+        assert_eq!(serialization(u64::MAX / 8, 1), Time::MAX);
     }
 }

@@ -12,6 +12,86 @@ pub enum Topology {
     LeafSpine { nodes_per_leaf: u32, leaves: u32, spines: u32 },
 }
 
+/// How big a topology is; every count fits its `u32` once [`Topology::size`] accepted it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Size {
+    pub nodes: u32,
+    pub switches: u32,
+    /// Ports of every switch (switches of a kind share the largest count, `Wiring`).
+    pub ports_per_switch: u32,
+    /// Node ports plus switch ports.
+    pub ports: u32,
+}
+
+impl Topology {
+    /// Most nodes a topology may have: 2^20. Node n is 10.0.0.(2+n) (docs/models/network.md),
+    /// which stays inside 10.0.0.0/8 up to 2^24 - 3 nodes; 2^20 is the fabric's limit since it
+    /// was written, 64 times the largest cluster run (16,384 nodes, README). Memory, not this
+    /// encoding, is what stops most configurations first (checked when a cluster is built).
+    pub const MAX_NODES: u64 = 1 << 20;
+    /// Most ports on one switch: a star's one switch has a port per node.
+    pub const MAX_SWITCH_PORTS: u64 = Self::MAX_NODES;
+    /// Most ports (node and switch) in all: port ids are `u32`, and port i's link draws from RNG
+    /// stream i, below the switches' streams at 2^32 (`Fabric::new`).
+    pub const MAX_PORTS: u64 = u32::MAX as u64;
+
+    /// The topology's counts, computed without wrapping and checked against the limits
+    /// above; the error names the `topology.*` key.
+    pub fn size(&self) -> Result<Size, String> {
+        let (nodes, switches, per_switch) = match *self {
+            Topology::Star { nodes } => star_counts(nodes)?,
+            Topology::LeafSpine { nodes_per_leaf, leaves, spines } => {
+                leaf_spine_counts(nodes_per_leaf as u64, leaves as u64, spines as u64)?
+            }
+        };
+        let ports = nodes + switches * per_switch;
+        if ports > Topology::MAX_PORTS {
+            return Err(format!(
+                "topology: {ports} ports in all ({switches} switches of {per_switch} ports, \
+                 {nodes} nodes), more than the limit of {} (port ids are 32-bit)",
+                Topology::MAX_PORTS
+            ));
+        }
+        let n = |v: u64| v as u32;
+        Ok(Size { nodes: n(nodes), switches: n(switches), ports_per_switch: n(per_switch), ports: n(ports) })
+    }
+}
+
+/// (nodes, switches, ports per switch) of a star.
+fn star_counts(nodes: u32) -> Result<(u64, u64, u64), String> {
+    let nodes = nodes as u64;
+    at_least_one(nodes, "topology.nodes")?;
+    at_most(nodes, Topology::MAX_NODES, "topology.nodes", "nodes")?;
+    Ok((nodes, 1, nodes))
+}
+
+/// (nodes, switches, ports per switch) of a leaf-spine: a leaf has `d` down and `s` up
+/// ports, a spine one port per leaf.
+fn leaf_spine_counts(d: u64, l: u64, s: u64) -> Result<(u64, u64, u64), String> {
+    at_least_one(d, "topology.nodes_per_leaf")?;
+    at_least_one(l, "topology.leaves")?;
+    at_least_one(s, "topology.spines")?;
+    let what = format!("nodes ({d} x {l})");
+    at_most(d * l, Topology::MAX_NODES, "topology.nodes_per_leaf x topology.leaves", &what)?;
+    let what = format!("ports on a leaf ({d} down, {s} up)");
+    at_most(d + s, Topology::MAX_SWITCH_PORTS, "topology.nodes_per_leaf + topology.spines", &what)?;
+    Ok((d * l, l + s, (d + s).max(l)))
+}
+
+fn at_least_one(v: u64, key: &str) -> Result<(), String> {
+    if v == 0 {
+        return Err(format!("{key}: must be at least 1"));
+    }
+    Ok(())
+}
+
+fn at_most(v: u64, max: u64, key: &str, what: &str) -> Result<(), String> {
+    if v > max {
+        return Err(format!("{key}: {v} {what}, more than the limit of {max}"));
+    }
+    Ok(())
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UplinkChoice {
     /// A random uplink per packet (the switch's RNG stream).
@@ -53,6 +133,12 @@ pub struct SwitchParams {
     /// A multicast copy lost on a hop is resent after this long. Default 10 us (*estimate*:
     /// several hop round trips).
     pub mcast_timeout_fs: u64,
+}
+
+impl SwitchParams {
+    /// Largest byte limit of one band: 8 bands of it plus a packet stay within a port's `u32`
+    /// byte count (port.rs); 256 MiB is thousands of times the 80 KB the prototype used.
+    pub const MAX_BAND_BYTES: u32 = 1 << 28;
 }
 
 impl Default for SwitchParams {
@@ -115,25 +201,53 @@ impl FabricParams {
     pub fn validate(&self) -> Result<(), String> {
         let check =
             |ok: bool, f: &str, why: &str| if ok { Ok(()) } else { Err(format!("fabric.{f}: {why}")) };
-        let (nodes, ok_topo) = match self.topology {
-            Topology::Star { nodes } => (nodes, nodes >= 1),
-            Topology::LeafSpine { nodes_per_leaf: d, leaves: l, spines: s } => {
-                (d * l, d >= 1 && l >= 1 && s >= 1)
-            }
-        };
-        check(ok_topo && nodes <= 1 << 20, "topology", "needs at least one node, leaf and spine")?;
+        self.topology.size()?;
         check(self.link.rate_bps > 0, "link.rate_bps", "must be positive")?;
         check((0.0..1.0).contains(&self.link.drop_prob), "link.drop_prob", "must be in [0, 1)")?;
         check((1..=8).contains(&self.switch.bands), "switch.bands", "must be 1..=8")?;
         let n = self.switch.band_bytes.len();
         check(n == self.switch.bands as usize, "switch.band_bytes", "needs one limit per band")?;
         check(
-            self.switch.band_bytes.iter().all(|&b| b >= 72),
+            self.switch.band_bytes.iter().all(|&b| (72..=SwitchParams::MAX_BAND_BYTES).contains(&b)),
             "switch.band_bytes",
-            "each limit must hold a 72-byte header",
+            "each limit must be 72 (a header)..=268435456 bytes",
         )?;
         let probs_ok = self.faults.iter().all(|f| f.drop_prob.is_none_or(|p| (0.0..1.0).contains(&p)));
         check(probs_ok, "faults.drop_prob", "must be in [0, 1)")?;
         check(self.switch.mcast_timeout_fs > 0, "switch.mcast_timeout", "must be positive")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ls(d: u32, l: u32, s: u32) -> Result<Size, String> {
+        Topology::LeafSpine { nodes_per_leaf: d, leaves: l, spines: s }.size()
+    }
+
+    #[test]
+    fn sizes_of_valid_topologies() {
+        let s = ls(64, 256, 64).unwrap();
+        assert_eq!((s.nodes, s.switches, s.ports_per_switch, s.ports), (16_384, 320, 256, 98_304));
+        let s = Topology::Star { nodes: 1 << 20 }.size().unwrap();
+        assert_eq!((s.nodes, s.switches, s.ports), (1 << 20, 1, 1 << 21));
+    }
+
+    #[test]
+    fn sizes_that_wrapped_or_overflowed_are_refused() {
+        // 65,536 x 65,536 nodes wrapped to 0 in u32; 65,537 x 65,537 indexed out of bounds.
+        let e = ls(65_536, 65_536, 1).unwrap_err();
+        assert!(e.contains("topology.nodes_per_leaf x topology.leaves") && e.contains("4294967296"), "{e}");
+        assert!(ls(65_537, 65_537, 1).unwrap_err().contains("1048576"));
+        let e = ls(4, 4, u32::MAX).unwrap_err();
+        assert!(e.contains("topology.nodes_per_leaf + topology.spines"), "{e}");
+        // 100,000 spines: 10^10 ports (45-68 GB) once allocated.
+        let e = ls(4, 4, 100_000).unwrap_err();
+        assert!(e.starts_with("topology: ") && e.contains("4294967295"), "{e}");
+        let e = Topology::Star { nodes: 1_048_577 }.size().unwrap_err();
+        assert!(e.starts_with("topology.nodes: 1048577") && e.contains("1048576"), "{e}");
+        assert!(ls(0, 4, 1).unwrap_err().contains("topology.nodes_per_leaf"));
+        assert!(Topology::Star { nodes: 0 }.size().unwrap_err().contains("topology.nodes"));
     }
 }

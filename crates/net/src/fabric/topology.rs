@@ -1,6 +1,6 @@
 //! Wiring: which port's link leads where, and where a switch sends a packet.
 
-use super::params::{Topology, UplinkChoice};
+use super::params::{Size, Topology, UplinkChoice};
 use crate::packet::Packet;
 use nanopu_sim::div::Div32;
 use nanopu_sim::Rng;
@@ -35,17 +35,19 @@ pub struct Wiring {
 }
 
 impl Wiring {
+    /// The wiring of a topology [`Topology::size`] accepts (`Fabric::new` checks it first:
+    /// past the limits its counts would wrap).
     pub fn new(topology: Topology) -> Wiring {
-        // (nodes, switches, ports per switch, nodes per leaf, spines); a star is one leaf.
-        let (nodes, switches, ports_per_switch, d, spines) = match topology {
-            Topology::Star { nodes } => (nodes, 1, nodes, 1, 1),
-            Topology::LeafSpine { nodes_per_leaf: d, leaves: l, spines: s } => {
-                (d * l, l + s, (d + s).max(l), d, s)
-            }
+        let size = topology.size().expect("a topology within the limits (FabricParams::validate)");
+        // Nodes per leaf and spines; a star is one leaf under one spine.
+        let (d, spines) = match topology {
+            Topology::Star { .. } => (1, 1),
+            Topology::LeafSpine { nodes_per_leaf: d, spines: s, .. } => (d, s),
         };
-        let (per_switch, per_leaf) = (Div32::new(ports_per_switch.max(1)), Div32::new(d.max(1)));
-        let spines = spines.max(1) as u64;
+        let (per_switch, per_leaf) = (Div32::new(size.ports_per_switch), Div32::new(d));
+        let spines = spines as u64;
         let spray_threshold = spines.wrapping_neg() % spines;
+        let Size { nodes, switches, ports_per_switch, .. } = size;
         Wiring { topology, nodes, switches, ports_per_switch, per_switch, per_leaf, spray_threshold }
     }
 
