@@ -27,9 +27,13 @@ impl Simulation {
         let exact_until = peek.min(self.nodes[n].others_horizon(c)).min(other_nodes).min(self.horizon);
         let node = &mut self.nodes[n];
         let core = &mut node.cores[c];
+        if std::mem::replace(&mut node.last_run, c) != c {
+            core.drop_reservation();
+        }
         let bound = if core.interrupts_enabled(NIC_IRQ_BIT) { exact_until.max(g + 1) } else { g + QUANTUM };
-        let until = bound.min(self.max_cycles.saturating_add(1));
+        let until = bound.min(g.saturating_add(self.run_ahead)).min(self.max_cycles.saturating_add(1));
         let mut plat = NodePlatform::new(&mut node.nic, g, exact_until, &node.spin_pcs);
+        plat.cross_node_cycles = self.cross_node_cycles;
         let exit = core.run(&mut node.mem, &mut plat, until);
         let (actions, last_rx) = (std::mem::take(&mut plat.actions), plat.last_rx);
         node.state[c] = CoreState::Scheduled(u64::MAX);
@@ -65,7 +69,11 @@ impl Simulation {
                 // dispatch that ran it.
                 self.exited_at = self.exited_at.max(self.at(local));
             }
-            Exit::Error(error) => return Err(SimError::Core { node: self.nodes[n].index, error }),
+            Exit::Error(error) => {
+                self.running_cores -= 1;
+                let t = self.at(local);
+                self.fail(t, self.nodes[n].index, c, error);
+            }
         }
         Ok(())
     }

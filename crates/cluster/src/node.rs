@@ -42,6 +42,9 @@ pub struct Node {
     pub nic: Nic,
     /// Sorted PCs of the program's `lnic_wait()` loops (see `spin`).
     pub spin_pcs: Arc<Vec<u64>>,
+    /// The core that ran last on this node: a core's LR reservation survives from one run
+    /// to its next only if no other core ran in between (and so could have stored to it).
+    pub(crate) last_run: usize,
 }
 
 impl Node {
@@ -70,6 +73,7 @@ impl Node {
             mem,
             nic: Nic::new(cfg.nic.clone(), ip)?,
             spin_pcs,
+            last_run: usize::MAX,
         })
     }
 

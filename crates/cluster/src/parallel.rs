@@ -139,6 +139,20 @@ impl Plan {
         })
     }
 
+    /// The earliest core error of any partition, once it is before `to`: everything before
+    /// `to` has been simulated everywhere, so no earlier one can come (see `Simulation::fail`).
+    fn core_failure(&self, to: Time) -> Option<End> {
+        let mut first: Option<(usize, (Time, u32, usize))> = None;
+        for i in 0..self.slots.len() {
+            let key = self.slot(i).sim.failed.as_ref().map(|f| (f.0, f.1, f.2));
+            if let Some(k) = key.filter(|k| k.0 < to && first.is_none_or(|(_, f)| *k < f)) {
+                first = Some((i, k));
+            }
+        }
+        let (_, node, _, error) = self.slot(first?.0).sim.failed.take().expect("found");
+        Some(End::Failed(SimError::Core { node, error }))
+    }
+
     fn exchange(&self) {
         let mut guards: Vec<_> = (0..self.slots.len()).map(|i| self.slot(i)).collect();
         let mut sims: Vec<&mut Simulation> = guards.iter_mut().map(|g| &mut g.sim).collect();
@@ -176,8 +190,11 @@ impl Simulation {
         if let End::Panicked(p) = end {
             std::panic::resume_unwind(p);
         }
-        let parts: Vec<Simulation> =
+        let mut parts: Vec<Simulation> =
             plan.slots.into_iter().map(|m| m.into_inner().expect("partition").sim).collect();
+        for f in parts.iter_mut().filter_map(|p| p.failed.take()) {
+            self.fail(f.0, f.1, f.2, f.3);
+        }
         self.now = parts.iter().map(|p| p.now).max().unwrap_or(self.now);
         self.join(parts);
         match end {
@@ -220,7 +237,7 @@ impl Simulation {
                 .min(just_after(limit))
                 .min(self.deadline.map_or(Time(u64::MAX), just_after));
             plan.window(from, to);
-            if let Some(failed) = plan.failure() {
+            if let Some(failed) = plan.failure().or_else(|| plan.core_failure(to)) {
                 return failed;
             }
             plan.exchange();

@@ -25,12 +25,27 @@ pub struct NodePlatform<'a> {
     pub last_rx: Option<RxState>,
     /// Sorted PCs of `lnic_wait()` spin loops (see `spin`).
     spin_pcs: &'a [u64],
+    /// Fewest cycles from a send to another node to an answer from it (`Simulation`'s).
+    pub cross_node_cycles: u64,
 }
 
 impl<'a> NodePlatform<'a> {
     pub fn new(nic: &'a mut Nic, global: u64, exact_until: u64, spin_pcs: &'a [u64]) -> Self {
-        NodePlatform { nic, global, exact_until, actions: Vec::new(), last_rx: None, spin_pcs }
+        NodePlatform { nic, global, exact_until, actions: Vec::new(), last_rx: None, spin_pcs, cross_node_cycles: u64::MAX }
     }
+    /// The earliest cycle at which a message this core sends at `at` could change what a
+    /// core of this node reads: at once if it comes back to this node (loopback, or a
+    /// multicast group that may include it), else no sooner than a remote core's answer.
+    /// Not yet scheduled when the core reads on, so `exact_until` must account for it (the
+    /// run-ahead oracle, tests/run_ahead.rs, found a core polling for its own loopback).
+    fn reaches_back(&self, at: u64, msg: &nanopu_nic::Message) -> u64 {
+        if msg.dst_ip == self.nic.ip() || msg.group.is_some() {
+            at
+        } else {
+            at.saturating_add(self.cross_node_cycles)
+        }
+    }
+
     fn exact(&self, now: u64) -> bool {
         now <= self.global || now < self.exact_until
     }
@@ -60,7 +75,12 @@ impl Platform for NodePlatform<'_> {
         }
     }
     fn tx_push(&mut self, hart: usize, now: u64, word: u64) -> Result<(), String> {
-        self.nic.tx_push(hart, now, word, &mut self.actions)
+        let before = self.actions.len();
+        self.nic.tx_push(hart, now, word, &mut self.actions)?;
+        if let Some(Action::Send { at, msg, .. }) = self.actions.get(before) {
+            self.exact_until = self.exact_until.min(self.reaches_back(*at, msg));
+        }
+        Ok(())
     }
     fn csr_read(&mut self, hart: usize, now: u64, pc: u64, csr: u16) -> Access<u64> {
         let value = fault(self.nic.csr_read(hart, now, csr))?;

@@ -115,7 +115,17 @@ pub struct Simulation {
     pub unsettled: bool,
     /// The setting that raises the time limit, for messages (`set_limit_name`).
     limit_name: String,
+    /// Most cycles a core may run past global time in one dispatch (`set_run_ahead`).
+    pub(crate) run_ahead: u64,
+    /// The earliest core error so far, at the core's own time, with its node and core: it
+    /// is reported once global time has passed it (`fail`).
+    pub(crate) failed: Option<Failure>,
+    /// A partition of a partitioned run: its coordinator decides when a failure is final.
+    pub(crate) in_partition: bool,
 }
+
+/// A core error at (time, node, core).
+pub(crate) type Failure = (Time, u32, usize, nanopu_riscv::CoreError);
 
 impl Simulation {
     /// One node running `elf` under `cfg`, with an idle test host on its port.
@@ -160,6 +170,9 @@ impl Simulation {
             settling: false,
             unsettled: false,
             limit_name: "max_cycles".into(),
+            run_ahead: u64::MAX,
+            failed: None,
+            in_partition: false,
         })
     }
 
@@ -181,6 +194,8 @@ impl Simulation {
             base,
             events_before: 0,
             limit_name: self.limit_name.clone(),
+            failed: None,
+            in_partition: true,
             ..*self
         }
     }
@@ -219,6 +234,13 @@ impl Simulation {
     /// End the run with outcome `WallLimit` once it has taken this much host time.
     pub fn set_wall_limit(&mut self, limit: std::time::Duration) {
         self.wall_limit = Some(limit);
+    }
+
+    /// Let a core run at most `cycles` past global time per dispatch (default: unbounded,
+    /// up to what `exact_until` allows). Results must not depend on it: the run-ahead rule
+    /// is checked by comparing runs at one cycle with normal ones (tests/run_ahead.rs).
+    pub fn set_run_ahead(&mut self, cycles: u64) {
+        self.run_ahead = cycles.max(1);
     }
 
     /// Show progress on stderr during `run`.
@@ -264,7 +286,10 @@ impl Simulation {
             _ => self.run_partitioned(limit, &mut progress),
         };
         progress.finish();
-        end
+        match self.failed.take() {
+            Some((_, node, _, error)) => Err(SimError::Core { node, error }),
+            None => end,
+        }
     }
 
     fn event_loop(&mut self, limit: Time, progress: &mut Progress) -> Result<Outcome, SimError> {
@@ -302,6 +327,16 @@ impl Simulation {
             )));
         }
         Ok(())
+    }
+
+    /// A core stopped on an error at `t`. Cores run ahead of global time, so a later error
+    /// can be met first: keep the earliest (ties to the lowest node and core), and report it
+    /// once global time has passed it (`step`, `run`), whatever the run-ahead.
+    pub(crate) fn fail(&mut self, t: Time, node: u32, core: usize, error: nanopu_riscv::CoreError) {
+        let earlier = self.failed.as_ref().is_none_or(|f| (t, node, core) < (f.0, f.1, f.2));
+        if earlier {
+            self.failed = Some((t, node, core, error));
+        }
     }
 
     /// Stop with an error, not a panic, before the event queue overflows.
@@ -357,6 +392,10 @@ impl Simulation {
 
     /// Simulate the next thing, at `t`.
     pub(crate) fn step(&mut self, t: Time, core_next: bool) -> Result<(), SimError> {
+        if self.failed.as_ref().is_some_and(|f| t > f.0) && !self.in_partition {
+            let (_, node, _, error) = self.failed.take().expect("checked");
+            return Err(SimError::Core { node, error });
+        }
         self.now = t;
         if core_next {
             let (_, id) = self.cores_q.pop().expect("peeked");

@@ -176,8 +176,14 @@ impl Core {
             self.tlb_w = [NO_TLB; TLB_SIZE];
             self.tlb_gen = mem.page_gen;
         }
-        // Other harts may have run since: an LR reservation does not survive (an SC may
-        // fail spuriously, RISC-V unprivileged spec 13.2).
+    }
+
+    /// Another hart may have run since this one's last run (and stored to its reserved
+    /// address): drop the LR reservation; the next SC fails, as it may spuriously (RISC-V
+    /// unprivileged spec 13.2). The caller decides, so that a core that runs again with
+    /// nothing in between keeps it: dropping it at every run boundary would never let an
+    /// LR/SC loop succeed when the core yields between the two.
+    pub fn drop_reservation(&mut self) {
         self.reservation = None;
     }
 
