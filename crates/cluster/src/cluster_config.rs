@@ -1,64 +1,71 @@
 //! Cluster configuration files (TOML): topology, link and switch parameters, transport,
 //! which program runs on which nodes, faults, seed. Unknown keys are errors; every value is
 //! checked against its range when the file is parsed, before anything is built, and an
-//! error names its key, the value and the limit.
+//! error names its key, the value and the limit. Each key: example, default, range.
 //!
 //! ```toml
-//! seed = 1                      # any u64
-//! max_us = 1000.0               # simulated-time limit, us; default 10,000; > 0, at most 3.6e9 (1 h)
-//! transport = "ndp"             # or "homa"
+//! seed = 1                      # default 1; any u64
+//! max_us = 1000.0               # simulated-time limit, us; default 10,000; > 0, ..=3.6e9 (1 h)
+//! transport = "ndp"             # default; or "homa"
 //! [topology]
 //! kind = "star"                 # or "leaf-spine" with nodes_per_leaf, leaves, spines
-//! nodes = 81                    # 1..=1,048,576 (2^20), also nodes_per_leaf x leaves
+//! nodes = 81                    # no default; 1..=1,048,576 (2^20), as is nodes_per_leaf x
+//!                               # leaves; a leaf's nodes_per_leaf + spines ports too
 //! [link]
-//! rate_gbps = 200.0             # default 200; 0.001..=100,000
-//! propagation_ns = 43.75        # default 43.75; 0..=3.6e12 (1 h)
+//! rate_gbps = 200.0             # Gb/s; default 200; 0.001..=100,000
+//! propagation_ns = 43.75        # ns; default 43.75; 0..=3.6e12 (1 h)
 //! drop_prob = 0.0               # default 0; [0, 1)
 //! [switch]
-//! bands = 2                     # 1..=8; default 2 (NDP), 8 (Homa)
-//! band_bytes = [65536, 80000]   # per band, band 0 first; 72..=268,435,456 each
-//! trim = true
-//! latency_ns = 0.0              # default 0; 0..=3.6e12 (1 h)
-//! uplink = "spray"              # or "hash"
-//! multicast = true
-//! mcast_timeout_us = 10.0       # default 10; one hop's round trip ..=3.6e9 (see below)
+//! bands = 2                     # default 2 (NDP), 8 (Homa); 1..=8
+//! band_bytes = [65536, 80000]   # bytes per band, band 0 first; default [65536, 81920] (last
+//!                               # repeated); one per band, each 72..=268,435,456
+//! trim = true                   # default true (NDP), false (Homa)
+//! latency_ns = 0.0              # ns; default 0; 0..=3.6e12 (1 h)
+//! uplink = "spray"              # default; or "hash"
+//! multicast = true              # default true
+//! mcast_timeout_us = 10.0       # us; default 10; one hop's round-trip floor (below)..=3.6e9
 //! [node]
-//! cores = 4                     # 1..=64
-//! core_selection = "jbsq"       # or "rss"; also jbsq_n (>= 1, default 2), msg_cycles and
-//!                               # idle_cycles (default 3,000; at most 1 h of cycles),
-//!                               # sched_timer_us (timer-driven scheduler baseline; 0 or
-//!                               # 0.05..=3.6e9: a period shorter than the 160-cycle context
-//!                               # switch, docs/models/node.md, would only ever switch)
-//! max_msg_bytes = 2048          # 8..=65,535; the largest message must fit the TX queue:
-//! tx_queue_bytes = 8192         # default 8 KiB (SPEC, docs/models/node.md) holds 8,176 bytes
+//! cores = 4                     # default 4; 1..=64
+//! core_selection = "jbsq"       # default; or "rss"
+//! jbsq_n = 2                    # default 2; >= 1
+//! msg_cycles = 3000             # core cycles; default 3,000; ..=1.152e13 (1 h at 3.2 GHz)
+//! idle_cycles = 3000            # core cycles; default 3,000; ..=1.152e13
+//! sched_timer_us = 0.0          # timer-driven scheduler period, us; default 0 (NIC-driven);
+//!                               # 0 or 0.05 (a 160-cycle context switch)..=3.6e9
+//! max_msg_bytes = 2048          # bytes; default 2,048; 8..=65,535, and must fit the TX queue
+//! tx_queue_bytes = 8192         # bytes per core; default 8,192, which holds 8,176-byte messages
 //! [transport_params]
-//! rtt_pkts = 2                  # 1..=64 (a message has at most 64 packets)
-//! rto_us = 20.0                 # default 20; at least the round-trip floor below, ..=3.6e9
-//! rtt_bytes = 8192              # 1,024 (one segment)..=65,536 (64 segments)
-//! overcommit = 3                # >= 1
-//! tail_fraction = 0.0           # [0, 1]
-//! tail_delay_us = 0.0           # 0..=3.6e9
+//! rtt_pkts = 2                  # packets; default 2; 1..=64 (a message has at most 64)
+//! rto_us = 20.0                 # us; default 20; the longest path's round-trip floor..=3.6e9
+//! rtt_bytes = 8192              # bytes; default 8,192; 1,024 (one packet)..=65,536 (64)
+//! overcommit = 3                # messages; default 3; >= 1
+//! tail_fraction = 0.0           # default 0; [0, 1]
+//! tail_delay_us = 0.0           # us; default 0; 0..=3.6e9
 //! [[program]]
-//! nodes = "all"                 # "all", "3" or "0-79"
+//! nodes = "all"                 # "all", "3" or "0-79", within the topology's nodes
 //! elf = "sw/build/apps/incast.elf"
 //! args = ["80", "1024"]
 //! [[faults]]
-//! link = "node:3"               # or "leaf:L:up:S"
-//! down_at_us = 50.0             # 0..=3.6e9
-//! drop_prob = 0.1               # [0, 1)
+//! link = "node:3"               # or "leaf:L:up:S"; must exist in the topology
+//! down_at_us = 50.0             # us; absent: stays up; 0..=3.6e9
+//! drop_prob = 0.1               # absent: link.drop_prob; [0, 1)
 //! ```
 //!
 //! Why these limits: simulated time is a `u64` of femtoseconds (about 5.1 h), so every
 //! time-valued key is at most one hour and sums of them stay in range (`config::check`).
-//! Topology sizes are bounded by how nodes and ports are numbered (`nanopu_net::fabric::
-//! params`: 2^20 nodes, 2^20 ports per switch, 32-bit port ids), and `Simulation::cluster`
-//! also refuses a cluster whose estimated memory exceeds what the machine has. Retransmission
-//! (`rto_us`) and multicast hop (`mcast_timeout_us`) timeouts have a floor: one full packet's
-//! serialization plus an unloaded round trip (the longest path for `rto_us`, one hop for
-//! `mcast_timeout_us`); a shorter timeout resends before an acknowledgement could possibly
-//! arrive, again and again. Link rates below 1 Mb/s take 8.7 ms per packet, longer than a
-//! default run; above 100 Tb/s a byte takes under 80 fs and rounding to femtoseconds
-//! distorts the result by more than 1%. `[node] max_cycles` is refused: the limit is `max_us`.
+//! Topology sizes are bounded by how nodes and ports are numbered (`Topology::MAX_NODES`
+//! and the rest in `nanopu_net::fabric`: 2^20 nodes, 2^20 ports per switch, 32-bit port
+//! ids), and `Simulation::cluster` also refuses a cluster whose estimated memory exceeds what
+//! the machine has. Retransmission (`rto_us`) and multicast hop (`mcast_timeout_us`)
+//! timeouts have a floor: one full packet's serialization plus an unloaded round trip (the
+//! longest path for `rto_us`, one hop for `mcast_timeout_us`; 0.27 us and 0.13 us at the
+//! defaults); a shorter timeout resends before an acknowledgement could possibly arrive,
+//! every time. Link rates run from 1 Mb/s (a full packet takes 8.7 ms, most of a default
+//! run) to 100 Tb/s (500 times the prototype's 200 Gb/s): outside them the model's switch
+//! and NIC timings mean nothing, and far outside them bits per second overflow. A message
+//! is written whole into its core's TX queue before it leaves (`NicParams::
+//! check_message_fits`), so a larger `max_msg_bytes` needs a larger `tx_queue_bytes`, or it
+//! would wait forever. `[node] max_cycles` is refused: the limit is `max_us`.
 
 use crate::config::check::{self, fraction, loss, time_ns, time_us, within};
 use nanopu_net::fabric::{LinkId, SwitchParams, Topology};
@@ -332,7 +339,10 @@ impl ClusterFile {
         let prop = Time::from_ns_f64(self.link.propagation_ns).as_fs();
         let latency = Time::from_ns_f64(self.switch.latency_ns.unwrap_or(0.0)).as_fs();
         let switches = if links == 1 { 1 } else { links - 1 };
-        Time(links * (data + ctrl + 2 * prop) + 2 * switches * latency)
+        // In u128: four hour-long propagations pass u64 (the floor then exceeds any rto).
+        let fs = links as u128 * (data as u128 + ctrl as u128 + 2 * prop as u128)
+            + 2 * switches as u128 * latency as u128;
+        Time(u64::try_from(fs).unwrap_or(u64::MAX))
     }
 
     fn at_least_round_trip(&self, t: Time, v: f64, links: u64, key: &str) -> Result<(), String> {
@@ -519,6 +529,8 @@ mod tests {
         // Star: 2 x (43.52 + 2.88 + 2 x 43.75) ns; leaf-spine 4 links and 2 x 3 switchings.
         assert_eq!(c.round_trip_floor(2), Time::from_ps(267_800));
         assert!(ClusterFile::parse(&format!("{MIN}[transport_params]\nrto_us = 0.2678\n")).is_ok());
+        let far = "[link]\npropagation_ns = 3.6e12\n[switch]\nlatency_ns = 3.6e12\n[transport_params]\nrto_us = 3.6e9\n";
+        refused(far, "transport_params.rto_us"); // an hour-long hop: the floor passes u64
         refused("[switch]\nmcast_timeout_us = 0.1\n", "switch.mcast_timeout_us");
         refused("[node]\nsched_timer_us = 0.01\n", "node.sched_timer_us");
     }

@@ -42,7 +42,7 @@ pub struct NodeConfig {
     pub port: PortParams,
     /// User arguments appended to the prototype's `program MAC IP` argv.
     pub args: Vec<String>,
-    /// Name passed as argv[0].
+    /// Name passed as `argv[0]`.
     pub program_name: String,
     /// Stop with an error once simulated time passes this many core cycles; at most
     /// [`check::max_cycles`] (two hours of simulated time).

@@ -1,33 +1,37 @@
 //! Load-generator configuration files (TOML) for `nanopu load`: the server node and the
 //! load to sweep. Unknown keys are errors; every value is checked against its range when the
 //! file is read (and again after command-line overrides), and an error names the key, the
-//! value and the limit.
+//! value and the limit. Each key: example, default, range.
 //!
 //! ```toml
 //! [server]
 //! elf = "../../sw/build/apps/service.elf"
 //! args = ["jbsq"]
-//! cores = 4                 # 1..=64
-//! core_selection = "jbsq"   # or "rss"
-//! jbsq_n = 2                # >= 1
-//! sched_timer_us = 0.0      # > 0: the timer-driven scheduler baseline with this period;
-//!                           # 0 or 0.05..=3.6e9 (at least a 160-cycle context switch)
-//! msg_cycles = 3000         # lmsgcycles at reset; 0 turns the processing bound off;
-//! idle_cycles = 3000        # lidlecycles at reset; both at most one hour of cycles
-//! mac_ns = 0.0              # MAC + serial latency each way; 0..=3.6e12 (1 h)
+//! cores = 4                 # default 4; 1..=64
+//! core_selection = "jbsq"   # default; or "rss"
+//! jbsq_n = 2                # default 2; >= 1
+//! sched_timer_us = 0.0      # us; default 0 (NIC-driven); > 0: the timer-driven scheduler
+//!                           # baseline with this period, 0.05 (a 160-cycle context switch)..=3.6e9
+//! msg_cycles = 3000         # lmsgcycles at reset, core cycles; default 3,000; 0 turns the
+//!                           # processing bound off; ..=1.152e13 (1 h at 3.2 GHz)
+//! idle_cycles = 3000        # lidlecycles at reset, core cycles; default 3,000; ..=1.152e13
+//! mac_ns = 0.0              # MAC + serial latency each way, ns; default 0; 0..=3.6e12 (1 h)
 //! [load]
-//! seed = 1
-//! rates_mrps = [1.0, 2.0, 4.0]  # each > 0 and at most 1e9 (a request per femtosecond);
-//!                               # requests / rate (the span of the sends) at most one hour
-//! requests = 20000          # > warmup; the schedule must fit in memory (about 0.5 KB each)
-//! warmup = 1000
-//! arrivals = "exponential"  # or "fixed"
-//! drain_us = 1000.0         # default 1,000; 0..=3.6e9 (1 h)
+//! seed = 1                  # default 1
+//! rates_mrps = [1.0, 2.0, 4.0]  # offered loads, million requests/s; no default; each > 0
+//!                           # and ..=1e9 (a request per femtosecond), and requests / rate
+//!                           # (the span of the sends) at most one hour
+//! requests = 20000          # per rate; no default; > warmup, and the estimated memory
+//!                           # (512 bytes each) within what the machine has
+//! warmup = 1000             # requests not measured; default 0
+//! arrivals = "exponential"  # default; or "fixed"
+//! drain_us = 1000.0         # us after the last send; default 1,000; 0..=3.6e9 (1 h)
 //! [[load.class]]
 //! name = "short"
 //! fraction = 0.995          # [0, 1]; the fractions add up to 1
-//! service = "fixed"         # or "exponential" (mean service_ns, clipped at max_ns)
-//! service_ns = 500.0        # 0..=3.6e12 (1 h); > 0 for "exponential"
+//! service = "fixed"         # default; or "exponential" (mean service_ns, clipped at max_ns)
+//! service_ns = 500.0        # ns; 0..=3.6e12 (1 h); > 0 for "exponential"
+//! max_ns = 5000.0           # ns; default none (no clip); at least service_ns, ..=3.6e12
 //! contexts = [0]
 //! ```
 //!
