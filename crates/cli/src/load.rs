@@ -2,9 +2,13 @@
 
 use clap::Args;
 use nanopu_cluster::load_config::LoadFile;
-use nanopu_cluster::loadgen::{ClassResult, LoadResult, LoadSpec};
+use nanopu_cluster::loadgen::{check_rate, ClassResult, LoadResult, LoadSpec, MAX_REQUESTS};
+use nanopu_cluster::NodeConfig;
+use nanopu_sim::Time;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{BufWriter, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -28,36 +32,114 @@ pub struct LoadArgs {
     /// Override the configuration's number of requests per load.
     #[arg(long)]
     requests: Option<usize>,
+    /// Override the configuration's number of unmeasured requests at the start of each load.
+    #[arg(long)]
+    warmup: Option<usize>,
+    /// Override how long after the last send a run waits for the last replies, us.
+    #[arg(long)]
+    drain_us: Option<f64>,
 }
 
 const COLUMNS: &str = "offered_mrps,class,measured,replied,achieved_mrps,median_ns,p99_ns,p999_ns";
 
-pub fn main(a: LoadArgs) -> Result<ExitCode, String> {
-    let (mut file, base) = LoadFile::load(&a.config)?;
-    if !a.rates.is_empty() {
-        file.load.rates_mrps = a.rates.clone();
+impl LoadArgs {
+    /// Refuse values no run can use, naming the flag, before anything is read or simulated.
+    fn check(&self) -> Result<(), String> {
+        self.rates.iter().try_for_each(|&r| check_rate(r, "--rates"))?;
+        if let Some(us) = self.drain_us {
+            Time::checked_from_us_f64(us, "--drain-us")?;
+        }
+        match self.requests {
+            Some(n) if n == 0 || n > MAX_REQUESTS => {
+                Err(format!("--requests: {n} is not within 1..={MAX_REQUESTS}"))
+            }
+            _ => Ok(()),
+        }
     }
-    file.load.requests = a.requests.unwrap_or(file.load.requests);
+
+    /// The configuration with the flags' overrides, its values checked.
+    fn config(&self) -> Result<(LoadFile, PathBuf), String> {
+        let (mut file, base) = LoadFile::load(&self.config)?;
+        let l = &mut file.load;
+        if !self.rates.is_empty() {
+            l.rates_mrps = self.rates.clone();
+        }
+        l.requests = self.requests.unwrap_or(l.requests);
+        l.warmup = self.warmup.unwrap_or(l.warmup);
+        l.drain_us = self.drain_us.unwrap_or(l.drain_us);
+        // The parser turns drain_us into a Time without a check (a negative value would
+        // become 0): checked here until it does.
+        Time::checked_from_us_f64(l.drain_us, "load.drain_us")?;
+        Ok((file, base))
+    }
+}
+
+pub fn main(a: LoadArgs) -> Result<ExitCode, String> {
+    a.check()?;
+    let (file, base) = a.config()?;
     let cfg = file.node_config()?;
+    let specs = file.specs()?;
     let elf_path = base.join(&file.server.elf);
     let elf = std::fs::read(&elf_path).map_err(|e| format!("server.elf: {}: {e}", elf_path.display()))?;
-    let (mut rows, mut records) = (Vec::new(), String::new());
-    for spec in file.specs()? {
-        let started = Instant::now();
-        let r = spec.run(&elf, cfg.clone()).map_err(|e| e.to_string())?;
-        eprintln!(
-            "{:>8.3} Mrps offered: {} ({:.1} s)",
-            spec.rate_mrps,
-            r.outcome.name(),
-            started.elapsed().as_secs_f64()
-        );
-        if r.unexpected > 0 {
-            return Err(format!("{} messages from the server matched no request", r.unexpected));
-        }
-        rows.extend(results(&spec, &r).into_iter().map(|c| (spec.rate_mrps, c)));
-        append_records(&mut records, &spec, &r);
+    let out = create(a.out.as_ref())?;
+    let mut records = Records { file: create(a.records.as_ref())?.map(|(p, f)| (p, BufWriter::new(f))) };
+    records.write("offered_mrps,request,class,context,service_cycles,sent_ns,replied_ns\n")?;
+    let mut rows = Vec::new();
+    for spec in &specs {
+        let r = run_point(spec, &elf, &cfg)?;
+        rows.extend(results(spec, &r).into_iter().map(|c| (spec.rate_mrps, c)));
+        records.append(spec, &r)?;
     }
-    write_outputs(&a, &rows, &records)
+    records.finish()?;
+    write_outputs(&a, out, &rows)
+}
+
+/// One offered load: its run, or why its figures would mean nothing (the server failed,
+/// or some requests never got any reply).
+fn run_point(spec: &LoadSpec, elf: &[u8], cfg: &NodeConfig) -> Result<LoadResult, String> {
+    let at = |why: String| format!("offered load {} Mrps: {why}", spec.rate_mrps);
+    let started = Instant::now();
+    let r = spec.run(elf, cfg.clone()).map_err(|e| at(e.to_string()))?;
+    let wall = started.elapsed().as_secs_f64();
+    eprintln!("{:>8.3} Mrps offered: {} ({wall:.1} s)", spec.rate_mrps, r.outcome.name());
+    let mut problems = r.problems(spec);
+    if r.unexpected > 0 {
+        problems.insert(0, format!("{} messages from the server matched no request", r.unexpected));
+    }
+    match problems.is_empty() {
+        true => Ok(r),
+        false => Err(at(problems.join("; "))),
+    }
+}
+
+/// Create an output file before the runs, so that a bad path costs no simulation.
+fn create(p: Option<&PathBuf>) -> Result<Option<(&PathBuf, File)>, String> {
+    p.map(|p| File::create(p).map(|f| (p, f)).map_err(|e| format!("{}: {e}", p.display()))).transpose()
+}
+
+/// The `--records` file, written a load at a time so that no run's requests are kept
+/// after it.
+struct Records<'a> {
+    file: Option<(&'a PathBuf, BufWriter<File>)>,
+}
+
+impl Records<'_> {
+    fn write(&mut self, text: &str) -> Result<(), String> {
+        let Some((p, w)) = &mut self.file else { return Ok(()) };
+        w.write_all(text.as_bytes()).map_err(|e| format!("{}: {e}", p.display()))
+    }
+
+    fn append(&mut self, spec: &LoadSpec, r: &LoadResult) -> Result<(), String> {
+        if self.file.is_some() {
+            self.write(&records_csv(spec, r))?;
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<(), String> {
+        let Some((p, mut w)) = self.file else { return Ok(()) };
+        w.flush().map_err(|e| format!("{}: {e}", p.display()))
+    }
 }
 
 /// The figures of every class and of all requests together.
@@ -69,7 +151,9 @@ fn results(spec: &LoadSpec, r: &LoadResult) -> Vec<ClassResult> {
     v
 }
 
-fn append_records(out: &mut String, spec: &LoadSpec, r: &LoadResult) {
+/// Every request of one run as CSV lines.
+fn records_csv(spec: &LoadSpec, r: &LoadResult) -> String {
+    let mut out = String::new();
     for (i, q) in r.requests.iter().enumerate() {
         let replied = q.replied.map_or(String::new(), |t| format!("{:.3}", t.as_ns_f64()));
         let class = &spec.classes[q.class].name;
@@ -80,6 +164,7 @@ fn append_records(out: &mut String, spec: &LoadSpec, r: &LoadResult) {
             spec.rate_mrps, q.context, q.service_cycles
         );
     }
+    out
 }
 
 fn csv_row((rate, c): &(f64, ClassResult)) -> String {
@@ -112,15 +197,16 @@ fn json_row((rate, c): &(f64, ClassResult)) -> Value {
         "achieved_mrps": c.achieved_mrps, "median_ns": f(l.median), "p99_ns": f(l.p99), "p999_ns": f(l.p999) })
 }
 
-fn write_outputs(a: &LoadArgs, rows: &[(f64, ClassResult)], records: &str) -> Result<ExitCode, String> {
+/// The table to the `--out` file (created before the runs) and to stdout.
+fn write_outputs(
+    a: &LoadArgs,
+    out: Option<(&PathBuf, File)>,
+    rows: &[(f64, ClassResult)],
+) -> Result<ExitCode, String> {
     let table: Vec<String> = rows.iter().map(csv_row).collect();
     let csv = format!("{COLUMNS}\n{}\n", table.join("\n"));
-    if let Some(p) = &a.out {
-        std::fs::write(p, &csv).map_err(|e| format!("{}: {e}", p.display()))?;
-    }
-    if let Some(p) = &a.records {
-        let head = "offered_mrps,request,class,context,service_cycles,sent_ns,replied_ns\n";
-        std::fs::write(p, format!("{head}{records}")).map_err(|e| format!("{}: {e}", p.display()))?;
+    if let Some((p, mut f)) = out {
+        f.write_all(csv.as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
     }
     if a.json {
         let v: Vec<Value> = rows.iter().map(json_row).collect();

@@ -61,8 +61,22 @@ fn no_huge_pages() {
     unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
 }
 
+/// A closed stdout (`nanopu load ... --json | head`) ends the process quietly, as it ends
+/// `cat` or any other Unix filter: killed by SIGPIPE, which the shell reports as status 141
+/// (128 + 13). Rust starts programs with SIGPIPE ignored, so a write to a closed pipe
+/// returns EPIPE instead and `println!` panics on it. Restoring the default action here
+/// covers every printing path of every subcommand at once, including modules that print
+/// with `println!` directly, where a writer wrapper would have to be threaded through each
+/// of them; and a 141 stays distinguishable from our own exit codes for `pipefail` scripts.
+/// Files written with `--out`, `--trace` and the like are not pipes and are unaffected.
+fn default_sigpipe() {
+    // SAFETY: sets one signal's disposition to the default; no memory of ours is involved.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+}
+
 fn main() -> ExitCode {
     no_huge_pages();
+    default_sigpipe();
     let cli = Cli::parse();
     let _ = ctrlc::set_handler(on_interrupt);
     if let Err(e) = nanopu_cluster::sim::env_threads() {

@@ -2,8 +2,10 @@
 //! MergeMin, or a local sort on every core), with its summary, table and trace.
 
 use clap::Args;
-use nanopu_cluster::sort::report::{stage_table, stages_csv, trace_json};
+use nanopu_cluster::sort::harness::max_records_per_core;
+use nanopu_cluster::sort::report::{stage_table, stages_csv, trace_json, SeedSummary};
 use nanopu_cluster::sort::{Algorithm, Distribution, SortRun, SortSpec};
+use nanopu_sim::Time;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,13 +17,13 @@ pub struct SortArgs {
     #[arg(long, default_value = "nanosort")]
     algorithm: String,
     /// Sorters (cores) in total.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
     cores: u32,
-    /// Cores per node.
-    #[arg(long, default_value_t = 1)]
+    /// Cores per node (1..=64).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     cores_per_node: u32,
     /// Records per core (MergeMin: values per worker).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
     keys_per_core: u32,
     /// NanoSort: buckets per level (4, 8 or 16).
     #[arg(long, default_value_t = 4)]
@@ -30,10 +32,10 @@ pub struct SortArgs {
     #[arg(long, default_value_t = 4)]
     fan_in: u32,
     /// MilliSort: reduction factor.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
     reduction: u32,
     /// MergeMin: incast of the merge tree.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
     incast: u32,
     /// Key distribution: uniform, skewed or dup-prefix.
     #[arg(long, default_value = "uniform")]
@@ -57,20 +59,20 @@ pub struct SortArgs {
     #[arg(long, default_value_t = 0.0)]
     tail_delay_us: f64,
     /// Topology: up to this many nodes on one switch; more form a leaf-spine of such leaves.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=MAX_NODES))]
     nodes_per_leaf: u32,
     /// Spines of the leaf-spine (default: nodes per leaf, full bisection).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_NODES))]
     spines: Option<u32>,
-    /// Largest message payload the NICs accept, bytes.
-    #[arg(long, default_value_t = 2048)]
+    /// Largest message payload the NICs accept, bytes (8..=65535).
+    #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u32).range(8..=65535))]
     max_msg_bytes: u32,
     /// Seed of the inputs, the programs' choices and the network.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Run this many seeds (seed, seed + 1, ...), each validated, then print the mean,
     /// standard deviation and maximum of the sort time.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     seeds: u64,
     /// Simulated-time limit, us.
     #[arg(long, default_value_t = 10_000.0)]
@@ -96,8 +98,111 @@ pub struct SortArgs {
     max_wall_s: Option<f64>,
     /// Host threads for a leaf-spine run (default: NANOPU_THREADS, else every host core);
     /// the results are the same whatever the number.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::run::positive_threads)]
     threads: Option<usize>,
+}
+
+/// Limits of the cluster configuration a sort builds (`cluster_config.rs`), checked here
+/// so that an error names the flag rather than the configuration key: nodes are numbered
+/// in 20 bits, and a time-valued key is at most one hour (sums of them then stay within
+/// the 5.1 h of simulated time).
+const MAX_NODES: i64 = 1 << 20;
+const HOUR_US: u64 = 3_600_000_000;
+
+impl SortArgs {
+    /// Refuse what no run can use, naming the flag, before anything is built or simulated
+    /// (clap has checked the integer ranges).
+    fn check(&self) -> Result<(), String> {
+        self.check_size()?;
+        self.check_nanosort()?;
+        time_ns(self.switch_latency_ns, "--switch-latency-ns")?;
+        share(self.drop_prob, "--drop-prob", false)?;
+        share(self.tail_fraction, "--tail-fraction", true)?;
+        time_us(self.tail_delay_us, "--tail-delay-us")?;
+        if self.max_us <= 0.0 {
+            return Err(format!("--max-us: {} is not a time limit (more than 0 us)", self.max_us));
+        }
+        time_us(self.max_us, "--max-us")?;
+        wall_limit(self.max_wall_s).map(|_| ())
+    }
+
+    /// Whole nodes, not too many of them, and records that fit a node's sort area.
+    fn check_size(&self) -> Result<(), String> {
+        let (cores, per) = (self.cores as u64, self.cores_per_node as u64);
+        if cores % per != 0 {
+            return Err(format!("--cores: {cores} is not a multiple of --cores-per-node {per}"));
+        }
+        if cores / per > MAX_NODES as u64 {
+            return Err(format!("--cores: {} nodes of {per} cores are more than {MAX_NODES}", cores / per));
+        }
+        let max = max_records_per_core(per);
+        if self.keys_per_core as u64 > max {
+            let n = self.keys_per_core;
+            return Err(format!("--keys-per-core: {n} records do not fit a node's sort area with {per} cores per node (at most {max})"));
+        }
+        Ok(())
+    }
+
+    /// What `nanosort.c` accepts: 4, 8 or 16 buckets, a power of them as sorters, fan-in
+    /// 2..=64 (it would stop with the same complaint once simulated).
+    fn check_nanosort(&self) -> Result<(), String> {
+        if self.algorithm != "nanosort" {
+            return Ok(());
+        }
+        let b = self.buckets;
+        if ![4, 8, 16].contains(&b) {
+            return Err(format!("--buckets: {b} is not 4, 8 or 16"));
+        }
+        if !(2..=64).contains(&self.fan_in) {
+            return Err(format!("--fan-in: {} is not within 2..=64", self.fan_in));
+        }
+        let mut power = 1;
+        while power < self.cores as u64 {
+            power *= b as u64;
+        }
+        if power != self.cores as u64 {
+            return Err(format!(
+                "--cores: NanoSort needs a power of --buckets {b} sorters, not {}",
+                self.cores
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A time-valued flag given in ns: a time (not NaN, negative or infinite) of at most an hour.
+fn time_ns(ns: f64, flag: &str) -> Result<(), String> {
+    within_hour(Time::checked_from_ns_f64(ns, flag)?, &format!("{flag}: {ns} ns"))
+}
+
+/// As [`time_ns`], given in us.
+fn time_us(us: f64, flag: &str) -> Result<(), String> {
+    within_hour(Time::checked_from_us_f64(us, flag)?, &format!("{flag}: {us} us"))
+}
+
+fn within_hour(t: Time, given: &str) -> Result<(), String> {
+    if t > Time::from_us(HOUR_US) {
+        return Err(format!("{given} is more than one hour"));
+    }
+    Ok(())
+}
+
+/// A probability or share: within [0, 1], or [0, 1) where 1 cannot work (a link that
+/// drops every packet never delivers one).
+fn share(v: f64, flag: &str, one_allowed: bool) -> Result<(), String> {
+    if v >= 0.0 && (v < 1.0 || (one_allowed && v == 1.0)) {
+        return Ok(());
+    }
+    Err(format!("{flag}: {v} is not within [0, {}", if one_allowed { "1]" } else { "1)" }))
+}
+
+/// `--max-wall-s`: a positive, finite number of seconds (`Duration` panics on others).
+fn wall_limit(s: Option<f64>) -> Result<Option<std::time::Duration>, String> {
+    let Some(s) = s else { return Ok(None) };
+    match std::time::Duration::try_from_secs_f64(s) {
+        Ok(d) if s > 0.0 => Ok(Some(d)),
+        _ => Err(format!("--max-wall-s: {s} is not a number of seconds (more than 0)")),
+    }
 }
 
 impl SortArgs {
@@ -134,11 +239,13 @@ impl SortArgs {
 }
 
 pub fn main(a: SortArgs) -> Result<ExitCode, String> {
-    if a.seeds <= 1 {
+    a.check()?;
+    let seeds = nanopu_cluster::sort::seeds(a.seed, a.seeds).map_err(|e| format!("--seeds: {e}"))?;
+    if a.seeds == 1 {
         return one_run(&a).map(|t| if t.is_some() { ExitCode::SUCCESS } else { ExitCode::from(1) });
     }
     let mut times = Vec::new();
-    for seed in a.seed..a.seed + a.seeds {
+    for seed in seeds {
         // Trace and stage files describe one run: the first seed's.
         let first = seed == a.seed;
         let (trace, stages) = if first { (a.trace.clone(), a.stages.clone()) } else { (None, None) };
@@ -147,32 +254,31 @@ pub fn main(a: SortArgs) -> Result<ExitCode, String> {
             None => return Ok(ExitCode::from(1)),
         }
     }
-    print_seed_summary(&a, &times);
+    print_seed_summary(&a, &times)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// Mean, standard deviation and maximum of the sort time over the seeds (all passed).
-fn print_seed_summary(a: &SortArgs, t: &[f64]) {
-    let n = t.len() as f64;
-    let mean = t.iter().sum::<f64>() / n;
-    let sd = (t.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
-    let max = t.iter().copied().fold(f64::MIN, f64::max);
+/// Mean, standard deviation and maximum of the sort time over the seeds (all passed; an
+/// error if none ran, rather than a verdict about nothing).
+fn print_seed_summary(a: &SortArgs, t: &[f64]) -> Result<(), String> {
+    let s = SeedSummary::of(t).ok_or("no seed ran: nothing to summarize")?;
+    let (n, mean, sd, max) = (s.seeds, s.mean_ns, s.sd_ns, s.max_ns);
     if a.json {
         println!(
             "{}",
-            json!({ "seeds": t.len(), "first_seed": a.seed, "mean_ns": mean, "sd_ns": sd, "max_ns": max })
+            json!({ "seeds": n, "first_seed": a.seed, "mean_ns": mean, "sd_ns": sd, "max_ns": max })
         );
     } else {
-        let n = t.len();
         println!("{n} seeds from {}: sort time mean {mean:.1} ns, standard deviation {sd:.1} ns, maximum {max:.1} ns; validator PASS for every seed", a.seed);
     }
+    Ok(())
 }
 
 /// One validated run with its outputs; its sort time in ns if it passed.
 fn one_run(a: &SortArgs) -> Result<Option<f64>, String> {
     let spec = a.spec()?;
     let started = Instant::now();
-    let wall = a.max_wall_s.map(std::time::Duration::from_secs_f64);
+    let wall = wall_limit(a.max_wall_s)?;
     let run = spec.run_limited(&a.apps, a.progress, wall).map_err(|e| e.to_string())?;
     let wall = started.elapsed().as_secs_f64();
     if let Some(p) = &a.trace {

@@ -156,3 +156,122 @@ fn pgo_training_runs() {
         .expect("runs");
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+// ---- nanopu sort and nanopu load: refused inputs, failed servers, closed pipes ------------
+
+/// A `nanopu load` configuration in a fresh directory: `service.elf` with these arguments,
+/// one class to these contexts, 200 requests at 1 Mrps.
+fn load_config(name: &str, args: &str, contexts: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("nanopu-load-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let elf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../sw/build/apps/service.elf");
+    let text = format!(
+        "[server]\nelf = \"{elf}\"\nargs = {args}\ncores = 2\n[load]\nrates_mrps = [1.0]\n\
+         requests = 200\ndrain_us = 100.0\n[[load.class]]\nname = \"a\"\nfraction = 1.0\n\
+         service_ns = 500.0\ncontexts = {contexts}\n"
+    );
+    let path = dir.join("load.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Exit status 2 and an error containing every one of `want`.
+fn fails_saying(o: &Output, want: &[&str]) {
+    let e = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(want.iter().all(|w| e.contains(w)), "want {want:?} in: {e}");
+}
+
+#[test]
+fn sort_seed_ranges_past_the_largest_seed_and_zero_seeds_are_errors() {
+    let base = ["sort", "--algorithm", "local", "--cores", "1", "--keys-per-core", "16"];
+    let o = nanopu(&[&base[..], &["--seed", "18446744073709551615", "--seeds", "2"]].concat());
+    fails_saying(&o, &["--seeds", "largest seed"]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("PASS"));
+    fails_saying(&nanopu(&[&base[..], &["--seeds", "0"]].concat()), &["--seeds"]);
+    let o = nanopu(&[&base[..], &["--seed", "18446744073709551614", "--seeds", "2"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("2 seeds from 18446744073709551614"));
+}
+
+#[test]
+fn sort_numbers_out_of_range_name_the_flag() {
+    let base = ["sort", "--algorithm", "local", "--cores", "1"];
+    for (flag, want) in [
+        ("--max-wall-s=-1", "--max-wall-s"),
+        ("--max-wall-s=nan", "--max-wall-s"),
+        ("--max-us=0", "--max-us"),
+        ("--max-us=inf", "--max-us"),
+        ("--switch-latency-ns=-5", "--switch-latency-ns"),
+        ("--drop-prob=1", "--drop-prob"),
+        ("--drop-prob=nan", "--drop-prob"),
+        ("--tail-fraction=2", "--tail-fraction"),
+        ("--tail-delay-us=1e300", "--tail-delay-us"),
+        ("--keys-per-core=1000000", "--keys-per-core"),
+        ("--keys-per-core=0", "--keys-per-core"),
+        ("--cores-per-node=0", "--cores-per-node"),
+        ("--max-msg-bytes=4", "--max-msg-bytes"),
+        ("--threads=0", "--threads"),
+    ] {
+        fails_saying(&nanopu(&[&base[..], &[flag]].concat()), &[want]);
+    }
+    fails_saying(&nanopu(&["sort", "--cores", "4000000000"]), &["--cores"]);
+    fails_saying(&nanopu(&["sort", "--buckets", "5"]), &["--buckets"]);
+    fails_saying(&nanopu(&["sort", "--fan-in", "1"]), &["--fan-in"]);
+    fails_saying(&nanopu(&["sort", "--algorithm", "millisort", "--reduction", "0"]), &["--reduction"]);
+}
+
+#[test]
+fn load_rates_and_times_that_cannot_be_simulated_name_the_flag() {
+    let cfg = load_config("rates", "[\"jbsq\"]", "[0]");
+    let c = cfg.to_str().unwrap();
+    fails_saying(&nanopu(&["load", c, "--rates", "1e-9"]), &["rates", "0.000000001"]);
+    for rate in ["0", "-1", "nan", "inf"] {
+        fails_saying(&nanopu(&["load", c, &format!("--rates={rate}")]), &["--rates"]);
+    }
+    fails_saying(&nanopu(&["load", c, "--drain-us=-1"]), &["--drain-us", "not a time"]);
+    fails_saying(&nanopu(&["load", c, "--drain-us=nan"]), &["--drain-us", "not a time"]);
+    fails_saying(&nanopu(&["load", c, "--requests", "0"]), &["--requests"]);
+}
+
+#[test]
+fn load_fails_when_a_point_gets_no_reply_and_says_why() {
+    let c = load_config("usage", "[]", "[0]");
+    let o = nanopu(&["load", c.to_str().unwrap()]);
+    fails_saying(&o, &["offered load 1 Mrps", "exited with code 2", "usage: service.elf"]);
+    let c = load_config("unregistered", "[\"jbsq\"]", "[7]");
+    fails_saying(&nanopu(&["load", c.to_str().unwrap()]), &["offered load 1 Mrps", "context 7"]);
+    let c = load_config("drain", "[\"jbsq\"]", "[0]");
+    let o = nanopu(&["load", c.to_str().unwrap(), "--requests", "1", "--drain-us", "0"]);
+    fails_saying(&o, &["offered load 1 Mrps", "none of the 1 requests", "deadline"]);
+}
+
+/// Run with stdout a pipe whose reader is gone (`| head` after it exited).
+fn with_stdout_closed(args: &[&str]) -> (std::process::ExitStatus, String) {
+    use std::process::Stdio;
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_nanopu"));
+    c.args(args).current_dir(root).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().expect("runs");
+    drop(child.stdout.take());
+    let o = child.wait_with_output().expect("waits");
+    (o.status, String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// A closed stdout ends the command quietly, by SIGPIPE (status 141 in a shell), not
+/// with a panic on EPIPE.
+#[test]
+fn a_closed_stdout_ends_every_command_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let cfg = load_config("pipe", "[\"jbsq\"]", "[0]");
+    let runs: [&[&str]; 3] = [
+        &["load", cfg.to_str().unwrap(), "--json"],
+        &["sort", "--algorithm", "local", "--cores", "1", "--json"],
+        &["run", "sw/build/tests/rv64m.elf", "--cores", "1", "--json"],
+    ];
+    for args in runs {
+        let (status, err) = with_stdout_closed(args);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(status.signal(), Some(libc::SIGPIPE), "{args:?}: {status:?} {err}");
+    }
+}

@@ -91,44 +91,91 @@ pub struct LoadResult {
     /// Replies that matched no request (a server bug, reported rather than dropped).
     pub unexpected: usize,
     pub outcome: Outcome,
+    /// How the server ended, for [`LoadResult::problems`].
+    pub server: ServerEnd,
 }
+
+/// What the end of a run tells about the server.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ServerEnd {
+    /// Cores that exited with a non-zero code: (core, code).
+    pub failed: Vec<(usize, i64)>,
+    /// What the cores printed ("core N: ..."), cut to [`CONSOLE_MAX`] bytes.
+    pub console: String,
+    /// Contexts no core registered, with the requests the NIC holds for them.
+    pub unregistered: Vec<(u16, usize)>,
+}
+
+/// Most requests per run: each keeps a [`Request`] (48 bytes) until the results are out.
+pub const MAX_REQUESTS: usize = 100_000_000;
+/// Highest offered load: one request per femtosecond, the resolution of simulated time.
+pub const MAX_RATE_MRPS: f64 = 1e9;
+/// Most console output kept in [`ServerEnd::console`], bytes.
+pub const CONSOLE_MAX: usize = 2000;
+/// Requests handed to the test host at a time. The host logs every message it sends and
+/// receives, and queues its whole script as events when the run starts: fed everything at
+/// once, a run held about 260 bytes of heap per request (300 of resident memory) until it
+/// ended. Fed a window at a time, with the logs emptied between windows, it holds only the
+/// requests themselves. A run that ends at a deadline stops before the first later event,
+/// so running it again continues the same run: the times are those of a run fed at once
+/// (a send's order among other events at the same femtosecond changes nothing the node
+/// sees: the host's link is the only state a send touches).
+const WINDOW: usize = 4096;
 
 impl LoadSpec {
     /// Check every field; the error names it.
     pub fn validate(&self) -> Result<(), String> {
-        let fail = |f: &str, why: &str| Err(format!("load.{f}: {why}"));
-        if !(self.rate_mrps > 0.0 && self.rate_mrps.is_finite()) {
-            return fail("rates_mrps", "every rate must be positive");
-        }
+        let fail = |f: &str, why: String| Err(format!("load.{f}: {why}"));
+        check_rate(self.rate_mrps, "load.rates_mrps")?;
         if self.requests <= self.warmup {
-            return fail("requests", "must be larger than load.warmup");
+            return fail("requests", "must be larger than load.warmup".into());
+        }
+        if self.requests > MAX_REQUESTS {
+            return fail("requests", format!("{} is more than {MAX_REQUESTS}", self.requests));
         }
         if self.classes.is_empty() {
-            return fail("class", "at least one request class is needed");
+            return fail("class", "at least one request class is needed".into());
         }
         let total: f64 = self.classes.iter().map(|c| c.fraction).sum();
         if (total - 1.0).abs() > 1e-9 {
-            return fail("class", &format!("the fractions add up to {total}, not 1"));
+            return fail("class", format!("the fractions add up to {total}, not 1"));
         }
-        self.classes.iter().try_for_each(Class::validate)
+        self.classes.iter().try_for_each(Class::validate)?;
+        self.expected_end().map(|_| ())
     }
 
-    /// The requests to send, drawn from the seed (send times strictly increasing).
-    pub fn schedule(&self, clock_hz: u64) -> Vec<Request> {
+    /// When the run ends if the sends span their mean: the last send plus the drain. A run
+    /// whose sends or drain would pass the end of simulated time is refused here, before
+    /// anything is drawn (exponential gaps may still run a little longer: `schedule`).
+    fn expected_end(&self) -> Result<Time, String> {
+        let span_us = self.requests as f64 / self.rate_mrps;
+        let what = format!("load.rates_mrps: at {} Mrps, {} requests span", self.rate_mrps, self.requests);
+        let span = Time::checked_from_us_f64(span_us, &what)?;
+        span.checked_add_named(self.drain, "load.drain_us after the last request")
+    }
+
+    /// The requests to send, drawn from the seed (send times strictly increasing); an error
+    /// if one would be sent past the end of simulated time.
+    pub fn schedule(&self, clock_hz: u64) -> Result<Vec<Request>, String> {
         let mut rng = Rng::stream(self.seed, 0x10ad);
         let gap_ns = 1e3 / self.rate_mrps;
-        let mut t = 0.0;
-        let mut last = Time::ZERO;
-        (0..self.requests)
-            .map(|_| {
-                t += match self.arrivals {
-                    Arrivals::Fixed => gap_ns,
-                    Arrivals::Exponential => rng.exponential(gap_ns),
-                };
-                last = Time::from_ns_f64(t).max(last + Time(1));
-                self.draw(&mut rng, last, clock_hz)
-            })
-            .collect()
+        let (mut t, mut last) = (0.0, Time::ZERO);
+        let mut v = Vec::with_capacity(self.requests);
+        for i in 0..self.requests {
+            t += match self.arrivals {
+                Arrivals::Fixed => gap_ns,
+                Arrivals::Exponential => rng.exponential(gap_ns),
+            };
+            last = self.send_time(t, i)?.max(last + Time(1));
+            v.push(self.draw(&mut rng, last, clock_hz));
+        }
+        Ok(v)
+    }
+
+    /// Request `i`'s send time from `t_ns`, or why it cannot be simulated.
+    fn send_time(&self, t_ns: f64, i: usize) -> Result<Time, String> {
+        Time::checked_from_ns_f64(t_ns, "send time")
+            .map_err(|e| format!("load.rates_mrps: at {} Mrps, request {i}'s {e}", self.rate_mrps))
     }
 
     fn draw(&self, rng: &mut Rng, sent: Time, clock_hz: u64) -> Request {
@@ -150,20 +197,124 @@ impl LoadSpec {
     /// Run the server under this load and return every request's times.
     pub fn run(&self, elf: &[u8], cfg: NodeConfig) -> Result<LoadResult, SimError> {
         self.validate().map_err(SimError::Setup)?;
-        let mut requests = self.schedule(cfg.timing.clock_hz);
+        let mut requests = self.schedule(cfg.timing.clock_hz).map_err(SimError::Setup)?;
+        let end = self.end(&requests, &cfg).map_err(SimError::Setup)?;
         let mut sim = Simulation::new(elf, cfg)?;
-        let ip = sim.node().ip;
-        for r in &requests {
-            let words = [r.service_cycles, r.sent.0];
-            sim.host.send_at(r.sent, TestHost::message(0, ip, r.context, &words));
-        }
         sim.host.stop_after(requests.len(), is_reply);
-        let last = requests.last().map_or(Time::ZERO, |r| r.sent);
-        sim.set_deadline(last + self.drain);
-        let outcome = sim.run()?;
-        let unexpected = match_replies(&mut requests, &sim.host.received);
-        Ok(LoadResult { requests, unexpected, outcome })
+        let (outcome, unexpected) = feed(&mut sim, &mut requests, end)?;
+        let server = ServerEnd::of(&mut sim);
+        Ok(LoadResult { requests, unexpected, outcome, server })
     }
+
+    /// The run's deadline: `drain` after the last send, within the server's time limit.
+    fn end(&self, requests: &[Request], cfg: &NodeConfig) -> Result<Time, String> {
+        let last = requests.last().map_or(Time::ZERO, |r| r.sent);
+        let end = last.checked_add_named(self.drain, "load.drain_us after the last request")?;
+        let period = nanopu_sim::Clock::from_hz(cfg.timing.clock_hz)?.period().0;
+        let limit = Time(period.saturating_mul(cfg.max_cycles));
+        if end > limit {
+            let (rate, c) = (self.rate_mrps, cfg.max_cycles);
+            return Err(format!(
+                "load.rates_mrps: at {rate} Mrps the run lasts until {end}, past the server's time limit of {limit} ({c} cycles)"
+            ));
+        }
+        Ok(end)
+    }
+}
+
+/// An offered load must be positive, finite and at most [`MAX_RATE_MRPS`]; `what` names
+/// where it was given.
+pub fn check_rate(r: f64, what: &str) -> Result<(), String> {
+    if r > 0.0 && r <= MAX_RATE_MRPS {
+        return Ok(());
+    }
+    Err(format!("{what}: {r} is not an offered load (Mrps, more than 0 and at most {MAX_RATE_MRPS:e})"))
+}
+
+/// Hand the requests to the host a window at a time (see [`WINDOW`]), running the server up
+/// to each window's last send, then to `end`; the outcome and the unexpected arrivals.
+fn feed(sim: &mut Simulation, requests: &mut [Request], end: Time) -> Result<(Outcome, usize), SimError> {
+    let (mut from, mut unexpected) = (0, 0);
+    loop {
+        let to = (from + WINDOW).min(requests.len());
+        script(sim, &requests[from..to]);
+        let done = to == requests.len();
+        sim.set_deadline(if done { end } else { requests[to - 1].sent });
+        let outcome = sim.run()?;
+        unexpected += collect(sim, requests);
+        if done || outcome != Outcome::Deadline {
+            return Ok((outcome, unexpected));
+        }
+        from = to;
+    }
+}
+
+/// Put requests in the host's script: {service cycles, send time} to their context.
+fn script(sim: &mut Simulation, requests: &[Request]) {
+    let ip = sim.node().ip;
+    for r in requests {
+        let words = [r.service_cycles, r.sent.0];
+        sim.host.send_at(r.sent, TestHost::message(0, ip, r.context, &words));
+    }
+}
+
+/// Give requests the replies received so far, and empty the host's logs; the number of
+/// arrivals that matched no request.
+fn collect(sim: &mut Simulation, requests: &mut [Request]) -> usize {
+    sim.host.sent.clear();
+    let unexpected = match_replies(requests, &sim.host.received);
+    sim.host.received.clear();
+    unexpected
+}
+
+impl ServerEnd {
+    fn of(sim: &mut Simulation) -> ServerEnd {
+        let node = &mut sim.nodes[0];
+        let failed = (node.cores.iter().enumerate())
+            .filter_map(|(i, c)| c.halted().filter(|&x| x != 0).map(|x| (i, x)))
+            .collect();
+        let nic = &node.nic;
+        let registered = |ctx: u16| (0..nic.params().cores).any(|i| nic.core(i).context(ctx).is_some());
+        let unregistered = nic.held().filter(|&(ctx, _)| !registered(ctx)).collect();
+        ServerEnd { failed, console: consoles(&mut node.cores), unregistered }
+    }
+
+    /// What went wrong with the server, one sentence each: its failure if it failed (what
+    /// follows from that need not be said), else the contexts it never registered.
+    fn problems(&self) -> Vec<String> {
+        if self.failed.is_empty() {
+            let unserved = |(ctx, held): &(u16, usize)| {
+                format!(
+                    "no core of the server registered context {ctx} (the NIC holds {held} requests for it)"
+                )
+            };
+            return self.unregistered.iter().map(unserved).collect();
+        }
+        let exits: Vec<String> =
+            self.failed.iter().map(|(c, x)| format!("core {c} exited with code {x}")).collect();
+        let printed = match self.console.as_str() {
+            "" => "it printed nothing".to_string(),
+            c => format!("it printed {c:?}"),
+        };
+        vec![format!("the server failed: {}; {printed}", exits.join(", "))]
+    }
+}
+
+/// What each core printed, "core N: text" per line, cut to [`CONSOLE_MAX`] bytes.
+fn consoles(cores: &mut [nanopu_riscv::Core]) -> String {
+    let mut s = String::new();
+    for (i, c) in cores.iter_mut().enumerate() {
+        let text = String::from_utf8_lossy(&c.take_console()).trim().to_string();
+        if !text.is_empty() {
+            s.push_str(&format!("{}core {i}: {text}", if s.is_empty() { "" } else { "\n" }));
+        }
+    }
+    if s.len() > CONSOLE_MAX {
+        let cut = (0..=CONSOLE_MAX).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0);
+        s.truncate(cut);
+        s.push_str(" [...]");
+    }
+    s
 }
 
 impl Class {
@@ -175,9 +326,12 @@ impl Class {
         if self.contexts.is_empty() {
             return fail("contexts: at least one context is needed");
         }
+        let what = format!("load.class \"{}\": service_ns", self.name);
         match self.service {
-            Service::Fixed { ns } if ns >= 0.0 => Ok(()),
-            Service::Exponential { mean_ns, max_ns } if mean_ns > 0.0 && max_ns >= mean_ns => Ok(()),
+            Service::Fixed { ns } => Time::checked_from_ns_f64(ns, &what).map(|_| ()),
+            Service::Exponential { mean_ns, max_ns } if mean_ns > 0.0 && max_ns >= mean_ns => {
+                Time::checked_from_ns_f64(mean_ns, &what).map(|_| ())
+            }
             _ => fail("service_ns must be positive (and max_ns at least the mean)"),
         }
     }
@@ -230,6 +384,49 @@ impl LoadResult {
             latency: summarize(&lat),
         }
     }
+
+    /// Why this run's figures do not measure the server, if they do not: the server
+    /// failed, requests went to a context no core registered, or a class got no reply at
+    /// all. Empty when the figures stand (overload, with some requests unanswered, is a
+    /// result, not a problem).
+    pub fn problems(&self, spec: &LoadSpec) -> Vec<String> {
+        let mut v = self.server.problems();
+        if v.is_empty() {
+            v = self.silent_classes(spec);
+        }
+        if !v.is_empty() {
+            v.push(format!("the run ended: {}", ending(self.outcome)));
+        }
+        v
+    }
+
+    /// One sentence per class that was sent requests and got no reply to any.
+    fn silent_classes(&self, spec: &LoadSpec) -> Vec<String> {
+        let count = |i: usize, replied: bool| {
+            self.requests.iter().filter(|r| r.class == i && (!replied || r.replied.is_some())).count()
+        };
+        (spec.classes.iter().enumerate())
+            .filter(|&(i, _)| count(i, false) > 0 && count(i, true) == 0)
+            .map(|(i, c)| {
+                format!(
+                    "none of the {} requests of class \"{}\" (contexts {:?}) got a reply",
+                    count(i, false),
+                    c.name,
+                    c.contexts
+                )
+            })
+            .collect()
+    }
+}
+
+/// Why a run ended, in words.
+fn ending(o: Outcome) -> String {
+    match o {
+        Outcome::Deadline => "at its deadline, load.drain_us after the last request was sent".into(),
+        Outcome::AllExited => "every core of the server exited".into(),
+        Outcome::Quiescent => "nothing left to simulate (the server waits for what never comes)".into(),
+        o => format!("early ({})", o.name()),
+    }
 }
 
 /// Replies per microsecond from the first measured send to the last reply.
@@ -267,7 +464,7 @@ mod tests {
 
     #[test]
     fn schedule_has_the_offered_rate_and_mix() {
-        let r = spec(Arrivals::Exponential).schedule(3_200_000_000);
+        let r = spec(Arrivals::Exponential).schedule(3_200_000_000).unwrap();
         let span_us = r.last().unwrap().sent.as_us_f64();
         let rate = r.len() as f64 / span_us;
         assert!((rate - 2.0).abs() < 0.06, "rate {rate}");
@@ -275,12 +472,16 @@ mod tests {
         assert!((long - 0.1).abs() < 0.01, "long share {long}");
         assert!(r.iter().filter(|x| x.class == 1).all(|x| x.service_cycles == 16_000 && x.context != 0));
         assert!(r.windows(2).all(|w| w[0].sent < w[1].sent));
-        assert_eq!(r, spec(Arrivals::Exponential).schedule(3_200_000_000), "same seed, same schedule");
+        assert_eq!(
+            r,
+            spec(Arrivals::Exponential).schedule(3_200_000_000).unwrap(),
+            "same seed, same schedule"
+        );
     }
 
     #[test]
     fn fixed_arrivals_are_evenly_spaced() {
-        let r = spec(Arrivals::Fixed).schedule(3_200_000_000);
+        let r = spec(Arrivals::Fixed).schedule(3_200_000_000).unwrap();
         assert_eq!((r[1].sent - r[0].sent), Time::from_ns_f64(500.0));
     }
 
@@ -296,10 +497,11 @@ mod tests {
 
     #[test]
     fn unanswered_requests_count_as_infinitely_late() {
-        let mut requests = spec(Arrivals::Fixed).schedule(3_200_000_000);
+        let mut requests = spec(Arrivals::Fixed).schedule(3_200_000_000).unwrap();
         requests.truncate(4);
         requests[0].replied = Some(requests[0].sent + Time::from_ns_f64(100.0));
-        let r = LoadResult { requests, unexpected: 0, outcome: Outcome::Deadline };
+        let r =
+            LoadResult { requests, unexpected: 0, outcome: Outcome::Deadline, server: ServerEnd::default() };
         let c = r.class_result("all", None, 0);
         assert_eq!((c.measured, c.replied, c.latency.median), (4, 1, f64::INFINITY));
         assert_eq!(c.latency.min, 100.0);

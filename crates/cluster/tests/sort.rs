@@ -95,3 +95,45 @@ fn pivot_select_beats_the_naive_rule() {
     assert_eq!(sim.nodes[0].cores[0].halted(), Some(0), "{console}");
     assert_eq!(console.matches("(PivotSelect)").count(), 6, "{console}");
 }
+
+/// `--seed S --seeds N` runs S..=S+N-1: never wrapping past u64::MAX (which ran no seed at
+/// all and still reported a pass), never an empty range.
+#[test]
+fn seed_ranges_that_do_not_fit_are_refused() {
+    use nanopu_cluster::sort::seeds;
+    assert_eq!(seeds(1, 3), Ok(1..=3));
+    assert_eq!(seeds(u64::MAX, 1), Ok(u64::MAX..=u64::MAX));
+    assert_eq!(seeds(u64::MAX - 1, 2), Ok(u64::MAX - 1..=u64::MAX));
+    assert!(seeds(u64::MAX, 2).unwrap_err().contains("largest seed"));
+    assert!(seeds(5, 0).unwrap_err().contains("at least one seed"));
+}
+
+/// A summary of no runs is no summary (it was a NaN mean and "PASS for every seed").
+#[test]
+fn the_seed_summary_needs_a_run() {
+    use nanopu_cluster::sort::report::SeedSummary;
+    assert_eq!(SeedSummary::of(&[]), None);
+    let one = SeedSummary::of(&[5.0]).unwrap();
+    assert_eq!((one.seeds, one.mean_ns, one.sd_ns, one.max_ns), (1, 5.0, 0.0, 5.0));
+    let two = SeedSummary::of(&[4.0, 6.0]).unwrap();
+    assert_eq!((two.mean_ns, two.max_ns), (5.0, 6.0));
+    assert!((two.sd_ns - 2f64.sqrt()).abs() < 1e-12, "{}", two.sd_ns);
+}
+
+/// Records that cannot fit a node's sort area are refused before a cluster is built.
+#[test]
+fn too_many_records_per_core_are_refused_before_the_run() {
+    use nanopu_cluster::sort::harness::max_records_per_core;
+    let (one, four) = (max_records_per_core(1), max_records_per_core(4));
+    assert!(one > 10_000 && four < one / 3, "{one} {four}");
+    let mut s = spec(Algorithm::Local, 1, one as u32 + 1, &[]);
+    let e = s.run(&sw_build().join("apps"), false).err().expect("refused").to_string();
+    assert!(e.contains("keys_per_core") && e.contains(&format!("at most {one}")), "{e}");
+    s.cores_per_node = 4;
+    s.cores = 4;
+    s.algorithm = Algorithm::MergeMin;
+    s.keys_per_core = four as u32 + 1;
+    s.args = vec!["4".into()];
+    let e = s.run(&sw_build().join("apps"), false).err().expect("refused").to_string();
+    assert!(e.contains(&format!("at most {four}")), "{e}");
+}

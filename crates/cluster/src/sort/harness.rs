@@ -69,6 +69,33 @@ pub fn out_capacity(n_in: u64) -> u64 {
     16 * n_in + 256
 }
 
+/// Do `cores` areas of `n_in` records each fit between the directory page and `AREAS_END`?
+fn areas_fit(n_in: u64, cores: u64) -> bool {
+    let mut at = DIR_ADDR + 4096;
+    for _ in 0..cores {
+        at = Layout::new(at, n_in, out_capacity(n_in)).end;
+        if at > AREAS_END {
+            return false;
+        }
+    }
+    true
+}
+
+/// Most records per core whose areas fit a node of `cores` cores (0 if not even one does):
+/// checked before a run, so that a size that cannot fit costs no cluster.
+pub fn max_records_per_core(cores: u64) -> u64 {
+    let (mut lo, mut hi) = (0, AREAS_END - DIR_ADDR); // areas_fit(lo), !areas_fit(hi)
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if areas_fit(mid, cores) {
+            lo = mid
+        } else {
+            hi = mid
+        }
+    }
+    lo
+}
+
 fn words_le(words: &[u64]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }

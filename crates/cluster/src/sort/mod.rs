@@ -17,5 +17,5 @@ pub mod validate;
 
 pub use harness::{SorterOutput, Stage};
 pub use input::{Distribution, Records};
-pub use run::{Algorithm, SortRun, SortSpec};
+pub use run::{seeds, Algorithm, SortRun, SortSpec};
 pub use validate::Verdict;

@@ -46,6 +46,28 @@ pub struct SortFigures {
     pub skew: f64,
 }
 
+/// The sort time over several seeds' runs, ns.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SeedSummary {
+    pub seeds: usize,
+    pub mean_ns: f64,
+    /// Sample standard deviation (0 for one seed).
+    pub sd_ns: f64,
+    pub max_ns: f64,
+}
+
+impl SeedSummary {
+    /// The summary of these times; None without any, so that a mean (or a verdict) is
+    /// never reported for runs that did not happen.
+    pub fn of(times: &[f64]) -> Option<SeedSummary> {
+        let max = times.iter().copied().reduce(f64::max)?;
+        let n = times.len() as f64;
+        let mean = times.iter().sum::<f64>() / n;
+        let var = times.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+        Some(SeedSummary { seeds: times.len(), mean_ns: mean, sd_ns: var.sqrt(), max_ns: max })
+    }
+}
+
 fn ns(cycles: u64, hz: u64) -> f64 {
     cycles as f64 * 1e9 / hz as f64
 }

@@ -1,7 +1,7 @@
 //! One sort run: a cluster sized for the sorters, inputs loaded, the program run, outputs
 //! validated and summarised (`nanopu sort`).
 
-use super::harness::{load, read_outputs, SorterOutput};
+use super::harness::{load, max_records_per_core, read_outputs, SorterOutput};
 use super::input::Distribution;
 use super::report::{figures, SortFigures};
 use super::validate::{validate_digest, validate_min_digest, Verdict};
@@ -74,6 +74,17 @@ pub struct SortSpec {
     pub message_log: bool,
 }
 
+/// The seeds of a run of `count` seeds from `first`: `first`, `first + 1`, ... An error
+/// for no seeds, or when the last would pass `u64::MAX` (wrapping round to 0 would run
+/// other seeds than asked).
+pub fn seeds(first: u64, count: u64) -> Result<std::ops::RangeInclusive<u64>, String> {
+    let last = count.checked_sub(1).ok_or("at least one seed is needed")?;
+    let last = first
+        .checked_add(last)
+        .ok_or_else(|| format!("{count} seeds from {first} pass the largest seed, {}", u64::MAX))?;
+    Ok(first..=last)
+}
+
 /// What a sort run gives.
 pub struct SortRun {
     /// How the run ended (`Interrupted` or `WallLimit`: the figures are partial).
@@ -114,6 +125,17 @@ impl SortSpec {
         }
         let leaves = Some(nodes / per);
         Ok(TopologyFile { nodes_per_leaf: Some(per), leaves, spines: Some(self.spines), ..t("leaf-spine") })
+    }
+
+    /// Every sorter's records must fit its node's sort area (checked before the cluster is
+    /// built).
+    fn check_records(&self) -> Result<(), String> {
+        let max = max_records_per_core(self.cores_per_node as u64);
+        if self.keys_per_core as u64 > max {
+            let (n, c) = (self.keys_per_core, self.cores_per_node);
+            return Err(format!("keys_per_core: {n} records per core do not fit a node's sort area with {c} cores per node (at most {max})"));
+        }
+        Ok(())
     }
 
     /// The cluster configuration of this run.
@@ -160,6 +182,7 @@ impl SortSpec {
         if self.algorithm == Algorithm::Local && self.cores != 1 {
             return Err(SimError::Setup("cores: a local sort runs on exactly one core (--cores 1)".into()));
         }
+        self.check_records().map_err(SimError::Setup)?;
         let f = self.cluster_file(self.algorithm.elf()).map_err(SimError::Setup)?;
         let mut sim = Simulation::cluster(&f, apps)?;
         sim.set_progress(progress);
