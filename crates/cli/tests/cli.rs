@@ -159,9 +159,24 @@ fn pgo_training_runs() {
 
 // ---- nanopu sort and nanopu load: refused inputs, failed servers, closed pipes ------------
 
+/// A configuration file in a directory of its own, removed when dropped.
+struct TempConfig(std::path::PathBuf);
+
+impl TempConfig {
+    fn to_str(&self) -> Option<&str> {
+        self.0.to_str()
+    }
+}
+
+impl Drop for TempConfig {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(self.0.parent().expect("in its directory"));
+    }
+}
+
 /// A `nanopu load` configuration in a fresh directory: `service.elf` with these arguments,
 /// one class to these contexts, 200 requests at 1 Mrps.
-fn load_config(name: &str, args: &str, contexts: &str) -> std::path::PathBuf {
+fn load_config(name: &str, args: &str, contexts: &str) -> TempConfig {
     let dir = std::env::temp_dir().join(format!("nanopu-load-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let elf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../sw/build/apps/service.elf");
@@ -172,7 +187,7 @@ fn load_config(name: &str, args: &str, contexts: &str) -> std::path::PathBuf {
     );
     let path = dir.join("load.toml");
     std::fs::write(&path, text).unwrap();
-    path
+    TempConfig(path)
 }
 
 /// Exit status 2 and an error containing every one of `want`.
