@@ -142,6 +142,7 @@ impl Simulation {
         let prop = check::time_ns(f.link.propagation_ns, "link.propagation_ns").map_err(setup)?;
         let hops = sim.clock.cycle_floor(prop + prop);
         sim.cross_node_cycles = cfg.nic.tx_path_cycles + cfg.nic.rx_path_cycles + hops;
+        sim.set_limit_name("max_us");
         Ok(sim)
     }
 }

@@ -44,8 +44,12 @@ impl Network {
     }
 }
 
-fn ns(v: f64) -> u64 {
-    Time::from_ns_f64(v).as_fs()
+use crate::config::check::{time_ns, time_us};
+
+/// Femtoseconds of a time key, converted with its checks (the file was validated already;
+/// converting checked keeps a value set after validation from wrapping).
+fn fs(t: Result<Time, String>) -> Result<u64, String> {
+    t.map(Time::as_fs)
 }
 
 fn fabric_params(f: &ClusterFile) -> Result<FabricParams, String> {
@@ -63,7 +67,7 @@ fn fabric_params(f: &ClusterFile) -> Result<FabricParams, String> {
     };
     let link = LinkParams {
         rate_bps: (f.link.rate_gbps * 1e9).round() as u64,
-        propagation_fs: ns(f.link.propagation_ns),
+        propagation_fs: fs(time_ns(f.link.propagation_ns, "link.propagation_ns"))?,
         drop_prob: f.link.drop_prob,
     };
     Ok(FabricParams { topology, link, switch: switch_params(f)?, faults: faults(f)?, seed: f.seed })
@@ -83,9 +87,9 @@ fn switch_params(f: &ClusterFile) -> Result<SwitchParams, String> {
         p.band_bytes.resize(p.bands as usize, *p.band_bytes.last().unwrap_or(&65536));
     }
     p.trim = s.trim.unwrap_or(p.trim);
-    p.latency_fs = s.latency_ns.map_or(p.latency_fs, ns);
+    p.latency_fs = s.latency_ns.map_or(Ok(p.latency_fs), |v| fs(time_ns(v, "switch.latency_ns")))?;
     p.multicast = s.multicast.unwrap_or(p.multicast);
-    p.mcast_timeout_fs = s.mcast_timeout_us.map_or(p.mcast_timeout_fs, |u| ns(u * 1e3));
+    p.mcast_timeout_fs = s.mcast_timeout_us.map_or(Ok(p.mcast_timeout_fs), |u| fs(time_us(u, "switch.mcast_timeout_us")))?;
     p.uplink = match s.uplink.as_deref() {
         None | Some("spray") => UplinkChoice::Spray,
         Some("hash") => UplinkChoice::Hash,
@@ -100,7 +104,7 @@ fn faults(f: &ClusterFile) -> Result<Vec<nanopu_net::fabric::LinkFault>, String>
         if x.down_at_us.is_none() && x.drop_prob.is_none() {
             return Err(format!("faults: link \"{}\" needs down_at_us or drop_prob", x.link));
         }
-        let down_at = x.down_at_us.map(|us| Time::from_ns_f64(us * 1e3));
+        let down_at = x.down_at_us.map(|us| time_us(us, "faults.down_at_us")).transpose()?;
         Ok(nanopu_net::fabric::LinkFault { link, down_at, drop_prob: x.drop_prob })
     };
     f.faults.iter().map(one).collect()
@@ -115,11 +119,11 @@ fn transport_params(f: &ClusterFile) -> Result<TransportParams, String> {
     let mut p = TransportParams { protocol, ..TransportParams::default() };
     let t = &f.transport_params;
     p.rtt_pkts = t.rtt_pkts.unwrap_or(p.rtt_pkts);
-    p.rto = t.rto_us.map_or(p.rto, |u| Time::from_ns_f64(u * 1e3));
+    p.rto = t.rto_us.map_or(Ok(p.rto), |u| time_us(u, "transport_params.rto_us"))?;
     p.rtt_bytes = t.rtt_bytes.unwrap_or(p.rtt_bytes);
     p.overcommit = t.overcommit.unwrap_or(p.overcommit);
     p.tail_fraction = t.tail_fraction.unwrap_or(p.tail_fraction);
-    p.tail_delay = t.tail_delay_us.map_or(p.tail_delay, |u| Time::from_ns_f64(u * 1e3));
+    p.tail_delay = t.tail_delay_us.map_or(Ok(p.tail_delay), |u| time_us(u, "transport_params.tail_delay_us"))?;
     p.multicast = f.switch.multicast.unwrap_or(true);
     p.pull_interval = pull_interval(f.link.rate_gbps);
     p.validate()?;
