@@ -318,6 +318,14 @@ impl Simulation {
     /// The test host's script must leave the event queue room to run (each scripted
     /// message is a pending event from the start).
     fn check_script(&self) -> Result<(), SimError> {
+        let max = self.nodes.first().map_or(u32::MAX, |n| n.nic.params().max_msg_bytes);
+        if let Some((t, m)) = self.host.script.iter().find(|(_, m)| u32::from(m.len) > max) {
+            return Err(SimError::Setup(format!(
+                "the test host's message at {:.3} ns is {} bytes, longer than the node's max_msg_bytes ({max})",
+                t.as_ns_f64(),
+                m.len
+            )));
+        }
         let n = self.host.script.len() + self.host.raw_script.len();
         if n > PENDING_LIMIT / 2 {
             return Err(SimError::Capacity(format!(

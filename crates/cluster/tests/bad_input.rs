@@ -154,3 +154,12 @@ fn a_message_larger_than_the_tx_queue_is_refused_or_gets_a_queue_that_holds_it()
     let mut sim = Simulation::cluster(&f, &sw_build()).unwrap();
     assert!(matches!(sim.run(), Ok(nanopu_cluster::Outcome::AllExited)));
 }
+
+#[test]
+fn a_test_host_message_longer_than_the_maximum_is_refused_before_the_run() {
+    let mut sim = Simulation::new(&elf("apps/loopback.elf"), cfg(1)).unwrap();
+    let ip = nanopu_cluster::boot::node_ip(0);
+    sim.host.send_at(nanopu_sim::Time::from_ns(100), nanopu_cluster::TestHost::message(0, ip, 0, &[7; 512]));
+    let e = sim.run().unwrap_err().to_string();
+    assert!(e.contains("test host's message at 100.000 ns is 4096 bytes") && e.contains("max_msg_bytes (2048)"), "{e}");
+}

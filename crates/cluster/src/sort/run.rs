@@ -186,6 +186,7 @@ impl SortSpec {
         let f = self.cluster_file(self.algorithm.elf()).map_err(SimError::Setup)?;
         let mut sim = Simulation::cluster(&f, apps)?;
         sim.set_progress(progress);
+        sim.set_limit_name("--max-us");
         if let Some(t) = self.threads {
             sim.set_threads(t);
         }
@@ -212,14 +213,8 @@ impl SortSpec {
 /// Problems with how the run ended: stopped early, cores still waiting, cores that exited
 /// with an error (with what they printed, which usually says why).
 fn end_problems(sim: &mut Simulation, outcome: Outcome) -> Vec<String> {
-    let mut v = Vec::new();
-    if outcome.incomplete() {
-        v.push(format!(
-            "incomplete: the run stopped early ({}) at {:.3} us",
-            outcome.name(),
-            sim.now().as_us_f64()
-        ));
-    } else if outcome != Outcome::AllExited {
+    let mut v = crate::report::end_problems(sim, outcome);
+    if !outcome.incomplete() && outcome != Outcome::AllExited {
         v.push(format!(
             "the run ended {} with {} cores not exited",
             outcome.name(),
