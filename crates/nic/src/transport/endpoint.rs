@@ -5,6 +5,7 @@ use super::params::{Protocol, TransportParams};
 use super::receiver::InMsg;
 use super::segment::{flags, Segment, MULTICAST_IP};
 use super::sender::OutMsg;
+use super::seqwin::{Seen, SeqWindow, SEQ_WINDOW};
 use crate::message::Message;
 use nanopu_sim::hash::IntMap as MsgMap;
 use nanopu_sim::{Rng, Time};
@@ -50,8 +51,8 @@ pub enum Timer {
     Release { held: u64 },
 }
 
-/// An incoming message: (source IP, source context, message id).
-pub type InKey = (u32, u16, u16);
+/// An incoming message: (source IP, the source's sequence number for it; see `seqwin`).
+pub type InKey = (u32, u32);
 
 /// What the transport did, for reports.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -72,14 +73,17 @@ pub struct TransportCounters {
 pub struct Transport {
     p: TransportParams,
     ip: u32,
-    next_msg_id: u16,
-    next_mcast_seq: u32,
+    /// Sequence number of the next message started (its low 16 bits are its `msg_id`).
+    next_seq: u32,
     rng: Rng,
     /// Boxed (an `OutMsg` is 176 bytes): see `OutMsgs`.
     out: OutMsgs,
+    /// Messages waiting until the oldest unfinished one is less than `SEQ_WINDOW` behind
+    /// (`seqwin`), in the order they came.
+    blocked: VecDeque<Message>,
     inbound: MsgMap<InKey, InMsg>,
-    done: MsgMap<InKey, Time>,
-    done_order: VecDeque<(Time, InKey)>,
+    /// Per source IP, what was delivered from it (`seqwin`).
+    delivered: MsgMap<u32, SeqWindow>,
     /// Messages owed a PULL; `true` when it grants a new transmission, `false` for a
     /// refresh that repeats the current credit (a PULL may have been lost).
     pulls: VecDeque<(InKey, bool)>,
@@ -121,13 +125,12 @@ impl Transport {
         Ok(Transport {
             p,
             ip,
-            next_msg_id: 0,
-            next_mcast_seq: 0,
+            next_seq: 0,
             rng,
             out: OutMsgs::default(),
+            blocked: VecDeque::new(),
             inbound: MsgMap::default(),
-            done: MsgMap::default(),
-            done_order: VecDeque::new(),
+            delivered: MsgMap::default(),
             pulls: VecDeque::new(),
             pull_free_at: Time::ZERO,
             pull_armed: false,
@@ -152,7 +155,14 @@ impl Transport {
 
     /// Messages still being sent or received (for end-of-run reports).
     pub fn in_flight(&self) -> (usize, usize) {
-        (self.out.len() + self.held.len(), self.inbound.len())
+        (self.out.len() + self.held.len() + self.blocked.len(), self.inbound.len())
+    }
+
+    /// The unicast messages started and not yet acknowledged, as (destination IP, message
+    /// id, sequence number), in no particular order: what a run that ends now has not
+    /// delivered for sure (for end-of-run reports).
+    pub fn unfinished(&self) -> Vec<(u32, u16, u32)> {
+        self.out.iter().map(|((dst, id), m)| (dst, id, m.proto.mcast_seq)).collect()
     }
 
     // ---- sending -----------------------------------------------------------------------
@@ -172,24 +182,54 @@ impl Transport {
     fn start(&mut self, now: Time, msg: Message, out: &mut impl Actions) {
         self.counters.messages_sent += 1;
         match msg.group {
-            Some(g) if self.p.multicast => self.start_multicast(now, msg.clone(), g, out),
+            Some(_) if self.p.multicast => self.admit(now, msg, out),
             Some((first, count)) => {
                 let own = self.ip.wrapping_sub(NODE_IP_BASE);
                 for n in (first..first.saturating_add(count)).filter(|&n| n != own) {
                     let copy = Message { dst_ip: NODE_IP_BASE + n, group: None, ..msg.clone() };
-                    self.start_unicast(now, copy, out);
+                    self.admit(now, copy, out);
                 }
             }
+            None => self.admit(now, msg, out),
+        }
+    }
+
+    /// Start `msg` now, or queue it behind those already waiting if the oldest unfinished
+    /// message is `SEQ_WINDOW` behind (the sender's half of the rule in `seqwin`).
+    fn admit(&mut self, now: Time, msg: Message, out: &mut impl Actions) {
+        if self.blocked.is_empty() && self.window_open() {
+            return self.launch(now, msg, out);
+        }
+        self.blocked.push_back(msg);
+    }
+
+    /// May the message with sequence number `next_seq` start?
+    fn window_open(&self) -> bool {
+        self.out.oldest().is_none_or(|m| self.next_seq.wrapping_sub(m.proto.mcast_seq) < SEQ_WINDOW)
+    }
+
+    /// Start what waited, now that a message finished.
+    fn unblock(&mut self, now: Time, out: &mut impl Actions) {
+        while !self.blocked.is_empty() && self.window_open() {
+            let msg = self.blocked.pop_front().expect("not empty");
+            self.launch(now, msg, out);
+        }
+    }
+
+    fn launch(&mut self, now: Time, msg: Message, out: &mut impl Actions) {
+        match msg.group {
+            Some(g) => self.start_multicast(now, msg, g, out),
             None => self.start_unicast(now, msg, out),
         }
     }
 
+    /// The template of the message's packets, with the next sequence number.
     fn proto(&mut self, msg: &Message) -> Segment {
-        let id = self.next_msg_id;
-        self.next_msg_id = id.wrapping_add(1);
+        let seq = self.next_seq;
+        self.next_seq = seq.wrapping_add(1);
         let mut s = Segment::default();
-        (s.src_ip, s.dst_ip, s.band, s.msg_id, s.msg_len) = (self.ip, msg.dst_ip, 1, id, msg.len);
-        (s.src_context, s.dst_context) = (msg.src_context, msg.dst_context);
+        (s.src_ip, s.dst_ip, s.band, s.msg_id, s.msg_len) = (self.ip, msg.dst_ip, 1, seq as u16, msg.len);
+        (s.src_context, s.dst_context, s.mcast_seq) = (msg.src_context, msg.dst_context, seq);
         s
     }
 
@@ -232,8 +272,7 @@ impl Transport {
         proto.dst_ip = MULTICAST_IP;
         self.record_sent(&proto, now);
         proto.flags = flags::MCAST;
-        (proto.mcast_first, proto.mcast_count, proto.mcast_seq) = (first, count, self.next_mcast_seq);
-        self.next_mcast_seq = self.next_mcast_seq.wrapping_add(1);
+        (proto.mcast_first, proto.mcast_count) = (first, count);
         let packets = self.p.packets(msg.len);
         let m = OutMsg::new(proto, Arc::new(msg.words), packets, packets, Time::ZERO);
         for o in 0..packets {
@@ -280,12 +319,13 @@ impl Transport {
             return self.on_data(now, s, out);
         }
         let key = (s.src_ip, s.msg_id);
-        let Some(m) = self.out.get_mut(&key) else {
+        // The sequence number tells an answer about an earlier message under the same 16-bit
+        // id (ids wrap) from one about this one.
+        let Some(m) = self.out.get_mut(&key).filter(|m| m.proto.mcast_seq == s.mcast_seq) else {
             return;
         };
         if s.has(flags::ACK) {
-            self.on_ack(key, &s, now);
-            return;
+            return self.on_ack(key, &s, now, out);
         }
         if s.has(flags::NACK) || s.has(flags::RESEND) {
             m.nack(s.pkt_offset);
@@ -306,24 +346,27 @@ impl Transport {
         self.pump(key, out);
     }
 
-    fn on_ack(&mut self, key: OutKey, s: &Segment, now: Time) {
+    fn on_ack(&mut self, key: OutKey, s: &Segment, now: Time, out: &mut impl Actions) {
         let m = self.out.get_mut(&key).expect("checked");
         let whole = self.p.protocol == Protocol::Homa;
         let done = if whole { true } else { m.ack(s.pkt_offset, now) };
         if done {
             self.out.remove(&key);
+            self.unblock(now, out);
         }
     }
 
     fn on_data(&mut self, now: Time, s: Segment, out: &mut impl Actions) {
-        self.expire_done(now);
-        let key = (s.src_ip, s.src_context, s.msg_id);
-        // A message is open or done, never both, so most packets need one lookup.
+        let key = (s.src_ip, s.mcast_seq);
+        // A message is open or delivered, never both, so most packets need one lookup.
         if !self.inbound.contains_key(&key) {
-            if self.done.contains_key(&key) {
-                return self.duplicate_of_done(&s, out);
+            let unicast = s.mcast_count == 0;
+            match self.delivered.get(&s.src_ip).map_or(Seen::New, |w| w.seen(s.mcast_seq)) {
+                Seen::Delivered => return self.duplicate_of_delivered(&s, out),
+                // Finished at its sender (`seqwin`): nothing to answer.
+                Seen::Behind if unicast => return self.counters.duplicates_received += 1,
+                _ => self.open_inbound(now, key, &s, out),
             }
-            self.open_inbound(now, key, &s, out);
         }
         if s.has(flags::CHOP) {
             return self.on_trimmed(now, key, &s, out);
@@ -331,11 +374,13 @@ impl Transport {
         self.store(now, key, &s, out);
     }
 
-    fn duplicate_of_done(&mut self, s: &Segment, out: &mut impl Actions) {
+    /// Answer a unicast duplicate as if it completed the message now: the sender may have
+    /// lost every ACK so far, and without one it would resend forever.
+    fn duplicate_of_delivered(&mut self, s: &Segment, out: &mut impl Actions) {
         self.counters.duplicates_received += 1;
         if s.mcast_count == 0 {
             let credit = self.p.packets(s.msg_len) as u16;
-            out.push(TAction::Transmit(Segment::reply_to(s, flags::ACK, credit)));
+            out.push(TAction::Transmit(reply(s, flags::ACK, credit)));
         }
     }
 
@@ -357,7 +402,7 @@ impl Transport {
         let m = self.inbound.get_mut(&key).expect("opened");
         m.needed += 1;
         let answer = if self.p.protocol == Protocol::Ndp { flags::NACK } else { flags::NACK | flags::RESEND };
-        out.push(TAction::Transmit(Segment::reply_to(s, answer, 0)));
+        out.push(TAction::Transmit(reply(s, answer, 0)));
         if self.p.protocol == Protocol::Ndp {
             self.maybe_pull(now, key, out);
         }
@@ -371,7 +416,7 @@ impl Transport {
         }
         let unicast = s.mcast_count == 0;
         if unicast && self.p.protocol == Protocol::Ndp {
-            out.push(TAction::Transmit(Segment::reply_to(s, flags::ACK, 0)));
+            out.push(TAction::Transmit(reply(s, flags::ACK, 0)));
         }
         if m.complete() {
             return self.deliver(now, key, s, out);
@@ -385,15 +430,14 @@ impl Transport {
 
     fn deliver(&mut self, now: Time, key: InKey, s: &Segment, out: &mut impl Actions) {
         let m = self.inbound.remove(&key).expect("complete");
-        self.done.insert(key, now + self.p.linger);
-        self.done_order.push_back((now + self.p.linger, key));
+        self.delivered.entry(key.0).or_default().delivered(key.1);
         self.counters.messages_delivered += 1;
         let (src_ip, msg_id, dst_ip, dst_context, len) = (m.src_ip, m.msg_id, self.ip, m.dst_context, m.len);
         if self.log_messages {
             self.log.delivered.push(MsgEvent { src_ip, msg_id, dst_ip, dst_context, len, time: now });
         }
         if s.mcast_count == 0 && self.p.protocol == Protocol::Homa {
-            out.push(TAction::Transmit(Segment::reply_to(s, flags::ACK, m.packets as u16)));
+            out.push(TAction::Transmit(reply(s, flags::ACK, m.packets as u16)));
             self.regrant(out);
         }
         out.push(TAction::Deliver(Message {
@@ -405,15 +449,6 @@ impl Transport {
             words: m.words,
             group: None,
         }));
-    }
-
-    fn expire_done(&mut self, now: Time) {
-        while let Some(&(t, key)) = self.done_order.front().filter(|(t, _)| *t <= now) {
-            self.done_order.pop_front();
-            if self.done.get(&key) == Some(&t) {
-                self.done.remove(&key);
-            }
-        }
     }
 
     // ---- NDP PULL pacing ---------------------------------------------------------------
@@ -456,7 +491,7 @@ impl Transport {
             m.refresh_queued &= fresh;
             let credit = (self.p.rtt_pkts + m.pull_sent) as u16;
             let to = incoming_view(ip, m, key);
-            out.push(TAction::Transmit(Segment::reply_to(&to, flags::PULL, credit)));
+            out.push(TAction::Transmit(reply(&to, flags::PULL, credit)));
             self.counters.pulls_sent += 1;
             self.pull_free_at = now + self.p.pull_interval;
             if !self.pulls.is_empty() {
@@ -472,21 +507,23 @@ impl Transport {
     /// Grant the `overcommit` incoming messages with the fewest packets left (SRPT),
     /// keeping `rtt_bytes` granted ahead of what arrived; rank r gets band 2 + r.
     fn regrant(&mut self, out: &mut impl Actions) {
-        let mut open: Vec<(u32, InKey)> = self
+        let mut open: Vec<(u32, (u32, u16, u16), InKey)> = self
             .inbound
             .iter()
             .filter(|(_, m)| !m.multicast && m.granted < m.packets)
-            .map(|(k, m)| (m.packets - m.got_count, *k))
+            .map(|(k, m)| (m.packets - m.got_count, (m.src_ip, m.src_context, m.msg_id), *k))
             .collect();
+        // Ties go by (source, context, message id), as they did before messages were keyed
+        // by sequence number.
         open.sort_unstable();
         let (unsched, ip) = (self.p.unscheduled_packets(), self.ip);
-        for (rank, (_, key)) in open.into_iter().take(self.p.overcommit as usize).enumerate() {
+        for (rank, (_, _, key)) in open.into_iter().take(self.p.overcommit as usize).enumerate() {
             let band = (2 + rank as u8).min(self.p.homa_bands - 1);
             let m = self.inbound.get_mut(&key).expect("listed");
             let target = m.packets.min(m.got_count + unsched);
             if target > m.granted {
                 m.granted = target;
-                let mut g = Segment::reply_to(&incoming_view(ip, m, key), flags::GRANT, target as u16);
+                let mut g = reply(&incoming_view(ip, m, key), flags::GRANT, target as u16);
                 g.prio = band;
                 out.push(TAction::Transmit(g));
                 self.counters.grants_sent += 1;
@@ -556,7 +593,7 @@ impl Transport {
         m.last_progress = now;
         let to = incoming_view(ip, m, key);
         for o in m.missing_below(m.granted) {
-            let mut r = Segment::reply_to(&to, flags::NACK | flags::RESEND, 0);
+            let mut r = reply(&to, flags::NACK | flags::RESEND, 0);
             r.pkt_offset = o;
             out.push(TAction::Transmit(r));
         }
@@ -568,7 +605,15 @@ impl Transport {
 /// packets for its sender can be built with [`Segment::reply_to`].
 fn incoming_view(ip: u32, m: &InMsg, key: InKey) -> Segment {
     let mut s = Segment::default();
-    (s.src_ip, s.src_context, s.msg_id) = key;
+    (s.src_ip, s.mcast_seq) = key;
+    (s.src_context, s.msg_id) = (m.src_context, m.msg_id);
     (s.dst_ip, s.dst_context, s.msg_len) = (ip, m.dst_context, m.len);
     s
+}
+
+/// A control packet answering `to`, naming its message by sequence number as well as by id.
+fn reply(to: &Segment, flags: u8, credit: u16) -> Segment {
+    let mut r = Segment::reply_to(to, flags, credit);
+    r.mcast_seq = to.mcast_seq;
+    r
 }

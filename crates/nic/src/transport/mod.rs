@@ -6,8 +6,11 @@
 //! - [`pktset`]: which of a message's packets were acknowledged or received, as bits.
 //! - [`sender`]: per-message send state (what was sent, acknowledged, allowed), kept in a
 //!   window by message id (`outmsgs`).
-//! - [`receiver`]: reassembly with duplicate suppression, ACK/NACK, PULL pacing (NDP) and
-//!   SRPT grants with overcommitment (Homa).
+//! - [`receiver`]: reassembly, ACK/NACK, PULL pacing (NDP) and SRPT grants with
+//!   overcommitment (Homa).
+//! - [`seqwin`]: per-message sequence numbers and the rule that delivers every message
+//!   exactly once, however late its duplicates come (senders keep their unfinished messages
+//!   within a window; receivers remember what they delivered within it).
 //! - [`Transport`]: one NIC's endpoint: messages in, segments out, timers.
 //!
 //! NDP-style: the first `rtt_pkts` packets go at once, the rest against PULLs that the
@@ -23,6 +26,7 @@ pub mod pktset;
 pub mod receiver;
 pub mod segment;
 pub mod sender;
+pub mod seqwin;
 
 mod endpoint;
 mod outmsgs;

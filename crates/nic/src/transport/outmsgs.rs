@@ -63,6 +63,13 @@ impl OutMsgs {
         matches!(self.win.get(i), Some(Some(m)) if m.proto.dst_ip == key.0).then_some(i)
     }
 
+    /// The message started first among those in the window (its front, after `trim`).
+    /// Nothing goes to the spill while senders keep what is unfinished within
+    /// `seqwin::SEQ_WINDOW` ids, so that is the oldest of all.
+    pub fn oldest(&self) -> Option<&OutMsg> {
+        self.win.front().and_then(|m| m.as_deref())
+    }
+
     /// Start loading the message under `key`, if it is in the window (a hint).
     pub fn prefetch(&self, key: &OutKey) {
         if let Some(Some(m)) = self.win.get(self.offset(key.1)) {
@@ -124,7 +131,7 @@ mod tests {
             let id = 65_530u16.wrapping_add(k as u16);
             m.insert((k % 5, id), msg(k % 5, id));
             if k > 3 {
-                let old = 65_530u16.wrapping_add(k as u16 - 3);
+                let old = 65_530u16.wrapping_add((k - 3) as u16);
                 m.remove(&((k - 3) % 5, old));
             }
         }

@@ -32,9 +32,6 @@ pub struct TransportParams {
     /// Sender: resend what is unacknowledged after this long without progress.
     /// Default 20 us (*estimate*: many round trips of a 2-tier fabric).
     pub rto: Time,
-    /// How long a finished message's id is remembered so late duplicates are dropped.
-    /// Default 1 ms.
-    pub linger: Time,
     /// Fraction of messages held back by `tail_delay` at the sender (fault injection).
     /// Default 0.
     pub tail_fraction: f64,
@@ -56,7 +53,6 @@ impl Default for TransportParams {
             overcommit: 3,
             homa_bands: 8,
             rto: Time::from_us(20),
-            linger: Time::from_us(1000),
             tail_fraction: 0.0,
             tail_delay: Time::ZERO,
             multicast: true,
