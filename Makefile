@@ -1,5 +1,5 @@
 # Top-level entry points. `make test` is the README's test command.
-.PHONY: build build-plain sw test clean
+.PHONY: build build-plain sw test fuzz-smoke lint clean
 
 # target/release/nanopu, built with profile-guided optimization (scripts/build-pgo).
 build: sw
@@ -16,6 +16,16 @@ sw:
 # `make build` made.
 test: sw
 	cargo test --release --workspace --target-dir target/test
+	$(MAKE) fuzz-smoke lint
+
+# Clippy on every target, warnings as errors (docs/reliability.md, static checks).
+lint:
+	cargo clippy --workspace --all-targets --target-dir target/test -- -D warnings
+
+# Every fuzz target's stable-Rust driver for NANOPU_FUZZ_SECS seconds (default 20), on the
+# tests' build (fuzz/README.md): about a minute, two targets at a time.
+fuzz-smoke: sw
+	cargo test --release --workspace --target-dir target/test --tests fuzz_smoke -- --ignored
 
 clean:
 	$(MAKE) -C sw clean

@@ -199,7 +199,7 @@ pub fn positive_threads(s: &str) -> Result<usize, String> {
 
 /// `--max-cycles` must stay within simulated time's range (u64 femtoseconds, about 5 h).
 fn checked_cycles(cycles: u64, cfg: &NodeConfig) -> Result<u64, String> {
-    let clock = clock(&cfg)?;
+    let clock = clock(cfg)?;
     let most = u64::MAX / clock.period().as_fs() - 1;
     if cycles > most {
         return Err(format!("--max-cycles {cycles}: at most {most} ({:.0} s of simulated time)", clock.time_of(most).as_secs_f64()));

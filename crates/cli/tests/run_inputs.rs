@@ -12,7 +12,9 @@ fn nanopu(args: &[&str]) -> Output {
 fn nanopu_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     let mut c = Command::new(env!("CARGO_BIN_EXE_nanopu"));
-    env.iter().for_each(|(k, v)| drop(c.env(k, v)));
+    for (k, v) in env {
+        c.env(k, v);
+    }
     c.args(args).current_dir(root).output().expect("runs")
 }
 

@@ -21,10 +21,12 @@
 //!   depend on the number of threads; `barrier` is where their threads meet.
 //! - [`loadgen`]: the open-loop load generator of the scheduling experiments (requests
 //!   {service time, send time}, per-request send and reply times), configured by
-//!   [`load_config`].
+//!   [`load_config`]; [`fuzzing`] holds the fuzz targets' bodies for both files (`fuzz/`).
 //! - [`sort`]: the sort benchmark harness: inputs loaded into memory, outputs validated,
 //!   stage logs turned into tables and traces.
 //! - [`report`]: per-core and per-run summaries, as text and JSON.
+
+#![forbid(unsafe_code)]
 
 mod barrier;
 pub mod boot;
@@ -34,6 +36,7 @@ pub mod cluster_config;
 pub mod cluster_report;
 pub mod config;
 mod cores;
+pub mod fuzzing;
 pub mod host;
 mod link;
 pub mod load_config;

@@ -103,6 +103,6 @@ pub(crate) fn exchange(parts: &mut [&mut Simulation]) {
     }
 }
 
-fn net<'a>(s: &'a mut Simulation) -> &'a mut Network {
+fn net(s: &mut Simulation) -> &mut Network {
     s.net.as_mut().expect("cluster run")
 }

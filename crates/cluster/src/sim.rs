@@ -131,7 +131,7 @@ impl Simulation {
     /// One node running `elf` under `cfg`, with an idle test host on its port.
     pub fn new(elf: &[u8], cfg: NodeConfig) -> Result<Simulation, SimError> {
         cfg.validate().map_err(SimError::Setup)?;
-        let program = Arc::new(Program::load(elf).map_err(|e| SimError::Setup(e.to_string()))?);
+        let program = Arc::new(Program::load_for(elf, &cfg.mem).map_err(|e| SimError::Setup(e.to_string()))?);
         let node = Node::new(0, &program, &cfg, None).map_err(SimError::Setup)?;
         Simulation::with_nodes(vec![node], &cfg)
     }

@@ -17,6 +17,7 @@
 //!     words programs see.
 //!
 //!   Every rejection is a [`wire::WireError`] whose message names the layer and the field.
+//! - [`fuzzing`]: the fuzz targets' bodies (`fuzz/`), which must never panic.
 //! - [`pcap`]: captures in the classic libpcap format with nanosecond timestamps, which
 //!   Wireshark and Scapy open, and a small reader for tests.
 //!
@@ -59,7 +60,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#![forbid(unsafe_code)]
+
 pub mod fabric;
+pub mod fuzzing;
 pub mod packet;
 pub mod pcap;
 pub mod wire;

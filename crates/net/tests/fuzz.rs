@@ -2,7 +2,16 @@
 //! headers, and every single-byte mutation and truncation of valid frames. Parsing must
 //! never panic; whatever it accepts must re-emit to the same bytes (up to the fields parse
 //! ignores) and stay valid when trimmed.
+//!
+//! Also the frame and pcap fuzz targets (`fuzz/fuzz_targets/`) driven on stable Rust:
+//! `fuzz_smoke_frame` and `fuzz_smoke_pcap` (ignored; `make fuzz-smoke` runs them) fuzz
+//! for NANOPU_FUZZ_SECS seconds each from the valid frames below.
 
+#[path = "../../../fuzz/driver.rs"]
+mod driver;
+
+use nanopu_net::fuzzing;
+use nanopu_net::pcap::PcapWriter;
 use nanopu_net::wire::ethernet::{Mac, ETHERTYPE_IPV4};
 use nanopu_net::wire::ipv4::{tos_for_priority, Ipv4Packet, PROTO_HOMA, PROTO_NDP};
 use nanopu_net::wire::packet::SEGMENT_BYTES;
@@ -30,29 +39,9 @@ impl XorShift {
     }
 }
 
-/// Parses, and checks what an accepted frame promises.
+/// Parses, and checks what an accepted frame promises (see `nanopu_net::fuzzing`).
 fn parse_and_check(bytes: &[u8]) -> Result<(), Layer> {
-    let parsed = Frame::parse(bytes, SEG).map_err(|e| e.layer())?;
-    let again = Frame::emit(&parsed.repr, parsed.payload, SEG).expect("accepted repr emits");
-    assert_eq!(again.as_bytes(), &canonical(bytes, parsed.payload.is_empty())[..]);
-    let mut frame = Frame::from_bytes(bytes.to_vec(), SEG).expect("accepted bytes");
-    if frame.trim().is_ok() {
-        Frame::parse(frame.as_bytes(), SEG).expect("a trimmed frame parses");
-    }
-    Ok(())
-}
-
-/// `bytes` with the fields parse ignores as emit writes them: IPv4 identification 0 and
-/// DF set (checksum refreshed), reserved word and padding zero.
-fn canonical(bytes: &[u8], padded: bool) -> Vec<u8> {
-    let mut b = bytes.to_vec();
-    b[18..22].copy_from_slice(&[0, 0, 0x40, 0]);
-    Ipv4Packet::new_unchecked(&mut b[14..]).fill_checksum();
-    b[60..64].fill(0);
-    if padded {
-        b[64..].fill(0);
-    }
-    b
+    fuzzing::parse_and_check(bytes, SEG).map_err(|e| e.layer())
 }
 
 #[test]
@@ -182,4 +171,41 @@ fn header_mutations_are_caught() {
             assert_eq!(Frame::parse(&b, SEG).unwrap_err().layer(), Layer::Ipv4, "byte {at}");
         }
     }
+}
+
+/// The fuzz targets' seeds: each valid frame behind each segment-size choice byte of
+/// `fuzzing::frame` (only the default size, choice 0, accepts them all).
+fn frame_seeds() -> Vec<Vec<u8>> {
+    let frames = valid_frames();
+    (0..4u8).flat_map(|choice| frames.iter().map(move |f| [&[choice][..], f.as_bytes()].concat())).collect()
+}
+
+/// A capture of the valid frames, and an empty one.
+fn pcap_seeds() -> Vec<Vec<u8>> {
+    let mut w = PcapWriter::new(Vec::new()).unwrap();
+    for (i, f) in valid_frames().iter().enumerate() {
+        w.write_packet(i as u64 * 43_750_000, f.as_bytes()).unwrap();
+    }
+    vec![w.into_inner(), PcapWriter::new(Vec::new()).unwrap().into_inner()]
+}
+
+#[test]
+fn the_fuzz_targets_accept_their_seeds() {
+    let accepted = frame_seeds().iter().filter(|s| fuzzing::frame(s)).count();
+    assert!(accepted >= valid_frames().len(), "{accepted} seeds accepted");
+    assert!(pcap_seeds().iter().all(|s| fuzzing::pcap(s)));
+}
+
+#[test]
+#[ignore = "a bounded fuzz run: `make fuzz-smoke`, or --ignored with NANOPU_FUZZ_SECS"]
+fn fuzz_smoke_frame() {
+    let stats = driver::run("frame", frame_seeds(), &[], fuzzing::frame);
+    assert!(stats.accepted > 0, "{stats:?}");
+}
+
+#[test]
+#[ignore = "a bounded fuzz run: `make fuzz-smoke`, or --ignored with NANOPU_FUZZ_SECS"]
+fn fuzz_smoke_pcap() {
+    let stats = driver::run("pcap", pcap_seeds(), &[], fuzzing::pcap);
+    assert!(stats.accepted > 0, "{stats:?}");
 }

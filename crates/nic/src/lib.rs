@@ -18,6 +18,8 @@
 //! time; the NIC answers its accesses exactly as of the core's local cycle or the caller
 //! makes the core retry later (see `docs/architecture.md`).
 
+#![forbid(unsafe_code)]
+
 pub mod core_if;
 pub mod message;
 pub mod nic;

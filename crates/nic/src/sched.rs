@@ -9,6 +9,7 @@
 //! - the running context reported done or idle (`lnicucmd`) since it was switched in or last
 //!   received a message;
 //! - the running context has held no message for `lidlecycles` (round robin);
+//!
 //! and it demotes a priority-0 context to priority 1 once it has spent `lmsgcycles` on one
 //! message (bounded processing time), until it reports that message done.
 //!

@@ -219,7 +219,7 @@ fn a_context_past_its_bound_is_demoted_and_preempted() {
     assert!(!nic.irq_level(0, 500), "equal priorities: the running context keeps the core");
     let deadline = 10 + 6 + 1000; // header readable after the RX path, then lmsgcycles
     assert!(
-        out.iter().any(|a| *a == Action::Update { core: 0, at: deadline }),
+        out.contains(&Action::Update { core: 0, at: deadline }),
         "the NIC wakes itself at the bound"
     );
     assert!(!nic.irq_level(0, deadline - 1));

@@ -14,7 +14,8 @@
 //! - Timing is charged where it arises: one cycle per instruction plus scoreboard stalls
 //!   (`exec.rs`), mispredicts ([`bpred`]), I/D cache misses (`fetch.rs`, `lsu.rs`), trap,
 //!   `mret`, CSR and `fence.i` costs. Every constant is in [`TimingParams`].
-//! - [`testing`] runs a single-core program to completion, for tests and tools.
+//! - [`testing`] runs a single-core program to completion, for tests and tools;
+//!   [`fuzzing`] holds the fuzz targets' bodies (`fuzz/`).
 //!
 //! Public API used by the rest of the workspace (keep these signatures):
 //! - [`Program`]: a loaded ELF image, shared (`Arc`) by every core and node running it.
@@ -35,6 +36,7 @@ pub mod elf;
 mod error;
 mod exec;
 mod fetch;
+pub mod fuzzing;
 mod htif;
 mod lsu;
 pub mod mem;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::cache::L2;
 use crate::decode::decode_parcels;
-use crate::elf::ElfError;
+use crate::elf::{Dram, ElfError};
 use crate::op::Op;
 use crate::params::{MemParams, TimingParams};
 use crate::program::{Program, PAGE};
@@ -54,21 +54,11 @@ impl NodeMem {
         mem: &MemParams,
         timing: &TimingParams,
     ) -> Result<NodeMem, ElfError> {
+        let dram = Dram::new(mem)?;
         let (base, size) = (mem.dram_base, mem.dram_size);
-        if base % PAGE != 0 || size % PAGE != 0 || size == 0 {
-            return Err(ElfError::Config(format!(
-                "DRAM base {base:#x} and size {size:#x} must be non-zero multiples of 4 KiB"
-            )));
-        }
         for s in &program.segments {
-            if s.addr < base || s.addr.saturating_add(s.memsz) > base + size {
-                return Err(ElfError::SegmentOutsideDram {
-                    start: s.addr,
-                    end: s.addr + s.memsz,
-                    base,
-                    size,
-                });
-            }
+            // The program may have been loaded for another, larger DRAM.
+            dram.holds("segment", s.addr, s.addr.saturating_add(s.memsz))?;
         }
         let l2 = L2::new(timing.l2_sets, timing.l2_ways);
         if !l2.fits(size / timing.line_bytes.max(1)) {

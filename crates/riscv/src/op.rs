@@ -178,8 +178,9 @@ impl Op {
         unsafe { std::mem::transmute::<u8, Kind>(self.code & 0x7f) }
     }
 
-    /// Length in bytes: 2 or 4.
+    /// Length in bytes: 2 or 4 (never empty, hence no `is_empty`).
     #[inline(always)]
+    #[allow(clippy::len_without_is_empty)]
     pub fn len(self) -> u8 {
         2 + ((self.code >> 7) << 1)
     }

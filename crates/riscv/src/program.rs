@@ -1,11 +1,12 @@
 //! A loaded program: the initial memory image and its pre-decoded code, built once and
 //! shared (`Arc`) by every core of every node that runs it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use crate::decode::decode_parcels;
-use crate::elf::{self, ElfError, Segment, PF_X};
+use crate::elf::{self, ElfError, Segment, Symbols, PF_X};
 use crate::op::Op;
+use crate::params::MemParams;
 
 pub const PAGE: u64 = 4096;
 pub type Page = [u8; PAGE as usize];
@@ -22,7 +23,7 @@ pub struct CodeRegion {
 pub struct Program {
     entry: u64,
     nanopu: bool,
-    symbols: HashMap<String, u64>,
+    symbols: Symbols,
     pub(crate) segments: Vec<Segment>,
     image: BTreeMap<u64, Box<Page>>,
     code: Vec<CodeRegion>,
@@ -31,27 +32,42 @@ pub struct Program {
 }
 
 impl Program {
-    /// Parse, validate, lay out the initial image and pre-decode all code.
+    /// Parse, validate for nodes with the default DRAM ([`MemParams::default`]), lay out
+    /// the initial image and pre-decode all code.
     pub fn load(bytes: &[u8]) -> Result<Program, ElfError> {
-        let parsed = elf::parse(bytes)?;
-        let symbols: HashMap<String, u64> = parsed.symbols.into_iter().collect();
+        Program::load_for(bytes, &MemParams::default())
+    }
+
+    /// [`Program::load`] for nodes whose DRAM is `mem`: every segment and executable
+    /// section must lie inside it. Nothing is allocated before the whole file is checked.
+    pub fn load_for(bytes: &[u8], mem: &MemParams) -> Result<Program, ElfError> {
+        let parsed = elf::parse(bytes, mem)?;
+        let s = &parsed.symbols;
+        let (nanopu, tohost, fromhost) =
+            (s.get("__nanopu_abi").is_some(), s.get("tohost"), s.get("fromhost"));
         let mut p = Program {
             entry: parsed.entry,
-            nanopu: symbols.contains_key("__nanopu_abi"),
-            tohost: symbols.get("tohost").copied(),
-            fromhost: symbols.get("fromhost").copied(),
-            symbols,
+            nanopu,
+            tohost,
+            fromhost,
+            symbols: parsed.symbols,
             segments: parsed.segments,
             image: BTreeMap::new(),
             code: Vec::new(),
         };
-        if !p.segments.iter().any(|s| s.flags & PF_X != 0 && (s.addr..s.addr + s.memsz).contains(&p.entry)) {
-            return Err(ElfError::EntryNotExecutable(p.entry));
-        }
+        p.check_entry()?;
         p.build_image(bytes);
         let ranges = code_ranges(&p.segments, &parsed.code);
         p.code = ranges.into_iter().map(|(lo, hi)| p.decode_region(lo, hi)).collect();
         Ok(p)
+    }
+
+    fn check_entry(&self) -> Result<(), ElfError> {
+        let holds = |s: &Segment| self.entry.checked_sub(s.addr).is_some_and(|off| off < s.memsz);
+        match self.segments.iter().any(|s| s.flags & PF_X != 0 && holds(s)) {
+            true => Ok(()),
+            false => Err(ElfError::EntryNotExecutable(self.entry)),
+        }
     }
 
     pub fn entry(&self) -> u64 {
@@ -59,15 +75,15 @@ impl Program {
     }
 
     pub fn symbol(&self, name: &str) -> Option<u64> {
-        self.symbols.get(name).copied()
+        self.symbols.get(name)
     }
 
-    /// Does the program use the nanoPU register ABI (defines `__nanopu_abi`)?
-    /// Address ranges `(base, bytes)` of the executable segments.
+    /// Address ranges `(base, bytes)` of the pre-decoded code.
     pub fn code_ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.code.iter().map(|r| (r.base, 2 * r.ops.len() as u64))
     }
 
+    /// Does the program use the nanoPU register ABI (defines `__nanopu_abi`)?
     pub fn is_nanopu(&self) -> bool {
         self.nanopu
     }
@@ -95,47 +111,79 @@ impl Program {
         self.code_page(pn).is_some()
     }
 
+    /// Copies each segment's file bytes into the image.
     fn build_image(&mut self, bytes: &[u8]) {
         for s in &self.segments {
-            let data = &bytes[s.offset as usize..(s.offset + s.filesz) as usize];
-            for (i, &b) in data.iter().enumerate() {
-                let a = s.addr + i as u64;
-                let page = self.image.entry(a / PAGE).or_insert_with(|| Box::new([0; PAGE as usize]));
-                page[(a % PAGE) as usize] = b;
-            }
+            // `elf::parse` checked that offset + filesz is within the file.
+            let data = bytes.get(s.offset as usize..).and_then(|d| d.get(..s.filesz as usize));
+            copy_into(&mut self.image, s.addr, data.unwrap_or_default());
         }
     }
 
     fn half(&self, addr: u64) -> u16 {
         let get = |a: u64| self.page(a / PAGE).map_or(0, |p| p[(a % PAGE) as usize]);
-        u16::from_le_bytes([get(addr), get(addr + 1)])
+        u16::from_le_bytes([get(addr), get(addr.wrapping_add(1))])
     }
 
     fn decode_region(&self, lo: u64, hi: u64) -> CodeRegion {
         let ops = (lo..hi)
             .step_by(2)
-            .map(|a| decode_parcels(self.half(a), self.half(a + 2), self.nanopu))
+            .map(|a| decode_parcels(self.half(a), self.half(a.wrapping_add(2)), self.nanopu))
             .collect();
         CodeRegion { base: lo, ops }
     }
 }
 
-/// Page-aligned, merged ranges to pre-decode: executable sections when the file has
-/// section headers (so that data sharing an RWX segment is not treated as code), else the
-/// file-backed part of executable segments.
+/// Copies `data` into the image at `addr`, a page at a time.
+fn copy_into(image: &mut BTreeMap<u64, Box<Page>>, mut addr: u64, mut data: &[u8]) {
+    while !data.is_empty() {
+        let at = (addr % PAGE) as usize;
+        let n = data.len().min(PAGE as usize - at);
+        let page = image.entry(addr / PAGE).or_insert_with(|| Box::new([0; PAGE as usize]));
+        page[at..at + n].copy_from_slice(&data[..n]);
+        (addr, data) = (addr.wrapping_add(n as u64), &data[n..]);
+    }
+}
+
+/// Page-aligned, merged ranges to pre-decode: the file-backed parts of executable
+/// segments, narrowed to executable sections when the file has section headers (so that
+/// data sharing an RWX segment is not treated as code). Code anywhere else is zeros at
+/// load and is decoded when fetched, so pre-decoding it would only cost memory: a section
+/// header claiming more code than the file holds must not cost more than the file.
 fn code_ranges(segments: &[Segment], sections: &[(u64, u64)]) -> Vec<(u64, u64)> {
-    let mut r: Vec<(u64, u64)> = if sections.is_empty() {
-        segments.iter().filter(|s| s.flags & PF_X != 0).map(|s| (s.addr, s.addr + s.filesz)).collect()
-    } else {
-        sections.to_vec()
-    };
-    r.iter_mut().for_each(|(lo, hi)| (*lo, *hi) = (*lo / PAGE * PAGE, hi.div_ceil(PAGE) * PAGE));
-    r.sort();
-    let mut out: Vec<(u64, u64)> = Vec::new();
+    let exec = segments.iter().filter(|s| s.flags & PF_X != 0);
+    let loaded = merged(exec.map(|s| (s.addr, s.addr + s.filesz)).collect());
+    let code = if sections.is_empty() { loaded } else { intersect(&loaded, &merged(sections.to_vec())) };
+    // No overflow: DRAM, which holds every segment, ends on a page boundary below 2^64.
+    merged(code.into_iter().map(|(lo, hi)| (lo / PAGE * PAGE, hi.div_ceil(PAGE) * PAGE)).collect())
+}
+
+/// `r` sorted, without empty ranges, overlapping or touching ones joined.
+fn merged(mut r: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    r.retain(|(lo, hi)| lo < hi);
+    r.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(r.len());
     for (lo, hi) in r {
         match out.last_mut() {
             Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
             _ => out.push((lo, hi)),
+        }
+    }
+    out
+}
+
+/// The addresses in both `a` and `b`, each sorted and disjoint.
+fn intersect(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    while let (Some(&(alo, ahi)), Some(&(blo, bhi))) = (a.get(i), b.get(j)) {
+        let (lo, hi) = (alo.max(blo), ahi.min(bhi));
+        if lo < hi {
+            out.push((lo, hi));
+        }
+        if ahi < bhi {
+            i += 1
+        } else {
+            j += 1
         }
     }
     out

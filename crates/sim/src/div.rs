@@ -21,8 +21,9 @@ impl Div32 {
         assert!(d > 0, "Div32::new(0)");
         Div32 { d, m: (u64::MAX / d as u64).wrapping_add(1) }
     }
-    /// n / d.
+    /// n / d. (Not `std::ops::Div`: the divisor is the receiver, fixed at construction.)
     #[inline]
+    #[allow(clippy::should_implement_trait)]
     pub fn div(self, n: u32) -> u32 {
         if self.d == 1 {
             return n; // M wrapped to 0: 2^64 does not fit
@@ -31,6 +32,7 @@ impl Div32 {
     }
     /// n % d.
     #[inline]
+    #[allow(clippy::should_implement_trait)]
     pub fn rem(self, n: u32) -> u32 {
         let low = self.m.wrapping_mul(n as u64);
         ((low as u128 * self.d as u128) >> 64) as u32

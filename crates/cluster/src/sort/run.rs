@@ -99,7 +99,7 @@ impl SortSpec {
     /// Nodes, and the topology: one switch up to `nodes_per_leaf` nodes, else a leaf-spine
     /// of such leaves and `spines` spines.
     fn topology(&self) -> Result<TopologyFile, String> {
-        if self.cores_per_node == 0 || self.cores == 0 || self.cores % self.cores_per_node != 0 {
+        if self.cores_per_node == 0 || self.cores == 0 || !self.cores.is_multiple_of(self.cores_per_node) {
             return Err(format!(
                 "cores: {} is not a positive multiple of cores per node {}",
                 self.cores, self.cores_per_node
@@ -120,7 +120,7 @@ impl SortSpec {
         if nodes <= per {
             return Ok(TopologyFile { nodes: Some(nodes), ..t("star") });
         }
-        if nodes % per != 0 {
+        if !nodes.is_multiple_of(per) {
             return Err(format!("cores: {nodes} nodes do not fill {per}-node leaves"));
         }
         let leaves = Some(nodes / per);

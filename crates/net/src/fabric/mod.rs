@@ -396,7 +396,7 @@ impl Fabric {
 /// Femtoseconds per byte at `rate_bps`, if whole.
 fn fs_per_byte(rate_bps: u64) -> Option<u64> {
     let fs_per_byte_bits = 8 * nanopu_sim::time::FS_PER_S;
-    (rate_bps > 0 && fs_per_byte_bits % rate_bps == 0).then(|| fs_per_byte_bits / rate_bps)
+    (rate_bps > 0 && fs_per_byte_bits.is_multiple_of(rate_bps)).then(|| fs_per_byte_bits / rate_bps)
 }
 
 /// The ports (both directions) of every faulty link, with its fault.
