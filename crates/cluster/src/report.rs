@@ -125,11 +125,24 @@ pub fn end_problems(sim: &Simulation, outcome: Outcome) -> Vec<String> {
             sim.limit_text()
         ));
     }
+    v.extend(unfinished(sim));
     v.extend(no_route(sim));
     if outcome == Outcome::TimeLimit {
         v.extend(sim.waiting_cores().into_iter().take(32).map(|c| format!("not exited: {c}")));
     }
     v
+}
+
+/// Messages whose senders were still waiting for an acknowledgement when the run ended:
+/// they may never have been delivered (`--messages` says which were).
+fn unfinished(sim: &Simulation) -> Option<String> {
+    let v = sim.unfinished();
+    let ip = crate::boot::ip_text;
+    let first: Vec<String> = v.iter().take(4).map(|&(s, d, id)| format!("{} to {} (id {id})", ip(s), ip(d))).collect();
+    let more = if v.len() > 4 { ", ..." } else { "" };
+    (!v.is_empty()).then(|| {
+        format!("messages never acknowledged to their senders: {} ({}{more})", v.len(), first.join(", "))
+    })
 }
 
 /// Packets the fabric dropped because their destination is no node of the cluster: a

@@ -388,6 +388,18 @@ impl Simulation {
         }
     }
 
+    /// The unicast messages started and never acknowledged (cluster runs), as (sender IP,
+    /// destination IP, message id), ordered: what a run that ends now may not have
+    /// delivered (`Transport::unfinished`).
+    pub fn unfinished(&self) -> Vec<(u32, u32, u16)> {
+        let Some(net) = &self.net else { return Vec::new() };
+        let each = net.transports.iter();
+        let mut v: Vec<_> =
+            each.flat_map(|t| t.unfinished().into_iter().map(|(dst, id, _)| (t.ip(), dst, id))).collect();
+        v.sort_unstable();
+        v
+    }
+
     /// The time of the next thing to simulate, and whether it is a core.
     pub(crate) fn next(&self) -> Option<(Time, bool)> {
         match (self.q.peek_time(), self.cores_q.peek_time()) {

@@ -153,6 +153,11 @@ impl Transport {
         &self.p
     }
 
+    /// This endpoint's IP address.
+    pub fn ip(&self) -> u32 {
+        self.ip
+    }
+
     /// Messages still being sent or received (for end-of-run reports).
     pub fn in_flight(&self) -> (usize, usize) {
         (self.out.len() + self.held.len() + self.blocked.len(), self.inbound.len())
