@@ -6,7 +6,6 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use nanopu_riscv::asm::{self, TEXT};
 use nanopu_riscv::{MemParams, Program};
@@ -111,16 +110,14 @@ const TEXT_ADDR: fn(&[u8]) -> usize = |e| sh(e, 1) + 16;
 const TEXT_TYPE: fn(&[u8]) -> usize = |e| sh(e, 1) + 4;
 
 #[test]
-fn a_16_gib_text_section_is_refused_quickly_without_allocating() {
+fn a_16_gib_text_section_is_refused_without_allocating() {
     let e = with(TEXT_SIZE, 8, 1 << 34);
-    let start = Instant::now();
     let (r, largest) = largest_allocation(|| Program::load(&e).err().map(|e| e.to_string()));
     assert_eq!(
         r.as_deref(),
         Some("section 1 (.text) [0x80000000, 0x480000000) outside DRAM [0x80000000, 0x90000000)")
     );
     assert!(largest < 64 << 10, "largest allocation {largest} bytes");
-    assert!(start.elapsed() < Duration::from_secs(2), "took {:?}", start.elapsed());
 }
 
 #[test]
