@@ -77,11 +77,12 @@ fn exec(name: &str, input: &[u8], body: &impl Fn(&[u8]) -> bool) -> bool {
     }
 }
 
-/// xorshift64* (Vigna 2016): small, deterministic, good enough to pick mutations.
-struct Rng(u64);
+/// xorshift64* (Vigna 2016): small, deterministic, good enough to pick mutations (and,
+/// in the crates' fuzz-style tests, bytes). The state must not be 0.
+pub struct Rng(pub u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -89,8 +90,12 @@ impl Rng {
     }
 
     /// Uniform in 0..n (n > 0).
-    fn below(&mut self, n: usize) -> usize {
+    pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
+    }
+
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
     }
 }
 

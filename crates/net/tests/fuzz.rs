@@ -19,25 +19,7 @@ use nanopu_net::wire::{EthernetRepr, Flags, Frame, FrameRepr, Ipv4Repr, Layer, T
 
 const SEG: usize = SEGMENT_BYTES;
 
-/// xorshift64* (Vigna 2016): small, deterministic, good enough to pick bytes.
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
+use driver::Rng as XorShift;
 
 /// Parses, and checks what an accepted frame promises (see `nanopu_net::fuzzing`).
 fn parse_and_check(bytes: &[u8]) -> Result<(), Layer> {
