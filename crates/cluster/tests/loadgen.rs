@@ -132,14 +132,17 @@ mod counting {
     unsafe impl GlobalAlloc for Counting {
         unsafe fn alloc(&self, l: Layout) -> *mut u8 {
             add(l.size() as isize);
+            // SAFETY: the caller's guarantees, passed on unchanged.
             unsafe { System.alloc(l) }
         }
         unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
             add(-(l.size() as isize));
+            // SAFETY: the caller's guarantees, passed on unchanged.
             unsafe { System.dealloc(p, l) }
         }
         unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
             add(new as isize - l.size() as isize);
+            // SAFETY: the caller's guarantees, passed on unchanged.
             unsafe { System.realloc(p, l, new) }
         }
     }

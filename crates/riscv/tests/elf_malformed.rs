@@ -26,10 +26,13 @@ fn note(size: usize) -> bool {
 
 struct Tracking;
 
+// SAFETY: every call the allocator lets through goes to the system allocator unchanged; a
+// refused one returns null, which `GlobalAlloc` allows.
 unsafe impl GlobalAlloc for Tracking {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         if note(l.size()) {
-            System.alloc(l)
+            // SAFETY: the caller's guarantees, passed on unchanged.
+            unsafe { System.alloc(l) }
         } else {
             std::ptr::null_mut()
         }
@@ -37,7 +40,8 @@ unsafe impl GlobalAlloc for Tracking {
 
     unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
         if note(l.size()) {
-            System.alloc_zeroed(l)
+            // SAFETY: the caller's guarantees, passed on unchanged.
+            unsafe { System.alloc_zeroed(l) }
         } else {
             std::ptr::null_mut()
         }
@@ -45,14 +49,16 @@ unsafe impl GlobalAlloc for Tracking {
 
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
         if note(new) {
-            System.realloc(p, l, new)
+            // SAFETY: the caller's guarantees, passed on unchanged.
+            unsafe { System.realloc(p, l, new) }
         } else {
             std::ptr::null_mut()
         }
     }
 
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        System.dealloc(p, l)
+        // SAFETY: the caller's guarantees, passed on unchanged.
+        unsafe { System.dealloc(p, l) }
     }
 }
 
