@@ -48,14 +48,23 @@ impl Core {
             0x344 => self.mip(mem),
             0xf11..=0xf13 | 0xf15 => 0,
             0xf14 => self.hart as u64,
-            0xb00 | 0xc00 => self.cycle.wrapping_add(c.cycle_off),
+            // A CSR instruction reads the counters as they were before it executed
+            // (unprivileged spec, Zicsr chapter: "if a CSR access instruction reads a CSR, it
+            // reads the value prior to the execution of the instruction"); `exec` has already
+            // counted this instruction and its issue cycle.
+            0xb00 | 0xc00 => self.counter_cycle().wrapping_add(c.cycle_off),
             0xc01 => self.cycle,
-            0xb02 | 0xc02 => self.stats.instret.wrapping_add(c.instret_off),
+            0xb02 | 0xc02 => (self.stats.instret - 1).wrapping_add(c.instret_off),
             // mhpmcounter3 counts L1 D-cache misses, as on the prototype (SPEC section 2).
             0xb03 | 0xc03 => self.stats.dcache_misses,
             0xb04..=0xb1f | 0xc04..=0xc1f | 0x320 | 0x323..=0x33f => 0,
             _ => return None,
         })
+    }
+
+    /// `mcycle` before the executing instruction: its issue cycle (`exec` counted one more).
+    fn counter_cycle(&self) -> u64 {
+        self.cycle - 1
     }
 
     /// Write a machine CSR. `Err` = illegal; `Ok(true)` = interrupt state may have changed.
@@ -74,7 +83,10 @@ impl Core {
             0x341 => c.mepc = v & !1,
             0x342 => c.mcause = v,
             0x343 => c.mtval = v,
-            0xb00 => c.cycle_off = v.wrapping_sub(self.cycle),
+            // "If a CSR access instruction writes such a CSR, the write is done instead of
+            // the increment" (same chapter): the next instruction reads exactly `v` (plus the
+            // cycles after this instruction completes, for mcycle).
+            0xb00 => c.cycle_off = v.wrapping_sub(self.cycle + self.t.csr_penalty),
             0xb02 => c.instret_off = v.wrapping_sub(self.stats.instret),
             0x301 | 0x344 | 0xb03..=0xb1f | 0x320 | 0x323..=0x33f => {}
             _ => return Err(()),
@@ -213,6 +225,25 @@ mod tests {
         assert_eq!(b.core.reg(13), 42);
         assert_eq!(b.core.reg(14), (3 << 11) | (1 << 7) | (1 << 3));
         assert_eq!(b.core.reg(15), (2 << 62) | 0x1105);
+    }
+
+    #[test]
+    fn counters_read_back_what_was_written() {
+        // Zicsr: a read sees the value before the reading instruction, and a write replaces
+        // the writing instruction's increment. Before: minstret read back 1001.
+        let (b, _) = run(&[
+            asm::addi(A1, ZERO, 1000),
+            asm::csrrw(ZERO, 0xb02, A1),
+            asm::csrrs(A2, 0xb02, ZERO),
+            asm::csrrs(A3, 0xc02, ZERO),
+            asm::csrrw(ZERO, 0xb00, A1),
+            asm::csrrs(A4, 0xb00, ZERO),
+            asm::csrrs(A5, 0xc00, ZERO),
+            asm::addi(A0, ZERO, 0),
+        ]);
+        assert_eq!((b.core.reg(12), b.core.reg(13)), (1000, 1001), "minstret, then instret");
+        let csr = crate::TimingParams::default().csr_penalty;
+        assert_eq!((b.core.reg(14), b.core.reg(15)), (1000, 1001 + csr), "mcycle, then cycle");
     }
 
     /// Records nanoPU CSR traffic.
