@@ -87,6 +87,32 @@ pub fn bne(rs1: u32, rs2: u32, off: i32) -> u32 {
 pub fn beq(rs1: u32, rs2: u32, off: i32) -> u32 {
     b(off, rs2, rs1, 0)
 }
+/// OP-FP (F/D listings): `funct5`, `fmt` (0 = S, 1 = D), `rm` (funct3).
+pub fn fop(f5: u32, fmt: u32, rd: u32, rs1: u32, rs2: u32, rm: u32) -> u32 {
+    r((f5 << 2) | fmt, rs2, rs1, rm, rd, 0x53)
+}
+/// R4-type fused multiply-add: `opc` 0x43 fmadd, 0x47 fmsub, 0x4b fnmsub, 0x4f fnmadd.
+pub fn fma4(opc: u32, fmt: u32, rd: u32, rs1: u32, rs2: u32, rs3: u32, rm: u32) -> u32 {
+    (rs3 << 27) | (fmt << 25) | (rs2 << 20) | (rs1 << 15) | (rm << 12) | (rd << 7) | opc
+}
+/// `flw`/`fld` (`dbl`) rd, imm(rs1).
+pub fn fload(dbl: bool, rd: u32, rs1: u32, imm: i32) -> u32 {
+    i(imm, rs1, 2 + dbl as u32, rd, 0x07)
+}
+/// `fsw`/`fsd` (`dbl`) rs2, imm(rs1).
+pub fn fstore(dbl: bool, rs2: u32, rs1: u32, imm: i32) -> u32 {
+    s(imm, rs2, rs1, 2 + dbl as u32) | 0x04 // opcode 0x27 = STORE | 0x04
+}
+/// `li rd, v` for any 64-bit `v` (lui/addi pairs and shifts; long but simple).
+pub fn li64(rd: u32, v: u64) -> Vec<u32> {
+    let mut out = vec![addi(rd, 0, 0)];
+    for k in (0..4).rev() {
+        let part = ((v >> (16 * k)) & 0xffff) as i32;
+        out.extend([i(8, rd, 1, rd, 0x13), addi(rd, rd, part >> 8), i(8, rd, 1, rd, 0x13)]);
+        out.push(addi(rd, rd, part & 0xff));
+    }
+    out
+}
 pub const ECALL: u32 = 0x0000_0073;
 pub const EBREAK: u32 = 0x0010_0073;
 pub const MRET: u32 = 0x3020_0073;

@@ -14,8 +14,8 @@ pub const MPIE: u64 = 1 << 7;
 const MPP_M: u64 = 3 << 11;
 /// Interrupt enable bits that exist: MSI, MTI, MEI and the NIC line (bit 16).
 const MIE_MASK: u64 = (1 << 3) | (1 << 7) | (1 << 11) | (1 << 16);
-/// misa: MXL = 2 (64-bit), extensions A, C, I, M.
-const MISA: u64 = (2 << 62) | 1 | (1 << 2) | (1 << 8) | (1 << 12);
+/// misa: MXL = 2 (64-bit), extensions A, C, D, F, I, M.
+const MISA: u64 = (2 << 62) | 1 | (1 << 2) | (1 << 3) | (1 << 5) | (1 << 8) | (1 << 12);
 
 /// CSR state that is not derived from elsewhere.
 #[derive(Default)]
@@ -37,7 +37,8 @@ impl Core {
     fn csr_read(&self, mem: &NodeMem, addr: u16) -> Option<u64> {
         let c = &self.csr;
         Some(match addr {
-            0x300 => c.mstatus | MPP_M,
+            0x300 => crate::fpu::with_sd(c.mstatus | MPP_M),
+            0x001..=0x003 => return self.fcsr_read(addr),
             0x301 => MISA,
             0x304 => c.mie,
             0x305 => c.mtvec,
@@ -74,7 +75,8 @@ impl Core {
         }
         let c = &mut self.csr;
         match addr {
-            0x300 => c.mstatus = v & (MIE | MPIE),
+            0x300 => c.mstatus = v & (MIE | MPIE | crate::fpu::FS),
+            0x001..=0x003 => return self.fcsr_write(addr, v),
             0x304 => c.mie = v & MIE_MASK,
             // MODE 2 and 3 are reserved: keep direct or vectored only (WARL).
             0x305 => c.mtvec = v & !2,
@@ -223,8 +225,8 @@ mod tests {
             asm::addi(A0, ZERO, 0),
         ]);
         assert_eq!(b.core.reg(13), 42);
-        assert_eq!(b.core.reg(14), (3 << 11) | (1 << 7) | (1 << 3));
-        assert_eq!(b.core.reg(15), (2 << 62) | 0x1105);
+        assert_eq!(b.core.reg(14), (1 << 63) | (3 << 13) | (3 << 11) | (1 << 7) | (1 << 3));
+        assert_eq!(b.core.reg(15), (2 << 62) | 0x112d);
     }
 
     #[test]

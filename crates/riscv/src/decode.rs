@@ -1,5 +1,5 @@
 //! 32-bit instruction decoding to [`Op`] (RISC-V unprivileged spec chapter 34, "RV32/64G
-//! Instruction Set Listings", restricted to RV64IMA + Zicsr + Zifencei, plus the privileged
+//! Instruction Set Listings": RV64IMAFD + Zicsr + Zifencei, plus the privileged
 //! `mret`/`wfi`). Compressed parcels are first expanded by [`crate::rvc`].
 
 use crate::op::{Amo, Kind, Op, SINK};
@@ -89,6 +89,9 @@ pub fn decode32(x: u32, len: u8) -> Op {
         0x0f => misc_mem(f3).map(|k| mk(k, 0, 0, 0, 0, len)),
         0x73 => system(x, rd, rs1, f3, len),
         0x2f => atomic(x, rd, rs1, rs2, f3, len),
+        0x07 | 0x27 => (f3 == 2 || f3 == 3).then(|| mk(Kind::Fp, 0, rs1, 0, x as i32, len)),
+        0x43 | 0x47 | 0x4b | 0x4f => (fmt_ok(x) && rm_ok(f3)).then(|| mk(Kind::Fp, 0, 0, 0, x as i32, len)),
+        0x53 => op_fp(x, rd, rs1, rs2, f3, len),
         _ => None,
     };
     op.unwrap_or(Op::illegal(x, len))
@@ -234,4 +237,36 @@ fn atomic(x: u32, rd: u32, rs1: u32, rs2: u32, f3: u32, len: u8) -> Option<Op> {
         0b00011 => Some(mk(sc, rd, rs1, rs2, 0, len)),
         _ => Amo::from_funct5(f5).map(|a| mk(amo, rd, rs1, rs2, a as i32, len)),
     }
+}
+
+/// The fmt field (bits 26..25): S (0) and D (1) exist; H and Q are not implemented.
+fn fmt_ok(x: u32) -> bool {
+    bits(x, 26, 25) < 2
+}
+
+/// Static rounding modes 5 and 6 are reserved (spec "Rounding mode encoding"); 7 is dynamic
+/// and checked against `frm` when executed.
+fn rm_ok(f3: u32) -> bool {
+    f3 != 5 && f3 != 6
+}
+
+/// OP-FP (RV32F/RV64F/RV32D/RV64D listings): which encodings exist, and whether the op's
+/// rd / rs1 are integer registers (rs2 never is).
+fn op_fp(x: u32, rd: u32, rs1: u32, rs2: u32, f3: u32, len: u8) -> Option<Op> {
+    let fmt = bits(x, 26, 25);
+    let (ok, int_rd, int_rs1) = match bits(x, 31, 27) {
+        0..=3 => (rm_ok(f3), false, false),          // fadd fsub fmul fdiv
+        0x0b => (rm_ok(f3) && rs2 == 0, false, false), // fsqrt
+        0x04 => (f3 < 3, false, false),              // fsgnj fsgnjn fsgnjx
+        0x05 => (f3 < 2, false, false),              // fmin fmax
+        0x08 => (rm_ok(f3) && rs2 == 1 - fmt.min(1), false, false), // fcvt.s.d / fcvt.d.s
+        0x14 => (f3 < 3, true, false),               // fle flt feq
+        0x18 => (rm_ok(f3) && rs2 < 4, true, false), // fcvt.{w,wu,l,lu}.fmt
+        0x1a => (rm_ok(f3) && rs2 < 4, false, true), // fcvt.fmt.{w,wu,l,lu}
+        0x1c => (f3 < 2 && rs2 == 0, true, false),   // fmv.x.{w,d}, fclass
+        0x1e => (f3 == 0 && rs2 == 0, false, true),  // fmv.{w,d}.x
+        _ => (false, false, false),
+    };
+    let (rd, rs1) = (if int_rd { rd } else { 0 }, if int_rs1 { rs1 } else { 0 });
+    (ok && fmt_ok(x)).then(|| mk(Kind::Fp, rd, rs1, 0, x as i32, len))
 }

@@ -38,7 +38,8 @@ pub enum ElfError {
     },
     EntryNotExecutable(u64),
     Rve,
-    HardFloat,
+    /// The quad-precision float ABI (`lp64q`): Q is not implemented.
+    QuadFloat,
     Config(String),
 }
 
@@ -83,7 +84,9 @@ impl fmt::Display for ElfError {
                 write!(f, "entry point {e:#x} is outside any executable segment")
             }
             ElfError::Rve => write!(f, "built for RVE (16 registers); use -march=rv64imac"),
-            ElfError::HardFloat => write!(f, "built for hard-float ABI; use -mabi=lp64"),
+            ElfError::QuadFloat => {
+                write!(f, "built for the quad-float ABI (lp64q, Q extension); use -mabi=lp64d or lp64")
+            }
             ElfError::Config(msg) => write!(f, "{msg}"),
         }
     }
@@ -98,8 +101,10 @@ const SHF_EXECINSTR: u64 = 4;
 const SHT_SYMTAB: u32 = 2;
 const SHT_NOBITS: u32 = 8;
 const EM_RISCV: u16 = 243;
-/// RISC-V psABI e_flags: float ABI field and the RVE bit.
+/// RISC-V psABI e_flags: float ABI field (0 soft, 2 single, 4 double, 6 quad) and the RVE
+/// bit. lp64f and lp64d run on the F/D implementation (`fpu.rs`); lp64q does not.
 const EF_FLOAT_ABI: u32 = 0x6;
+const EF_FLOAT_ABI_QUAD: u32 = 0x6;
 const EF_RVE: u32 = 0x8;
 /// ELF64 sizes of the file header, a program header, a section header and a symbol.
 const EHDR: usize = 64;
@@ -238,8 +243,8 @@ fn check_target(b: &[u8]) -> Result<(), ElfError> {
     if flags & EF_RVE != 0 {
         return Err(ElfError::Rve);
     }
-    if flags & EF_FLOAT_ABI != 0 {
-        return Err(ElfError::HardFloat);
+    if flags & EF_FLOAT_ABI == EF_FLOAT_ABI_QUAD {
+        return Err(ElfError::QuadFloat);
     }
     Ok(())
 }
@@ -459,8 +464,13 @@ mod tests {
         e[16] = 1;
         assert!(err(&e).contains("not an executable"));
         let mut e = image();
-        e[48] |= 4;
-        assert_eq!(err(&e), "built for hard-float ABI; use -mabi=lp64");
+        e[48] |= 6;
+        assert!(err(&e).contains("lp64q"));
+        for abi in [2, 4] {
+            let mut e = image();
+            e[48] |= abi; // lp64f, lp64d
+            assert!(Program::load(&e).is_ok(), "float ABI {abi} is accepted");
+        }
         let mut e = image();
         e[24] = 0x10; // entry 0x8000_0010 is past the 8-byte text segment
         assert!(err(&e).contains("outside any executable segment"));

@@ -96,7 +96,7 @@ fn region(addr: u64) -> &'static str {
 
 fn illegal_hint(raw: u32) -> &'static str {
     if is_fp_opcode(raw) {
-        "F/D extension not supported"
+        "reserved F/D encoding or rounding mode, or FP off: mstatus.FS = 0"
     } else if raw & 0x7f == 0x73 {
         "unsupported CSR or system instruction"
     } else if raw == 0 {

@@ -1,5 +1,5 @@
 //! The executor: one `match` over decoded ops (RISC-V unprivileged spec chapters 2 "RV32I",
-//! 4 "RV64I", 7 "M"), with the timing of an in-order single-issue pipeline folded in:
+//! 4 "RV64I", 7 "M"; F/D in `fpu.rs`), with the timing of an in-order single-issue pipeline folded in:
 //! one cycle per instruction, scoreboard stalls for load-use and mul/div results, branch
 //! mispredict penalties and cache-miss stalls (charged in `lsu.rs` and `fetch.rs`).
 
@@ -136,6 +136,7 @@ impl Core {
             Kind::LrW | Kind::ScW | Kind::AmoW | Kind::LrD | Kind::ScD | Kind::AmoD => {
                 return self.exec_amo(op, mem, a, b)
             }
+            Kind::Fp => return self.exec_fp(op, mem, a),
             Kind::Net => return self.exec_net(op, mem, plat),
             Kind::FetchFault => return Err(Ex::Trap { cause: 1, tval: self.pc }),
             _ => return Err(Ex::Trap { cause: 2, tval: op.imm as u32 as u64 }),
@@ -157,7 +158,7 @@ impl Core {
     /// Stores advance the pc first: an HTIF or CLINT store completes and then reports an
     /// event; only a trap puts the pc back on the store.
     #[inline(always)]
-    fn store_op<const N: usize>(
+    pub(crate) fn store_op<const N: usize>(
         &mut self,
         mem: &mut NodeMem,
         addr: u64,

@@ -1,4 +1,4 @@
-//! RV64IMAC + Zicsr + Zifencei instruction-set simulator with a Rocket-like timing model.
+//! RV64GC (IMAFDC + Zicsr + Zifencei) instruction-set simulator with a Rocket-like timing model.
 //!
 //! Tour:
 //! - [`elf`] parses and validates the executable; [`Program`] (`program.rs`) lays out its
@@ -8,7 +8,7 @@
 //!   page, the CLINT and the shared L2 tags ([`cache`]).
 //! - [`Core`] (`core.rs`) is one hart. Its run loop (`core.rs`) fetches by index into the
 //!   current code page (`fetch.rs`) and executes (`exec.rs`, `muldiv.rs`, `amo.rs`,
-//!   `csr.rs`); loads and stores go through a per-core software TLB (`lsu.rs`). Traps and
+//!   `csr.rs`, `fpu.rs` with the soft-float arithmetic in `fparith.rs`/`fpconv.rs`); loads and stores go through a per-core software TLB (`lsu.rs`). Traps and
 //!   interrupts are in `trap.rs`; HTIF and semihosting in `htif.rs` and `semihost.rs`; the
 //!   x30/x31 nanoPU registers in `net.rs`, the only place that calls the [`Platform`].
 //! - Timing is charged where it arises: one cycle per instruction plus scoreboard stalls
@@ -36,6 +36,11 @@ pub mod elf;
 mod error;
 mod exec;
 mod fetch;
+pub mod fparith;
+pub mod fpconv;
+mod fpu;
+#[cfg(test)]
+mod fpu_tests;
 pub mod fuzzing;
 mod htif;
 mod lsu;

@@ -103,6 +103,10 @@ pub enum Kind {
     LrD,
     ScD,
     AmoD,
+    /// Every F/D instruction (`fpu.rs`): `imm` = the raw (expanded) encoding; `rd`/`rs1`
+    /// name only integer operands (FMV/FCVT/compare/classify results, FMV/FCVT sources,
+    /// load/store bases) and are SINK/0 otherwise; f registers are read from `imm`.
+    Fp,
 }
 
 /// AMO functions (funct5 of the A extension), stored in `Op::imm` for `AmoW`/`AmoD`.
@@ -158,7 +162,7 @@ pub struct Op {
 }
 
 // Every kind fits in the 7 bits `code` leaves it.
-const _: () = assert!((Kind::AmoD as u8) < 0x80 && std::mem::size_of::<Op>() == 8);
+const _: () = assert!((Kind::Fp as u8) < 0x80 && std::mem::size_of::<Op>() == 8);
 
 impl Op {
     pub const ILLEGAL0: Op = Op::illegal(0, 2);

@@ -92,6 +92,34 @@ pub struct TimingParams {
     pub mret_penalty: u64,
     /// Extra cycles of `fence.i` besides the I-cache flush. Default 5 (*estimate*).
     pub fence_i_penalty: u64,
+    /// Single-precision FMA pipeline latency (fadd/fsub/fmul/fmadd... .s). Default 3
+    /// (*rocket-chip* `FPUParams(sfmaLatency = 3)`, `tile/FPU.scala`).
+    pub fp_sfma_latency: u64,
+    /// Double-precision FMA pipeline latency. Default 4 (*rocket-chip* `FPUParams(dfmaLatency
+    /// = 4)`).
+    pub fp_dfma_latency: u64,
+    /// FP-to-FP pipe (sign injection, min/max, fcvt.s.d/fcvt.d.s). Default 2 (*rocket-chip*
+    /// `new FPToFP(2)` in `FPU.scala`).
+    pub fp_misc_latency: u64,
+    /// Int-to-FP pipe (fmv.w.x/fmv.d.x, fcvt.s.w...). Default 2 (*rocket-chip* `new
+    /// IntToFP(2)`).
+    pub fp_from_int_latency: u64,
+    /// FP-to-int results (compares, fclass, fmv.x.w, fcvt.w.s...): `FPToInt` produces them in
+    /// the memory stage and `RocketCore` does not bypass FP results from there
+    /// (`mem_cannot_bypass`), so a dependent instruction issues 3 cycles later. Default 3
+    /// (*estimate* from that structure).
+    pub fp_to_int_latency: u64,
+    /// Single-precision divide / square root, unpipelined. Default 27 (*estimate*:
+    /// hardfloat's `DivSqrtRecFN_small` used by rocket-chip produces one significand bit per
+    /// cycle, 24 + 2 guard/round bits, plus a cycle to round).
+    pub fp_sdivsqrt_latency: u64,
+    /// Double-precision divide / square root, unpipelined. Default 56 (*estimate*, as above
+    /// with 53 + 2 bits plus a cycle).
+    pub fp_ddivsqrt_latency: u64,
+    /// Extra load-to-use cycles of flw/fld over integer loads: Rocket writes FP load data a
+    /// cycle after the D-cache response (`load_wb` register in `FPU.scala`). Default 1
+    /// (*rocket-chip*).
+    pub fp_load_extra: u64,
 }
 
 impl Default for TimingParams {
@@ -124,6 +152,14 @@ impl Default for TimingParams {
             trap_penalty: 5,
             mret_penalty: 5,
             fence_i_penalty: 5,
+            fp_sfma_latency: 3,
+            fp_dfma_latency: 4,
+            fp_misc_latency: 2,
+            fp_from_int_latency: 2,
+            fp_to_int_latency: 3,
+            fp_sdivsqrt_latency: 27,
+            fp_ddivsqrt_latency: 56,
+            fp_load_extra: 1,
         }
     }
 }

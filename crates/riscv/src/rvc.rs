@@ -1,7 +1,8 @@
 //! Compressed (RVC) instruction expansion, RISC-V unprivileged spec chapter 16 ("C"
 //! Standard Extension), RV64 variant. Each 16-bit form is rewritten to the 32-bit
 //! instruction it is defined to expand to, so there is one decoder and one executor.
-//! FP forms (C.FLD, C.FSD, C.FLDSP, C.FSDSP) and reserved encodings return `None`.
+//! The D forms (C.FLD, C.FSD, C.FLDSP, C.FSDSP) expand like the integer ones; reserved
+//! encodings return `None`.
 
 fn bits(x: u32, hi: u32, lo: u32) -> u32 {
     (x >> lo) & ((1 << (hi - lo + 1)) - 1)
@@ -43,7 +44,7 @@ fn creg(x: u32, lo: u32) -> u32 {
     bits(x, lo + 2, lo) + 8
 }
 
-/// Expand a 16-bit instruction; `None` if illegal or floating point.
+/// Expand a 16-bit instruction; `None` if illegal.
 pub fn expand(c: u32) -> Option<u32> {
     match c & 3 {
         0 => quadrant0(c),
@@ -64,9 +65,11 @@ fn quadrant0(c: u32) -> Option<u32> {
                 (bits(c, 12, 11) << 4) | (bits(c, 10, 7) << 6) | (bits(c, 6, 6) << 2) | (bits(c, 5, 5) << 3);
             (nzuimm != 0).then(|| i_type(nzuimm as i32, 2, 0, rd, 0x13))
         }
+        1 => Some(i_type(ld_off as i32, rs1, 3, rd, 0x07)),
         2 => Some(i_type(lw_off as i32, rs1, 2, rd, 0x03)),
         3 => Some(i_type(ld_off as i32, rs1, 3, rd, 0x03)),
         6 => Some(s_type(lw_off as i32, rd, rs1, 2, 0x23)),
+        5 => Some(s_type(ld_off as i32, rd, rs1, 3, 0x27)),
         7 => Some(s_type(ld_off as i32, rd, rs1, 3, 0x23)),
         _ => None,
     }
@@ -150,10 +153,12 @@ fn quadrant2(c: u32) -> Option<u32> {
     let ldsp = (bits(c, 12, 12) << 5) | (bits(c, 6, 5) << 3) | (bits(c, 4, 2) << 6);
     match bits(c, 15, 13) {
         0 => Some(i_type(shamt, rd, 1, rd, 0x13)),
+        1 => Some(i_type(ldsp as i32, 2, 3, rd, 0x07)), // c.fldsp: f0 is a valid target
         2 => (rd != 0).then(|| i_type(lwsp as i32, 2, 2, rd, 0x03)),
         3 => (rd != 0).then(|| i_type(ldsp as i32, 2, 3, rd, 0x03)),
         4 => jr_mv_add(c, rd, rs2),
         6 => Some(s_type(((bits(c, 12, 9) << 2) | (bits(c, 8, 7) << 6)) as i32, rs2, 2, 2, 0x23)),
+        5 => Some(s_type(((bits(c, 12, 10) << 3) | (bits(c, 9, 7) << 6)) as i32, rs2, 2, 3, 0x27)),
         7 => Some(s_type(((bits(c, 12, 10) << 3) | (bits(c, 9, 7) << 6)) as i32, rs2, 2, 3, 0x23)),
         _ => None,
     }
@@ -242,13 +247,9 @@ mod tests {
     }
 
     #[test]
-    fn reserved_and_fp_forms_are_illegal() {
+    fn reserved_forms_are_illegal() {
         let illegal = [
             0x0000, // all zeros (c.addi4spn with nzuimm = 0)
-            0x2000, // c.fld
-            0xa000, // c.fsd
-            0x2002, // c.fldsp
-            0xa002, // c.fsdsp
             0x8002, // c.jr x0
             0x4002, // c.lwsp x0
             0x6002, // c.ldsp x0

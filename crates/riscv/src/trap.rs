@@ -190,7 +190,7 @@ mod tests {
         let Exit::Error(e) = b.run(1000) else { panic!("expected error") };
         assert_eq!(
             e.to_string(),
-            "core 0, pc 0x80000004: illegal instruction 0x00000053 (F/D extension not supported) (no trap handler: mtvec = 0)"
+            "core 0, pc 0x80000004: illegal instruction 0x00000053 (reserved F/D encoding or rounding mode, or FP off: mstatus.FS = 0) (no trap handler: mtvec = 0)"
         );
         assert_eq!(b.run(2000), Exit::Error(e), "errors are sticky");
     }

@@ -135,7 +135,7 @@ fn picolibc_semihosting_hello_and_exit_codes() {
 }
 
 #[test]
-fn floating_point_program_reports_fd_unsupported() {
+fn floating_point_with_fs_off_is_an_illegal_instruction() {
     require_cc();
     let d = programs();
     let src = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fp.c");
@@ -156,5 +156,5 @@ fn floating_point_program_reports_fd_unsupported() {
     ];
     let r = run(&cc("fp", &args));
     let Exit::Error(e) = r.exit else { panic!("expected an error, got {:?}", r.exit) };
-    assert!(e.to_string().contains("(F/D extension not supported)"), "{e}");
+    assert!(e.to_string().contains("mstatus.FS = 0"), "{e}");
 }
