@@ -63,12 +63,6 @@ fn access_outside_memory_names_the_address() {
 }
 
 #[test]
-fn context_id_out_of_range() {
-    let e = core_error("tests/err_bad_context.elf");
-    assert!(e.contains("70000") && e.contains("out of range"), "{e}");
-}
-
-#[test]
 fn message_longer_than_the_maximum() {
     let e = core_error("tests/err_long_msg.elf");
     assert!(e.contains("4000") && e.contains("max_msg_bytes"), "{e}");

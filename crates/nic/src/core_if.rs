@@ -131,8 +131,17 @@ impl TxAssembler {
 /// NIC-side state of one core.
 #[derive(Clone, Debug)]
 pub struct CoreIf {
+    /// The running context: the low 16 bits of `lcurcontext` (`LNIC_CONTEXT_BITS`).
     pub cur_context: u16,
+    /// The running context's priority: the low 8 bits of `lcurpriority`
+    /// (`LNIC_PRIORITY_BITS`), or the NIC's demotion (see `sched`).
     pub cur_priority: u8,
+    /// What software wrote to `lcurcontext` and `lcurpriority`. In the prototype both are
+    /// XLEN-wide registers that read back every bit written, while the thread scheduler's
+    /// ports are 16 and 8 bits wide (l-nic/rocket-chip, branch lnic-dev: `reg_lcurcontext`
+    /// in `rocket/CSR.scala`; `LNICRxQueuesIO.cur_context/cur_priority` and
+    /// `LNICRocketConsts` in `rocket/LNICQueues.scala` and `rocket/LNICUtils.scala`).
+    csr_written: [u64; 2],
     pub contexts: Vec<Context>,
     /// netTX assembly while the current context is not registered (a program that never
     /// registers one, or the nanokernel between threads).
@@ -153,6 +162,7 @@ impl CoreIf {
         CoreIf {
             cur_context: 0,
             cur_priority: 0,
+            csr_written: [0; 2],
             contexts: Vec::new(),
             tx: TxAssembler::default(),
             tx_queued: 0,
@@ -162,6 +172,25 @@ impl CoreIf {
             waiting_rx: false,
             sched: Default::default(),
         }
+    }
+    /// `lcurcontext` written: the scheduler keeps the low 16 bits.
+    pub fn set_lcurcontext(&mut self, v: u64) {
+        self.csr_written[0] = v;
+        self.cur_context = v as u16;
+    }
+    /// `lcurpriority` written: the scheduler keeps the low 8 bits.
+    pub fn set_lcurpriority(&mut self, v: u64) {
+        self.csr_written[1] = v;
+        self.cur_priority = v as u8;
+    }
+    /// `lcurcontext` as read: the bits written above the scheduler's 16.
+    pub fn lcurcontext(&self) -> u64 {
+        self.csr_written[0] & !0xffff | self.cur_context as u64
+    }
+    /// `lcurpriority` as read: the bits written above the scheduler's 8, and the priority
+    /// the NIC may have changed (demotion, `sched`).
+    pub fn lcurpriority(&self) -> u64 {
+        self.csr_written[1] & !0xff | self.cur_priority as u64
     }
     pub fn context(&self, id: u16) -> Option<&Context> {
         self.contexts.iter().find(|c| c.id == id)

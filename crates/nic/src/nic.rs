@@ -247,8 +247,8 @@ impl Nic {
         let c = &self.cores[core];
         Ok(match csr {
             LMSGSRDY => c.current().is_some_and(|x| x.ready_words(now, 1) > 0) as u64,
-            LCURCONTEXT => c.cur_context as u64,
-            LCURPRIORITY => c.cur_priority as u64,
+            LCURCONTEXT => c.lcurcontext(),
+            LCURPRIORITY => c.lcurpriority(),
             LNICCMD | LNICUCMD => 0,
             LNICRDY => 1,
             LTARGETCONTEXT => c.target().map_or(c.cur_context, |t| t.id) as u64,
@@ -274,8 +274,8 @@ impl Nic {
         out: &mut Vec<Action>,
     ) -> Result<(), String> {
         match csr {
-            LCURCONTEXT => self.set_context(core, now, v)?,
-            LCURPRIORITY => self.set_priority(core, v)?,
+            LCURCONTEXT => self.set_context(core, now, v),
+            LCURPRIORITY => self.cores[core].set_lcurpriority(v),
             LNICCMD => self.kernel_cmd(core, now, v, out)?,
             LNICUCMD => self.user_cmd(core, now, v, out)?,
             LMSGCYCLES => self.cores[core].msg_cycles = v,
@@ -289,19 +289,11 @@ impl Nic {
         Ok(())
     }
 
-    fn set_context(&mut self, core: usize, now: u64, v: u64) -> Result<(), String> {
-        let id = u16::try_from(v)
-            .map_err(|_| format!("lcurcontext: context id {v} is out of range (0..=65535)"))?;
-        self.cores[core].cur_context = id;
+    /// Any 64-bit value is accepted: the prototype's `lcurcontext` is an XLEN register and
+    /// the scheduler sees its low 16 bits (see `CoreIf::set_lcurcontext`).
+    fn set_context(&mut self, core: usize, now: u64, v: u64) {
+        self.cores[core].set_lcurcontext(v);
         self.cores[core].on_switch(now);
-        Ok(())
-    }
-
-    fn set_priority(&mut self, core: usize, v: u64) -> Result<(), String> {
-        let p = u8::try_from(v).ok().filter(|p| *p < 8);
-        let p = p.ok_or_else(|| format!("lcurpriority: priority {v} is out of range (0..=7)"))?;
-        self.cores[core].cur_priority = p;
-        Ok(())
     }
 
     /// `lniccmd`: bit0 register the current context, bit1 remove it, bit2 restart the timer.
@@ -554,10 +546,25 @@ mod tests {
     }
 
     #[test]
+    fn wide_csr_writes_keep_the_prototypes_bits() {
+        // Before: 70,000 and priority 8 were refused as out of range.
+        let mut n = nic();
+        let mut out = vec![];
+        n.csr_write(0, 0, LCURCONTEXT, 0xdead_0000_0001_0003, &mut out).unwrap();
+        n.csr_write(0, 0, LCURPRIORITY, 0x1_0000_0102, &mut out).unwrap();
+        assert_eq!((n.core(0).cur_context, n.core(0).cur_priority), (3, 2), "16 and 8 bits");
+        assert_eq!(n.csr_read(0, 0, LCURCONTEXT).unwrap(), 0xdead_0000_0001_0003, "XLEN register");
+        assert_eq!(n.csr_read(0, 0, LCURPRIORITY).unwrap(), 0x1_0000_0102);
+        n.csr_write(0, 0, LNICCMD, 1, &mut out).unwrap();
+        assert_eq!(n.core(0).context(3).map(|c| c.priority), Some(2), "registered as context 3");
+        n.csr_write(0, 0, LCURPRIORITY, 200, &mut out).unwrap();
+        assert_eq!(n.core(0).cur_priority, 200, "priorities up to 255");
+    }
+
+    #[test]
     fn bad_csr_values_are_named() {
         let mut n = nic();
         let mut out = vec![];
-        assert!(n.csr_write(0, 0, LCURCONTEXT, 70_000, &mut out).unwrap_err().contains("out of range"));
         assert!(n.csr_write(0, 0, LMSGSRDY, 1, &mut out).unwrap_err().contains("read-only"));
         for id in 0..4 {
             add_context(&mut n, 0, id, 0, &mut out);
