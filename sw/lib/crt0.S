@@ -12,6 +12,9 @@
  * .bss is not cleared here: the ELF loader zero-fills p_memsz beyond p_filesz
  * (ELF gABI), and clearing it on one hart would race with the others.
  * mtvec is left alone (0: a trap ends the run with an error, docs/abi.md).
+ * Built for a hard-float ABI (__riscv_flen), it turns the FPU on: mstatus.FS =
+ * Initial (privileged spec "Extension Context Status"); FS is Off at reset and
+ * every F/D instruction would trap.  Soft-float builds leave mstatus untouched.
  * x30/x31 are never touched: they are netRX/netTX.
  */
 #define STACK_SHIFT 17                  /* 128 KiB */
@@ -37,6 +40,11 @@ _start:
     /* s0 = hart id, s1 = boot info pointer (kept across the TLS copy) */
     mv      s0, a0
     mv      s1, a1
+#ifdef __riscv_flen
+    li      t0, 1 << 13                 /* mstatus.FS = Initial */
+    csrs    mstatus, t0
+    csrwi   fcsr, 0
+#endif
 
     /* tp = region(h), sp = region(h + 1) */
     la      t0, __stacks_start

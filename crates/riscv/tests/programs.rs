@@ -115,6 +115,39 @@ fn picolibc(name: &str, src: &str) -> Vec<u8> {
     cc(name, &args)
 }
 
+/// `sw/apps/double_picolibc.c` on picolibc's `rv64imafdc/lp64d` multilib: doubles in the
+/// F/D registers, libm, printf of doubles (picolibc's crt0 turns mstatus.FS on).
+fn picolibc_double() -> Vec<u8> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sw/apps/double_picolibc.c");
+    let args = [
+        "--specs=picolibc.specs",
+        "--oslib=semihost",
+        "--crt0=semihost",
+        "-march=rv64imafdc",
+        "-mabi=lp64d",
+        "-mcmodel=medany",
+        "-O2",
+        "-Wl,--defsym=__flash=0x80000000",
+        "-Wl,--defsym=__flash_size=0x100000",
+        "-Wl,--defsym=__ram=0x80100000",
+        "-Wl,--defsym=__ram_size=0x100000",
+        src.to_str().unwrap(),
+        "-lm",
+    ];
+    cc("pico_double", &args)
+}
+
+#[test]
+fn picolibc_program_computes_with_doubles() {
+    require_picolibc();
+    let r = run(&picolibc_double());
+    assert_eq!(r.exit, Exit::Halted(0));
+    let want = "sqrt(2) = 1.414213562373095\nexp(1) = 2.718281828459\nsin(pi/6) = 0.500000000000\n\
+                pi ~ 3.1415826536\n1/3 = 0.3333333333333333\n\
+                (int)-2.75 = -2, (long)1e18 = 1000000000000000000\n";
+    assert_eq!(console(&r), want);
+}
+
 fn require_picolibc() {
     require_cc();
     let args = ["--specs=picolibc.specs", "-print-file-name=picolibc.ld"];
