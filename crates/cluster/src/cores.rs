@@ -79,11 +79,14 @@ impl Simulation {
     }
 
     /// A core spinning in `lnic_wait()` waits, parked, for a readable word (see `spin`).
+    /// With no registered current context nothing can arrive for it, and only the core
+    /// itself could register one: it waits for an interrupt, like an empty queue. (Before,
+    /// it was dispatched again at the same cycle forever: simulated time stood still.)
     fn park_until_ready(&mut self, id: Cid, local: u64) {
         match self.nodes[id.0].nic.rx_state(id.1, local, 1) {
             Ok(RxState::At(x)) => self.wake(id, x, StallKind::NetRx),
-            Ok(RxState::Empty) => self.park(id, CoreState::ParkedRx),
-            _ => self.schedule(id, local),
+            Ok(RxState::Empty) | Err(_) => self.park(id, CoreState::ParkedRx),
+            Ok(RxState::Ready) => self.schedule(id, local),
         }
     }
 

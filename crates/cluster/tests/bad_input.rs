@@ -157,3 +157,33 @@ fn a_test_host_message_longer_than_the_maximum_is_refused_before_the_run() {
     let e = sim.run().unwrap_err().to_string();
     assert!(e.contains("test host's message at 100.000 ns is 4096 bytes") && e.contains("max_msg_bytes (2048)"), "{e}");
 }
+
+/// Runs `prog` on `cores` cores of one node with a wall-clock guard: a simulator that stops
+/// advancing simulated time ends as `wall-clock limit` instead of hanging the test.
+fn run_guarded(prog: &str, cores: usize, args: &[&str]) -> (nanopu_cluster::Outcome, Simulation) {
+    let mut c = cfg(cores);
+    c.max_cycles = 100_000;
+    c.args = args.iter().map(|s| s.to_string()).collect();
+    let mut sim = Simulation::new(&elf(prog), c).unwrap();
+    sim.set_wall_limit(std::time::Duration::from_secs(20));
+    (sim.run().unwrap(), sim)
+}
+
+#[test]
+fn spinning_on_lmsgsrdy_without_a_context_ends_quiescent() {
+    // Before: the parked core was re-dispatched at the same cycle forever.
+    for cores in [1, 4] {
+        let (outcome, _) = run_guarded("tests/err_spin_no_context.elf", cores, &[]);
+        assert_eq!(outcome, nanopu_cluster::Outcome::Quiescent, "{cores} cores");
+    }
+}
+
+#[test]
+fn spinning_after_a_send_without_a_context_ends_quiescent() {
+    // Before: the message left, then simulated time stood still.
+    for args in [&[][..], &["0"][..]] {
+        let (outcome, sim) = run_guarded("tests/err_spin_after_send.elf", 1, args);
+        assert_eq!(outcome, nanopu_cluster::Outcome::Quiescent, "{args:?}");
+        assert_eq!(sim.host.received.len(), 1, "{args:?}: the message reached the host");
+    }
+}
