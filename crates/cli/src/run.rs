@@ -265,10 +265,19 @@ fn quiescent_code(s: &RunSummary, sim: &Simulation, served: bool) -> ExitCode {
     ExitCode::from(3)
 }
 
+/// `s`, or its first 60 characters and how long it is: an error repeats what it names, not
+/// a payload of thousands of words.
+fn shortened(s: &str) -> String {
+    match s.char_indices().nth(60) {
+        Some((cut, _)) => format!("{}... ({} characters)", &s[..cut], s.chars().count()),
+        None => s.to_string(),
+    }
+}
+
 /// `AT_NS:CONTEXT:WORD[,WORD...]` into a host message to node 0, at most `max_bytes` long
 /// (the NIC's `max_msg_bytes`).
 fn parse_send(spec: &str, max_bytes: u32) -> Result<(Time, nanopu_nic::Message), String> {
-    let bad = |why: &str| format!("--send {spec}: {why} (expected AT_NS:CONTEXT:WORD[,WORD...])");
+    let bad = |why: &str| format!("--send {}: {why} (expected AT_NS:CONTEXT:WORD[,WORD...])", shortened(spec));
     let mut parts = spec.splitn(3, ':');
     let (Some(at), Some(ctx), Some(words)) = (parts.next(), parts.next(), parts.next()) else {
         return Err(bad("missing field"));

@@ -27,10 +27,12 @@ fn json(o: &Output) -> serde_json::Value {
 }
 
 /// The refusal of a command: exit status 2 and an error that contains `want`.
-fn refused(args: &[&str], want: &str) {
+/// Runs `args`, which must fail with exit 2 saying `want`; returns what it said.
+fn refused(args: &[&str], want: &str) -> String {
     let o = nanopu(args);
     assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
     assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    stderr(&o)
 }
 
 #[test]
@@ -114,7 +116,8 @@ fn bad_numbers_are_refused_before_the_run() {
 #[test]
 fn a_send_longer_than_a_message_may_be_is_refused() {
     let words = vec!["1"; 8192].join(",");
-    refused(&["run", "sw/build/apps/loopback.elf", "--send", &format!("0:0:{words}")], "max_msg_bytes = 2048");
+    let e = refused(&["run", "sw/build/apps/loopback.elf", "--send", &format!("0:0:{words}")], "max_msg_bytes = 2048");
+    assert!(e.contains("--send 0:0:1,1,") && e.contains("... (16387 characters)") && e.len() < 300, "{e}");
 }
 
 #[test]
