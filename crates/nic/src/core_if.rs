@@ -21,8 +21,11 @@ pub struct Context {
     pub outstanding: VecDeque<(u64, u64)>,
     /// Cycle from which the head message has been this context's to process.
     pub head_since: u64,
-    /// Set by `lnic_idle`, cleared by the next delivery.
+    /// Set by `lnic_idle` when its local queue is empty, cleared by the next delivery.
     pub idle: bool,
+    /// Switched in (an `lcurcontext` write naming it) since it was registered: the idle
+    /// timeout's rotation starts the contexts that have not run yet (see `sched`).
+    pub ran: bool,
     /// The message this context is writing to netTX: a thread switched out in the middle of
     /// a message resumes it later (the queues are per context, SPEC section 2).
     pub tx: TxAssembler,
@@ -38,6 +41,7 @@ impl Context {
             outstanding: VecDeque::new(),
             head_since: 0,
             idle: false,
+            ran: false,
             tx: TxAssembler::default(),
         }
     }

@@ -219,6 +219,7 @@ impl Nic {
         }
         ctx.outstanding.push_back((seq, start));
         ctx.idle = false;
+        c.sched.rotation = None;
         if current {
             c.sched.yield_req = false;
         }
@@ -357,9 +358,7 @@ impl Nic {
             }
         }
         if v & 2 != 0 {
-            if let Some(c) = self.cores[core].context_mut(id) {
-                c.idle = true;
-            }
+            self.cores[core].on_idle();
         }
         self.cores[core].sched.yield_req |= v & 3 != 0;
         Ok(())
@@ -370,6 +369,7 @@ impl Nic {
     pub fn irq_level(&mut self, core: usize, now: u64) -> bool {
         let c = &mut self.cores[core];
         c.demote_if_due(now);
+        c.rotate_if_due(now);
         c.irq = c.wants_irq(now);
         c.irq
     }
@@ -543,6 +543,47 @@ mod tests {
         n.receive(10, msg(0, vec![1]), &mut out);
         assert!(n.irq_level(0, 10));
         assert_eq!(n.csr_read(0, 20, LTARGETCONTEXT).unwrap(), 0);
+    }
+
+    #[test]
+    fn idle_with_messages_queued_does_not_starve_the_context() {
+        // Before: lidle marked context 1 inactive with two messages queued; JBSQ sent it no
+        // more, so nothing made it active again and it was never switched back in.
+        let mut n = nic();
+        let mut out = vec![];
+        add_context(&mut n, 0, 1, 0, &mut out);
+        add_context(&mut n, 0, 2, 0, &mut out);
+        n.csr_write(0, 0, LCURCONTEXT, 1, &mut out).unwrap();
+        n.receive(10, msg(1, vec![1]), &mut out);
+        n.receive(10, msg(1, vec![2]), &mut out);
+        n.csr_write(0, 100, LNICUCMD, 2, &mut out).unwrap();
+        n.receive(110, msg(2, vec![3]), &mut out);
+        n.csr_write(0, 200, LCURCONTEXT, 2, &mut out).unwrap();
+        (0..2).for_each(|_| _ = n.rx_pop(0));
+        n.csr_write(0, 210, LNICUCMD, 1, &mut out).unwrap();
+        assert_eq!(n.csr_read(0, 220, LTARGETCONTEXT).unwrap(), 1, "context 1 holds two messages");
+        assert!(n.irq_level(0, 220));
+    }
+
+    #[test]
+    fn idle_timeout_starts_every_registered_context_before_traffic() {
+        // Before: with no message anywhere there was no target, so threads 2 and 3 never ran.
+        let mut n = nic();
+        let mut out = vec![];
+        for id in 1..=3 {
+            add_context(&mut n, 0, id, 0, &mut out);
+        }
+        n.csr_write(0, 10, LCURCONTEXT, 1, &mut out).unwrap();
+        let idle = n.params().idle_cycles;
+        assert!(out.contains(&Action::Update { core: 0, at: 10 + idle }), "the NIC wakes itself");
+        assert!(!n.irq_level(0, 9 + idle));
+        for (at, next) in [(10 + idle, 2), (20 + 2 * idle, 3)] {
+            assert!(n.irq_level(0, at), "timeout at {at}");
+            assert_eq!(n.csr_read(0, at, LTARGETCONTEXT).unwrap(), next);
+            n.csr_write(0, at + 10, LCURCONTEXT, next, &mut out).unwrap();
+            assert!(!n.irq_level(0, at + 10), "switched");
+        }
+        assert!(!n.irq_level(0, 100 * idle), "every context has run: no more rotation");
     }
 
     #[test]

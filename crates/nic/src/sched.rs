@@ -9,6 +9,9 @@
 //! - the running context reported done or idle (`lnicucmd`) since it was switched in or last
 //!   received a message;
 //! - the running context has held no message for `lidlecycles` (round robin);
+//! - no context is active and the running one has been idle for `lidlecycles`: the target
+//!   is then the next registered context that has not run yet, so that every thread starts
+//!   (and sends its start-up messages) before any traffic arrives;
 //!
 //! and it demotes a priority-0 context to priority 1 once it has spent `lmsgcycles` on one
 //! message (bounded processing time), until it reports that message done.
@@ -30,12 +33,17 @@ pub struct SchedState {
     pub idle_since: u64,
     /// Priority-0 contexts demoted for exceeding `lmsgcycles`.
     pub demotions: u64,
+    /// The context the idle timeout chose while none is active; cleared by a switch or a
+    /// delivery.
+    pub rotation: Option<u16>,
 }
 
 impl CoreIf {
-    /// The scheduler's choice (SPEC section 3).
+    /// The scheduler's choice (SPEC section 3): the best active context, else the idle
+    /// timeout's choice.
     pub fn target(&self) -> Option<&Context> {
-        self.contexts.iter().filter(|c| c.active()).min_by_key(|c| (c.priority, c.head_seq()))
+        let active = self.contexts.iter().filter(|c| c.active()).min_by_key(|c| (c.priority, c.head_seq()));
+        active.or_else(|| self.context(self.sched.rotation?))
     }
 
     /// Should the interrupt line be raised at `now`? (Rules in the module comment.)
@@ -45,7 +53,46 @@ impl CoreIf {
             return false;
         }
         let Some(cur) = self.current() else { return true };
-        t.priority < self.cur_priority || self.sched.yield_req || self.idle_expired(cur, now)
+        let rotated = self.sched.rotation == Some(t.id);
+        rotated || t.priority < self.cur_priority || self.sched.yield_req || self.idle_expired(cur, now)
+    }
+
+    /// `lidle`: the running context is idle only if its local queue is empty, as in the
+    /// prototype (`LNICRxQueues`: `ctx_state := sIdle` when `(msg_done || idle) &&
+    /// counts(cur) === 0`, l-nic/rocket-chip `rocket/LNICQueues.scala`). Before, a context
+    /// marked idle with messages queued stayed inactive until its next delivery, which JBSQ
+    /// withholds while it holds n messages: it starved.
+    pub fn on_idle(&mut self) {
+        let id = self.cur_context;
+        if let Some(c) = self.context_mut(id).filter(|c| c.rxq.is_empty()) {
+            c.idle = true;
+        }
+    }
+
+    /// When the idle timeout next rotates: no context is active, the running one has been
+    /// idle for `lidlecycles`, and a registered context has not run yet.
+    fn rotation_deadline(&self) -> Option<u64> {
+        let any_active = self.contexts.iter().any(|c| c.active());
+        let unstarted = self.contexts.iter().any(|c| !c.ran && c.id != self.cur_context);
+        (!any_active && unstarted).then(|| self.sched.idle_since.saturating_add(self.idle_cycles))
+    }
+
+    /// The idle timeout at `now` (l-nic/rocket-chip `LNICRxQueues`: on `idle_timer >=
+    /// idle_timeout_cycles` with the running context idle and more than one registered,
+    /// the head of `running_contexts` becomes `top_context` and goes to its tail). The
+    /// prototype rotates forever; the model rotates to contexts that have not run yet, in
+    /// registration order after the running one, since a thread back in `lnic_wait()`
+    /// changes nothing when rotated in, and endless rotation would keep a finished run from
+    /// ending as quiescent.
+    pub fn rotate_if_due(&mut self, now: u64) {
+        if self.contexts.len() < 2 || self.rotation_deadline().is_none_or(|d| now < d) {
+            return;
+        }
+        let after = self.contexts.iter().position(|c| c.id == self.cur_context).map_or(0, |i| i + 1);
+        let n = self.contexts.len();
+        let next = (0..n).map(|k| &self.contexts[(after + k) % n]).find(|c| !c.ran && c.id != self.cur_context);
+        self.sched.rotation = next.map(|c| c.id);
+        self.sched.idle_since = now; // the prototype restarts idle_timer on a timeout
     }
 
     fn idle_expired(&self, cur: &Context, now: u64) -> bool {
@@ -79,7 +126,8 @@ impl CoreIf {
     pub fn deadlines(&self) -> impl Iterator<Item = u64> {
         let idle = self.current().filter(|c| !c.active()).map(|_| self.sched.idle_since + self.idle_cycles);
         let timers = self.contexts.len() >= 2;
-        [self.demotion_deadline(), idle].into_iter().flatten().filter(move |_| timers)
+        let rotation = self.rotation_deadline();
+        [self.demotion_deadline(), idle, rotation].into_iter().flatten().filter(move |_| timers)
     }
 
     /// The running context reported a message done at `now`: the next message is its head,
@@ -100,6 +148,11 @@ impl CoreIf {
     pub fn on_switch(&mut self, now: u64) {
         self.sched.yield_req = false;
         self.sched.idle_since = now;
+        self.sched.rotation = None;
+        let id = self.cur_context;
+        if let Some(c) = self.context_mut(id) {
+            c.ran = true;
+        }
     }
 }
 
