@@ -251,7 +251,7 @@ impl Core {
     fn fp_op(&mut self, op: Op, raw: u32, a: u64) -> Result<(), Ex> {
         let dbl = bits(raw, 25, 25) == 1;
         let (r1, r2) = (bits(raw, 19, 15), bits(raw, 24, 20));
-        self.fp_stall(&[r1, r2]);
+        self.fp_stall(&[r1, r2][..fp_sources(raw)]);
         let mut fl = 0;
         let (out, unit) = match bits(raw, 31, 27) {
             0..=3 | 0x0b => self.fp_arith(raw, dbl, &mut fl)?,
@@ -322,6 +322,16 @@ impl Core {
     /// The accrued exception flags (`fflags`).
     pub fn fflags(&self) -> u8 {
         self.fp.flags
+    }
+}
+
+/// How many of rs1, rs2 an OP-FP instruction reads as f registers: none when rs1 is an
+/// integer (FCVT from integers, FMV.W.X / FMV.D.X), only rs1 when rs2 is a fixed field.
+fn fp_sources(raw: u32) -> usize {
+    match bits(raw, 31, 27) {
+        0x1a | 0x1e => 0,
+        0x0b | 0x08 | 0x18 | 0x1c => 1,
+        _ => 2,
     }
 }
 
