@@ -40,7 +40,8 @@
 #define NK_IRQ_TIMER     7      /* machine timer, CLINT mtimecmp */
 #define NK_IRQ_NIC       16     /* the NIC's scheduler interrupt (SPEC.md section 2) */
 
-/* CLINT (docs/abi.md memory map); mtime counts core cycles. */
+/* CLINT (docs/abi.md memory map); mtime counts real-time-clock ticks of
+ * nanopu_rtc_cycles() core cycles (1 MHz on the prototype). */
 #define NK_CLINT_MTIMECMP 0x2004000
 #define NK_CLINT_MTIME    0x200bff8
 
@@ -54,7 +55,7 @@
 #define NK_FRAME_SIZE    288
 /* struct nk_hart: one core's scheduler */
 #define NK_H_NTHREADS    0
-#define NK_H_PERIOD      8          /* timer period in cycles, 0 = NIC-driven */
+#define NK_H_PERIOD      8          /* timer period in mtime ticks, 0 = NIC-driven */
 #define NK_H_MTIMECMP    16         /* address of this hart's mtimecmp */
 #define NK_H_KSTACK      24         /* top of the fatal-report stack */
 #define NK_H_SWITCHES    32         /* trap-handler passes that loaded a thread */
@@ -101,7 +102,8 @@ int start_thread(void (*fn)(void), uint16_t context, uint8_t priority);
 void scheduler_run(void) __attribute__((noreturn));
 
 /* Never returns.  The timer-driven baseline (SPEC.md section 3): the NIC interrupt stays
- * disabled and threads switch only on the CLINT timer every period_cycles. */
+ * disabled and threads switch only on the CLINT timer every period_cycles, rounded to
+ * whole mtime ticks (at least one). */
 void scheduler_run_timer(uint64_t period_cycles) __attribute__((noreturn));
 
 /* Trap-handler passes on this core that loaded a thread (NIC or timer interrupts). */

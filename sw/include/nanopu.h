@@ -159,7 +159,7 @@ static inline void lnic_idle(void) { csr_write(LNICUCMD, LNICUCMD_IDLE); }
 enum nanopu_boot_word {
     NANOPU_BI_MAGIC, NANOPU_BI_VERSION, NANOPU_BI_NCORES, NANOPU_BI_NODE,
     NANOPU_BI_MAC, NANOPU_BI_IP, NANOPU_BI_ARGC, NANOPU_BI_ARGV,
-    NANOPU_BI_DRAM_BASE, NANOPU_BI_DRAM_SIZE, NANOPU_BI_SCHED_TIMER
+    NANOPU_BI_DRAM_BASE, NANOPU_BI_DRAM_SIZE, NANOPU_BI_SCHED_TIMER, NANOPU_BI_RTC_CYCLES
 };
 
 static inline const volatile uint64_t *nanopu_boot_info(void)
@@ -189,6 +189,14 @@ static inline uint64_t nanopu_node_mac(void) { return nanopu_boot_word(NANOPU_BI
 static inline uint64_t nanopu_sched_timer_cycles(void)
 {
     return nanopu_boot_word(NANOPU_BI_VERSION, 1) >= 2 ? nanopu_boot_word(NANOPU_BI_SCHED_TIMER, 0) : 0;
+}
+
+/* Core cycles per tick of the CLINT's mtime (the real-time clock: 1 MHz on the prototype,
+ * 3200 cycles at 3.2 GHz; docs/abi.md).  1 without boot info (mtime counts cycles). */
+static inline uint64_t nanopu_rtc_cycles(void)
+{
+    uint64_t c = nanopu_boot_word(NANOPU_BI_VERSION, 1) >= 2 ? nanopu_boot_word(NANOPU_BI_RTC_CYCLES, 1) : 1;
+    return c ? c : 1;
 }
 
 static inline uint64_t read_mcycle(void) { return csr_read(CSR_MCYCLE); }

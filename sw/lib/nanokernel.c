@@ -143,10 +143,14 @@ static struct nk_frame *nk_first(struct nk_hart *h)
     return f ? f : &h->threads[0];
 }
 
-/* Arm the CLINT timer of this hart one period from now. */
+/* Arm the CLINT timer of this hart one period (in cycles) from now.  mtime ticks at the
+ * real-time-clock rate, so the period is kept in ticks, rounded, at least one. */
 static void nk_arm_timer(struct nk_hart *h, uint64_t period)
 {
     volatile uint64_t *mtime = (volatile uint64_t *)NK_CLINT_MTIME;
+    uint64_t rtc = nanopu_rtc_cycles();
+    period = (period + rtc / 2) / rtc;
+    period = period ? period : 1;
     h->period = period;
     h->mtimecmp = (volatile uint64_t *)(NK_CLINT_MTIMECMP + 8 * nanopu_core_id());
     *h->mtimecmp = *mtime + period;

@@ -16,6 +16,9 @@ pub struct BootInfo<'a> {
     pub dram_size: u64,
     /// Period of the timer-driven scheduler in cycles; 0 selects the NIC-driven one.
     pub sched_timer_cycles: u64,
+    /// Core cycles per `mtime` tick (`TimingParams::rtc_cycles`), for software that sets
+    /// timers in cycles.
+    pub rtc_cycles: u64,
 }
 
 /// IPv4 address of node `n`: 10.0.0.(2+n) (prototype convention, SPEC section 2).
@@ -59,6 +62,7 @@ impl BootInfo<'_> {
             self.dram_base,
             self.dram_size,
             self.sched_timer_cycles,
+            self.rtc_cycles,
         ];
         put_words(&mut page, 0, &header);
         for (i, arg) in self.argv.iter().enumerate() {
@@ -96,6 +100,7 @@ mod tests {
             dram_base: 0x8000_0000,
             dram_size: 1 << 28,
             sched_timer_cycles: 16_000,
+            rtc_cycles: 3_200,
         };
         let p = b.encode().unwrap();
         let word = |i: usize| u64::from_le_bytes(p[8 * i..8 * i + 8].try_into().unwrap());
@@ -119,6 +124,7 @@ mod tests {
             dram_base: 0,
             dram_size: 0,
             sched_timer_cycles: 0,
+            rtc_cycles: 3_200,
         };
         assert!(b.encode().unwrap_err().contains("args"));
     }

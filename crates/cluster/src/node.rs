@@ -103,6 +103,7 @@ fn boot_page(index: u32, ip: u32, cfg: &NodeConfig) -> Result<Vec<u8>, String> {
         dram_base: cfg.mem.dram_base,
         dram_size: cfg.mem.dram_size,
         sched_timer_cycles: cfg.nic.sched_timer_cycles,
+        rtc_cycles: cfg.timing.rtc_cycles,
     }
     .encode()
 }

@@ -54,7 +54,8 @@ impl Core {
             // reads the value prior to the execution of the instruction"); `exec` has already
             // counted this instruction and its issue cycle.
             0xb00 | 0xc00 => self.counter_cycle().wrapping_add(c.cycle_off),
-            0xc01 => self.cycle,
+            // `time` shadows the CLINT's mtime (unprivileged spec, Zicntr).
+            0xc01 => self.mtime(),
             0xb02 | 0xc02 => (self.stats.instret - 1).wrapping_add(c.instret_off),
             // mhpmcounter3 counts L1 D-cache misses, as on the prototype (SPEC section 2).
             0xb03 | 0xc03 => self.stats.dcache_misses,

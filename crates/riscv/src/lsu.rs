@@ -172,13 +172,14 @@ impl Core {
         self.tlb_w[tlb_slot(cn)] = TlbEntry { cn, ptr };
     }
 
-    /// Read a CLINT register (SiFive CLINT layout, docs/abi.md). `mtime` is local time.
+    /// Read a CLINT register (SiFive CLINT layout, docs/abi.md). `mtime` is local time in
+    /// real-time-clock ticks.
     fn clint_read(&self, mem: &NodeMem, addr: u64, n: usize) -> Option<u64> {
         let (reg, off) = clint_reg(mem, addr, n)?;
         let v = match reg {
             ClintReg::Msip(h) => mem.msip[h] as u64,
             ClintReg::Mtimecmp(h) => mem.mtimecmp[h],
-            ClintReg::Mtime => self.cycle,
+            ClintReg::Mtime => self.mtime(),
         };
         Some(extract(v, off, n))
     }

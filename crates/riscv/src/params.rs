@@ -28,6 +28,12 @@ impl Default for MemParams {
 pub struct TimingParams {
     /// Core clock in Hz. Default 3.2 GHz (*nanoPU* prototype).
     pub clock_hz: u64,
+    /// Core cycles per tick of the CLINT's `mtime` (the real-time clock). Default 3,200:
+    /// the prototype's CLINT ticks at the RTC rate, `DTSTimebase` = 1 MHz (rocket-chip
+    /// `system/Configs.scala` `BaseConfig`: `WithTimebase(BigInt(1000000))`), divided from
+    /// the 3.2 GHz periphery bus (`subsystem/RTC.scala` `HasRTCModuleImp`; l-nic/chipyard
+    /// `firechip` `WithFireSimConfigTweaks`: `WithPeripheryBusFrequency(3200000000L)`).
+    pub rtc_cycles: u64,
     /// Cache line size in bytes, all levels. Default 64 (*rocket-chip* `blockBytes`).
     pub line_bytes: u64,
     /// L1 I-cache sets. Default 64 (*rocket-chip* `ICacheParams`; 64 x 4 x 64 B = 16 KiB, *nanoPU*).
@@ -126,6 +132,7 @@ impl Default for TimingParams {
     fn default() -> Self {
         TimingParams {
             clock_hz: 3_200_000_000,
+            rtc_cycles: 3_200,
             line_bytes: 64,
             l1i_sets: 64,
             l1i_ways: 4,

@@ -20,7 +20,7 @@ impl Core {
     pub(crate) fn mip(&self, mem: &NodeMem) -> u64 {
         let h = self.hart;
         let msip = mem.msip.get(h).is_some_and(|&m| m & 1 != 0);
-        let mtip = mem.mtimecmp.get(h).is_some_and(|&c| self.cycle >= c);
+        let mtip = mem.mtimecmp.get(h).is_some_and(|&c| self.mtime() >= c);
         self.irq_lines | if msip { MSIP } else { 0 } | if mtip { MTIP } else { 0 }
     }
 
@@ -55,10 +55,20 @@ impl Core {
         self.csr.mstatus & MIE != 0 && bit < 64 && self.csr.mie & (1 << bit) != 0
     }
 
-    /// Cycle at which MTIP becomes pending, if the timer interrupt is enabled in `mie`.
+    /// Cycle at which MTIP becomes pending (`mtime` reaches `mtimecmp`), if the timer
+    /// interrupt is enabled in `mie`.
     pub fn timer_deadline(&self, mem: &NodeMem) -> Option<u64> {
         let cmp = *mem.mtimecmp.get(self.hart)?;
-        (self.csr.mie & MTIP != 0 && cmp != u64::MAX).then_some(cmp)
+        (self.csr.mie & MTIP != 0 && cmp != u64::MAX).then(|| cmp.saturating_mul(self.rtc_cycles()))
+    }
+
+    /// `mtime`: real-time-clock ticks of `TimingParams::rtc_cycles` core cycles each.
+    pub(crate) fn mtime(&self) -> u64 {
+        self.cycle / self.rtc_cycles()
+    }
+
+    fn rtc_cycles(&self) -> u64 {
+        self.t.rtc_cycles.max(1)
     }
 
     /// Earliest cycle at which the inner loop must stop to look at interrupts.
@@ -238,9 +248,10 @@ mod tests {
 
     #[test]
     fn timer_interrupt_fires_at_mtimecmp() {
-        let mut b = Bench::new(&irq_program(1 << 7, Some(1000), false), false);
+        // mtimecmp = 2 ticks of the 1 MHz RTC: 6,400 cycles at 3.2 GHz.
+        let mut b = Bench::new(&irq_program(1 << 7, Some(2), false), false);
         assert_eq!(b.run(100_000), Exit::Halted(7));
-        assert!(b.core.cycle() >= 1000);
+        assert!(b.core.cycle() >= 6400);
         assert_eq!(b.core.stats().interrupts, 1);
     }
 
@@ -260,14 +271,16 @@ mod tests {
     #[test]
     fn wfi_reports_and_wakes_on_timer() {
         let mut c =
-            vec![asm::lui(T1, (MTIMECMP >> 12) as u32), asm::addi(T2, ZERO, 2000), asm::sd(T2, T1, 0)];
+            vec![asm::lui(T1, (MTIMECMP >> 12) as u32), asm::addi(T2, ZERO, 2), asm::sd(T2, T1, 0)];
         c.extend([asm::addi(T1, ZERO, 128), asm::csrrw(ZERO, MIE_CSR, T1), asm::WFI, asm::addi(A0, ZERO, 5)]);
         c.extend(asm::exit_with(A0));
         let mut b = Bench::new(&c, false);
         assert_eq!(b.run(100_000), Exit::Wfi);
         assert!(!b.core.interrupt_pending(&b.mem));
-        assert_eq!(b.core.timer_deadline(&b.mem), Some(2000));
-        b.core.advance_to(2000, StallKind::Wfi);
+        assert_eq!(b.core.timer_deadline(&b.mem), Some(6400), "2 RTC ticks");
+        b.core.advance_to(6399, StallKind::Wfi);
+        assert!(!b.core.interrupt_pending(&b.mem));
+        b.core.advance_to(6400, StallKind::Wfi);
         assert!(b.core.interrupt_pending(&b.mem));
         assert_eq!(b.run(100_000), Exit::Halted(5), "MIE off: wakes and continues");
         assert!(b.core.stats().stall_wfi > 0);
