@@ -61,6 +61,8 @@ pub struct Star<'a> {
     pub node: String,
     pub max_cycles: u64,
     pub args: &'a [String],
+    /// The program's `abi` key, if given.
+    pub abi: Option<&'a str>,
 }
 
 /// `nanopu run PROGRAM.elf --nodes N`: N nodes on one switch, every core running the
@@ -69,7 +71,7 @@ pub fn star(elf: &Path, s: &Star, json: bool, progress: bool, out: Outputs) -> R
     let abs = std::fs::canonicalize(elf).map_err(|e| format!("cannot read {}: {e}", elf.display()))?;
     let args: Vec<String> = s.args.iter().map(|a| format!("{a:?}")).collect();
     // max_us from cycles of the 3.2 GHz core clock (docs/models/node.md), exact in f64.
-    let text = format!(
+    let mut text = format!(
         "max_us = {:?}\n[topology]\nkind = \"star\"\nnodes = {}\n[node]\n{}[[program]]\nnodes = \"all\"\nelf = {:?}\nargs = [{}]\n",
         s.max_cycles as f64 / 3200.0,
         s.nodes,
@@ -77,6 +79,9 @@ pub fn star(elf: &Path, s: &Star, json: bool, progress: bool, out: Outputs) -> R
         abs.display().to_string(),
         args.join(", ")
     );
+    if let Some(abi) = s.abi {
+        text += &format!("abi = {abi:?}\n");
+    }
     let file = ClusterFile::parse(&text)?;
     run(&file, Path::new("."), elf, (json, progress), "--max-cycles", out)
 }

@@ -4,7 +4,9 @@
 
 use clap::Args;
 use nanopu_cluster::report::{summarize, RunSummary};
+use nanopu_cluster::config::ExitMode;
 use nanopu_cluster::{NodeConfig, Outcome, SimError, Simulation};
+use nanopu_riscv::AbiChoice;
 use nanopu_sim::Time;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -50,6 +52,16 @@ pub struct RunArgs {
     /// [default: 0].
     #[arg(long)]
     sched_timer_us: Option<f64>,
+    /// Whether x30/x31 are the network registers: auto (yes if the program defines
+    /// __nanopu_abi or accesses the LNIC CSRs, as the prototype's programs do), nanopu, plain
+    /// [default: auto].
+    #[arg(long, value_parser = ["auto", "nanopu", "plain"])]
+    abi: Option<String>,
+    /// What a core's exit ends: hart (each core exits on its own), node (the first exit ends
+    /// the node, as on the prototype), auto (node unless the program was built with our
+    /// runtime, which defines __nanopu_abi) [default: auto].
+    #[arg(long, value_parser = ["auto", "hart", "node"])]
+    exit: Option<String>,
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
@@ -91,7 +103,7 @@ pub fn main(a: RunArgs) -> Result<ExitCode, String> {
     }
     if a.nodes.unwrap_or(1) > 1 {
         refuse(&[("--mac-ns", a.mac_ns.is_some()), ("--send", !a.sends.is_empty())], "--nodes: the test host sits on a single node's port")?;
-        let star = crate::cluster::Star { nodes: a.nodes.unwrap_or(1), node: a.node_toml()?, max_cycles: a.max_cycles(), args: &a.args };
+        let star = crate::cluster::Star { nodes: a.nodes.unwrap_or(1), node: a.node_toml()?, max_cycles: a.max_cycles(), args: &a.args, abi: a.abi.as_deref() };
         return crate::cluster::star(&a.program, &star, a.json, a.progress, a.outputs()?);
     }
     refuse(&a.cluster_flags(), "a single node: it has no network (use --nodes N or a .toml file)")?;
@@ -122,6 +134,8 @@ impl RunArgs {
             ("--sched-timer-us (the file's [node] sched_timer_us sets it)", self.sched_timer_us.is_some()),
             ("--send (the test host sits on a single node's port)", !self.sends.is_empty()),
             ("program arguments after -- (the file's [[program]] args set them)", !self.args.is_empty()),
+            ("--abi (the file's [[program]] abi sets it)", self.abi.is_some()),
+            ("--exit (the file's [node] exit sets it)", self.exit.is_some()),
         ]
     }
 
@@ -151,6 +165,7 @@ impl RunArgs {
     /// The node flags given, as the `[node]` keys of a cluster file.
     fn node_toml(&self) -> Result<String, String> {
         let mut t = format!("cores = {}\n", self.cores.unwrap_or(DEFAULT_CORES as u64));
+        self.exit.iter().for_each(|e| t += &format!("exit = {e:?}\n"));
         if let Some(s) = &self.core_selection {
             t += &format!("core_selection = {s:?}\n");
         }
@@ -178,6 +193,8 @@ impl RunArgs {
         cfg.nic.sched_timer_cycles = clock(&cfg)?.cycle_ceil(timer);
         cfg.max_cycles = checked_cycles(self.max_cycles(), &cfg)?;
         cfg.args = self.args.clone();
+        cfg.abi = AbiChoice::parse(self.abi.as_deref().unwrap_or("auto")).map_err(|e| format!("--{e}"))?;
+        cfg.exit = ExitMode::parse(self.exit.as_deref().unwrap_or("auto")).map_err(|e| format!("--{e}"))?;
         cfg.progress = self.progress;
         cfg.port.mac_fs = Time::checked_from_ns_f64(self.mac_ns.unwrap_or(0.0), "--mac-ns")?.as_fs();
         cfg.program_name = self.program.file_name().map_or("program".into(), |n| n.to_string_lossy().into_owned());

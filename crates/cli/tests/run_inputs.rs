@@ -26,8 +26,8 @@ fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(o)))
 }
 
-/// The refusal of a command: exit status 2 and an error that contains `want`.
-/// Runs `args`, which must fail with exit 2 saying `want`; returns what it said.
+/// Runs `args`, which must be refused: exit status 2 and an error that contains `want`;
+/// returns what it said.
 fn refused(args: &[&str], want: &str) -> String {
     let o = nanopu(args);
     assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));

@@ -6,7 +6,7 @@ use crate::network::Network;
 use crate::node::Node;
 use crate::{SimError, Simulation};
 use nanopu_nic::params::CoreSelection;
-use nanopu_riscv::Program;
+use nanopu_riscv::{AbiChoice, Program};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -27,16 +27,18 @@ fn assignments(f: &ClusterFile, total: u32) -> Result<Vec<Option<usize>>, String
 
 /// Load every distinct ELF once.
 fn programs(f: &ClusterFile, base: &Path) -> Result<Vec<Arc<Program>>, String> {
-    let mut cache: BTreeMap<&str, Arc<Program>> = BTreeMap::new();
+    let mut cache: BTreeMap<(&str, AbiChoice), Arc<Program>> = BTreeMap::new();
     let mut out = Vec::new();
     for p in &f.program {
-        if !cache.contains_key(p.elf.as_str()) {
+        let key = (p.elf.as_str(), p.abi_choice()?);
+        if !cache.contains_key(&key) {
             let path = base.join(&p.elf);
             let bytes = std::fs::read(&path).map_err(|e| format!("program.elf: {}: {e}", path.display()))?;
-            let prog = Program::load(&bytes).map_err(|e| format!("program.elf: {}: {e}", path.display()))?;
-            cache.insert(p.elf.as_str(), Arc::new(prog));
+            let prog = Program::load_as(&bytes, &Default::default(), key.1)
+                .map_err(|e| format!("program.elf: {}: {e}", path.display()))?;
+            cache.insert(key, Arc::new(prog));
         }
-        out.push(cache[p.elf.as_str()].clone());
+        out.push(cache[&key].clone());
     }
     Ok(out)
 }
@@ -46,6 +48,7 @@ fn programs(f: &ClusterFile, base: &Path) -> Result<Vec<Arc<Program>>, String> {
 fn node_config(f: &ClusterFile) -> Result<NodeConfig, String> {
     let (n, mut c) = (&f.node, NodeConfig::default());
     c.nic.cores = n.cores.unwrap_or(c.nic.cores);
+    c.exit = n.exit_mode()?;
     c.nic.max_msg_bytes = n.max_msg_bytes.unwrap_or(c.nic.max_msg_bytes);
     c.nic.tx_queue_bytes = n.tx_queue_bytes.unwrap_or(c.nic.tx_queue_bytes);
     if let Some(s) = &n.core_selection {

@@ -34,6 +34,9 @@
 //!                               # 0 or 0.05 (a 160-cycle context switch)..=3.6e9
 //! max_msg_bytes = 2048          # bytes; default 2,048; 8..=65,535, and must fit the TX queue
 //! tx_queue_bytes = 8192         # bytes per core; default 8,192, which holds 8,176-byte messages
+//! exit = "auto"                 # what a core's exit ends: "hart" (each core exits on its own),
+//!                               # "node" (the first exit ends the node, as on the prototype),
+//!                               # "auto" (default: "node" unless the program defines __nanopu_abi)
 //! [transport_params]
 //! rtt_pkts = 2                  # packets; default 2; 1..=64 (a message has at most 64)
 //! rto_us = 20.0                 # us; default 20; the longest path's round-trip floor..=3.6e9
@@ -45,6 +48,8 @@
 //! nodes = "all"                 # "all", "3" or "0-79", within the topology's nodes
 //! elf = "sw/build/apps/incast.elf"
 //! args = ["80", "1024"]
+//! abi = "auto"                  # x30/x31 as network registers: "auto" (default: yes if the
+//!                               # program defines __nanopu_abi or uses LNIC CSRs), "nanopu", "plain"
 //! [[faults]]
 //! link = "node:3"               # or "leaf:L:up:S"; must exist in the topology
 //! down_at_us = 50.0             # us; absent: stays up; 0..=3.6e9
@@ -68,8 +73,10 @@
 //! would wait forever. `[node] max_cycles` is refused: the limit is `max_us`.
 
 use crate::config::check::{self, fraction, loss, time_ns, time_us, within};
+use crate::config::ExitMode;
 use nanopu_net::fabric::{LinkId, SwitchParams, Topology};
 use nanopu_nic::NicParams;
+use nanopu_riscv::AbiChoice;
 use nanopu_sim::packet::{HEADER_BYTES, MIN_FRAME};
 use nanopu_sim::time::serialization;
 use nanopu_sim::Time;
@@ -153,6 +160,8 @@ pub struct NodeFile {
     pub idle_cycles: Option<u64>,
     /// Timer-driven scheduler baseline period, us (absent or 0: NIC-driven).
     pub sched_timer_us: Option<f64>,
+    /// What a core's exit ends: "auto" (absent), "hart" or "node" (`config::ExitMode`).
+    pub exit: Option<String>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -173,6 +182,15 @@ pub struct ProgramFile {
     pub elf: String,
     #[serde(default)]
     pub args: Vec<String>,
+    /// "auto" (absent), "nanopu" or "plain": see `nanopu_riscv::abi`.
+    pub abi: Option<String>,
+}
+
+impl ProgramFile {
+    /// The `abi` key, checked ("program.abi: ..." when it names no ABI).
+    pub fn abi_choice(&self) -> Result<AbiChoice, String> {
+        self.abi.as_deref().map_or(Ok(AbiChoice::Auto), |s| AbiChoice::parse(s).map_err(|e| format!("program.{e}")))
+    }
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -246,6 +264,7 @@ impl ClusterFile {
         self.node.check()?;
         self.check_transport()?;
         self.program.iter().try_for_each(|p| parse_nodes(&p.nodes, nodes).map(|_| ()))?;
+        self.program.iter().try_for_each(|p| p.abi_choice().map(|_| ()))?;
         self.faults.iter().try_for_each(|x| self.check_fault(x))
     }
 
@@ -372,6 +391,11 @@ impl LinkFile {
 }
 
 impl NodeFile {
+    /// The `exit` key, checked.
+    pub fn exit_mode(&self) -> Result<ExitMode, String> {
+        self.exit.as_deref().map_or(Ok(ExitMode::Auto), |s| ExitMode::parse(s).map_err(|e| format!("node.{e}")))
+    }
+
     fn check(&self) -> Result<(), String> {
         if let Some(c) = self.max_cycles {
             return Err(format!(
@@ -380,6 +404,7 @@ impl NodeFile {
             ));
         }
         self.cores.map(|v| within(v, 1, 64, "node.cores", "")).transpose()?;
+        self.exit_mode()?;
         self.jbsq_n.map(|v| within(v, 1, u32::MAX, "node.jbsq_n", "")).transpose()?;
         let hz = clock_hz();
         self.msg_cycles.map(|v| check::cycles(v, "node.msg_cycles", hz)).transpose()?;
@@ -456,6 +481,16 @@ mod tests {
             ClusterFile::parse(&format!("{MIN}{extra}")).err().unwrap_or_else(|| panic!("accepted {extra}"));
         assert!(e.starts_with(&format!("{key}: ")), "{extra}: {e}");
         e
+    }
+
+    #[test]
+    fn abi_and_exit_name_their_choices() {
+        let e = ClusterFile::parse(&format!("{MIN}abi = \"rv\"\n")).unwrap_err();
+        assert!(e.contains("program.abi: \"rv\" is not one of \"auto\", \"nanopu\", \"plain\""), "{e}");
+        let e = refused("[node]\nexit = \"first\"\n", "node.exit");
+        assert!(e.contains("\"auto\", \"hart\", \"node\""), "{e}");
+        let f = ClusterFile::parse(&format!("{MIN}abi = \"nanopu\"\n[node]\nexit = \"node\"\n")).unwrap();
+        assert_eq!((f.program[0].abi_choice(), f.node.exit_mode()), (Ok(AbiChoice::NanoPu), Ok(ExitMode::Node)));
     }
 
     #[test]

@@ -144,7 +144,7 @@ fn count_node(s: &mut ClusterSummary, node: &mut crate::node::Node) {
             s.consoles.push(format!("node {} core {}: {}", node.index, core.hart(), console.trim_end()));
         }
         match state {
-            CoreState::Halted(0) => s.cores_ok += 1,
+            CoreState::Halted(0) | CoreState::Stopped(_) => s.cores_ok += 1,
             st => {
                 let first = console.lines().next().unwrap_or("").to_string();
                 s.failures.push(format!(

@@ -2,7 +2,7 @@
 //! every configuration key goes through ([`check`]).
 
 use nanopu_nic::NicParams;
-use nanopu_riscv::{MemParams, TimingParams};
+use nanopu_riscv::{AbiChoice, MemParams, TimingParams};
 
 /// The link between the node's port and the test host.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,6 +33,40 @@ impl Default for PortParams {
     }
 }
 
+/// What a core's exit ends. Ours: each hart exits on its own, and a node is done when all
+/// have (our runtime's programs exit from every core). The nanoPU prototype's: the first
+/// exit ends the node, as its host (FireSim's fesvr) ended the simulation at the first exit
+/// written to `tohost`; its runtime parks cores 1.. in an endless loop and exits from core 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExitMode {
+    /// `Node` for programs without `__nanopu_abi` (the prototype's and plain RISC-V
+    /// programs, whose other harts park), `Hart` for ours.
+    #[default]
+    Auto,
+    Hart,
+    Node,
+}
+
+impl ExitMode {
+    pub fn parse(s: &str) -> Result<ExitMode, String> {
+        match s {
+            "auto" => Ok(ExitMode::Auto),
+            "hart" => Ok(ExitMode::Hart),
+            "node" => Ok(ExitMode::Node),
+            _ => Err(format!("exit: {s:?} is not one of \"auto\", \"hart\", \"node\"")),
+        }
+    }
+
+    /// Does the first exit end the node, for a node running `p`?
+    pub fn first_exit_ends_node(self, p: &nanopu_riscv::Program) -> bool {
+        match self {
+            ExitMode::Auto => !p.defines_nanopu_abi(),
+            ExitMode::Hart => false,
+            ExitMode::Node => true,
+        }
+    }
+}
+
 /// Everything needed to simulate one node running one program.
 #[derive(Clone, Debug)]
 pub struct NodeConfig {
@@ -44,6 +78,11 @@ pub struct NodeConfig {
     pub args: Vec<String>,
     /// Name passed as `argv[0]`.
     pub program_name: String,
+    /// Whether x30/x31 are the network registers: decided from the program unless set
+    /// (`nanopu_riscv::abi`; `--abi`).
+    pub abi: AbiChoice,
+    /// Which exit ends what (`ExitMode`; `--exit`, `[node] exit`).
+    pub exit: ExitMode,
     /// Stop with an error once simulated time passes this many core cycles; at most
     /// [`check::max_cycles`] (two hours of simulated time).
     pub max_cycles: u64,
@@ -60,6 +99,8 @@ impl Default for NodeConfig {
             port: PortParams::default(),
             args: Vec::new(),
             program_name: "program".into(),
+            abi: AbiChoice::Auto,
+            exit: ExitMode::Auto,
             max_cycles: 100_000_000,
             progress: false,
         }

@@ -65,6 +65,9 @@ impl Simulation {
             Exit::Halted(code) => {
                 self.nodes[n].state[c] = CoreState::Halted(code);
                 self.running_cores -= 1;
+                if self.nodes[n].first_exit_ends {
+                    self.stop_node(n, c);
+                }
                 // A core runs ahead of global time: it exited at its own cycle, not at the
                 // dispatch that ran it.
                 self.exited_at = self.exited_at.max(self.at(local));
@@ -76,6 +79,16 @@ impl Simulation {
             }
         }
         Ok(())
+    }
+
+    /// Core `by` exited and that ends node `n`: every core still running stops there. A
+    /// stopped core is never woken (every waker checks the state) and its entry in the
+    /// core queue, if any, is skipped (`dispatch`).
+    fn stop_node(&mut self, n: usize, by: usize) {
+        for s in self.nodes[n].state.iter_mut().filter(|s| !matches!(s, CoreState::Halted(_) | CoreState::Stopped(_))) {
+            *s = CoreState::Stopped(by);
+            self.running_cores -= 1;
+        }
     }
 
     /// A core spinning in `lnic_wait()` waits, parked, for a readable word (see `spin`).

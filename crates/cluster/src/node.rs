@@ -18,6 +18,9 @@ pub enum CoreState {
     /// Executed `wfi`; woken by an interrupt.
     Wfi,
     Halted(i64),
+    /// Ended without exiting: core `.0` of its node exited first, which ends the node
+    /// (`ExitMode::Node`, the prototype's convention).
+    Stopped(usize),
 }
 
 impl CoreState {
@@ -28,6 +31,7 @@ impl CoreState {
             CoreState::ParkedTx => "waiting on netTX (TX queue full)".into(),
             CoreState::Wfi => "waiting for an interrupt (wfi)".into(),
             CoreState::Halted(c) => format!("exited with code {c}"),
+            CoreState::Stopped(by) => format!("stopped: core {by} exited first, which ends the node (exit = node)"),
         }
     }
 }
@@ -45,6 +49,8 @@ pub struct Node {
     /// The core that ran last on this node: a core's LR reservation survives from one run
     /// to its next only if no other core ran in between (and so could have stored to it).
     pub(crate) last_run: usize,
+    /// The first exit of a core ends the node (`ExitMode`).
+    pub first_exit_ends: bool,
 }
 
 impl Node {
@@ -62,7 +68,9 @@ impl Node {
         let mut mem =
             NodeMem::new(program.clone(), ncores, &cfg.mem, &cfg.timing).map_err(|e| e.to_string())?;
         let ip = node_ip(index);
-        mem.write_boot(&boot_page(index, ip, cfg)?);
+        let argv = node_argv(index, ip, cfg);
+        mem.write_boot(&boot_page(index, ip, cfg, &argv)?);
+        mem.set_args(argv);
         let cores = (0..ncores).map(|h| Core::new(h, program, &cfg.timing)).collect();
         let spin_pcs = spins.cloned().unwrap_or_else(|| Arc::new(crate::spin::spin_pcs(&mem, program)));
         Ok(Node {
@@ -74,6 +82,7 @@ impl Node {
             nic: Nic::new(cfg.nic.clone(), ip)?,
             spin_pcs,
             last_run: usize::MAX,
+            first_exit_ends: cfg.exit.first_exit_ends_node(program),
         })
     }
 
@@ -90,16 +99,22 @@ impl Node {
     }
 }
 
-fn boot_page(index: u32, ip: u32, cfg: &NodeConfig) -> Result<Vec<u8>, String> {
-    let mac = node_mac(index);
-    let mut argv = vec![cfg.program_name.clone(), mac_text(mac), ip_text(ip)];
+/// The program's argv as the prototype passed it: program name, MAC, IP, then the
+/// program's own arguments.
+fn node_argv(index: u32, ip: u32, cfg: &NodeConfig) -> Vec<String> {
+    let mut argv = vec![cfg.program_name.clone(), mac_text(node_mac(index)), ip_text(ip)];
     argv.extend(cfg.args.iter().cloned());
+    argv
+}
+
+fn boot_page(index: u32, ip: u32, cfg: &NodeConfig, argv: &[String]) -> Result<Vec<u8>, String> {
+    let mac = node_mac(index);
     BootInfo {
         ncores: cfg.nic.cores as u64,
         node: index as u64,
         mac,
         ip,
-        argv: &argv,
+        argv,
         dram_base: cfg.mem.dram_base,
         dram_size: cfg.mem.dram_size,
         sched_timer_cycles: cfg.nic.sched_timer_cycles,

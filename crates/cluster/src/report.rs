@@ -85,7 +85,10 @@ pub struct NicSummary {
 
 /// Summarise a finished simulation.
 pub fn summarize(sim: &mut Simulation, outcome: Outcome) -> RunSummary {
-    let last_core = sim.nodes[0].cores.iter().map(|c| c.cycle()).max().unwrap_or(0);
+    // A core stopped by its node's end may have run ahead past it: not part of the run.
+    let node = &sim.nodes[0];
+    let live = node.cores.iter().zip(&node.state).filter(|(_, s)| !matches!(s, CoreState::Stopped(_)));
+    let last_core = live.map(|(c, _)| c.cycle()).max().unwrap_or(0);
     let simulated_ns = sim.now().max(sim.clock().time_of(last_core)).as_ns_f64();
     let node = &mut sim.nodes[0];
     let cores = node.cores.iter_mut().zip(&node.state).map(|(c, s)| core_summary(c, *s)).collect();

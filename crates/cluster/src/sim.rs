@@ -131,7 +131,7 @@ impl Simulation {
     /// One node running `elf` under `cfg`, with an idle test host on its port.
     pub fn new(elf: &[u8], cfg: NodeConfig) -> Result<Simulation, SimError> {
         cfg.validate().map_err(SimError::Setup)?;
-        let program = Arc::new(Program::load_for(elf, &cfg.mem).map_err(|e| SimError::Setup(e.to_string()))?);
+        let program = Arc::new(Program::load_as(elf, &cfg.mem, cfg.abi).map_err(|e| SimError::Setup(e.to_string()))?);
         let node = Node::new(0, &program, &cfg, None).map_err(SimError::Setup)?;
         Simulation::with_nodes(vec![node], &cfg)
     }
@@ -416,11 +416,16 @@ impl Simulation {
             let (_, node, _, error) = self.failed.take().expect("checked");
             return Err(SimError::Core { node, error });
         }
-        self.now = t;
         if core_next {
             let (_, id) = self.cores_q.pop().expect("peeked");
+            // A core stopped by its node's end left its entry behind: not an event.
+            if matches!(self.nodes[id.0].state[id.1], CoreState::Stopped(_)) {
+                return Ok(());
+            }
+            self.now = t;
             self.dispatch(id)
         } else {
+            self.now = t;
             let (_, ev) = self.q.pop().expect("peeked");
             self.handle(ev);
             Ok(())

@@ -1,7 +1,8 @@
 //! RV64GC (IMAFDC + Zicsr + Zifencei) instruction-set simulator with a Rocket-like timing model.
 //!
 //! Tour:
-//! - [`elf`] parses and validates the executable; [`Program`] (`program.rs`) lays out its
+//! - [`elf`] parses and validates the executable; [`abi`] decides whether x30/x31 are the
+//!   network registers (a marker symbol, LNIC CSR accesses, or the user's choice); [`Program`] (`program.rs`) lays out its
 //!   initial image and pre-decodes every 2-byte code slot once ([`decode`], [`rvc`] for
 //!   compressed forms) into [`op::Op`]s shared by every core of every node.
 //! - [`NodeMem`] (`mem.rs`) is one node: DRAM pages materialized on first write, the boot
@@ -32,6 +33,7 @@ pub mod cache;
 mod core;
 mod csr;
 pub mod decode;
+pub mod abi;
 pub mod elf;
 mod error;
 mod exec;
@@ -63,4 +65,5 @@ pub use error::{BlockOn, CoreError, CoreStats, ErrorKind, Exit, StallKind};
 pub use mem::NodeMem;
 pub use params::{MemParams, TimingParams};
 pub use platform::{Access, NoNic, Platform, Stop};
+pub use abi::{AbiChoice, AbiSource};
 pub use program::Program;

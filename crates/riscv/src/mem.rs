@@ -35,6 +35,8 @@ pub struct NodeMem {
     private: Sparse,
     /// The boot info page up to its last written byte (the rest reads as 0).
     boot: Vec<u8>,
+    /// The program's arguments (argv), for the HTIF `getmainvars` call (`htif.rs`).
+    pub(crate) args: Vec<String>,
     pub(crate) msip: Vec<u32>,
     pub(crate) mtimecmp: Vec<u64>,
     pub(crate) l2: L2,
@@ -70,6 +72,7 @@ impl NodeMem {
             size,
             private: Sparse::default(),
             boot: Vec::new(),
+            args: Vec::new(),
             msip: vec![0; ncores],
             mtimecmp: vec![u64::MAX; ncores],
             l2,
@@ -77,6 +80,12 @@ impl NodeMem {
             code_dirty: BTreeSet::new(),
             page_gen: 0,
         })
+    }
+
+    /// The arguments the HTIF `getmainvars` call gives the program (argv, program name
+    /// first), as the prototype's host passed them (docs/abi.md "HTIF").
+    pub fn set_args(&mut self, args: Vec<String>) {
+        self.args = args;
     }
 
     /// Set the contents of the boot info page (at most 4096 bytes; the rest reads as 0).

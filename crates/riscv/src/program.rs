@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::abi::{self, AbiChoice, AbiSource};
 use crate::decode::decode_parcels;
 use crate::elf::{self, ElfError, Segment, Symbols, PF_X};
 use crate::op::Op;
@@ -23,6 +24,9 @@ pub struct CodeRegion {
 pub struct Program {
     entry: u64,
     nanopu: bool,
+    abi_source: AbiSource,
+    /// Defines `__nanopu_abi`: built with our runtime (`sw/lib/crt0.S`).
+    marker: bool,
     symbols: Symbols,
     pub(crate) segments: Vec<Segment>,
     image: BTreeMap<u64, Box<Page>>,
@@ -41,13 +45,20 @@ impl Program {
     /// [`Program::load`] for nodes whose DRAM is `mem`: every segment and executable
     /// section must lie inside it. Nothing is allocated before the whole file is checked.
     pub fn load_for(bytes: &[u8], mem: &MemParams) -> Result<Program, ElfError> {
+        Program::load_as(bytes, mem, AbiChoice::Auto)
+    }
+
+    /// [`Program::load_for`] with the register ABI decided by `abi` (`abi.rs`).
+    pub fn load_as(bytes: &[u8], mem: &MemParams, abi: AbiChoice) -> Result<Program, ElfError> {
         let parsed = elf::parse(bytes, mem)?;
         let s = &parsed.symbols;
-        let (nanopu, tohost, fromhost) =
-            (s.get("__nanopu_abi").is_some(), s.get("tohost"), s.get("fromhost"));
+        let (marker, tohost, fromhost) = (s.get("__nanopu_abi").is_some(), s.get("tohost"), s.get("fromhost"));
+        let (nanopu, abi_source) = abi::decide(abi, marker, &parsed.segments, bytes);
         let mut p = Program {
             entry: parsed.entry,
             nanopu,
+            abi_source,
+            marker,
             tohost,
             fromhost,
             symbols: parsed.symbols,
@@ -83,9 +94,20 @@ impl Program {
         self.code.iter().map(|r| (r.base, 2 * r.ops.len() as u64))
     }
 
-    /// Does the program use the nanoPU register ABI (defines `__nanopu_abi`)?
+    /// Does the program use the nanoPU register ABI (x30/x31 are the network registers)?
     pub fn is_nanopu(&self) -> bool {
         self.nanopu
+    }
+
+    /// Does the program define `__nanopu_abi`, i.e. was it built with our runtime (whose
+    /// harts each exit on their own) rather than the prototype's?
+    pub fn defines_nanopu_abi(&self) -> bool {
+        self.marker
+    }
+
+    /// Why [`Program::is_nanopu`] says what it says.
+    pub fn abi_source(&self) -> &AbiSource {
+        &self.abi_source
     }
 
     /// Initial contents of page number `pn`, if the image has any bytes there.
