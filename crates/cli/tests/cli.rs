@@ -265,11 +265,13 @@ fn load_fails_when_a_point_gets_no_reply_and_says_why() {
 fn with_stdout_closed(args: &[&str]) -> (std::process::ExitStatus, String) {
     use std::process::Stdio;
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    // The read end is closed before the child starts, so its first write fails whatever
+    // the timing (closing it after the spawn raced with a child that wrote first).
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
     let mut c = Command::new(env!("CARGO_BIN_EXE_nanopu"));
-    c.args(args).current_dir(root).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = c.spawn().expect("runs");
-    drop(child.stdout.take());
-    let o = child.wait_with_output().expect("waits");
+    c.args(args).current_dir(root).stdout(writer).stderr(Stdio::piped());
+    let o = c.spawn().expect("runs").wait_with_output().expect("waits");
     (o.status, String::from_utf8_lossy(&o.stderr).into_owned())
 }
 
