@@ -66,18 +66,23 @@ impl Program {
             image: BTreeMap::new(),
             code: Vec::new(),
         };
-        p.check_entry()?;
+        p.check_entry(&parsed.code)?;
         p.build_image(bytes);
         let ranges = code_ranges(&p.segments, &parsed.code);
         p.code = ranges.into_iter().map(|(lo, hi)| p.decode_region(lo, hi)).collect();
         Ok(p)
     }
 
-    fn check_entry(&self) -> Result<(), ElfError> {
-        let holds = |s: &Segment| self.entry.checked_sub(s.addr).is_some_and(|off| off < s.memsz);
-        match self.segments.iter().any(|s| s.flags & PF_X != 0 && holds(s)) {
+    /// The entry must be code: in an executable segment, or in an executable section of a
+    /// loaded segment (the riscv-tests' link script gives its one segment the flags R|W
+    /// only, and Spike and QEMU, which ignore segment flags, run it).
+    fn check_entry(&self, sections: &[(u64, u64)]) -> Result<(), ElfError> {
+        let e = self.entry;
+        let holds = |s: &Segment| e.checked_sub(s.addr).is_some_and(|off| off < s.memsz);
+        let in_section = sections.iter().any(|&(lo, hi)| (lo..hi).contains(&e)) && self.segments.iter().any(holds);
+        match in_section || self.segments.iter().any(|s| s.flags & PF_X != 0 && holds(s)) {
             true => Ok(()),
-            false => Err(ElfError::EntryNotExecutable(self.entry)),
+            false => Err(ElfError::EntryNotExecutable(e)),
         }
     }
 
@@ -173,7 +178,10 @@ fn copy_into(image: &mut BTreeMap<u64, Box<Page>>, mut addr: u64, mut data: &[u8
 /// load and is decoded when fetched, so pre-decoding it would only cost memory: a section
 /// header claiming more code than the file holds must not cost more than the file.
 fn code_ranges(segments: &[Segment], sections: &[(u64, u64)]) -> Vec<(u64, u64)> {
-    let exec = segments.iter().filter(|s| s.flags & PF_X != 0);
+    // A file whose segments are all marked non-executable but whose sections say what is
+    // code (the riscv-tests': see `check_entry`) has its code found by the sections alone.
+    let none_x = !segments.iter().any(|s| s.flags & PF_X != 0) && !sections.is_empty();
+    let exec = segments.iter().filter(|s| s.flags & PF_X != 0 || none_x);
     let loaded = merged(exec.map(|s| (s.addr, s.addr + s.filesz)).collect());
     let code = if sections.is_empty() { loaded } else { intersect(&loaded, &merged(sections.to_vec())) };
     // No overflow: DRAM, which holds every segment, ends on a page boundary below 2^64.

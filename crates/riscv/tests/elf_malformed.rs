@@ -249,3 +249,16 @@ fn the_programs_of_sw_build_load() {
         eprintln!("sw/build has no programs (run `make sw`): only the hand-made files were checked");
     }
 }
+
+#[test]
+fn section_headers_say_what_is_code_whatever_the_segment_flags() {
+    // The riscv-tests' link script makes its one segment R|W only (flags 6); Spike and QEMU
+    // ignore segment flags, and the .text section says it is code.
+    let e = with(|_| ph(0) + 4, 4, 6);
+    let p = Program::load(&e).expect("the executable section makes it code");
+    assert_eq!(p.code_ranges().count(), 1, "and it is pre-decoded");
+    // Without section headers, nothing says the segment is code.
+    let mut bare = e.clone();
+    put(&mut bare, 40, 8, 0);
+    assert_eq!(err(&bare), "entry point 0x80000000 is outside any executable segment");
+}
