@@ -87,9 +87,10 @@ pub struct RunArgs {
     #[arg(long, value_parser = positive_threads)]
     threads: Option<usize>,
     /// Single node: have the test host send a message to the node:
-    /// `AT_NS:CONTEXT:WORD[,WORD...]` (words in decimal or 0x-hex; repeatable). Replies are
+    /// `AT_NS:CONTEXT[/SRC_CONTEXT]:WORD[,WORD...]` (words in decimal or 0x-hex; the message
+    /// comes from the host's context SRC_CONTEXT, 0 if not given; repeatable). Replies are
     /// listed in the summary.
-    #[arg(long = "send", value_name = "AT_NS:CONTEXT:WORDS")]
+    #[arg(long = "send", value_name = "AT_NS:CONTEXT[/SRC_CONTEXT]:WORDS")]
     sends: Vec<String>,
     /// Arguments for the program (after `--`); they follow `program MAC IP` in argv.
     #[arg(last = true)]
@@ -291,24 +292,39 @@ fn shortened(s: &str) -> String {
     }
 }
 
-/// `AT_NS:CONTEXT:WORD[,WORD...]` into a host message to node 0, at most `max_bytes` long
-/// (the NIC's `max_msg_bytes`).
+/// `AT_NS:CONTEXT[/SRC_CONTEXT]:WORD[,WORD...]` into a host message to node 0, at most
+/// `max_bytes` long (the NIC's `max_msg_bytes`).
 fn parse_send(spec: &str, max_bytes: u32) -> Result<(Time, nanopu_nic::Message), String> {
-    let bad = |why: &str| format!("--send {}: {why} (expected AT_NS:CONTEXT:WORD[,WORD...])", shortened(spec));
+    let bad = |why: &str| format!("--send {}: {why} (expected AT_NS:CONTEXT[/SRC_CONTEXT]:WORD[,WORD...])", shortened(spec));
     let mut parts = spec.splitn(3, ':');
     let (Some(at), Some(ctx), Some(words)) = (parts.next(), parts.next(), parts.next()) else {
         return Err(bad("missing field"));
     };
     let at: f64 = at.parse().map_err(|_| bad("AT_NS is not a number"))?;
     let at = Time::checked_from_ns_f64(at, "AT_NS").map_err(|e| bad(&e))?;
-    let ctx: u16 = ctx.parse().map_err(|_| bad("CONTEXT is not 0..=65535"))?;
+    let (dst, src) = contexts(ctx).map_err(|e| bad(&e))?;
     let words: Result<Vec<u64>, _> = words.split(',').map(parse_word).collect();
     let words = words.map_err(|w| bad(&format!("word '{w}' is not a u64")))?;
     if words.len() * 8 > max_bytes as usize {
         return Err(bad(&format!("{} bytes is longer than a message may be (max_msg_bytes = {max_bytes})", words.len() * 8)));
     }
-    let dst = nanopu_cluster::boot::node_ip(0);
-    Ok((at, nanopu_cluster::TestHost::message(0, dst, ctx, &words)))
+    let ip = nanopu_cluster::boot::node_ip(0);
+    Ok((at, nanopu_cluster::TestHost::message(src, ip, dst, &words)))
+}
+
+/// `CONTEXT[/SRC_CONTEXT]`: the destination context and the host's source context (0
+/// unless given: the prototype's testers chose it, e.g. 0x1234 for latency stamps).
+fn contexts(s: &str) -> Result<(u16, u16), String> {
+    let (dst, src) = s.split_once('/').unwrap_or((s, "0"));
+    let dst = parse_context(dst).map_err(|_| "CONTEXT is not 0..=65535".to_string())?;
+    let src = parse_context(src).map_err(|_| "SRC_CONTEXT is not 0..=65535".to_string())?;
+    Ok((dst, src))
+}
+
+/// A context id in decimal or 0x-hex.
+fn parse_context(s: &str) -> Result<u16, String> {
+    let w = parse_word(s)?;
+    u16::try_from(w).map_err(|_| s.to_string())
 }
 
 fn parse_word(w: &str) -> Result<u64, String> {

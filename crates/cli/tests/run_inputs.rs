@@ -48,6 +48,15 @@ fn a_reply_sent_just_before_the_last_exit_still_reaches_the_host() {
 }
 
 #[test]
+fn send_chooses_the_host_source_context_and_the_echo_answers_it() {
+    let o = nanopu(&["run", "sw/build/apps/echo_once.elf", "--cores", "1", "--send", "1000:0/0x77:5,6", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got = &json(&o)["host_received"][0];
+    assert_eq!((got["dst_context"].as_u64(), got["words"][1].as_str()), (Some(0x77), Some("0x6")), "{got}");
+    refused(&["run", "sw/build/apps/echo_once.elf", "--send", "1000:0/70000:5"], "SRC_CONTEXT is not 0..=65535");
+}
+
+#[test]
 fn a_cluster_ends_when_its_last_core_does() {
     let one = json(&nanopu(&["run", "sw/build/apps/sort1024.elf", "--cores", "1", "--json"]));
     let two = json(&nanopu(&["run", "sw/build/apps/sort1024.elf", "--nodes", "2", "--cores", "1", "--json"]));
