@@ -62,6 +62,12 @@ pub struct RunArgs {
     /// runtime, which defines __nanopu_abi) [default: auto].
     #[arg(long, value_parser = ["auto", "hart", "node"])]
     exit: Option<String>,
+    /// The prototype's latency stamps at the node's port: a message from context 0x1234
+    /// gets its arrival cycle in its last 4 bytes, one to context 0x1234 leaves with the
+    /// cycle and the latency (now minus that stamp) in its last 8 (l-nic/lnic
+    /// SimUtils.scala) [default: on].
+    #[arg(long, value_parser = ["on", "off"])]
+    latency_stamps: Option<String>,
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
@@ -137,6 +143,7 @@ impl RunArgs {
             ("program arguments after -- (the file's [[program]] args set them)", !self.args.is_empty()),
             ("--abi (the file's [[program]] abi sets it)", self.abi.is_some()),
             ("--exit (the file's [node] exit sets it)", self.exit.is_some()),
+            ("--latency-stamps (the file's [node] latency_stamps sets it)", self.latency_stamps.is_some()),
         ]
     }
 
@@ -171,6 +178,7 @@ impl RunArgs {
             t += &format!("core_selection = {s:?}\n");
         }
         self.jbsq_n.iter().for_each(|n| t += &format!("jbsq_n = {n}\n"));
+        self.latency_stamps.iter().for_each(|s| t += &format!("latency_stamps = {}\n", s == "on"));
         self.msg_cycles.iter().for_each(|n| t += &format!("msg_cycles = {n}\n"));
         self.idle_cycles.iter().for_each(|n| t += &format!("idle_cycles = {n}\n"));
         if let Some(us) = self.sched_timer_us {
@@ -188,6 +196,7 @@ impl RunArgs {
             cfg.nic.core_selection = nanopu_nic::params::CoreSelection::parse(s).map_err(|e| format!("--{e}"))?;
         }
         self.jbsq_n.iter().for_each(|&n| cfg.nic.jbsq_n = n);
+        self.latency_stamps.iter().for_each(|s| cfg.nic.latency_stamps = s == "on");
         self.msg_cycles.iter().for_each(|&n| cfg.nic.msg_cycles = n);
         self.idle_cycles.iter().for_each(|&n| cfg.nic.idle_cycles = n);
         let timer = Time::checked_from_us_f64(self.sched_timer_us.unwrap_or(0.0), "--sched-timer-us")?;

@@ -56,6 +56,29 @@ fn send_chooses_the_host_source_context_and_the_echo_answers_it() {
     refused(&["run", "sw/build/apps/echo_once.elf", "--send", "1000:0/70000:5"], "SRC_CONTEXT is not 0..=65535");
 }
 
+/// The reply's last word, from `--send` from context SRC through the echo.
+fn echoed_last_word(src: &str, extra: &[&str]) -> u64 {
+    let spec = format!("1000:0/{src}:5,6");
+    let mut args = vec!["run", "sw/build/apps/echo_once.elf", "--cores", "1", "--send", &spec, "--json"];
+    args.extend(extra);
+    let o = nanopu(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let w = json(&o)["host_received"][0]["words"][1].as_str().unwrap().to_string();
+    u64::from_str_radix(w.trim_start_matches("0x"), 16).unwrap()
+}
+
+#[test]
+fn latency_stamps_for_context_0x1234_as_the_prototype_wrote_them() {
+    let w = echoed_last_word("0x1234", &[]);
+    let (now, latency) = (w >> 32, w & 0xffff_ffff);
+    // Sent at 1 us = 3,200 cycles; it arrives a few hundred cycles later.
+    let arrived = now - latency;
+    assert!((3200..4000).contains(&arrived), "arrival stamp {arrived}");
+    assert!((1..2000).contains(&latency), "latency {latency} cycles");
+    assert_eq!(echoed_last_word("0x1234", &["--latency-stamps", "off"]), 6);
+    assert_eq!(echoed_last_word("0x1233", &[]), 6);
+}
+
 #[test]
 fn a_cluster_ends_when_its_last_core_does() {
     let one = json(&nanopu(&["run", "sw/build/apps/sort1024.elf", "--cores", "1", "--json"]));

@@ -55,6 +55,7 @@ fn node_config(f: &ClusterFile) -> Result<NodeConfig, String> {
         c.nic.core_selection = CoreSelection::parse(s).map_err(|e| format!("node.{e}"))?;
     }
     c.nic.jbsq_n = n.jbsq_n.unwrap_or(c.nic.jbsq_n);
+    c.nic.latency_stamps = n.latency_stamps.unwrap_or(c.nic.latency_stamps);
     c.nic.msg_cycles = n.msg_cycles.unwrap_or(c.nic.msg_cycles);
     c.nic.idle_cycles = n.idle_cycles.unwrap_or(c.nic.idle_cycles);
     let hz = c.timing.clock_hz;

@@ -37,6 +37,8 @@
 //! exit = "auto"                 # what a core's exit ends: "hart" (each core exits on its own),
 //!                               # "node" (the first exit ends the node, as on the prototype),
 //!                               # "auto" (default: "node" unless the program defines __nanopu_abi)
+//! latency_stamps = true         # default true: the prototype's stamps for context 0x1234
+//!                               # (nanopu_nic::stamp); false leaves those messages unchanged
 //! [transport_params]
 //! rtt_pkts = 2                  # packets; default 2; 1..=64 (a message has at most 64)
 //! rto_us = 20.0                 # us; default 20; the longest path's round-trip floor..=3.6e9
@@ -162,6 +164,8 @@ pub struct NodeFile {
     pub sched_timer_us: Option<f64>,
     /// What a core's exit ends: "auto" (absent), "hart" or "node" (`config::ExitMode`).
     pub exit: Option<String>,
+    /// The prototype's latency stamps for context 0x1234 (default true).
+    pub latency_stamps: Option<bool>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]

@@ -445,9 +445,10 @@ impl Simulation {
     fn handle(&mut self, ev: Ev) {
         match ev {
             Ev::NicSend { node, core, msg } => self.nic_send((node, core), *msg),
-            Ev::NicArrive { node, msg } => {
+            Ev::NicArrive { node, mut msg } => {
                 let mut out = Vec::new();
                 let now = self.cycles();
+                self.stamp_arrival(node, &mut msg);
                 self.nodes[node].nic.receive(now, *msg, &mut out);
                 self.apply(node, out);
             }
@@ -466,17 +467,40 @@ impl Simulation {
     }
 
     /// A message left a core's TX path: loop it back or put it on the port.
-    fn nic_send(&mut self, (n, c): Cid, msg: Message) {
+    fn nic_send(&mut self, (n, c): Cid, mut msg: Message) {
         self.nodes[n].nic.tx_taken(c, &msg);
         self.tx_room((n, c));
         if msg.dst_ip == self.nodes[n].ip {
             let t = self.now + self.clock.time_of(self.nodes[n].nic.params().loopback_cycles);
             self.q.push(t, Ev::NicArrive { node: n, msg: Box::new(msg) });
-        } else if self.net.is_some() {
+            return;
+        }
+        self.stamp_departure(n, &mut msg);
+        if self.net.is_some() {
             self.transport_send(n, msg);
         } else {
             self.port_send(msg);
         }
+    }
+
+    /// The prototype's stamp module sat on the port (between network and NIC), so
+    /// messages the NIC looped back to its own node pass it by.
+    fn stamp_arrival(&self, n: usize, msg: &mut Message) {
+        let node = &self.nodes[n];
+        if node.nic.params().latency_stamps && msg.src_ip != node.ip {
+            nanopu_nic::stamp::on_arrival(msg, self.cycles(), self.segment_bytes());
+        }
+    }
+
+    fn stamp_departure(&self, n: usize, msg: &mut Message) {
+        if self.nodes[n].nic.params().latency_stamps {
+            nanopu_nic::stamp::on_departure(msg, self.cycles(), self.segment_bytes());
+        }
+    }
+
+    /// Packet payload bytes at the port (the stamps go into each packet's last bytes).
+    fn segment_bytes(&self) -> usize {
+        self.link.port.segment_bytes as usize
     }
 
     // ---- ends ------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 //!   per-context global queue, message completion on the TX side, CSR semantics, and the
 //!   interrupt line of each core.
 //! - [`sched`]: the hardware thread scheduler's rules: target, interrupt, demotion, idle.
+//! - [`stamp`]: the prototype's latency stamps for the testers' context 0x1234.
 //! - [`transport`]: the NDP- and Homa-style transports terminated in the NIC, and
 //!   multicast sending.
 //!
@@ -25,6 +26,7 @@ pub mod message;
 pub mod nic;
 pub mod params;
 pub mod sched;
+pub mod stamp;
 pub mod transport;
 
 pub use message::{AppHeader, Message};

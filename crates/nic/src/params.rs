@@ -38,6 +38,9 @@ pub struct NicParams {
     /// scheduler (default). The loader passes it to the nanokernel in the boot page; the NIC
     /// itself behaves the same either way (SPEC section 3: "e.g. every 5 us" = 16,000).
     pub sched_timer_cycles: u64,
+    /// Latency stamps for the testers' context 0x1234 at the node's port ([`crate::stamp`]).
+    /// Default on, as the prototype's simulated NIC always did (l-nic/lnic `SimUtils.scala`).
+    pub latency_stamps: bool,
 }
 
 /// TX queue words a message takes besides its payload: the header and, for multicast, the
@@ -87,6 +90,7 @@ impl Default for NicParams {
             idle_cycles: 3000,
             core_selection: CoreSelection::Jbsq,
             sched_timer_cycles: 0,
+            latency_stamps: true,
         }
     }
 }
