@@ -24,12 +24,54 @@ pub struct TestHost {
     pub(crate) script: Vec<(Time, Message)>,
     pub(crate) raw_script: Vec<(Time, Vec<u8>)>,
     pub(crate) responder: Option<Responder>,
+    /// Scripted replies, tried in order; the first that matches an arrival answers it.
+    rules: Vec<Rule>,
     pub sent: Vec<HostMessage>,
     pub received: Vec<HostMessage>,
     /// Raw frames the node's NIC dropped as malformed or unsupported: when, and why.
     pub rejected: Vec<(Time, String)>,
     /// Stop the run once this many arrivals passed the filter (see `stop_after`).
     stop: Option<(usize, Filter)>,
+}
+
+/// A scripted reply (the prototype's testers answered e.g. a map message with a reduce
+/// message): which arrivals it answers, and the words of its answer.
+pub struct Rule {
+    /// Answer only messages from this source context (any if None).
+    pub src_context: Option<u16>,
+    /// Answer only messages to this host context (any if None).
+    pub dst_context: Option<u16>,
+    /// Answer only messages whose first payload word is this (any if None).
+    pub first_word: Option<u64>,
+    /// How long after the arrival the answer starts leaving the host.
+    pub delay: Time,
+    /// The context the answer goes to (None: the arrival's source context).
+    pub reply_context: Option<u16>,
+    /// The answer's payload from the arrival's payload words (at least one word).
+    pub words: Box<dyn Fn(&[u64]) -> Vec<u64> + Send>,
+}
+
+impl Rule {
+    /// A rule answering every arrival with `words(received)` at once, to its sender.
+    pub fn new(words: impl Fn(&[u64]) -> Vec<u64> + Send + 'static) -> Rule {
+        let words = Box::new(words);
+        Rule { src_context: None, dst_context: None, first_word: None, delay: Time::ZERO, reply_context: None, words }
+    }
+
+    fn matches(&self, m: &Message) -> bool {
+        let is = |want: Option<u64>, got: u64| want.is_none_or(|w| w == got);
+        is(self.src_context.map(u64::from), m.src_context.into())
+            && is(self.dst_context.map(u64::from), m.dst_context.into())
+            && self.first_word.is_none_or(|w| m.words.first() == Some(&w))
+    }
+
+    /// The answer to `m`, arrived at `now`: from the context it was sent to, back to its
+    /// sender's address.
+    fn answer(&self, now: Time, m: &Message) -> (Time, Message) {
+        let words = (self.words)(&m.words);
+        let to = self.reply_context.unwrap_or(m.src_context);
+        (now + self.delay, TestHost::message(m.dst_context, m.src_ip, to, &words))
+    }
 }
 
 /// Which arrivals count towards the host's stop condition.
@@ -79,6 +121,17 @@ impl TestHost {
             *left = left.saturating_sub(1);
         }
         *left == 0
+    }
+
+    /// Answer arrivals that `rule` matches (the first matching rule answers; a responder set
+    /// with `on_receive` sees every arrival as well).
+    pub fn reply_with(&mut self, rule: Rule) {
+        self.rules.push(rule);
+    }
+
+    /// The scripted answer to an arrival, if a rule matches it.
+    pub(crate) fn scripted(&self, now: Time, m: &Message) -> Option<(Time, Message)> {
+        self.rules.iter().find(|r| r.matches(m)).map(|r| r.answer(now, m))
     }
 
     /// Call `f` on every arrival; what it returns is sent.

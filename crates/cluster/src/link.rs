@@ -56,7 +56,8 @@ impl Simulation {
 
     pub(crate) fn host_arrive(&mut self, msg: Message) {
         let now = self.now;
-        let replies = self.host.responder.as_mut().map(|f| f(now, &msg)).unwrap_or_default();
+        let mut replies = self.host.responder.as_mut().map(|f| f(now, &msg)).unwrap_or_default();
+        replies.extend(self.host.scripted(now, &msg));
         self.host_done |= self.host.count_arrival(&msg);
         self.host.received.push(HostMessage { time: now, msg });
         for (t, m) in replies {

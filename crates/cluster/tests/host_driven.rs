@@ -116,3 +116,21 @@ fn raw_frames_reach_the_program_and_malformed_ones_are_dropped_with_a_reason() {
     assert_eq!(why.len(), 2, "{why:?}");
     assert!(why[0].contains("checksum") && why[1].contains("ethernet"), "{why:?}");
 }
+
+#[test]
+fn scripted_replies_answer_what_arrived() {
+    use nanopu_cluster::host::Rule;
+    let mut sim = Simulation::new(&elf("apps/loopback.elf"), cfg(4)).unwrap();
+    sim.host.send_at(Time::from_us(1), TestHost::message(7, node_ip(0), 0, &[1, 100]));
+    // A "map" reply (first word 1) is answered by a "reduce" message (2, double) after 500 ns.
+    let reduce = Rule { first_word: Some(1), delay: Time::from_ns(500), ..Rule::new(|w| vec![2, w[1] * 2]) };
+    let last = Rule { first_word: Some(2), src_context: Some(0), ..Rule::new(|w| vec![3, w[1] + 5]) };
+    sim.host.reply_with(reduce);
+    sim.host.reply_with(last);
+    assert_eq!(sim.run().unwrap(), Outcome::Quiescent);
+    let got: Vec<_> = sim.host.received.iter().map(|r| r.msg.words.clone()).collect();
+    assert_eq!(got, vec![vec![1, 100], vec![2, 200], vec![3, 205]]);
+    let (first_back, second_out) = (sim.host.received[0].time, sim.host.sent[1].time);
+    assert!(second_out >= first_back + Time::from_ns(500), "{first_back:?} {second_out:?}");
+    assert_eq!((sim.host.sent[1].msg.src_context, sim.host.sent[1].msg.dst_context), (7, 0));
+}
