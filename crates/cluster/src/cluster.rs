@@ -31,16 +31,18 @@ fn programs(f: &ClusterFile, base: &Path) -> Result<Vec<Arc<Program>>, String> {
     let mut out = Vec::new();
     for p in &f.program {
         let key = (p.elf.as_str(), p.abi_choice()?);
-        if !cache.contains_key(&key) {
-            let path = base.join(&p.elf);
-            let bytes = std::fs::read(&path).map_err(|e| format!("program.elf: {}: {e}", path.display()))?;
-            let prog = Program::load_as(&bytes, &Default::default(), key.1)
-                .map_err(|e| format!("program.elf: {}: {e}", path.display()))?;
-            cache.insert(key, Arc::new(prog));
+        if let std::collections::btree_map::Entry::Vacant(slot) = cache.entry(key) {
+            slot.insert(Arc::new(load(&base.join(&p.elf), key.1)?));
         }
         out.push(cache[&key].clone());
     }
     Ok(out)
+}
+
+/// One program file, loaded with the ABI its `[[program]]` asks for.
+fn load(path: &Path, abi: AbiChoice) -> Result<Program, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("program.elf: {}: {e}", path.display()))?;
+    Program::load_as(&bytes, &Default::default(), abi).map_err(|e| format!("program.elf: {}: {e}", path.display()))
 }
 
 /// Per-node configuration shared by every node (the file is validated: no check here

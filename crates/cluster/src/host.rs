@@ -48,8 +48,11 @@ pub struct Rule {
     /// The context the answer goes to (None: the arrival's source context).
     pub reply_context: Option<u16>,
     /// The answer's payload from the arrival's payload words (at least one word).
-    pub words: Box<dyn Fn(&[u64]) -> Vec<u64> + Send>,
+    pub words: ReplyWords,
 }
+
+/// Computes a scripted reply's payload from the payload that arrived.
+pub type ReplyWords = Box<dyn Fn(&[u64]) -> Vec<u64> + Send>;
 
 impl Rule {
     /// A rule answering every arrival with `words(received)` at once, to its sender.
