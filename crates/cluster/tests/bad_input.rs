@@ -62,6 +62,44 @@ fn access_outside_memory_names_the_address() {
     assert!(e.contains("access fault") && e.contains("0x40000000"), "{e}");
 }
 
+/// The message with every "pc 0x..." shown as "pc _": PCs depend on the compiler's layout.
+fn without_pcs(e: &str) -> String {
+    let mut parts = e.split("pc 0x");
+    let mut out = parts.next().unwrap_or_default().to_string();
+    for part in parts {
+        out.push_str("pc _");
+        out.push_str(part.trim_start_matches(|c: char| c.is_ascii_hexdigit()));
+    }
+    out
+}
+
+#[test]
+fn trap_loop_at_an_unfetchable_mtvec_names_the_first_trap() {
+    let e = without_pcs(&core_error("tests/err_trap_loop.elf"));
+    let want = "core 0, pc _: environment call (ecall) from M-mode at pc _, instruction 0x00000073; \
+                then the trap handler (mtvec 0x40000000) trapped at its entry repeatedly: \
+                instruction access fault at 0x40000000 (outside memory) (trap loop)";
+    assert!(e.ends_with(want), "{e}");
+}
+
+#[test]
+fn handler_that_traps_names_the_first_trap_and_the_extension() {
+    let e = without_pcs(&core_error("tests/err_handler_traps.elf"));
+    let first = "core 0, pc _: load access fault at 0x40000000 (outside memory) at pc _, instruction 0x";
+    let then = "; then the trap handler (mtvec 0x";
+    let looped = ") trapped at pc _ repeatedly: illegal instruction 0x40b57533 (from the Zbb (bit \
+                  manipulation: basic) extension, which nanopu does not model) (trap loop)";
+    assert!(e.contains(first) && e.contains(then) && e.ends_with(looped), "{e}");
+}
+
+#[test]
+fn unmodelled_extension_is_named() {
+    let e = without_pcs(&core_error("tests/err_unmodelled.elf"));
+    let want = "core 0, pc _: illegal instruction 0x20b52533 (from the Zba (bit manipulation: \
+                address generation) extension, which nanopu does not model) (no trap handler: mtvec = 0)";
+    assert!(e.ends_with(want), "{e}");
+}
+
 #[test]
 fn message_longer_than_the_maximum() {
     let e = core_error("tests/err_long_msg.elf");

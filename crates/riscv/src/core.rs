@@ -93,7 +93,7 @@ pub struct Core {
     pub(crate) pending: Option<Exit>,
     pub(crate) done: Option<Exit>,
     pub(crate) console: Vec<u8>,
-    pub(crate) last_trap: (u64, u64, u32),
+    pub(crate) traps: crate::trap::TrapTrack,
 }
 
 // SAFETY: the raw pointers (fetch page, TLBs) are caches valid only inside one `run` call,
@@ -140,7 +140,7 @@ impl Core {
             pending: None,
             done: None,
             console: Vec::new(),
-            last_trap: (u64::MAX, 0, 0),
+            traps: Default::default(),
         }
     }
 

@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::decode::is_fp_opcode;
 use crate::mem::{BOOT_BASE, CLINT_BASE, CLINT_SIZE};
+use crate::unmodelled::unmodelled_extension;
 
 /// What a blocked core waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,10 +35,35 @@ pub enum Exit {
 pub enum ErrorKind {
     /// A trap with no handler installed (`mtvec` = 0, docs/abi.md).
     Trap { cause: u64, tval: u64 },
-    /// A trap taken at the handler's own entry with the same cause, repeatedly.
-    TrapLoop { cause: u64, tval: u64 },
+    /// The same trap taken again and again with no progress (trap.rs `note_trap`): at the
+    /// handler's entry (`mtvec` unfetchable or its first instruction traps), or inside the
+    /// handler with the same registers each time. `first` is the trap that entered the
+    /// handler (the first since the last `mret`), when it is not the looping one.
+    TrapLoop { cause: u64, tval: u64, mtvec: u64, first: Option<TrapInfo> },
     /// The platform (NIC) rejected an access.
     Platform(String),
+}
+
+/// A trap as taken: its cause, the PC it was taken at, `mtval`, and the encoding of the
+/// instruction at that PC when it is readable and not already named (privileged spec 3.1.15
+/// mepc, 3.1.16 mcause, 3.1.17 mtval).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrapInfo {
+    pub cause: u64,
+    pub pc: u64,
+    pub tval: u64,
+    pub insn: Option<u32>,
+}
+
+impl fmt::Display for TrapInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at pc {:#x}", describe(self.cause, self.tval), self.pc)?;
+        match self.insn {
+            Some(i) if i & 3 != 3 => write!(f, ", instruction {i:#06x}"),
+            Some(i) => write!(f, ", instruction {i:#010x}"),
+            None => Ok(()),
+        }
+    }
 }
 
 /// A fatal error, naming the hart and the PC of the offending instruction.
@@ -55,8 +81,8 @@ impl fmt::Display for CoreError {
             ErrorKind::Trap { cause, tval } => {
                 write!(f, "{} (no trap handler: mtvec = 0)", describe(*cause, *tval))
             }
-            ErrorKind::TrapLoop { cause, tval } => {
-                write!(f, "{} repeated at the trap handler's entry (trap loop)", describe(*cause, *tval))
+            ErrorKind::TrapLoop { cause, tval, mtvec, first } => {
+                trap_loop(f, self.pc, describe(*cause, *tval), *mtvec, first.as_ref())
             }
             ErrorKind::Platform(msg) => write!(f, "{msg}"),
         }
@@ -64,6 +90,25 @@ impl fmt::Display for CoreError {
 }
 
 impl std::error::Error for CoreError {}
+
+/// A trap loop, led by the trap that entered the handler when there is one.
+fn trap_loop(
+    f: &mut fmt::Formatter<'_>,
+    pc: u64,
+    what: String,
+    mtvec: u64,
+    first: Option<&TrapInfo>,
+) -> fmt::Result {
+    let Some(first) = first else {
+        let place = if pc == mtvec { "at the trap handler's entry" } else { "in the trap handler" };
+        return write!(f, "{what} repeated {place} (trap loop)");
+    };
+    let place = if pc == mtvec { "at its entry".to_string() } else { format!("at pc {pc:#x}") };
+    write!(
+        f,
+        "{first}; then the trap handler (mtvec {mtvec:#x}) trapped {place} repeatedly: {what} (trap loop)"
+    )
+}
 
 /// Human description of a trap cause (RISC-V privileged spec table 3.6).
 pub fn describe(cause: u64, tval: u64) -> String {
@@ -94,7 +139,17 @@ fn region(addr: u64) -> &'static str {
     }
 }
 
-fn illegal_hint(raw: u32) -> &'static str {
+/// Why an encoding may be illegal. An unmodelled standard extension is named first
+/// (`unmodelled.rs`), since it is the likelier reason than a reserved encoding.
+fn illegal_hint(raw: u32) -> String {
+    if let Some(ext) = unmodelled_extension(raw) {
+        format!("from the {ext} extension, which nanopu does not model")
+    } else {
+        known_hint(raw).into()
+    }
+}
+
+fn known_hint(raw: u32) -> &'static str {
     if is_fp_opcode(raw) {
         "reserved F/D encoding or rounding mode, or FP off: mstatus.FS = 0"
     } else if raw & 0x7f == 0x73 {

@@ -10,7 +10,8 @@
 //! - [`Core`] (`core.rs`) is one hart. Its run loop (`core.rs`) fetches by index into the
 //!   current code page (`fetch.rs`) and executes (`exec.rs`, `muldiv.rs`, `amo.rs`,
 //!   `csr.rs`, `fpu.rs` with the soft-float arithmetic in `fparith.rs`/`fpconv.rs`); loads and stores go through a per-core software TLB (`lsu.rs`). Traps and
-//!   interrupts are in `trap.rs`; HTIF and semihosting in `htif.rs` and `semihost.rs`; the
+//!   interrupts are in `trap.rs` (with trap-loop detection), error texts in `error.rs`,
+//!   which names unmodelled extensions through [`unmodelled`]; HTIF and semihosting in `htif.rs` and `semihost.rs`; the
 //!   x30/x31 nanoPU registers in `net.rs`, the only place that calls the [`Platform`].
 //! - Timing is charged where it arises: one cycle per instruction plus scoreboard stalls
 //!   (`exec.rs`), mispredicts ([`bpred`]), I/D cache misses (`fetch.rs`, `lsu.rs`), trap,
@@ -58,10 +59,11 @@ mod semihost;
 pub mod sparse;
 pub mod testing;
 mod trap;
+pub mod unmodelled;
 
 pub use crate::core::Core;
 pub use elf::ElfError;
-pub use error::{BlockOn, CoreError, CoreStats, ErrorKind, Exit, StallKind};
+pub use error::{BlockOn, CoreError, CoreStats, ErrorKind, Exit, StallKind, TrapInfo};
 pub use mem::NodeMem;
 pub use params::{MemParams, TimingParams};
 pub use platform::{Access, NoNic, Platform, Stop};

@@ -3,7 +3,7 @@
 
 use crate::core::{Core, Ex};
 use crate::csr::{MIE, MPIE};
-use crate::error::{CoreError, ErrorKind, Exit};
+use crate::error::{CoreError, ErrorKind, Exit, TrapInfo};
 use crate::mem::NodeMem;
 
 pub const MSIP: u64 = 1 << 3;
@@ -12,8 +12,29 @@ const INTERRUPT: u64 = 1 << 63;
 /// Standard priority order: MEI, MSI, MTI, SEI, SSI, STI (privileged spec 3.1.9); platform
 /// interrupts (bit 16 = NIC, and above) come after them, lowest number first.
 const PRIORITY: [u32; 6] = [11, 3, 7, 9, 1, 5];
-/// Taking the same exception at a handler's entry this many times in a row is a trap loop.
+/// Taking the same exception this many times in a row with nothing changed is a trap loop.
 const TRAP_LOOP_LIMIT: u32 = 3;
+
+/// What the trap path remembers, to detect a trap loop and name the trap that led into it.
+/// Only `take_trap` and `mret` touch it: the run loop's fast path pays nothing.
+#[derive(Default)]
+pub(crate) struct TrapTrack {
+    /// The first trap since the last `mret`: the one that entered the handler.
+    first: Option<TrapInfo>,
+    /// The latest exception (pc, cause, mtval), the integer registers when it was taken,
+    /// and how many times in a row it was taken.
+    last: Option<(u64, u64, u64)>,
+    regs: [u64; 32],
+    repeats: u32,
+}
+
+impl TrapTrack {
+    /// `mret` ends the handling of a trap (privileged spec 3.3.2): the next trap is a first.
+    fn handled(&mut self) {
+        self.first = None;
+        self.last = None;
+    }
+}
 
 impl Core {
     /// Current `mip`: external lines, CLINT software and timer interrupts.
@@ -98,7 +119,7 @@ impl Core {
         if base == 0 {
             return Err(self.fatal(ErrorKind::Trap { cause, tval }));
         }
-        self.check_trap_loop(base, cause, tval)?;
+        self.note_trap(mem, base, cause, tval)?;
         self.csr.mepc = self.pc;
         self.csr.mcause = cause;
         self.csr.mtval = tval;
@@ -111,20 +132,56 @@ impl Core {
         Ok(())
     }
 
-    fn check_trap_loop(&mut self, base: u64, cause: u64, tval: u64) -> Result<(), Exit> {
-        if cause & INTERRUPT != 0
-            || self.pc != base
-            || self.last_trap.1 != cause
-            || self.last_trap.0 != self.pc
-        {
-            self.last_trap = (self.pc, cause, 1);
+    /// Remember this trap; `Err` when it is the same exception taken again with no progress
+    /// since: at the handler's entry (nothing ran in between: `mtvec` unfetchable, or its
+    /// first instruction traps), or, with no `mret` since, at the same PC inside the handler
+    /// with the same integer registers (the handler traps each time it runs).
+    fn note_trap(&mut self, mem: &NodeMem, base: u64, cause: u64, tval: u64) -> Result<(), Exit> {
+        if self.traps.first.is_none() {
+            self.traps.first = Some(self.trap_info(mem, cause, tval));
+        }
+        if cause & INTERRUPT != 0 {
+            self.traps.last = None;
             return Ok(());
         }
-        self.last_trap.2 += 1;
-        if self.last_trap.2 >= TRAP_LOOP_LIMIT {
-            return Err(self.fatal(ErrorKind::TrapLoop { cause, tval }));
+        if self.repeats_last(base, cause, tval) {
+            self.traps.repeats += 1;
+        } else {
+            self.traps.last = Some((self.pc, cause, tval));
+            self.traps.regs.copy_from_slice(&self.x[..32]);
+            self.traps.repeats = 1;
         }
-        Ok(())
+        if self.traps.repeats < TRAP_LOOP_LIMIT {
+            return Ok(());
+        }
+        Err(self.trap_loop(base, cause, tval))
+    }
+
+    fn repeats_last(&self, base: u64, cause: u64, tval: u64) -> bool {
+        self.traps.last == Some((self.pc, cause, tval))
+            && (self.pc == base || self.traps.regs == self.x[..32])
+    }
+
+    /// The trap-loop error, naming the trap that entered the handler unless it is this one.
+    fn trap_loop(&self, base: u64, cause: u64, tval: u64) -> Exit {
+        let first = self.traps.first.filter(|f| (f.pc, f.cause, f.tval) != (self.pc, cause, tval));
+        self.fatal(ErrorKind::TrapLoop { cause, tval, mtvec: base, first })
+    }
+
+    /// The trap as taken at pc. Its instruction is named unless mtval already holds it
+    /// (illegal instruction), there is none (fetch fault) or it did not run (interrupt).
+    fn trap_info(&self, mem: &NodeMem, cause: u64, tval: u64) -> TrapInfo {
+        let named = cause & INTERRUPT != 0 || cause == 1 || cause == 2;
+        let insn = if named { None } else { self.insn_at(mem) };
+        TrapInfo { cause, pc: self.pc, tval, insn }
+    }
+
+    fn insn_at(&self, mem: &NodeMem) -> Option<u32> {
+        let lo = mem.fetch_half(self.pc)? as u32;
+        if lo & 3 != 3 {
+            return Some(lo);
+        }
+        Some(lo | (mem.fetch_half(self.pc + 2)? as u32) << 16)
     }
 
     pub(crate) fn fatal(&self, kind: ErrorKind) -> Exit {
@@ -142,6 +199,7 @@ impl Core {
 
     /// `mret`: restore MIE from MPIE, set MPIE, return to `mepc` (privileged spec 3.3.2).
     pub(crate) fn mret(&mut self) -> Result<(), Ex> {
+        self.traps.handled();
         let mpie = self.csr.mstatus & MPIE != 0;
         self.csr.mstatus = (self.csr.mstatus & !MIE) | MPIE | if mpie { MIE } else { 0 };
         self.pc = self.csr.mepc;
@@ -221,6 +279,98 @@ mod tests {
         let mut b = Bench::new(&c, false);
         let Exit::Error(e) = b.run(10_000) else { panic!() };
         assert!(matches!(e.kind, ErrorKind::TrapLoop { cause: 2, .. }), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "core 0, pc 0x80000020: environment call (ecall) from M-mode at pc 0x8000000c, instruction 0x00000073; then the trap handler (mtvec 0x80000020) trapped at its entry repeatedly: illegal instruction 0xffffffff (unknown encoding) (trap loop)"
+        );
+    }
+
+    /// mtvec = 0x4000_0000, outside memory: the handler's entry cannot be fetched.
+    fn unfetchable_handler(trap: u32) -> Vec<u32> {
+        vec![asm::lui(T0, 0x40000), asm::csrrw(ZERO, MTVEC, T0), trap]
+    }
+
+    #[test]
+    fn trap_loop_at_unfetchable_mtvec_names_the_first_trap() {
+        let mut b = Bench::new(&unfetchable_handler(asm::ld(A0, ZERO, 0x10)), false);
+        let Exit::Error(e) = b.run(10_000) else { panic!() };
+        assert_eq!(
+            e.to_string(),
+            "core 0, pc 0x40000000: load access fault at 0x10 (outside memory) at pc 0x80000008, instruction 0x01003503; then the trap handler (mtvec 0x40000000) trapped at its entry repeatedly: instruction access fault at 0x40000000 (outside memory) (trap loop)"
+        );
+        assert_eq!(b.core.stats().traps, 3, "the first trap and two at the entry; the third is the error");
+    }
+
+    #[test]
+    fn trap_loop_names_an_unmodelled_first_instruction() {
+        let mut b = Bench::new(&unfetchable_handler(0x40b5_7533), false); // andn a0, a0, a1
+        let Exit::Error(e) = b.run(10_000) else { panic!() };
+        assert_eq!(
+            e.to_string(),
+            "core 0, pc 0x40000000: illegal instruction 0x40b57533 (from the Zbb (bit manipulation: basic) extension, which nanopu does not model) at pc 0x80000008; then the trap handler (mtvec 0x40000000) trapped at its entry repeatedly: instruction access fault at 0x40000000 (outside memory) (trap loop)"
+        );
+    }
+
+    /// Handler at index 8: t1 += `step`, exit 7 once t1 >= 10, else an illegal instruction.
+    fn trapping_handler(step: i32) -> Vec<u32> {
+        let mut c = asm::la_index(T0, 0, 8).to_vec();
+        c.extend([asm::csrrw(ZERO, MTVEC, T0), asm::addi(T2, ZERO, 10), asm::ECALL]);
+        pad(&mut c, 8);
+        c.extend([asm::addi(T1, T1, step), asm::b(8, T2, T1, 5), 0x0000_0000]);
+        c.extend([asm::addi(A0, ZERO, 7)]);
+        c.extend(asm::exit_with(A0));
+        c
+    }
+
+    #[test]
+    fn handler_trapping_inside_itself_names_the_first_trap() {
+        let mut b = Bench::new(&trapping_handler(0), false);
+        let Exit::Error(e) = b.run(10_000) else { panic!() };
+        assert!(matches!(e.kind, ErrorKind::TrapLoop { cause: 2, first: Some(_), .. }), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "core 0, pc 0x80000028: environment call (ecall) from M-mode at pc 0x80000010, instruction 0x00000073; then the trap handler (mtvec 0x80000020) trapped at pc 0x80000028 repeatedly: illegal instruction 0x00000000 (all-zero encoding: jumped into unwritten memory?) (trap loop)"
+        );
+    }
+
+    #[test]
+    fn handler_trapping_while_making_progress_is_no_loop() {
+        let mut b = Bench::new(&trapping_handler(1), false);
+        assert_eq!(b.run(100_000), Exit::Halted(7));
+        assert_eq!(b.core.stats().traps, 10);
+    }
+
+    #[test]
+    fn trap_loop_entered_directly_names_only_the_loop() {
+        let mut c = asm::la_index(T0, 0, 8).to_vec();
+        c.extend([asm::csrrw(ZERO, MTVEC, T0), asm::i(0, T0, 0, ZERO, 0x67)]);
+        pad(&mut c, 8);
+        c.push(0xffff_ffff);
+        let mut b = Bench::new(&c, false);
+        let Exit::Error(e) = b.run(10_000) else { panic!() };
+        assert_eq!(
+            e.to_string(),
+            "core 0, pc 0x80000020: illegal instruction 0xffffffff (unknown encoding) repeated at the trap handler's entry (trap loop)"
+        );
+    }
+
+    #[test]
+    fn mret_ends_a_trap_so_the_next_is_a_first() {
+        // Handler at 16 returns past the ecall; the second ecall then loops at a bad mtvec.
+        let h = 16;
+        let mut c = asm::la_index(T0, 0, h).to_vec();
+        c.extend([asm::csrrw(ZERO, MTVEC, T0), asm::ECALL, asm::lui(T0, 0x40000)]);
+        c.extend([asm::csrrw(ZERO, MTVEC, T0), asm::EBREAK]);
+        pad(&mut c, h);
+        c.extend([asm::csrrs(T1, MEPC, ZERO), asm::addi(T1, T1, 4), asm::csrrw(ZERO, MEPC, T1), asm::MRET]);
+        let mut b = Bench::new(&c, false);
+        let Exit::Error(e) = b.run(10_000) else { panic!() };
+        assert!(
+            e.to_string().starts_with(
+                "core 0, pc 0x40000000: breakpoint (ebreak) at pc 0x80000018, instruction 0x00100073; "
+            ),
+            "{e}"
+        );
     }
 
     /// Set up: handler at index 32 exits with mcause's low byte; mie = `mie`, MIE on.
