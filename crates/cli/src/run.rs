@@ -57,6 +57,11 @@ pub struct RunArgs {
     /// [default: auto].
     #[arg(long, value_parser = ["auto", "nanopu", "plain"])]
     abi: Option<String>,
+    /// Single node: end the run at this simulated time, us, as planned (outcome
+    /// "deadline", complete): for servers that never exit. Exit status 0 unless a core
+    /// exited with an error code.
+    #[arg(long)]
+    until_us: Option<f64>,
     /// What a core's exit ends: hart (each core exits on its own), node (the first exit ends
     /// the node, as on the prototype), auto (node unless the program was built with our
     /// runtime, which defines __nanopu_abi) [default: auto].
@@ -106,10 +111,12 @@ pub struct RunArgs {
 pub fn main(a: RunArgs) -> Result<ExitCode, String> {
     if a.program.extension().is_some_and(|e| e == "toml") {
         refuse(&a.node_flags(), "a cluster configuration file")?;
+        refuse(&a.single_flags(), "a cluster configuration file")?;
         return crate::cluster::main(&a.program, a.json, a.progress, a.outputs()?);
     }
     if a.nodes.unwrap_or(1) > 1 {
         refuse(&[("--mac-ns", a.mac_ns.is_some()), ("--send", !a.sends.is_empty())], "--nodes: the test host sits on a single node's port")?;
+        refuse(&a.single_flags(), "--nodes")?;
         let star = crate::cluster::Star { nodes: a.nodes.unwrap_or(1), node: a.node_toml()?, max_cycles: a.max_cycles(), args: &a.args, abi: a.abi.as_deref() };
         return crate::cluster::star(&a.program, &star, a.json, a.progress, a.outputs()?);
     }
@@ -145,6 +152,11 @@ impl RunArgs {
             ("--exit (the file's [node] exit sets it)", self.exit.is_some()),
             ("--latency-stamps (the file's [node] latency_stamps sets it)", self.latency_stamps.is_some()),
         ]
+    }
+
+    /// Flags only a single node uses.
+    fn single_flags(&self) -> Vec<(&'static str, bool)> {
+        vec![("--until-us (a cluster ends at its time limit, max_us or --max-cycles)", self.until_us.is_some())]
     }
 
     /// Flags only a run with a network uses.
@@ -240,6 +252,9 @@ fn single(a: &RunArgs) -> Result<ExitCode, String> {
     let max_bytes = cfg.nic.max_msg_bytes;
     let mut sim = Simulation::new(&elf, cfg).map_err(|e| format!("{}: {e}", a.program.display()))?;
     sim.set_limit_name("--max-cycles");
+    if let Some(us) = a.until_us {
+        sim.set_deadline(Time::checked_from_us_f64(us, "--until-us")?);
+    }
     for spec in &a.sends {
         let (at, msg) = parse_send(spec, max_bytes)?;
         sim.host.send_at(at, msg);

@@ -165,3 +165,13 @@ fn an_unwritable_output_fails_before_the_run() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("/nonexistent/dir/m.csv") && o.stdout.is_empty(), "{}", stderr(&o));
 }
+
+#[test]
+fn a_server_that_never_exits_runs_until_the_time_asked_for() {
+    let o = nanopu(&["run", "sw/build/tests/err_spin.elf", "--cores", "1", "--until-us", "5", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!((j["outcome"].as_str(), j["complete"].as_bool()), (Some("deadline"), Some(true)));
+    assert_eq!(j["simulated_ns"], 5000.0, "the core does not run past the end");
+    refused(&["run", "experiments/incast/ndp-trim.toml", "--until-us", "5"], "--until-us");
+}

@@ -31,7 +31,10 @@ impl Simulation {
             core.drop_reservation();
         }
         let bound = if core.interrupts_enabled(NIC_IRQ_BIT) { exact_until.max(g + 1) } else { g + QUANTUM };
-        let until = bound.min(g.saturating_add(self.run_ahead)).min(self.max_cycles.saturating_add(1));
+        // Not past the run's end: its cycle limit, or a deadline (`--until-us`).
+        let end = self.max_cycles.saturating_add(1);
+        let end = self.deadline.map_or(end, |d| end.min(self.clock.cycle_ceil(d)));
+        let until = bound.min(g.saturating_add(self.run_ahead)).min(end);
         let mut plat = NodePlatform::new(&mut node.nic, g, exact_until, &node.spin_pcs);
         plat.cross_node_cycles = self.cross_node_cycles;
         let exit = core.run(&mut node.mem, &mut plat, until);
