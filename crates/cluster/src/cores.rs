@@ -31,10 +31,11 @@ impl Simulation {
             core.drop_reservation();
         }
         let bound = if core.interrupts_enabled(NIC_IRQ_BIT) { exact_until.max(g + 1) } else { g + QUANTUM };
-        // Not past the run's end: its cycle limit, or a deadline (`--until-us`).
-        let end = self.max_cycles.saturating_add(1);
-        let end = self.deadline.map_or(end, |d| end.min(self.clock.cycle_ceil(d)));
-        let until = bound.min(g.saturating_add(self.run_ahead)).min(end);
+        // Not past the run's end, its cycle limit or a deadline (`--until-us`), by more than
+        // the one cycle that takes a core's clock past it (so the run ends; global time is
+        // at most the end, hence g < end + 1 and every dispatch makes progress).
+        let end = self.deadline.map_or(self.max_cycles, |d| self.max_cycles.min(self.clock.cycle_ceil(d)));
+        let until = bound.min(g.saturating_add(self.run_ahead)).min(end.saturating_add(1));
         let mut plat = NodePlatform::new(&mut node.nic, g, exact_until, &node.spin_pcs);
         plat.cross_node_cycles = self.cross_node_cycles;
         let exit = core.run(&mut node.mem, &mut plat, until);

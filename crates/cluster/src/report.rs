@@ -89,7 +89,12 @@ pub fn summarize(sim: &mut Simulation, outcome: Outcome) -> RunSummary {
     let node = &sim.nodes[0];
     let live = node.cores.iter().zip(&node.state).filter(|(_, s)| !matches!(s, CoreState::Stopped(_)));
     let last_core = live.map(|(c, _)| c.cycle()).max().unwrap_or(0);
-    let simulated_ns = sim.now().max(sim.clock().time_of(last_core)).as_ns_f64();
+    let mut end = sim.now().max(sim.clock().time_of(last_core));
+    if outcome == Outcome::Deadline {
+        // A core's clock may be one cycle past the deadline it stopped at.
+        end = end.min(sim.deadline.unwrap_or(end));
+    }
+    let simulated_ns = end.as_ns_f64();
     let node = &mut sim.nodes[0];
     let cores = node.cores.iter_mut().zip(&node.state).map(|(c, s)| core_summary(c, *s)).collect();
     let problems = end_problems(sim, outcome);
