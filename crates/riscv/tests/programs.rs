@@ -20,7 +20,7 @@ fn require_cc() {
 }
 
 /// Compile `args` into an ELF named `name`; panics with the compiler's output on failure.
-fn cc(name: &str, args: &[&str]) -> Vec<u8> {
+fn cc<S: AsRef<std::ffi::OsStr>>(name: &str, args: &[S]) -> Vec<u8> {
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.elf"));
     let r = Command::new(CC).args(args).arg("-o").arg(&out).output().expect("run gcc");
     assert!(r.status.success(), "{CC} failed:\n{}", String::from_utf8_lossy(&r.stderr));
@@ -98,43 +98,27 @@ fn calibration_sort_1024_keys() {
 fn picolibc(name: &str, src: &str) -> Vec<u8> {
     let c = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.c"));
     std::fs::write(&c, src).unwrap();
-    let args = [
-        "--specs=picolibc.specs",
-        "--oslib=semihost",
-        "--crt0=semihost",
-        "-march=rv64imac",
-        "-mabi=lp64",
-        "-mcmodel=medany",
-        "-O2",
-        "-Wl,--defsym=__flash=0x80000000",
-        "-Wl,--defsym=__flash_size=0x100000",
-        "-Wl,--defsym=__ram=0x80100000",
-        "-Wl,--defsym=__ram_size=0x100000",
-        c.to_str().unwrap(),
-    ];
-    cc(name, &args)
+    cc(name, &picolibc_args("rv64imac", "lp64", &c, &[]))
 }
 
 /// `sw/apps/double_picolibc.c` on picolibc's `rv64imafdc/lp64d` multilib: doubles in the
 /// F/D registers, libm, printf of doubles (picolibc's crt0 turns mstatus.FS on).
 fn picolibc_double() -> Vec<u8> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sw/apps/double_picolibc.c");
-    let args = [
-        "--specs=picolibc.specs",
-        "--oslib=semihost",
-        "--crt0=semihost",
-        "-march=rv64imafdc",
-        "-mabi=lp64d",
-        "-mcmodel=medany",
-        "-O2",
-        "-Wl,--defsym=__flash=0x80000000",
-        "-Wl,--defsym=__flash_size=0x100000",
-        "-Wl,--defsym=__ram=0x80100000",
-        "-Wl,--defsym=__ram_size=0x100000",
-        src.to_str().unwrap(),
-        "-lm",
-    ];
-    cc("pico_double", &args)
+    cc("pico_double", &picolibc_args("rv64imafdc", "lp64d", &src, &["-lm"]))
+}
+
+/// The compiler arguments of a semihosting picolibc program for `march`/`mabi`, linked
+/// at DRAM's base (code) and 1 MiB above it (data).
+fn picolibc_args(march: &str, mabi: &str, src: &Path, libs: &[&str]) -> Vec<String> {
+    let fixed = ["--specs=picolibc.specs", "--oslib=semihost", "--crt0=semihost", "-mcmodel=medany", "-O2"];
+    let link = ["__flash=0x80000000", "__flash_size=0x100000", "__ram=0x80100000", "__ram_size=0x100000"];
+    let mut a: Vec<String> = fixed.iter().map(|s| s.to_string()).collect();
+    a.extend([format!("-march={march}"), format!("-mabi={mabi}")]);
+    a.extend(link.iter().map(|d| format!("-Wl,--defsym={d}")));
+    a.push(src.to_string_lossy().into_owned());
+    a.extend(libs.iter().map(|s| s.to_string()));
+    a
 }
 
 #[test]
