@@ -90,6 +90,9 @@ pub struct LoadResult {
     pub requests: Vec<Request>,
     /// Replies that matched no request (a server bug, reported rather than dropped).
     pub unexpected: usize,
+    /// Messages the server sent before the first request (start-up messages, as some of
+    /// the prototype's servers send): counted apart, neither replies nor a bug.
+    pub startup: usize,
     pub outcome: Outcome,
     /// How the server ended, for [`LoadResult::problems`].
     pub server: ServerEnd,
@@ -200,10 +203,13 @@ impl LoadSpec {
         let mut requests = self.schedule(cfg.timing.clock_hz).map_err(SimError::Setup)?;
         let end = self.end(&requests, &cfg).map_err(SimError::Setup)?;
         let mut sim = Simulation::new(elf, cfg)?;
-        sim.host.stop_after(requests.len(), is_reply);
-        let (outcome, unexpected) = feed(&mut sim, &mut requests, end)?;
+        // Only replies to requests count towards the end, not a start-up message that looks
+        // like one (8 bytes per request while the run lasts).
+        let sent: Vec<Time> = requests.iter().map(|r| r.sent).collect();
+        sim.host.stop_after(requests.len(), move |m| is_reply(m) && echoed(m).is_some_and(|t| sent.binary_search(&t).is_ok()));
+        let (outcome, strays) = feed(&mut sim, &mut requests, end)?;
         let server = ServerEnd::of(&mut sim);
-        Ok(LoadResult { requests, unexpected, outcome, server })
+        Ok(LoadResult { requests, unexpected: strays.unexpected, startup: strays.startup, outcome, server })
     }
 
     /// The run's deadline: `drain` after the last send, within the server's time limit.
@@ -232,18 +238,19 @@ pub fn check_rate(r: f64, what: &str) -> Result<(), String> {
 }
 
 /// Hand the requests to the host a window at a time (see [`WINDOW`]), running the server up
-/// to each window's last send, then to `end`; the outcome and the unexpected arrivals.
-fn feed(sim: &mut Simulation, requests: &mut [Request], end: Time) -> Result<(Outcome, usize), SimError> {
-    let (mut from, mut unexpected) = (0, 0);
+/// to each window's last send, then to `end`; the outcome and the arrivals that were no
+/// reply.
+fn feed(sim: &mut Simulation, requests: &mut [Request], end: Time) -> Result<(Outcome, Strays), SimError> {
+    let (mut from, mut strays) = (0, Strays::default());
     loop {
         let to = (from + WINDOW).min(requests.len());
         script(sim, &requests[from..to]);
         let done = to == requests.len();
         sim.set_deadline(if done { end } else { requests[to - 1].sent });
         let outcome = sim.run()?;
-        unexpected += collect(sim, requests);
+        strays.add(collect(sim, requests));
         if done || outcome != Outcome::Deadline {
-            return Ok((outcome, unexpected));
+            return Ok((outcome, strays));
         }
         from = to;
     }
@@ -258,13 +265,33 @@ fn script(sim: &mut Simulation, requests: &[Request]) {
     }
 }
 
-/// Give requests the replies received so far, and empty the host's logs; the number of
-/// arrivals that matched no request.
-fn collect(sim: &mut Simulation, requests: &mut [Request]) -> usize {
+/// Give requests the replies received so far, and empty the host's logs; the arrivals
+/// that matched no request.
+fn collect(sim: &mut Simulation, requests: &mut [Request]) -> Strays {
     sim.host.sent.clear();
-    let unexpected = match_replies(requests, &sim.host.received);
+    let strays = match_replies(requests, &sim.host.received);
     sim.host.received.clear();
-    unexpected
+    strays
+}
+
+/// Arrivals that were no reply to a request.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Strays {
+    /// Before the first request was sent: the server's start-up messages.
+    startup: usize,
+    /// After: a server bug.
+    unexpected: usize,
+}
+
+impl Strays {
+    fn add(&mut self, o: Strays) {
+        (self.startup, self.unexpected) = (self.startup + o.startup, self.unexpected + o.unexpected);
+    }
+}
+
+/// The request send time a reply echoes (its second word).
+fn echoed(m: &Message) -> Option<Time> {
+    m.words.get(1).map(|&w| Time(w))
 }
 
 impl ServerEnd {
@@ -351,21 +378,22 @@ fn is_reply(m: &Message) -> bool {
     m.dst_ip == HOST_IP && m.len == 16
 }
 
-/// Give each request its reply time (matched by the echoed send time); the number of
-/// arrivals that matched nothing.
-fn match_replies(requests: &mut [Request], received: &[crate::host::HostMessage]) -> usize {
-    let mut unexpected = 0;
+/// Give each request its reply time (matched by the echoed send time); the arrivals that
+/// matched nothing, before the first request (start-up messages) and after.
+fn match_replies(requests: &mut [Request], received: &[crate::host::HostMessage]) -> Strays {
+    let first = requests.first().map_or(Time::ZERO, |r| r.sent);
+    let mut strays = Strays::default();
     for h in received {
-        let sent = h.msg.words.get(1).map(|&w| Time(w));
-        let i = sent
+        let i = echoed(&h.msg)
             .filter(|_| is_reply(&h.msg))
             .and_then(|t| requests.binary_search_by_key(&t, |r| r.sent).ok());
         match i {
             Some(i) if requests[i].replied.is_none() => requests[i].replied = Some(h.time),
-            _ => unexpected += 1,
+            _ if h.time < first => strays.startup += 1,
+            _ => strays.unexpected += 1,
         }
     }
-    unexpected
+    strays
 }
 
 impl LoadResult {
@@ -444,6 +472,24 @@ fn throughput(measured: &[&Request]) -> f64 {
 mod tests {
     use super::*;
 
+    #[test]
+    fn messages_before_the_first_request_are_start_up_messages_not_replies() {
+        let request = |ns| Request { class: 0, context: 0, service_cycles: 1, sent: Time::from_ns(ns), replied: None };
+        let mut requests = vec![request(1000), request(2000)];
+        let from_server = |at: u64, words: Vec<u64>| crate::host::HostMessage {
+            time: Time::from_ns(at),
+            msg: Message { src_ip: 0, src_context: 0, dst_ip: HOST_IP, dst_context: 0, len: 8 * words.len() as u16, group: None, words },
+        };
+        let received = [
+            from_server(500, vec![7, 9]),                         // start-up, looks like a reply
+            from_server(1500, vec![1, Time::from_ns(1000).0]),    // the first reply
+            from_server(1600, vec![1, Time::from_ns(1500).0]),    // matches nothing: a bug
+        ];
+        let strays = match_replies(&mut requests, &received);
+        assert_eq!(strays, Strays { startup: 1, unexpected: 1 });
+        assert_eq!(requests[0].replied, Some(Time::from_ns(1500)));
+    }
+
     fn spec(arrivals: Arrivals) -> LoadSpec {
         let class = |name: &str, fraction, ns, contexts: Vec<u16>| Class {
             name: name.into(),
@@ -501,7 +547,7 @@ mod tests {
         requests.truncate(4);
         requests[0].replied = Some(requests[0].sent + Time::from_ns_f64(100.0));
         let r =
-            LoadResult { requests, unexpected: 0, outcome: Outcome::Deadline, server: ServerEnd::default() };
+            LoadResult { requests, unexpected: 0, startup: 0, outcome: Outcome::Deadline, server: ServerEnd::default() };
         let c = r.class_result("all", None, 0);
         assert_eq!((c.measured, c.replied, c.latency.median), (4, 1, f64::INFINITY));
         assert_eq!(c.latency.min, 100.0);
