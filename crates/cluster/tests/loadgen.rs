@@ -173,14 +173,16 @@ fn peak_bytes(requests: usize) -> isize {
     counting::peak() - before
 }
 
-/// A long run holds the requests (48 bytes each) and a bounded window of messages, not
-/// every message it sent and received: it used to grow by about 330 bytes per request.
-/// (Both runs are several windows long, so that the window's share is the same.)
+/// A long run holds the requests (48 bytes each), their send times for the end condition
+/// (8 bytes each: only replies to requests end it, not a server's start-up messages) and a
+/// bounded window of messages, not every message it sent and received: it used to grow by
+/// about 330 bytes per request. (Both runs are several windows long, so that the window's
+/// share is the same; measured 69 bytes with the vectors' spare capacity.)
 #[test]
 fn a_long_run_holds_little_more_than_its_requests() {
     let (short, long) = (peak_bytes(10_000), peak_bytes(30_000));
     let per_request = (long - short) / 20_000;
-    assert!(per_request <= 64, "{per_request} bytes per request");
+    assert!(per_request <= 80, "{per_request} bytes per request");
 }
 
 /// The load generator feeds its requests to the test host a window at a time (to bound its
