@@ -103,7 +103,10 @@ fn run_point(spec: &LoadSpec, elf: &[u8], cfg: &NodeConfig) -> Result<LoadResult
     let wall = started.elapsed().as_secs_f64();
     eprintln!("{:>8.3} Mrps offered: {} ({wall:.1} s)", spec.rate_mrps, r.outcome.name());
     if r.startup > 0 {
-        eprintln!("         {} start-up message(s) from the server before the first request (not counted)", r.startup);
+        eprintln!(
+            "         {} start-up message(s) from the server before the first request (not counted)",
+            r.startup
+        );
     }
     let mut problems = r.problems(spec);
     if r.unexpected > 0 {

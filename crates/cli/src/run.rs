@@ -3,8 +3,8 @@
 //! run asked for is an error that says why, never silently ignored.
 
 use clap::Args;
-use nanopu_cluster::report::{summarize, RunSummary};
 use nanopu_cluster::config::ExitMode;
+use nanopu_cluster::report::{summarize, RunSummary};
 use nanopu_cluster::{NodeConfig, Outcome, SimError, Simulation};
 use nanopu_riscv::AbiChoice;
 use nanopu_sim::Time;
@@ -115,9 +115,18 @@ pub fn main(a: RunArgs) -> Result<ExitCode, String> {
         return crate::cluster::main(&a.program, a.json, a.progress, a.outputs()?);
     }
     if a.nodes.unwrap_or(1) > 1 {
-        refuse(&[("--mac-ns", a.mac_ns.is_some()), ("--send", !a.sends.is_empty())], "--nodes: the test host sits on a single node's port")?;
+        refuse(
+            &[("--mac-ns", a.mac_ns.is_some()), ("--send", !a.sends.is_empty())],
+            "--nodes: the test host sits on a single node's port",
+        )?;
         refuse(&a.single_flags(), "--nodes")?;
-        let star = crate::cluster::Star { nodes: a.nodes.unwrap_or(1), node: a.node_toml()?, max_cycles: a.max_cycles(), args: &a.args, abi: a.abi.as_deref() };
+        let star = crate::cluster::Star {
+            nodes: a.nodes.unwrap_or(1),
+            node: a.node_toml()?,
+            max_cycles: a.max_cycles(),
+            args: &a.args,
+            abi: a.abi.as_deref(),
+        };
         return crate::cluster::star(&a.program, &star, a.json, a.progress, a.outputs()?);
     }
     refuse(&a.cluster_flags(), "a single node: it has no network (use --nodes N or a .toml file)")?;
@@ -156,7 +165,10 @@ impl RunArgs {
 
     /// Flags only a single node uses.
     fn single_flags(&self) -> Vec<(&'static str, bool)> {
-        vec![("--until-us (a cluster ends at its time limit, max_us or --max-cycles)", self.until_us.is_some())]
+        vec![(
+            "--until-us (a cluster ends at its time limit, max_us or --max-cycles)",
+            self.until_us.is_some(),
+        )]
     }
 
     /// Flags only a run with a network uses.
@@ -179,7 +191,13 @@ impl RunArgs {
         if self.pcap_at.is_some() && self.pcap.is_none() {
             return Err("--pcap-at says where to capture, but no --pcap file was given".into());
         }
-        crate::cluster::Outputs::create(self.threads, self.pcap.as_deref(), self.pcap_at.as_deref(), self.messages.as_deref(), self.port_stats.as_deref())
+        crate::cluster::Outputs::create(
+            self.threads,
+            self.pcap.as_deref(),
+            self.pcap_at.as_deref(),
+            self.messages.as_deref(),
+            self.port_stats.as_deref(),
+        )
     }
 
     /// The node flags given, as the `[node]` keys of a cluster file.
@@ -205,7 +223,8 @@ impl RunArgs {
         let mut cfg = NodeConfig::default();
         cfg.nic.cores = self.cores.unwrap_or(DEFAULT_CORES as u64) as usize;
         if let Some(s) = &self.core_selection {
-            cfg.nic.core_selection = nanopu_nic::params::CoreSelection::parse(s).map_err(|e| format!("--{e}"))?;
+            cfg.nic.core_selection =
+                nanopu_nic::params::CoreSelection::parse(s).map_err(|e| format!("--{e}"))?;
         }
         self.jbsq_n.iter().for_each(|&n| cfg.nic.jbsq_n = n);
         self.latency_stamps.iter().for_each(|s| cfg.nic.latency_stamps = s == "on");
@@ -219,7 +238,8 @@ impl RunArgs {
         cfg.exit = ExitMode::parse(self.exit.as_deref().unwrap_or("auto")).map_err(|e| format!("--{e}"))?;
         cfg.progress = self.progress;
         cfg.port.mac_fs = Time::checked_from_ns_f64(self.mac_ns.unwrap_or(0.0), "--mac-ns")?.as_fs();
-        cfg.program_name = self.program.file_name().map_or("program".into(), |n| n.to_string_lossy().into_owned());
+        cfg.program_name =
+            self.program.file_name().map_or("program".into(), |n| n.to_string_lossy().into_owned());
         Ok(cfg)
     }
 }
@@ -241,7 +261,10 @@ fn checked_cycles(cycles: u64, cfg: &NodeConfig) -> Result<u64, String> {
     let clock = clock(cfg)?;
     let most = u64::MAX / clock.period().as_fs() - 1;
     if cycles > most {
-        return Err(format!("--max-cycles {cycles}: at most {most} ({:.0} s of simulated time)", clock.time_of(most).as_secs_f64()));
+        return Err(format!(
+            "--max-cycles {cycles}: at most {most} ({:.0} s of simulated time)",
+            clock.time_of(most).as_secs_f64()
+        ));
     }
     Ok(cycles)
 }
@@ -319,7 +342,9 @@ fn shortened(s: &str) -> String {
 /// `AT_NS:CONTEXT[/SRC_CONTEXT]:WORD[,WORD...]` into a host message to node 0, at most
 /// `max_bytes` long (the NIC's `max_msg_bytes`).
 fn parse_send(spec: &str, max_bytes: u32) -> Result<(Time, nanopu_nic::Message), String> {
-    let bad = |why: &str| format!("--send {}: {why} (expected AT_NS:CONTEXT[/SRC_CONTEXT]:WORD[,WORD...])", shortened(spec));
+    let bad = |why: &str| {
+        format!("--send {}: {why} (expected AT_NS:CONTEXT[/SRC_CONTEXT]:WORD[,WORD...])", shortened(spec))
+    };
     let mut parts = spec.splitn(3, ':');
     let (Some(at), Some(ctx), Some(words)) = (parts.next(), parts.next(), parts.next()) else {
         return Err(bad("missing field"));
@@ -330,7 +355,10 @@ fn parse_send(spec: &str, max_bytes: u32) -> Result<(Time, nanopu_nic::Message),
     let words: Result<Vec<u64>, _> = words.split(',').map(parse_word).collect();
     let words = words.map_err(|w| bad(&format!("word '{w}' is not a u64")))?;
     if words.len() * 8 > max_bytes as usize {
-        return Err(bad(&format!("{} bytes is longer than a message may be (max_msg_bytes = {max_bytes})", words.len() * 8)));
+        return Err(bad(&format!(
+            "{} bytes is longer than a message may be (max_msg_bytes = {max_bytes})",
+            words.len() * 8
+        )));
     }
     let ip = nanopu_cluster::boot::node_ip(0);
     Ok((at, nanopu_cluster::TestHost::message(src, ip, dst, &words)))

@@ -49,11 +49,22 @@ fn a_reply_sent_just_before_the_last_exit_still_reaches_the_host() {
 
 #[test]
 fn send_chooses_the_host_source_context_and_the_echo_answers_it() {
-    let o = nanopu(&["run", "sw/build/apps/echo_once.elf", "--cores", "1", "--send", "1000:0/0x77:5,6", "--json"]);
+    let o = nanopu(&[
+        "run",
+        "sw/build/apps/echo_once.elf",
+        "--cores",
+        "1",
+        "--send",
+        "1000:0/0x77:5,6",
+        "--json",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let got = &json(&o)["host_received"][0];
     assert_eq!((got["dst_context"].as_u64(), got["words"][1].as_str()), (Some(0x77), Some("0x6")), "{got}");
-    refused(&["run", "sw/build/apps/echo_once.elf", "--send", "1000:0/70000:5"], "SRC_CONTEXT is not 0..=65535");
+    refused(
+        &["run", "sw/build/apps/echo_once.elf", "--send", "1000:0/70000:5"],
+        "SRC_CONTEXT is not 0..=65535",
+    );
 }
 
 /// The reply's last word, from `--send` from context SRC through the echo.
@@ -91,12 +102,16 @@ fn a_cluster_ends_when_its_last_core_does() {
 
 #[test]
 fn the_time_limit_reports_everything_marked_incomplete() {
-    let o = nanopu(&["run", "sw/build/tests/err_spin.elf", "--cores", "2", "--max-cycles", "20000", "--json"]);
+    let o =
+        nanopu(&["run", "sw/build/tests/err_spin.elf", "--cores", "2", "--max-cycles", "20000", "--json"]);
     assert_eq!(o.status.code(), Some(2));
     let v = json(&o);
     assert_eq!((v["outcome"].as_str(), v["complete"].as_bool()), (Some("time limit"), Some(false)));
     let problems = v["problems"].to_string();
-    assert!(problems.contains("20000 cycles; raise it with --max-cycles") && problems.contains("core 1: pc 0x"), "{problems}");
+    assert!(
+        problems.contains("20000 cycles; raise it with --max-cycles") && problems.contains("core 1: pc 0x"),
+        "{problems}"
+    );
     assert_eq!(v["cores"].as_array().unwrap().len(), 2);
 }
 
@@ -105,7 +120,8 @@ fn a_cluster_cut_off_by_max_us_still_writes_its_files() {
     let dir = std::env::temp_dir().join(format!("nanopu-limit-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let csv = dir.join("m.csv");
-    let args = ["run", "sw/build/tests/err_spin.elf", "--nodes", "2", "--cores", "1", "--max-cycles", "20000"];
+    let args =
+        ["run", "sw/build/tests/err_spin.elf", "--nodes", "2", "--cores", "1", "--max-cycles", "20000"];
     let o = nanopu(&[&args[..], &["--messages", csv.to_str().unwrap()]].concat());
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("outcome: time limit"));
@@ -117,7 +133,10 @@ fn a_cluster_cut_off_by_max_us_still_writes_its_files() {
 fn flags_that_do_not_apply_are_errors() {
     refused(&["run", "sw/build/tests/rv64m.elf", "--nodes", "2", "--send", "1:0:1"], "--send");
     refused(&["run", "sw/build/tests/rv64m.elf", "--nodes", "2", "--mac-ns", "5"], "--mac-ns");
-    refused(&["run", "sw/build/tests/rv64m.elf", "--pcap", "x.pcap"], "--pcap does not apply to a single node");
+    refused(
+        &["run", "sw/build/tests/rv64m.elf", "--pcap", "x.pcap"],
+        "--pcap does not apply to a single node",
+    );
     refused(&["run", "sw/build/tests/rv64m.elf", "--messages", "x.csv"], "--messages");
     refused(&["run", "experiments/incast/ndp-trim.toml", "--max-cycles", "5"], "max_us");
     refused(&["run", "experiments/incast/ndp-trim.toml", "--cores", "2"], "[node] cores");
@@ -148,7 +167,10 @@ fn bad_numbers_are_refused_before_the_run() {
 #[test]
 fn a_send_longer_than_a_message_may_be_is_refused() {
     let words = vec!["1"; 8192].join(",");
-    let e = refused(&["run", "sw/build/apps/loopback.elf", "--send", &format!("0:0:{words}")], "max_msg_bytes = 2048");
+    let e = refused(
+        &["run", "sw/build/apps/loopback.elf", "--send", &format!("0:0:{words}")],
+        "max_msg_bytes = 2048",
+    );
     assert!(e.contains("--send 0:0:1,1,") && e.contains("... (16387 characters)") && e.len() < 300, "{e}");
 }
 
@@ -161,7 +183,13 @@ fn requests_nobody_takes_fail_the_run() {
 
 #[test]
 fn an_unwritable_output_fails_before_the_run() {
-    let o = nanopu(&["run", "experiments/incast/ndp-trim.toml", "--messages", "/nonexistent/dir/m.csv", "--json"]);
+    let o = nanopu(&[
+        "run",
+        "experiments/incast/ndp-trim.toml",
+        "--messages",
+        "/nonexistent/dir/m.csv",
+        "--json",
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("/nonexistent/dir/m.csv") && o.stdout.is_empty(), "{}", stderr(&o));
 }

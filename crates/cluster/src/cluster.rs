@@ -42,7 +42,8 @@ fn programs(f: &ClusterFile, base: &Path) -> Result<Vec<Arc<Program>>, String> {
 /// One program file, loaded with the ABI its `[[program]]` asks for.
 fn load(path: &Path, abi: AbiChoice) -> Result<Program, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("program.elf: {}: {e}", path.display()))?;
-    Program::load_as(&bytes, &Default::default(), abi).map_err(|e| format!("program.elf: {}: {e}", path.display()))
+    Program::load_as(&bytes, &Default::default(), abi)
+        .map_err(|e| format!("program.elf: {}: {e}", path.display()))
 }
 
 /// Per-node configuration shared by every node (the file is validated: no check here

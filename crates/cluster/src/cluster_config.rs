@@ -193,7 +193,9 @@ pub struct ProgramFile {
 impl ProgramFile {
     /// The `abi` key, checked ("program.abi: ..." when it names no ABI).
     pub fn abi_choice(&self) -> Result<AbiChoice, String> {
-        self.abi.as_deref().map_or(Ok(AbiChoice::Auto), |s| AbiChoice::parse(s).map_err(|e| format!("program.{e}")))
+        self.abi
+            .as_deref()
+            .map_or(Ok(AbiChoice::Auto), |s| AbiChoice::parse(s).map_err(|e| format!("program.{e}")))
     }
 }
 
@@ -397,7 +399,9 @@ impl LinkFile {
 impl NodeFile {
     /// The `exit` key, checked.
     pub fn exit_mode(&self) -> Result<ExitMode, String> {
-        self.exit.as_deref().map_or(Ok(ExitMode::Auto), |s| ExitMode::parse(s).map_err(|e| format!("node.{e}")))
+        self.exit
+            .as_deref()
+            .map_or(Ok(ExitMode::Auto), |s| ExitMode::parse(s).map_err(|e| format!("node.{e}")))
     }
 
     fn check(&self) -> Result<(), String> {
@@ -494,7 +498,10 @@ mod tests {
         let e = refused("[node]\nexit = \"first\"\n", "node.exit");
         assert!(e.contains("\"auto\", \"hart\", \"node\""), "{e}");
         let f = ClusterFile::parse(&format!("{MIN}abi = \"nanopu\"\n[node]\nexit = \"node\"\n")).unwrap();
-        assert_eq!((f.program[0].abi_choice(), f.node.exit_mode()), (Ok(AbiChoice::NanoPu), Ok(ExitMode::Node)));
+        assert_eq!(
+            (f.program[0].abi_choice(), f.node.exit_mode()),
+            (Ok(AbiChoice::NanoPu), Ok(ExitMode::Node))
+        );
     }
 
     #[test]

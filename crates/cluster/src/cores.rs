@@ -89,7 +89,11 @@ impl Simulation {
     /// stopped core is never woken (every waker checks the state) and its entry in the
     /// core queue, if any, is skipped (`dispatch`).
     fn stop_node(&mut self, n: usize, by: usize) {
-        for s in self.nodes[n].state.iter_mut().filter(|s| !matches!(s, CoreState::Halted(_) | CoreState::Stopped(_))) {
+        for s in self.nodes[n]
+            .state
+            .iter_mut()
+            .filter(|s| !matches!(s, CoreState::Halted(_) | CoreState::Stopped(_)))
+        {
             *s = CoreState::Stopped(by);
             self.running_cores -= 1;
         }

@@ -58,7 +58,14 @@ impl Rule {
     /// A rule answering every arrival with `words(received)` at once, to its sender.
     pub fn new(words: impl Fn(&[u64]) -> Vec<u64> + Send + 'static) -> Rule {
         let words = Box::new(words);
-        Rule { src_context: None, dst_context: None, first_word: None, delay: Time::ZERO, reply_context: None, words }
+        Rule {
+            src_context: None,
+            dst_context: None,
+            first_word: None,
+            delay: Time::ZERO,
+            reply_context: None,
+            words,
+        }
     }
 
     fn matches(&self, m: &Message) -> bool {

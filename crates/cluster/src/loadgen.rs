@@ -206,7 +206,9 @@ impl LoadSpec {
         // Only replies to requests count towards the end, not a start-up message that looks
         // like one (8 bytes per request while the run lasts).
         let sent: Vec<Time> = requests.iter().map(|r| r.sent).collect();
-        sim.host.stop_after(requests.len(), move |m| is_reply(m) && echoed(m).is_some_and(|t| sent.binary_search(&t).is_ok()));
+        sim.host.stop_after(requests.len(), move |m| {
+            is_reply(m) && echoed(m).is_some_and(|t| sent.binary_search(&t).is_ok())
+        });
         let (outcome, strays) = feed(&mut sim, &mut requests, end)?;
         let server = ServerEnd::of(&mut sim);
         Ok(LoadResult { requests, unexpected: strays.unexpected, startup: strays.startup, outcome, server })
@@ -474,16 +476,25 @@ mod tests {
 
     #[test]
     fn messages_before_the_first_request_are_start_up_messages_not_replies() {
-        let request = |ns| Request { class: 0, context: 0, service_cycles: 1, sent: Time::from_ns(ns), replied: None };
+        let request =
+            |ns| Request { class: 0, context: 0, service_cycles: 1, sent: Time::from_ns(ns), replied: None };
         let mut requests = vec![request(1000), request(2000)];
         let from_server = |at: u64, words: Vec<u64>| crate::host::HostMessage {
             time: Time::from_ns(at),
-            msg: Message { src_ip: 0, src_context: 0, dst_ip: HOST_IP, dst_context: 0, len: 8 * words.len() as u16, group: None, words },
+            msg: Message {
+                src_ip: 0,
+                src_context: 0,
+                dst_ip: HOST_IP,
+                dst_context: 0,
+                len: 8 * words.len() as u16,
+                group: None,
+                words,
+            },
         };
         let received = [
-            from_server(500, vec![7, 9]),                         // start-up, looks like a reply
-            from_server(1500, vec![1, Time::from_ns(1000).0]),    // the first reply
-            from_server(1600, vec![1, Time::from_ns(1500).0]),    // matches nothing: a bug
+            from_server(500, vec![7, 9]),                      // start-up, looks like a reply
+            from_server(1500, vec![1, Time::from_ns(1000).0]), // the first reply
+            from_server(1600, vec![1, Time::from_ns(1500).0]), // matches nothing: a bug
         ];
         let strays = match_replies(&mut requests, &received);
         assert_eq!(strays, Strays { startup: 1, unexpected: 1 });
@@ -546,8 +557,13 @@ mod tests {
         let mut requests = spec(Arrivals::Fixed).schedule(3_200_000_000).unwrap();
         requests.truncate(4);
         requests[0].replied = Some(requests[0].sent + Time::from_ns_f64(100.0));
-        let r =
-            LoadResult { requests, unexpected: 0, startup: 0, outcome: Outcome::Deadline, server: ServerEnd::default() };
+        let r = LoadResult {
+            requests,
+            unexpected: 0,
+            startup: 0,
+            outcome: Outcome::Deadline,
+            server: ServerEnd::default(),
+        };
         let c = r.class_result("all", None, 0);
         assert_eq!((c.measured, c.replied, c.latency.median), (4, 1, f64::INFINITY));
         assert_eq!(c.latency.min, 100.0);

@@ -89,7 +89,8 @@ fn switch_params(f: &ClusterFile) -> Result<SwitchParams, String> {
     p.trim = s.trim.unwrap_or(p.trim);
     p.latency_fs = s.latency_ns.map_or(Ok(p.latency_fs), |v| fs(time_ns(v, "switch.latency_ns")))?;
     p.multicast = s.multicast.unwrap_or(p.multicast);
-    p.mcast_timeout_fs = s.mcast_timeout_us.map_or(Ok(p.mcast_timeout_fs), |u| fs(time_us(u, "switch.mcast_timeout_us")))?;
+    p.mcast_timeout_fs =
+        s.mcast_timeout_us.map_or(Ok(p.mcast_timeout_fs), |u| fs(time_us(u, "switch.mcast_timeout_us")))?;
     p.uplink = match s.uplink.as_deref() {
         None | Some("spray") => UplinkChoice::Spray,
         Some("hash") => UplinkChoice::Hash,
@@ -123,7 +124,8 @@ fn transport_params(f: &ClusterFile) -> Result<TransportParams, String> {
     p.rtt_bytes = t.rtt_bytes.unwrap_or(p.rtt_bytes);
     p.overcommit = t.overcommit.unwrap_or(p.overcommit);
     p.tail_fraction = t.tail_fraction.unwrap_or(p.tail_fraction);
-    p.tail_delay = t.tail_delay_us.map_or(Ok(p.tail_delay), |u| time_us(u, "transport_params.tail_delay_us"))?;
+    p.tail_delay =
+        t.tail_delay_us.map_or(Ok(p.tail_delay), |u| time_us(u, "transport_params.tail_delay_us"))?;
     p.multicast = f.switch.multicast.unwrap_or(true);
     p.pull_interval = pull_interval(f.link.rate_gbps);
     p.validate()?;

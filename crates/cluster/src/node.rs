@@ -31,7 +31,9 @@ impl CoreState {
             CoreState::ParkedTx => "waiting on netTX (TX queue full)".into(),
             CoreState::Wfi => "waiting for an interrupt (wfi)".into(),
             CoreState::Halted(c) => format!("exited with code {c}"),
-            CoreState::Stopped(by) => format!("stopped: core {by} exited first, which ends the node (exit = node)"),
+            CoreState::Stopped(by) => {
+                format!("stopped: core {by} exited first, which ends the node (exit = node)")
+            }
         }
     }
 }

@@ -31,7 +31,15 @@ pub struct NodePlatform<'a> {
 
 impl<'a> NodePlatform<'a> {
     pub fn new(nic: &'a mut Nic, global: u64, exact_until: u64, spin_pcs: &'a [u64]) -> Self {
-        NodePlatform { nic, global, exact_until, actions: Vec::new(), last_rx: None, spin_pcs, cross_node_cycles: u64::MAX }
+        NodePlatform {
+            nic,
+            global,
+            exact_until,
+            actions: Vec::new(),
+            last_rx: None,
+            spin_pcs,
+            cross_node_cycles: u64::MAX,
+        }
     }
     /// The earliest cycle at which a message this core sends at `at` could change what a
     /// core of this node reads: at once if it comes back to this node (loopback, or a

@@ -123,7 +123,9 @@ pub fn end_problems(sim: &Simulation, outcome: Outcome) -> Vec<String> {
     let mut v = Vec::new();
     match outcome {
         Outcome::TimeLimit => v.push(format!("incomplete: stopped at {}", sim.limit_text())),
-        o if o.incomplete() => v.push(format!("incomplete: stopped early ({}) at {:.3} us", o.name(), sim.now().as_us_f64())),
+        o if o.incomplete() => {
+            v.push(format!("incomplete: stopped early ({}) at {:.3} us", o.name(), sim.now().as_us_f64()))
+        }
         _ => {}
     }
     if sim.unsettled {
@@ -146,7 +148,8 @@ pub fn end_problems(sim: &Simulation, outcome: Outcome) -> Vec<String> {
 fn unfinished(sim: &Simulation) -> Option<String> {
     let v = sim.unfinished();
     let ip = crate::boot::ip_text;
-    let first: Vec<String> = v.iter().take(4).map(|&(s, d, id)| format!("{} to {} (id {id})", ip(s), ip(d))).collect();
+    let first: Vec<String> =
+        v.iter().take(4).map(|&(s, d, id)| format!("{} to {} (id {id})", ip(s), ip(d))).collect();
     let more = if v.len() > 4 { ", ..." } else { "" };
     (!v.is_empty()).then(|| {
         format!("messages never acknowledged to their senders: {} ({}{more})", v.len(), first.join(", "))

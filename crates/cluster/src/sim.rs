@@ -131,7 +131,8 @@ impl Simulation {
     /// One node running `elf` under `cfg`, with an idle test host on its port.
     pub fn new(elf: &[u8], cfg: NodeConfig) -> Result<Simulation, SimError> {
         cfg.validate().map_err(SimError::Setup)?;
-        let program = Arc::new(Program::load_as(elf, &cfg.mem, cfg.abi).map_err(|e| SimError::Setup(e.to_string()))?);
+        let program =
+            Arc::new(Program::load_as(elf, &cfg.mem, cfg.abi).map_err(|e| SimError::Setup(e.to_string()))?);
         let node = Node::new(0, &program, &cfg, None).map_err(SimError::Setup)?;
         Simulation::with_nodes(vec![node], &cfg)
     }
@@ -383,7 +384,9 @@ impl Simulation {
     /// node, events still pending on its port, counted as being sent.
     pub fn in_flight(&self) -> (usize, usize) {
         match &self.net {
-            Some(net) => net.transports.iter().map(|t| t.in_flight()).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1)),
+            Some(net) => {
+                net.transports.iter().map(|t| t.in_flight()).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+            }
             None => (self.q.len(), 0),
         }
     }
@@ -520,7 +523,12 @@ impl Simulation {
     /// "the time limit of X us (N cycles, raise it with NAME)".
     pub fn limit_text(&self) -> String {
         let t = self.clock.time_of(self.max_cycles);
-        format!("the time limit of {:.3} us ({} cycles; raise it with {})", t.as_us_f64(), self.max_cycles, self.limit_name)
+        format!(
+            "the time limit of {:.3} us ({} cycles; raise it with {})",
+            t.as_us_f64(),
+            self.max_cycles,
+            self.limit_name
+        )
     }
 
     /// Where each core that has not exited is waiting (for a quiescent end).

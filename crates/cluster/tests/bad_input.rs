@@ -193,7 +193,10 @@ fn a_test_host_message_longer_than_the_maximum_is_refused_before_the_run() {
     let ip = nanopu_cluster::boot::node_ip(0);
     sim.host.send_at(nanopu_sim::Time::from_ns(100), nanopu_cluster::TestHost::message(0, ip, 0, &[7; 512]));
     let e = sim.run().unwrap_err().to_string();
-    assert!(e.contains("test host's message at 100.000 ns is 4096 bytes") && e.contains("max_msg_bytes (2048)"), "{e}");
+    assert!(
+        e.contains("test host's message at 100.000 ns is 4096 bytes") && e.contains("max_msg_bytes (2048)"),
+        "{e}"
+    );
 }
 
 /// Runs `prog` on `cores` cores of one node with a wall-clock guard: a simulator that stops

@@ -137,7 +137,11 @@ fn a_link_that_goes_down_loses_what_crosses_it_and_the_run_says_so() {
     assert_eq!(undelivered[0].src_ip, nanopu_cluster::boot::node_ip(7));
     let (src, dst) = (nanopu_cluster::boot::node_ip(7), nanopu_cluster::boot::node_ip(0));
     let unfinished = sim.unfinished();
-    assert_eq!((unfinished.len(), unfinished[0].0, unfinished[0].1), (1, src, dst), "its sender still has it");
+    assert_eq!(
+        (unfinished.len(), unfinished[0].0, unfinished[0].1),
+        (1, src, dst),
+        "its sender still has it"
+    );
     assert!(e.contains("messages never acknowledged to their senders: 1 (10.0.0.9 to 10.0.0.2 (id "), "{e}");
 }
 

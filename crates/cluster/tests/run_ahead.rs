@@ -64,7 +64,8 @@ fn cluster_run(program: &str, run_ahead: u64, threads: usize) -> (String, Vec<St
         _ => ("0-1", r#"["2", "1024"]"#),
     };
     let text = CLUSTER.replace("NODES", nodes).replace("PROGRAM", program).replace("ARGS", args);
-    let text = if nodes == "all" { text } else { text + "[[program]]\nnodes = \"2-3\"\nelf = \"apps/idle.elf\"\n" };
+    let text =
+        if nodes == "all" { text } else { text + "[[program]]\nnodes = \"2-3\"\nelf = \"apps/idle.elf\"\n" };
     let mut sim = Simulation::cluster(&ClusterFile::parse(&text).unwrap(), &sw_build()).expect("builds");
     sim.set_run_ahead(run_ahead);
     sim.set_threads(threads);
@@ -77,7 +78,11 @@ fn cluster_run(program: &str, run_ahead: u64, threads: usize) -> (String, Vec<St
 fn clusters_run_the_same_without_run_ahead() {
     for program in ["pingpong", "alltoall"] {
         let normal = cluster_run(program, u64::MAX, 1);
-        assert!(normal.0.contains("\"cores_ok\":4") && normal.0.contains("\"drops_random\":"), "{}", normal.0);
+        assert!(
+            normal.0.contains("\"cores_ok\":4") && normal.0.contains("\"drops_random\":"),
+            "{}",
+            normal.0
+        );
         assert!(!normal.0.contains("\"retransmissions\":0,"), "no loss to recover from: {}", normal.0);
         assert_eq!(normal, cluster_run(program, 1, 1), "{program}");
         assert_eq!(normal, cluster_run(program, 1, 2), "{program}, 2 threads");

@@ -39,8 +39,8 @@ pub struct SchedState {
 }
 
 impl CoreIf {
-    /// The scheduler's choice (SPEC section 3): the best active context, else the idle
-    /// timeout's choice.
+    /// The scheduler's choice (docs/models/node.md, "Core selection and the thread
+    /// scheduler"): the best active context, else the idle timeout's choice.
     pub fn target(&self) -> Option<&Context> {
         let active = self.contexts.iter().filter(|c| c.active()).min_by_key(|c| (c.priority, c.head_seq()));
         active.or_else(|| self.context(self.sched.rotation?))
@@ -90,7 +90,8 @@ impl CoreIf {
         }
         let after = self.contexts.iter().position(|c| c.id == self.cur_context).map_or(0, |i| i + 1);
         let n = self.contexts.len();
-        let next = (0..n).map(|k| &self.contexts[(after + k) % n]).find(|c| !c.ran && c.id != self.cur_context);
+        let next =
+            (0..n).map(|k| &self.contexts[(after + k) % n]).find(|c| !c.ran && c.id != self.cur_context);
         self.sched.rotation = next.map(|c| c.id);
         self.sched.idle_since = now; // the prototype restarts idle_timer on a timeout
     }

@@ -218,10 +218,7 @@ fn a_context_past_its_bound_is_demoted_and_preempted() {
     nic.receive(20, msg(2), &mut out);
     assert!(!nic.irq_level(0, 500), "equal priorities: the running context keeps the core");
     let deadline = 10 + 6 + 1000; // header readable after the RX path, then lmsgcycles
-    assert!(
-        out.contains(&Action::Update { core: 0, at: deadline }),
-        "the NIC wakes itself at the bound"
-    );
+    assert!(out.contains(&Action::Update { core: 0, at: deadline }), "the NIC wakes itself at the bound");
     assert!(!nic.irq_level(0, deadline - 1));
     assert!(nic.irq_level(0, deadline), "demoted, and context 2 waits at priority 0");
     assert_eq!(nic.csr_read(0, deadline, LCURPRIORITY).unwrap(), 1);

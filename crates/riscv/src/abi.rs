@@ -59,10 +59,12 @@ pub fn decide(choice: AbiChoice, marker: bool, segments: &[Segment], file: &[u8]
         AbiChoice::NanoPu => (true, AbiSource::Asked),
         AbiChoice::Plain => (false, AbiSource::Asked),
         AbiChoice::Auto if marker => (true, AbiSource::Marker),
-        AbiChoice::Auto => match segments.iter().filter(|s| s.flags & PF_X != 0).find_map(|s| lnic_csr_in(s, file)) {
-            Some((pc, csr)) => (true, AbiSource::LnicCsr(pc, csr)),
-            None => (false, AbiSource::Nothing),
-        },
+        AbiChoice::Auto => {
+            match segments.iter().filter(|s| s.flags & PF_X != 0).find_map(|s| lnic_csr_in(s, file)) {
+                Some((pc, csr)) => (true, AbiSource::LnicCsr(pc, csr)),
+                None => (false, AbiSource::Nothing),
+            }
+        }
     }
 }
 
@@ -100,7 +102,13 @@ mod tests {
 
     fn seg(code: &[u32]) -> (Vec<Segment>, Vec<u8>) {
         let file: Vec<u8> = code.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let s = Segment { addr: 0x8000_0000, offset: 0, filesz: file.len() as u64, memsz: file.len() as u64, flags: PF_X };
+        let s = Segment {
+            addr: 0x8000_0000,
+            offset: 0,
+            filesz: file.len() as u64,
+            memsz: file.len() as u64,
+            flags: PF_X,
+        };
         (vec![s], file)
     }
 

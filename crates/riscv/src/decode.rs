@@ -255,16 +255,16 @@ fn rm_ok(f3: u32) -> bool {
 fn op_fp(x: u32, rd: u32, rs1: u32, rs2: u32, f3: u32, len: u8) -> Option<Op> {
     let fmt = bits(x, 26, 25);
     let (ok, int_rd, int_rs1) = match bits(x, 31, 27) {
-        0..=3 => (rm_ok(f3), false, false),          // fadd fsub fmul fdiv
+        0..=3 => (rm_ok(f3), false, false),            // fadd fsub fmul fdiv
         0x0b => (rm_ok(f3) && rs2 == 0, false, false), // fsqrt
-        0x04 => (f3 < 3, false, false),              // fsgnj fsgnjn fsgnjx
-        0x05 => (f3 < 2, false, false),              // fmin fmax
+        0x04 => (f3 < 3, false, false),                // fsgnj fsgnjn fsgnjx
+        0x05 => (f3 < 2, false, false),                // fmin fmax
         0x08 => (rm_ok(f3) && rs2 == 1 - fmt.min(1), false, false), // fcvt.s.d / fcvt.d.s
-        0x14 => (f3 < 3, true, false),               // fle flt feq
-        0x18 => (rm_ok(f3) && rs2 < 4, true, false), // fcvt.{w,wu,l,lu}.fmt
-        0x1a => (rm_ok(f3) && rs2 < 4, false, true), // fcvt.fmt.{w,wu,l,lu}
-        0x1c => (f3 < 2 && rs2 == 0, true, false),   // fmv.x.{w,d}, fclass
-        0x1e => (f3 == 0 && rs2 == 0, false, true),  // fmv.{w,d}.x
+        0x14 => (f3 < 3, true, false),                 // fle flt feq
+        0x18 => (rm_ok(f3) && rs2 < 4, true, false),   // fcvt.{w,wu,l,lu}.fmt
+        0x1a => (rm_ok(f3) && rs2 < 4, false, true),   // fcvt.fmt.{w,wu,l,lu}
+        0x1c => (f3 < 2 && rs2 == 0, true, false),     // fmv.x.{w,d}, fclass
+        0x1e => (f3 == 0 && rs2 == 0, false, true),    // fmv.{w,d}.x
         _ => (false, false, false),
     };
     let (rd, rs1) = (if int_rd { rd } else { 0 }, if int_rs1 { rs1 } else { 0 });

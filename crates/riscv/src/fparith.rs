@@ -112,7 +112,13 @@ pub fn unpack(f: Fmt, x: u64) -> Val {
     match (e, m) {
         (0, 0) => Val::Zero(sign),
         (0, _) => Val::Fin(Part { sign, exp: min_exp, sig: m as u128 }),
-        _ if e == f.emax_field() => if m == 0 { Val::Inf(sign) } else { Val::Nan },
+        _ if e == f.emax_field() => {
+            if m == 0 {
+                Val::Inf(sign)
+            } else {
+                Val::Nan
+            }
+        }
         _ => Val::Fin(Part { sign, exp: min_exp + e as i32 - 1, sig: (m | 1 << f.mbits) as u128 }),
     }
 }

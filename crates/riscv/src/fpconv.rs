@@ -184,10 +184,34 @@ pub fn fclass(f: Fmt, x: u64) -> u64 {
     let bit = match unpack(f, x) {
         Val::Nan if f.is_snan(x) => 8,
         Val::Nan => 9,
-        Val::Inf(_) => if s { 0 } else { 7 },
-        Val::Zero(_) => if s { 3 } else { 4 },
-        Val::Fin(p) if p.sig >> f.mbits == 0 => if s { 2 } else { 5 },
-        Val::Fin(_) => if s { 1 } else { 6 },
+        Val::Inf(_) => {
+            if s {
+                0
+            } else {
+                7
+            }
+        }
+        Val::Zero(_) => {
+            if s {
+                3
+            } else {
+                4
+            }
+        }
+        Val::Fin(p) if p.sig >> f.mbits == 0 => {
+            if s {
+                2
+            } else {
+                5
+            }
+        }
+        Val::Fin(_) => {
+            if s {
+                1
+            } else {
+                6
+            }
+        }
     };
     1 << bit
 }

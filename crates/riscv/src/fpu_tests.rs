@@ -257,7 +257,7 @@ fn instructions_compute_flag_and_set_fs_dirty() {
     let mut c = set_f(1, ONE);
     c.extend(set_f(2, 0x4008_0000_0000_0000)); // 3.0
     c.extend([
-        asm::fop(3, 1, 3, 1, 2, 7),   // fdiv.d f3, f1, f2 (dyn rm = RNE): 1/3, inexact
+        asm::fop(3, 1, 3, 1, 2, 7),     // fdiv.d f3, f1, f2 (dyn rm = RNE): 1/3, inexact
         asm::fop(0x1c, 1, A2, 3, 0, 0), // fmv.x.d a2, f3
         asm::csrrs(A3, FCSR, ZERO),
         asm::csrrs(A4, MSTATUS, ZERO),
@@ -278,8 +278,8 @@ fn single_values_must_be_nan_boxed() {
     let mut c = set_f(1, 0x0000_0000_3f80_0000); // 1.0f, not boxed
     c.extend(set_f(2, 0xffff_ffff_3f80_0000)); // 1.0f, boxed
     c.extend([
-        asm::fop(0, 0, 3, 1, 2, 0),     // fadd.s f3, f1, f2 -> canonical NaN (f1 reads as NaN)
-        asm::fop(0, 0, 4, 2, 2, 0),     // fadd.s f4, f2, f2 = 2.0f
+        asm::fop(0, 0, 3, 1, 2, 0), // fadd.s f3, f1, f2 -> canonical NaN (f1 reads as NaN)
+        asm::fop(0, 0, 4, 2, 2, 0), // fadd.s f4, f2, f2 = 2.0f
         asm::fop(0x1c, 0, A1, 1, 0, 0), // fmv.x.w a1, f1: low bits, no unboxing
         asm::fop(0x1e, 0, 5, A1, 0, 0), // fmv.w.x f5, a1: boxed
         asm::addi(A0, ZERO, 0),
@@ -314,7 +314,7 @@ fn loads_stores_and_compressed_forms() {
     ]);
     let mut code: Vec<u32> = c;
     code.push(asm::fop(4, 1, 8, 3, 3, 0)); // fmv.d f8, f3 (fsgnj.d)
-    // c.fsd f8, 16(a1) ; c.fld f9, 16(a1) (two parcels in one word; f8..f15 only)
+                                           // c.fsd f8, 16(a1) ; c.fld f9, 16(a1) (two parcels in one word; f8..f15 only)
     code.push(0xa980 | (0x2984 << 16));
     code.push(asm::addi(A0, ZERO, 0));
     let (b, e) = run_fp(&code);

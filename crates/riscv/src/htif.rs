@@ -172,11 +172,17 @@ mod tests {
     fn a_value_that_is_no_command_is_an_error_naming_it() {
         let mut b = store_to_tohost(&[asm::lui(T1, 0x7f000)]); // device 0, bad address
         let Exit::Error(e) = b.run(10_000) else { panic!("expected an error") };
-        assert!(e.to_string().contains("tohost: 0x7f000000 is the address of a syscall block outside memory"), "{e}");
+        assert!(
+            e.to_string().contains("tohost: 0x7f000000 is the address of a syscall block outside memory"),
+            "{e}"
+        );
         let mut b = store_to_tohost(&[asm::addi(T1, ZERO, 10), asm::i(56, T1, 1, T1, 0x13)]); // device 10
         let Exit::Error(e) = b.run(10_000) else { panic!("expected an error") };
         assert!(e.to_string().starts_with("core 0, pc 0x8"), "{e}");
-        assert!(e.to_string().contains("tohost: 0xa00000000000000 is not an HTIF command (device 10, command 0)"), "{e}");
+        assert!(
+            e.to_string().contains("tohost: 0xa00000000000000 is not an HTIF command (device 10, command 0)"),
+            "{e}"
+        );
     }
 
     #[test]

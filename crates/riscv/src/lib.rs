@@ -27,6 +27,7 @@
 //! - [`Platform`]: the nanoPU register interface (x30/x31, CSRs 0x052..=0x061).
 //! - [`TimingParams`]: every timing constant with unit and provenance.
 
+pub mod abi;
 mod amo;
 pub mod asm;
 pub mod bpred;
@@ -34,7 +35,6 @@ pub mod cache;
 mod core;
 mod csr;
 pub mod decode;
-pub mod abi;
 pub mod elf;
 mod error;
 mod exec;
@@ -62,10 +62,10 @@ mod trap;
 pub mod unmodelled;
 
 pub use crate::core::Core;
+pub use abi::{AbiChoice, AbiSource};
 pub use elf::ElfError;
 pub use error::{BlockOn, CoreError, CoreStats, ErrorKind, Exit, StallKind, TrapInfo};
 pub use mem::NodeMem;
 pub use params::{MemParams, TimingParams};
 pub use platform::{Access, NoNic, Platform, Stop};
-pub use abi::{AbiChoice, AbiSource};
 pub use program::Program;

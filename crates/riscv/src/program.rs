@@ -52,7 +52,8 @@ impl Program {
     pub fn load_as(bytes: &[u8], mem: &MemParams, abi: AbiChoice) -> Result<Program, ElfError> {
         let parsed = elf::parse(bytes, mem)?;
         let s = &parsed.symbols;
-        let (marker, tohost, fromhost) = (s.get("__nanopu_abi").is_some(), s.get("tohost"), s.get("fromhost"));
+        let (marker, tohost, fromhost) =
+            (s.get("__nanopu_abi").is_some(), s.get("tohost"), s.get("fromhost"));
         let (nanopu, abi_source) = abi::decide(abi, marker, &parsed.segments, bytes);
         let mut p = Program {
             entry: parsed.entry,
@@ -79,7 +80,8 @@ impl Program {
     fn check_entry(&self, sections: &[(u64, u64)]) -> Result<(), ElfError> {
         let e = self.entry;
         let holds = |s: &Segment| e.checked_sub(s.addr).is_some_and(|off| off < s.memsz);
-        let in_section = sections.iter().any(|&(lo, hi)| (lo..hi).contains(&e)) && self.segments.iter().any(holds);
+        let in_section =
+            sections.iter().any(|&(lo, hi)| (lo..hi).contains(&e)) && self.segments.iter().any(holds);
         match in_section || self.segments.iter().any(|s| s.flags & PF_X != 0 && holds(s)) {
             true => Ok(()),
             false => Err(ElfError::EntryNotExecutable(e)),

@@ -420,8 +420,7 @@ mod tests {
 
     #[test]
     fn wfi_reports_and_wakes_on_timer() {
-        let mut c =
-            vec![asm::lui(T1, (MTIMECMP >> 12) as u32), asm::addi(T2, ZERO, 2), asm::sd(T2, T1, 0)];
+        let mut c = vec![asm::lui(T1, (MTIMECMP >> 12) as u32), asm::addi(T2, ZERO, 2), asm::sd(T2, T1, 0)];
         c.extend([asm::addi(T1, ZERO, 128), asm::csrrw(ZERO, MIE_CSR, T1), asm::WFI, asm::addi(A0, ZERO, 5)]);
         c.extend(asm::exit_with(A0));
         let mut b = Bench::new(&c, false);

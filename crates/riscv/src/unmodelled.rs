@@ -206,7 +206,7 @@ mod tests {
         expect(0x0600_0053, "0x06000053", "Q (quad-precision floating point)"); // fadd.q
         expect(0x0eb5_5533, "0x0eb55533", "Zicond (integer conditional operations)"); // czero.eqz
         expect(0x0045_200f, "0x0045200f", "Zicboz (cache-block zero)"); // cbo.zero (a0)
-        // c.lbu a0, 0(a0) then c.nop: the error shows the 16-bit parcel.
+                                                                        // c.lbu a0, 0(a0) then c.nop: the error shows the 16-bit parcel.
         expect(0x0001_8000, "0x00008000", "Zcb (compressed basic bit manipulation)");
     }
 
