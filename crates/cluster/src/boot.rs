@@ -3,7 +3,8 @@
 /// Address of the boot page in every node.
 pub const BOOT_BASE: u64 = 0x1000;
 const BOOT_SIZE: usize = 4096;
-const HEADER_WORDS: usize = 11;
+/// Words before the argv pointers: the header fields of docs/abi.md, magic to rtc_cycles.
+const HEADER_WORDS: usize = 12;
 
 /// What the loader tells a node's cores at reset.
 pub struct BootInfo<'a> {
@@ -64,6 +65,7 @@ impl BootInfo<'_> {
             self.sched_timer_cycles,
             self.rtc_cycles,
         ];
+        debug_assert_eq!(header.len(), HEADER_WORDS, "argv pointers follow the header");
         put_words(&mut page, 0, &header);
         for (i, arg) in self.argv.iter().enumerate() {
             let end = strings_at + arg.len() + 1;
@@ -106,6 +108,7 @@ mod tests {
         let word = |i: usize| u64::from_le_bytes(p[8 * i..8 * i + 8].try_into().unwrap());
         assert_eq!(&p[0..8], b"NANOPUBI");
         assert_eq!((word(1), word(2), word(5), word(6), word(10)), (2, 4, 0x0a00_0002, 3, 16_000));
+        assert_eq!(word(11), 3_200, "the argv pointers do not overwrite the last header word");
         let argv0 = (word(word(7) as usize / 8 - BOOT_BASE as usize / 8)) as usize - BOOT_BASE as usize;
         assert_eq!(&p[argv0..argv0 + 9], b"loopback\0");
         assert_eq!(ip_text(node_ip(1)), "10.0.0.3");
