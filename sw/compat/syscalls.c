@@ -1,7 +1,9 @@
 /* syscalls.c - the host interface of the prototype-style runtime: HTIF tohost/fromhost,
    the frontend's magic-memory system calls (write 64, getmainvars 2011), exit as
    tohost = code << 1 | 1 (all ones for exit(-1)), and _init, which parks every hart but
-   0 in an endless loop, as the prototype's runtime does, and runs main on hart 0. */
+   0 in an endless loop, as the prototype's runtime does, and runs main on hart 0.
+   A program may define thread_entry(hartid, ncores) to run code on every hart first
+   (the weak default parks harts 1..), as the prototype's runtime allows. */
 #include <stdint.h>
 #include "lnic.h"
 
@@ -44,13 +46,16 @@ void printstr(const char *s)
 
 int main(int argc, char **argv);
 
-void _init(uint64_t hartid, uint64_t ncores)
+void __attribute__((weak)) thread_entry(uint64_t hartid, uint64_t ncores)
 {
     (void)ncores;
-    if (hartid != 0) {
-        for (;;) {
-        }
+    while (hartid != 0) {
     }
+}
+
+void _init(uint64_t hartid, uint64_t ncores)
+{
+    thread_entry(hartid, ncores);
     int argc = 0;
     char **argv = 0;
     if (frontend_syscall(2011, (uint64_t)(uintptr_t)main_vars, sizeof main_vars, 0) == 0) {

@@ -59,6 +59,7 @@ fn one_run() -> Result<Value, String> {
         switch: Default::default(),
         faults: vec![],
         seed: 1,
+        host: false,
     };
     let mut fabric = Fabric::new(p)?;
     let mut q = EventQueue::new();

@@ -110,7 +110,14 @@ fn run_point(spec: &LoadSpec, elf: &[u8], cfg: &NodeConfig) -> Result<LoadResult
     }
     let mut problems = r.problems(spec);
     if r.unexpected > 0 {
-        problems.insert(0, format!("{} messages from the server matched no request", r.unexpected));
+        problems.insert(
+            0,
+            format!(
+                "{} messages from the server matched no request (start-up messages count as such \
+                 only before the first request: load.start_us delays it)",
+                r.unexpected
+            ),
+        );
     }
     match problems.is_empty() {
         true => Ok(r),

@@ -52,3 +52,46 @@ fn exit_minus_one_is_reported_as_minus_one() {
     assert_eq!(o.status.code(), Some(255));
     assert_eq!(json(&o)["cores"][0]["exit_code"], -1);
 }
+
+#[test]
+fn hart_0_exits_holding_a_lock_the_others_spin_on_and_the_run_ends() {
+    let o = nanopu(&["run", "sw/build/compat/lock_exit.elf", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let j = json(&o);
+    assert_eq!(j["cores"][0]["console"], "hart 0 exits holding the lock\n");
+    for c in 1..4 {
+        assert_eq!(j["cores"][c]["console"], "", "hart {c} never got the lock");
+        assert!(j["cores"][c]["state"].as_str().unwrap().starts_with("stopped: core 0 exited first"), "{j}");
+    }
+}
+
+/// Two threads switched by the NIC's interrupt (`lnic-scheduler.h`), each announcing itself
+/// to the host before serving: the load generator counts the announcements apart, every
+/// request is answered, and short requests at priority 0 preempt the 4 us ones at priority
+/// 1 (without preemption a tenth of the short ones would wait behind a long one).
+#[test]
+fn a_prototype_style_scheduler_serves_load_after_its_start_up_messages() {
+    let dir = std::env::temp_dir().join(format!("nanopu-compat-sched-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let elf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../sw/build/compat/sched_server.elf");
+    let toml = format!(
+        "[server]\nelf = {elf:?}\ncores = 1\n[load]\nrates_mrps = [0.5]\nrequests = 2000\n\
+         warmup = 100\ndrain_us = 200.0\nstart_us = 5.0\n\
+         [[load.class]]\nname = \"short\"\nfraction = 0.9\nservice_ns = 200.0\ncontexts = [0]\n\
+         [[load.class]]\nname = \"long\"\nfraction = 0.1\nservice_ns = 4000.0\ncontexts = [1]\n"
+    );
+    let cfg = dir.join("sched.toml");
+    std::fs::write(&cfg, toml).unwrap();
+    let o = nanopu(&["load", cfg.to_str().unwrap(), "--json"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("2 start-up message(s)"), "{err}");
+    let rows = json(&o);
+    let row = |class: &str| rows.as_array().unwrap().iter().find(|r| r["class"] == class).unwrap().clone();
+    let (short, long) = (row("short"), row("long"));
+    assert_eq!(short["replied"], short["measured"]);
+    assert_eq!(long["replied"], long["measured"]);
+    assert!(short["p99_ns"].as_f64().unwrap() < 1000.0, "short requests preempt long ones: {short}");
+    assert!(long["median_ns"].as_f64().unwrap() > 4000.0, "{long}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

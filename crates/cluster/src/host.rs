@@ -5,7 +5,7 @@ use nanopu_nic::Message;
 use nanopu_sim::Time;
 
 /// IPv4 address of the test host: 10.0.0.1 (`lnic_boot_msg` reports here).
-pub const HOST_IP: u32 = 0x0a00_0001;
+pub use nanopu_sim::packet::HOST_IP;
 
 /// A message the host sends or received, with its time at the host.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -26,6 +26,8 @@
 //! warmup = 1000             # requests not measured; default 0
 //! arrivals = "exponential"  # default; or "fixed"
 //! drain_us = 1000.0         # us after the last send; default 1,000; 0..=3.6e9 (1 h)
+//! start_us = 0.0            # the sends' clock starts here, us: servers that announce
+//!                           # themselves first get this long; default 0; 0..=3.6e9
 //! [[load.class]]
 //! name = "short"
 //! fraction = 0.995          # [0, 1]; the fractions add up to 1
@@ -85,6 +87,8 @@ pub struct LoadSection {
     pub arrivals: String,
     #[serde(default = "thousand")]
     pub drain_us: f64,
+    #[serde(default)]
+    pub start_us: f64,
     pub class: Vec<ClassFile>,
 }
 
@@ -176,6 +180,7 @@ impl LoadFile {
         };
         let classes = l.class.iter().map(ClassFile::to_class).collect::<Result<Vec<_>, _>>()?;
         let drain = time_us(l.drain_us, "load.drain_us")?;
+        let start = time_us(l.start_us, "load.start_us")?;
         let spec = |rate_mrps| LoadSpec {
             seed: l.seed,
             rate_mrps,
@@ -184,6 +189,7 @@ impl LoadFile {
             arrivals,
             classes: classes.clone(),
             drain,
+            start,
         };
         let specs: Vec<LoadSpec> = l.rates_mrps.iter().map(|&r| spec(r)).collect();
         specs.iter().try_for_each(LoadSpec::validate)?;
@@ -225,6 +231,7 @@ impl LoadSection {
             a => return Err(format!("load.arrivals: \"{a}\" is not \"fixed\" or \"exponential\"")),
         }
         time_us(self.drain_us, "load.drain_us")?;
+        time_us(self.start_us, "load.start_us")?;
         self.class.iter().try_for_each(ClassFile::check)
     }
 

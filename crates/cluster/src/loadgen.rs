@@ -61,6 +61,9 @@ pub struct LoadSpec {
     pub classes: Vec<Class>,
     /// How long after the last send the run may go on for the last replies.
     pub drain: Time,
+    /// Where the sends' clock starts (the first request goes one gap later): time for a
+    /// server's start-up messages, which arrive before the first request.
+    pub start: Time,
 }
 
 /// One request: what was asked, and when it was sent and answered.
@@ -151,7 +154,7 @@ impl LoadSpec {
     /// whose sends or drain would pass the end of simulated time is refused here, before
     /// anything is drawn (exponential gaps may still run a little longer: `schedule`).
     fn expected_end(&self) -> Result<Time, String> {
-        let span_us = self.requests as f64 / self.rate_mrps;
+        let span_us = self.start.as_us_f64() + self.requests as f64 / self.rate_mrps;
         let what = format!("load.rates_mrps: at {} Mrps, {} requests span", self.rate_mrps, self.requests);
         let span = Time::checked_from_us_f64(span_us, &what)?;
         span.checked_add_named(self.drain, "load.drain_us after the last request")
@@ -162,7 +165,7 @@ impl LoadSpec {
     pub fn schedule(&self, clock_hz: u64) -> Result<Vec<Request>, String> {
         let mut rng = Rng::stream(self.seed, 0x10ad);
         let gap_ns = 1e3 / self.rate_mrps;
-        let (mut t, mut last) = (0.0, Time::ZERO);
+        let (mut t, mut last) = (self.start.as_ns_f64(), Time::ZERO);
         let mut v = Vec::with_capacity(self.requests);
         for i in 0..self.requests {
             t += match self.arrivals {
@@ -516,6 +519,7 @@ mod tests {
             arrivals,
             classes: vec![class("short", 0.9, 500.0, vec![0]), class("long", 0.1, 5000.0, vec![1, 2])],
             drain: Time::from_ns_f64(1e6),
+            start: Time::ZERO,
         }
     }
 

@@ -70,7 +70,7 @@ fn fabric_params(f: &ClusterFile) -> Result<FabricParams, String> {
         propagation_fs: fs(time_ns(f.link.propagation_ns, "link.propagation_ns"))?,
         drop_prob: f.link.drop_prob,
     };
-    Ok(FabricParams { topology, link, switch: switch_params(f)?, faults: faults(f)?, seed: f.seed })
+    Ok(FabricParams { topology, link, switch: switch_params(f)?, faults: faults(f)?, seed: f.seed, host: true })
 }
 
 fn switch_params(f: &ClusterFile) -> Result<SwitchParams, String> {

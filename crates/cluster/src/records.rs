@@ -54,7 +54,9 @@ impl Simulation {
         let Some(net) = &self.net else { return Ok(()) };
         writeln!(w, "port,leads_to,packets,bytes,max_queue_bytes")?;
         for (port, packets, bytes, max) in net.fabric.port_stats() {
-            let to = match net.fabric.wiring().peer(port) {
+            let wiring = net.fabric.wiring();
+            let to = match wiring.peer(port) {
+                nanopu_net::fabric::Peer::Node(n) if Some(n) == wiring.host_node() => "host".to_string(),
                 nanopu_net::fabric::Peer::Node(n) => format!("node {n}"),
                 nanopu_net::fabric::Peer::Switch { sw, inport } => format!("switch {sw} port {inport}"),
             };

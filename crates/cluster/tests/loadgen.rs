@@ -22,6 +22,7 @@ fn spec(rate_mrps: f64, contexts: Vec<u16>) -> LoadSpec {
             contexts,
         }],
         drain: Time::from_us(500),
+        start: Time::ZERO,
     }
 }
 

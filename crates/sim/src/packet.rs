@@ -11,6 +11,9 @@ pub const HEADER_BYTES: u32 = 64;
 pub const MIN_FRAME: u32 = 72;
 /// IPv4 address of node 0; node n is this plus n: 10.0.0.(2+n) (SPEC section 2).
 pub const NODE_IP_BASE: u32 = 0x0a00_0002;
+/// IPv4 address of the test host, 10.0.0.1: the prototype's load generator and sort
+/// coordinator (docs/models/network.md, "The host").
+pub const HOST_IP: u32 = NODE_IP_BASE - 1;
 /// First address of the multicast range 224.0.0.0/4: the IP a multicast packet carries.
 pub const MULTICAST_IP: u32 = 0xe000_0000;
 

@@ -124,7 +124,7 @@ pub struct Fabric {
 impl Fabric {
     pub fn new(p: FabricParams) -> Result<Fabric, String> {
         p.validate()?;
-        let wiring = Wiring::new(p.topology.clone());
+        let wiring = Wiring::new(p.topology.clone()).with_host(p.host);
         let ports = wiring.ports();
         let rng = |base: u64| move |i: u32| Rng::stream(p.seed, base + i as u64);
         let link_rng = (0..ports).map(rng(0)).collect();
@@ -161,7 +161,7 @@ impl Fabric {
     pub fn stats(&self) -> FabricStats {
         let mut s = self.stats.clone();
         let ports = self.scope.ports.ids().zip(&self.ports);
-        let switch_ports = ports.filter(|(g, _)| *g >= self.wiring.nodes);
+        let switch_ports = ports.filter(|(g, _)| !self.wiring.is_uplink(*g));
         s.max_switch_queue_bytes = switch_ports.map(|(_, p)| p.max_bytes).max().unwrap_or(0);
         s
     }
@@ -200,7 +200,7 @@ impl Fabric {
             return;
         }
         let r = self.packets.put(pkt);
-        self.offer(now, node, r, out);
+        self.offer(now, self.wiring.uplink_port(node), r, out);
     }
 
     /// Handle one of the fabric's events at its time.
@@ -228,7 +228,7 @@ impl Fabric {
     /// Queue a packet at a port (node uplinks are unlimited) and start it if idle.
     fn offer(&mut self, now: Time, port: u32, r: Pkt, out: &mut impl Schedule) {
         let sw = &self.p.switch;
-        let limits = (port >= self.wiring.nodes).then_some(sw.band_bytes.as_slice());
+        let limits = (!self.wiring.is_uplink(port)).then_some(sw.band_bytes.as_slice());
         let i = self.scope.ports.local(port);
         match self.ports[i].offer(r, limits, sw.trim) {
             Admit::Queued => {}
@@ -345,8 +345,8 @@ impl Fabric {
         let (rng, packets) = (&mut self.switch_rng[self.scope.switches.local(sw)], &self.packets);
         match self.wiring.node_of(r.hdr.dst_ip) {
             Some(dst) => {
-                let k = self.wiring.route(sw, dst, || topology::flow_hash(packets.get(r)), choice, rng);
-                self.offer(now, self.wiring.switch_port(sw, k), r, out);
+                let port = self.wiring.out_port(sw, dst, || topology::flow_hash(packets.get(r)), choice, rng);
+                self.offer(now, port, r, out);
             }
             None => {
                 self.stats.drops_no_route += 1;

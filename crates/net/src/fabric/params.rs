@@ -194,6 +194,8 @@ pub struct FabricParams {
     pub switch: SwitchParams,
     pub faults: Vec<LinkFault>,
     pub seed: u64,
+    /// Attach the test host (10.0.0.1) to switch 0 by a link of its own (`Wiring`).
+    pub host: bool,
 }
 
 impl FabricParams {

@@ -20,8 +20,10 @@ impl Wiring {
         }
     }
 
+    /// The host (node `nodes`) lives with switch 0, in partition 0.
     pub fn part_of_node(&self, n: u32) -> u32 {
         match self.topology {
+            _ if n >= self.nodes => 0,
             Topology::Star { .. } => 0,
             Topology::LeafSpine { nodes_per_leaf, .. } => n / nodes_per_leaf,
         }
@@ -120,6 +122,9 @@ impl Scope {
         let switches = w.switches_of(p);
         for &sw in &switches {
             ports.push((w.switch_port(sw, 0), w.switch_port(sw, 0) + w.ports_per_switch));
+        }
+        if let Some(h) = w.host_node().filter(|&h| w.part_of_node(h) == p) {
+            ports.push((w.uplink_port(h), w.ports()));
         }
         let ports = Ranges::new(&ports);
         let cross = ports.ids().map(|g| w.part_of_peer(g) != p).collect();

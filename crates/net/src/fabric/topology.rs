@@ -5,7 +5,7 @@ use crate::packet::Packet;
 use nanopu_sim::div::Div32;
 use nanopu_sim::Rng;
 
-pub use nanopu_sim::packet::NODE_IP_BASE;
+pub use nanopu_sim::packet::{HOST_IP, NODE_IP_BASE};
 
 /// Where a directed link ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,13 +20,17 @@ pub enum Peer {
 
 /// The shape of the network. Port ids: node n's uplink is port n; switch s's port k is
 /// port `nodes + s * ports_per_switch + k` (switches of a kind share a port count; spines
-/// use the first `leaves` of theirs).
+/// use the first `leaves` of theirs). With the test host attached, two ports follow: the
+/// host's uplink into switch 0 (which sees it as input `ports_per_switch`) and switch 0's
+/// port down to the host; the host is node `nodes` to the fabric.
 #[derive(Clone, Debug)]
 pub struct Wiring {
     pub topology: Topology,
     pub nodes: u32,
     pub switches: u32,
     pub ports_per_switch: u32,
+    /// Is the test host (10.0.0.1) attached to switch 0?
+    pub host: bool,
     /// `ports_per_switch` and nodes per leaf (1 for a star) as divisors, and the rejection
     /// threshold of a random uplink: asked at every hop, so computed once (see `Div32`).
     per_switch: Div32,
@@ -48,11 +52,40 @@ impl Wiring {
         let spines = spines as u64;
         let spray_threshold = spines.wrapping_neg() % spines;
         let Size { nodes, switches, ports_per_switch, .. } = size;
-        Wiring { topology, nodes, switches, ports_per_switch, per_switch, per_leaf, spray_threshold }
+        Wiring { topology, nodes, switches, ports_per_switch, host: false, per_switch, per_leaf, spray_threshold }
+    }
+
+    /// The same wiring with the test host attached (or not).
+    pub fn with_host(self, host: bool) -> Wiring {
+        Wiring { host, ..self }
     }
 
     pub fn ports(&self) -> u32 {
+        self.host_uplink() + if self.host { 2 } else { 0 }
+    }
+
+    /// The host's uplink port id (the first after the switches' ports, host or not).
+    fn host_uplink(&self) -> u32 {
         self.nodes + self.switches * self.ports_per_switch
+    }
+
+    /// The host's node number to the fabric, if it is attached.
+    pub fn host_node(&self) -> Option<u32> {
+        self.host.then_some(self.nodes)
+    }
+
+    /// The port a node (or the host) sends on.
+    pub fn uplink_port(&self, n: u32) -> u32 {
+        if n < self.nodes {
+            n
+        } else {
+            self.host_uplink()
+        }
+    }
+
+    /// Is `port` the link out of a node or the host (unlimited queue), not a switch's?
+    pub fn is_uplink(&self, port: u32) -> bool {
+        port < self.nodes || (self.host && port == self.host_uplink())
     }
 
     pub fn switch_port(&self, sw: u32, k: u32) -> u32 {
@@ -63,6 +96,9 @@ impl Wiring {
     pub fn peer(&self, port: u32) -> Peer {
         if port < self.nodes {
             return self.node_attachment(port);
+        }
+        if port >= self.host_uplink() {
+            return self.host_peer(port);
         }
         let (sw, k) = (self.per_switch.div(port - self.nodes), self.per_switch.rem(port - self.nodes));
         match self.topology {
@@ -77,6 +113,14 @@ impl Wiring {
             Topology::LeafSpine { nodes_per_leaf: d, leaves, .. } => {
                 Peer::Switch { sw: k, inport: d + sw - leaves }
             }
+        }
+    }
+
+    /// Where the host's two links lead: its uplink into switch 0, switch 0's down to it.
+    fn host_peer(&self, port: u32) -> Peer {
+        match port == self.host_uplink() {
+            true => Peer::Switch { sw: 0, inport: self.ports_per_switch },
+            false => Peer::Node(self.nodes),
         }
     }
 
@@ -100,7 +144,30 @@ impl Wiring {
 
     /// Node index of a unicast IP, if it names a node.
     pub fn node_of(&self, ip: u32) -> Option<u32> {
-        ip.checked_sub(NODE_IP_BASE).filter(|&n| n < self.nodes)
+        match ip.checked_sub(NODE_IP_BASE) {
+            Some(n) if n < self.nodes => Some(n),
+            _ if ip == HOST_IP => self.host_node(),
+            _ => None,
+        }
+    }
+
+    /// Output port (global id) at switch `sw` of a unicast packet to node `dst`: towards
+    /// the host, the way to node 0 up to switch 0, then the host's own port.
+    pub fn out_port(
+        &self,
+        sw: u32,
+        dst: u32,
+        flow: impl FnOnce() -> u64,
+        choice: UplinkChoice,
+        rng: &mut Rng,
+    ) -> u32 {
+        if dst < self.nodes {
+            return self.switch_port(sw, self.route(sw, dst, flow, choice, rng));
+        }
+        match sw {
+            0 => self.host_uplink() + 1,
+            _ => self.switch_port(sw, self.route(sw, 0, flow, choice, rng)),
+        }
     }
 
     /// Output port (local to `sw`) of a unicast packet to node `dst`.
