@@ -49,9 +49,16 @@ impl Outputs {
     }
 }
 
-pub fn main(path: &Path, json: bool, progress: bool, out: Outputs) -> Result<ExitCode, String> {
+/// How a cluster run reports, and what the test host sends during it.
+pub struct RunFlags {
+    pub json: bool,
+    pub progress: bool,
+    pub sends: Vec<(nanopu_sim::Time, nanopu_nic::Message)>,
+}
+
+pub fn main(path: &Path, flags: RunFlags, out: Outputs) -> Result<ExitCode, String> {
     let (file, base) = ClusterFile::load(path)?;
-    run(&file, &base, path, (json, progress), "max_us in the configuration file", out)
+    run(&file, &base, path, flags, "max_us in the configuration file", out)
 }
 
 /// N nodes on one switch, every core running one program.
@@ -67,7 +74,7 @@ pub struct Star<'a> {
 
 /// `nanopu run PROGRAM.elf --nodes N`: N nodes on one switch, every core running the
 /// program, the other parameters at a cluster file's defaults.
-pub fn star(elf: &Path, s: &Star, json: bool, progress: bool, out: Outputs) -> Result<ExitCode, String> {
+pub fn star(elf: &Path, s: &Star, flags: RunFlags, out: Outputs) -> Result<ExitCode, String> {
     let abs = std::fs::canonicalize(elf).map_err(|e| format!("cannot read {}: {e}", elf.display()))?;
     let args: Vec<String> = s.args.iter().map(|a| format!("{a:?}")).collect();
     // max_us from cycles of the 3.2 GHz core clock (docs/models/node.md), exact in f64.
@@ -83,19 +90,20 @@ pub fn star(elf: &Path, s: &Star, json: bool, progress: bool, out: Outputs) -> R
         text += &format!("abi = {abi:?}\n");
     }
     let file = ClusterFile::parse(&text)?;
-    run(&file, Path::new("."), elf, (json, progress), "--max-cycles", out)
+    run(&file, Path::new("."), elf, flags, "--max-cycles", out)
 }
 
 fn run(
     file: &ClusterFile,
     base: &Path,
     path: &Path,
-    (json, progress): (bool, bool),
+    RunFlags { json, progress, sends }: RunFlags,
     limit: &str,
     out: Outputs,
 ) -> Result<ExitCode, String> {
     let mut sim = Simulation::cluster(file, base).map_err(|e| format!("{}: {e}", path.display()))?;
     sim.set_progress(progress);
+    sends.into_iter().for_each(|(t, m)| sim.host.send_at(t, m));
     sim.set_limit_name(limit);
     if let Some(t) = out.threads {
         sim.set_threads(t);

@@ -97,11 +97,12 @@ pub struct RunArgs {
     /// core); the results are the same whatever the number.
     #[arg(long, value_parser = positive_threads)]
     threads: Option<usize>,
-    /// Single node: have the test host send a message to the node:
-    /// `AT_NS:CONTEXT[/SRC_CONTEXT]:WORD[,WORD...]` (words in decimal or 0x-hex; the message
-    /// comes from the host's context SRC_CONTEXT, 0 if not given; repeatable). Replies are
-    /// listed in the summary.
-    #[arg(long = "send", value_name = "AT_NS:CONTEXT[/SRC_CONTEXT]:WORDS")]
+    /// Have the test host (10.0.0.1) send a message:
+    /// `AT_NS:CONTEXT[/SRC_CONTEXT]:WORD[,WORD...][@NODE]` (words in decimal or 0x-hex; the
+    /// message comes from the host's context SRC_CONTEXT, 0 if not given, and goes to node
+    /// NODE, 0 if not given; repeatable). On one node the host sits on the node's port, in
+    /// a cluster on switch 0. What reaches the host is listed in the summary.
+    #[arg(long = "send", value_name = "AT_NS:CONTEXT[/SRC_CONTEXT]:WORDS[@NODE]")]
     sends: Vec<String>,
     /// Arguments for the program (after `--`); they follow `program MAC IP` in argv.
     #[arg(last = true)]
@@ -112,12 +113,13 @@ pub fn main(a: RunArgs) -> Result<ExitCode, String> {
     if a.program.extension().is_some_and(|e| e == "toml") {
         refuse(&a.node_flags(), "a cluster configuration file")?;
         refuse(&a.single_flags(), "a cluster configuration file")?;
-        return crate::cluster::main(&a.program, a.json, a.progress, a.outputs()?);
+        let run = crate::cluster::RunFlags { json: a.json, progress: a.progress, sends: a.host_sends()? };
+        return crate::cluster::main(&a.program, run, a.outputs()?);
     }
     if a.nodes.unwrap_or(1) > 1 {
         refuse(
-            &[("--mac-ns", a.mac_ns.is_some()), ("--send", !a.sends.is_empty())],
-            "--nodes: the test host sits on a single node's port",
+            &[("--mac-ns", a.mac_ns.is_some())],
+            "--nodes: a cluster's links are set by the defaults of [link]",
         )?;
         refuse(&a.single_flags(), "--nodes")?;
         let star = crate::cluster::Star {
@@ -127,7 +129,8 @@ pub fn main(a: RunArgs) -> Result<ExitCode, String> {
             args: &a.args,
             abi: a.abi.as_deref(),
         };
-        return crate::cluster::star(&a.program, &star, a.json, a.progress, a.outputs()?);
+        let run = crate::cluster::RunFlags { json: a.json, progress: a.progress, sends: a.host_sends()? };
+        return crate::cluster::star(&a.program, &star, run, a.outputs()?);
     }
     refuse(&a.cluster_flags(), "a single node: it has no network (use --nodes N or a .toml file)")?;
     single(&a)
@@ -155,12 +158,17 @@ impl RunArgs {
             ("--msg-cycles (the file's [node] msg_cycles sets it)", self.msg_cycles.is_some()),
             ("--idle-cycles (the file's [node] idle_cycles sets it)", self.idle_cycles.is_some()),
             ("--sched-timer-us (the file's [node] sched_timer_us sets it)", self.sched_timer_us.is_some()),
-            ("--send (the test host sits on a single node's port)", !self.sends.is_empty()),
             ("program arguments after -- (the file's [[program]] args set them)", !self.args.is_empty()),
             ("--abi (the file's [[program]] abi sets it)", self.abi.is_some()),
             ("--exit (the file's [node] exit sets it)", self.exit.is_some()),
             ("--latency-stamps (the file's [node] latency_stamps sets it)", self.latency_stamps.is_some()),
         ]
+    }
+
+    /// The `--send` messages of a cluster run (their length is checked against the file's
+    /// max_msg_bytes, and their node against its nodes, when the run starts).
+    fn host_sends(&self) -> Result<Vec<(Time, nanopu_nic::Message)>, String> {
+        self.sends.iter().map(|s| parse_send(s, u32::MAX)).collect()
     }
 
     /// Flags only a single node uses.
@@ -280,6 +288,9 @@ fn single(a: &RunArgs) -> Result<ExitCode, String> {
     }
     for spec in &a.sends {
         let (at, msg) = parse_send(spec, max_bytes)?;
+        if msg.dst_ip != nanopu_cluster::boot::node_ip(0) {
+            return Err(format!("--send {}: a single node is node 0", shortened(spec)));
+        }
         sim.host.send_at(at, msg);
     }
     let outcome = sim.run();
@@ -339,16 +350,21 @@ fn shortened(s: &str) -> String {
     }
 }
 
-/// `AT_NS:CONTEXT[/SRC_CONTEXT]:WORD[,WORD...]` into a host message to node 0, at most
-/// `max_bytes` long (the NIC's `max_msg_bytes`).
+/// `AT_NS:CONTEXT[/SRC_CONTEXT]:WORD[,WORD...][@NODE]` into a host message to node NODE (0
+/// if not given), at most `max_bytes` long (the NIC's `max_msg_bytes`).
 fn parse_send(spec: &str, max_bytes: u32) -> Result<(Time, nanopu_nic::Message), String> {
     let bad = |why: &str| {
-        format!("--send {}: {why} (expected AT_NS:CONTEXT[/SRC_CONTEXT]:WORD[,WORD...])", shortened(spec))
+        format!(
+            "--send {}: {why} (expected AT_NS:CONTEXT[/SRC_CONTEXT]:WORD[,WORD...][@NODE])",
+            shortened(spec)
+        )
     };
     let mut parts = spec.splitn(3, ':');
-    let (Some(at), Some(ctx), Some(words)) = (parts.next(), parts.next(), parts.next()) else {
+    let (Some(at), Some(ctx), Some(rest)) = (parts.next(), parts.next(), parts.next()) else {
         return Err(bad("missing field"));
     };
+    let (words, node) = rest.split_once('@').unwrap_or((rest, "0"));
+    let node: u32 = node.trim().parse().map_err(|_| bad("NODE is not a node number"))?;
     let at: f64 = at.parse().map_err(|_| bad("AT_NS is not a number"))?;
     let at = Time::checked_from_ns_f64(at, "AT_NS").map_err(|e| bad(&e))?;
     let (dst, src) = contexts(ctx).map_err(|e| bad(&e))?;
@@ -360,7 +376,7 @@ fn parse_send(spec: &str, max_bytes: u32) -> Result<(Time, nanopu_nic::Message),
             words.len() * 8
         )));
     }
-    let ip = nanopu_cluster::boot::node_ip(0);
+    let ip = nanopu_cluster::boot::node_ip(node.min(nanopu_net::fabric::Topology::MAX_NODES as u32));
     Ok((at, nanopu_cluster::TestHost::message(src, ip, dst, &words)))
 }
 

@@ -95,3 +95,43 @@ fn a_prototype_style_scheduler_serves_load_after_its_start_up_messages() {
     assert!(long["median_ns"].as_f64().unwrap() > 4000.0, "{long}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The host at 10.0.0.1 in a cluster run (on switch 0; the prototype's load generator and
+/// sort coordinator): it sends to nodes under every leaf and gets their answers, over the
+/// same transport as the nodes, with the same bytes out whatever the number of threads.
+#[test]
+fn the_host_at_10_0_0_1_talks_to_every_leaf_of_a_cluster() {
+    let dir = std::env::temp_dir().join(format!("nanopu-compat-host-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let elf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../sw/build/compat/echo.elf");
+    let toml = format!(
+        "max_us = 20.0\n[topology]\nkind = \"leaf-spine\"\nnodes_per_leaf = 2\nleaves = 3\nspines = 2\n\
+         [node]\ncores = 1\n[[program]]\nnodes = \"all\"\nelf = {elf:?}\n"
+    );
+    let cfg = dir.join("cluster.toml");
+    std::fs::write(&cfg, toml).unwrap();
+    let sends = ["--send", "1000:0:5,6@5", "--send", "1000:0:7@0", "--send", "1200:0:8@3"];
+    let run = |threads: &str| {
+        let mut args = vec!["run", cfg.to_str().unwrap(), "--json", "--threads", threads];
+        args.extend(sends);
+        nanopu(&args)
+    };
+    let (one, three) = (run("1"), run("3"));
+    assert_eq!(one.stdout, three.stdout, "same bytes out on 1 and 3 threads");
+    let j = json(&one);
+    let got: Vec<(String, serde_json::Value)> = j["host_received"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["src_ip"].to_string(), m["words"].clone()))
+        .collect();
+    let want = |ip: &str, w: serde_json::Value| (format!("{ip:?}"), w);
+    assert!(got.contains(&want("10.0.0.7", serde_json::json!(["0x6", "0x7"]))), "{got:?}");
+    assert!(got.contains(&want("10.0.0.2", serde_json::json!(["0x8"]))), "{got:?}");
+    assert!(got.contains(&want("10.0.0.5", serde_json::json!(["0x9"]))), "{got:?}");
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert_eq!(j["fabric"]["drops_no_route"], 0);
+    let bad = nanopu(&["run", cfg.to_str().unwrap(), "--send", "1000:0:1@6"]);
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("goes to 10.0.0.8, which is not a node here"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

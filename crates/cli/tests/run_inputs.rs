@@ -131,7 +131,7 @@ fn a_cluster_cut_off_by_max_us_still_writes_its_files() {
 
 #[test]
 fn flags_that_do_not_apply_are_errors() {
-    refused(&["run", "sw/build/tests/rv64m.elf", "--nodes", "2", "--send", "1:0:1"], "--send");
+    refused(&["run", "sw/build/tests/rv64m.elf", "--nodes", "2", "--send", "1:0:1@2"], "not a node here");
     refused(&["run", "sw/build/tests/rv64m.elf", "--nodes", "2", "--mac-ns", "5"], "--mac-ns");
     refused(
         &["run", "sw/build/tests/rv64m.elf", "--pcap", "x.pcap"],
@@ -140,7 +140,7 @@ fn flags_that_do_not_apply_are_errors() {
     refused(&["run", "sw/build/tests/rv64m.elf", "--messages", "x.csv"], "--messages");
     refused(&["run", "experiments/incast/ndp-trim.toml", "--max-cycles", "5"], "max_us");
     refused(&["run", "experiments/incast/ndp-trim.toml", "--cores", "2"], "[node] cores");
-    refused(&["run", "experiments/incast/ndp-trim.toml", "--send", "1:0:1"], "--send");
+    refused(&["run", "sw/build/tests/rv64m.elf", "--send", "1:0:1@1"], "a single node is node 0");
     refused(&["run", "sw/build/tests/rv64m.elf", "--nodes", "2", "--core-selection", "bogus"], "bogus");
     refused(&["run", "sw/build/tests/rv64m.elf", "--nodes", "2", "--jbsq-n", "0"], "jbsq-n");
 }

@@ -34,6 +34,8 @@ pub struct ClusterSummary {
     pub fabric: FabricTotals,
     /// Console output of every core that printed, as "node N core C: text".
     pub consoles: Vec<String>,
+    /// What reached the test host at 10.0.0.1 (on switch 0).
+    pub host_received: Vec<crate::report::HostRecord>,
 }
 
 /// What the fabric did (`nanopu_net::fabric::FabricStats`).
@@ -120,12 +122,13 @@ pub fn summarize_cluster(sim: &mut Simulation, outcome: Outcome) -> ClusterSumma
         transport: TransportTotals::default(),
         fabric: FabricTotals::default(),
         consoles: Vec::new(),
+        host_received: sim.host.received.iter().map(crate::report::host_record).collect(),
     };
     for node in &mut sim.nodes {
         count_node(&mut s, node);
     }
     if let Some(net) = &sim.net {
-        net.transports.iter().for_each(|t| s.transport.add(&t.counters));
+        net.endpoints().for_each(|t| s.transport.add(&t.counters));
         s.fabric = net.fabric.stats().into();
     }
     s
@@ -177,6 +180,10 @@ impl ClusterSummary {
             f.packet_hops, f.trims, f.drops, f.drops_band_full, f.drops_random, f.drops_link_down, f.drops_no_route, f.multicast_resends, f.max_switch_queue_bytes
         );
         self.problems.iter().for_each(|p| s += &format!("{p}\n"));
+        self.host_received.iter().take(20).for_each(|m| s += &m.line());
+        if self.host_received.len() > 20 {
+            s += &format!("  ... and {} more messages to the host\n", self.host_received.len() - 20);
+        }
         self.consoles.iter().take(20).for_each(|c| s += &format!("{c}\n"));
         self.failures.iter().take(20).for_each(|f| s += &format!("  {f}\n"));
         if self.failures.len() > 20 {

@@ -1,4 +1,4 @@
-//! The link between node 0's port and the test host.
+//! The test host's side: its link to node 0's port (one node), or its transport (clusters).
 
 use crate::config::PortParams;
 use crate::host::HostMessage;
@@ -44,7 +44,13 @@ impl Simulation {
         self.q.push(t, Ev::HostArrive { msg: Box::new(msg) });
     }
 
+    /// A message from the test host: over its own link (one node) or its transport into
+    /// switch 0 (cluster runs).
     pub(crate) fn host_send(&mut self, msg: Message) {
+        if self.net.is_some() {
+            self.host.sent.push(HostMessage { time: self.now, msg: msg.clone() });
+            return self.transport_send(crate::network::End::Host, msg);
+        }
         let l = &mut self.link;
         let ser = l.wire_time(&msg);
         let prop = Time(l.port.propagation_fs + l.port.mac_fs);

@@ -9,16 +9,28 @@ use nanopu_net::fabric::{
 use nanopu_net::packet::Packet;
 use nanopu_nic::transport::{Actions, Protocol, TAction, Transport, TransportParams};
 use nanopu_nic::Message;
+use nanopu_sim::packet::HOST_IP;
 use nanopu_sim::{EventQueue, Rng, Time};
+
+/// A transport endpoint of this simulation: a node's (by local index) or the test host's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum End {
+    Node(usize),
+    Host,
+}
 
 /// RNG stream ids of the transports start here (the fabric numbers its own from 0).
 const TRANSPORT_STREAMS: u64 = 1 << 40;
+/// The test host's transport stream: past every node's (nodes stay below 2^20).
+const HOST_STREAM: u64 = TRANSPORT_STREAMS + (1 << 32);
 
 /// The fabric and every node's transport endpoint.
 pub(crate) struct Network {
     pub fabric: Fabric,
     /// The transports of the nodes simulated here, in node order.
     pub transports: Vec<Transport>,
+    /// The test host's (10.0.0.1, on switch 0), where switch 0 is simulated.
+    pub host: Option<Transport>,
     /// The last packet id given (a partition's ids start at its index times 2^40).
     next_packet: u64,
     /// Packets from other partitions, to enter this one's fabric at the next window.
@@ -36,11 +48,22 @@ impl Network {
         let transports: Result<Vec<_>, String> = (0..nodes)
             .map(|n| Transport::new(tp.clone(), ip(n), Rng::stream(f.seed, TRANSPORT_STREAMS + n as u64)))
             .collect();
-        Ok(Network::of(fabric, transports?, 0))
+        let host = Transport::new(tp, HOST_IP, Rng::stream(f.seed, HOST_STREAM))?;
+        Ok(Network::of(fabric, transports?, Some(host), 0))
     }
 
-    pub fn of(fabric: Fabric, transports: Vec<Transport>, next_packet: u64) -> Network {
-        Network { fabric, transports, next_packet, inbox: Vec::new(), delivered: Vec::new() }
+    pub fn of(
+        fabric: Fabric,
+        transports: Vec<Transport>,
+        host: Option<Transport>,
+        next_packet: u64,
+    ) -> Network {
+        Network { fabric, transports, host, next_packet, inbox: Vec::new(), delivered: Vec::new() }
+    }
+
+    /// Every transport simulated here: the nodes', then the host's.
+    pub fn endpoints(&self) -> impl Iterator<Item = &Transport> {
+        self.transports.iter().chain(&self.host)
     }
 }
 
@@ -70,7 +93,14 @@ fn fabric_params(f: &ClusterFile) -> Result<FabricParams, String> {
         propagation_fs: fs(time_ns(f.link.propagation_ns, "link.propagation_ns"))?,
         drop_prob: f.link.drop_prob,
     };
-    Ok(FabricParams { topology, link, switch: switch_params(f)?, faults: faults(f)?, seed: f.seed, host: true })
+    Ok(FabricParams {
+        topology,
+        link,
+        switch: switch_params(f)?,
+        faults: faults(f)?,
+        seed: f.seed,
+        host: true,
+    })
 }
 
 fn switch_params(f: &ClusterFile) -> Result<SwitchParams, String> {
@@ -143,21 +173,34 @@ impl Simulation {
     }
 
     /// A message left node `n`'s TX path towards another node.
-    pub(crate) fn transport_send(&mut self, n: usize, msg: Message) {
-        self.with_transport(n, |t, now, out| t.send_message(now, msg, out));
+    pub(crate) fn transport_send(&mut self, end: End, msg: Message) {
+        self.with_transport(end, |t, now, out| t.send_message(now, msg, out));
     }
 
-    pub(crate) fn transport_timer(&mut self, n: usize, timer: nanopu_nic::transport::Timer) {
-        self.with_transport(n, |t, now, out| t.on_timer(now, timer, out));
+    pub(crate) fn transport_timer(&mut self, end: End, timer: nanopu_nic::transport::Timer) {
+        self.with_transport(end, |t, now, out| t.on_timer(now, timer, out));
     }
 
-    /// Call node `n`'s transport with what carries out its actions as it takes them.
-    fn with_transport(&mut self, n: usize, f: impl FnOnce(&mut Transport, Time, &mut Carry)) {
+    /// Call an endpoint's transport with what carries out its actions as it takes them.
+    fn with_transport(&mut self, end: End, f: impl FnOnce(&mut Transport, Time, &mut Carry)) {
         let net = self.net.as_mut().expect("cluster run");
-        let Network { fabric, transports, next_packet, .. } = net;
-        let node = (n + self.base) as u32;
+        let Network { fabric, transports, host, next_packet, .. } = net;
+        let (t, node) = match end {
+            End::Node(n) => (&mut transports[n], (n + self.base) as u32),
+            End::Host => (host.as_mut().expect("the host's partition"), fabric.wiring().nodes),
+        };
         let (now, q, last_arrival) = (self.now, &mut self.q, &mut self.last_arrival);
-        f(&mut transports[n], now, &mut Carry { fabric, next_packet, q, last_arrival, now, n, node });
+        f(t, now, &mut Carry { fabric, next_packet, q, last_arrival, now, end, node });
+    }
+
+    /// Which endpoint a packet the fabric delivered to `node` is for.
+    fn end_of(&self, node: u32) -> End {
+        let host = self.net.as_ref().and_then(|n| n.fabric.wiring().host_node());
+        if Some(node) == host {
+            End::Host
+        } else {
+            End::Node(node as usize - self.base)
+        }
     }
 
     pub(crate) fn net_event(&mut self, ev: NetEvent) {
@@ -167,7 +210,7 @@ impl Simulation {
         let mut out = Queue { q: &mut self.q, transports: &net.transports, base: self.base };
         net.fabric.handle(now, ev, &mut out, &mut delivered);
         for (node, pkt) in delivered.drain(..) {
-            self.with_transport(node as usize - self.base, |t, now, out| t.on_packet(now, pkt, out));
+            self.with_transport(self.end_of(node), |t, now, out| t.on_packet(now, pkt, out));
         }
         self.net().delivered = delivered;
     }
@@ -181,16 +224,16 @@ impl Simulation {
     }
 }
 
-/// Carries out node `n`'s transport's actions at `now`: packets onto the fabric (numbered
-/// here), delivered messages to the NIC, timers into the queue.
+/// Carries out an endpoint's transport's actions at `now`: packets onto the fabric (numbered
+/// here), delivered messages to the NIC (or the host), timers into the queue.
 struct Carry<'a> {
     fabric: &'a mut Fabric,
     next_packet: &'a mut u64,
     q: &'a mut EventQueue<Ev>,
     last_arrival: &'a mut Time,
     now: Time,
-    /// The node's index in this simulation and in the cluster.
-    n: usize,
+    /// The endpoint, and its node number in the fabric.
+    end: End,
     node: u32,
 }
 
@@ -204,9 +247,17 @@ impl Actions for Carry<'_> {
             }
             TAction::Deliver(msg) => {
                 *self.last_arrival = self.now;
-                self.q.push(self.now, Ev::NicArrive { node: self.n, msg: Box::new(msg) });
+                let msg = Box::new(msg);
+                let ev = match self.end {
+                    End::Node(node) => Ev::NicArrive { node, msg },
+                    End::Host => Ev::HostArrive { msg },
+                };
+                self.q.push(self.now, ev);
             }
-            TAction::Timer(t, timer) => self.q.push(t, Ev::Transport { node: self.n, timer }),
+            TAction::Timer(t, timer) => match self.end {
+                End::Node(node) => self.q.push(t, Ev::Transport { node, timer }),
+                End::Host => self.q.push(t, Ev::HostTimer { timer }),
+            },
         }
     }
 }

@@ -25,6 +25,7 @@ impl Simulation {
         let wiring = net.fabric.wiring().clone();
         let (mut nodes, mut transports) =
             (std::mem::take(&mut self.nodes).into_iter(), net.transports.into_iter());
+        let (mut host, host_part) = (net.host, wiring.host_node().map(|h| wiring.part_of_node(h) as usize));
         let mut counts = vec![0; wiring.partitions() as usize];
         (0..wiring.nodes).for_each(|n| counts[wiring.part_of_node(n) as usize] += 1);
         let (mut parts, mut base) = (Vec::new(), 0);
@@ -34,8 +35,13 @@ impl Simulation {
             debug_assert!(part.nodes.iter().enumerate().all(|(i, n)| n.index as usize == base + i));
             base += count;
             let ids = (p as u64) << PACKET_ID_BITS;
-            part.net = Some(Network::of(fabric, transports.by_ref().take(count).collect(), ids));
+            let here = transports.by_ref().take(count).collect();
+            let host = if host_part == Some(p) { host.take() } else { None };
+            part.net = Some(Network::of(fabric, here, host, ids));
             parts.push(part);
+        }
+        if let Some(p) = host_part {
+            parts[p].host = std::mem::take(&mut self.host);
         }
         self.move_events(&mut parts, &wiring);
         parts
@@ -48,8 +54,15 @@ impl Simulation {
             let p = &mut parts[part_of(n)];
             p.cores_q.push(t, (n - p.base, c));
         }
+        let host = wiring.host_node().map(|h| wiring.part_of_node(h) as usize);
         for (t, mut ev) in self.q.take_all() {
-            let n = ev.node_mut().expect("only node events are pending when a partitioned run starts");
+            let Some(n) = ev.node_mut() else {
+                let p = host
+                    .filter(|_| ev.is_host())
+                    .expect("only node and host events are pending when a partitioned run starts");
+                parts[p].q.push(t, ev);
+                continue;
+            };
             let p = &mut parts[part_of(*n)];
             *n -= p.base;
             p.q.push(t, ev);
@@ -58,20 +71,23 @@ impl Simulation {
 
     /// Put the partitions back together after a run. What was still pending is dropped.
     pub(crate) fn join(&mut self, parts: Vec<Simulation>) {
-        let (mut fabrics, mut transports) = (Vec::new(), Vec::new());
+        let (mut fabrics, mut transports, mut host) = (Vec::new(), Vec::new(), None);
         self.running_cores = 0;
         for mut p in parts {
             self.nodes.append(&mut p.nodes);
             let net = p.net.take().expect("partitions are cluster runs");
             fabrics.push(net.fabric);
             transports.extend(net.transports);
+            if net.host.is_some() {
+                (host, self.host) = (net.host, std::mem::take(&mut p.host));
+            }
             self.core_dispatches += p.core_dispatches;
             self.events_before += p.events();
             self.running_cores += p.running_cores;
             self.last_arrival = self.last_arrival.max(p.last_arrival);
             self.exited_at = self.exited_at.max(p.exited_at);
         }
-        self.net = Some(Network::of(Fabric::join(fabrics), transports, 0));
+        self.net = Some(Network::of(Fabric::join(fabrics), transports, host, 0));
     }
 }
 
@@ -85,8 +101,20 @@ impl Ev {
             | Ev::CoreTimer { node, .. }
             | Ev::Inject { node, .. }
             | Ev::Transport { node, .. } => Some(node),
-            Ev::HostSend { .. } | Ev::HostRaw { .. } | Ev::HostArrive { .. } | Ev::Net(_) => None,
+            Ev::HostSend { .. }
+            | Ev::HostRaw { .. }
+            | Ev::HostArrive { .. }
+            | Ev::HostTimer { .. }
+            | Ev::Net(_) => None,
         }
+    }
+
+    /// Is it the test host's?
+    fn is_host(&self) -> bool {
+        matches!(
+            self,
+            Ev::HostSend { .. } | Ev::HostRaw { .. } | Ev::HostArrive { .. } | Ev::HostTimer { .. }
+        )
     }
 }
 

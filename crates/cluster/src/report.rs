@@ -61,7 +61,15 @@ pub struct HostRecord {
     pub words: Vec<String>,
 }
 
-fn host_record(m: &crate::host::HostMessage) -> HostRecord {
+impl HostRecord {
+    /// One line of a text summary.
+    pub fn line(&self) -> String {
+        let (t, ip, ctx, len) = (self.time_ns, &self.src_ip, self.src_context, self.len);
+        format!("host received at {t:.3} ns from {ip} context {ctx}: {len} bytes {}\n", self.words.join(" "))
+    }
+}
+
+pub(crate) fn host_record(m: &crate::host::HostMessage) -> HostRecord {
     HostRecord {
         time_ns: m.time.as_ns_f64(),
         src_ip: crate::boot::ip_text(m.msg.src_ip),
@@ -205,16 +213,7 @@ impl RunSummary {
                 c.core, code, c.instructions, c.cycles, c.dcache_misses, c.stall_netrx_cycles, c.state
             );
         }
-        for m in &self.host_received {
-            s += &format!(
-                "host received at {:.3} ns from {} context {}: {} bytes {}\n",
-                m.time_ns,
-                m.src_ip,
-                m.src_context,
-                m.len,
-                m.words.join(" ")
-            );
-        }
+        self.host_received.iter().for_each(|m| s += &m.line());
         for c in self.cores.iter().filter(|c| !c.console.is_empty()) {
             s += &format!("--- console of core {} ---\n{}", c.core, c.console);
             if !c.console.ends_with('\n') {

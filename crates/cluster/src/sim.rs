@@ -10,6 +10,7 @@
 use crate::config::{NodeConfig, PortParams};
 use crate::cores::Cid;
 use crate::host::TestHost;
+use crate::network::End;
 use crate::node::{CoreState, Node};
 use crate::outcome::{Outcome, SimError};
 use crate::report::Progress;
@@ -63,6 +64,10 @@ pub(crate) enum Ev {
     /// A timer of a node's transport (cluster runs).
     Transport {
         node: usize,
+        timer: nanopu_nic::transport::Timer,
+    },
+    /// A timer of the test host's transport (cluster runs).
+    HostTimer {
         timer: nanopu_nic::transport::Timer,
     },
 }
@@ -327,6 +332,16 @@ impl Simulation {
                 m.len
             )));
         }
+        let nodes = self.net.as_ref().map_or(1, |n| n.fabric.nodes());
+        let ip = |n: u32| crate::boot::node_ip(n);
+        if let Some((t, m)) = self.host.script.iter().find(|(_, m)| !(ip(0)..ip(nodes)).contains(&m.dst_ip)) {
+            return Err(SimError::Setup(format!(
+                "the test host's message at {:.3} ns goes to {}, which is not a node here (nodes 0..{}: 10.0.0.2 and up)",
+                t.as_ns_f64(),
+                crate::boot::ip_text(m.dst_ip),
+                nodes - 1
+            )));
+        }
         let n = self.host.script.len() + self.host.raw_script.len();
         if n > PENDING_LIMIT / 2 {
             return Err(SimError::Capacity(format!(
@@ -384,9 +399,7 @@ impl Simulation {
     /// node, events still pending on its port, counted as being sent.
     pub fn in_flight(&self) -> (usize, usize) {
         match &self.net {
-            Some(net) => {
-                net.transports.iter().map(|t| t.in_flight()).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
-            }
+            Some(net) => net.endpoints().map(|t| t.in_flight()).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1)),
             None => (self.q.len(), 0),
         }
     }
@@ -396,7 +409,7 @@ impl Simulation {
     /// delivered (`Transport::unfinished`).
     pub fn unfinished(&self) -> Vec<(u32, u32, u16)> {
         let Some(net) = &self.net else { return Vec::new() };
-        let each = net.transports.iter();
+        let each = net.endpoints();
         let mut v: Vec<_> =
             each.flat_map(|t| t.unfinished().into_iter().map(|(dst, id, _)| (t.ip(), dst, id))).collect();
         v.sort_unstable();
@@ -464,8 +477,9 @@ impl Simulation {
             },
             Ev::HostArrive { msg } => self.host_arrive(*msg),
             Ev::Net(e) => self.net_event(e),
-            Ev::Inject { node, msg } => self.transport_send(node, *msg),
-            Ev::Transport { node, timer } => self.transport_timer(node, timer),
+            Ev::Inject { node, msg } => self.transport_send(End::Node(node), *msg),
+            Ev::Transport { node, timer } => self.transport_timer(End::Node(node), timer),
+            Ev::HostTimer { timer } => self.transport_timer(End::Host, timer),
         }
     }
 
@@ -480,7 +494,7 @@ impl Simulation {
         }
         self.stamp_departure(n, &mut msg);
         if self.net.is_some() {
-            self.transport_send(n, msg);
+            self.transport_send(End::Node(n), msg);
         } else {
             self.port_send(msg);
         }
@@ -531,9 +545,10 @@ impl Simulation {
         )
     }
 
-    /// Where each core that has not exited is waiting (for a quiescent end).
+    /// Where each core that has not exited is waiting (for a quiescent end); cores an exit
+    /// stopped (`exit = "node"`) are done, not waiting.
     pub fn waiting_cores(&self) -> Vec<String> {
-        self.core_lines(|s| !matches!(s, CoreState::Halted(_)))
+        self.core_lines(|s| !matches!(s, CoreState::Halted(_) | CoreState::Stopped(_)))
     }
 
     /// "core N: pc 0x..., state" (prefixed with the node in clusters) for the cores whose

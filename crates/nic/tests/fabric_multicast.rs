@@ -47,7 +47,9 @@ impl Cluster {
         let (nodes_per_leaf, leaves, spines) = shape;
         let topology = Topology::LeafSpine { nodes_per_leaf, leaves, spines };
         let link = LinkParams { drop_prob: loss, ..LinkParams::default() };
-        let fabric = Fabric::new(FabricParams { topology, link, switch: switch(p), faults, seed, host: false }).unwrap();
+        let fabric =
+            Fabric::new(FabricParams { topology, link, switch: switch(p), faults, seed, host: false })
+                .unwrap();
         let tp = TransportParams { protocol: p, ..TransportParams::default() };
         let ip = |i: u32| common::BASE + i;
         let n = nodes_per_leaf * leaves;

@@ -161,7 +161,38 @@ mod tests {
     /// Every port and switch is in exactly one partition, and local indices are dense.
     #[test]
     fn partitions_cover_everything_once() {
-        let w = leaf_spine();
+        cover_everything_once(leaf_spine());
+        cover_everything_once(leaf_spine().with_host(true));
+    }
+
+    /// The host's two ports live with switch 0 and cross nowhere; packets to it leave
+    /// other leaves towards leaf 0 and switch 0 by the host's own port.
+    #[test]
+    fn the_host_hangs_off_switch_0() {
+        let w = leaf_spine().with_host(true);
+        let h = w.host_node().unwrap();
+        assert_eq!((h, w.node_of(super::super::topology::HOST_IP)), (12, Some(12)));
+        let (up, down) = (w.uplink_port(h), w.uplink_port(h) + 1);
+        assert_eq!(w.ports(), down + 1);
+        assert_eq!(w.peer(up), Peer::Switch { sw: 0, inport: w.ports_per_switch });
+        assert_eq!(w.peer(down), Peer::Node(h));
+        let s0 = Scope::part(&w, 0);
+        assert!(!s0.crosses(s0.ports.local(up)) && !s0.crosses(s0.ports.local(down)));
+        let mut rng = nanopu_sim::Rng::stream(1, 1);
+        let choice = super::super::params::UplinkChoice::Hash;
+        assert_eq!(w.out_port(0, h, || 0, choice, &mut rng), down);
+        let from_leaf_2 = w.out_port(2, h, || 1, choice, &mut rng);
+        assert_eq!(from_leaf_2, w.switch_port(2, 4 + 1), "up to spine 1");
+        assert_eq!(
+            w.out_port(3 + 1, h, || 0, choice, &mut rng),
+            w.switch_port(4, 0),
+            "spine 1 down to leaf 0"
+        );
+        assert!(w.is_uplink(up) && !w.is_uplink(down));
+        assert_eq!(leaf_spine().node_of(super::super::topology::HOST_IP), None, "no host, no route");
+    }
+
+    fn cover_everything_once(w: Wiring) {
         let scopes: Vec<Scope> = (0..w.partitions()).map(|p| Scope::part(&w, p)).collect();
         let mut ports: Vec<u32> = scopes.iter().flat_map(|s| s.ports.ids().collect::<Vec<_>>()).collect();
         ports.sort_unstable();

@@ -52,7 +52,16 @@ impl Wiring {
         let spines = spines as u64;
         let spray_threshold = spines.wrapping_neg() % spines;
         let Size { nodes, switches, ports_per_switch, .. } = size;
-        Wiring { topology, nodes, switches, ports_per_switch, host: false, per_switch, per_leaf, spray_threshold }
+        Wiring {
+            topology,
+            nodes,
+            switches,
+            ports_per_switch,
+            host: false,
+            per_switch,
+            per_leaf,
+            spray_threshold,
+        }
     }
 
     /// The same wiring with the test host attached (or not).
