@@ -16,7 +16,7 @@ static uint8_t seen[MAX_NODES];
 
 static uint64_t word(uint64_t src, uint64_t dst, uint64_t i) { return (src << 40) | (dst << 20) | i; }
 
-/* One message to every node d != me, context 0 (node d is 10.0.0.(2+d), SPEC.md section 2). */
+/* One message to every node d != me, context 0 (node d is 10.0.0.(2+d), docs/platform.md section 2). */
 static void send_all(uint64_t me, uint64_t n, uint64_t words)
 {
     for (uint64_t d = 0; d < n; d++) {

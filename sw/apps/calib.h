@@ -20,8 +20,8 @@ static inline uint64_t xorshift64s(uint64_t *s)
     return x * 0x2545f4914f6cdd1dull;
 }
 
-/* Evict the data from L1 and L2 (prototype: 16 KiB L1D, 512 KiB L2, SPEC.md
- * section 1) by streaming through 1 MiB, twice the L2, one load per 64-byte line. */
+/* Evict the data from L1 and L2 (prototype: 16 KiB L1D, 512 KiB L2,
+ * docs/platform.md section 1) by streaming through 1 MiB, twice the L2, one load per 64-byte line. */
 #define EVICT_BYTES (1u << 20)
 static uint8_t evict_buf[EVICT_BYTES] __attribute__((aligned(64)));
 

@@ -1,6 +1,6 @@
 /*
  * ctxswitch.c - the nanokernel's context switch, from the NIC interrupt to the target's
- * first instruction (SPEC.md section 2: the prototype measured 160 cycles).
+ * first instruction (docs/platform.md section 2: the prototype measured 160 cycles).
  *
  * Method (core 0 only; the other cores exit 0 at once):
  *   - Context 1, priority 1, gets a message and spins storing mcycle into `spin_last`

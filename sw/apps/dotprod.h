@@ -1,5 +1,5 @@
 /*
- * dotprod.h - shared parts of the dot-product servers (SPEC.md section 5:
+ * dotprod.h - shared parts of the dot-product servers (docs/platform.md section 5:
  * "dot product with in-memory weights, register-direct vs copy-to-memory").
  * A request carries N u64 data words (N = length / 8, at most DOTPROD_MAX);
  * the reply to the sender is one word: sum over i of weight[i] * data[i]

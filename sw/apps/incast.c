@@ -15,7 +15,7 @@ static uint8_t seen[MAX_SENDERS + 1];
 
 static uint64_t word(uint64_t node, uint64_t i) { return (node << 32) | i; }
 
-/* Node n's one message to node 0, context 0 (nodes are 10.0.0.(2+n), SPEC.md section 2). */
+/* Node n's one message to node 0, context 0 (nodes are 10.0.0.(2+n), docs/platform.md section 2). */
 static void send_one(uint64_t node, uint64_t words)
 {
     lnic_write_r(lnic_hdr(NANOPU_IP(10, 0, 0, 2), 0, (uint16_t)(LNIC_WORD_BYTES * words)));

@@ -1,9 +1,9 @@
 /*
- * loopback.c - echo server (SPEC.md section 5, microbenchmarks).
+ * loopback.c - echo server (docs/platform.md section 5, microbenchmarks).
  * Every core registers context 0, priority 0, and serves forever: each message
  * goes back to its sender with the same length and payload.  The received
  * header names the sender (IP, context) and the length, which is exactly the
- * header of the reply (SPEC.md section 2), so it is forwarded unchanged.
+ * header of the reply (docs/platform.md section 2), so it is forwarded unchanged.
  * Build with -DBOOT_MSG to announce each core to the test host first
  * (lnic_serve_forever).
  */

@@ -1,6 +1,6 @@
 /*
  * service.c - the service-time server of the nanoPU paper's scheduling experiments
- * (SPEC.md section 3: JBSQ vs RSS core selection, the hardware thread scheduler, bounded
+ * (docs/platform.md section 3: JBSQ vs RSS core selection, the hardware thread scheduler, bounded
  * processing time), on top of the nanokernel (nanokernel.h).
  *
  * Request payload, 2 words: w0 = service time in cycles, w1 = the client's send time
@@ -22,7 +22,7 @@
  *              cores exit 0 at once (nothing registered there, nothing to simulate)
  *   misbehave  core 0: contexts 0 and 1, both priority 0; context 1 stretches every 100th
  *              request it serves to 10x its service time (exceeds lmsgcycles, so the NIC
- *              demotes it, SPEC.md section 3); the other cores exit 0
+ *              demotes it, docs/platform.md section 3); the other cores exit 0
  * Anything else: usage on core 0's console, exit 2 on every core.
  */
 #include "nanopu.h"

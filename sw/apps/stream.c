@@ -1,5 +1,5 @@
 /*
- * stream.c - increment every word and return it (SPEC.md section 5).
+ * stream.c - increment every word and return it (docs/platform.md section 5).
  * Context 0, priority 0 on every core; the reply goes to the sender with the
  * same length; each payload word w comes back as w + 1 (addi t6, t5, 1).
  */

@@ -1,5 +1,5 @@
 /*
- * throughput.c - receive-rate benchmark (SPEC.md section 5).
+ * throughput.c - receive-rate benchmark (docs/platform.md section 5).
  * Context 0, priority 0 on every core.  Each message's payload is read and
  * discarded.  After every THROUGHPUT_N messages (a compile-time constant,
  * default 100, override with -DTHROUGHPUT_N=...) the core replies to the sender

@@ -1,5 +1,5 @@
 /*
- * nanokernel.h - the nanoPU's thread scheduler on the core side (SPEC.md section 2,
+ * nanokernel.h - the nanoPU's thread scheduler on the core side (docs/platform.md section 2,
  * "The NIC raises a machine-level interrupt ..."; section 3 "Hardware thread scheduler").
  *
  * The NIC decides which thread context should run (ltargetcontext/ltargetpriority) and
@@ -25,7 +25,7 @@
 #define NANOKERNEL_H
 
 /* ---- Limits ------------------------------------------------------------- */
-#define NK_MAX_THREADS   4      /* contexts per core (SPEC.md section 2) */
+#define NK_MAX_THREADS   4      /* contexts per core (docs/platform.md section 2) */
 #define NK_MAX_HARTS     64     /* cores per node the simulator accepts (nic.cores) */
 #define NK_STACK_BYTES   (16 * 1024)  /* each thread's stack, from nanopu_malloc */
 #define NK_KSTACK_BYTES  2048   /* per-hart stack of the fatal-trap report only */
@@ -38,7 +38,7 @@
 
 /* ---- Interrupt causes and enables (RISC-V privileged spec 3.1.9) -------- */
 #define NK_IRQ_TIMER     7      /* machine timer, CLINT mtimecmp */
-#define NK_IRQ_NIC       16     /* the NIC's scheduler interrupt (SPEC.md section 2) */
+#define NK_IRQ_NIC       16     /* the NIC's scheduler interrupt (docs/platform.md section 2) */
 
 /* CLINT (docs/abi.md memory map); mtime counts real-time-clock ticks of
  * nanopu_rtc_cycles() core cycles (1 MHz on the prototype). */
@@ -101,7 +101,7 @@ int start_thread(void (*fn)(void), uint16_t context, uint8_t priority);
  * first thread started if none is active. */
 void scheduler_run(void) __attribute__((noreturn));
 
-/* Never returns.  The timer-driven baseline (SPEC.md section 3): the NIC interrupt stays
+/* Never returns.  The timer-driven baseline (docs/platform.md section 3): the NIC interrupt stays
  * disabled and threads switch only on the CLINT timer every period_cycles, rounded to
  * whole mtime ticks (at least one). */
 void scheduler_run_timer(uint64_t period_cycles) __attribute__((noreturn));

@@ -1,7 +1,7 @@
 /*
  * nanopu.h - the nanoPU register API for bare-metal C programs.
  *
- * SPEC.md section 2: x30 (t5) is netRX, every read pops the next 8-byte word of
+ * docs/platform.md section 2: x30 (t5) is netRX, every read pops the next 8-byte word of
  * the current context's oldest message; x31 (t6) is netTX, every write pushes one
  * word to the transmit queue.  Programs must be compiled with
  * -ffixed-x30 -ffixed-x31 so the compiler never touches these two registers.
@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-/* ---- CSR numbers (SPEC.md section 2) ---------------------------------- */
+/* ---- CSR numbers (docs/platform.md section 2) ---------------------------------- */
 #define LMSGSRDY        0x052 /* read: non-zero while the current context's RX queue holds a word */
 #define LCURCONTEXT     0x053 /* current context id */
 #define LNICCMD         0x054 /* nanokernel commands */
@@ -37,7 +37,7 @@
 #define LNICUCMD_MSG_DONE (1u << 0)
 #define LNICUCMD_IDLE     (1u << 1)
 
-/* mip/mie bit of the NIC interrupt (SPEC.md section 2: cause 16) */
+/* mip/mie bit of the NIC interrupt (docs/platform.md section 2: cause 16) */
 #define NANOPU_NIC_IRQ     16
 #define NANOPU_MIP_NIC     (1ul << NANOPU_NIC_IRQ)
 
@@ -45,7 +45,7 @@
 #define CSR_MHARTID       0xf14
 #define CSR_MCYCLE        0xb00
 #define CSR_MINSTRET      0xb02
-#define CSR_MHPMCOUNTER3  0xb03 /* D-cache misses on the prototype (SPEC.md section 2) */
+#define CSR_MHPMCOUNTER3  0xb03 /* D-cache misses on the prototype (docs/platform.md section 2) */
 
 /* ---- CSR access -------------------------------------------------------- */
 #define NANOPU_STR_(x) #x
@@ -63,7 +63,7 @@
 #define csr_swap(csr, val) ({ uint64_t _v; \
     __asm__ volatile("csrrw %0, " NANOPU_STR(csr) ", %1" : "=r"(_v) : "rK"((uint64_t)(val)) : "memory"); _v; })
 
-/* ---- Application header (SPEC.md section 2) ---------------------------
+/* ---- Application header (docs/platform.md section 2) ---------------------------
  * bits 63..32 IPv4 address, 31..16 context id, 15..0 payload length in bytes.
  * On receive the fields name the sender, on send the destination. */
 #define LNIC_IP_MASK       0xffffffff00000000ull
@@ -89,7 +89,7 @@ static inline uint32_t lnic_hdr_words(uint64_t hdr)
 /* Build an IPv4 address in host order: NANOPU_IP(10,0,0,2). */
 #define NANOPU_IP(a, b, c, d) \
     (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (uint32_t)(d))
-/* The test host listens at 10.0.0.1; nodes are 10.0.0.(2+n) (SPEC.md section 2). */
+/* The test host listens at 10.0.0.1; nodes are 10.0.0.(2+n) (docs/platform.md section 2). */
 #define NANOPU_HOST_IP NANOPU_IP(10, 0, 0, 1)
 
 /* ---- Context management (nanokernel side) ----------------------------- */
@@ -242,7 +242,7 @@ static inline void lnic_write_multicast_hdr(uint32_t first, uint32_t count, uint
     lnic_write_r(((uint64_t)first << 32) | count);
 }
 
-/* Node index of a node's IPv4 address (10.0.0.(2+n), SPEC.md section 2). */
+/* Node index of a node's IPv4 address (10.0.0.(2+n), docs/platform.md section 2). */
 static inline uint32_t nanopu_node_of_ip(uint32_t ip) { return ip - NANOPU_IP(10, 0, 0, 2); }
 
 /* User argument i (0 = argv[3], the first after program, MAC and IP) as a decimal

@@ -2,7 +2,7 @@
  * crt0.S - start-up code of a nanoPU program (docs/abi.md).
  *
  * Reset state: a0 = hart id, a1 = boot info (0x1000), every hart starts here.
- * Each hart gets a 128 KiB stack+TLS region after _end (SPEC.md section 2):
+ * Each hart gets a 128 KiB stack+TLS region after _end (docs/platform.md section 2):
  *   region(h) = __stacks_start + h * 128 KiB;  tp = region(h) (TLS, RISC-V ELF
  *   psABI: tp points at the TLS block), sp = region(h+1) (stack grows down).
  * Every hart then calls main(argc, argv) with argc/argv from the boot info (0 and

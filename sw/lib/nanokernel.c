@@ -1,5 +1,5 @@
 /*
- * nanokernel.c - thread table and start-up of the nanoPU nanokernel (SPEC.md section 2,
+ * nanokernel.c - thread table and start-up of the nanoPU nanokernel (docs/platform.md section 2,
  * "The NIC raises a machine-level interrupt ..."; section 3 "Hardware thread scheduler").
  * The switch itself is the trap handler in nanokernel_trap.S; this file creates threads,
  * registers their contexts with the NIC and performs the first switch.
@@ -95,7 +95,7 @@ static void __attribute__((noreturn)) nk_thread_returned(void)
 }
 
 /* Register (context, priority) with the NIC without changing which context is current
- * (SPEC.md section 2: lniccmd bit0 registers lcurcontext/lcurpriority). */
+ * (docs/platform.md section 2: lniccmd bit0 registers lcurcontext/lcurpriority). */
 static void nk_register(uint16_t context, uint8_t priority)
 {
     uint64_t cur = csr_read(LCURCONTEXT), prio = csr_read(LCURPRIORITY);
@@ -133,7 +133,7 @@ int start_thread(void (*fn)(void), uint16_t context, uint8_t priority)
 /* The first thread to run: the NIC's target if it names an active context of this core.
  * When no context is active ltargetcontext reads lcurcontext, which is ambiguous, so
  * then the first thread started runs; if another context is active after all, the NIC
- * interrupts as soon as interrupts are on (SPEC.md section 3). */
+ * interrupts as soon as interrupts are on (docs/platform.md section 3). */
 static struct nk_frame *nk_first(struct nk_hart *h)
 {
     uint64_t target = csr_read(LTARGETCONTEXT);

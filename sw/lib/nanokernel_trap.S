@@ -1,5 +1,5 @@
 /*
- * nanokernel_trap.S - the nanokernel's trap handler (SPEC.md section 2: "The trap handler
+ * nanokernel_trap.S - the nanokernel's trap handler (docs/platform.md section 2: "The trap handler
  * (the nanokernel) saves x1..x29 and mepc of the current context, reads
  * ltargetcontext/ltargetpriority, writes them to lcurcontext/lcurpriority, restarts the
  * message timer, restores the target's registers and mrets").
@@ -17,7 +17,7 @@
  * 33 to restore (mscratch, mepc, 28 ld, sp, mret): 87 for the first thread, 93 for the
  * second.  The timer interrupt adds 8 (a second cause test and re-arming mtimecmp).
  * apps/ctxswitch.c measures about 150 cycles from the interrupt to the target's first
- * instruction with warm caches (SPEC.md section 2: 160 on the prototype).
+ * instruction with warm caches (docs/platform.md section 2: 160 on the prototype).
  */
 #include "nanokernel.h"
 

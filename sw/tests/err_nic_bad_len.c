@@ -1,6 +1,6 @@
 /*
  * err_nic_bad_len.c - NEGATIVE test: a header with length 0 is invalid
- * (SPEC.md section 2).  The simulator is expected to stop the run with an
+ * (docs/platform.md section 2).  The simulator is expected to stop the run with an
  * error naming the core; if it accepts the header this program prints a
  * message and exits with 1, so "exit 0" can never be mistaken for a pass.
  */

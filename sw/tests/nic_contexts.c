@@ -1,5 +1,5 @@
 /*
- * nic_contexts.c - each context has its own RX queue (SPEC.md section 2:
+ * nic_contexts.c - each context has its own RX queue (docs/platform.md section 2:
  * lmsgsrdy and netRX refer to the current context, lcurcontext 0x053).
  * A core registers two contexts A and B, sends one message to B then one to A
  * (both from B, the current context after registering), then reads A's queue

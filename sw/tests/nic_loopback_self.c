@@ -1,6 +1,6 @@
 /*
  * nic_loopback_self.c - a core sends a 3-word message to its own node IP and
- * its own context and reads it back from netRX (SPEC.md section 2): the header
+ * its own context and reads it back from netRX (docs/platform.md section 2): the header
  * must name the sender (own IP, own context) and the payload length in bytes,
  * and the payload words must arrive in order and unchanged.
  * Every core runs it with context id = core id, so cores do not share queues.

@@ -1,5 +1,5 @@
 /*
- * nic_ready.c - lmsgsrdy (CSR 0x052, SPEC.md section 2) reads 0 while the
+ * nic_ready.c - lmsgsrdy (CSR 0x052, docs/platform.md section 2) reads 0 while the
  * current context's RX queue is empty and non-zero once a looped-back message
  * has arrived; it stays non-zero until the last word is read.  Also checks
  * lnicrdy (0x057) reports the NIC ready.

@@ -53,7 +53,7 @@ const BUILD: &str = match option_env!("NANOPU_BUILD") {
     Some(b) => b,
     None => "plain",
 };
-/// Prototype's MAC + serial I/O latency, each way (SPEC section 3).
+/// Prototype's MAC + serial I/O latency, each way (docs/platform.md section 3).
 const MAC_NS: f64 = 26.0;
 
 pub fn main(a: BenchArgs) -> Result<ExitCode, String> {

@@ -1,5 +1,5 @@
 //! `nanopu bench context-switch`: the nanokernel's switch from the NIC interrupt to the
-//! target's first instruction (SPEC section 2; the prototype measured 160 cycles), measured
+//! target's first instruction (docs/platform.md section 2; the prototype measured 160 cycles), measured
 //! by `ctxswitch.elf` on one core: a priority-1 context spins storing mcycle, a message for
 //! the priority-0 context arrives, and that context reports the cycles between the last
 //! store and its first instruction.

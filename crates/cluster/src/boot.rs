@@ -22,7 +22,7 @@ pub struct BootInfo<'a> {
     pub rtc_cycles: u64,
 }
 
-/// IPv4 address of node `n`: 10.0.0.(2+n) (prototype convention, SPEC section 2).
+/// IPv4 address of node `n`: 10.0.0.(2+n) (prototype convention, docs/platform.md section 2).
 pub fn node_ip(n: u32) -> u32 {
     nanopu_sim::packet::NODE_IP_BASE + n
 }

@@ -162,7 +162,7 @@ fn transport_params(f: &ClusterFile) -> Result<TransportParams, String> {
     Ok(p)
 }
 
-/// One MTU time (1,024 + 64 bytes) at the link rate (SPEC section 3).
+/// One MTU time (1,024 + 64 bytes) at the link rate (docs/platform.md section 3).
 fn pull_interval(rate_gbps: f64) -> Time {
     Time::from_ns_f64((1024.0 + 64.0) * 8.0 / rate_gbps)
 }

@@ -1,4 +1,4 @@
-//! The nanokernel (sw/lib/nanokernel*.{c,S}) with the NIC's thread scheduler (SPEC sections
+//! The nanokernel (sw/lib/nanokernel*.{c,S}) with the NIC's thread scheduler (docs/platform.md sections
 //! 2 and 3): the service-time server in its test types, and the context-switch measurement.
 //! Requests come from the test host, as in host_driven.rs.
 
@@ -209,7 +209,7 @@ fn service_misbehave_demoted_context_is_preempted_by_an_equal_priority_one() {
 
 #[test]
 fn service_timer_mode_switches_only_on_the_tick() {
-    // NIC-driven first, then the timer-driven baseline (SPEC section 3, every 5 us).
+    // NIC-driven first, then the timer-driven baseline (docs/platform.md section 3, every 5 us).
     let (nic_short, _) = preempt_run(service_cfg(1, "preempt"));
     let mut timer = service_cfg(1, "preempt");
     timer.nic.sched_timer_cycles = 16_000;

@@ -1,5 +1,5 @@
 //! Per-core state inside the NIC: thread contexts with their local RX queues, the TX
-//! assembler and the scheduler registers (SPEC section 2).
+//! assembler and the scheduler registers (docs/platform.md section 2).
 
 use crate::message::{mask_tail, words_for, AppHeader, Message};
 use crate::transport::segment::is_multicast_ip;
@@ -27,7 +27,7 @@ pub struct Context {
     /// timeout's rotation starts the contexts that have not run yet (see `sched`).
     pub ran: bool,
     /// The message this context is writing to netTX: a thread switched out in the middle of
-    /// a message resumes it later (the queues are per context, SPEC section 2).
+    /// a message resumes it later (the queues are per context, docs/platform.md section 2).
     pub tx: TxAssembler,
 }
 
@@ -103,7 +103,9 @@ impl TxAssembler {
     fn start(&mut self, word: u64, src_context: u16, max_len: u32) -> Result<(), TxError> {
         let h = AppHeader::from_word(word);
         if h.len == 0 {
-            return Err(format!("netTX header {word:#018x}: message length 0 is invalid (SPEC section 2)"));
+            return Err(format!(
+                "netTX header {word:#018x}: message length 0 is invalid (docs/platform.md section 2)"
+            ));
         }
         if h.len as u32 > max_len {
             return Err(format!(

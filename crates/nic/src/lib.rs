@@ -1,4 +1,4 @@
-//! The nanoPU NIC as seen by its node's cores (SPEC sections 2 and 3).
+//! The nanoPU NIC as seen by its node's cores (docs/platform.md sections 2 and 3).
 //!
 //! A tour:
 //! - [`params`]: every NIC constant with unit, default and provenance.
@@ -33,7 +33,7 @@ pub use message::{AppHeader, Message};
 pub use nic::{Action, Nic, NicCounters};
 pub use params::NicParams;
 
-/// CSR addresses of the nanoPU register interface (SPEC section 2).
+/// CSR addresses of the nanoPU register interface (docs/platform.md section 2).
 pub mod csr {
     pub const LMSGSRDY: u16 = 0x052;
     pub const LCURCONTEXT: u16 = 0x053;
@@ -47,5 +47,5 @@ pub mod csr {
     pub const LIDLECYCLES: u16 = 0x061;
 }
 
-/// The interrupt line the NIC drives in each core's `mip` (SPEC section 2: bit 16).
+/// The interrupt line the NIC drives in each core's `mip` (docs/platform.md section 2: bit 16).
 pub const NIC_IRQ_BIT: u32 = 16;

@@ -1,4 +1,4 @@
-//! Messages and the application header word (SPEC section 2).
+//! Messages and the application header word (docs/platform.md section 2).
 
 /// The first word of every message between a core and the NIC: bits 63..32 IPv4 address,
 /// 31..16 context id, 15..0 payload length in bytes (header not counted).
@@ -30,7 +30,7 @@ pub struct Message {
     /// Multicast group: the contiguous node range `(first, count)` (None for unicast).
     pub group: Option<(u32, u32)>,
     /// Payload as ceil(len/8) native words. Bytes past `len` in the last word are zero:
-    /// the wire carries big-endian words and only `len` bytes of them (SPEC section 2), so
+    /// the wire carries big-endian words and only `len` bytes of them (docs/platform.md section 2), so
     /// the NIC clears the low-order bytes that would not be sent.
     pub words: Vec<u64>,
 }

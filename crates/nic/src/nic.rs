@@ -159,7 +159,7 @@ impl Nic {
         self.assign(context, now, out);
     }
 
-    /// Hand waiting messages of `context` to cores while JBSQ allows (SPEC section 3).
+    /// Hand waiting messages of `context` to cores while JBSQ allows (docs/platform.md section 3).
     fn assign(&mut self, context: u16, now: u64, out: &mut Vec<Action>) {
         while let Some(core) = self.pick_core(context) {
             let Some((seq, msg)) = self.waiting.get_mut(&context).and_then(|q| q.pop_front()) else {
@@ -169,7 +169,7 @@ impl Nic {
         }
     }
 
-    /// The core the head message of `context` goes to now, if any (SPEC section 3).
+    /// The core the head message of `context` goes to now, if any (docs/platform.md section 3).
     fn pick_core(&self, context: u16) -> Option<usize> {
         let msg = &self.waiting.get(&context)?.front()?.1;
         let cores = self.registry.get(&context).filter(|r| !r.is_empty())?;

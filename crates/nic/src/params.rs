@@ -3,40 +3,40 @@
 /// Parameters of one node's NIC.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NicParams {
-    /// Cores attached to the NIC. Default 4 (prototype: 4 Rocket cores, SPEC section 1).
+    /// Cores attached to the NIC. Default 4 (prototype: 4 Rocket cores, docs/platform.md section 1).
     pub cores: usize,
-    /// Thread contexts per core. Default 4 (SPEC section 2).
+    /// Thread contexts per core. Default 4 (docs/platform.md section 2).
     pub contexts_per_core: usize,
     /// Local RX queue per core in bytes, split evenly over `contexts_per_core` contexts.
-    /// Default 16 KiB (SPEC section 2).
+    /// Default 16 KiB (docs/platform.md section 2).
     pub rx_queue_bytes: u32,
-    /// TX queue per core in bytes. Default 8 KiB (SPEC section 2). A message leaves only
+    /// TX queue per core in bytes. Default 8 KiB (docs/platform.md section 2). A message leaves only
     /// once all its words are queued, so the largest message must fit in it (`validate`).
     pub tx_queue_bytes: u32,
-    /// Largest message payload in bytes. Default 2,048 (prototype maximum, SPEC section 2);
+    /// Largest message payload in bytes. Default 2,048 (prototype maximum, docs/platform.md section 2);
     /// the header's 16-bit length field caps it at 65,535. Above 8,176 the TX queue must
     /// grow with it (see [`NicParams::tx_queue_bytes_for`]).
     pub max_msg_bytes: u32,
     /// Cycles from a message's arrival at the NIC to its header word being readable from
-    /// netRX. Default 6 (prototype RX path, SPEC section 3 calibration target).
+    /// netRX. Default 6 (prototype RX path, docs/platform.md section 3 calibration target).
     pub rx_path_cycles: u64,
     /// Cycles from the last netTX write of a message to its packet leaving the NIC (without
-    /// MAC). Default 11 (prototype TX path for a one-word message, SPEC section 3).
+    /// MAC). Default 11 (prototype TX path for a one-word message, docs/platform.md section 3).
     pub tx_path_cycles: u64,
     /// Extra cycles for a message to the node's own IP to turn around inside the NIC, between
     /// the TX path and the RX path. Default 0 (none is documented for the prototype).
     pub loopback_cycles: u64,
-    /// JBSQ bound n: most outstanding messages per core and context. Default 2 (SPEC 3).
+    /// JBSQ bound n: most outstanding messages per core and context. Default 2 (docs/platform.md section 3).
     pub jbsq_n: u32,
-    /// Reset value of `lmsgcycles`. Default 3,000 cycles (SPEC section 2).
+    /// Reset value of `lmsgcycles`. Default 3,000 cycles (docs/platform.md section 2).
     pub msg_cycles: u64,
-    /// Reset value of `lidlecycles`. Default 3,000 cycles (SPEC section 2).
+    /// Reset value of `lidlecycles`. Default 3,000 cycles (docs/platform.md section 2).
     pub idle_cycles: u64,
-    /// How a complete message picks its core. Default JBSQ (SPEC section 3).
+    /// How a complete message picks its core. Default JBSQ (docs/platform.md section 3).
     pub core_selection: CoreSelection,
     /// Period of the timer-driven scheduler baseline in cycles, or 0 for the NIC-driven
     /// scheduler (default). The loader passes it to the nanokernel in the boot page; the NIC
-    /// itself behaves the same either way (SPEC section 3: "e.g. every 5 us" = 16,000).
+    /// itself behaves the same either way (docs/platform.md section 3: "e.g. every 5 us" = 16,000).
     pub sched_timer_cycles: u64,
     /// Latency stamps for the testers' context 0x1234 at the node's port ([`crate::stamp`]).
     /// Default on, as the prototype's simulated NIC always did (l-nic/lnic `SimUtils.scala`).
@@ -52,7 +52,7 @@ fn tx_words_of(max_msg_bytes: u32) -> usize {
     TX_OVERHEAD_WORDS + (max_msg_bytes as usize).div_ceil(8)
 }
 
-/// Core selection policy of the NIC (SPEC section 3).
+/// Core selection policy of the NIC (docs/platform.md section 3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum CoreSelection {
     /// Join-bounded-shortest-queue: a per-context global queue in the NIC; a message goes to

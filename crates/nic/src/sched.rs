@@ -1,4 +1,4 @@
-//! The hardware thread scheduler of one core (SPEC section 3).
+//! The hardware thread scheduler of one core (docs/platform.md section 3).
 //!
 //! A context is active while it holds a delivered message it has not reported done. The
 //! target is the active context of highest priority (0 is highest), ties to the oldest head

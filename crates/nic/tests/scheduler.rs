@@ -1,4 +1,4 @@
-//! Property tests of the NIC's core selection and thread scheduler (SPEC section 3): random
+//! Property tests of the NIC's core selection and thread scheduler (docs/platform.md section 3): random
 //! mixes of cores, contexts, priorities, arrivals and a nanokernel-like driver that switches
 //! whenever the interrupt line is raised. Checked at every step and at the end:
 //! - a context of higher priority than the running one with a message raises the interrupt

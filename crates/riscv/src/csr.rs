@@ -57,7 +57,7 @@ impl Core {
             // `time` shadows the CLINT's mtime (unprivileged spec, Zicntr).
             0xc01 => self.mtime(),
             0xb02 | 0xc02 => (self.stats.instret - 1).wrapping_add(c.instret_off),
-            // mhpmcounter3 counts L1 D-cache misses, as on the prototype (SPEC section 2).
+            // mhpmcounter3 counts L1 D-cache misses, as on the prototype (docs/platform.md section 2).
             0xb03 | 0xc03 => self.stats.dcache_misses,
             0xb04..=0xb1f | 0xc04..=0xc1f | 0x320 | 0x323..=0x33f => 0,
             _ => return None,

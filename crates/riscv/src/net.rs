@@ -1,4 +1,4 @@
-//! The nanoPU register interface on the core side (SPEC section 2, docs/abi.md): in a
+//! The nanoPU register interface on the core side (docs/platform.md section 2, docs/abi.md): in a
 //! program that defines `__nanopu_abi`, reading x30 pops a netRX word and writing x31
 //! pushes a netTX word. Such instructions are decoded as `Kind::Net` so the fast path never
 //! looks at register numbers; here they are re-decoded and run with the platform calls

@@ -5,11 +5,11 @@
 
 use std::sync::Arc;
 
-/// Header bytes of every frame: Ethernet 14 + IPv4 20 + transport 30 (SPEC section 3).
+/// Header bytes of every frame: Ethernet 14 + IPv4 20 + transport 30 (docs/platform.md section 3).
 pub const HEADER_BYTES: u32 = 64;
-/// Control and trimmed frames: headers plus 8 bytes of padding (SPEC section 3).
+/// Control and trimmed frames: headers plus 8 bytes of padding (docs/platform.md section 3).
 pub const MIN_FRAME: u32 = 72;
-/// IPv4 address of node 0; node n is this plus n: 10.0.0.(2+n) (SPEC section 2).
+/// IPv4 address of node 0; node n is this plus n: 10.0.0.(2+n) (docs/platform.md section 2).
 pub const NODE_IP_BASE: u32 = 0x0a00_0002;
 /// IPv4 address of the test host, 10.0.0.1: the prototype's load generator and sort
 /// coordinator (docs/models/network.md, "The host").

@@ -66,7 +66,7 @@ extern void (*volatile trap_irq_hook)(uint64_t cause);
  * caller-saved registers, calls `void cfunc(void)` and returns with mret.
  * GCC's interrupt("machine") attribute is NOT used: it saves and restores t5
  * and t6 even under -ffixed-x30/-x31, and in a nanoPU program those accesses
- * would pop netRX and push netTX (SPEC.md section 2).  x30/x31 are never touched.
+ * would pop netRX and push netTX (docs/platform.md section 2).  x30/x31 are never touched.
  */
 #define TRAP_ENTRY(name, cfunc) \
     __asm__(".section .text\n.balign 4\n.globl " #name "\n" #name ":\n" \

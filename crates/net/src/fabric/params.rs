@@ -8,7 +8,7 @@ pub enum Topology {
     /// One switch, node n on port n.
     Star { nodes: u32 },
     /// Two tiers with full bisection: each leaf has `nodes_per_leaf` down links and one
-    /// uplink to each of `spines` spines (SPEC section 4).
+    /// uplink to each of `spines` spines (docs/platform.md section 4).
     LeafSpine { nodes_per_leaf: u32, leaves: u32, spines: u32 },
 }
 
@@ -102,9 +102,9 @@ pub enum UplinkChoice {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkParams {
-    /// Bits per second. Default 200 Gb/s (SPEC section 4).
+    /// Bits per second. Default 200 Gb/s (docs/platform.md section 4).
     pub rate_bps: u64,
-    /// Femtoseconds. Default 43.75 ns (SPEC section 4).
+    /// Femtoseconds. Default 43.75 ns (docs/platform.md section 4).
     pub propagation_fs: u64,
     /// Probability that a packet crossing a link is lost. Default 0.
     pub drop_prob: f64,
@@ -125,7 +125,7 @@ pub struct SwitchParams {
     pub band_bytes: Vec<u32>,
     /// Trim data that does not fit to its header instead of dropping it. Default true (NDP).
     pub trim: bool,
-    /// Switching latency, femtoseconds. Default 0 (SPEC section 4: 0 in single-rack runs).
+    /// Switching latency, femtoseconds. Default 0 (docs/platform.md section 4: 0 in single-rack runs).
     pub latency_fs: u64,
     pub uplink: UplinkChoice,
     /// Replicate multicast packets. Default true.

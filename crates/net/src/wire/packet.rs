@@ -1,4 +1,4 @@
-//! Whole nanoPU frames: Ethernet (14) + IPv4 (20) + transport (30) + payload (SPEC section 3).
+//! Whole nanoPU frames: Ethernet (14) + IPv4 (20) + transport (30) + payload (docs/platform.md section 3).
 //!
 //! | frame | bytes |
 //! |---|---|
@@ -10,7 +10,7 @@
 //! is IPv4, the protocol is NDP or Homa, the IPv4 packet ends where the frame ends, and the
 //! MCAST flag goes with a class D destination and only with one. [`Frame`] owns bytes that
 //! passed those checks, so switches can peek at fields and [`Frame::trim`] without
-//! re-validating. Payload words travel as big-endian u64s (SPEC section 2):
+//! re-validating. Payload words travel as big-endian u64s (docs/platform.md section 2):
 //! [`payload_to_words`] and [`words_to_payload`] convert.
 
 use super::ethernet::{self, EthernetFrame, EthernetRepr};
@@ -20,11 +20,11 @@ use super::WireError;
 
 /// Ethernet + IPv4 + transport headers.
 pub const HEADER_BYTES: usize = ethernet::HEADER_LEN + ipv4::HEADER_LEN + transport::HEADER_LEN;
-/// A trimmed DATA frame: headers and 8 bytes of padding (SPEC section 3).
+/// A trimmed DATA frame: headers and 8 bytes of padding (docs/platform.md section 3).
 pub const TRIMMED_BYTES: usize = HEADER_BYTES + transport::PADDING_BYTES;
 /// The smallest valid frame; control frames have this size too.
 pub const MIN_FRAME: usize = TRIMMED_BYTES;
-/// Default payload bytes per packet (SPEC section 3: 1,024-byte segments).
+/// Default payload bytes per packet (docs/platform.md section 3: 1,024-byte segments).
 pub const SEGMENT_BYTES: usize = 1024;
 /// The largest frame with the default segment size.
 pub const MAX_FRAME_BYTES: usize = HEADER_BYTES + SEGMENT_BYTES;
@@ -214,8 +214,8 @@ fn check_no_trailing_bytes(frame: usize, ip_total: u16) -> Result<(), WireError>
     Ok(())
 }
 
-/// Splits a payload into the big-endian u64 words a program reads from netRX (SPEC
-/// section 2); a short last word is padded with zero bytes at its low end.
+/// Splits a payload into the big-endian u64 words a program reads from netRX
+/// (docs/platform.md section 2); a short last word is padded with zero bytes at its low end.
 pub fn payload_to_words(payload: &[u8]) -> Vec<u64> {
     payload.chunks(8).map(word_of).collect()
 }

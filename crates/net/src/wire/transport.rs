@@ -1,5 +1,5 @@
 //! The 30-byte nanoPU transport header, shared by the NDP-style and Homa-style transports
-//! (SPEC section 3; the IP protocol number tells them apart). All fields are big-endian.
+//! (docs/platform.md section 3; the IP protocol number tells them apart). All fields are big-endian.
 //!
 //! | offset | size | field | meaning |
 //! |---|---|---|---|
@@ -21,7 +21,7 @@
 //!   default), fewer for the last one;
 //! - a trimmed DATA packet (CHOP) and every control packet (no DATA bit) carry exactly
 //!   [`PADDING_BYTES`] = 8 bytes of zero padding instead, so that they are 72-byte frames
-//!   (SPEC section 3: "a trimmed packet is 72 bytes"). The padding is written as zeros and
+//!   (docs/platform.md section 3: "a trimmed packet is 72 bytes"). The padding is written as zeros and
 //!   its contents are ignored on parse, like Ethernet padding.
 //!
 //! RESEND (bit 7) is a modifier: it travels with one of the five kind bits (for instance
