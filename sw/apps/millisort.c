@@ -8,9 +8,10 @@
  *  2. STAGE_PIVOTS: pick L = min(N, P) evenly spaced local pivots (the middle record of each
  *     of L equal slices; L = N takes every record). Sorters form groups of R consecutive ids; the group's first sorter, its
  *     pivot sorter, gathers the group's pivots and merges them.
- *  3. STAGE_SPLITTERS: every pivot sorter picks a few evenly spaced super-pivots (sup_count:
- *     about 256 / G, at least 4, at most G; G = number of groups) and sends them to the root,
- *     sorter 0, which merges them, picks G-1 evenly spaced bucket boundaries, one between
+ *  3. STAGE_SPLITTERS: every pivot sorter picks G evenly spaced super-pivots (G = number of
+ *     groups, i.e. of pivot sorters: MilliSort's pickSuperPivots, docs/nanosort.md; fewer
+ *     only when its group holds fewer pivots) and sends them to the root, sorter 0, which
+ *     merges the G^2, picks G-1 evenly spaced bucket boundaries, one between
  *     each two pivot sorters, and broadcasts them. The pivot sorters shuffle their pivots by
  *     bucket (bucket b goes to the pivot sorter of group b), each message also carrying how
  *     many of the sender's pivots lie in lower buckets: summed over senders that is the
@@ -52,13 +53,6 @@
 #define REC_WORDS   (1 + SORT_VALUE_WORDS)            /* a record on the wire: key, value */
 #define PAIRS_PER_MSG ((MSG_WORDS - 2) / 2)           /* tag (+ prefix) then (key, gid) pairs */
 #define RECS_PER_MSG  ((MSG_WORDS - 1) / REC_WORDS)   /* tag then records: 19 */
-
-/* The root merges about this many super-pivots in all (at least 4 per group): enough that
- * the G pivot buckets come out roughly equal (PSRS would send G per group, so the root's
- * work grows as G^2: half a millisecond at G = 64), few enough that the root stays cheap.
- * Correctness never depends on it: the splitters' ranks are exact (select_splitters). */
-#define SUPER_TOTAL 256
-#define SUPER_MIN   4
 
 /* Message types: the top byte of the first payload word (the tag). */
 enum { T_PIV = 1, T_SUP, T_BND, T_PSH, T_SPL, T_REC };
@@ -226,11 +220,13 @@ struct ms {
 static uint64_t min_u(uint64_t x, uint64_t y) { return x < y ? x : y; }
 static uint64_t group_size(const struct ms *m, uint64_t g) { return min_u(m->R, m->P - g * m->R); }
 static int is_pivot_sorter(const struct ms *m) { return m->me % m->R == 0; }
-/* Super-pivots group g sends to the root. */
+/* Super-pivots group g sends to the root: as many as there are pivot sorters (MilliSort's
+ * pickSuperPivots), so the root merges G^2 of them and its work grows with the square of
+ * the number of groups, which is how MilliSort scales (docs/nanosort.md).  Correctness
+ * never depends on the count: the splitters' ranks are exact (select_splitters). */
 static uint64_t sup_count(const struct ms *m, uint64_t g)
 {
-    uint64_t per = SUPER_TOTAL / m->G < SUPER_MIN ? SUPER_MIN : SUPER_TOTAL / m->G;
-    return min_u(min_u(m->G, per), group_size(m, g) * m->L);
+    return min_u(m->G, group_size(m, g) * m->L);
 }
 
 static void ms_init(struct ms *m, struct sort_area *a, uint64_t R)

@@ -2,18 +2,24 @@
  * nanosort.c - NanoSort (NANOSORT.md, the algorithm notes) on the nanoPU: one sorter per core,
  * sorter s on node s / C, core s % C, context s % C (sortbench.h).
  *
- * Args: BUCKETS FANIN [MULTICAST] (argv[3..5]); BUCKETS b in {4, 8, 16}, the number of
- * sorters P must be a power of b; FANIN >= 2 is the median tree's fan-in; MULTICAST 1
- * (default) multicasts the pivots, 0 unicasts them.
+ * Args: BUCKETS FANIN [MULTICAST [TREES]] (argv[3..6]); BUCKETS b in {4, 8, 16}; the number
+ * of sorters P must be a power of two: every level splits its group into b partitions but
+ * the last, which gets P / b^(L-1) < b buckets when P is not a power of b (256 = 8 * 8 * 4);
+ * FANIN >= 2 is the median trees' fan-in; MULTICAST 1 (default) multicasts the pivots, 0
+ * unicasts them; TREES 1 (default) picks the b-1 pivots with b-1 independent median trees,
+ * one value per message (the paper's algorithm, docs/nanosort.md), 0 with one tree whose
+ * messages carry all b-1 candidates (the earlier variant, kept for comparison).
  *
  * Steps (every core runs them independently; no coordinator, no barrier):
  *   shuffle   key i of sorter s goes to sorter sigma_i(s), sigma_i a pseudo-random
  *             permutation of the sorters that every core computes from a shared seed, so
  *             every sorter receives exactly n keys (NANOSORT.md step 0: "a random
  *             permutation does this") and knows it is complete after n keys.
- *   level k   (k = 1..log_b P) on the group of m = P / b^(k-1) sorters containing this one:
- *             sort, PivotSelect (nanosort_pivots.h), median tree, pivots from the root to the
- *             group, then the key exchange into b partitions of m/b sorters.
+ *   level k   (k = 1..L) on the group of m = P / b^(k-1) sorters containing this one, with
+ *             b_k = min(b, m) buckets: sort, PivotSelect (nanosort_pivots.h), the b_k-1
+ *             median trees, each tree's pivot from its root to the group, then the key
+ *             exchange of the sorted keys, cut into b_k contiguous runs, into b_k
+ *             partitions of m/b_k sorters.
  *   fetch     sort the final bucket, ask each origin for the values (batched per origin),
  *             write the records to the output; keep serving others' requests until every
  *             one of this sorter's n input values has been asked for.
@@ -21,9 +27,10 @@
  * Message formats (payload word 0 is always the tag word below; keys travel as two words,
  * the key and ns_tag(origin, index)):
  *   KEYS     level (0 = shuffle), a = chunk index, b = chunks in the transfer; then pairs
- *   CAND     level, a = median-tree level t, b = candidates (b-1, or 0 for a node without
- *            keys); then the candidates (or, above the leaves, the column medians)
- *   PIVOTS   level, b = b-1; then the pivots, sorted
+ *   CAND     level, a = t << 8 | j0 (median-tree level t, first pivot j0 of the tree),
+ *            b = values (1 per tree, b-1 for the combined tree, 0 from a subtree without
+ *            keys); then the candidates (or, above the leaves, the medians)
+ *   PIVOTS   level, a = j0, b = values; then the pivots j0.. of that tree
  *   REQ      b = entries; then entries pos << 32 | index (pos = slot in the requester's
  *            output, index = the key's index at the origin)
  *   REP      b = records; then per record pos and the 12 value words
@@ -50,7 +57,7 @@
  * the sorter id) makes the private choices: PivotSelect, ties to pivots, even medians.
  *
  * Reordering: cores are not in lockstep, so a message may belong to a later step.  Candidate
- * messages are parked in a pool keyed by (level, tree level), pivots in a per-level slot,
+ * messages are parked in a pool keyed by (level, tree level, tree), pivots in per-level slots,
  * fetch requests are served whenever they are read, and keys go to the one exchange being
  * received (a later level's keys cannot arrive earlier: its pivots need this sorter's
  * candidates, sent only after this level's exchange completed).
@@ -66,6 +73,8 @@
 #define NS_REP_PER_MSG ((NS_MAX_WORDS - 1) / (1 + SORT_VALUE_WORDS))  /* 19 */
 #define NS_MAX_LEVELS 30 /* stage ids STAGE_LEVEL .. STAGE_LEVEL + 29 */
 #define NS_POOL 256
+#define NS_POOL_WARM 64 /* pool entries warmed at start: more than a sorter parks at once */
+#define NS_MAX_FANIN 64
 #define NS_SEED 0x4e616e6f536f7274ull /* shared by every core: the shared permutations */
 
 enum ns_type { MSG_KEYS = 1, MSG_CAND, MSG_PIVOTS, MSG_REQ, MSG_REP };
@@ -82,8 +91,16 @@ static inline uint64_t w0_b(uint64_t w) { return w & 0xffffff; }
 
 /* A parked median-tree message. */
 struct ns_cand {
-    uint32_t level, tlevel, count, pad;
+    uint8_t level, tlevel, j0, count;
+    uint32_t pad;
     uint64_t v[NS_MAX_B - 1];
+};
+
+/* One median tree of a level (NANOSORT.md step 3): it computes pivots j0 .. j0+cnt-1 over
+ * the group, its positions rotated by `off` so that different trees have different mergers
+ * and roots.  `has`: the values below this sorter in this tree include a key. */
+struct ns_tree {
+    uint64_t j0, cnt, off, active, has;
 };
 
 struct ns {
@@ -94,11 +111,17 @@ struct ns {
     struct ns_rec *cur, *nxt, *tmp, *aux; /* cap records each */
     uint64_t ncur, nnxt, cap;
     uint64_t *scratch;                     /* cap + 2b words */
-    uint8_t *bucket;                       /* cap bytes */
+    uint64_t trees;                        /* 1: b-1 independent median trees, 0: one */
     /* the exchange being received into nxt: level, chunk-0s, chunks announced and seen */
     uint64_t rx_level, rx_first, rx_expect, rx_got, rx_keys;
     uint64_t piv[NS_MAX_LEVELS + 1][NS_MAX_B - 1];
-    uint8_t piv_ok[NS_MAX_LEVELS + 1];
+    uint64_t piv_got[NS_MAX_LEVELS + 1];   /* pivots of each level received (or picked) */
+    /* merge scratch, warm with the rest of the struct: the parked messages of one merge
+     * and one column of values */
+    struct ns_cand *kids[NS_MAX_FANIN];
+    uint64_t col[NS_MAX_FANIN];
+    /* the merge being waited for: (level, tree level, tree), and its messages parked */
+    uint64_t w_level, w_tlevel, w_j0, w_got;
     uint64_t npool;
     uint64_t served, vals_got; /* fetch: own values served, own records' values received */
     struct ns_cand pool[NS_POOL]; /* dense: entries 0..npool-1; last, see main */
@@ -107,6 +130,15 @@ struct ns {
 #define ns_fail(s, ...) do { \
     printf("nanosort: sorter %lu: ", (s)->me); printf(__VA_ARGS__); printf("\n"); \
     nanopu_exit(1); } while (0)
+
+/* ceil(log2 x) */
+static uint64_t log2_exact(uint64_t x)
+{
+    uint64_t l = 0;
+    while ((1ull << l) < x)
+        l++;
+    return l;
+}
 
 /* ---- sending ---------------------------------------------------------------------------- */
 
@@ -167,42 +199,46 @@ static void send_keys(struct ns *s, uint64_t dest, uint64_t level, const struct 
     }
 }
 
-/* Candidates (or medians) of level k, tree level t, to the tree parent. */
-static void send_cand(struct ns *s, uint64_t dest, uint64_t k, uint64_t t, const uint64_t *v, uint64_t cnt)
+/* Tree tr's values (candidates, or medians above the leaves) of level k, tree level t, to
+ * the tree parent: one value per independent tree, none from a subtree without keys. */
+static void send_cand(struct ns *s, uint64_t dest, uint64_t k, uint64_t t, const struct ns_tree *tr,
+                      const uint64_t *v)
 {
+    uint64_t cnt = tr->has ? tr->cnt : 0;
     tx_begin(s, dest, 1 + cnt);
-    lnic_write_r(ns_w0(MSG_CAND, k, t, cnt));
-    for (uint64_t j = 0; j < cnt; j++)
+    lnic_write_r(ns_w0(MSG_CAND, k, t << 8 | tr->j0, cnt));
+    for (uint64_t j = tr->j0; j < tr->j0 + cnt; j++)
         lnic_write_r(v[j]);
 }
 
-static void write_pivots(uint64_t k, const uint64_t *piv, uint64_t cnt)
+static void write_pivots(uint64_t k, uint64_t j0, const uint64_t *piv, uint64_t cnt)
 {
-    lnic_write_r(ns_w0(MSG_PIVOTS, k, 0, cnt));
+    lnic_write_r(ns_w0(MSG_PIVOTS, k, j0, cnt));
     for (uint64_t j = 0; j < cnt; j++)
         lnic_write_r(piv[j]);
 }
 
-/* The root's pivots to the m sorters of group g0 (NANOSORT.md step 4).  Multicast reaches a
- * contiguous node range and ONE context, and skips the sender's node (nanopu.h): so when the
- * group is whole nodes, one multicast per context plus unicasts to this node's other cores;
- * otherwise (or with MULTICAST 0) one unicast per member. */
-static void send_pivots(struct ns *s, uint64_t k, uint64_t m, uint64_t g0, const uint64_t *piv)
+/* A tree root's pivots j0..j0+cnt-1 to the m sorters of group g0 (NANOSORT.md step 4).
+ * Multicast reaches a contiguous node range and ONE context, and skips the sender's node
+ * (nanopu.h): so when the group is whole nodes, one multicast per context plus unicasts to
+ * this node's other cores; otherwise (or with MULTICAST 0) one unicast per member. */
+static void send_pivots(struct ns *s, uint64_t k, uint64_t m, uint64_t g0, uint64_t j0,
+                        const uint64_t *piv, uint64_t cnt)
 {
-    uint64_t cnt = s->b - 1, words = 1 + cnt;
+    uint64_t words = 1 + cnt;
     if (s->mcast && m % s->C == 0 && m / s->C > 1) {
         for (uint64_t c = 0; c < s->C; c++) {
             lnic_write_multicast_hdr((uint32_t)(g0 / s->C), (uint32_t)(m / s->C), (uint16_t)c,
                                      (uint16_t)(words * LNIC_WORD_BYTES));
             s->a->msgs_sent++;
             s->a->bytes_sent += words * LNIC_WORD_BYTES;
-            write_pivots(k, piv, cnt);
+            write_pivots(k, j0, piv, cnt);
         }
         for (uint64_t c = 0; c < s->C; c++) {
             if (c == s->core)
                 continue;
             tx_begin(s, s->me - s->core + c, words);
-            write_pivots(k, piv, cnt);
+            write_pivots(k, j0, piv, cnt);
         }
         return;
     }
@@ -210,7 +246,7 @@ static void send_pivots(struct ns *s, uint64_t k, uint64_t m, uint64_t g0, const
         if (y == s->me)
             continue;
         tx_begin(s, y, words);
-        write_pivots(k, piv, cnt);
+        write_pivots(k, j0, piv, cnt);
     }
 }
 
@@ -233,20 +269,26 @@ static void on_cand(struct ns *s, uint64_t w)
     uint64_t cnt = w0_b(w);
     if (s->npool == NS_POOL)
         ns_fail(s, "candidate pool full (%d parked messages)", NS_POOL);
+    if (cnt > NS_MAX_B - 1)
+        ns_fail(s, "candidate message of %lu values", cnt);
     struct ns_cand *c = &s->pool[s->npool++];
-    c->level = (uint32_t)w0_level(w);
-    c->tlevel = (uint32_t)w0_a(w);
-    c->count = (uint32_t)cnt;
+    c->level = (uint8_t)w0_level(w);
+    c->tlevel = (uint8_t)(w0_a(w) >> 8);
+    c->j0 = (uint8_t)w0_a(w);
+    c->count = (uint8_t)cnt;
     for (uint64_t j = 0; j < cnt; j++)
         c->v[j] = lnic_read();
+    s->w_got += c->level == s->w_level && c->tlevel == s->w_tlevel && c->j0 == s->w_j0;
 }
 
 static void on_pivots(struct ns *s, uint64_t w)
 {
-    uint64_t k = w0_level(w);
-    for (uint64_t j = 0; j < w0_b(w); j++)
+    uint64_t k = w0_level(w), j0 = w0_a(w), cnt = w0_b(w);
+    if (k > NS_MAX_LEVELS || j0 + cnt > NS_MAX_B - 1)
+        ns_fail(s, "pivot message %lx", w);
+    for (uint64_t j = j0; j < j0 + cnt; j++)
         s->piv[k][j] = lnic_read();
-    s->piv_ok[k] = 1;
+    s->piv_got[k] += cnt;
 }
 
 /* Reply to one request of `cnt` entries from sorter `to` (entries pos << 32 | index). */
@@ -359,119 +401,219 @@ static void shuffle(struct ns *s)
 
 /* ---- recursion level k ------------------------------------------------------------------ */
 
-/* Per-column medians of the present candidate vectors: this node's own (v, *cnt) and the
- * parked (k, t) messages, which are consumed.  One coin for all columns keeps the result
- * sorted when every input vector is. */
-static void merge_children(struct ns *s, uint64_t k, uint64_t t, uint64_t *v, uint64_t *cnt)
+/* Buckets of level k: b, but P / b^(L-1) on the last level when P is not a power of b. */
+static uint64_t level_buckets(struct ns *s, uint64_t k)
 {
-    uint64_t vec[64][NS_MAX_B - 1], nv = 0, col[64], upper = ns_rand(&s->rng) & 1;
-    if (*cnt)
-        memcpy(vec[nv++], v, sizeof(vec[0]));
-    for (uint64_t i = 0; i < s->npool;) {
-        struct ns_cand *c = &s->pool[i];
-        if (c->level != k || c->tlevel != t) {
-            i++;
-            continue;
-        }
-        if (c->count)
-            memcpy(vec[nv++], c->v, sizeof(vec[0]));
-        *c = s->pool[--s->npool]; /* the pool stays dense: scans touch only what is parked */
-    }
-    for (uint64_t j = 0; nv && j + 1 < s->b; j++) {
-        for (uint64_t i = 0; i < nv; i++)
-            col[i] = vec[i][j];
-        ns_sort_small(col, nv);
-        v[j] = nv % 2 ? col[nv / 2] : col[nv / 2 - 1 + upper];
-    }
-    *cnt = nv ? s->b - 1 : 0;
+    uint64_t m = s->P >> (s->logb * (k - 1));
+    return m < s->b ? m : s->b;
 }
 
-static uint64_t parked(struct ns *s, uint64_t k, uint64_t t)
+/* The median trees of a level on a group of m.  Independent (NANOSORT.md step 3, "the j-th
+ * median tree aggregates the p_j^i computed by each node"): tree j carries pivot j alone,
+ * its positions rotated by j (F + 1), so that its level-t mergers (the x with x + off = 0
+ * mod F^t) differ from every other tree's whenever b-1 <= F, and its root, x = m - off,
+ * sits on another node than the others' while F + 1 >= C.  Combined: one tree of all
+ * b-1 columns, unrotated. */
+static uint64_t level_trees(struct ns *s, uint64_t m, uint64_t bk, uint64_t has, struct ns_tree *tr)
 {
-    uint64_t n = 0;
-    for (uint64_t i = 0; i < s->npool; i++)
-        n += s->pool[i].level == k && s->pool[i].tlevel == t;
+    uint64_t n = s->trees ? bk - 1 : 1;
+    for (uint64_t i = 0; i < n; i++) {
+        tr[i].j0 = s->trees ? i : 0;
+        tr[i].cnt = s->trees ? 1 : bk - 1;
+        tr[i].off = s->trees ? (i * (s->F + 1)) & (m - 1) : 0; /* m: a power of two */
+        tr[i].active = 1;
+        tr[i].has = has;
+    }
     return n;
 }
 
-/* Median tree over the group's m sorters (local ids x = 0..m-1), fan-in F: at tree level t
- * the sorters whose id is a multiple of F^t take the medians of their F children
- * x + c F^(t-1); the root is local id 0, the depth ceil(log_F m) (NANOSORT.md step 3).
- * Returns at the root with the pivots in v, elsewhere after handing v to the parent. */
-static int median_tree(struct ns *s, uint64_t k, uint64_t m, uint64_t g0, uint64_t *v, uint64_t *cnt)
+/* x mod F^t: a mask when F is a power of two (a 64-bit remainder takes 66 cycles on the
+ * Rocket core, docs/models/node.md). */
+static uint64_t mod(const struct ns *s, uint64_t x, uint64_t up)
+{
+    return (s->F & (s->F - 1)) == 0 ? x & (up - 1) : x % up;
+}
+
+static int cand_is(const struct ns_cand *c, uint64_t k, uint64_t t, uint64_t j0)
+{
+    return c->level == k && c->tlevel == t && c->j0 == j0;
+}
+
+static uint64_t parked(struct ns *s, uint64_t k, uint64_t t, uint64_t j0)
+{
+    uint64_t n = 0;
+    for (uint64_t i = 0; i < s->npool; i++)
+        n += cand_is(&s->pool[i], k, t, j0);
+    return n;
+}
+
+/* Point s->kids at the parked (k, t, tree) messages that carry values; returns how many. */
+static uint64_t find_children(struct ns *s, uint64_t k, uint64_t t, uint64_t j0)
+{
+    uint64_t nk = 0;
+    for (uint64_t i = 0; i < s->npool; i++)
+        if (cand_is(&s->pool[i], k, t, j0) && s->pool[i].count)
+            s->kids[nk++] = &s->pool[i];
+    return nk;
+}
+
+/* Drop the parked (k, t, tree) messages; the pool stays dense, so scans touch only what is
+ * parked. */
+static void drop_children(struct ns *s, uint64_t k, uint64_t t, uint64_t j0)
+{
+    for (uint64_t i = 0; i < s->npool;) {
+        if (cand_is(&s->pool[i], k, t, j0))
+            s->pool[i] = s->pool[--s->npool];
+        else
+            i++;
+    }
+}
+
+/* Per-column medians of this sorter's values of tree tr and its children's nk messages
+ * (s->kids).  One coin for all columns keeps a combined tree's vector sorted when every
+ * input is. */
+static void merge_columns(struct ns *s, struct ns_tree *tr, uint64_t *v, uint64_t nk)
+{
+    uint64_t upper = ns_rand(&s->rng) & 1;
+    for (uint64_t j = tr->j0; j < tr->j0 + tr->cnt && (nk || tr->has); j++) {
+        uint64_t n = 0;
+        if (tr->has)
+            s->col[n++] = v[j];
+        for (uint64_t i = 0; i < nk; i++)
+            s->col[n++] = s->kids[i]->v[j - tr->j0];
+        ns_sort_small(s->col, n);
+        v[j] = n % 2 ? s->col[n / 2] : s->col[n / 2 - 1 + upper];
+    }
+    tr->has = tr->has || nk;
+}
+
+/* Tree level t of tree tr at local id x (rotated position p): wait for the children
+ * p + c span (c = 1..F-1, inside the group), then take the medians. */
+static void merge_round(struct ns *s, uint64_t k, uint64_t t, uint64_t span, uint64_t m, uint64_t p,
+                        struct ns_tree *tr, uint64_t *v)
+{
+    uint64_t children = 0;
+    for (uint64_t c = 1; c < s->F && p + c * span < m; c++)
+        children++;
+    s->w_level = k; /* on_cand counts arrivals from here on */
+    s->w_tlevel = t;
+    s->w_j0 = tr->j0;
+    s->w_got = parked(s, k, t, tr->j0);
+    while (s->w_got < children)
+        handle_one(s);
+    s->w_level = 0; /* levels start at 1: nothing matches */
+    merge_columns(s, tr, v, find_children(s, k, t, tr->j0));
+    drop_children(s, k, t, tr->j0);
+}
+
+/* The level's median trees over the group's m sorters (local ids x = 0..m-1), fan-in F: in
+ * each tree, at tree level t the sorters whose rotated position p = (x + off) mod m is a
+ * multiple of F^t take the medians of their children p + c F^(t-1); the root is p = 0, the
+ * depth ceil(log_F m) (NANOSORT.md step 3).  Every round first sends what leaves this
+ * sorter and only then waits: a sorter waiting at tree level t needs only others' work
+ * below t, so the trees never wait on each other in a cycle.  The trees still active at
+ * the end are the ones this sorter is the root of. */
+static void median_trees(struct ns *s, uint64_t k, uint64_t m, uint64_t g0, uint64_t *v, struct ns_tree *tr,
+                         uint64_t nt)
 {
     uint64_t x = s->me - g0;
     for (uint64_t t = 1, span = 1; span < m; t++, span *= s->F) {
         uint64_t up = span * s->F;
-        if (x % up != 0) {
-            send_cand(s, g0 + x - x % up, k, t, v, *cnt);
-            return 0;
+        for (uint64_t i = 0; i < nt; i++) {
+            uint64_t p = (x + tr[i].off) & (m - 1), r = mod(s, p, up); /* m: a power of two */
+            if (tr[i].active && r != 0) {
+                send_cand(s, g0 + ((p - r + m - tr[i].off) & (m - 1)), k, t, &tr[i], v);
+                tr[i].active = 0;
+            }
         }
-        uint64_t children = 0;
-        for (uint64_t c = 1; c < s->F && x + c * span < m; c++)
-            children++;
-        while (parked(s, k, t) < children)
-            handle_one(s);
-        merge_children(s, k, t, v, cnt);
+        for (uint64_t i = 0; i < nt; i++)
+            if (tr[i].active)
+                merge_round(s, k, t, span, m, (x + tr[i].off) & (m - 1), &tr[i], v);
     }
-    return 1;
 }
 
-/* Bucket of a key: pivots are sorted; a key equal to pivots p_lo..p_hi may go to any bucket
- * lo..hi+1 without breaking the global order (buckets below hold keys <= it, above >= it),
- * so ties are spread uniformly: duplicates do not pile into one partition. */
-static uint64_t bucket_of(struct ns *s, const uint64_t *piv, uint64_t key)
+/* The roots' part of step 4: each tree rooted here sends its pivots to the group (any
+ * value when the whole group holds no key) and keeps them. */
+static void root_pivots(struct ns *s, uint64_t k, uint64_t m, uint64_t g0, uint64_t *v, const struct ns_tree *tr,
+                        uint64_t nt)
 {
-    uint64_t lo = 0, hi = 0;
-    for (uint64_t j = 0; j + 1 < s->b; j++) {
-        lo += piv[j] < key;
-        hi += piv[j] <= key;
+    for (uint64_t i = 0; i < nt; i++) {
+        if (!tr[i].active)
+            continue;
+        for (uint64_t j = tr[i].j0; j < tr[i].j0 + tr[i].cnt; j++)
+            s->piv[k][j] = tr[i].has ? v[j] : 0;
+        send_pivots(s, k, m, g0, tr[i].j0, &s->piv[k][tr[i].j0], tr[i].cnt);
+        s->piv_got[k] += tr[i].cnt;
     }
-    return lo == hi ? lo : lo + ns_below(&s->rng, hi - lo + 1);
 }
 
-/* Step 4's exchange: bucket i to one member of partition i, chosen by the shared random
- * permutation pi_{k,g0,i} of the group (see the top of the file for why and how receivers
- * know they are complete). */
-static void exchange(struct ns *s, uint64_t k, uint64_t m, uint64_t g0, const uint64_t *piv)
+/* Keys from *pos on equal to pivots p_j..p_h (= p_j): any bucket j..h+1 keeps the global
+ * order (buckets below hold keys <= them, above >= them), so each such key's bucket is
+ * drawn uniformly and the equal keys are cut by the counts: duplicates do not pile into
+ * one partition.  Sets end[j..h], moves *pos past the equal keys, returns h. */
+static uint64_t spread_ties(struct ns *s, const uint64_t *piv, uint64_t bk, uint64_t j, uint64_t *pos,
+                            uint64_t *end)
 {
-    uint64_t q = m / s->b, x = s->me - g0;
-    unsigned bits = (unsigned)(s->logp - s->logb * (k - 1));
-    uint64_t seed = ns_hash3(NS_SEED, k, g0), pi = ns_permute(x, seed, bits);
-    for (uint64_t i = 0; i < s->ncur; i++)
-        s->bucket[i] = (uint8_t)bucket_of(s, piv, s->cur[i].key);
-    for (uint64_t i = 0; i < s->b; i++) {
+    uint64_t h = j, eq = *pos, at = *pos, cnt[NS_MAX_B] = {0};
+    while (h + 2 < bk && piv[h + 1] == piv[j])
+        h++;
+    for (; eq < s->ncur && s->cur[eq].key == piv[j]; eq++)
+        cnt[ns_below(&s->rng, h - j + 2)]++;
+    for (uint64_t i = j; i <= h; i++) {
+        at += cnt[i - j];
+        end[i] = at;
+    }
+    *pos = eq;
+    return h;
+}
+
+/* Where bucket i of the sorted keys ends (end[i]), in one pass over the keys and pivots
+ * (NANOSORT.md step 4): keys below pivot j go below it, keys above it above, ties are
+ * spread. */
+static void bucket_ends(struct ns *s, const uint64_t *piv, uint64_t bk, uint64_t *end)
+{
+    uint64_t pos = 0, n = s->ncur;
+    for (uint64_t j = 0; j + 1 < bk; j++) {
+        while (pos < n && s->cur[pos].key < piv[j])
+            pos++;
+        end[j] = pos;
+        if (pos < n && s->cur[pos].key == piv[j])
+            j = spread_ties(s, piv, bk, j, &pos, end);
+    }
+    end[bk - 1] = n;
+}
+
+/* Step 4's exchange: bucket i, a contiguous run of the sorted keys, to one member of
+ * partition i, chosen by the shared random permutation pi_{k,g0,i} of the group (see the
+ * top of the file for why and how receivers know they are complete). */
+static void exchange(struct ns *s, uint64_t k, uint64_t m, uint64_t g0, uint64_t bk, const uint64_t *piv)
+{
+    uint64_t q = m / bk, x = s->me - g0, end[NS_MAX_B];
+    uint64_t seed = ns_hash3(NS_SEED, k, g0), pi = ns_permute(x, seed, (unsigned)log2_exact(m));
+    bucket_ends(s, piv, bk, end);
+    for (uint64_t i = 0, lo = 0; i < bk; lo = end[i++]) {
         uint64_t pos = (pi ^ ns_mix(seed + i)) & (q - 1);
-        uint64_t cnt = 0;
-        for (uint64_t j = 0; j < s->ncur; j++)
-            if (s->bucket[j] == i)
-                s->tmp[cnt++] = s->cur[j];
-        send_keys(s, g0 + i * q + pos, k, s->tmp, cnt);
+        send_keys(s, g0 + i * q + pos, k, s->cur + lo, end[i] - lo);
     }
 }
 
 static void level(struct ns *s, uint64_t k)
 {
-    uint64_t m = s->P >> (s->logb * (k - 1)), g0 = s->me & ~(m - 1);
-    uint64_t v[NS_MAX_B - 1], cnt;
+    uint64_t m = s->P >> (s->logb * (k - 1)), g0 = s->me & ~(m - 1), bk = level_buckets(s, k);
+    uint64_t v[NS_MAX_B - 1];
+    struct ns_tree tr[NS_MAX_B - 1];
     sort_stage_begin(s->a, STAGE_LEVEL + k - 1);
     ns_sort_recs(s->cur, s->tmp, s->ncur);
     start_rx(s, k); /* before the candidates leave: exchange keys can follow soon after */
-    cnt = ns_pivot_select(s->cur, s->ncur, s->b, v, s->scratch, &s->rng);
-    if (median_tree(s, k, m, g0, v, &cnt)) {
-        if (cnt == 0) /* the whole group holds no key: any pivots do */
-            for (uint64_t j = 0; j + 1 < s->b; j++)
-                v[j] = 0;
-        ns_sort_small(v, s->b - 1);
-        send_pivots(s, k, m, g0, v);
-        for (uint64_t j = 0; j + 1 < s->b; j++)
-            s->piv[k][j] = v[j];
-        s->piv_ok[k] = 1;
-    }
-    while (!s->piv_ok[k])
+    uint64_t has = ns_pivot_select(s->cur, s->ncur, bk, v, s->scratch, &s->rng) != 0;
+    uint64_t nt = level_trees(s, m, bk, has, tr);
+    median_trees(s, k, m, g0, v, tr, nt);
+    root_pivots(s, k, m, g0, v, tr, nt);
+    while (s->piv_got[k] < bk - 1)
         handle_one(s);
-    exchange(s, k, m, g0, s->piv[k]);
-    while (s->rx_first < s->b || s->rx_got < s->rx_expect)
+    ns_sort_small(s->piv[k], bk - 1); /* independent trees' medians need not be in order */
+    exchange(s, k, m, g0, bk, s->piv[k]);
+    while (s->rx_first < bk || s->rx_got < s->rx_expect)
         handle_one(s);
     swap_keys(s);
     sort_stage_end(s->a);
@@ -531,34 +673,27 @@ static void fetch(struct ns *s)
 
 /* ---- set-up ------------------------------------------------------------------------------ */
 
-static uint64_t log2_exact(uint64_t x)
-{
-    uint64_t l = 0;
-    while ((1ull << l) < x)
-        l++;
-    return l;
-}
-
-/* The arguments' problem, or NULL; sets b, F, mcast and the number of levels. */
+/* The arguments' problem, or NULL; sets b, F, mcast, trees and the number of levels: the
+ * levels split by b while a group has more than b sorters, the last by what remains. */
 static const char *parse_args(struct ns *s, int argc, char **argv)
 {
     s->b = nanopu_arg_u64(argc, argv, 0, 0);
     s->F = nanopu_arg_u64(argc, argv, 1, 0);
     s->mcast = nanopu_arg_u64(argc, argv, 2, 1);
+    s->trees = nanopu_arg_u64(argc, argv, 3, 1);
     if (s->b != 4 && s->b != 8 && s->b != 16)
         return "BUCKETS must be 4, 8 or 16";
-    if (s->F < 2 || s->F > 64)
+    if (s->F < 2 || s->F > NS_MAX_FANIN)
         return "FANIN must be 2..64";
     if (s->mcast > 1)
         return "MULTICAST must be 0 or 1";
+    if (s->trees > 1)
+        return "TREES must be 0 or 1";
+    if (s->P & (s->P - 1))
+        return "the number of sorters must be a power of two (BUCKETS per level, fewer on the last)";
     s->levels = 0;
-    uint64_t p = 1;
-    while (p < s->P) {
-        p *= s->b;
+    for (uint64_t p = 1; p < s->P; p *= s->b)
         s->levels++;
-    }
-    if (p != s->P)
-        return "the number of sorters must be a power of BUCKETS";
     if (s->levels > NS_MAX_LEVELS)
         return "too many recursion levels";
     return 0;
@@ -580,16 +715,18 @@ static void init_buffers(struct ns *s)
     s->tmp = alloc_or_fail(s, s->cap * sizeof(struct ns_rec));
     s->aux = alloc_or_fail(s, s->cap * sizeof(struct ns_rec));
     s->scratch = alloc_or_fail(s, (s->cap + 2 * NS_MAX_B) * sizeof(uint64_t));
-    s->bucket = alloc_or_fail(s, s->cap);
     /* Touch the part of the fresh buffers a sorter normally uses now, outside the timed
-     * stages, so they are in the caches like any buffer in steady use.  The rest (room for a
-     * skewed bucket) stays untouched: the simulator then never allocates it, which keeps a
-     * 65,536-core run's memory down. */
-    uint64_t warm = (2 * s->n + 64 < s->cap ? 2 * s->n + 64 : s->cap) * sizeof(struct ns_rec);
+     * stages, so they are in the caches like any buffer in steady use (the struct itself,
+     * with the pivots and the merge scratch, is cleared in main).  The rest (room for a
+     * skewed bucket, a pool far fuller than usual) stays untouched: the simulator then never
+     * allocates it, which keeps a 65,536-core run's memory down. */
+    uint64_t recs = 2 * s->n + 64 < s->cap ? 2 * s->n + 64 : s->cap, warm = recs * sizeof(struct ns_rec);
     memset(s->cur, 0, warm);
     memset(s->nxt, 0, warm);
     memset(s->tmp, 0, warm);
     memset(s->aux, 0, warm);
+    memset(s->scratch, 0, recs * sizeof(uint64_t));
+    memset(s->pool, 0, NS_POOL_WARM * sizeof(struct ns_cand));
 }
 
 int main(int argc, char **argv)
@@ -617,8 +754,8 @@ int main(int argc, char **argv)
     const char *err = parse_args(s, argc, argv);
     if (err) {
         if (s->me == 0)
-            printf("nanosort: %s (BUCKETS=%lu FANIN=%lu MULTICAST=%lu, %lu sorters)\n",
-                   err, s->b, s->F, s->mcast, s->P);
+            printf("nanosort: %s (BUCKETS=%lu FANIN=%lu MULTICAST=%lu TREES=%lu, %lu sorters)\n",
+                   err, s->b, s->F, s->mcast, s->trees, s->P);
         return 1;
     }
     s->logb = log2_exact(s->b);

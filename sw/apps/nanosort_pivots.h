@@ -1,5 +1,6 @@
 /*
- * nanosort_pivots.h - PivotSelect (NANOSORT.md "PivotSelect"), for b = 4, 8 and 16.
+ * nanosort_pivots.h - PivotSelect (NANOSORT.md "PivotSelect"), for b = 2, 4, 8 and 16 (2 only
+ * on a last level with fewer buckets, docs/nanosort.md).
  *
  * A node with n sorted keys proposes b-1 candidate pivots; the median tree takes, for every
  * j, the median over nodes of the j-th candidates.  That median converges to the *median*
@@ -19,6 +20,7 @@
  *                  B = 4 6 7 9 11 13 15 17 19 21 23 25 27 30 32
  *            b=8:  A = 1 3 6 8 10 11 13,  B = 4 6 7 9 11 14 16
  *            b=4:  A = 1 4 5,             B = 4 5 8
+ *            b=2:  A = 2,                 B = 3
  *
  * Why these give equal expected buckets.  For keys drawn from a continuous distribution
  * (w.l.o.g. uniform on [0,1]), the r-th smallest of s samples is below x with probability
@@ -33,6 +35,9 @@
  *    (B_j - A_j).  The same search over 32 keys returns exactly NANOSORT.md's b=16 lists,
  *    which is why we trust it for b = 4 and 8.  Worst median errors: b=16 0.0031,
  *    b=8 0.0025, b=4 0.0056 (at j = 1 and 3; 8 samples cannot do better with two ranks).
+ *    b=2 is exact: ranks 2 and 3 of 4 are symmetric about 1/2, and the b-rule's candidate
+ *    is the smaller or the larger of 2 keys with probability 1/2 each, whose mixture is
+ *    uniform (P = ((1-(1-x)^2) + x^2) / 2 = x).
  * Random subsets keep the sample a uniform sample of the node's keys, so these hold for
  * every n.  Duplicated keys (n < b) keep the median right in expectation over the draw.
  */
@@ -49,6 +54,8 @@ static const uint8_t ns_ranks_a8[7] = {1, 3, 6, 8, 10, 11, 13};
 static const uint8_t ns_ranks_b8[7] = {4, 6, 7, 9, 11, 14, 16};
 static const uint8_t ns_ranks_a4[3] = {1, 4, 5};
 static const uint8_t ns_ranks_b4[3] = {4, 5, 8};
+static const uint8_t ns_ranks_a2[1] = {2};
+static const uint8_t ns_ranks_b2[1] = {3};
 
 /* The 2b-rule's rank list for b, list 0 (A) or 1 (B). */
 static inline const uint8_t *ns_ranks(uint64_t b, int which)
@@ -57,7 +64,9 @@ static inline const uint8_t *ns_ranks(uint64_t b, int which)
         return which ? ns_ranks_b16 : ns_ranks_a16;
     if (b == 8)
         return which ? ns_ranks_b8 : ns_ranks_a8;
-    return which ? ns_ranks_b4 : ns_ranks_a4;
+    if (b == 4)
+        return which ? ns_ranks_b4 : ns_ranks_a4;
+    return which ? ns_ranks_b2 : ns_ranks_a2;
 }
 
 /* Indices of a uniformly random s-subset of [0, n) (s <= n <= cap of idx), sorted:
@@ -116,9 +125,14 @@ static inline uint64_t ns_pivot_select(const struct ns_rec *keys, uint64_t n, ui
         return b - 1;
     }
     uint64_t s = n < 2 * b ? b : 2 * b;
-    ns_random_subset(idx, n, s, r);
-    for (uint64_t i = 0; i < s; i++)
-        sample[i] = keys[idx[i]].key;
+    if (s == n) { /* the subset is every key: no draw, no index sort */
+        for (uint64_t i = 0; i < s; i++)
+            sample[i] = keys[i].key;
+    } else {
+        ns_random_subset(idx, n, s, r);
+        for (uint64_t i = 0; i < s; i++)
+            sample[i] = keys[idx[i]].key;
+    }
     if (s == b)
         ns_rule_b(sample, b, out, r);
     else

@@ -1,5 +1,6 @@
 //! `nanopu sort`: one validated run of a granular-computing program (NanoSort, MilliSort,
-//! MergeMin, or a local sort on every core), with its summary, table and trace.
+//! MergeMin, or a local sort on every core), with its summary, table and trace. The
+//! defaults are the NanoSort paper's standard setup (docs/nanosort.md, "Setup").
 
 use clap::Args;
 use nanopu_cluster::sort::harness::max_records_per_core;
@@ -19,18 +20,23 @@ pub struct SortArgs {
     /// Sorters (cores) in total.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
     cores: u32,
-    /// Cores per node (1..=64).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
-    cores_per_node: u32,
+    /// Cores per node (1..=64; default 4, the nanoPU's, or --cores when fewer).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
+    cores_per_node: Option<u32>,
     /// Records per core (MergeMin: values per worker).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
     keys_per_core: u32,
-    /// NanoSort: buckets per level (4, 8 or 16).
-    #[arg(long, default_value_t = 4)]
+    /// NanoSort: buckets per level (4, 8 or 16; the last level gets fewer when --cores is
+    /// not a power of it).
+    #[arg(long, default_value_t = 16)]
     buckets: u32,
-    /// NanoSort: fan-in of the median trees.
-    #[arg(long, default_value_t = 4)]
-    fan_in: u32,
+    /// NanoSort: fan-in of the median trees (default: --buckets).
+    #[arg(long)]
+    fan_in: Option<u32>,
+    /// NanoSort: independent (one median tree per pivot, the paper's) or combined (one
+    /// tree whose messages carry every pivot's candidates).
+    #[arg(long, default_value = "independent")]
+    median_trees: String,
     /// MilliSort: reduction factor.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
     reduction: u32,
@@ -44,7 +50,7 @@ pub struct SortArgs {
     #[arg(long, default_value = "ndp")]
     transport: String,
     /// Switching latency of every switch, ns.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 263.0)]
     switch_latency_ns: f64,
     /// Multicast in the switches (off: programs unicast to each member).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
@@ -126,9 +132,28 @@ impl SortArgs {
         wall_limit(self.max_wall_s).map(|_| ())
     }
 
+    /// Cores per node: as given, else 4 (the nanoPU's, docs/nanosort.md), or all the
+    /// cores when there are fewer.
+    fn per_node(&self) -> u32 {
+        self.cores_per_node.unwrap_or(self.cores.min(4))
+    }
+
+    fn fan_in(&self) -> u32 {
+        self.fan_in.unwrap_or(self.buckets)
+    }
+
+    /// NanoSort's TREES argument: 1 for independent median trees, 0 for one combined tree.
+    fn trees(&self) -> Result<u32, String> {
+        match self.median_trees.as_str() {
+            "independent" => Ok(1),
+            "combined" => Ok(0),
+            t => Err(format!("--median-trees: {t:?} is not independent or combined")),
+        }
+    }
+
     /// Whole nodes, not too many of them, and records that fit a node's sort area.
     fn check_size(&self) -> Result<(), String> {
-        let (cores, per) = (self.cores as u64, self.cores_per_node as u64);
+        let (cores, per) = (self.cores as u64, self.per_node() as u64);
         if cores % per != 0 {
             return Err(format!("--cores: {cores} is not a multiple of --cores-per-node {per}"));
         }
@@ -143,8 +168,9 @@ impl SortArgs {
         Ok(())
     }
 
-    /// What `nanosort.c` accepts: 4, 8 or 16 buckets, a power of them as sorters, fan-in
-    /// 2..=64 (it would stop with the same complaint once simulated).
+    /// What `nanosort.c` accepts: 4, 8 or 16 buckets, a power of two as sorters (a power of
+    /// the buckets, the last level taking what remains), fan-in 2..=64 (it would stop with
+    /// the same complaint once simulated).
     fn check_nanosort(&self) -> Result<(), String> {
         if self.algorithm != "nanosort" {
             return Ok(());
@@ -153,18 +179,12 @@ impl SortArgs {
         if ![4, 8, 16].contains(&b) {
             return Err(format!("--buckets: {b} is not 4, 8 or 16"));
         }
-        if !(2..=64).contains(&self.fan_in) {
-            return Err(format!("--fan-in: {} is not within 2..=64", self.fan_in));
+        if !(2..=64).contains(&self.fan_in()) {
+            return Err(format!("--fan-in: {} is not within 2..=64", self.fan_in()));
         }
-        let mut power = 1;
-        while power < self.cores as u64 {
-            power *= b as u64;
-        }
-        if power != self.cores as u64 {
-            return Err(format!(
-                "--cores: NanoSort needs a power of --buckets {b} sorters, not {}",
-                self.cores
-            ));
+        self.trees()?;
+        if !self.cores.is_power_of_two() {
+            return Err(format!("--cores: NanoSort needs a power of two sorters, not {}", self.cores));
         }
         Ok(())
     }
@@ -209,7 +229,7 @@ impl SortArgs {
     fn spec(&self) -> Result<SortSpec, String> {
         let algorithm = Algorithm::parse(&self.algorithm)?;
         let args = match algorithm {
-            Algorithm::NanoSort => vec![self.buckets, self.fan_in, self.multicast as u32],
+            Algorithm::NanoSort => vec![self.buckets, self.fan_in(), self.multicast as u32, self.trees()?],
             Algorithm::MilliSort => vec![self.reduction],
             Algorithm::MergeMin => vec![self.incast],
             Algorithm::Local => vec![],
@@ -217,7 +237,7 @@ impl SortArgs {
         Ok(SortSpec {
             algorithm,
             cores: self.cores,
-            cores_per_node: self.cores_per_node,
+            cores_per_node: self.per_node(),
             keys_per_core: self.keys_per_core,
             args: args.iter().map(u32::to_string).collect(),
             distribution: Distribution::parse(&self.distribution)?,
