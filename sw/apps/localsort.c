@@ -1,5 +1,5 @@
 /*
- * localsort.c - the local-sort benchmark (NANOSORT.md "Tiny tasks"): one core sorts the
+ * localsort.c - the local-sort benchmark (docs/nanosort.md "Tiny tasks"): one core sorts the
  * records the sort harness gave it (sortbench.h) and writes them, keys and values in
  * separate contiguous arrays, to its output region.  Caches are cold: the simulator wrote
  * the inputs straight into memory.

@@ -1,5 +1,5 @@
 /*
- * mergemin.c - MergeMin (NANOSORT.md "MergeMin"): W workers (one per core, the sorters of
+ * mergemin.c - MergeMin (docs/nanosort.md "MergeMin"): W workers (one per core, the sorters of
  * the sort harness, sortbench.h) each hold V values (their input keys); each finds its local
  * minimum, then the minimums are merged up a tree in which every merger receives `incast`
  * values and forwards their minimum. The root, worker 0, stores the global minimum in
@@ -8,11 +8,11 @@
  * The tree is a complete `incast`-ary heap over the worker ids: the children of worker i are
  * i*incast+1 .. i*incast+incast (those below W), its parent (i-1)/incast. So incast 1 is a
  * chain (W-1 -> W-2 -> ... -> 0) and incast >= W-1 a single star into worker 0, the two ends
- * NANOSORT.md names; in between every merger has exactly `incast` senders except at the
+ * docs/nanosort.md names; in between every merger has exactly `incast` senders except at the
  * ragged last level. A merger folds its own local minimum into the children's.
  *
  * Message: one word of payload, the sender's subtree minimum. Fire and forget
- * (NANOSORT.md "Design principles"): a merger proceeds once it has heard from each of its
+ * (docs/nanosort.md "Design principles"): a merger proceeds once it has heard from each of its
  * children; the only message a worker ever receives is a child's minimum, so counting
  * messages is the whole protocol and no reorder buffer is needed.
  *

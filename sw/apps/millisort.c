@@ -1,9 +1,9 @@
 /*
- * millisort.c - MilliSort, the baseline of NANOSORT.md ("MilliSort (baseline)"), on the sort
+ * millisort.c - MilliSort, the baseline of docs/nanosort.md ("MilliSort"), on the sort
  * harness (sortbench.h): P sorters, one per core, N records each (8-byte key, 96-byte value).
  * Argument: the reduction factor R (argv[3], default 4).
  *
- * Steps (NANOSORT.md), with the stage each is logged under:
+ * Steps (docs/nanosort.md), with the stage each is logged under:
  *  1. STAGE_LOCAL_SORT: sort the local records.
  *  2. STAGE_PIVOTS: pick L = min(N, P) evenly spaced local pivots (the middle record of each
  *     of L equal slices; L = N takes every record). Sorters form groups of R consecutive ids; the group's first sorter, its
@@ -31,14 +31,14 @@
  * keys longer than a bucket is split evenly. The output is ordered by key (the gid only
  * breaks ties), which is what the validator checks.
  *
- * Completion is counted, never signalled (NANOSORT.md "Fire and forget"): a sorter knows how
+ * Completion is counted, never signalled (docs/nanosort.md "Fire and forget"): a sorter knows how
  * many pivots (R members * L), super-pivots, boundaries (G-1) and splitters (P-1) it will
  * receive; the two shuffles whose sizes are data dependent (pivots by bucket, records)
  * carry the transfer's total in every message and every sender sends every receiver at
  * least one message, possibly empty, so a receiver is done when it has heard from all
  * senders and has each one's total.
  *
- * Reorder buffer (NANOSORT.md: cores are not in lockstep): every message, whatever its
+ * Reorder buffer (docs/nanosort.md: cores are not in lockstep): every message, whatever its
  * step, is handled on arrival by one dispatcher (handle_msg) into that step's buffer, so
  * records arriving while this sorter still waits for splitters are simply stored.
  *

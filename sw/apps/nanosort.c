@@ -1,5 +1,5 @@
 /*
- * nanosort.c - NanoSort (NANOSORT.md, the algorithm notes) on the nanoPU: one sorter per core,
+ * nanosort.c - NanoSort (docs/nanosort.md, the algorithm notes) on the nanoPU: one sorter per core,
  * sorter s on node s / C, core s % C, context s % C (sortbench.h).
  *
  * Args: BUCKETS FANIN [MULTICAST [TREES]] (argv[3..6]); BUCKETS b in {4, 8, 16}; the number
@@ -13,7 +13,7 @@
  * Steps (every core runs them independently; no coordinator, no barrier):
  *   shuffle   key i of sorter s goes to sorter sigma_i(s), sigma_i a pseudo-random
  *             permutation of the sorters that every core computes from a shared seed, so
- *             every sorter receives exactly n keys (NANOSORT.md step 0: "a random
+ *             every sorter receives exactly n keys (docs/nanosort.md step 0: "a random
  *             permutation does this") and knows it is complete after n keys.
  *   level k   (k = 1..L) on the group of m = P / b^(k-1) sorters containing this one, with
  *             b_k = min(b, m) buckets: sort, PivotSelect (nanosort_pivots.h), the b_k-1
@@ -96,7 +96,7 @@ struct ns_cand {
     uint64_t v[NS_MAX_B - 1];
 };
 
-/* One median tree of a level (NANOSORT.md step 3): it computes pivots j0 .. j0+cnt-1 over
+/* One median tree of a level (docs/nanosort.md step 3): it computes pivots j0 .. j0+cnt-1 over
  * the group, its positions rotated by `off` so that different trees have different mergers
  * and roots.  `has`: the values below this sorter in this tree include a key. */
 struct ns_tree {
@@ -218,7 +218,7 @@ static void write_pivots(uint64_t k, uint64_t j0, const uint64_t *piv, uint64_t 
         lnic_write_r(piv[j]);
 }
 
-/* A tree root's pivots j0..j0+cnt-1 to the m sorters of group g0 (NANOSORT.md step 4).
+/* A tree root's pivots j0..j0+cnt-1 to the m sorters of group g0 (docs/nanosort.md step 4).
  * Multicast reaches a contiguous node range and ONE context, and skips the sender's node
  * (nanopu.h): so when the group is whole nodes, one multicast per context plus unicasts to
  * this node's other cores; otherwise (or with MULTICAST 0) one unicast per member. */
@@ -408,7 +408,7 @@ static uint64_t level_buckets(struct ns *s, uint64_t k)
     return m < s->b ? m : s->b;
 }
 
-/* The median trees of a level on a group of m.  Independent (NANOSORT.md step 3, "the j-th
+/* The median trees of a level on a group of m.  Independent (docs/nanosort.md step 3, "the j-th
  * median tree aggregates the p_j^i computed by each node"): tree j carries pivot j alone,
  * its positions rotated by j (F + 1), so that its level-t mergers (the x with x + off = 0
  * mod F^t) differ from every other tree's whenever b-1 <= F, and its root, x = m - off,
@@ -509,7 +509,7 @@ static void merge_round(struct ns *s, uint64_t k, uint64_t t, uint64_t span, uin
 /* The level's median trees over the group's m sorters (local ids x = 0..m-1), fan-in F: in
  * each tree, at tree level t the sorters whose rotated position p = (x + off) mod m is a
  * multiple of F^t take the medians of their children p + c F^(t-1); the root is p = 0, the
- * depth ceil(log_F m) (NANOSORT.md step 3).  Every round first sends what leaves this
+ * depth ceil(log_F m) (docs/nanosort.md step 3).  Every round first sends what leaves this
  * sorter and only then waits: a sorter waiting at tree level t needs only others' work
  * below t, so the trees never wait on each other in a cycle.  The trees still active at
  * the end are the ones this sorter is the root of. */
@@ -568,7 +568,7 @@ static uint64_t spread_ties(struct ns *s, const uint64_t *piv, uint64_t bk, uint
 }
 
 /* Where bucket i of the sorted keys ends (end[i]), in one pass over the keys and pivots
- * (NANOSORT.md step 4): keys below pivot j go below it, keys above it above, ties are
+ * (docs/nanosort.md step 4): keys below pivot j go below it, keys above it above, ties are
  * spread. */
 static void bucket_ends(struct ns *s, const uint64_t *piv, uint64_t bk, uint64_t *end)
 {
@@ -657,7 +657,7 @@ static void fetch(struct ns *s)
 {
     struct sort_area *a = s->a;
     sort_stage_begin(a, STAGE_FETCH);
-    ns_sort_recs(s->cur, s->tmp, s->ncur); /* NANOSORT.md step 1: m = 1, sort; done */
+    ns_sort_recs(s->cur, s->tmp, s->ncur); /* docs/nanosort.md step 1: m = 1, sort; done */
     if (s->ncur > a->out_cap)
         ns_fail(s, "final bucket of %lu records exceeds the output capacity %lu", s->ncur, a->out_cap);
     for (uint64_t i = 0; i < s->ncur; i++)

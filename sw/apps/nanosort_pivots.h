@@ -1,11 +1,11 @@
 /*
- * nanosort_pivots.h - PivotSelect (NANOSORT.md "PivotSelect"), for b = 2, 4, 8 and 16 (2 only
+ * nanosort_pivots.h - PivotSelect (docs/nanosort.md "PivotSelect"), for b = 2, 4, 8 and 16 (2 only
  * on a last level with fewer buckets, docs/nanosort.md).
  *
  * A node with n sorted keys proposes b-1 candidate pivots; the median tree takes, for every
  * j, the median over nodes of the j-th candidates.  That median converges to the *median*
  * of the distribution of one node's j-th candidate, so the rule must put that median at the
- * j/b quantile of the keys (not its mean: NANOSORT.md).  Then the pivots cut the group's
+ * j/b quantile of the keys (not its mean: docs/nanosort.md).  Then the pivots cut the group's
  * keys into b buckets of equal expected size.
  *
  * The rules, for every b (a "b-sample" is b keys, a "2b-sample" 2b keys, both sorted):
@@ -16,7 +16,7 @@
  *   b-rule:  with probability 1/4 drop one of the b keys uniformly at random ("naive": b-1
  *            of b without replacement); with 3/8 return k1..k(b-1); with 3/8 k2..kb.
  *   2b-rule: with probability 1/2 the ranks A_b, else the ranks B_b (1-based):
- *            b=16: A = 1 3 6 8 10 12 14 16 18 20 22 24 26 27 29 (NANOSORT.md)
+ *            b=16: A = 1 3 6 8 10 12 14 16 18 20 22 24 26 27 29 (docs/nanosort.md)
  *                  B = 4 6 7 9 11 13 15 17 19 21 23 25 27 30 32
  *            b=8:  A = 1 3 6 8 10 11 13,  B = 4 6 7 9 11 14 16
  *            b=4:  A = 1 4 5,             B = 4 5 8
@@ -29,10 +29,10 @@
  *  - b-rule: the j-th candidate is k(j+1) with probability 3/8 + (1/4)(j/b) (the naive
  *    case drops one of k1..kj with probability j/b), else kj.  Solving numerically, the
  *    median sits within 0.0013 of j/b for every j and b = 4, 8, 16 (relative error < 1.1%);
- *    NANOSORT.md states the same 1/4, 3/8, 3/8 mixture for b = 8 and b = 16.
+ *    docs/nanosort.md states the same 1/4, 3/8, 3/8 mixture for b = 8 and b = 16.
  *  - 2b-rule: for each j we chose the rank pair (A_j, B_j), both lists increasing, whose
  *    50/50 mixture has its median closest to j/b, ties broken by the smallest spread
- *    (B_j - A_j).  The same search over 32 keys returns exactly NANOSORT.md's b=16 lists,
+ *    (B_j - A_j).  The same search over 32 keys returns exactly docs/nanosort.md's b=16 lists,
  *    which is why we trust it for b = 4 and 8.  Worst median errors: b=16 0.0031,
  *    b=8 0.0025, b=4 0.0056 (at j = 1 and 3; 8 samples cannot do better with two ranks).
  *    b=2 is exact: ranks 2 and 3 of 4 are symmetric about 1/2, and the b-rule's candidate

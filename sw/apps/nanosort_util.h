@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 /* A key in flight: the key and where its value lives (its origin sorter and the key's
- * index there), so the final fetch can ask the origin for it (NANOSORT.md, "Finally"). */
+ * index there), so the final fetch can ask the origin for it (docs/nanosort.md, "Finally"). */
 struct ns_rec {
     uint64_t key;
     uint64_t tag; /* origin sorter << 32 | index at the origin */
@@ -57,7 +57,7 @@ static inline uint64_t ns_below(struct ns_rng *r, uint64_t n)
 
 /* A pseudo-random bijection of [0, 2^bits) chosen by `seed`.  Every sorter computes the
  * same one from the same seed, so destinations can be random yet exactly balanced without
- * any coordination (NANOSORT.md step 0: "a random permutation does this").  Each round is
+ * any coordination (docs/nanosort.md step 0: "a random permutation does this").  Each round is
  * a bijection mod 2^bits: multiply by an odd number, add, xor with a right shift. */
 static inline uint64_t ns_permute(uint64_t x, uint64_t seed, unsigned bits)
 {

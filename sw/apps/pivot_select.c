@@ -1,6 +1,6 @@
 /*
  * pivot_select.c - NanoSort's PivotSelect (apps/nanosort_pivots.h) against the naive rule,
- * over many seeded trials (NANOSORT.md "PivotSelect").
+ * over many seeded trials (docs/nanosort.md "PivotSelect").
  *
  * One trial: M nodes each hold N uniform random keys; every node proposes b-1 candidates;
  * pivot j is the median over the nodes of their j-th candidates (one level of the median

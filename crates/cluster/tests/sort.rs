@@ -124,7 +124,7 @@ fn a_wrong_sorter_count_is_reported_with_the_programs_message() {
     assert!(r.verdict.problems.iter().any(|p| p.contains("power of two")), "{:?}", r.verdict.problems);
 }
 
-/// NANOSORT.md: PivotSelect's buckets are equal in expectation, the naive rule's are not.
+/// docs/nanosort.md: PivotSelect's buckets are equal in expectation, the naive rule's are not.
 #[test]
 fn pivot_select_beats_the_naive_rule() {
     let mut c = cfg(1);
