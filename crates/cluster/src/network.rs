@@ -158,6 +158,7 @@ fn transport_params(f: &ClusterFile) -> Result<TransportParams, String> {
         t.tail_delay_us.map_or(Ok(p.tail_delay), |u| time_us(u, "transport_params.tail_delay_us"))?;
     p.multicast = f.switch.multicast.unwrap_or(true);
     p.pull_interval = pull_interval(f.link.rate_gbps);
+    p.byte_time = Time::from_ns_f64(8.0 / f.link.rate_gbps);
     p.validate()?;
     Ok(p)
 }

@@ -84,13 +84,14 @@ pub struct Transport {
     inbound: MsgMap<InKey, InMsg>,
     /// Per source IP, what was delivered from it (`seqwin`).
     delivered: MsgMap<u32, SeqWindow>,
-    /// Messages owed a PULL; `true` when it grants a new transmission, `false` for a
-    /// refresh that repeats the current credit (a PULL may have been lost).
-    pulls: VecDeque<(InKey, bool)>,
+    /// Messages owed a PULL, one entry per PULL.
+    pulls: VecDeque<InKey>,
     pull_free_at: Time,
     pull_armed: bool,
     /// A `SenderRto` timer is pending.
     rto_armed: bool,
+    /// When the node's link is free of what this endpoint has handed it so far.
+    tx: TxClock,
     held: BTreeMap<u64, Message>,
     next_held: u64,
     pub counters: TransportCounters,
@@ -122,6 +123,7 @@ pub struct MessageLog {
 impl Transport {
     pub fn new(p: TransportParams, ip: u32, rng: Rng) -> Result<Transport, String> {
         p.validate()?;
+        let tx = TxClock { free_at: Time::ZERO, byte_time: p.byte_time };
         Ok(Transport {
             p,
             ip,
@@ -135,6 +137,7 @@ impl Transport {
             pull_free_at: Time::ZERO,
             pull_armed: false,
             rto_armed: false,
+            tx,
             held: BTreeMap::new(),
             next_held: 0,
             counters: TransportCounters::default(),
@@ -252,16 +255,25 @@ impl Transport {
         self.record_sent(&proto, now);
         let packets = self.p.packets(msg.len);
         let allowed = match self.p.protocol {
-            Protocol::Ndp => self.p.rtt_pkts,
+            Protocol::Ndp => self.p.initial_window(packets),
             Protocol::Homa => self.p.unscheduled_packets(),
         };
         let key = (msg.dst_ip, proto.msg_id);
         let m = OutMsg::new(proto, Arc::new(msg.words), packets, allowed, now);
         self.out.insert(key, Box::new(m));
-        self.pump(key, out);
+        self.pump(now, key, out);
+        if self.p.protocol == Protocol::Homa {
+            self.arm_rto(now + self.p.rto, out);
+        }
+    }
+
+    /// Make sure a `SenderRto` timer is pending, at `at` if none is. Deadlines only move
+    /// later and a new one is never earlier than those already set (`pump`), so the timer
+    /// pending is never later than the earliest deadline.
+    fn arm_rto(&mut self, at: Time, out: &mut impl Actions) {
         if !self.rto_armed {
             self.rto_armed = true;
-            out.push(TAction::Timer(now + self.p.rto, Timer::SenderRto));
+            out.push(TAction::Timer(at, Timer::SenderRto));
         }
     }
 
@@ -282,25 +294,33 @@ impl Transport {
         let m = OutMsg::new(proto, Arc::new(msg.words), packets, packets, Time::ZERO);
         for o in 0..packets {
             self.counters.data_packets_sent += 1;
-            out.push(TAction::Transmit(m.packet(&self.p, o)));
+            self.tx.send(now, m.packet(&self.p, o), out);
         }
     }
 
-    /// Send whatever the message's credit or grant now allows.
-    fn pump(&mut self, key: OutKey, out: &mut impl Actions) {
+    /// Send whatever the message's credit or grant now allows. An NDP packet carries the
+    /// number of its transmission, which the receiver's answer echoes (`sender`).
+    fn pump(&mut self, now: Time, key: OutKey, out: &mut impl Actions) {
         let Some(m) = self.out.get_mut(&key) else {
             return;
         };
+        let ndp = self.p.protocol == Protocol::Ndp;
         loop {
             let resend = !m.resend.is_empty();
-            let next = match self.p.protocol {
-                Protocol::Ndp => m.next_ndp(),
-                Protocol::Homa => m.next_homa(),
-            };
-            let Some(o) = next else { return };
+            let next = if ndp { m.next_ndp() } else { m.next_homa() };
+            let Some(o) = next else { break };
             self.counters.data_packets_sent += 1;
             self.counters.retransmissions += resend as u64;
-            out.push(TAction::Transmit(m.packet(&self.p, o)));
+            let mut seg = m.packet(&self.p, o);
+            let tx = tx_number(m.sent);
+            seg.credit = if ndp { tx } else { 0 };
+            let departs = self.tx.send(now, seg, out);
+            if ndp {
+                m.launched(o, tx, departs);
+            }
+        }
+        if let Some(at) = m.flight_deadline(self.p.rto) {
+            self.arm_rto(at, out);
         }
     }
 
@@ -332,8 +352,10 @@ impl Transport {
         if s.has(flags::ACK) {
             return self.on_ack(key, &s, now, out);
         }
-        if s.has(flags::NACK) || s.has(flags::RESEND) {
+        if s.has(flags::RESEND) {
             m.nack(s.pkt_offset);
+        } else if s.has(flags::NACK) {
+            m.nack_ndp(s.pkt_offset, s.credit, now);
         }
         if s.has(flags::RESEND) {
             // Homa: asking for a packet grants it (the GRANT that allowed it may be lost).
@@ -346,9 +368,8 @@ impl Transport {
         if s.has(flags::GRANT) {
             m.proto.band = s.prio;
         }
-        // A NACKed packet goes again at once if the credit allows (NDP: the first
-        // `rtt_pkts` transmissions need no PULL), else on the next PULL.
-        self.pump(key, out);
+        // NDP: a NACKed packet goes again on a PULL (the first window is for new packets).
+        self.pump(now, key, out);
     }
 
     fn on_ack(&mut self, key: OutKey, s: &Segment, now: Time, out: &mut impl Actions) {
@@ -367,7 +388,7 @@ impl Transport {
         if !self.inbound.contains_key(&key) {
             let unicast = s.mcast_count == 0;
             match self.delivered.get(&s.src_ip).map_or(Seen::New, |w| w.seen(s.mcast_seq)) {
-                Seen::Delivered => return self.duplicate_of_delivered(&s, out),
+                Seen::Delivered => return self.duplicate_of_delivered(now, &s, out),
                 // Finished at its sender (`seqwin`): nothing to answer.
                 Seen::Behind if unicast => return self.counters.duplicates_received += 1,
                 _ => self.open_inbound(now, key, &s, out),
@@ -381,11 +402,11 @@ impl Transport {
 
     /// Answer a unicast duplicate as if it completed the message now: the sender may have
     /// lost every ACK so far, and without one it would resend forever.
-    fn duplicate_of_delivered(&mut self, s: &Segment, out: &mut impl Actions) {
+    fn duplicate_of_delivered(&mut self, now: Time, s: &Segment, out: &mut impl Actions) {
         self.counters.duplicates_received += 1;
         if s.mcast_count == 0 {
             let credit = self.p.packets(s.msg_len) as u16;
-            out.push(TAction::Transmit(reply(s, flags::ACK, credit)));
+            self.tx.send(now, reply(s, flags::ACK, credit), out);
         }
     }
 
@@ -406,9 +427,12 @@ impl Transport {
         }
         let m = self.inbound.get_mut(&key).expect("opened");
         m.needed += 1;
-        let answer = if self.p.protocol == Protocol::Ndp { flags::NACK } else { flags::NACK | flags::RESEND };
-        out.push(TAction::Transmit(reply(s, answer, 0)));
-        if self.p.protocol == Protocol::Ndp {
+        let ndp = self.p.protocol == Protocol::Ndp;
+        let answer = if ndp { flags::NACK } else { flags::NACK | flags::RESEND };
+        // The NACK names the transmission it answers (`sender`).
+        self.tx.send(now, reply(s, answer, s.credit), out);
+        if ndp {
+            m.last_progress = now;
             self.maybe_pull(now, key, out);
         }
     }
@@ -421,14 +445,14 @@ impl Transport {
         }
         let unicast = s.mcast_count == 0;
         if unicast && self.p.protocol == Protocol::Ndp {
-            out.push(TAction::Transmit(reply(s, flags::ACK, 0)));
+            self.tx.send(now, reply(s, flags::ACK, s.credit), out);
         }
         if m.complete() {
             return self.deliver(now, key, s, out);
         }
         match (unicast, self.p.protocol) {
             (true, Protocol::Ndp) => self.maybe_pull(now, key, out),
-            (true, Protocol::Homa) => self.regrant(out),
+            (true, Protocol::Homa) => self.regrant(now, out),
             _ => {}
         }
     }
@@ -442,8 +466,8 @@ impl Transport {
             self.log.delivered.push(MsgEvent { src_ip, msg_id, dst_ip, dst_context, len, time: now });
         }
         if s.mcast_count == 0 && self.p.protocol == Protocol::Homa {
-            out.push(TAction::Transmit(reply(s, flags::ACK, m.packets as u16)));
-            self.regrant(out);
+            self.tx.send(now, reply(s, flags::ACK, m.packets as u16), out);
+            self.regrant(now, out);
         }
         out.push(TAction::Deliver(Message {
             src_ip: m.src_ip,
@@ -458,21 +482,15 @@ impl Transport {
 
     // ---- NDP PULL pacing ---------------------------------------------------------------
 
-    /// Owe the sender one more PULL if it still needs transmissions beyond those allowed.
+    /// Owe the sender one more PULL if it still needs transmissions beyond those allowed
+    /// (its first window and the PULLs owed so far).
     fn maybe_pull(&mut self, now: Time, key: InKey, out: &mut impl Actions) {
         let m = self.inbound.get_mut(&key).expect("open");
-        if self.p.rtt_pkts + m.pulled < m.needed {
+        if self.p.initial_window(m.packets) + m.pulled < m.needed {
             m.pulled += 1;
-            self.pulls.push_back((key, true));
-        } else if !m.refresh_queued {
-            // Every transmission is already pulled; if a PULL was lost the sender waits, so
-            // repeat the (absolute) credit once per arrival burst.
-            m.refresh_queued = true;
-            self.pulls.push_back((key, false));
-        } else {
-            return;
+            self.pulls.push_back(key);
+            self.pace(now, out);
         }
-        self.pace(now, out);
     }
 
     fn pace(&mut self, now: Time, out: &mut impl Actions) {
@@ -488,16 +506,20 @@ impl Transport {
 
     fn send_pull(&mut self, now: Time, out: &mut impl Actions) {
         let ip = self.ip;
-        while let Some((key, fresh)) = self.pulls.pop_front() {
+        while let Some(key) = self.pulls.pop_front() {
             let Some(m) = self.inbound.get_mut(&key) else {
                 continue;
             };
-            m.pull_sent += fresh as u32;
-            m.refresh_queued &= fresh;
-            let credit = (self.p.rtt_pkts + m.pull_sent) as u16;
+            m.pull_sent += 1;
+            m.last_progress = now;
+            let credit = (self.p.initial_window(m.packets) + m.pull_sent) as u16;
             let to = incoming_view(ip, m, key);
-            out.push(TAction::Transmit(reply(&to, flags::PULL, credit)));
+            self.tx.send(now, reply(&to, flags::PULL, credit), out);
             self.counters.pulls_sent += 1;
+            if !m.pull_timer {
+                m.pull_timer = true;
+                out.push(TAction::Timer(now + self.p.rto, Timer::ReceiverRto { key }));
+            }
             self.pull_free_at = now + self.p.pull_interval;
             if !self.pulls.is_empty() {
                 self.pull_armed = true;
@@ -511,7 +533,7 @@ impl Transport {
 
     /// Grant the `overcommit` incoming messages with the fewest packets left (SRPT),
     /// keeping `rtt_bytes` granted ahead of what arrived; rank r gets band 2 + r.
-    fn regrant(&mut self, out: &mut impl Actions) {
+    fn regrant(&mut self, now: Time, out: &mut impl Actions) {
         let mut open: Vec<(u32, (u32, u16, u16), InKey)> = self
             .inbound
             .iter()
@@ -530,7 +552,7 @@ impl Transport {
                 m.granted = target;
                 let mut g = reply(&incoming_view(ip, m, key), flags::GRANT, target as u16);
                 g.prio = band;
-                out.push(TAction::Transmit(g));
+                self.tx.send(now, g, out);
                 self.counters.grants_sent += 1;
             }
         }
@@ -545,6 +567,7 @@ impl Transport {
                 self.send_pull(now, out);
             }
             Timer::SenderRto => self.sender_rto(now, out),
+            Timer::ReceiverRto { key } if self.p.protocol == Protocol::Ndp => self.pull_rto(now, key, out),
             Timer::ReceiverRto { key } => self.receiver_rto(now, key, out),
             Timer::Release { held } => {
                 if let Some(msg) = self.held.remove(&held) {
@@ -554,34 +577,76 @@ impl Transport {
         }
     }
 
-    /// Time out every outgoing message without progress for `rto`, then re-arm at the
-    /// earliest remaining deadline (progress only moves deadlines later, so a message's
-    /// timeout happens exactly at its own deadline).
+    /// When an outgoing message times out. NDP: only packets in flight do, `rto` after the
+    /// latest of their departures and the answers since; a NACKed packet waits for its
+    /// PULL (`docs/models/network.md`, "NDP's rules"). Homa: `rto` without progress.
+    fn deadline(&self, m: &OutMsg) -> Option<Time> {
+        match self.p.protocol {
+            Protocol::Ndp => m.flight_deadline(self.p.rto),
+            Protocol::Homa => Some(m.last_progress + self.p.rto),
+        }
+    }
+
+    /// Time out every outgoing message whose deadline has come, then re-arm at the earliest
+    /// remaining deadline (deadlines only move later, so a message's timeout happens
+    /// exactly at its own deadline).
     fn sender_rto(&mut self, now: Time, out: &mut impl Actions) {
-        let rto = self.p.rto;
-        let mut due: Vec<OutKey> =
-            self.out.iter().filter(|(_, m)| now >= m.last_progress + rto).map(|(k, _)| k).collect();
+        let mut due: Vec<OutKey> = self
+            .out
+            .iter()
+            .filter(|(_, m)| self.deadline(m).is_some_and(|d| now >= d))
+            .map(|(k, _)| k)
+            .collect();
         due.sort_unstable();
         for key in due {
             self.time_out(now, key, out);
         }
         self.rto_armed = false;
-        if let Some(next) = self.out.iter().map(|(_, m)| m.last_progress + rto).min() {
-            self.rto_armed = true;
-            out.push(TAction::Timer(next, Timer::SenderRto));
+        if let Some(next) = self.out.iter().filter_map(|(_, m)| self.deadline(m)).min() {
+            self.arm_rto(next, out);
         }
     }
 
     fn time_out(&mut self, now: Time, key: OutKey, out: &mut impl Actions) {
         let m = self.out.get_mut(&key).expect("due");
         self.counters.timeouts += 1;
-        m.requeue_unacked();
-        // Nothing to resend but packets never sent: the PULL or GRANT that would have let
-        // them go was lost; probe with the next one.
-        let probe = (m.resend.is_empty() && m.next_new < m.packets) as u32;
-        m.allowed = m.allowed.max(m.sent + m.resend.len() as u32 + probe);
+        let again = match self.p.protocol {
+            // The last resort: the packets in flight go again without waiting for a PULL.
+            Protocol::Ndp => m.requeue_in_flight(now),
+            Protocol::Homa => {
+                m.requeue_unacked();
+                // Nothing to resend but packets never sent: the GRANT that would have let
+                // them go was lost; probe with the next one.
+                let probe = (m.resend.is_empty() && m.next_new < m.packets) as u32;
+                m.resend.len() as u32 + probe
+            }
+        };
+        m.allowed = m.allowed.max(m.sent + again);
         m.last_progress = now;
-        self.pump(key, out);
+        self.pump(now, key, out);
+    }
+
+    /// NDP: an incoming message heard nothing for `rto` since its last PULL went. That PULL
+    /// or what it let go was lost (a lost data packet whose header was lost too is its
+    /// sender's to time out): grant one more transmission, which the sender spends on
+    /// what it has queued. No timeout while a PULL of its own waits in the pacer.
+    fn pull_rto(&mut self, now: Time, key: InKey, out: &mut impl Actions) {
+        let rto = self.p.rto;
+        let Some(m) = self.inbound.get_mut(&key) else {
+            return;
+        };
+        if m.pulled > m.pull_sent {
+            m.pull_timer = false;
+            return;
+        }
+        if now < m.last_progress + rto {
+            out.push(TAction::Timer(m.last_progress + rto, Timer::ReceiverRto { key }));
+            return;
+        }
+        m.pull_timer = false;
+        m.needed += 1;
+        self.counters.timeouts += 1;
+        self.maybe_pull(now, key, out);
     }
 
     fn receiver_rto(&mut self, now: Time, key: InKey, out: &mut impl Actions) {
@@ -600,9 +665,33 @@ impl Transport {
         for o in m.missing_below(m.granted) {
             let mut r = reply(&to, flags::NACK | flags::RESEND, 0);
             r.pkt_offset = o;
-            out.push(TAction::Transmit(r));
+            self.tx.send(now, r, out);
         }
         out.push(TAction::Timer(now + rto, timer));
+    }
+}
+
+/// The transmission number a packet carries: the message's transmissions so far, in
+/// 1..=65535 (0 means none in flight, `sender`).
+fn tx_number(sent: u32) -> u16 {
+    ((sent.max(1) - 1) % 0xffff + 1) as u16
+}
+
+/// The node's link as the endpoint has loaded it: the NIC's port sends what it is handed in
+/// turn (control packets go ahead of data, which this ignores), so a packet leaves when
+/// everything handed over before it has.
+struct TxClock {
+    free_at: Time,
+    byte_time: Time,
+}
+
+impl TxClock {
+    /// Hand `s` to the port now; when its last byte leaves.
+    fn send(&mut self, now: Time, s: Segment, out: &mut impl Actions) -> Time {
+        let bytes = nanopu_sim::packet::frame_len(s.flags, s.payload_len) as u64;
+        self.free_at = self.free_at.max(now) + Time::from_fs(self.byte_time.as_fs() * bytes);
+        out.push(TAction::Transmit(s));
+        self.free_at
     }
 }
 

@@ -22,6 +22,10 @@ pub struct TransportParams {
     /// NDP: interval between PULLs sent by one receiver: one MTU time, (1024 + 64) bytes at
     /// 200 Gb/s = 43.52 ns (SPEC section 3: "paces PULLs at one per MTU time").
     pub pull_interval: Time,
+    /// Time one byte takes on the node's link: 40 ps at the prototype's 200 Gb/s
+    /// (`docs/models/network.md`). The NDP sender uses it to know when a packet it queued
+    /// leaves the NIC: its timeout counts from then (same page, "NDP's rules").
+    pub byte_time: Time,
     /// Homa: bytes a sender may send unscheduled and the receiver keeps granted ahead.
     /// Default 8 KiB (*estimate*: about one round trip of a leaf-spine at 200 Gb/s).
     pub rtt_bytes: u32,
@@ -49,6 +53,7 @@ impl Default for TransportParams {
             max_msg_packets: 64,
             rtt_pkts: 2,
             pull_interval: Time::from_ps(43_520),
+            byte_time: Time::from_ps(40),
             rtt_bytes: 8 * 1024,
             overcommit: 3,
             homa_bands: 8,
@@ -90,6 +95,10 @@ impl TransportParams {
     /// Payload bytes of packet `offset` of a message of `len` bytes.
     pub fn payload_len(&self, len: u16, offset: u32) -> u16 {
         (len as u32 - offset * self.segment_bytes).min(self.segment_bytes) as u16
+    }
+    /// NDP: packets of a message of `packets` sent before any PULL (its first window).
+    pub fn initial_window(&self, packets: u32) -> u32 {
+        self.rtt_pkts.min(packets)
     }
     /// Homa: packets sent unscheduled.
     pub fn unscheduled_packets(&self) -> u32 {

@@ -22,11 +22,12 @@ pub struct InMsg {
     pub pulled: u32,
     /// NDP: PULLs sent.
     pub pull_sent: u32,
-    /// NDP: a refresh PULL (repeating the credit) is queued.
-    pub refresh_queued: bool,
+    /// NDP: a `ReceiverRto` timer is pending (armed when a PULL goes).
+    pub pull_timer: bool,
     /// Homa: grant offset sent so far (packets).
     pub granted: u32,
     pub multicast: bool,
+    /// The last arrival; NDP: or the last PULL sent, if later.
     pub last_progress: Time,
 }
 
@@ -45,7 +46,7 @@ impl InMsg {
             needed: packets,
             pulled: 0,
             pull_sent: 0,
-            refresh_queued: false,
+            pull_timer: false,
             granted: 0,
             multicast: s.mcast_count != 0,
             last_progress: now,

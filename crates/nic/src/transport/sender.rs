@@ -1,4 +1,12 @@
 //! Per-message send state.
+//!
+//! NDP (`docs/models/network.md`, "NDP's rules"): a packet is *in flight* from a
+//! transmission until the receiver answers that transmission (ACK or NACK). Only packets in
+//! flight can time out; a NACKed packet waits in `resend` for a PULL however long the
+//! receiver's pacer takes. Each data packet carries its transmission number (in `credit`)
+//! and the answer echoes it, so an answer to an older transmission of the same packet (a
+//! duplicate, or one a timeout already gave up on) is told apart from the answer to the
+//! latest.
 
 use super::params::TransportParams;
 use super::pktset::PacketSet;
@@ -22,9 +30,17 @@ pub struct OutMsg {
     pub acked_count: u32,
     /// NDP: transmissions allowed in total; Homa: packets below this offset may be sent.
     pub allowed: u32,
-    /// Transmissions so far (NDP credit accounting).
+    /// Transmissions so far (NDP credit accounting; the latest one's number).
     pub sent: u32,
+    /// Homa: when the sender last heard of progress (the timeout's reference).
     pub last_progress: Time,
+    /// NDP: per packet, the number of its transmission in flight (0: none).
+    in_flight: Box<[u16]>,
+    /// NDP: packets in flight.
+    flying: u32,
+    /// NDP: the latest of the in-flight packets' departures and the answers since (the
+    /// timeout's reference: RFC 6298 section 5 restarts the timer on an answer).
+    flight_base: Time,
 }
 
 impl OutMsg {
@@ -40,6 +56,9 @@ impl OutMsg {
             allowed,
             sent: 0,
             last_progress: now,
+            in_flight: Box::default(),
+            flying: 0,
+            flight_base: now,
         }
     }
 
@@ -56,13 +75,64 @@ impl OutMsg {
         s
     }
 
-    /// Mark `offset` acknowledged; true when the whole message is.
+    /// Mark `offset` acknowledged; true when the whole message is. An ACK of any of its
+    /// transmissions is the truth about the packet, so it is no longer in flight either.
     pub fn ack(&mut self, offset: u16, now: Time) -> bool {
         if (offset as u32) < self.packets && self.acked.insert(offset as usize) {
             self.acked_count += 1;
             self.last_progress = now;
+            self.land(offset as usize, now);
         }
         self.acked_count == self.packets
+    }
+
+    /// NDP: a NACK of transmission `tx` of `offset`. Only the answer to the packet's latest
+    /// transmission in flight queues it for a resend (on a PULL); an answer to an older one
+    /// changes nothing, as the latest may still arrive.
+    pub fn nack_ndp(&mut self, offset: u16, tx: u16, now: Time) {
+        let o = offset as usize;
+        if self.in_flight.get(o).is_some_and(|&t| t != 0 && t == tx) {
+            self.land(o, now);
+            self.nack(offset);
+        }
+    }
+
+    /// NDP: transmission number `tx` of `offset` leaves the NIC at `departs`.
+    pub fn launched(&mut self, offset: u32, tx: u16, departs: Time) {
+        if self.in_flight.is_empty() {
+            self.in_flight = vec![0; self.packets as usize].into_boxed_slice();
+        }
+        let slot = &mut self.in_flight[offset as usize];
+        self.flying += (*slot == 0) as u32;
+        *slot = tx;
+        self.flight_base = self.flight_base.max(departs);
+    }
+
+    /// `o` is answered (or acknowledged): no longer in flight.
+    fn land(&mut self, o: usize, now: Time) {
+        if let Some(t) = self.in_flight.get_mut(o).filter(|t| **t != 0) {
+            *t = 0;
+            self.flying -= 1;
+        }
+        self.flight_base = self.flight_base.max(now);
+    }
+
+    /// NDP: when the packets in flight time out, if any are.
+    pub fn flight_deadline(&self, rto: Time) -> Option<Time> {
+        (self.flying > 0).then(|| self.flight_base + rto)
+    }
+
+    /// NDP, after a timeout: every packet in flight is taken for lost and queued to go again;
+    /// how many were.
+    pub fn requeue_in_flight(&mut self, now: Time) -> u32 {
+        let lost: Vec<usize> = (0..self.in_flight.len()).filter(|&o| self.in_flight[o] != 0).collect();
+        // Ahead of the NACKed packets that wait for their PULLs: the timeout sends these.
+        for &o in lost.iter().rev() {
+            self.land(o, now);
+            self.resend.retain(|&r| r as usize != o);
+            self.resend.push_front(o as u16);
+        }
+        lost.len() as u32
     }
 
     /// Queue `offset` to be sent again (unless already acknowledged or queued).
@@ -104,7 +174,7 @@ impl OutMsg {
         })
     }
 
-    /// After a timeout: every packet sent and not acknowledged goes again.
+    /// Homa, after a timeout: every packet sent and not acknowledged goes again.
     pub fn requeue_unacked(&mut self) {
         for o in 0..self.next_new as u16 {
             self.nack(o);
