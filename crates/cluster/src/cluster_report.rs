@@ -83,6 +83,7 @@ pub struct TransportTotals {
     pub data_packets_sent: u64,
     pub retransmissions: u64,
     pub timeouts: u64,
+    pub pull_timeouts: u64,
     pub trimmed_received: u64,
     pub duplicates_received: u64,
     pub pulls_sent: u64,
@@ -95,6 +96,7 @@ impl TransportTotals {
         self.data_packets_sent += c.data_packets_sent;
         self.retransmissions += c.retransmissions;
         self.timeouts += c.timeouts;
+        self.pull_timeouts += c.pull_timeouts;
         self.trimmed_received += c.trimmed_received;
         self.duplicates_received += c.duplicates_received;
         self.pulls_sent += c.pulls_sent;
@@ -171,8 +173,8 @@ impl ClusterSummary {
             self.messages_sent, self.messages_received, self.messages_delivered, self.messages_held
         );
         s += &format!(
-            "transport: {} data packets, {} retransmissions, {} timeouts, {} trimmed received, {} duplicates, {} pulls, {} grants\n",
-            t.data_packets_sent, t.retransmissions, t.timeouts, t.trimmed_received, t.duplicates_received, t.pulls_sent, t.grants_sent
+            "transport: {} data packets, {} retransmissions, {} timeouts, {} PULL timeouts, {} trimmed received, {} duplicates, {} pulls, {} grants\n",
+            t.data_packets_sent, t.retransmissions, t.timeouts, t.pull_timeouts, t.trimmed_received, t.duplicates_received, t.pulls_sent, t.grants_sent
         );
         let f = &self.fabric;
         s += &format!(

@@ -142,6 +142,51 @@ fn ndp_resends_trimmed_packets_on_pull() {
     assert_eq!(w.nodes[0].counters.timeouts, 0, "NACKs, not timeouts, repaired the trims");
 }
 
+/// 100 senders, one packet each, every packet trimmed on its first two transmissions: the
+/// receiver's pacer takes 200 PULL times (8.7 us), longer than the 2 us timeout, yet no
+/// sender times out: a NACKed packet waits for its PULL (`docs/models/network.md`).
+#[test]
+fn ndp_nacked_packets_wait_for_their_pull_however_long() {
+    let fate: Fate = Box::new(|s| if s.has(flags::DATA) && s.credit <= 2 { "trim" } else { "ok" });
+    let p = TransportParams { rto: Time::from_us(2), ..ndp() };
+    let mut w = World::new(101, p, fate);
+    for from in 1..=100 {
+        w.send(from, 0, payload(128, from as u64));
+    }
+    w.run();
+    assert_eq!(w.delivered.len(), 100);
+    assert!(w.delivered.last().unwrap().1 > Time::from_us(8), "the pacer took longer than the timeout");
+    assert_eq!(w.nodes[0].counters.trimmed_received, 200);
+    assert_eq!(w.nodes[0].counters.pulls_sent, 200, "one PULL per trimmed arrival");
+    for n in &w.nodes[1..] {
+        assert_eq!((n.counters.timeouts, n.counters.retransmissions), (0, 2));
+    }
+}
+
+/// The one PULL a trimmed one-packet message needs is lost: the receiver, hearing nothing for
+/// `rto` after sending it, pulls again; the sender, with nothing in flight, never times out.
+#[test]
+fn ndp_receiver_repeats_a_lost_pull() {
+    let mut lost = false;
+    let fate: Fate = Box::new(move |s| match s {
+        s if s.has(flags::DATA) && s.credit == 1 => "trim",
+        s if s.has(flags::PULL) && !lost => {
+            lost = true;
+            "drop"
+        }
+        _ => "ok",
+    });
+    let mut w = World::new(2, ndp(), fate);
+    let words = payload(128, 9);
+    w.send(0, 1, words.clone());
+    w.run();
+    assert_eq!(w.delivered.len(), 1);
+    assert_eq!(w.delivered[0].2.words, words);
+    assert!(w.delivered[0].1 > Time::from_us(20), "after the receiver's timeout");
+    assert_eq!(w.nodes[1].counters.pull_timeouts, 1);
+    assert_eq!(w.nodes[0].counters.timeouts, 0);
+}
+
 #[test]
 fn ndp_recovers_silent_losses_by_timeout() {
     let mut dropped = 0;

@@ -61,7 +61,10 @@ pub struct TransportCounters {
     pub messages_delivered: u64,
     pub data_packets_sent: u64,
     pub retransmissions: u64,
+    /// Senders' retransmission timeouts (NDP) and Homa's timeouts, one per message each time.
     pub timeouts: u64,
+    /// NDP: PULLs repeated by a receiver whose last PULL drew nothing for `rto`.
+    pub pull_timeouts: u64,
     pub trimmed_received: u64,
     pub duplicates_received: u64,
     pub pulls_sent: u64,
@@ -88,8 +91,8 @@ pub struct Transport {
     pulls: VecDeque<InKey>,
     pull_free_at: Time,
     pull_armed: bool,
-    /// A `SenderRto` timer is pending.
-    rto_armed: bool,
+    /// When the pending `SenderRto` timer fires (others pending are stale).
+    rto_at: Option<Time>,
     /// When the node's link is free of what this endpoint has handed it so far.
     tx: TxClock,
     held: BTreeMap<u64, Message>,
@@ -136,7 +139,7 @@ impl Transport {
             pulls: VecDeque::new(),
             pull_free_at: Time::ZERO,
             pull_armed: false,
-            rto_armed: false,
+            rto_at: None,
             tx,
             held: BTreeMap::new(),
             next_held: 0,
@@ -267,12 +270,11 @@ impl Transport {
         }
     }
 
-    /// Make sure a `SenderRto` timer is pending, at `at` if none is. Deadlines only move
-    /// later and a new one is never earlier than those already set (`pump`), so the timer
-    /// pending is never later than the earliest deadline.
+    /// Make sure a `SenderRto` timer fires by `at`: the pending one fires at the earliest
+    /// deadline.
     fn arm_rto(&mut self, at: Time, out: &mut impl Actions) {
-        if !self.rto_armed {
-            self.rto_armed = true;
+        if self.rto_at.is_none_or(|t| at < t) {
+            self.rto_at = Some(at);
             out.push(TAction::Timer(at, Timer::SenderRto));
         }
     }
@@ -319,7 +321,8 @@ impl Transport {
                 m.launched(o, tx, departs);
             }
         }
-        if let Some(at) = m.flight_deadline(self.p.rto) {
+        if ndp {
+            let at = m.ndp_deadline(self.p.rto, self.p.pull_wait);
             self.arm_rto(at, out);
         }
     }
@@ -582,7 +585,7 @@ impl Transport {
     /// PULL (`docs/models/network.md`, "NDP's rules"). Homa: `rto` without progress.
     fn deadline(&self, m: &OutMsg) -> Option<Time> {
         match self.p.protocol {
-            Protocol::Ndp => m.flight_deadline(self.p.rto),
+            Protocol::Ndp => Some(m.ndp_deadline(self.p.rto, self.p.pull_wait)),
             Protocol::Homa => Some(m.last_progress + self.p.rto),
         }
     }
@@ -591,6 +594,9 @@ impl Transport {
     /// remaining deadline (deadlines only move later, so a message's timeout happens
     /// exactly at its own deadline).
     fn sender_rto(&mut self, now: Time, out: &mut impl Actions) {
+        if self.rto_at != Some(now) {
+            return; // superseded by an earlier one
+        }
         let mut due: Vec<OutKey> = self
             .out
             .iter()
@@ -601,7 +607,7 @@ impl Transport {
         for key in due {
             self.time_out(now, key, out);
         }
-        self.rto_armed = false;
+        self.rto_at = None;
         if let Some(next) = self.out.iter().filter_map(|(_, m)| self.deadline(m)).min() {
             self.arm_rto(next, out);
         }
@@ -611,8 +617,9 @@ impl Transport {
         let m = self.out.get_mut(&key).expect("due");
         self.counters.timeouts += 1;
         let again = match self.p.protocol {
-            // The last resort: the packets in flight go again without waiting for a PULL.
-            Protocol::Ndp => m.requeue_in_flight(now),
+            // The last resort: the packets in flight go again without waiting for a PULL;
+            // with none in flight, one packet (a queued resend, else the next new one).
+            Protocol::Ndp => m.requeue_in_flight(now).max(1),
             Protocol::Homa => {
                 m.requeue_unacked();
                 // Nothing to resend but packets never sent: the GRANT that would have let
@@ -645,7 +652,7 @@ impl Transport {
         }
         m.pull_timer = false;
         m.needed += 1;
-        self.counters.timeouts += 1;
+        self.counters.pull_timeouts += 1;
         self.maybe_pull(now, key, out);
     }
 

@@ -1,4 +1,4 @@
-//! The message transport terminated in the NIC (SPEC section 3): a reliable,
+//! The message transport terminated in the NIC (`docs/platform.md` section 3): a reliable,
 //! message-oriented protocol over packets of at most `segment_bytes` payload.
 //!
 //! - [`segment`]: the packet descriptor the transport sends and receives.

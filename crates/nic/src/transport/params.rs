@@ -12,15 +12,15 @@ pub enum Protocol {
 #[derive(Clone, Debug, PartialEq)]
 pub struct TransportParams {
     pub protocol: Protocol,
-    /// Payload bytes per packet. Default 1,024 (SPEC section 3).
+    /// Payload bytes per packet. Default 1,024 (`docs/platform.md` section 3).
     pub segment_bytes: u32,
-    /// Largest message in packets. Default 64 (SPEC asks for at least 38; the 16-bit length
+    /// Largest message in packets. Default 64 (`docs/platform.md` section 3 asks for at least 38; the 16-bit length
     /// field caps messages at 65,535 bytes, i.e. 64 packets).
     pub max_msg_packets: u32,
-    /// NDP: packets sent before the first PULL. Default 2 (prototype, SPEC section 3).
+    /// NDP: packets sent before the first PULL. Default 2 (prototype, `docs/platform.md` section 3).
     pub rtt_pkts: u32,
     /// NDP: interval between PULLs sent by one receiver: one MTU time, (1024 + 64) bytes at
-    /// 200 Gb/s = 43.52 ns (SPEC section 3: "paces PULLs at one per MTU time").
+    /// 200 Gb/s = 43.52 ns (`docs/platform.md` section 3: one PULL per MTU serialization time).
     pub pull_interval: Time,
     /// Time one byte takes on the node's link: 40 ps at the prototype's 200 Gb/s
     /// (`docs/models/network.md`). The NDP sender uses it to know when a packet it queued
@@ -29,13 +29,19 @@ pub struct TransportParams {
     /// Homa: bytes a sender may send unscheduled and the receiver keeps granted ahead.
     /// Default 8 KiB (*estimate*: about one round trip of a leaf-spine at 200 Gb/s).
     pub rtt_bytes: u32,
-    /// Homa: messages granted at once. Default 3 (prototype, SPEC section 3).
+    /// Homa: messages granted at once. Default 3 (prototype, `docs/platform.md` section 3).
     pub overcommit: u32,
     /// Homa: bands used, 0 = control, 1 = unscheduled, 2.. scheduled by rank. Default 8.
     pub homa_bands: u8,
     /// Sender: resend what is unacknowledged after this long without progress.
     /// Default 20 us (*estimate*: many round trips of a 2-tier fabric).
     pub rto: Time,
+    /// NDP sender: with nothing in flight, waiting for PULLs, resend one packet after this
+    /// long without a word from the receiver about the message (a receiver that delivered the
+    /// message, its last ACKs lost, pulls no more). Default 200 us (*estimate*: ten `rto`,
+    /// far beyond the longest PULL backlog measured, 22 us for 511 senders;
+    /// `docs/models/network.md`, "NDP's rules").
+    pub pull_wait: Time,
     /// Fraction of messages held back by `tail_delay` at the sender (fault injection).
     /// Default 0.
     pub tail_fraction: f64,
@@ -58,6 +64,7 @@ impl Default for TransportParams {
             overcommit: 3,
             homa_bands: 8,
             rto: Time::from_us(20),
+            pull_wait: Time::from_us(200),
             tail_fraction: 0.0,
             tail_delay: Time::ZERO,
             multicast: true,

@@ -91,6 +91,7 @@ impl OutMsg {
     /// changes nothing, as the latest may still arrive.
     pub fn nack_ndp(&mut self, offset: u16, tx: u16, now: Time) {
         let o = offset as usize;
+        self.last_progress = now;
         if self.in_flight.get(o).is_some_and(|&t| t != 0 && t == tx) {
             self.land(o, now);
             self.nack(offset);
@@ -117,9 +118,15 @@ impl OutMsg {
         self.flight_base = self.flight_base.max(now);
     }
 
-    /// NDP: when the packets in flight time out, if any are.
-    pub fn flight_deadline(&self, rto: Time) -> Option<Time> {
-        (self.flying > 0).then(|| self.flight_base + rto)
+    /// NDP: when the message times out: `rto` after its packets in flight left or were last
+    /// answered; with none in flight (waiting for PULLs), `pull_wait` after the receiver
+    /// last said anything about it.
+    pub fn ndp_deadline(&self, rto: Time, pull_wait: Time) -> Time {
+        if self.flying > 0 {
+            self.flight_base + rto
+        } else {
+            self.last_progress + pull_wait
+        }
     }
 
     /// NDP, after a timeout: every packet in flight is taken for lost and queued to go again;
