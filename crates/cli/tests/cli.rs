@@ -233,6 +233,8 @@ fn sort_numbers_out_of_range_name_the_flag() {
     fails_saying(&nanopu(&["sort", "--cores", "4000000000"]), &["--cores"]);
     fails_saying(&nanopu(&["sort", "--buckets", "5"]), &["--buckets"]);
     fails_saying(&nanopu(&["sort", "--fan-in", "1"]), &["--fan-in"]);
+    fails_saying(&nanopu(&["sort", "--cores", "48"]), &["--cores", "power of two"]);
+    fails_saying(&nanopu(&["sort", "--median-trees", "one"]), &["--median-trees", "independent or combined"]);
     fails_saying(&nanopu(&["sort", "--algorithm", "millisort", "--reduction", "0"]), &["--reduction"]);
 }
 

@@ -48,15 +48,27 @@ fn nanosort_last_level_with_fewer_buckets() {
     }
 }
 
-/// The paper's b-1 independent median trees (TREES 1, the default) send one value per
-/// message, so more, smaller candidate messages than the combined tree (TREES 0), and both
-/// sort; with duplicate-heavy keys too (ties at the pivots are spread in the exchange).
+/// The paper's b-1 independent median trees (TREES 1, the default) against one combined
+/// tree (TREES 0) on 1,024 cores, 16 buckets, the paper's 4 cores per node and 263 ns:
+/// one value per message means more, smaller messages, but no core merges every column,
+/// so level 1's slowest core computes less, the others wait less, and the sort is faster.
+/// Both sort duplicate-heavy keys too (ties at the pivots are spread in the exchange).
 #[test]
-fn independent_and_combined_median_trees_both_sort() {
-    let (ind, comb) =
-        (spec(Algorithm::NanoSort, 64, 16, &[4, 4, 1, 1]), spec(Algorithm::NanoSort, 64, 16, &[4, 4, 1, 0]));
-    let (a, b) = (run(&ind), run(&comb));
-    assert!(a.figures.msgs_sent > b.figures.msgs_sent, "{} vs {}", a.figures.msgs_sent, b.figures.msgs_sent);
+fn independent_median_trees_spread_the_work_of_the_combined_tree() {
+    let paper = |trees: u32| {
+        let mut s = spec(Algorithm::NanoSort, 1024, 16, &[16, 16, 1, trees]);
+        (s.cores_per_node, s.switch_latency_ns) = (4, 263.0);
+        s
+    };
+    let (ind, comb) = (run(&paper(1)).figures, run(&paper(0)).figures);
+    let level1 = |f: &nanopu_cluster::sort::report::SortFigures| {
+        f.stages.iter().find(|s| s.stage == "level 1").cloned().unwrap()
+    };
+    let (a, b) = (level1(&ind), level1(&comb));
+    assert!(ind.msgs_sent > comb.msgs_sent, "{} vs {}", ind.msgs_sent, comb.msgs_sent);
+    assert!(a.compute_max_ns < b.compute_max_ns, "{a:?} vs {b:?}");
+    assert!(a.idle_mean_ns < b.idle_mean_ns, "{a:?} vs {b:?}");
+    assert!(ind.total_ns < comb.total_ns, "{} vs {}", ind.total_ns, comb.total_ns);
     for trees in [0, 1] {
         let mut s = spec(Algorithm::NanoSort, 256, 16, &[16, 16, 1, trees]);
         (s.cores_per_node, s.distribution) = (4, Distribution::DupPrefix);
@@ -96,6 +108,20 @@ fn millisort_and_mergemin_pass() {
     for incast in [1, 8, 64] {
         run(&spec(Algorithm::MergeMin, 64, 128, &[incast]));
     }
+}
+
+/// MilliSort's pivot sorters each send the root as many super-pivots as there are pivot
+/// sorters (its pickSuperPivots, docs/nanosort.md), so the root merges G^2: on 128 cores
+/// a reduction factor of 2 (G = 64) makes the splitter stage several times slower than 8
+/// (G = 16). With the earlier cap of 256 super-pivots in all it was 1.6 times.
+#[test]
+fn millisort_root_work_grows_with_the_square_of_the_pivot_sorters() {
+    let splitters = |r: u32| {
+        let f = run(&spec(Algorithm::MilliSort, 128, 32, &[r])).figures;
+        f.stages.iter().find(|s| s.stage == "splitters").unwrap().compute_max_ns
+    };
+    let (g64, g16) = (splitters(2), splitters(8));
+    assert!(g64 > 4.0 * g16, "{g64} vs {g16}");
 }
 
 #[test]
