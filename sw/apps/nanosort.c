@@ -41,8 +41,9 @@
  * every i that is a permutation, so each sorter receives exactly one key of each index,
  * n keys in all, and is complete after n keys.  Keys to the same destination share a message.
  *
- * Completion of the level-k exchange: sender x of a group (local id) sends its bucket-i keys
- * to ONE member of partition i, at position (pi_k(x) XOR h_{k,i}) mod (m/b), with pi_k a
+ * Completion of the level-k exchange (b below is the level's bucket count b_k): sender x of
+ * a group (local id) sends its bucket-i keys (a contiguous run of its sorted keys) to ONE
+ * member of partition i, at position (pi_k(x) XOR h_{k,i}) mod (m/b), with pi_k a
  * shared pseudo-random permutation of [0, m) (fresh per level and group) and h_{k,i} a shared
  * hash.  Each member therefore receives exactly b transfers per level (one from each of the
  * b senders mapped to it), each of 1 or more chunks (an empty transfer is one message with
