@@ -505,19 +505,35 @@ impl Simulation {
     fn stamp_arrival(&self, n: usize, msg: &mut Message) {
         let node = &self.nodes[n];
         if node.nic.params().latency_stamps && msg.src_ip != node.ip {
-            nanopu_nic::stamp::on_arrival(msg, self.cycles(), self.segment_bytes());
+            let wire = self.packet_wire_fs(msg.len);
+            let first_word =
+                |i: usize| self.clock.cycle_floor(Time(self.now.0.saturating_sub(wire[i..].iter().sum())));
+            nanopu_nic::stamp::on_arrival(msg, self.segment_bytes(), first_word);
         }
     }
 
     fn stamp_departure(&self, n: usize, msg: &mut Message) {
         if self.nodes[n].nic.params().latency_stamps {
-            nanopu_nic::stamp::on_departure(msg, self.cycles(), self.segment_bytes());
+            let wire = self.packet_wire_fs(msg.len);
+            let last_word = |i: usize| self.clock.cycle_ceil(self.now + Time(wire[..=i].iter().sum()));
+            nanopu_nic::stamp::on_departure(msg, self.segment_bytes(), last_word);
         }
     }
 
     /// Packet payload bytes at the port (the stamps go into each packet's last bytes).
     fn segment_bytes(&self) -> usize {
         self.link.port.segment_bytes as usize
+    }
+
+    /// How long each packet of a `len`-byte message takes on the node's link (header and
+    /// payload at the port's rate; in clusters the node's port parameters are the defaults,
+    /// 200 Gb/s, as the fabric's).
+    fn packet_wire_fs(&self, len: u16) -> Vec<u64> {
+        let p = &self.link.port;
+        let (seg, n) = (p.segment_bytes as u64, (len as u64).div_ceil(p.segment_bytes as u64).max(1));
+        let payload = |i: u64| seg.min(len as u64 - (i * seg).min(len as u64));
+        let wire = |i: u64| nanopu_sim::time::serialization(p.header_bytes as u64 + payload(i), p.rate_bps).0;
+        (0..n).map(wire).collect()
     }
 
     // ---- ends ------------------------------------------------------------------------------

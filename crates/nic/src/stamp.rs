@@ -13,25 +13,31 @@
 //! The counter is 32 bits of the node clock's cycles since reset (`reg_now`), wrapping;
 //! the fields are in network byte order (`reverse_bytes(.., 4)`). The prototype's testers
 //! (`net-app-tester.py`, `LATENCY_CONTEXT = 0x1234`) sent from that context and read the
-//! latency from the replies. Here the arrival stamp is the cycle the message reaches the
-//! NIC (its last byte: the model delivers whole messages), not its first word.
+//! latency from the replies, so the latency is from a request packet's first word entering
+//! to the reply packet's last word leaving. The model hands whole messages to the NIC and
+//! takes whole messages from it, so the caller gives each packet's cycle: on arrival the
+//! message's last byte less the wire time of that packet and those after it (a message's
+//! packets arrive back to back), on departure the message's start plus the wire time of
+//! that packet and those before it (as they leave an idle port back to back).
 
 use crate::message::Message;
 
 /// The testers' context: messages from it are stamped, replies to it carry the latency.
 pub const TEST_CONTEXT: u16 = 0x1234;
 
-/// Stamp a message arriving from the network with `cycle`, if it comes from [`TEST_CONTEXT`].
-pub fn on_arrival(msg: &mut Message, cycle: u64, segment: usize) {
+/// Stamp a message arriving from the network, if it comes from [`TEST_CONTEXT`]: packet i
+/// gets `cycle(i)`, the cycle its first word passed.
+pub fn on_arrival(msg: &mut Message, segment: usize, cycle: impl Fn(usize) -> u64) {
     if msg.src_context == TEST_CONTEXT {
-        rewrite_packets(msg, segment, |p| put(p, 4, cycle as u32));
+        rewrite_packets(msg, segment, |i, p| put(p, 4, cycle(i) as u32));
     }
 }
 
-/// Write the latency into a message leaving for the network, if it goes to [`TEST_CONTEXT`].
-pub fn on_departure(msg: &mut Message, cycle: u64, segment: usize) {
+/// Write the latency into a message leaving for the network, if it goes to
+/// [`TEST_CONTEXT`]: packet i leaves with its last word at `cycle(i)`.
+pub fn on_departure(msg: &mut Message, segment: usize, cycle: impl Fn(usize) -> u64) {
     if msg.dst_context == TEST_CONTEXT {
-        rewrite_packets(msg, segment, |p| departure(p, cycle as u32));
+        rewrite_packets(msg, segment, |i, p| departure(p, cycle(i) as u32));
     }
 }
 
@@ -42,10 +48,10 @@ fn departure(packet: &mut [u8], now: u32) {
     put(packet, 4, now.wrapping_sub(stamp));
 }
 
-/// Apply `f` to each packet's payload (`segment` bytes each, the last one shorter).
-fn rewrite_packets(msg: &mut Message, segment: usize, f: impl Fn(&mut [u8])) {
+/// Apply `f` to each packet's index and payload (`segment` bytes each, the last one shorter).
+fn rewrite_packets(msg: &mut Message, segment: usize, f: impl Fn(usize, &mut [u8])) {
     let mut bytes = msg.payload_bytes();
-    bytes.chunks_mut(segment.max(1)).for_each(f);
+    bytes.chunks_mut(segment.max(1)).enumerate().for_each(|(i, p)| f(i, p));
     msg.words = Message::words_from_bytes(&bytes);
 }
 
@@ -79,24 +85,24 @@ mod tests {
     #[test]
     fn arrival_stamps_the_last_four_bytes_of_each_packet() {
         let mut m = msg(TEST_CONTEXT, 0, vec![0x1111_1111_2222_2222; 256]);
-        on_arrival(&mut m, 0x1_0000_00ab, 1024);
+        on_arrival(&mut m, 1024, |i| 0x1_0000_00ab + 10 * i as u64);
         assert_eq!(m.words[127], 0x1111_1111_0000_00ab, "first packet's last word");
-        assert_eq!(m.words[255], 0x1111_1111_0000_00ab, "second packet's last word");
+        assert_eq!(m.words[255], 0x1111_1111_0000_00b5, "second packet's last word, its own cycle");
         assert_eq!(m.words[126], 0x1111_1111_2222_2222);
     }
 
     #[test]
     fn departure_writes_now_and_the_latency() {
         let mut m = msg(5, TEST_CONTEXT, vec![7, 0x0000_0000_0000_0100]);
-        on_departure(&mut m, 0x350, 1024);
+        on_departure(&mut m, 1024, |_| 0x350);
         assert_eq!(m.words, vec![7, 0x0000_0350_0000_0250]);
     }
 
     #[test]
     fn other_contexts_pass_unchanged() {
         let mut m = msg(1, 2, vec![9, 9]);
-        on_arrival(&mut m, 5, 1024);
-        on_departure(&mut m, 5, 1024);
+        on_arrival(&mut m, 1024, |_| 5);
+        on_departure(&mut m, 1024, |_| 5);
         assert_eq!(m.words, vec![9, 9]);
     }
 }
