@@ -22,6 +22,8 @@ pub struct CoreSummary {
     pub dcache_misses: u64,
     pub icache_misses: u64,
     pub l2_misses: u64,
+    /// L2 misses that also missed the last-level cache (DRAM reads).
+    pub llc_misses: u64,
     /// Cycles spent stalled on an empty netRX.
     pub stall_netrx_cycles: u64,
     /// Cycles spent stalled on a full netTX queue.
@@ -193,6 +195,7 @@ fn core_summary(core: &mut nanopu_riscv::Core, state: CoreState) -> CoreSummary 
         dcache_misses: s.dcache_misses,
         icache_misses: s.icache_misses,
         l2_misses: s.l2_misses,
+        llc_misses: s.llc_misses,
         stall_netrx_cycles: s.stall_netrx,
         stall_nettx_cycles: s.stall_nettx,
         wfi_cycles: s.stall_wfi,

@@ -7,7 +7,7 @@
 /// Invalid L1 tag (no DRAM line number reaches it).
 const INVALID: u32 = u32::MAX;
 
-fn xorshift(s: &mut u32) -> u32 {
+pub(crate) fn xorshift(s: &mut u32) -> u32 {
     *s ^= *s << 13;
     *s ^= *s >> 17;
     *s ^= *s << 5;

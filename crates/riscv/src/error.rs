@@ -168,6 +168,7 @@ pub struct CoreStats {
     pub icache_misses: u64,
     pub dcache_misses: u64,
     pub l2_misses: u64,
+    pub llc_misses: u64,
     pub stall_load_use: u64,
     pub stall_muldiv: u64,
     pub stall_branch: u64,

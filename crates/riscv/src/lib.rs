@@ -6,7 +6,8 @@
 //!   initial image and pre-decodes every 2-byte code slot once ([`decode`], [`rvc`] for
 //!   compressed forms) into [`op::Op`]s shared by every core of every node.
 //! - [`NodeMem`] (`mem.rs`) is one node: DRAM pages materialized on first write, the boot
-//!   page, the CLINT and the shared L2 tags ([`cache`]).
+//!   page, the CLINT, the shared L2 tags ([`cache`]) and, behind them, FASED's last-level
+//!   cache ([`llc`]) and DDR3 bank timing ([`dram`]).
 //! - [`Core`] (`core.rs`) is one hart. Its run loop (`core.rs`) fetches by index into the
 //!   current code page (`fetch.rs`) and executes (`exec.rs`, `muldiv.rs`, `amo.rs`,
 //!   `csr.rs`, `fpu.rs` with the soft-float arithmetic in `fparith.rs`/`fpconv.rs`); loads and stores go through a per-core software TLB (`lsu.rs`). Traps and
@@ -21,7 +22,8 @@
 //!
 //! Public API used by the rest of the workspace (keep these signatures):
 //! - [`Program`]: a loaded ELF image, shared (`Arc`) by every core and node running it.
-//! - [`NodeMem`]: one node's memory (pages on first touch), shared L2, CLINT, boot area.
+//! - [`NodeMem`]: one node's memory (pages on first touch), shared L2, LLC and DRAM banks,
+//!   CLINT, boot area.
 //! - [`Core`]: one hart: registers, CSRs, L1 caches, timing state; `run` executes ahead of
 //!   global time until a limit, a blocked platform access, `wfi`, exit or error.
 //! - [`Platform`]: the nanoPU register interface (x30/x31, CSRs 0x052..=0x061).
@@ -35,6 +37,7 @@ pub mod cache;
 mod core;
 mod csr;
 pub mod decode;
+pub mod dram;
 pub mod elf;
 mod error;
 mod exec;
@@ -46,6 +49,7 @@ mod fpu;
 mod fpu_tests;
 pub mod fuzzing;
 mod htif;
+pub mod llc;
 mod lsu;
 pub mod mem;
 mod muldiv;
@@ -66,6 +70,6 @@ pub use abi::{AbiChoice, AbiSource};
 pub use elf::ElfError;
 pub use error::{BlockOn, CoreError, CoreStats, ErrorKind, Exit, StallKind, TrapInfo};
 pub use mem::NodeMem;
-pub use params::{MemParams, TimingParams};
+pub use params::{Ddr3Params, MemParams, TimingParams};
 pub use platform::{Access, NoNic, Platform, Stop};
 pub use program::Program;

@@ -79,10 +79,20 @@ impl Core {
         let mut lat = self.t.l2_latency;
         if !mem.l2.access(rel) {
             self.stats.l2_misses += 1;
-            lat += self.t.dram_latency;
+            lat += self.beyond_l2(mem, line << self.line_shift);
         }
         self.cycle += lat;
         self.stats.stall_mem += lat;
+    }
+
+    /// Extra cycles of an L2 miss of the line at `addr`: the LLC, and DRAM if it misses
+    /// there too (docs/models/node.md "Memory system").
+    fn beyond_l2(&mut self, mem: &mut NodeMem, addr: u64) -> u64 {
+        if mem.llc.access(addr - mem.base) {
+            return self.t.llc_latency;
+        }
+        self.stats.llc_misses += 1;
+        self.t.llc_latency + mem.dram.read(addr)
     }
 
     /// Is [addr, addr + n) entirely inside DRAM?
@@ -240,4 +250,37 @@ fn extract(v: u64, off: usize, n: usize) -> u64 {
 fn insert(old: u64, off: usize, n: usize, v: u64) -> u64 {
     let mask = if n >= 8 { u64::MAX } else { ((1u64 << (8 * n)) - 1) << (8 * off) };
     (old & !mask) | ((v << (8 * off)) & mask)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::Bench;
+    use crate::TimingParams;
+
+    /// Cycles and (L2, LLC) misses that one L1 miss of the line at `addr` costs.
+    fn miss(b: &mut Bench, addr: u64) -> (u64, u64, u64) {
+        let (c, s) = (b.core.cycle, b.core.stats.clone());
+        b.core.miss(&mut b.mem, addr >> b.core.line_shift);
+        let t = &b.core.stats;
+        (b.core.cycle - c, t.l2_misses - s.l2_misses, t.llc_misses - s.llc_misses)
+    }
+
+    #[test]
+    fn an_l2_miss_goes_to_the_llc_then_to_a_dram_bank() {
+        let t = TimingParams::default();
+        let (l2, llc, d) = (t.l2_latency, t.llc_latency, &t.dram);
+        let mut b = Bench::new(&[0], false);
+        let a = 0x8010_0000;
+        // Cold: L2, LLC and a closed bank (activate, then CAS).
+        assert_eq!(miss(&mut b, a), (l2 + llc + d.t_rcd + d.t_cas + d.backend_latency, 1, 1));
+        // The other 64-byte half of the LLC's 128-byte block: an L2 miss, an LLC hit.
+        assert_eq!(miss(&mut b, a + 64), (l2 + llc, 1, 0));
+        // Back to the first line: the L2 has it.
+        assert_eq!(miss(&mut b, a), (l2, 0, 0));
+        // The next 128-byte block is in the row the first miss opened.
+        assert_eq!(miss(&mut b, a + 128), (l2 + llc + d.t_cas + d.backend_latency, 1, 1));
+        // Same bank and rank, another row: precharge, activate, CAS.
+        let conflict = l2 + llc + d.t_rp + d.t_rcd + d.t_cas + d.backend_latency;
+        assert_eq!(miss(&mut b, a + (1 << 18)), (conflict, 1, 1));
+    }
 }

@@ -1,17 +1,20 @@
 //! One node's memory: DRAM chunks allocated on first write (reads of unwritten ones see the
-//! program image or zeros; see `sparse`), the boot info page, the CLINT registers and the
-//! shared L2 tags.
+//! program image or zeros; see `sparse`), the boot info page, the CLINT registers, the
+//! shared L2 tags and what lies behind the L2 (the LLC and the DRAM banks).
 //!
 //! Scale matters here: a cluster holds 65,536 of these, so an idle node must cost a few KiB
 //! and a busy one little more than what its programs wrote. The L2 tags are allocated on
-//! first access.
+//! first access, the LLC's grow with the blocks it holds, the DRAM bank table on the first
+//! LLC miss.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use crate::cache::L2;
 use crate::decode::decode_parcels;
-use crate::elf::{Dram, ElfError};
+use crate::dram::Dram;
+use crate::elf::{Dram as DramMap, ElfError};
+use crate::llc::Llc;
 use crate::op::Op;
 use crate::params::{MemParams, TimingParams};
 use crate::program::{Program, PAGE};
@@ -40,6 +43,9 @@ pub struct NodeMem {
     pub(crate) msip: Vec<u32>,
     pub(crate) mtimecmp: Vec<u64>,
     pub(crate) l2: L2,
+    /// FASED's last-level cache and DDR3 banks behind the L2 (docs/models/node.md).
+    pub(crate) llc: Llc,
+    pub(crate) dram: Dram,
     /// Code pages re-decoded after stores (self-modifying code), and pages stored to since.
     code_over: HashMap<u64, Box<[Op]>>,
     code_dirty: BTreeSet<u64>,
@@ -56,16 +62,13 @@ impl NodeMem {
         mem: &MemParams,
         timing: &TimingParams,
     ) -> Result<NodeMem, ElfError> {
-        let dram = Dram::new(mem)?;
+        let map = DramMap::new(mem)?;
         let (base, size) = (mem.dram_base, mem.dram_size);
         for s in &program.segments {
             // The program may have been loaded for another, larger DRAM.
-            dram.holds("segment", s.addr, s.addr.saturating_add(s.memsz))?;
+            map.holds("segment", s.addr, s.addr.saturating_add(s.memsz))?;
         }
-        let l2 = L2::new(timing.l2_sets, timing.l2_ways);
-        if !l2.fits(size / timing.line_bytes.max(1)) {
-            return Err(ElfError::Config(format!("DRAM of {size:#x} bytes too large for 16-bit L2 tags")));
-        }
+        let (l2, llc) = shared_caches(timing, size)?;
         Ok(NodeMem {
             program,
             base,
@@ -76,6 +79,8 @@ impl NodeMem {
             msip: vec![0; ncores],
             mtimecmp: vec![u64::MAX; ncores],
             l2,
+            llc,
+            dram: Dram::new(&timing.dram),
             code_over: HashMap::new(),
             code_dirty: BTreeSet::new(),
             page_gen: 0,
@@ -284,6 +289,21 @@ impl NodeMem {
 }
 
 /// Bytes from `addr` to the end of its chunk, at most `left`.
+/// The node's L2 and LLC tags for a DRAM of `size` bytes; both tag in 16 bits.
+fn shared_caches(timing: &TimingParams, size: u64) -> Result<(L2, Llc), ElfError> {
+    let too_large =
+        |what| ElfError::Config(format!("DRAM of {size:#x} bytes too large for 16-bit {what} tags"));
+    let l2 = L2::new(timing.l2_sets, timing.l2_ways);
+    if !l2.fits(size / timing.line_bytes.max(1)) {
+        return Err(too_large("L2"));
+    }
+    let llc = Llc::new(timing.llc_sets, timing.llc_ways, timing.llc_block_bytes);
+    if !llc.fits(size) {
+        return Err(too_large("LLC"));
+    }
+    Ok((l2, llc))
+}
+
 fn in_chunk(addr: u64, left: usize) -> usize {
     ((CHUNK - addr % CHUNK) as usize).min(left)
 }

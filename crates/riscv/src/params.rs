@@ -6,6 +6,10 @@
 //! - *rocket-chip*: defaults of the public rocket-chip generator (`RocketCoreParams`,
 //!   `ICacheParams`, `DCacheParams`, `BTBParams`, `MulDivParams`) that the prototype's
 //!   FireSim configuration builds on.
+//! - *FASED*: FireSim's memory timing model as the prototype's FireSim build configured it
+//!   (target `DDR3FRFCFSLLC4MB`, runtime arguments in l-nic/chipyard
+//!   `software/local_firesim/local_firesim.py`); every value and its source is in the table
+//!   of docs/models/node.md "Memory system".
 //! - *estimate*: no published number; chosen from the pipeline structure and stated as such.
 
 /// Where DRAM sits and how large it is (docs/abi.md memory map).
@@ -55,12 +59,25 @@ pub struct TimingParams {
     /// Load-to-use latency for 8/16-bit loads and AMO/LR results. Default 3 (*rocket-chip*
     /// `fastLoadByte = false`: the sub-word aligner adds a cycle).
     pub load_latency_subword: u64,
-    /// Extra cycles of an L1 miss that hits in the L2 (refill over TileLink). Default 20
-    /// (*estimate* for Rocket + inclusive L2 at the same clock).
+    /// Extra cycles of an L1 miss that hits in the L2. Default 13: 10 cycles from refill
+    /// request to refill completion seen from a Rocket L1 (ucb-bar/chipyard issue 602,
+    /// measured by a maintainer) plus 3 (*estimate*: the miss request leaves the cycle after
+    /// the miss is seen in stage 2, and the load replays through the cache's two stages
+    /// after the refill). docs/models/node.md "Memory system".
     pub l2_latency: u64,
-    /// Extra cycles of an L2 miss (DRAM). Default 200, 62.5 ns at 3.2 GHz (*estimate*:
-    /// FireSim's FASED DDR3 model, closed page).
-    pub dram_latency: u64,
+    /// Sets of the node's last-level cache in front of DRAM. Default 4096 (*FASED*:
+    /// `+mm_llc_setBits=12`; 4096 x 8 x 128 B = 4 MiB).
+    pub llc_sets: usize,
+    /// LLC ways. Default 8 (*FASED*: `+mm_llc_wayBits=3`).
+    pub llc_ways: usize,
+    /// LLC block size in bytes. Default 128 (*FASED*: `+mm_llc_blockBits=7`).
+    pub llc_block_bytes: u64,
+    /// Extra cycles of an L2 miss that hits in the LLC. Default 12 (*estimate*: a second
+    /// bus round trip like the L1-L2 one behind `l2_latency`, 10 cycles, plus FASED's LLC
+    /// request queue and one-cycle metadata read, 2; docs/models/node.md "Memory system").
+    pub llc_latency: u64,
+    /// The DDR3 timing of an LLC miss (*FASED*).
+    pub dram: Ddr3Params,
     /// Uncached MMIO access (CLINT, boot page). Default 20 (*estimate*, like an L2 round trip).
     pub mmio_latency: u64,
     /// Extra cycles of a misaligned load/store (performed, not trapped). Default 8
@@ -142,8 +159,12 @@ impl Default for TimingParams {
             l2_ways: 8,
             load_latency: 2,
             load_latency_subword: 3,
-            l2_latency: 20,
-            dram_latency: 200,
+            l2_latency: 13,
+            llc_sets: 4096,
+            llc_ways: 8,
+            llc_block_bytes: 128,
+            llc_latency: 12,
+            dram: Ddr3Params::default(),
             mmio_latency: 20,
             misaligned_penalty: 8,
             amo_extra: 2,
@@ -167,6 +188,59 @@ impl Default for TimingParams {
             fp_sdivsqrt_latency: 27,
             fp_ddivsqrt_latency: 56,
             fp_load_extra: 1,
+        }
+    }
+}
+
+/// FASED's DDR3 model as the prototype ran it (*FASED*, docs/models/node.md "Memory
+/// system"). Timings count cycles of the clock FASED runs on, which in the prototype's
+/// FireSim (1.10) is the target's own 3.2 GHz clock (`WithDefaultMemModel(clockDivision =
+/// 1)`, the only division allowed), not the DDR3-2133 device clock the values come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ddr3Params {
+    /// CAS latency, cycles. Default 14 (`+mm_dramTimings_tCAS=14`).
+    pub t_cas: u64,
+    /// Activate to CAS, cycles. Default 14 (`+mm_dramTimings_tRCD=14`).
+    pub t_rcd: u64,
+    /// Precharge to activate, cycles. Default 14 (`+mm_dramTimings_tRP=14`).
+    pub t_rp: u64,
+    /// Additive latency, cycles. Default 0 (`+mm_dramTimings_tAL=0`).
+    pub t_al: u64,
+    /// Cycles FASED adds to read data after the devices return it. Default 2
+    /// (`+mm_backendLatency=2`).
+    pub backend_latency: u64,
+    /// Rows stay open after an access (open-page policy). Default true
+    /// (`+mm_openPagePolicy=1`).
+    pub open_page: bool,
+    /// Bank = (address >> offset) & mask. Default 13 and 7 (`+mm_bankAddr_offset=13`,
+    /// `+mm_bankAddr_mask=7`: 8 KiB rows, 8 banks).
+    pub bank_offset: u32,
+    pub bank_mask: u64,
+    /// Rank = (address >> offset) & mask. Default 16 and 3 (`+mm_rankAddr_offset=16`,
+    /// `+mm_rankAddr_mask=3`: 4 ranks).
+    pub rank_offset: u32,
+    pub rank_mask: u64,
+    /// Row = (address >> offset) & mask. Default 18 and 65535 (`+mm_rowAddr_offset=18`,
+    /// `+mm_rowAddr_mask=65535`).
+    pub row_offset: u32,
+    pub row_mask: u64,
+}
+
+impl Default for Ddr3Params {
+    fn default() -> Self {
+        Ddr3Params {
+            t_cas: 14,
+            t_rcd: 14,
+            t_rp: 14,
+            t_al: 0,
+            backend_latency: 2,
+            open_page: true,
+            bank_offset: 13,
+            bank_mask: 7,
+            rank_offset: 16,
+            rank_mask: 3,
+            row_offset: 18,
+            row_mask: 65535,
         }
     }
 }

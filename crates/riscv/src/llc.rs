@@ -1,0 +1,185 @@
+//! The last-level cache that FireSim's FASED memory model puts in front of DRAM in the
+//! prototype's build (docs/models/node.md "Memory system"): set-associative, tags only.
+//!
+//! Replacement as in FASED's `LastLevelCache.scala`: a miss fills the lowest-numbered empty
+//! way of its set (`PriorityEncoderOH(empty_ways)`), and only a full set evicts, a way drawn
+//! at random (an LFSR16 there; a per-cache xorshift here, so runs are deterministic).
+//!
+//! Scale: 4 MiB of 128-byte blocks is 32,768 tags, 64 KiB per node if allocated at once,
+//! while a node of the 65,536-core sort holds about 550 blocks. So the tags start as a
+//! sorted list of the ways in use, 4 bytes each, and turn into the full array once the list
+//! would be a quarter of its size. Nothing is ever invalidated, so the ways in use of a set
+//! are always 0..n: both forms hold the same ways and draw the same victims.
+
+use crate::cache::xorshift;
+
+/// Entries the list holds before its first reallocation.
+const FIRST_LIST: usize = 1024;
+
+/// The ways in use, or all of them.
+enum Tags {
+    /// `set << 19 | way << 16 | tag`, sorted: a set's ways are adjacent, in way order.
+    List(Vec<u32>),
+    /// `sets * ways` tags, 0 = empty way.
+    Array(Box<[u16]>),
+}
+
+/// A node's LLC. Tags are u16: block number divided by the number of sets, plus one.
+pub struct Llc {
+    tags: Tags,
+    sets: usize,
+    ways: usize,
+    block_shift: u32,
+    rng: u32,
+}
+
+impl Llc {
+    /// Sets are rounded up to a power of two, the block size too.
+    pub fn new(sets: usize, ways: usize, block_bytes: u64) -> Llc {
+        let (sets, ways) = (sets.next_power_of_two().max(1), ways.max(1));
+        // The list form needs set and way to fit in 16 bits above the tag.
+        let listable = sets <= 1 << 13 && ways <= 8;
+        let tags = if listable { Tags::List(Vec::new()) } else { Tags::Array(vec![0; sets * ways].into()) };
+        let block_shift = block_bytes.max(1).next_power_of_two().trailing_zeros();
+        Llc { tags, sets, ways, block_shift, rng: 0x6c07_8965 }
+    }
+
+    /// Can a DRAM of `bytes` be tagged in 16 bits with this geometry?
+    pub fn fits(&self, bytes: u64) -> bool {
+        (bytes >> self.block_shift) / (self.sets as u64) < u16::MAX as u64
+    }
+
+    /// Access the block holding DRAM-relative byte address `rel`; fill on a miss. Returns
+    /// true on a hit.
+    pub fn access(&mut self, rel: u64) -> bool {
+        let block = rel >> self.block_shift;
+        let tag = (block / self.sets as u64 + 1) as u16;
+        let set = block as usize & (self.sets - 1);
+        let hit = match &mut self.tags {
+            Tags::List(list) => list_access(list, set, tag, self.ways, &mut self.rng),
+            Tags::Array(a) => array_access(&mut a[set * self.ways..][..self.ways], tag, &mut self.rng),
+        };
+        self.grow();
+        hit
+    }
+
+    /// Turn the list into the array once it holds a quarter of the array's bytes.
+    fn grow(&mut self) {
+        let Tags::List(list) = &self.tags else { return };
+        if list.len() * 4 < self.sets * self.ways * 2 / 4 {
+            return;
+        }
+        let mut a = vec![0u16; self.sets * self.ways];
+        for &k in list {
+            a[(k >> 19) as usize * self.ways + (k >> 16 & 7) as usize] = k as u16;
+        }
+        self.tags = Tags::Array(a.into());
+    }
+
+    /// Host bytes held by the tags (for memory accounting and tests).
+    pub fn tag_bytes(&self) -> usize {
+        match &self.tags {
+            Tags::List(l) => 4 * l.capacity(),
+            Tags::Array(a) => 2 * a.len(),
+        }
+    }
+}
+
+/// The victim of a miss in a set with `used` of `ways` ways in use: the first empty way,
+/// else one at random.
+fn victim(used: usize, ways: usize, rng: &mut u32) -> usize {
+    if used < ways {
+        return used;
+    }
+    xorshift(rng) as usize % ways
+}
+
+fn array_access(set: &mut [u16], tag: u16, rng: &mut u32) -> bool {
+    if set.contains(&tag) {
+        return true;
+    }
+    let used = set.iter().position(|&t| t == 0).unwrap_or(set.len());
+    set[victim(used, set.len(), rng)] = tag;
+    false
+}
+
+fn list_access(list: &mut Vec<u32>, set: usize, tag: u16, ways: usize, rng: &mut u32) -> bool {
+    let key = (set as u32) << 19;
+    let start = list.partition_point(|&k| k < key);
+    let used = list[start..].iter().take_while(|&&k| k >> 19 == set as u32).count();
+    if list[start..start + used].iter().any(|&k| k as u16 == tag) {
+        return true;
+    }
+    let way = victim(used, ways, rng);
+    if way < used {
+        list[start + way] = key | (way as u32) << 16 | tag as u32;
+        return false;
+    }
+    if list.capacity() == 0 {
+        // One allocation holds a typical node (about 550 blocks in the 65,536-core sort);
+        // beyond it the list doubles, up to the array's quarter.
+        list.reserve_exact(FIRST_LIST);
+    }
+    list.insert(start + used, key | (way as u32) << 16 | tag as u32);
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Byte address of block `b` of set `s` in a cache of `sets` 128-byte sets.
+    fn addr(sets: u64, s: u64, b: u64) -> u64 {
+        (b * sets + s) * 128
+    }
+
+    #[test]
+    fn empty_until_touched_and_blocks_are_128_bytes() {
+        let mut c = Llc::new(4096, 8, 128);
+        assert_eq!(c.tag_bytes(), 0);
+        assert!(!c.access(0));
+        assert!(c.access(127), "same 128-byte block");
+        assert!(!c.access(128), "next block");
+        assert_eq!(c.tag_bytes(), 4 * FIRST_LIST, "one allocation");
+        assert!(c.fits(256 << 20));
+        assert!(!c.fits(64 << 30), "2^29 blocks over 4096 sets need 17-bit tags");
+    }
+
+    #[test]
+    fn fills_empty_ways_before_evicting() {
+        let mut c = Llc::new(4096, 8, 128);
+        for b in 0..8 {
+            assert!(!c.access(addr(4096, 5, b)));
+        }
+        // Eight blocks in eight ways: all still there, whatever the random source says.
+        assert!((0..8).all(|b| c.access(addr(4096, 5, b))));
+        assert!(!c.access(addr(4096, 5, 8)));
+        let resident = (0..9).filter(|&b| c.access(addr(4096, 5, b))).count();
+        assert!(resident <= 8, "a ninth block evicts one: {resident} resident");
+    }
+
+    #[test]
+    fn sets_do_not_interfere_and_4_mib_fits() {
+        let mut c = Llc::new(4096, 8, 128);
+        for b in 0..8 {
+            (0..4096).for_each(|s| assert!(!c.access(addr(4096, s, b))));
+        }
+        assert!(matches!(c.tags, Tags::Array(_)));
+        assert!((0..8).all(|b| (0..4096).all(|s| c.access(addr(4096, s, b)))));
+        assert_eq!(c.tag_bytes(), 64 << 10);
+    }
+
+    #[test]
+    fn list_and_array_forms_agree() {
+        // Random tags into 4 sets of 4 ways, with eviction, through both forms.
+        let (mut list, mut array) = (Vec::new(), vec![0u16; 4 * 4]);
+        let (mut r1, mut r2, mut x) = (7u32, 7u32, 1u32);
+        for _ in 0..2000 {
+            let (set, tag) = (xorshift(&mut x) as usize % 4, (xorshift(&mut x) % 12 + 1) as u16);
+            let hit = list_access(&mut list, set, tag, 4, &mut r1);
+            assert_eq!(hit, array_access(&mut array[set * 4..][..4], tag, &mut r2));
+        }
+        let from_list: Vec<u16> = list.iter().map(|&k| k as u16).collect();
+        assert_eq!(from_list, array, "same tags in the same ways");
+    }
+}
