@@ -105,9 +105,18 @@ pub struct TimingParams {
     pub btb_entries: usize,
     /// Return address stack depth. Default 6 (*rocket-chip* `nRAS`).
     pub ras_entries: usize,
-    /// Extra cycles of any CSR instruction (executed in WB, pipeline flushed after writes).
-    /// Default 3 (*estimate* from the 5-stage pipeline).
+    /// Cycles lost when a CSR write flushes the pipeline: Rocket kills what follows and
+    /// refetches it from WB (`id_csr_flush` in `RocketCore.scala`), as for a trap or `mret`.
+    /// Writes to mscratch..mtval and to the LNIC CSRs 0x052..0x061 do not flush (the
+    /// nanoPU fork's `write_flush` in `CSR.scala`, l-nic/rocket-chip `lnic-dev`), nor does a
+    /// read (csrrs/csrrc with rs1 = x0). Default 5 (*estimate*: the WB redirect, two stages
+    /// later than a mispredict's 3).
     pub csr_penalty: u64,
+    /// Cycles after a CSR instruction issues until a dependent one can: its result comes
+    /// from WB (`ex_cannot_bypass`/`mem_cannot_bypass` for CSR instructions in
+    /// `RocketCore.scala`; the register file passes a WB write to a same-cycle read).
+    /// Default 3 (*rocket-chip*), as a sub-word load's.
+    pub csr_latency: u64,
     /// Extra cycles to take a trap or interrupt (flush, redirect to `mtvec`). Default 5
     /// (*estimate*: pipeline depth).
     pub trap_penalty: u64,
@@ -176,7 +185,8 @@ impl Default for TimingParams {
             bht_entries: 512,
             btb_entries: 32,
             ras_entries: 6,
-            csr_penalty: 3,
+            csr_penalty: 5,
+            csr_latency: 3,
             trap_penalty: 5,
             mret_penalty: 5,
             fence_i_penalty: 5,
