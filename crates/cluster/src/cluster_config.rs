@@ -352,7 +352,7 @@ impl ClusterFile {
 /// Timeout floors.
 impl ClusterFile {
     /// The shortest time in which a sender can learn that a packet arrived, over `links`
-    /// links one way, unloaded: a full packet (1,024 + 64 bytes, SPEC section 3) serialized
+    /// links one way, unloaded: a full packet (1,024 + 64 bytes, docs/platform.md section 3) serialized
     /// on every link on the way there, a control packet (72 bytes) on every link back, each
     /// link's propagation both ways, and the switching latency of every switch crossed
     /// (one per link but the last, each way). A retransmission timeout below it resends

@@ -7,17 +7,17 @@ use nanopu_riscv::{AbiChoice, MemParams, TimingParams};
 /// The link between the node's port and the test host.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PortParams {
-    /// Link rate, bits per second. Default 200 Gb/s (SPEC section 4).
+    /// Link rate, bits per second. Default 200 Gb/s (docs/platform.md section 4).
     pub rate_bps: u64,
     /// Propagation delay, femtoseconds. Default 0: the test host is attached directly,
     /// as in the prototype's loopback measurements.
     pub propagation_fs: u64,
     /// Ethernet MAC and serial I/O latency added in each direction at the node, femtoseconds.
-    /// Default 0 ("without MAC"); the prototype measured about 26 ns each way (SPEC 3).
+    /// Default 0 ("without MAC"); the prototype measured about 26 ns each way (docs/platform.md section 3).
     pub mac_fs: u64,
-    /// Payload bytes per packet. Default 1,024 (SPEC section 3).
+    /// Payload bytes per packet. Default 1,024 (docs/platform.md section 3).
     pub segment_bytes: u32,
-    /// Header bytes per packet: Ethernet 14 + IPv4 20 + transport 30 (SPEC section 3).
+    /// Header bytes per packet: Ethernet 14 + IPv4 20 + transport 30 (docs/platform.md section 3).
     pub header_bytes: u32,
 }
 

@@ -5,8 +5,9 @@
 //! - [`wire`]: the bytes on the simulated wire. A frame is Ethernet (14 bytes) + IPv4
 //!   (20 bytes, no options) + the 30-byte nanoPU transport header + a payload of up to one
 //!   1,024-byte segment; trimmed and control frames carry 8 bytes of padding instead and are
-//!   72 bytes (docs/platform.md sections 3 and 4). Each header has a zero-copy view over a byte buffer
-//!   and a validated representation, in the style DESIGN.md asks for:
+//!   72 bytes (docs/platform.md sections 3 and 4). Each header has a zero-copy view over a
+//!   byte buffer (checked once, then read field by field) and a validated representation
+//!   (what a model builds and emits):
 //!   - [`wire::ethernet`]: [`wire::EthernetFrame`], [`wire::EthernetRepr`], [`wire::Mac`];
 //!   - [`wire::ipv4`]: [`wire::Ipv4Packet`], [`wire::Ipv4Repr`], the NDP and Homa protocol
 //!     numbers, Homa priority in the TOS byte, class D multicast addresses;

@@ -251,7 +251,7 @@ impl Core {
         &self.stats
     }
 
-    /// Drive an external interrupt line into `mip` (bit 16 = the NIC, SPEC section 2).
+    /// Drive an external interrupt line into `mip` (bit 16 = the NIC, docs/platform.md section 2).
     pub fn set_irq(&mut self, bit: u32, level: bool) {
         if bit < 64 {
             let m = 1u64 << bit;

@@ -1,7 +1,7 @@
 //! The one seam between a core and the world outside it: the nanoPU register interface.
 //!
 //! The ISS knows nothing of the NIC. Reads of `x30` (netRX), writes of `x31` (netTX) and
-//! accesses to the nanoPU CSRs 0x052..=0x061 are forwarded to a [`Platform`] (SPEC section 2).
+//! accesses to the nanoPU CSRs 0x052..=0x061 are forwarded to a [`Platform`] (docs/platform.md section 2).
 //! A core runs ahead of global time; when the platform cannot answer an access exactly at the
 //! core's local time it returns [`Stop::Blocked`], the instruction is *not* executed, `run`
 //! returns [`crate::Exit::Blocked`], and the driver re-runs the core once global time has
@@ -47,7 +47,7 @@ pub trait Platform {
     }
 }
 
-/// First and last CSR address owned by the platform (SPEC section 2 table).
+/// First and last CSR address owned by the platform (docs/platform.md section 2 table).
 pub const NANOPU_CSR_FIRST: u16 = 0x052;
 pub const NANOPU_CSR_LAST: u16 = 0x061;
 
