@@ -5,7 +5,7 @@
 use clap::Args;
 use nanopu_cluster::sort::harness::max_records_per_core;
 use nanopu_cluster::sort::report::{stage_table, stages_csv, trace_json, SeedSummary};
-use nanopu_cluster::sort::{Algorithm, Distribution, SortRun, SortSpec};
+use nanopu_cluster::sort::{Algorithm, Distribution, SortRun, SortSpec, Start};
 use nanopu_sim::Time;
 use serde_json::json;
 use std::path::PathBuf;
@@ -46,6 +46,10 @@ pub struct SortArgs {
     /// Key distribution: uniform, skewed or dup-prefix.
     #[arg(long, default_value = "uniform")]
     distribution: String,
+    /// Where the inputs start: warm (in the caches, as if each core had written its own
+    /// records) or cold (in DRAM, caches empty); docs/sort-harness.md.
+    #[arg(long, default_value = "warm")]
+    start: String,
     /// ndp or homa.
     #[arg(long, default_value = "ndp")]
     transport: String,
@@ -241,6 +245,7 @@ impl SortArgs {
             keys_per_core: self.keys_per_core,
             args: args.iter().map(u32::to_string).collect(),
             distribution: Distribution::parse(&self.distribution)?,
+            start: Start::parse(&self.start)?,
             seed: self.seed,
             transport: self.transport.clone(),
             switch_latency_ns: self.switch_latency_ns,
@@ -319,7 +324,7 @@ fn one_run(a: &SortArgs) -> Result<Option<f64>, String> {
 
 fn summary_json(a: &SortArgs, r: &SortRun, wall: f64) -> serde_json::Value {
     let result = r.outputs.first().map(|o| o.result);
-    json!({ "algorithm": a.algorithm, "cores": a.cores, "keys_per_core": a.keys_per_core, "seed": a.seed,
+    json!({ "algorithm": a.algorithm, "cores": a.cores, "keys_per_core": a.keys_per_core, "seed": a.seed, "start": a.start,
         "valid": r.verdict.ok(), "complete": !r.outcome.incomplete(), "outcome": r.outcome.name(), "problems": r.verdict.problems, "records": r.verdict.records_out,
         "figures": r.figures, "result": result, "memory": memory_json(&r.sim), "events": r.sim.events(), "core_dispatches": r.sim.core_dispatches(), "instructions": instructions(&r.sim),
         "partitions": r.sim.partitions(), "threads": r.sim.threads(), "wall_seconds": wall })
@@ -344,7 +349,8 @@ fn memory_json(sim: &nanopu_cluster::Simulation) -> serde_json::Value {
 
 fn print_summary(a: &SortArgs, r: &SortRun, wall: f64) {
     let f = &r.figures;
-    println!("{} on {} cores, {} keys per core, seed {}", a.algorithm, a.cores, a.keys_per_core, a.seed);
+    let (alg, cores, keys, seed, start) = (&a.algorithm, a.cores, a.keys_per_core, a.seed, &a.start);
+    println!("{alg} on {cores} cores, {keys} keys per core, seed {seed}, inputs {start}");
     println!("total time      {:.1} ns (first stage start to last stage end)", f.total_ns);
     println!("messages sent   {} ({} payload bytes)", f.msgs_sent, f.bytes_sent);
     println!("skew            {:.3} (largest output run over the mean)", f.skew);

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{cfg, elf, sw_build};
-use nanopu_cluster::sort::{Algorithm, Distribution, SortRun, SortSpec};
+use nanopu_cluster::sort::{Algorithm, Distribution, SortRun, SortSpec, Start};
 use nanopu_cluster::{Outcome, Simulation};
 
 fn spec(algorithm: Algorithm, cores: u32, keys: u32, args: &[u32]) -> SortSpec {
@@ -203,4 +203,15 @@ fn too_many_records_per_core_are_refused_before_the_run() {
     s.args = vec!["4".into()];
     let e = s.run(&sw_build().join("apps"), false).err().expect("refused").to_string();
     assert!(e.contains(&format!("at most {four}")), "{e}");
+}
+
+#[test]
+fn warm_inputs_start_in_the_caches_cold_ones_in_dram() {
+    // 256 records of 104 bytes: 208 blocks of the LLC's 128 bytes.
+    let cold = SortSpec { start: Start::Cold, ..spec(Algorithm::Local, 1, 256, &[]) };
+    let (c, w) = (run(&cold), run(&SortSpec { start: Start::Warm, ..cold.clone() }));
+    let llc_misses = |r: &SortRun| r.sim.nodes[0].cores[0].stats().llc_misses;
+    assert!(llc_misses(&c) >= llc_misses(&w) + 200, "cold {} warm {}", llc_misses(&c), llc_misses(&w));
+    assert!(w.figures.total_ns < c.figures.total_ns);
+    assert!(w.outputs[0].records == c.outputs[0].records, "the same records either way");
 }

@@ -95,6 +95,21 @@ impl Core {
         self.t.llc_latency + mem.dram.read(addr)
     }
 
+    /// Leave the caches as if this core had just written `[addr, addr + len)` in order:
+    /// each line through the L1 D-cache, and on a miss through the L2 and the LLC, as the
+    /// stores would (write-allocate). No time passes and no counter moves: this places a
+    /// program's inputs where its own writes would have left them (docs/sort-harness.md
+    /// "Warm and cold starts").
+    pub fn warm(&mut self, mem: &mut NodeMem, addr: u64, len: u64) {
+        let shift = self.line_shift;
+        for line in addr >> shift..(addr + len).div_ceil(1 << shift) {
+            if !self.l1d.access(line) && !mem.l2.access(line - (mem.base >> shift)) {
+                mem.llc.access((line << shift) - mem.base);
+            }
+        }
+        self.dline = u64::MAX;
+    }
+
     /// Is [addr, addr + n) entirely inside DRAM?
     fn in_dram(mem: &NodeMem, addr: u64, n: usize) -> bool {
         mem.dram_page(addr).is_some() && mem.dram_page(addr + n as u64 - 1).is_some()
@@ -263,6 +278,31 @@ mod tests {
         b.core.miss(&mut b.mem, addr >> b.core.line_shift);
         let t = &b.core.stats;
         (b.core.cycle - c, t.l2_misses - s.l2_misses, t.llc_misses - s.llc_misses)
+    }
+
+    #[test]
+    fn warm_leaves_lines_where_stores_would_and_costs_nothing() {
+        let t = TimingParams::default();
+        let mut b = Bench::new(&[0], false);
+        let a = 0x8010_0000;
+        // 1 MiB written in order: the last 16 KiB fit the L1 (partly: random replacement),
+        // the last 512 KiB the L2 (likewise), all of it the 4 MiB LLC.
+        b.core.warm(&mut b.mem, a, 1 << 20);
+        assert_eq!((b.core.cycle, b.core.stats.l2_misses, b.core.stats.llc_misses), (0, 0, 0));
+        // The first 256 KiB: mostly gone from the L2, never from the LLC.
+        let (mut l2, mut llc) = (0, 0);
+        for k in 0..4096 {
+            let (_, l2_miss, llc_miss) = miss(&mut b, a + 64 * k);
+            (l2, llc) = (l2 + l2_miss, llc + llc_miss);
+        }
+        assert!(l2 > 2048 && llc == 0, "{l2} L2 misses, {llc} LLC misses");
+        // A line never written is in none of them.
+        let d = &t.dram;
+        // Warming reads no DRAM, so the bank is still precharged.
+        let cold = t.l2_latency + t.llc_latency + d.t_rcd + d.t_cas + d.backend_latency;
+        assert_eq!(miss(&mut b, a + (1 << 20)), (cold, 1, 1));
+        let l1_hits = (0..256).filter(|k| b.core.l1d.access((a + (1 << 20) - 64 * k) >> 6)).count();
+        assert!(l1_hits > 128, "most of the last 16 KiB still in the L1: {l1_hits} of 256");
     }
 
     #[test]

@@ -15,6 +15,27 @@ const MAX_STAGES: usize = 32;
 const HEADER_WORDS: usize = 16;
 const AREA_WORDS: usize = HEADER_WORDS + 4 * MAX_STAGES;
 
+/// Where the inputs are when the programs start (docs/sort-harness.md "Warm and cold
+/// starts").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// In the caches, as if each sorter's core had written its own records: the
+    /// prototype's programs generate or receive their data while running.
+    Warm,
+    /// In DRAM only, every cache empty (the paper's local-sort figure cleared them).
+    Cold,
+}
+
+impl Start {
+    pub fn parse(s: &str) -> Result<Start, String> {
+        match s {
+            "warm" => Ok(Start::Warm),
+            "cold" => Ok(Start::Cold),
+            _ => Err(format!("start {s:?}: expected warm or cold")),
+        }
+    }
+}
+
 /// One logged stage of one sorter, in cycles of its core.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stage {
@@ -106,9 +127,15 @@ fn read_words(sim: &Simulation, node: usize, addr: u64, n: usize) -> Result<Vec<
     Ok(b.chunks(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect())
 }
 
-/// Write every sorter's input records (sorter = node * cores + core) and the directories.
-/// Returns what the validator needs of them.
-pub fn load(sim: &mut Simulation, seed: u64, n_in: usize, dist: Distribution) -> Result<InputDigest, String> {
+/// Write every sorter's input records (sorter = node * cores + core) and the directories,
+/// warming the caches with them for `Start::Warm`. Returns what the validator needs of them.
+pub fn load(
+    sim: &mut Simulation,
+    seed: u64,
+    n_in: usize,
+    dist: Distribution,
+    start: Start,
+) -> Result<InputDigest, String> {
     let mut all = InputDigest::default();
     let mut sorter = 0;
     let sorters = sim.nodes.iter().map(|n| n.cores.len() as u64).sum::<u64>();
@@ -116,13 +143,17 @@ pub fn load(sim: &mut Simulation, seed: u64, n_in: usize, dist: Distribution) ->
         let cores = sim.nodes[node].cores.len();
         let mut dir = vec![DIR_MAGIC, cores as u64];
         let mut at = DIR_ADDR + 4096;
-        for _ in 0..cores {
+        for core in 0..cores {
             let l = Layout::new(at, n_in as u64, out_capacity(n_in as u64));
             if l.end > AREAS_END {
                 return Err(format!("sort input: {n_in} records per core do not fit in a node's sort area"));
             }
             let r = generate(seed, sorter, n_in, dist);
             write_area(sim, node, &l, sorter, sorters, &r)?;
+            if start == Start::Warm {
+                let n = &mut sim.nodes[node];
+                n.cores[core].warm(&mut n.mem, l.area, l.out_keys - l.area);
+            }
             dir.push(l.area);
             all.add(&r);
             sorter += 1;

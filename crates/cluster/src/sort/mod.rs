@@ -15,7 +15,7 @@ pub mod report;
 pub mod run;
 pub mod validate;
 
-pub use harness::{SorterOutput, Stage};
+pub use harness::{SorterOutput, Stage, Start};
 pub use input::{Distribution, Records};
 pub use run::{seeds, Algorithm, SortRun, SortSpec};
 pub use validate::Verdict;

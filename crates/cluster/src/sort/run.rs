@@ -1,7 +1,7 @@
 //! One sort run: a cluster sized for the sorters, inputs loaded, the program run, outputs
 //! validated and summarised (`nanopu sort`).
 
-use super::harness::{load, max_records_per_core, read_outputs, SorterOutput};
+use super::harness::{load, max_records_per_core, read_outputs, SorterOutput, Start};
 use super::input::Distribution;
 use super::report::{figures, SortFigures};
 use super::validate::{validate_digest, validate_min_digest, Verdict};
@@ -52,6 +52,8 @@ pub struct SortSpec {
     /// The program's arguments after `program MAC IP` (buckets, fan-in, ...).
     pub args: Vec<String>,
     pub distribution: Distribution,
+    /// Inputs in the caches (warm) or in DRAM only (cold).
+    pub start: Start,
     pub seed: u64,
     pub transport: String,
     pub switch_latency_ns: f64,
@@ -195,7 +197,7 @@ impl SortSpec {
         if let Some(w) = wall {
             sim.set_wall_limit(w);
         }
-        let inputs = load(&mut sim, self.seed, self.keys_per_core as usize, self.distribution)
+        let inputs = load(&mut sim, self.seed, self.keys_per_core as usize, self.distribution, self.start)
             .map_err(SimError::Setup)?;
         let outcome = sim.run()?;
         let outputs = read_outputs(&sim).map_err(SimError::Setup)?;

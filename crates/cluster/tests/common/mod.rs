@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use nanopu_cluster::report::{summarize, RunSummary};
-use nanopu_cluster::sort::{Algorithm, Distribution, SortSpec};
+use nanopu_cluster::sort::{Algorithm, Distribution, SortSpec, Start};
 use nanopu_cluster::{NodeConfig, Outcome, SimError, Simulation};
 use std::path::PathBuf;
 
@@ -52,6 +52,7 @@ pub fn sort_spec(algorithm: Algorithm, cores: u32, keys: u32, args: &[u32]) -> S
         keys_per_core: keys,
         args: args.iter().map(u32::to_string).collect(),
         distribution: Distribution::Uniform,
+        start: Start::Warm,
         seed: 1,
         transport: "ndp".into(),
         switch_latency_ns: 0.0,
