@@ -113,7 +113,7 @@ fn millisort_and_mergemin_pass() {
 /// MilliSort's pivot sorters each send the root as many super-pivots as there are pivot
 /// sorters (its pickSuperPivots, docs/nanosort.md), so the root merges G^2: on 128 cores
 /// a reduction factor of 2 (G = 64) makes the splitter stage several times slower than 8
-/// (G = 16). With the earlier cap of 256 super-pivots in all it was 1.6 times.
+/// (G = 16). With the earlier cap of 256 super-pivots in all it was under 2 times.
 #[test]
 fn millisort_root_work_grows_with_the_square_of_the_pivot_sorters() {
     let splitters = |r: u32| {
