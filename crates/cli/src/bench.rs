@@ -24,7 +24,8 @@ use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// loopback-latency, loopback-throughput or iss.
+    /// The benchmark (see `nanopu bench --help` and README.md, "Benchmarks").
+    #[arg(value_parser = clap::builder::PossibleValuesParser::new(BENCHMARKS))]
     name: String,
     /// Print JSON (the only format; accepted for symmetry with `run`).
     #[arg(long)]
@@ -59,6 +60,10 @@ const BUILD: &str = match option_env!("NANOPU_BUILD") {
 /// Prototype's MAC + serial I/O latency, each way (docs/platform.md section 3).
 const MAC_NS: f64 = 26.0;
 
+/// Every benchmark `main` runs, by name.
+const BENCHMARKS: [&str; 6] =
+    ["loopback-latency", "loopback-throughput", "rx", "iss", "network", "context-switch"];
+
 pub fn main(a: BenchArgs) -> Result<ExitCode, String> {
     let mut out = match a.name.as_str() {
         "loopback-latency" => latency(&a)?,
@@ -67,11 +72,7 @@ pub fn main(a: BenchArgs) -> Result<ExitCode, String> {
         "iss" => iss(&a)?,
         "network" => network(&a)?,
         "context-switch" => crate::bench_ctx::context_switch(&elf(&a, "ctxswitch")?)?,
-        other => {
-            return Err(format!(
-                "unknown benchmark '{other}' (loopback-latency, loopback-throughput, rx, iss, network, context-switch)"
-            ))
-        }
+        other => return Err(format!("unknown benchmark '{other}' ({})", BENCHMARKS.join(", "))),
     };
     out["build"] = json!(BUILD);
     println!("{}", serde_json::to_string_pretty(&out).expect("json"));

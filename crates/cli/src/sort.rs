@@ -5,7 +5,7 @@
 use clap::Args;
 use nanopu_cluster::sort::harness::max_records_per_core;
 use nanopu_cluster::sort::report::{stage_table, stages_csv, trace_json, SeedSummary};
-use nanopu_cluster::sort::{Algorithm, Distribution, SortRun, SortSpec, Start};
+use nanopu_cluster::sort::{self, Algorithm, Distribution, SortRun, SortSpec, Start};
 use nanopu_sim::Time;
 use serde_json::json;
 use std::path::PathBuf;
@@ -14,8 +14,8 @@ use std::time::Instant;
 
 #[derive(Args, Clone)]
 pub struct SortArgs {
-    /// nanosort, millisort, mergemin, or local (every core sorts its own keys).
-    #[arg(long, default_value = "nanosort")]
+    /// The algorithm (local: every core sorts its own keys).
+    #[arg(long, default_value = "nanosort", value_parser = clap::builder::PossibleValuesParser::new(sort::names(&Algorithm::ALL)))]
     algorithm: String,
     /// Sorters (cores) in total.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
@@ -35,7 +35,7 @@ pub struct SortArgs {
     fan_in: Option<u32>,
     /// NanoSort: independent (one median tree per pivot, the paper's) or combined (one
     /// tree whose messages carry every pivot's candidates).
-    #[arg(long, default_value = "independent")]
+    #[arg(long, default_value = "independent", value_parser = ["independent", "combined"])]
     median_trees: String,
     /// MilliSort: reduction factor.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
@@ -43,15 +43,15 @@ pub struct SortArgs {
     /// MergeMin: incast of the merge tree.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
     incast: u32,
-    /// Key distribution: uniform, skewed or dup-prefix.
-    #[arg(long, default_value = "uniform")]
+    /// Key distribution.
+    #[arg(long, default_value = "uniform", value_parser = clap::builder::PossibleValuesParser::new(sort::names(&Distribution::ALL)))]
     distribution: String,
     /// Where the inputs start: warm (in the caches, as if each core had written its own
     /// records) or cold (in DRAM, caches empty); docs/sort-harness.md.
-    #[arg(long, default_value = "warm")]
+    #[arg(long, default_value = "warm", value_parser = clap::builder::PossibleValuesParser::new(sort::names(&Start::ALL)))]
     start: String,
-    /// ndp or homa.
-    #[arg(long, default_value = "ndp")]
+    /// The transport.
+    #[arg(long, default_value = "ndp", value_parser = ["ndp", "homa"])]
     transport: String,
     /// Switching latency of every switch, ns.
     #[arg(long, default_value_t = 263.0)]
@@ -267,40 +267,49 @@ pub fn main(a: SortArgs) -> Result<ExitCode, String> {
     a.check()?;
     let seeds = nanopu_cluster::sort::seeds(a.seed, a.seeds).map_err(|e| format!("--seeds: {e}"))?;
     if a.seeds == 1 {
-        return one_run(&a).map(|t| if t.is_some() { ExitCode::SUCCESS } else { ExitCode::from(1) });
+        let (t, doc) = one_run(&a)?;
+        doc.iter().for_each(|d| println!("{}", serde_json::to_string_pretty(d).expect("json")));
+        return Ok(if t.is_some() { ExitCode::SUCCESS } else { ExitCode::from(1) });
     }
-    let mut times = Vec::new();
+    let (mut times, mut docs) = (Vec::new(), Vec::new());
     for seed in seeds {
         // Trace and stage files describe one run: the first seed's.
         let first = seed == a.seed;
         let (trace, stages) = if first { (a.trace.clone(), a.stages.clone()) } else { (None, None) };
-        match one_run(&SortArgs { seed, seeds: 1, trace, stages, ..a.clone() })? {
+        let (t, doc) = one_run(&SortArgs { seed, seeds: 1, trace, stages, ..a.clone() })?;
+        docs.extend(doc);
+        match t {
             Some(t) => times.push(t),
-            None => return Ok(ExitCode::from(1)),
+            None => {
+                print_seeds(&a, docs, None);
+                return Ok(ExitCode::from(1));
+            }
         }
     }
-    print_seed_summary(&a, &times)?;
+    let summary = SeedSummary::of(&times).ok_or("no seed ran: nothing to summarize")?;
+    print_seeds(&a, docs, Some(summary));
     Ok(ExitCode::SUCCESS)
 }
 
-/// Mean, standard deviation and maximum of the sort time over the seeds (all passed; an
-/// error if none ran, rather than a verdict about nothing).
-fn print_seed_summary(a: &SortArgs, t: &[f64]) -> Result<(), String> {
-    let s = SeedSummary::of(t).ok_or("no seed ran: nothing to summarize")?;
-    let (n, mean, sd, max) = (s.seeds, s.mean_ns, s.sd_ns, s.max_ns);
+/// The end of a run of several seeds: with --json one document, every seed's run and the
+/// mean, standard deviation and maximum of the sort time (null if a seed failed the
+/// validator, which ends the runs); as text the summary line.
+fn print_seeds(a: &SortArgs, runs: Vec<serde_json::Value>, s: Option<SeedSummary>) {
+    let summary = s.as_ref().map(|s| {
+        json!({ "seeds": s.seeds, "first_seed": a.seed, "mean_ns": s.mean_ns, "sd_ns": s.sd_ns, "max_ns": s.max_ns })
+    });
     if a.json {
-        println!(
-            "{}",
-            json!({ "seeds": n, "first_seed": a.seed, "mean_ns": mean, "sd_ns": sd, "max_ns": max })
-        );
-    } else {
+        let doc = json!({ "runs": runs, "summary": summary });
+        println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
+    } else if let Some(s) = s {
+        let (n, mean, sd, max) = (s.seeds, s.mean_ns, s.sd_ns, s.max_ns);
         println!("{n} seeds from {}: sort time mean {mean:.1} ns, standard deviation {sd:.1} ns, maximum {max:.1} ns; validator PASS for every seed", a.seed);
     }
-    Ok(())
 }
 
-/// One validated run with its outputs; its sort time in ns if it passed.
-fn one_run(a: &SortArgs) -> Result<Option<f64>, String> {
+/// One validated run with its outputs: its sort time in ns if it passed, and with --json its
+/// document (printed as text otherwise).
+fn one_run(a: &SortArgs) -> Result<(Option<f64>, Option<serde_json::Value>), String> {
     let spec = a.spec()?;
     let started = Instant::now();
     let wall = wall_limit(a.max_wall_s)?;
@@ -314,12 +323,11 @@ fn one_run(a: &SortArgs) -> Result<Option<f64>, String> {
         let t = stages_csv(&run.outputs, spec.cores_per_node as usize, run.sim.clock().hz());
         std::fs::write(p, t).map_err(|e| format!("{}: {e}", p.display()))?;
     }
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&summary_json(a, &run, wall)).expect("json"));
-    } else {
+    let doc = a.json.then(|| summary_json(a, &run, wall));
+    if !a.json {
         print_summary(a, &run, wall);
     }
-    Ok(run.verdict.ok().then_some(run.figures.total_ns))
+    Ok((run.verdict.ok().then_some(run.figures.total_ns), doc))
 }
 
 fn summary_json(a: &SortArgs, r: &SortRun, wall: f64) -> serde_json::Value {

@@ -55,7 +55,10 @@ fn program_arguments_follow_mac_and_ip() {
 fn unknown_benchmark_is_an_error() {
     let o = nanopu(&["bench", "nope"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("unknown benchmark 'nope'"));
+    assert!(
+        stderr(&o).contains("invalid value 'nope'")
+            && stderr(&o).contains("possible values: loopback-latency")
+    );
 }
 
 #[test]
@@ -234,7 +237,10 @@ fn sort_numbers_out_of_range_name_the_flag() {
     fails_saying(&nanopu(&["sort", "--buckets", "5"]), &["--buckets"]);
     fails_saying(&nanopu(&["sort", "--fan-in", "1"]), &["--fan-in"]);
     fails_saying(&nanopu(&["sort", "--cores", "48"]), &["--cores", "power of two"]);
-    fails_saying(&nanopu(&["sort", "--median-trees", "one"]), &["--median-trees", "independent or combined"]);
+    fails_saying(
+        &nanopu(&["sort", "--median-trees", "one"]),
+        &["--median-trees", "possible values: independent, combined"],
+    );
     fails_saying(&nanopu(&["sort", "--algorithm", "millisort", "--reduction", "0"]), &["--reduction"]);
 }
 
@@ -293,4 +299,26 @@ fn a_closed_stdout_ends_every_command_quietly() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
         assert_eq!(status.signal(), Some(libc::SIGPIPE), "{args:?}: {status:?} {err}");
     }
+}
+
+/// Every choice is listed in `--help`, and a run of several seeds prints one JSON document.
+#[test]
+fn help_lists_the_choices_and_seeds_print_one_json_document() {
+    let help = String::from_utf8_lossy(&nanopu(&["sort", "--help"]).stdout).into_owned();
+    for choices in
+        ["nanosort, millisort, mergemin, local", "uniform, skewed, dup-prefix", "warm, cold", "ndp, homa"]
+    {
+        assert!(help.contains(&format!("[possible values: {choices}]")), "{choices}: {help}");
+    }
+    let help = String::from_utf8_lossy(&nanopu(&["bench", "--help"]).stdout).into_owned();
+    assert!(
+        help.contains("loopback-latency, loopback-throughput, rx, iss, network, context-switch"),
+        "{help}"
+    );
+    let o = nanopu(&["sort", "--cores", "16", "--seeds", "2", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    assert_eq!(doc["runs"].as_array().map(Vec::len), Some(2));
+    assert_eq!((doc["runs"][0]["seed"].clone(), doc["runs"][1]["seed"].clone()), (1.into(), 2.into()));
+    assert_eq!(doc["summary"]["seeds"], 2);
 }

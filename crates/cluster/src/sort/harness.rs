@@ -27,12 +27,11 @@ pub enum Start {
 }
 
 impl Start {
+    /// Both starts by name (the one list `parse` and `--help` use).
+    pub const ALL: [(&'static str, Start); 2] = [("warm", Start::Warm), ("cold", Start::Cold)];
+
     pub fn parse(s: &str) -> Result<Start, String> {
-        match s {
-            "warm" => Ok(Start::Warm),
-            "cold" => Ok(Start::Cold),
-            _ => Err(format!("start {s:?}: expected warm or cold")),
-        }
+        crate::sort::by_name(&Self::ALL, s, "start")
     }
 }
 

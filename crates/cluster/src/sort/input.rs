@@ -19,13 +19,15 @@ pub enum Distribution {
 }
 
 impl Distribution {
+    /// Every distribution by its name (the one list `parse` and `--help` use).
+    pub const ALL: [(&'static str, Distribution); 3] = [
+        ("uniform", Distribution::Uniform),
+        ("skewed", Distribution::Skewed),
+        ("dup-prefix", Distribution::DupPrefix),
+    ];
+
     pub fn parse(s: &str) -> Result<Distribution, String> {
-        match s {
-            "uniform" => Ok(Distribution::Uniform),
-            "skewed" => Ok(Distribution::Skewed),
-            "dup-prefix" => Ok(Distribution::DupPrefix),
-            _ => Err(format!("distribution {s:?}: expected \"uniform\", \"skewed\" or \"dup-prefix\"")),
-        }
+        crate::sort::by_name(&Self::ALL, s, "distribution")
     }
     fn key(self, rng: &mut Rng) -> u64 {
         match self {

@@ -19,3 +19,19 @@ pub use harness::{SorterOutput, Stage, Start};
 pub use input::{Distribution, Records};
 pub use run::{seeds, Algorithm, SortRun, SortSpec};
 pub use validate::Verdict;
+
+/// The value named `s` in a list of (name, value), or an error that lists the names.
+pub fn by_name<T: Copy>(all: &[(&'static str, T)], s: &str, what: &str) -> Result<T, String> {
+    match all.iter().find(|(n, _)| *n == s) {
+        Some(&(_, v)) => Ok(v),
+        None => {
+            let names: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
+            Err(format!("{what} {s:?}: expected one of {}", names.join(", ")))
+        }
+    }
+}
+
+/// The names of such a list, for `--help` and the CLI's parser.
+pub fn names<T>(all: &[(&'static str, T)]) -> Vec<&'static str> {
+    all.iter().map(|(n, _)| *n).collect()
+}

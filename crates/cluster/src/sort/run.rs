@@ -21,14 +21,16 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
+    /// Every algorithm by its name (the one list `parse` and `--help` use).
+    pub const ALL: [(&'static str, Algorithm); 4] = [
+        ("nanosort", Algorithm::NanoSort),
+        ("millisort", Algorithm::MilliSort),
+        ("mergemin", Algorithm::MergeMin),
+        ("local", Algorithm::Local),
+    ];
+
     pub fn parse(s: &str) -> Result<Algorithm, String> {
-        match s {
-            "nanosort" => Ok(Algorithm::NanoSort),
-            "millisort" => Ok(Algorithm::MilliSort),
-            "mergemin" => Ok(Algorithm::MergeMin),
-            "local" => Ok(Algorithm::Local),
-            _ => Err(format!("algorithm {s:?}: expected nanosort, millisort, mergemin or local")),
-        }
+        crate::sort::by_name(&Self::ALL, s, "algorithm")
     }
     /// The program under `sw/build/apps`.
     pub fn elf(self) -> &'static str {
