@@ -81,7 +81,8 @@ pub struct SortArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Run this many seeds (seed, seed + 1, ...), each validated, then print the mean,
-    /// standard deviation and maximum of the sort time.
+    /// standard deviation and maximum of the sort time (with --json one document:
+    /// {"runs": [each run's document], "summary": {...}, null if a seed failed}).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     seeds: u64,
     /// Simulated-time limit, us.
