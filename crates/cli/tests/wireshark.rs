@@ -26,7 +26,18 @@ fn the_lua_dissector_decodes_an_incast_capture_as_the_run_counted_it() {
     let t = &j["transport"];
     let lua = format!("lua_script:{}/tools/wireshark/nanopu.lua", root());
     let out = Command::new("tshark")
-        .args(["-X", &lua, "-r", pcap.to_str().unwrap(), "-T", "fields", "-e", "frame.number", "-e", "nanopu.flags"])
+        .args([
+            "-X",
+            &lua,
+            "-r",
+            pcap.to_str().unwrap(),
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+            "-e",
+            "nanopu.flags",
+        ])
         .output()
         .unwrap();
     std::fs::remove_file(&pcap).unwrap();
@@ -42,5 +53,8 @@ fn the_lua_dissector_decodes_an_incast_capture_as_the_run_counted_it() {
     assert_eq!(count("0x08"), n(&t["pulls_sent"]), "PULL");
     assert_eq!(count("0x01"), n(&t["data_packets_sent"]) - trimmed, "DATA that arrived whole");
     assert_eq!(count("0x02"), count("0x01"), "an ACK per whole DATA packet");
-    assert_eq!(rows.len() as u64, count("0x21") + count("0x04") + count("0x08") + count("0x01") + count("0x02"));
+    assert_eq!(
+        rows.len() as u64,
+        count("0x21") + count("0x04") + count("0x08") + count("0x01") + count("0x02")
+    );
 }

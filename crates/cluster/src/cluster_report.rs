@@ -187,6 +187,12 @@ impl ClusterSummary {
             s += &format!("  ... and {} more messages to the host\n", self.host_received.len() - 20);
         }
         self.consoles.iter().take(20).for_each(|c| s += &format!("{c}\n"));
+        if self.consoles.len() > 20 {
+            s += &format!(
+                "  ... and {} more cores printed (--json lists every console)\n",
+                self.consoles.len() - 20
+            );
+        }
         self.failures.iter().take(20).for_each(|f| s += &format!("  {f}\n"));
         if self.failures.len() > 20 {
             s += &format!("  ... and {} more\n", self.failures.len() - 20);
