@@ -18,6 +18,18 @@ fn json(o: &Output) -> serde_json::Value {
 
 const ECHO: &str = "sw/build/compat/echo.elf";
 
+/// A fresh directory of this test process for the configuration files a test writes.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("nanopu-compat-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The absolute path of a program of sw/compat.
+fn compat_elf(name: &str) -> String {
+    format!("{}/../../sw/build/compat/{name}.elf", env!("CARGO_MANIFEST_DIR"))
+}
+
 #[test]
 fn a_prototype_style_echo_server_answers_and_its_first_exit_ends_the_node() {
     let o = nanopu(&["run", ECHO, "--send", "1000:0:5,6", "--json"]);
@@ -71,9 +83,7 @@ fn hart_0_exits_holding_a_lock_the_others_spin_on_and_the_run_ends() {
 /// 1 (without preemption a tenth of the short ones would wait behind a long one).
 #[test]
 fn a_prototype_style_scheduler_serves_load_after_its_start_up_messages() {
-    let dir = std::env::temp_dir().join(format!("nanopu-compat-sched-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let elf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../sw/build/compat/sched_server.elf");
+    let (dir, elf) = (scratch("sched"), compat_elf("sched_server"));
     let toml = format!(
         "[server]\nelf = {elf:?}\ncores = 1\n[load]\nrates_mrps = [0.5]\nrequests = 2000\n\
          warmup = 100\ndrain_us = 200.0\nstart_us = 5.0\n\
@@ -101,9 +111,7 @@ fn a_prototype_style_scheduler_serves_load_after_its_start_up_messages() {
 /// same transport as the nodes, with the same bytes out whatever the number of threads.
 #[test]
 fn the_host_at_10_0_0_1_talks_to_every_leaf_of_a_cluster() {
-    let dir = std::env::temp_dir().join(format!("nanopu-compat-host-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let elf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../sw/build/compat/echo.elf");
+    let (dir, elf) = (scratch("host"), compat_elf("echo"));
     let toml = format!(
         "max_us = 20.0\n[topology]\nkind = \"leaf-spine\"\nnodes_per_leaf = 2\nleaves = 3\nspines = 2\n\
          [node]\ncores = 1\n[[program]]\nnodes = \"all\"\nelf = {elf:?}\n"
