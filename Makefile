@@ -1,5 +1,5 @@
 # Top-level entry points. `make test` is the README's test command.
-.PHONY: build build-plain sw test fuzz-smoke lint clean
+.PHONY: build build-plain sw test fuzz-smoke lint python python-test clean
 
 # target/release/nanopu, built with profile-guided optimization (scripts/build-pgo).
 build: sw
@@ -16,7 +16,16 @@ sw:
 # `make build` made.
 test: sw
 	cargo test --release --workspace --target-dir target/test
-	$(MAKE) fuzz-smoke lint
+	$(MAKE) fuzz-smoke lint python-test
+
+# The Python package (crates/py, docs/python.md), built by maturin with the `py` profile
+# (no LTO: a few minutes on two cores) into target/py and installed with pip.
+python:
+	./scripts/pip-install --no-build-isolation --force-reinstall --no-deps ./crates/py
+
+# Its tests (pytest), on the C programs of sw/build.
+python-test: sw python
+	python3 -m pytest -q crates/py/tests
 
 # Clippy on every target, warnings as errors (docs/reliability.md, static checks).
 lint:

@@ -93,6 +93,38 @@ pub fn star(elf: &Path, s: &Star, flags: RunFlags, out: Outputs) -> Result<ExitC
     run(&file, Path::new("."), elf, flags, "--max-cycles", out)
 }
 
+/// How a cluster simulation is set up besides its configuration.
+pub struct Setup<'a> {
+    pub progress: bool,
+    /// What sets the time limit, for the message of a run that reaches it.
+    pub limit: &'a str,
+    /// Host threads (None: the default; see `Simulation::set_threads`).
+    pub threads: Option<usize>,
+    /// Where to capture packets (`--pcap-at`), if anywhere.
+    pub pcap_at: Option<&'a str>,
+}
+
+/// A cluster's simulation, built, with the test host's messages queued: ready to run (for
+/// `nanopu run CLUSTER.toml` and the Python package's `nanopu.run_cluster`).
+pub fn cluster_sim(
+    file: &ClusterFile,
+    base: &Path,
+    sends: Vec<(nanopu_sim::Time, nanopu_nic::Message)>,
+    setup: &Setup,
+) -> Result<Simulation, String> {
+    let mut sim = Simulation::cluster(file, base).map_err(|e| e.to_string())?;
+    sim.set_progress(setup.progress);
+    sends.into_iter().for_each(|(t, m)| sim.host.send_at(t, m));
+    sim.set_limit_name(setup.limit);
+    if let Some(t) = setup.threads {
+        sim.set_threads(t);
+    }
+    if let Some(at) = setup.pcap_at {
+        sim.capture_at(at)?;
+    }
+    Ok(sim)
+}
+
 fn run(
     file: &ClusterFile,
     base: &Path,
@@ -101,16 +133,9 @@ fn run(
     limit: &str,
     out: Outputs,
 ) -> Result<ExitCode, String> {
-    let mut sim = Simulation::cluster(file, base).map_err(|e| format!("{}: {e}", path.display()))?;
-    sim.set_progress(progress);
-    sends.into_iter().for_each(|(t, m)| sim.host.send_at(t, m));
-    sim.set_limit_name(limit);
-    if let Some(t) = out.threads {
-        sim.set_threads(t);
-    }
-    if let Some((_, at)) = &out.pcap {
-        sim.capture_at(at)?;
-    }
+    let pcap_at = out.pcap.as_ref().map(|(_, at)| at.as_str());
+    let setup = Setup { progress, limit, threads: out.threads, pcap_at };
+    let mut sim = cluster_sim(file, base, sends, &setup).map_err(|e| format!("{}: {e}", path.display()))?;
     let outcome = sim.run().map_err(|e| e.to_string())?;
     write_files(&mut sim, out)?;
     let s = summarize_cluster(&mut sim, outcome);

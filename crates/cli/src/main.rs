@@ -9,10 +9,9 @@
 mod bench;
 mod bench_ctx;
 mod bench_fabric;
-mod cluster;
 mod load;
-mod run;
-mod sort;
+
+use nanopu_cli::{run, sort};
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -278,6 +278,19 @@ fn checked_cycles(cycles: u64, cfg: &NodeConfig) -> Result<u64, String> {
 }
 
 fn single(a: &RunArgs) -> Result<ExitCode, String> {
+    let mut sim = single_sim(a)?;
+    let outcome = sim.run();
+    report(&mut sim, outcome, a.json, !a.sends.is_empty())
+}
+
+/// A single node's simulation, loaded, with the test host's `--send` messages queued and
+/// the `--until-us` deadline set: what `nanopu run PROGRAM.elf` runs, and the Python
+/// package's `nanopu.run` (docs/python.md). Flags of cluster runs are refused.
+pub fn single_sim(a: &RunArgs) -> Result<Simulation, String> {
+    if a.program.extension().is_some_and(|e| e == "toml") || a.nodes.unwrap_or(1) > 1 {
+        return Err("a single node runs one ELF program (a cluster is run from its configuration)".into());
+    }
+    refuse(&a.cluster_flags(), "a single node: it has no network (use --nodes N or a .toml file)")?;
     let elf = std::fs::read(&a.program).map_err(|e| format!("cannot read {}: {e}", a.program.display()))?;
     let cfg = a.node_config()?;
     let max_bytes = cfg.nic.max_msg_bytes;
@@ -293,8 +306,7 @@ fn single(a: &RunArgs) -> Result<ExitCode, String> {
         }
         sim.host.send_at(at, msg);
     }
-    let outcome = sim.run();
-    report(&mut sim, outcome, a.json, !a.sends.is_empty())
+    Ok(sim)
 }
 
 fn report(
@@ -352,7 +364,7 @@ fn shortened(s: &str) -> String {
 
 /// `AT_NS:CONTEXT[/SRC_CONTEXT]:WORD[,WORD...][@NODE]` into a host message to node NODE (0
 /// if not given), at most `max_bytes` long (the NIC's `max_msg_bytes`).
-fn parse_send(spec: &str, max_bytes: u32) -> Result<(Time, nanopu_nic::Message), String> {
+pub fn parse_send(spec: &str, max_bytes: u32) -> Result<(Time, nanopu_nic::Message), String> {
     let bad = |why: &str| {
         format!(
             "--send {}: {why} (expected AT_NS:CONTEXT[/SRC_CONTEXT]:WORD[,WORD...][@NODE])",

@@ -231,6 +231,23 @@ fn wall_limit(s: Option<f64>) -> Result<Option<std::time::Duration>, String> {
 }
 
 impl SortArgs {
+    /// The run these flags describe, every flag checked first (the command line's and the
+    /// Python package's `nanopu.sort`, docs/python.md).
+    pub fn checked_spec(&self) -> Result<SortSpec, String> {
+        self.check()?;
+        self.spec()
+    }
+
+    /// The directory of the sort programs (`--apps`).
+    pub fn apps(&self) -> &std::path::Path {
+        &self.apps
+    }
+
+    /// The host-time limit (`--max-wall-s`), checked.
+    pub fn wall(&self) -> Result<Option<std::time::Duration>, String> {
+        wall_limit(self.max_wall_s)
+    }
+
     fn spec(&self) -> Result<SortSpec, String> {
         let algorithm = Algorithm::parse(&self.algorithm)?;
         let args = match algorithm {
@@ -331,7 +348,8 @@ fn one_run(a: &SortArgs) -> Result<(Option<f64>, Option<serde_json::Value>), Str
     Ok((run.verdict.ok().then_some(run.figures.total_ns), doc))
 }
 
-fn summary_json(a: &SortArgs, r: &SortRun, wall: f64) -> serde_json::Value {
+/// The summary of one run as the command line's `--json` prints it.
+pub fn summary_json(a: &SortArgs, r: &SortRun, wall: f64) -> serde_json::Value {
     let result = r.outputs.first().map(|o| o.result);
     json!({ "algorithm": a.algorithm, "cores": a.cores, "keys_per_core": a.keys_per_core, "seed": a.seed, "start": a.start,
         "valid": r.verdict.ok(), "complete": !r.outcome.incomplete(), "outcome": r.outcome.name(), "problems": r.verdict.problems, "records": r.verdict.records_out,

@@ -16,3 +16,9 @@ pub fn request_stop() {
 pub fn stop_requested() -> bool {
     REQUESTED.load(Ordering::Relaxed)
 }
+
+/// Withdraw a stop request once the run it stopped has returned, so that the next run of
+/// the same process (the Python package runs many) is not stopped at once.
+pub fn clear_stop() {
+    REQUESTED.store(false, Ordering::Relaxed);
+}

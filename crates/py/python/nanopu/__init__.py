@@ -1,0 +1,159 @@
+"""nanopu: the nanoPU full-system simulator, in-process, with results as pandas DataFrames.
+
+Three kinds of run, each described by what the ``nanopu`` command line takes
+(docs/python.md; the keys, units and defaults are those of the command's flags and of the
+cluster configuration files, checked by the simulator's own parsers):
+
+- ``run(program, sends=..., **flags)``: one node running a RISC-V ELF program, with the
+  test host on its port sending messages at given times (``nanopu run PROGRAM.elf``);
+- ``run_cluster(config, ...)``: a cluster from a TOML file or a dict of the same keys
+  (``nanopu run CLUSTER.toml``);
+- ``sort(**flags)``: a validated NanoSort, MilliSort, MergeMin or local sort
+  (``nanopu sort``).
+
+Times are simulated nanoseconds unless a name says otherwise (``_us``: microseconds).
+The same configuration and seed give the same results. A run the simulator refuses or
+stops (a bad key, a program's illegal instruction) raises ``NanopuError`` with its
+message; Ctrl-C stops a run and raises ``KeyboardInterrupt``. Python holds no simulation
+logic: it renders flags and turns the simulator's JSON and CSV into DataFrames.
+"""
+
+import io
+import json
+import os
+
+import pandas as pd
+
+from . import _native
+from ._native import NanopuError
+
+__all__ = ["run", "run_cluster", "sort", "send", "NanopuError", "ProgramRun", "ClusterRun", "SortRun"]
+
+
+def send(at_ns, context, words, *, src_context=0, node=0):
+    """A message from the test host (10.0.0.1): at simulated time ``at_ns`` (ns) to
+    ``context`` of node ``node``, from the host's ``src_context``, carrying ``words``
+    (unsigned 64-bit integers). Returns the ``--send`` spec the simulator parses."""
+    payload = ",".join(str(int(w)) for w in words)
+    return f"{float(at_ns)!r}:{int(context)}/{int(src_context)}:{payload}@{int(node)}"
+
+
+def run(program, *, sends=(), args=(), progress=False, **flags):
+    """Run ``program`` (an ELF path) on one node; ``flags`` are ``nanopu run``'s, as
+    keyword arguments (``cores=4``, ``max_cycles=...``, ``until_us=...``, ``mac_ns=...``,
+    ``latency_stamps="off"``, ...). ``sends``: ``send(...)`` results or ``--send`` specs;
+    ``args``: the program's arguments. Returns a ``ProgramRun``."""
+    if isinstance(flags.get("latency_stamps"), bool):
+        flags["latency_stamps"] = "on" if flags["latency_stamps"] else "off"
+    argv = [os.fspath(program), *_flags(flags)]
+    argv += [a for s in _specs(sends) for a in ("--send", s)]
+    argv += ["--progress"] if progress else []
+    argv += ["--", *(str(a) for a in args)]
+    return ProgramRun(json.loads(_native.run_program(argv)))
+
+
+def run_cluster(config, *, sends=(), pcap_at=None, threads=None, progress=False):
+    """Run a cluster: ``config`` is a configuration file's path (ELF paths relative to its
+    directory) or a dict of its keys (ELF paths relative to the working directory).
+    ``pcap_at`` captures packets at ``"node:N"`` or ``"switch:S:P"``; ``threads``: host
+    threads (the results do not depend on it). Returns a ``ClusterRun``."""
+    path, text = (None, json.dumps(config)) if isinstance(config, dict) else (os.fspath(config), None)
+    out = _native.run_cluster(path, text, _specs(sends), pcap_at, threads, progress)
+    return ClusterRun(json.loads(out[0]), out[1], out[2], out[3])
+
+
+def sort(*, progress=False, **flags):
+    """A validated sort; ``flags`` are ``nanopu sort``'s (``algorithm="nanosort"``,
+    ``cores=64``, ``keys_per_core=16``, ``seed=1``, ``apps="sw/build/apps"``, ...).
+    Returns a ``SortRun``."""
+    summary, stages = _native.sort(_flags(flags), progress)
+    return SortRun(json.loads(summary), stages)
+
+
+def _flags(flags):
+    """Keyword arguments as command-line flags: ``key_name=v`` is ``--key-name v``."""
+    argv = []
+    for key, value in flags.items():
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        argv += ["--" + key.replace("_", "-"), os.fspath(value) if isinstance(value, os.PathLike) else str(value)]
+    return argv
+
+
+def _specs(sends):
+    """``--send`` specs of ``send(...)`` results, specs, or dicts of ``send``'s arguments."""
+    return [s if isinstance(s, str) else send(**s) for s in sends]
+
+
+def _totals(summary):
+    """The summary's single figures as a one-row DataFrame (nested ones as ``a.b``)."""
+    return pd.DataFrame([dict(_flat(summary))])
+
+
+def _flat(d, prefix=""):
+    for key, value in d.items():
+        if isinstance(value, dict):
+            yield from _flat(value, f"{prefix}{key}.")
+        elif not isinstance(value, list):
+            yield prefix + key, value
+
+
+def _received(records):
+    """Messages the test host received: arrival time (ns), source, contexts, length
+    (bytes) and payload words (integers)."""
+    cols = ["time_ns", "src_ip", "src_context", "dst_context", "len", "words"]
+    df = pd.DataFrame(records, columns=cols)
+    df["words"] = [[int(w, 16) for w in ws] for ws in df["words"]]
+    return df
+
+
+class ProgramRun:
+    """One node's run. ``summary``: everything ``nanopu run --json`` prints (dict);
+    ``cores``: one row per core (exit code, instructions, cycles, misses, stall cycles,
+    console); ``received``: what reached the test host, with times; ``totals``: the
+    outcome and simulated time as one row."""
+
+    def __init__(self, summary):
+        self.summary = summary
+        self.cores = pd.DataFrame(summary["cores"]).set_index("core")
+        self.received = _received(summary["host_received"])
+        self.totals = _totals(summary)
+
+
+class ClusterRun:
+    """A cluster's run. ``summary``: ``nanopu run CLUSTER.toml --json`` (dict); ``totals``:
+    its counts as one row (``transport.*``, ``fabric.*``); ``received``: what reached the
+    test host; ``messages``: one row per message delivery (source, destination, bytes,
+    send and delivery time in ns; delivery empty if never delivered); ``ports``: packets,
+    bytes and largest queue per fabric port; ``pcap``: the capture's bytes, if asked."""
+
+    def __init__(self, summary, messages, ports, pcap):
+        self.summary = summary
+        self.totals = _totals(summary)
+        self.received = _received(summary["host_received"])
+        self.messages = pd.read_csv(io.StringIO(messages))
+        self.ports = pd.read_csv(io.StringIO(ports))
+        self.pcap = pcap
+
+    def packets(self):
+        """The captured packets as Scapy packets, with the nanoPU layers bound
+        (``nanopu.layers``; needs Scapy)."""
+        from . import layers
+
+        return layers.read_pcap(self.pcap)
+
+
+class SortRun:
+    """A sort's run. ``summary``: ``nanopu sort --json`` (dict; ``wall_seconds`` is host
+    time, the only figure that varies between identical runs); ``valid``: the validator's
+    verdict; ``total_ns``: sort time; ``stages``: per-stage compute and idle time over the
+    cores (mean and maximum, ns); ``core_stages``: every core's stages (start, end,
+    compute, idle, ns); ``totals``: the single figures as one row."""
+
+    def __init__(self, summary, stages):
+        self.summary = summary
+        self.valid = summary["valid"]
+        self.total_ns = summary["figures"]["total_ns"]
+        self.stages = pd.DataFrame(summary["figures"]["stages"])
+        self.core_stages = pd.read_csv(io.StringIO(stages))
+        self.totals = _totals(summary)

@@ -1,0 +1,91 @@
+//! `nanopu._native`: the simulator in-process for the Python package (docs/python.md).
+//!
+//! Every run is described by what the command line takes: the flags of `nanopu run` and
+//! `nanopu sort`, parsed by the command line's own parsers (`nanopu_cli`), and a cluster
+//! configuration, read by `ClusterFile`. Results go back as the JSON, CSV and pcap the
+//! command line writes; the Python side turns them into DataFrames and holds no
+//! simulation logic.
+
+mod cluster;
+mod interrupt;
+
+use clap::Parser;
+use nanopu_cli::run::{single_sim, RunArgs};
+use nanopu_cli::sort::{summary_json, SortArgs};
+use nanopu_cluster::report::summarize;
+use nanopu_cluster::sort::report::stages_csv;
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+
+create_exception!(_native, NanopuError, PyException, "The simulator refused a run or stopped it; the message says why.");
+
+/// A simulator error as the Python exception, with the simulator's message.
+fn error(msg: impl std::fmt::Display) -> PyErr {
+    NanopuError::new_err(msg.to_string())
+}
+
+/// `nanopu run`'s flags.
+#[derive(Parser)]
+#[command(name = "nanopu run")]
+struct RunCmd {
+    #[command(flatten)]
+    args: RunArgs,
+}
+
+/// `nanopu sort`'s flags.
+#[derive(Parser)]
+#[command(name = "nanopu sort")]
+struct SortCmd {
+    #[command(flatten)]
+    args: SortArgs,
+}
+
+/// Parse `argv` (without the program name) with a command's own parser; a bad or unknown
+/// flag is an error naming it.
+fn parse<T: Parser>(argv: Vec<String>) -> PyResult<T> {
+    let mut m = T::command().no_binary_name(true).try_get_matches_from(argv).map_err(clap_error)?;
+    T::from_arg_matches_mut(&mut m).map_err(clap_error)
+}
+
+/// clap's message without its usage lines (the Python API has no command line).
+fn clap_error(e: clap::Error) -> PyErr {
+    let text = e.render().to_string();
+    let first = text.split("\n\nUsage:").next().unwrap_or(&text);
+    error(first.trim().trim_start_matches("error: "))
+}
+
+/// One node running an ELF program with the test host on its port (`nanopu run
+/// PROGRAM.elf FLAGS`); returns the run's summary as JSON (`nanopu run --json`).
+#[pyfunction]
+fn run_program(py: Python<'_>, argv: Vec<String>) -> PyResult<String> {
+    let cmd: RunCmd = parse(argv)?;
+    let mut sim = single_sim(&cmd.args).map_err(error)?;
+    let outcome = interrupt::run(py, || sim.run())?.map_err(error)?;
+    Ok(serde_json::to_string(&summarize(&mut sim, outcome)).expect("summary serializes"))
+}
+
+/// A validated sort (`nanopu sort FLAGS`): the summary JSON of `nanopu sort --json`, and
+/// every core's stages as CSV (`--stages`).
+#[pyfunction]
+fn sort(py: Python<'_>, argv: Vec<String>, progress: bool) -> PyResult<(String, String)> {
+    let cmd: SortCmd = parse(argv)?;
+    let a = &cmd.args;
+    let spec = a.checked_spec().map_err(error)?;
+    let wall = a.wall().map_err(error)?;
+    let started = std::time::Instant::now();
+    let run = interrupt::run(py, || spec.run_limited(a.apps(), progress, wall))?.map_err(error)?;
+    let doc = summary_json(a, &run, started.elapsed().as_secs_f64());
+    let stages = stages_csv(&run.outputs, spec.cores_per_node as usize, run.sim.clock().hz());
+    Ok((doc.to_string(), stages))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("NanopuError", m.py().get_type::<NanopuError>())?;
+    m.add_function(wrap_pyfunction!(run_program, m)?)?;
+    m.add_function(wrap_pyfunction!(sort, m)?)?;
+    m.add_function(wrap_pyfunction!(cluster::run_cluster, m)?)?;
+    Ok(())
+}
+
