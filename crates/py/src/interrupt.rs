@@ -28,5 +28,7 @@ pub fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T>
         clear_stop();
         return Err(e);
     }
-    result.map_err(|_| crate::error("the simulator panicked (a bug: please report it with the run's configuration)"))
+    result.map_err(|_| {
+        crate::error("the simulator panicked (a bug: please report it with the run's configuration)")
+    })
 }

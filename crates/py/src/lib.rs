@@ -18,7 +18,12 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
-create_exception!(_native, NanopuError, PyException, "The simulator refused a run or stopped it; the message says why.");
+create_exception!(
+    _native,
+    NanopuError,
+    PyException,
+    "The simulator refused a run or stopped it; the message says why."
+);
 
 /// A simulator error as the Python exception, with the simulator's message.
 fn error(msg: impl std::fmt::Display) -> PyErr {
@@ -88,4 +93,3 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cluster::run_cluster, m)?)?;
     Ok(())
 }
-
