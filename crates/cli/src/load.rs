@@ -108,6 +108,10 @@ fn run_point(spec: &LoadSpec, elf: &[u8], cfg: &NodeConfig) -> Result<LoadResult
             r.startup
         );
     }
+    if let Some(e) = &r.kv {
+        let checked = r.kv_ops.len() - e.lost;
+        eprintln!("         key-value check: {checked} replies checked, {} wrong, {} lost", e.wrong, e.lost);
+    }
     let mut problems = r.problems(spec);
     if r.unexpected > 0 {
         problems.insert(

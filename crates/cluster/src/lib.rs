@@ -38,6 +38,7 @@ pub mod config;
 mod cores;
 pub mod fuzzing;
 pub mod host;
+pub mod kv;
 mod link;
 pub mod load_config;
 pub mod loadgen;

@@ -37,10 +37,27 @@
 //! contexts = [0]
 //! ```
 //!
+//! Or, instead of `[[load.class]]`, the key-value workload against `sw/apps/mica.c`
+//! (docs/apps/mica.md); the server's arguments then come from here (no `server.args`), the
+//! classes are "get" and "set", and every reply is checked:
+//!
+//! ```toml
+//! [load.kv]
+//! items_per_core = 10000    # default 10,000 (the nanoPU paper's MICA setup); 1..=16384
+//! get_fraction = 0.95       # default 0.95; 0..=1
+//! keys = "zipf"             # default; or "uniform"
+//! theta = 0.99              # Zipf skew; default 0.99 (MICA's evaluation); (0, 1)
+//! value_bytes = [512, 512]  # smallest and largest value; default [512, 512]; multiples
+//!                           # of 8 within 8..=512
+//! steering = "jbsq"         # default: context 0 on every core; or "static" (context = the
+//!                           # core owning the key's partition)
+//! ```
+//!
 //! Times are at most one hour each so that sums of them stay within simulated time (a `u64`
 //! of femtoseconds, about 5.1 h; `config::check`).
 
 use crate::config::check::{self, fraction, time_ns, time_us, within, within_f64};
+use crate::kv::{Keys, KvSpec, Steering};
 use crate::loadgen::{Arrivals, Class, LoadSpec, Service};
 use crate::NodeConfig;
 use nanopu_nic::params::CoreSelection;
@@ -89,7 +106,43 @@ pub struct LoadSection {
     pub drain_us: f64,
     #[serde(default)]
     pub start_us: f64,
+    #[serde(default)]
     pub class: Vec<ClassFile>,
+    pub kv: Option<KvFile>,
+}
+
+/// `[load.kv]`: the key-value workload (`kv.rs`).
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct KvFile {
+    #[serde(default = "ten_thousand")]
+    pub items_per_core: u64,
+    #[serde(default = "mostly_gets")]
+    pub get_fraction: f64,
+    #[serde(default = "zipf")]
+    pub keys: String,
+    #[serde(default = "mica_theta")]
+    pub theta: f64,
+    #[serde(default = "largest_value")]
+    pub value_bytes: [u64; 2],
+    #[serde(default = "jbsq")]
+    pub steering: String,
+}
+
+fn ten_thousand() -> u64 {
+    10_000
+}
+fn mostly_gets() -> f64 {
+    0.95
+}
+fn zipf() -> String {
+    "zipf".into()
+}
+fn mica_theta() -> f64 {
+    0.99
+}
+fn largest_value() -> [u64; 2] {
+    [512, 512]
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -143,6 +196,7 @@ impl LoadFile {
     /// changed the rates or the number of requests since).
     pub fn validate(&self) -> Result<(), String> {
         self.server.check()?;
+        self.kv_spec()?;
         self.load.check(crate::cluster::available_memory())
     }
 
@@ -163,6 +217,9 @@ impl LoadFile {
         cfg.port.mac_fs = time_ns(s.mac_ns, "server.mac_ns")?.as_fs();
         cfg.program_name = "service".into();
         cfg.args = s.args.clone();
+        if let Some(kv) = self.kv_spec()? {
+            (cfg.program_name, cfg.args) = ("mica".into(), kv.server_args());
+        }
         // Each run ends at its deadline (last send + drain, at most two hours: both keys
         // are at most one); the cycle limit only has to lie beyond it.
         cfg.max_cycles = check::max_cycles(hz);
@@ -178,7 +235,11 @@ impl LoadFile {
             "fixed" => Arrivals::Fixed,
             _ => Arrivals::Exponential,
         };
-        let classes = l.class.iter().map(ClassFile::to_class).collect::<Result<Vec<_>, _>>()?;
+        let kv = self.kv_spec()?;
+        let classes = match &kv {
+            Some(kv) => kv_classes(kv),
+            None => l.class.iter().map(ClassFile::to_class).collect::<Result<Vec<_>, _>>()?,
+        };
         let drain = time_us(l.drain_us, "load.drain_us")?;
         let start = time_us(l.start_us, "load.start_us")?;
         let spec = |rate_mrps| LoadSpec {
@@ -190,11 +251,62 @@ impl LoadFile {
             classes: classes.clone(),
             drain,
             start,
+            kv: kv.clone(),
         };
         let specs: Vec<LoadSpec> = l.rates_mrps.iter().map(|&r| spec(r)).collect();
         specs.iter().try_for_each(LoadSpec::validate)?;
         Ok(specs)
     }
+}
+
+impl LoadFile {
+    /// The key-value workload, if `[load.kv]` is there.
+    fn kv_spec(&self) -> Result<Option<KvSpec>, String> {
+        let Some(k) = &self.load.kv else { return Ok(None) };
+        if !self.load.class.is_empty() {
+            return Err("load.class: not with [load.kv], whose classes are \"get\" and \"set\"".into());
+        }
+        if !self.server.args.is_empty() {
+            return Err("server.args: not with [load.kv], which gives the store's arguments".into());
+        }
+        let keys = match k.keys.as_str() {
+            "uniform" => Keys::Uniform,
+            "zipf" => Keys::Zipf { theta: k.theta },
+            x => return Err(format!("load.kv.keys: \"{x}\" is not \"uniform\" or \"zipf\"")),
+        };
+        let steering = match k.steering.as_str() {
+            "jbsq" => Steering::Jbsq,
+            "static" => Steering::Static,
+            x => return Err(format!("load.kv.steering: \"{x}\" is not \"jbsq\" or \"static\"")),
+        };
+        let spec = KvSpec {
+            items_per_core: k.items_per_core,
+            cores: self.server.cores as u64,
+            seed: self.load.seed,
+            get_fraction: k.get_fraction,
+            keys,
+            value_min: k.value_bytes[0],
+            value_max: k.value_bytes[1],
+            steering,
+        };
+        spec.validate()?;
+        Ok(Some(spec))
+    }
+}
+
+/// The classes of a key-value run: GETs and SETs, to the contexts steering may pick.
+fn kv_classes(kv: &KvSpec) -> Vec<Class> {
+    let contexts: Vec<u16> = match kv.steering {
+        Steering::Jbsq => vec![0],
+        Steering::Static => (0..kv.cores as u16).collect(),
+    };
+    let class = |name: &str, fraction| Class {
+        name: name.into(),
+        fraction,
+        service: Service::Fixed { ns: 0.0 },
+        contexts: contexts.clone(),
+    };
+    vec![class("get", kv.get_fraction), class("set", 1.0 - kv.get_fraction)]
 }
 
 impl ServerFile {
@@ -398,6 +510,24 @@ mod tests {
         let e = LoadSection { requests: 1 << 40, ..l.clone() }.check(Some(8 << 30)).unwrap_err();
         assert!(e.starts_with("load.requests: ") && e.contains("an estimate"), "{e}");
         assert!(LoadSection { requests: 20_000, ..l }.check(Some(8 << 30)).is_ok());
+    }
+
+    #[test]
+    fn a_kv_section_gives_the_classes_and_the_server_arguments() {
+        let kv = MIN.split("[[load.class]]").next().unwrap().to_string()
+            + "[load.kv]\nitems_per_core = 100\nsteering = \"static\"\nvalue_bytes = [8, 64]\n";
+        let f = LoadFile::parse(&kv).unwrap();
+        assert_eq!(f.node_config().unwrap().args, ["static", "100", "1", "8", "64"]);
+        let s = f.specs().unwrap();
+        let names: Vec<&str> = s[0].classes.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!((names, s[0].classes[1].fraction), (vec!["get", "set"], 1.0 - 0.95));
+        assert_eq!(s[0].kv.as_ref().unwrap().keys, Keys::Zipf { theta: 0.99 });
+        assert_eq!(s[0].classes[0].contexts, [0, 1, 2, 3]);
+        let bad = |from: &str, to: &str| LoadFile::parse(&kv.replace(from, to)).unwrap_err();
+        assert!(bad("[8, 64]", "[8, 1024]").starts_with("load.kv.value_bytes"));
+        assert!(bad("\"static\"", "\"rss\"").starts_with("load.kv.steering"));
+        assert!(bad("elf = \"s.elf\"", "elf = \"s.elf\"\nargs = [\"jbsq\"]").starts_with("server.args"));
+        assert!(LoadFile::parse(&(MIN.to_string() + "[load.kv]\n")).unwrap_err().starts_with("load.class"));
     }
 
     #[test]

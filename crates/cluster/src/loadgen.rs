@@ -9,6 +9,7 @@
 //! distribution, the contexts it may go to).
 
 use crate::host::HOST_IP;
+use crate::kv::{self, KeyChooser, KvErrors, KvOp, KvSpec};
 use crate::outcome::{Outcome, SimError};
 use crate::{NodeConfig, Simulation, TestHost};
 use nanopu_nic::Message;
@@ -64,6 +65,9 @@ pub struct LoadSpec {
     /// Where the sends' clock starts (the first request goes one gap later): time for a
     /// server's start-up messages, which arrive before the first request.
     pub start: Time,
+    /// The key-value workload (`kv.rs`) instead of service-time requests: the classes are
+    /// then "get" and "set", and every reply is checked.
+    pub kv: Option<KvSpec>,
 }
 
 /// One request: what was asked, and when it was sent and answered.
@@ -99,6 +103,11 @@ pub struct LoadResult {
     pub outcome: Outcome,
     /// How the server ended, for [`LoadResult::problems`].
     pub server: ServerEnd,
+    /// Key-value runs: what each request did and got, beside `requests` (apart, so that a
+    /// service-time run's requests stay 48 bytes each).
+    pub kv_ops: Vec<KvOp>,
+    /// Key-value runs: wrong replies and lost requests (either makes the run fail).
+    pub kv: Option<KvErrors>,
 }
 
 /// What the end of a run tells about the server.
@@ -147,6 +156,7 @@ impl LoadSpec {
             return fail("class", format!("the fractions add up to {total}, not 1"));
         }
         self.classes.iter().try_for_each(Class::validate)?;
+        self.kv.as_ref().map(KvSpec::validate).transpose()?;
         self.expected_end().map(|_| ())
     }
 
@@ -163,19 +173,33 @@ impl LoadSpec {
     /// The requests to send, drawn from the seed (send times strictly increasing); an error
     /// if one would be sent past the end of simulated time.
     pub fn schedule(&self, clock_hz: u64) -> Result<Vec<Request>, String> {
+        self.schedule_kv(clock_hz).map(|(r, _)| r)
+    }
+
+    /// The requests, and for a key-value run what each does (else no operations).
+    pub fn schedule_kv(&self, clock_hz: u64) -> Result<(Vec<Request>, Vec<KvOp>), String> {
         let mut rng = Rng::stream(self.seed, 0x10ad);
         let gap_ns = 1e3 / self.rate_mrps;
         let (mut t, mut last) = (self.start.as_ns_f64(), Time::ZERO);
         let mut v = Vec::with_capacity(self.requests);
+        let mut keys = self.kv.as_ref().map(KvSpec::chooser);
+        let mut ops = Vec::new();
         for i in 0..self.requests {
             t += match self.arrivals {
                 Arrivals::Fixed => gap_ns,
                 Arrivals::Exponential => rng.exponential(gap_ns),
             };
             last = self.send_time(t, i)?.max(last + Time(1));
-            v.push(self.draw(&mut rng, last, clock_hz));
+            v.push(match &mut keys {
+                None => self.draw(&mut rng, last, clock_hz),
+                Some(keys) => {
+                    let (r, op) = self.draw_kv(&mut rng, last, keys);
+                    ops.push(op);
+                    r
+                }
+            });
         }
-        Ok(v)
+        Ok((v, ops))
     }
 
     /// Request `i`'s send time from `t_ns`, or why it cannot be simulated.
@@ -200,21 +224,34 @@ impl LoadSpec {
         Request { class, context, service_cycles, sent, replied: None }
     }
 
+    /// A key-value request: class 0 ("get") or 1 ("set"), its key, its context.
+    fn draw_kv(&self, rng: &mut Rng, sent: Time, keys: &mut KeyChooser) -> (Request, KvOp) {
+        let kv = self.kv.as_ref().expect("a key-value spec");
+        let set = rng.next_f64() >= kv.get_fraction;
+        let op = keys.draw(rng, set);
+        let context = kv.context(op.key.into());
+        (Request { class: usize::from(set), context, service_cycles: 0, sent, replied: None }, op)
+    }
+
     /// Run the server under this load and return every request's times.
     pub fn run(&self, elf: &[u8], cfg: NodeConfig) -> Result<LoadResult, SimError> {
         self.validate().map_err(SimError::Setup)?;
-        let mut requests = self.schedule(cfg.timing.clock_hz).map_err(SimError::Setup)?;
+        let (mut requests, mut kv_ops) = self.schedule_kv(cfg.timing.clock_hz).map_err(SimError::Setup)?;
         let end = self.end(&requests, &cfg).map_err(SimError::Setup)?;
         let mut sim = Simulation::new(elf, cfg)?;
         // Only replies to requests count towards the end, not a start-up message that looks
         // like one (8 bytes per request while the run lasts).
         let sent: Vec<Time> = requests.iter().map(|r| r.sent).collect();
+        let is_kv = self.kv.is_some();
         sim.host.stop_after(requests.len(), move |m| {
-            is_reply(m) && echoed(m).is_some_and(|t| sent.binary_search(&t).is_ok())
+            is_reply(m, is_kv) && echoed(m).is_some_and(|t| sent.binary_search(&t).is_ok())
         });
-        let (outcome, strays) = feed(&mut sim, &mut requests, end)?;
+        let kv = self.kv.as_ref().map(|spec| Kv { spec, ops: &mut kv_ops });
+        let (outcome, strays) = feed(&mut sim, &mut requests, end, kv)?;
         let server = ServerEnd::of(&mut sim);
-        Ok(LoadResult { requests, unexpected: strays.unexpected, startup: strays.startup, outcome, server })
+        let kv = self.kv.as_ref().map(|k| kv_check(k, &requests, &kv_ops));
+        let (unexpected, startup) = (strays.unexpected, strays.startup);
+        Ok(LoadResult { requests, unexpected, startup, outcome, server, kv_ops, kv })
     }
 
     /// The run's deadline: `drain` after the last send, within the server's time limit.
@@ -245,15 +282,20 @@ pub fn check_rate(r: f64, what: &str) -> Result<(), String> {
 /// Hand the requests to the host a window at a time (see [`WINDOW`]), running the server up
 /// to each window's last send, then to `end`; the outcome and the arrivals that were no
 /// reply.
-fn feed(sim: &mut Simulation, requests: &mut [Request], end: Time) -> Result<(Outcome, Strays), SimError> {
+fn feed(
+    sim: &mut Simulation,
+    requests: &mut [Request],
+    end: Time,
+    mut kv: Option<Kv>,
+) -> Result<(Outcome, Strays), SimError> {
     let (mut from, mut strays) = (0, Strays::default());
     loop {
         let to = (from + WINDOW).min(requests.len());
-        script(sim, &requests[from..to]);
+        script(sim, &requests[from..to], kv.as_ref().map(|k| (k.spec, &k.ops[from..to])));
         let done = to == requests.len();
         sim.set_deadline(if done { end } else { requests[to - 1].sent });
         let outcome = sim.run()?;
-        strays.add(collect(sim, requests));
+        strays.add(collect(sim, requests, kv.as_mut()));
         if done || outcome != Outcome::Deadline {
             return Ok((outcome, strays));
         }
@@ -261,20 +303,38 @@ fn feed(sim: &mut Simulation, requests: &mut [Request], end: Time) -> Result<(Ou
     }
 }
 
-/// Put requests in the host's script: {service cycles, send time} to their context.
-fn script(sim: &mut Simulation, requests: &[Request]) {
+/// Put requests in the host's script to their context: {service cycles, send time}, or
+/// a key-value request tagged with its send time.
+fn script(sim: &mut Simulation, requests: &[Request], kv: Option<(&KvSpec, &[KvOp])>) {
     let ip = sim.node().ip;
-    for r in requests {
-        let words = [r.service_cycles, r.sent.0];
+    for (i, r) in requests.iter().enumerate() {
+        let words = match kv {
+            Some((spec, ops)) => spec.request_words(&ops[i], r.sent.0),
+            None => vec![r.service_cycles, r.sent.0],
+        };
         sim.host.send_at(r.sent, TestHost::message(0, ip, r.context, &words));
     }
 }
 
+/// A key-value run's workload and its requests' operations, beside the requests.
+struct Kv<'a> {
+    spec: &'a KvSpec,
+    ops: &'a mut [KvOp],
+}
+
+/// Wrong replies and lost requests of a key-value run.
+fn kv_check(spec: &KvSpec, requests: &[Request], ops: &[KvOp]) -> KvErrors {
+    let observed: Vec<kv::Observed> = (requests.iter().zip(ops))
+        .map(|(r, op)| kv::Observed { op, sent: r.sent, replied: r.replied })
+        .collect();
+    kv::check(spec, &observed)
+}
+
 /// Give requests the replies received so far, and empty the host's logs; the arrivals
 /// that matched no request.
-fn collect(sim: &mut Simulation, requests: &mut [Request]) -> Strays {
+fn collect(sim: &mut Simulation, requests: &mut [Request], kv: Option<&mut Kv>) -> Strays {
     sim.host.sent.clear();
-    let strays = match_replies(requests, &sim.host.received);
+    let strays = match_replies(requests, &sim.host.received, kv);
     sim.host.received.clear();
     strays
 }
@@ -378,22 +438,31 @@ impl Service {
     }
 }
 
-/// A reply of the service server: two words from the node.
-fn is_reply(m: &Message) -> bool {
-    m.dst_ip == HOST_IP && m.len == 16
+/// A reply: two words from the node (the service server), or at least two (key-value).
+fn is_reply(m: &Message, kv: bool) -> bool {
+    m.dst_ip == HOST_IP && (m.len == 16 || (kv && m.len > 16 && m.words.len() >= 2))
 }
 
 /// Give each request its reply time (matched by the echoed send time); the arrivals that
 /// matched nothing, before the first request (start-up messages) and after.
-fn match_replies(requests: &mut [Request], received: &[crate::host::HostMessage]) -> Strays {
+fn match_replies(
+    requests: &mut [Request],
+    received: &[crate::host::HostMessage],
+    mut kv: Option<&mut Kv>,
+) -> Strays {
     let first = requests.first().map_or(Time::ZERO, |r| r.sent);
     let mut strays = Strays::default();
     for h in received {
         let i = echoed(&h.msg)
-            .filter(|_| is_reply(&h.msg))
+            .filter(|_| is_reply(&h.msg, kv.is_some()))
             .and_then(|t| requests.binary_search_by_key(&t, |r| r.sent).ok());
         match i {
-            Some(i) if requests[i].replied.is_none() => requests[i].replied = Some(h.time),
+            Some(i) if requests[i].replied.is_none() => {
+                requests[i].replied = Some(h.time);
+                if let Some(k) = kv.as_deref_mut() {
+                    k.ops[i].answer = Some(k.spec.judge(&k.ops[i], &h.msg.words));
+                }
+            }
             _ if h.time < first => strays.startup += 1,
             _ => strays.unexpected += 1,
         }
@@ -426,6 +495,14 @@ impl LoadResult {
         let mut v = self.server.problems();
         if v.is_empty() {
             v = self.silent_classes(spec);
+        }
+        if let Some(e) = self.kv.as_ref().filter(|e| e.wrong + e.lost > 0) {
+            v.push(format!(
+                "{} wrong replies and {} lost requests (no reply by the end){}",
+                e.wrong,
+                e.lost,
+                e.examples.first().map_or(String::new(), |x| format!("; first: {x}"))
+            ));
         }
         if !v.is_empty() {
             v.push(format!("the run ended: {}", ending(self.outcome)));
@@ -499,7 +576,7 @@ mod tests {
             from_server(1500, vec![1, Time::from_ns(1000).0]), // the first reply
             from_server(1600, vec![1, Time::from_ns(1500).0]), // matches nothing: a bug
         ];
-        let strays = match_replies(&mut requests, &received);
+        let strays = match_replies(&mut requests, &received, None);
         assert_eq!(strays, Strays { startup: 1, unexpected: 1 });
         assert_eq!(requests[0].replied, Some(Time::from_ns(1500)));
     }
@@ -520,6 +597,7 @@ mod tests {
             classes: vec![class("short", 0.9, 500.0, vec![0]), class("long", 0.1, 5000.0, vec![1, 2])],
             drain: Time::from_ns_f64(1e6),
             start: Time::ZERO,
+            kv: None,
         }
     }
 
@@ -567,6 +645,8 @@ mod tests {
             startup: 0,
             outcome: Outcome::Deadline,
             server: ServerEnd::default(),
+            kv_ops: Vec::new(),
+            kv: None,
         };
         let c = r.class_result("all", None, 0);
         assert_eq!((c.measured, c.replied, c.latency.median), (4, 1, f64::INFINITY));

@@ -1,0 +1,372 @@
+//! The key-value workload of the load generator, against the MICA-style store
+//! `sw/apps/mica.c`: which key each request names, the values it sets, the request and reply
+//! words, and the check of every reply. Wire format, keys and values: docs/apps/mica.md
+//! (the store computes the same keys, partitions and preloaded values from the same seed).
+
+use nanopu_sim::{Rng, Time};
+
+/// GET or SET.
+pub const OP_GET: u64 = 1;
+pub const OP_SET: u64 = 2;
+/// Reply status of a request served (docs/apps/mica.md).
+const ST_OK: u64 = 0;
+/// Largest value the store takes, bytes (the "values up to 512 bytes").
+pub const MAX_VALUE: u64 = 512;
+
+/// How requests pick their key.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Keys {
+    Uniform,
+    /// Zipf with this skew over the keys, key 0 the most popular (MICA's evaluation: 0.99).
+    Zipf {
+        theta: f64,
+    },
+}
+
+/// Which context a request goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Steering {
+    /// Context 0 on every core, the NIC picks the core by JBSQ; any core serves any key.
+    Jbsq,
+    /// Context = the core owning the key's partition (MICA's EREW with client steering).
+    Static,
+}
+
+/// The workload: store size and seed (shared with the server), the mix and the keys.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KvSpec {
+    pub items_per_core: u64,
+    /// Server cores = partitions.
+    pub cores: u64,
+    /// Seed of the keys and values, passed to the server.
+    pub seed: u64,
+    pub get_fraction: f64,
+    pub keys: Keys,
+    /// Value sizes, bytes, multiples of 8: preloaded and set values are drawn from here.
+    pub value_min: u64,
+    pub value_max: u64,
+    pub steering: Steering,
+}
+
+/// What a request of the workload does, and what came back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KvOp {
+    pub set: bool,
+    pub key: u32,
+    /// SET: the version it writes (1, 2, ... per key); GET: 0.
+    pub version: u32,
+    /// The version a GET read (0 = preloaded), or what was wrong with the reply.
+    pub answer: Option<Result<u32, String>>,
+}
+
+/// The SplitMix64 finalizer (Steele, Lea and Flood, OOPSLA 2014), as `mica.c` has it.
+pub fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl KvSpec {
+    /// Keys in the store: `items_per_core` per core.
+    pub fn keys(&self) -> u64 {
+        self.items_per_core * self.cores
+    }
+
+    /// The 16-byte key of key number `k`.
+    pub fn key(&self, k: u64) -> [u64; 2] {
+        [mix(self.seed ^ (k << 1)), k]
+    }
+
+    /// The core whose partition holds key `k` (from the key's hash, as MICA partitions).
+    pub fn partition(&self, k: u64) -> u64 {
+        let [k0, k1] = self.key(k);
+        let h = mix(k0 ^ mix(k1.wrapping_add(0x9e37_79b9_7f4a_7c15)));
+        ((h >> 16) & 0xffff_ffff) % self.cores
+    }
+
+    /// Version `v` of key `k`'s value (0 = preloaded): its words.
+    pub fn value(&self, k: u64, v: u64) -> Vec<u64> {
+        let base = mix(mix(self.seed ^ k).wrapping_add(v));
+        let len = self.value_min + 8 * (base % ((self.value_max - self.value_min) / 8 + 1));
+        (0..len / 8).map(|j| if j == 0 { k << 32 | v } else { mix(base ^ j) }).collect()
+    }
+
+    /// The server's arguments (after program, MAC and IP).
+    pub fn server_args(&self) -> Vec<String> {
+        let mode = if self.steering == Steering::Jbsq { "jbsq" } else { "static" };
+        [mode.to_string()]
+            .into_iter()
+            .chain([self.items_per_core, self.seed, self.value_min, self.value_max].map(|x| x.to_string()))
+            .collect()
+    }
+
+    /// Check every field; the error names its key.
+    pub fn validate(&self) -> Result<(), String> {
+        let fail = |k: &str, why: &str| Err(format!("load.kv.{k}: {why}"));
+        if !(1..=16_384).contains(&self.items_per_core) {
+            return fail("items_per_core", "must be within 1..=16384 (mica.c's index)");
+        }
+        if !(1..=8).contains(&self.cores) {
+            return fail("items_per_core", "the store runs on 1..=8 cores (server.cores)");
+        }
+        if !(0.0..=1.0).contains(&self.get_fraction) {
+            return fail("get_fraction", "must be within 0..=1");
+        }
+        if let Keys::Zipf { theta } = self.keys {
+            if !(theta > 0.0 && theta < 1.0) {
+                return fail("theta", "must be within (0, 1) (Gray et al.'s generator)");
+            }
+        }
+        let (a, b) = (self.value_min, self.value_max);
+        if a == 0 || a % 8 != 0 || b % 8 != 0 || a > b || b > MAX_VALUE {
+            return fail("value_bytes", "min and max must be multiples of 8 within 8..=512, min <= max");
+        }
+        Ok(())
+    }
+
+    /// A fresh key chooser for this workload.
+    pub fn chooser(&self) -> KeyChooser {
+        let zipf = match self.keys {
+            Keys::Zipf { theta } => Some(Zipf::new(self.keys(), theta)),
+            Keys::Uniform => None,
+        };
+        KeyChooser { n: self.keys(), zipf, versions: vec![0; self.keys() as usize] }
+    }
+
+    /// The context a request for key `k` goes to.
+    pub fn context(&self, k: u64) -> u16 {
+        match self.steering {
+            Steering::Jbsq => 0,
+            Steering::Static => self.partition(k) as u16,
+        }
+    }
+
+    /// The request's payload words; `tag` identifies it (the send time, echoed).
+    pub fn request_words(&self, op: &KvOp, tag: u64) -> Vec<u64> {
+        let key = self.key(op.key.into());
+        if !op.set {
+            return vec![OP_GET, tag, key[0], key[1]];
+        }
+        let value = self.value(op.key.into(), op.version.into());
+        let mut w = vec![OP_SET | (8 * value.len() as u64) << 16, tag, key[0], key[1]];
+        w.extend(value);
+        w
+    }
+
+    /// Judge a reply's payload words to `op`: the version a GET read (the value must be
+    /// exactly one this key had), or what is wrong with it.
+    pub fn judge(&self, op: &KvOp, words: &[u64]) -> Result<u32, String> {
+        let want = if op.set { OP_SET } else { OP_GET };
+        let (w0, value) = (words[0], &words[2..]);
+        let (got_op, status, len) = (w0 & 0xff, (w0 >> 8) & 0xff, w0 >> 16);
+        if got_op != want || status != ST_OK || len != 8 * value.len() as u64 {
+            return Err(format!("reply word 0 {w0:#x}: op {got_op}, status {status}, length {len}"));
+        }
+        if op.set {
+            return match value.is_empty() {
+                true => Ok(op.version),
+                false => Err("a SET reply with a value".into()),
+            };
+        }
+        let k = u64::from(op.key);
+        let v = value.first().map_or(u64::MAX, |w| w & 0xffff_ffff);
+        match value.first().is_some_and(|w| w >> 32 == k) && self.value(k, v) == value {
+            true => Ok(v as u32),
+            false => Err(format!("GET of key {k} returned a value it never had ({} bytes)", 8 * value.len())),
+        }
+    }
+}
+
+/// Draws the key of each request, and numbers the versions each key's SETs write.
+pub struct KeyChooser {
+    n: u64,
+    zipf: Option<Zipf>,
+    versions: Vec<u32>,
+}
+
+impl KeyChooser {
+    /// The next request: a GET with probability `get_fraction`, else a SET of a new version.
+    pub fn draw(&mut self, rng: &mut Rng, set: bool) -> KvOp {
+        let key = match &self.zipf {
+            Some(z) => z.draw(rng),
+            None => rng.below(self.n),
+        } as u32;
+        let version = match set {
+            true => {
+                self.versions[key as usize] += 1;
+                self.versions[key as usize]
+            }
+            false => 0,
+        };
+        KvOp { set, key, version, answer: None }
+    }
+}
+
+/// Zipf-distributed ranks 0..n by the method of Gray, Sundaresan, Englert, Baclawski and
+/// Weinberger, "Quickly Generating Billion-Record Synthetic Databases" (SIGMOD 1994), the
+/// generator YCSB and MICA's evaluation use; P(rank i) proportional to 1 / (i + 1)^theta.
+struct Zipf {
+    n: f64,
+    theta: f64,
+    zetan: f64,
+    alpha: f64,
+    eta: f64,
+}
+
+impl Zipf {
+    fn new(n: u64, theta: f64) -> Zipf {
+        let zetan: f64 = (1..=n).map(|i| (i as f64).powf(-theta)).sum();
+        let zeta2 = 1.0 + 0.5f64.powf(theta);
+        let n = n as f64;
+        let eta = (1.0 - (2.0 / n).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
+        Zipf { n, theta, zetan, alpha: 1.0 / (1.0 - theta), eta }
+    }
+
+    fn draw(&self, rng: &mut Rng) -> u64 {
+        let u = rng.next_f64();
+        let uz = u * self.zetan;
+        if uz < 1.0 {
+            return 0;
+        }
+        if uz < 1.0 + 0.5f64.powf(self.theta) {
+            return 1;
+        }
+        let r = (self.n * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64;
+        r.min(self.n as u64 - 1)
+    }
+}
+
+/// Replies the check found wrong and requests never answered.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KvErrors {
+    pub wrong: usize,
+    pub lost: usize,
+    /// The first few wrong replies, one sentence each.
+    pub examples: Vec<String>,
+}
+
+/// One request as the check sees it: key, kind, times and answer.
+pub struct Observed<'a> {
+    pub op: &'a KvOp,
+    pub sent: Time,
+    pub replied: Option<Time>,
+}
+
+/// Check every reply: a SET or GET reply judged wrong is an error, and so is a GET that read
+/// a version no linearizable order allows: one sent after its reply came, or one overwritten
+/// for certain before the GET was sent (a SET that began after it ended and itself ended
+/// before the GET began). Requests without a reply are lost.
+pub fn check(spec: &KvSpec, requests: &[Observed]) -> KvErrors {
+    let mut sets: Vec<Vec<(Time, Option<Time>, u32)>> = vec![Vec::new(); spec.keys() as usize];
+    for r in requests.iter().filter(|r| r.op.set) {
+        sets[r.op.key as usize].push((r.sent, r.replied, r.op.version));
+    }
+    let mut e = KvErrors::default();
+    for r in requests {
+        let verdict = match (&r.op.answer, r.replied) {
+            (None, _) | (_, None) => {
+                e.lost += 1;
+                continue;
+            }
+            (Some(Err(why)), _) => Err(why.clone()),
+            (Some(Ok(_)), _) if r.op.set => Ok(()),
+            (Some(Ok(v)), Some(done)) => readable(&sets[r.op.key as usize], *v, r.sent, done),
+        };
+        if let Err(why) = verdict {
+            e.wrong += 1;
+            if e.examples.len() < 5 {
+                e.examples.push(format!("request sent at {}: {why}", r.sent));
+            }
+        }
+    }
+    e
+}
+
+/// Whether a GET over [`from`, `to`] may have read version `v` of a key with these SETs.
+fn readable(sets: &[(Time, Option<Time>, u32)], v: u32, from: Time, to: Time) -> Result<(), String> {
+    let written_done = match v {
+        0 => Some(Time::ZERO),
+        _ => match sets.iter().find(|s| s.2 == v) {
+            Some(&(sent, _, _)) if sent >= to => return Err(format!("read version {v}, set only after")),
+            Some(&(_, done, _)) => done,
+            None => return Err(format!("read version {v}, never set")),
+        },
+    };
+    let Some(written_done) = written_done else { return Ok(()) };
+    let later = sets.iter().find(|s| s.0 > written_done && s.1.is_some_and(|d| d < from));
+    match later {
+        Some(s) => Err(format!("read version {v}, overwritten by version {} before the GET", s.2)),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> KvSpec {
+        KvSpec {
+            items_per_core: 1000,
+            cores: 4,
+            seed: 7,
+            get_fraction: 0.5,
+            keys: Keys::Zipf { theta: 0.99 },
+            value_min: 8,
+            value_max: 64,
+            steering: Steering::Static,
+        }
+    }
+
+    #[test]
+    fn zipf_rank_zero_has_its_share() {
+        let s = spec();
+        let mut c = s.chooser();
+        let mut rng = Rng::new(1);
+        let n = 200_000;
+        let hits = (0..n).filter(|_| c.draw(&mut rng, false).key == 0).count() as f64 / n as f64;
+        let zetan: f64 = (1..=4000).map(|i| (i as f64).powf(-0.99)).sum();
+        assert!((hits - 1.0 / zetan).abs() < 0.005, "{hits} vs {}", 1.0 / zetan);
+    }
+
+    #[test]
+    fn partitions_split_the_keys_about_evenly() {
+        let s = spec();
+        let mut count = [0u32; 4];
+        (0..s.keys()).for_each(|k| count[s.partition(k) as usize] += 1);
+        assert!(count.iter().all(|&c| (900..1100).contains(&c)), "{count:?}");
+    }
+
+    fn reply(s: &KvSpec, op: &KvOp, v: u64) -> Vec<u64> {
+        let value = s.value(op.key.into(), v);
+        let mut w = vec![OP_GET | (8 * value.len() as u64) << 16, 99];
+        w.extend(value);
+        w
+    }
+
+    #[test]
+    fn judge_accepts_the_value_and_refuses_a_changed_word() {
+        let s = spec();
+        let get = KvOp { set: false, key: 5, version: 0, answer: None };
+        assert_eq!(s.judge(&get, &reply(&s, &get, 3)), Ok(3));
+        let mut bad = reply(&s, &get, 3);
+        *bad.last_mut().unwrap() ^= 1;
+        assert!(s.judge(&get, &bad).is_err());
+        let other = KvOp { key: 6, ..get.clone() };
+        assert!(s.judge(&other, &reply(&s, &get, 3)).is_err(), "another key's value");
+        let miss = [OP_GET | 1 << 8, 99];
+        assert!(s.judge(&get, &miss).unwrap_err().contains("status 1"));
+    }
+
+    #[test]
+    fn a_get_must_read_the_last_completed_set_or_an_overlapping_one() {
+        let t = |ns| Time::from_ns(ns);
+        let sets = vec![(t(100), Some(t(200)), 1), (t(300), Some(t(400)), 2), (t(450), Some(t(600)), 3)];
+        assert!(readable(&sets, 2, t(420), t(500)).is_ok(), "last completed");
+        assert!(readable(&sets, 3, t(420), t(500)).is_ok(), "overlapping");
+        assert!(readable(&sets, 1, t(420), t(500)).is_err(), "overwritten by 2");
+        assert!(readable(&sets, 0, t(150), t(160)).is_ok(), "preloaded, set 1 not done");
+        assert!(readable(&sets, 0, t(250), t(260)).is_err(), "preloaded after set 1");
+        assert!(readable(&sets, 3, t(420), t(440)).is_err(), "set after the GET ended");
+        assert!(readable(&sets, 9, t(420), t(440)).is_err(), "never set");
+    }
+}

@@ -1,0 +1,120 @@
+//! The key-value load against the MICA-style store (`mica.elf`, docs/apps/mica.md): every
+//! GET returns the value of the last SET (or the preloaded one), on one core and on four
+//! (static steering and JBSQ), with uniform and Zipf keys; a wrong reply fails the run.
+
+mod common;
+
+use common::{cfg, elf};
+use nanopu_cluster::kv::{Keys, KvSpec, Steering};
+use nanopu_cluster::loadgen::{Arrivals, Class, LoadResult, LoadSpec, Service};
+use nanopu_cluster::Outcome;
+use nanopu_sim::Time;
+
+/// Items per core: fewer than the experiment's 10,000 so that preloading is quick, enough
+/// that a Zipf workload hits some keys many times and most not at all.
+const ITEMS: u64 = 1000;
+
+fn spec(cores: u64, keys: Keys, steering: Steering, rate_mrps: f64) -> LoadSpec {
+    let kv = KvSpec {
+        items_per_core: ITEMS,
+        cores,
+        seed: 11,
+        get_fraction: 0.5,
+        keys,
+        value_min: 8,
+        value_max: 512,
+        steering,
+    };
+    let class = |name: &str, fraction| Class {
+        name: name.into(),
+        fraction,
+        service: Service::Fixed { ns: 0.0 },
+        contexts: (0..cores as u16).collect(),
+    };
+    LoadSpec {
+        seed: 11,
+        rate_mrps,
+        requests: 3000,
+        warmup: 0,
+        arrivals: Arrivals::Exponential,
+        classes: vec![class("get", 0.5), class("set", 0.5)],
+        drain: Time::from_us(200),
+        start: Time::from_us(1000),
+        kv: Some(kv),
+    }
+}
+
+fn run(s: &LoadSpec, server_args: Option<Vec<String>>) -> LoadResult {
+    let kv = s.kv.as_ref().unwrap();
+    let mut c = cfg(kv.cores as usize);
+    c.args = server_args.unwrap_or_else(|| kv.server_args());
+    s.run(&elf("apps/mica.elf"), c).unwrap()
+}
+
+/// Every request answered, every answer right, the start-up messages before the first.
+fn assert_all_checked(s: &LoadSpec, r: &LoadResult) {
+    assert_eq!(r.problems(s), Vec::<String>::new());
+    let e = r.kv.as_ref().unwrap();
+    assert_eq!((e.wrong, e.lost, r.unexpected, r.outcome), (0, 0, 0, Outcome::HostDone), "{e:?}");
+    assert_eq!(r.startup, s.kv.as_ref().unwrap().cores as usize, "one start-up message per core");
+    let reads = r.kv_ops.iter().filter(|k| !k.set);
+    let read_set = reads.filter(|k| k.answer.as_ref().is_some_and(|a| a.as_ref().is_ok_and(|&v| v > 0)));
+    assert!(read_set.count() > 100, "GETs must read values the generator SET, not only preloaded ones");
+}
+
+#[test]
+fn one_core_uniform_every_value_checked() {
+    let s = spec(1, Keys::Uniform, Steering::Static, 2.0);
+    assert_all_checked(&s, &run(&s, None));
+}
+
+#[test]
+fn one_core_zipf_every_value_checked() {
+    let s = spec(1, Keys::Zipf { theta: 0.99 }, Steering::Jbsq, 2.0);
+    assert_all_checked(&s, &run(&s, None));
+}
+
+#[test]
+fn four_cores_static_zipf_every_value_checked() {
+    let s = spec(4, Keys::Zipf { theta: 0.99 }, Steering::Static, 8.0);
+    let r = run(&s, None);
+    assert_all_checked(&s, &r);
+    assert!(r.requests.iter().any(|q| q.context == 3), "requests go to every core's context");
+}
+
+#[test]
+fn four_cores_jbsq_shared_partitions_every_value_checked() {
+    let s = spec(4, Keys::Zipf { theta: 0.99 }, Steering::Jbsq, 8.0);
+    assert_all_checked(&s, &run(&s, None));
+}
+
+#[test]
+fn a_store_preloaded_from_another_seed_is_caught() {
+    let s = spec(1, Keys::Uniform, Steering::Static, 2.0);
+    let mut args = s.kv.as_ref().unwrap().server_args();
+    args[2] = "12".into(); // the seed: other keys, other values
+    let r = run(&s, Some(args));
+    let e = r.kv.as_ref().unwrap();
+    assert!(e.wrong > 500, "{e:?}");
+    let p = r.problems(&s).join("; ");
+    assert!(p.contains("wrong replies"), "{p}");
+}
+
+#[test]
+fn requests_to_the_wrong_core_are_refused_and_counted() {
+    // Static steering to a server whose cores share the partitions would pass; a server
+    // in static mode that gets JBSQ-steered requests (all to core 0's context) must not.
+    let s = spec(4, Keys::Uniform, Steering::Jbsq, 4.0);
+    let mut args = s.kv.as_ref().unwrap().server_args();
+    args[0] = "static".into();
+    let r = run(&s, Some(args));
+    let e = r.kv.as_ref().unwrap();
+    assert!(e.wrong > 1000 && e.examples[0].contains("status 2"), "{e:?}");
+}
+
+#[test]
+fn same_seed_same_replies() {
+    let s = spec(4, Keys::Zipf { theta: 0.99 }, Steering::Jbsq, 8.0);
+    let (a, b) = (run(&s, None), run(&s, None));
+    assert_eq!((a.requests, a.kv_ops), (b.requests, b.kv_ops));
+}
