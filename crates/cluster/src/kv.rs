@@ -107,7 +107,7 @@ impl KvSpec {
             return fail("items_per_core", "must be within 1..=16384 (mica.c's index)");
         }
         if !(1..=8).contains(&self.cores) {
-            return fail("items_per_core", "the store runs on 1..=8 cores (server.cores)");
+            return Err("server.cores: the key-value store runs on 1..=8 cores".into());
         }
         if !(0.0..=1.0).contains(&self.get_fraction) {
             return fail("get_fraction", "must be within 0..=1");
@@ -225,13 +225,11 @@ impl Zipf {
     fn draw(&self, rng: &mut Rng) -> u64 {
         let u = rng.next_f64();
         let uz = u * self.zetan;
-        if uz < 1.0 {
-            return 0;
-        }
-        if uz < 1.0 + 0.5f64.powf(self.theta) {
-            return 1;
-        }
-        let r = (self.n * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64;
+        let r = match uz {
+            _ if uz < 1.0 => 0,
+            _ if uz < 1.0 + 0.5f64.powf(self.theta) => 1,
+            _ => (self.n * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64,
+        };
         r.min(self.n as u64 - 1)
     }
 }
@@ -326,6 +324,14 @@ mod tests {
         let hits = (0..n).filter(|_| c.draw(&mut rng, false).key == 0).count() as f64 / n as f64;
         let zetan: f64 = (1..=4000).map(|i| (i as f64).powf(-0.99)).sum();
         assert!((hits - 1.0 / zetan).abs() < 0.005, "{hits} vs {}", 1.0 / zetan);
+    }
+
+    #[test]
+    fn a_store_of_one_key_is_always_asked_for_that_key() {
+        let s = KvSpec { items_per_core: 1, cores: 1, ..spec() };
+        let mut c = s.chooser();
+        let mut rng = Rng::new(1);
+        assert!((0..1000).all(|_| c.draw(&mut rng, true).key == 0));
     }
 
     #[test]
