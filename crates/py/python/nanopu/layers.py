@@ -1,0 +1,104 @@
+"""Scapy layers for the nanoPU's headers (docs/python.md, "Scapy layers").
+
+- ``NanopuTransport``: the 30-byte transport header that follows IPv4 in every packet of
+  the NDP-style (IP protocol 0x99) and Homa-style (0x98) transports, big-endian, as
+  crates/net/src/wire/transport.rs lays it out and nanopu's captures carry it. DATA
+  packets carry one payload segment after it; trimmed (CHOP) and control packets carry 8
+  bytes of zero padding, shown as Scapy's ``Padding``.
+- ``NanopuApp``: the application header, the first word of every message as a program
+  reads it from netRX or writes it to netTX (docs/platform.md section 2): IPv4 address
+  (bits 63..32; the source on receive, the destination on send), context id (31..16) and
+  payload length in bytes (15..0). The NIC turns it into the IP and transport headers, so
+  it is not on the wire; it describes messages, such as the words of ``nanopu.send``.
+
+Importing this module binds ``NanopuTransport`` to both IP protocol numbers.
+"""
+
+import io
+
+from scapy.fields import BitField, ByteField, FlagsField, IntField, IPField, ShortField
+from scapy.layers.inet import IP
+from scapy.packet import Packet, bind_layers
+from scapy.utils import PcapReader
+
+# IP protocol numbers (crates/net/src/wire/ipv4.rs): the prototype's NDP, and its
+# neighbour for the Homa-style transport.
+PROTO_NDP = 0x99
+PROTO_HOMA = 0x98
+
+# The flags byte, bit 0 first (crates/net/src/wire/transport.rs): five kinds, CHOP (the
+# packet was trimmed to its header by a switch), MCAST (addressed to a group range) and
+# RESEND (a modifier of a kind bit, Homa's RESEND request).
+FLAG_NAMES = ["DATA", "ACK", "NACK", "PULL", "GRANT", "CHOP", "MCAST", "RESEND"]
+
+# Bytes of zero padding after the header of trimmed and control packets (72-byte frames).
+PADDING_BYTES = 8
+
+
+class NanopuTransport(Packet):
+    """The nanoPU transport header (30 bytes)."""
+
+    name = "nanoPU transport"
+    fields_desc = [
+        FlagsField("flags", 0, 8, FLAG_NAMES),
+        ByteField("priority", 0),  # Homa: granted priority 0..7; NDP: 0
+        ShortField("src_context", 0),
+        ShortField("dst_context", 0),
+        ShortField("msg_id", 0),  # with (source IP, src_context) names a message
+        ShortField("msg_len", 0),  # message payload bytes
+        ShortField("pkt_offset", 0),  # index of this packet in its message
+        ShortField("credit", 0),  # PULL: packets allowed in total; GRANT: offset; DATA: transmission
+        IntField("mcast_first", 0),  # multicast: first node of the group range
+        IntField("mcast_count", 0),  # multicast: nodes in the range; 0 = unicast
+        IntField("mcast_seq", 0),  # multicast: per-source sequence number
+        IntField("reserved", 0),
+    ]
+
+    def carries_data(self):
+        """A DATA packet that was not trimmed: its payload is a segment of the message."""
+        return self.flags.DATA and not self.flags.CHOP
+
+    def extract_padding(self, s):
+        if self.carries_data():
+            return s, b""
+        return b"", s
+
+    def mysummary(self):
+        return self.sprintf("nanoPU %flags% ctx %src_context%->%dst_context% msg %msg_id% pkt %pkt_offset%")
+
+
+class NanopuApp(Packet):
+    """The application header word (8 bytes, big-endian as on the wire)."""
+
+    name = "nanoPU application header"
+    fields_desc = [
+        IPField("ip", "0.0.0.0"),
+        BitField("context", 0, 16),
+        BitField("length", 0, 16),  # payload bytes, header excluded
+    ]
+
+    @classmethod
+    def of_word(cls, word):
+        """The header of a message's first word, as a program sees it (an integer)."""
+        return cls(int(word).to_bytes(8, "big"))
+
+    def word(self):
+        return int.from_bytes(bytes(self), "big")
+
+
+def payload_words(pkt):
+    """A DATA packet's segment as 64-bit words (big-endian on the wire; the NIC converts)."""
+    data = bytes(pkt[NanopuTransport].payload)
+    return [int.from_bytes(data[i : i + 8], "big") for i in range(0, len(data), 8)]
+
+
+def read_pcap(data):
+    """The packets of a capture (``ClusterRun.pcap`` bytes, or a file's path), decoded
+    with these layers; each packet's ``time`` is the simulated time in seconds, to the ns."""
+    source = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data
+    with PcapReader(source) as reader:
+        return list(reader)
+
+
+bind_layers(IP, NanopuTransport, proto=PROTO_NDP)
+bind_layers(IP, NanopuTransport, proto=PROTO_HOMA)
