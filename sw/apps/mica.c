@@ -330,8 +330,6 @@ int main(int argc, char **argv)
     while (shared && loaded < nparts) { }
     lnic_add_context(shared ? 0 : core, 0);
     lnic_boot_msg();
-    for (;;) {
-        lnic_wait();
-        serve_one();
-    }
+    for (;;)
+        serve_one(); /* blocks in its first read of x30: idle time is netRX stall */
 }

@@ -23,6 +23,11 @@ pub struct LoadArgs {
     /// Write every request (class, context, service cycles, send and reply time) as CSV.
     #[arg(long)]
     records: Option<PathBuf>,
+    /// Write what the server's cores spent per reply at each offered load, from the
+    /// simulator's counters after load.start_us (instructions, busy cycles, D-cache and
+    /// LLC misses), as CSV.
+    #[arg(long)]
+    cost: Option<PathBuf>,
     /// Print the table as JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -84,13 +89,19 @@ pub fn main(a: LoadArgs) -> Result<ExitCode, String> {
     let out = create(a.out.as_ref())?;
     let mut records = Records { file: create(a.records.as_ref())?.map(|(p, f)| (p, BufWriter::new(f))) };
     records.write("offered_mrps,request,class,context,service_cycles,sent_ns,replied_ns\n")?;
+    let mut cost = create(a.cost.as_ref())?;
+    let mut cost_csv = String::from(COST_COLUMNS);
     let mut rows = Vec::new();
     for spec in &specs {
         let r = run_point(spec, &elf, &cfg)?;
         rows.extend(results(spec, &r).into_iter().map(|c| (spec.rate_mrps, c)));
         records.append(spec, &r)?;
+        cost_csv += &cost_row(spec, &r);
     }
     records.finish()?;
+    if let Some((p, f)) = &mut cost {
+        f.write_all(cost_csv.as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
     write_outputs(&a, out, &rows)
 }
 
@@ -127,6 +138,16 @@ fn run_point(spec: &LoadSpec, elf: &[u8], cfg: &NodeConfig) -> Result<LoadResult
         true => Ok(r),
         false => Err(at(problems.join("; "))),
     }
+}
+
+const COST_COLUMNS: &str =
+    "offered_mrps,replied,instructions_per_reply,busy_cycles_per_reply,dcache_misses_per_reply,llc_misses_per_reply\n";
+
+/// The `--cost` line of one offered load: the server's counters per reply.
+fn cost_row(spec: &LoadSpec, r: &LoadResult) -> String {
+    let replied = r.requests.iter().filter(|q| q.replied.is_some()).count();
+    let [i, c, d, l] = r.cost.per(replied);
+    format!("{},{replied},{i:.1},{c:.1},{d:.2},{l:.2}\n", spec.rate_mrps)
 }
 
 /// Create an output file before the runs, so that a bad path costs no simulation.

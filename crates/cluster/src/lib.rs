@@ -50,6 +50,7 @@ mod partition;
 pub mod platform;
 pub mod records;
 pub mod report;
+pub mod server_cost;
 pub mod sim;
 pub mod sort;
 pub mod spin;

@@ -11,6 +11,7 @@
 use crate::host::HOST_IP;
 use crate::kv::{self, KeyChooser, KvErrors, KvOp, KvSpec};
 use crate::outcome::{Outcome, SimError};
+use crate::server_cost::ServerCost;
 use crate::{NodeConfig, Simulation, TestHost};
 use nanopu_nic::Message;
 use nanopu_sim::stats::{summarize, Summary};
@@ -108,6 +109,8 @@ pub struct LoadResult {
     pub kv_ops: Vec<KvOp>,
     /// Key-value runs: wrong replies and lost requests (either makes the run fail).
     pub kv: Option<KvErrors>,
+    /// What the server's cores spent from `start` to the end (`server_cost.rs`).
+    pub cost: ServerCost,
 }
 
 /// What the end of a run tells about the server.
@@ -246,12 +249,24 @@ impl LoadSpec {
         sim.host.stop_after(requests.len(), move |m| {
             is_reply(m, is_kv) && echoed(m).is_some_and(|t| sent.binary_search(&t).is_ok())
         });
+        let before = self.start_up(&mut sim)?;
         let kv = self.kv.as_ref().map(|spec| Kv { spec, ops: &mut kv_ops });
         let (outcome, strays) = feed(&mut sim, &mut requests, end, kv)?;
+        let cost = ServerCost::of(&sim).since(before);
         let server = ServerEnd::of(&mut sim);
         let kv = self.kv.as_ref().map(|k| kv_check(k, &requests, &kv_ops));
         let (unexpected, startup) = (strays.unexpected, strays.startup);
-        Ok(LoadResult { requests, unexpected, startup, outcome, server, kv_ops, kv })
+        Ok(LoadResult { requests, unexpected, startup, outcome, server, kv_ops, kv, cost })
+    }
+
+    /// Run the server alone until `start` (if later than 0), and its counters then. The
+    /// run goes on from there as if it had not stopped (see [`WINDOW`]).
+    fn start_up(&self, sim: &mut Simulation) -> Result<ServerCost, SimError> {
+        if self.start > Time::ZERO {
+            sim.set_deadline(self.start);
+            sim.run()?;
+        }
+        Ok(ServerCost::of(sim))
     }
 
     /// The run's deadline: `drain` after the last send, within the server's time limit.
@@ -647,6 +662,7 @@ mod tests {
             server: ServerEnd::default(),
             kv_ops: Vec::new(),
             kv: None,
+            cost: ServerCost::default(),
         };
         let c = r.class_result("all", None, 0);
         assert_eq!((c.measured, c.replied, c.latency.median), (4, 1, f64::INFINITY));

@@ -65,7 +65,15 @@ fn assert_all_checked(s: &LoadSpec, r: &LoadResult) {
 #[test]
 fn one_core_uniform_every_value_checked() {
     let s = spec(1, Keys::Uniform, Steering::Static, 2.0);
-    assert_all_checked(&s, &run(&s, None));
+    let r = run(&s, None);
+    assert_all_checked(&s, &r);
+    // The cost counts the requests, not the preloading before load.start_us (about 1,900
+    // instructions per item): a request moves at most 68 words, a few instructions each,
+    // and the core is busy for less than a request's latency.
+    let [instructions, busy, _, _] = r.cost.per(s.requests);
+    assert!((100.0..1500.0).contains(&instructions), "{instructions} instructions per request");
+    let median_cycles = r.class_result("all", None, 0).latency.median * 3.2;
+    assert!(busy > instructions && busy < median_cycles, "{busy} busy cycles, median {median_cycles}");
 }
 
 #[test]
