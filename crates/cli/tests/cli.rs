@@ -269,6 +269,36 @@ fn load_fails_when_a_point_gets_no_reply_and_says_why() {
     fails_saying(&o, &["offered load 1 Mrps", "none of the 1 requests", "deadline"]);
 }
 
+/// A key-value load of `mica.elf` on 2 cores: 300 requests at 1 Mrps, every reply checked.
+fn kv_config(name: &str) -> TempConfig {
+    let dir = std::env::temp_dir().join(format!("nanopu-load-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let elf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../sw/build/apps/mica.elf");
+    let text = format!(
+        "[server]\nelf = \"{elf}\"\ncores = 2\n[load]\nrates_mrps = [1.0]\nrequests = 300\n\
+         drain_us = 100.0\nstart_us = 500.0\n[load.kv]\nitems_per_core = 200\nget_fraction = 0.5\n\
+         value_bytes = [8, 64]\nsteering = \"static\"\n"
+    );
+    let path = dir.join("load.toml");
+    std::fs::write(&path, text).unwrap();
+    TempConfig(path)
+}
+
+#[test]
+fn a_key_value_load_reports_gets_and_sets_and_fails_on_lost_requests() {
+    let c = kv_config("kv");
+    let cost = c.0.with_file_name("cost.csv");
+    let o = nanopu(&["load", c.to_str().unwrap(), "--cost", cost.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("\tget\t") && out.contains("\tset\t"), "{out}");
+    assert!(stderr(&o).contains("300 replies checked, 0 wrong, 0 lost"), "{}", stderr(&o));
+    let cost = std::fs::read_to_string(cost).unwrap();
+    assert!(cost.lines().nth(1).is_some_and(|l| l.starts_with("1,300,")), "{cost}");
+    let o = nanopu(&["load", c.to_str().unwrap(), "--drain-us", "0"]);
+    fails_saying(&o, &["offered load 1 Mrps", "0 wrong replies and 1 lost requests"]);
+}
+
 /// Run with stdout a pipe whose reader is gone (`| head` after it exited).
 fn with_stdout_closed(args: &[&str]) -> (std::process::ExitStatus, String) {
     use std::process::Stdio;

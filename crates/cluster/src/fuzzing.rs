@@ -85,6 +85,8 @@ mod tests {
         b"[[faults]]\n", b"[[program]]\nnodes = \"all\"\nelf = \"x\"\n", b"\"leaf-spine\"", b"\"homa\"",
         b"rates_mrps = [", b"requests = ", b"warmup = ", b"drain_us = ", b"service_ns = ", b"max_ns = ",
         b"fraction = ", b"contexts = [", b"mac_ns = ", b"\"exponential\"", b"\"fixed\"", b"\"rss\"",
+        b"[load.kv]\n", b"items_per_core = ", b"get_fraction = ", b"theta = ", b"value_bytes = [",
+        b"keys = \"uniform\"", b"steering = \"static\"",
         b"0", b"-1", b"1e300", b"-0.0", b"nan", b"inf", b"-inf", b"4294967295", b"4294967296",
         b"18446744073709551615", b"9223372036854775807", b"65535", b"65536", b"1048576", b"0.5",
         b"\n", b"[", b"]", b"\"", b",", b"=", b".",
@@ -100,6 +102,8 @@ mod tests {
     const LOAD: &str = "[server]\nelf = \"s.elf\"\ncores = 2\nsched_timer_us = 5.0\n[load]\n\
         rates_mrps = [1.0, 2.5]\nrequests = 10\narrivals = \"fixed\"\n[[load.class]]\nname = \"a\"\n\
         fraction = 1.0\nservice = \"exponential\"\nservice_ns = 500.0\nmax_ns = 5000.0\ncontexts = [0, 1]\n";
+    const LOAD_KV: &str = "[server]\nelf = \"s.elf\"\ncores = 2\n[load]\nrates_mrps = [1.0]\nrequests = 10\n\
+        [load.kv]\nitems_per_core = 3\nget_fraction = 0.5\ntheta = 0.5\nvalue_bytes = [8, 16]\nsteering = \"static\"\n";
 
     /// The hand-written files above and the experiments' files, in name order.
     fn seeds(own: &[&str]) -> Vec<Vec<u8>> {
@@ -117,7 +121,7 @@ mod tests {
     #[test]
     fn the_seed_files_are_accepted() {
         assert!(cluster_config(STAR.as_bytes()) && cluster_config(LEAF_SPINE.as_bytes()));
-        assert!(load_config(LOAD.as_bytes()));
+        assert!(load_config(LOAD.as_bytes()) && load_config(LOAD_KV.as_bytes()));
         let accepted = |body: fn(&[u8]) -> bool| seeds(&[]).iter().filter(|s| body(s)).count();
         assert_eq!(accepted(cluster_config) + accepted(load_config), seeds(&[]).len());
     }
@@ -132,7 +136,7 @@ mod tests {
     #[test]
     #[ignore = "a bounded fuzz run: `make fuzz-smoke`, or --ignored with NANOPU_FUZZ_SECS"]
     fn fuzz_smoke_load_config() {
-        let stats = driver::run("load_config", seeds(&[LOAD]), DICT, load_config);
+        let stats = driver::run("load_config", seeds(&[LOAD, LOAD_KV]), DICT, load_config);
         assert!(stats.accepted > 0, "{stats:?}");
     }
 }
