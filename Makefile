@@ -13,13 +13,13 @@ sw:
 	$(MAKE) -C sw
 
 # Into a target directory of its own, so that the tests' build never replaces the binary
-# `make build` made.
+# `make build` made; with the `fast` profile (Cargo.toml: no LTO, the same results).
 test: sw
-	cargo test --release --workspace --target-dir target/test
+	cargo test --profile fast --workspace --target-dir target/test
 	$(MAKE) fuzz-smoke lint python-test
 
-# The Python package (crates/py, docs/python.md), built by maturin with the `py` profile
-# (no LTO: a few minutes on two cores) into target/py and installed with pip.
+# The Python package (crates/py, docs/python.md), built by maturin with the `fast` profile
+# (no LTO: a few minutes on two cores) and installed with pip.
 python:
 	./scripts/pip-install --no-build-isolation --force-reinstall --no-deps ./crates/py
 
@@ -34,7 +34,7 @@ lint:
 # Every fuzz target's stable-Rust driver for NANOPU_FUZZ_SECS seconds (default 20), on the
 # tests' build (fuzz/README.md): about a minute, two targets at a time.
 fuzz-smoke: sw
-	cargo test --release --workspace --target-dir target/test --tests fuzz_smoke -- --ignored
+	cargo test --profile fast --workspace --target-dir target/test --tests fuzz_smoke -- --ignored
 
 clean:
 	$(MAKE) -C sw clean
