@@ -156,7 +156,8 @@ fn run(
 /// flushing each so that a write error is reported, not lost when the buffer drops.
 fn write_files(sim: &mut Simulation, out: Outputs) -> Result<(), String> {
     if let Some((o, _)) = out.pcap {
-        let file = sim.write_capture(o.file).map_err(|e| format!("{}: {e}", o.path))?;
+        let format = nanopu_cluster::capture::CaptureFormat::of_path(std::path::Path::new(&o.path));
+        let file = sim.write_capture_as(o.file, format).map_err(|e| format!("{}: {e}", o.path))?;
         finish(file, &o.path)?;
     }
     if let Some(mut o) = out.messages {

@@ -76,7 +76,9 @@ pub struct RunArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
-    /// Cluster runs: write every packet seen at `--pcap-at` to this pcap file.
+    /// Cluster runs: write every packet seen at `--pcap-at` to this file: pcapng if its
+    /// name ends in .pcapng (the capture point as a named interface, each packet inbound or
+    /// outbound), else the classic pcap.
     #[arg(long)]
     pcap: Option<PathBuf>,
     /// Cluster runs: write one CSV line per message delivery (source, destination, size,

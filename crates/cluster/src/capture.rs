@@ -1,13 +1,14 @@
-//! Packets as bytes: the frames a capture point saw, written as a pcap file that Wireshark,
-//! tshark and Scapy read.
+//! Packets as bytes: the frames a capture point saw, written as a pcap or pcapng file that
+//! Wireshark, tshark and Scapy read.
 
+use nanopu_net::fabric::Captured;
 use nanopu_net::packet::Packet;
 use nanopu_net::pcap::PcapWriter;
+use nanopu_net::pcapng::PcapngWriter;
 use nanopu_net::wire::ethernet::{Mac, ETHERTYPE_IPV4};
 use nanopu_net::wire::ipv4::{is_multicast, tos_for_priority, PROTO_HOMA, PROTO_NDP};
 use nanopu_net::wire::packet::words_to_payload;
 use nanopu_net::wire::{EthernetRepr, Flags, Frame, FrameRepr, Ipv4Repr, TransportRepr};
-use nanopu_sim::Time;
 use std::io::Write;
 
 /// MAC address of the node with this IPv4 address (02:00 followed by the address).
@@ -50,12 +51,43 @@ pub fn frame_of(p: &Packet, homa: bool) -> Result<Vec<u8>, String> {
     Ok(frame.into_bytes())
 }
 
+/// The format of a capture file: classic pcap, or pcapng, whose interface is named after
+/// the capture point and whose packets say which way they went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaptureFormat {
+    Pcap,
+    Pcapng,
+}
+
+impl CaptureFormat {
+    /// pcapng for a `.pcapng` file, else the classic pcap.
+    pub fn of_path(path: &std::path::Path) -> CaptureFormat {
+        match path.extension().is_some_and(|e| e == "pcapng") {
+            true => CaptureFormat::Pcapng,
+            false => CaptureFormat::Pcap,
+        }
+    }
+}
+
 /// Write captured packets as a pcap stream.
-pub fn write_pcap<W: Write>(w: W, packets: &[(Time, Packet)], homa: bool) -> Result<W, String> {
+pub fn write_pcap<W: Write>(w: W, packets: &[Captured], homa: bool) -> Result<W, String> {
     let mut pcap = PcapWriter::new(w).map_err(|e| e.to_string())?;
-    for (t, p) in packets {
+    for (t, _, p) in packets {
         pcap.write_packet(t.as_fs(), &frame_of(p, homa)?).map_err(|e| e.to_string())?;
     }
     pcap.flush().map_err(|e| e.to_string())?;
     Ok(pcap.into_inner())
+}
+
+/// Write captured packets as a pcapng stream: one interface named `interface` (the capture
+/// point), each packet with its direction there.
+pub fn write_pcapng<W: Write>(w: W, interface: &str, packets: &[Captured], homa: bool) -> Result<W, String> {
+    let e = |e: std::io::Error| e.to_string();
+    let mut ng = PcapngWriter::new(w).map_err(e)?;
+    let id = ng.add_interface(interface).map_err(e)?;
+    for (t, dir, p) in packets {
+        ng.write_packet(id, t.as_fs(), *dir, &frame_of(p, homa)?).map_err(e)?;
+    }
+    ng.flush().map_err(e)?;
+    Ok(ng.into_inner())
 }

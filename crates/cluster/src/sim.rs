@@ -215,12 +215,27 @@ impl Simulation {
 
     /// Write what was captured as a pcap stream.
     pub fn write_capture<W: std::io::Write>(&mut self, w: W) -> Result<W, String> {
+        self.write_capture_as(w, crate::capture::CaptureFormat::Pcap)
+    }
+
+    /// Write what was captured in `format`.
+    pub fn write_capture_as<W: std::io::Write>(
+        &mut self,
+        w: W,
+        format: crate::capture::CaptureFormat,
+    ) -> Result<W, String> {
         let net = self.net.as_mut().ok_or("no capture in a single-node run")?;
         let homa = net
             .transports
             .first()
             .is_some_and(|t| t.params().protocol == nanopu_nic::transport::Protocol::Homa);
-        crate::capture::write_pcap(w, &net.fabric.take_capture(), homa)
+        let packets = net.fabric.take_capture();
+        match (format, net.fabric.capture_point()) {
+            (crate::capture::CaptureFormat::Pcapng, Some(at)) => {
+                crate::capture::write_pcapng(w, &at.to_string(), &packets, homa)
+            }
+            _ => crate::capture::write_pcap(w, &packets, homa),
+        }
     }
 
     /// Send `msg` from node `node`'s transport at `at`, as if a core had written it; the run

@@ -21,6 +21,8 @@
 //! - [`fuzzing`]: the fuzz targets' bodies (`fuzz/`), which must never panic.
 //! - [`pcap`]: captures in the classic libpcap format with nanosecond timestamps, which
 //!   Wireshark and Scapy open, and a small reader for tests.
+//! - [`pcapng`]: captures in pcapng, with the capture point as a named interface and each
+//!   packet's direction.
 //!
 //! - [`packet`]: the in-memory packet the fabric moves (header fields plus shared payload
 //!   words); bytes are made from it only for capture.
@@ -67,4 +69,5 @@ pub mod fabric;
 pub mod fuzzing;
 pub mod packet;
 pub mod pcap;
+pub mod pcapng;
 pub mod wire;

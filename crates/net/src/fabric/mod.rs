@@ -22,6 +22,7 @@ pub use store::{Hdr, Pkt, PktRef};
 pub use topology::{Peer, Wiring, NODE_IP_BASE};
 
 use crate::packet::Packet;
+pub use crate::pcapng::Direction;
 use nanopu_sim::time::serialization;
 use nanopu_sim::{Rng, Time};
 use port::{Admit, Port};
@@ -56,6 +57,9 @@ impl Schedule for Vec<(Time, NetEvent)> {
     }
 }
 
+/// A packet seen at the capture point: when, which way, and the packet.
+pub type Captured = (Time, Direction, Packet);
+
 /// Where packets are captured for pcap output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CapturePoint {
@@ -63,6 +67,16 @@ pub enum CapturePoint {
     Node(u32),
     /// Everything switch `sw` sends out of port `port` and receives on it.
     SwitchPort { sw: u32, port: u32 },
+}
+
+impl std::fmt::Display for CapturePoint {
+    /// As `--pcap-at` takes it: "node:N" or "switch:S:P".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CapturePoint::Node(n) => write!(f, "node:{n}"),
+            CapturePoint::SwitchPort { sw, port } => write!(f, "switch:{sw}:{port}"),
+        }
+    }
 }
 
 impl std::str::FromStr for CapturePoint {
@@ -109,7 +123,7 @@ pub struct Fabric {
     loss: BTreeMap<u32, f64>,
     stats: FabricStats,
     capture: Option<CapturePoint>,
-    captured: Vec<(Time, Packet)>,
+    captured: Vec<Captured>,
     packets: Store,
     /// The ports and switches simulated here; `ports`, `link_rng` and `switch_rng` are in
     /// its local order.
@@ -186,10 +200,15 @@ impl Fabric {
         self.capture = Some(point);
         Ok(())
     }
+    /// Where packets are captured, if anywhere.
+    pub fn capture_point(&self) -> Option<CapturePoint> {
+        self.capture
+    }
+
     /// The captured packets in time order (a switch's arrivals are captured when they are
     /// sent, ahead of time).
-    pub fn take_capture(&mut self) -> Vec<(Time, Packet)> {
-        self.captured.sort_by_key(|(t, _)| *t);
+    pub fn take_capture(&mut self) -> Vec<Captured> {
+        self.captured.sort_by_key(|(t, _, _)| *t);
         std::mem::take(&mut self.captured)
     }
 
@@ -280,7 +299,7 @@ impl Fabric {
         let i = self.scope.ports.local(port);
         let Some(r) = self.ports[i].pop() else { return };
         self.stats.packet_hops += 1;
-        self.capture_if(now, self.captures_out(port), r);
+        self.capture_if(now, self.captures_out(port), r, Direction::Outbound);
         let ser = self.ser(r.hdr.wire_len());
         self.ports[i].free_at = now + ser;
         if let Some(next) = self.ports[i].next() {
@@ -323,7 +342,7 @@ impl Fabric {
     fn arrive(&mut self, now: Time, port: u32, r: Pkt, delivered: &mut Vec<(u32, Packet)>) {
         let Peer::Node(n) = self.wiring.peer(port) else { unreachable!("switches take packets as Forward") };
         self.stats.delivered += 1;
-        self.capture_if(now, self.capture == Some(CapturePoint::Node(n)), r);
+        self.capture_if(now, self.capture == Some(CapturePoint::Node(n)), r, Direction::Inbound);
         delivered.push((n, self.packets.take(r)));
     }
 
@@ -332,7 +351,7 @@ impl Fabric {
     /// depends on the arrival itself, so it needs no event of its own.
     fn enter_switch(&mut self, at: Time, sw: u32, inport: u32, r: Pkt, out: &mut impl Schedule) {
         let seen = self.capture == Some(CapturePoint::SwitchPort { sw, port: inport });
-        self.capture_if(at, seen, r);
+        self.capture_if(at, seen, r, Direction::Inbound);
         out.at(at + Time(self.p.switch.latency_fs), NetEvent::Forward { sw, inport, pkt: r });
     }
 
@@ -378,18 +397,18 @@ impl Fabric {
         }
     }
 
-    /// Capture packet `r` at `now` if `yes` (inlined: it is asked at every hop, and the
-    /// answer is nearly always no).
+    /// Capture packet `r` at `now`, going `dir` through the capture point, if `yes`
+    /// (inlined: it is asked at every hop, and the answer is nearly always no).
     #[inline(always)]
-    fn capture_if(&mut self, now: Time, yes: bool, r: Pkt) {
+    fn capture_if(&mut self, now: Time, yes: bool, r: Pkt, dir: Direction) {
         if yes {
-            self.capture_now(now, r);
+            self.capture_now(now, r, dir);
         }
     }
 
     #[cold]
-    fn capture_now(&mut self, now: Time, r: Pkt) {
-        self.captured.push((now, self.packets.get(r).clone()));
+    fn capture_now(&mut self, now: Time, r: Pkt, dir: Direction) {
+        self.captured.push((now, dir, self.packets.get(r).clone()));
     }
 }
 

@@ -26,7 +26,7 @@ impl Fabric {
     }
 
     /// The partition of `scope`, taking its ports and random streams out of `self`.
-    fn piece(&mut self, scope: Scope, (stats, captured): (FabricStats, Vec<(Time, Packet)>)) -> Fabric {
+    fn piece(&mut self, scope: Scope, (stats, captured): (FabricStats, Vec<super::Captured>)) -> Fabric {
         let ports = scope.ports.ids().map(|g| std::mem::take(&mut self.ports[g as usize])).collect();
         let link_rng = scope.ports.ids().map(|g| self.link_rng[g as usize].clone()).collect();
         let switch_rng = scope.switches.ids().map(|s| self.switch_rng[s as usize].clone()).collect();
@@ -63,7 +63,7 @@ impl Fabric {
             whole.stats.add(&f.stats);
             whole.captured.extend(f.captured);
         }
-        whole.captured.sort_by_key(|(t, _)| *t);
+        whole.captured.sort_by_key(|(t, _, _)| *t);
         whole
     }
 
@@ -84,7 +84,7 @@ impl Fabric {
             unreachable!("partitions meet at switches")
         };
         let seen = self.capture == Some(CapturePoint::SwitchPort { sw, port: inport });
-        self.capture_if(at, seen, r);
+        self.capture_if(at, seen, r, super::Direction::Inbound);
         self.outbox.push((at + Time(self.p.switch.latency_fs), port, self.packets.take(r)));
     }
 
