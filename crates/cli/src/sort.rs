@@ -101,6 +101,14 @@ pub struct SortArgs {
     /// Write every core's stages (start, end, compute and idle time) as CSV.
     #[arg(long)]
     stages: Option<PathBuf>,
+    /// Write every packet seen at --pcap-at to this file (pcapng if it ends in .pcapng, else
+    /// pcap; with --seeds, of the first seed).
+    #[arg(long)]
+    pcap: Option<PathBuf>,
+    /// Where --pcap captures: "node:N" (what node N sends and receives) or "switch:S:P"
+    /// [default: node:0].
+    #[arg(long)]
+    pcap_at: Option<String>,
     /// Show progress on stderr.
     #[arg(long)]
     progress: bool,
@@ -132,6 +140,9 @@ impl SortArgs {
         time_us(self.tail_delay_us, "--tail-delay-us")?;
         if self.max_us <= 0.0 {
             return Err(format!("--max-us: {} is not a time limit (more than 0 us)", self.max_us));
+        }
+        if self.pcap_at.is_some() && self.pcap.is_none() {
+            return Err("--pcap-at says where to capture, but no --pcap file was given".into());
         }
         time_us(self.max_us, "--max-us")?;
         wall_limit(self.max_wall_s).map(|_| ())
@@ -233,6 +244,23 @@ fn wall_limit(s: Option<f64>) -> Result<Option<std::time::Duration>, String> {
 impl SortArgs {
     /// The run these flags describe, every flag checked first (the command line's and the
     /// Python package's `nanopu.sort`, docs/python.md).
+    /// Write the files the flags ask for (--trace, --stages, --pcap) from a finished run.
+    pub fn write_files(&self, run: &mut SortRun) -> Result<(), String> {
+        let (per_node, hz) = (run.sim.nodes.first().map_or(1, |n| n.cores.len()), run.sim.clock().hz());
+        let write =
+            |p: &PathBuf, text: String| std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()));
+        if let Some(p) = &self.trace {
+            write(p, trace_json(&run.outputs, per_node, hz))?;
+        }
+        if let Some(p) = &self.stages {
+            write(p, stages_csv(&run.outputs, per_node, hz))?;
+        }
+        match &self.pcap {
+            Some(p) => write_pcap(run, p),
+            None => Ok(()),
+        }
+    }
+
     pub fn checked_spec(&self) -> Result<SortSpec, String> {
         self.check()?;
         self.spec()
@@ -277,6 +305,7 @@ impl SortArgs {
             spines: self.spines.unwrap_or(self.nodes_per_leaf),
             threads: self.threads,
             message_log: false, // nothing here reads it
+            capture_at: self.pcap.as_ref().map(|_| self.pcap_at.clone().unwrap_or_else(|| "node:0".into())),
         })
     }
 }
@@ -291,10 +320,11 @@ pub fn main(a: SortArgs) -> Result<ExitCode, String> {
     }
     let (mut times, mut docs) = (Vec::new(), Vec::new());
     for seed in seeds {
-        // Trace and stage files describe one run: the first seed's.
+        // Trace, stage and capture files describe one run: the first seed's.
         let first = seed == a.seed;
-        let (trace, stages) = if first { (a.trace.clone(), a.stages.clone()) } else { (None, None) };
-        let (t, doc) = one_run(&SortArgs { seed, seeds: 1, trace, stages, ..a.clone() })?;
+        let (trace, stages, pcap) =
+            if first { (a.trace.clone(), a.stages.clone(), a.pcap.clone()) } else { (None, None, None) };
+        let (t, doc) = one_run(&SortArgs { seed, seeds: 1, trace, stages, pcap, ..a.clone() })?;
         docs.extend(doc);
         match t {
             Some(t) => times.push(t),
@@ -331,21 +361,24 @@ fn one_run(a: &SortArgs) -> Result<(Option<f64>, Option<serde_json::Value>), Str
     let spec = a.spec()?;
     let started = Instant::now();
     let wall = wall_limit(a.max_wall_s)?;
-    let run = spec.run_limited(&a.apps, a.progress, wall).map_err(|e| e.to_string())?;
+    let mut run = spec.run_limited(&a.apps, a.progress, wall).map_err(|e| e.to_string())?;
     let wall = started.elapsed().as_secs_f64();
-    if let Some(p) = &a.trace {
-        let t = trace_json(&run.outputs, spec.cores_per_node as usize, run.sim.clock().hz());
-        std::fs::write(p, t).map_err(|e| format!("{}: {e}", p.display()))?;
-    }
-    if let Some(p) = &a.stages {
-        let t = stages_csv(&run.outputs, spec.cores_per_node as usize, run.sim.clock().hz());
-        std::fs::write(p, t).map_err(|e| format!("{}: {e}", p.display()))?;
-    }
+    a.write_files(&mut run)?;
     let doc = a.json.then(|| summary_json(a, &run, wall));
     if !a.json {
         print_summary(a, &run, wall);
     }
     Ok((run.verdict.ok().then_some(run.figures.total_ns), doc))
+}
+
+/// The packets the run captured, into `path` (pcapng for a `.pcapng` name).
+fn write_pcap(run: &mut SortRun, path: &std::path::Path) -> Result<(), String> {
+    use std::io::Write;
+    let at = |e: String| format!("{}: {e}", path.display());
+    let file = std::fs::File::create(path).map_err(|e| at(e.to_string()))?;
+    let format = nanopu_cluster::capture::CaptureFormat::of_path(path);
+    let mut w = run.sim.write_capture_as(std::io::BufWriter::new(file), format).map_err(at)?;
+    w.flush().map_err(|e| at(e.to_string()))
 }
 
 /// The summary of one run as the command line's `--json` prints it.

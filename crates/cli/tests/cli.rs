@@ -352,3 +352,18 @@ fn help_lists_the_choices_and_seeds_print_one_json_document() {
     assert_eq!((doc["runs"][0]["seed"].clone(), doc["runs"][1]["seed"].clone()), (1.into(), 2.into()));
     assert_eq!(doc["summary"]["seeds"], 2);
 }
+
+/// `nanopu sort --pcap` captures a sort's packets without changing the run.
+#[test]
+fn a_sort_run_writes_its_capture_and_is_the_same_run() {
+    let pcap = std::env::temp_dir().join(format!("nanopu-sort-{}.pcap", std::process::id()));
+    let with = nanopu(&["sort", "--cores", "16", "--json", "--pcap", pcap.to_str().unwrap()]);
+    assert!(with.status.success(), "{}", stderr(&with));
+    let without = nanopu(&["sort", "--cores", "16", "--json"]);
+    let total =
+        |o: &Output| serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()["figures"].clone();
+    assert_eq!(total(&with), total(&without));
+    let frames = nanopu_net::pcap::read_pcap(&std::fs::read(&pcap).unwrap()).unwrap();
+    std::fs::remove_file(&pcap).unwrap();
+    assert!(frames.len() > 100, "node 0's packets of a 16-core sort: {}", frames.len());
+}

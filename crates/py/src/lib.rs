@@ -79,7 +79,8 @@ fn sort(py: Python<'_>, argv: Vec<String>, progress: bool) -> PyResult<(String, 
     let spec = a.checked_spec().map_err(error)?;
     let wall = a.wall().map_err(error)?;
     let started = std::time::Instant::now();
-    let run = interrupt::run(py, || spec.run_limited(a.apps(), progress, wall))?.map_err(error)?;
+    let mut run = interrupt::run(py, || spec.run_limited(a.apps(), progress, wall))?.map_err(error)?;
+    a.write_files(&mut run).map_err(error)?;
     let doc = summary_json(a, &run, started.elapsed().as_secs_f64());
     let stages = stages_csv(&run.outputs, spec.cores_per_node as usize, run.sim.clock().hz());
     Ok((doc.to_string(), stages))

@@ -76,6 +76,9 @@ pub struct SortSpec {
     /// Keep the per-message log (`Simulation::message_records` of the run); off saves
     /// about 50 bytes of host memory per message.
     pub message_log: bool,
+    /// Capture every packet at this point ("node:N" or "switch:S:P"); the run's `sim`
+    /// writes them (`Simulation::write_capture_as`).
+    pub capture_at: Option<String>,
 }
 
 /// The seeds of a run of `count` seeds from `first`: `first`, `first + 1`, ... An error
@@ -196,6 +199,9 @@ impl SortSpec {
             sim.set_threads(t);
         }
         sim.set_message_log(self.message_log);
+        if let Some(at) = &self.capture_at {
+            sim.capture_at(at).map_err(SimError::Setup)?;
+        }
         if let Some(w) = wall {
             sim.set_wall_limit(w);
         }

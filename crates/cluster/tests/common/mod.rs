@@ -66,5 +66,6 @@ pub fn sort_spec(algorithm: Algorithm, cores: u32, keys: u32, args: &[u32]) -> S
         spines: 64,
         threads: None,
         message_log: true,
+        capture_at: None,
     }
 }
