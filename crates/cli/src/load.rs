@@ -120,8 +120,12 @@ fn run_point(spec: &LoadSpec, elf: &[u8], cfg: &NodeConfig) -> Result<LoadResult
         );
     }
     if let Some(e) = &r.kv {
-        let checked = r.kv_ops.len() - e.lost;
-        eprintln!("         key-value check: {checked} replies checked, {} wrong, {} lost", e.wrong, e.lost);
+        let (what, ops) = match spec.rdma.is_some() {
+            true => ("RDMA", r.rdma_ops.len()),
+            false => ("key-value", r.kv_ops.len()),
+        };
+        let checked = ops - e.lost;
+        eprintln!("         {what} check: {checked} replies checked, {} wrong, {} lost", e.wrong, e.lost);
     }
     let mut problems = r.problems(spec);
     if r.unexpected > 0 {

@@ -39,6 +39,7 @@ mod cores;
 pub mod fuzzing;
 pub mod host;
 pub mod kv;
+pub mod rdma;
 mod link;
 pub mod load_config;
 pub mod loadgen;

@@ -53,12 +53,29 @@
 //!                           # core owning the key's partition)
 //! ```
 //!
+//! Or the one-sided RDMA workload against `sw/apps/rdma.c` (docs/apps/rdma.md): the
+//! server's argument (the seed) comes from here, the classes are the operations below (one
+//! row each), every core serves context 0, and every reply is checked:
+//!
+//! ```toml
+//! [load.rdma]
+//! read = 0.2                # share of each operation; default 0.2 each; they add up to 1
+//! write = 0.2
+//! cas = 0.2
+//! faa = 0.2
+//! indirect_read = 0.2
+//! read_words = [8, 8]       # words a READ or indirect READ asks for, smallest and largest;
+//!                           # default [8, 8] (64 bytes); within 1..=64
+//! write_words = [8, 8]      # words a WRITE carries; default [8, 8]; within 1..=64
+//! ```
+//!
 //! Times are at most one hour each so that sums of them stay within simulated time (a `u64`
 //! of femtoseconds, about 5.1 h; `config::check`).
 
 use crate::config::check::{self, fraction, time_ns, time_us, within, within_f64};
 use crate::kv::{Keys, KvSpec, Steering};
 use crate::loadgen::{Arrivals, Class, LoadSpec, Service};
+use crate::rdma::{RdmaSpec, KINDS};
 use crate::NodeConfig;
 use nanopu_nic::params::CoreSelection;
 use serde::Deserialize;
@@ -109,6 +126,35 @@ pub struct LoadSection {
     #[serde(default)]
     pub class: Vec<ClassFile>,
     pub kv: Option<KvFile>,
+    pub rdma: Option<RdmaFile>,
+}
+
+/// `[load.rdma]`: the one-sided RDMA workload (`rdma.rs`).
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RdmaFile {
+    #[serde(default = "fifth")]
+    pub read: f64,
+    #[serde(default = "fifth")]
+    pub write: f64,
+    #[serde(default = "fifth")]
+    pub cas: f64,
+    #[serde(default = "fifth")]
+    pub faa: f64,
+    #[serde(default = "fifth")]
+    pub indirect_read: f64,
+    #[serde(default = "cache_line")]
+    pub read_words: [u64; 2],
+    #[serde(default = "cache_line")]
+    pub write_words: [u64; 2],
+}
+
+fn fifth() -> f64 {
+    0.2
+}
+/// A 64-byte line: our choice of default transfer, not the paper's.
+fn cache_line() -> [u64; 2] {
+    [8, 8]
 }
 
 /// `[load.kv]`: the key-value workload (`kv.rs`).
@@ -197,6 +243,7 @@ impl LoadFile {
     pub fn validate(&self) -> Result<(), String> {
         self.server.check()?;
         self.kv_spec()?;
+        self.rdma_spec()?;
         self.load.check(crate::cluster::available_memory())
     }
 
@@ -220,6 +267,9 @@ impl LoadFile {
         if let Some(kv) = self.kv_spec()? {
             (cfg.program_name, cfg.args) = ("mica".into(), kv.server_args());
         }
+        if let Some(r) = self.rdma_spec()? {
+            (cfg.program_name, cfg.args) = ("rdma".into(), r.server_args());
+        }
         // Each run ends at its deadline (last send + drain, at most two hours: both keys
         // are at most one); the cycle limit only has to lie beyond it.
         cfg.max_cycles = check::max_cycles(hz);
@@ -236,9 +286,11 @@ impl LoadFile {
             _ => Arrivals::Exponential,
         };
         let kv = self.kv_spec()?;
-        let classes = match &kv {
-            Some(kv) => kv_classes(kv),
-            None => l.class.iter().map(ClassFile::to_class).collect::<Result<Vec<_>, _>>()?,
+        let rdma = self.rdma_spec()?;
+        let classes = match (&kv, &rdma) {
+            (Some(kv), _) => kv_classes(kv),
+            (None, Some(r)) => rdma_classes(r),
+            _ => l.class.iter().map(ClassFile::to_class).collect::<Result<Vec<_>, _>>()?,
         };
         let drain = time_us(l.drain_us, "load.drain_us")?;
         let start = time_us(l.start_us, "load.start_us")?;
@@ -252,6 +304,7 @@ impl LoadFile {
             drain,
             start,
             kv: kv.clone(),
+            rdma: rdma.clone(),
         };
         let specs: Vec<LoadSpec> = l.rates_mrps.iter().map(|&r| spec(r)).collect();
         specs.iter().try_for_each(LoadSpec::validate)?;
@@ -292,6 +345,39 @@ impl LoadFile {
         spec.validate()?;
         Ok(Some(spec))
     }
+}
+
+impl LoadFile {
+    /// The RDMA workload, if `[load.rdma]` is there.
+    fn rdma_spec(&self) -> Result<Option<RdmaSpec>, String> {
+        let Some(r) = &self.load.rdma else { return Ok(None) };
+        let alone = self.load.class.is_empty() && self.load.kv.is_none();
+        if !alone {
+            return Err("load.rdma: not with [[load.class]] or [load.kv]; its classes are its operations".into());
+        }
+        if !self.server.args.is_empty() {
+            return Err("server.args: not with [load.rdma], which gives the server's argument".into());
+        }
+        let spec = RdmaSpec {
+            seed: self.load.seed,
+            mix: [r.read, r.write, r.cas, r.faa, r.indirect_read],
+            read_words: r.read_words,
+            write_words: r.write_words,
+        };
+        spec.validate()?;
+        Ok(Some(spec))
+    }
+}
+
+/// The classes of an RDMA run: one per operation, all to context 0 (every core).
+fn rdma_classes(r: &RdmaSpec) -> Vec<Class> {
+    let class = |(k, &fraction): (&crate::rdma::RdmaKind, &f64)| Class {
+        name: k.name().into(),
+        fraction,
+        service: Service::Fixed { ns: 0.0 },
+        contexts: vec![0],
+    };
+    KINDS.iter().zip(&r.mix).map(class).collect()
 }
 
 /// The classes of a key-value run: GETs and SETs, to the contexts steering may pick.
@@ -528,6 +614,23 @@ mod tests {
         assert!(bad("\"static\"", "\"rss\"").starts_with("load.kv.steering"));
         assert!(bad("elf = \"s.elf\"", "elf = \"s.elf\"\nargs = [\"jbsq\"]").starts_with("server.args"));
         assert!(LoadFile::parse(&(MIN.to_string() + "[load.kv]\n")).unwrap_err().starts_with("load.class"));
+    }
+
+    #[test]
+    fn an_rdma_section_gives_one_class_per_operation_and_the_seed() {
+        let rdma = MIN.split("[[load.class]]").next().unwrap().to_string()
+            + "[load.rdma]\nread = 0.5\nwrite = 0.5\ncas = 0.0\nfaa = 0.0\nindirect_read = 0.0\n";
+        let f = LoadFile::parse(&rdma).unwrap();
+        let cfg = f.node_config().unwrap();
+        assert_eq!((cfg.program_name.as_str(), cfg.args.clone()), ("rdma", vec!["1".to_string()]));
+        let s = f.specs().unwrap();
+        let names: Vec<&str> = s[0].classes.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["read", "write", "cas", "faa", "indirect_read"]);
+        assert_eq!(s[0].rdma.as_ref().unwrap().read_words, [8, 8]);
+        let bad = |from: &str, to: &str| LoadFile::parse(&rdma.replace(from, to)).unwrap_err();
+        assert!(bad("read = 0.5", "read = 0.6").contains("add up"));
+        assert!(bad("read = 0.5", "read = 0.5\nread_words = [1, 65]").starts_with("load.rdma.read_words"));
+        assert!(LoadFile::parse(&(MIN.to_string() + "[load.rdma]\n")).unwrap_err().starts_with("load.rdma"));
     }
 
     #[test]

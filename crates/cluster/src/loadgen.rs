@@ -11,6 +11,7 @@
 use crate::host::HOST_IP;
 use crate::kv::{self, KeyChooser, KvErrors, KvOp, KvSpec};
 use crate::outcome::{Outcome, SimError};
+use crate::rdma::{self, RdmaOp, RdmaSpec};
 use crate::server_cost::ServerCost;
 use crate::{NodeConfig, Simulation, TestHost};
 use nanopu_nic::Message;
@@ -69,6 +70,9 @@ pub struct LoadSpec {
     /// The key-value workload (`kv.rs`) instead of service-time requests: the classes are
     /// then "get" and "set", and every reply is checked.
     pub kv: Option<KvSpec>,
+    /// The one-sided RDMA workload (`rdma.rs`): the classes are its operations, in the
+    /// order of `rdma::KINDS`, and every reply is checked.
+    pub rdma: Option<RdmaSpec>,
 }
 
 /// One request: what was asked, and when it was sent and answered.
@@ -107,7 +111,10 @@ pub struct LoadResult {
     /// Key-value runs: what each request did and got, beside `requests` (apart, so that a
     /// service-time run's requests stay 48 bytes each).
     pub kv_ops: Vec<KvOp>,
-    /// Key-value runs: wrong replies and lost requests (either makes the run fail).
+    /// RDMA runs: what each request did and got, beside `requests`.
+    pub rdma_ops: Vec<RdmaOp>,
+    /// Checked runs (key-value or RDMA): wrong replies and lost requests (either makes the
+    /// run fail).
     pub kv: Option<KvErrors>,
     /// What the server's cores spent from `start` to the end (`server_cost.rs`).
     pub cost: ServerCost,
@@ -160,6 +167,7 @@ impl LoadSpec {
         }
         self.classes.iter().try_for_each(Class::validate)?;
         self.kv.as_ref().map(KvSpec::validate).transpose()?;
+        self.rdma.as_ref().map(RdmaSpec::validate).transpose()?;
         self.expected_end().map(|_| ())
     }
 
@@ -240,23 +248,29 @@ impl LoadSpec {
     pub fn run(&self, elf: &[u8], cfg: NodeConfig) -> Result<LoadResult, SimError> {
         self.validate().map_err(SimError::Setup)?;
         let (mut requests, mut kv_ops) = self.schedule_kv(cfg.timing.clock_hz).map_err(SimError::Setup)?;
+        let mut rdma_ops = self.rdma.as_ref().map_or_else(Vec::new, |s| s.ops(requests.iter().map(|r| r.class)));
         let end = self.end(&requests, &cfg).map_err(SimError::Setup)?;
         let mut sim = Simulation::new(elf, cfg)?;
         // Only replies to requests count towards the end, not a start-up message that looks
         // like one (8 bytes per request while the run lasts).
         let sent: Vec<Time> = requests.iter().map(|r| r.sent).collect();
-        let is_kv = self.kv.is_some();
+        let is_kv = self.kv.is_some() || self.rdma.is_some();
         sim.host.stop_after(requests.len(), move |m| {
             is_reply(m, is_kv) && echoed(m).is_some_and(|t| sent.binary_search(&t).is_ok())
         });
         let before = self.start_up(&mut sim)?;
-        let kv = self.kv.as_ref().map(|spec| Kv { spec, ops: &mut kv_ops });
-        let (outcome, strays) = feed(&mut sim, &mut requests, end, kv)?;
+        let check = match (&self.kv, &self.rdma) {
+            (Some(spec), _) => Some(Checked::Kv { spec, ops: &mut kv_ops }),
+            (None, Some(_)) => Some(Checked::Rdma(&mut rdma_ops)),
+            (None, None) => None,
+        };
+        let (outcome, strays) = feed(&mut sim, &mut requests, end, check)?;
         let cost = ServerCost::of(&sim).since(before);
         let server = ServerEnd::of(&mut sim);
         let kv = self.kv.as_ref().map(|k| kv_check(k, &requests, &kv_ops));
+        let kv = kv.or_else(|| self.rdma.as_ref().map(|_| rdma::check(&rdma_ops)));
         let (unexpected, startup) = (strays.unexpected, strays.startup);
-        Ok(LoadResult { requests, unexpected, startup, outcome, server, kv_ops, kv, cost })
+        Ok(LoadResult { requests, unexpected, startup, outcome, server, kv_ops, rdma_ops, kv, cost })
     }
 
     /// Run the server alone until `start` (if later than 0), and its counters then. The
@@ -301,16 +315,16 @@ fn feed(
     sim: &mut Simulation,
     requests: &mut [Request],
     end: Time,
-    mut kv: Option<Kv>,
+    mut check: Option<Checked>,
 ) -> Result<(Outcome, Strays), SimError> {
     let (mut from, mut strays) = (0, Strays::default());
     loop {
         let to = (from + WINDOW).min(requests.len());
-        script(sim, &requests[from..to], kv.as_ref().map(|k| (k.spec, &k.ops[from..to])));
+        script(sim, requests, from..to, check.as_ref());
         let done = to == requests.len();
         sim.set_deadline(if done { end } else { requests[to - 1].sent });
         let outcome = sim.run()?;
-        strays.add(collect(sim, requests, kv.as_mut()));
+        strays.add(collect(sim, requests, check.as_mut()));
         if done || outcome != Outcome::Deadline {
             return Ok((outcome, strays));
         }
@@ -318,23 +332,42 @@ fn feed(
     }
 }
 
-/// Put requests in the host's script to their context: {service cycles, send time}, or
-/// a key-value request tagged with its send time.
-fn script(sim: &mut Simulation, requests: &[Request], kv: Option<(&KvSpec, &[KvOp])>) {
+/// Put requests `range` in the host's script to their context: {service cycles, send
+/// time}, or a checked workload's request tagged with its send time.
+fn script(sim: &mut Simulation, requests: &[Request], range: std::ops::Range<usize>, check: Option<&Checked>) {
     let ip = sim.node().ip;
-    for (i, r) in requests.iter().enumerate() {
-        let words = match kv {
-            Some((spec, ops)) => spec.request_words(&ops[i], r.sent.0),
+    for (i, r) in requests.iter().enumerate().take(range.end).skip(range.start) {
+        let words = match check {
+            Some(c) => c.request_words(i, r.sent.0),
             None => vec![r.service_cycles, r.sent.0],
         };
         sim.host.send_at(r.sent, TestHost::message(0, ip, r.context, &words));
     }
 }
 
-/// A key-value run's workload and its requests' operations, beside the requests.
-struct Kv<'a> {
-    spec: &'a KvSpec,
-    ops: &'a mut [KvOp],
+/// A checked run's requests' operations, beside the requests (and the key-value
+/// workload's spec, which builds and judges its messages).
+enum Checked<'a> {
+    Kv { spec: &'a KvSpec, ops: &'a mut [KvOp] },
+    Rdma(&'a mut [RdmaOp]),
+}
+
+impl Checked<'_> {
+    /// Request `i`'s payload words, tagged with its send time.
+    fn request_words(&self, i: usize, tag: u64) -> Vec<u64> {
+        match self {
+            Checked::Kv { spec, ops } => spec.request_words(&ops[i], tag),
+            Checked::Rdma(ops) => RdmaSpec::request_words(&ops[i], tag),
+        }
+    }
+
+    /// Judge the reply `words` to request `i`, and keep the verdict.
+    fn judge(&mut self, i: usize, words: &[u64]) {
+        match self {
+            Checked::Kv { spec, ops } => ops[i].answer = Some(spec.judge(&ops[i], words)),
+            Checked::Rdma(ops) => ops[i].answer = Some(RdmaSpec::judge(&ops[i], words)),
+        }
+    }
 }
 
 /// Wrong replies and lost requests of a key-value run.
@@ -347,7 +380,7 @@ fn kv_check(spec: &KvSpec, requests: &[Request], ops: &[KvOp]) -> KvErrors {
 
 /// Give requests the replies received so far, and empty the host's logs; the arrivals
 /// that matched no request.
-fn collect(sim: &mut Simulation, requests: &mut [Request], kv: Option<&mut Kv>) -> Strays {
+fn collect(sim: &mut Simulation, requests: &mut [Request], kv: Option<&mut Checked>) -> Strays {
     sim.host.sent.clear();
     let strays = match_replies(requests, &sim.host.received, kv);
     sim.host.received.clear();
@@ -453,7 +486,8 @@ impl Service {
     }
 }
 
-/// A reply: two words from the node (the service server), or at least two (key-value).
+/// A reply: two words from the node (the service server), or at least two (a checked
+/// workload).
 fn is_reply(m: &Message, kv: bool) -> bool {
     m.dst_ip == HOST_IP && (m.len == 16 || (kv && m.len > 16 && m.words.len() >= 2))
 }
@@ -463,7 +497,7 @@ fn is_reply(m: &Message, kv: bool) -> bool {
 fn match_replies(
     requests: &mut [Request],
     received: &[crate::host::HostMessage],
-    mut kv: Option<&mut Kv>,
+    mut kv: Option<&mut Checked>,
 ) -> Strays {
     let first = requests.first().map_or(Time::ZERO, |r| r.sent);
     let mut strays = Strays::default();
@@ -475,7 +509,7 @@ fn match_replies(
             Some(i) if requests[i].replied.is_none() => {
                 requests[i].replied = Some(h.time);
                 if let Some(k) = kv.as_deref_mut() {
-                    k.ops[i].answer = Some(k.spec.judge(&k.ops[i], &h.msg.words));
+                    k.judge(i, &h.msg.words);
                 }
             }
             _ if h.time < first => strays.startup += 1,
@@ -613,6 +647,7 @@ mod tests {
             drain: Time::from_ns_f64(1e6),
             start: Time::ZERO,
             kv: None,
+            rdma: None,
         }
     }
 
@@ -661,6 +696,7 @@ mod tests {
             outcome: Outcome::Deadline,
             server: ServerEnd::default(),
             kv_ops: Vec::new(),
+            rdma_ops: Vec::new(),
             kv: None,
             cost: ServerCost::default(),
         };

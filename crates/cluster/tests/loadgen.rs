@@ -24,6 +24,7 @@ fn spec(rate_mrps: f64, contexts: Vec<u16>) -> LoadSpec {
         drain: Time::from_us(500),
         start: Time::ZERO,
         kv: None,
+        rdma: None,
     }
 }
 

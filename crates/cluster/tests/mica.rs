@@ -41,6 +41,7 @@ fn spec(cores: u64, keys: Keys, steering: Steering, rate_mrps: f64) -> LoadSpec 
         drain: Time::from_us(200),
         start: Time::from_us(1000),
         kv: Some(kv),
+        rdma: None,
     }
 }
 
