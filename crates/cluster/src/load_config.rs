@@ -353,7 +353,9 @@ impl LoadFile {
         let Some(r) = &self.load.rdma else { return Ok(None) };
         let alone = self.load.class.is_empty() && self.load.kv.is_none();
         if !alone {
-            return Err("load.rdma: not with [[load.class]] or [load.kv]; its classes are its operations".into());
+            return Err(
+                "load.rdma: not with [[load.class]] or [load.kv]; its classes are its operations".into()
+            );
         }
         if !self.server.args.is_empty() {
             return Err("server.args: not with [load.rdma], which gives the server's argument".into());

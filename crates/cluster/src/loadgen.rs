@@ -248,7 +248,8 @@ impl LoadSpec {
     pub fn run(&self, elf: &[u8], cfg: NodeConfig) -> Result<LoadResult, SimError> {
         self.validate().map_err(SimError::Setup)?;
         let (mut requests, mut kv_ops) = self.schedule_kv(cfg.timing.clock_hz).map_err(SimError::Setup)?;
-        let mut rdma_ops = self.rdma.as_ref().map_or_else(Vec::new, |s| s.ops(requests.iter().map(|r| r.class)));
+        let mut rdma_ops =
+            self.rdma.as_ref().map_or_else(Vec::new, |s| s.ops(requests.iter().map(|r| r.class)));
         let end = self.end(&requests, &cfg).map_err(SimError::Setup)?;
         let mut sim = Simulation::new(elf, cfg)?;
         // Only replies to requests count towards the end, not a start-up message that looks
@@ -334,7 +335,12 @@ fn feed(
 
 /// Put requests `range` in the host's script to their context: {service cycles, send
 /// time}, or a checked workload's request tagged with its send time.
-fn script(sim: &mut Simulation, requests: &[Request], range: std::ops::Range<usize>, check: Option<&Checked>) {
+fn script(
+    sim: &mut Simulation,
+    requests: &[Request],
+    range: std::ops::Range<usize>,
+    check: Option<&Checked>,
+) {
     let ip = sim.node().ip;
     for (i, r) in requests.iter().enumerate().take(range.end).skip(range.start) {
         let words = match check {

@@ -130,7 +130,9 @@ impl RdmaSpec {
         }
         match data.iter().zip(&op.expect[1..]).position(|(a, b)| a != b) {
             _ if data.len() != op.expect.len() - 1 => Err(format!("{what}: {} data words", data.len())),
-            Some(j) => Err(format!("{what}: word {j} is {:#x}, the model holds {:#x}", data[j], op.expect[1 + j])),
+            Some(j) => {
+                Err(format!("{what}: word {j} is {:#x}, the model holds {:#x}", data[j], op.expect[1 + j]))
+            }
             None => Ok(()),
         }
     }
