@@ -125,7 +125,14 @@ fn run_point(spec: &LoadSpec, elf: &[u8], cfg: &NodeConfig) -> Result<LoadResult
             false => ("key-value", r.kv_ops.len()),
         };
         let checked = ops - e.lost;
-        eprintln!("         {what} check: {checked} replies checked, {} wrong, {} lost", e.wrong, e.lost);
+        let unjudged = match e.unchecked {
+            0 => String::new(),
+            n => format!(" ({n} whose data another order of requests in flight together may explain)"),
+        };
+        eprintln!(
+            "         {what} check: {checked} replies checked{unjudged}, {} wrong, {} lost",
+            e.wrong, e.lost
+        );
     }
     let mut problems = r.problems(spec);
     if r.unexpected > 0 {

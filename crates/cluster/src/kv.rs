@@ -241,6 +241,20 @@ pub struct KvErrors {
     pub lost: usize,
     /// The first few wrong replies, one sentence each.
     pub examples: Vec<String>,
+    /// Replies whose data differed from the model where another order of requests in flight
+    /// together may explain it, so it was not judged (the RDMA check, `rdma::check`; 0 for
+    /// the key-value check).
+    pub unchecked: usize,
+}
+
+impl KvErrors {
+    /// Count a wrong reply, keeping the first few reasons.
+    pub fn add_wrong(&mut self, why: String) {
+        self.wrong += 1;
+        if self.examples.len() < 5 {
+            self.examples.push(why);
+        }
+    }
 }
 
 /// One request as the check sees it: key, kind, times and answer.

@@ -269,7 +269,8 @@ impl LoadSpec {
         let cost = ServerCost::of(&sim).since(before);
         let server = ServerEnd::of(&mut sim);
         let kv = self.kv.as_ref().map(|k| kv_check(k, &requests, &kv_ops));
-        let kv = kv.or_else(|| self.rdma.as_ref().map(|_| rdma::check(&rdma_ops)));
+        let times: Vec<(Time, Option<Time>)> = requests.iter().map(|r| (r.sent, r.replied)).collect();
+        let kv = kv.or_else(|| self.rdma.as_ref().map(|_| rdma::check(&rdma_ops, &times)));
         let (unexpected, startup) = (strays.unexpected, strays.startup);
         Ok(LoadResult { requests, unexpected, startup, outcome, server, kv_ops, rdma_ops, kv, cost })
     }
