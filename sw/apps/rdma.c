@@ -3,11 +3,10 @@
  * compare-and-swap, fetch-and-add and indirect READ on a 4 MiB region (the nanoPU paper's
  * one-sided RDMA experiment; docs/apps/rdma.md has the wire format and what it follows).
  *
- * The region is shared by every core of the node: core 0 fills it from the seed (argv[3]),
- * word i = mix(seed + (i + 1) * golden),
- * SplitMix64's i-th output from state seed, the load generator (crates/cluster/src/rdma.rs) computes the
- * same words; then every core registers context 0 and the NIC hands each request to a core
- * by JBSQ.  CAS and FAA are atomic across cores (RV64A); a READ or WRITE is not atomic
+ * The region is shared by every core of the node: core 0 fills it from the seed (argv[3])
+ * with SplitMix64's outputs from state seed, as the load generator
+ * (crates/cluster/src/rdma.rs) computes them; then every core registers context 0 and the
+ * NIC hands each request to a core by JBSQ.  CAS and FAA are atomic across cores (RV64A); a READ or WRITE is not atomic
  * against another core's WRITE of the same words, as one-sided RDMA's are not.
  */
 #include "nanopu.h"
