@@ -367,3 +367,30 @@ fn a_sort_run_writes_its_capture_and_is_the_same_run() {
     std::fs::remove_file(&pcap).unwrap();
     assert!(frames.len() > 100, "node 0's packets of a 16-core sort: {}", frames.len());
 }
+
+/// `rdma.elf` answers a malformed request with status 3 and serves nothing
+/// (docs/apps/rdma.md): a request too short to hold op, tag and address, an unknown op, an
+/// unaligned address; a well-formed READ beside them is served.
+#[test]
+fn rdma_answers_malformed_requests_with_status_3() {
+    let sends = ["8000000:0:9", "8001000:0:0x10009,77,8", "8002000:0:0x10001,78,5", "8003000:0:0x10001,79,8"];
+    let mut args = vec!["run", "sw/build/apps/rdma.elf", "--cores", "1", "--until-us", "9000", "--json"];
+    sends.iter().for_each(|s| args.extend(["--send", s]));
+    args.extend(["--", "1"]);
+    let o = nanopu(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let replies: Vec<Vec<String>> = j["host_received"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["len"].as_u64() != Some(8)) // the server's start-up message
+        .map(|m| m["words"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).collect())
+        .collect();
+    let w = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(replies[0], w(&["0x300", "0x0"]), "too short: status 3, no op, no tag");
+    assert_eq!(replies[1], w(&["0x309", "0x4d"]), "unknown op 9: status 3, its tag");
+    assert_eq!(replies[2], w(&["0x301", "0x4e"]), "unaligned address: status 3");
+    assert_eq!(&replies[3][..2], &w(&["0x10001", "0x4f"]), "a READ of one word, served");
+    assert_eq!(replies.len(), 4);
+}
