@@ -25,10 +25,20 @@ use crate::message::Message;
 /// The testers' context: messages from it are stamped, replies to it carry the latency.
 pub const TEST_CONTEXT: u16 = 0x1234;
 
+/// Does the port stamp this message on arrival (it comes from [`TEST_CONTEXT`])?
+pub fn stamped_on_arrival(msg: &Message) -> bool {
+    msg.src_context == TEST_CONTEXT
+}
+
+/// Does the port write the latency into this departing message (it goes to [`TEST_CONTEXT`])?
+pub fn stamped_on_departure(msg: &Message) -> bool {
+    msg.dst_context == TEST_CONTEXT
+}
+
 /// Stamp a message arriving from the network, if it comes from [`TEST_CONTEXT`]: packet i
 /// gets `cycle(i)`, the cycle its first word passed.
 pub fn on_arrival(msg: &mut Message, segment: usize, cycle: impl Fn(usize) -> u64) {
-    if msg.src_context == TEST_CONTEXT {
+    if stamped_on_arrival(msg) {
         rewrite_packets(msg, segment, |i, p| put(p, 4, cycle(i) as u32));
     }
 }
@@ -36,7 +46,7 @@ pub fn on_arrival(msg: &mut Message, segment: usize, cycle: impl Fn(usize) -> u6
 /// Write the latency into a message leaving for the network, if it goes to
 /// [`TEST_CONTEXT`]: packet i leaves with its last word at `cycle(i)`.
 pub fn on_departure(msg: &mut Message, segment: usize, cycle: impl Fn(usize) -> u64) {
-    if msg.dst_context == TEST_CONTEXT {
+    if stamped_on_departure(msg) {
         rewrite_packets(msg, segment, |i, p| departure(p, cycle(i) as u32));
     }
 }
