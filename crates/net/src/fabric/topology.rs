@@ -170,18 +170,16 @@ impl Wiring {
         choice: UplinkChoice,
         rng: &mut Rng,
     ) -> u32 {
-        if dst < self.nodes {
-            return self.switch_port(sw, self.route(sw, dst, flow, choice, rng));
+        if dst >= self.nodes && sw == 0 {
+            return self.host_uplink() + 1;
         }
-        match sw {
-            0 => self.host_uplink() + 1,
-            _ => self.switch_port(sw, self.route(sw, 0, flow, choice, rng)),
-        }
+        let to = if dst < self.nodes { dst } else { 0 };
+        self.switch_port(sw, self.route(sw, to, flow, choice, rng))
     }
 
     /// Output port (local to `sw`) of a unicast packet to node `dst`.
     /// `flow` gives the packet's flow hash (asked for only when uplinks are chosen by it).
-    pub fn route(
+    fn route(
         &self,
         sw: u32,
         dst: u32,
