@@ -456,10 +456,16 @@ fn consoles(cores: &mut [nanopu_riscv::Core]) -> String {
             s.push_str(&format!("{}core {i}: {text}", if s.is_empty() { "" } else { "\n" }));
         }
     }
+    cut_console(s)
+}
+
+/// `s` within [`CONSOLE_MAX`] bytes (at a character boundary), saying how much was cut.
+fn cut_console(mut s: String) -> String {
     if s.len() > CONSOLE_MAX {
         let cut = (0..=CONSOLE_MAX).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0);
+        let more = s.len() - cut;
         s.truncate(cut);
-        s.push_str(" [...]");
+        s.push_str(&format!(" [... {more} more bytes cut]"));
     }
     s
 }
@@ -609,6 +615,13 @@ fn throughput(measured: &[&Request]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_console_says_how_much_was_cut() {
+        let s = cut_console("é".repeat(1001));
+        assert!(s.ends_with(" [... 2 more bytes cut]"), "{}", &s[s.len() - 30..]);
+        assert_eq!(cut_console("short".into()), "short");
+    }
 
     #[test]
     fn messages_before_the_first_request_are_start_up_messages_not_replies() {

@@ -76,7 +76,7 @@ impl Core {
         let ret = match which {
             SYS_EXIT => return self.halt(a0 as i64),
             // a0 is the descriptor: every one goes to this hart's console.
-            SYS_WRITE => self.console_write(mem, a1, a2).map_or(-EFAULT, |_| a2 as i64),
+            SYS_WRITE => self.console_write(mem, a1, a2).map_or(-EFAULT, |n| n as i64),
             SYS_GETMAINVARS => main_vars_to(mem, a0, a1),
             _ => -ENOSYS,
         };
@@ -87,12 +87,14 @@ impl Core {
         Ok(())
     }
 
-    /// Append `len` bytes at `buf` to the console.
-    pub(crate) fn console_write(&mut self, mem: &NodeMem, buf: u64, len: u64) -> Result<(), String> {
+    /// Append up to `len` bytes at `buf` to the console; how many were taken. A write longer
+    /// than [`MAX_WRITE`] is a partial write, as POSIX allows: the C library's write loop
+    /// sends the rest, and nothing is dropped without the program being told.
+    pub(crate) fn console_write(&mut self, mem: &NodeMem, buf: u64, len: u64) -> Result<u64, String> {
         let mut bytes = vec![0u8; len.min(MAX_WRITE) as usize];
         mem.read(buf, &mut bytes)?;
         self.console.extend_from_slice(&bytes);
-        Ok(())
+        Ok(bytes.len() as u64)
     }
 
     /// The program exited: stop this hart with `code`.
@@ -242,5 +244,13 @@ mod tests {
         let mut b = Bench::new(&c, false);
         assert_eq!(b.run(10_000), Exit::Halted(0), "fromhost = 1");
         assert_eq!(b.core.take_console(), b"hi");
+    }
+
+    #[test]
+    fn an_overlong_console_write_is_partial_and_says_so() {
+        let mut b = Bench::new(&asm::exit_with(ZERO), false);
+        let n = b.core.console_write(&b.mem, TOHOST, super::MAX_WRITE + 5);
+        assert_eq!(n, Ok(super::MAX_WRITE), "the program is told how much was taken");
+        assert_eq!(b.core.take_console().len() as u64, super::MAX_WRITE);
     }
 }

@@ -89,7 +89,7 @@ impl Core {
     /// SYS_WRITE: returns the number of bytes *not* written.
     fn sys_write(&mut self, mem: &NodeMem, p: u64) -> u64 {
         let (buf, len) = (Self::field(mem, p, 1), Self::field(mem, p, 2));
-        self.console_write(mem, buf, len).map_or(len, |_| 0)
+        self.console_write(mem, buf, len).map_or(len, |n| len - n)
     }
 
     /// SYS_HEAPINFO: zeros ("unknown"); picolibc then uses its linker-script heap.
