@@ -48,6 +48,7 @@ pub mod outcome;
 mod parallel;
 mod partition;
 pub mod platform;
+pub mod progress;
 pub mod rdma;
 pub mod records;
 pub mod report;

@@ -17,7 +17,7 @@
 
 use crate::barrier::SpinBarrier;
 use crate::outcome::{Outcome, SimError};
-use crate::report::Progress;
+use crate::progress::Progress;
 use crate::sim::Simulation;
 use nanopu_sim::Time;
 use std::panic::AssertUnwindSafe;
@@ -131,6 +131,15 @@ impl Plan {
         (next, running, events)
     }
 
+    /// The cores of every partition by phase (for the progress line).
+    fn phases(&self) -> crate::progress::Phases {
+        let mut all = crate::progress::Phases::new();
+        for i in 0..self.slots.len() {
+            self.slot(i).sim.phases().into_iter().for_each(|(id, n)| *all.entry(id).or_default() += n);
+        }
+        all
+    }
+
     /// How the first partition whose window failed failed, if one did.
     fn failure(&self) -> Option<End> {
         (0..self.slots.len()).find_map(|i| {
@@ -241,7 +250,7 @@ impl Simulation {
                 return failed;
             }
             plan.exchange();
-            if let Some(stop) = progress.check(from, events, running) {
+            if let Some(stop) = progress.check(from, events, running, || plan.phases()) {
                 return End::Done(stop);
             }
         }

@@ -1,12 +1,9 @@
-//! What a run reports: per-core summaries (text and JSON) and progress on long runs.
+//! What a run reports: per-core summaries (text and JSON); progress on long runs is `progress`.
 
 use crate::node::CoreState;
 use crate::outcome::Outcome;
 use crate::sim::Simulation;
-use nanopu_sim::Time;
 use serde::Serialize;
-use std::io::Write;
-use std::time::Instant;
 
 /// One core at the end of a run.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -224,115 +221,5 @@ impl RunSummary {
             }
         }
         s
-    }
-}
-
-/// Progress line on stderr, at most twice a second.
-pub struct Progress {
-    on: bool,
-    start: Instant,
-    last: Instant,
-    checks: u32,
-    shown: bool,
-    cores: usize,
-    wall_limit: Option<std::time::Duration>,
-    /// Wall seconds and cores done at the previous refresh.
-    before: (f64, usize),
-}
-
-impl Progress {
-    pub fn new(on: bool, cores: usize, wall_limit: Option<std::time::Duration>) -> Progress {
-        let now = Instant::now();
-        Progress { on, start: now, last: now, checks: 0, shown: false, cores, wall_limit, before: (0.0, 0) }
-    }
-
-    /// Called once per event: every few thousand events, look for a stop request or the
-    /// wall-clock limit (the outcome to end with), and refresh the progress line.
-    pub fn tick(&mut self, now: Time, events: u64, running: usize) -> Option<crate::Outcome> {
-        self.checks = self.checks.wrapping_add(1);
-        if !self.checks.is_multiple_of(4096) {
-            return None;
-        }
-        self.check(now, events, running)
-    }
-
-    /// Look for a stop request or the wall-clock limit now, and refresh the progress line
-    /// if it is due (a partitioned run calls this once per window).
-    pub fn check(&mut self, now: Time, events: u64, running: usize) -> Option<crate::Outcome> {
-        if crate::stop::stop_requested() {
-            return Some(crate::Outcome::Interrupted);
-        }
-        if self.wall_limit.is_some_and(|w| self.start.elapsed() > w) {
-            return Some(crate::Outcome::WallLimit);
-        }
-        if self.on && self.last.elapsed().as_millis() >= 500 {
-            self.show(now, events, running);
-        }
-        None
-    }
-
-    /// Wall time, simulated time, events, cores done, and an estimate of the time left.
-    fn show(&mut self, now: Time, events: u64, running: usize) {
-        self.last = Instant::now();
-        let wall = self.start.elapsed().as_secs_f64();
-        let done = self.cores - running;
-        let eta = match time_left(self.cores, done, wall, self.before) {
-            Some(t) => format!(", about {t:.0} s left"),
-            None if running > 0 => ", estimating the time left once a tenth of the cores are done".into(),
-            None => String::new(),
-        };
-        self.before = (wall, done);
-        let sim = now.as_us_f64();
-        eprint!(
-            "\r[{wall:7.1} s] simulated {sim:>10.3} us, {events} events, {done}/{} cores done{eta}   ",
-            self.cores
-        );
-        let _ = std::io::stderr().flush();
-        self.shown = true;
-    }
-
-    /// End the progress line, if one was shown.
-    pub fn finish(&self) {
-        if self.shown {
-            eprintln!();
-        }
-    }
-}
-
-/// Seconds left, from the rate at which cores finished since the previous refresh (`before`:
-/// its wall seconds and cores done), or since the start if none finished since; None until a
-/// tenth of the cores are done (before that the rate says little: many programs finish
-/// most cores together at the end) or once all are. The recent rate, not the average,
-/// because cores often finish in a burst: NanoSort's 65,536 cores all finish in the last
-/// 10% of the run, where the average since the start foretold 307 s with 4 s to go.
-fn time_left(cores: usize, done: usize, wall: f64, before: (f64, usize)) -> Option<f64> {
-    if done * 10 < cores || done == cores {
-        return None;
-    }
-    let recent = (done - before.1.min(done)) as f64 / (wall - before.0).max(1e-9);
-    let rate = if recent > 0.0 { recent } else { done as f64 / wall.max(1e-9) };
-    Some((cores - done) as f64 / rate)
-}
-
-#[cfg(test)]
-mod progress_tests {
-    use super::time_left;
-
-    #[test]
-    fn no_estimate_before_a_tenth_or_after_the_end() {
-        assert_eq!(time_left(100, 9, 5.0, (4.0, 0)), None);
-        assert_eq!(time_left(100, 100, 5.0, (4.0, 50)), None);
-    }
-
-    #[test]
-    fn a_burst_of_finishing_cores_is_extrapolated_from_its_own_rate() {
-        // 2,651 cores done at 39.6 s, 7,625 at 40.4 s: about 6,200 a second, 9.4 s for the rest.
-        let t = time_left(65536, 7625, 40.4, (39.6, 2651)).unwrap();
-        assert!((t - 9.3).abs() < 0.2, "{t}");
-    }
-
-    #[test]
-    fn no_core_finished_lately_falls_back_to_the_average() {
-        assert_eq!(time_left(100, 50, 10.0, (9.5, 50)), Some(10.0));
     }
 }

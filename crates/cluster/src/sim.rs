@@ -13,7 +13,7 @@ use crate::host::TestHost;
 use crate::network::End;
 use crate::node::{CoreState, Node};
 use crate::outcome::{Outcome, SimError};
-use crate::report::Progress;
+use crate::progress::{PhaseProbe, Phases, Progress};
 use nanopu_nic::Message;
 use nanopu_riscv::Program;
 use nanopu_sim::{Clock, EventQueue, Time};
@@ -96,6 +96,8 @@ pub struct Simulation {
     /// Keep simulating after every core exited, until nothing is left (synthetic traffic).
     pub(crate) drain: bool,
     progress: bool,
+    /// What the progress line shows the cores doing (`set_phase_probe`).
+    phase_probe: Option<PhaseProbe>,
     /// The test host has received what it waited for.
     pub(crate) host_done: bool,
     /// End the run here (outcome `Deadline`).
@@ -165,6 +167,7 @@ impl Simulation {
             drain: false,
             running_cores,
             progress: cfg.progress,
+            phase_probe: None,
             host_done: false,
             deadline: None,
             wall_limit: None,
@@ -269,6 +272,20 @@ impl Simulation {
         self.progress = on;
     }
 
+    /// Let the progress line show the cores by phase (a sort's stages).
+    pub fn set_phase_probe(&mut self, probe: PhaseProbe) {
+        self.phase_probe = Some(probe);
+    }
+
+    /// The cores of this simulation (or partition) by phase, if there is a probe.
+    pub fn phases(&self) -> Phases {
+        let mut counts = Phases::new();
+        if let Some(p) = self.phase_probe {
+            (p.count)(self, &mut counts);
+        }
+        counts
+    }
+
     /// The first node (the only one of a single-node run).
     pub fn node(&self) -> &Node {
         &self.nodes[0]
@@ -301,7 +318,7 @@ impl Simulation {
         }
         let limit = self.clock.time_of(self.max_cycles);
         let cores = self.nodes.iter().map(|n| n.cores.len()).sum();
-        let mut progress = Progress::new(self.progress, cores, self.wall_limit);
+        let mut progress = Progress::new(self.progress, cores, self.wall_limit).with_probe(self.phase_probe);
         let end = match self.partitions() {
             1 => self.event_loop(limit, &mut progress),
             _ => self.run_partitioned(limit, &mut progress),
@@ -330,7 +347,7 @@ impl Simulation {
             if self.host_done {
                 return Ok(Outcome::HostDone);
             }
-            if let Some(stop) = progress.tick(self.now, self.events(), self.running_cores) {
+            if let Some(stop) = progress.tick(self.now, self.events(), self.running_cores, || self.phases()) {
                 return Ok(stop);
             }
         }

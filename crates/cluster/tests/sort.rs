@@ -125,6 +125,17 @@ fn millisort_root_work_grows_with_the_square_of_the_pivot_sorters() {
 }
 
 #[test]
+fn the_progress_probe_finds_every_sorter_done_at_the_end() {
+    use nanopu_cluster::sort::harness::PROBE;
+    let r = run(&spec(Algorithm::NanoSort, 64, 16, &[4, 4, 1]));
+    let phases = r.sim.phases();
+    assert_eq!(
+        phases.into_iter().map(|(id, n)| ((PROBE.name)(id), n)).collect::<Vec<_>>(),
+        [("done".into(), 64)]
+    );
+}
+
+#[test]
 fn same_seed_same_sort() {
     let s = spec(Algorithm::NanoSort, 64, 16, &[4, 4, 1]);
     let (a, b) = (run(&s), run(&s));

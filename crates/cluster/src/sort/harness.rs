@@ -2,6 +2,7 @@
 //! (the layout is `struct sort_dir` / `struct sort_area` of `sw/include/sortbench.h`).
 
 use super::input::{generate, Distribution, InputDigest, Records, VALUE_WORDS};
+use crate::progress::{PhaseProbe, Phases};
 use crate::Simulation;
 
 /// Per node: the directory of the cores' areas (SORT_DIR_ADDR).
@@ -114,6 +115,47 @@ pub fn max_records_per_core(cores: u64) -> u64 {
         }
     }
     lo
+}
+
+/// The progress line's view of a sort: each sorter by the stage it is in, read from the
+/// stage log of its area (a core between two stages counts in the one it ended).
+pub const PROBE: PhaseProbe = PhaseProbe { count: count_stages, name: phase_name };
+/// Phase ids: stage ids shifted by one, so that a sorter with no stage yet comes first.
+const STARTING: u64 = 0;
+const DONE: u64 = u64::MAX;
+
+fn count_stages(sim: &Simulation, counts: &mut Phases) {
+    for node in 0..sim.nodes.len() {
+        let Ok(dir) = read_words(sim, node, DIR_ADDR, 2 + sim.nodes[node].cores.len()) else { continue };
+        if dir[0] == DIR_MAGIC {
+            let phases = dir[2..].iter().map(|&area| current_phase(sim, node, area));
+            phases.for_each(|p| *counts.entry(p).or_default() += 1);
+        }
+    }
+}
+
+/// Where one sorter is: done, in the stage its log has open or last closed, or starting.
+fn current_phase(sim: &Simulation, node: usize, area: u64) -> u64 {
+    let Ok(h) = read_words(sim, node, area, AREA_WORDS) else { return STARTING };
+    if h[10] == 1 {
+        return DONE;
+    }
+    let n = h[11].min(MAX_STAGES as u64 - 1) as usize;
+    let stage = |i: usize| &h[HEADER_WORDS + 4 * i..HEADER_WORDS + 4 * i + 4];
+    let at = match (stage(n)[1] != 0, n) {
+        (true, _) => n,
+        (false, 1..) => n - 1,
+        (false, 0) => return STARTING,
+    };
+    stage(at)[0] + 1
+}
+
+fn phase_name(id: u64) -> String {
+    match id {
+        STARTING => "starting".into(),
+        DONE => "done".into(),
+        _ => super::report::stage_name(id - 1),
+    }
 }
 
 fn words_le(words: &[u64]) -> Vec<u8> {

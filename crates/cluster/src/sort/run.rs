@@ -194,6 +194,7 @@ impl SortSpec {
         let f = self.cluster_file(self.algorithm.elf()).map_err(SimError::Setup)?;
         let mut sim = Simulation::cluster(&f, apps)?;
         sim.set_progress(progress);
+        sim.set_phase_probe(super::harness::PROBE);
         sim.set_limit_name("--max-us");
         if let Some(t) = self.threads {
             sim.set_threads(t);
