@@ -5,11 +5,14 @@
 //! - `nanopu load CONFIG.toml`: the load generator's sweep (`nanopu_cluster::loadgen`).
 //! - `nanopu sort`: a validated NanoSort, MilliSort, MergeMin or local-sort run.
 //! - `nanopu bench NAME`: the microbenchmarks of `bench.rs`, printing JSON.
+//! - `nanopu schema KIND` / `--markdown`: the configuration files' JSON Schemas and reference
+//!   page (docs/config.md).
 
 mod bench;
 mod bench_ctx;
 mod bench_fabric;
 mod load;
+mod schema;
 
 use nanopu_cli::{run, sort};
 
@@ -33,6 +36,8 @@ enum Cmd {
     Sort(sort::SortArgs),
     /// Sweep an open-loop request load on a server node; tabulate throughput and latency.
     Load(load::LoadArgs),
+    /// Print a configuration file's JSON Schema, or the reference page of every key.
+    Schema(schema::SchemaArgs),
 }
 
 /// Ctrl-C asks the running simulation to stop and report what it has (a second one quits).
@@ -87,6 +92,7 @@ fn main() -> ExitCode {
         Cmd::Bench(a) => bench::main(a),
         Cmd::Load(a) => load::main(a),
         Cmd::Sort(a) => sort::main(a),
+        Cmd::Schema(a) => schema::main(a),
     };
     match result {
         Ok(code) => code,

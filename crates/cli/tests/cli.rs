@@ -394,3 +394,20 @@ fn rdma_answers_malformed_requests_with_status_3() {
     assert_eq!(&replies[3][..2], &w(&["0x10001", "0x4f"]), "a READ of one word, served");
     assert_eq!(replies.len(), 4);
 }
+
+#[test]
+fn schema_prints_each_kind_and_the_reference_page() {
+    let o = nanopu(&["schema", "load"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s: serde_json::Value = serde_json::from_slice(&o.stdout).expect("a JSON document");
+    assert_eq!(s["title"], "nanopu load configuration");
+    assert!(s["properties"]["server"].is_object());
+    let page = nanopu(&["schema", "--markdown"]);
+    assert!(String::from_utf8_lossy(&page.stdout).contains("### `[load.kv]`"));
+    let bad = nanopu(&["schema", "sort"]);
+    assert!(
+        !bad.status.success() && stderr(&bad).contains("[possible values: cluster, load]"),
+        "{}",
+        stderr(&bad)
+    );
+}

@@ -1,61 +1,22 @@
 //! Cluster configuration files (TOML): topology, link and switch parameters, transport,
 //! which program runs on which nodes, faults, seed. Unknown keys are errors; every value is
 //! checked against its range when the file is parsed, before anything is built, and an
-//! error names its key, the value and the limit. Each key: example, default, range.
+//! error names its key, the value and the limit. Every key's meaning, unit, default and range
+//! is the doc comment of its field below: docs/config.md is generated from them (`schema`).
 //!
 //! ```toml
-//! seed = 1                      # default 1; any u64
-//! max_us = 1000.0               # simulated-time limit, us; default 10,000; > 0, ..=3.6e9 (1 h)
-//! transport = "ndp"             # default; or "homa"
+//! max_us = 1000.0
 //! [topology]
-//! kind = "star"                 # or "leaf-spine" with nodes_per_leaf, leaves, spines
-//! nodes = 81                    # no default; 1..=1,048,576 (2^20), as is nodes_per_leaf x
-//!                               # leaves; a leaf's nodes_per_leaf + spines ports too
-//! [link]
-//! rate_gbps = 200.0             # Gb/s; default 200; 0.001..=100,000
-//! propagation_ns = 43.75        # ns; default 43.75; 0..=3.6e12 (1 h)
-//! drop_prob = 0.0               # default 0; [0, 1)
+//! kind = "leaf-spine"
+//! nodes_per_leaf = 16
+//! leaves = 4
+//! spines = 4
 //! [switch]
-//! bands = 2                     # default 2 (NDP), 8 (Homa); 1..=8
-//! band_bytes = [65536, 80000]   # bytes per band, band 0 first; default [65536, 81920] (last
-//!                               # repeated); one per band, each 72..=268,435,456
-//! trim = true                   # default true (NDP), false (Homa)
-//! latency_ns = 0.0              # ns; default 0; 0..=3.6e12 (1 h)
-//! uplink = "spray"              # default; or "hash"
-//! multicast = true              # default true
-//! mcast_timeout_us = 10.0       # us; default 10; one hop's round-trip floor (below)..=3.6e9
-//! [node]
-//! cores = 4                     # default 4; 1..=64
-//! core_selection = "jbsq"       # default; or "rss"
-//! jbsq_n = 2                    # default 2; >= 1
-//! msg_cycles = 3000             # core cycles; default 3,000; ..=1.152e13 (1 h at 3.2 GHz)
-//! idle_cycles = 3000            # core cycles; default 3,000; ..=1.152e13
-//! sched_timer_us = 0.0          # timer-driven scheduler period, us; default 0 (NIC-driven);
-//!                               # 0 or 0.05 (a 160-cycle context switch)..=3.6e9
-//! max_msg_bytes = 2048          # bytes; default 2,048; 8..=65,535, and must fit the TX queue
-//! tx_queue_bytes = 8192         # bytes per core; default 8,192, which holds 8,176-byte messages
-//! exit = "auto"                 # what a core's exit ends: "hart" (each core exits on its own),
-//!                               # "node" (the first exit ends the node, as on the prototype),
-//!                               # "auto" (default: "node" unless the program defines __nanopu_abi)
-//! latency_stamps = true         # default true: the prototype's stamps for context 0x1234
-//!                               # (nanopu_nic::stamp); false leaves those messages unchanged
-//! [transport_params]
-//! rtt_pkts = 2                  # packets; default 2; 1..=64 (a message has at most 64)
-//! rto_us = 20.0                 # us; default 20; the longest path's round-trip floor..=3.6e9
-//! rtt_bytes = 8192              # bytes; default 8,192; 1,024 (one packet)..=65,536 (64)
-//! overcommit = 3                # messages; default 3; >= 1
-//! tail_fraction = 0.0           # default 0; [0, 1]
-//! tail_delay_us = 0.0           # us; default 0; 0..=3.6e9
+//! latency_ns = 263.0
 //! [[program]]
-//! nodes = "all"                 # "all", "3" or "0-79", within the topology's nodes
+//! nodes = "all"
 //! elf = "sw/build/apps/incast.elf"
-//! args = ["80", "1024"]
-//! abi = "auto"                  # x30/x31 as network registers: "auto" (default: yes if the
-//!                               # program defines __nanopu_abi or uses LNIC CSRs), "nanopu", "plain"
-//! [[faults]]
-//! link = "node:3"               # or "leaf:L:up:S"; must exist in the topology
-//! down_at_us = 50.0             # us; absent: stays up; 0..=3.6e9
-//! drop_prob = 0.1               # absent: link.drop_prob; [0, 1)
+//! args = ["63", "1024"]
 //! ```
 //!
 //! Why these limits: simulated time is a `u64` of femtoseconds (about 5.1 h), so every
@@ -82,48 +43,68 @@ use nanopu_riscv::AbiChoice;
 use nanopu_sim::packet::{HEADER_BYTES, MIN_FRAME};
 use nanopu_sim::time::serialization;
 use nanopu_sim::Time;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct ClusterFile {
+    /// Seed of the run's random streams. Default 1; any u64.
     #[serde(default = "one")]
     pub seed: u64,
-    /// Simulated-time limit in microseconds.
+    /// Simulated-time limit, us. Default 10,000; more than 0, at most 3.6e9 (1 h).
     #[serde(default = "default_max_us")]
     pub max_us: f64,
+    /// The NIC's transport: "ndp" (default) or "homa".
     #[serde(default = "ndp")]
     pub transport: String,
+    /// How nodes and switches are connected (required).
     pub topology: TopologyFile,
+    /// Every link's rate, propagation delay and loss.
     #[serde(default)]
     pub link: LinkFile,
+    /// Every switch's queues, trimming, latency and multicast.
     #[serde(default)]
     pub switch: SwitchFile,
+    /// Every node's cores and NIC.
     #[serde(default)]
     pub node: NodeFile,
+    /// The transport's parameters.
     #[serde(default)]
     pub transport_params: TransportFile,
+    /// Which program runs on which nodes: one entry per range of nodes; every node runs exactly
+    /// one.
     pub program: Vec<ProgramFile>,
+    /// Faults injected into the run (none by default).
     #[serde(default)]
     pub faults: Vec<FaultFile>,
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct TopologyFile {
+    /// "star" (one switch; `nodes`) or "leaf-spine" (`nodes_per_leaf`, `leaves`, `spines`).
     pub kind: String,
+    /// Star: the number of nodes. 1..=1,048,576 (2^20).
     pub nodes: Option<u32>,
+    /// Leaf-spine: nodes under each leaf switch; nodes_per_leaf x leaves at most 2^20, and a
+    /// leaf's nodes_per_leaf + spines ports at most 2^20.
     pub nodes_per_leaf: Option<u32>,
+    /// Leaf-spine: the number of leaf switches.
     pub leaves: Option<u32>,
+    /// Leaf-spine: the number of spine switches (each leaf has one uplink to each).
     pub spines: Option<u32>,
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields, default)]
 pub struct LinkFile {
+    /// Line rate of every link, Gb/s. Default 200 (the prototype's); 0.001..=100,000.
     pub rate_gbps: f64,
+    /// Propagation delay of every link, ns. Default 43.75; 0..=3.6e12 (1 h).
     pub propagation_ns: f64,
+    /// Probability that a link drops a packet, independently per packet. Default 0; [0, 1).
     pub drop_prob: f64,
 }
 
@@ -133,60 +114,100 @@ impl Default for LinkFile {
     }
 }
 
-#[derive(Deserialize, Debug, Clone, Default)]
+#[derive(Deserialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct SwitchFile {
+    /// Priority bands per output port. Default 2 (NDP), 8 (Homa); 1..=8.
     pub bands: Option<u8>,
+    /// Queue capacity of each band, bytes, band 0 first (the last repeated). Default [65536,
+    /// 81920]; each 72..=268,435,456.
     pub band_bytes: Option<Vec<u32>>,
+    /// Trim the payload of a packet that finds its queue full (NDP) instead of dropping it.
+    /// Default true (NDP), false (Homa).
     pub trim: Option<bool>,
+    /// Switching latency, ns, from a packet's arrival to when it may leave. Default 0;
+    /// 0..=3.6e12 (1 h).
     pub latency_ns: Option<f64>,
+    /// How a leaf picks a spine: "spray" (default: a random uplink per packet) or "hash" (one
+    /// uplink per message: a hash of source, destination, contexts and message id).
     pub uplink: Option<String>,
+    /// Switches replicate multicast packets (the reliable multicast). Default true.
     pub multicast: Option<bool>,
+    /// Multicast hop timeout, us. Default 10; at least one hop's round-trip floor (one full
+    /// packet's serialization plus an unloaded hop round trip), at most 3.6e9.
     pub mcast_timeout_us: Option<f64>,
 }
 
-#[derive(Deserialize, Debug, Clone, Default)]
+#[derive(Deserialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct NodeFile {
+    /// Cores per node. Default 4; 1..=64.
     pub cores: Option<usize>,
+    /// Largest message, bytes. Default 2,048; 8..=65,535, and it must fit the TX queue.
     pub max_msg_bytes: Option<u32>,
-    /// TX queue per core, bytes (default 8 KiB): must hold the largest message.
+    /// TX queue per core, bytes. Default 8,192 (holds an 8,176-byte message); must hold the
+    /// largest message.
     pub tx_queue_bytes: Option<u32>,
-    /// Refused: parsed only to say that the limit is the top-level `max_us`.
+    /// Refused: the run's limit is the top-level `max_us`.
     pub max_cycles: Option<u64>,
-    /// "jbsq" (default) or "rss".
+    /// How the NIC picks a core for a message: "jbsq" (default: join-bounded-shortest-queue) or
+    /// "rss" (by hash).
     pub core_selection: Option<String>,
+    /// JBSQ's bound: messages queued per core. Default 2; at least 1.
     pub jbsq_n: Option<u32>,
-    /// Reset values of `lmsgcycles` (0: no bound) and `lidlecycles`, cycles.
+    /// Reset value of `lmsgcycles`, the processing bound per message, core cycles (0 turns it
+    /// off). Default 3,000; at most 1.152e13 (1 h at 3.2 GHz).
     pub msg_cycles: Option<u64>,
+    /// Reset value of `lidlecycles`, core cycles. Default 3,000; at most 1.152e13.
     pub idle_cycles: Option<u64>,
-    /// Timer-driven scheduler baseline period, us (absent or 0: NIC-driven).
+    /// Period of the timer-driven scheduler baseline, us; 0 (default) keeps the NIC-driven
+    /// thread scheduler. 0, or 0.05 (a 160-cycle context switch)..=3.6e9.
     pub sched_timer_us: Option<f64>,
-    /// What a core's exit ends: "auto" (absent), "hart" or "node" (`config::ExitMode`).
+    /// What a core's exit ends: "hart" (each core exits on its own), "node" (the first exit
+    /// ends the node, as on the prototype) or "auto" (default: "node" unless the program
+    /// defines `__nanopu_abi`).
     pub exit: Option<String>,
-    /// The prototype's latency stamps for context 0x1234 (default true).
+    /// Write the prototype's latency stamps into messages for context 0x1234 (docs/abi.md
+    /// "Latency stamps"). Default true.
     pub latency_stamps: Option<bool>,
 }
 
-#[derive(Deserialize, Debug, Clone, Default)]
+#[derive(Deserialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct TransportFile {
+    /// NDP: packets a sender sends before the first PULL. Default 2 (the prototype's); 1..=64
+    /// (a message has at most 64).
     pub rtt_pkts: Option<u32>,
+    /// Sender: resend what is unacknowledged after this long without progress, us. Default 20
+    /// (an estimate: many round trips of a two-tier fabric); at least the longest path's
+    /// round-trip floor (one full packet's serialization plus an unloaded round trip), at most
+    /// 3.6e9.
     pub rto_us: Option<f64>,
+    /// Homa: bytes a sender may send unscheduled and the receiver keeps granted ahead. Default
+    /// 8,192 (an estimate: about one round trip of a leaf-spine at 200 Gb/s); 1,024 (one
+    /// packet)..=65,536 (64).
     pub rtt_bytes: Option<u32>,
+    /// Homa: messages granted at once. Default 3 (the prototype's); at least 1.
     pub overcommit: Option<u32>,
+    /// Share of messages delayed by `tail_delay_us` at their sender (the tail experiment).
+    /// Default 0; [0, 1].
     pub tail_fraction: Option<f64>,
+    /// Extra delay of those messages, us. Default 0; 0..=3.6e9.
     pub tail_delay_us: Option<f64>,
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct ProgramFile {
+    /// The nodes that run it: "all", "3" or "0-79", within the topology's nodes.
     pub nodes: String,
+    /// The RISC-V ELF program, relative to the config file's directory.
     pub elf: String,
+    /// Its arguments (argv[1..]). Default none.
     #[serde(default)]
     pub args: Vec<String>,
-    /// "auto" (absent), "nanopu" or "plain": see `nanopu_riscv::abi`.
+    /// x30/x31 as network registers: "auto" (default: yes if the program defines `__nanopu_abi`
+    /// or uses the LNIC CSRs), "nanopu" or "plain".
     pub abi: Option<String>,
 }
 
@@ -199,14 +220,15 @@ impl ProgramFile {
     }
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct FaultFile {
-    /// "node:N" (node N's link to its switch), or "leaf:L:up:S" (leaf L's uplink to spine S).
+    /// The link: "node:N" (node N's link to its switch) or "leaf:L:up:S" (leaf L's uplink to
+    /// spine S); it must exist in the topology.
     pub link: String,
-    /// When the link goes down, us (absent: it stays up).
+    /// When the link goes down for good, us (absent: it stays up). 0..=3.6e9.
     pub down_at_us: Option<f64>,
-    /// Its own loss probability, replacing `link.drop_prob` (absent: the default).
+    /// Its own loss probability, replacing `link.drop_prob` (absent: the link's). [0, 1).
     pub drop_prob: Option<f64>,
 }
 

@@ -52,6 +52,7 @@ pub mod progress;
 pub mod rdma;
 pub mod records;
 pub mod report;
+pub mod schema;
 pub mod server_cost;
 pub mod sim;
 pub mod sort;

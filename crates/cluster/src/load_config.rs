@@ -1,73 +1,26 @@
 //! Load-generator configuration files (TOML) for `nanopu load`: the server node and the
 //! load to sweep. Unknown keys are errors; every value is checked against its range when the
 //! file is read (and again after command-line overrides), and an error names the key, the
-//! value and the limit. Each key: example, default, range.
+//! value and the limit. Every key's meaning, unit, default and range is the
+//! doc comment of its field below: docs/config.md is generated from them (`schema`).
 //!
 //! ```toml
 //! [server]
 //! elf = "../../sw/build/apps/service.elf"
-//! args = ["jbsq"]
-//! cores = 4                 # default 4; 1..=64
-//! core_selection = "jbsq"   # default; or "rss"
-//! jbsq_n = 2                # default 2; >= 1
-//! sched_timer_us = 0.0      # us; default 0 (NIC-driven); > 0: the timer-driven scheduler
-//!                           # baseline with this period, 0.05 (a 160-cycle context switch)..=3.6e9
-//! msg_cycles = 3000         # lmsgcycles at reset, core cycles; default 3,000; 0 turns the
-//!                           # processing bound off; ..=1.152e13 (1 h at 3.2 GHz)
-//! idle_cycles = 3000        # lidlecycles at reset, core cycles; default 3,000; ..=1.152e13
-//! mac_ns = 0.0              # MAC + serial latency each way, ns; default 0; 0..=3.6e12 (1 h)
+//! cores = 4
 //! [load]
-//! seed = 1                  # default 1
-//! rates_mrps = [1.0, 2.0, 4.0]  # offered loads, million requests/s; no default; each > 0
-//!                           # and ..=1e9 (a request per femtosecond), and requests / rate
-//!                           # (the span of the sends) at most one hour
-//! requests = 20000          # per rate; no default; > warmup, and the estimated memory
-//!                           # (512 bytes each) within what the machine has
-//! warmup = 1000             # requests not measured; default 0
-//! arrivals = "exponential"  # default; or "fixed"
-//! drain_us = 1000.0         # us after the last send; default 1,000; 0..=3.6e9 (1 h)
-//! start_us = 0.0            # the sends' clock starts here, us: servers that announce
-//!                           # themselves first get this long; default 0; 0..=3.6e9
+//! rates_mrps = [1.0, 2.0, 4.0]
+//! requests = 20000
 //! [[load.class]]
 //! name = "short"
-//! fraction = 0.995          # [0, 1]; the fractions add up to 1
-//! service = "fixed"         # default; or "exponential" (mean service_ns, clipped at max_ns)
-//! service_ns = 500.0        # ns; 0..=3.6e12 (1 h); > 0 for "exponential"
-//! max_ns = 5000.0           # ns; default none (no clip); at least service_ns, ..=3.6e12
+//! fraction = 1.0
+//! service_ns = 500.0
 //! contexts = [0]
 //! ```
 //!
-//! Or, instead of `[[load.class]]`, the key-value workload against `sw/apps/mica.c`
-//! (docs/apps/mica.md); the server's arguments then come from here (no `server.args`), the
-//! classes are "get" and "set", and every reply is checked:
-//!
-//! ```toml
-//! [load.kv]
-//! items_per_core = 10000    # default 10,000 (the nanoPU paper's MICA setup); 1..=16384
-//! get_fraction = 0.95       # default 0.95; 0..=1
-//! keys = "zipf"             # default; or "uniform"
-//! theta = 0.99              # Zipf skew; default 0.99 (MICA's evaluation); (0, 1)
-//! value_bytes = [512, 512]  # smallest and largest value; default [512, 512]; multiples
-//!                           # of 8 within 8..=512
-//! steering = "jbsq"         # default: context 0 on every core; or "static" (context = the
-//!                           # core owning the key's partition)
-//! ```
-//!
-//! Or the one-sided RDMA workload against `sw/apps/rdma.c` (docs/apps/rdma.md): the
-//! server's argument (the seed) comes from here, the classes are the operations below (one
-//! row each), every core serves context 0, and every reply is checked:
-//!
-//! ```toml
-//! [load.rdma]
-//! read = 0.2                # share of each operation; default 0.2 each; they add up to 1
-//! write = 0.2
-//! cas = 0.2
-//! faa = 0.2
-//! indirect_read = 0.2
-//! read_words = [8, 8]       # words a READ or indirect READ asks for, smallest and largest;
-//!                           # default [8, 8] (64 bytes); within 1..=64
-//! write_words = [8, 8]      # words a WRITE carries; default [8, 8]; within 1..=64
-//! ```
+//! Instead of `[[load.class]]`, `[load.kv]` runs the key-value workload against
+//! `sw/apps/mica.c` (docs/apps/mica.md) and `[load.rdma]` the one-sided RDMA workload against
+//! `sw/apps/rdma.c` (docs/apps/rdma.md); the server's arguments then come from them.
 //!
 //! Times are at most one hour each so that sums of them stay within simulated time (a `u64`
 //! of femtoseconds, about 5.1 h; `config::check`).
@@ -78,73 +31,111 @@ use crate::loadgen::{Arrivals, Class, LoadSpec, Service};
 use crate::rdma::{RdmaSpec, KINDS};
 use crate::NodeConfig;
 use nanopu_nic::params::CoreSelection;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct LoadFile {
+    /// The server node (required).
     pub server: ServerFile,
+    /// The load to offer it (required).
     pub load: LoadSection,
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct ServerFile {
+    /// The server program, relative to the config file's directory (required).
     pub elf: String,
+    /// Its arguments (argv[1..]). Default none; refused with `[load.kv]` and `[load.rdma]`,
+    /// which give them.
     #[serde(default)]
     pub args: Vec<String>,
+    /// Cores of the server node. Default 4; 1..=64.
     #[serde(default = "four")]
     pub cores: usize,
+    /// How the NIC picks a core: "jbsq" (default) or "rss".
     #[serde(default = "jbsq")]
     pub core_selection: String,
+    /// JBSQ's bound: messages queued per core. Default 2; at least 1.
     pub jbsq_n: Option<u32>,
+    /// Period of the timer-driven scheduler baseline, us; 0 (default) keeps the NIC-driven
+    /// scheduler. 0, or 0.05 (a 160-cycle context switch)..=3.6e9.
     #[serde(default)]
     pub sched_timer_us: f64,
+    /// Reset value of `lmsgcycles`, core cycles; 0 turns the processing bound off. Default
+    /// 3,000; at most 1.152e13 (1 h at 3.2 GHz).
     pub msg_cycles: Option<u64>,
+    /// Reset value of `lidlecycles`, core cycles. Default 3,000; at most 1.152e13.
     pub idle_cycles: Option<u64>,
-    /// Ethernet MAC and serial I/O latency each way, ns (default 0).
+    /// Ethernet MAC and serial I/O latency each way, ns. Default 0; 0..=3.6e12 (1 h).
     #[serde(default)]
     pub mac_ns: f64,
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct LoadSection {
+    /// Seed of the arrivals, classes, keys and operations. Default 1.
     #[serde(default = "one")]
     pub seed: u64,
+    /// Offered loads, million requests/s, one run each (required). Each more than 0 and at most
+    /// 1e9; requests / rate (the span of the sends) at most one hour.
     pub rates_mrps: Vec<f64>,
+    /// Requests per rate, warm-up included (required). More than `warmup`; their estimated
+    /// memory (512 bytes each) within what the machine has.
     pub requests: usize,
+    /// First requests of each run not measured. Default 0.
     #[serde(default)]
     pub warmup: usize,
+    /// Gaps between sends: "exponential" (default: Poisson arrivals) or "fixed".
     #[serde(default = "exponential")]
     pub arrivals: String,
+    /// How long a run goes on after the last send, us. Default 1,000; 0..=3.6e9 (1 h).
     #[serde(default = "thousand")]
     pub drain_us: f64,
+    /// The sends' clock starts here, us: servers that announce themselves first get this long.
+    /// Default 0; 0..=3.6e9.
     #[serde(default)]
     pub start_us: f64,
+    /// Request classes of the synthetic service (`sw/apps/service.c`): one entry each. Not with
+    /// `[load.kv]` or `[load.rdma]`.
     #[serde(default)]
     pub class: Vec<ClassFile>,
+    /// The key-value workload against `sw/apps/mica.c` (docs/apps/mica.md): classes "get" and
+    /// "set", every reply checked.
     pub kv: Option<KvFile>,
+    /// The one-sided RDMA workload against `sw/apps/rdma.c` (docs/apps/rdma.md): one class per
+    /// operation, every reply checked.
     pub rdma: Option<RdmaFile>,
 }
 
 /// `[load.rdma]`: the one-sided RDMA workload (`rdma.rs`).
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RdmaFile {
+    /// Share of READs. Default 0.2; the five shares add up to 1.
     #[serde(default = "fifth")]
     pub read: f64,
+    /// Share of WRITEs. Default 0.2.
     #[serde(default = "fifth")]
     pub write: f64,
+    /// Share of compare-and-swaps. Default 0.2.
     #[serde(default = "fifth")]
     pub cas: f64,
+    /// Share of fetch-and-adds. Default 0.2.
     #[serde(default = "fifth")]
     pub faa: f64,
+    /// Share of indirect READs. Default 0.2.
     #[serde(default = "fifth")]
     pub indirect_read: f64,
+    /// Words a READ or indirect READ asks for, smallest and largest (uniform between). Default
+    /// [8, 8] (64 bytes); within 1..=64.
     #[serde(default = "cache_line")]
     pub read_words: [u64; 2],
+    /// Words a WRITE carries, smallest and largest. Default [8, 8]; within 1..=64.
     #[serde(default = "cache_line")]
     pub write_words: [u64; 2],
 }
@@ -158,19 +149,27 @@ fn cache_line() -> [u64; 2] {
 }
 
 /// `[load.kv]`: the key-value workload (`kv.rs`).
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct KvFile {
+    /// Items preloaded per core. Default 10,000 (the nanoPU paper's MICA setup); 1..=16,384.
     #[serde(default = "ten_thousand")]
     pub items_per_core: u64,
+    /// Share of GETs. Default 0.95; [0, 1].
     #[serde(default = "mostly_gets")]
     pub get_fraction: f64,
+    /// Key popularity: "zipf" (default) or "uniform".
     #[serde(default = "zipf")]
     pub keys: String,
+    /// Zipf skew. Default 0.99 (MICA's evaluation); (0, 1).
     #[serde(default = "mica_theta")]
     pub theta: f64,
+    /// Smallest and largest value, bytes (uniform between). Default [512, 512]; multiples of 8
+    /// within 8..=512.
     #[serde(default = "largest_value")]
     pub value_bytes: [u64; 2],
+    /// "jbsq" (default: context 0 on every core, the NIC picks the core) or "static" (context =
+    /// the core owning the key's partition).
     #[serde(default = "jbsq")]
     pub steering: String,
 }
@@ -191,15 +190,23 @@ fn largest_value() -> [u64; 2] {
     [512, 512]
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct ClassFile {
+    /// The class's name in the report (required).
     pub name: String,
+    /// Share of the requests (required); [0, 1], the classes' shares add up to 1.
     pub fraction: f64,
+    /// Service time distribution: "fixed" (default) or "exponential" (mean `service_ns`,
+    /// clipped at `max_ns`).
     #[serde(default = "fixed")]
     pub service: String,
+    /// Service time, or its mean, ns (required). 0..=3.6e12 (1 h); more than 0 for
+    /// "exponential".
     pub service_ns: f64,
+    /// Longest service time, ns (absent: no clip). At least `service_ns`, at most 3.6e12.
     pub max_ns: Option<f64>,
+    /// Server contexts its requests go to, one chosen uniformly per request (required).
     pub contexts: Vec<u16>,
 }
 

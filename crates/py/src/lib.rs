@@ -86,11 +86,22 @@ fn sort(py: Python<'_>, argv: Vec<String>, progress: bool) -> PyResult<(String, 
     Ok((doc.to_string(), stages))
 }
 
+/// The JSON Schema of a configuration file, "cluster" or "load" (`nanopu schema KIND`).
+#[pyfunction]
+fn schema(kind: &str) -> PyResult<String> {
+    use nanopu_cluster::schema::{self, ConfigKind};
+    let (_, k) = ConfigKind::ALL.iter().find(|(n, _)| *n == kind).ok_or_else(|| {
+        error(format!("schema: \"{kind}\" is not a kind of configuration file (\"cluster\" or \"load\")"))
+    })?;
+    Ok(schema::schema(*k).to_string())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NanopuError", m.py().get_type::<NanopuError>())?;
     m.add_function(wrap_pyfunction!(run_program, m)?)?;
     m.add_function(wrap_pyfunction!(sort, m)?)?;
     m.add_function(wrap_pyfunction!(cluster::run_cluster, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
     Ok(())
 }

@@ -27,7 +27,7 @@ import pandas as pd
 from . import _native
 from ._native import NanopuError
 
-__all__ = ["run", "run_cluster", "sort", "send", "NanopuError", "ProgramRun", "ClusterRun", "SortRun"]
+__all__ = ["run", "run_cluster", "sort", "schema", "send", "NanopuError", "ProgramRun", "ClusterRun", "SortRun"]
 
 
 def send(at_ns, context, words, *, src_context=0, node=0):
@@ -68,6 +68,12 @@ def sort(*, progress=False, **flags):
     Returns a ``SortRun``."""
     summary, stages = _native.sort(_flags(flags), progress)
     return SortRun(json.loads(summary), stages)
+
+
+def schema(kind):
+    """The JSON Schema of a configuration file, ``"cluster"`` or ``"load"``, as a dict: the
+    keys a ``run_cluster`` dict or TOML file may hold (docs/config.md)."""
+    return json.loads(_native.schema(kind))
 
 
 def _flags(flags):
