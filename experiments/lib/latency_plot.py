@@ -11,7 +11,7 @@ open marker.
 import csv
 import sys
 
-from svgplot import plot
+from plots import plot
 
 
 def read_series(spec, quantile):

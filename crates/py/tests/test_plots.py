@@ -1,0 +1,42 @@
+"""The experiments' plotting library (experiments/lib/plots.py): every format, the same SVG
+bytes when redrawn, error bars and open markers where asked, correct confidence intervals."""
+
+import pathlib
+import sys
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3] / "experiments" / "lib"))
+import plots  # noqa: E402
+
+SERIES = [("a", [(1, 1000.0, (900.0, 1200.0)), (2, 2000.0, (1800.0, 2100.0)), (4, float("inf"))]),
+          ("b", [(1, 500.0), (2, 700.0), (4, 900.0)])]
+
+
+def test_every_format_is_written_and_an_svg_is_the_same_bytes_when_redrawn(tmp_path):
+    for ext in ["svg", "png", "pdf"]:
+        plots.plot(str(tmp_path / f"f.{ext}"), "t", "x", "y (us)", SERIES, yscale=1000.0)
+        assert (tmp_path / f"f.{ext}").stat().st_size > 1000
+    first = (tmp_path / "f.svg").read_bytes()
+    plots.plot(str(tmp_path / "f.svg"), "t", "x", "y (us)", SERIES, yscale=1000.0)
+    assert (tmp_path / "f.svg").read_bytes() == first
+    assert b"<dc:date>" not in first
+
+
+def test_error_bars_are_drawn_only_where_given(tmp_path):
+    assert plots.plot(str(tmp_path / "bars.svg"), "t", "x", "y", SERIES) == 2
+    plain = [(label, [p[:2] for p in pts]) for label, pts in SERIES]
+    assert plots.plot(str(tmp_path / "plain.svg"), "t", "x", "y", plain) == 0
+
+
+def test_boxplot_draws_one_box_per_series_and_group(tmp_path):
+    groups = [("level 1", [("compute", [1.0, 2.0, 3.0]), ("idle", [0.5, 1.5])]),
+              ("level 2", [("compute", [2.0, 4.0]), ("idle", [])])]
+    assert plots.boxplot(str(tmp_path / "box.svg"), "t", "time", groups) == 3
+
+
+def test_mean_ci_uses_students_t():
+    m, (lo, hi) = plots.mean_ci([1.0, 2.0, 3.0])
+    assert m == 2.0
+    assert hi - m == pytest.approx(4.303 * 1.0 / 3 ** 0.5, rel=1e-4)
+    assert plots.mean_ci([5.0]) == (5.0, (5.0, 5.0))
