@@ -49,6 +49,7 @@ mod parallel;
 mod partition;
 pub mod platform;
 pub mod progress;
+pub mod raft;
 pub mod rdma;
 pub mod records;
 pub mod report;

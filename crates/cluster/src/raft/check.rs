@@ -1,0 +1,121 @@
+//! Raft's safety properties checked after a run (the paper's Figure 3 and section 8;
+//! docs/apps/raft.md "Checks"): every violation is a line of the result's problems.
+
+use super::client::{Announcement, Op, Request};
+use super::state::{Entry, Replica, E_SET, NKEYS};
+use super::wire::{ST_MISS, ST_OK};
+use std::collections::{BTreeMap, HashMap};
+
+/// Election Safety: at most one leader per term.
+pub fn one_leader_per_term(a: &[Announcement]) -> Vec<String> {
+    let mut by_term: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
+    for x in a {
+        let v = by_term.entry(x.term).or_default();
+        if !v.contains(&x.node) {
+            v.push(x.node);
+        }
+    }
+    by_term
+        .into_iter()
+        .filter(|(_, v)| v.len() > 1)
+        .map(|(t, v)| format!("term {t} had {} leaders: nodes {v:?}", v.len()))
+        .collect()
+}
+
+/// The replica whose commit index is the highest (its committed prefix holds every other's).
+fn reference(rs: &[Replica]) -> &Replica {
+    rs.iter().max_by_key(|r| (r.commit, std::cmp::Reverse(r.node))).expect("replicas")
+}
+
+/// State Machine Safety: each replica's committed prefix is the reference's; the longest
+/// committed prefix is stored on a majority; no committed entry was ever overwritten.
+pub fn committed_prefixes(rs: &[Replica]) -> Vec<String> {
+    let best = reference(rs);
+    let c = best.commit as usize;
+    let mut out = Vec::new();
+    for r in rs {
+        let k = r.commit as usize;
+        if r.log.len() <= k || r.log[..=k] != best.log[..=k] {
+            out.push(format!("node {}: committed prefix 1..={k} differs from node {}'s", r.node, best.node));
+        }
+        if r.truncated_committed != 0 {
+            out.push(format!(
+                "node {}: was told to overwrite {} committed entries",
+                r.node, r.truncated_committed
+            ));
+        }
+    }
+    let holding = rs.iter().filter(|r| r.log.len() > c && r.log[..=c] == best.log[..=c]).count();
+    if 2 * holding <= rs.len() {
+        out.push(format!(
+            "committed prefix 1..={c} stored on {holding} of {} replicas, not a majority",
+            rs.len()
+        ));
+    }
+    out
+}
+
+/// What applying `log[1..=upto]` in order gives: the store, and each request's result
+/// (value, log index) at its first entry (later duplicates are not executed, section 8).
+pub fn replay(log: &[Entry], upto: usize) -> (Vec<u64>, HashMap<u64, (u64, u64)>) {
+    let (mut kv, mut done) = (vec![0u64; NKEYS], HashMap::new());
+    for (i, e) in log.iter().enumerate().take(upto + 1).skip(1) {
+        if e.req == 0 || done.contains_key(&e.req) || e.key as usize >= NKEYS {
+            continue;
+        }
+        if e.kind == E_SET {
+            kv[e.key as usize] = e.value;
+        }
+        done.insert(e.req, (kv[e.key as usize], i as u64));
+    }
+    (kv, done)
+}
+
+/// Entries applied in order: each replica's store is the replay of its applied prefix.
+pub fn applied_in_order(rs: &[Replica]) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in rs {
+        if r.applied > r.commit {
+            out.push(format!("node {}: applied {} entries, committed only {}", r.node, r.applied, r.commit));
+        } else if replay(&r.log, r.applied as usize).0 != r.kv {
+            out.push(format!(
+                "node {}: store differs from applying its log 1..={} in order",
+                r.node, r.applied
+            ));
+        }
+    }
+    out
+}
+
+/// Every answered request is in the committed log where its reply says, once executed;
+/// a SET's value is the one sent, a GET's the value the replay has there (linearizable).
+pub fn answers(rs: &[Replica], reqs: &[Request]) -> Vec<String> {
+    let best = reference(rs);
+    let (_, done) = replay(&best.log, best.commit as usize);
+    let mut out = Vec::new();
+    for r in reqs {
+        let Some(a) = r.reply else { continue };
+        let got = done.get(&r.id);
+        let want = match r.op {
+            Op::Set => (r.value, ST_OK),
+            Op::Get => got.map_or((0, ST_OK), |g| (g.0, if g.0 == 0 { ST_MISS } else { ST_OK })),
+        };
+        if got.map(|g| g.1) != Some(a.index) || (a.value, a.status) != want {
+            out.push(format!(
+                "request {} ({:?} key {}): acknowledged {{index {}, value {:#x}, status {}}}, the committed log has {:?}",
+                r.id, r.op, r.key, a.index, a.value, a.status, got
+            ));
+        }
+    }
+    out
+}
+
+/// Every check; the problems found (empty: the run is safe).
+pub fn all(rs: &[Replica], a: &[Announcement], reqs: &[Request]) -> Vec<String> {
+    let mut out = one_leader_per_term(a);
+    out.extend(committed_prefixes(rs));
+    out.extend(applied_in_order(rs));
+    out.extend(answers(rs, reqs));
+    out.truncate(20);
+    out
+}

@@ -1,0 +1,187 @@
+//! `nanopu raft CONFIG.toml`: a Raft run's configuration. Unknown keys are errors; every
+//! value is checked, the error naming the key. Each key: example, default, range (why each
+//! default: docs/apps/raft.md "Parameters").
+//!
+//! ```toml
+//! elf = "../../sw/build/apps/raft.elf"  # default: that path; relative to the file
+//! seed = 1                  # default 1: the client's draws and the election timeouts
+//! replicas = 3              # default 3; 3..=7
+//! election_min_us = 10.0    # election timeout drawn in [min, max], us; default 10, 20;
+//! election_max_us = 20.0    #   0 < min <= max <= 1e6
+//! heartbeat_us = 2.0        # us; default 2; 0 < heartbeat < election_min_us
+//! batch = 32                # most entries per AppendEntries; default 32; 1..=41 (2 KiB)
+//! rate_mrps = 0.5           # offered load, million requests/s (Poisson); default 0.5; (0, 100]
+//! requests = 2000           # default 2,000; 1..=50,000
+//! get_fraction = 0.1        # default 0.1; 0..=1
+//! keys = 1000               # keys drawn uniformly from 0..keys; default 1,000; 1..=4096
+//! start_us = 50.0           # first request, us; default 50 (after the first election)
+//! retry_us = 30.0           # client timeout before a retry, us; default 30; > 0
+//! backoff_us = 2.0          # wait after a redirect naming no leader, us; default 2; >= 0
+//! drain_us = 300.0          # wait for answers after the last request, us; default 300
+//! [[faults]]
+//! kind = "crash"            # the node stops for good at at_us
+//! node = "leader"           # "leader" (whoever leads at that time) or a replica index
+//! at_us = 1000.0
+//! [[faults]]
+//! kind = "partition"        # the node is cut off from the others and the host
+//! node = "leader"
+//! from_us = 1000.0
+//! to_us = 1100.0
+//! ```
+
+use super::{Fault, RaftSpec, Target};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// The default program path, relative to a configuration in `experiments/raft/`.
+pub const DEFAULT_ELF: &str = "../../sw/build/apps/raft.elf";
+/// Entries per AppendEntries that fit a 2,048-byte message (the NIC's default largest
+/// message): 7 header words + 6 words per entry.
+pub const MAX_BATCH: u32 = 41;
+/// Most requests in a run (the replicas' log holds 65,536 entries, no snapshots).
+pub const MAX_REQUESTS: usize = 50_000;
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RaftFile {
+    pub elf: Option<String>,
+    pub seed: Option<u64>,
+    pub replicas: Option<u32>,
+    pub election_min_us: Option<f64>,
+    pub election_max_us: Option<f64>,
+    pub heartbeat_us: Option<f64>,
+    pub batch: Option<u32>,
+    pub rate_mrps: Option<f64>,
+    pub requests: Option<usize>,
+    pub get_fraction: Option<f64>,
+    pub keys: Option<u64>,
+    pub start_us: Option<f64>,
+    pub retry_us: Option<f64>,
+    pub backoff_us: Option<f64>,
+    pub drain_us: Option<f64>,
+    #[serde(default)]
+    pub faults: Vec<FaultEntry>,
+}
+
+/// A replica: an index or "leader".
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(untagged)]
+pub enum NodeRef {
+    Index(u32),
+    Name(String),
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct FaultEntry {
+    pub kind: String,
+    pub node: NodeRef,
+    pub at_us: Option<f64>,
+    pub from_us: Option<f64>,
+    pub to_us: Option<f64>,
+}
+
+fn ns(us: f64) -> u64 {
+    (us * 1e3).round() as u64
+}
+
+impl FaultEntry {
+    fn fault(&self, i: usize) -> Result<Fault, String> {
+        let key = |k: &str| format!("faults[{i}].{k}");
+        let node = match &self.node {
+            NodeRef::Index(n) => Target::Node(*n),
+            NodeRef::Name(s) if s == "leader" => Target::Leader,
+            NodeRef::Name(s) => {
+                return Err(format!("{}: \"{s}\" is neither \"leader\" nor a replica index", key("node")))
+            }
+        };
+        let need = |v: Option<f64>, k: &str| v.ok_or(format!("{}: missing", key(k)));
+        match self.kind.as_str() {
+            "crash" => Ok(Fault::Crash { node, at_us: need(self.at_us, "at_us")? }),
+            "partition" => Ok(Fault::Partition {
+                node,
+                from_us: need(self.from_us, "from_us")?,
+                to_us: need(self.to_us, "to_us")?,
+            }),
+            k => Err(format!("{}: \"{k}\" is not a fault (\"crash\" or \"partition\")", key("kind"))),
+        }
+    }
+}
+
+impl RaftFile {
+    /// Read and check a configuration; the program's path is relative to its directory.
+    pub fn load(path: &Path) -> Result<RaftSpec, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let f: RaftFile = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let elf = base.join(f.elf.as_deref().unwrap_or(DEFAULT_ELF));
+        let spec = f.spec(&elf, f.replicas.unwrap_or(3), f.seed.unwrap_or(1));
+        let faults: Result<Vec<Fault>, String> =
+            f.faults.iter().enumerate().map(|(i, x)| x.fault(i)).collect();
+        let spec = RaftSpec { faults: faults?, ..spec };
+        spec.validate().map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(spec)
+    }
+
+    /// The spec this file describes (faults apart), defaults filled in.
+    pub fn spec(&self, elf: &Path, replicas: u32, seed: u64) -> RaftSpec {
+        RaftSpec {
+            elf: PathBuf::from(elf),
+            replicas,
+            seed,
+            election_min_ns: ns(self.election_min_us.unwrap_or(10.0)),
+            election_max_ns: ns(self.election_max_us.unwrap_or(20.0)),
+            heartbeat_ns: ns(self.heartbeat_us.unwrap_or(2.0)),
+            batch: self.batch.unwrap_or(32),
+            rate_mrps: self.rate_mrps.unwrap_or(0.5),
+            requests: self.requests.unwrap_or(2000),
+            get_fraction: self.get_fraction.unwrap_or(0.1),
+            keys: self.keys.unwrap_or(1000),
+            start_us: self.start_us.unwrap_or(50.0),
+            retry_us: self.retry_us.unwrap_or(30.0),
+            backoff_us: self.backoff_us.unwrap_or(2.0),
+            drain_us: self.drain_us.unwrap_or(300.0),
+            faults: Vec::new(),
+        }
+    }
+}
+
+fn within<T: PartialOrd + std::fmt::Display>(v: T, lo: T, hi: T, key: &str) -> Result<(), String> {
+    match v >= lo && v <= hi {
+        true => Ok(()),
+        false => Err(format!("{key}: {v} is outside {lo}..={hi}")),
+    }
+}
+
+impl RaftSpec {
+    /// Check every field; the error names its key.
+    pub fn validate(&self) -> Result<(), String> {
+        within(self.replicas, 3, 7, "replicas")?;
+        within(self.election_min_ns, 1, 1_000_000_000, "election_min_us (ns)")?;
+        within(self.election_max_ns, self.election_min_ns, 1_000_000_000, "election_max_us (ns)")?;
+        within(self.heartbeat_ns, 1, self.election_min_ns - 1, "heartbeat_us (ns)")?;
+        within(self.batch, 1, MAX_BATCH, "batch")?;
+        within(self.rate_mrps, 1e-6, 100.0, "rate_mrps")?;
+        within(self.requests, 1, MAX_REQUESTS, "requests")?;
+        within(self.get_fraction, 0.0, 1.0, "get_fraction")?;
+        within(self.keys, 1, super::state::NKEYS as u64, "keys")?;
+        within(self.start_us, 0.0, 1e6, "start_us")?;
+        within(self.retry_us, 1e-3, 1e6, "retry_us")?;
+        within(self.backoff_us, 0.0, 1e6, "backoff_us")?;
+        within(self.drain_us, 0.0, 1e6, "drain_us")?;
+        self.faults.iter().enumerate().try_for_each(|(i, f)| self.check_fault(i, f))
+    }
+
+    fn check_fault(&self, i: usize, f: &Fault) -> Result<(), String> {
+        if let Target::Node(n) = f.target() {
+            within(n, 0, self.replicas - 1, &format!("faults[{i}].node"))?;
+        }
+        match *f {
+            Fault::Crash { at_us, .. } => within(at_us, 0.0, 1e6, &format!("faults[{i}].at_us")),
+            Fault::Partition { from_us, to_us, .. } => {
+                within(from_us, 0.0, 1e6, &format!("faults[{i}].from_us"))?;
+                within(to_us, from_us, 1e6, &format!("faults[{i}].to_us"))
+            }
+        }
+    }
+}

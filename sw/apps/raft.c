@@ -1,0 +1,473 @@
+/*
+ * raft.c - Raft consensus (Ongaro and Ousterhout, "In Search of an Understandable Consensus
+ * Algorithm", USENIX ATC 2014; its Figure 2 is the specification followed here) on nanoPU
+ * nodes: one replica per node (core 0), a replicated key-value state machine, clients that
+ * contact a follower redirected to the leader.  Wire format, parameters, and what departs
+ * from the paper: docs/apps/raft.md.
+ *
+ * Replicas are nodes 0..N-1 (10.0.0.(2+i)).  Arguments (after program, MAC, IP):
+ *   argv[3] N replicas (3..7)      argv[4] seed (election timeouts are drawn from a PRNG
+ *   argv[5] election timeout min, ns          seeded by it and the node)
+ *   argv[6] election timeout max, ns   argv[7] heartbeat period, ns
+ *   argv[8] most entries per AppendEntries
+ *
+ * One core polls its receive queue and the cycle counter: messages are handled as they
+ * come, timers (election timeout, heartbeats) when the counter passes them.  The state the
+ * host checks after a run (crates/cluster/src/raft.rs) is the `raft` structure, the log and
+ * the store, read from the node's memory through their symbols.
+ */
+#include "nanopu.h"
+
+#define MAX_NODES   7
+#define LOG_CAP     (1u << 16)          /* entries; no snapshots (docs/apps/raft.md) */
+#define NKEYS       4096                /* keys 0..NKEYS-1, one 64-bit value each */
+#define SLOTS       (1u << 18)          /* dedup table: > 2 x LOG_CAP, never half full */
+#define NONE        (~0ull)
+#define RAFT_MAGIC  0x54464152ull       /* "RAFT" */
+
+/* Message types (word 0 of every payload). */
+enum { M_SET = 1, M_GET = 2, M_REPLY = 0x10, M_REDIRECT = 0x11, M_LEADER = 0x12,
+       M_VOTE = 0x20, M_VOTE_REPLY = 0x21, M_APPEND = 0x22, M_APPEND_REPLY = 0x23 };
+enum { E_NOOP = 0, E_SET = 1, E_GET = 2 };
+enum { FOLLOWER = 0, CANDIDATE = 1, LEADER = 2 };
+enum { ST_OK = 0, ST_MISS = 1, ST_FULL = 2, ST_BAD = 3 };
+#define ENTRY_WORDS 6
+#define AE_WORDS    7                   /* AppendEntries words before the entries */
+#define HOST_LEADER_CONTEXT 1           /* the host's context for leader announcements */
+
+struct entry { uint64_t term, kind, req, key, value, client; };
+struct slot { uint64_t req, status, value, index; };
+
+/* Everything the host reads after the run; layout in docs/apps/raft.md. */
+struct raft {
+    uint64_t magic, me, n;
+    uint64_t current_term, voted_for, last_index;      /* persistent (Figure 2) */
+    uint64_t commit_index, last_applied, role, leader; /* volatile */
+    uint64_t elections, truncated_committed;           /* counters */
+    uint64_t next_index[MAX_NODES], match_index[MAX_NODES];
+};
+
+struct raft raft;
+struct entry raft_log[LOG_CAP + 1];     /* index 0: the empty prefix, term 0 */
+uint64_t raft_kv[NKEYS];
+static struct slot slots[SLOTS];
+
+static uint64_t t_min, t_max, heartbeat, batch, rng;
+static uint64_t election_due, votes, hb_due[MAX_NODES], inflight[MAX_NODES];
+
+/* ---- Helpers --------------------------------------------------------------------- */
+
+/* SplitMix64 (Steele, Lea, Flood, OOPSLA 2014): the election timeouts' PRNG. */
+static uint64_t next_random(void)
+{
+    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t cycles_of_ns(uint64_t ns) { return ns * nanopu_rtc_cycles() / 1000; }
+static uint32_t ip_of(uint64_t node) { return NANOPU_IP(10, 0, 0, 2) + (uint32_t)node; }
+static uint64_t last_term(void) { return raft_log[raft.last_index].term; }
+
+static void skip(uint64_t words)
+{
+    while (words--)
+        lnic_read();
+}
+
+static void send_hdr(uint32_t ip, uint16_t context, uint64_t words)
+{
+    lnic_write_r(lnic_hdr(ip, context, (uint16_t)(8 * words)));
+}
+
+/* A new randomized election timeout from now (paper section 5.2). */
+static void reset_election_timer(void)
+{
+    election_due = read_mcycle() + t_min + next_random() % (t_max - t_min + 1);
+}
+
+/* ---- State machine and clients ------------------------------------------------------ */
+
+/* The dedup slot of request `req`: its own, or the empty one where it would go. */
+static struct slot *slot_of(uint64_t req)
+{
+    uint64_t i = req * 0x9e3779b97f4a7c15ull >> 46;
+    while (slots[i].req && slots[i].req != req)
+        i = (i + 1) & (SLOTS - 1);
+    return &slots[i];
+}
+
+static void reply(uint64_t client, uint64_t req, const struct slot *s)
+{
+    send_hdr((uint32_t)(client >> 16), (uint16_t)client, 6);
+    lnic_write_r(M_REPLY);
+    lnic_write_r(req);
+    lnic_write_r(s->status);
+    lnic_write_r(s->value);
+    lnic_write_r(s->index);
+    lnic_write_r(raft.me);
+}
+
+/* Execute entry i once per request id (paper section 8); the leader answers the client. */
+static void apply(uint64_t i)
+{
+    const struct entry *e = &raft_log[i];
+    if (e->kind == E_NOOP)
+        return;
+    struct slot *s = slot_of(e->req);
+    if (s->req != e->req) {
+        s->req = e->req;
+        s->index = i;
+        if (e->kind == E_SET)
+            raft_kv[e->key] = e->value;
+        s->value = raft_kv[e->key];
+        s->status = s->value ? ST_OK : ST_MISS;
+    }
+    if (raft.role == LEADER)
+        reply(e->client, e->req, s);
+}
+
+static void apply_committed(void)
+{
+    while (raft.last_applied < raft.commit_index)
+        apply(++raft.last_applied);
+}
+
+static void redirect(uint64_t hdr, uint64_t req)
+{
+    send_hdr(lnic_hdr_ip(hdr), lnic_hdr_context(hdr), 3);
+    lnic_write_r(M_REDIRECT);
+    lnic_write_r(req);
+    lnic_write_r(raft.role == CANDIDATE ? NONE : raft.leader);
+}
+
+static void refuse(uint64_t hdr, uint64_t req, uint64_t status)
+{
+    struct slot s = { req, status, 0, 0 };
+    reply((uint64_t)lnic_hdr_ip(hdr) << 16 | lnic_hdr_context(hdr), req, &s);
+}
+
+static void append(uint64_t kind, uint64_t req, uint64_t key, uint64_t value, uint64_t client)
+{
+    struct entry *e = &raft_log[++raft.last_index];
+    e->term = raft.current_term;
+    e->kind = kind;
+    e->req = req;
+    e->key = key;
+    e->value = value;
+    e->client = client;
+}
+
+static void replicate_idle(void);
+
+/* SET {req, key, value} or GET {req, key}: the leader appends it to its log. */
+static void client_request(uint64_t hdr, uint64_t op, uint64_t words)
+{
+    uint64_t want = op == M_SET ? 4 : 3, req = lnic_read(), key = lnic_read();
+    uint64_t value = op == M_SET ? lnic_read() : 0;
+    skip(words - want);
+    struct slot *s = slot_of(req);
+    if (words != want || key >= NKEYS || req == 0 || (op == M_SET && value == 0))
+        refuse(hdr, req, ST_BAD);
+    else if (raft.role != LEADER)
+        redirect(hdr, req);
+    else if (s->req == req)
+        reply((uint64_t)lnic_hdr_ip(hdr) << 16 | lnic_hdr_context(hdr), req, s);
+    else if (raft.last_index >= LOG_CAP)
+        refuse(hdr, req, ST_FULL);
+    else {
+        append(op == M_SET ? E_SET : E_GET, req, key, value,
+               (uint64_t)lnic_hdr_ip(hdr) << 16 | lnic_hdr_context(hdr));
+        replicate_idle();
+    }
+}
+
+/* ---- Terms and elections ------------------------------------------------------------ */
+
+/* A term newer than ours: adopt it and follow (Figure 2, "Rules for Servers"). */
+static void observe_term(uint64_t term)
+{
+    if (term > raft.current_term) {
+        raft.current_term = term;
+        raft.voted_for = NONE;
+        raft.role = FOLLOWER;
+        raft.leader = NONE;
+    }
+}
+
+static void send_vote_request(uint64_t p)
+{
+    send_hdr(ip_of(p), 0, 5);
+    lnic_write_r(M_VOTE);
+    lnic_write_r(raft.current_term);
+    lnic_write_r(raft.me);
+    lnic_write_r(raft.last_index);
+    lnic_write_r(last_term());
+}
+
+static void start_election(void)
+{
+    raft.current_term++;
+    raft.role = CANDIDATE;
+    raft.voted_for = raft.me;
+    raft.leader = NONE;
+    raft.elections++;
+    votes = 1ull << raft.me;
+    reset_election_timer();
+    for (uint64_t p = 0; p < raft.n; p++)
+        if (p != raft.me)
+            send_vote_request(p);
+}
+
+/* RequestVote RPC receiver (Figure 2): grant at most one vote per term, only to a
+ * candidate whose log is at least as up to date as ours (section 5.4.1). */
+static void on_vote_request(void)
+{
+    uint64_t term = lnic_read(), cand = lnic_read(), lli = lnic_read(), llt = lnic_read();
+    observe_term(term);
+    int up_to_date = llt > last_term() || (llt == last_term() && lli >= raft.last_index);
+    int granted = term == raft.current_term && up_to_date && cand < raft.n
+                  && (raft.voted_for == NONE || raft.voted_for == cand);
+    if (granted) {
+        raft.voted_for = cand;
+        reset_election_timer();
+    }
+    send_hdr(ip_of(cand < raft.n ? cand : 0), 0, 4);
+    lnic_write_r(M_VOTE_REPLY);
+    lnic_write_r(raft.current_term);
+    lnic_write_r((uint64_t)granted);
+    lnic_write_r(raft.me);
+}
+
+static void send_append(uint64_t p);
+
+/* Section 5.2: a candidate with a majority's votes leads; it appends a no-op of its term
+ * (section 8) and tells the host (for the timeline only: clients find it by redirects). */
+static void become_leader(void)
+{
+    raft.role = LEADER;
+    raft.leader = raft.me;
+    for (uint64_t p = 0; p < raft.n; p++) {
+        raft.next_index[p] = raft.last_index + 1;
+        raft.match_index[p] = 0;
+        inflight[p] = 0;
+    }
+    send_hdr(NANOPU_HOST_IP, HOST_LEADER_CONTEXT, 3);
+    lnic_write_r(M_LEADER);
+    lnic_write_r(raft.current_term);
+    lnic_write_r(raft.me);
+    if (raft.last_index < LOG_CAP)
+        append(E_NOOP, 0, 0, 0, 0);
+    for (uint64_t p = 0; p < raft.n; p++)
+        if (p != raft.me)
+            send_append(p);
+}
+
+static void on_vote_reply(void)
+{
+    uint64_t term = lnic_read(), granted = lnic_read(), from = lnic_read();
+    observe_term(term);
+    if (raft.role != CANDIDATE || term != raft.current_term || !granted || from >= raft.n)
+        return;
+    votes |= 1ull << from;
+    uint64_t have = 0;
+    for (uint64_t p = 0; p < raft.n; p++)
+        have += votes >> p & 1;
+    if (2 * have > raft.n)
+        become_leader();
+}
+
+/* ---- Log replication ------------------------------------------------------------------ */
+
+/* AppendEntries to p from nextIndex[p], at most `batch` entries (none: a heartbeat). */
+static void send_append(uint64_t p)
+{
+    uint64_t prev = raft.next_index[p] - 1, count = raft.last_index - prev;
+    count = count < batch ? count : batch;
+    send_hdr(ip_of(p), 0, AE_WORDS + ENTRY_WORDS * count);
+    lnic_write_r(M_APPEND);
+    lnic_write_r(raft.current_term);
+    lnic_write_r(raft.me);
+    lnic_write_r(prev);
+    lnic_write_r(raft_log[prev].term);
+    lnic_write_r(raft.commit_index);
+    lnic_write_r(count);
+    const uint64_t *w = (const uint64_t *)&raft_log[prev + 1];
+    for (uint64_t i = 0; i < ENTRY_WORDS * count; i++)
+        lnic_write_r(w[i]);
+    hb_due[p] = read_mcycle() + heartbeat;
+    inflight[p] = 1;
+}
+
+/* New entries go at once to followers with no AppendEntries unanswered; the others get
+ * them with the reply (entries accumulating meanwhile travel as one batch). */
+static void replicate_idle(void)
+{
+    for (uint64_t p = 0; p < raft.n; p++)
+        if (p != raft.me && !inflight[p] && raft.next_index[p] <= raft.last_index)
+            send_append(p);
+}
+
+/* Rule 1 for leaders' commitIndex (Figure 2): the largest N of the current term stored
+ * on a majority (entries of earlier terms commit with it, section 5.4.2). */
+static void advance_commit(void)
+{
+    for (uint64_t i = raft.last_index; i > raft.commit_index; i--) {
+        if (raft_log[i].term != raft.current_term)
+            break;
+        uint64_t have = 1;
+        for (uint64_t p = 0; p < raft.n; p++)
+            have += p != raft.me && raft.match_index[p] >= i;
+        if (2 * have > raft.n) {
+            raft.commit_index = i;
+            break;
+        }
+    }
+    apply_committed();
+}
+
+static void send_append_reply(uint64_t to, uint64_t ok, uint64_t index)
+{
+    send_hdr(ip_of(to), 0, 5);
+    lnic_write_r(M_APPEND_REPLY);
+    lnic_write_r(raft.current_term);
+    lnic_write_r(ok);
+    lnic_write_r(raft.me);
+    lnic_write_r(index);
+}
+
+/* Store entry `index` from netRX: a conflicting entry and all after it go first (receiver
+ * rule 3), an entry we already hold is kept (rule 4). */
+static void store_entry(uint64_t index)
+{
+    struct entry e;
+    uint64_t *w = (uint64_t *)&e;
+    for (int i = 0; i < ENTRY_WORDS; i++)
+        w[i] = lnic_read();
+    if (index <= raft.last_index && raft_log[index].term != e.term) {
+        raft.truncated_committed += index <= raft.commit_index; /* must stay 0 */
+        raft.last_index = index - 1;
+    }
+    if (index > raft.last_index && index <= LOG_CAP) {
+        raft_log[index] = e;
+        raft.last_index = index;
+    }
+}
+
+/* AppendEntries RPC receiver (Figure 2, rules 1-5). */
+static void on_append(uint64_t words)
+{
+    uint64_t term = lnic_read(), leader = lnic_read(), prev = lnic_read(), prev_term = lnic_read();
+    uint64_t commit = lnic_read(), count = lnic_read();
+    if (words != AE_WORDS + ENTRY_WORDS * count || leader >= raft.n) {
+        skip(words - AE_WORDS);
+        return;
+    }
+    observe_term(term);
+    if (term < raft.current_term) {
+        skip(ENTRY_WORDS * count);
+        return send_append_reply(leader, 0, prev);
+    }
+    raft.role = FOLLOWER;
+    raft.leader = leader;
+    reset_election_timer();
+    if (prev > raft.last_index || raft_log[prev].term != prev_term) {
+        skip(ENTRY_WORDS * count);
+        return send_append_reply(leader, 0, prev);
+    }
+    for (uint64_t k = 1; k <= count; k++)
+        store_entry(prev + k);
+    uint64_t last_new = prev + count < raft.last_index ? prev + count : raft.last_index;
+    if (commit > raft.commit_index)
+        raft.commit_index = commit < last_new ? commit : last_new;
+    apply_committed();
+    send_append_reply(leader, 1, last_new);
+}
+
+/* The leader's side: advance matchIndex and commit, or back nextIndex off by one (never
+ * below 1, never on a stale reply) and retry; either way send what is left. */
+static void on_append_reply(void)
+{
+    uint64_t term = lnic_read(), ok = lnic_read(), from = lnic_read(), index = lnic_read();
+    observe_term(term);
+    if (raft.role != LEADER || term != raft.current_term || from >= raft.n || from == raft.me)
+        return;
+    if (ok) {
+        if (index > raft.match_index[from])
+            raft.match_index[from] = index;
+        raft.next_index[from] = raft.match_index[from] + 1;
+        advance_commit();
+    } else if (index + 1 == raft.next_index[from] && index >= 1) {
+        raft.next_index[from] = index;
+    }
+    inflight[from] = 0;
+    if (raft.next_index[from] <= raft.last_index || !ok)
+        send_append(from);
+}
+
+/* ---- The loop ----------------------------------------------------------------------- */
+
+static void handle_message(void)
+{
+    uint64_t hdr = lnic_read(), words = lnic_hdr_words(hdr);
+    if (words == 0)
+        return;
+    uint64_t type = lnic_read();
+    switch (type) {
+    case M_SET:
+    case M_GET:          return client_request(hdr, type, words);
+    case M_VOTE:         if (words == 5) return on_vote_request(); break;
+    case M_VOTE_REPLY:   if (words == 4) return on_vote_reply(); break;
+    case M_APPEND:       if (words >= AE_WORDS) return on_append(words); break;
+    case M_APPEND_REPLY: if (words == 5) return on_append_reply(); break;
+    }
+    skip(words - 1);
+}
+
+static void on_timers(uint64_t now)
+{
+    if (raft.role != LEADER) {
+        if (now >= election_due)
+            start_election();
+        return;
+    }
+    for (uint64_t p = 0; p < raft.n; p++)
+        if (p != raft.me && now >= hb_due[p])
+            send_append(p);
+}
+
+static int usage(const char *why)
+{
+    printf("raft: %s\nusage: raft.elf N SEED TIMEOUT_MIN_NS TIMEOUT_MAX_NS HEARTBEAT_NS BATCH\n", why);
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    if (nanopu_core_id() != 0)
+        return 0;
+    uint64_t n = nanopu_arg_u64(argc, argv, 0, 0), me = nanopu_node_index();
+    uint64_t lo = nanopu_arg_u64(argc, argv, 2, 0), hi = nanopu_arg_u64(argc, argv, 3, 0);
+    uint64_t hb = nanopu_arg_u64(argc, argv, 4, 0);
+    batch = nanopu_arg_u64(argc, argv, 5, 0);
+    if (argc < 9 || n < 3 || n > MAX_NODES || !lo || lo > hi || !hb || !batch
+        || AE_WORDS + ENTRY_WORDS * batch > 65535 / 8)
+        return usage("bad arguments");
+    if (me >= n)
+        return 0; /* not a replica */
+    raft = (struct raft){ RAFT_MAGIC, me, n, 0, NONE, 0, 0, 0, FOLLOWER, NONE, 0, 0, {0}, {0} };
+    t_min = cycles_of_ns(lo);
+    t_max = cycles_of_ns(hi);
+    heartbeat = cycles_of_ns(hb);
+    rng = nanopu_arg_u64(argc, argv, 1, 0) * 0x100000001b3ull ^ (me + 1) * 0x9e3779b97f4a7c15ull;
+    lnic_add_context(0, 0);
+    reset_election_timer();
+    for (;;) {
+        if (lnic_ready()) {
+            handle_message();
+            lnic_msg_done();
+        }
+        on_timers(read_mcycle());
+    }
+}
