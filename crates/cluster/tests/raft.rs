@@ -5,7 +5,7 @@
 mod common;
 
 use nanopu_cluster::raft::client::Op;
-use nanopu_cluster::raft::{RaftResult, RaftSpec};
+use nanopu_cluster::raft::{Fault, RaftResult, RaftSpec, Target};
 use nanopu_cluster::Outcome;
 
 fn spec(replicas: u32, seed: u64) -> RaftSpec {
@@ -95,4 +95,21 @@ fn retried_writes_are_applied_once() {
     assert_eq!(ids.len(), s.requests, "every request in the committed log");
     assert!(all > ids.len() + 20, "duplicates in the log: {all} entries for {} requests", ids.len());
     assert!(r.duplicate_replies > 0);
+}
+
+/// The leader crashes during the load: a new leader is elected, the client finds it by
+/// retries and redirects, every request is answered and every run is safe (several seeds).
+#[test]
+fn leader_crash_during_load() {
+    for (n, seed) in [(3, 1), (3, 2), (5, 3), (5, 4)] {
+        let mut s = spec(n, seed);
+        s.faults = vec![Fault::Crash { node: Target::Leader, at_us: 300.0 }];
+        let r = run_ok(&s);
+        let Fault::Crash { node: Target::Node(dead), .. } = r.faults[0] else { panic!("{:?}", r.faults) };
+        let new = r.final_leader().unwrap();
+        assert!(new != dead && r.announcements.len() >= 2, "seed {seed}: {}", summary(&r));
+        let after = r.announcements.iter().filter(|a| a.at.as_us_f64() > 300.0).count();
+        assert!(after >= 1, "an election after the crash: {}", summary(&r));
+        assert!(r.retries > 0, "requests sent to the dead leader were retried");
+    }
 }
