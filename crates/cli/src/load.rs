@@ -120,9 +120,10 @@ fn run_point(spec: &LoadSpec, elf: &[u8], cfg: &NodeConfig) -> Result<LoadResult
         );
     }
     if let Some(e) = &r.kv {
-        let (what, ops) = match spec.rdma.is_some() {
-            true => ("RDMA", r.rdma_ops.len()),
-            false => ("key-value", r.kv_ops.len()),
+        let (what, ops) = match (&spec.rdma, &spec.setalg) {
+            (Some(_), _) => ("RDMA", r.rdma_ops.len()),
+            (None, Some(_)) => ("set algebra", r.setalg_ops.len()),
+            (None, None) => ("key-value", r.kv_ops.len()),
         };
         let checked = ops - e.lost;
         let unjudged = match e.unchecked {

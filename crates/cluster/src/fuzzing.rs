@@ -87,6 +87,8 @@ mod tests {
         b"fraction = ", b"contexts = [", b"mac_ns = ", b"\"exponential\"", b"\"fixed\"", b"\"rss\"",
         b"[load.kv]\n", b"items_per_core = ", b"get_fraction = ", b"theta = ", b"value_bytes = [",
         b"keys = \"uniform\"", b"steering = \"static\"",
+        b"[load.setalg]\n", b"documents = ", b"vocabulary = ", b"words_per_document = ",
+        b"query_words = [", b"popularity = \"uniform\"",
         b"0", b"-1", b"1e300", b"-0.0", b"nan", b"inf", b"-inf", b"4294967295", b"4294967296",
         b"18446744073709551615", b"9223372036854775807", b"65535", b"65536", b"1048576", b"0.5",
         b"\n", b"[", b"]", b"\"", b",", b"=", b".",

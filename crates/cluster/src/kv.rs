@@ -205,7 +205,7 @@ impl KeyChooser {
 /// Zipf-distributed ranks 0..n by the method of Gray, Sundaresan, Englert, Baclawski and
 /// Weinberger, "Quickly Generating Billion-Record Synthetic Databases" (SIGMOD 1994), the
 /// generator YCSB and MICA's evaluation use; P(rank i) proportional to 1 / (i + 1)^theta.
-struct Zipf {
+pub(crate) struct Zipf {
     n: f64,
     theta: f64,
     zetan: f64,
@@ -214,7 +214,7 @@ struct Zipf {
 }
 
 impl Zipf {
-    fn new(n: u64, theta: f64) -> Zipf {
+    pub(crate) fn new(n: u64, theta: f64) -> Zipf {
         let zetan: f64 = (1..=n).map(|i| (i as f64).powf(-theta)).sum();
         let zeta2 = 1.0 + 0.5f64.powf(theta);
         let n = n as f64;
@@ -222,7 +222,7 @@ impl Zipf {
         Zipf { n, theta, zetan, alpha: 1.0 / (1.0 - theta), eta }
     }
 
-    fn draw(&self, rng: &mut Rng) -> u64 {
+    pub(crate) fn draw(&self, rng: &mut Rng) -> u64 {
         let u = rng.next_f64();
         let uz = u * self.zetan;
         let r = match uz {

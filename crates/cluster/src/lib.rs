@@ -55,6 +55,7 @@ pub mod records;
 pub mod report;
 pub mod schema;
 pub mod server_cost;
+pub mod setalg;
 pub mod sim;
 pub mod sort;
 pub mod spin;

@@ -19,8 +19,10 @@
 //! ```
 //!
 //! Instead of `[[load.class]]`, `[load.kv]` runs the key-value workload against
-//! `sw/apps/mica.c` (docs/apps/mica.md) and `[load.rdma]` the one-sided RDMA workload against
-//! `sw/apps/rdma.c` (docs/apps/rdma.md); the server's arguments then come from them.
+//! `sw/apps/mica.c` (docs/apps/mica.md), `[load.rdma]` the one-sided RDMA workload against
+//! `sw/apps/rdma.c` (docs/apps/rdma.md) and `[load.setalg]` the set algebra (document
+//! search) workload against `sw/apps/setalg.c` (docs/apps/setalg.md); the server's arguments
+//! then come from them.
 //!
 //! Times are at most one hour each so that sums of them stay within simulated time (a `u64`
 //! of femtoseconds, about 5.1 h; `config::check`).
@@ -29,6 +31,7 @@ use crate::config::check::{self, fraction, time_ns, time_us, within, within_f64}
 use crate::kv::{Keys, KvSpec, Steering};
 use crate::loadgen::{Arrivals, Class, LoadSpec, Service};
 use crate::rdma::{RdmaSpec, KINDS};
+use crate::setalg::{Corpus, Popularity, SetalgSpec, CLASSES};
 use crate::NodeConfig;
 use nanopu_nic::params::CoreSelection;
 use schemars::JsonSchema;
@@ -101,7 +104,7 @@ pub struct LoadSection {
     #[serde(default)]
     pub start_us: f64,
     /// Request classes of the synthetic service (`sw/apps/service.c`): one entry each. Not with
-    /// `[load.kv]` or `[load.rdma]`.
+    /// `[load.kv]`, `[load.rdma]` or `[load.setalg]`.
     #[serde(default)]
     pub class: Vec<ClassFile>,
     /// The key-value workload against `sw/apps/mica.c` (docs/apps/mica.md): classes "get" and
@@ -110,6 +113,51 @@ pub struct LoadSection {
     /// The one-sided RDMA workload against `sw/apps/rdma.c` (docs/apps/rdma.md): one class per
     /// operation, every reply checked.
     pub rdma: Option<RdmaFile>,
+    /// The set algebra (document search) workload against `sw/apps/setalg.c`
+    /// (docs/apps/setalg.md): one class per query size, "1-word" to "4-word", every answer
+    /// checked against the generator's own index of the same corpus.
+    pub setalg: Option<SetalgFile>,
+}
+
+/// `[load.setalg]`: the set algebra workload (`setalg.rs`). The corpus defaults are our
+/// choice, for a short start-up (docs/apps/setalg.md), not the paper's.
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct SetalgFile {
+    /// Documents in the corpus. Default 2,048; 1..=65,536, and documents x
+    /// `words_per_document` at most 262,144.
+    #[serde(default = "setalg_documents")]
+    pub documents: u64,
+    /// Words of the vocabulary, drawn Zipf (exponent 1) into the documents. Default 4,096;
+    /// 4..=16,384.
+    #[serde(default = "setalg_vocabulary")]
+    pub vocabulary: u64,
+    /// Words drawn per document (a word drawn twice counts once). Default 16; 1..=64.
+    #[serde(default = "setalg_words")]
+    pub words_per_document: u64,
+    /// Shares of 1-, 2-, 3- and 4-word queries. Default a quarter each; they add up to 1.
+    #[serde(default = "quarters")]
+    pub query_words: [f64; 4],
+    /// How a query picks its distinct words: "zipf" (default: by corpus rank, the most
+    /// frequent word the most queried) or "uniform".
+    #[serde(default = "zipf")]
+    pub popularity: String,
+    /// Zipf skew of the query words. Default 0.99; within (0, 1).
+    #[serde(default = "mica_theta")]
+    pub theta: f64,
+}
+
+fn setalg_documents() -> u64 {
+    2048
+}
+fn setalg_vocabulary() -> u64 {
+    4096
+}
+fn setalg_words() -> u64 {
+    16
+}
+fn quarters() -> [f64; 4] {
+    [0.25; 4]
 }
 
 /// `[load.rdma]`: the one-sided RDMA workload (`rdma.rs`).
@@ -251,6 +299,7 @@ impl LoadFile {
         self.server.check()?;
         self.kv_spec()?;
         self.rdma_spec()?;
+        self.setalg_spec()?;
         self.load.check(crate::cluster::available_memory())
     }
 
@@ -277,6 +326,9 @@ impl LoadFile {
         if let Some(r) = self.rdma_spec()? {
             (cfg.program_name, cfg.args) = ("rdma".into(), r.server_args());
         }
+        if let Some(q) = self.setalg_spec()? {
+            (cfg.program_name, cfg.args) = ("setalg".into(), q.corpus.server_args());
+        }
         // Each run ends at its deadline (last send + drain, at most two hours: both keys
         // are at most one); the cycle limit only has to lie beyond it.
         cfg.max_cycles = check::max_cycles(hz);
@@ -294,9 +346,11 @@ impl LoadFile {
         };
         let kv = self.kv_spec()?;
         let rdma = self.rdma_spec()?;
-        let classes = match (&kv, &rdma) {
-            (Some(kv), _) => kv_classes(kv),
-            (None, Some(r)) => rdma_classes(r),
+        let setalg = self.setalg_spec()?;
+        let classes = match (&kv, &rdma, &setalg) {
+            (Some(kv), _, _) => kv_classes(kv),
+            (None, Some(r), _) => rdma_classes(r),
+            (None, None, Some(q)) => setalg_classes(q),
             _ => l.class.iter().map(ClassFile::to_class).collect::<Result<Vec<_>, _>>()?,
         };
         let drain = time_us(l.drain_us, "load.drain_us")?;
@@ -312,6 +366,7 @@ impl LoadFile {
             start,
             kv: kv.clone(),
             rdma: rdma.clone(),
+            setalg: setalg.clone(),
         };
         let specs: Vec<LoadSpec> = l.rates_mrps.iter().map(|&r| spec(r)).collect();
         specs.iter().try_for_each(LoadSpec::validate)?;
@@ -376,6 +431,47 @@ impl LoadFile {
         spec.validate()?;
         Ok(Some(spec))
     }
+}
+
+impl LoadFile {
+    /// The set algebra workload, if `[load.setalg]` is there.
+    fn setalg_spec(&self) -> Result<Option<SetalgSpec>, String> {
+        let Some(q) = &self.load.setalg else { return Ok(None) };
+        let alone = self.load.class.is_empty() && self.load.kv.is_none() && self.load.rdma.is_none();
+        if !alone {
+            return Err("load.setalg: not with [[load.class]], [load.kv] or [load.rdma]; its classes are \
+                        the query sizes"
+                .into());
+        }
+        if !self.server.args.is_empty() {
+            return Err("server.args: not with [load.setalg], which gives the server's arguments".into());
+        }
+        let popularity = match q.popularity.as_str() {
+            "uniform" => Popularity::Uniform,
+            "zipf" => Popularity::Zipf { theta: q.theta },
+            x => return Err(format!("load.setalg.popularity: \"{x}\" is not \"uniform\" or \"zipf\"")),
+        };
+        let corpus = Corpus {
+            seed: self.load.seed,
+            documents: q.documents,
+            vocabulary: q.vocabulary,
+            words_per_document: q.words_per_document,
+        };
+        let spec = SetalgSpec { corpus, query_words: q.query_words, popularity };
+        spec.validate()?;
+        Ok(Some(spec))
+    }
+}
+
+/// The classes of a set algebra run: one per query size, all to context 0 (every core).
+fn setalg_classes(q: &SetalgSpec) -> Vec<Class> {
+    let class = |(name, &fraction): (&&str, &f64)| Class {
+        name: name.to_string(),
+        fraction,
+        service: Service::Fixed { ns: 0.0 },
+        contexts: vec![0],
+    };
+    CLASSES.iter().zip(&q.query_words).map(class).collect()
 }
 
 /// The classes of an RDMA run: one per operation, all to context 0 (every core).
@@ -640,6 +736,36 @@ mod tests {
         assert!(bad("read = 0.5", "read = 0.6").contains("add up"));
         assert!(bad("read = 0.5", "read = 0.5\nread_words = [1, 65]").starts_with("load.rdma.read_words"));
         assert!(LoadFile::parse(&(MIN.to_string() + "[load.rdma]\n")).unwrap_err().starts_with("load.rdma"));
+    }
+
+    #[test]
+    fn a_setalg_section_gives_the_query_sizes_and_the_corpus() {
+        let q = MIN.split("[[load.class]]").next().unwrap().to_string()
+            + "[load.setalg]\ndocuments = 100\nquery_words = [0.5, 0.5, 0.0, 0.0]\n";
+        let f = LoadFile::parse(&q).unwrap();
+        let cfg = f.node_config().unwrap();
+        assert_eq!(
+            (cfg.program_name.as_str(), cfg.args.clone()),
+            ("setalg", ["1", "100", "4096", "16"].map(String::from).to_vec())
+        );
+        let s = f.specs().unwrap();
+        let names: Vec<&str> = s[0].classes.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["1-word", "2-word", "3-word", "4-word"]);
+        assert_eq!(s[0].setalg.as_ref().unwrap().popularity, Popularity::Zipf { theta: 0.99 });
+        let bad = |from: &str, to: &str| LoadFile::parse(&q.replace(from, to)).unwrap_err();
+        assert!(bad("documents = 100", "documents = 0").starts_with("load.setalg.documents"));
+        assert!(bad("documents = 100", "vocabulary = 99999").starts_with("load.setalg.vocabulary"));
+        assert!(
+            bad("documents = 100", "words_per_document = 0").starts_with("load.setalg.words_per_document")
+        );
+        assert!(bad("[0.5, 0.5, 0.0, 0.0]", "[0.5, 0.6, 0.0, 0.0]").starts_with("load.setalg.query_words"));
+        assert!(bad("documents = 100", "popularity = \"hot\"").starts_with("load.setalg.popularity"));
+        assert!(bad("documents = 100", "theta = 1.5").starts_with("load.setalg.theta"));
+        assert!(bad("documents = 100", "words = 3").contains("unknown field `words`"));
+        assert!(bad("elf = \"s.elf\"", "elf = \"s.elf\"\nargs = [\"1\"]").starts_with("server.args"));
+        assert!(LoadFile::parse(&(MIN.to_string() + "[load.setalg]\n"))
+            .unwrap_err()
+            .starts_with("load.setalg"));
     }
 
     #[test]

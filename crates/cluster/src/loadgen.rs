@@ -13,6 +13,7 @@ use crate::kv::{self, KeyChooser, KvErrors, KvOp, KvSpec};
 use crate::outcome::{Outcome, SimError};
 use crate::rdma::{self, RdmaOp, RdmaSpec};
 use crate::server_cost::ServerCost;
+use crate::setalg::{self, SetalgOp, SetalgSpec};
 use crate::{NodeConfig, Simulation, TestHost};
 use nanopu_nic::Message;
 use nanopu_sim::stats::{summarize, Summary};
@@ -73,6 +74,9 @@ pub struct LoadSpec {
     /// The one-sided RDMA workload (`rdma.rs`): the classes are its operations, in the
     /// order of `rdma::KINDS`, and every reply is checked.
     pub rdma: Option<RdmaSpec>,
+    /// The set algebra workload (`setalg.rs`): the classes are the query sizes, 1 to 4
+    /// words, and every reply is checked.
+    pub setalg: Option<SetalgSpec>,
 }
 
 /// One request: what was asked, and when it was sent and answered.
@@ -113,7 +117,9 @@ pub struct LoadResult {
     pub kv_ops: Vec<KvOp>,
     /// RDMA runs: what each request did and got, beside `requests`.
     pub rdma_ops: Vec<RdmaOp>,
-    /// Checked runs (key-value or RDMA): wrong replies and lost requests (either makes the
+    /// Set algebra runs: each request's query and verdict, beside `requests`.
+    pub setalg_ops: Vec<SetalgOp>,
+    /// Checked runs (key-value, RDMA or set algebra): wrong replies and lost requests (either makes the
     /// run fail).
     pub kv: Option<KvErrors>,
     /// What the server's cores spent from `start` to the end (`server_cost.rs`).
@@ -168,6 +174,7 @@ impl LoadSpec {
         self.classes.iter().try_for_each(Class::validate)?;
         self.kv.as_ref().map(KvSpec::validate).transpose()?;
         self.rdma.as_ref().map(RdmaSpec::validate).transpose()?;
+        self.setalg.as_ref().map(SetalgSpec::validate).transpose()?;
         self.expected_end().map(|_| ())
     }
 
@@ -250,20 +257,23 @@ impl LoadSpec {
         let (mut requests, mut kv_ops) = self.schedule_kv(cfg.timing.clock_hz).map_err(SimError::Setup)?;
         let mut rdma_ops =
             self.rdma.as_ref().map_or_else(Vec::new, |s| s.ops(requests.iter().map(|r| r.class)));
+        let mut setalg_ops =
+            self.setalg.as_ref().map_or_else(Vec::new, |s| s.ops(requests.iter().map(|r| r.class)));
         let end = self.end(&requests, &cfg).map_err(SimError::Setup)?;
         let mut sim = Simulation::new(elf, cfg)?;
         // Only replies to requests count towards the end, not a start-up message that looks
         // like one (8 bytes per request while the run lasts).
         let sent: Vec<Time> = requests.iter().map(|r| r.sent).collect();
-        let is_kv = self.kv.is_some() || self.rdma.is_some();
+        let is_kv = self.kv.is_some() || self.rdma.is_some() || self.setalg.is_some();
         sim.host.stop_after(requests.len(), move |m| {
             is_reply(m, is_kv) && echoed(m).is_some_and(|t| sent.binary_search(&t).is_ok())
         });
         let before = self.start_up(&mut sim)?;
-        let check = match (&self.kv, &self.rdma) {
-            (Some(spec), _) => Some(Checked::Kv { spec, ops: &mut kv_ops }),
-            (None, Some(_)) => Some(Checked::Rdma(&mut rdma_ops)),
-            (None, None) => None,
+        let check = match (&self.kv, &self.rdma, &self.setalg) {
+            (Some(spec), _, _) => Some(Checked::Kv { spec, ops: &mut kv_ops }),
+            (None, Some(_), _) => Some(Checked::Rdma(&mut rdma_ops)),
+            (None, None, Some(_)) => Some(Checked::Setalg(&mut setalg_ops)),
+            (None, None, None) => None,
         };
         let (outcome, strays) = feed(&mut sim, &mut requests, end, check)?;
         let cost = ServerCost::of(&sim).since(before);
@@ -271,8 +281,20 @@ impl LoadSpec {
         let kv = self.kv.as_ref().map(|k| kv_check(k, &requests, &kv_ops));
         let times: Vec<(Time, Option<Time>)> = requests.iter().map(|r| (r.sent, r.replied)).collect();
         let kv = kv.or_else(|| self.rdma.as_ref().map(|_| rdma::check(&rdma_ops, &times)));
+        let kv = kv.or_else(|| self.setalg.as_ref().map(|_| setalg::check(&setalg_ops)));
         let (unexpected, startup) = (strays.unexpected, strays.startup);
-        Ok(LoadResult { requests, unexpected, startup, outcome, server, kv_ops, rdma_ops, kv, cost })
+        Ok(LoadResult {
+            requests,
+            unexpected,
+            startup,
+            outcome,
+            server,
+            kv_ops,
+            rdma_ops,
+            setalg_ops,
+            kv,
+            cost,
+        })
     }
 
     /// Run the server alone until `start` (if later than 0), and its counters then. The
@@ -357,6 +379,7 @@ fn script(
 enum Checked<'a> {
     Kv { spec: &'a KvSpec, ops: &'a mut [KvOp] },
     Rdma(&'a mut [RdmaOp]),
+    Setalg(&'a mut [SetalgOp]),
 }
 
 impl Checked<'_> {
@@ -365,6 +388,7 @@ impl Checked<'_> {
         match self {
             Checked::Kv { spec, ops } => spec.request_words(&ops[i], tag),
             Checked::Rdma(ops) => RdmaSpec::request_words(&ops[i], tag),
+            Checked::Setalg(ops) => SetalgSpec::request_words(&ops[i], tag),
         }
     }
 
@@ -373,6 +397,7 @@ impl Checked<'_> {
         match self {
             Checked::Kv { spec, ops } => ops[i].answer = Some(spec.judge(&ops[i], words)),
             Checked::Rdma(ops) => ops[i].answer = Some(RdmaSpec::judge(&ops[i], words)),
+            Checked::Setalg(ops) => ops[i].answer = Some(SetalgSpec::judge(&ops[i], words)),
         }
     }
 }
@@ -668,6 +693,7 @@ mod tests {
             start: Time::ZERO,
             kv: None,
             rdma: None,
+            setalg: None,
         }
     }
 
@@ -717,6 +743,7 @@ mod tests {
             server: ServerEnd::default(),
             kv_ops: Vec::new(),
             rdma_ops: Vec::new(),
+            setalg_ops: Vec::new(),
             kv: None,
             cost: ServerCost::default(),
         };

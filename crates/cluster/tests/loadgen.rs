@@ -25,6 +25,7 @@ fn spec(rate_mrps: f64, contexts: Vec<u16>) -> LoadSpec {
         start: Time::ZERO,
         kv: None,
         rdma: None,
+        setalg: None,
     }
 }
 

@@ -42,6 +42,7 @@ fn spec(cores: u64, keys: Keys, steering: Steering, rate_mrps: f64) -> LoadSpec 
         start: Time::from_us(1000),
         kv: Some(kv),
         rdma: None,
+        setalg: None,
     }
 }
 

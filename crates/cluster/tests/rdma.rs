@@ -34,6 +34,7 @@ fn spec(mix: [f64; 5], rate_mrps: f64, requests: usize) -> LoadSpec {
         start: Time::from_us(START_US),
         kv: None,
         rdma: Some(rdma),
+        setalg: None,
     }
 }
 
