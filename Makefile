@@ -23,9 +23,9 @@ test: sw
 python:
 	./scripts/pip-install --no-build-isolation --force-reinstall --no-deps ./crates/py
 
-# Its tests (pytest), on the C programs of sw/build.
+# Its tests (pytest), on the C programs of sw/build; -rs prints why a test was skipped.
 python-test: sw python
-	python3 -m pytest -q crates/py/tests
+	python3 -m pytest -q -rs crates/py/tests
 
 # Clippy on every target, warnings as errors (docs/reliability.md, static checks).
 lint:

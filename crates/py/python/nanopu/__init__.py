@@ -11,6 +11,9 @@ cluster configuration files, checked by the simulator's own parsers):
 - ``sort(**flags)``: a validated NanoSort, MilliSort, MergeMin or local sort
   (``nanopu sort``).
 
+``nanopu.sweep`` runs many of them (configurations x seeds) on a process pool or Ray, into
+one DataFrame, with a cache on disk.
+
 Times are simulated nanoseconds unless a name says otherwise (``_us``: microseconds).
 The same configuration and seed give the same results. A run the simulator refuses or
 stops (a bad key, a program's illegal instruction) raises ``NanopuError`` with its
@@ -43,13 +46,7 @@ def run(program, *, sends=(), args=(), progress=False, **flags):
     keyword arguments (``cores=4``, ``max_cycles=...``, ``until_us=...``, ``mac_ns=...``,
     ``latency_stamps="off"``, ...). ``sends``: ``send(...)`` results or ``--send`` specs;
     ``args``: the program's arguments. Returns a ``ProgramRun``."""
-    if isinstance(flags.get("latency_stamps"), bool):
-        flags["latency_stamps"] = "on" if flags["latency_stamps"] else "off"
-    argv = [os.fspath(program), *_flags(flags)]
-    argv += [a for s in _specs(sends) for a in ("--send", s)]
-    argv += ["--progress"] if progress else []
-    argv += ["--", *(str(a) for a in args)]
-    return ProgramRun(json.loads(_native.run_program(argv)))
+    return _program_run(_raw_program(program, sends, args, progress, flags))
 
 
 def run_cluster(config, *, sends=(), pcap_at=None, threads=None, progress=False):
@@ -57,16 +54,50 @@ def run_cluster(config, *, sends=(), pcap_at=None, threads=None, progress=False)
     directory) or a dict of its keys (ELF paths relative to the working directory).
     ``pcap_at`` captures packets at ``"node:N"`` or ``"switch:S:P"``; ``threads``: host
     threads (the results do not depend on it). Returns a ``ClusterRun``."""
-    path, text = (None, json.dumps(config)) if isinstance(config, dict) else (os.fspath(config), None)
-    out = _native.run_cluster(path, text, _specs(sends), pcap_at, threads, progress)
-    return ClusterRun(json.loads(out[0]), out[1], out[2], out[3])
+    return _cluster_run(_raw_cluster(config, sends, pcap_at, threads, progress))
 
 
 def sort(*, progress=False, **flags):
     """A validated sort; ``flags`` are ``nanopu sort``'s (``algorithm="nanosort"``,
     ``cores=64``, ``keys_per_core=16``, ``seed=1``, ``apps="sw/build/apps"``, ...).
     Returns a ``SortRun``."""
-    summary, stages = _native.sort(_flags(flags), progress)
+    return _sort_run(_raw_sort(flags, progress))
+
+
+# Each kind of run in two halves: the simulator's raw outputs (JSON and CSV text, capture
+# bytes: what a sweep's worker sends back and its cache keeps), and the object made of them.
+
+
+def _raw_program(program, sends, args, progress, flags):
+    if isinstance(flags.get("latency_stamps"), bool):
+        flags = {**flags, "latency_stamps": "on" if flags["latency_stamps"] else "off"}
+    argv = [os.fspath(program), *_flags(flags)]
+    argv += [a for s in _specs(sends) for a in ("--send", s)]
+    argv += ["--progress"] if progress else []
+    argv += ["--", *(str(a) for a in args)]
+    return [_native.run_program(argv)]
+
+
+def _program_run(raw):
+    return ProgramRun(json.loads(raw[0]))
+
+
+def _raw_cluster(config, sends, pcap_at, threads, progress):
+    path, text = (None, json.dumps(config)) if isinstance(config, dict) else (os.fspath(config), None)
+    return list(_native.run_cluster(path, text, _specs(sends), pcap_at, threads, progress))
+
+
+def _cluster_run(raw):
+    summary, messages, ports, pcap = raw
+    return ClusterRun(json.loads(summary), messages, ports, pcap)
+
+
+def _raw_sort(flags, progress):
+    return list(_native.sort(_flags(flags), progress))
+
+
+def _sort_run(raw):
+    summary, stages = raw
     return SortRun(json.loads(summary), stages)
 
 
@@ -163,3 +194,7 @@ class SortRun:
         self.stages = pd.DataFrame(summary["figures"]["stages"])
         self.core_stages = pd.read_csv(io.StringIO(stages))
         self.totals = _totals(summary)
+
+
+# Last: the sweeps' module builds on everything above.
+from . import sweep  # noqa: E402

@@ -1,0 +1,104 @@
+"""The three kinds of run a sweep fans out (docs/python.md, "Sweeps"), each as what its
+configuration is, where its seed goes, which program binaries it can load, and the
+package's call that runs it. Paths are made absolute here, in the sweep's own process, so
+that a worker anywhere (another process, a Ray worker) reads the same files.
+"""
+
+import copy
+import os
+import pathlib
+
+from . import _cluster_run, _program_run, _raw_cluster, _raw_program, _raw_sort, _sort_run
+
+# `nanopu sort --apps`'s default (crates/cli/src/sort.rs), relative to the working directory.
+SORT_APPS = "sw/build/apps"
+
+
+def prepare(kind, config, seed):
+    """The configuration a worker runs (seed set, paths absolute) and the program binaries
+    the run can load."""
+    if kind not in KINDS:
+        raise ValueError(f"a sweep runs 'sort', 'cluster' or 'program', not {kind!r}")
+    return KINDS[kind][0](config, seed)
+
+
+def execute(kind, config, threads):
+    """Run one prepared configuration; the simulator's raw outputs."""
+    return KINDS[kind][1](config, threads)
+
+
+def wrap(kind, raw):
+    """The run object (``SortRun``, ``ClusterRun``, ``ProgramRun``) of raw outputs."""
+    return KINDS[kind][2](raw)
+
+
+def _seeded(config, seed):
+    """The sweep's seed, if it gives one, replaces the configuration's."""
+    return dict(config) if seed is None else {**config, "seed": seed}
+
+
+def _prepare_sort(config, seed):
+    flags = _seeded(config, seed)
+    flags["apps"] = os.path.abspath(flags.get("apps", SORT_APPS))
+    # Which program a sort loads depends on its flags; every ELF beside it counts.
+    return flags, sorted(pathlib.Path(flags["apps"]).glob("*.elf"))
+
+
+def _sort(flags, threads):
+    return _raw_sort({"threads": threads, **flags}, False)
+
+
+def _prepare_cluster(config, seed):
+    if not isinstance(config, dict):
+        config = cluster_dict(config)
+    c = _seeded(copy.deepcopy(config), seed)
+    programs = [p for p in c.get("program", []) if "elf" in p]
+    for p in programs:
+        p["elf"] = os.path.abspath(p["elf"])
+    return c, [p["elf"] for p in programs]
+
+
+def cluster_dict(path):
+    """A cluster configuration file as a dict of its keys, its ELF paths (relative to the
+    file's directory, as `nanopu run FILE` reads them) made absolute."""
+    path = pathlib.Path(path)
+    with open(path, "rb") as f:
+        c = _toml().load(f)
+    for p in c.get("program", []):
+        if "elf" in p:
+            p["elf"] = os.path.abspath(path.parent / p["elf"])
+    return c
+
+
+def _toml():
+    try:
+        import tomllib  # Python 3.11 and later
+    except ModuleNotFoundError:
+        import tomli as tomllib  # before 3.11: `pip install tomli`, or give the keys as a dict
+    return tomllib
+
+
+def _cluster(config, threads):
+    return _raw_cluster(config, (), None, threads, False)
+
+
+def _prepare_program(config, seed):
+    if seed is not None:
+        raise ValueError("a program's run on one node (`nanopu run PROGRAM.elf`) has no seed: give seeds=None")
+    c = dict(config)
+    if "program" not in c:
+        raise ValueError(f"a program run's configuration needs 'program' (the ELF's path): {c!r}")
+    c["program"] = os.path.abspath(c["program"])
+    return c, [c["program"]]
+
+
+def _program(config, threads):
+    c = dict(config)
+    return _raw_program(c.pop("program"), c.pop("sends", ()), c.pop("args", ()), False, c)
+
+
+KINDS = {
+    "sort": (_prepare_sort, _sort, _sort_run),
+    "cluster": (_prepare_cluster, _cluster, _cluster_run),
+    "program": (_prepare_program, _program, _program_run),
+}
