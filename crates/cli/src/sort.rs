@@ -4,7 +4,8 @@
 
 use clap::Args;
 use nanopu_cluster::sort::harness::max_records_per_core;
-use nanopu_cluster::sort::report::{stage_table, stages_csv, trace_json, SeedSummary};
+use nanopu_cluster::sort::report::{stage_table, stages_csv, SeedSummary};
+use nanopu_cluster::sort::trace::{trace_json, TraceInput};
 use nanopu_cluster::sort::{self, Algorithm, Distribution, SortRun, SortSpec, Start};
 use nanopu_sim::Time;
 use serde_json::json;
@@ -94,10 +95,14 @@ pub struct SortArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
-    /// Write a Perfetto/Chrome trace (one track per core, one slice per stage; with --seeds,
-    /// of the first seed).
+    /// Write a Perfetto trace: a track per core named by node and core, a slice per stage,
+    /// a counter of the messages in flight (with --seeds, of the first seed).
     #[arg(long)]
     trace: Option<PathBuf>,
+    /// With --trace: also a flow arrow per message delivery, from the sending core to the
+    /// receiving one (large: about 240 bytes per message).
+    #[arg(long, requires = "trace")]
+    trace_messages: bool,
     /// Write every core's stages (start, end, compute and idle time) as CSV.
     #[arg(long)]
     stages: Option<PathBuf>,
@@ -242,15 +247,18 @@ fn wall_limit(s: Option<f64>) -> Result<Option<std::time::Duration>, String> {
 }
 
 impl SortArgs {
-    /// The run these flags describe, every flag checked first (the command line's and the
-    /// Python package's `nanopu.sort`, docs/python.md).
     /// Write the files the flags ask for (--trace, --stages, --pcap) from a finished run.
     pub fn write_files(&self, run: &mut SortRun) -> Result<(), String> {
         let (per_node, hz) = (run.sim.nodes.first().map_or(1, |n| n.cores.len()), run.sim.clock().hz());
         let write =
             |p: &PathBuf, text: String| std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()));
         if let Some(p) = &self.trace {
-            write(p, trace_json(&run.outputs, per_node, hz))?;
+            let messages = run.sim.message_records();
+            let (outputs, flows) = (&run.outputs, self.trace_messages);
+            write(
+                p,
+                trace_json(&TraceInput { outputs, cores_per_node: per_node, hz, messages: &messages, flows }),
+            )?;
         }
         if let Some(p) = &self.stages {
             write(p, stages_csv(&run.outputs, per_node, hz))?;
@@ -261,6 +269,8 @@ impl SortArgs {
         }
     }
 
+    /// The run these flags describe, every flag checked first (the command line's and the
+    /// Python package's `nanopu.sort`, docs/python.md).
     pub fn checked_spec(&self) -> Result<SortSpec, String> {
         self.check()?;
         self.spec()
@@ -304,7 +314,7 @@ impl SortArgs {
             nodes_per_leaf: self.nodes_per_leaf,
             spines: self.spines.unwrap_or(self.nodes_per_leaf),
             threads: self.threads,
-            message_log: false, // nothing here reads it
+            message_log: self.trace.is_some(), // the trace's messages in flight and flows
             capture_at: self.pcap.as_ref().map(|_| self.pcap_at.clone().unwrap_or_else(|| "node:0".into())),
         })
     }

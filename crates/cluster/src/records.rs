@@ -13,6 +13,7 @@ use std::io::Write;
 #[derive(Clone, Debug, PartialEq)]
 pub struct MessageRecord {
     pub src_ip: u32,
+    pub src_context: u16,
     pub dst_ip: u32,
     pub dst_context: u16,
     pub len: u16,
@@ -67,11 +68,12 @@ impl Simulation {
 
     /// Write the records as CSV (times in ns; `delivered_ns` empty if never delivered).
     pub fn write_message_records<W: Write>(&self, mut w: W) -> std::io::Result<()> {
-        writeln!(w, "src,dst,dst_context,bytes,sent_ns,delivered_ns")?;
+        writeln!(w, "src,src_context,dst,dst_context,bytes,sent_ns,delivered_ns")?;
         for r in self.message_records() {
             let d = r.delivered.map_or(String::new(), |t| format!("{:.3}", t.as_ns_f64()));
             let (src, dst) = (ip_text(r.src_ip), ip_text(r.dst_ip));
-            writeln!(w, "{src},{dst},{},{},{:.3},{d}", r.dst_context, r.len, r.sent.as_ns_f64())?;
+            let (sc, dc, len, sent) = (r.src_context, r.dst_context, r.len, r.sent.as_ns_f64());
+            writeln!(w, "{src},{sc},{dst},{dc},{len},{sent:.3},{d}")?;
         }
         w.flush()
     }
@@ -80,6 +82,7 @@ impl Simulation {
 fn record(s: &MsgEvent, dst_ip: u32, delivered: Option<Time>) -> MessageRecord {
     MessageRecord {
         src_ip: s.src_ip,
+        src_context: s.src_context,
         dst_ip,
         dst_context: s.dst_context,
         len: s.len,

@@ -136,6 +136,42 @@ fn the_progress_probe_finds_every_sorter_done_at_the_end() {
 }
 
 #[test]
+fn the_trace_names_every_track_and_draws_each_delivery_from_core_to_core() {
+    use nanopu_cluster::sort::trace::{trace_json, TraceInput};
+    let mut four = spec(Algorithm::NanoSort, 64, 16, &[4, 4, 1]);
+    four.cores_per_node = 4;
+    let r = run(&four);
+    let messages = r.sim.message_records();
+    let input = TraceInput {
+        outputs: &r.outputs,
+        cores_per_node: 4,
+        hz: r.sim.clock().hz(),
+        messages: &messages,
+        flows: true,
+    };
+    let doc: serde_json::Value = serde_json::from_str(&trace_json(&input)).expect("valid JSON");
+    let events = doc["traceEvents"].as_array().unwrap();
+    let of = |ph: &str| events.iter().filter(|e| e["ph"] == ph).collect::<Vec<_>>();
+    let names: Vec<&str> = of("M")
+        .iter()
+        .filter(|e| e["name"] == "process_name")
+        .map(|e| e["args"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 17, "16 nodes and the network");
+    assert_eq!(names[3], "node 3 (10.0.0.5)");
+    let delivered = messages.iter().filter(|m| m.delivered.is_some()).count();
+    let (starts, ends) = (of("s"), of("f"));
+    assert_eq!((starts.len(), ends.len()), (delivered, delivered));
+    for (s, f) in starts.iter().zip(&ends) {
+        assert_eq!(s["id"], f["id"]);
+        assert!(s["ts"].as_f64() <= f["ts"].as_f64());
+        assert!(f["pid"].as_u64().unwrap() < 16 && f["tid"].as_u64().unwrap() < 4, "{f}");
+    }
+    let peak = of("C").iter().map(|c| c["args"]["messages"].as_i64().unwrap()).max().unwrap();
+    assert!(peak > 0 && peak as usize <= messages.len());
+}
+
+#[test]
 fn same_seed_same_sort() {
     let s = spec(Algorithm::NanoSort, 64, 16, &[4, 4, 1]);
     let (a, b) = (run(&s), run(&s));

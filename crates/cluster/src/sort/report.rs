@@ -1,5 +1,5 @@
 //! What a sort run reports: total time, per-stage compute and idle time over all cores,
-//! messages and bytes, final skew, and a Perfetto/Chrome trace with one track per core.
+//! messages and bytes, final skew (its Perfetto trace: `trace`).
 
 use super::harness::{SorterOutput, Stage};
 use serde::Serialize;
@@ -111,31 +111,6 @@ fn summarize_stage(id: u64, v: &[&Stage], hz: u64) -> StageSummary {
     }
 }
 
-/// Chrome trace-event JSON (opens in Perfetto and chrome://tracing): one process per node,
-/// one thread per core, one slice per stage with its idle time as an argument.
-pub fn trace_json(outputs: &[SorterOutput], cores_per_node: usize, hz: u64) -> String {
-    let us = |c: u64| c as f64 * 1e6 / hz as f64;
-    let mut s = String::from("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-    let mut first = true;
-    for (sorter, o) in outputs.iter().enumerate() {
-        let (pid, tid) = (sorter / cores_per_node, sorter % cores_per_node);
-        for st in &o.stages {
-            let sep = if first { "" } else { ",\n" };
-            first = false;
-            let _ = write!(
-                s,
-                "{sep}{{\"name\":\"{}\",\"ph\":\"X\",\"pid\":{pid},\"tid\":{tid},\"ts\":{:.4},\"dur\":{:.4},\"args\":{{\"idle_ns\":{:.1}}}}}",
-                stage_name(st.id),
-                us(st.start),
-                us(st.end.saturating_sub(st.start)),
-                us(st.idle) * 1e3
-            );
-        }
-    }
-    s.push_str("\n]}\n");
-    s
-}
-
 /// Every sorter's stages as CSV: sorter, node, core, stage, start and end (ns from the
 /// run's start), compute and idle time (ns).
 pub fn stages_csv(outputs: &[SorterOutput], cores_per_node: usize, hz: u64) -> String {
@@ -201,7 +176,5 @@ mod tests {
         assert_eq!(f.skew, 1.5);
         assert_eq!(f.stages[0].stage, "shuffle");
         assert_eq!((f.stages[0].compute_mean_ns, f.stages[0].idle_max_ns), ((500.0 + 1900.0) / 2.0, 500.0));
-        let t = trace_json(&o, 1, 3_200_000_000);
-        assert!(t.contains("\"name\":\"fetch values\",\"ph\":\"X\",\"pid\":1,\"tid\":0"));
     }
 }

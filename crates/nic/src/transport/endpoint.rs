@@ -108,6 +108,7 @@ pub struct Transport {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MsgEvent {
     pub src_ip: u32,
+    pub src_context: u16,
     pub msg_id: u16,
     /// Destination IP (224.0.0.0 for multicast) and context.
     pub dst_ip: u32,
@@ -248,9 +249,9 @@ impl Transport {
         if !self.log_messages {
             return;
         }
-        let (src_ip, msg_id, dst_ip, dst_context, len) =
-            (proto.src_ip, proto.msg_id, proto.dst_ip, proto.dst_context, proto.msg_len);
-        self.log.sent.push(MsgEvent { src_ip, msg_id, dst_ip, dst_context, len, time: now });
+        let (src_ip, src_context, msg_id, dst_ip, dst_context, len) =
+            (proto.src_ip, proto.src_context, proto.msg_id, proto.dst_ip, proto.dst_context, proto.msg_len);
+        self.log.sent.push(MsgEvent { src_ip, src_context, msg_id, dst_ip, dst_context, len, time: now });
     }
 
     fn start_unicast(&mut self, now: Time, msg: Message, out: &mut impl Actions) {
@@ -464,9 +465,18 @@ impl Transport {
         let m = self.inbound.remove(&key).expect("complete");
         self.delivered.entry(key.0).or_default().delivered(key.1);
         self.counters.messages_delivered += 1;
-        let (src_ip, msg_id, dst_ip, dst_context, len) = (m.src_ip, m.msg_id, self.ip, m.dst_context, m.len);
+        let (src_ip, src_context, msg_id, dst_ip, dst_context, len) =
+            (m.src_ip, m.src_context, m.msg_id, self.ip, m.dst_context, m.len);
         if self.log_messages {
-            self.log.delivered.push(MsgEvent { src_ip, msg_id, dst_ip, dst_context, len, time: now });
+            self.log.delivered.push(MsgEvent {
+                src_ip,
+                src_context,
+                msg_id,
+                dst_ip,
+                dst_context,
+                len,
+                time: now,
+            });
         }
         if s.mcast_count == 0 && self.p.protocol == Protocol::Homa {
             self.tx.send(now, reply(s, flags::ACK, m.packets as u16), out);
