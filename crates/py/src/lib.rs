@@ -96,11 +96,21 @@ fn schema(kind: &str) -> PyResult<String> {
     Ok(schema::schema(*k).to_string())
 }
 
+/// The program a sort loads (`--apps` joined with its algorithm's ELF): with its flags, what
+/// its results depend on; the sweeps' cache hashes its bytes (docs/python.md, "The cache").
+#[pyfunction]
+fn sort_program(argv: Vec<String>) -> PyResult<String> {
+    let cmd: SortCmd = parse(argv)?;
+    let spec = cmd.args.checked_spec().map_err(error)?;
+    Ok(cmd.args.apps().join(spec.algorithm.elf()).to_string_lossy().into_owned())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NanopuError", m.py().get_type::<NanopuError>())?;
     m.add_function(wrap_pyfunction!(run_program, m)?)?;
     m.add_function(wrap_pyfunction!(sort, m)?)?;
+    m.add_function(wrap_pyfunction!(sort_program, m)?)?;
     m.add_function(wrap_pyfunction!(cluster::run_cluster, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     Ok(())

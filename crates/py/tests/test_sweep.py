@@ -82,6 +82,8 @@ def test_the_cache_misses_on_other_program_bytes(apps, tmp_path):
     shutil.copytree(apps, mine)
     assert cached(mine, tmp_path) == [False]
     assert cached(mine, tmp_path) == [True]
+    (mine / "millisort.elf").write_bytes(b"not loaded by a NanoSort")
+    assert cached(mine, tmp_path) == [True]
     with open(mine / "nanosort.elf", "ab") as f:
         f.write(b"\0")  # bytes past the ELF's segments: the same program, other bytes
     assert cached(mine, tmp_path) == [False]
@@ -129,3 +131,13 @@ def test_concat_keeps_a_runs_column_named_like_a_parameter(apps):
     assert list(st.columns[:2]) == ["cores", "seed"] and "stage" in st
     # `cores` is the sweep's; `stages.cores` the run's count of cores in each stage.
     assert list(st.groupby("cores")["stages.cores"].max()) == [16, 32]
+
+
+def test_backend_arguments_are_checked(apps, tmp_path):
+    configs = sorts(apps)
+    with pytest.raises(ValueError, match="backend must be one of process, thread, ray"):
+        sweep.run("sort", configs, seeds=[1], backend="dask", cache_dir=tmp_path)
+    with pytest.raises(ValueError, match="address= is a Ray cluster's address"):
+        sweep.run("sort", configs, seeds=[1], address="auto", cache_dir=tmp_path)
+    with pytest.raises(ValueError, match="'sort', 'cluster' or 'program'"):
+        sweep.run("sorts", configs)

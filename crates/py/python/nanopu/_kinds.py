@@ -8,7 +8,8 @@ import copy
 import os
 import pathlib
 
-from . import _cluster_run, _program_run, _raw_cluster, _raw_program, _raw_sort, _sort_run
+from . import _cluster_run, _flags, _native, _program_run, _raw_cluster, _raw_program, _raw_sort, _sort_run
+from ._native import NanopuError
 
 # `nanopu sort --apps`'s default (crates/cli/src/sort.rs), relative to the working directory.
 SORT_APPS = "sw/build/apps"
@@ -40,8 +41,16 @@ def _seeded(config, seed):
 def _prepare_sort(config, seed):
     flags = _seeded(config, seed)
     flags["apps"] = os.path.abspath(flags.get("apps", SORT_APPS))
-    # Which program a sort loads depends on its flags; every ELF beside it counts.
-    return flags, sorted(pathlib.Path(flags["apps"]).glob("*.elf"))
+    return flags, _sort_program(flags)
+
+
+def _sort_program(flags):
+    """The one program the sort loads, as the simulator picks it from the flags; none if
+    it refuses them (the run then fails with the same message, reported as its error)."""
+    try:
+        return [_native.sort_program(_flags(flags))]
+    except NanopuError:
+        return []
 
 
 def _sort(flags, threads):
