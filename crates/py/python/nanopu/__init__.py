@@ -29,6 +29,7 @@ import pandas as pd
 
 from . import _native
 from ._native import NanopuError
+from ._tables import Tables
 
 __all__ = ["run", "run_cluster", "sort", "schema", "send", "NanopuError", "ProgramRun", "ClusterRun", "SortRun"]
 
@@ -144,11 +145,14 @@ def _received(records):
     return df
 
 
-class ProgramRun:
+class ProgramRun(Tables):
     """One node's run. ``summary``: everything ``nanopu run --json`` prints (dict);
     ``cores``: one row per core (exit code, instructions, cycles, misses, stall cycles,
     console); ``received``: what reached the test host, with times; ``totals``: the
-    outcome and simulated time as one row."""
+    outcome and simulated time as one row. ``save(directory, format="parquet")`` writes the
+    tables (``tables()``) as Parquet or CSV."""
+
+    TABLES = ("cores", "received", "totals")
 
     def __init__(self, summary):
         self.summary = summary
@@ -157,12 +161,15 @@ class ProgramRun:
         self.totals = _totals(summary)
 
 
-class ClusterRun:
+class ClusterRun(Tables):
     """A cluster's run. ``summary``: ``nanopu run CLUSTER.toml --json`` (dict); ``totals``:
     its counts as one row (``transport.*``, ``fabric.*``); ``received``: what reached the
     test host; ``messages``: one row per message delivery (source, destination, bytes,
     send and delivery time in ns; delivery empty if never delivered); ``ports``: packets,
-    bytes and largest queue per fabric port; ``pcap``: the capture's bytes, if asked."""
+    bytes and largest queue per fabric port; ``pcap``: the capture's bytes, if asked.
+    ``save(directory, format="parquet")`` writes the tables as Parquet or CSV."""
+
+    TABLES = ("totals", "received", "messages", "ports")
 
     def __init__(self, summary, messages, ports, pcap):
         self.summary = summary
@@ -180,12 +187,15 @@ class ClusterRun:
         return layers.read_pcap(self.pcap)
 
 
-class SortRun:
+class SortRun(Tables):
     """A sort's run. ``summary``: ``nanopu sort --json`` (dict; ``wall_seconds`` is host
     time, the only figure that varies between identical runs); ``valid``: the validator's
     verdict; ``total_ns``: sort time; ``stages``: per-stage compute and idle time over the
     cores (mean and maximum, ns); ``core_stages``: every core's stages (start, end,
-    compute, idle, ns); ``totals``: the single figures as one row."""
+    compute, idle, ns); ``totals``: the single figures as one row.
+    ``save(directory, format="parquet")`` writes the tables as Parquet or CSV."""
+
+    TABLES = ("stages", "core_stages", "totals")
 
     def __init__(self, summary, stages):
         self.summary = summary
