@@ -6,7 +6,6 @@ use nanopu_cluster::loadgen::{check_rate, ClassResult, LoadResult, LoadSpec, MAX
 use nanopu_cluster::NodeConfig;
 use nanopu_sim::Time;
 use serde_json::{json, Value};
-use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufWriter, Write as _};
 use std::path::PathBuf;
@@ -203,32 +202,31 @@ fn results(spec: &LoadSpec, r: &LoadResult) -> Vec<ClassResult> {
 
 /// Every request of one run as CSV lines.
 fn records_csv(spec: &LoadSpec, r: &LoadResult) -> String {
-    let mut out = String::new();
-    for (i, q) in r.requests.iter().enumerate() {
+    let rows = r.requests.iter().enumerate().map(|(i, q)| {
         let replied = q.replied.map_or(String::new(), |t| format!("{:.3}", t.as_ns_f64()));
-        let class = &spec.classes[q.class].name;
-        let sent = q.sent.as_ns_f64();
-        let _ = writeln!(
-            out,
-            "{},{i},{class},{},{},{sent:.3},{replied}",
-            spec.rate_mrps, q.context, q.service_cycles
-        );
-    }
-    out
+        let class = spec.classes[q.class].name.clone();
+        let sent = format!("{:.3}", q.sent.as_ns_f64());
+        let (rate, context, service) = (spec.rate_mrps, q.context, q.service_cycles);
+        vec![rate.to_string(), i.to_string(), class, context.to_string(), service.to_string(), sent, replied]
+    });
+    csv_lines(rows)
 }
 
-fn csv_row((rate, c): &(f64, ClassResult)) -> String {
+/// Lines of CSV through a real writer: a field holding a comma, a quote or a line break
+/// (a class name may) is quoted as RFC 4180 says.
+fn csv_lines(rows: impl IntoIterator<Item = Vec<String>>) -> String {
+    let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
+    rows.into_iter().for_each(|r| w.write_record(&r).expect("writes to memory"));
+    String::from_utf8(w.into_inner().expect("writes to memory")).expect("UTF-8 fields")
+}
+
+/// One row of the results table: the offered load, the class and its figures.
+fn fields((rate, c): &(f64, ClassResult)) -> Vec<String> {
     let l = &c.latency;
-    format!(
-        "{rate},{},{},{},{:.4},{},{},{}",
-        c.class,
-        c.measured,
-        c.replied,
-        c.achieved_mrps,
-        ns(l.median),
-        ns(l.p99),
-        ns(l.p999)
-    )
+    let counts = [c.measured, c.replied].map(|n| n.to_string());
+    let head = [rate.to_string(), c.class.clone()];
+    let tail = [format!("{:.4}", c.achieved_mrps), ns(l.median), ns(l.p99), ns(l.p999)];
+    head.into_iter().chain(counts).chain(tail).collect()
 }
 
 /// A latency in ns, or "inf" when the quantile falls on requests that got no reply.
@@ -253,16 +251,16 @@ fn write_outputs(
     out: Option<(&PathBuf, File)>,
     rows: &[(f64, ClassResult)],
 ) -> Result<ExitCode, String> {
-    let table: Vec<String> = rows.iter().map(csv_row).collect();
-    let csv = format!("{COLUMNS}\n{}\n", table.join("\n"));
+    let header = COLUMNS.split(',').map(String::from).collect::<Vec<_>>();
+    let table: Vec<Vec<String>> = std::iter::once(header).chain(rows.iter().map(fields)).collect();
     if let Some((p, mut f)) = out {
-        f.write_all(csv.as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
+        f.write_all(csv_lines(table.clone()).as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
     }
     if a.json {
         let v: Vec<Value> = rows.iter().map(json_row).collect();
         println!("{}", serde_json::to_string_pretty(&v).expect("json"));
     } else {
-        print!("{}", csv.replace(',', "\t"));
+        table.iter().for_each(|r| println!("{}", r.join("\t")));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -411,3 +411,17 @@ fn schema_prints_each_kind_and_the_reference_page() {
         stderr(&bad)
     );
 }
+
+#[test]
+fn load_csv_quotes_a_class_name_that_needs_it() {
+    let cfg = load_config("quoting", "[\"jbsq\"]", "[0]");
+    let text = std::fs::read_to_string(&cfg.0).unwrap().replace("name = \"a\"", "name = 'a, \"b\"'");
+    std::fs::write(&cfg.0, text).unwrap();
+    let records = cfg.0.with_file_name("records.csv");
+    let o = nanopu(&["load", cfg.to_str().unwrap(), "--records", records.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(&records).unwrap();
+    let first = csv.lines().nth(1).expect("a request");
+    assert!(first.starts_with("1,0,\"a, \"\"b\"\"\",0,"), "{first}");
+    assert_eq!(csv.lines().count(), 201, "a header and the 200 requests, one line each");
+}
