@@ -220,6 +220,7 @@ class _Progress:
         self.progress, self.state = progress, state
         self.total, self.done = len(state.points), sum(state.cached)
         self.started = self.shown = time.monotonic()
+        self.shown_done = None
 
     def update(self, i):
         self.done += 1
@@ -232,11 +233,11 @@ class _Progress:
             self._line()
 
     def close(self):
-        if self.progress is True:
+        if self.progress is True and self.shown_done != self.done:
             self._line()
 
     def _line(self):
-        self.shown = time.monotonic()
+        self.shown, self.shown_done = time.monotonic(), self.done
         cached, failed = sum(self.state.cached), sum(e is not None for e in self.state.errors)
         elapsed = self.shown - self.started
         print(f"sweep: {self.done}/{self.total} runs ({cached} from the cache, {failed} failed), {elapsed:.1f} s", file=sys.stderr)
