@@ -395,6 +395,41 @@ fn rdma_answers_malformed_requests_with_status_3() {
     assert_eq!(replies.len(), 4);
 }
 
+/// `setalg.elf` answers a malformed query with status 3 alone (docs/apps/setalg.md): too
+/// short to hold its tag, another op, five words, a word beyond the vocabulary; a well-formed
+/// query beside them is answered (words 0 and 1 of the default corpus, seed 1: 999
+/// documents, the first 32 sent).
+#[test]
+fn setalg_answers_malformed_queries_with_status_3() {
+    let sends = [
+        "5000000:0:0x10001",
+        "5001000:0:0x10009,77,5",
+        "5002000:0:0x50001,78,1,2,3,4,5",
+        "5003000:0:0x10001,79,4096",
+        "5004000:0:0x20001,80,0,1",
+    ];
+    let mut args = vec!["run", "sw/build/apps/setalg.elf", "--cores", "1", "--until-us", "6000", "--json"];
+    sends.iter().for_each(|s| args.extend(["--send", s]));
+    args.extend(["--", "1", "2048", "4096", "16"]);
+    let o = nanopu(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let replies: Vec<Vec<String>> = j["host_received"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["len"].as_u64() != Some(8)) // the server's start-up message
+        .map(|m| m["words"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).collect())
+        .collect();
+    let w = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(replies[0], w(&["0x301", "0x0"]), "too short: status 3, no tag");
+    assert_eq!(replies[1], w(&["0x301", "0x4d"]), "op 9: status 3, its tag");
+    assert_eq!(replies[2], w(&["0x301", "0x4e"]), "five words: status 3");
+    assert_eq!(replies[3], w(&["0x301", "0x4f"]), "word 4096 of 4096: status 3");
+    assert_eq!(&replies[4][..3], &w(&["0x200001", "0x50", "0x3e7"]), "999 documents, 32 ids sent");
+    assert_eq!((replies[4].len(), replies.len()), (35, 5));
+}
+
 #[test]
 fn schema_prints_each_kind_and_the_reference_page() {
     let o = nanopu(&["schema", "load"]);
