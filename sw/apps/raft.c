@@ -53,7 +53,11 @@ uint64_t raft_kv[NKEYS];
 static struct slot slots[SLOTS];
 
 static uint64_t t_min, t_max, heartbeat, batch, rng;
-static uint64_t election_due, votes, hb_due[MAX_NODES], inflight[MAX_NODES];
+static uint64_t election_due, votes, hb_due[MAX_NODES], inflight[MAX_NODES], misses[MAX_NODES];
+/* A follower that answers nothing is sent to at doubling intervals, up to this many
+ * heartbeats apart: the transport retransmits every message until it is acknowledged, so
+ * a dead follower's messages would otherwise pile up on the leader's link. */
+#define MAX_BACKOFF_SHIFT 5
 
 /* ---- Helpers --------------------------------------------------------------------- */
 
@@ -252,6 +256,7 @@ static void become_leader(void)
         raft.next_index[p] = raft.last_index + 1;
         raft.match_index[p] = 0;
         inflight[p] = 0;
+        misses[p] = 0;
     }
     send_hdr(NANOPU_HOST_IP, HOST_LEADER_CONTEXT, 3);
     lnic_write_r(M_LEADER);
@@ -296,7 +301,8 @@ static void send_append(uint64_t p)
     const uint64_t *w = (const uint64_t *)&raft_log[prev + 1];
     for (uint64_t i = 0; i < ENTRY_WORDS * count; i++)
         lnic_write_r(w[i]);
-    hb_due[p] = read_mcycle() + heartbeat;
+    misses[p] += inflight[p];
+    hb_due[p] = read_mcycle() + (heartbeat << (misses[p] < MAX_BACKOFF_SHIFT ? misses[p] : MAX_BACKOFF_SHIFT));
     inflight[p] = 1;
 }
 
@@ -402,6 +408,7 @@ static void on_append_reply(void)
         raft.next_index[from] = index;
     }
     inflight[from] = 0;
+    misses[from] = 0;
     if (raft.next_index[from] <= raft.last_index || !ok)
         send_append(from);
 }

@@ -3,6 +3,7 @@
 //! - `nanopu run PROGRAM.elf`: one node, every core running the program; prints a summary
 //!   (or `--json`), exits non-zero if the program failed or the simulator stopped it.
 //! - `nanopu load CONFIG.toml`: the load generator's sweep (`nanopu_cluster::loadgen`).
+//! - `nanopu raft CONFIG.toml`: Raft replicas under load and faults (`nanopu_cluster::raft`).
 //! - `nanopu sort`: a validated NanoSort, MilliSort, MergeMin or local-sort run.
 //! - `nanopu bench NAME`: the microbenchmarks of `bench.rs`, printing JSON.
 //! - `nanopu schema KIND` / `--markdown`: the configuration files' JSON Schemas and reference
@@ -12,6 +13,7 @@ mod bench;
 mod bench_ctx;
 mod bench_fabric;
 mod load;
+mod raft;
 mod schema;
 
 use nanopu_cli::{run, sort};
@@ -36,6 +38,8 @@ enum Cmd {
     Sort(sort::SortArgs),
     /// Sweep an open-loop request load on a server node; tabulate throughput and latency.
     Load(load::LoadArgs),
+    /// Raft replicas under an open-loop client (and faults): latency, elections, safety checks.
+    Raft(raft::RaftArgs),
     /// Print a configuration file's JSON Schema, or the reference page of every key.
     Schema(schema::SchemaArgs),
 }
@@ -92,6 +96,7 @@ fn main() -> ExitCode {
         Cmd::Bench(a) => bench::main(a),
         Cmd::Load(a) => load::main(a),
         Cmd::Sort(a) => sort::main(a),
+        Cmd::Raft(a) => raft::main(a),
         Cmd::Schema(a) => schema::main(a),
     };
     match result {

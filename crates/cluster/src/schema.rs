@@ -1,5 +1,5 @@
 //! The configuration files' JSON Schemas and their reference page, generated from the types
-//! that parse the files (`cluster_config::ClusterFile`, `load_config::LoadFile`): each key's
+//! that parse the files (`cluster_config::ClusterFile`, `load_config::LoadFile`, `raft::config::RaftFile`): each key's
 //! doc comment is its description (meaning, unit, default, range), serde's defaults are the
 //! defaults and `deny_unknown_fields` forbids other keys. So the schema, the page and the
 //! parser cannot disagree. `nanopu schema` prints them; docs/config.md is the page (a test
@@ -10,6 +10,7 @@
 
 use crate::cluster_config::ClusterFile;
 use crate::load_config::LoadFile;
+use crate::raft::config::RaftFile;
 use serde_json::Value;
 
 /// The two kinds of configuration file.
@@ -19,11 +20,13 @@ pub enum ConfigKind {
     Cluster,
     /// A load-generator run (`nanopu load CONFIG.toml`).
     Load,
+    /// A Raft run (`nanopu raft CONFIG.toml`, docs/apps/raft.md).
+    Raft,
 }
 
 impl ConfigKind {
-    pub const ALL: [(&'static str, ConfigKind); 2] =
-        [("cluster", ConfigKind::Cluster), ("load", ConfigKind::Load)];
+    pub const ALL: [(&'static str, ConfigKind); 3] =
+        [("cluster", ConfigKind::Cluster), ("load", ConfigKind::Load), ("raft", ConfigKind::Raft)];
 
     pub fn name(self) -> &'static str {
         Self::ALL.iter().find(|(_, k)| *k == self).expect("listed").0
@@ -35,6 +38,7 @@ pub fn schema(kind: ConfigKind) -> Value {
     let mut s = match kind {
         ConfigKind::Cluster => schemars::schema_for!(ClusterFile),
         ConfigKind::Load => schemars::schema_for!(LoadFile),
+        ConfigKind::Raft => schemars::schema_for!(RaftFile),
     }
     .to_value();
     s["title"] = format!("nanopu {} configuration", kind.name()).into();
@@ -56,8 +60,8 @@ const HEADER: &str = "# Configuration reference
 
 Generated from the types that parse the files (`crates/cluster/src/schema.rs`), by
 `nanopu schema --markdown`; do not edit by hand (a test compares this page with what the
-command prints). Every key of cluster files (`nanopu run CONFIG.toml`, `nanopu.run_cluster`)
-and load-generator files (`nanopu load CONFIG.toml`), with its type, default and meaning
+command prints). Every key of cluster files (`nanopu run CONFIG.toml`, `nanopu.run_cluster`),
+load-generator files (`nanopu load CONFIG.toml`) and Raft files (`nanopu raft CONFIG.toml`), with its type, default and meaning
 (unit and range included); a dash in the default column: the meaning says what an absent
 key means, often a value that depends on other keys. Unknown keys are errors, and every value is checked when the
 file is read: an error names the key, the value and the limit.

@@ -86,7 +86,7 @@ fn sort(py: Python<'_>, argv: Vec<String>, progress: bool) -> PyResult<(String, 
     Ok((doc.to_string(), stages))
 }
 
-/// The JSON Schema of a configuration file, "cluster" or "load" (`nanopu schema KIND`).
+/// The JSON Schema of a configuration file, "cluster", "load" or "raft" (`nanopu schema KIND`).
 #[pyfunction]
 fn schema(kind: &str) -> PyResult<String> {
     use nanopu_cluster::schema::{self, ConfigKind};

@@ -21,12 +21,14 @@ def configs():
 
 
 def kind_of(doc):
-    return "load" if "server" in doc else "cluster"
+    if "server" in doc:
+        return "load"
+    return "raft" if "raft" in doc else "cluster"
 
 
 def test_the_repository_has_configs_of_both_kinds():
     kinds = {kind_of(tomllib.loads(p.read_text())) for p in configs()}
-    assert kinds == {"cluster", "load"}
+    assert kinds == {"cluster", "load", "raft"}
 
 
 @pytest.mark.parametrize("path", configs(), ids=lambda p: str(p.relative_to(ROOT)))

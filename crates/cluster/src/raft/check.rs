@@ -119,3 +119,91 @@ pub fn all(rs: &[Replica], a: &[Announcement], reqs: &[Request]) -> Vec<String> 
     out.truncate(20);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::client::Reply;
+    use super::super::state::E_GET;
+    use super::*;
+    use nanopu_sim::Time;
+
+    fn set(term: u64, req: u64, key: u64, value: u64) -> Entry {
+        Entry { term, kind: E_SET, req, key, value }
+    }
+
+    /// Three replicas holding `log` (index 0 the empty prefix), committed and applied to `commit`.
+    fn replicas(log: &[Entry], commit: u64) -> Vec<Replica> {
+        let mut full = vec![Entry { term: 0, kind: 0, req: 0, key: 0, value: 0 }];
+        full.extend_from_slice(log);
+        let kv = replay(&full, commit as usize).0;
+        (0..3)
+            .map(|node| Replica {
+                node,
+                term: 1,
+                role: 0,
+                commit,
+                applied: commit,
+                elections: 0,
+                truncated_committed: 0,
+                log: full.clone(),
+                kv: kv.clone(),
+            })
+            .collect()
+    }
+
+    fn answered(id: u64, op: Op, key: u64, value: u64, index: u64) -> Request {
+        let reply = Reply { at: Time::ZERO, status: ST_OK, value, index, from: 0 };
+        Request {
+            id,
+            op,
+            key,
+            value,
+            due: Time::ZERO,
+            sends: 1,
+            last_send: Time::ZERO,
+            target: 0,
+            reply: Some(reply),
+        }
+    }
+
+    #[test]
+    fn a_consistent_run_passes() {
+        let rs = replicas(&[set(1, 1, 5, 10), set(1, 2, 5, 20), set(1, 1, 5, 10)], 3);
+        let reqs = [answered(1, Op::Set, 5, 10, 1), answered(2, Op::Set, 5, 20, 2)];
+        assert_eq!(all(&rs, &[], &reqs), Vec::<String>::new());
+        assert_eq!(rs[0].kv[5], 20, "the duplicate of request 1 is not executed again");
+    }
+
+    #[test]
+    fn two_leaders_in_a_term_are_caught() {
+        let a = |node| Announcement { at: Time::ZERO, term: 4, node };
+        assert_eq!(one_leader_per_term(&[a(1), a(1)]).len(), 0);
+        assert!(one_leader_per_term(&[a(1), a(2)])[0].contains("term 4 had 2 leaders"));
+    }
+
+    #[test]
+    fn a_differing_committed_entry_is_caught() {
+        let mut rs = replicas(&[set(1, 1, 5, 10), set(1, 2, 6, 20)], 2);
+        rs[1].log[2].value = 21;
+        let p = committed_prefixes(&rs);
+        assert!(p.iter().any(|x| x.contains("node 1: committed prefix")), "{p:?}");
+        rs[2].log[2].value = 21;
+        let p = committed_prefixes(&rs);
+        assert!(p.iter().any(|x| x.contains("not a majority")), "{p:?}");
+    }
+
+    #[test]
+    fn a_store_not_matching_its_log_is_caught() {
+        let mut rs = replicas(&[set(1, 1, 5, 10)], 1);
+        rs[0].kv[5] = 11;
+        assert!(applied_in_order(&rs)[0].contains("node 0: store differs"));
+    }
+
+    #[test]
+    fn a_lost_or_wrong_acknowledgement_is_caught() {
+        let rs = replicas(&[set(1, 1, 5, 10), Entry { term: 1, kind: E_GET, req: 2, key: 5, value: 0 }], 2);
+        assert!(answers(&rs, &[answered(3, Op::Set, 5, 30, 3)])[0].contains("request 3"), "not in the log");
+        assert!(!answers(&rs, &[answered(2, Op::Get, 5, 9, 2)]).is_empty(), "a GET's stale value");
+        assert!(answers(&rs, &[answered(2, Op::Get, 5, 10, 2)]).is_empty());
+    }
+}

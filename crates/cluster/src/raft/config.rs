@@ -5,11 +5,13 @@
 //! ```toml
 //! elf = "../../sw/build/apps/raft.elf"  # default: that path; relative to the file
 //! seed = 1                  # default 1: the client's draws and the election timeouts
+//! [raft]
 //! replicas = 3              # default 3; 3..=7
 //! election_min_us = 10.0    # election timeout drawn in [min, max], us; default 10, 20;
 //! election_max_us = 20.0    #   0 < min <= max <= 1e6
 //! heartbeat_us = 2.0        # us; default 2; 0 < heartbeat < election_min_us
 //! batch = 32                # most entries per AppendEntries; default 32; 1..=41 (2 KiB)
+//! [client]
 //! rate_mrps = 0.5           # offered load, million requests/s (Poisson); default 0.5; (0, 100]
 //! requests = 2000           # default 2,000; 1..=50,000
 //! get_fraction = 0.1        # default 0.1; 0..=1
@@ -30,6 +32,7 @@
 //! ```
 
 use super::{Fault, RaftSpec, Target};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -41,43 +44,87 @@ pub const MAX_BATCH: u32 = 41;
 /// Most requests in a run (the replicas' log holds 65,536 entries, no snapshots).
 pub const MAX_REQUESTS: usize = 50_000;
 
-#[derive(Deserialize, Debug, Clone, Default)]
+/// A Raft run's file (`nanopu raft CONFIG.toml`).
+#[derive(Deserialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct RaftFile {
+    /// The Raft program, relative to the file. Default "../../sw/build/apps/raft.elf".
     pub elf: Option<String>,
+    /// Seeds the client's arrivals and keys and the replicas' election timeouts. Default 1.
     pub seed: Option<u64>,
-    pub replicas: Option<u32>,
-    pub election_min_us: Option<f64>,
-    pub election_max_us: Option<f64>,
-    pub heartbeat_us: Option<f64>,
-    pub batch: Option<u32>,
-    pub rate_mrps: Option<f64>,
-    pub requests: Option<usize>,
-    pub get_fraction: Option<f64>,
-    pub keys: Option<u64>,
-    pub start_us: Option<f64>,
-    pub retry_us: Option<f64>,
-    pub backoff_us: Option<f64>,
-    pub drain_us: Option<f64>,
+    /// The replicas.
+    #[serde(default)]
+    pub raft: ReplicasFile,
+    /// The open-loop client on the test host.
+    #[serde(default)]
+    pub client: ClientFile,
+    /// Faults during the run.
     #[serde(default)]
     pub faults: Vec<FaultEntry>,
 }
 
+/// `[raft]`: the replicas and their timing (docs/apps/raft.md "Parameters and why").
+#[derive(Deserialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ReplicasFile {
+    /// Replicas, one per node (nodes 0..replicas-1 of a one-switch cluster). Default 3; 3..=7.
+    pub replicas: Option<u32>,
+    /// Shortest election timeout, us. Default 10; > 0.
+    pub election_min_us: Option<f64>,
+    /// Longest election timeout, us (each drawn uniformly in [min, max]). Default 20;
+    /// election_min_us..=1e6.
+    pub election_max_us: Option<f64>,
+    /// Leader's heartbeat period, us. Default 2; > 0 and below election_min_us.
+    pub heartbeat_us: Option<f64>,
+    /// Most log entries per AppendEntries. Default 32; 1..=41 (a 2,048-byte message).
+    pub batch: Option<u32>,
+}
+
+/// `[client]`: the open-loop load of the test host.
+#[derive(Deserialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ClientFile {
+    /// Offered load, million requests per second (Poisson arrivals). Default 0.5; (0, 100].
+    pub rate_mrps: Option<f64>,
+    /// Requests in the run. Default 2,000; 1..=50,000.
+    pub requests: Option<usize>,
+    /// Fraction of GETs (the rest are SETs). Default 0.1; 0..=1.
+    pub get_fraction: Option<f64>,
+    /// Keys are drawn uniformly from 0..keys. Default 1,000; 1..=4,096.
+    pub keys: Option<u64>,
+    /// Time of the first request, us. Default 50; 0..=1e6.
+    pub start_us: Option<f64>,
+    /// Time before an unanswered request is sent again, us (doubled at each retry).
+    /// Default 30; 0.001..=1e6.
+    pub retry_us: Option<f64>,
+    /// Wait after a redirect that names no leader, us. Default 2; 0..=1e6.
+    pub backoff_us: Option<f64>,
+    /// How long after the last request's time answers are awaited, us. Default 300; 0..=1e6.
+    pub drain_us: Option<f64>,
+}
+
 /// A replica: an index or "leader".
-#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[derive(Deserialize, JsonSchema, Debug, Clone, PartialEq)]
 #[serde(untagged)]
 pub enum NodeRef {
     Index(u32),
     Name(String),
 }
 
-#[derive(Deserialize, Debug, Clone)]
+/// `[[faults]]`: a crash or a partition of one replica.
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct FaultEntry {
+    /// "crash" (the replica stops for good at at_us) or "partition" (cut off from every
+    /// other node and the host from from_us to to_us).
     pub kind: String,
+    /// A replica index, or "leader": whichever replica leads when the fault starts.
     pub node: NodeRef,
+    /// Crash: when, us; 0..=1e6.
     pub at_us: Option<f64>,
+    /// Partition: when it starts, us; 0..=1e6.
     pub from_us: Option<f64>,
+    /// Partition: when it heals, us; from_us..=1e6.
     pub to_us: Option<f64>,
 }
 
@@ -115,7 +162,7 @@ impl RaftFile {
         let f: RaftFile = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         let base = path.parent().unwrap_or(Path::new("."));
         let elf = base.join(f.elf.as_deref().unwrap_or(DEFAULT_ELF));
-        let spec = f.spec(&elf, f.replicas.unwrap_or(3), f.seed.unwrap_or(1));
+        let spec = f.spec(&elf, f.raft.replicas.unwrap_or(3), f.seed.unwrap_or(1));
         let faults: Result<Vec<Fault>, String> =
             f.faults.iter().enumerate().map(|(i, x)| x.fault(i)).collect();
         let spec = RaftSpec { faults: faults?, ..spec };
@@ -125,22 +172,23 @@ impl RaftFile {
 
     /// The spec this file describes (faults apart), defaults filled in.
     pub fn spec(&self, elf: &Path, replicas: u32, seed: u64) -> RaftSpec {
+        let (r, c) = (&self.raft, &self.client);
         RaftSpec {
             elf: PathBuf::from(elf),
             replicas,
             seed,
-            election_min_ns: ns(self.election_min_us.unwrap_or(10.0)),
-            election_max_ns: ns(self.election_max_us.unwrap_or(20.0)),
-            heartbeat_ns: ns(self.heartbeat_us.unwrap_or(2.0)),
-            batch: self.batch.unwrap_or(32),
-            rate_mrps: self.rate_mrps.unwrap_or(0.5),
-            requests: self.requests.unwrap_or(2000),
-            get_fraction: self.get_fraction.unwrap_or(0.1),
-            keys: self.keys.unwrap_or(1000),
-            start_us: self.start_us.unwrap_or(50.0),
-            retry_us: self.retry_us.unwrap_or(30.0),
-            backoff_us: self.backoff_us.unwrap_or(2.0),
-            drain_us: self.drain_us.unwrap_or(300.0),
+            election_min_ns: ns(r.election_min_us.unwrap_or(10.0)),
+            election_max_ns: ns(r.election_max_us.unwrap_or(20.0)),
+            heartbeat_ns: ns(r.heartbeat_us.unwrap_or(2.0)),
+            batch: r.batch.unwrap_or(32),
+            rate_mrps: c.rate_mrps.unwrap_or(0.5),
+            requests: c.requests.unwrap_or(2000),
+            get_fraction: c.get_fraction.unwrap_or(0.1),
+            keys: c.keys.unwrap_or(1000),
+            start_us: c.start_us.unwrap_or(50.0),
+            retry_us: c.retry_us.unwrap_or(30.0),
+            backoff_us: c.backoff_us.unwrap_or(2.0),
+            drain_us: c.drain_us.unwrap_or(300.0),
             faults: Vec::new(),
         }
     }
@@ -156,19 +204,19 @@ fn within<T: PartialOrd + std::fmt::Display>(v: T, lo: T, hi: T, key: &str) -> R
 impl RaftSpec {
     /// Check every field; the error names its key.
     pub fn validate(&self) -> Result<(), String> {
-        within(self.replicas, 3, 7, "replicas")?;
-        within(self.election_min_ns, 1, 1_000_000_000, "election_min_us (ns)")?;
-        within(self.election_max_ns, self.election_min_ns, 1_000_000_000, "election_max_us (ns)")?;
-        within(self.heartbeat_ns, 1, self.election_min_ns - 1, "heartbeat_us (ns)")?;
-        within(self.batch, 1, MAX_BATCH, "batch")?;
-        within(self.rate_mrps, 1e-6, 100.0, "rate_mrps")?;
-        within(self.requests, 1, MAX_REQUESTS, "requests")?;
-        within(self.get_fraction, 0.0, 1.0, "get_fraction")?;
-        within(self.keys, 1, super::state::NKEYS as u64, "keys")?;
-        within(self.start_us, 0.0, 1e6, "start_us")?;
-        within(self.retry_us, 1e-3, 1e6, "retry_us")?;
-        within(self.backoff_us, 0.0, 1e6, "backoff_us")?;
-        within(self.drain_us, 0.0, 1e6, "drain_us")?;
+        within(self.replicas, 3, 7, "raft.replicas")?;
+        within(self.election_min_ns, 1, 1_000_000_000, "raft.election_min_us (in ns)")?;
+        within(self.election_max_ns, self.election_min_ns, 1_000_000_000, "raft.election_max_us (in ns)")?;
+        within(self.heartbeat_ns, 1, self.election_min_ns - 1, "raft.heartbeat_us (in ns)")?;
+        within(self.batch, 1, MAX_BATCH, "raft.batch")?;
+        within(self.rate_mrps, 1e-6, 100.0, "client.rate_mrps")?;
+        within(self.requests, 1, MAX_REQUESTS, "client.requests")?;
+        within(self.get_fraction, 0.0, 1.0, "client.get_fraction")?;
+        within(self.keys, 1, super::state::NKEYS as u64, "client.keys")?;
+        within(self.start_us, 0.0, 1e6, "client.start_us")?;
+        within(self.retry_us, 1e-3, 1e6, "client.retry_us")?;
+        within(self.backoff_us, 0.0, 1e6, "client.backoff_us")?;
+        within(self.drain_us, 0.0, 1e6, "client.drain_us")?;
         self.faults.iter().enumerate().try_for_each(|(i, f)| self.check_fault(i, f))
     }
 
