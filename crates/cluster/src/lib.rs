@@ -28,6 +28,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod apps;
 mod barrier;
 pub mod boot;
 pub mod capture;

@@ -1,0 +1,54 @@
+//! The host side of the nanoPU paper's applications (docs/apps/paper-apps.md): each module
+//! computes on the host what its program computes on the simulated cores (the reference
+//! the run is checked against), drives the run from the test host, checks every answer
+//! and reports the latencies the simulator measured.
+
+pub mod nbody;
+pub mod nn;
+pub mod othello;
+
+use crate::cluster_config::ClusterFile;
+use crate::cluster_report::summarize_cluster;
+use crate::node::CoreState;
+use crate::{NodeConfig, Outcome, Simulation};
+use std::path::Path;
+
+/// A cluster of `nodes` nanoPU nodes of `cores` cores on one switch (the paper's single-rack
+/// setting, docs/platform.md section 4), every node running `elf` with `args`; link and
+/// switch parameters are the defaults of docs/config.md.
+pub fn star_cluster(
+    nodes: u32,
+    cores: usize,
+    elf: &Path,
+    args: &[String],
+    max_us: f64,
+) -> Result<Simulation, String> {
+    let text = format!(
+        "max_us = {max_us:?}\n[topology]\nkind = \"star\"\nnodes = {nodes}\n[node]\ncores = {cores}\n\
+         [[program]]\nnodes = \"all\"\nelf = {:?}\nargs = {args:?}\n",
+        elf.to_string_lossy()
+    );
+    let f = ClusterFile::parse(&text)?;
+    Simulation::cluster(&f, Path::new(".")).map_err(|e| e.to_string())
+}
+
+/// Run to the end; an error naming what went wrong if the run is incomplete or a core
+/// exited with a non-zero code (the programs' self-checks). Servers still waiting for
+/// requests are fine.
+pub fn run_checked(sim: &mut Simulation) -> Result<Outcome, String> {
+    let outcome = sim.run().map_err(|e| e.to_string())?;
+    let failed =
+        sim.nodes.iter().flat_map(|n| n.state.iter()).any(|s| matches!(s, CoreState::Halted(c) if *c != 0));
+    if outcome.incomplete() || failed {
+        let s = summarize_cluster(sim, outcome);
+        return Err(format!("run {}: {}", outcome.name(), s.text()));
+    }
+    Ok(outcome)
+}
+
+/// One node of `cores` cores running `elf`, the test host on its port.
+pub fn one_node(elf: &[u8], cores: usize) -> Result<Simulation, String> {
+    let mut cfg = NodeConfig::default();
+    cfg.nic.cores = cores;
+    Simulation::new(elf, cfg).map_err(|e| e.to_string())
+}

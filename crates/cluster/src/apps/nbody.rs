@@ -1,0 +1,96 @@
+//! N-body (docs/apps/paper-apps.md): the host side of `sw/apps/nbody.c`, a Barnes-Hut tree
+//! node answering force requests. The same IEEE double operations in the same order as
+//! `sw/apps/nbody.h` (which is built without fused multiply-add), so every force matches
+//! bit for bit.
+
+use super::{one_node, run_checked};
+use crate::boot::node_ip;
+use crate::TestHost;
+use nanopu_sim::Time;
+
+/// Gravitational constant, m^3 kg^-1 s^-2 (CODATA 2018; nbody.h `NB_G`).
+pub const G: f64 = 6.674e-11;
+/// Opening criterion theta = 0.5, squared (nbody.h `NB_THETA2`).
+pub const THETA2: f64 = 0.25;
+/// Softening length squared (nbody.h `NB_EPS2`).
+pub const EPS2: f64 = 1.0e-6;
+
+const CONFIG: u64 = 0;
+const REQUEST: u64 = 1;
+
+/// A tree node: centre of mass, mass, side.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TreeNode {
+    pub x: f64,
+    pub y: f64,
+    pub m: f64,
+    pub s: f64,
+}
+
+/// A body: position and mass.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Body {
+    pub x: f64,
+    pub y: f64,
+    pub m: f64,
+}
+
+/// The node's answer: None if it must be opened, else the force (fx, fy) on the body.
+pub fn force(n: &TreeNode, b: &Body) -> Option<(f64, f64)> {
+    let (dx, dy) = (n.x - b.x, n.y - b.y);
+    let r2 = dx * dx + dy * dy + EPS2;
+    // As nbody.h's `!(s*s < theta2*r2)`: a NaN also means "open it".
+    if (n.s * n.s).partial_cmp(&(THETA2 * r2)) != Some(std::cmp::Ordering::Less) {
+        return None;
+    }
+    let k = G * n.m * b.m / (r2 * r2.sqrt());
+    Some((k * dx, k * dy))
+}
+
+/// A uniform double in [lo, hi) from a hash.
+fn uniform(h: u64, lo: f64, hi: f64) -> f64 {
+    lo + (hi - lo) * ((h >> 11) as f64 / (1u64 << 53) as f64)
+}
+
+/// Body `i` of a seeded set: positions in a 1,000 m square, masses 1 to 100 kg.
+pub fn body(seed: u64, i: u64) -> Body {
+    let h = |k: u64| super::nn::mix(seed ^ (i << 2) ^ k);
+    Body { x: uniform(h(0), 0.0, 1000.0), y: uniform(h(1), 0.0, 1000.0), m: uniform(h(2), 1.0, 100.0) }
+}
+
+/// A node's answers to `bodies` requests, each request sent when the previous answer came
+/// back (closed loop), with each answer's latency (request sent to answer received).
+#[derive(Clone, Debug)]
+pub struct ForceRun {
+    pub answers: Vec<Option<(f64, f64)>>,
+    pub expected: Vec<Option<(f64, f64)>>,
+    pub latency_ns: Vec<f64>,
+}
+
+fn request(seed: u64, i: u64) -> nanopu_nic::Message {
+    let b = body(seed, i);
+    TestHost::message(0, node_ip(0), 0, &[REQUEST, i, b.x.to_bits(), b.y.to_bits(), b.m.to_bits()])
+}
+
+/// Run nbody.elf (its bytes) on one node: configure `node`, then `bodies` seeded requests.
+pub fn run_forces(elf: &[u8], node: TreeNode, seed: u64, bodies: u64) -> Result<ForceRun, String> {
+    let mut sim = one_node(elf, 1)?;
+    let cfg = [CONFIG, node.x.to_bits(), node.y.to_bits(), node.m.to_bits(), node.s.to_bits()];
+    sim.host.send_at(Time::from_us(1), TestHost::message(0, node_ip(0), 0, &cfg));
+    sim.host.send_at(Time::from_us(2), request(seed, 0));
+    sim.host.on_receive(move |now, m| {
+        let next = m.words[1] + 1;
+        if next < bodies {
+            vec![(now, request(seed, next))]
+        } else {
+            vec![]
+        }
+    });
+    run_checked(&mut sim)?;
+    let answer = |w: &[u64]| (w[2] == 1).then(|| (f64::from_bits(w[3]), f64::from_bits(w[4])));
+    let answers = sim.host.received.iter().map(|r| answer(&r.msg.words)).collect();
+    let expected = (0..bodies).map(|i| force(&node, &body(seed, i))).collect();
+    let sent = sim.host.sent.iter().skip(1);
+    let latency_ns = sent.zip(&sim.host.received).map(|(s, r)| (r.time - s.time).as_ns_f64()).collect();
+    Ok(ForceRun { answers, expected, latency_ns })
+}

@@ -1,0 +1,71 @@
+//! The nanoPU paper's applications (docs/apps/paper-apps.md) on simulated nanoPU nodes, each
+//! checked against the same computation on the host.
+
+mod common;
+
+use common::*;
+use nanopu_cluster::apps::nn::{run_edges, run_net, NetSpec};
+
+#[test]
+fn one_neuron_accumulates_every_edge_bit_for_bit() {
+    for edges in [1, 8, 64] {
+        let run = run_edges(&elf("apps/nn_edges.elf"), 7, edges, 3).unwrap();
+        assert_eq!(run.results, run.expected, "{edges} edges");
+        assert_eq!(run.latency_ns.len(), 3);
+        assert!(run.latency_ns.iter().all(|&l| l > 0.0), "{:?}", run.latency_ns);
+    }
+    let (a, b) = (
+        run_edges(&elf("apps/nn_edges.elf"), 7, 8, 1).unwrap(),
+        run_edges(&elf("apps/nn_edges.elf"), 8, 8, 1).unwrap(),
+    );
+    assert_ne!(a.results, b.results, "the seed changes the weights and inputs");
+}
+
+#[test]
+fn a_four_layer_network_on_36_cores_matches_the_host_bit_for_bit() {
+    let spec = NetSpec { seed: 3, inferences: 4, layers: vec![8, 12, 12, 4], cores: 4 };
+    let run = run_net(&spec, &sw_build().join("apps/nn_net.elf")).unwrap();
+    for k in 0..4 {
+        assert_eq!(run.outputs[k as usize], spec.reference(k), "inference {k}");
+    }
+    assert!(run.outputs.iter().flatten().any(|&y| y != 0), "not all zero: {:?}", run.outputs);
+    assert!(run.latency_ns.iter().all(|&l| l > 500.0 && l < 20_000.0), "{:?}", run.latency_ns);
+}
+
+use nanopu_cluster::apps::nbody::{run_forces, TreeNode};
+use nanopu_cluster::apps::othello::{run_search, Board, SearchSpec, PASS};
+
+#[test]
+fn othello_rules_hold_on_known_positions() {
+    let b = Board::start();
+    assert_eq!(b.moves(), (1 << 19) | (1 << 26) | (1 << 37) | (1 << 44), "d3, c4, f5, e6");
+    let after = b.play(19);
+    assert_eq!((after.p.count_ones(), after.o.count_ones()), (1, 4), "d3 flips d4");
+    assert_eq!(b.tree_size(3), 1 + 4 + 12 + 56, "perft 1..3: 4, 12, 56");
+}
+
+#[test]
+fn distributed_othello_finds_the_sequential_searchs_move_and_value() {
+    for (seed, depth) in [(1, 4), (2, 4), (5, 3)] {
+        let board = Board::opening(seed, 10);
+        let spec = SearchSpec { nodes: 4, cores: 4, board, depth, local_depth: 1 };
+        let run = run_search(&spec, &sw_build().join("apps/othello.elf")).unwrap();
+        let (value, best) = board.search(depth);
+        assert_eq!((run.value, run.best), (value, best), "seed {seed} depth {depth}");
+        assert_ne!(best, PASS);
+        assert!(run.messages as u64 >= 2 * (board.tree_size(depth - 1) - 1), "{} messages", run.messages);
+    }
+}
+
+#[test]
+fn a_tree_node_computes_each_force_bit_for_bit() {
+    let node = TreeNode { x: 500.0, y: 500.0, m: 5.0e6, s: 100.0 };
+    let run = run_forces(&elf("apps/nbody.elf"), node, 9, 40).unwrap();
+    let bits = |f: &Option<(f64, f64)>| f.map(|(x, y)| (x.to_bits(), y.to_bits()));
+    let got: Vec<_> = run.answers.iter().map(bits).collect();
+    let want: Vec<_> = run.expected.iter().map(bits).collect();
+    assert_eq!(got, want);
+    let opened = want.iter().filter(|f| f.is_none()).count();
+    assert!(opened > 0 && opened < 40, "some bodies are too close to the node: {opened}");
+    assert_eq!(run.latency_ns.len(), 40);
+}
