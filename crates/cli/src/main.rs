@@ -6,9 +6,11 @@
 //! - `nanopu raft CONFIG.toml`: Raft replicas under load and faults (`nanopu_cluster::raft`).
 //! - `nanopu sort`: a validated NanoSort, MilliSort, MergeMin or local-sort run.
 //! - `nanopu bench NAME`: the microbenchmarks of `bench.rs`, printing JSON.
+//! - `nanopu app NAME`: the paper's applications, checked against the host (`app.rs`).
 //! - `nanopu schema KIND` / `--markdown`: the configuration files' JSON Schemas and reference
 //!   page (docs/config.md).
 
+mod app;
 mod bench;
 mod bench_ctx;
 mod bench_fabric;
@@ -42,6 +44,8 @@ enum Cmd {
     Raft(raft::RaftArgs),
     /// Print a configuration file's JSON Schema, or the reference page of every key.
     Schema(schema::SchemaArgs),
+    /// Run one of the paper's applications (NN inference, Othello, N-body), checked.
+    App(app::AppArgs),
 }
 
 /// Ctrl-C asks the running simulation to stop and report what it has (a second one quits).
@@ -98,6 +102,7 @@ fn main() -> ExitCode {
         Cmd::Sort(a) => sort::main(a),
         Cmd::Raft(a) => raft::main(a),
         Cmd::Schema(a) => schema::main(a),
+        Cmd::App(a) => app::main(a),
     };
     match result {
         Ok(code) => code,

@@ -69,3 +69,14 @@ fn a_tree_node_computes_each_force_bit_for_bit() {
     assert!(opened > 0 && opened < 40, "some bodies are too close to the node: {opened}");
     assert_eq!(run.latency_ns.len(), 40);
 }
+
+#[test]
+fn the_tree_root_answers_every_body_of_an_incast() {
+    use nanopu_cluster::apps::nbody::run_root;
+    let r = run_root(&sw_build().join("apps/nbody_root.elf"), 8, 50, 4, 3).unwrap();
+    assert_eq!(r.requests, 400);
+    assert!(r.root_busy_ns > 0.0 && r.total_ns > r.root_busy_ns, "{r:?}");
+    let slowest = r.request_ns.iter().cloned().fold(0.0, f64::max);
+    let fastest = r.request_ns.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(slowest > 2.0 * fastest, "the incast queues: {fastest} to {slowest} ns");
+}

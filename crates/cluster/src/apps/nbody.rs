@@ -94,3 +94,54 @@ pub fn run_forces(elf: &[u8], node: TreeNode, seed: u64, bodies: u64) -> Result<
     let latency_ns = sent.zip(&sim.host.received).map(|(s, r)| (r.time - s.time).as_ns_f64()).collect();
     Ok(ForceRun { answers, expected, latency_ns })
 }
+
+/// The root at scale (nbody_root.c): `senders` nodes each send `per` bodies to the root's
+/// node (`cores` cores serving) at once, an incast of senders x per requests.
+#[derive(Clone, Debug)]
+pub struct RootRun {
+    /// Requests the root answered (every one checked by its sender, bit for bit).
+    pub requests: u64,
+    /// First request leaving a sender to the last answer delivered to a sender, ns.
+    pub total_ns: f64,
+    /// First request delivered to the root to its last answer leaving it, ns.
+    pub root_busy_ns: f64,
+    /// Each request's time from its sender to the root's cores, ns (the incast's queueing).
+    pub request_ns: Vec<f64>,
+}
+
+/// Run nbody_root.elf at `elf` with `senders` x `per` bodies of `seed`.
+pub fn run_root(
+    elf: &std::path::Path,
+    senders: u32,
+    per: u64,
+    cores: usize,
+    seed: u64,
+) -> Result<RootRun, String> {
+    let args = [senders as u64, per, seed].map(|v| v.to_string()).to_vec();
+    let mut sim = super::star_cluster(senders + 1, cores, elf, &args, 1_000_000.0)?;
+    run_checked(&mut sim)?;
+    let recs = sim.message_records();
+    let root = node_ip(0);
+    let delivered = |r: &crate::records::MessageRecord| r.delivered.ok_or("a message was never delivered");
+    let (mut req, mut first_sent, mut first_in, mut last_out, mut last_back) =
+        (vec![], Time::MAX, Time::MAX, Time::ZERO, Time::ZERO);
+    for r in &recs {
+        let d = delivered(r)?;
+        if r.dst_ip == root {
+            req.push((d - r.sent).as_ns_f64());
+            (first_sent, first_in) = (first_sent.min(r.sent), first_in.min(d));
+        } else if r.src_ip == root {
+            (last_out, last_back) = (last_out.max(r.sent), last_back.max(d));
+        }
+    }
+    if req.len() as u64 != senders as u64 * per {
+        return Err(format!("{} requests reached the root, not {}", req.len(), senders as u64 * per));
+    }
+    let ns = |a: Time, b: Time| b.saturating_sub(a).as_ns_f64();
+    Ok(RootRun {
+        requests: req.len() as u64,
+        total_ns: ns(first_sent, last_back),
+        root_busy_ns: ns(first_in, last_out),
+        request_ns: req,
+    })
+}

@@ -1,0 +1,169 @@
+//! `nanopu app NAME`: the nanoPU paper's applications (docs/apps/paper-apps.md), each run on
+//! simulated nanoPU cores, checked against the host's computation, its latencies printed as
+//! JSON. Exit status 1 if an answer differs from the host's.
+
+use clap::{Args, Subcommand};
+use nanopu_cluster::apps::nbody::{run_forces, run_root, TreeNode};
+use nanopu_cluster::apps::nn::{run_edges, run_net, NetSpec};
+use nanopu_cluster::apps::othello::{run_search, Board, SearchSpec};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct AppArgs {
+    #[command(subcommand)]
+    app: App,
+    /// Directory holding the built programs (apps/*.elf).
+    #[arg(long, env = "NANOPU_SW_BUILD", default_value = "sw/build", global = true)]
+    sw_build: PathBuf,
+}
+
+#[derive(Subcommand)]
+enum App {
+    /// One neuron on one core accumulating weight x data messages over N edges.
+    NnEdges {
+        #[arg(long, default_value_t = 16)]
+        edges: u64,
+        /// Rounds of N data messages, each sent when the previous result arrived.
+        #[arg(long, default_value_t = 10)]
+        rounds: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// A multi-layer network, one neuron per core, driven by the host's input messages.
+    Nn {
+        /// Layer sizes, the inputs first.
+        #[arg(long, value_delimiter = ',', default_value = "8,16,16,4")]
+        layers: Vec<u64>,
+        #[arg(long, default_value_t = 10)]
+        inferences: u64,
+        /// Cores per node.
+        #[arg(long, default_value_t = 4)]
+        cores: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Distributed minimax over Othello bitboards with map and reduce messages.
+    Othello {
+        /// Plies searched.
+        #[arg(long, default_value_t = 4)]
+        depth: u64,
+        /// Plies a worker searches on its own (deeper boards are mapped to other workers).
+        #[arg(long, default_value_t = 1)]
+        local_depth: u64,
+        /// The position: this many seeded moves from the opening.
+        #[arg(long, default_value_t = 10)]
+        plies: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value_t = 4)]
+        nodes: u32,
+        #[arg(long, default_value_t = 4)]
+        cores: usize,
+    },
+    /// A Barnes-Hut tree node answering force requests in double precision.
+    Nbody {
+        #[arg(long, default_value_t = 100)]
+        bodies: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// The root of a Barnes-Hut tree receiving one request per body from many senders.
+    NbodyRoot {
+        /// Sender nodes.
+        #[arg(long, default_value_t = 80)]
+        senders: u32,
+        /// Bodies per sender.
+        #[arg(long, default_value_t = 1000)]
+        per_sender: u64,
+        /// Cores of every node (the root's serve; each sender's core 0 sends).
+        #[arg(long, default_value_t = 4)]
+        cores: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+}
+
+pub fn main(a: AppArgs) -> Result<ExitCode, String> {
+    let apps = a.sw_build.join("apps");
+    let (ok, doc) = match a.app {
+        App::NnEdges { edges, rounds, seed } => nn_edges(&apps, edges, rounds, seed)?,
+        App::Nn { layers, inferences, cores, seed } => {
+            nn(&apps, NetSpec { seed, inferences, layers, cores })?
+        }
+        App::Othello { depth, local_depth, plies, seed, nodes, cores } => {
+            let board = Board::opening(seed, plies);
+            othello(&apps, SearchSpec { nodes, cores, board, depth, local_depth })?
+        }
+        App::Nbody { bodies, seed } => nbody(&apps, bodies, seed)?,
+        App::NbodyRoot { senders, per_sender, cores, seed } => {
+            nbody_root(&apps, senders, per_sender, cores, seed)?
+        }
+    };
+    println!("{}", serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?);
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn read(apps: &Path, name: &str) -> Result<Vec<u8>, String> {
+    let p = apps.join(name);
+    std::fs::read(&p).map_err(|e| format!("{}: {e}; build the programs with `make -C sw`", p.display()))
+}
+
+/// Median, mean, min and max of latencies in ns.
+fn stats(v: &[f64]) -> Value {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let mean = s.iter().sum::<f64>() / s.len().max(1) as f64;
+    json!({"n": s.len(), "median": s.get(s.len() / 2), "mean": mean, "min": s.first(), "max": s.last()})
+}
+
+fn nn_edges(apps: &Path, edges: u64, rounds: u64, seed: u64) -> Result<(bool, Value), String> {
+    let r = run_edges(&read(apps, "nn_edges.elf")?, seed, edges, rounds)?;
+    let ok = r.results == r.expected;
+    Ok((
+        ok,
+        json!({"app": "nn-edges", "edges": edges, "rounds": rounds, "ok": ok, "latency_ns": stats(&r.latency_ns)}),
+    ))
+}
+
+fn nn(apps: &Path, spec: NetSpec) -> Result<(bool, Value), String> {
+    let r = run_net(&spec, &apps.join("nn_net.elf"))?;
+    let ok = (0..spec.inferences).all(|k| r.outputs[k as usize] == spec.reference(k));
+    let doc = json!({"app": "nn", "layers": spec.layers, "neurons": spec.neurons(), "inferences": spec.inferences,
+        "ok": ok, "latency_ns": stats(&r.latency_ns), "outputs": r.outputs.last()});
+    Ok((ok, doc))
+}
+
+fn othello(apps: &Path, spec: SearchSpec) -> Result<(bool, Value), String> {
+    let r = run_search(&spec, &apps.join("othello.elf"))?;
+    let (value, best) = spec.board.search(spec.depth);
+    let ok = (r.value, r.best) == (value, best);
+    let doc = json!({"app": "othello", "depth": spec.depth, "local_depth": spec.local_depth,
+        "workers": spec.nodes as usize * spec.cores, "boards": spec.board.tree_size(spec.depth),
+        "ok": ok, "value": r.value, "best_move": r.best, "host_value": value, "host_best_move": best,
+        "messages": r.messages, "latency_ns": r.latency_ns});
+    Ok((ok, doc))
+}
+
+/// A tree node at the centre of the bodies' 1,000 m square, 5,000 t over a 100 m side.
+const NODE: TreeNode = TreeNode { x: 500.0, y: 500.0, m: 5.0e6, s: 100.0 };
+
+fn nbody(apps: &Path, bodies: u64, seed: u64) -> Result<(bool, Value), String> {
+    let r = run_forces(&read(apps, "nbody.elf")?, NODE, seed, bodies)?;
+    let bits = |v: &[Option<(f64, f64)>]| -> Vec<_> {
+        v.iter().map(|f| f.map(|(x, y)| (x.to_bits(), y.to_bits()))).collect()
+    };
+    let ok = bits(&r.answers) == bits(&r.expected);
+    let opened = r.expected.iter().filter(|f| f.is_none()).count();
+    let doc = json!({"app": "nbody", "bodies": bodies, "opened": opened, "ok": ok, "latency_ns": stats(&r.latency_ns)});
+    Ok((ok, doc))
+}
+
+fn nbody_root(apps: &Path, senders: u32, per: u64, cores: usize, seed: u64) -> Result<(bool, Value), String> {
+    let r = run_root(&apps.join("nbody_root.elf"), senders, per, cores, seed)?;
+    let doc = json!({"app": "nbody-root", "senders": senders, "per_sender": per, "cores": cores,
+        "requests": r.requests, "ok": true, "total_ns": r.total_ns, "root_busy_ns": r.root_busy_ns,
+        "per_request_ns": r.root_busy_ns / r.requests as f64, "request_latency_ns": stats(&r.request_ns)});
+    Ok((true, doc))
+}
