@@ -5,6 +5,7 @@
 mod common;
 
 use common::{cfg, elf};
+use nanopu_cluster::load_config::LoadFile;
 use nanopu_cluster::loadgen::{Arrivals, Class, LoadResult, LoadSpec, Service};
 use nanopu_cluster::setalg::{Corpus, Popularity, SetalgSpec, CLASSES};
 use nanopu_cluster::Outcome;
@@ -107,4 +108,30 @@ fn same_seed_same_replies() {
     let s = spec(4.0, 1000);
     let (a, b) = (run(&s, 4, None), run(&s, 4, None));
     assert_eq!((a.requests, a.setalg_ops), (b.requests, b.setalg_ops));
+}
+
+/// A load file's `[load.setalg]` gives the server's arguments and the classes; a bad value is
+/// refused before anything runs, the error naming its key.
+#[test]
+fn bad_configs_are_refused_naming_the_key() {
+    let good = "[server]\nelf = \"s.elf\"\n[load]\nrates_mrps = [1.0]\nrequests = 10\n[load.setalg]\n\
+                documents = 1024\nvocabulary = 2048\n";
+    let f = LoadFile::parse(good).unwrap();
+    assert_eq!(f.node_config().unwrap().args, ["1", "1024", "2048", "16"]);
+    for (line, key) in [
+        ("documents = 70000", "load.setalg.documents"),
+        ("documents = 8192\nwords_per_document = 64", "load.setalg.documents"),
+        ("vocabulary = 2", "load.setalg.vocabulary"),
+        ("words_per_document = 65", "load.setalg.words_per_document"),
+        ("query_words = [1.0, 1.0, 0.0, 0.0]", "load.setalg.query_words"),
+        ("query_words = [-0.5, 1.5, 0.0, 0.0]", "load.setalg.query_words"),
+        ("popularity = \"pareto\"", "load.setalg.popularity"),
+        ("theta = 0.0", "load.setalg.theta"),
+    ] {
+        let text = good.replace("documents = 1024\nvocabulary = 2048\n", &format!("{line}\n"));
+        let e = LoadFile::parse(&text).err().unwrap_or_else(|| panic!("accepted {line}"));
+        assert!(e.starts_with(&format!("{key}: ")), "{line}: {e}");
+    }
+    let both = good.to_string() + "[load.rdma]\n";
+    assert!(LoadFile::parse(&both).unwrap_err().starts_with("load.setalg: not with"));
 }
