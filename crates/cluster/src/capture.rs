@@ -9,6 +9,7 @@ use nanopu_net::wire::ethernet::{Mac, ETHERTYPE_IPV4};
 use nanopu_net::wire::ipv4::{is_multicast, tos_for_priority, PROTO_HOMA, PROTO_NDP};
 use nanopu_net::wire::packet::words_to_payload;
 use nanopu_net::wire::{EthernetRepr, Flags, Frame, FrameRepr, Ipv4Repr, TransportRepr};
+use nanopu_nic::Message;
 use std::io::Write;
 
 /// MAC address of the node with this IPv4 address (02:00 followed by the address).
@@ -49,6 +50,31 @@ pub fn frame_of(p: &Packet, homa: bool) -> Result<Vec<u8>, String> {
     let repr = FrameRepr { eth, ip, transport };
     let frame = Frame::emit(&repr, &payload, 1024).map_err(|e| format!("packet {}: {e}", p.id))?;
     Ok(frame.into_bytes())
+}
+
+/// A message between the test host and a single node, as the DATA frames that would carry
+/// it: one per 1,024-byte segment, message id 0 (a single node's port has no transport to
+/// number messages), priority 0. The inverse of `host::message_of_frame`. An empty message
+/// is an error: the transport header cannot describe it (`msg_len` 0 is invalid).
+pub fn frames_of_message(m: &Message) -> Result<Vec<Vec<u8>>, String> {
+    let bytes = m.payload_bytes();
+    let segments: Vec<&[u8]> = if bytes.is_empty() { vec![&[]] } else { bytes.chunks(1024).collect() };
+    let eth = EthernetRepr { src: mac_of(m.src_ip), dst: mac_of(m.dst_ip), ethertype: ETHERTYPE_IPV4 };
+    let ip = Ipv4Repr { src: m.src_ip, dst: m.dst_ip, protocol: PROTO_NDP, tos: 0, payload_len: 0, ttl: 64 };
+    let frame = |(i, seg): (usize, &&[u8])| {
+        let (src_context, dst_context, msg_len, pkt_offset) = (m.src_context, m.dst_context, m.len, i as u16);
+        let transport = TransportRepr {
+            flags: Flags::DATA,
+            src_context,
+            dst_context,
+            msg_len,
+            pkt_offset,
+            ..Default::default()
+        };
+        let repr = FrameRepr { eth, ip, transport };
+        Frame::emit(&repr, seg, 1024).map(Frame::into_bytes).map_err(|e| e.to_string())
+    };
+    segments.iter().enumerate().map(frame).collect()
 }
 
 /// The format of a capture file: classic pcap, or pcapng, whose interface is named after

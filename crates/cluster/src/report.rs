@@ -45,6 +45,15 @@ pub struct RunSummary {
     pub nic: NicSummary,
     /// Messages the test host received, in arrival order.
     pub host_received: Vec<HostRecord>,
+    /// Raw frames the test host sent that the NIC dropped, and why (`TestHost::send_raw_at`).
+    pub host_rejected: Vec<RejectedFrame>,
+}
+
+/// A raw frame from the test host that the node's NIC dropped.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RejectedFrame {
+    pub time_ns: f64,
+    pub reason: String,
 }
 
 /// A message seen by the test host.
@@ -120,6 +129,9 @@ pub fn summarize(sim: &mut Simulation, outcome: Outcome) -> RunSummary {
         },
         cores,
         host_received: sim.host.received.iter().map(host_record).collect(),
+        host_rejected: (sim.host.rejected.iter())
+            .map(|(t, why)| RejectedFrame { time_ns: t.as_ns_f64(), reason: why.clone() })
+            .collect(),
     }
 }
 
@@ -214,6 +226,9 @@ impl RunSummary {
             );
         }
         self.host_received.iter().for_each(|m| s += &m.line());
+        for r in &self.host_rejected {
+            s += &format!("host frame at {:.3} ns dropped by the NIC: {}\n", r.time_ns, r.reason);
+        }
         for c in self.cores.iter().filter(|c| !c.console.is_empty()) {
             s += &format!("--- console of core {} ---\n{}", c.core, c.console);
             if !c.console.ends_with('\n') {

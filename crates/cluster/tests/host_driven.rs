@@ -134,3 +134,19 @@ fn scripted_replies_answer_what_arrived() {
     assert!(second_out >= first_back + Time::from_ns(500), "{first_back:?} {second_out:?}");
     assert_eq!((sim.host.sent[1].msg.src_context, sim.host.sent[1].msg.dst_context), (7, 0));
 }
+
+#[test]
+fn a_message_as_frames_parses_back_to_itself() {
+    use nanopu_cluster::capture::frames_of_message;
+    use nanopu_cluster::host::message_of_frame;
+    let m = TestHost::message(3, node_ip(0), 9, &[0x0102_0304_0506_0708, u64::MAX]);
+    let frames = frames_of_message(&m).unwrap();
+    assert_eq!(frames.len(), 1);
+    assert_eq!(message_of_frame(&frames[0]).unwrap(), m);
+    let long = TestHost::message(0, node_ip(0), 1, &vec![7; 257]); // 2,056 bytes: 3 segments
+    let frames = frames_of_message(&long).unwrap();
+    assert_eq!(frames.iter().map(Vec::len).collect::<Vec<_>>(), [64 + 1024, 64 + 1024, 64 + 8]);
+    let empty = TestHost::message(0, node_ip(0), 1, &[]);
+    let e = frames_of_message(&empty).unwrap_err();
+    assert!(e.contains("msg_len 0"), "an empty message has no frame on the wire: {e}");
+}

@@ -14,6 +14,7 @@ use nanopu_cli::run::{single_sim, RunArgs};
 use nanopu_cli::sort::{summary_json, SortArgs};
 use nanopu_cluster::report::summarize;
 use nanopu_cluster::sort::report::stages_csv;
+use nanopu_sim::Time;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -61,11 +62,17 @@ fn clap_error(e: clap::Error) -> PyErr {
 }
 
 /// One node running an ELF program with the test host on its port (`nanopu run
-/// PROGRAM.elf FLAGS`); returns the run's summary as JSON (`nanopu run --json`).
+/// PROGRAM.elf FLAGS`), the host also sending `frames` (time in ns, the bytes of an
+/// Ethernet frame); returns the run's summary as JSON (`nanopu run --json`).
 #[pyfunction]
-fn run_program(py: Python<'_>, argv: Vec<String>) -> PyResult<String> {
+#[pyo3(signature = (argv, frames = Vec::new()))]
+fn run_program(py: Python<'_>, argv: Vec<String>, frames: Vec<(f64, Vec<u8>)>) -> PyResult<String> {
     let cmd: RunCmd = parse(argv)?;
     let mut sim = single_sim(&cmd.args).map_err(error)?;
+    for (i, (at, frame)) in frames.into_iter().enumerate() {
+        let at = Time::checked_from_ns_f64(at, &format!("packets[{i}]'s time")).map_err(error)?;
+        sim.host.send_raw_at(at, frame);
+    }
     let outcome = interrupt::run(py, || sim.run())?.map_err(error)?;
     Ok(serde_json::to_string(&summarize(&mut sim, outcome)).expect("summary serializes"))
 }
@@ -84,6 +91,26 @@ fn sort(py: Python<'_>, argv: Vec<String>, progress: bool) -> PyResult<(String, 
     let doc = summary_json(a, &run, started.elapsed().as_secs_f64());
     let stages = stages_csv(&run.outputs, spec.cores_per_node as usize, run.sim.clock().hz());
     Ok((doc.to_string(), stages))
+}
+
+/// A message between the test host (10.0.0.1) and node 0 as the Ethernet frames that would
+/// carry it (`capture::frames_of_message`).
+#[pyfunction]
+fn message_frames(
+    src_ip: &str,
+    src_context: u16,
+    dst_context: u16,
+    len: u16,
+    words: Vec<u64>,
+) -> PyResult<Vec<Vec<u8>>> {
+    use nanopu_cluster::{capture, host::HOST_IP, TestHost};
+    let src: std::net::Ipv4Addr = src_ip.parse().map_err(|e| error(format!("{src_ip}: {e}")))?;
+    if words.len() != usize::from(len).div_ceil(8) {
+        return Err(error(format!("{} words do not hold a {len}-byte payload", words.len())));
+    }
+    let mut m = TestHost::message_len(src_context, HOST_IP, dst_context, len, &words);
+    (m.src_ip, m.dst_ip) = (u32::from(src), HOST_IP);
+    capture::frames_of_message(&m).map_err(error)
 }
 
 /// The JSON Schema of a configuration file, "cluster", "load" or "raft" (`nanopu schema KIND`).
@@ -113,5 +140,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sort_program, m)?)?;
     m.add_function(wrap_pyfunction!(cluster::run_cluster, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(message_frames, m)?)?;
     Ok(())
 }

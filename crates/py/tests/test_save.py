@@ -13,7 +13,7 @@ def test_a_program_runs_tables_round_trip_through_parquet_and_csv(apps, tmp_path
                    max_cycles=200_000)
     assert r.received["words"][0] == [0x8000_0000_0000_0001, 2]
     paths = r.save(tmp_path / "pq")
-    assert set(paths) == {"cores", "received", "totals"}
+    assert set(paths) == {"cores", "received", "rejected", "totals"}
     for name, df in r.tables().items():
         back = pd.read_parquet(paths[name])
         if name == "received":

@@ -42,12 +42,15 @@ def send(at_ns, context, words, *, src_context=0, node=0):
     return f"{float(at_ns)!r}:{int(context)}/{int(src_context)}:{payload}@{int(node)}"
 
 
-def run(program, *, sends=(), args=(), progress=False, **flags):
+def run(program, *, sends=(), packets=(), args=(), progress=False, **flags):
     """Run ``program`` (an ELF path) on one node; ``flags`` are ``nanopu run``'s, as
     keyword arguments (``cores=4``, ``max_cycles=...``, ``until_us=...``, ``mac_ns=...``,
     ``latency_stamps="off"``, ...). ``sends``: ``send(...)`` results or ``--send`` specs;
-    ``args``: the program's arguments. Returns a ``ProgramRun``."""
-    return _program_run(_raw_program(program, sends, args, progress, flags))
+    ``packets``: ``(at_ns, packet)`` pairs, each a Scapy packet (``layers.data_packet``) or
+    a frame's bytes, sent by the test host at that time (a frame the NIC cannot take is
+    dropped and listed in ``rejected``); ``args``: the program's arguments. Returns a
+    ``ProgramRun``."""
+    return _program_run(_raw_program(program, sends, args, progress, flags, packets))
 
 
 def run_cluster(config, *, sends=(), pcap_at=None, threads=None, progress=False):
@@ -69,14 +72,15 @@ def sort(*, progress=False, **flags):
 # bytes: what a sweep's worker sends back and its cache keeps), and the object made of them.
 
 
-def _raw_program(program, sends, args, progress, flags):
+def _raw_program(program, sends, args, progress, flags, packets=()):
     if isinstance(flags.get("latency_stamps"), bool):
         flags = {**flags, "latency_stamps": "on" if flags["latency_stamps"] else "off"}
     argv = [os.fspath(program), *_flags(flags)]
     argv += [a for s in _specs(sends) for a in ("--send", s)]
     argv += ["--progress"] if progress else []
     argv += ["--", *(str(a) for a in args)]
-    return [_native.run_program(argv)]
+    frames = [(float(at_ns), bytes(p)) for at_ns, p in packets]
+    return [_native.run_program(argv, frames)]
 
 
 def _program_run(raw):
@@ -149,16 +153,28 @@ class ProgramRun(Tables):
     """One node's run. ``summary``: everything ``nanopu run --json`` prints (dict);
     ``cores``: one row per core (exit code, instructions, cycles, misses, stall cycles,
     console); ``received``: what reached the test host, with times; ``totals``: the
-    outcome and simulated time as one row. ``save(directory, format="parquet")`` writes the
-    tables (``tables()``) as Parquet or CSV."""
+    outcome and simulated time as one row; ``rejected``: frames from ``packets`` the NIC
+    dropped, with the reason; ``packets()``: what reached the test host as Scapy packets.
+    ``save(directory, format="parquet")`` writes the tables (``tables()``) as Parquet or
+    CSV."""
 
-    TABLES = ("cores", "received", "totals")
+    TABLES = ("cores", "received", "rejected", "totals")
 
     def __init__(self, summary):
         self.summary = summary
         self.cores = pd.DataFrame(summary["cores"]).set_index("core")
         self.received = _received(summary["host_received"])
+        self.rejected = pd.DataFrame(summary["host_rejected"], columns=["time_ns", "reason"])
         self.totals = _totals(summary)
+
+    def packets(self):
+        """The messages that reached the test host as Scapy packets (Ether / IP /
+        ``NanopuTransport`` / payload; one per 1,024-byte segment), each with ``time`` its
+        arrival in simulated seconds. A single node's port has no transport, so message ids
+        are 0 (``layers.replies``; needs Scapy)."""
+        from . import layers
+
+        return layers.replies(self.received)
 
 
 class ClusterRun(Tables):

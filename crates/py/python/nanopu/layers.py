@@ -18,7 +18,8 @@ import io
 
 from scapy.fields import BitField, ByteField, FlagsField, IntField, IPField, ShortField
 from scapy.layers.inet import IP
-from scapy.packet import Packet, bind_layers
+from scapy.layers.l2 import Ether
+from scapy.packet import Packet, Raw, bind_layers
 from scapy.utils import PcapReader
 
 # IP protocol numbers (crates/net/src/wire/ipv4.rs): the prototype's NDP, and its
@@ -90,6 +91,35 @@ def payload_words(pkt):
     """A DATA packet's segment as 64-bit words (big-endian on the wire; the NIC converts)."""
     data = bytes(pkt[NanopuTransport].payload)
     return [int.from_bytes(data[i : i + 8], "big") for i in range(0, len(data), 8)]
+
+
+def data_packet(dst_context, words, *, src_context=0, length=None, src="10.0.0.1", dst="10.0.0.2"):
+    """A single-packet nanoPU DATA message from the test host (10.0.0.1) to node 0
+    (10.0.0.2) as Scapy builds it: Ether / IP / ``NanopuTransport`` / payload, the payload
+    ``words`` (unsigned 64-bit) big-endian, ``length`` bytes of them (all by default; at
+    most 1,024: one segment). Send it with ``nanopu.run(..., packets=[(at_ns, pkt)])``."""
+    data = b"".join(int(w).to_bytes(8, "big") for w in words)
+    length = len(data) if length is None else length
+    t = NanopuTransport(flags="DATA", src_context=src_context, dst_context=dst_context, msg_len=length)
+    return Ether(src=_mac(src), dst=_mac(dst)) / IP(src=src, dst=dst, proto=PROTO_NDP) / t / Raw(data[:length])
+
+
+def _mac(ip):
+    """A node's MAC: 02:00 and its IPv4 address (crates/cluster/src/capture.rs)."""
+    return "02:00:" + ":".join(f"{int(b):02x}" for b in ip.split("."))
+
+
+def replies(received):
+    """``ProgramRun.received`` rows as Scapy packets, ``time`` in simulated seconds."""
+    from . import _native
+
+    packets = []
+    for r in received.itertuples():
+        for frame in _native.message_frames(r.src_ip, r.src_context, r.dst_context, r.len, list(r.words)):
+            p = Ether(bytes(frame))
+            p.time = r.time_ns / 1e9
+            packets.append(p)
+    return packets
 
 
 def read_pcap(data):
