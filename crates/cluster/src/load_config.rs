@@ -52,8 +52,8 @@ pub struct LoadFile {
 pub struct ServerFile {
     /// The server program, relative to the config file's directory (required).
     pub elf: String,
-    /// Its arguments (argv[1..]). Default none; refused with `[load.kv]` and `[load.rdma]`,
-    /// which give them.
+    /// Its arguments (argv[1..]). Default none; refused with `[load.kv]`, `[load.rdma]` and
+    /// `[load.setalg]`, which give them.
     #[serde(default)]
     pub args: Vec<String>,
     /// Cores of the server node. Default 4; 1..=64.
