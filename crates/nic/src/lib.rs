@@ -10,6 +10,8 @@
 //!   interrupt line of each core.
 //! - [`sched`]: the hardware thread scheduler's rules: target, interrupt, demotion, idle.
 //! - [`stamp`]: the prototype's latency stamps for the testers' context 0x1234.
+//! - [`icenic`]: FireSim's IceNIC, the DMA NIC of the traditional baseline node
+//!   (docs/models/icenic.md).
 //! - [`transport`]: the NDP- and Homa-style transports terminated in the NIC, and
 //!   multicast sending.
 //!
@@ -22,6 +24,7 @@
 #![forbid(unsafe_code)]
 
 pub mod core_if;
+pub mod icenic;
 pub mod message;
 pub mod nic;
 pub mod params;

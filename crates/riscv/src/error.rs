@@ -13,6 +13,9 @@ pub enum BlockOn {
     NetTx,
     /// A nanoPU CSR access the platform could not answer at the core's local time.
     Csr(u16),
+    /// A device register (memory-mapped I/O) the platform could not answer at the core's
+    /// local time.
+    Mmio,
 }
 
 /// Why `Core::run` returned.

@@ -78,17 +78,17 @@ impl Core {
             Kind::Sllw => sext32(((a as u32) << (b & 31)) as u64),
             Kind::Srlw => sext32(((a as u32) >> (b & 31)) as u64),
             Kind::Sraw => ((a as i32) >> (b & 31)) as i64 as u64,
-            Kind::Lb => self.load_op::<1>(mem, op, a.wrapping_add(imm))? as i8 as u64,
-            Kind::Lh => self.load_op::<2>(mem, op, a.wrapping_add(imm))? as i16 as u64,
-            Kind::Lw => sext32(self.load_op::<4>(mem, op, a.wrapping_add(imm))?),
-            Kind::Ld => self.load_op::<8>(mem, op, a.wrapping_add(imm))?,
-            Kind::Lbu => self.load_op::<1>(mem, op, a.wrapping_add(imm))?,
-            Kind::Lhu => self.load_op::<2>(mem, op, a.wrapping_add(imm))?,
-            Kind::Lwu => self.load_op::<4>(mem, op, a.wrapping_add(imm))?,
-            Kind::Sb => return self.store_op::<1>(mem, a.wrapping_add(imm), b, next),
-            Kind::Sh => return self.store_op::<2>(mem, a.wrapping_add(imm), b, next),
-            Kind::Sw => return self.store_op::<4>(mem, a.wrapping_add(imm), b, next),
-            Kind::Sd => return self.store_op::<8>(mem, a.wrapping_add(imm), b, next),
+            Kind::Lb => self.load_op::<1, P>(mem, plat, op, a.wrapping_add(imm))? as i8 as u64,
+            Kind::Lh => self.load_op::<2, P>(mem, plat, op, a.wrapping_add(imm))? as i16 as u64,
+            Kind::Lw => sext32(self.load_op::<4, P>(mem, plat, op, a.wrapping_add(imm))?),
+            Kind::Ld => self.load_op::<8, P>(mem, plat, op, a.wrapping_add(imm))?,
+            Kind::Lbu => self.load_op::<1, P>(mem, plat, op, a.wrapping_add(imm))?,
+            Kind::Lhu => self.load_op::<2, P>(mem, plat, op, a.wrapping_add(imm))?,
+            Kind::Lwu => self.load_op::<4, P>(mem, plat, op, a.wrapping_add(imm))?,
+            Kind::Sb => return self.int_store::<1, P>(mem, plat, a.wrapping_add(imm), b, next),
+            Kind::Sh => return self.int_store::<2, P>(mem, plat, a.wrapping_add(imm), b, next),
+            Kind::Sw => return self.int_store::<4, P>(mem, plat, a.wrapping_add(imm), b, next),
+            Kind::Sd => return self.int_store::<8, P>(mem, plat, a.wrapping_add(imm), b, next),
             Kind::Beq => return self.branch(op, a == b, next),
             Kind::Bne => return self.branch(op, a != b, next),
             Kind::Blt => return self.branch(op, (a as i64) < (b as i64), next),
@@ -146,8 +146,18 @@ impl Core {
 
     /// Load and record the result latency in the scoreboard (after any miss stall).
     #[inline(always)]
-    fn load_op<const N: usize>(&mut self, mem: &mut NodeMem, op: Op, addr: u64) -> Result<u64, Ex> {
-        let v = self.load::<N>(mem, addr)?;
+    fn load_op<const N: usize, P: Platform>(
+        &mut self,
+        mem: &mut NodeMem,
+        plat: &mut P,
+        op: Op,
+        addr: u64,
+    ) -> Result<u64, Ex> {
+        let v = match self.load::<N>(mem, addr) {
+            Ok(v) => v,
+            Err(Ex::Trap { cause: crate::mmio::LOAD_FAULT, tval }) => self.device_load::<N, P>(plat, op, tval)?,
+            Err(e) => return Err(e),
+        };
         let lat = if N < 4 { self.t.load_latency_subword } else { self.t.load_latency };
         let rd = op.rd as usize;
         self.ready[rd] = self.cycle - 1 + lat;

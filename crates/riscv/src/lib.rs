@@ -52,6 +52,7 @@ mod htif;
 pub mod llc;
 mod lsu;
 pub mod mem;
+mod mmio;
 mod muldiv;
 mod net;
 pub mod op;

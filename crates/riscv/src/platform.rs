@@ -45,6 +45,16 @@ pub trait Platform {
     fn yield_after_write(&self, _hart: usize) -> bool {
         false
     }
+    /// Read `size` bytes of a device register at `addr` (memory-mapped I/O: an address
+    /// that is neither memory, the boot page nor the CLINT). `Ok(None)`: no device there
+    /// (the load raises an access fault). A read may change the device (popping a queue).
+    fn mmio_read(&mut self, _hart: usize, _now: u64, _addr: u64, _size: usize) -> Access<Option<u64>> {
+        Ok(None)
+    }
+    /// Write `size` bytes of a device register. `Ok(false)`: no device there.
+    fn mmio_write(&mut self, _hart: usize, _now: u64, _addr: u64, _size: usize, _value: u64) -> Access<bool> {
+        Ok(false)
+    }
 }
 
 /// First and last CSR address owned by the platform (docs/platform.md section 2 table).

@@ -1,0 +1,338 @@
+//! IceNIC, FireSim's DMA NIC, as the traditional baseline beside the nanoPU NIC
+//! (docs/models/icenic.md: every register, depth and size below, with its source).
+//!
+//! Software talks to it through memory-mapped registers: it writes send requests (one
+//! 64-bit word: frame length and buffer address) and receive requests (a buffer address)
+//! into two queues of 10, and reads completions back: a count of finished sends, and a
+//! queue of the lengths of received frames. A DMA read engine fetches each frame to send
+//! from memory, one request at a time; arriving frames wait in a receive packet buffer
+//! (dropped when it is full) until the DMA write engine can copy the oldest into the
+//! buffer of the next receive request. Two interrupt lines (send completion, receive
+//! completion) are masked by a register. One frame per request, no descriptor rings.
+//!
+//! Like the nanoPU NIC it never schedules anything: its methods return [`IceAction`]s with
+//! the cycle (of the node clock) at which the caller must act. Memory itself is the
+//! caller's: a DMA action names the bytes to move, and the caller tells the NIC when the
+//! memory system has moved them ([`IceNic::read_done`], [`IceNic::write_done`]).
+
+use std::collections::VecDeque;
+
+/// Register offsets from [`IceParams::base`] (icenet `IceNicControllerModule` regmap).
+pub mod reg {
+    /// Write: a send request (bits 47:0 address, 62:48 length in bytes, 63 "more parts").
+    pub const SEND_REQ: u64 = 0x00;
+    /// Write: a receive request (a buffer address).
+    pub const RECV_REQ: u64 = 0x08;
+    /// Read (1 bit): 1 and one send completion taken, or 0 when none.
+    pub const SEND_COMP: u64 = 0x10;
+    /// Read (16 bits): the length of the oldest received frame, taken (0 when none).
+    pub const RECV_COMP: u64 = 0x12;
+    /// Read, one byte each: send request space, receive request space, send completions,
+    /// receive completions.
+    pub const COUNTS: u64 = 0x14;
+    /// Read (48 bits): the node's MAC address.
+    pub const MACADDR: u64 = 0x18;
+    /// Read/write (2 bits): interrupt mask, bit 0 send completion, bit 1 receive completion.
+    pub const INTMASK: u64 = 0x20;
+}
+
+/// IceNIC's parameters; defaults from the RTL (docs/models/icenic.md).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IceParams {
+    /// Base of the register block. Default 0x1001_6000 (`CanHavePeripheryIceNIC`).
+    pub base: u64,
+    /// Size of the register block: 4 KiB (a TileLink register router's default).
+    pub size: u64,
+    /// Depth of the four control queues. Default 10 (`NICConfig.ctrlQueueDepth`).
+    pub queue_depth: usize,
+    /// Receive packet buffer in 8-byte flits. Default 379 (`NICConfig.inBufFlits` =
+    /// 2 x 1,516 / 8).
+    pub rx_buffer_flits: usize,
+    /// Longest frame accepted. Default 1,516 bytes (`ETH_STANDARD_MAX_BYTES`: MTU 1,500 +
+    /// the 16-byte padded Ethernet header).
+    pub max_frame_bytes: usize,
+    /// Shortest frame accepted: the padded Ethernet header, 16 bytes (`ETH_HEAD_BYTES`;
+    /// the packet buffer drops frames shorter than its header).
+    pub min_frame_bytes: usize,
+    /// Bytes the NIC datapath moves per cycle: 8 (`NET_IF_WIDTH` = 64 bits).
+    pub flit_bytes: u64,
+    /// Cycles from the last flit read from memory to the frame's first bit on the wire:
+    /// the reservation buffer, aligner and rate limiter stages. Default 4 (*estimate*).
+    pub tx_pipe_cycles: u64,
+    /// Cycles from a frame's last flit in the packet buffer to its first flit at the
+    /// writer (the length look-up). Default 2 (*estimate*: `NetworkPacketBuffer` reads the
+    /// length one cycle, then the data one cycle).
+    pub rx_pipe_cycles: u64,
+}
+
+impl Default for IceParams {
+    fn default() -> Self {
+        IceParams {
+            base: 0x1001_6000,
+            size: 0x1000,
+            queue_depth: 10,
+            rx_buffer_flits: 2 * 1516 / 8,
+            max_frame_bytes: 1516,
+            min_frame_bytes: 16,
+            flit_bytes: 8,
+            tx_pipe_cycles: 4,
+            rx_pipe_cycles: 2,
+        }
+    }
+}
+
+/// Something the caller must do at cycle `at` of the node clock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IceAction {
+    /// Read `len` bytes at `addr` through the memory system, starting at `at`; call
+    /// [`IceNic::read_done`] with them once the last has arrived (`stream` cycles after the
+    /// memory's latency: the datapath moves one flit a cycle).
+    DmaRead { at: u64, addr: u64, len: usize, stream: u64 },
+    /// Write `frame` at `addr` through the memory system from `at`; call
+    /// [`IceNic::write_done`] once the last byte is written (`stream` cycles plus latency).
+    DmaWrite { at: u64, addr: u64, frame: Vec<u8>, stream: u64 },
+    /// `frame` starts onto the wire at `at`.
+    Transmit { at: u64, frame: Vec<u8> },
+    /// The interrupt line may have moved: re-read [`IceNic::irq_level`] at `at`.
+    Update { at: u64 },
+}
+
+/// Counters of what passed through the NIC.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IceCounters {
+    pub frames_sent: u64,
+    pub frames_received: u64,
+    /// Frames the receive packet buffer had no room for.
+    pub dropped_full: u64,
+    /// Frames longer than `max_frame_bytes` or shorter than `min_frame_bytes`.
+    pub dropped_size: u64,
+}
+
+/// A send request as software encodes it.
+pub fn send_request(addr: u64, len: u16) -> u64 {
+    (addr & ((1 << 48) - 1)) | ((len as u64 & 0x7fff) << 48)
+}
+
+/// One node's IceNIC.
+#[derive(Clone, Debug)]
+pub struct IceNic {
+    p: IceParams,
+    mac: u64,
+    send_req: VecDeque<u64>,
+    recv_req: VecDeque<u64>,
+    send_comp: usize,
+    recv_comp: VecDeque<u16>,
+    int_mask: u64,
+    /// Frames in the receive packet buffer, oldest first.
+    rx_buf: VecDeque<Vec<u8>>,
+    rx_flits: usize,
+    /// The DMA engines each work on one request at a time.
+    reading: bool,
+    writing: bool,
+    pub counters: IceCounters,
+}
+
+impl IceNic {
+    pub fn new(p: IceParams, mac: u64) -> IceNic {
+        IceNic {
+            p,
+            mac,
+            send_req: VecDeque::new(),
+            recv_req: VecDeque::new(),
+            send_comp: 0,
+            recv_comp: VecDeque::new(),
+            int_mask: 0,
+            rx_buf: VecDeque::new(),
+            rx_flits: 0,
+            reading: false,
+            writing: false,
+            counters: IceCounters::default(),
+        }
+    }
+
+    pub fn params(&self) -> &IceParams {
+        &self.p
+    }
+
+    /// Is `addr` in the register block?
+    pub fn owns(&self, addr: u64) -> bool {
+        addr.wrapping_sub(self.p.base) < self.p.size
+    }
+
+    /// Does reading the register at `addr` change the NIC (pop a completion)?
+    pub fn read_pops(&self, addr: u64) -> bool {
+        matches!(addr - self.p.base, reg::SEND_COMP | reg::RECV_COMP)
+    }
+
+    /// Does the register's value depend on what the network or the DMA engines did?
+    pub fn depends_on_arrivals(&self, addr: u64) -> bool {
+        matches!(addr - self.p.base, reg::SEND_COMP | reg::RECV_COMP | reg::COUNTS..=0x17)
+    }
+
+    /// The level of the interrupt line: a completion of a kind the mask lets through.
+    pub fn irq_level(&self) -> bool {
+        (self.send_comp > 0 && self.int_mask & 1 != 0) || (!self.recv_comp.is_empty() && self.int_mask & 2 != 0)
+    }
+
+    /// A load of `size` bytes at `addr` at cycle `now`.
+    pub fn read(&mut self, now: u64, addr: u64, size: usize, out: &mut Vec<IceAction>) -> Result<u64, String> {
+        let off = addr - self.p.base;
+        if off < reg::COUNTS && off + size as u64 > reg::RECV_COMP + (off >= reg::RECV_COMP) as u64 * 2 {
+            return Err(format!("IceNIC: a {size}-byte read at offset {off:#x} spans both completion registers"));
+        }
+        let v = match off {
+            reg::SEND_COMP => self.pop_send_comp(now, out),
+            reg::RECV_COMP => self.pop_recv_comp(now, out),
+            reg::COUNTS..=0x17 => self.counts() >> (8 * (off - reg::COUNTS)),
+            reg::MACADDR..=0x1d => self.mac >> (8 * (off - reg::MACADDR)),
+            reg::INTMASK => self.int_mask,
+            _ => return Err(format!("IceNIC: no readable register at offset {off:#x}")),
+        };
+        Ok(truncate(v, size))
+    }
+
+    /// A store of `value` (`size` bytes) at `addr` at cycle `now`.
+    pub fn write(&mut self, now: u64, addr: u64, size: usize, value: u64, out: &mut Vec<IceAction>) -> Result<(), String> {
+        let off = addr - self.p.base;
+        match (off, size) {
+            (reg::SEND_REQ, 8) => self.push_send(now, value, out),
+            (reg::RECV_REQ, 8) => self.push_recv(now, value, out),
+            (reg::INTMASK, _) => {
+                self.int_mask = value & 3;
+                out.push(IceAction::Update { at: now });
+                Ok(())
+            }
+            _ => Err(format!("IceNIC: no writable {size}-byte register at offset {off:#x}")),
+        }
+    }
+
+    /// Send request space, receive request space, send completions, receive completions.
+    fn counts(&self) -> u64 {
+        let d = self.p.queue_depth;
+        let bytes = [d - self.send_req.len(), d - self.recv_req.len(), self.send_comp, self.recv_comp.len()];
+        bytes.iter().enumerate().map(|(i, &b)| (b as u64) << (8 * i)).sum()
+    }
+
+    fn pop_send_comp(&mut self, now: u64, out: &mut Vec<IceAction>) -> u64 {
+        if self.send_comp == 0 {
+            return 0;
+        }
+        self.send_comp -= 1;
+        out.push(IceAction::Update { at: now });
+        self.start_read(now, out); // a full completion count held the reader back
+        1
+    }
+
+    fn pop_recv_comp(&mut self, now: u64, out: &mut Vec<IceAction>) -> u64 {
+        let Some(len) = self.recv_comp.pop_front() else { return 0 };
+        out.push(IceAction::Update { at: now });
+        self.start_write(now, out);
+        len as u64
+    }
+
+    /// The RTL's register write waits while the queue is full, stalling the core; a program
+    /// that checks the space first (as icenet's drivers do) never meets it. We stop the
+    /// program with an error instead (docs/models/icenic.md "Deviations").
+    fn push_send(&mut self, now: u64, v: u64, out: &mut Vec<IceAction>) -> Result<(), String> {
+        let len = (v >> 48) & 0x7fff;
+        if len == 0 || len as usize > self.p.max_frame_bytes {
+            return Err(format!("IceNIC: send request of {len} bytes (1 to {})", self.p.max_frame_bytes));
+        }
+        if self.send_req.len() == self.p.queue_depth {
+            return Err(full("send", self.p.queue_depth));
+        }
+        self.send_req.push_back(v);
+        self.start_read(now, out);
+        Ok(())
+    }
+
+    fn push_recv(&mut self, now: u64, v: u64, out: &mut Vec<IceAction>) -> Result<(), String> {
+        if self.recv_req.len() == self.p.queue_depth {
+            return Err(full("receive", self.p.queue_depth));
+        }
+        self.recv_req.push_back(v & ((1 << 48) - 1));
+        self.start_write(now, out);
+        Ok(())
+    }
+
+    /// The reader takes the next send request when idle and a completion can be counted.
+    fn start_read(&mut self, now: u64, out: &mut Vec<IceAction>) {
+        if self.reading || self.send_comp == self.p.queue_depth {
+            return;
+        }
+        let Some(req) = self.send_req.pop_front() else { return };
+        let (addr, len) = (req & ((1 << 48) - 1), ((req >> 48) & 0x7fff) as usize);
+        self.reading = true;
+        out.push(IceAction::DmaRead { at: now, addr, len, stream: self.flits(len) });
+    }
+
+    /// The frame to send has been read: it goes to the wire, the send completes.
+    pub fn read_done(&mut self, now: u64, frame: Vec<u8>, out: &mut Vec<IceAction>) {
+        self.reading = false;
+        self.send_comp += 1;
+        self.counters.frames_sent += 1;
+        out.push(IceAction::Transmit { at: now + self.p.tx_pipe_cycles, frame });
+        out.push(IceAction::Update { at: now });
+        self.start_read(now, out);
+    }
+
+    /// A frame's last byte reached the NIC at `now`: into the packet buffer, or dropped.
+    pub fn frame_arrived(&mut self, now: u64, frame: Vec<u8>, out: &mut Vec<IceAction>) {
+        if frame.len() > self.p.max_frame_bytes || frame.len() < self.p.min_frame_bytes {
+            self.counters.dropped_size += 1;
+            return;
+        }
+        let flits = self.flits(frame.len()) as usize;
+        if self.rx_flits + flits > self.p.rx_buffer_flits {
+            self.counters.dropped_full += 1;
+            return;
+        }
+        self.rx_flits += flits;
+        self.rx_buf.push_back(frame);
+        self.start_write(now + self.p.rx_pipe_cycles, out);
+    }
+
+    /// The writer takes the oldest buffered frame when idle, given a receive request and
+    /// room for its completion.
+    fn start_write(&mut self, now: u64, out: &mut Vec<IceAction>) {
+        let room = self.recv_comp.len() < self.p.queue_depth;
+        if self.writing || !room || self.rx_buf.is_empty() || self.recv_req.is_empty() {
+            return;
+        }
+        let (addr, frame) = (self.recv_req.pop_front().expect("checked"), self.rx_buf.pop_front().expect("checked"));
+        self.rx_flits -= self.flits(frame.len()) as usize; // freed as the writer streams it out
+        self.writing = true;
+        let stream = self.flits(frame.len());
+        out.push(IceAction::DmaWrite { at: now, addr, frame, stream });
+    }
+
+    /// The frame is in memory: its length joins the receive completions.
+    pub fn write_done(&mut self, now: u64, len: usize, out: &mut Vec<IceAction>) {
+        self.writing = false;
+        self.recv_comp.push_back(len as u16);
+        self.counters.frames_received += 1;
+        out.push(IceAction::Update { at: now });
+        self.start_write(now, out);
+    }
+
+    fn flits(&self, bytes: usize) -> u64 {
+        (bytes as u64).div_ceil(self.p.flit_bytes)
+    }
+
+    /// Frames waiting in the receive packet buffer.
+    pub fn buffered(&self) -> usize {
+        self.rx_buf.len()
+    }
+}
+
+fn full(queue: &str, depth: usize) -> String {
+    format!("IceNIC: {queue} request written with its queue full ({depth} requests); read the space at offset 0x14 first")
+}
+
+fn truncate(v: u64, size: usize) -> u64 {
+    if size >= 8 {
+        v
+    } else {
+        v & ((1u64 << (8 * size)) - 1)
+    }
+}

@@ -1,0 +1,122 @@
+//! IceNIC's register interface, completions, receive buffer and interrupt line
+//! (docs/models/icenic.md).
+
+use nanopu_nic::icenic::{reg, send_request, IceAction, IceNic, IceParams};
+
+const BASE: u64 = 0x1001_6000;
+
+fn nic() -> IceNic {
+    IceNic::new(IceParams::default(), 0x0203_0405_0607)
+}
+
+/// The four counts at 0x14: send space, receive space, send completions, receive completions.
+fn counts(n: &mut IceNic) -> [u64; 4] {
+    let v = n.read(0, BASE + reg::COUNTS, 4, &mut Vec::new()).unwrap();
+    [v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, v >> 24]
+}
+
+fn frame(len: usize, tag: u8) -> Vec<u8> {
+    (0..len).map(|i| tag.wrapping_add(i as u8)).collect()
+}
+
+#[test]
+fn a_send_request_is_read_by_dma_sent_and_counted_once() {
+    let mut n = nic();
+    let mut out = Vec::new();
+    n.write(100, BASE + reg::SEND_REQ, 8, send_request(0x8000_1000, 64), &mut out).unwrap();
+    n.write(101, BASE + reg::SEND_REQ, 8, send_request(0x8000_2000, 72), &mut out).unwrap();
+    // One request at a time: the second waits in the queue.
+    assert_eq!(out, vec![IceAction::DmaRead { at: 100, addr: 0x8000_1000, len: 64, stream: 8 }]);
+    assert_eq!(counts(&mut n), [9, 10, 0, 0]);
+    out.clear();
+    n.read_done(130, frame(64, 1), &mut out);
+    assert_eq!(out[0], IceAction::Transmit { at: 134, frame: frame(64, 1) });
+    assert!(out.contains(&IceAction::DmaRead { at: 130, addr: 0x8000_2000, len: 72, stream: 9 }));
+    assert_eq!(counts(&mut n), [10, 10, 1, 0]);
+    // The completion register pops one completion per read, then reads 0.
+    assert_eq!(n.read(140, BASE + reg::SEND_COMP, 1, &mut out).unwrap(), 1);
+    assert_eq!(n.read(141, BASE + reg::SEND_COMP, 1, &mut out).unwrap(), 0);
+    assert_eq!(n.counters.frames_sent, 1);
+}
+
+#[test]
+fn a_received_frame_waits_for_a_receive_request_then_completes_with_its_length() {
+    let mut n = nic();
+    let mut out = Vec::new();
+    n.frame_arrived(50, frame(60, 7), &mut out);
+    assert!(out.is_empty(), "no receive request yet: the frame waits in the buffer");
+    assert_eq!(n.buffered(), 1);
+    n.write(60, BASE + reg::RECV_REQ, 8, 0x8000_4000, &mut out).unwrap();
+    assert_eq!(out, vec![IceAction::DmaWrite { at: 60, addr: 0x8000_4000, frame: frame(60, 7), stream: 8 }]);
+    assert_eq!(counts(&mut n), [10, 10, 0, 0]);
+    out.clear();
+    n.write_done(90, 60, &mut out);
+    assert_eq!(counts(&mut n), [10, 10, 0, 1]);
+    assert_eq!(n.read(95, BASE + reg::RECV_COMP, 2, &mut out).unwrap(), 60);
+    assert_eq!(n.read(96, BASE + reg::RECV_COMP, 2, &mut out).unwrap(), 0);
+}
+
+#[test]
+fn the_receive_buffer_drops_frames_when_full_and_counts_them() {
+    let mut n = nic();
+    let mut out = Vec::new();
+    // 379 flits of 8 bytes: 47 frames of 64 bytes (8 flits each) fit, the rest are dropped.
+    for i in 0..60 {
+        n.frame_arrived(i, frame(64, i as u8), &mut out);
+    }
+    assert_eq!((n.buffered(), n.counters.dropped_full), (47, 13));
+    // Draining one frame frees its flits: the next arrival fits again.
+    n.write(100, BASE + reg::RECV_REQ, 8, 0x8000_0000, &mut out).unwrap();
+    n.frame_arrived(101, frame(64, 99), &mut out);
+    assert_eq!((n.buffered(), n.counters.dropped_full), (47, 13));
+    // Too long and too short frames are dropped apart.
+    n.frame_arrived(102, frame(1517, 0), &mut out);
+    n.frame_arrived(103, frame(15, 0), &mut out);
+    assert_eq!(n.counters.dropped_size, 2);
+}
+
+#[test]
+fn the_interrupt_line_follows_completions_through_the_mask() {
+    let mut n = nic();
+    let mut out = Vec::new();
+    n.write(0, BASE + reg::RECV_REQ, 8, 0x8000_0000, &mut out).unwrap();
+    n.frame_arrived(10, frame(64, 0), &mut out);
+    n.write_done(40, 64, &mut out);
+    assert!(!n.irq_level(), "masked");
+    n.write(50, BASE + reg::INTMASK, 4, 2, &mut out).unwrap();
+    assert!(n.irq_level(), "a receive completion and its interrupt enabled");
+    assert!(out.contains(&IceAction::Update { at: 50 }));
+    n.read(60, BASE + reg::RECV_COMP, 2, &mut out).unwrap();
+    assert!(!n.irq_level(), "taking the completion lowers the line");
+    // The send line, bit 0.
+    n.write(70, BASE + reg::SEND_REQ, 8, send_request(0x8000_0000, 32), &mut out).unwrap();
+    n.read_done(90, frame(32, 0), &mut out);
+    assert!(!n.irq_level());
+    n.write(95, BASE + reg::INTMASK, 4, 1, &mut out).unwrap();
+    assert!(n.irq_level());
+}
+
+#[test]
+fn queues_hold_ten_requests_and_refuse_the_eleventh() {
+    let mut n = nic();
+    let mut out = Vec::new();
+    for i in 0..10 {
+        n.write(i, BASE + reg::RECV_REQ, 8, 0x8000_0000 + 2048 * i, &mut out).unwrap();
+    }
+    assert_eq!(counts(&mut n), [10, 0, 0, 0]);
+    let e = n.write(11, BASE + reg::RECV_REQ, 8, 0x8000_8000, &mut out).unwrap_err();
+    assert!(e.contains("queue full"), "{e}");
+    // The reader holds one request; ten more fill the send queue.
+    for i in 0..11 {
+        n.write(20 + i, BASE + reg::SEND_REQ, 8, send_request(0x8000_0000, 64), &mut out).unwrap();
+    }
+    assert!(n.write(40, BASE + reg::SEND_REQ, 8, send_request(0x8000_0000, 64), &mut out).is_err());
+    assert_eq!(n.read(0, BASE + reg::MACADDR, 8, &mut out).unwrap(), 0x0203_0405_0607);
+}
+
+#[test]
+fn a_read_spanning_both_completion_registers_is_refused() {
+    let mut n = nic();
+    assert!(n.read(0, BASE + reg::SEND_COMP, 8, &mut Vec::new()).is_err());
+    assert!(n.read(0, BASE + reg::SEND_COMP, 2, &mut Vec::new()).is_ok());
+}

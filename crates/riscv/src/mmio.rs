@@ -1,0 +1,97 @@
+//! Device registers outside memory (memory-mapped I/O) reached through the platform: an
+//! integer load or store that finds no memory, boot page or CLINT at its address asks the
+//! platform ([`Platform::mmio_read`], [`Platform::mmio_write`]) before it raises an access
+//! fault. The IceNIC's control registers are such a device (docs/models/icenic.md).
+//!
+//! The platform is asked at the instruction's issue cycle, as for the nanoPU CSRs, so that a
+//! blocked access retried once global time has caught up is asked at the same cycle. A
+//! device access ends the core's run (`Exit::Limit`) once it completes: it may have moved
+//! an interrupt line or started work the event loop must schedule before the core goes on.
+
+use crate::core::{Core, Ex};
+use crate::error::{BlockOn, Exit};
+use crate::mem::NodeMem;
+use crate::op::{Kind, Op};
+use crate::platform::Platform;
+
+pub(crate) const LOAD_FAULT: u64 = 5;
+pub(crate) const STORE_FAULT: u64 = 7;
+
+impl Core {
+    /// The cycle the current load or store issued at: before `exec`'s one cycle and the
+    /// uncached access latency the slow path charged.
+    fn issue_cycle(&self) -> u64 {
+        self.cycle - 1 - self.t.mmio_latency
+    }
+
+    /// A load the memory map refused: a device's register, or the access fault. A device's
+    /// value is written back here (extended as the load's kind says) and the run ends.
+    #[cold]
+    pub(crate) fn device_load<const N: usize, P: Platform>(
+        &mut self,
+        plat: &mut P,
+        op: Op,
+        addr: u64,
+    ) -> Result<u64, Ex> {
+        match plat.mmio_read(self.hart, self.issue_cycle(), addr, N) {
+            Ok(Some(v)) => {
+                self.x[op.rd as usize] = extend(op.kind(), v);
+                self.ready[op.rd as usize] = self.cycle;
+                self.pc += op.len() as u64;
+                self.pending = Some(Exit::Limit);
+                Err(Ex::Stop)
+            }
+            Ok(None) => Err(Ex::Trap { cause: LOAD_FAULT, tval: addr }),
+            Err(s) => {
+                self.cycle -= self.t.mmio_latency;
+                self.platform_access(Err(s), BlockOn::Mmio, true)
+            }
+        }
+    }
+
+    /// An integer store: memory, or a device's register when the memory map refuses it.
+    #[inline(always)]
+    pub(crate) fn int_store<const N: usize, P: Platform>(
+        &mut self,
+        mem: &mut NodeMem,
+        plat: &mut P,
+        addr: u64,
+        v: u64,
+        next: u64,
+    ) -> Result<(), Ex> {
+        match self.store_op::<N>(mem, addr, v, next) {
+            Err(Ex::Trap { cause: STORE_FAULT, tval }) => self.device_store::<N, P>(plat, tval, v, next),
+            r => r,
+        }
+    }
+
+    #[cold]
+    fn device_store<const N: usize, P: Platform>(&mut self, plat: &mut P, addr: u64, v: u64, next: u64) -> Result<(), Ex> {
+        let v = if N >= 8 { v } else { v & ((1u64 << (8 * N)) - 1) };
+        match plat.mmio_write(self.hart, self.issue_cycle(), addr, N, v) {
+            Ok(true) => {
+                self.pc = next;
+                self.pending = Some(Exit::Limit);
+                Err(Ex::Stop)
+            }
+            Ok(false) => Err(Ex::Trap { cause: STORE_FAULT, tval: addr }),
+            Err(s) => {
+                self.cycle -= self.t.mmio_latency;
+                self.platform_access(Err(s), BlockOn::Mmio, true)
+            }
+        }
+    }
+}
+
+/// A loaded value as the load's kind extends it (RISC-V unprivileged spec 2.6, 5.3).
+fn extend(kind: Kind, v: u64) -> u64 {
+    match kind {
+        Kind::Lb => v as i8 as u64,
+        Kind::Lh => v as i16 as u64,
+        Kind::Lw => v as i32 as u64,
+        Kind::Lbu => v as u8 as u64,
+        Kind::Lhu => v as u16 as u64,
+        Kind::Lwu => v as u32 as u64,
+        _ => v,
+    }
+}
