@@ -22,6 +22,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
 plt.rcParams.update({"svg.hashsalt": "nanopu", "svg.fonttype": "none", "font.size": 10})
 SIZE = (7.2, 4.2)  # inches
@@ -47,8 +48,12 @@ def plot(out, title, xlabel, ylabel, series, yscale=1.0, xlog=False, ylog=False)
     top = max(finite) / yscale
     bars = sum(line(ax, label, pts, yscale, top) for label, pts in series)
     ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
-    ax.set_xscale("log" if xlog else "linear")
     ax.set_yscale("log" if ylog else "linear")
+    if xlog:  # the swept sizes themselves as ticks, written out (no 3x10^1)
+        xs = sorted({p[0] for _, pts in series for p in pts})
+        ax.set_xscale("log")
+        ax.set_xticks(xs, [f"{x:g}" for x in xs])
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     if not ylog:
         ax.set_ylim(bottom=0)
     finish(fig, ax, out)

@@ -1,35 +1,50 @@
-"""Helpers of the sort experiments: run `nanopu sort --json`, check the validator, tabulate.
+"""Helpers of the sort experiments: validated sorts through the Python package (`nanopu.sort`,
+docs/python.md), tabulated.
 
 Every run must pass the validator; a failing run stops the experiment with its problems.
+Runs that write no file go through `nanopu.sweep` with its cache: rerunning an experiment
+whose simulator, programs and settings did not change redraws its tables and figures at
+once (`NANOPU_CACHE=off` runs everything again). A run that writes a trace or a stages file
+always simulates.
 """
 import csv
-import json
 import os
-import subprocess
 import sys
 import time
 
+try:
+    import nanopu
+    from nanopu import sweep
+except ImportError:
+    sys.exit("the sort experiments use the Python package: make python (at the repository root)")
+
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
-# NANOPU_BIN: another build of `nanopu` (e.g. a copy, so that rebuilding does not disturb a long sweep).
-BIN = os.environ.get("NANOPU_BIN", os.path.join(ROOT, "target", "release", "nanopu"))
+APPS = os.path.join(ROOT, "sw", "build", "apps")
+FILES = ("trace", "stages", "trace_messages")
 
 
 def sort(**knobs):
-    """One validated run; knobs are `nanopu sort` options (underscores for dashes)."""
-    if not os.access(BIN, os.X_OK):
-        sys.exit("build first: make build (at the repository root)")
-    args = [BIN, "sort", "--json", "--apps", os.path.join(ROOT, "sw", "build", "apps")]
-    for k, v in knobs.items():
-        args += [f"--{k.replace('_', '-')}", str(v).lower() if isinstance(v, bool) else str(v)]
+    """One validated run's summary (what `nanopu sort --json` prints); knobs are `nanopu
+    sort`'s options as keyword arguments, as `nanopu.sort` takes them."""
+    if not os.path.exists(os.path.join(APPS, "nanosort.elf")):
+        sys.exit("build the programs first: make sw (at the repository root)")
     started = time.time()
-    p = subprocess.run(args, capture_output=True, text=True)
-    if p.returncode not in (0, 1) or not p.stdout:
-        sys.exit(f"{' '.join(args[1:])}: {p.stderr.strip()}")
-    r = json.loads(p.stdout)
-    if not r["valid"]:
-        sys.exit(f"{' '.join(args[1:])}: validator FAIL: {r['problems']}")
-    print(f"  {' '.join(args[5:])}: {r['figures']['total_ns'] / 1000:.2f} us, PASS ({time.time() - started:.1f} s)", file=sys.stderr)
-    return r
+    r, cached = run({"apps": APPS, **knobs})
+    if not r.valid:
+        sys.exit(f"{knobs}: validator FAIL: {r.summary['problems']}")
+    shown = " ".join(f"{k}={v}" for k, v in knobs.items() if k not in FILES)
+    took = "cached" if cached else f"{time.time() - started:.1f} s"
+    print(f"  {shown}: {r.total_ns / 1000:.2f} us, PASS ({took})", file=sys.stderr)
+    return r.summary
+
+
+def run(flags):
+    """The run and whether it came from the sweep cache."""
+    if any(k in flags for k in FILES):
+        return nanopu.sort(**flags), False
+    use_cache = os.environ.get("NANOPU_CACHE", "on") != "off"
+    s = sweep.run("sort", [flags], backend="thread", cache=use_cache, progress=False)
+    return s.run(0), bool(s.frame["cached"][0])
 
 
 def stage(r, name, field):
