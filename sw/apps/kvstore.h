@@ -68,13 +68,13 @@ static void logw_set(struct partition *p, uint64_t off, uint64_t w)
 }
 static uint64_t item_bytes(uint64_t len) { return 8 * ITEM_HDR + len; }
 
-static void lock(struct partition *p)
+static void __attribute__((unused)) lock(struct partition *p)
 {
     if (shared)
         while (__atomic_exchange_n(&p->lock, 1, __ATOMIC_ACQUIRE)) { }
 }
 
-static void unlock(struct partition *p)
+static void __attribute__((unused)) unlock(struct partition *p)
 {
     if (shared)
         __atomic_store_n(&p->lock, 0, __ATOMIC_RELEASE);

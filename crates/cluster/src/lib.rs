@@ -22,6 +22,8 @@
 //! - [`loadgen`]: the open-loop load generator of the scheduling experiments (requests
 //!   {service time, send time}, per-request send and reply times), configured by
 //!   [`load_config`]; [`fuzzing`] holds the fuzz targets' bodies for both files (`fuzz/`).
+//! - [`chain`]: chain replication's client (the test host) against `sw/apps/chain.c`,
+//!   configured by [`chain_config`].
 //! - [`sort`]: the sort benchmark harness: inputs loaded into memory, outputs validated,
 //!   stage logs turned into tables and traces.
 //! - [`report`]: per-core and per-run summaries, as text and JSON.
@@ -32,6 +34,8 @@ pub mod apps;
 mod barrier;
 pub mod boot;
 pub mod capture;
+pub mod chain;
+pub mod chain_config;
 mod cluster;
 pub mod cluster_config;
 pub mod cluster_report;
