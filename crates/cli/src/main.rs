@@ -4,6 +4,7 @@
 //!   (or `--json`), exits non-zero if the program failed or the simulator stopped it.
 //! - `nanopu load CONFIG.toml`: the load generator's sweep (`nanopu_cluster::loadgen`).
 //! - `nanopu raft CONFIG.toml`: Raft replicas under load and faults (`nanopu_cluster::raft`).
+//! - `nanopu chain CONFIG.toml`: chain replication under load (`nanopu_cluster::chain`).
 //! - `nanopu sort`: a validated NanoSort, MilliSort, MergeMin or local-sort run.
 //! - `nanopu bench NAME`: the microbenchmarks of `bench.rs`, printing JSON.
 //! - `nanopu app NAME`: the paper's applications, checked against the host (`app.rs`).
@@ -14,6 +15,7 @@ mod app;
 mod bench;
 mod bench_ctx;
 mod bench_fabric;
+mod chain;
 mod load;
 mod raft;
 mod schema;
@@ -46,6 +48,9 @@ enum Cmd {
     Schema(schema::SchemaArgs),
     /// Run one of the paper's applications (NN inference, Othello, N-body), checked.
     App(app::AppArgs),
+    /// Chain replication under an open-loop key-value load; latency per request type and the
+    /// reconfiguration timeline after a crash.
+    Chain(chain::ChainArgs),
 }
 
 /// Ctrl-C asks the running simulation to stop and report what it has (a second one quits).
@@ -99,6 +104,7 @@ fn main() -> ExitCode {
         Cmd::Run(a) => run::main(a),
         Cmd::Bench(a) => bench::main(a),
         Cmd::Load(a) => load::main(a),
+        Cmd::Chain(a) => chain::main(a),
         Cmd::Sort(a) => sort::main(a),
         Cmd::Raft(a) => raft::main(a),
         Cmd::Schema(a) => schema::main(a),

@@ -254,10 +254,14 @@ impl Client {
     }
 }
 
-/// The nodes the cluster's faults crash.
-fn crashed_nodes(cluster: &ClusterFile) -> Vec<u32> {
+/// The crashes among the cluster's faults: node, and when.
+pub fn crashes(cluster: &ClusterFile) -> Vec<(u32, Time)> {
     let _ = cluster;
     Vec::new()
+}
+
+fn crashed_nodes(cluster: &ClusterFile) -> Vec<u32> {
+    crashes(cluster).into_iter().map(|c| c.0).collect()
 }
 
 /// Cores of live nodes that exited with a non-zero code, and what every node printed.

@@ -4,9 +4,13 @@
 
 mod common;
 
-use common::sw_build;
+use common::{elf, sw_build};
+use nanopu_cluster::boot::node_ip;
 use nanopu_cluster::chain::{self, ChainResult};
 use nanopu_cluster::chain_config::ChainFile;
+use nanopu_cluster::kv::OP_SET;
+use nanopu_cluster::{Simulation, TestHost};
+use nanopu_sim::Time;
 
 /// A small store (quick to preload: about 1.1 us per item) hit by a write-heavy mix, so
 /// that keys are written often and reads race writes.
@@ -44,14 +48,39 @@ fn a_chain_without_failures_answers_every_request_right() {
     assert!(sets.iter().all(|(_, &n)| n == 1) && gets.iter().all(|(_, &n)| n == 3), "head 1, tail 3");
 }
 
+/// Replica `n`'s last applied write (`last_seq` in chain.c), read from its memory.
+fn last_applied(sim: &Simulation, last_seq: u64, n: usize) -> u64 {
+    let mut b = [0u8; 8];
+    sim.nodes[n].mem.read(last_seq, &mut b).unwrap();
+    u64::from_le_bytes(b)
+}
+
+/// The tail answers a write only once every replica applied it: whenever the client has k
+/// acknowledgements (the head numbers writes in arrival order and the tail answers in that
+/// order), every replica has applied write k. Checked every 100 ns of a burst of writes.
 #[test]
-fn debug_print() {
+fn a_write_is_acknowledged_only_once_every_replica_applied_it() {
     let f = config("");
-    let r = run(&f);
     let spec = &f.specs().unwrap()[0];
-    for (i, c) in ["get", "set"].iter().enumerate() {
-        let x = r.load.class_result(c, Some(i), spec.warmup); let c = 0;
-        eprintln!("{c}: {} {} measured {} replied {:.3} Mrps median {} p99 {}", x.class, x.measured, x.replied, x.achieved_mrps, x.latency.median, x.latency.p99);
+    let kv = spec.kv.as_ref().unwrap();
+    let (requests, ops) = spec.schedule_kv(3_200_000_000).unwrap();
+    let mut sim = Simulation::cluster(&f.cluster().unwrap(), &sw_build()).unwrap();
+    let program = nanopu_riscv::Program::load(&elf("apps/chain.elf")).unwrap();
+    let last_seq = program.symbol("last_seq").expect("chain.elf's symbol");
+    let sets = requests.iter().zip(&ops).filter(|(_, o)| o.set).take(500);
+    for (r, op) in sets {
+        sim.host.send_at(r.sent, TestHost::message(0, node_ip(1), 0, &kv.request_words(op, r.sent.0)));
     }
-    eprintln!("{:?} final {} console {:?} outcome {:?} boot {}", r.load.kv, r.final_reads, r.load.server, r.load.outcome, r.load.startup);
+    let (mut acks, mut t, mut checks) = (0, spec.start, 0);
+    while acks < 500 {
+        t = t + Time::from_ns(100);
+        sim.set_deadline(t);
+        sim.run().unwrap();
+        acks += sim.host.received.drain(..).filter(|m| m.msg.words[0] & 0xff == OP_SET).count() as u64;
+        let applied = (1..=3).map(|n| last_applied(&sim, last_seq, n)).min().unwrap();
+        assert!(applied >= acks, "at {t}: {acks} writes acknowledged, a replica applied only {applied}");
+        checks += u64::from(acks > 0 && applied < acks + 5);
+        assert!(t < Time::from_us(2000), "only {acks} of 500 writes acknowledged");
+    }
+    assert!(checks > 100, "the check ran while writes were in flight: {checks}");
 }
