@@ -54,6 +54,8 @@ pub struct RunFlags {
     pub json: bool,
     pub progress: bool,
     pub sends: Vec<(nanopu_sim::Time, nanopu_nic::Message)>,
+    /// `--crash` and `--partition`, added to the configuration's `[[faults]]`.
+    pub faults: crate::fault_flags::FaultFlags,
 }
 
 pub fn main(path: &Path, flags: RunFlags, out: Outputs) -> Result<ExitCode, String> {
@@ -129,10 +131,13 @@ fn run(
     file: &ClusterFile,
     base: &Path,
     path: &Path,
-    RunFlags { json, progress, sends }: RunFlags,
+    RunFlags { json, progress, sends, faults }: RunFlags,
     limit: &str,
     out: Outputs,
 ) -> Result<ExitCode, String> {
+    let mut file = file.clone();
+    faults.apply(&mut file)?;
+    let file = &file;
     let pcap_at = out.pcap.as_ref().map(|(_, at)| at.as_str());
     let setup = Setup { progress, limit, threads: out.threads, pcap_at };
     let mut sim = cluster_sim(file, base, sends, &setup).map_err(|e| format!("{}: {e}", path.display()))?;

@@ -3,5 +3,6 @@
 //! (`crates/py`, docs/python.md), which builds its runs from the same flags.
 
 pub mod cluster;
+pub mod fault_flags;
 pub mod run;
 pub mod sort;

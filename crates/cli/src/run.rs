@@ -106,6 +106,15 @@ pub struct RunArgs {
     /// a cluster on switch 0. What reaches the host is listed in the summary.
     #[arg(long = "send", value_name = "AT_NS:CONTEXT[/SRC_CONTEXT]:WORDS[@NODE]")]
     sends: Vec<String>,
+    /// Cluster runs: node NODE crashes at US microseconds: its cores, NIC and transport stop,
+    /// what reaches it is lost (docs/faults.md; repeatable).
+    #[arg(long = "crash", value_name = "NODE@US")]
+    crashes: Vec<String>,
+    /// Cluster runs: the nodes listed (N, A-B, and "host" for the test host, comma-separated)
+    /// are cut off from every other node from FROM to TO microseconds, e.g. 0,1@20-80
+    /// (docs/faults.md; repeatable).
+    #[arg(long = "partition", value_name = "NODES@FROM-TO")]
+    partitions: Vec<String>,
     /// Arguments for the program (after `--`); they follow `program MAC IP` in argv.
     #[arg(last = true)]
     args: Vec<String>,
@@ -115,7 +124,7 @@ pub fn main(a: RunArgs) -> Result<ExitCode, String> {
     if a.program.extension().is_some_and(|e| e == "toml") {
         refuse(&a.node_flags(), "a cluster configuration file")?;
         refuse(&a.single_flags(), "a cluster configuration file")?;
-        let run = crate::cluster::RunFlags { json: a.json, progress: a.progress, sends: a.host_sends()? };
+        let run = a.run_flags()?;
         return crate::cluster::main(&a.program, run, a.outputs()?);
     }
     if a.nodes.unwrap_or(1) > 1 {
@@ -131,9 +140,10 @@ pub fn main(a: RunArgs) -> Result<ExitCode, String> {
             args: &a.args,
             abi: a.abi.as_deref(),
         };
-        let run = crate::cluster::RunFlags { json: a.json, progress: a.progress, sends: a.host_sends()? };
+        let run = a.run_flags()?;
         return crate::cluster::star(&a.program, &star, run, a.outputs()?);
     }
+    refuse(&a.fault_flags(), "a single node: a fault is a cluster's, a node that crashes while others go on, a network that splits (use --nodes N or a .toml file)")?;
     refuse(&a.cluster_flags(), "a single node: it has no network (use --nodes N or a .toml file)")?;
     single(&a)
 }
@@ -171,6 +181,25 @@ impl RunArgs {
     /// max_msg_bytes, and their node against its nodes, when the run starts).
     fn host_sends(&self) -> Result<Vec<(Time, nanopu_nic::Message)>, String> {
         self.sends.iter().map(|s| parse_send(s, u32::MAX)).collect()
+    }
+
+    /// How a cluster run reports, what the test host sends and which faults it has.
+    fn run_flags(&self) -> Result<crate::cluster::RunFlags, String> {
+        let faults = crate::fault_flags::FaultFlags {
+            crashes: self.crashes.clone(),
+            partitions: self.partitions.clone(),
+        };
+        Ok(crate::cluster::RunFlags {
+            json: self.json,
+            progress: self.progress,
+            sends: self.host_sends()?,
+            faults,
+        })
+    }
+
+    /// Fault injection flags (cluster runs only).
+    fn fault_flags(&self) -> Vec<(&'static str, bool)> {
+        vec![("--crash", !self.crashes.is_empty()), ("--partition", !self.partitions.is_empty())]
     }
 
     /// Flags only a single node uses.
@@ -292,6 +321,7 @@ pub fn single_sim(a: &RunArgs) -> Result<Simulation, String> {
     if a.program.extension().is_some_and(|e| e == "toml") || a.nodes.unwrap_or(1) > 1 {
         return Err("a single node runs one ELF program (a cluster is run from its configuration)".into());
     }
+    refuse(&a.fault_flags(), "a single node: a fault is a cluster's (use --nodes N or a .toml file)")?;
     refuse(&a.cluster_flags(), "a single node: it has no network (use --nodes N or a .toml file)")?;
     let elf = std::fs::read(&a.program).map_err(|e| format!("cannot read {}: {e}", a.program.display()))?;
     let cfg = a.node_config()?;

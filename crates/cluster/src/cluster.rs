@@ -146,6 +146,8 @@ impl Simulation {
         }
         let mut sim = Simulation::with_nodes(nodes, &cfg)?;
         sim.net = Some(Network::new(f, total).map_err(setup)?);
+        sim.faults = f.checked_faults().map_err(setup)?;
+        sim.schedule_crashes(&sim.faults.clone());
         let prop = check::time_ns(f.link.propagation_ns, "link.propagation_ns").map_err(setup)?;
         let hops = sim.clock.cycle_floor(prop + prop);
         sim.cross_node_cycles = cfg.nic.tx_path_cycles + cfg.nic.rx_path_cycles + hops;

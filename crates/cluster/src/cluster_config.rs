@@ -47,6 +47,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
+pub use crate::fault::FaultFile;
+
 #[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct ClusterFile {
@@ -76,7 +78,8 @@ pub struct ClusterFile {
     /// Which program runs on which nodes: one entry per range of nodes; every node runs exactly
     /// one.
     pub program: Vec<ProgramFile>,
-    /// Faults injected into the run (none by default).
+    /// Faults injected into the run: links that go down or lose packets, nodes that crash,
+    /// network partitions that heal (docs/faults.md). None by default.
     #[serde(default)]
     pub faults: Vec<FaultFile>,
 }
@@ -220,18 +223,6 @@ impl ProgramFile {
     }
 }
 
-#[derive(Deserialize, JsonSchema, Debug, Clone)]
-#[serde(deny_unknown_fields)]
-pub struct FaultFile {
-    /// The link: "node:N" (node N's link to its switch) or "leaf:L:up:S" (leaf L's uplink to
-    /// spine S); it must exist in the topology.
-    pub link: String,
-    /// When the link goes down for good, us (absent: it stays up). 0..=3.6e9.
-    pub down_at_us: Option<f64>,
-    /// Its own loss probability, replacing `link.drop_prob` (absent: the link's). [0, 1).
-    pub drop_prob: Option<f64>,
-}
-
 fn one() -> u64 {
     1
 }
@@ -293,7 +284,7 @@ impl ClusterFile {
         self.check_transport()?;
         self.program.iter().try_for_each(|p| parse_nodes(&p.nodes, nodes).map(|_| ()))?;
         self.program.iter().try_for_each(|p| p.abi_choice().map(|_| ()))?;
-        self.faults.iter().try_for_each(|x| self.check_fault(x))
+        self.checked_faults().map(|_| ())
     }
 
     fn check_top(&self) -> Result<(), String> {
@@ -345,18 +336,7 @@ impl ClusterFile {
         self.at_least_round_trip(time_us(v, "transport_params.rto_us")?, v, hops, "transport_params.rto_us")
     }
 
-    fn check_fault(&self, x: &FaultFile) -> Result<(), String> {
-        let link: LinkId = x.link.parse().map_err(|e| format!("faults.link: {e}"))?;
-        self.check_link_exists(link, &x.link)?;
-        if x.down_at_us.is_none() && x.drop_prob.is_none() {
-            return Err(format!("faults: link \"{}\" needs down_at_us or drop_prob", x.link));
-        }
-        x.down_at_us.map(|v| time_us(v, "faults.down_at_us")).transpose()?;
-        x.drop_prob.map(|v| loss(v, "faults.drop_prob")).transpose()?;
-        Ok(())
-    }
-
-    fn check_link_exists(&self, link: LinkId, text: &str) -> Result<(), String> {
+    pub(crate) fn check_link_exists(&self, link: LinkId, text: &str) -> Result<(), String> {
         let ok = match (link, self.topology()?) {
             (LinkId::Node(n), _) => n < self.node_count()?,
             (LinkId::Uplink { leaf, spine }, Topology::LeafSpine { leaves, spines, .. }) => {

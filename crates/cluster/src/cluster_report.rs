@@ -20,6 +20,10 @@ pub struct ClusterSummary {
     pub cores: usize,
     /// Cores that exited with code 0.
     pub cores_ok: usize,
+    /// Cores whose node crashed before they exited (fault injection).
+    pub cores_crashed: usize,
+    /// Each fault of the run and the packets it lost (`fault::FaultReport`).
+    pub faults: Vec<crate::fault::FaultReport>,
     /// Every core that did not exit with 0: node, core, state or code, first console line.
     pub failures: Vec<String>,
     /// Messages the cores wrote / the NICs received and handed to cores.
@@ -50,13 +54,17 @@ pub struct FabricTotals {
     pub drops_link_down: u64,
     pub drops_no_route: u64,
     pub drops_multicast_disabled: u64,
+    /// Lost to a crashed node or a partition (`faults` says which).
+    pub drops_fault: u64,
     pub multicast_resends: u64,
     pub max_switch_queue_bytes: u32,
 }
 
 impl From<nanopu_net::fabric::FabricStats> for FabricTotals {
     fn from(f: nanopu_net::fabric::FabricStats) -> Self {
+        let drops_fault = f.cut_drops.iter().sum();
         let drops = f.drops_band_full
+            + drops_fault
             + f.drops_random
             + f.drops_link_down
             + f.drops_no_route
@@ -71,6 +79,7 @@ impl From<nanopu_net::fabric::FabricStats> for FabricTotals {
             drops_link_down: f.drops_link_down,
             drops_no_route: f.drops_no_route,
             drops_multicast_disabled: f.drops_multicast_disabled,
+            drops_fault,
             multicast_resends: f.multicast_resends,
             max_switch_queue_bytes: f.max_switch_queue_bytes,
         }
@@ -115,6 +124,8 @@ pub fn summarize_cluster(sim: &mut Simulation, outcome: Outcome) -> ClusterSumma
         nodes: sim.nodes.len(),
         cores: 0,
         cores_ok: 0,
+        cores_crashed: 0,
+        faults: sim.fault_reports(),
         failures: Vec::new(),
         messages_sent: 0,
         messages_received: 0,
@@ -150,6 +161,7 @@ fn count_node(s: &mut ClusterSummary, node: &mut crate::node::Node) {
         }
         match state {
             CoreState::Halted(0) | CoreState::Stopped(_) => s.cores_ok += 1,
+            CoreState::Crashed(_) => s.cores_crashed += 1,
             st => {
                 let first = console.lines().next().unwrap_or("").to_string();
                 s.failures.push(format!(
@@ -168,8 +180,9 @@ impl ClusterSummary {
     pub fn text(&self) -> String {
         let t = &self.transport;
         let mut s = format!(
-            "outcome: {}, simulated time {:.3} us, last arrival {:.3} us\n{} nodes, {} cores, {} exited with 0\nmessages: {} sent, {} received, {} delivered to cores, {} held\n",
+            "outcome: {}, simulated time {:.3} us, last arrival {:.3} us\n{} nodes, {} cores, {} exited with 0{}\nmessages: {} sent, {} received, {} delivered to cores, {} held\n",
             self.outcome, self.simulated_ns / 1e3, self.last_arrival_ns / 1e3, self.nodes, self.cores, self.cores_ok,
+            if self.cores_crashed > 0 { format!(", {} crashed", self.cores_crashed) } else { String::new() },
             self.messages_sent, self.messages_received, self.messages_delivered, self.messages_held
         );
         s += &format!(
@@ -178,9 +191,10 @@ impl ClusterSummary {
         );
         let f = &self.fabric;
         s += &format!(
-            "fabric: {} packet hops, {} trims, {} drops ({} queue full, {} random, {} link down, {} no route), {} multicast resends, largest switch queue {} bytes\n",
-            f.packet_hops, f.trims, f.drops, f.drops_band_full, f.drops_random, f.drops_link_down, f.drops_no_route, f.multicast_resends, f.max_switch_queue_bytes
+            "fabric: {} packet hops, {} trims, {} drops ({} queue full, {} random, {} link down, {} no route, {} crash or partition), {} multicast resends, largest switch queue {} bytes\n",
+            f.packet_hops, f.trims, f.drops, f.drops_band_full, f.drops_random, f.drops_link_down, f.drops_no_route, f.drops_fault, f.multicast_resends, f.max_switch_queue_bytes
         );
+        self.faults.iter().for_each(|f| s += &f.line());
         self.problems.iter().for_each(|p| s += &format!("{p}\n"));
         self.host_received.iter().take(20).for_each(|m| s += &m.line());
         if self.host_received.len() > 20 {

@@ -35,7 +35,9 @@ impl Simulation {
         // the one cycle that takes a core's clock past it (so the run ends; global time is
         // at most the end, hence g < end + 1 and every dispatch makes progress).
         let end = self.deadline.map_or(self.max_cycles, |d| self.max_cycles.min(self.clock.cycle_ceil(d)));
-        let until = bound.min(g.saturating_add(self.run_ahead)).min(end.saturating_add(1));
+        // Nor past its node's crash (`fault`): what it would do after is never done.
+        let until =
+            bound.min(g.saturating_add(self.run_ahead)).min(end.saturating_add(1)).min(node.crash_cycle);
         let mut plat = NodePlatform::new(&mut node.nic, g, exact_until, &node.spin_pcs);
         plat.cross_node_cycles = self.cross_node_cycles;
         let exit = core.run(&mut node.mem, &mut plat, until);
@@ -89,11 +91,7 @@ impl Simulation {
     /// stopped core is never woken (every waker checks the state) and its entry in the
     /// core queue, if any, is skipped (`dispatch`).
     fn stop_node(&mut self, n: usize, by: usize) {
-        for s in self.nodes[n]
-            .state
-            .iter_mut()
-            .filter(|s| !matches!(s, CoreState::Halted(_) | CoreState::Stopped(_)))
-        {
+        for s in self.nodes[n].state.iter_mut().filter(|s| s.running()) {
             *s = CoreState::Stopped(by);
             self.running_cores -= 1;
         }

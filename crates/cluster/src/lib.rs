@@ -41,6 +41,7 @@ pub mod cluster_config;
 pub mod cluster_report;
 pub mod config;
 mod cores;
+pub mod fault;
 pub mod fuzzing;
 pub mod host;
 pub mod kv;

@@ -42,7 +42,8 @@ pub(crate) struct Network {
 
 impl Network {
     pub fn new(f: &ClusterFile, nodes: u32) -> Result<Network, String> {
-        let fabric = Fabric::new(fabric_params(f)?)?;
+        let mut fabric = Fabric::new(fabric_params(f)?)?;
+        fabric.set_cuts(crate::fault::fabric_faults(&f.checked_faults()?, nodes).1);
         let tp = transport_params(f)?;
         let ip = |n: u32| crate::boot::node_ip(n);
         let transports: Result<Vec<_>, String> = (0..nodes)
@@ -97,7 +98,7 @@ fn fabric_params(f: &ClusterFile) -> Result<FabricParams, String> {
         topology,
         link,
         switch: switch_params(f)?,
-        faults: faults(f)?,
+        faults: crate::fault::fabric_faults(&f.checked_faults()?, f.node_count()?).0,
         seed: f.seed,
         host: true,
     })
@@ -127,18 +128,6 @@ fn switch_params(f: &ClusterFile) -> Result<SwitchParams, String> {
         Some(o) => return Err(format!("switch.uplink: \"{o}\" is not \"spray\" or \"hash\"")),
     };
     Ok(p)
-}
-
-fn faults(f: &ClusterFile) -> Result<Vec<nanopu_net::fabric::LinkFault>, String> {
-    let one = |x: &crate::cluster_config::FaultFile| {
-        let link = x.link.parse().map_err(|e| format!("faults.link: {e}"))?;
-        if x.down_at_us.is_none() && x.drop_prob.is_none() {
-            return Err(format!("faults: link \"{}\" needs down_at_us or drop_prob", x.link));
-        }
-        let down_at = x.down_at_us.map(|us| time_us(us, "faults.down_at_us")).transpose()?;
-        Ok(nanopu_net::fabric::LinkFault { link, down_at, drop_prob: x.drop_prob })
-    };
-    f.faults.iter().map(one).collect()
 }
 
 fn transport_params(f: &ClusterFile) -> Result<TransportParams, String> {

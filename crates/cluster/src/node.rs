@@ -21,6 +21,8 @@ pub enum CoreState {
     /// Ended without exiting: core `.0` of its node exited first, which ends the node
     /// (`ExitMode::Node`, the prototype's convention).
     Stopped(usize),
+    /// Its node crashed at this time (fault injection: `fault`).
+    Crashed(nanopu_sim::Time),
 }
 
 impl CoreState {
@@ -34,7 +36,13 @@ impl CoreState {
             CoreState::Stopped(by) => {
                 format!("stopped: core {by} exited first, which ends the node (exit = node)")
             }
+            CoreState::Crashed(t) => format!("crashed at {:.3} us", t.as_us_f64()),
         }
+    }
+
+    /// Has it yet to exit (or stop, or crash)?
+    pub fn running(&self) -> bool {
+        !matches!(self, CoreState::Halted(_) | CoreState::Stopped(_) | CoreState::Crashed(_))
     }
 }
 
@@ -53,6 +61,10 @@ pub struct Node {
     pub(crate) last_run: usize,
     /// The first exit of a core ends the node (`ExitMode`).
     pub first_exit_ends: bool,
+    /// When the node crashed, if it did (fault injection: `fault`).
+    pub crashed: Option<nanopu_sim::Time>,
+    /// No core runs past this cycle: the node crashes then (u64::MAX: never).
+    pub(crate) crash_cycle: u64,
 }
 
 impl Node {
@@ -85,6 +97,8 @@ impl Node {
             spin_pcs,
             last_run: usize::MAX,
             first_exit_ends: cfg.exit.first_exit_ends_node(program),
+            crashed: None,
+            crash_cycle: u64::MAX,
         })
     }
 

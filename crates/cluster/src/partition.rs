@@ -100,7 +100,8 @@ impl Ev {
             | Ev::NicUpdate { node, .. }
             | Ev::CoreTimer { node, .. }
             | Ev::Inject { node, .. }
-            | Ev::Transport { node, .. } => Some(node),
+            | Ev::Transport { node, .. }
+            | Ev::Crash { node } => Some(node),
             Ev::HostSend { .. }
             | Ev::HostRaw { .. }
             | Ev::HostArrive { .. }

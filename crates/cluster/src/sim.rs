@@ -70,6 +70,10 @@ pub(crate) enum Ev {
     HostTimer {
         timer: nanopu_nic::transport::Timer,
     },
+    /// A node crashes (fault injection: `fault`).
+    Crash {
+        node: usize,
+    },
 }
 
 /// A simulated cluster: nodes and what connects them.
@@ -129,6 +133,8 @@ pub struct Simulation {
     pub(crate) failed: Option<Failure>,
     /// A partition of a partitioned run: its coordinator decides when a failure is final.
     pub(crate) in_partition: bool,
+    /// The run's faults (cluster runs; `fault`), for its report.
+    pub(crate) faults: Vec<crate::fault::Fault>,
 }
 
 /// A core error at (time, node, core).
@@ -182,14 +188,14 @@ impl Simulation {
             run_ahead: u64::MAX,
             failed: None,
             in_partition: false,
+            faults: Vec::new(),
         })
     }
 
     /// An empty partition of this simulation holding `nodes`, the first of which is node
     /// `base` of the cluster (see `partition`).
     pub(crate) fn part(&self, nodes: Vec<Node>, base: usize) -> Simulation {
-        let running_cores =
-            nodes.iter().flat_map(|n| &n.state).filter(|s| !matches!(s, CoreState::Halted(_))).count();
+        let running_cores = nodes.iter().flat_map(|n| &n.state).filter(|s| s.running()).count();
         Simulation {
             nodes,
             host: TestHost::new(),
@@ -205,6 +211,7 @@ impl Simulation {
             limit_name: self.limit_name.clone(),
             failed: None,
             in_partition: true,
+            faults: Vec::new(),
             ..*self
         }
     }
@@ -467,7 +474,7 @@ impl Simulation {
         if core_next {
             let (_, id) = self.cores_q.pop().expect("peeked");
             // A core stopped by its node's end left its entry behind: not an event.
-            if matches!(self.nodes[id.0].state[id.1], CoreState::Stopped(_)) {
+            if matches!(self.nodes[id.0].state[id.1], CoreState::Stopped(_) | CoreState::Crashed(_)) {
                 return Ok(());
             }
             self.now = t;
@@ -491,6 +498,9 @@ impl Simulation {
     }
 
     fn handle(&mut self, ev: Ev) {
+        if self.for_crashed(&ev) {
+            return;
+        }
         match ev {
             Ev::NicSend { node, core, msg } => self.nic_send((node, core), *msg),
             Ev::NicArrive { node, mut msg } => {
@@ -512,6 +522,7 @@ impl Simulation {
             Ev::Inject { node, msg } => self.transport_send(End::Node(node), *msg),
             Ev::Transport { node, timer } => self.transport_timer(End::Node(node), timer),
             Ev::HostTimer { timer } => self.transport_timer(End::Host, timer),
+            Ev::Crash { node } => self.crash(node),
         }
     }
 
@@ -599,7 +610,7 @@ impl Simulation {
     /// Where each core that has not exited is waiting (for a quiescent end); cores an exit
     /// stopped (`exit = "node"`) are done, not waiting.
     pub fn waiting_cores(&self) -> Vec<String> {
-        self.core_lines(|s| !matches!(s, CoreState::Halted(_) | CoreState::Stopped(_)))
+        self.core_lines(|s| s.running())
     }
 
     /// "core N: pc 0x..., state" (prefixed with the node in clusters) for the cores whose

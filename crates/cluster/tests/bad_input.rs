@@ -143,7 +143,7 @@ fn cluster_values_out_of_range_are_refused_before_anything_is_built() {
     // billion nodes aborted on allocation; 1e30 ns of propagation wrapped to 0; an
     // infinite max_us ran on; an rto of 1e-9 us filled memory; a negative down time
     // became 0; max_cycles was ignored.
-    let down = |at| vec![FaultFile { link: "node:1".into(), down_at_us: Some(at), drop_prob: None }];
+    let down = |at| vec![FaultFile::link("node:1", Some(at), None)];
     type Edit = Box<dyn Fn(&mut ClusterFile)>;
     let edits: [(&str, Edit); 7] = [
         ("topology.nodes: 1000000000", Box::new(|f| f.topology.nodes = Some(1_000_000_000))),

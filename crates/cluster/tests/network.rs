@@ -146,11 +146,7 @@ fn message_records_join_sends_and_deliveries() {
 #[test]
 fn a_link_that_goes_down_loses_what_crosses_it_and_the_run_says_so() {
     let (mut f, base) = load("incast/ndp-trim.toml", |_| {});
-    f.faults = vec![nanopu_cluster::cluster_config::FaultFile {
-        link: "node:7".into(),
-        down_at_us: Some(0.0),
-        drop_prob: None,
-    }];
+    f.faults = vec![nanopu_cluster::cluster_config::FaultFile::link("node:7", Some(0.0), None)];
     f.max_us = 300.0;
     let mut sim = Simulation::cluster(&f, &base).unwrap();
     let outcome = sim.run().unwrap();
@@ -175,9 +171,7 @@ fn one_lossy_link_loses_only_its_own_packets() {
     let lossy = |p: Option<f64>| {
         run("alltoall/leafspine-ndp.toml", move |f| {
             f.link.drop_prob = 0.0;
-            let link = "node:3".to_string();
-            f.faults =
-                vec![nanopu_cluster::cluster_config::FaultFile { link, down_at_us: None, drop_prob: p }];
+            f.faults = vec![nanopu_cluster::cluster_config::FaultFile::link("node:3", None, p)];
             f.faults.retain(|x| x.drop_prob.is_some());
         })
     };

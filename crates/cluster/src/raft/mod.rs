@@ -211,7 +211,7 @@ pub fn leader_at(a: &[Announcement], at: Time) -> Option<u32> {
 fn fault_file(f: &Fault) -> Result<FaultFile, String> {
     match *f {
         Fault::Crash { node: Target::Node(n), at_us } => {
-            Ok(FaultFile { link: format!("node:{n}"), down_at_us: Some(at_us), drop_prob: None })
+            Ok(FaultFile::link(&format!("node:{n}"), Some(at_us), None))
         }
         Fault::Partition { .. } => Err("raft: partitions need the network's partition faults".into()),
         _ => Err("raft: a fault's node is not resolved".into()),

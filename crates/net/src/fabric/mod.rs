@@ -9,6 +9,7 @@
 //! Packets stay in a store (`store`); queues and events carry a reference and a copy of the
 //! few header fields switches read.
 
+mod cut;
 mod params;
 mod parts;
 mod port;
@@ -16,6 +17,7 @@ mod scope;
 mod store;
 mod topology;
 
+pub use cut::Cut;
 pub use params::{FabricParams, LinkFault, LinkId, LinkParams, SwitchParams, Topology, UplinkChoice};
 pub use scope::{Ranges, Scope};
 pub use store::{Hdr, Pkt, PktRef};
@@ -107,6 +109,9 @@ pub struct FabricStats {
     /// lowest, so that partitions merge to the same value whatever their order).
     pub first_no_route: Option<u32>,
     pub drops_multicast_disabled: u64,
+    /// Packets each cut lost (`Fabric::set_cuts`, in its order): a crashed node's, a
+    /// partition's.
+    pub cut_drops: Vec<u64>,
     pub multicast_resends: u64,
     /// Largest queue at any switch port, bytes.
     pub max_switch_queue_bytes: u32,
@@ -121,6 +126,8 @@ pub struct Fabric {
     down_at: BTreeMap<u32, Time>,
     /// Links with their own loss probability, by port (both directions).
     loss: BTreeMap<u32, f64>,
+    /// Crashed nodes and partitions (`cut`).
+    cuts: Vec<Cut>,
     stats: FabricStats,
     capture: Option<CapturePoint>,
     captured: Vec<Captured>,
@@ -153,6 +160,7 @@ impl Fabric {
             switch_rng,
             down_at,
             loss,
+            cuts: Vec::new(),
             wiring,
             stats: FabricStats::default(),
             capture: None,
@@ -287,6 +295,11 @@ impl Fabric {
         counter: fn(&mut FabricStats) -> &mut u64,
     ) {
         *counter(&mut self.stats) += 1;
+        self.discard(now, port, r, out);
+    }
+
+    /// Packet `r` is lost on `port`'s hop: gone, or a multicast copy resent (see `lost`).
+    fn discard(&mut self, now: Time, port: u32, r: Pkt, out: &mut impl Schedule) {
         if !r.hdr.is_multicast() {
             self.packets.take(r);
             return;
@@ -314,6 +327,10 @@ impl Fabric {
         let at = now + ser + Time(self.p.link.propagation_fs);
         if self.down_at.get(&port).is_some_and(|&t| at >= t) {
             return self.lost(at, port, r, out, |s| &mut s.drops_link_down);
+        }
+        if let Some(k) = (!self.cuts.is_empty()).then(|| self.cut_by(port, r, now, at)).flatten() {
+            self.stats.cut_drops[k] += 1;
+            return self.discard(at, port, r, out);
         }
         if self.scope.crosses(i) {
             return self.cross(at, port, r);

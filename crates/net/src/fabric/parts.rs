@@ -26,7 +26,8 @@ impl Fabric {
     }
 
     /// The partition of `scope`, taking its ports and random streams out of `self`.
-    fn piece(&mut self, scope: Scope, (stats, captured): (FabricStats, Vec<super::Captured>)) -> Fabric {
+    fn piece(&mut self, scope: Scope, (mut stats, captured): (FabricStats, Vec<super::Captured>)) -> Fabric {
+        stats.cut_drops.resize(self.cuts.len(), 0);
         let ports = scope.ports.ids().map(|g| std::mem::take(&mut self.ports[g as usize])).collect();
         let link_rng = scope.ports.ids().map(|g| self.link_rng[g as usize].clone()).collect();
         let switch_rng = scope.switches.ids().map(|s| self.switch_rng[s as usize].clone()).collect();
@@ -38,6 +39,7 @@ impl Fabric {
             switch_rng,
             down_at: self.down_at.clone(),
             loss: self.loss.clone(),
+            cuts: self.cuts.clone(),
             stats,
             capture: self.capture,
             captured,
@@ -53,6 +55,7 @@ impl Fabric {
     pub fn join(parts: Vec<Fabric>) -> Fabric {
         let mut whole = Fabric::new(parts[0].p.clone()).expect("parameters were valid");
         whole.capture = parts[0].capture;
+        whole.set_cuts(parts[0].cuts.clone());
         for f in parts {
             for (g, (port, rng)) in f.scope.ports.ids().zip(f.ports.into_iter().zip(f.link_rng)) {
                 (whole.ports[g as usize], whole.link_rng[g as usize]) = (port, rng);
@@ -122,5 +125,7 @@ impl FabricStats {
         self.first_no_route = [self.first_no_route, o.first_no_route].into_iter().flatten().min();
         self.drops_multicast_disabled += o.drops_multicast_disabled;
         self.multicast_resends += o.multicast_resends;
+        self.cut_drops.resize(self.cut_drops.len().max(o.cut_drops.len()), 0);
+        self.cut_drops.iter_mut().zip(&o.cut_drops).for_each(|(a, b)| *a += b);
     }
 }
