@@ -46,10 +46,8 @@ def results(backend, workers, address, tasks):
 
 
 def _pool(backend, workers, tasks):
-    # Processes are started fresh ("spawn"): forking a process that runs threads (Jupyter's,
-    # Ray's, a previous run's) can copy a lock held by one of them.
     if backend == "process":
-        ex = cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+        ex = cf.ProcessPoolExecutor(workers, mp_context=_start_method())
     else:
         ex = cf.ThreadPoolExecutor(workers)
     try:
@@ -58,6 +56,18 @@ def _pool(backend, workers, tasks):
             yield futures[f], f.result()
     finally:
         ex.shutdown(wait=True, cancel_futures=True)
+
+
+def _start_method():
+    """Never a plain fork: forking a process that runs threads (Jupyter's, Ray's, a
+    previous run's) can copy a lock one of them holds. Where it exists, a fork server that
+    has imported nanopu once (a single thread) forks the workers, so that a pool starts in
+    milliseconds after the session's first; elsewhere each worker starts afresh ("spawn")."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["nanopu"])
+    return ctx
 
 
 def _ray(workers, address, tasks):
