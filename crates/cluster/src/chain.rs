@@ -127,6 +127,7 @@ pub fn run(load: &LoadSpec, chain: &ChainSpec, cluster: &ClusterFile, base: &Pat
         server,
         kv_ops: ops,
         rdma_ops: vec![],
+        setalg_ops: vec![],
         kv: Some(errors),
         cost: ServerCost::default(),
     };
