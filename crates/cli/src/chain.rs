@@ -157,7 +157,8 @@ fn records_csv(spec: &LoadSpec, r: &ChainResult) -> String {
 }
 
 fn reconfig_row(rate: f64, c: &Reconfig, crashes: &[(u32, Time)]) -> String {
-    let crashed = crashes.iter().find(|x| x.0 == c.failed).map_or(String::new(), |x| format!("{:.3}", x.1.as_ns_f64()));
+    let crashed =
+        crashes.iter().find(|x| x.0 == c.failed).map_or(String::new(), |x| format!("{:.3}", x.1.as_ns_f64()));
     let t = |x: Time| format!("{:.3}", x.as_ns_f64());
     format!(
         "{rate},{},{},{crashed},{},{},{},{},{}\n",

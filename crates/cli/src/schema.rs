@@ -10,7 +10,7 @@ pub struct SchemaArgs {
     /// Which file's JSON Schema to print.
     #[arg(value_parser = clap::builder::PossibleValuesParser::new(ConfigKind::ALL.map(|(n, _)| n)), required_unless_present = "markdown")]
     kind: Option<String>,
-    /// Print the reference page of every key of both kinds of file (docs/config.md) instead.
+    /// Print the reference page of every key of every kind of file (docs/config.md) instead.
     #[arg(long, conflicts_with = "kind")]
     markdown: bool,
 }

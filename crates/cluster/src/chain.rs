@@ -93,13 +93,27 @@ impl ChainSpec {
 
 /// Run the load on the chain the cluster file describes (its programs: `chain.elf` with
 /// [`ChainSpec::args`]); crashes are its `[[faults]]`.
-pub fn run(load: &LoadSpec, chain: &ChainSpec, cluster: &ClusterFile, base: &Path) -> Result<ChainResult, SimError> {
+pub fn run(
+    load: &LoadSpec,
+    chain: &ChainSpec,
+    cluster: &ClusterFile,
+    base: &Path,
+) -> Result<ChainResult, SimError> {
     let setup = SimError::Setup;
     load.validate().map_err(setup)?;
-    let kv = load.kv.as_ref().ok_or_else(|| setup("load.kv: the chain serves the key-value workload".into()))?;
+    let kv =
+        load.kv.as_ref().ok_or_else(|| setup("load.kv: the chain serves the key-value workload".into()))?;
     let mut sim = Simulation::cluster(cluster, base)?;
     let (mut requests, mut ops) = load.schedule_kv(sim.clock.hz()).map_err(setup)?;
-    let mut client = Client { head: 1, tail: chain.replicas, reconfigs: vec![], duplicates: 0, boot: 0, unexpected: 0, clock: sim.clock };
+    let mut client = Client {
+        head: 1,
+        tail: chain.replicas,
+        reconfigs: vec![],
+        duplicates: 0,
+        boot: 0,
+        unexpected: 0,
+        clock: sim.clock,
+    };
     let mut sent_to = vec![0; requests.len()];
     run_until(&mut sim, load.start)?;
     client.collect(&mut sim, kv, &mut requests, &mut ops);
@@ -111,7 +125,13 @@ pub fn run(load: &LoadSpec, chain: &ChainSpec, cluster: &ClusterFile, base: &Pat
     let times = (load.start, chain.poll, last + load.drain);
     client.feed(&mut sim, kv, (&mut requests, &mut ops, &mut sent_to), 0, times)?;
     let loaded = requests.len();
-    let end = client.read_back(&mut sim, kv, (&mut requests, &mut ops, &mut sent_to), last + load.drain, chain.poll)?;
+    let end = client.read_back(
+        &mut sim,
+        kv,
+        (&mut requests, &mut ops, &mut sent_to),
+        last + load.drain,
+        chain.poll,
+    )?;
     let outcome = run_until(&mut sim, end + load.drain)?;
     client.collect(&mut sim, kv, &mut requests, &mut ops);
     let crashed = crashed_nodes(cluster);
@@ -132,7 +152,14 @@ pub fn run(load: &LoadSpec, chain: &ChainSpec, cluster: &ClusterFile, base: &Pat
         cost: ServerCost::default(),
     };
     let final_reads = sent_to.len() - loaded;
-    Ok(ChainResult { load: result, sent_to, final_reads, dropped, duplicates: client.duplicates, reconfigs: client.reconfigs })
+    Ok(ChainResult {
+        load: result,
+        sent_to,
+        final_reads,
+        dropped,
+        duplicates: client.duplicates,
+        reconfigs: client.reconfigs,
+    })
 }
 
 /// Run the cluster until just before `t` (a send at `t` may still be scripted).
@@ -178,7 +205,14 @@ impl Client {
 
     /// After the load: a GET of every key written, to the tail, one every `FINAL_GAP_NS`;
     /// the last one's send time.
-    fn read_back(&mut self, sim: &mut Simulation, kv: &kv::KvSpec, reqs: Requests, from: Time, poll: Time) -> Result<Time, SimError> {
+    fn read_back(
+        &mut self,
+        sim: &mut Simulation,
+        kv: &kv::KvSpec,
+        reqs: Requests,
+        from: Time,
+        poll: Time,
+    ) -> Result<Time, SimError> {
         let (requests, ops, sent_to) = reqs;
         let mut keys: Vec<u32> = ops.iter().filter(|o| o.set).map(|o| o.key).collect();
         keys.sort_unstable();
@@ -238,7 +272,14 @@ impl Client {
     /// The key-value check of every request but those dropped at a crash (sent to the
     /// crashed replica before the client learned of its removal, and never answered); the
     /// errors, and how many were dropped.
-    fn check(&self, kv: &kv::KvSpec, requests: &[Request], ops: &[KvOp], sent_to: &[u32], crashed: &[u32]) -> (KvErrors, usize) {
+    fn check(
+        &self,
+        kv: &kv::KvSpec,
+        requests: &[Request],
+        ops: &[KvOp],
+        sent_to: &[u32],
+        crashed: &[u32],
+    ) -> (KvErrors, usize) {
         let learned = |n: u32| self.reconfigs.iter().find(|c| c.failed == n).map(|c| c.learned);
         let dropped = |i: usize| {
             let n = sent_to[i];

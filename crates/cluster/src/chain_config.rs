@@ -29,28 +29,44 @@ use crate::cluster_config::{ClusterFile, FaultFile, ProgramFile, TopologyFile};
 use crate::config::check::{time_us, within, within_f64};
 use crate::load_config::{LoadFile, LoadSection, ServerFile};
 use crate::loadgen::LoadSpec;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
-#[derive(Deserialize, Debug, Clone)]
+/// A chain replication run (`nanopu chain CONFIG.toml`).
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct ChainFile {
+    /// The chain: its program, replicas and failure detector (docs/apps/chain.md).
     pub chain: ChainSection,
+    /// The load, as a load-generator file's `[load]` with `[load.kv]` (required; no
+    /// `[[load.class]]` or `[load.rdma]`, no `load.kv.steering`: one core per replica).
     pub load: LoadSection,
+    /// Faults, as a cluster file's: crashes of replicas (nodes 1..=replicas) during the load.
     #[serde(default)]
     pub faults: Vec<FaultFile>,
 }
 
-#[derive(Deserialize, Debug, Clone)]
+/// `[chain]`: the master (node 0) and the replicas (nodes 1..=replicas), one core each.
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct ChainSection {
+    /// `chain.elf`, relative to the file's directory (required).
     pub elf: String,
+    /// Replicas, chained 1 -> 2 -> ... in node order. Default 3 (the nanoPU paper's chain);
+    /// 1..=8.
     #[serde(default = "three")]
     pub replicas: u32,
+    /// The master pings every replica this often, whole us (its timer ticks at 1 MHz).
+    /// Default 5; 1..=1,000,000.
     #[serde(default = "five")]
     pub ping_us: u64,
+    /// A replica that has not answered a ping for this long is removed, us. Default 20; more
+    /// than `ping_us`, at most 3.6e9 (1 h).
     #[serde(default = "twenty")]
     pub timeout_us: f64,
+    /// The client reads the master's reconfigurations this often, us: requests sent from the
+    /// next read on go to the new head and tail. Default 1; 0.001..=1,000.
     #[serde(default = "one_us")]
     pub poll_us: f64,
 }
@@ -144,9 +160,9 @@ impl ChainFile {
             abi: None,
         };
         let nodes = Some(self.chain.replicas + 1);
-        let topology = TopologyFile { kind: "star".into(), nodes, nodes_per_leaf: None, leaves: None, spines: None };
-        let mut node = crate::cluster_config::NodeFile::default();
-        node.cores = Some(1);
+        let topology =
+            TopologyFile { kind: "star".into(), nodes, nodes_per_leaf: None, leaves: None, spines: None };
+        let node = crate::cluster_config::NodeFile { cores: Some(1), ..Default::default() };
         Ok(ClusterFile {
             seed: self.load.seed,
             max_us: MAX_US,
@@ -188,7 +204,8 @@ impl ChainSection {
 mod tests {
     use super::*;
 
-    const MINIMAL: &str = "[chain]\nelf = \"chain.elf\"\n[load]\nrates_mrps = [1.0]\nrequests = 100\n[load.kv]\n";
+    const MINIMAL: &str =
+        "[chain]\nelf = \"chain.elf\"\n[load]\nrates_mrps = [1.0]\nrequests = 100\n[load.kv]\n";
 
     #[test]
     fn minimal_config_has_the_defaults() {

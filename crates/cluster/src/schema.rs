@@ -1,5 +1,6 @@
 //! The configuration files' JSON Schemas and their reference page, generated from the types
-//! that parse the files (`cluster_config::ClusterFile`, `load_config::LoadFile`, `raft::config::RaftFile`): each key's
+//! that parse the files (`cluster_config::ClusterFile`, `load_config::LoadFile`, `raft::config::RaftFile`,
+//! `chain_config::ChainFile`): each key's
 //! doc comment is its description (meaning, unit, default, range), serde's defaults are the
 //! defaults and `deny_unknown_fields` forbids other keys. So the schema, the page and the
 //! parser cannot disagree. `nanopu schema` prints them; docs/config.md is the page (a test
@@ -8,12 +9,13 @@
 //! The schemas describe the files' shape; the ranges in the descriptions are checked by the
 //! parser (`config::check`), which names the key at fault.
 
+use crate::chain_config::ChainFile;
 use crate::cluster_config::ClusterFile;
 use crate::load_config::LoadFile;
 use crate::raft::config::RaftFile;
 use serde_json::Value;
 
-/// The two kinds of configuration file.
+/// The kinds of configuration file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConfigKind {
     /// A cluster run (`nanopu run CONFIG.toml`, `nanopu.run_cluster`).
@@ -22,11 +24,13 @@ pub enum ConfigKind {
     Load,
     /// A Raft run (`nanopu raft CONFIG.toml`, docs/apps/raft.md).
     Raft,
+    /// A chain replication run (`nanopu chain CONFIG.toml`, docs/apps/chain.md).
+    Chain,
 }
 
 impl ConfigKind {
     pub const ALL: [(&'static str, ConfigKind); 3] =
-        [("cluster", ConfigKind::Cluster), ("load", ConfigKind::Load), ("raft", ConfigKind::Raft)];
+        [("cluster", ConfigKind::Cluster), ("load", ConfigKind::Load), ("raft", ConfigKind::Raft), ("chain", ConfigKind::Chain)];
 
     pub fn name(self) -> &'static str {
         Self::ALL.iter().find(|(_, k)| *k == self).expect("listed").0
@@ -39,13 +43,14 @@ pub fn schema(kind: ConfigKind) -> Value {
         ConfigKind::Cluster => schemars::schema_for!(ClusterFile),
         ConfigKind::Load => schemars::schema_for!(LoadFile),
         ConfigKind::Raft => schemars::schema_for!(RaftFile),
+        ConfigKind::Chain => schemars::schema_for!(ChainFile),
     }
     .to_value();
     s["title"] = format!("nanopu {} configuration", kind.name()).into();
     s
 }
 
-/// The reference page: every key of both kinds of file, section by section.
+/// The reference page: every key of every kind of file, section by section.
 pub fn reference() -> String {
     let mut page = String::from(HEADER);
     for (name, kind) in ConfigKind::ALL {
@@ -61,7 +66,8 @@ const HEADER: &str = "# Configuration reference
 Generated from the types that parse the files (`crates/cluster/src/schema.rs`), by
 `nanopu schema --markdown`; do not edit by hand (a test compares this page with what the
 command prints). Every key of cluster files (`nanopu run CONFIG.toml`, `nanopu.run_cluster`),
-load-generator files (`nanopu load CONFIG.toml`) and Raft files (`nanopu raft CONFIG.toml`), with its type, default and meaning
+load-generator files (`nanopu load CONFIG.toml`), Raft files (`nanopu raft CONFIG.toml`) and chain
+replication files (`nanopu chain CONFIG.toml`), with its type, default and meaning
 (unit and range included); a dash in the default column: the meaning says what an absent
 key means, often a value that depends on other keys. Unknown keys are errors, and every value is checked when the
 file is read: an error names the key, the value and the limit.

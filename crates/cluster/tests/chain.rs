@@ -43,8 +43,7 @@ fn a_chain_without_failures_answers_every_request_right() {
     let r = run(&f);
     assert_clean(&f, &r);
     assert_eq!((r.dropped, r.duplicates, r.reconfigs.len()), (0, 0, 0));
-    let to: Vec<u32> = r.sent_to.iter().copied().collect();
-    let (sets, gets) = r.load.kv_ops.iter().zip(&to).partition::<Vec<_>, _>(|(o, _)| o.set);
+    let (sets, gets) = r.load.kv_ops.iter().zip(&r.sent_to).partition::<Vec<_>, _>(|(o, _)| o.set);
     assert!(sets.iter().all(|(_, &n)| n == 1) && gets.iter().all(|(_, &n)| n == 3), "head 1, tail 3");
 }
 
@@ -73,7 +72,7 @@ fn a_write_is_acknowledged_only_once_every_replica_applied_it() {
     }
     let (mut acks, mut t, mut checks) = (0, spec.start, 0);
     while acks < 500 {
-        t = t + Time::from_ns(100);
+        t += Time::from_ns(100);
         sim.set_deadline(t);
         sim.run().unwrap();
         acks += sim.host.received.drain(..).filter(|m| m.msg.words[0] & 0xff == OP_SET).count() as u64;

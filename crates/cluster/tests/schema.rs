@@ -1,5 +1,5 @@
 //! The configuration reference (docs/config.md) is what `nanopu schema --markdown` prints,
-//! and every key of both kinds of file is described there.
+//! and every key of every kind of file is described there.
 
 use nanopu_cluster::schema::{reference, schema, ConfigKind};
 use serde_json::Value;

@@ -113,12 +113,14 @@ fn message_frames(
     capture::frames_of_message(&m).map_err(error)
 }
 
-/// The JSON Schema of a configuration file, "cluster", "load" or "raft" (`nanopu schema KIND`).
+/// The JSON Schema of a configuration file, "cluster", "load", "raft" or "chain" (`nanopu schema KIND`).
 #[pyfunction]
 fn schema(kind: &str) -> PyResult<String> {
     use nanopu_cluster::schema::{self, ConfigKind};
     let (_, k) = ConfigKind::ALL.iter().find(|(n, _)| *n == kind).ok_or_else(|| {
-        error(format!("schema: \"{kind}\" is not a kind of configuration file (\"cluster\" or \"load\")"))
+        error(format!(
+            "schema: \"{kind}\" is not a kind of configuration file (\"cluster\", \"load\", \"raft\" or \"chain\")"
+        ))
     })?;
     Ok(schema::schema(*k).to_string())
 }

@@ -23,12 +23,14 @@ def configs():
 def kind_of(doc):
     if "server" in doc:
         return "load"
+    if "chain" in doc:
+        return "chain"
     return "raft" if "raft" in doc else "cluster"
 
 
-def test_the_repository_has_configs_of_both_kinds():
+def test_the_repository_has_configs_of_every_kind():
     kinds = {kind_of(tomllib.loads(p.read_text())) for p in configs()}
-    assert kinds == {"cluster", "load", "raft"}
+    assert kinds == {"cluster", "load", "raft", "chain"}
 
 
 @pytest.mark.parametrize("path", configs(), ids=lambda p: str(p.relative_to(ROOT)))

@@ -107,7 +107,7 @@ def _sort_run(raw):
 
 
 def schema(kind):
-    """The JSON Schema of a configuration file, ``"cluster"``, ``"load"`` or ``"raft"``, as a dict: the
+    """The JSON Schema of a configuration file, ``"cluster"``, ``"load"``, ``"raft"`` or ``"chain"``, as a dict: the
     keys a ``run_cluster`` dict or TOML file may hold (docs/config.md)."""
     return json.loads(_native.schema(kind))
 
