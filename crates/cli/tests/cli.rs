@@ -441,7 +441,7 @@ fn schema_prints_each_kind_and_the_reference_page() {
     assert!(String::from_utf8_lossy(&page.stdout).contains("### `[load.kv]`"));
     let bad = nanopu(&["schema", "sort"]);
     assert!(
-        !bad.status.success() && stderr(&bad).contains("[possible values: cluster, load, chain]"),
+        !bad.status.success() && stderr(&bad).contains("[possible values: cluster, load, raft, chain]"),
         "{}",
         stderr(&bad)
     );

@@ -29,8 +29,12 @@ pub enum ConfigKind {
 }
 
 impl ConfigKind {
-    pub const ALL: [(&'static str, ConfigKind); 3] =
-        [("cluster", ConfigKind::Cluster), ("load", ConfigKind::Load), ("raft", ConfigKind::Raft), ("chain", ConfigKind::Chain)];
+    pub const ALL: [(&'static str, ConfigKind); 4] = [
+        ("cluster", ConfigKind::Cluster),
+        ("load", ConfigKind::Load),
+        ("raft", ConfigKind::Raft),
+        ("chain", ConfigKind::Chain),
+    ];
 
     pub fn name(self) -> &'static str {
         Self::ALL.iter().find(|(_, k)| *k == self).expect("listed").0
