@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Runs `nanopu app` over each application's sweep and writes results/*.csv (run by ./run).
+Every run checks its answers against the host's computation; one that differs stops here."""
+import csv
+import json
+import os
+import subprocess
+import sys
+
+BIN = os.environ.get("NANOPU_BIN", "../../target/release/nanopu")
+
+
+def app(*args):
+    """One `nanopu app` run's JSON document; exit if its answers were wrong."""
+    p = subprocess.run([BIN, "app", *map(str, args)], capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"nanopu app {' '.join(map(str, args))}: exit {p.returncode}\n{p.stdout}{p.stderr}")
+    doc = json.loads(p.stdout)
+    assert doc["ok"], doc
+    print(f"  {' '.join(map(str, args))}: ok", file=sys.stderr)
+    return doc
+
+
+def write(name, rows):
+    with open(f"results/{name}.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def nn_edges():
+    for n in [1, 2, 4, 8, 16, 32, 64, 128, 256]:
+        d = app("nn-edges", "--edges", n, "--rounds", 10)
+        lat = d["latency_ns"]
+        yield {"edges": n, "median_ns": lat["median"], "min_ns": lat["min"], "max_ns": lat["max"],
+               "per_edge_ns": lat["median"] / n}
+
+
+def nn():
+    for layers in ["4,4,2", "8,16,16,4", "16,32,32,8", "32,64,64,16"]:
+        d = app("nn", "--layers", layers, "--inferences", 10)
+        lat = d["latency_ns"]
+        yield {"layers": layers.replace(",", "-"), "neurons": d["neurons"], "median_ns": lat["median"],
+               "min_ns": lat["min"], "max_ns": lat["max"]}
+
+
+def othello():
+    for nodes, depth in [(4, 2), (4, 3), (4, 4), (4, 5), (1, 4), (16, 4)]:
+        d = app("othello", "--depth", depth, "--nodes", nodes)
+        yield {k: d[k] for k in ["depth", "workers", "boards", "messages", "latency_ns", "value", "best_move"]}
+
+
+def nbody():
+    d = app("nbody", "--bodies", 1000)
+    lat = d["latency_ns"]
+    yield {"bodies": d["bodies"], "opened": d["opened"], "median_ns": lat["median"], "min_ns": lat["min"],
+           "max_ns": lat["max"]}
+
+
+def nbody_root():
+    """80 senders (as the incast experiment), then 800 x 100: the 80,000-body root. More
+    bodies per sender than a few hundred costs the simulator more than linearly (README)."""
+    for senders, per, cores in [(80, 10, 4), (80, 50, 4), (80, 100, 4), (80, 100, 1), (800, 100, 4)]:
+        d = app("nbody-root", "--senders", senders, "--per-sender", per, "--cores", cores)
+        keys = ["senders", "per_sender", "cores", "requests", "root_busy_ns", "per_request_ns", "total_ns"]
+        yield {k: d[k] for k in keys} | {
+            "median_request_ns": d["request_latency_ns"]["median"], "max_request_ns": d["request_latency_ns"]["max"]}
+
+
+if __name__ == "__main__":
+    os.makedirs("results", exist_ok=True)
+    for name, sweep in [("nn-edges", nn_edges), ("nn", nn), ("othello", othello), ("nbody", nbody),
+                        ("nbody-root", nbody_root)]:
+        print(f"== {name}", file=sys.stderr)
+        write(name, list(sweep()))
