@@ -26,16 +26,20 @@ static void wait_msg(void)
 #define COPY16 COPY8 COPY8
 
 /* Copy `bytes` of payload from netRX to netTX: unrolled for the sizes the benchmark sends
- * (0, 16, 48, 112 bytes), a loop otherwise. */
-static void __attribute__((noinline)) copy_payload(uint32_t bytes)
+ * (16, 48, 112 bytes), a loop otherwise.  Not static, and the empty payload tested first,
+ * so that the compiler inlines that test alone into the caller, as it does the
+ * prototype's: a request without payload costs no call. */
+void copy_payload(uint16_t bytes);
+void copy_payload(uint16_t bytes)
 {
+    if (bytes == 0)
+        return;
     switch (bytes) {
-    case 0: return;
     case 112: COPY16 COPY16 COPY16 COPY8 COPY4 COPY4 return;
     case 48: COPY4 COPY2 return;
     case 16: COPY2 return;
     default:
-        for (uint32_t i = 0; i < (bytes + 7) / 8; i++)
+        for (uint32_t i = 0; i < ((uint32_t)bytes + 7) / 8; i++)
             lnic_copy();
     }
 }
@@ -58,18 +62,19 @@ int main(void)
             fail("expected a config message first");
         uint64_t n = lnic_read(), start = lnic_read();
         lnic_msg_done();
-        for (uint64_t done = 0; done < n; done++) {
+        if (n == 0)
+            continue;
+        /* Tested at the bottom, as the compiler lays out the prototype's loop. */
+        uint64_t done = 0;
+        do {
             wait_msg();
             uint64_t hdr = lnic_read();
-            uint32_t len = lnic_hdr_len(hdr);
-            if (len < 16)
-                fail("a request holds at least a type and a timestamp");
             lnic_write_r(hdr);
             lnic_copy(); /* type */
-            copy_payload(len - 16);
+            copy_payload((uint16_t)(lnic_hdr_len(hdr) - 16));
             lnic_read(); /* the request's timestamp */
             lnic_write_r(start);
             lnic_msg_done();
-        }
+        } while (++done != n);
     }
 }

@@ -5,7 +5,7 @@
 //!   0x1234: first word of a request packet entering the NIC to the last word of the reply
 //!   packet leaving it, `nanopu_nic::stamp`), and wire to wire at the host with the
 //!   Ethernet MAC and serial I/O latency.
-//! - `loopback-throughput`: one core echoing 8-byte messages sent back to back at line rate.
+//! - `loopback-throughput`: one core answering 16-byte requests (see `bench_tput`).
 //! - `rx`: time for one core to receive 1 and 64 16-byte messages sent back to back.
 //! - `network`: packet-hops simulated per host second on a loaded leaf-spine, and memory;
 //!   with the fabric alone beside it (`bench_fabric`).
@@ -67,7 +67,9 @@ const BENCHMARKS: [&str; 6] =
 pub fn main(a: BenchArgs) -> Result<ExitCode, String> {
     let mut out = match a.name.as_str() {
         "loopback-latency" => latency(&a)?,
-        "loopback-throughput" => throughput(&a)?,
+        "loopback-throughput" => {
+            crate::bench_tput::throughput(&elf(&a, "loopback_tput")?, a.requests.unwrap_or(20_000))?
+        }
         "rx" => rx(&a)?,
         "iss" => iss(&a)?,
         "network" => network(&a)?,
@@ -158,17 +160,10 @@ fn paired_latencies(sim: &Simulation, n: usize) -> Result<(Vec<f64>, Vec<f64>), 
     let mut out = (Vec::new(), Vec::new());
     for (s, r) in sent.iter().zip(got) {
         check_stamped_echo(&s.msg, &r.msg)?;
-        out.0.push(stamp_latency_cycles(&r.msg) as f64 * ns_per_cycle);
+        out.0.push(crate::bench_tput::stamp_latency_cycles(&r.msg) as f64 * ns_per_cycle);
         out.1.push((r.time - s.time + first_byte(&s.msg)).as_ns_f64());
     }
     Ok(out)
-}
-
-/// The latency the port wrote into the last 4 bytes of the reply's last packet, in cycles
-/// of the node's clock.
-fn stamp_latency_cycles(m: &Message) -> u32 {
-    let bytes = m.payload_bytes();
-    u32::from_be_bytes(bytes[bytes.len() - 4..].try_into().expect("4 bytes"))
 }
 
 /// An echo of a stamped request: the same payload but its last 8 bytes (the stamps).
@@ -178,38 +173,6 @@ fn check_stamped_echo(req: &Message, rep: &Message) -> Result<(), String> {
         return Err(format!("loopback reply does not echo the request: sent {req:?}, got {rep:?}"));
     }
     Ok(())
-}
-
-// ---- loopback throughput --------------------------------------------------------------------
-
-/// The start time `loopback_tput.elf` writes into every reply (any value: it is checked).
-const START_STAMP: u64 = 0x5747_4152_5400_0001;
-
-fn throughput(a: &BenchArgs) -> Result<Value, String> {
-    let elf = elf(a, "loopback_tput")?;
-    let n = a.requests.unwrap_or(20_000);
-    let mut sim = Simulation::new(&elf, node_cfg(1, 0.0)).map_err(|e| e.to_string())?;
-    let node = nanopu_cluster::boot::node_ip(0);
-    sim.host.send_at(START, TestHost::message(0, node, 0, &[0, n as u64, START_STAMP]));
-    for i in 0..n {
-        sim.host.send_at(START, TestHost::message(0, node, 0, &[1, i as u64]));
-    }
-    // The server polls with idle writes, as the prototype's does, so the run never goes
-    // quiescent: it ends with the last reply.
-    sim.host.stop_after(n, |_| true);
-    match sim.run().map_err(|e| e.to_string())? {
-        Outcome::HostDone => {}
-        other => return Err(format!("unexpected end of the throughput run: {}", other.name())),
-    }
-    let got = &sim.host.received;
-    if got.len() != n || got.iter().any(|r| r.msg.words != [1, START_STAMP]) {
-        return Err(format!("sent {n} requests, received {} replies or wrong ones", got.len()));
-    }
-    let span = (got[n - 1].time - got[0].time).as_secs_f64();
-    let mrps = (n - 1) as f64 / span / 1e6;
-    Ok(json!({ "benchmark": "loopback-throughput", "cores": 1, "payload_bytes": 16, "requests": n,
-        "million_requests_per_second": mrps, "prototype_reference_mrps": 118,
-        "definition": "loopback_tput.elf (the per-request work of the prototype's throughput program: a config message, then requests {type, timestamp} answered with the type and the configured start time); 16-byte requests offered back to back at 200 Gb/s line rate; rate between the first and last reply" }))
 }
 
 // ---- receive path ---------------------------------------------------------------------------

@@ -38,6 +38,7 @@ fn measure() -> Map<String, Value> {
         "bench loopback-latency: 16 B, latency module (ns)": size16["nic_median_ns"],
         "bench loopback-latency: 16 B, wire to wire (ns)": size16["wire_median_ns"],
         "bench loopback-throughput (Mrps)": tput["million_requests_per_second"],
+        "bench loopback-throughput: long run (Mrps)": tput["long_run_mrps"],
         "bench context-switch: warm median (cycles)": ctx["warm_median_cycles"],
         "bench context-switch: cold (cycles)": ctx["cold_cycles"],
         "sort nanosort 256 cores (ns)": sort_ns(&["--cores", "256"]),

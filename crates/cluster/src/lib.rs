@@ -54,6 +54,7 @@ pub mod outcome;
 mod parallel;
 mod partition;
 pub mod platform;
+mod port_tx;
 pub mod progress;
 pub mod raft;
 pub mod rdma;

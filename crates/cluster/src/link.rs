@@ -2,21 +2,24 @@
 
 use crate::config::PortParams;
 use crate::host::HostMessage;
+use crate::port_tx::{Frame, PortTx, CTRL_FRAME_BYTES};
 use crate::sim::{Ev, Simulation};
 use nanopu_nic::Message;
 use nanopu_sim::time::serialization;
 use nanopu_sim::Time;
 
-/// Both directions of the test host's link.
+/// Both directions of the test host's link: the host's side towards the node, the node's
+/// port (`port_tx`) towards the host.
 pub(crate) struct HostLink {
     pub port: PortParams,
     to_node_busy: Time,
-    to_host_busy: Time,
+    tx: PortTx,
 }
 
 impl HostLink {
     pub fn new(port: PortParams) -> HostLink {
-        HostLink { port, to_node_busy: Time::ZERO, to_host_busy: Time::ZERO }
+        let pull_interval = nanopu_nic::transport::TransportParams::default().pull_interval;
+        HostLink { port, to_node_busy: Time::ZERO, tx: PortTx::new(pull_interval) }
     }
 
     /// Serialization of a message: `ceil(len / segment)` packets of header + segment.
@@ -35,13 +38,57 @@ impl HostLink {
 }
 
 impl Simulation {
-    /// A message from node 0 towards the test host.
+    /// A message from node 0 towards the test host: it waits its turn at the port.
     pub(crate) fn port_send(&mut self, msg: Message) {
-        let l = &mut self.link;
-        let ready = self.now + Time(l.port.mac_fs);
-        let ser = l.wire_time(&msg);
-        let t = HostLink::cross(&mut l.to_host_busy, ready, ser, Time(l.port.propagation_fs));
+        self.link.tx.data(msg);
+        self.port_kick();
+    }
+
+    /// A message from the test host reached node 0's NIC: each of its packets has the
+    /// transport answer with an ACK (and a PULL) on the port (`port_tx`).
+    pub(crate) fn port_acks(&mut self, msg: &Message) {
+        let packets = (msg.len as u64).div_ceil(self.link.port.segment_bytes as u64).max(1);
+        for _ in 0..packets {
+            let frames = self.link.tx.pacer.on_data(self.now);
+            self.link.tx.ctrl(frames);
+        }
+        self.port_kick();
+    }
+
+    /// The port finished a frame, or a PULL's token came: start the next frame if it is free.
+    pub(crate) fn port_kick(&mut self) {
+        if self.now < self.link.tx.free_at {
+            return;
+        }
+        match self.link.tx.next(self.now) {
+            Some(Frame::Ctrl) => self.port_start(serialization(CTRL_FRAME_BYTES, self.link.port.rate_bps)),
+            Some(Frame::Data(msg)) => self.port_start_data(msg),
+            None => self.port_wait_token(),
+        }
+    }
+
+    /// Start a reply: the latency module stamps it as it starts (`stamp`); its last byte
+    /// reaches the host after the MAC, serialization and propagation.
+    fn port_start_data(&mut self, mut msg: Message) {
+        self.stamp_departure(0, &mut msg);
+        let ser = self.link.wire_time(&msg);
+        let t = self.now + Time(self.link.port.mac_fs + self.link.port.propagation_fs) + ser;
         self.q.push(t, Ev::HostArrive { msg: Box::new(msg) });
+        self.port_start(ser);
+    }
+
+    fn port_start(&mut self, ser: Time) {
+        self.link.tx.free_at = self.now + ser;
+        self.q.push(self.now + ser, Ev::PortFree);
+    }
+
+    /// Nothing to send now: wake up when the next waiting PULL may leave.
+    fn port_wait_token(&mut self) {
+        let tx = &mut self.link.tx;
+        if let Some(t) = tx.pacer.next_pull().filter(|&t| tx.wake_at != Some(t)) {
+            tx.wake_at = Some(t);
+            self.q.push(t, Ev::PortFree);
+        }
     }
 
     /// A message from the test host: over its own link (one node) or its transport into

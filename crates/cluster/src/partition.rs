@@ -106,6 +106,7 @@ impl Ev {
             | Ev::HostRaw { .. }
             | Ev::HostArrive { .. }
             | Ev::HostTimer { .. }
+            | Ev::PortFree
             | Ev::Net(_) => None,
         }
     }
@@ -114,7 +115,11 @@ impl Ev {
     fn is_host(&self) -> bool {
         matches!(
             self,
-            Ev::HostSend { .. } | Ev::HostRaw { .. } | Ev::HostArrive { .. } | Ev::HostTimer { .. }
+            Ev::HostSend { .. }
+                | Ev::HostRaw { .. }
+                | Ev::HostArrive { .. }
+                | Ev::HostTimer { .. }
+                | Ev::PortFree
         )
     }
 }

@@ -54,6 +54,9 @@ pub(crate) enum Ev {
     HostArrive {
         msg: Box<Message>,
     },
+    /// Node 0's port towards the test host finished a frame or may send a paced PULL (runs
+    /// of one node, `port_tx`).
+    PortFree,
     /// An event of the fabric (cluster runs).
     Net(nanopu_net::fabric::NetEvent),
     /// A message handed straight to a node's transport (synthetic traffic, cluster runs).
@@ -507,6 +510,9 @@ impl Simulation {
                 let mut out = Vec::new();
                 let now = self.cycles();
                 self.stamp_arrival(node, &mut msg);
+                if self.net.is_none() && msg.src_ip != self.nodes[node].ip {
+                    self.port_acks(&msg);
+                }
                 self.nodes[node].nic.receive(now, *msg, &mut out);
                 self.apply(node, out);
             }
@@ -518,6 +524,7 @@ impl Simulation {
                 Err(why) => self.host.rejected.push((self.now, why)),
             },
             Ev::HostArrive { msg } => self.host_arrive(*msg),
+            Ev::PortFree => self.port_kick(),
             Ev::Net(e) => self.net_event(e),
             Ev::Inject { node, msg } => self.transport_send(End::Node(node), *msg),
             Ev::Transport { node, timer } => self.transport_timer(End::Node(node), timer),
@@ -535,8 +542,8 @@ impl Simulation {
             self.q.push(t, Ev::NicArrive { node: n, msg: Box::new(msg) });
             return;
         }
-        self.stamp_departure(n, &mut msg);
         if self.net.is_some() {
+            self.stamp_departure(n, &mut msg);
             self.transport_send(End::Node(n), msg);
         } else {
             self.port_send(msg);
@@ -558,7 +565,7 @@ impl Simulation {
         }
     }
 
-    fn stamp_departure(&self, n: usize, msg: &mut Message) {
+    pub(crate) fn stamp_departure(&self, n: usize, msg: &mut Message) {
         if nanopu_nic::stamp::stamped_on_departure(msg) && self.nodes[n].nic.params().latency_stamps {
             let wire = self.packet_wire_fs(msg.len);
             let last_word = |i: usize| self.clock.cycle_ceil(self.now + Time(wire[..=i].iter().sum()));

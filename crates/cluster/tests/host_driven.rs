@@ -150,3 +150,36 @@ fn a_message_as_frames_parses_back_to_itself() {
     let e = frames_of_message(&empty).unwrap_err();
     assert!(e.contains("msg_len 0"), "an empty message has no frame on the wire: {e}");
 }
+
+/// The node's port sends the transport's control frame for every request (128 bytes, before
+/// any reply) besides the replies (docs/models/node.md, "The port towards the test host"):
+/// a burst of requests to `loopback_tput.elf`, whose core needs 16 cycles a request, is
+/// answered no faster than one ACK frame and one reply frame per request on the wire, and
+/// the replies wait until the burst's ACKs have left.
+#[test]
+fn a_burst_is_answered_at_the_port_rate_with_acks_before_replies() {
+    let n = 50u64;
+    let mut sim = Simulation::new(&elf("apps/loopback_tput.elf"), cfg(1)).unwrap();
+    let start = Time::from_us(2);
+    sim.host.send_at(start, TestHost::message(0, node_ip(0), 0, &[0, n, 9]));
+    (0..n).for_each(|i| sim.host.send_at(start, TestHost::message(0, node_ip(0), 0, &[1, i])));
+    sim.host.stop_after(n as usize, |_| true);
+    assert_eq!(sim.run().unwrap(), Outcome::HostDone);
+    let wire = |bytes: u64| nanopu_sim::time::serialization(bytes, 200_000_000_000);
+    let (ack, reply) = (wire(128), wire(64 + 16));
+    let first_arrival = sim.host.sent[0].time + wire(64 + 24);
+    let got = &sim.host.received;
+    assert!(got.iter().all(|r| r.msg.words == [1, 9]));
+    let floor = first_arrival + Time((ack.0 + reply.0) * n);
+    assert!(
+        got[n as usize - 1].time >= floor,
+        "last reply at {:?}, port floor {floor:?}",
+        got[n as usize - 1].time
+    );
+    let acks_done = first_arrival + Time(ack.0 * (n + 1));
+    assert!(
+        got[0].time >= acks_done,
+        "first reply at {:?} before the burst's ACKs left ({acks_done:?})",
+        got[0].time
+    );
+}
