@@ -288,6 +288,14 @@ impl Simulation {
     }
 }
 
+/// A link as the configuration names it: "node:N" or "leaf:L:up:S".
+fn link_text(l: LinkId) -> String {
+    match l {
+        LinkId::Node(n) => format!("node:{n}"),
+        LinkId::Uplink { leaf, spine } => format!("leaf:{leaf}:up:{spine}"),
+    }
+}
+
 /// Sorted node numbers as the command line writes them: "0,1,4-9" (runs of three or more
 /// as A-B).
 fn runs(nodes: &[u32]) -> String {
@@ -312,32 +320,30 @@ pub struct FaultReport {
     pub kind: String,
     /// What it is and whether it happened, in words.
     pub fault: String,
-    /// Packets it lost (a link fault's are counted with the fabric's link-down and random
-    /// drops instead: None).
-    pub dropped: Option<u64>,
+    /// Packets it lost (also among the fabric's drops by cause: a link fault's in link down
+    /// and random, a crash's or partition's in `drops_fault`).
+    pub dropped: u64,
 }
 
 impl FaultReport {
     pub fn line(&self) -> String {
-        match self.dropped {
-            Some(n) => format!("fault: {}: {n} packets dropped\n", self.fault),
-            None => format!(
-                "fault: {} (its drops are among the fabric's link down and random drops)\n",
-                self.fault
-            ),
-        }
+        format!("fault: {}: {} packets dropped\n", self.fault, self.dropped)
     }
 }
 
 impl Simulation {
     /// Each fault of the run, in the file's order, with the packets it lost.
     pub fn fault_reports(&self) -> Vec<FaultReport> {
-        let drops = self.net.as_ref().map(|n| n.fabric.stats().cut_drops).unwrap_or_default();
-        let mut cut = drops.into_iter();
-        self.faults.iter().map(|f| self.fault_report(f, &mut cut)).collect()
+        let stats = self.net.as_ref().map(|n| n.fabric.stats()).unwrap_or_default();
+        let (mut cut, mut link) = (stats.cut_drops.into_iter(), stats.link_fault_drops.into_iter());
+        let mut drops = |f: &Fault| match f {
+            Fault::Link(_) => link.next(),
+            _ => cut.next(),
+        };
+        self.faults.iter().map(|f| self.fault_report(f, drops(f).unwrap_or(0))).collect()
     }
 
-    fn fault_report(&self, f: &Fault, cut: &mut impl Iterator<Item = u64>) -> FaultReport {
+    fn fault_report(&self, f: &Fault, dropped: u64) -> FaultReport {
         let us = |t: Time| format!("{:.3} us", t.as_us_f64());
         let (kind, fault) = match f {
             Fault::Crash { node, at } => match self.nodes[*node as usize].crashed {
@@ -346,22 +352,16 @@ impl Simulation {
             },
             Fault::Partition { nodes, host, from, to } => {
                 let with = if *host { " and the test host" } else { "" };
-                (
-                    "partition",
-                    format!("nodes {}{with} cut off from {} to {}", runs(nodes), us(*from), us(*to)),
-                )
+                let what = format!("nodes {}{with} cut off from {} to {}", runs(nodes), us(*from), us(*to));
+                ("partition", what)
             }
             Fault::Link(l) => {
                 let down = l.down_at.map_or(String::new(), |t| format!(" down at {}", us(t)));
                 let p = l.drop_prob.map_or(String::new(), |p| format!(" losing {p}"));
-                return FaultReport {
-                    kind: "link".into(),
-                    fault: format!("link {:?}{down}{p}", l.link),
-                    dropped: None,
-                };
+                ("link", format!("link {}{down}{p}", link_text(l.link)))
             }
         };
-        FaultReport { kind: kind.into(), fault, dropped: cut.next() }
+        FaultReport { kind: kind.into(), fault, dropped }
     }
 }
 

@@ -82,7 +82,7 @@ fn a_crashed_receiver_loses_what_reaches_it_and_its_senders_keep_trying() {
     assert_eq!(outcome, Outcome::TimeLimit, "{}", s.text());
     let late = records.iter().filter(|r| r.sent >= Time::from_us(20));
     assert!(late.clone().count() >= 19 && late.clone().all(|r| r.delivered.is_none()), "{}", s.text());
-    let dropped = s.faults[0].dropped.unwrap();
+    let dropped = s.faults[0].dropped;
     assert!(dropped >= 19, "{}", s.text());
     assert!(s.transport.timeouts > 0, "its sender timed out and resent: {}", s.text());
     assert!(s.problems.iter().any(|p| p.contains("never acknowledged")), "{}", s.text());
@@ -113,8 +113,23 @@ fn a_partition_delays_messages_until_it_heals_then_each_arrives_once() {
         }
     }
     assert!(records.iter().filter(|r| r.delivered.unwrap() >= Time::from_us(60)).count() >= 19);
-    assert!(s.faults[0].dropped.unwrap() > 0 && s.transport.timeouts > 0, "{}", s.text());
+    assert!(s.faults[0].dropped > 0 && s.transport.timeouts > 0, "{}", s.text());
     assert!(s.text().contains("fault: nodes 0,1 cut off from 20.000 us to 60.000 us: "), "{}", s.text());
+}
+
+/// Homa recovers from the cut by its own rule: RESENDs from the receiver, resends after
+/// `rto` without progress at the sender.
+#[test]
+fn homa_too_delivers_each_message_once_after_the_partition_heals() {
+    let mut f = star(4, 2_000.0);
+    f.transport = "homa".into();
+    f.add_fault(FaultFile::partition(&[2, 3], 20.0, 60.0)).unwrap();
+    let (outcome, s, records) = run(&f, 1, across);
+    assert_eq!(outcome, Outcome::Quiescent, "{}", s.text());
+    assert_eq!((records.len(), s.messages_received), (40, 40), "{}", s.text());
+    let cut = Time::from_us(20)..Time::from_us(60);
+    assert!(records.iter().all(|r| !cut.contains(&r.delivered.unwrap())), "{records:?}");
+    assert!(s.faults[0].dropped > 0 && s.transport.timeouts > 0, "{}", s.text());
 }
 
 #[test]
@@ -129,7 +144,7 @@ fn a_partition_cuts_off_the_host_unless_it_is_listed() {
         let outcome = sim.run().unwrap();
         let s = summarize_cluster(&mut sim, outcome);
         let got = sim.nodes[0].nic.counters.msgs_received;
-        assert_eq!((got, s.faults[0].dropped.unwrap() > 0), (1, !host), "host = {host}: {}", s.text());
+        assert_eq!((got, s.faults[0].dropped > 0), (1, !host), "host = {host}: {}", s.text());
     }
 }
 
@@ -150,7 +165,7 @@ fn faults_give_the_same_bytes_on_any_number_of_threads() {
     f.add_fault(FaultFile::crash(5, 15.0)).unwrap();
     f.add_fault(FaultFile::partition(&[0, 1, 4, 9], 5.0, 30.0)).unwrap();
     let one = run(&f, 1, mixed);
-    assert!(one.1.faults.iter().all(|x| x.dropped.unwrap() > 0), "{}", one.1.text());
+    assert!(one.1.faults.iter().all(|x| x.dropped > 0), "{}", one.1.text());
     let json = |r: &(Outcome, ClusterSummary, Vec<MessageRecord>)| {
         (r.0, serde_json::to_string(&r.1).unwrap(), format!("{:?}", r.2))
     };
@@ -208,4 +223,22 @@ fn bad_fault_entries_are_refused_naming_the_key() {
     let mut f = ClusterFile::parse(base.trim_end_matches("[[faults]]\n")).unwrap();
     let e = f.add_fault(FaultFile::crash(7, 1.0)).unwrap_err();
     assert!(e.starts_with("faults.node: 7") && f.faults.is_empty(), "{e}");
+}
+
+/// Each link fault counts its own losses: node 1's link goes down at 20 us, node 2's loses
+/// a fifth of its packets, node 3's loses nothing it carries (it carries nothing).
+#[test]
+fn link_faults_count_their_own_drops() {
+    let mut f = star(4, 200.0);
+    f.add_fault(FaultFile::link("node:1", Some(20.0), None)).unwrap();
+    f.add_fault(FaultFile::link("node:2", None, Some(0.2))).unwrap();
+    f.add_fault(FaultFile::link("node:3", Some(0.0), None)).unwrap();
+    let (_, s, _) = run(&f, 1, |sim| {
+        every_us(sim);
+        (0..40).for_each(|i| send(sim, i * 1_000 + 500, 2, 0));
+    });
+    let d: Vec<u64> = s.faults.iter().map(|x| x.dropped).collect();
+    assert!(d[0] > 0 && d[1] > 0 && d[2] == 0, "{}", s.text());
+    assert_eq!((d[0], d[1]), (s.fabric.drops_link_down, s.fabric.drops_random), "{}", s.text());
+    assert_eq!(s.faults[0].fault, "link node:1 down at 20.000 us");
 }

@@ -112,6 +112,10 @@ pub struct FabricStats {
     /// Packets each cut lost (`Fabric::set_cuts`, in its order): a crashed node's, a
     /// partition's.
     pub cut_drops: Vec<u64>,
+    /// Packets each link fault lost (`FabricParams::faults`, in its order): those of a link
+    /// down, and random losses at the fault's own `drop_prob` (also in `drops_link_down`
+    /// and `drops_random`).
+    pub link_fault_drops: Vec<u64>,
     pub multicast_resends: u64,
     /// Largest queue at any switch port, bytes.
     pub max_switch_queue_bytes: u32,
@@ -123,9 +127,10 @@ pub struct Fabric {
     ports: Vec<Port>,
     link_rng: Vec<Rng>,
     switch_rng: Vec<Rng>,
-    down_at: BTreeMap<u32, Time>,
+    /// Links that go down, by port (both directions): when, and the fault's index.
+    down_at: BTreeMap<u32, (Time, usize)>,
     /// Links with their own loss probability, by port (both directions).
-    loss: BTreeMap<u32, f64>,
+    loss: BTreeMap<u32, (f64, usize)>,
     /// Crashed nodes and partitions (`cut`).
     cuts: Vec<Cut>,
     stats: FabricStats,
@@ -151,8 +156,9 @@ impl Fabric {
         let link_rng = (0..ports).map(rng(0)).collect();
         let switch_rng = (0..wiring.switches).map(rng(1 << 32)).collect();
         let faults = fault_ports(&wiring, &p)?;
-        let down_at = faults.iter().filter_map(|(port, f)| Some((*port, f.down_at?))).collect();
-        let loss = faults.iter().filter_map(|(port, f)| Some((*port, f.drop_prob?))).collect();
+        let down_at = faults.iter().filter_map(|(port, k, f)| Some((*port, (f.down_at?, *k)))).collect();
+        let loss = faults.iter().filter_map(|(port, k, f)| Some((*port, (f.drop_prob?, *k)))).collect();
+        let stats = FabricStats { link_fault_drops: vec![0; p.faults.len()], ..Default::default() };
         let scope = Scope::whole(&wiring);
         Ok(Fabric {
             ports: vec![Port::default(); ports as usize],
@@ -162,7 +168,7 @@ impl Fabric {
             loss,
             cuts: Vec::new(),
             wiring,
-            stats: FabricStats::default(),
+            stats,
             capture: None,
             captured: Vec::new(),
             packets: Store::default(),
@@ -320,12 +326,14 @@ impl Fabric {
             self.ports[i].wake = true;
             out.at(now + ser, NetEvent::TxDone { port });
         }
-        let p = self.loss.get(&port).copied().unwrap_or(self.p.link.drop_prob);
+        let (p, fault) = self.loss.get(&port).map_or((self.p.link.drop_prob, None), |&(p, k)| (p, Some(k)));
         if p > 0.0 && self.link_rng[i].next_f64() < p {
+            fault.iter().for_each(|&k| self.stats.link_fault_drops[k] += 1);
             return self.lost(now, port, r, out, |s| &mut s.drops_random);
         }
         let at = now + ser + Time(self.p.link.propagation_fs);
-        if self.down_at.get(&port).is_some_and(|&t| at >= t) {
+        if let Some(&(_, k)) = self.down_at.get(&port).filter(|&&(t, _)| at >= t) {
+            self.stats.link_fault_drops[k] += 1;
             return self.lost(at, port, r, out, |s| &mut s.drops_link_down);
         }
         if let Some(k) = (!self.cuts.is_empty()).then(|| self.cut_by(port, r, now, at)).flatten() {
@@ -436,9 +444,9 @@ fn fs_per_byte(rate_bps: u64) -> Option<u64> {
 }
 
 /// The ports (both directions) of every faulty link, with its fault.
-fn fault_ports(w: &Wiring, p: &FabricParams) -> Result<Vec<(u32, LinkFault)>, String> {
+fn fault_ports(w: &Wiring, p: &FabricParams) -> Result<Vec<(u32, usize, LinkFault)>, String> {
     let mut m = Vec::new();
-    for f in &p.faults {
+    for (k, f) in p.faults.iter().enumerate() {
         let (a, b) = match (f.link, &p.topology) {
             (LinkId::Node(n), _) if n < w.nodes => (n, w.port_to_node(n)),
             (LinkId::Uplink { leaf, spine }, Topology::LeafSpine { nodes_per_leaf: d, leaves, spines })
@@ -448,8 +456,8 @@ fn fault_ports(w: &Wiring, p: &FabricParams) -> Result<Vec<(u32, LinkFault)>, St
             }
             (l, _) => return Err(format!("fabric.faults: link {l:?} does not exist in this topology")),
         };
-        m.push((a, f.clone()));
-        m.push((b, f.clone()));
+        m.push((a, k, f.clone()));
+        m.push((b, k, f.clone()));
     }
     Ok(m)
 }

@@ -28,6 +28,7 @@ impl Fabric {
     /// The partition of `scope`, taking its ports and random streams out of `self`.
     fn piece(&mut self, scope: Scope, (mut stats, captured): (FabricStats, Vec<super::Captured>)) -> Fabric {
         stats.cut_drops.resize(self.cuts.len(), 0);
+        stats.link_fault_drops.resize(self.p.faults.len(), 0);
         let ports = scope.ports.ids().map(|g| std::mem::take(&mut self.ports[g as usize])).collect();
         let link_rng = scope.ports.ids().map(|g| self.link_rng[g as usize].clone()).collect();
         let switch_rng = scope.switches.ids().map(|s| self.switch_rng[s as usize].clone()).collect();
@@ -127,5 +128,7 @@ impl FabricStats {
         self.multicast_resends += o.multicast_resends;
         self.cut_drops.resize(self.cut_drops.len().max(o.cut_drops.len()), 0);
         self.cut_drops.iter_mut().zip(&o.cut_drops).for_each(|(a, b)| *a += b);
+        self.link_fault_drops.resize(self.link_fault_drops.len().max(o.link_fault_drops.len()), 0);
+        self.link_fault_drops.iter_mut().zip(&o.link_fault_drops).for_each(|(a, b)| *a += b);
     }
 }
