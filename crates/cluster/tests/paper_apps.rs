@@ -80,3 +80,33 @@ fn the_tree_root_answers_every_body_of_an_incast() {
     let fastest = r.request_ns.iter().cloned().fold(f64::MAX, f64::min);
     assert!(slowest > 2.0 * fastest, "the incast queues: {fastest} to {slowest} ns");
 }
+
+#[test]
+fn the_programs_refuse_what_their_protocol_forbids() {
+    use nanopu_cluster::apps::{one_node, run_checked};
+    use nanopu_cluster::boot::node_ip;
+    use nanopu_cluster::TestHost;
+    use nanopu_sim::Time;
+    let refused = |app: &str, msgs: &[&[u64]]| {
+        let mut sim = one_node(&elf(app), 1).unwrap();
+        for (i, w) in msgs.iter().enumerate() {
+            sim.host.send_at(Time::from_us(1 + i as u64), TestHost::message(0, node_ip(0), 0, w));
+        }
+        run_checked(&mut sim).unwrap_err()
+    };
+    let code2 = "exited with code 2";
+    let twice = refused("apps/nn_edges.elf", &[&[0, 2], &[2, 1, 5], &[2, 1, 5]]);
+    assert!(twice.contains(code2), "a second input on one edge: {twice}");
+    let early = refused("apps/nbody.elf", &[&[1, 0, 0, 0, 0]]);
+    assert!(early.contains(code2), "a request before any CONFIG: {early}");
+    let odd = refused("apps/othello.elf", &[&[7, 0, 0, 0, 0, 0]]);
+    assert!(odd.contains(code2), "an unknown message: {odd}");
+}
+
+#[test]
+fn same_seed_same_latencies() {
+    let spec = NetSpec { seed: 5, inferences: 3, layers: vec![4, 8, 2], cores: 4 };
+    let elf = sw_build().join("apps/nn_net.elf");
+    let (a, b) = (run_net(&spec, &elf).unwrap(), run_net(&spec, &elf).unwrap());
+    assert_eq!((a.outputs, a.latency_ns), (b.outputs, b.latency_ns));
+}
