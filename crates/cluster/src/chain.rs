@@ -8,6 +8,7 @@
 
 use crate::boot::node_ip;
 use crate::cluster_config::ClusterFile;
+use crate::fault::Fault;
 use crate::kv::{self, KvErrors, KvOp};
 use crate::loadgen::{LoadResult, LoadSpec, Request, ServerEnd};
 use crate::outcome::{Outcome, SimError};
@@ -296,10 +297,15 @@ impl Client {
     }
 }
 
-/// The crashes among the cluster's faults: node, and when.
+/// The crashes among the cluster's faults: node, and when (none if the faults are bad:
+/// building the cluster refuses them).
 pub fn crashes(cluster: &ClusterFile) -> Vec<(u32, Time)> {
-    let _ = cluster;
-    Vec::new()
+    let faults = cluster.checked_faults().unwrap_or_default();
+    let crash = |f: Fault| match f {
+        Fault::Crash { node, at } => Some((node, at)),
+        _ => None,
+    };
+    faults.into_iter().filter_map(crash).collect()
 }
 
 fn crashed_nodes(cluster: &ClusterFile) -> Vec<u32> {

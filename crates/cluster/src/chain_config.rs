@@ -177,9 +177,24 @@ impl ChainFile {
         })
     }
 
-    /// Only replicas crash: the paper's master is itself replicated (not modelled here).
+    /// Only replicas crash: the paper's master is itself replicated (not modelled here), and
+    /// the client's check knows crashes only (docs/apps/chain.md).
     fn check_faults(&self) -> Result<(), String> {
-        let _ = &self.faults;
+        for f in &self.faults {
+            if f.kind.as_deref() != Some("crash") {
+                return Err("faults.kind: a chain run takes crashes of replicas (kind = \"crash\")".into());
+            }
+            match f.node {
+                Some(n) if (1..=self.chain.replicas).contains(&n) => {}
+                Some(0) => return Err(
+                    "faults.node: node 0 is the master, which does not fail here (the paper replicates it)"
+                        .into(),
+                ),
+                n => {
+                    return Err(format!("faults.node: {n:?} is not a replica (1..={})", self.chain.replicas))
+                }
+            }
+        }
         Ok(())
     }
 }
