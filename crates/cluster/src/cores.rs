@@ -67,6 +67,10 @@ impl Simulation {
             Exit::Blocked(BlockOn::NetTx) => self.park((n, c), CoreState::ParkedTx),
             Exit::Blocked(BlockOn::Csr(csr::LMSGSRDY)) if spinning => self.park_until_ready((n, c), local),
             Exit::Blocked(BlockOn::Csr(_)) => self.schedule((n, c), local),
+            // A device register that needs global time (crates/riscv/src/mmio.rs): run the
+            // core again at its own cycle, as a CSR that does. The cluster's platform maps no
+            // device yet (its MMIO accesses fault), so no core blocks here today.
+            Exit::Blocked(BlockOn::Mmio) => self.schedule((n, c), local),
             Exit::Wfi => self.enter_wfi((n, c)),
             Exit::Halted(code) => {
                 self.nodes[n].state[c] = CoreState::Halted(code);
