@@ -41,8 +41,8 @@ static uint64_t mix(uint64_t z)
     return z ^ (z >> 31);
 }
 
-/* Word r's weight floor(2^32 / (r + 1)): Zipf's law with exponent 1, in integers (the
- * cores have no FPU). */
+/* Word r's weight floor(2^32 / (r + 1)): Zipf's law with exponent 1, in integers so that
+ * this server and the load generator's Rust compute the same table exactly. */
 static void weights(void)
 {
     uint64_t sum = 0;
