@@ -187,9 +187,10 @@ class Sweep:
     def concat(self, name):
         """DataFrame ``name`` of every run, the run's parameters and seed in front (a column
         of the run's named like a parameter becomes ``name.column``)."""
-        keys = [c for c in self.frame.columns if c in self._state.params[0] or c == "seed"]
-        runs = [(i, r) for i, r in enumerate(self.runs) if r is not None]
-        return pd.concat([self._keyed(i, getattr(r, name), keys, name) for i, r in runs], ignore_index=True)
+        swept = self._state.params[0] if self._state.params else {}
+        keys = [c for c in self.frame.columns if c in swept or c == "seed"]
+        parts = [self._keyed(i, getattr(r, name), keys, name) for i, r in enumerate(self.runs) if r is not None]
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=keys)
 
     def _keyed(self, i, df, keys, name):
         df = df.reset_index() if df.index.name else df.reset_index(drop=True)
