@@ -63,6 +63,7 @@ pub fn main(a: ChainArgs) -> Result<ExitCode, String> {
     let (chain, cluster) = (file.chain_spec()?, file.cluster()?);
     let crashes = chain::crashes(&cluster);
     let (mut table, mut records, mut reconfigs) = (String::new(), String::new(), String::new());
+    let mut failed = None;
     for spec in &file.specs()? {
         let started = Instant::now();
         let at = |why: String| format!("offered load {} Mrps: {why}", spec.rate_mrps);
@@ -75,15 +76,17 @@ pub fn main(a: ChainArgs) -> Result<ExitCode, String> {
         }
         let problems = problems(spec, &r);
         if !problems.is_empty() {
-            return Err(at(problems.join("; ")));
+            failed = Some(at(problems.join("; ")));
+            break;
         }
     }
     print!("{}", format!("{COLUMNS}\n{table}").replace(',', "\t"));
     print!("{}", timeline(&reconfigs));
+    // Written even when a run failed: its records show what went wrong.
     write(a.out.as_deref(), &format!("{COLUMNS}\n{table}"))?;
     write(a.records.as_deref(), &format!("offered_mrps,request,class,node,sent_ns,replied_ns\n{records}"))?;
     write(a.reconfigs.as_deref(), &format!("{RECONFIG_COLUMNS}\n{reconfigs}"))?;
-    Ok(ExitCode::SUCCESS)
+    failed.map_or(Ok(ExitCode::SUCCESS), Err)
 }
 
 /// What the run did, on stderr: its end, the check, the failures' cost.

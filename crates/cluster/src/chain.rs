@@ -51,6 +51,9 @@ pub struct Reconfig {
     pub reconfigured: Time,
     /// When the master's message reached the client.
     pub learned: Time,
+    /// From when the client's requests went to the new chain: its first look at its mailbox
+    /// after `learned`.
+    pub applied: Time,
 }
 
 /// A chain run: the load's figures (as a load run's, with the key-value check), the final
@@ -64,8 +67,8 @@ pub struct ChainResult {
     pub sent_to: Vec<u32>,
     /// Final reads, one per key written.
     pub final_reads: usize,
-    /// Requests that went to a replica that crashed, before the client learned of it, and
-    /// got no reply (the paper's client would retry them).
+    /// Requests that went to a replica that crashed, before the client acted on its removal,
+    /// and got no reply (the paper's client would retry them).
     pub dropped: usize,
     /// Replies to a request already answered (a new tail answers its Sent list again).
     pub duplicates: usize,
@@ -117,7 +120,7 @@ pub fn run(
     };
     let mut sent_to = vec![0; requests.len()];
     run_until(&mut sim, load.start)?;
-    client.collect(&mut sim, kv, &mut requests, &mut ops);
+    client.collect(&mut sim, kv, &mut requests, &mut ops, load.start);
     if client.boot != chain.replicas as usize + 1 {
         let why = format!("load.start_us: {} of the chain's {} nodes were ready by then (preloading takes about 1.1 us per item)", client.boot, chain.replicas + 1);
         return Err(setup(why));
@@ -134,7 +137,7 @@ pub fn run(
         chain.poll,
     )?;
     let outcome = run_until(&mut sim, end + load.drain)?;
-    client.collect(&mut sim, kv, &mut requests, &mut ops);
+    client.collect(&mut sim, kv, &mut requests, &mut ops, end + load.drain);
     let crashed = crashed_nodes(cluster);
     let (errors, dropped) = client.check(kv, &requests, &ops, &sent_to, &crashed);
     let server = node_failures(&mut sim, &crashed);
@@ -185,14 +188,14 @@ impl Client {
         while i < requests.len() {
             let start = origin + Time((requests[i].sent - origin).0 / poll.0 * poll.0);
             run_until(sim, start)?;
-            self.collect(sim, kv, requests, ops);
+            self.collect(sim, kv, requests, ops, start);
             while i < requests.len() && requests[i].sent < start + poll {
                 sent_to[i] = self.send(sim, kv, &requests[i], &ops[i]);
                 i += 1;
             }
         }
         run_until(sim, end)?;
-        self.collect(sim, kv, requests, ops);
+        self.collect(sim, kv, requests, ops, end);
         Ok(())
     }
 
@@ -230,21 +233,29 @@ impl Client {
         Ok(end)
     }
 
-    /// Take what reached the host: start-up messages, reconfigurations and replies (judged).
-    fn collect(&mut self, sim: &mut Simulation, kv: &kv::KvSpec, requests: &mut [Request], ops: &mut [KvOp]) {
+    /// Take what reached the host by `now`: start-up messages, reconfigurations (which apply
+    /// to the requests sent from `now` on) and replies (judged).
+    fn collect(
+        &mut self,
+        sim: &mut Simulation,
+        kv: &kv::KvSpec,
+        requests: &mut [Request],
+        ops: &mut [KvOp],
+        now: Time,
+    ) {
         sim.host.sent.clear();
         for h in std::mem::take(&mut sim.host.received) {
             let w = &h.msg.words;
             match w.len() {
                 1 => self.boot += 1,
-                6 if w[0] & 0xff == OP_CONFIG => self.reconfigure(h.time, w),
+                6 if w[0] & 0xff == OP_CONFIG => self.reconfigure(h.time, now, w),
                 n if n >= 2 => self.reply(h.time, w, kv, requests, ops),
                 _ => self.unexpected += 1,
             }
         }
     }
 
-    fn reconfigure(&mut self, at: Time, w: &[u64]) {
+    fn reconfigure(&mut self, at: Time, applied: Time, w: &[u64]) {
         let cycles = |c: u64| self.clock.time_of(c);
         let (head, tail) = (w[1] as u32, w[2] as u32);
         self.reconfigs.push(Reconfig {
@@ -255,6 +266,7 @@ impl Client {
             detected: cycles(w[4]),
             reconfigured: cycles(w[5]),
             learned: at,
+            applied,
         });
         (self.head, self.tail) = (head, tail);
     }
@@ -271,7 +283,7 @@ impl Client {
     }
 
     /// The key-value check of every request but those dropped at a crash (sent to the
-    /// crashed replica before the client learned of its removal, and never answered); the
+    /// crashed replica before the client acted on its removal, and never answered); the
     /// errors, and how many were dropped.
     fn check(
         &self,
@@ -281,7 +293,7 @@ impl Client {
         sent_to: &[u32],
         crashed: &[u32],
     ) -> (KvErrors, usize) {
-        let learned = |n: u32| self.reconfigs.iter().find(|c| c.failed == n).map(|c| c.learned);
+        let learned = |n: u32| self.reconfigs.iter().find(|c| c.failed == n).map(|c| c.applied);
         let dropped = |i: usize| {
             let n = sent_to[i];
             requests[i].replied.is_none()

@@ -108,7 +108,7 @@ fn assert_survives_crash(node: u32, head: u32, tail: u32) {
         assert!(c.detected > crash && c.detected < crash + Time::from_us(20 + 5 + 2), "seed {seed}: {c:?}");
         assert!(c.detected < c.reconfigured && c.reconfigured < c.learned, "seed {seed}: {c:?}");
         let after =
-            |n: u32| (r.load.requests.iter().zip(&r.sent_to)).any(|(q, &to)| to == n && q.sent > c.learned);
+            |n: u32| (r.load.requests.iter().zip(&r.sent_to)).any(|(q, &to)| to == n && q.sent >= c.applied);
         assert!(!after(node) && after(head) && after(tail), "seed {seed}: requests follow the new chain");
     }
 }
