@@ -171,14 +171,23 @@ impl IceNic {
 
     /// The level of the interrupt line: a completion of a kind the mask lets through.
     pub fn irq_level(&self) -> bool {
-        (self.send_comp > 0 && self.int_mask & 1 != 0) || (!self.recv_comp.is_empty() && self.int_mask & 2 != 0)
+        (self.send_comp > 0 && self.int_mask & 1 != 0)
+            || (!self.recv_comp.is_empty() && self.int_mask & 2 != 0)
     }
 
     /// A load of `size` bytes at `addr` at cycle `now`.
-    pub fn read(&mut self, now: u64, addr: u64, size: usize, out: &mut Vec<IceAction>) -> Result<u64, String> {
+    pub fn read(
+        &mut self,
+        now: u64,
+        addr: u64,
+        size: usize,
+        out: &mut Vec<IceAction>,
+    ) -> Result<u64, String> {
         let off = addr - self.p.base;
         if off < reg::COUNTS && off + size as u64 > reg::RECV_COMP + (off >= reg::RECV_COMP) as u64 * 2 {
-            return Err(format!("IceNIC: a {size}-byte read at offset {off:#x} spans both completion registers"));
+            return Err(format!(
+                "IceNIC: a {size}-byte read at offset {off:#x} spans both completion registers"
+            ));
         }
         let v = match off {
             reg::SEND_COMP => self.pop_send_comp(now, out),
@@ -192,7 +201,14 @@ impl IceNic {
     }
 
     /// A store of `value` (`size` bytes) at `addr` at cycle `now`.
-    pub fn write(&mut self, now: u64, addr: u64, size: usize, value: u64, out: &mut Vec<IceAction>) -> Result<(), String> {
+    pub fn write(
+        &mut self,
+        now: u64,
+        addr: u64,
+        size: usize,
+        value: u64,
+        out: &mut Vec<IceAction>,
+    ) -> Result<(), String> {
         let off = addr - self.p.base;
         match (off, size) {
             (reg::SEND_REQ, 8) => self.push_send(now, value, out),
@@ -299,7 +315,8 @@ impl IceNic {
         if self.writing || !room || self.rx_buf.is_empty() || self.recv_req.is_empty() {
             return;
         }
-        let (addr, frame) = (self.recv_req.pop_front().expect("checked"), self.rx_buf.pop_front().expect("checked"));
+        let (addr, frame) =
+            (self.recv_req.pop_front().expect("checked"), self.rx_buf.pop_front().expect("checked"));
         self.rx_flits -= self.flits(frame.len()) as usize; // freed as the writer streams it out
         self.writing = true;
         let stream = self.flits(frame.len());

@@ -155,7 +155,9 @@ impl Core {
     ) -> Result<u64, Ex> {
         let v = match self.load::<N>(mem, addr) {
             Ok(v) => v,
-            Err(Ex::Trap { cause: crate::mmio::LOAD_FAULT, tval }) => self.device_load::<N, P>(plat, op, tval)?,
+            Err(Ex::Trap { cause: crate::mmio::LOAD_FAULT, tval }) => {
+                self.device_load::<N, P>(plat, op, tval)?
+            }
             Err(e) => return Err(e),
         };
         let lat = if N < 4 { self.t.load_latency_subword } else { self.t.load_latency };

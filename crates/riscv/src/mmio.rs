@@ -66,7 +66,13 @@ impl Core {
     }
 
     #[cold]
-    fn device_store<const N: usize, P: Platform>(&mut self, plat: &mut P, addr: u64, v: u64, next: u64) -> Result<(), Ex> {
+    fn device_store<const N: usize, P: Platform>(
+        &mut self,
+        plat: &mut P,
+        addr: u64,
+        v: u64,
+        next: u64,
+    ) -> Result<(), Ex> {
         let v = if N >= 8 { v } else { v & ((1u64 << (8 * N)) - 1) };
         match plat.mmio_write(self.hart, self.issue_cycle(), addr, N, v) {
             Ok(true) => {

@@ -98,7 +98,8 @@ pub struct TimingParams {
     /// Cycles lost on a mispredicted branch or jump (redirect from execute). Default 3
     /// (*rocket-chip*: 5-stage pipeline resolving branches in EX).
     pub mispredict_penalty: u64,
-    /// Branch history table entries (2-bit counters). Default 512 (*rocket-chip* `BHTParams`).
+    /// Branch history table entries (1-bit counters indexed with 8 bits of global history,
+    /// `bpred.rs`). Default 512 (*rocket-chip* `BHTParams`, as the prototype's cores).
     pub bht_entries: usize,
     /// Branch target buffer entries (direct-mapped here). Default 32 (*rocket-chip* has 28,
     /// fully associative).
