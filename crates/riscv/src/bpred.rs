@@ -142,7 +142,7 @@ mod tests {
         // rxcount's message loop: wait-exit (not taken), length test (not taken), the copy
         // loop's branch taken once then not, the outer loop's branch taken.
         let mut bp = BranchPred::new(512, 32, 6);
-        let mut message = |bp: &mut BranchPred| {
+        let message = |bp: &mut BranchPred| {
             [(0xfc, false), (0x10e, false), (0x116, true), (0x116, false), (0x120, true)]
                 .iter()
                 .map(|&(pc, t)| bp.branch(0x8000_0000 + pc, t, 0x8000_0000) as usize)
