@@ -67,6 +67,52 @@ impl Fabric {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fabric::{FabricParams, LinkParams, NetEvent, SwitchParams, Topology, NODE_IP_BASE};
+    use crate::packet::Packet;
+
+    /// When one full packet node 0 sends at 0 reaches node 1 of a two-node star under
+    /// `cuts` (None: lost), with the cuts' drop counts.
+    fn one_packet(cuts: Vec<Cut>) -> (Option<Time>, Vec<u64>) {
+        let (topology, link, switch) =
+            (Topology::Star { nodes: 2 }, LinkParams::default(), SwitchParams::default());
+        let p = FabricParams { topology, link, switch, faults: vec![], seed: 1, host: false };
+        let mut f = Fabric::new(p).unwrap();
+        f.set_cuts(cuts);
+        let pkt = Packet {
+            src_ip: NODE_IP_BASE,
+            dst_ip: NODE_IP_BASE + 1,
+            payload_len: 1024,
+            ..Default::default()
+        };
+        let mut q: Vec<(Time, NetEvent)> = Vec::new();
+        f.send(Time::ZERO, 0, pkt, &mut q);
+        let mut arrived = None;
+        while let Some(i) = (0..q.len()).min_by_key(|&i| q[i].0) {
+            let (t, ev) = q.swap_remove(i);
+            let mut delivered = Vec::new();
+            f.handle(t, ev, &mut q, &mut delivered);
+            arrived = arrived.or(delivered.first().map(|_| t));
+        }
+        (arrived, f.stats().cut_drops)
+    }
+
+    /// The cut is where the packet's last link (switch to node 1) ends: a nanosecond before
+    /// it arrives, it is on that link (43.75 ns of propagation).
+    #[test]
+    fn a_packet_is_judged_by_when_it_reaches_its_destination() {
+        let at = one_packet(vec![]).0.unwrap();
+        let on_the_wire = Time(at.0 - 1_000_000);
+        let cut = |from: Time, to: Time| vec![Cut::Partition { members: vec![0], from, to }];
+        let ns = Time::from_ns;
+        assert_eq!(one_packet(cut(on_the_wire, ns(200))), (None, vec![1]), "on the wire when the cut began");
+        assert_eq!(one_packet(cut(at, ns(200))).0, None, "arriving as it begins");
+        assert_eq!(one_packet(cut(Time(at.0 + 1), ns(200))).0, Some(at), "arrived just before");
+        assert_eq!(one_packet(cut(ns(0), at)), (Some(at), vec![0]), "arriving as it heals");
+        let crash = |node: u32, t: Time| vec![Cut::Crash { node, at: t }];
+        assert_eq!(one_packet(crash(1, on_the_wire)), (None, vec![1]), "its destination crashed meanwhile");
+        assert_eq!(one_packet(crash(0, ns(1))).0, Some(at), "it left before its sender crashed");
+        assert_eq!(one_packet(crash(0, Time::ZERO)), (None, vec![1]), "a crashed NIC sends nothing");
+    }
 
     #[test]
     fn a_crash_drops_what_reaches_the_node_from_its_time_on() {
