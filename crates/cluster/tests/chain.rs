@@ -143,3 +143,15 @@ fn faults_other_than_replica_crashes_are_refused_naming_the_key() {
     refused("[[faults]]\nkind = \"crash\"\nnode = 2\nat_us = -1.0\n", "faults.at_us");
     refused("[chain]\n", "chain");
 }
+
+/// Same configuration and seed, same figures: every request's times and every
+/// reconfiguration, with a crash.
+#[test]
+fn same_seed_same_run() {
+    let fingerprint = || {
+        let (_, r) = crash_run(3, 4);
+        let times: Vec<_> = r.load.requests.iter().map(|q| (q.sent, q.replied)).collect();
+        format!("{times:?}{:?}{}", r.reconfigs, r.dropped)
+    };
+    assert_eq!(fingerprint(), fingerprint());
+}
