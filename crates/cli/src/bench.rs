@@ -5,6 +5,8 @@
 //!   0x1234: first word of a request packet entering the NIC to the last word of the reply
 //!   packet leaving it, `nanopu_nic::stamp`), and wire to wire at the host with the
 //!   Ethernet MAC and serial I/O latency.
+//! - `icenic-loopback-latency`: the same echo on an IceNIC node (`bench_ice`,
+//!   docs/models/icenic.md): frames through DMA and a polling core, wire to wire.
 //! - `loopback-throughput`: one core answering 16-byte requests (see `bench_tput`).
 //! - `rx`: time for one core to receive 1 and 64 16-byte messages sent back to back.
 //! - `network`: packet-hops simulated per host second on a loaded leaf-spine, and memory;
@@ -61,12 +63,22 @@ const BUILD: &str = match option_env!("NANOPU_BUILD") {
 const MAC_NS: f64 = 26.0;
 
 /// Every benchmark `main` runs, by name.
-const BENCHMARKS: [&str; 6] =
-    ["loopback-latency", "loopback-throughput", "rx", "iss", "network", "context-switch"];
+const BENCHMARKS: [&str; 7] = [
+    "loopback-latency",
+    "icenic-loopback-latency",
+    "loopback-throughput",
+    "rx",
+    "iss",
+    "network",
+    "context-switch",
+];
 
 pub fn main(a: BenchArgs) -> Result<ExitCode, String> {
     let mut out = match a.name.as_str() {
         "loopback-latency" => latency(&a)?,
+        "icenic-loopback-latency" => {
+            crate::bench_ice::latency(&elf(&a, "ice_loopback")?, a.requests.unwrap_or(500), MAC_NS)?
+        }
         "loopback-throughput" => {
             crate::bench_tput::throughput(&elf(&a, "loopback_tput")?, a.requests.unwrap_or(20_000))?
         }

@@ -15,6 +15,7 @@ mod app;
 mod bench;
 mod bench_ctx;
 mod bench_fabric;
+mod bench_ice;
 mod bench_tput;
 mod chain;
 mod load;

@@ -115,6 +115,16 @@ pub struct RunArgs {
     /// (docs/faults.md; repeatable).
     #[arg(long = "partition", value_name = "NODES@FROM-TO")]
     partitions: Vec<String>,
+    /// The node's NIC: nanopu (messages through x30/x31), or icenic, FireSim's DMA NIC of
+    /// the traditional baseline (memory-mapped registers, sw/include/icenic.h;
+    /// docs/models/icenic.md) [default: nanopu].
+    #[arg(long, value_parser = ["nanopu", "icenic"])]
+    nic: Option<String>,
+    /// IceNIC node: have the test host send it a UDP frame of BYTES bytes in all (42 to
+    /// 1,516; payload bytes 0, 1, 2...) at AT_NS, from 10.0.0.1 port 7000 to port 9000;
+    /// repeatable. The frames that come back are listed in the summary.
+    #[arg(long = "send-frame", value_name = "AT_NS:BYTES")]
+    send_frames: Vec<String>,
     /// Arguments for the program (after `--`); they follow `program MAC IP` in argv.
     #[arg(last = true)]
     args: Vec<String>,
@@ -174,6 +184,7 @@ impl RunArgs {
             ("--abi (the file's [[program]] abi sets it)", self.abi.is_some()),
             ("--exit (the file's [node] exit sets it)", self.exit.is_some()),
             ("--latency-stamps (the file's [node] latency_stamps sets it)", self.latency_stamps.is_some()),
+            ("--nic (the file's [node] nic sets it)", self.nic.is_some()),
         ]
     }
 
@@ -204,10 +215,13 @@ impl RunArgs {
 
     /// Flags only a single node uses.
     fn single_flags(&self) -> Vec<(&'static str, bool)> {
-        vec![(
-            "--until-us (a cluster ends at its time limit, max_us or --max-cycles)",
-            self.until_us.is_some(),
-        )]
+        vec![
+            (
+                "--until-us (a cluster ends at its time limit, max_us or --max-cycles)",
+                self.until_us.is_some(),
+            ),
+            ("--send-frame (a single IceNIC node's test host sends frames)", !self.send_frames.is_empty()),
+        ]
     }
 
     /// Flags only a run with a network uses.
@@ -277,6 +291,7 @@ impl RunArgs {
         cfg.exit = ExitMode::parse(self.exit.as_deref().unwrap_or("auto")).map_err(|e| format!("--{e}"))?;
         cfg.progress = self.progress;
         cfg.port.mac_fs = Time::checked_from_ns_f64(self.mac_ns.unwrap_or(0.0), "--mac-ns")?.as_fs();
+        cfg.nic_kind = self.nic.as_deref().unwrap_or("nanopu").parse().map_err(|e| format!("--nic: {e}"))?;
         cfg.program_name =
             self.program.file_name().map_or("program".into(), |n| n.to_string_lossy().into_owned());
         Ok(cfg)
@@ -311,7 +326,7 @@ fn checked_cycles(cycles: u64, cfg: &NodeConfig) -> Result<u64, String> {
 fn single(a: &RunArgs) -> Result<ExitCode, String> {
     let mut sim = single_sim(a)?;
     let outcome = sim.run();
-    report(&mut sim, outcome, a.json, !a.sends.is_empty())
+    report(&mut sim, outcome, a.json, !a.sends.is_empty() || !a.send_frames.is_empty())
 }
 
 /// A single node's simulation, loaded, with the test host's `--send` messages queued and
@@ -331,6 +346,7 @@ pub fn single_sim(a: &RunArgs) -> Result<Simulation, String> {
     if let Some(us) = a.until_us {
         sim.set_deadline(Time::checked_from_us_f64(us, "--until-us")?);
     }
+    queue_frames(a, &mut sim)?;
     for spec in &a.sends {
         let (at, msg) = parse_send(spec, max_bytes)?;
         if msg.dst_ip != nanopu_cluster::boot::node_ip(0) {
@@ -339,6 +355,40 @@ pub fn single_sim(a: &RunArgs) -> Result<Simulation, String> {
         sim.host.send_at(at, msg);
     }
     Ok(sim)
+}
+
+/// The `--send-frame` frames, for an IceNIC node only (and `--send` for a nanoPU node only).
+fn queue_frames(a: &RunArgs, sim: &mut Simulation) -> Result<(), String> {
+    let ice = sim.nodes[0].ice.is_some();
+    if ice && !a.sends.is_empty() {
+        return Err("--send: an IceNIC node takes raw frames (--send-frame), not nanoPU messages".into());
+    }
+    if !ice && !a.send_frames.is_empty() {
+        return Err("--send-frame: frames go to an IceNIC node (--nic icenic)".into());
+    }
+    for spec in &a.send_frames {
+        let (at, frame) = parse_frame(spec)?;
+        sim.host.send_frame_at(at, frame);
+    }
+    Ok(())
+}
+
+/// `AT_NS:BYTES`: a UDP frame from the test host to node 0 (nanopu_cluster::ice_frame).
+fn parse_frame(spec: &str) -> Result<(Time, Vec<u8>), String> {
+    use nanopu_cluster::ice_frame::{udp_frame, Ends, PAYLOAD};
+    let bad = || format!("--send-frame {spec}: expected AT_NS:BYTES (BYTES from {PAYLOAD} to 1516)");
+    let (at, bytes) = spec.split_once(':').ok_or_else(bad)?;
+    let at = Time::checked_from_ns_f64(at.parse().map_err(|_| bad())?, "--send-frame")?;
+    let len: usize = bytes.parse().map_err(|_| bad())?;
+    if !(PAYLOAD..=1516).contains(&len) {
+        return Err(bad());
+    }
+    let host =
+        Ends { mac: nanopu_cluster::boot::node_mac(0) - 1, ip: nanopu_sim::packet::HOST_IP, port: 7000 };
+    let node =
+        Ends { mac: nanopu_cluster::boot::node_mac(0), ip: nanopu_cluster::boot::node_ip(0), port: 9000 };
+    let payload: Vec<u8> = (0..len - PAYLOAD).map(|i| i as u8).collect();
+    Ok((at, udp_frame(host, node, &payload)))
 }
 
 fn report(

@@ -71,6 +71,11 @@ impl ExitMode {
 #[derive(Clone, Debug)]
 pub struct NodeConfig {
     pub nic: NicParams,
+    /// Which NIC the node has: the nanoPU's (default) or IceNIC, the DMA NIC of the
+    /// traditional baseline (`--nic`, `[node] nic`; docs/models/icenic.md).
+    pub nic_kind: NicKind,
+    /// IceNIC's parameters (used when `nic_kind` is IceNIC).
+    pub ice: nanopu_nic::icenic::IceParams,
     pub timing: TimingParams,
     pub mem: MemParams,
     pub port: PortParams,
@@ -94,6 +99,8 @@ impl Default for NodeConfig {
     fn default() -> Self {
         NodeConfig {
             nic: NicParams::default(),
+            nic_kind: NicKind::Nanopu,
+            ice: Default::default(),
             timing: TimingParams::default(),
             mem: MemParams::default(),
             port: PortParams::default(),
@@ -103,6 +110,37 @@ impl Default for NodeConfig {
             exit: ExitMode::Auto,
             max_cycles: 100_000_000,
             progress: false,
+        }
+    }
+}
+
+/// The NIC of a node.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NicKind {
+    /// The nanoPU NIC: messages through x30/x31 (docs/platform.md).
+    #[default]
+    Nanopu,
+    /// FireSim's IceNIC: DMA through memory, memory-mapped registers
+    /// (docs/models/icenic.md).
+    IceNic,
+}
+
+impl std::str::FromStr for NicKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<NicKind, String> {
+        match s {
+            "nanopu" => Ok(NicKind::Nanopu),
+            "icenic" => Ok(NicKind::IceNic),
+            o => Err(format!("\"{o}\" is not \"nanopu\" or \"icenic\"")),
+        }
+    }
+}
+
+impl NicKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            NicKind::Nanopu => "nanopu",
+            NicKind::IceNic => "icenic",
         }
     }
 }

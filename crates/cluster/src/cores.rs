@@ -26,11 +26,12 @@ impl Simulation {
             .map_or(u64::MAX, |t| self.clock.cycle_floor(t).saturating_add(self.cross_node_cycles));
         let exact_until = peek.min(self.nodes[n].others_horizon(c)).min(other_nodes).min(self.horizon);
         let node = &mut self.nodes[n];
+        let irq_bit = node.irq_bit();
         let core = &mut node.cores[c];
         if std::mem::replace(&mut node.last_run, c) != c {
             core.drop_reservation();
         }
-        let bound = if core.interrupts_enabled(NIC_IRQ_BIT) { exact_until.max(g + 1) } else { g + QUANTUM };
+        let bound = if core.interrupts_enabled(irq_bit) { exact_until.max(g + 1) } else { g + QUANTUM };
         // Not past the run's end, its cycle limit or a deadline (`--until-us`), by more than
         // the one cycle that takes a core's clock past it (so the run ends; global time is
         // at most the end, hence g < end + 1 and every dispatch makes progress).
@@ -40,10 +41,13 @@ impl Simulation {
             bound.min(g.saturating_add(self.run_ahead)).min(end.saturating_add(1)).min(node.crash_cycle);
         let mut plat = NodePlatform::new(&mut node.nic, g, exact_until, &node.spin_pcs);
         plat.cross_node_cycles = self.cross_node_cycles;
+        plat.ice = node.ice.as_mut();
         let exit = core.run(&mut node.mem, &mut plat, until);
         let (actions, last_rx) = (std::mem::take(&mut plat.actions), plat.last_rx);
+        let ice_actions = std::mem::take(&mut plat.ice_actions);
         node.state[c] = CoreState::Scheduled(u64::MAX);
         self.apply(n, actions);
+        self.apply_ice(n, ice_actions);
         self.after_run((n, c), g, exit, last_rx)
     }
 
@@ -67,9 +71,8 @@ impl Simulation {
             Exit::Blocked(BlockOn::NetTx) => self.park((n, c), CoreState::ParkedTx),
             Exit::Blocked(BlockOn::Csr(csr::LMSGSRDY)) if spinning => self.park_until_ready((n, c), local),
             Exit::Blocked(BlockOn::Csr(_)) => self.schedule((n, c), local),
-            // A device register that needs global time (crates/riscv/src/mmio.rs): run the
-            // core again at its own cycle, as a CSR that does. The cluster's platform maps no
-            // device yet (its MMIO accesses fault), so no core blocks here today.
+            // A device register that needs global time (crates/riscv/src/mmio.rs; IceNIC's,
+            // docs/models/icenic.md): run the core again at its own cycle, as a CSR that does.
             Exit::Blocked(BlockOn::Mmio) => self.schedule((n, c), local),
             Exit::Wfi => self.enter_wfi((n, c)),
             Exit::Halted(code) => {

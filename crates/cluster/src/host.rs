@@ -32,7 +32,17 @@ pub struct TestHost {
     pub rejected: Vec<(Time, String)>,
     /// Stop the run once this many arrivals passed the filter (see `stop_after`).
     stop: Option<(usize, Filter)>,
+    /// Raw Ethernet frames to an IceNIC node (docs/models/icenic.md): the script, an
+    /// optional responder, what was sent and received, and a count to stop after.
+    pub(crate) frame_script: Vec<(Time, Vec<u8>)>,
+    frame_responder: Option<FrameResponder>,
+    pub frames_sent: Vec<crate::ice::HostFrame>,
+    pub frames_received: Vec<crate::ice::HostFrame>,
+    frame_stop: Option<usize>,
 }
+
+/// Decides which frames to send next when a frame arrives from an IceNIC node.
+pub type FrameResponder = Box<dyn FnMut(Time, &[u8]) -> Vec<(Time, Vec<u8>)> + Send>;
 
 /// A scripted reply (the prototype's testers answered e.g. a map message with a reduce
 /// message): which arrivals it answers, and the words of its answer.
@@ -113,7 +123,8 @@ impl TestHost {
 
     /// Send a raw Ethernet frame (built with `nanopu_net::wire`) at `at`. A valid
     /// single-packet DATA frame reaches the node as a message; anything else is dropped by the
-    /// NIC and recorded in `rejected` with the reason.
+    /// NIC and recorded in `rejected` with the reason. An IceNIC node takes the frame as it
+    /// is, as [`TestHost::send_frame_at`].
     pub fn send_raw_at(&mut self, at: Time, frame: Vec<u8>) {
         self.raw_script.push((at, frame));
     }
@@ -122,6 +133,29 @@ impl TestHost {
     /// never exit, and a timer-driven one never goes quiet.
     pub fn stop_after(&mut self, count: usize, counts: impl Fn(&Message) -> bool + Send + 'static) {
         self.stop = Some((count, Box::new(counts)));
+    }
+
+    /// Send a raw Ethernet frame to the IceNIC of node 0 at `at` (its first byte leaves
+    /// then).
+    pub fn send_frame_at(&mut self, at: Time, frame: Vec<u8>) {
+        self.frame_script.push((at, frame));
+    }
+
+    /// Answer each frame that arrives with the frames `f` returns (closed-loop tests).
+    pub fn on_frame(&mut self, f: impl FnMut(Time, &[u8]) -> Vec<(Time, Vec<u8>)> + Send + 'static) {
+        self.frame_responder = Some(Box::new(f));
+    }
+
+    /// End the run once `count` frames have arrived.
+    pub fn stop_after_frames(&mut self, count: usize) {
+        self.frame_stop = Some(count);
+    }
+
+    /// Frames to send in answer to `frame`, and whether the stop count is met.
+    pub(crate) fn frame_arrived(&mut self, now: Time, frame: &[u8]) -> (Vec<(Time, Vec<u8>)>, bool) {
+        let replies = self.frame_responder.as_mut().map(|f| f(now, frame)).unwrap_or_default();
+        let done = self.frame_stop.is_some_and(|n| self.frames_received.len() + 1 >= n);
+        (replies, done)
     }
 
     /// Record an arrival towards the stop condition; true once it is met.

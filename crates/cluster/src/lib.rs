@@ -44,6 +44,8 @@ mod cores;
 pub mod fault;
 pub mod fuzzing;
 pub mod host;
+pub mod ice;
+pub mod ice_frame;
 pub mod kv;
 mod link;
 pub mod load_config;

@@ -14,12 +14,15 @@ pub(crate) struct HostLink {
     pub port: PortParams,
     to_node_busy: Time,
     tx: PortTx,
+    /// An IceNIC node's frames towards the host (no transport, so no control frames:
+    /// docs/models/icenic.md): when the port is free again.
+    ice_busy: Time,
 }
 
 impl HostLink {
     pub fn new(port: PortParams) -> HostLink {
         let pull_interval = nanopu_nic::transport::TransportParams::default().pull_interval;
-        HostLink { port, to_node_busy: Time::ZERO, tx: PortTx::new(pull_interval) }
+        HostLink { port, to_node_busy: Time::ZERO, tx: PortTx::new(pull_interval), ice_busy: Time::ZERO }
     }
 
     /// Serialization of a message: `ceil(len / segment)` packets of header + segment.
@@ -27,6 +30,19 @@ impl HostLink {
         let p = &self.port;
         let packets = (msg.len as u64).div_ceil(p.segment_bytes as u64).max(1);
         serialization(packets * p.header_bytes as u64 + msg.len as u64, p.rate_bps)
+    }
+
+    /// A frame of `ser` serialization ready at `ready` at the node's port: when its last
+    /// byte reaches the host.
+    pub(crate) fn cross_to_host(l: &mut HostLink, ready: Time, ser: Time) -> Time {
+        HostLink::cross(&mut l.ice_busy, ready, ser, Time(l.port.propagation_fs))
+    }
+
+    /// A frame of `ser` serialization leaving the host at `ready`: when its last byte
+    /// reaches the node's NIC (through the port's MAC).
+    pub(crate) fn cross_to_node(l: &mut HostLink, ready: Time, ser: Time) -> Time {
+        let prop = Time(l.port.propagation_fs + l.port.mac_fs);
+        HostLink::cross(&mut l.to_node_busy, ready, ser, prop)
     }
 
     /// Occupy one direction from `ready` on; the time the last byte arrives.

@@ -2,9 +2,13 @@
 
 use crate::boot::{ip_text, mac_text, node_ip, node_mac, BootInfo};
 use crate::config::NodeConfig;
+use nanopu_nic::icenic::IceNic;
 use nanopu_nic::Nic;
 use nanopu_riscv::{Core, NodeMem, Program};
 use std::sync::Arc;
+
+/// MEIP: the machine external interrupt pending bit (RISC-V privileged spec 3.1.9).
+pub const ICE_IRQ_BIT: u32 = 11;
 
 /// Where a core stands in the event loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,6 +58,9 @@ pub struct Node {
     pub state: Vec<CoreState>,
     pub mem: NodeMem,
     pub nic: Nic,
+    /// The node's IceNIC when it is an IceNIC node (docs/models/icenic.md); the nanoPU NIC
+    /// above then sees no traffic.
+    pub ice: Option<IceNic>,
     /// Sorted PCs of the program's `lnic_wait()` loops (see `spin`).
     pub spin_pcs: Arc<Vec<u64>>,
     /// The core that ran last on this node: a core's LR reservation survives from one run
@@ -94,12 +101,25 @@ impl Node {
             state: vec![CoreState::Scheduled(0); ncores],
             mem,
             nic: Nic::new(cfg.nic.clone(), ip)?,
+            ice: (cfg.nic_kind == crate::config::NicKind::IceNic)
+                .then(|| IceNic::new(cfg.ice.clone(), node_mac(index))),
             spin_pcs,
             last_run: usize::MAX,
             first_exit_ends: cfg.exit.first_exit_ends_node(program),
             crashed: None,
             crash_cycle: u64::MAX,
         })
+    }
+
+    /// The `mip` bit the node's NIC drives: the nanoPU NIC's line 16 (docs/platform.md),
+    /// or for IceNIC the machine external interrupt, 11, as the PLIC delivers it
+    /// (docs/models/icenic.md "Interrupts").
+    pub fn irq_bit(&self) -> u32 {
+        if self.ice.is_some() {
+            ICE_IRQ_BIT
+        } else {
+            nanopu_nic::NIC_IRQ_BIT
+        }
     }
 
     /// Earliest cycle at which another runnable core of this node could change what `core`

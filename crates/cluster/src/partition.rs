@@ -101,12 +101,19 @@ impl Ev {
             | Ev::CoreTimer { node, .. }
             | Ev::Inject { node, .. }
             | Ev::Transport { node, .. }
-            | Ev::Crash { node } => Some(node),
+            | Ev::Crash { node }
+            | Ev::IceRead { node, .. }
+            | Ev::IceWrite { node, .. }
+            | Ev::IceTx { node, .. }
+            | Ev::IceRx { node, .. }
+            | Ev::IceIrq { node } => Some(node),
             Ev::HostSend { .. }
             | Ev::HostRaw { .. }
             | Ev::HostArrive { .. }
             | Ev::HostTimer { .. }
             | Ev::PortFree
+            | Ev::HostFrameSend { .. }
+            | Ev::HostFrame { .. }
             | Ev::Net(_) => None,
         }
     }
@@ -120,6 +127,8 @@ impl Ev {
                 | Ev::HostArrive { .. }
                 | Ev::HostTimer { .. }
                 | Ev::PortFree
+                | Ev::HostFrameSend { .. }
+                | Ev::HostFrame { .. }
         )
     }
 }

@@ -8,6 +8,7 @@
 //! time. netTX writes only schedule future events, so they are accepted at any local time.
 //! A core idle in `lnic_wait()` yields so that it can be parked (see `spin`).
 
+use nanopu_nic::icenic::{IceAction, IceNic};
 use nanopu_nic::nic::RxState;
 use nanopu_nic::{Action, Nic};
 use nanopu_riscv::{Access, Platform, Stop};
@@ -27,6 +28,10 @@ pub struct NodePlatform<'a> {
     spin_pcs: &'a [u64],
     /// Fewest cycles from a send to another node to an answer from it (`Simulation`'s).
     pub cross_node_cycles: u64,
+    /// The node's IceNIC, if it has one: its registers are the node's only device.
+    pub ice: Option<&'a mut IceNic>,
+    /// What the IceNIC asked the event loop to do.
+    pub ice_actions: Vec<IceAction>,
 }
 
 impl<'a> NodePlatform<'a> {
@@ -39,6 +44,8 @@ impl<'a> NodePlatform<'a> {
             last_rx: None,
             spin_pcs,
             cross_node_cycles: u64::MAX,
+            ice: None,
+            ice_actions: Vec::new(),
         }
     }
     /// The earliest cycle at which a message this core sends at `at` could change what a
@@ -113,5 +120,23 @@ impl Platform for NodePlatform<'_> {
     /// (the core's only context is the running one; see `CoreIf::line_settled`).
     fn yield_after_write(&self, hart: usize) -> bool {
         !self.nic.core(hart).line_settled()
+    }
+    /// IceNIC registers. Reads that pop a completion change the NIC and happen only at
+    /// global time, like writes; other reads of counts are answered when exact.
+    fn mmio_read(&mut self, _hart: usize, now: u64, addr: u64, size: usize) -> Access<Option<u64>> {
+        let Some(ice) = self.ice.as_deref_mut().filter(|i| i.owns(addr)) else { return Ok(None) };
+        let pops = ice.read_pops(addr);
+        let late = if pops { now > self.global } else { !(now <= self.global || now < self.exact_until) };
+        if late && (pops || ice.depends_on_arrivals(addr)) {
+            return Err(Stop::Blocked);
+        }
+        fault(ice.read(now, addr, size, &mut self.ice_actions)).map(Some)
+    }
+    fn mmio_write(&mut self, _hart: usize, now: u64, addr: u64, size: usize, value: u64) -> Access<bool> {
+        let Some(ice) = self.ice.as_deref_mut().filter(|i| i.owns(addr)) else { return Ok(false) };
+        if now > self.global {
+            return Err(Stop::Blocked);
+        }
+        fault(ice.write(now, addr, size, value, &mut self.ice_actions)).map(|()| true)
     }
 }

@@ -47,6 +47,12 @@ pub struct RunSummary {
     pub host_received: Vec<HostRecord>,
     /// Raw frames the test host sent that the NIC dropped, and why (`TestHost::send_raw_at`).
     pub host_rejected: Vec<RejectedFrame>,
+    /// An IceNIC node's NIC counters (docs/models/icenic.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub icenic: Option<IceSummary>,
+    /// Frames the test host received from an IceNIC node, in arrival order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub host_frames: Vec<FrameRecord>,
 }
 
 /// A raw frame from the test host that the node's NIC dropped.
@@ -54,6 +60,48 @@ pub struct RunSummary {
 pub struct RejectedFrame {
     pub time_ns: f64,
     pub reason: String,
+}
+
+/// What an IceNIC moved and dropped.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct IceSummary {
+    pub frames_sent: u64,
+    pub frames_received: u64,
+    /// Frames its receive packet buffer had no room for.
+    pub dropped_buffer_full: u64,
+    /// Frames too long or too short for it.
+    pub dropped_size: u64,
+}
+
+/// A frame seen by the test host.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FrameRecord {
+    /// Arrival of its last byte at the host.
+    pub time_ns: f64,
+    pub len: usize,
+    /// The whole frame as hex.
+    pub hex: String,
+}
+
+impl FrameRecord {
+    fn line(&self) -> String {
+        format!("host received at {:.3} ns a frame of {} bytes: {}\n", self.time_ns, self.len, self.hex)
+    }
+}
+
+fn ice_summary(ice: &nanopu_nic::icenic::IceNic) -> IceSummary {
+    let c = &ice.counters;
+    IceSummary {
+        frames_sent: c.frames_sent,
+        frames_received: c.frames_received,
+        dropped_buffer_full: c.dropped_full,
+        dropped_size: c.dropped_size,
+    }
+}
+
+fn frame_record(f: &crate::ice::HostFrame) -> FrameRecord {
+    let hex = f.frame.iter().map(|b| format!("{b:02x}")).collect();
+    FrameRecord { time_ns: f.time.as_ns_f64(), len: f.frame.len(), hex }
 }
 
 /// A message seen by the test host.
@@ -132,6 +180,8 @@ pub fn summarize(sim: &mut Simulation, outcome: Outcome) -> RunSummary {
         host_rejected: (sim.host.rejected.iter())
             .map(|(t, why)| RejectedFrame { time_ns: t.as_ns_f64(), reason: why.clone() })
             .collect(),
+        icenic: sim.nodes[0].ice.as_ref().map(ice_summary),
+        host_frames: sim.host.frames_received.iter().map(frame_record).collect(),
     }
 }
 
@@ -229,6 +279,13 @@ impl RunSummary {
         for r in &self.host_rejected {
             s += &format!("host frame at {:.3} ns dropped by the NIC: {}\n", r.time_ns, r.reason);
         }
+        if let Some(i) = &self.icenic {
+            s += &format!(
+                "icenic: {} frames sent, {} received, {} dropped (buffer full), {} dropped (size)\n",
+                i.frames_sent, i.frames_received, i.dropped_buffer_full, i.dropped_size
+            );
+        }
+        self.host_frames.iter().for_each(|f| s += &f.line());
         for c in self.cores.iter().filter(|c| !c.console.is_empty()) {
             s += &format!("--- console of core {} ---\n{}", c.core, c.console);
             if !c.console.ends_with('\n') {

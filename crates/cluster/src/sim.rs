@@ -77,6 +77,39 @@ pub(crate) enum Ev {
     Crash {
         node: usize,
     },
+    /// An IceNIC's DMA read of a frame to send finished (docs/models/icenic.md).
+    IceRead {
+        node: usize,
+        addr: u64,
+        len: u32,
+    },
+    /// An IceNIC's DMA write of a received frame (address, bytes) finished.
+    IceWrite {
+        node: usize,
+        w: Box<(u64, Vec<u8>)>,
+    },
+    /// A frame starts onto the wire from an IceNIC.
+    IceTx {
+        node: usize,
+        frame: Box<[u8]>,
+    },
+    /// A frame's last byte reaches an IceNIC.
+    IceRx {
+        node: usize,
+        frame: Box<[u8]>,
+    },
+    /// Re-evaluate an IceNIC's interrupt line.
+    IceIrq {
+        node: usize,
+    },
+    /// The test host sends a raw frame to node 0's IceNIC.
+    HostFrameSend {
+        frame: Box<[u8]>,
+    },
+    /// A frame from an IceNIC node reaches the test host.
+    HostFrame {
+        frame: Box<[u8]>,
+    },
 }
 
 /// A simulated cluster: nodes and what connects them.
@@ -326,6 +359,9 @@ impl Simulation {
         for (t, frame) in std::mem::take(&mut self.host.raw_script) {
             self.q.push(t, Ev::HostRaw { frame });
         }
+        for (t, frame) in std::mem::take(&mut self.host.frame_script) {
+            self.q.push(t, Ev::HostFrameSend { frame: frame.into_boxed_slice() });
+        }
         let limit = self.clock.time_of(self.max_cycles);
         let cores = self.nodes.iter().map(|n| n.cores.len()).sum();
         let mut progress = Progress::new(self.progress, cores, self.wall_limit).with_probe(self.phase_probe);
@@ -519,6 +555,8 @@ impl Simulation {
             Ev::NicUpdate { node, core } => self.update_irq((node, core)),
             Ev::CoreTimer { node, core } => self.wake_if_interrupted((node, core)),
             Ev::HostSend { msg } => self.host_send(*msg),
+            // An IceNIC takes raw frames as they are (docs/models/icenic.md "Frames").
+            Ev::HostRaw { frame } if self.nodes[0].ice.is_some() => self.host_send_frame(frame),
             Ev::HostRaw { frame } => match crate::host::message_of_frame(&frame) {
                 Ok(msg) => self.host_send(msg),
                 Err(why) => self.host.rejected.push((self.now, why)),
@@ -530,6 +568,13 @@ impl Simulation {
             Ev::Transport { node, timer } => self.transport_timer(End::Node(node), timer),
             Ev::HostTimer { timer } => self.transport_timer(End::Host, timer),
             Ev::Crash { node } => self.crash(node),
+            Ev::IceRead { node, addr, len } => self.ice_read_done(node, addr, len as usize),
+            Ev::IceWrite { node, w } => self.ice_write_done(node, w.0, w.1),
+            Ev::IceTx { node, frame } => self.ice_transmit(node, frame),
+            Ev::IceRx { node, frame } => self.ice_arrive(node, frame.into_vec()),
+            Ev::IceIrq { node } => self.ice_irq(node),
+            Ev::HostFrameSend { frame } => self.host_send_frame(frame.into_vec()),
+            Ev::HostFrame { frame } => self.host_frame_arrive(frame.into_vec()),
         }
     }
 

@@ -53,6 +53,14 @@ impl L1 {
     pub fn flush(&mut self) {
         self.tags.fill(INVALID);
     }
+
+    /// Drop line number `line` if held (a coherence probe: another agent wrote it).
+    pub fn invalidate(&mut self, line: u64) {
+        let base = (line & self.set_mask) as usize * self.ways;
+        if let Some(set) = self.tags.get_mut(base..base + self.ways) {
+            set.iter_mut().filter(|t| **t == line as u32).for_each(|t| *t = INVALID);
+        }
+    }
 }
 
 /// The node's shared L2: tags are u16 (line offset within DRAM divided by the number of

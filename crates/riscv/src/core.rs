@@ -243,6 +243,11 @@ impl Core {
         self.pc
     }
 
+    /// The timing parameters the core was built with.
+    pub fn timing(&self) -> &crate::params::TimingParams {
+        &self.t
+    }
+
     pub fn hart(&self) -> usize {
         self.hart
     }

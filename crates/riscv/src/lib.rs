@@ -37,6 +37,7 @@ pub mod cache;
 mod core;
 mod csr;
 pub mod decode;
+mod dma;
 pub mod dram;
 pub mod elf;
 mod error;
