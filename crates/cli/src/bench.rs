@@ -65,12 +65,12 @@ const MAC_NS: f64 = 26.0;
 /// Every benchmark `main` runs, by name.
 const BENCHMARKS: [&str; 7] = [
     "loopback-latency",
-    "icenic-loopback-latency",
     "loopback-throughput",
     "rx",
     "iss",
     "network",
     "context-switch",
+    "icenic-loopback-latency",
 ];
 
 pub fn main(a: BenchArgs) -> Result<ExitCode, String> {

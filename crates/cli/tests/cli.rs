@@ -61,6 +61,22 @@ fn unknown_benchmark_is_an_error() {
     );
 }
 
+/// An IceNIC node echoes the test host's frame (docs/models/icenic.md); frames and nanoPU
+/// messages each go only to the NIC that takes them.
+#[test]
+fn an_icenic_node_echoes_a_frame_from_the_command_line() {
+    let app = "sw/build/apps/ice_loopback.elf";
+    let o = nanopu(&["run", app, "--nic", "icenic", "--cores", "1", "--send-frame", "2000:64", "--", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("icenic: 1 frames sent, 1 received, 0 dropped"), "{out}");
+    assert!(out.contains("a frame of 64 bytes: 02000a000001"), "the reply goes to the host's MAC: {out}");
+    let o = nanopu(&["run", app, "--send-frame", "2000:64"]);
+    assert!(stderr(&o).contains("frames go to an IceNIC node"), "{}", stderr(&o));
+    let o = nanopu(&["run", app, "--nic", "icenic", "--send", "2000:0:1"]);
+    assert!(stderr(&o).contains("takes raw frames"), "{}", stderr(&o));
+}
+
 #[test]
 fn test_host_sends_from_the_command_line() {
     let o = nanopu(&[
