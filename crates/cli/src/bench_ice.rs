@@ -25,10 +25,8 @@ pub fn latency(elf: &[u8], requests: usize, mac_ns: f64) -> Result<Value, String
 }
 
 fn row(elf: &[u8], len: usize, n: usize, mac_ns: f64) -> Result<Value, String> {
-    let mut cfg = NodeConfig::default();
-    cfg.nic_kind = NicKind::IceNic;
+    let mut cfg = NodeConfig { nic_kind: NicKind::IceNic, args: vec![n.to_string()], ..Default::default() };
     cfg.port.mac_fs = Time::from_ns_f64(mac_ns).as_fs();
-    cfg.args = vec![n.to_string()];
     let mut sim = Simulation::new(elf, cfg).map_err(|e| e.to_string())?;
     let mut rng = Rng::stream(1, len as u64);
     sim.host.send_frame_at(Time::from_us(2), frame(&mut rng, len));
