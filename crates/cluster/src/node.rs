@@ -92,7 +92,11 @@ impl Node {
         let argv = node_argv(index, ip, cfg);
         mem.write_boot(&boot_page(index, ip, cfg, &argv)?);
         mem.set_args(argv);
-        let cores = (0..ncores).map(|h| Core::new(h, program, &cfg.timing)).collect();
+        let ice = cfg.nic_kind == crate::config::NicKind::IceNic;
+        // IceNIC nodes' cores have the byte-swap instructions (docs/models/icenic.md).
+        let timing =
+            nanopu_riscv::TimingParams { bswap_insns: ice || cfg.timing.bswap_insns, ..cfg.timing.clone() };
+        let cores = (0..ncores).map(|h| Core::new(h, program, &timing)).collect();
         let spin_pcs = spins.cloned().unwrap_or_else(|| Arc::new(crate::spin::spin_pcs(&mem, program)));
         Ok(Node {
             index,
@@ -101,8 +105,7 @@ impl Node {
             state: vec![CoreState::Scheduled(0); ncores],
             mem,
             nic: Nic::new(cfg.nic.clone(), ip)?,
-            ice: (cfg.nic_kind == crate::config::NicKind::IceNic)
-                .then(|| IceNic::new(cfg.ice.clone(), node_mac(index))),
+            ice: ice.then(|| IceNic::new(cfg.ice.clone(), node_mac(index))),
             spin_pcs,
             last_run: usize::MAX,
             first_exit_ends: cfg.exit.first_exit_ends_node(program),

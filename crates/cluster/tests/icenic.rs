@@ -34,12 +34,14 @@ fn frame(i: usize, len: usize) -> Vec<u8> {
 /// arrives); every reply must be its request turned around. The latencies, ns: the
 /// request's first byte leaving the host to the reply's last byte arriving.
 fn echo(n: usize, len: usize, sleep: bool) -> (Simulation, Vec<f64>) {
+    echo_with("apps/ice_loopback.elf", n, len, sleep)
+}
+
+/// `echo` with another echo program.
+fn echo_with(elf: &str, n: usize, len: usize, sleep: bool) -> (Simulation, Vec<f64>) {
     let limit = n.to_string();
-    let mut sim = Simulation::new(
-        &common::elf("apps/ice_loopback.elf"),
-        ice_cfg(&[&limit, if sleep { "1" } else { "0" }]),
-    )
-    .unwrap();
+    let mode = if sleep { "1" } else { "0" };
+    let mut sim = Simulation::new(&common::elf(elf), ice_cfg(&[&limit, mode])).unwrap();
     sim.host.send_frame_at(Time::from_us(2), frame(0, len));
     let mut sent = 1;
     sim.host.on_frame(move |now, _| {
@@ -104,4 +106,12 @@ fn a_burst_overflows_the_receive_buffer_and_the_drops_are_counted() {
     // What was echoed is what arrived first, in order.
     let first = turned_around(&frame(0, 256));
     assert_eq!(sim.host.frames_received[0].frame, first);
+}
+
+#[test]
+fn the_byte_swap_instructions_check_frames_in_fewer_instructions() {
+    let (shifts, _) = echo(20, 64, false);
+    let (swaps, _) = echo_with("apps/ice_loopback_bswap.elf", 20, 64, false);
+    let instret = |s: &Simulation| s.nodes[0].cores[0].stats().instret;
+    assert!(instret(&swaps) < instret(&shifts), "{} against {}", instret(&swaps), instret(&shifts));
 }

@@ -84,7 +84,8 @@ pub fn decode32(x: u32, len: u8) -> Op {
         0x23 => store(f3).map(|k| mk(k, 0, rs1, rs2, imm_s(x), len)),
         0x13 => op_imm(x, f3).map(|(k, imm)| mk(k, rd, rs1, 0, imm, len)),
         0x1b => op_imm32(x, f3).map(|(k, imm)| mk(k, rd, rs1, 0, imm, len)),
-        0x33 => op_reg(bits(x, 31, 25), f3).map(|k| mk(k, rd, rs1, rs2, 0, len)),
+        0x33 => op_reg(bits(x, 31, 25), f3)
+            .map(|k| mk(k, rd, rs1, rs2, (k == Kind::Bswap) as i32 * f3 as i32, len)),
         0x3b => op_reg32(bits(x, 31, 25), f3).map(|k| mk(k, rd, rs1, rs2, 0, len)),
         0x0f => misc_mem(f3).map(|k| mk(k, 0, 0, 0, 0, len)),
         0x73 => system(x, rd, rs1, f3, len),
@@ -168,6 +169,7 @@ fn op_reg(f7: u32, f3: u32) -> Option<Kind> {
         (1, _) => Some(MULDIV[f3 as usize]),
         (0x20, 0) => Some(Sub),
         (0x20, 5) => Some(Sra),
+        (0x2a, 0..=2) => Some(Bswap),
         _ => None,
     }
 }

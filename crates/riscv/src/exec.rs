@@ -15,6 +15,15 @@ fn sext32(v: u64) -> u64 {
     v as i32 as i64 as u64
 }
 
+/// The IceNIC cores' byte swap of the low 2, 4 or 8 bytes (`width` 0, 1, 2), zero-extended.
+fn bswap(width: i32, v: u64) -> u64 {
+    match width {
+        0 => (v as u16).swap_bytes() as u64,
+        1 => (v as u32).swap_bytes() as u64,
+        _ => v.swap_bytes(),
+    }
+}
+
 impl Core {
     /// Wait for source operands (scoreboard), charging the stall to its producer's kind.
     #[inline(always)]
@@ -137,6 +146,11 @@ impl Core {
                 return self.exec_amo(op, mem, a, b)
             }
             Kind::Fp => return self.exec_fp(op, mem, a),
+            Kind::Bswap if self.t.bswap_insns => {
+                self.x[op.rd as usize] = bswap(op.imm, a);
+                self.pc += op.len() as u64;
+            }
+            Kind::Bswap => return Err(Ex::Trap { cause: 2, tval: self.raw_insn(mem) as u64 }),
             Kind::Net => return self.exec_net(op, mem, plat),
             Kind::FetchFault => return Err(Ex::Trap { cause: 1, tval: self.pc }),
             _ => return Err(Ex::Trap { cause: 2, tval: op.imm as u32 as u64 }),
@@ -314,6 +328,24 @@ mod tests {
         code.extend([asm::addi(A2, ZERO, 0x123), asm::sd(A2, A1, 0), asm::ld(A3, A1, 0)]);
         let b = run(&code);
         assert_eq!(b.core.reg(13), 0x123);
+    }
+
+    /// The IceNIC cores' byte swap (`.insn r 0x33, funct3, 0x2A, rd, rs1, x0`): only where
+    /// `bswap_insns` is on; elsewhere an illegal instruction.
+    #[test]
+    fn byte_swap_instructions_exist_only_when_enabled() {
+        let swap = |f3: u32| asm::r(0x2a, ZERO, A1, f3, A2, 0x33);
+        let mut code = asm::li64(A1, 0x0102_0304_0506_0708);
+        code.extend([swap(0), asm::addi(A3, A2, 0), swap(1), asm::addi(A4, A2, 0), swap(2)]);
+        let mut all = code.clone();
+        all.extend(asm::exit_with(A0));
+        let mut b = Bench::new(&all, false);
+        b.core.t.bswap_insns = true;
+        assert!(matches!(b.run(1_000_000), Exit::Halted(_)));
+        assert_eq!((b.core.reg(13), b.core.reg(14)), (0x0807, 0x0807_0605));
+        assert_eq!(b.core.reg(12), 0x0807_0605_0403_0201);
+        let mut b = Bench::new(&all, false);
+        assert!(matches!(b.run(1_000_000), Exit::Error(_)), "illegal without bswap_insns");
     }
 
     #[test]

@@ -103,6 +103,9 @@ pub enum Kind {
     LrD,
     ScD,
     AmoD,
+    /// The IceNIC cores' byte swap (`TimingParams::bswap_insns`): `imm` = funct3, 0/1/2 for
+    /// 2/4/8 bytes.
+    Bswap,
     /// Every F/D instruction (`fpu.rs`): `imm` = the raw (expanded) encoding; `rd`/`rs1`
     /// name only integer operands (FMV/FCVT/compare/classify results, FMV/FCVT sources,
     /// load/store bases) and are SINK/0 otherwise; f registers are read from `imm`.

@@ -153,6 +153,13 @@ pub struct TimingParams {
     /// cycle after the D-cache response (`load_wb` register in `FPU.scala`). Default 1
     /// (*rocket-chip*).
     pub fp_load_extra: u64,
+    /// The byte-swap instructions the nanoPU authors added to their IceNIC baseline's cores
+    /// (l-nic/chipyard `tests/icenic.h`: `.insn r 0x33, funct3 0/1/2, 0x2A, rd, rs1, x0` swap
+    /// the low 2, 4 or 8 bytes of rs1; docs/models/icenic.md "Frames"). Default off (an
+    /// illegal instruction); on for the cores of IceNIC nodes. One cycle (*estimate*: an
+    /// ALU operation), the result zero-extended (*estimate*: the artifact's C takes it as
+    /// an unsigned 16- or 32-bit value).
+    pub bswap_insns: bool,
 }
 
 impl Default for TimingParams {
@@ -176,6 +183,7 @@ impl Default for TimingParams {
             llc_latency: 12,
             dram: Ddr3Params::default(),
             mmio_latency: 20,
+            bswap_insns: false,
             misaligned_penalty: 8,
             amo_extra: 2,
             mul_latency: 10,
