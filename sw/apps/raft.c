@@ -315,21 +315,23 @@ static void replicate_idle(void)
             send_append(p);
 }
 
-/* Rule 1 for leaders' commitIndex (Figure 2): the largest N of the current term stored
- * on a majority (entries of earlier terms commit with it, section 5.4.2). */
+/* Rule 1 for leaders' commitIndex (Figure 2): the largest N stored on a majority is the
+ * majority-th largest of the matchIndex values (ours: the last index), and it commits if
+ * its entry is of the current term (entries of earlier terms commit with it, section
+ * 5.4.2; below an entry of an earlier term there is none of ours).  A sort of at most 7
+ * values per reply, where scanning the uncommitted entries cost a backlog's length. */
 static void advance_commit(void)
 {
-    for (uint64_t i = raft.last_index; i > raft.commit_index; i--) {
-        if (raft_log[i].term != raft.current_term)
-            break;
-        uint64_t have = 1;
-        for (uint64_t p = 0; p < raft.n; p++)
-            have += p != raft.me && raft.match_index[p] >= i;
-        if (2 * have > raft.n) {
-            raft.commit_index = i;
-            break;
-        }
+    uint64_t m[MAX_NODES];
+    for (uint64_t p = 0; p < raft.n; p++) {
+        uint64_t v = p == raft.me ? raft.last_index : raft.match_index[p], i = p;
+        for (; i > 0 && m[i - 1] < v; i--)
+            m[i] = m[i - 1];
+        m[i] = v;
     }
+    uint64_t n = m[raft.n / 2]; /* raft.n / 2 + 1 values are >= it: a majority */
+    if (n > raft.commit_index && raft_log[n].term == raft.current_term)
+        raft.commit_index = n;
     apply_committed();
 }
 
