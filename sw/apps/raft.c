@@ -70,6 +70,11 @@ static uint64_t next_random(void)
     return z ^ (z >> 31);
 }
 
+/* The host reads `raft`, the log and the store from memory wherever the run stops
+ * (crates/cluster/src/raft/state.rs): what it relies on is stored in order (an entry
+ * before the index that makes it part of the log, a store update before lastApplied). */
+#define ORDERED() __asm__ volatile("" ::: "memory")
+
 static uint64_t cycles_of_ns(uint64_t ns) { return ns * nanopu_rtc_cycles() / 1000; }
 static uint32_t ip_of(uint64_t node) { return NANOPU_IP(10, 0, 0, 2) + (uint32_t)node; }
 static uint64_t last_term(void) { return raft_log[raft.last_index].term; }
@@ -134,8 +139,12 @@ static void apply(uint64_t i)
 
 static void apply_committed(void)
 {
-    while (raft.last_applied < raft.commit_index)
-        apply(++raft.last_applied);
+    while (raft.last_applied < raft.commit_index) {
+        apply(raft.last_applied + 1);
+        ORDERED();
+        raft.last_applied++;
+        ORDERED();
+    }
 }
 
 static void redirect(uint64_t hdr, uint64_t req)
@@ -154,13 +163,16 @@ static void refuse(uint64_t hdr, uint64_t req, uint64_t status)
 
 static void append(uint64_t kind, uint64_t req, uint64_t key, uint64_t value, uint64_t client)
 {
-    struct entry *e = &raft_log[++raft.last_index];
+    struct entry *e = &raft_log[raft.last_index + 1];
     e->term = raft.current_term;
     e->kind = kind;
     e->req = req;
     e->key = key;
     e->value = value;
     e->client = client;
+    ORDERED();
+    raft.last_index++;
+    ORDERED();
 }
 
 static void replicate_idle(void);
@@ -356,10 +368,13 @@ static void store_entry(uint64_t index)
     if (index <= raft.last_index && raft_log[index].term != e.term) {
         raft.truncated_committed += index <= raft.commit_index; /* must stay 0 */
         raft.last_index = index - 1;
+        ORDERED();
     }
     if (index > raft.last_index && index <= LOG_CAP) {
         raft_log[index] = e;
+        ORDERED();
         raft.last_index = index;
+        ORDERED();
     }
 }
 
@@ -387,6 +402,7 @@ static void on_append(uint64_t words)
     for (uint64_t k = 1; k <= count; k++)
         store_entry(prev + k);
     uint64_t last_new = prev + count < raft.last_index ? prev + count : raft.last_index;
+    ORDERED();
     if (commit > raft.commit_index)
         raft.commit_index = commit < last_new ? commit : last_new;
     apply_committed();

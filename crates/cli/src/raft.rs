@@ -83,7 +83,7 @@ fn write(path: Option<&Path>, body: &str, append: bool) -> Result<(), String> {
 
 const COLUMNS: &str =
     "replicas,seed,offered_mrps,requests,answered,throughput_mrps,set_median_ns,set_p99_ns,\
-set_p999_ns,get_median_ns,get_p99_ns,retries,redirects,leaders,candidacies,problems";
+set_p999_ns,get_median_ns,get_p99_ns,retries,redirects,leaders,candidacies,violations";
 
 fn csv_row(s: &RaftSpec, r: &RaftResult) -> String {
     let (w, g) = (r.latency(Op::Set), r.latency(Op::Get));
@@ -104,7 +104,7 @@ fn csv_row(s: &RaftSpec, r: &RaftResult) -> String {
         r.retries,
         r.redirects,
         r.announcements.len(),
-        r.problems.len()
+        r.violations.len()
     )
 }
 
@@ -202,6 +202,6 @@ fn as_json(s: &RaftSpec, r: &RaftResult) -> serde_json::Value {
         "write": lat(r.latency(Op::Set)), "read": lat(r.latency(Op::Get)),
         "leaders": r.announcements.iter().map(|a| json!({"at_us": a.at.as_us_f64(), "term": a.term, "node": a.node})).collect::<Vec<_>>(),
         "faults": r.faults.iter().map(|f| fault_text(f, r)).collect::<Vec<_>>(),
-        "problems": r.problems,
+        "violations": r.violations, "problems": r.problems,
     })
 }

@@ -264,13 +264,17 @@ pub struct RaftResult {
     pub retries: u64,
     pub duplicate_replies: u64,
     pub strays: u64,
-    /// Safety violations and unanswered requests (empty: the run passed).
+    /// Safety violations (empty: the run was safe).
+    pub violations: Vec<String>,
+    /// The violations, then unanswered requests and a run that did not end as planned
+    /// (empty: the run passed).
     pub problems: Vec<String>,
 }
 
 impl RaftResult {
     fn new(c: Client, replicas: Vec<Replica>, outcome: Outcome, end: Time) -> RaftResult {
         let mut r = RaftResult {
+            violations: Vec::new(),
             problems: Vec::new(),
             requests: c.requests,
             announcements: c.announcements,
@@ -284,13 +288,15 @@ impl RaftResult {
             strays: c.strays,
         };
         if !r.replicas.is_empty() {
-            r.problems = r.check();
+            r.violations = check::all(&r.replicas, &r.announcements, &r.requests);
+            r.problems = r.violations.iter().cloned().chain(r.liveness()).collect();
         }
         r
     }
 
-    fn check(&self) -> Vec<String> {
-        let mut p = check::all(&self.replicas, &self.announcements, &self.requests);
+    /// Requests never answered, and a run that ended otherwise than planned.
+    fn liveness(&self) -> Vec<String> {
+        let mut p = Vec::new();
         let lost = self.requests.iter().filter(|r| r.reply.is_none()).count();
         if lost > 0 {
             p.push(format!("{lost} requests never answered"));
