@@ -32,7 +32,7 @@ enum { E_NOOP = 0, E_SET = 1, E_GET = 2 };
 enum { FOLLOWER = 0, CANDIDATE = 1, LEADER = 2 };
 enum { ST_OK = 0, ST_MISS = 1, ST_FULL = 2, ST_BAD = 3 };
 #define ENTRY_WORDS 6
-#define AE_WORDS    7                   /* AppendEntries words before the entries */
+#define AE_WORDS    8                   /* AppendEntries words before the entries */
 #define HOST_LEADER_CONTEXT 1           /* the host's context for leader announcements */
 
 struct entry { uint64_t term, kind, req, key, value, client; };
@@ -54,10 +54,17 @@ static struct slot slots[SLOTS];
 
 static uint64_t t_min, t_max, heartbeat, batch, rng;
 static uint64_t election_due, votes, hb_due[MAX_NODES], inflight[MAX_NODES], misses[MAX_NODES];
-/* A follower that answers nothing is sent to at doubling intervals, up to this many
- * heartbeats apart: the transport retransmits every message until it is acknowledged, so
- * a dead follower's messages would otherwise pile up on the leader's link. */
-#define MAX_BACKOFF_SHIFT 5
+/* AppendEntries sent to each follower, numbered: a reply echoes the number, and only the
+ * answer to the latest one sends the next (a heartbeat resent while one was unanswered
+ * would otherwise start a second request-reply chain, and chains multiplied until the
+ * leader's queue held nothing else). */
+static uint64_t sent_seq[MAX_NODES];
+/* A follower that answers nothing is sent to at doubling intervals, up to 2^this
+ * heartbeats apart (8 us by default: below the shortest election timeout, so a follower
+ * back from a partition hears the leader before it stands): the transport retransmits
+ * every message until it is acknowledged, so a dead follower's messages would otherwise
+ * pile up on the leader's link. */
+#define MAX_BACKOFF_SHIFT 2
 
 /* ---- Helpers --------------------------------------------------------------------- */
 
@@ -201,10 +208,15 @@ static void client_request(uint64_t hdr, uint64_t op, uint64_t words)
 
 /* ---- Terms and elections ------------------------------------------------------------ */
 
-/* A term newer than ours: adopt it and follow (Figure 2, "Rules for Servers"). */
+/* A term newer than ours: adopt it and follow (Figure 2, "Rules for Servers").  A leader
+ * that steps down starts a fresh election timeout: its timer last ran before it led, so
+ * it would otherwise stand for election at once (measured: a leader cut off from the
+ * majority and healed started a term at once, deposing the new leader). */
 static void observe_term(uint64_t term)
 {
     if (term > raft.current_term) {
+        if (raft.role == LEADER)
+            reset_election_timer();
         raft.current_term = term;
         raft.voted_for = NONE;
         raft.role = FOLLOWER;
@@ -310,6 +322,7 @@ static void send_append(uint64_t p)
     lnic_write_r(raft_log[prev].term);
     lnic_write_r(raft.commit_index);
     lnic_write_r(count);
+    lnic_write_r(++sent_seq[p]);
     const uint64_t *w = (const uint64_t *)&raft_log[prev + 1];
     for (uint64_t i = 0; i < ENTRY_WORDS * count; i++)
         lnic_write_r(w[i]);
@@ -347,14 +360,15 @@ static void advance_commit(void)
     apply_committed();
 }
 
-static void send_append_reply(uint64_t to, uint64_t ok, uint64_t index)
+static void send_append_reply(uint64_t to, uint64_t ok, uint64_t index, uint64_t seq)
 {
-    send_hdr(ip_of(to), 0, 5);
+    send_hdr(ip_of(to), 0, 6);
     lnic_write_r(M_APPEND_REPLY);
     lnic_write_r(raft.current_term);
     lnic_write_r(ok);
     lnic_write_r(raft.me);
     lnic_write_r(index);
+    lnic_write_r(seq);
 }
 
 /* Store entry `index` from netRX: a conflicting entry and all after it go first (receiver
@@ -382,7 +396,7 @@ static void store_entry(uint64_t index)
 static void on_append(uint64_t words)
 {
     uint64_t term = lnic_read(), leader = lnic_read(), prev = lnic_read(), prev_term = lnic_read();
-    uint64_t commit = lnic_read(), count = lnic_read();
+    uint64_t commit = lnic_read(), count = lnic_read(), seq = lnic_read();
     if (words != AE_WORDS + ENTRY_WORDS * count || leader >= raft.n) {
         skip(words - AE_WORDS);
         return;
@@ -390,14 +404,14 @@ static void on_append(uint64_t words)
     observe_term(term);
     if (term < raft.current_term) {
         skip(ENTRY_WORDS * count);
-        return send_append_reply(leader, 0, prev);
+        return send_append_reply(leader, 0, prev, seq);
     }
     raft.role = FOLLOWER;
     raft.leader = leader;
     reset_election_timer();
     if (prev > raft.last_index || raft_log[prev].term != prev_term) {
         skip(ENTRY_WORDS * count);
-        return send_append_reply(leader, 0, prev);
+        return send_append_reply(leader, 0, prev, seq);
     }
     for (uint64_t k = 1; k <= count; k++)
         store_entry(prev + k);
@@ -406,7 +420,7 @@ static void on_append(uint64_t words)
     if (commit > raft.commit_index)
         raft.commit_index = commit < last_new ? commit : last_new;
     apply_committed();
-    send_append_reply(leader, 1, last_new);
+    send_append_reply(leader, 1, last_new, seq);
 }
 
 /* The leader's side: advance matchIndex and commit, or back nextIndex off by one (never
@@ -414,17 +428,21 @@ static void on_append(uint64_t words)
 static void on_append_reply(void)
 {
     uint64_t term = lnic_read(), ok = lnic_read(), from = lnic_read(), index = lnic_read();
+    uint64_t seq = lnic_read();
     observe_term(term);
     if (raft.role != LEADER || term != raft.current_term || from >= raft.n || from == raft.me)
         return;
+    int latest = seq == sent_seq[from];
     if (ok) {
         if (index > raft.match_index[from])
             raft.match_index[from] = index;
         raft.next_index[from] = raft.match_index[from] + 1;
         advance_commit();
-    } else if (index + 1 == raft.next_index[from] && index >= 1) {
+    } else if (latest && index + 1 == raft.next_index[from] && index >= 1) {
         raft.next_index[from] = index;
     }
+    if (!latest)
+        return; /* an older request's answer: the latest one is still on its way */
     inflight[from] = 0;
     misses[from] = 0;
     if (raft.next_index[from] <= raft.last_index || !ok)
@@ -445,7 +463,7 @@ static void handle_message(void)
     case M_VOTE:         if (words == 5) return on_vote_request(); break;
     case M_VOTE_REPLY:   if (words == 4) return on_vote_reply(); break;
     case M_APPEND:       if (words >= AE_WORDS) return on_append(words); break;
-    case M_APPEND_REPLY: if (words == 5) return on_append_reply(); break;
+    case M_APPEND_REPLY: if (words == 6) return on_append_reply(); break;
     }
     skip(words - 1);
 }

@@ -185,6 +185,16 @@ fn text(s: &RaftSpec, r: &RaftResult) -> String {
     r.announcements
         .iter()
         .for_each(|a| t += &format!(" term {} node {} at {:.2} us;", a.term, a.node, a.at.as_us_f64()));
+    t += "\nreplicas at the end:";
+    for x in &r.replicas {
+        let role = ["follower", "candidate", "leader"].get(x.role as usize).unwrap_or(&"?");
+        t += &format!(" node {} {role} term {} log {} commit {}", x.node, x.term, x.log.len() - 1, x.commit);
+        if x.role == 2 {
+            let n = r.replicas.len();
+            t += &format!(" nextIndex {:?} matchIndex {:?}", &x.next_index[..n], &x.match_index[..n]);
+        }
+        t += ";";
+    }
     t += "\n";
     match r.problems.is_empty() {
         true => t += "checks: passed (one leader per term; committed prefixes equal and on a majority; applied in order; every answer in the committed log)\n",

@@ -149,6 +149,8 @@ mod tests {
                 applied: commit,
                 elections: 0,
                 truncated_committed: 0,
+                next_index: vec![0; 7],
+                match_index: vec![0; 7],
                 log: full.clone(),
                 kv: kv.clone(),
             })

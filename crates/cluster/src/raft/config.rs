@@ -39,7 +39,7 @@ use std::path::{Path, PathBuf};
 /// The default program path, relative to a configuration in `experiments/raft/`.
 pub const DEFAULT_ELF: &str = "../../sw/build/apps/raft.elf";
 /// Entries per AppendEntries that fit a 2,048-byte message (the NIC's default largest
-/// message): 7 header words + 6 words per entry.
+/// message): 8 header words + 6 words per entry.
 pub const MAX_BATCH: u32 = 41;
 /// Most requests in a run (the replicas' log holds 65,536 entries, no snapshots).
 pub const MAX_REQUESTS: usize = 50_000;

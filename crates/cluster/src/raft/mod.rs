@@ -135,7 +135,7 @@ impl RaftSpec {
             args.join(", ")
         );
         let mut f = ClusterFile::parse(&text)?;
-        f.faults = faults.iter().map(fault_file).collect::<Result<_, _>>()?;
+        faults.iter().try_for_each(|x| f.add_fault(fault_file(x)?))?;
         Ok(f)
     }
 
@@ -207,13 +207,14 @@ pub fn leader_at(a: &[Announcement], at: Time) -> Option<u32> {
     a.iter().filter(|x| x.at <= at).max_by_key(|x| x.term).map(|x| x.node)
 }
 
-/// A fault as the cluster file's: a crash is the node's link down for good.
+/// A fault as the cluster file's (docs/faults.md): a partition cuts the replica off from
+/// every other node and from the host.
 fn fault_file(f: &Fault) -> Result<FaultFile, String> {
     match *f {
-        Fault::Crash { node: Target::Node(n), at_us } => {
-            Ok(FaultFile::link(&format!("node:{n}"), Some(at_us), None))
+        Fault::Crash { node: Target::Node(n), at_us } => Ok(FaultFile::crash(n, at_us)),
+        Fault::Partition { node: Target::Node(n), from_us, to_us } => {
+            Ok(FaultFile::partition(&[n], from_us, to_us))
         }
-        Fault::Partition { .. } => Err("raft: partitions need the network's partition faults".into()),
         _ => Err("raft: a fault's node is not resolved".into()),
     }
 }

@@ -10,6 +10,8 @@ use nanopu_riscv::Program;
 const MAGIC: u64 = 0x5446_4152;
 /// Words of one log entry: term, kind, request id, key, value, client address.
 pub const ENTRY_WORDS: usize = 6;
+/// Most replicas (`MAX_NODES` in raft.c: the size of nextIndex[] and matchIndex[]).
+pub const MAX_NODES: usize = 7;
 /// Keys of the store (`NKEYS` in raft.c).
 pub const NKEYS: usize = 4096;
 /// Entry kinds.
@@ -38,6 +40,9 @@ pub struct Replica {
     pub elections: u64,
     /// Committed entries this replica was told to overwrite (must be 0).
     pub truncated_committed: u64,
+    /// The leader's nextIndex and matchIndex per replica (stale on a follower).
+    pub next_index: Vec<u64>,
+    pub match_index: Vec<u64>,
     /// `log[i]` is entry i; `log[0]` the empty prefix.
     pub log: Vec<Entry>,
     pub kv: Vec<u64>,
@@ -70,7 +75,7 @@ fn entry(w: &[u64]) -> Entry {
 
 /// Replica `node`'s state.
 pub fn read(sim: &Simulation, s: &Symbols, node: u32) -> Result<Replica, String> {
-    let h = words(sim, node, s.raft, 12)?;
+    let h = words(sim, node, s.raft, 12 + 2 * MAX_NODES)?;
     if h[0] != MAGIC || h[1] != node as u64 {
         return Err(format!("node {node}: no Raft state (magic {:#x}, me {})", h[0], h[1]));
     }
@@ -84,6 +89,8 @@ pub fn read(sim: &Simulation, s: &Symbols, node: u32) -> Result<Replica, String>
         role: h[8],
         elections: h[10],
         truncated_committed: h[11],
+        next_index: h[12..12 + MAX_NODES].to_vec(),
+        match_index: h[12 + MAX_NODES..].to_vec(),
         log: log.chunks(ENTRY_WORDS).map(entry).collect(),
         kv: words(sim, node, s.kv, NKEYS)?,
     })
