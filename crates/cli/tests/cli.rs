@@ -75,6 +75,8 @@ fn an_icenic_node_echoes_a_frame_from_the_command_line() {
     assert!(stderr(&o).contains("frames go to an IceNIC node"), "{}", stderr(&o));
     let o = nanopu(&["run", app, "--nic", "icenic", "--send", "2000:0:1"]);
     assert!(stderr(&o).contains("takes raw frames"), "{}", stderr(&o));
+    let o = nanopu(&["run", app, "--nic", "icenic", "--nodes", "2"]);
+    assert!(stderr(&o).contains("IceNIC nodes run alone for now"), "{}", stderr(&o));
 }
 
 #[test]
