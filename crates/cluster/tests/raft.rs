@@ -139,3 +139,15 @@ fn partition_of_the_leader_heals() {
         assert!(best - old.commit <= 3, "seed {seed}: the old leader caught up: {} of {best}", old.commit);
     }
 }
+
+/// Same configuration and seed, same run: every request's latency, the same timeline.
+#[test]
+fn same_seed_same_run() {
+    let mut s = spec(3, 5);
+    s.faults = vec![Fault::Crash { node: Target::Leader, at_us: 300.0 }];
+    let (a, b) = (s.run().unwrap(), s.run().unwrap());
+    assert_eq!(a.requests, b.requests);
+    assert_eq!(a.announcements, b.announcements);
+    let other = spec(3, 6).run().unwrap();
+    assert_ne!(a.requests, other.requests, "another seed, another run");
+}
