@@ -187,7 +187,14 @@ fn text(s: &RaftSpec, r: &RaftResult) -> String {
         .for_each(|a| t += &format!(" term {} node {} at {:.2} us;", a.term, a.node, a.at.as_us_f64()));
     t += "\nreplicas at the end:";
     for x in &r.replicas {
-        let role = ["follower", "candidate", "leader"].get(x.role as usize).unwrap_or(&"?");
+        let crashed =
+            r.faults.iter().any(|f| matches!(f, Fault::Crash { node: Target::Node(n), .. } if *n == x.node));
+        let role = match crashed {
+            true => "crashed, was ",
+            false => "",
+        };
+        let role =
+            format!("{role}{}", ["follower", "candidate", "leader"].get(x.role as usize).unwrap_or(&"?"));
         t += &format!(" node {} {role} term {} log {} commit {}", x.node, x.term, x.log.len() - 1, x.commit);
         if x.role == 2 {
             let n = r.replicas.len();
