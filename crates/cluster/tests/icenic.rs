@@ -34,14 +34,15 @@ fn frame(i: usize, len: usize) -> Vec<u8> {
 /// arrives); every reply must be its request turned around. The latencies, ns: the
 /// request's first byte leaving the host to the reply's last byte arriving.
 fn echo(n: usize, len: usize, sleep: bool) -> (Simulation, Vec<f64>) {
-    echo_with("apps/ice_loopback.elf", n, len, sleep)
+    echo_with("apps/ice_loopback.elf", n, len, sleep, None)
 }
 
-/// `echo` with another echo program.
-fn echo_with(elf: &str, n: usize, len: usize, sleep: bool) -> (Simulation, Vec<f64>) {
+/// `echo` with another echo program, and cores held to `run_ahead` cycles past global time.
+fn echo_with(elf: &str, n: usize, len: usize, sleep: bool, run_ahead: Option<u64>) -> (Simulation, Vec<f64>) {
     let limit = n.to_string();
     let mode = if sleep { "1" } else { "0" };
     let mut sim = Simulation::new(&common::elf(elf), ice_cfg(&[&limit, mode])).unwrap();
+    run_ahead.iter().for_each(|&c| sim.set_run_ahead(c));
     sim.host.send_frame_at(Time::from_us(2), frame(0, len));
     let mut sent = 1;
     sim.host.on_frame(move |now, _| {
@@ -111,7 +112,18 @@ fn a_burst_overflows_the_receive_buffer_and_the_drops_are_counted() {
 #[test]
 fn the_byte_swap_instructions_check_frames_in_fewer_instructions() {
     let (shifts, _) = echo(20, 64, false);
-    let (swaps, _) = echo_with("apps/ice_loopback_bswap.elf", 20, 64, false);
+    let (swaps, _) = echo_with("apps/ice_loopback_bswap.elf", 20, 64, false, None);
     let instret = |s: &Simulation| s.nodes[0].cores[0].stats().instret;
     assert!(instret(&swaps) < instret(&shifts), "{} against {}", instret(&swaps), instret(&shifts));
+}
+
+/// The run-ahead oracle (docs/architecture.md): cores one cycle past global time at most give
+/// the same replies at the same times, polling and sleeping.
+#[test]
+fn running_ahead_changes_nothing_on_an_icenic_node() {
+    for sleep in [false, true] {
+        let (_, free) = echo(10, 96, sleep);
+        let (_, held) = echo_with("apps/ice_loopback.elf", 10, 96, sleep, Some(1));
+        assert_eq!(free, held, "sleep {sleep}");
+    }
 }
