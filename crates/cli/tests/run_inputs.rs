@@ -125,7 +125,7 @@ fn a_cluster_cut_off_by_max_us_still_writes_its_files() {
     let o = nanopu(&[&args[..], &["--messages", csv.to_str().unwrap()]].concat());
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("outcome: time limit"));
-    assert!(std::fs::read_to_string(&csv).unwrap().starts_with("src,dst"));
+    assert!(std::fs::read_to_string(&csv).unwrap().starts_with("src,src_context,dst"));
     std::fs::remove_dir_all(dir).unwrap();
 }
 

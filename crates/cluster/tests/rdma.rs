@@ -92,10 +92,12 @@ fn four_cores_every_reply_checked() {
 /// Four cores near their saturation serve requests in flight together in other orders than
 /// they were sent: the check leaves data such an order explains unjudged, judges the rest.
 /// At this seed and load one reply differs from the send-order model that way (measured:
-/// the strict send-order check called it wrong), so the path is exercised.
+/// the strict send-order check called it wrong), so the path is exercised. Which load does
+/// it depends on the cores' timing: 88 Mrps did until the branch predictor followed Rocket's
+/// (none at 84, 90, 92, 94 since).
 #[test]
 fn four_cores_near_saturation_other_orders_are_not_wrong() {
-    let s = spec([0.2; 5], 88.0, 40_000);
+    let s = spec([0.2; 5], 86.0, 40_000);
     let r = run(&s, 4, None);
     assert_all_checked(&s, &r, 4);
     let e = r.kv.as_ref().unwrap();
