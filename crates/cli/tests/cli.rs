@@ -392,20 +392,7 @@ fn a_sort_run_writes_its_capture_and_is_the_same_run() {
 #[test]
 fn rdma_answers_malformed_requests_with_status_3() {
     let sends = ["8000000:0:9", "8001000:0:0x10009,77,8", "8002000:0:0x10001,78,5", "8003000:0:0x10001,79,8"];
-    let mut args = vec!["run", "sw/build/apps/rdma.elf", "--cores", "1", "--until-us", "9000", "--json"];
-    sends.iter().for_each(|s| args.extend(["--send", s]));
-    args.extend(["--", "1"]);
-    let o = nanopu(&args);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let replies: Vec<Vec<String>> = j["host_received"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["len"].as_u64() != Some(8)) // the server's start-up message
-        .map(|m| m["words"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).collect())
-        .collect();
-    let w = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let replies = server_replies("rdma", "9000", &sends, &["1"]);
     assert_eq!(replies[0], w(&["0x300", "0x0"]), "too short: status 3, no op, no tag");
     assert_eq!(replies[1], w(&["0x309", "0x4d"]), "unknown op 9: status 3, its tag");
     assert_eq!(replies[2], w(&["0x301", "0x4e"]), "unaligned address: status 3");
@@ -426,20 +413,7 @@ fn setalg_answers_malformed_queries_with_status_3() {
         "5003000:0:0x10001,79,4096",
         "5004000:0:0x20001,80,0,1",
     ];
-    let mut args = vec!["run", "sw/build/apps/setalg.elf", "--cores", "1", "--until-us", "6000", "--json"];
-    sends.iter().for_each(|s| args.extend(["--send", s]));
-    args.extend(["--", "1", "2048", "4096", "16"]);
-    let o = nanopu(&args);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let replies: Vec<Vec<String>> = j["host_received"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["len"].as_u64() != Some(8)) // the server's start-up message
-        .map(|m| m["words"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).collect())
-        .collect();
-    let w = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let replies = server_replies("setalg", "6000", &sends, &["1", "2048", "4096", "16"]);
     assert_eq!(replies[0], w(&["0x301", "0x0"]), "too short: status 3, no tag");
     assert_eq!(replies[1], w(&["0x301", "0x4d"]), "op 9: status 3, its tag");
     assert_eq!(replies[2], w(&["0x301", "0x4e"]), "five words: status 3");
@@ -477,4 +451,33 @@ fn load_csv_quotes_a_class_name_that_needs_it() {
     let first = csv.lines().nth(1).expect("a request");
     assert!(first.starts_with("1,0,\"a, \"\"b\"\"\",0,"), "{first}");
     assert_eq!(csv.lines().count(), 201, "a header and the 200 requests, one line each");
+}
+
+/// What a server program (`sw/build/apps/NAME.elf`, one core, these arguments) sent the test
+/// host for these `--send`s within `until_us`: each reply's words as hex, its 8-byte start-up
+/// message left out.
+fn server_replies(name: &str, until_us: &str, sends: &[&str], program_args: &[&str]) -> Vec<Vec<String>> {
+    let elf = format!("sw/build/apps/{name}.elf");
+    let mut args = vec!["run", &elf, "--cores", "1", "--until-us", until_us, "--json"];
+    sends.iter().for_each(|s| args.extend(["--send", s]));
+    args.push("--");
+    args.extend(program_args);
+    let o = nanopu(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let words = |m: &serde_json::Value| {
+        m["words"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).collect()
+    };
+    j["host_received"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["len"].as_u64() != Some(8))
+        .map(words)
+        .collect()
+}
+
+/// Hex words as owned strings, to compare with `server_replies`.
+fn w(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
 }
