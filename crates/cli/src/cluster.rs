@@ -5,7 +5,7 @@ use nanopu_cluster::cluster_config::ClusterFile;
 use nanopu_cluster::cluster_report::summarize_cluster;
 use nanopu_cluster::Simulation;
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -18,6 +18,8 @@ pub struct Outputs {
     pub pcap: Option<(Out, String)>,
     pub messages: Option<Out>,
     pub port_stats: Option<Out>,
+    /// The Perfetto trace, and whether it draws message flows.
+    pub trace: Option<(Out, bool)>,
 }
 
 /// An output file, open for writing, and its path for messages.
@@ -38,6 +40,7 @@ impl Outputs {
         pcap_at: Option<&str>,
         messages: Option<&Path>,
         port_stats: Option<&Path>,
+        trace: Option<(&Path, bool)>,
     ) -> Result<Outputs, String> {
         let at = pcap_at.unwrap_or("node:0").to_string();
         Ok(Outputs {
@@ -45,6 +48,7 @@ impl Outputs {
             pcap: pcap.map(create).transpose()?.map(|o| (o, at)),
             messages: messages.map(create).transpose()?,
             port_stats: port_stats.map(create).transpose()?,
+            trace: trace.map(|(p, flows)| create(p).map(|o| (o, flows))).transpose()?,
         })
     }
 }
@@ -173,7 +177,19 @@ fn write_files(sim: &mut Simulation, out: Outputs) -> Result<(), String> {
         sim.write_port_stats(&mut o.file).map_err(|e| format!("{}: {e}", o.path))?;
         finish(o.file, &o.path)?;
     }
+    if let Some((mut o, flows)) = out.trace {
+        o.file.write_all(trace_of(sim, flows).as_bytes()).map_err(|e| format!("{}: {e}", o.path))?;
+        finish(o.file, &o.path)?;
+    }
     Ok(())
+}
+
+/// The run as a Perfetto trace (`nanopu_cluster::trace`): no stages outside a sort.
+fn trace_of(sim: &Simulation, flows: bool) -> String {
+    use nanopu_cluster::trace::{trace_json, TraceInput};
+    let (nodes, hz, messages) = (sim.nodes.len(), sim.clock().hz(), sim.message_records());
+    let cores_per_node = sim.nodes.first().map_or(1, |n| n.cores.len());
+    trace_json(&TraceInput { nodes, outputs: &[], cores_per_node, hz, messages: &messages, flows })
 }
 
 fn finish(mut file: BufWriter<File>, path: &str) -> Result<(), String> {

@@ -88,6 +88,14 @@ pub struct RunArgs {
     /// Cluster runs: write per-port statistics (packets, bytes, largest queue) as CSV.
     #[arg(long)]
     port_stats: Option<PathBuf>,
+    /// Cluster runs: write a Perfetto trace: a track per core named by node and core, and a
+    /// counter of the messages in flight (docs/sort-harness.md describes the format).
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// With --trace: also a flow arrow per message delivery, from the source context's
+    /// core to the destination context's (about 240 bytes per message).
+    #[arg(long, requires = "trace")]
+    trace_messages: bool,
     /// Cluster runs: where `--pcap` captures: a node ("node:N", what it sends and receives)
     /// or a switch port ("switch:S:P", what leaves and enters it) [default: node:0].
     #[arg(long)]
@@ -235,6 +243,7 @@ impl RunArgs {
             ("--pcap-at", self.pcap_at.is_some()),
             ("--messages", self.messages.is_some()),
             ("--port-stats", self.port_stats.is_some()),
+            ("--trace", self.trace.is_some()),
             ("--threads", self.threads.is_some()),
         ]
     }
@@ -254,6 +263,7 @@ impl RunArgs {
             self.pcap_at.as_deref(),
             self.messages.as_deref(),
             self.port_stats.as_deref(),
+            self.trace.as_deref().map(|p| (p, self.trace_messages)),
         )
     }
 

@@ -5,8 +5,8 @@
 use clap::Args;
 use nanopu_cluster::sort::harness::max_records_per_core;
 use nanopu_cluster::sort::report::{stage_table, stages_csv, SeedSummary};
-use nanopu_cluster::sort::trace::{trace_json, TraceInput};
 use nanopu_cluster::sort::{self, Algorithm, Distribution, SortRun, SortSpec, Start};
+use nanopu_cluster::trace::{trace_json, TraceInput};
 use nanopu_sim::Time;
 use serde_json::json;
 use std::path::PathBuf;
@@ -254,11 +254,10 @@ impl SortArgs {
             |p: &PathBuf, text: String| std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()));
         if let Some(p) = &self.trace {
             let messages = run.sim.message_records();
-            let (outputs, flows) = (&run.outputs, self.trace_messages);
-            write(
-                p,
-                trace_json(&TraceInput { outputs, cores_per_node: per_node, hz, messages: &messages, flows }),
-            )?;
+            let (outputs, flows, nodes) = (&run.outputs, self.trace_messages, run.sim.nodes.len());
+            let input =
+                TraceInput { nodes, outputs, cores_per_node: per_node, hz, messages: &messages, flows };
+            write(p, trace_json(&input))?;
         }
         if let Some(p) = &self.stages {
             write(p, stages_csv(&run.outputs, per_node, hz))?;

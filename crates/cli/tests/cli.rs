@@ -481,3 +481,24 @@ fn server_replies(name: &str, until_us: &str, sends: &[&str], program_args: &[&s
 fn w(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
+
+#[test]
+fn a_cluster_run_writes_a_perfetto_trace_with_its_messages() {
+    let dir = std::env::temp_dir().join(format!("nanopu-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("incast.json");
+    let p = path.to_str().unwrap();
+    let o = nanopu(&["run", "experiments/incast/ndp-trim.toml", "--trace", p, "--trace-messages", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let events = t["traceEvents"].as_array().unwrap();
+    let count = |ph: &str| events.iter().filter(|e| e["ph"] == ph).count();
+    let names =
+        |n: &str| events.iter().filter(|e| e["name"] == "process_name" && e["args"]["name"] == n).count();
+    assert_eq!((names("node 0 (10.0.0.2)"), names("network")), (1, 1));
+    assert_eq!((count("s"), count("f")), (80, 80), "one flow per delivery of the 80-to-1 incast");
+    assert!(count("C") > 0, "the messages-in-flight counter");
+    let _ = std::fs::remove_dir_all(&dir);
+    let single = nanopu(&["run", "sw/build/apps/loopback.elf", "--trace", p]);
+    assert!(!single.status.success() && stderr(&single).contains("--trace does not apply to a single node"));
+}

@@ -25,8 +25,10 @@
 //! - [`chain`]: chain replication's client (the test host) against `sw/apps/chain.c`,
 //!   configured by [`chain_config`].
 //! - [`sort`]: the sort benchmark harness: inputs loaded into memory, outputs validated,
-//!   stage logs turned into tables and traces.
-//! - [`report`]: per-core and per-run summaries, as text and JSON.
+//!   stage logs turned into tables.
+//! - [`report`]: per-core and per-run summaries, as text and JSON; [`progress`], the progress
+//!   line of long runs; [`trace`], a run as a Perfetto trace (nodes, cores, a sort's stages,
+//!   messages in flight, message flows).
 
 #![forbid(unsafe_code)]
 
@@ -69,6 +71,7 @@ pub mod sim;
 pub mod sort;
 pub mod spin;
 pub mod stop;
+pub mod trace;
 
 pub use config::{NodeConfig, PortParams};
 pub use host::{HostMessage, TestHost};

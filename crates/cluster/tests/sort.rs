@@ -137,12 +137,13 @@ fn the_progress_probe_finds_every_sorter_done_at_the_end() {
 
 #[test]
 fn the_trace_names_every_track_and_draws_each_delivery_from_core_to_core() {
-    use nanopu_cluster::sort::trace::{trace_json, TraceInput};
+    use nanopu_cluster::trace::{trace_json, TraceInput};
     let mut four = spec(Algorithm::NanoSort, 64, 16, &[4, 4, 1]);
     four.cores_per_node = 4;
     let r = run(&four);
     let messages = r.sim.message_records();
     let input = TraceInput {
+        nodes: 16,
         outputs: &r.outputs,
         cores_per_node: 4,
         hz: r.sim.clock().hz(),

@@ -5,16 +5,14 @@
 //! - [`harness`]: writing each sorter's input into its node's memory before the run and
 //!   reading its output, stage log and counters after it.
 //! - [`validate`]: global order, record count and checksum.
-//! - [`report`]: total time, per-stage compute and idle time, skew, traffic.
-//! - [`trace`]: the Perfetto trace: named node and core tracks, stages, messages in flight,
-//!   message flows between cores.
+//! - [`report`]: total time, per-stage compute and idle time, skew, traffic (the
+//!   Perfetto trace: `crate::trace`).
 //! - [`run`]: a whole run: cluster sized for the sorters, program, validation.
 
 pub mod harness;
 pub mod input;
 pub mod report;
 pub mod run;
-pub mod trace;
 pub mod validate;
 
 pub use harness::{SorterOutput, Stage, Start};

@@ -1,5 +1,5 @@
 //! What a sort run reports: total time, per-stage compute and idle time over all cores,
-//! messages and bytes, final skew (its Perfetto trace: `trace`).
+//! messages and bytes, final skew (its Perfetto trace: `crate::trace`).
 
 use super::harness::{SorterOutput, Stage};
 use serde::Serialize;

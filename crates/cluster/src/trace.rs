@@ -1,16 +1,18 @@
-//! A sort run as a Perfetto trace (Chrome trace-event JSON; opens in ui.perfetto.dev and
-//! chrome://tracing): one process per node, named with its address, one thread per core,
-//! one slice per stage with its idle time; a counter of the messages in the network; and,
-//! if asked, one flow arrow per message delivery from the sending core to the receiving
-//! one (a 4,096-core NanoSort delivers about 600,000 messages: some 140 MB of trace).
+//! A cluster run as a Perfetto trace (Chrome trace-event JSON; opens in ui.perfetto.dev and
+//! chrome://tracing): one process per node, named with its address, one thread per core;
+//! for a sort, one slice per stage with its idle time; a counter of the messages in the
+//! network; and, if asked, one flow arrow per message delivery from the sending core to
+//! the receiving one (a 4,096-core NanoSort delivers about 600,000 messages: some 140 MB).
 //!
-//! Sorter s runs on node s / C, core s % C, and uses context s % C (docs/sort-harness.md),
-//! so a message's contexts name its cores.
+//! A flow ends on the thread of the message's destination context, and starts on that of
+//! its source context: in a sort, sorter s runs on node s / C, core s % C, and uses context
+//! s % C (docs/sort-harness.md), so the contexts name the cores; in another program they
+//! name the cores if the program gives each core its own context.
 
-use super::harness::SorterOutput;
-use super::report::stage_name;
 use crate::boot::ip_text;
 use crate::records::MessageRecord;
+use crate::sort::harness::SorterOutput;
+use crate::sort::report::stage_name;
 
 /// Node n's address, 10.0.0.(2 + n) (docs/abi.md).
 const FIRST_IP: u32 = 0x0a00_0002;
@@ -19,6 +21,8 @@ const COUNTER_BINS: usize = 2000;
 
 /// What the trace is drawn from.
 pub struct TraceInput<'a> {
+    pub nodes: usize,
+    /// The sorters' outputs (their stages), or none outside a sort.
     pub outputs: &'a [SorterOutput],
     pub cores_per_node: usize,
     pub hz: u64,
@@ -32,9 +36,9 @@ pub fn trace_json(t: &TraceInput) -> String {
     let mut events = Vec::new();
     names(t, &mut events);
     stages(t, &mut events);
-    in_flight(t.messages, t.outputs.len().div_ceil(t.cores_per_node.max(1)), &mut events);
+    in_flight(t.messages, t.nodes, &mut events);
     if t.flows {
-        flows(t.messages, &mut events);
+        flows(t.messages, t.outputs.is_empty(), &mut events);
     }
     format!("{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n{}\n]}}\n", events.join(",\n"))
 }
@@ -46,8 +50,7 @@ fn us_fs(fs: u64) -> f64 {
 
 /// Track names: "node N (10.0.0.X)" for each node, "core C" for each of its cores.
 fn names(t: &TraceInput, out: &mut Vec<String>) {
-    let nodes = t.outputs.len().div_ceil(t.cores_per_node.max(1));
-    for n in 0..nodes {
+    for n in 0..t.nodes {
         let name = format!("node {n} ({})", ip_text(FIRST_IP + n as u32));
         out.push(format!(
             "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{n},\"args\":{{\"name\":\"{name}\"}}}}"
@@ -55,7 +58,7 @@ fn names(t: &TraceInput, out: &mut Vec<String>) {
         out.push(format!(
             "{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{n},\"args\":{{\"sort_index\":{n}}}}}"
         ));
-        for c in 0..t.cores_per_node.min(t.outputs.len() - n * t.cores_per_node) {
+        for c in 0..t.cores_per_node {
             let core = format!("{{\"name\":\"core {c}\"}}");
             out.push(format!(
                 "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{n},\"tid\":{c},\"args\":{core}}}"
@@ -118,13 +121,21 @@ fn binned_max(steps: &[(u64, i64)], bin: u64) -> Vec<(u64, i64)> {
 }
 
 /// A flow arrow per delivered message, from its sender's core when it was sent to its
-/// receiver's core when it was delivered.
-fn flows(messages: &[MessageRecord], out: &mut Vec<String>) {
+/// receiver's core when it was delivered. An arrow is drawn between slices; where there are
+/// no stage slices (`anchor`), a "send" and a "deliver" slice of 1 ns carry it.
+fn flows(messages: &[MessageRecord], anchor: bool, out: &mut Vec<String>) {
     let node = |ip: u32| ip.wrapping_sub(FIRST_IP);
     for (id, m) in messages.iter().enumerate() {
         let Some(d) = m.delivered else { continue };
         let (sp, st, dp, dt) = (node(m.src_ip), m.src_context, node(m.dst_ip), m.dst_context);
         let sent = us_fs(m.sent.0);
+        if anchor {
+            out.push(format!(
+                "{{\"name\":\"send\",\"ph\":\"X\",\"pid\":{sp},\"tid\":{st},\"ts\":{sent:.4},\"dur\":0.001}}"
+            ));
+            let at = us_fs(d.0);
+            out.push(format!("{{\"name\":\"deliver\",\"ph\":\"X\",\"pid\":{dp},\"tid\":{dt},\"ts\":{at:.4},\"dur\":0.001}}"));
+        }
         out.push(format!("{{\"name\":\"message\",\"cat\":\"message\",\"ph\":\"s\",\"id\":{id},\"pid\":{sp},\"tid\":{st},\"ts\":{sent:.4}}}"));
         let (at, bytes) = (us_fs(d.0), m.len);
         out.push(format!("{{\"name\":\"message\",\"cat\":\"message\",\"ph\":\"f\",\"bp\":\"e\",\"id\":{id},\"pid\":{dp},\"tid\":{dt},\"ts\":{at:.4},\"args\":{{\"bytes\":{bytes}}}}}"));
@@ -142,6 +153,7 @@ mod tests {
         let st = |id, start, end, idle| Stage { id, start, end, idle };
         let o = vec![out(vec![st(1, 0, 3200, 1600)]), out(vec![st(32, 6400, 9600, 320)])];
         let t = trace_json(&TraceInput {
+            nodes: 2,
             outputs: &o,
             cores_per_node: 1,
             hz: 3_200_000_000,
