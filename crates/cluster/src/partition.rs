@@ -57,8 +57,9 @@ impl Simulation {
         let host = wiring.host_node().map(|h| wiring.part_of_node(h) as usize);
         for (t, mut ev) in self.q.take_all() {
             let Some(n) = ev.node_mut() else {
+                // An event that names no node and is not the network's is the test host's.
                 let p = host
-                    .filter(|_| ev.is_host())
+                    .filter(|_| !matches!(ev, Ev::Net(_)))
                     .expect("only node and host events are pending when a partitioned run starts");
                 parts[p].q.push(t, ev);
                 continue;
@@ -116,20 +117,6 @@ impl Ev {
             | Ev::HostFrame { .. }
             | Ev::Net(_) => None,
         }
-    }
-
-    /// Is it the test host's?
-    fn is_host(&self) -> bool {
-        matches!(
-            self,
-            Ev::HostSend { .. }
-                | Ev::HostRaw { .. }
-                | Ev::HostArrive { .. }
-                | Ev::HostTimer { .. }
-                | Ev::PortFree
-                | Ev::HostFrameSend { .. }
-                | Ev::HostFrame { .. }
-        )
     }
 }
 
