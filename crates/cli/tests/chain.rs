@@ -1,12 +1,9 @@
 //! `nanopu chain CONFIG.toml`: a small chain under load with a crashed tail prints a row per
 //! request type and the reconfiguration, and writes its files; a bad key is refused by name.
 
-use std::process::{Command, Output};
+mod common;
 
-fn nanopu(args: &[&str]) -> Output {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    Command::new(env!("CARGO_BIN_EXE_nanopu")).args(args).current_dir(root).output().expect("runs")
-}
+use common::nanopu;
 
 /// A fresh directory of this test process for the files a test writes.
 fn scratch(name: &str) -> std::path::PathBuf {

@@ -1,15 +1,9 @@
 //! The `nanopu` command as a user meets it: exit statuses, JSON, error messages.
 
+mod common;
+
+use common::{nanopu, stderr};
 use std::process::{Command, Output};
-
-fn nanopu(args: &[&str]) -> Output {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    Command::new(env!("CARGO_BIN_EXE_nanopu")).args(args).current_dir(root).output().expect("runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 #[test]
 fn passing_program_exits_zero_with_json_summary() {

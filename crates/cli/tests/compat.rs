@@ -4,12 +4,10 @@
 //! network registers because the program uses the LNIC CSRs, the first exit ends the node,
 //! and `exit(-1)` is reported as -1 (docs/abi.md).
 
-use std::process::{Command, Output};
+mod common;
 
-fn nanopu(args: &[&str]) -> Output {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    Command::new(env!("CARGO_BIN_EXE_nanopu")).args(args).current_dir(root).output().expect("runs")
-}
+use common::nanopu;
+use std::process::Output;
 
 fn json(o: &Output) -> serde_json::Value {
     let err = String::from_utf8_lossy(&o.stderr);

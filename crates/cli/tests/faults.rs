@@ -1,16 +1,10 @@
 //! `--crash` and `--partition` on `nanopu run` (docs/faults.md): refused where they cannot
 //! apply or name no node, and otherwise applied as `[[faults]]` entries and reported.
 
-use std::process::{Command, Output};
+mod common;
 
-fn nanopu(args: &[&str]) -> Output {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    Command::new(env!("CARGO_BIN_EXE_nanopu")).args(args).current_dir(root).output().expect("runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{nanopu, stderr};
+use std::process::Output;
 
 fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(o)))

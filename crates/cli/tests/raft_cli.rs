@@ -1,16 +1,9 @@
 //! `nanopu raft CONFIG.toml` as a user meets it: a run's figures and checks, its CSVs, and
 //! bad values refused naming the key.
 
-use std::process::{Command, Output};
+mod common;
 
-fn nanopu(args: &[&str]) -> Output {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    Command::new(env!("CARGO_BIN_EXE_nanopu")).args(args).current_dir(root).output().expect("runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{nanopu, stderr};
 
 #[test]
 fn a_run_prints_its_figures_and_passes_its_checks() {
