@@ -39,6 +39,10 @@ pub struct TestHost {
     pub frames_sent: Vec<crate::ice::HostFrame>,
     pub frames_received: Vec<crate::ice::HostFrame>,
     frame_stop: Option<usize>,
+    /// Seeded loss of IceNIC frames on the host's link, both ways (`lose_frames`).
+    frame_loss: Option<(f64, nanopu_sim::Rng)>,
+    /// Frames lost that way: towards the node, towards the host.
+    pub frames_lost: [u64; 2],
 }
 
 /// Decides which frames to send next when a frame arrives from an IceNIC node.
@@ -141,9 +145,27 @@ impl TestHost {
         self.frame_script.push((at, frame));
     }
 
-    /// Answer each frame that arrives with the frames `f` returns (closed-loop tests).
+    /// Answer each frame that arrives with the frames `f` returns (closed-loop tests). An
+    /// empty frame that `f` returns is a timer, never sent: at its time `f` is called with
+    /// an empty frame (protocols with timeouts, `crate::erpc`).
     pub fn on_frame(&mut self, f: impl FnMut(Time, &[u8]) -> Vec<(Time, Vec<u8>)> + Send + 'static) {
         self.frame_responder = Some(Box::new(f));
+    }
+
+    /// Lose each IceNIC frame on the host's link with probability `prob`, in both
+    /// directions, drawn from a generator seeded with `seed` in event order (so the same
+    /// seed loses the same frames). A frame lost towards the node still occupies the link;
+    /// one lost towards the host never reaches the responder. Counted in `frames_lost`.
+    pub fn lose_frames(&mut self, prob: f64, seed: u64) {
+        self.frame_loss = Some((prob, nanopu_sim::Rng::stream(seed, 0x1ce_105e)));
+    }
+
+    /// Is the next frame on the link lost (direction 0 towards the node, 1 towards the host)?
+    pub(crate) fn frame_lost(&mut self, dir: usize) -> bool {
+        let Some((p, rng)) = self.frame_loss.as_mut() else { return false };
+        let lost = rng.next_f64() < *p;
+        self.frames_lost[dir] += lost as u64;
+        lost
     }
 
     /// End the run once `count` frames have arrived.

@@ -105,11 +105,28 @@ impl Simulation {
 
     /// A frame from the test host: over its link into the IceNIC's receive buffer.
     pub(crate) fn host_send_frame(&mut self, frame: Vec<u8>) {
+        if frame.is_empty() {
+            return self.host_frame_timer();
+        }
         let l = &mut self.link;
         let ser = serialization(frame.len() as u64, l.port.rate_bps);
         let t = crate::link::HostLink::cross_to_node(l, self.now, ser);
         self.host.frames_sent.push(HostFrame { time: self.now, frame: frame.clone() });
-        self.q.push(t, Ev::IceRx { node: 0, frame: frame.into_boxed_slice() });
+        if !self.host.frame_lost(0) {
+            self.q.push(t, Ev::IceRx { node: 0, frame: frame.into_boxed_slice() });
+        }
+    }
+
+    /// A timer the frame responder asked for (an empty frame): call it with no frame.
+    fn host_frame_timer(&mut self) {
+        let (replies, _) = self.host.frame_arrived(self.now, &[]);
+        self.host_frame_replies(replies);
+    }
+
+    fn host_frame_replies(&mut self, replies: Vec<(Time, Vec<u8>)>) {
+        for (t, f) in replies {
+            self.q.push(t.max(self.now), Ev::HostFrameSend { frame: f.into_boxed_slice() });
+        }
     }
 
     /// A frame's last byte reaches node `n`'s IceNIC.
@@ -119,12 +136,13 @@ impl Simulation {
     }
 
     pub(crate) fn host_frame_arrive(&mut self, frame: Vec<u8>) {
+        if self.host.frame_lost(1) {
+            return;
+        }
         let time = self.now;
         let (replies, done) = self.host.frame_arrived(time, &frame);
         self.host_done |= done;
         self.host.frames_received.push(HostFrame { time, frame });
-        for (t, f) in replies {
-            self.q.push(t.max(time), Ev::HostFrameSend { frame: f.into_boxed_slice() });
-        }
+        self.host_frame_replies(replies);
     }
 }

@@ -43,6 +43,7 @@ pub mod cluster_config;
 pub mod cluster_report;
 pub mod config;
 mod cores;
+pub mod erpc;
 pub mod fault;
 pub mod fuzzing;
 pub mod host;
