@@ -1,91 +1,19 @@
 /*
- * ice_loopback.c - echo server on an IceNIC node (`--nic icenic`, docs/models/icenic.md).
- * Hart 0 keeps a receive buffer posted in each of the NIC's ten receive request slots;
- * every frame received is checked (IPv4/UDP to this node's MAC and IP, lengths that
- * agree), turned around (MACs, IP addresses and UDP ports swapped) in its buffer, sent
- * back from there, and the buffer is posted again once the send has completed.  A frame
- * that fails the check stops the program with exit code 2 and a message naming it.
- *
- * Arguments (after program, MAC and IP): the number of frames to serve before exiting
- * with 0 (0: serve forever), then the wait mode: 0 polls the completion counts, 1 sleeps
- * in wfi with the receive-completion interrupt enabled in the NIC and in mie (not in
- * mstatus: wfi wakes on a pending enabled interrupt without trapping). Other harts exit.
+ * ice_loopback.c - echo server on an IceNIC node (`--nic icenic`, docs/models/icenic.md):
+ * every frame goes back to its sender as it came, its addresses and ports swapped.  The
+ * serving loop, the frame check and the arguments (frames to serve, wait mode) are
+ * ice_echo.h's.
  */
-#include "icenic.h"
+#include "ice_echo.h"
 
-#define NBUF ICENIC_QUEUE_DEPTH
-#define BUF_BYTES 1536
-
-static uint8_t bufs[NBUF][BUF_BYTES] __attribute__((aligned(64)));
-
-/* 0 if `f` (of `len` bytes) is an IPv4/UDP frame to this node, else what is wrong. */
-static const char *check_frame(const uint8_t *f, uint32_t len, uint64_t mac, uint32_t ip)
+static const char *echo(uint8_t *f, uint32_t len)
 {
-    if (len < ICE_FRAME_PAYLOAD)
-        return "shorter than its headers";
-    for (int i = 0; i < 6; i++)
-        if (f[ICE_FRAME_ETH_DST + i] != (uint8_t)(mac >> (8 * (5 - i))))
-            return "not to this node's MAC";
-    if (ice_get16(f, ICE_FRAME_ETH_TYPE) != 0x0800 || f[ICE_FRAME_IP] != 0x45 || f[ICE_FRAME_IP + 9] != 17)
-        return "not IPv4 (no options) carrying UDP";
-    uint32_t ip_len = ice_get16(f, ICE_FRAME_IP_LEN);
-    if (ip_len + ICE_FRAME_IP != len || ice_get16(f, ICE_FRAME_UDP + 4) != ip_len - 20)
-        return "lengths disagree (frame, IPv4 total length, UDP length)";
-    if (ice_get32(f, ICE_FRAME_IP_DST) != ip)
-        return "not to this node's IP";
+    (void)f;
+    (void)len;
     return 0;
-}
-
-static void swap16(uint8_t *f, int a, int b)
-{
-    uint16_t t = *(uint16_t *)(f + a);
-    *(uint16_t *)(f + a) = *(uint16_t *)(f + b);
-    *(uint16_t *)(f + b) = t;
-}
-
-/* Send the frame back where it came from: swap MACs, IP addresses and UDP ports. */
-static void turn_around(uint8_t *f)
-{
-    for (int i = 0; i < 6; i += 2)
-        swap16(f, ICE_FRAME_ETH_DST + i, ICE_FRAME_ETH_SRC + i);
-    swap16(f, ICE_FRAME_IP_SRC, ICE_FRAME_IP_DST);
-    swap16(f, ICE_FRAME_IP_SRC + 2, ICE_FRAME_IP_DST + 2);
-    swap16(f, ICE_FRAME_UDP, ICE_FRAME_UDP + 2);
-}
-
-static uint32_t wait_frame(int sleep)
-{
-    while (icenic_recv_comps() == 0)
-        if (sleep)
-            __asm__ volatile("wfi");
-    return icenic_take_recv_comp();
 }
 
 int main(int argc, char **argv)
 {
-    if (nanopu_core_id() != 0)
-        return 0;
-    uint64_t limit = nanopu_arg_u64(argc, argv, 0, 0);
-    int sleep = nanopu_arg_u64(argc, argv, 1, 0) != 0;
-    uint64_t mac = icenic_mac();
-    uint32_t ip = nanopu_node_ip();
-    if (sleep)
-        icenic_irq_enable(2);
-    for (int i = 0; i < NBUF; i++)
-        icenic_post_recv(bufs[i]);
-    for (uint64_t served = 0, i = 0; limit == 0 || served < limit; served++, i = (i + 1) % NBUF) {
-        uint32_t len = wait_frame(sleep);
-        const char *bad = check_frame(bufs[i], len, mac, ip);
-        if (bad) {
-            printf("ice_loopback: frame %lu (%u bytes): %s\n", (unsigned long)served, (unsigned)len, bad);
-            return 2;
-        }
-        turn_around(bufs[i]);
-        while (icenic_send_space() == 0) {
-        }
-        icenic_send(bufs[i], len);
-        icenic_wait_send();
-        icenic_post_recv(bufs[i]);
-    }
-    return 0;
+    return ice_serve(argc, argv, "ice_loopback", echo);
 }

@@ -1,12 +1,15 @@
 //! `nanopu bench NAME`: the node microbenchmarks. Each prints one JSON document.
 //!
-//! - `loopback-latency`: closed-loop echo through `loopback.elf`; median and p99 latency per
+//! - `loopback-latency`: closed-loop echo through `loopback.elf` (`--app stream`:
+//!   `stream.elf`, every word incremented); median and p99 latency per
 //!   payload size as the prototype's latency module measured it (requests from context
 //!   0x1234: first word of a request packet entering the NIC to the last word of the reply
 //!   packet leaving it, `nanopu_nic::stamp`), and wire to wire at the host with the
 //!   Ethernet MAC and serial I/O latency.
-//! - `icenic-loopback-latency`: the same echo on an IceNIC node (`bench_ice`,
+//! - `icenic-loopback-latency`: the same echo (or stream) on an IceNIC node (`bench_ice`,
 //!   docs/models/icenic.md): frames through DMA and a polling core, wire to wire.
+//! - `nic-throughput`: one core's receive and transmit rates for 64-byte messages and its
+//!   loopback request rate per size, on the NIC `--nic` names (`bench_nic`).
 //! - `loopback-throughput`: one core answering 16-byte requests (see `bench_tput`).
 //! - `rx`: time for one core to receive 1 and 64 16-byte messages sent back to back.
 //! - `network`: packet-hops simulated per host second on a loaded leaf-spine, and memory;
@@ -41,18 +44,51 @@ pub struct BenchArgs {
     /// Host threads of `network` (default: NANOPU_THREADS, else every host core).
     #[arg(long)]
     threads: Option<usize>,
+    /// `loopback-latency`, `icenic-loopback-latency`: the echo program.
+    #[arg(long, value_enum, default_value = "loopback")]
+    app: App,
+    /// `nic-throughput`: the NIC measured.
+    #[arg(long, value_enum, default_value = "nanopu")]
+    nic: crate::bench_nic::Nic,
     /// `network`: measure the network alone, without the run whose cores write and check
     /// the messages (`with_cores` is then null); for profiling the fabric and transports.
     #[arg(long)]
     network_only: bool,
 }
 
-/// Payload sizes of the loopback-latency benchmark, bytes (issue: 8 to 1,024).
-const SIZES: [u16; 6] = [8, 16, 64, 256, 512, 1024];
+/// The echo programs of the latency and request-rate benchmarks, by what they do to a
+/// request's payload words (docs/platform.md section 5: loopback and stream).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum App {
+    /// Every word back as it came.
+    Loopback,
+    /// Every word back incremented by one.
+    Stream,
+}
+
+impl App {
+    pub fn name(self) -> &'static str {
+        match self {
+            App::Loopback => "loopback",
+            App::Stream => "stream",
+        }
+    }
+
+    /// The reply's payload word for a request's word.
+    pub fn reply_word(self, w: u64) -> u64 {
+        match self {
+            App::Loopback => w,
+            App::Stream => w.wrapping_add(1),
+        }
+    }
+}
+
+/// Payload sizes of the loopback-latency benchmarks, bytes (issue: 8 to 1,024).
+pub const SIZES: [u16; 6] = [8, 16, 64, 256, 512, 1024];
 /// Requests excluded from latency statistics while caches warm up.
 const WARMUP: usize = 16;
 /// When the host starts sending: after every core has registered its context.
-const START: Time = Time::from_us(2);
+pub const START: Time = Time::from_us(2);
 /// How this binary was built, for the figures: "pgo" from `scripts/build-pgo` (`make build`),
 /// else "plain".
 const BUILD: &str = match option_env!("NANOPU_BUILD") {
@@ -63,7 +99,7 @@ const BUILD: &str = match option_env!("NANOPU_BUILD") {
 const MAC_NS: f64 = 26.0;
 
 /// Every benchmark `main` runs, by name.
-const BENCHMARKS: [&str; 7] = [
+const BENCHMARKS: [&str; 8] = [
     "loopback-latency",
     "loopback-throughput",
     "rx",
@@ -71,14 +107,17 @@ const BENCHMARKS: [&str; 7] = [
     "network",
     "context-switch",
     "icenic-loopback-latency",
+    "nic-throughput",
 ];
 
 pub fn main(a: BenchArgs) -> Result<ExitCode, String> {
     let mut out = match a.name.as_str() {
         "loopback-latency" => latency(&a)?,
         "icenic-loopback-latency" => {
-            crate::bench_ice::latency(&elf(&a, "ice_loopback")?, a.requests.unwrap_or(500), MAC_NS)?
+            let program = format!("ice_{}", a.app.name());
+            crate::bench_ice::latency(&elf(&a, &program)?, a.app, a.requests.unwrap_or(500), MAC_NS)?
         }
+        "nic-throughput" => crate::bench_nic::throughput(&a.sw_build, a.nic, a.requests.unwrap_or(2_000))?,
         "loopback-throughput" => {
             crate::bench_tput::throughput(&elf(&a, "loopback_tput")?, a.requests.unwrap_or(20_000))?
         }
@@ -94,19 +133,24 @@ pub fn main(a: BenchArgs) -> Result<ExitCode, String> {
 }
 
 fn elf(a: &BenchArgs, name: &str) -> Result<Vec<u8>, String> {
-    let p = a.sw_build.join("apps").join(format!("{name}.elf"));
+    program(&a.sw_build, name)
+}
+
+/// The built program `apps/NAME.elf` under `sw_build`.
+pub fn program(sw_build: &std::path::Path, name: &str) -> Result<Vec<u8>, String> {
+    let p = sw_build.join("apps").join(format!("{name}.elf"));
     std::fs::read(&p)
         .map_err(|e| format!("cannot read {} ({e}); build the programs with `make -C sw`", p.display()))
 }
 
-fn node_cfg(cores: usize, mac_ns: f64) -> NodeConfig {
+pub fn node_cfg(cores: usize, mac_ns: f64) -> NodeConfig {
     let mut cfg = NodeConfig::default();
     cfg.nic.cores = cores;
     cfg.port.mac_fs = Time::from_ns_f64(mac_ns).as_fs();
     cfg
 }
 
-fn request(rng: &mut Rng, len: u16) -> Message {
+pub fn request(rng: &mut Rng, len: u16) -> Message {
     let words: Vec<u64> = (0..len.div_ceil(8)).map(|_| rng.next_u64()).collect();
     TestHost::message_len(0, nanopu_cluster::boot::node_ip(0), 0, len, &words)
 }
@@ -114,10 +158,11 @@ fn request(rng: &mut Rng, len: u16) -> Message {
 // ---- loopback latency -----------------------------------------------------------------------
 
 fn latency(a: &BenchArgs) -> Result<Value, String> {
-    let elf = elf(a, "loopback")?;
+    let elf = elf(a, a.app.name())?;
     let n = a.requests.unwrap_or(500) + WARMUP;
-    let rows: Result<Vec<Value>, String> = SIZES.iter().map(|&len| latency_row(&elf, len, n)).collect();
-    Ok(json!({ "benchmark": "loopback-latency", "unit": "ns", "requests": n - WARMUP,
+    let rows: Result<Vec<Value>, String> =
+        SIZES.iter().map(|&len| latency_row(&elf, a.app, len, n)).collect();
+    Ok(json!({ "benchmark": "loopback-latency", "app": a.app.name(), "unit": "ns", "requests": n - WARMUP,
         "nic_definition": "the prototype's latency module: requests from context 0x1234; first word of the request's last packet entering the NIC to the last word of the reply's last packet leaving it, read from the reply's stamp (MAC excluded)",
         "wire_definition": "wire to wire at the host: the request's first byte leaving to the reply's last byte arriving, with 26 ns of MAC and serial I/O each way; 200 Gb/s, no propagation",
         "warmup": WARMUP,
@@ -125,7 +170,7 @@ fn latency(a: &BenchArgs) -> Result<Value, String> {
         "sizes": rows? }))
 }
 
-fn latency_row(elf: &[u8], len: u16, n: usize) -> Result<Value, String> {
+fn latency_row(elf: &[u8], app: App, len: u16, n: usize) -> Result<Value, String> {
     let mut sim = Simulation::new(elf, node_cfg(4, MAC_NS)).map_err(|e| e.to_string())?;
     let mut rng = Rng::stream(1, len as u64);
     sim.host.send_at(START, stamped_request(&mut rng, len));
@@ -138,15 +183,19 @@ fn latency_row(elf: &[u8], len: u16, n: usize) -> Result<Value, String> {
         vec![(now + Time::from_ns(100), stamped_request(&mut rng, len))]
     });
     finish(&mut sim)?;
-    let (nic, wire) = paired_latencies(&sim, n)?;
+    let (nic, wire) = paired_latencies(&sim, app, n)?;
     let (nic, wire) = (summarize(&nic[WARMUP..]), summarize(&wire[WARMUP..]));
     Ok(json!({ "payload_bytes": len, "nic_median_ns": nic.median, "nic_p99_ns": nic.p99,
         "wire_median_ns": wire.median, "wire_p99_ns": wire.p99 }))
 }
 
-/// A request from the testers' context 0x1234, so that the port stamps it.
+/// A request from the testers' context 0x1234, so that the port stamps it. Its last word,
+/// where the stamps go, is 0: `stream.elf` adds one to it before the port writes the
+/// stamps over it, and no carry may reach the stamp.
 fn stamped_request(rng: &mut Rng, len: u16) -> Message {
-    Message { src_context: nanopu_nic::stamp::TEST_CONTEXT, ..request(rng, len) }
+    let mut m = Message { src_context: nanopu_nic::stamp::TEST_CONTEXT, ..request(rng, len) };
+    m.words.last_mut().into_iter().for_each(|w| *w = 0);
+    m
 }
 
 fn finish(sim: &mut Simulation) -> Result<(), String> {
@@ -159,7 +208,7 @@ fn finish(sim: &mut Simulation) -> Result<(), String> {
 
 /// The latency of each request, the NIC's (from the reply's stamp) and wire to wire at the
 /// host, pairing the i-th reply with the i-th request (one outstanding).
-fn paired_latencies(sim: &Simulation, n: usize) -> Result<(Vec<f64>, Vec<f64>), String> {
+fn paired_latencies(sim: &Simulation, app: App, n: usize) -> Result<(Vec<f64>, Vec<f64>), String> {
     let (sent, got) = (&sim.host.sent, &sim.host.received);
     if got.len() != n || sent.len() != n {
         return Err(format!("sent {} requests, received {} replies, expected {n}", sent.len(), got.len()));
@@ -171,18 +220,20 @@ fn paired_latencies(sim: &Simulation, n: usize) -> Result<(Vec<f64>, Vec<f64>), 
     };
     let mut out = (Vec::new(), Vec::new());
     for (s, r) in sent.iter().zip(got) {
-        check_stamped_echo(&s.msg, &r.msg)?;
+        check_stamped_reply(app, &s.msg, &r.msg)?;
         out.0.push(crate::bench_tput::stamp_latency_cycles(&r.msg) as f64 * ns_per_cycle);
         out.1.push((r.time - s.time + first_byte(&s.msg)).as_ns_f64());
     }
     Ok(out)
 }
 
-/// An echo of a stamped request: the same payload but its last 8 bytes (the stamps).
-fn check_stamped_echo(req: &Message, rep: &Message) -> Result<(), String> {
-    let keep = |m: &Message| m.payload_bytes()[..(m.len as usize).saturating_sub(8)].to_vec();
-    if rep.dst_ip != HOST_IP || rep.len != req.len || keep(rep) != keep(req) || req.len < 8 {
-        return Err(format!("loopback reply does not echo the request: sent {req:?}, got {rep:?}"));
+/// The reply `app` owes a stamped request: its words through `App::reply_word`, but the
+/// last (where the port writes the stamps).
+fn check_stamped_reply(app: App, req: &Message, rep: &Message) -> Result<(), String> {
+    let unstamped = |m: &Message| m.words[..m.words.len().saturating_sub(1)].to_vec();
+    let want: Vec<u64> = unstamped(req).into_iter().map(|w| app.reply_word(w)).collect();
+    if rep.dst_ip != HOST_IP || rep.len != req.len || unstamped(rep) != want || req.len < 8 {
+        return Err(format!("{} reply does not answer the request: sent {req:?}, got {rep:?}", app.name()));
     }
     Ok(())
 }

@@ -16,6 +16,8 @@ mod bench;
 mod bench_ctx;
 mod bench_fabric;
 mod bench_ice;
+mod bench_ice_tput;
+mod bench_nic;
 mod bench_tput;
 mod chain;
 mod load;

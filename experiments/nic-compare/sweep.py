@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Runs the benchmarks of the comparison and writes results/*.csv (run by ./run). Every
+benchmark checks each reply against its request and stops on a wrong one.
+
+The eRPC-like software stack (issue 26 item 2) is the comparison's third column: its rows
+are measured when `nanopu bench nic-throughput --nic erpc` exists, and written as "not
+measured" until then (never filled in by hand)."""
+import csv
+import json
+import os
+import subprocess
+import sys
+
+BIN = os.environ.get("NANOPU_BIN", "../../target/release/nanopu")
+NICS = ["nanopu", "icenic", "erpc"]
+LATENCY = {"nanopu": "loopback-latency", "icenic": "icenic-loopback-latency"}
+
+
+def bench(*args, optional=False):
+    """One `nanopu bench` run's JSON document; None if `optional` and the bench refuses the
+    arguments (a NIC it does not offer yet)."""
+    p = subprocess.run([BIN, "bench", *map(str, args)], capture_output=True, text=True)
+    if p.returncode != 0:
+        if optional and "invalid value" in p.stderr:
+            print(f"  bench {' '.join(map(str, args))}: not offered yet", file=sys.stderr)
+            return None
+        sys.exit(f"nanopu bench {' '.join(map(str, args))}: exit {p.returncode}\n{p.stdout}{p.stderr}")
+    print(f"  bench {' '.join(map(str, args))}: ok", file=sys.stderr)
+    return json.loads(p.stdout)
+
+
+def write(name, rows):
+    with open(f"results/{name}.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def latency():
+    for nic, name in LATENCY.items():
+        for app in ["loopback", "stream"]:
+            d = bench(name, "--app", app)
+            for r in d["sizes"]:
+                yield {"nic": nic, "app": app, "payload_bytes": r["payload_bytes"],
+                       "wire_median_ns": r["wire_median_ns"], "wire_p99_ns": r["wire_p99_ns"]}
+
+
+def throughput():
+    """(rx and tx rows, loopback rate rows) of every NIC; a NIC not offered yet gets rows
+    marked as not measured."""
+    rates, loop = [], []
+    for nic in NICS:
+        d = bench("nic-throughput", "--nic", nic, optional=nic == "erpc")
+        for way in ["rx", "tx"]:
+            r = d[way] if d else {}
+            rates.append({"nic": nic, "direction": way, "payload_bytes": 64, "measured": int(d is not None),
+                          **{k: r.get(k, "") for k in ["mpps", "payload_gbps", "wire_gbps", "wire_bytes",
+                                                         "window_messages", "window_ns", "dropped"]}})
+        for r in (d["loopback"] if d else [{"payload_bytes": s} for s in [8, 16, 64, 256, 512, 1024]]):
+            loop.append({"nic": nic, "payload_bytes": r["payload_bytes"], "measured": int(d is not None),
+                         "outstanding": d["loopback_outstanding"] if d else "",
+                         **{k: r.get(k, "") for k in ["mpps", "payload_gbps", "wire_gbps", "window_messages"]}})
+    return rates, loop
+
+
+def main():
+    os.makedirs("results", exist_ok=True)
+    write("latency", list(latency()))
+    rates, loop = throughput()
+    write("throughput", rates)
+    write("loopback-rate", loop)
+
+
+main()
