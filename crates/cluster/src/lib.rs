@@ -52,6 +52,8 @@ pub mod ice_frame;
 pub mod kv;
 mod link;
 pub mod load_config;
+pub mod load_sweep;
+pub mod load_table;
 pub mod loadgen;
 mod network;
 pub mod node;

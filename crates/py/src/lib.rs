@@ -8,6 +8,7 @@
 
 mod cluster;
 mod interrupt;
+mod load;
 
 use clap::Parser;
 use nanopu_cli::run::{single_sim, RunArgs};
@@ -141,6 +142,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sort, m)?)?;
     m.add_function(wrap_pyfunction!(sort_program, m)?)?;
     m.add_function(wrap_pyfunction!(cluster::run_cluster, m)?)?;
+    m.add_function(wrap_pyfunction!(load::load, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(message_frames, m)?)?;
     Ok(())

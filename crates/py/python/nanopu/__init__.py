@@ -9,7 +9,9 @@ cluster configuration files, checked by the simulator's own parsers):
 - ``run_cluster(config, ...)``: a cluster from a TOML file or a dict of the same keys
   (``nanopu run CLUSTER.toml``);
 - ``sort(**flags)``: a validated NanoSort, MilliSort, MergeMin or local sort
-  (``nanopu sort``).
+  (``nanopu sort``);
+- ``load(config, ...)``: an open-loop request load swept over offered loads on a server
+  node (``nanopu load CONFIG.toml``).
 
 ``nanopu.sweep`` runs many of them (configurations x seeds) on a process pool or Ray, into
 one DataFrame, with a cache on disk.
@@ -31,7 +33,10 @@ from . import _native
 from ._native import NanopuError
 from ._tables import Tables
 
-__all__ = ["run", "run_cluster", "sort", "schema", "send", "NanopuError", "ProgramRun", "ClusterRun", "SortRun"]
+__all__ = [
+    "run", "run_cluster", "sort", "load", "schema", "send",
+    "NanopuError", "ProgramRun", "ClusterRun", "SortRun", "LoadRun",
+]
 
 
 def send(at_ns, context, words, *, src_context=0, node=0):
@@ -66,6 +71,20 @@ def sort(*, progress=False, **flags):
     ``cores=64``, ``keys_per_core=16``, ``seed=1``, ``apps="sw/build/apps"``, ...).
     Returns a ``SortRun``."""
     return _sort_run(_raw_sort(flags, progress))
+
+
+def load(config, *, seed=None, rates=None, requests=None, warmup=None, drain_us=None, records=False,
+         progress=False):
+    """Sweep an open-loop request load on a server node (``nanopu load CONFIG.toml``):
+    ``config`` is a load configuration file's path (the server's ELF relative to its
+    directory) or a dict of its keys (the ELF relative to the working directory). ``seed``
+    replaces ``load.seed``; ``rates`` (Mrps, a list), ``requests``, ``warmup`` and
+    ``drain_us`` replace the file's values as ``--rates``, ``--requests``, ``--warmup`` and
+    ``--drain-us`` do; ``records``: keep every request (``--records``); ``progress``: each
+    offered load's end and check on stderr, as the command line prints them. A run whose
+    figures would not stand (a wrong reply, a lost request, a failed server) raises
+    ``NanopuError`` with the command line's message. Returns a ``LoadRun``."""
+    return _load_run(_raw_load(config, seed, rates, requests, warmup, drain_us, records, progress))
 
 
 # Each kind of run in two halves: the simulator's raw outputs (JSON and CSV text, capture
@@ -104,6 +123,17 @@ def _raw_sort(flags, progress):
 def _sort_run(raw):
     summary, stages = raw
     return SortRun(json.loads(summary), stages)
+
+
+def _raw_load(config, seed, rates, requests, warmup, drain_us, records, progress):
+    path, text = (None, json.dumps(config)) if isinstance(config, dict) else (os.fspath(config), None)
+    rates = [float(r) for r in (rates or [])]
+    return list(_native.load(path, text, rates, requests, warmup, drain_us, seed, records, progress))
+
+
+def _load_run(raw):
+    summary, table, cost, records = raw
+    return LoadRun(json.loads(summary), table, cost, records)
 
 
 def schema(kind):
@@ -220,6 +250,43 @@ class SortRun(Tables):
         self.stages = pd.DataFrame(summary["figures"]["stages"])
         self.core_stages = pd.read_csv(io.StringIO(stages))
         self.totals = _totals(summary)
+
+
+class LoadRun(Tables):
+    """A load sweep's results (``nanopu load``). ``summary``: the settings run (``seed``,
+    ``rates_mrps``, ``requests``, ``warmup``), ``rows`` (what ``nanopu load --json``
+    prints) and ``points`` (each offered load's end and check) as a dict; ``results``: one
+    row per offered load and request class (class ``all`` for every request together):
+    requests measured and replied, achieved throughput (Mrps), median, p99 and p99.9
+    latency (ns; ``inf`` where the quantile fell on unanswered requests), the bytes of
+    ``--out``; ``checks``: per offered load, how the run ended and what the check of the
+    replies found (``checked``, ``wrong``, ``lost``, ...; empty for a workload without
+    one); ``cost``: the server's instructions, busy cycles and cache misses per reply
+    (``--cost``); ``requests``: every request (class, context, send and reply time and
+    ``latency_ns``, ns; NaN without a reply) if ``records=True`` was asked, else empty.
+    ``save(directory, format="parquet")`` writes the tables as Parquet or CSV."""
+
+    TABLES = ("results", "checks", "cost", "requests")
+    REQUEST_COLUMNS = ["offered_mrps", "request", "class", "context", "service_cycles", "sent_ns", "replied_ns"]
+
+    def __init__(self, summary, table, cost, records):
+        self.summary = summary
+        self.table_csv, self.cost_csv, self.records_csv = table, cost, records
+        self.results = pd.read_csv(io.StringIO(table), keep_default_na=False, dtype={"class": str})
+        self.cost = pd.read_csv(io.StringIO(cost))
+        self.checks = pd.DataFrame([_check_row(p) for p in summary["points"]])
+        if records is None:
+            self.requests = pd.DataFrame(columns=self.REQUEST_COLUMNS + ["latency_ns"])
+        else:
+            self.requests = pd.read_csv(io.StringIO(records), keep_default_na=False, na_values={"replied_ns": [""]},
+                                        dtype={"class": str})
+            self.requests["latency_ns"] = self.requests["replied_ns"] - self.requests["sent_ns"]
+
+
+def _check_row(point):
+    """One offered load's end and check as one flat row."""
+    check = point.get("check") or {}
+    return {**{k: v for k, v in point.items() if k != "check"}, **check}
 
 
 # Last: the sweeps' module builds on everything above.

@@ -1,4 +1,4 @@
-"""The three kinds of run a sweep fans out (docs/python.md, "Sweeps"), each as what its
+"""The four kinds of run a sweep fans out (docs/python.md, "Sweeps"), each as what its
 configuration is, where its seed goes, which program binaries it can load, and the
 package's call that runs it. Paths are made absolute here, in the sweep's own process, so
 that a worker anywhere (another process, a Ray worker) reads the same files.
@@ -8,7 +8,8 @@ import copy
 import os
 import pathlib
 
-from . import _cluster_run, _flags, _native, _program_run, _raw_cluster, _raw_program, _raw_sort, _sort_run
+from . import (_cluster_run, _flags, _load_run, _native, _program_run, _raw_cluster, _raw_load, _raw_program,
+               _raw_sort, _sort_run)
 from ._native import NanopuError
 
 # `nanopu sort --apps`'s default (crates/cli/src/sort.rs), relative to the working directory.
@@ -19,7 +20,7 @@ def prepare(kind, config, seed):
     """The configuration a worker runs (seed set, paths absolute) and the program binaries
     the run can load."""
     if kind not in KINDS:
-        raise ValueError(f"a sweep runs 'sort', 'cluster' or 'program', not {kind!r}")
+        raise ValueError(f"a sweep runs 'sort', 'cluster', 'program' or 'load', not {kind!r}")
     return KINDS[kind][0](config, seed)
 
 
@@ -29,7 +30,7 @@ def execute(kind, config, threads):
 
 
 def wrap(kind, raw):
-    """The run object (``SortRun``, ``ClusterRun``, ``ProgramRun``) of raw outputs."""
+    """The run object (``SortRun``, ``ClusterRun``, ``ProgramRun``, ``LoadRun``) of raw outputs."""
     return KINDS[kind][2](raw)
 
 
@@ -106,8 +107,34 @@ def _program(config, threads):
     return _raw_program(c.pop("program"), c.pop("sends", ()), c.pop("args", ()), False, c)
 
 
+def _prepare_load(config, seed):
+    c = load_dict(config) if not isinstance(config, dict) else copy.deepcopy(config)
+    if seed is not None:
+        c.setdefault("load", {})["seed"] = seed
+    server = c.get("server", {})
+    if "elf" in server:
+        server["elf"] = os.path.abspath(server["elf"])
+    return c, [server["elf"]] if "elf" in server else []
+
+
+def load_dict(path):
+    """A load configuration file as a dict of its keys, the server's ELF path (relative to
+    the file's directory, as `nanopu load FILE` reads it) made absolute."""
+    path = pathlib.Path(path)
+    with open(path, "rb") as f:
+        c = _toml().load(f)
+    if "elf" in c.get("server", {}):
+        c["server"]["elf"] = os.path.abspath(path.parent / c["server"]["elf"])
+    return c
+
+
+def _load(config, threads):
+    return _raw_load(config, None, None, None, None, None, False, False)
+
+
 KINDS = {
     "sort": (_prepare_sort, _sort, _sort_run),
     "cluster": (_prepare_cluster, _cluster, _cluster_run),
     "program": (_prepare_program, _program, _program_run),
+    "load": (_prepare_load, _load, _load_run),
 }

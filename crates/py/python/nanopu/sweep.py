@@ -2,7 +2,7 @@
 out to a local process pool or to Ray and gathered into one pandas DataFrame, with a cache
 on disk so that a rerun is free (docs/python.md, "Sweeps"). Python only fans runs out and
 gathers what the simulator returns; every run is the same call as ``nanopu.sort``,
-``nanopu.run_cluster`` or ``nanopu.run``.
+``nanopu.run_cluster``, ``nanopu.run`` or ``nanopu.load``.
 
 >>> from nanopu import sweep
 >>> s = sweep.run("sort", sweep.grid({"cores": 64}, keys_per_core=[16, 32]), seeds=[1, 2])
@@ -19,9 +19,10 @@ import pandas as pd
 
 from . import _backends, _cache, _flat, _kinds
 
-__all__ = ["run", "grid", "Sweep", "SweepError", "cluster_config", "clear_cache", "cache_directory"]
+__all__ = ["run", "grid", "Sweep", "SweepError", "cluster_config", "load_config", "clear_cache", "cache_directory"]
 
 cluster_config = _kinds.cluster_dict
+load_config = _kinds.load_dict
 clear_cache = _cache.clear
 cache_directory = _cache.directory
 
@@ -59,8 +60,10 @@ def run(kind, configs, seeds=None, *, backend="process", workers=None, address=N
 
     ``kind``: ``"sort"`` (a config is ``nanopu.sort``'s flags as a dict), ``"cluster"`` (a
     cluster configuration's keys as a dict, or a file's path) or ``"program"`` (``nanopu.run``'s
-    arguments as a dict: ``program``, ``sends``, ``args`` and flags; no seed). ``seeds``:
-    each configuration runs once per seed (set as its ``seed``); None runs each once as it is.
+    arguments as a dict: ``program``, ``sends``, ``args`` and flags; no seed) or ``"load"`` (a
+    load configuration's keys as a dict, or a file's path: every offered load of its
+    ``load.rates_mrps``). ``seeds``: each configuration runs once per seed (set as its
+    ``seed``, a load's as its ``load.seed``); None runs each once as it is.
     ``backend``: ``"process"`` (a local pool of ``workers`` processes, default one per host
     CPU), ``"thread"``, or ``"ray"`` (Ray core tasks on the cluster at ``address``, or on a
     local instance of ``workers`` CPUs). ``threads``: host threads per run (results do not
@@ -149,7 +152,7 @@ class Sweep:
     """A finished sweep. ``frame``: one row per run (configuration x seed, in that order):
     the swept parameters, ``seed``, ``cached`` (the run came from the cache), ``error``
     (the simulator's message, or None) and the run's summary figures (its ``totals``).
-    ``run(i)``: run i's object (``SortRun``, ``ClusterRun``, ``ProgramRun``; None if it
+    ``run(i)``: run i's object (``SortRun``, ``ClusterRun``, ``ProgramRun``, ``LoadRun``; None if it
     failed); ``runs``: all of them; ``concat(name)``: one of their DataFrames (``"stages"``,
     ``"messages"``, ...) for every run, with the parameters and seed in front;
     ``failures``: each failed run's index, parameters, seed and message."""

@@ -1,0 +1,60 @@
+//! `nanopu.load`: a load sweep (`nanopu load CONFIG.toml`) from a configuration file or
+//! from the same keys given as a dict (passed here as JSON, read by the same `LoadFile`),
+//! with the command line's overrides and the seed; run by `nanopu_cluster::load_sweep`,
+//! its results shaped by `load_table`, as the command line's are.
+
+use crate::{error, interrupt};
+use nanopu_cluster::load_config::LoadFile;
+use nanopu_cluster::load_sweep::{Overrides, Sweep};
+use nanopu_cluster::load_table::{table_csv, table_json, Gathered};
+use pyo3::prelude::*;
+use serde_json::json;
+use std::path::Path;
+
+/// The sweep: a file (the server's ELF relative to its directory), or JSON of its keys
+/// (the ELF relative to the working directory).
+fn sweep(path: Option<String>, json: Option<String>, o: &Overrides) -> Result<Sweep, String> {
+    if let Some(p) = path {
+        return Sweep::load(Path::new(&p), o);
+    }
+    let f: LoadFile = serde_json::from_str(&json.unwrap_or_default()).map_err(|e| e.to_string())?;
+    f.validate()?;
+    Sweep::new(f, Path::new("."), o)
+}
+
+/// What a load sweep gives: its summary (the settings run, `nanopu load --json`'s rows and
+/// each run's end and check) as JSON, the table (`--out`) and the cost (`--cost`) as CSV,
+/// and every request (`--records`) if asked.
+type Results = (String, String, String, Option<String>);
+
+#[pyfunction]
+#[pyo3(signature = (path, json, rates, requests, warmup, drain_us, seed, records, progress))]
+#[allow(clippy::too_many_arguments)] // the command line's flags, one argument each
+pub fn load(
+    py: Python<'_>,
+    path: Option<String>,
+    json: Option<String>,
+    rates: Vec<f64>,
+    requests: Option<usize>,
+    warmup: Option<usize>,
+    drain_us: Option<f64>,
+    seed: Option<u64>,
+    records: bool,
+    progress: bool,
+) -> PyResult<Results> {
+    let o = Overrides { rates_mrps: rates, requests, warmup, drain_us, seed };
+    let s = sweep(path, json, &o).map_err(error)?;
+    let g = interrupt::run(py, || {
+        let mut g = Gathered::new(records);
+        s.run(progress, |spec, r| {
+            g.add(spec, r);
+            Ok(())
+        })
+        .map(|_| g)
+    })?
+    .map_err(error)?;
+    let l = &s.file.load;
+    let summary = json!({ "seed": l.seed, "rates_mrps": l.rates_mrps, "requests": l.requests,
+        "warmup": l.warmup, "rows": table_json(&g.rows), "points": g.points });
+    Ok((summary.to_string(), table_csv(&g.rows), g.cost_csv, g.records_csv))
+}
