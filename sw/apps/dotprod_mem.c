@@ -1,8 +1,8 @@
 /*
  * dotprod_mem.c - dot product that first copies the request into memory and
  * then computes from there (the copy-to-memory baseline of dotprod_reg.c).
- * Context 0, priority 0 on every core.  Protocol in dotprod.h; words beyond
- * DOTPROD_MAX are consumed but reuse the buffer cyclically.
+ * Protocol in dotprod.h; words beyond DOTPROD_MAX are consumed but reuse the
+ * buffer cyclically.
  */
 #include "dotprod.h"
 
@@ -11,8 +11,9 @@ static uint64_t buffer[DOTPROD_MAX];
 static uint32_t copy_in(uint32_t words)
 {
     for (uint32_t i = 0; i < words; i++) {
-        buffer[i % DOTPROD_MAX] = lnic_read();
+        buffer[i % DOTPROD_MAX] = appnet_recv_word();
     }
+    appnet_recv_end();
     return words < DOTPROD_MAX ? words : DOTPROD_MAX;
 }
 
@@ -27,13 +28,12 @@ static uint64_t dot(uint32_t n)
 
 static void serve_one(void)
 {
-    uint64_t hdr = lnic_read();
-    uint32_t n = copy_in(lnic_hdr_words(hdr));
-    reply_sum(hdr, dot(n));
+    struct appnet_peer from;
+    uint32_t n = copy_in(appnet_recv_begin(&from));
+    reply_sum(from, dot(n));
 }
 
 int main(void)
 {
-    init_weights();
-    lnic_serve_forever(serve_one);
+    dotprod_serve_forever(serve_one);
 }

@@ -1,23 +1,23 @@
 /*
- * dotprod_reg.c - dot product reading the request words straight from netRX
- * (register-direct, the nanoPU way).  Context 0, priority 0 on every core.
- * Protocol in dotprod.h.
+ * dotprod_reg.c - dot product computed as the request's words are read: on the nanoPU
+ * straight from netRX (register-direct, the nanoPU way), on IceNIC in place from the
+ * receive buffer the DMA wrote.  Protocol in dotprod.h.
  */
 #include "dotprod.h"
 
 static void serve_one(void)
 {
-    uint64_t hdr = lnic_read();
-    uint32_t words = lnic_hdr_words(hdr);
+    struct appnet_peer from;
+    uint32_t words = appnet_recv_begin(&from);
     uint64_t sum = 0;
     for (uint32_t i = 0; i < words; i++) {
-        sum += weights[i % DOTPROD_MAX] * lnic_read();
+        sum += weights[i % DOTPROD_MAX] * appnet_recv_word();
     }
-    reply_sum(hdr, sum);
+    appnet_recv_end();
+    reply_sum(from, sum);
 }
 
 int main(void)
 {
-    init_weights();
-    lnic_serve_forever(serve_one);
+    dotprod_serve_forever(serve_one);
 }

@@ -1,17 +1,25 @@
 /*
  * appnet.h - the small send/receive layer the paper's applications (docs/apps/paper-apps.md)
- * are written against, so that their logic never touches a NIC directly.  This is the
- * nanoPU implementation: a message's words stream straight from netRX (x30) and to netTX
- * (x31), never through memory (docs/platform.md section 2).  An implementation for another
- * NIC provides the same four functions with the same meaning.
+ * are written against, so that their logic never touches a NIC directly.  One interface,
+ * two implementations chosen when the program is built:
+ *   - the nanoPU NIC (here): a message's words stream straight from netRX (x30) and to
+ *     netTX (x31), never through memory (docs/platform.md section 2);
+ *   - IceNIC, with -DAPPNET_ICENIC (appnet_ice.h): a message is one UDP frame moved by DMA
+ *     through receive and send buffers in memory (docs/models/icenic.md).
+ * Each provides appnet_core_serves, appnet_init, appnet_recv_begin, appnet_recv_word, appnet_recv_end and
+ * appnet_send with the meanings below; appnet_recv is built on them.
  *
- * A message is at most APPNET_MAX_WORDS payload words; the peer is named by its IPv4
- * address and context, as in the nanoPU application header.
+ * A message is at most APPNET_MAX_WORDS payload words for appnet_send; the peer is named by
+ * its IPv4 address and context, as in the nanoPU application header.
  */
 #ifndef APPNET_H
 #define APPNET_H
 
 #include "nanopu.h"
+
+#ifdef APPNET_ICENIC
+#include "appnet_ice.h"
+#else
 
 #define APPNET_MAX_WORDS 16
 
@@ -20,29 +28,40 @@ struct appnet_peer {
     uint16_t context;
 };
 
+/* Whether this core can send and receive: every core of a nanoPU node. */
+static inline int appnet_core_serves(void)
+{
+    return 1;
+}
+
 /* Serve `context` on this core at priority 0. */
 static inline void appnet_init(uint16_t context)
 {
     lnic_add_context(context, 0);
 }
 
-/* Receive the next message into w[0..max), waiting for it; return its payload word count
- * (words beyond `max` are read and dropped: the caller sees the count and can refuse it)
- * and its sender in *from.  The message is done once read: JBSQ may deliver the next. */
-static inline uint32_t appnet_recv(uint64_t *w, uint32_t max, struct appnet_peer *from)
+/* Start reading the next message, waiting for it: return its payload word count and its
+ * sender in *from.  Read exactly that many words with appnet_recv_word, then call
+ * appnet_recv_end. */
+static inline uint32_t appnet_recv_begin(struct appnet_peer *from)
 {
     lnic_wait();
     uint64_t hdr = lnic_read();
-    uint32_t n = lnic_hdr_words(hdr);
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t x = lnic_read();
-        if (i < max)
-            w[i] = x;
-    }
-    lnic_msg_done();
     from->ip = lnic_hdr_ip(hdr);
     from->context = lnic_hdr_context(hdr);
-    return n;
+    return lnic_hdr_words(hdr);
+}
+
+/* The message's next word. */
+static inline uint64_t appnet_recv_word(void)
+{
+    return lnic_read();
+}
+
+/* The message is read: the NIC may deliver the next (JBSQ). */
+static inline void appnet_recv_end(void)
+{
+    lnic_msg_done();
 }
 
 /* Send w[0..n) (1 <= n <= APPNET_MAX_WORDS) to `to`. */
@@ -51,6 +70,23 @@ static inline void appnet_send(struct appnet_peer to, const uint64_t *w, uint32_
     lnic_write_r(lnic_hdr(to.ip, to.context, (uint16_t)(n * LNIC_WORD_BYTES)));
     for (uint32_t i = 0; i < n; i++)
         lnic_write_r(w[i]);
+}
+
+#endif
+
+/* Receive the next message into w[0..max), waiting for it; return its payload word count
+ * (words beyond `max` are read and dropped: the caller sees the count and can refuse it)
+ * and its sender in *from. */
+static inline uint32_t appnet_recv(uint64_t *w, uint32_t max, struct appnet_peer *from)
+{
+    uint32_t n = appnet_recv_begin(from);
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t x = appnet_recv_word();
+        if (i < max)
+            w[i] = x;
+    }
+    appnet_recv_end();
+    return n;
 }
 
 /* The address of node `node` (10.0.0.(2+node), docs/platform.md section 2). */

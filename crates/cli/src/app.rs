@@ -3,9 +3,12 @@
 //! JSON. Exit status 1 if an answer differs from the host's.
 
 use clap::{Args, Subcommand};
+use nanopu_cluster::apps::dotprod::run_dot;
+use nanopu_cluster::apps::elf_name;
 use nanopu_cluster::apps::nbody::{run_forces, run_root, TreeNode};
 use nanopu_cluster::apps::nn::{run_edges, run_net, NetSpec};
 use nanopu_cluster::apps::othello::{run_search, Board, SearchSpec};
+use nanopu_cluster::config::NicKind;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -17,6 +20,10 @@ pub struct AppArgs {
     /// Directory holding the built programs (apps/*.elf).
     #[arg(long, env = "NANOPU_SW_BUILD", default_value = "sw/build", global = true)]
     sw_build: PathBuf,
+    /// The nodes' NIC: nanopu, or icenic (the program's _ice.elf build, messages as UDP
+    /// frames through DMA; docs/apps/paper-apps.md "On IceNIC").
+    #[arg(long, default_value = "nanopu", global = true)]
+    nic: NicKind,
 }
 
 #[derive(Subcommand)]
@@ -62,6 +69,20 @@ enum App {
         #[arg(long, default_value_t = 4)]
         cores: usize,
     },
+    /// A dot product of each request's words with in-memory weights, one request at a time.
+    Dotprod {
+        /// Words per request.
+        #[arg(long, default_value_t = 16)]
+        words: usize,
+        #[arg(long, default_value_t = 100)]
+        requests: u64,
+        /// Copy the request to memory first (dotprod_mem) instead of computing as the words
+        /// are read (dotprod_reg).
+        #[arg(long)]
+        copy: bool,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// A Barnes-Hut tree node answering force requests in double precision.
     Nbody {
         #[arg(long, default_value_t = 100)]
@@ -87,8 +108,16 @@ enum App {
 
 pub fn main(a: AppArgs) -> Result<ExitCode, String> {
     let apps = a.sw_build.join("apps");
-    let (ok, doc) = match a.app {
-        App::NnEdges { edges, rounds, seed } => nn_edges(&apps, edges, rounds, seed)?,
+    let nic = a.nic;
+    if nic != NicKind::Nanopu
+        && !matches!(a.app, App::NnEdges { .. } | App::Nbody { .. } | App::Dotprod { .. })
+    {
+        return Err("--nic icenic: only nn-edges, nbody and dotprod run on IceNIC for now (the others need \
+                    clusters of IceNIC nodes)"
+            .into());
+    }
+    let (ok, mut doc) = match a.app {
+        App::NnEdges { edges, rounds, seed } => nn_edges(&apps, nic, edges, rounds, seed)?,
         App::Nn { layers, inferences, cores, seed } => {
             nn(&apps, NetSpec { seed, inferences, layers, cores })?
         }
@@ -96,11 +125,13 @@ pub fn main(a: AppArgs) -> Result<ExitCode, String> {
             let board = Board::opening(seed, plies);
             othello(&apps, SearchSpec { nodes, cores, board, depth, local_depth })?
         }
-        App::Nbody { bodies, seed } => nbody(&apps, bodies, seed)?,
+        App::Nbody { bodies, seed } => nbody(&apps, nic, bodies, seed)?,
+        App::Dotprod { words, requests, copy, seed } => dotprod(&apps, nic, words, requests, copy, seed)?,
         App::NbodyRoot { senders, per_sender, cores, seed } => {
             nbody_root(&apps, senders, per_sender, cores, seed)?
         }
     };
+    doc["nic"] = json!(nic.name());
     println!("{}", serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?);
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
@@ -118,8 +149,8 @@ fn stats(v: &[f64]) -> Value {
     json!({"n": s.len(), "median": s.get(s.len() / 2), "mean": mean, "min": s.first(), "max": s.last()})
 }
 
-fn nn_edges(apps: &Path, edges: u64, rounds: u64, seed: u64) -> Result<(bool, Value), String> {
-    let r = run_edges(&read(apps, "nn_edges.elf")?, seed, edges, rounds)?;
+fn nn_edges(apps: &Path, nic: NicKind, edges: u64, rounds: u64, seed: u64) -> Result<(bool, Value), String> {
+    let r = run_edges(&read(apps, &elf_name("nn_edges", nic))?, nic, seed, edges, rounds)?;
     let ok = r.results == r.expected;
     Ok((
         ok,
@@ -146,11 +177,27 @@ fn othello(apps: &Path, spec: SearchSpec) -> Result<(bool, Value), String> {
     Ok((ok, doc))
 }
 
+fn dotprod(
+    apps: &Path,
+    nic: NicKind,
+    words: usize,
+    requests: u64,
+    copy: bool,
+    seed: u64,
+) -> Result<(bool, Value), String> {
+    let name = if copy { "dotprod_mem" } else { "dotprod_reg" };
+    let r = run_dot(&read(apps, &elf_name(name, nic))?, nic, words, requests, seed)?;
+    let ok = r.answers == r.expected;
+    let doc = json!({"app": "dotprod", "program": name, "words": words, "requests": requests, "ok": ok,
+        "latency_ns": stats(&r.latency_ns)});
+    Ok((ok, doc))
+}
+
 /// A tree node at the centre of the bodies' 1,000 m square, 5,000 t over a 100 m side.
 const NODE: TreeNode = TreeNode { x: 500.0, y: 500.0, m: 5.0e6, s: 100.0 };
 
-fn nbody(apps: &Path, bodies: u64, seed: u64) -> Result<(bool, Value), String> {
-    let r = run_forces(&read(apps, "nbody.elf")?, NODE, seed, bodies)?;
+fn nbody(apps: &Path, nic: NicKind, bodies: u64, seed: u64) -> Result<(bool, Value), String> {
+    let r = run_forces(&read(apps, &elf_name("nbody", nic))?, nic, NODE, seed, bodies)?;
     let bits = |v: &[Option<(f64, f64)>]| -> Vec<_> {
         v.iter().map(|f| f.map(|(x, y)| (x.to_bits(), y.to_bits()))).collect()
     };

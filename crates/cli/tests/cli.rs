@@ -496,3 +496,21 @@ fn a_cluster_run_writes_a_perfetto_trace_with_its_messages() {
     let single = nanopu(&["run", "sw/build/apps/loopback.elf", "--trace", p]);
     assert!(!single.status.success() && stderr(&single).contains("--trace does not apply to a single node"));
 }
+
+/// `nanopu app ... --nic icenic` runs the program's IceNIC build and checks it as on the
+/// nanoPU (docs/apps/paper-apps.md "On IceNIC"); applications that need a cluster refuse it.
+#[test]
+fn an_app_runs_on_either_nic_and_says_which() {
+    let run = |nic: &str| {
+        let o = nanopu(&["app", "dotprod", "--words", "8", "--requests", "5", "--nic", nic]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+    };
+    let (nano, ice) = (run("nanopu"), run("icenic"));
+    assert_eq!((&nano["nic"], &ice["nic"], &ice["ok"]), (&"nanopu".into(), &"icenic".into(), &true.into()));
+    let median = |v: &serde_json::Value| v["latency_ns"]["median"].as_f64().unwrap();
+    assert!(median(&ice) > median(&nano), "DMA and registers cost more: {ice} against {nano}");
+    let o = nanopu(&["app", "othello", "--nic", "icenic"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("need clusters of IceNIC nodes"), "{}", stderr(&o));
+}

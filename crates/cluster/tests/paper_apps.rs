@@ -4,20 +4,27 @@
 mod common;
 
 use common::*;
+use nanopu_cluster::apps::elf_name;
 use nanopu_cluster::apps::nn::{run_edges, run_net, NetSpec};
+use nanopu_cluster::config::NicKind;
+
+/// The build of `name` for nodes with this NIC (appnet.h, two implementations).
+fn app_elf(name: &str, nic: NicKind) -> Vec<u8> {
+    elf(&format!("apps/{}", elf_name(name, nic)))
+}
+
+const NICS: [NicKind; 2] = [NicKind::Nanopu, NicKind::IceNic];
 
 #[test]
 fn one_neuron_accumulates_every_edge_bit_for_bit() {
-    for edges in [1, 8, 64] {
-        let run = run_edges(&elf("apps/nn_edges.elf"), 7, edges, 3).unwrap();
-        assert_eq!(run.results, run.expected, "{edges} edges");
+    for (nic, edges) in NICS.iter().flat_map(|&n| [1, 8, 32].map(|e| (n, e))) {
+        let run = run_edges(&app_elf("nn_edges", nic), nic, 7, edges, 3).unwrap();
+        assert_eq!(run.results, run.expected, "{nic:?}, {edges} edges");
         assert_eq!(run.latency_ns.len(), 3);
         assert!(run.latency_ns.iter().all(|&l| l > 0.0), "{:?}", run.latency_ns);
     }
-    let (a, b) = (
-        run_edges(&elf("apps/nn_edges.elf"), 7, 8, 1).unwrap(),
-        run_edges(&elf("apps/nn_edges.elf"), 8, 8, 1).unwrap(),
-    );
+    let nano = |seed| run_edges(&app_elf("nn_edges", NicKind::Nanopu), NicKind::Nanopu, seed, 8, 1).unwrap();
+    let (a, b) = (nano(7), nano(8));
     assert_ne!(a.results, b.results, "the seed changes the weights and inputs");
 }
 
@@ -60,14 +67,16 @@ fn distributed_othello_finds_the_sequential_searchs_move_and_value() {
 #[test]
 fn a_tree_node_computes_each_force_bit_for_bit() {
     let node = TreeNode { x: 500.0, y: 500.0, m: 5.0e6, s: 100.0 };
-    let run = run_forces(&elf("apps/nbody.elf"), node, 9, 40).unwrap();
-    let bits = |f: &Option<(f64, f64)>| f.map(|(x, y)| (x.to_bits(), y.to_bits()));
-    let got: Vec<_> = run.answers.iter().map(bits).collect();
-    let want: Vec<_> = run.expected.iter().map(bits).collect();
-    assert_eq!(got, want);
-    let opened = want.iter().filter(|f| f.is_none()).count();
-    assert!(opened > 0 && opened < 40, "some bodies are too close to the node: {opened}");
-    assert_eq!(run.latency_ns.len(), 40);
+    for nic in NICS {
+        let run = run_forces(&app_elf("nbody", nic), nic, node, 9, 40).unwrap();
+        let bits = |f: &Option<(f64, f64)>| f.map(|(x, y)| (x.to_bits(), y.to_bits()));
+        let got: Vec<_> = run.answers.iter().map(bits).collect();
+        let want: Vec<_> = run.expected.iter().map(bits).collect();
+        assert_eq!(got, want, "{nic:?}");
+        let opened = want.iter().filter(|f| f.is_none()).count();
+        assert!(opened > 0 && opened < 40, "some bodies are too close to the node: {opened}");
+        assert_eq!(run.latency_ns.len(), 40);
+    }
 }
 
 #[test]
@@ -109,4 +118,30 @@ fn same_seed_same_latencies() {
     let elf = sw_build().join("apps/nn_net.elf");
     let (a, b) = (run_net(&spec, &elf).unwrap(), run_net(&spec, &elf).unwrap());
     assert_eq!((a.outputs, a.latency_ns), (b.outputs, b.latency_ns));
+}
+
+#[test]
+fn dot_products_on_both_nics_and_both_ways_match_the_host() {
+    use nanopu_cluster::apps::dotprod::run_dot;
+    for (nic, app) in NICS.iter().flat_map(|&n| ["dotprod_reg", "dotprod_mem"].map(|a| (n, a))) {
+        for words in [1, 40, 180] {
+            let run = run_dot(&app_elf(app, nic), nic, words, 5, 3).unwrap();
+            assert_eq!(run.answers, run.expected, "{app} on {nic:?}, {words} words");
+            assert_eq!(run.latency_ns.len(), 5);
+        }
+    }
+}
+
+#[test]
+fn icenic_costs_more_per_message_and_reports_a_burst_it_drops() {
+    let lat = |nic| {
+        let run = run_edges(&app_elf("nn_edges", nic), nic, 1, 16, 3).unwrap();
+        run.latency_ns[2]
+    };
+    let (nano, ice) = (lat(NicKind::Nanopu), lat(NicKind::IceNic));
+    assert!(ice > 1.5 * nano, "16 messages through DMA and registers: {ice} ns, against {nano} ns");
+    // 64 frames back to back: more than the receive buffer (2 x 1,516 bytes) and the ten
+    // posted buffers hold while the core takes one at a time.
+    let err = run_edges(&app_elf("nn_edges", NicKind::IceNic), NicKind::IceNic, 1, 64, 1).unwrap_err();
+    assert!(err.contains("dropped") && err.contains("receive buffer full"), "{err}");
 }

@@ -3,12 +3,15 @@
 //! the run is checked against), drives the run from the test host, checks every answer
 //! and reports the latencies the simulator measured.
 
+pub mod dotprod;
+pub mod hostnet;
 pub mod nbody;
 pub mod nn;
 pub mod othello;
 
 use crate::cluster_config::ClusterFile;
 use crate::cluster_report::summarize_cluster;
+use crate::config::NicKind;
 use crate::node::CoreState;
 use crate::{NodeConfig, Outcome, Simulation};
 use std::path::Path;
@@ -46,9 +49,24 @@ pub fn run_checked(sim: &mut Simulation) -> Result<Outcome, String> {
     Ok(outcome)
 }
 
-/// One node of `cores` cores running `elf`, the test host on its port.
+/// One nanoPU node of `cores` cores running `elf`, the test host on its port.
 pub fn one_node(elf: &[u8], cores: usize) -> Result<Simulation, String> {
-    let mut cfg = NodeConfig::default();
+    one_node_with(elf, cores, NicKind::Nanopu)
+}
+
+/// One node of `cores` cores with a NIC of kind `nic` running `elf` (for IceNIC, the
+/// program's `_ice.elf` build), the test host on its port.
+pub fn one_node_with(elf: &[u8], cores: usize, nic: NicKind) -> Result<Simulation, String> {
+    let mut cfg = NodeConfig { nic_kind: nic, ..NodeConfig::default() };
     cfg.nic.cores = cores;
     Simulation::new(elf, cfg).map_err(|e| e.to_string())
+}
+
+/// The build of program `name` for a node with this NIC: `name.elf` for the nanoPU NIC,
+/// `name_ice.elf` (appnet on IceNIC, sw/Makefile) for IceNIC.
+pub fn elf_name(name: &str, nic: NicKind) -> String {
+    match nic {
+        NicKind::Nanopu => format!("{name}.elf"),
+        NicKind::IceNic => format!("{name}_ice.elf"),
+    }
 }

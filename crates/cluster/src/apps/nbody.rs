@@ -3,8 +3,10 @@
 //! `sw/apps/nbody.h` (which is built without fused multiply-add), so every force matches
 //! bit for bit.
 
-use super::{one_node, run_checked};
+use super::hostnet::HostNet;
+use super::{one_node_with, run_checked};
 use crate::boot::node_ip;
+use crate::config::NicKind;
 use crate::TestHost;
 use nanopu_sim::Time;
 
@@ -72,13 +74,21 @@ fn request(seed: u64, i: u64) -> nanopu_nic::Message {
     TestHost::message(0, node_ip(0), 0, &[REQUEST, i, b.x.to_bits(), b.y.to_bits(), b.m.to_bits()])
 }
 
-/// Run nbody.elf (its bytes) on one node: configure `node`, then `bodies` seeded requests.
-pub fn run_forces(elf: &[u8], node: TreeNode, seed: u64, bodies: u64) -> Result<ForceRun, String> {
-    let mut sim = one_node(elf, 1)?;
+/// Run nbody (its bytes: nbody.elf, or nbody_ice.elf on IceNIC) on one node: configure
+/// `node`, then `bodies` seeded requests.
+pub fn run_forces(
+    elf: &[u8],
+    nic: NicKind,
+    node: TreeNode,
+    seed: u64,
+    bodies: u64,
+) -> Result<ForceRun, String> {
+    let (net, mut sim) = (HostNet(nic), one_node_with(elf, 1, nic)?);
     let cfg = [CONFIG, node.x.to_bits(), node.y.to_bits(), node.m.to_bits(), node.s.to_bits()];
-    sim.host.send_at(Time::from_us(1), TestHost::message(0, node_ip(0), 0, &cfg));
-    sim.host.send_at(Time::from_us(2), request(seed, 0));
-    sim.host.on_receive(move |now, m| {
+    net.send_at(&mut sim, Time::from_us(1), TestHost::message(0, node_ip(0), 0, &cfg));
+    net.send_at(&mut sim, Time::from_us(2), request(seed, 0));
+    net.stop_after(&mut sim, bodies as usize);
+    net.on_receive(&mut sim, move |now, m| {
         let next = m.words[1] + 1;
         if next < bodies {
             vec![(now, request(seed, next))]
@@ -86,12 +96,12 @@ pub fn run_forces(elf: &[u8], node: TreeNode, seed: u64, bodies: u64) -> Result<
             vec![]
         }
     });
-    run_checked(&mut sim)?;
+    net.run(&mut sim)?;
+    let (sent, received) = (net.sent(&sim), net.received(&sim)?);
     let answer = |w: &[u64]| (w[2] == 1).then(|| (f64::from_bits(w[3]), f64::from_bits(w[4])));
-    let answers = sim.host.received.iter().map(|r| answer(&r.msg.words)).collect();
+    let answers = received.iter().map(|r| answer(&r.msg.words)).collect();
     let expected = (0..bodies).map(|i| force(&node, &body(seed, i))).collect();
-    let sent = sim.host.sent.iter().skip(1);
-    let latency_ns = sent.zip(&sim.host.received).map(|(s, r)| (r.time - s.time).as_ns_f64()).collect();
+    let latency_ns = sent.iter().skip(1).zip(&received).map(|(s, r)| (r.time - s.time).as_ns_f64()).collect();
     Ok(ForceRun { answers, expected, latency_ns })
 }
 

@@ -2,8 +2,10 @@
 //! N input edges) and `sw/apps/nn_net.c` (a multi-layer network, one neuron per core).
 //! The same fixed-point integers as `sw/apps/nn.h`, so results match bit for bit.
 
-use super::{one_node, run_checked, star_cluster};
+use super::hostnet::HostNet;
+use super::{one_node_with, run_checked, star_cluster};
 use crate::boot::node_ip;
+use crate::config::NicKind;
 use crate::host::HostMessage;
 use crate::TestHost;
 use nanopu_nic::Message;
@@ -158,33 +160,49 @@ const WEIGHT: u64 = 1;
 const DATA: u64 = 2;
 const RESULT: u64 = 3;
 
-/// Run nn_edges.elf (`elf`, its bytes) on one core: configure `edges` edges and their
-/// weights, then `reps` rounds of inputs, each sent when the previous result arrived.
-pub fn run_edges(elf: &[u8], seed: u64, edges: u64, reps: u64) -> Result<EdgesRun, String> {
-    let mut sim = one_node(elf, 1)?;
+/// When the configuration is sent to an IceNIC node, one frame per gap: IceNIC has no flow
+/// control and its receive buffer holds about 40 small frames (docs/models/icenic.md), so
+/// the untimed configuration is spaced, well apart from the node's per-frame time.
+pub const ICE_CONFIG_GAP: Time = Time::from_ns(500);
+
+/// The untimed configuration, CONFIG then the N weights, each with its send time; and when
+/// the first round of inputs can start.
+fn edges_config(nic: NicKind, seed: u64, edges: u64) -> (Vec<(Time, Message)>, Time) {
     let msg = |w: &[u64]| TestHost::message(0, node_ip(0), 0, w);
-    sim.host.send_at(Time::from_us(1), msg(&[CONFIG, edges]));
-    for i in 0..edges {
-        sim.host.send_at(Time::from_us(1), msg(&[WEIGHT, i, weight(seed, 1, 0, i) as u64]));
-    }
+    let weights = (0..edges).map(|i| msg(&[WEIGHT, i, weight(seed, 1, 0, i) as u64]));
+    let config = std::iter::once(msg(&[CONFIG, edges])).chain(weights);
+    let gap = if nic == NicKind::IceNic { ICE_CONFIG_GAP } else { Time::ZERO };
+    let at = |i: usize| Time::from_us(1) + Time(gap.as_fs() * i as u64);
+    let timed: Vec<(Time, Message)> = config.enumerate().map(|(i, m)| (at(i), m)).collect();
+    (timed, START.max(at(edges as usize + 2)))
+}
+
+/// Run nn_edges (`elf`, its bytes: nn_edges.elf, or nn_edges_ice.elf on IceNIC) on one
+/// core: configure `edges` edges and their weights, then `reps` rounds of inputs, each sent
+/// back to back when the previous result arrived.
+pub fn run_edges(elf: &[u8], nic: NicKind, seed: u64, edges: u64, reps: u64) -> Result<EdgesRun, String> {
+    let (net, mut sim) = (HostNet(nic), one_node_with(elf, 1, nic)?);
+    let (config, start) = edges_config(nic, seed, edges);
+    config.into_iter().for_each(|(t, m)| net.send_at(&mut sim, t, m));
     let data = move |r: u64| -> Vec<Message> {
-        (0..edges).map(|i| msg(&[DATA, i, input(seed, r, i) as u64])).collect()
+        (0..edges)
+            .map(|i| TestHost::message(0, node_ip(0), 0, &[DATA, i, input(seed, r, i) as u64]))
+            .collect()
     };
-    data(0).into_iter().for_each(|m| sim.host.send_at(START, m));
+    data(0).into_iter().for_each(|m| net.send_at(&mut sim, start, m));
+    net.stop_after(&mut sim, reps as usize);
     let mut round = 0;
-    sim.host.on_receive(move |now, m| {
+    net.on_receive(&mut sim, move |now, m| {
         round += 1;
         let more = m.words[0] == RESULT && round < reps;
-        if more {
-            data(round).into_iter().map(|d| (now, d)).collect()
-        } else {
-            vec![]
-        }
+        let next = if more { data(round) } else { vec![] };
+        next.into_iter().map(|d| (now, d)).collect()
     });
-    run_checked(&mut sim)?;
-    let results = sim.host.received.iter().map(|r| r.msg.words[1] as i64).collect();
+    net.run(&mut sim)?;
+    let (sent, received) = (net.sent(&sim), net.received(&sim)?);
+    let results = received.iter().map(|r| r.msg.words[1] as i64).collect();
     let expected = (0..reps).map(|r| edges_reference(seed, edges, r)).collect();
-    Ok(EdgesRun { results, expected, latency_ns: edge_latencies(&sim.host.sent, &sim.host.received, edges) })
+    Ok(EdgesRun { results, expected, latency_ns: edge_latencies(&sent, &received, edges) })
 }
 
 /// The neuron's activation for round `r` (no bias: nn_edges.c accumulates weight x data).
