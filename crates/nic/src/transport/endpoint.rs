@@ -1,5 +1,6 @@
 //! One NIC's transport endpoint: messages in, segments out, timers.
 
+use super::deadlines::Deadlines;
 use super::outmsgs::{OutKey, OutMsgs};
 use super::params::{Protocol, TransportParams};
 use super::receiver::InMsg;
@@ -93,6 +94,8 @@ pub struct Transport {
     pull_armed: bool,
     /// When the pending `SenderRto` timer fires (others pending are stale).
     rto_at: Option<Time>,
+    /// When each outgoing message times out.
+    deadlines: Deadlines,
     /// When the node's link is free of what this endpoint has handed it so far.
     tx: TxClock,
     held: BTreeMap<u64, Message>,
@@ -141,6 +144,7 @@ impl Transport {
             pull_free_at: Time::ZERO,
             pull_armed: false,
             rto_at: None,
+            deadlines: Deadlines::default(),
             tx,
             held: BTreeMap::new(),
             next_held: 0,
@@ -267,6 +271,8 @@ impl Transport {
         self.out.insert(key, Box::new(m));
         self.pump(now, key, out);
         if self.p.protocol == Protocol::Homa {
+            let m = self.out.get_mut(&key).expect("just started");
+            self.deadlines.note(key, m, now + self.p.rto);
             self.arm_rto(now + self.p.rto, out);
         }
     }
@@ -324,6 +330,7 @@ impl Transport {
         }
         if ndp {
             let at = m.ndp_deadline(self.p.rto, self.p.pull_wait);
+            self.deadlines.note(key, m, at);
             self.arm_rto(at, out);
         }
     }
@@ -383,6 +390,10 @@ impl Transport {
         if done {
             self.out.remove(&key);
             self.unblock(now, out);
+        } else {
+            // The last packet in flight answered: the deadline may now be earlier.
+            let at = deadline(&self.p, m);
+            self.deadlines.note(key, m, at);
         }
     }
 
@@ -590,16 +601,6 @@ impl Transport {
         }
     }
 
-    /// When an outgoing message times out. NDP: only packets in flight do, `rto` after the
-    /// latest of their departures and the answers since; a NACKed packet waits for its
-    /// PULL (`docs/models/network.md`, "NDP's rules"). Homa: `rto` without progress.
-    fn deadline(&self, m: &OutMsg) -> Option<Time> {
-        match self.p.protocol {
-            Protocol::Ndp => Some(m.ndp_deadline(self.p.rto, self.p.pull_wait)),
-            Protocol::Homa => Some(m.last_progress + self.p.rto),
-        }
-    }
-
     /// Time out every outgoing message whose deadline has come, then re-arm at the earliest
     /// remaining deadline (deadlines only move later, so a message's timeout happens
     /// exactly at its own deadline).
@@ -607,18 +608,15 @@ impl Transport {
         if self.rto_at != Some(now) {
             return; // superseded by an earlier one
         }
-        let mut due: Vec<OutKey> = self
-            .out
-            .iter()
-            .filter(|(_, m)| self.deadline(m).is_some_and(|d| now >= d))
-            .map(|(k, _)| k)
-            .collect();
-        due.sort_unstable();
-        for key in due {
+        let p = &self.p;
+        for key in self.deadlines.due(now, &mut self.out, |m| deadline(p, m)) {
             self.time_out(now, key, out);
+            let m = self.out.get_mut(&key).expect("a timeout never ends a message");
+            self.deadlines.note(key, m, deadline(&self.p, m));
         }
         self.rto_at = None;
-        if let Some(next) = self.out.iter().filter_map(|(_, m)| self.deadline(m)).min() {
+        let p = &self.p;
+        if let Some(next) = self.deadlines.earliest(&mut self.out, |m| deadline(p, m)) {
             self.arm_rto(next, out);
         }
     }
@@ -685,6 +683,16 @@ impl Transport {
             self.tx.send(now, r, out);
         }
         out.push(TAction::Timer(now + rto, timer));
+    }
+}
+
+/// When an outgoing message times out. NDP: only packets in flight do, `rto` after the
+/// latest of their departures and the answers since; a NACKed packet waits for its PULL
+/// (`docs/models/network.md`, "NDP's rules"). Homa: `rto` without progress.
+fn deadline(p: &TransportParams, m: &OutMsg) -> Time {
+    match p.protocol {
+        Protocol::Ndp => m.ndp_deadline(p.rto, p.pull_wait),
+        Protocol::Homa => m.last_progress + p.rto,
     }
 }
 

@@ -5,7 +5,7 @@
 //! - [`params`]: protocol choice and every transport constant.
 //! - [`pktset`]: which of a message's packets were acknowledged or received, as bits.
 //! - [`sender`]: per-message send state (what was sent, acknowledged, allowed), kept in a
-//!   window by message id (`outmsgs`).
+//!   window by message id (`outmsgs`), their timeouts in a lazy heap (`deadlines`).
 //! - [`receiver`]: reassembly, ACK/NACK, PULL pacing (NDP) and SRPT grants with
 //!   overcommitment (Homa).
 //! - [`seqwin`]: per-message sequence numbers and the rule that delivers every message
@@ -28,6 +28,7 @@ pub mod segment;
 pub mod sender;
 pub mod seqwin;
 
+mod deadlines;
 mod endpoint;
 mod outmsgs;
 

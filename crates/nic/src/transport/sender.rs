@@ -41,6 +41,8 @@ pub struct OutMsg {
     /// NDP: the latest of the in-flight packets' departures and the answers since (the
     /// timeout's reference: RFC 6298 section 5 restarts the timer on an answer).
     flight_base: Time,
+    /// When this message's entry among the endpoint's deadlines is (`deadlines`).
+    pub(crate) rto_entry: Option<Time>,
 }
 
 impl OutMsg {
@@ -59,6 +61,7 @@ impl OutMsg {
             in_flight: Box::default(),
             flying: 0,
             flight_base: now,
+            rto_entry: None,
         }
     }
 

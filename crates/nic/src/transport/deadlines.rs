@@ -1,0 +1,147 @@
+//! When the endpoint's outgoing messages time out, found without looking at every message.
+//!
+//! Every progress pushes a message's deadline later, so keeping a sorted set exact would
+//! cost a reordering per ACK or PULL. Instead each message has one entry in a min-heap that
+//! is never later than its deadline: a deadline that moves later is found lazily, when its
+//! stale entry comes up and is put back at the true time; one that moves earlier gets a new
+//! entry (the endpoint calls `note`). The messages due at a time, and the earliest deadline,
+//! are then exactly those a scan of every message would give, at a cost that grows with the
+//! log of the messages in flight rather than with their number (a sender with hundreds of
+//! messages in an incast timed out its messages by scanning all of them on every firing).
+
+use super::outmsgs::{OutKey, OutMsgs};
+use super::sender::OutMsg;
+use nanopu_sim::Time;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+#[derive(Default)]
+pub struct Deadlines {
+    /// (entry time, message); an entry counts only while it is the message's `rto_entry`.
+    heap: BinaryHeap<Reverse<(Time, OutKey)>>,
+}
+
+impl Deadlines {
+    /// `m` (under `key`) times out at `at`: give it an entry if that is earlier than its own.
+    pub fn note(&mut self, key: OutKey, m: &mut OutMsg, at: Time) {
+        if m.rto_entry.is_none_or(|e| at < e) {
+            m.rto_entry = Some(at);
+            self.heap.push(Reverse((at, key)));
+        }
+    }
+
+    /// The messages whose deadline is at or before `now`, in key order; their entries are
+    /// taken (the caller notes their new deadlines).
+    pub fn due(&mut self, now: Time, out: &mut OutMsgs, deadline: impl Fn(&OutMsg) -> Time) -> Vec<OutKey> {
+        let mut due = Vec::new();
+        while let Some(key) = self.pop_until(now, out) {
+            let m = out.get_mut(&key).expect("popped entries are live");
+            match deadline(m) {
+                d if d <= now => {
+                    m.rto_entry = None;
+                    due.push(key);
+                }
+                d => self.reenter(key, m, d),
+            }
+        }
+        due.sort_unstable();
+        due
+    }
+
+    /// The earliest deadline of any message, its entry made exact first.
+    pub fn earliest(&mut self, out: &mut OutMsgs, deadline: impl Fn(&OutMsg) -> Time) -> Option<Time> {
+        while let Some(&Reverse((t, key))) = self.heap.peek() {
+            let Some(m) = Self::owner(out, t, key) else {
+                self.heap.pop();
+                continue;
+            };
+            let d = deadline(m);
+            if d == t {
+                return Some(t);
+            }
+            self.heap.pop();
+            self.reenter(key, m, d);
+        }
+        None
+    }
+
+    /// Pop entries up to `now` until one that is its message's own; that message's key.
+    fn pop_until(&mut self, now: Time, out: &mut OutMsgs) -> Option<OutKey> {
+        while let Some(&Reverse((t, key))) = self.heap.peek().filter(|e| e.0 .0 <= now) {
+            self.heap.pop();
+            if Self::owner(out, t, key).is_some() {
+                return Some(key);
+            }
+        }
+        None
+    }
+
+    /// The message an entry belongs to, if it still does (the message may be done, or its
+    /// deadline noted earlier since).
+    fn owner(out: &mut OutMsgs, t: Time, key: OutKey) -> Option<&mut OutMsg> {
+        out.get_mut(&key).filter(|m| m.rto_entry == Some(t))
+    }
+
+    fn reenter(&mut self, key: OutKey, m: &mut OutMsg, at: Time) {
+        m.rto_entry = Some(at);
+        self.heap.push(Reverse((at, key)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::Segment;
+    use nanopu_sim::Rng;
+    use std::sync::Arc;
+
+    /// A message under `key` whose deadline the test keeps in `last_progress`.
+    fn msg(key: OutKey, at: Time) -> Box<OutMsg> {
+        let proto = Segment { dst_ip: key.0, msg_id: key.1, ..Segment::default() };
+        Box::new(OutMsg::new(proto, Arc::new(vec![]), 1, 1, at))
+    }
+
+    fn scan_due(out: &OutMsgs, now: Time) -> Vec<OutKey> {
+        let mut v: Vec<OutKey> = out.iter().filter(|(_, m)| m.last_progress <= now).map(|(k, _)| k).collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Random starts, ends and deadline moves (earlier ones noted, as the endpoint does):
+    /// at every step the heap gives what scanning every message gives.
+    #[test]
+    fn agrees_with_a_scan_of_every_message() {
+        let (mut rng, mut out, mut d) = (Rng::new(7), OutMsgs::default(), Deadlines::default());
+        let deadline = |m: &OutMsg| m.last_progress;
+        let mut now = Time::ZERO;
+        for step in 0..20_000u64 {
+            let key = (1 + rng.below(3) as u32, rng.below(40) as u16);
+            let at = now + Time::from_ns(1 + rng.below(500));
+            match rng.below(4) {
+                0 => {
+                    out.insert(key, msg(key, at));
+                    d.note(key, out.get_mut(&key).unwrap(), at);
+                }
+                1 => out.remove(&key),
+                _ => {
+                    if let Some(m) = out.get_mut(&key) {
+                        m.last_progress = at;
+                        d.note(key, m, at); // a no-op when later: found lazily
+                    }
+                }
+            }
+            if step % 7 == 0 {
+                now += Time::from_ns(rng.below(200));
+                let want = scan_due(&out, now);
+                assert_eq!(d.due(now, &mut out, deadline), want, "step {step}");
+                for k in want {
+                    let m = out.get_mut(&k).unwrap();
+                    m.last_progress = now + Time::from_ns(300);
+                    d.note(k, m, m.last_progress);
+                }
+                let min = out.iter().map(|(_, m)| m.last_progress).min();
+                assert_eq!(d.earliest(&mut out, deadline), min, "step {step}");
+            }
+        }
+    }
+}
