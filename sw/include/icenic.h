@@ -134,4 +134,53 @@ static inline void ice_put32(uint8_t *f, int off, uint32_t v)
     ice_put16(f, off + 2, (uint16_t)v);
 }
 
+/* ---- Frames between the nodes of a cluster (docs/models/icenic.md "Clusters") ------- */
+/* Node n is IPv4 10.0.0.(2+n) with MAC 02:00:0a:00:00:00 + 2 + n; switches route a frame
+ * by its IPv4 destination (the test host is 10.0.0.1, NANOPU_HOST_IP). */
+static inline uint32_t ice_node_ip(uint64_t n) { return NANOPU_IP(10, 0, 0, 2) + (uint32_t)n; }
+static inline uint64_t ice_node_mac(uint64_t n) { return 0x02000a000000ull + 2 + n; }
+
+/* The IPv4 header checksum (RFC 791) of the 20-byte header at `h`, its checksum field 0. */
+static inline uint16_t ice_ip_checksum(const uint8_t *h)
+{
+    uint32_t s = 0;
+    for (int i = 0; i < 20; i += 2)
+        s += ice_get16(h, i);
+    while (s > 0xffff)
+        s = (s & 0xffff) + (s >> 16);
+    return (uint16_t)~s;
+}
+
+static inline void ice_put_mac(uint8_t *f, int off, uint64_t mac)
+{
+    for (int i = 0; i < 6; i++)
+        f[off + i] = (uint8_t)(mac >> (8 * (5 - i)));
+}
+
+/* Write the Ethernet, IPv4 (no options, TTL 64) and UDP (checksum 0: none) headers of a
+ * frame from this node to node `dst` with `payload_len` bytes of payload (which the caller
+ * puts at f + ICE_FRAME_PAYLOAD); returns the frame's length. */
+static inline uint32_t ice_udp_frame(uint8_t *f, uint64_t dst, uint16_t src_port, uint16_t dst_port,
+                                     uint32_t payload_len)
+{
+    ice_put_mac(f, ICE_FRAME_ETH_DST, ice_node_mac(dst));
+    ice_put_mac(f, ICE_FRAME_ETH_SRC, icenic_mac());
+    ice_put16(f, ICE_FRAME_ETH_TYPE, 0x0800);
+    uint8_t *ip = f + ICE_FRAME_IP;
+    uint16_t ip_len = (uint16_t)(20 + 8 + payload_len);
+    ice_put16(ip, 0, 0x4500);            /* version 4, 5 words, TOS 0 */
+    ice_put16(ip, 2, ip_len);
+    ice_put32(ip, 4, 0x00004000);        /* id 0, don't fragment */
+    ice_put16(ip, 8, (64 << 8) | 17);    /* TTL 64, UDP */
+    ice_put16(ip, 10, 0);
+    ice_put32(ip, 12, nanopu_node_ip());
+    ice_put32(ip, 16, ice_node_ip(dst));
+    ice_put16(ip, 10, ice_ip_checksum(ip));
+    ice_put16(f, ICE_FRAME_UDP, src_port);
+    ice_put16(f, ICE_FRAME_UDP + 2, dst_port);
+    ice_put16(f, ICE_FRAME_UDP + 4, (uint16_t)(ip_len - 20));
+    ice_put16(f, ICE_FRAME_UDP + 6, 0);
+    return ICE_FRAME_PAYLOAD + payload_len;
+}
+
 #endif /* ICENIC_H */

@@ -76,6 +76,8 @@ pub struct Star<'a> {
     pub args: &'a [String],
     /// The program's `abi` key, if given.
     pub abi: Option<&'a str>,
+    /// The program's `nic` key (every node's NIC), if given.
+    pub nic: Option<&'a str>,
 }
 
 /// `nanopu run PROGRAM.elf --nodes N`: N nodes on one switch, every core running the
@@ -94,6 +96,9 @@ pub fn star(elf: &Path, s: &Star, flags: RunFlags, out: Outputs) -> Result<ExitC
     );
     if let Some(abi) = s.abi {
         text += &format!("abi = {abi:?}\n");
+    }
+    if let Some(nic) = s.nic {
+        text += &format!("nic = {nic:?}\n");
     }
     let file = ClusterFile::parse(&text)?;
     run(&file, Path::new("."), elf, flags, "--max-cycles", out)

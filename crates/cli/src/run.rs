@@ -151,16 +151,13 @@ pub fn main(a: RunArgs) -> Result<ExitCode, String> {
             "--nodes: a cluster's links are set by the defaults of [link]",
         )?;
         refuse(&a.single_flags(), "--nodes")?;
-        refuse(
-            &[("--nic", a.nic.is_some())],
-            "--nodes: a cluster's nodes have the nanoPU NIC (IceNIC nodes run alone for now: docs/models/icenic.md)",
-        )?;
         let star = crate::cluster::Star {
             nodes: a.nodes.unwrap_or(1),
             node: a.node_toml()?,
             max_cycles: a.max_cycles(),
             args: &a.args,
             abi: a.abi.as_deref(),
+            nic: a.nic.as_deref(),
         };
         let run = a.run_flags()?;
         return crate::cluster::star(&a.program, &star, run, a.outputs()?);
@@ -196,7 +193,7 @@ impl RunArgs {
             ("--abi (the file's [[program]] abi sets it)", self.abi.is_some()),
             ("--exit (the file's [node] exit sets it)", self.exit.is_some()),
             ("--latency-stamps (the file's [node] latency_stamps sets it)", self.latency_stamps.is_some()),
-            ("--nic (a cluster's nodes have the nanoPU NIC: IceNIC nodes run alone for now, docs/models/icenic.md)", self.nic.is_some()),
+            ("--nic (the file's [[program]] nic sets it)", self.nic.is_some()),
         ]
     }
 

@@ -21,8 +21,11 @@ fn mac_of(ip: u32) -> Mac {
     Mac([2, 0, b[0], b[1], b[2], b[3]])
 }
 
-/// The bytes of a packet on the wire.
+/// The bytes of a packet on the wire: a raw frame (IceNIC's) as it is.
 pub fn frame_of(p: &Packet, homa: bool) -> Result<Vec<u8>, String> {
+    if p.is_frame() {
+        return Ok(p.frame_bytes());
+    }
     let transport = TransportRepr {
         flags: Flags(p.flags),
         priority: p.prio,

@@ -158,6 +158,7 @@ impl ChainFile {
             elf: self.chain.elf.clone(),
             args: self.chain_spec()?.args(kv, hz),
             abi: None,
+            nic: None,
         };
         let nodes = Some(self.chain.replicas + 1);
         let topology =

@@ -121,6 +121,19 @@ fn cgroup_room(limit: &str, usage: &str) -> Option<u64> {
     Some(read(limit)?.saturating_sub(read(usage).unwrap_or(0)))
 }
 
+/// Fewest cycles a NIC of this configuration takes from a core's send to a core of
+/// another node seeing it, besides the links: the nanoPU NIC's TX and RX paths, or an
+/// IceNIC's shortest (a DMA read hitting the L2, the transmit pipe, the receive pipe and a
+/// DMA write hitting the L2, for the shortest frame; docs/models/icenic.md "Clusters"),
+/// whichever is less, so that the bound holds for every node of a mixed cluster.
+fn nic_path_cycles(cfg: &NodeConfig) -> u64 {
+    let nanopu = cfg.nic.tx_path_cycles + cfg.nic.rx_path_cycles;
+    let i = &cfg.ice;
+    let stream = (i.min_frame_bytes as u64).div_ceil(i.flit_bytes.max(1));
+    let ice = i.tx_pipe_cycles + i.rx_pipe_cycles + 2 * (cfg.timing.l2_latency + stream);
+    nanopu.min(ice)
+}
+
 impl Simulation {
     /// A cluster as a configuration file describes it; ELF paths relative to `base`.
     pub fn cluster(f: &ClusterFile, base: &Path) -> Result<Simulation, SimError> {
@@ -138,6 +151,7 @@ impl Simulation {
         let mut spins: Vec<Option<Arc<Vec<u64>>>> = vec![None; progs.len()];
         for (n, p) in who.iter().map(|p| p.expect("assigned")).enumerate() {
             cfg.args = f.program[p].args.clone();
+            cfg.nic_kind = f.program[p].nic_kind().map_err(setup)?;
             cfg.program_name = f.program[p].elf.rsplit('/').next().unwrap_or("program").to_string();
             let node = Node::new(n as u32, &progs[p], &cfg, spins[p].as_ref())
                 .map_err(|e| setup(format!("node {n}: {e}")))?;
@@ -150,7 +164,7 @@ impl Simulation {
         sim.schedule_crashes(&sim.faults.clone());
         let prop = check::time_ns(f.link.propagation_ns, "link.propagation_ns").map_err(setup)?;
         let hops = sim.clock.cycle_floor(prop + prop);
-        sim.cross_node_cycles = cfg.nic.tx_path_cycles + cfg.nic.rx_path_cycles + hops;
+        sim.cross_node_cycles = nic_path_cycles(&cfg) + hops;
         sim.set_limit_name("max_us");
         Ok(sim)
     }

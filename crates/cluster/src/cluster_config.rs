@@ -212,6 +212,10 @@ pub struct ProgramFile {
     /// x30/x31 as network registers: "auto" (default: yes if the program defines `__nanopu_abi`
     /// or uses the LNIC CSRs), "nanopu" or "plain".
     pub abi: Option<String>,
+    /// The NIC of its nodes: "nanopu" (default; messages through x30/x31) or "icenic",
+    /// FireSim's DMA NIC of the traditional baseline, whose raw frames share the network,
+    /// routed by destination IPv4 (sw/include/icenic.h; docs/models/icenic.md "Clusters").
+    pub nic: Option<String>,
 }
 
 impl ProgramFile {
@@ -220,6 +224,13 @@ impl ProgramFile {
         self.abi
             .as_deref()
             .map_or(Ok(AbiChoice::Auto), |s| AbiChoice::parse(s).map_err(|e| format!("program.{e}")))
+    }
+
+    /// The `nic` key, checked ("program.nic: ..." when it names no NIC).
+    pub fn nic_kind(&self) -> Result<crate::config::NicKind, String> {
+        self.nic
+            .as_deref()
+            .map_or(Ok(Default::default()), |s| s.parse().map_err(|e| format!("program.nic: {e}")))
     }
 }
 
@@ -284,6 +295,7 @@ impl ClusterFile {
         self.check_transport()?;
         self.program.iter().try_for_each(|p| parse_nodes(&p.nodes, nodes).map(|_| ()))?;
         self.program.iter().try_for_each(|p| p.abi_choice().map(|_| ()))?;
+        self.program.iter().try_for_each(|p| p.nic_kind().map(|_| ()))?;
         self.checked_faults().map(|_| ())
     }
 

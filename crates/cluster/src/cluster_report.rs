@@ -40,6 +40,64 @@ pub struct ClusterSummary {
     pub consoles: Vec<String>,
     /// What reached the test host at 10.0.0.1 (on switch 0).
     pub host_received: Vec<crate::report::HostRecord>,
+    /// The IceNIC nodes' frames (docs/models/icenic.md "Clusters"); absent when the cluster
+    /// has no IceNIC node and no frame strayed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub icenic: Option<IceTotals>,
+    /// Raw frames the test host received, in arrival order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub host_frames: Vec<crate::report::FrameRecord>,
+}
+
+/// IceNIC nodes' frames over a cluster run: their NICs' counters summed, and the frames
+/// the fabric or a node dropped (each also in the problems).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct IceTotals {
+    pub nodes: usize,
+    pub frames_sent: u64,
+    pub frames_received: u64,
+    /// Frames their receive packet buffers had no room for.
+    pub dropped_buffer_full: u64,
+    /// Frames too long or too short for them.
+    pub dropped_size: u64,
+    /// Frames switches dropped: to an address that is no node's, or to a full queue.
+    pub fabric_no_route: u64,
+    pub fabric_queue_full: u64,
+    /// Packets that reached a node whose NIC cannot take them.
+    #[serde(flatten)]
+    pub strays: crate::network::Strays,
+}
+
+impl IceTotals {
+    fn add(&mut self, ice: &nanopu_nic::icenic::IceNic) {
+        let c = &ice.counters;
+        self.nodes += 1;
+        self.frames_sent += c.frames_sent;
+        self.frames_received += c.frames_received;
+        self.dropped_buffer_full += c.dropped_full;
+        self.dropped_size += c.dropped_size;
+    }
+
+    fn line(&self) -> String {
+        let s = &self.strays;
+        format!(
+            "icenic: {} nodes, {} frames sent, {} received, {} dropped (buffer full), {} dropped (size), {} dropped by switches (no route), {} (queue full), {} reached nanoPU nodes; {} transport packets reached IceNIC nodes\n",
+            self.nodes, self.frames_sent, self.frames_received, self.dropped_buffer_full, self.dropped_size,
+            self.fabric_no_route, self.fabric_queue_full, s.frames_at_nanopu_nodes, s.transport_at_icenic_nodes
+        )
+    }
+}
+
+/// The IceNIC totals of a cluster, if it has IceNIC nodes or a frame strayed.
+fn ice_totals(sim: &Simulation) -> Option<IceTotals> {
+    let mut t = IceTotals::default();
+    sim.nodes.iter().filter_map(|n| n.ice.as_ref()).for_each(|i| t.add(i));
+    if let Some(net) = &sim.net {
+        let f = net.fabric.stats();
+        (t.fabric_no_route, t.fabric_queue_full, t.strays) =
+            (f.frames_no_route, f.frames_band_full, net.strays);
+    }
+    (t != IceTotals::default()).then_some(t)
 }
 
 /// What the fabric did (`nanopu_net::fabric::FabricStats`).
@@ -136,6 +194,8 @@ pub fn summarize_cluster(sim: &mut Simulation, outcome: Outcome) -> ClusterSumma
         fabric: FabricTotals::default(),
         consoles: Vec::new(),
         host_received: sim.host.received.iter().map(crate::report::host_record).collect(),
+        icenic: ice_totals(sim),
+        host_frames: sim.host.frames_received.iter().map(crate::report::frame_record).collect(),
     };
     for node in &mut sim.nodes {
         count_node(&mut s, node);
@@ -194,12 +254,14 @@ impl ClusterSummary {
             "fabric: {} packet hops, {} trims, {} drops ({} queue full, {} random, {} link down, {} no route, {} crash or partition), {} multicast resends, largest switch queue {} bytes\n",
             f.packet_hops, f.trims, f.drops, f.drops_band_full, f.drops_random, f.drops_link_down, f.drops_no_route, f.drops_fault, f.multicast_resends, f.max_switch_queue_bytes
         );
+        self.icenic.iter().for_each(|i| s += &i.line());
         self.faults.iter().for_each(|f| s += &f.line());
         self.problems.iter().for_each(|p| s += &format!("{p}\n"));
         self.host_received.iter().take(20).for_each(|m| s += &m.line());
         if self.host_received.len() > 20 {
             s += &format!("  ... and {} more messages to the host\n", self.host_received.len() - 20);
         }
+        self.host_frames.iter().take(20).for_each(|f| s += &f.line());
         self.consoles.iter().take(20).for_each(|c| s += &format!("{c}\n"));
         if self.consoles.len() > 20 {
             s += &format!(

@@ -94,8 +94,12 @@ impl Simulation {
         self.wake_if_interrupted((n, IRQ_HART));
     }
 
-    /// A frame leaves node `n`'s port: to the test host on a single node.
-    pub(crate) fn ice_transmit(&mut self, _n: usize, frame: Box<[u8]>) {
+    /// A frame leaves node `n`'s port: onto the fabric in a cluster, to the test host on a
+    /// single node.
+    pub(crate) fn ice_transmit(&mut self, n: usize, frame: Box<[u8]>) {
+        if self.net.is_some() {
+            return self.frame_onto_fabric(crate::network::End::Node(n), &frame);
+        }
         let l = &mut self.link;
         let ready = self.now + Time(l.port.mac_fs);
         let ser = serialization(frame.len() as u64, l.port.rate_bps);
@@ -103,15 +107,19 @@ impl Simulation {
         self.q.push(t, Ev::HostFrame { frame });
     }
 
-    /// A frame from the test host: over its link into the IceNIC's receive buffer.
+    /// A frame from the test host: over its link into the IceNIC's receive buffer, or in a
+    /// cluster onto the fabric, to whichever node its IPv4 destination names.
     pub(crate) fn host_send_frame(&mut self, frame: Vec<u8>) {
         if frame.is_empty() {
             return self.host_frame_timer();
         }
+        self.host.frames_sent.push(HostFrame { time: self.now, frame: frame.clone() });
+        if self.net.is_some() {
+            return self.frame_onto_fabric(crate::network::End::Host, &frame);
+        }
         let l = &mut self.link;
         let ser = serialization(frame.len() as u64, l.port.rate_bps);
         let t = crate::link::HostLink::cross_to_node(l, self.now, ser);
-        self.host.frames_sent.push(HostFrame { time: self.now, frame: frame.clone() });
         if !self.host.frame_lost(0) {
             self.q.push(t, Ev::IceRx { node: 0, frame: frame.into_boxed_slice() });
         }

@@ -49,7 +49,23 @@ fn ip_checksum(h: &[u8]) -> u16 {
 
 /// The frame's destination IPv4 address, if it is long enough to have one.
 pub fn dst_ip(frame: &[u8]) -> Option<u32> {
-    frame.get(IP + 16..IP + 20).map(|b| u32::from_be_bytes(b.try_into().expect("4 bytes")))
+    ip_at(frame, IP + 16)
+}
+
+/// The frame's source IPv4 address, if it is long enough to have one.
+pub fn src_ip(frame: &[u8]) -> Option<u32> {
+    ip_at(frame, IP + 12)
+}
+
+fn ip_at(frame: &[u8], off: usize) -> Option<u32> {
+    frame.get(off..off + 4).map(|b| u32::from_be_bytes(b.try_into().expect("4 bytes")))
+}
+
+/// The IPv4 addresses a switch routes the frame by, (source, destination): none unless
+/// it is an IPv4 frame (EtherType 0x0800) long enough to hold them.
+pub fn route_ips(frame: &[u8]) -> Option<(u32, u32)> {
+    let ipv4 = frame.get(ETH + 12..ETH + 14) == Some(&[0x08, 0x00][..]);
+    ipv4.then(|| Some((src_ip(frame)?, dst_ip(frame)?))).flatten()
 }
 
 /// What an echo server sends back: the frame with MACs, IP addresses and UDP ports swapped

@@ -38,6 +38,24 @@ pub(crate) struct Network {
     /// Packets the fabric delivers to nodes while handling an event: kept empty between
     /// events and reused, so that handling one allocates nothing.
     delivered: Vec<(u32, Packet)>,
+    /// Packets that reached a node whose NIC cannot take them.
+    pub strays: Strays,
+}
+
+/// Packets that reached a node whose NIC cannot take them, dropped there and counted
+/// (docs/models/icenic.md "Clusters"): raw frames at a nanoPU node, the transport's
+/// packets at an IceNIC node.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Strays {
+    pub frames_at_nanopu_nodes: u64,
+    pub transport_at_icenic_nodes: u64,
+}
+
+impl Strays {
+    pub fn add(&mut self, o: Strays) {
+        self.frames_at_nanopu_nodes += o.frames_at_nanopu_nodes;
+        self.transport_at_icenic_nodes += o.transport_at_icenic_nodes;
+    }
 }
 
 impl Network {
@@ -59,7 +77,8 @@ impl Network {
         host: Option<Transport>,
         next_packet: u64,
     ) -> Network {
-        Network { fabric, transports, host, next_packet, inbox: Vec::new(), delivered: Vec::new() }
+        let (inbox, delivered, strays) = (Vec::new(), Vec::new(), Strays::default());
+        Network { fabric, transports, host, next_packet, inbox, delivered, strays }
     }
 
     /// Every transport simulated here: the nodes', then the host's.
@@ -200,9 +219,42 @@ impl Simulation {
         let mut out = Queue { q: &mut self.q, transports: &net.transports, base: self.base };
         net.fabric.handle(now, ev, &mut out, &mut delivered);
         for (node, pkt) in delivered.drain(..) {
-            self.with_transport(self.end_of(node), |t, now, out| t.on_packet(now, pkt, out));
+            let end = self.end_of(node);
+            if pkt.is_frame() {
+                self.frame_arrived(end, pkt);
+            } else if matches!(end, End::Node(n) if self.nodes[n].ice.is_some()) {
+                self.net().strays.transport_at_icenic_nodes += 1;
+            } else {
+                self.with_transport(end, |t, now, out| t.on_packet(now, pkt, out));
+            }
         }
         self.net().delivered = delivered;
+    }
+
+    /// A raw frame's last byte reached an endpoint: an IceNIC takes it, the test host
+    /// records it, a nanoPU node's NIC cannot (it is counted).
+    fn frame_arrived(&mut self, end: End, pkt: Packet) {
+        match end {
+            End::Host => self.host_frame_arrive(pkt.frame_bytes()),
+            End::Node(n) if self.nodes[n].ice.is_some() => self.ice_arrive(n, pkt.frame_bytes()),
+            End::Node(_) => self.net().strays.frames_at_nanopu_nodes += 1,
+        }
+    }
+
+    /// An endpoint without the transport (an IceNIC node, or the test host sending raw
+    /// frames) puts a frame on its link: a packet routed by the frame's IPv4 destination
+    /// (none if it is not IPv4: the first switch then drops it as unroutable, counted).
+    pub(crate) fn frame_onto_fabric(&mut self, end: End, frame: &[u8]) {
+        let (own, node) = match end {
+            End::Node(n) => (self.nodes[n].ip, (n + self.base) as u32),
+            End::Host => (HOST_IP, self.net().fabric.wiring().nodes),
+        };
+        let (src, dst) = crate::ice_frame::route_ips(frame).unwrap_or((own, 0));
+        let net = self.net.as_mut().expect("cluster run");
+        net.next_packet += 1;
+        let pkt = Packet { id: net.next_packet, ..Packet::frame(src, dst, frame) };
+        let mut out = Queue { q: &mut self.q, transports: &[], base: 0 };
+        net.fabric.send(self.now, node, pkt, &mut out);
     }
 
     /// Let in the packets other partitions sent here.
@@ -267,6 +319,9 @@ impl Schedule for Queue<'_> {
         self.q.push(t, Ev::Net(ev));
     }
     fn arriving(&mut self, node: u32, pkt: &Packet) {
+        if pkt.is_frame() {
+            return;
+        }
         if let Some(t) = self.transports.get((node as usize).wrapping_sub(self.base)) {
             t.prefetch_for(pkt);
         }

@@ -73,10 +73,12 @@ impl Simulation {
     /// Put the partitions back together after a run. What was still pending is dropped.
     pub(crate) fn join(&mut self, parts: Vec<Simulation>) {
         let (mut fabrics, mut transports, mut host) = (Vec::new(), Vec::new(), None);
+        let mut strays = crate::network::Strays::default();
         self.running_cores = 0;
         for mut p in parts {
             self.nodes.append(&mut p.nodes);
             let net = p.net.take().expect("partitions are cluster runs");
+            strays.add(net.strays);
             fabrics.push(net.fabric);
             transports.extend(net.transports);
             if net.host.is_some() {
@@ -89,6 +91,7 @@ impl Simulation {
             self.exited_at = self.exited_at.max(p.exited_at);
         }
         self.net = Some(Network::of(Fabric::join(fabrics), transports, host, 0));
+        self.net.as_mut().expect("just set").strays = strays;
     }
 }
 

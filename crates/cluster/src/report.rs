@@ -84,7 +84,7 @@ pub struct FrameRecord {
 }
 
 impl FrameRecord {
-    fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         format!("host received at {:.3} ns a frame of {} bytes: {}\n", self.time_ns, self.len, self.hex)
     }
 }
@@ -99,7 +99,7 @@ fn ice_summary(ice: &nanopu_nic::icenic::IceNic) -> IceSummary {
     }
 }
 
-fn frame_record(f: &crate::ice::HostFrame) -> FrameRecord {
+pub(crate) fn frame_record(f: &crate::ice::HostFrame) -> FrameRecord {
     let hex = f.frame.iter().map(|b| format!("{b:02x}")).collect();
     FrameRecord { time_ns: f.time.as_ns_f64(), len: f.frame.len(), hex }
 }
@@ -206,6 +206,7 @@ pub fn end_problems(sim: &Simulation, outcome: Outcome) -> Vec<String> {
     }
     v.extend(unfinished(sim));
     v.extend(no_route(sim));
+    v.extend(strays(sim));
     if outcome == Outcome::TimeLimit {
         v.extend(sim.waiting_cores().into_iter().take(32).map(|c| format!("not exited: {c}")));
     }
@@ -226,17 +227,39 @@ fn unfinished(sim: &Simulation) -> Option<String> {
 }
 
 /// Packets the fabric dropped because their destination is no node of the cluster: a
-/// program addressed a node that does not exist, and its transport retries until the limit.
+/// program addressed a node that does not exist, and its transport retries until the limit
+/// (an IceNIC's raw frames, which no transport retries, are counted apart).
 fn no_route(sim: &Simulation) -> Option<String> {
     let stats = sim.net.as_ref()?.fabric.stats();
     let ip = stats.first_no_route?;
+    let frames = match stats.frames_no_route {
+        0 => String::new(),
+        n => format!(" ({n} of them IceNIC frames)"),
+    };
     Some(format!(
-        "{} packets were dropped for want of a route: their destination ({}, the lowest of them) is no node of this cluster (nodes are {} to {})",
+        "{} packets were dropped for want of a route{frames}: their destination ({}, the lowest of them) is no node of this cluster (nodes are {} to {})",
         stats.drops_no_route,
         crate::boot::ip_text(ip),
         crate::boot::ip_text(crate::boot::node_ip(0)),
         crate::boot::ip_text(crate::boot::node_ip(sim.nodes.len() as u32 - 1))
     ))
+}
+
+/// Packets that reached a node whose NIC cannot take them (docs/models/icenic.md
+/// "Clusters"): a program sent to a node with the other kind of NIC.
+fn strays(sim: &Simulation) -> Vec<String> {
+    let Some(s) = sim.net.as_ref().map(|n| n.strays) else { return Vec::new() };
+    let mut v = Vec::new();
+    if s.frames_at_nanopu_nodes > 0 {
+        v.push(format!("{} IceNIC frames reached nanoPU nodes, whose NIC takes only the transport's packets: dropped there", s.frames_at_nanopu_nodes));
+    }
+    if s.transport_at_icenic_nodes > 0 {
+        v.push(format!(
+            "{} transport packets reached IceNIC nodes, which take only raw frames: dropped there",
+            s.transport_at_icenic_nodes
+        ));
+    }
+    v
 }
 
 fn core_summary(core: &mut nanopu_riscv::Core, state: CoreState) -> CoreSummary {

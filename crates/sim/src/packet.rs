@@ -29,11 +29,27 @@ pub mod flags {
     pub const RESEND: u8 = 128;
 }
 
+/// What a packet is: one of the nanoPU transport's (its header in the fields below), or a
+/// raw Ethernet frame of a NIC without that transport (IceNIC, docs/models/icenic.md
+/// "Clusters"), whose bytes are the payload and which only `src_ip`, `dst_ip` and `band`
+/// describe besides.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PacketKind {
+    #[default]
+    Transport,
+    Frame,
+}
+
+/// The band a raw frame takes: the lowest-priority one (ports clamp a band to their last),
+/// the best-effort queue of a frame that carries no priority (docs/models/icenic.md).
+pub const FRAME_BAND: u8 = 7;
+
 /// One packet.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Packet {
     /// Unique per run, assigned when the packet enters the network (tracing).
     pub id: u64,
+    pub kind: PacketKind,
     pub src_ip: u32,
     /// A node's IP, or 224.0.0.0/4 for multicast.
     pub dst_ip: u32,
@@ -68,7 +84,16 @@ pub fn trimmed(flags: u8) -> (u8, u16, u8) {
     (flags | flags::CHOP, 0, 0)
 }
 
-/// Bytes on the wire of a packet with these flags and payload length.
+/// Bytes on the wire of a packet of `kind` with these flags and payload length: a raw
+/// frame's own length (as on the test host's link), a transport packet's `frame_len`.
+pub fn wire_len(kind: PacketKind, flags: u8, payload_len: u16) -> u32 {
+    match kind {
+        PacketKind::Transport => frame_len(flags, payload_len),
+        PacketKind::Frame => payload_len as u32,
+    }
+}
+
+/// Bytes on the wire of a transport packet with these flags and payload length.
 pub fn frame_len(flags: u8, payload_len: u16) -> u32 {
     if flags & flags::DATA != 0 && flags & flags::CHOP == 0 {
         HEADER_BYTES + payload_len as u32
@@ -103,7 +128,37 @@ impl Packet {
     }
     /// Bytes on the wire.
     pub fn wire_len(&self) -> u32 {
-        frame_len(self.flags, self.payload_len)
+        wire_len(self.kind, self.flags, self.payload_len)
+    }
+    pub fn is_frame(&self) -> bool {
+        self.kind == PacketKind::Frame
+    }
+    /// A raw Ethernet frame from `src_ip` to `dst_ip` (the addresses it is routed by): its
+    /// bytes are the payload, packed 8 to a word, big-endian, as the wire's payload words.
+    pub fn frame(src_ip: u32, dst_ip: u32, bytes: &[u8]) -> Packet {
+        let len = u16::try_from(bytes.len()).expect("a frame is shorter than 64 KiB");
+        let word = |c: &[u8]| {
+            let mut b = [0u8; 8];
+            b[..c.len()].copy_from_slice(c);
+            u64::from_be_bytes(b)
+        };
+        let words = bytes.chunks(8).map(word).collect();
+        let payload = Some(Arc::new(words));
+        Packet {
+            kind: PacketKind::Frame,
+            src_ip,
+            dst_ip,
+            band: FRAME_BAND,
+            payload_len: len,
+            payload,
+            ..Packet::default()
+        }
+    }
+    /// A raw frame's bytes (`Packet::frame`'s inverse).
+    pub fn frame_bytes(&self) -> Vec<u8> {
+        let mut b: Vec<u8> = self.words().iter().flat_map(|w| w.to_be_bytes()).collect();
+        b.truncate(self.payload_len as usize);
+        b
     }
     /// Cut to the header, as a switch does when the data band is full (NDP).
     pub fn trim(&mut self) {

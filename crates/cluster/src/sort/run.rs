@@ -170,8 +170,13 @@ impl SortSpec {
             tail_delay_us: Some(self.tail_delay_us),
             ..TransportFile::default()
         };
-        f.program =
-            vec![ProgramFile { nodes: "all".into(), elf: elf.into(), args: self.args.clone(), abi: None }];
+        f.program = vec![ProgramFile {
+            nodes: "all".into(),
+            elf: elf.into(),
+            args: self.args.clone(),
+            abi: None,
+            nic: None,
+        }];
         Ok(f)
     }
 

@@ -109,6 +109,10 @@ pub struct FabricStats {
     /// lowest, so that partitions merge to the same value whatever their order).
     pub first_no_route: Option<u32>,
     pub drops_multicast_disabled: u64,
+    /// Raw frames (IceNIC's, docs/models/icenic.md) among `drops_no_route` and
+    /// `drops_band_full`: a switch drops a frame it cannot queue rather than trim it.
+    pub frames_no_route: u64,
+    pub frames_band_full: u64,
     /// Packets each cut lost (`Fabric::set_cuts`, in its order): a crashed node's, a
     /// partition's.
     pub cut_drops: Vec<u64>,
@@ -270,7 +274,10 @@ impl Fabric {
                 self.packets.get_mut(r).trim();
             }
             // Refused as it was: a multicast copy is resent as it is.
-            Admit::Full => self.lost(now, port, r, out, |s| &mut s.drops_band_full),
+            Admit::Full => {
+                self.stats.frames_band_full += u64::from(r.hdr.is_frame());
+                self.lost(now, port, r, out, |s| &mut s.drops_band_full)
+            }
         }
         self.kick(now, port, out);
     }
@@ -394,6 +401,7 @@ impl Fabric {
             }
             None => {
                 self.stats.drops_no_route += 1;
+                self.stats.frames_no_route += u64::from(r.hdr.is_frame());
                 let lowest = self.stats.first_no_route.map_or(r.hdr.dst_ip, |ip| ip.min(r.hdr.dst_ip));
                 self.stats.first_no_route = Some(lowest);
                 self.packets.take(r);

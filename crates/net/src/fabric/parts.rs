@@ -123,6 +123,8 @@ impl FabricStats {
         self.drops_random += o.drops_random;
         self.drops_link_down += o.drops_link_down;
         self.drops_no_route += o.drops_no_route;
+        self.frames_no_route += o.frames_no_route;
+        self.frames_band_full += o.frames_band_full;
         self.first_no_route = [self.first_no_route, o.first_no_route].into_iter().flatten().min();
         self.drops_multicast_disabled += o.drops_multicast_disabled;
         self.multicast_resends += o.multicast_resends;

@@ -52,7 +52,9 @@ impl Port {
             return Admit::Queued;
         }
         let f = p.hdr.flags;
-        let trimmable = trim && f & flags::DATA != 0 && f & (flags::CHOP | flags::MCAST) == 0;
+        // Raw frames are dropped, not trimmed: they have no transport to recover them.
+        let data = f & flags::DATA != 0 && !p.hdr.is_frame();
+        let trimmable = trim && data && f & (flags::CHOP | flags::MCAST) == 0;
         if !trimmable || !fits(&self.used, 0, MIN_FRAME) {
             return Admit::Full;
         }

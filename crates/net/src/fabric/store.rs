@@ -6,7 +6,7 @@
 //! queue and event, and reading them back at every hop, was a large part of a hop's cost.
 
 use crate::packet::Packet;
-use nanopu_sim::packet::{frame_len, trimmed, MIN_FRAME};
+use nanopu_sim::packet::{trimmed, wire_len, PacketKind, MIN_FRAME};
 
 /// A packet's place in the store.
 pub type PktRef = u32;
@@ -18,14 +18,19 @@ pub struct Hdr {
     pub payload_len: u16,
     pub band: u8,
     pub flags: u8,
+    pub kind: PacketKind,
 }
 
 impl Hdr {
     pub fn of(p: &Packet) -> Hdr {
-        Hdr { dst_ip: p.dst_ip, payload_len: p.payload_len, band: p.band, flags: p.flags }
+        Hdr { dst_ip: p.dst_ip, payload_len: p.payload_len, band: p.band, flags: p.flags, kind: p.kind }
     }
     pub fn wire_len(&self) -> u32 {
-        frame_len(self.flags, self.payload_len)
+        wire_len(self.kind, self.flags, self.payload_len)
+    }
+    /// A raw frame (IceNIC's): never trimmed, since no transport would recover it.
+    pub fn is_frame(&self) -> bool {
+        self.kind == PacketKind::Frame
     }
     pub fn is_multicast(&self) -> bool {
         self.flags & nanopu_sim::packet::flags::MCAST != 0
