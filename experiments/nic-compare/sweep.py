@@ -3,7 +3,8 @@
 benchmark checks each reply against its request and stops on a wrong one.
 
 The eRPC-like software stack (issue 26 item 2) is the comparison's third column: its rows
-are measured when `nanopu bench nic-throughput --nic erpc` exists, and written as "not
+are measured when `nanopu bench nic-throughput --nic erpc` exists (with the same JSON
+fields; a section it leaves out, e.g. rx, stays "not measured"), and written as "not
 measured" until then (never filled in by hand)."""
 import csv
 import json
@@ -41,7 +42,7 @@ def latency():
         for app in ["loopback", "stream"]:
             d = bench(name, "--app", app)
             for r in d["sizes"]:
-                yield {"nic": nic, "app": app, "payload_bytes": r["payload_bytes"],
+                yield {"nic": nic, "app": app, "payload_bytes": r["payload_bytes"], "nic_median_ns": r["nic_median_ns"],
                        "wire_median_ns": r["wire_median_ns"], "wire_p99_ns": r["wire_p99_ns"]}
 
 
@@ -52,14 +53,16 @@ def throughput():
     for nic in NICS:
         d = bench("nic-throughput", "--nic", nic, optional=nic == "erpc")
         for way in ["rx", "tx"]:
-            r = d[way] if d else {}
-            rates.append({"nic": nic, "direction": way, "payload_bytes": 64, "measured": int(d is not None),
+            r = (d.get(way) if d else None) or {}
+            rates.append({"nic": nic, "direction": way, "payload_bytes": 64, "measured": int(bool(r)),
                           **{k: r.get(k, "") for k in ["mpps", "payload_gbps", "wire_gbps", "wire_bytes",
                                                          "window_messages", "window_ns", "dropped"]}})
-        for r in (d["loopback"] if d else [{"payload_bytes": s} for s in [8, 16, 64, 256, 512, 1024]]):
-            loop.append({"nic": nic, "payload_bytes": r["payload_bytes"], "measured": int(d is not None),
-                         "outstanding": d["loopback_outstanding"] if d else "",
-                         **{k: r.get(k, "") for k in ["mpps", "payload_gbps", "wire_gbps", "window_messages"]}})
+        for app in ["loopback", "stream"]:
+            got = d.get(app) if d else None
+            for r in (got or [{"payload_bytes": s} for s in [8, 16, 64, 256, 512, 1024]]):
+                loop.append({"nic": nic, "app": app, "payload_bytes": r["payload_bytes"], "measured": int(got is not None),
+                             "outstanding": d["loopback_outstanding"] if got else "",
+                             **{k: r.get(k, "") for k in ["mpps", "payload_gbps", "wire_gbps", "window_messages"]}})
     return rates, loop
 
 

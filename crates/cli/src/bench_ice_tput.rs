@@ -3,7 +3,7 @@
 
 use crate::bench::{program, App, SIZES, START};
 use crate::bench_ice::{frame, frame_of_words, ice_sim, reply_to};
-use crate::bench_nic::{console_value, rate, OUTSTANDING, PAYLOAD};
+use crate::bench_nic::{console_value, rate, Columns, OUTSTANDING, PAYLOAD};
 use nanopu_cluster::ice_frame::PAYLOAD as HEADERS;
 use nanopu_cluster::{NodeConfig, Outcome, Simulation};
 use nanopu_sim::{Rng, Time};
@@ -23,15 +23,16 @@ const OFFERED_PER_MESSAGE: usize = 16;
 /// a few microseconds), so that the done frame is never the one dropped.
 const DRAIN: Time = Time::from_us(20);
 
-type Columns = (&'static str, Value, Value, Value);
-
 pub fn icenic(sw_build: &Path, n: usize, mark: usize) -> Result<Columns, String> {
     let tput = program(sw_build, "ice_tput")?;
     let (rx, tx) = (rx(&tput, n, mark)?, tx(&tput, n, mark)?);
-    let elf = program(sw_build, "ice_loopback")?;
-    let rows: Result<Vec<Value>, String> =
-        SIZES.iter().map(|&s| loopback(&elf, s as usize, n, mark)).collect();
-    Ok(("icenic", rx, tx, Value::Array(rows?)))
+    let rates = |app: App| -> Result<Value, String> {
+        let elf = program(sw_build, &format!("ice_{}", app.name()))?;
+        let rows: Result<Vec<Value>, String> =
+            SIZES.iter().map(|&s| loopback(&elf, app, s as usize, n, mark)).collect();
+        Ok(Value::Array(rows?))
+    };
+    Ok(("icenic", rx, tx, [rates(App::Loopback)?, rates(App::Stream)?]))
 }
 
 /// A frame of `ice_tput.elf`: `kind`, then `arg` in the remaining words of the payload.
@@ -92,7 +93,7 @@ fn tx(elf: &[u8], n: usize, mark: usize) -> Result<Value, String> {
 /// each reply's arrival sends the next.
 const SPACING: Time = Time::from_ns(200);
 
-fn loopback(elf: &[u8], size: usize, n: usize, mark: usize) -> Result<Value, String> {
+fn loopback(elf: &[u8], app: App, size: usize, n: usize, mark: usize) -> Result<Value, String> {
     let mut sim = ice_sim(elf, &[n.to_string()], 0.0)?;
     let mut rng = Rng::stream(6, size as u64);
     for i in 0..OUTSTANDING {
@@ -106,14 +107,15 @@ fn loopback(elf: &[u8], size: usize, n: usize, mark: usize) -> Result<Value, Str
         }
         vec![(now, frame(&mut rng, size))]
     });
-    run_to_exit(&mut sim, "ice_loopback.elf")?;
+    run_to_exit(&mut sim, &format!("ice_{}.elf", app.name()))?;
     let (sent, got) = (&sim.host.frames_sent, &sim.host.frames_received);
     let echoed = sent.len() == n
         && got.len() == n
-        && sent.iter().zip(got).all(|(s, r)| r.frame == reply_to(App::Loopback, &s.frame));
+        && sent.iter().zip(got).all(|(s, r)| r.frame == reply_to(app, &s.frame));
     if !echoed {
         return Err(format!(
-            "ice_loopback.elf: sent {}, {} replies, or a reply not its request",
+            "ice_{}.elf: sent {}, {} replies, or a reply not its request's",
+            app.name(),
             sent.len(),
             got.len()
         ));

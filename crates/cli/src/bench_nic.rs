@@ -12,8 +12,9 @@
 //!   (`txflood.elf`; `ice_tput.elf` keeping the send queue full); the host counts. Rate:
 //!   messages arriving at the host after the MARK-th, over the time from the MARK-th's
 //!   arrival to the last's.
-//! - **loopback**: requests per second of the echo server (`loopback.elf` on one core,
-//!   `ice_loopback.elf`) per payload size, the host keeping `OUTSTANDING` requests in
+//! - **loopback** and **stream**: requests per second of the echo server (`loopback.elf`
+//!   on one core, `ice_loopback.elf`) and of stream (`stream.elf`, `ice_stream.elf`: every
+//!   word + 1) per payload size, the host keeping `OUTSTANDING` requests in
 //!   flight (a new one as each reply arrives). Rate: replies after the MARK-th over the time
 //!   from its arrival to the last's.
 //!
@@ -21,7 +22,8 @@
 //! start, where caches are cold and queues fill. No MAC latency (it lengthens the round
 //! trip, which the outstanding requests cover, not the rates).
 
-use crate::bench::{node_cfg, program, request, SIZES, START};
+use crate::bench::{node_cfg, program, request, App, SIZES, START};
+use nanopu_cluster::host::HostMessage;
 use nanopu_cluster::{Outcome, Simulation, TestHost};
 use nanopu_sim::{Rng, Time};
 use serde_json::{json, Value};
@@ -53,24 +55,29 @@ pub fn throughput(sw_build: &Path, nic: Nic, n: usize) -> Result<Value, String> 
     if mark == 0 {
         return Err(format!("--requests {n}: at least 10, the first tenth being left out"));
     }
-    let (name, rx, tx, loopback) = match nic {
+    let (name, rx, tx, [loopback, stream]) = match nic {
         Nic::Nanopu => nanopu(sw_build, n, mark)?,
         Nic::Icenic => crate::bench_ice_tput::icenic(sw_build, n, mark)?,
     };
     Ok(json!({ "benchmark": "nic-throughput", "nic": name, "cores": 1, "payload_bytes": PAYLOAD,
         "messages": n, "window_starts_after": mark, "loopback_outstanding": OUTSTANDING,
-        "rx": rx, "tx": tx, "loopback": loopback,
-        "definition": "rx: the host floods 64-byte messages at 200 Gb/s and the program receives them, rate from the program's cycle counter between the window's first and last message; tx: the program sends 64-byte messages as fast as it can, rate from their arrivals at the host; loopback: requests per second with 8 in flight; windows leave out the first tenth of the messages; wire_gbps counts each packet's headers, payload_gbps the payload alone" }))
+        "rx": rx, "tx": tx, "loopback": loopback, "stream": stream,
+        "definition": "rx: the host floods 64-byte messages at 200 Gb/s and the program receives them, rate from the program's cycle counter between the window's first and last message; tx: the program sends 64-byte messages as fast as it can, rate from their arrivals at the host; loopback and stream: requests per second with 8 in flight, every reply checked; windows leave out the first tenth of the messages; wire_gbps counts each packet's headers, payload_gbps the payload alone" }))
 }
 
-type Columns = (&'static str, Value, Value, Value);
+/// A NIC's name, its rx and tx rates, and its request rates per size of loopback and stream.
+pub type Columns = (&'static str, Value, Value, [Value; 2]);
 
 fn nanopu(sw_build: &Path, n: usize, mark: usize) -> Result<Columns, String> {
     let rx = nanopu_rx(&program(sw_build, "rxcount")?, n)?;
     let tx = nanopu_tx(&program(sw_build, "txflood")?, n, mark)?;
-    let elf = program(sw_build, "loopback")?;
-    let rows: Result<Vec<Value>, String> = SIZES.iter().map(|&s| nanopu_loopback(&elf, s, n, mark)).collect();
-    Ok(("nanopu", rx, tx, Value::Array(rows?)))
+    let rates = |app: App| -> Result<Value, String> {
+        let elf = program(sw_build, app.name())?;
+        let rows: Result<Vec<Value>, String> =
+            SIZES.iter().map(|&s| nanopu_loopback(&elf, app, s, n, mark)).collect();
+        Ok(Value::Array(rows?))
+    };
+    Ok(("nanopu", rx, tx, [rates(App::Loopback)?, rates(App::Stream)?]))
 }
 
 /// `count` messages of `payload` bytes (`wire` bytes on the wire each) in `secs`.
@@ -134,7 +141,7 @@ fn nanopu_tx(elf: &[u8], n: usize, mark: usize) -> Result<Value, String> {
     Ok(rate(n - mark, secs, PAYLOAD, nanopu_wire(&sim, PAYLOAD)))
 }
 
-fn nanopu_loopback(elf: &[u8], size: u16, n: usize, mark: usize) -> Result<Value, String> {
+fn nanopu_loopback(elf: &[u8], app: App, size: u16, n: usize, mark: usize) -> Result<Value, String> {
     let mut sim = Simulation::new(elf, node_cfg(1, 0.0)).map_err(|e| e.to_string())?;
     let mut rng = Rng::stream(6, size as u64);
     (0..OUTSTANDING).for_each(|_| sim.host.send_at(START, request(&mut rng, size)));
@@ -147,14 +154,16 @@ fn nanopu_loopback(elf: &[u8], size: u16, n: usize, mark: usize) -> Result<Value
         vec![(now, request(&mut rng, size))]
     });
     if sim.run().map_err(|e| e.to_string())? != Outcome::Quiescent {
-        return Err("loopback.elf stopped; it should serve forever".into());
+        return Err(format!("{}.elf stopped; it should serve forever", app.name()));
     }
     let (sent, got) = (&sim.host.sent, &sim.host.received);
-    let echoed =
-        sent.len() == n && got.len() == n && sent.iter().zip(got).all(|(s, r)| s.msg.words == r.msg.words);
-    if !echoed {
+    let answers = |s: &HostMessage, r: &HostMessage| {
+        r.msg.words.iter().zip(&s.msg.words).all(|(r, s)| *r == app.reply_word(*s)) && r.msg.len == s.msg.len
+    };
+    if sent.len() != n || got.len() != n || !sent.iter().zip(got).all(|(s, r)| answers(s, r)) {
         return Err(format!(
-            "loopback.elf: sent {}, {} replies, or a reply not its request",
+            "{}.elf: sent {}, {} replies, or a reply not its request's",
+            app.name(),
             sent.len(),
             got.len()
         ));

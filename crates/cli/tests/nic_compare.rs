@@ -28,6 +28,7 @@ fn nic_throughput_measures_both_nics_and_the_register_path_leads() {
             assert!(mpps(&v[way]) > 1.0 && mpps(&v[way]) <= line * 1.001, "{way}: {v}");
         }
         assert_eq!(v["loopback"].as_array().unwrap().len(), 6);
+        assert_eq!(v["stream"].as_array().unwrap().len(), 6);
     }
     // Flooded at line rate, IceNIC drops what its receive buffer cannot hold.
     assert!(ice["rx"]["dropped"].as_u64().unwrap() > 0, "{ice}");
@@ -45,5 +46,10 @@ fn stream_latency_is_measured_on_both_nics_for_8_bytes_to_1_kib() {
         let sizes: Vec<u64> =
             v["sizes"].as_array().unwrap().iter().map(|r| r["payload_bytes"].as_u64().unwrap()).collect();
         assert_eq!(sizes, [8, 16, 64, 256, 512, 1024]);
+        // The NIC's own latency is below the wire's, which adds 26 ns of MAC each way.
+        for r in v["sizes"].as_array().unwrap() {
+            let (nic, wire) = (r["nic_median_ns"].as_f64().unwrap(), r["wire_median_ns"].as_f64().unwrap());
+            assert!(nic > 5.0 && wire > nic + 50.0, "{r}");
+        }
     }
 }
