@@ -10,6 +10,8 @@
 //!   docs/models/icenic.md): frames through DMA and a polling core, wire to wire.
 //! - `nic-throughput`: one core's receive and transmit rates for 64-byte messages and its
 //!   loopback request rate per size, on the NIC `--nic` names (`bench_nic`).
+//! - `erpc-loopback-latency`, `erpc-request-rate`: the eRPC-like stack on an IceNIC node,
+//!   on chip and PCIe-attached (`bench_erpc`, docs/apps/erpc.md).
 //! - `loopback-throughput`: one core answering 16-byte requests (see `bench_tput`).
 //! - `rx`: time for one core to receive 1 and 64 16-byte messages sent back to back.
 //! - `network`: packet-hops simulated per host second on a loaded leaf-spine, and memory;
@@ -99,7 +101,7 @@ const BUILD: &str = match option_env!("NANOPU_BUILD") {
 const MAC_NS: f64 = 26.0;
 
 /// Every benchmark `main` runs, by name.
-const BENCHMARKS: [&str; 8] = [
+const BENCHMARKS: [&str; 10] = [
     "loopback-latency",
     "loopback-throughput",
     "rx",
@@ -108,6 +110,8 @@ const BENCHMARKS: [&str; 8] = [
     "context-switch",
     "icenic-loopback-latency",
     "nic-throughput",
+    "erpc-loopback-latency",
+    "erpc-request-rate",
 ];
 
 pub fn main(a: BenchArgs) -> Result<ExitCode, String> {
@@ -118,6 +122,12 @@ pub fn main(a: BenchArgs) -> Result<ExitCode, String> {
             crate::bench_ice::latency(&elf(&a, &program)?, a.app, a.requests.unwrap_or(500), MAC_NS)?
         }
         "nic-throughput" => crate::bench_nic::throughput(&a.sw_build, a.nic, a.requests.unwrap_or(2_000))?,
+        "erpc-loopback-latency" => {
+            crate::bench_erpc::latency(&elf(&a, "erpc_server")?, a.requests.unwrap_or(200), MAC_NS)?
+        }
+        "erpc-request-rate" => {
+            crate::bench_erpc::rate(&elf(&a, "erpc_server")?, a.requests.unwrap_or(2000), MAC_NS)?
+        }
         "loopback-throughput" => {
             crate::bench_tput::throughput(&elf(&a, "loopback_tput")?, a.requests.unwrap_or(20_000))?
         }

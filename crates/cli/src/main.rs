@@ -14,6 +14,7 @@
 mod app;
 mod bench;
 mod bench_ctx;
+mod bench_erpc;
 mod bench_fabric;
 mod bench_ice;
 mod bench_ice_tput;

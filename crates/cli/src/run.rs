@@ -3,7 +3,7 @@
 //! run asked for is an error that says why, never silently ignored.
 
 use clap::Args;
-use nanopu_cluster::config::ExitMode;
+use nanopu_cluster::config::{ExitMode, NicKind};
 use nanopu_cluster::report::{summarize, RunSummary};
 use nanopu_cluster::{NodeConfig, Outcome, SimError, Simulation};
 use nanopu_riscv::AbiChoice;
@@ -128,6 +128,11 @@ pub struct RunArgs {
     /// docs/models/icenic.md) [default: nanopu].
     #[arg(long, value_parser = ["nanopu", "icenic"])]
     nic: Option<String>,
+    /// One-way PCIe latency of the IceNIC, ns: the PCIe-attached variant of the DMA NIC
+    /// (a commodity NIC), added to each DMA transaction and register access; with --nic
+    /// icenic only (docs/models/icenic.md "PCIe-attached variant") [default: 0, on chip].
+    #[arg(long)]
+    pcie_ns: Option<f64>,
     /// IceNIC node: have the test host send it a UDP frame of BYTES bytes in all (42 to
     /// 1,516; payload bytes 0, 1, 2...) at AT_NS, from 10.0.0.1 port 7000 to port 9000;
     /// repeatable. The frames that come back are listed in the summary.
@@ -151,6 +156,10 @@ pub fn main(a: RunArgs) -> Result<ExitCode, String> {
             "--nodes: a cluster's links are set by the defaults of [link]",
         )?;
         refuse(&a.single_flags(), "--nodes")?;
+        refuse(
+            &[("--pcie-ns", a.pcie_ns.is_some())],
+            "--nodes: the PCIe-attached IceNIC runs on a single node for now (cluster files have no pcie_ns key; docs/models/icenic.md)",
+        )?;
         let star = crate::cluster::Star {
             nodes: a.nodes.unwrap_or(1),
             node: a.node_toml()?,
@@ -194,6 +203,7 @@ impl RunArgs {
             ("--exit (the file's [node] exit sets it)", self.exit.is_some()),
             ("--latency-stamps (the file's [node] latency_stamps sets it)", self.latency_stamps.is_some()),
             ("--nic (the file's [[program]] nic sets it)", self.nic.is_some()),
+            ("--pcie-ns (the PCIe-attached IceNIC runs on a single node for now: cluster files have no pcie_ns key)", self.pcie_ns.is_some()),
         ]
     }
 
@@ -303,6 +313,10 @@ impl RunArgs {
         cfg.progress = self.progress;
         cfg.port.mac_fs = Time::checked_from_ns_f64(self.mac_ns.unwrap_or(0.0), "--mac-ns")?.as_fs();
         cfg.nic_kind = self.nic.as_deref().unwrap_or("nanopu").parse().map_err(|e| format!("--nic: {e}"))?;
+        cfg.pcie_ns = self.pcie_ns.unwrap_or(0.0);
+        if cfg.pcie_ns != 0.0 && cfg.nic_kind != NicKind::IceNic {
+            return Err("--pcie-ns: only an IceNIC node has a PCIe-attached variant (add --nic icenic); the nanoPU NIC sits at the core's register file".into());
+        }
         cfg.program_name =
             self.program.file_name().map_or("program".into(), |n| n.to_string_lossy().into_owned());
         Ok(cfg)

@@ -85,6 +85,37 @@ fn icenic_nodes_form_a_cluster_from_the_command_line() {
     assert!(stderr(&o).contains("[[program]] nic sets it"), "{}", stderr(&o));
 }
 
+/// The PCIe-attached variant (docs/models/icenic.md): runs with --nic icenic, refused on
+/// the nanoPU NIC and with a negative latency.
+#[test]
+fn pcie_ns_is_for_icenic_nodes_only() {
+    let app = "sw/build/apps/ice_loopback.elf";
+    let o = nanopu(&[
+        "run",
+        app,
+        "--nic",
+        "icenic",
+        "--pcie-ns",
+        "250",
+        "--cores",
+        "1",
+        "--send-frame",
+        "2000:64",
+        "--",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("icenic: 1 frames sent, 1 received"));
+    let o = nanopu(&["run", app, "--pcie-ns", "250"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("only an IceNIC node has a PCIe-attached variant"),
+        "{}",
+        stderr(&o)
+    );
+    let o = nanopu(&["run", app, "--nic", "icenic", "--pcie-ns=-1"]);
+    assert!(!o.status.success() && stderr(&o).contains("pcie_ns"), "{}", stderr(&o));
+}
+
 #[test]
 fn test_host_sends_from_the_command_line() {
     let o = nanopu(&[

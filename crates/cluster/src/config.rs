@@ -76,6 +76,10 @@ pub struct NodeConfig {
     pub nic_kind: NicKind,
     /// IceNIC's parameters (used when `nic_kind` is IceNIC).
     pub ice: nanopu_nic::icenic::IceParams,
+    /// One-way PCIe latency of an IceNIC node's NIC, ns: 0 (default) is the on-chip IceNIC,
+    /// more the PCIe-attached variant (`--pcie-ns`; docs/models/icenic.md "PCIe-attached
+    /// variant"). Refused on a nanoPU NIC.
+    pub pcie_ns: f64,
     pub timing: TimingParams,
     pub mem: MemParams,
     pub port: PortParams,
@@ -101,6 +105,7 @@ impl Default for NodeConfig {
             nic: NicParams::default(),
             nic_kind: NicKind::Nanopu,
             ice: Default::default(),
+            pcie_ns: 0.0,
             timing: TimingParams::default(),
             mem: MemParams::default(),
             port: PortParams::default(),
@@ -146,10 +151,19 @@ impl NicKind {
 }
 
 impl NodeConfig {
+    /// `pcie_ns` in node clock cycles, rounded to the nearest.
+    pub fn pcie_cycles(&self) -> u64 {
+        (self.pcie_ns * self.timing.clock_hz as f64 / 1e9).round() as u64
+    }
+
     /// Check every field; the error names the one at fault.
     pub fn validate(&self) -> Result<(), String> {
         self.nic.validate()?;
         self.nic.check_message_fits("nic.max_msg_bytes", "nic.tx_queue_bytes")?;
+        check::time_ns(self.pcie_ns, "pcie_ns")?;
+        if self.pcie_ns > 0.0 && self.nic_kind != NicKind::IceNic {
+            return Err("pcie_ns: only an IceNIC node has a PCIe-attached variant (--nic icenic); the nanoPU NIC sits at the core's register file".into());
+        }
         if self.port.rate_bps == 0 {
             return Err("port.rate_bps: must be positive".into());
         }

@@ -2,7 +2,7 @@
 
 use crate::boot::{ip_text, mac_text, node_ip, node_mac, BootInfo};
 use crate::config::NodeConfig;
-use nanopu_nic::icenic::IceNic;
+use nanopu_nic::icenic::{IceNic, IceParams};
 use nanopu_nic::Nic;
 use nanopu_riscv::{Core, NodeMem, Program};
 use std::sync::Arc;
@@ -94,8 +94,12 @@ impl Node {
         mem.set_args(argv);
         let ice = cfg.nic_kind == crate::config::NicKind::IceNic;
         // IceNIC nodes' cores have the byte-swap instructions (docs/models/icenic.md).
-        let timing =
-            nanopu_riscv::TimingParams { bswap_insns: ice || cfg.timing.bswap_insns, ..cfg.timing.clone() };
+        let pcie = cfg.pcie_cycles();
+        let timing = nanopu_riscv::TimingParams {
+            bswap_insns: ice || cfg.timing.bswap_insns,
+            device_load_extra: 2 * pcie,
+            ..cfg.timing.clone()
+        };
         let cores = (0..ncores).map(|h| Core::new(h, program, &timing)).collect();
         let spin_pcs = spins.cloned().unwrap_or_else(|| Arc::new(crate::spin::spin_pcs(&mem, program)));
         Ok(Node {
@@ -105,7 +109,8 @@ impl Node {
             state: vec![CoreState::Scheduled(0); ncores],
             mem,
             nic: Nic::new(cfg.nic.clone(), ip)?,
-            ice: ice.then(|| IceNic::new(cfg.ice.clone(), node_mac(index))),
+            ice: ice
+                .then(|| IceNic::new(IceParams { pcie_cycles: pcie, ..cfg.ice.clone() }, node_mac(index))),
             spin_pcs,
             last_run: usize::MAX,
             first_exit_ends: cfg.exit.first_exit_ends_node(program),

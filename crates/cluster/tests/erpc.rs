@@ -187,3 +187,28 @@ fn same_seed_same_run() {
     assert_eq!(a, go(5), "same seed, same frames, times and completions");
     assert_ne!(a.0, go(6).0, "another seed loses other frames");
 }
+
+/// The PCIe-attached variant (docs/models/icenic.md): the same echo, each DMA and register
+/// read paying the PCIe latency. A one-packet echo needs at least a DMA write (one way) and
+/// a DMA read (a round trip) and several register reads (round trips): more than 3 x 250 ns
+/// slower than on chip.
+#[test]
+fn the_pcie_variant_pays_its_latency() {
+    let echo = |pcie_ns: f64| {
+        let mut cfg = common::cfg(1);
+        cfg.nic_kind = NicKind::IceNic;
+        cfg.pcie_ns = pcie_ns;
+        let mut sim = Simulation::new(&common::elf("apps/erpc_server.elf"), cfg).unwrap();
+        let mut c = Client::new(params());
+        let reqs = checked(20, &[64], 3);
+        reqs.iter().cloned().chain(erpc::stats_and_exit()).for_each(|r| c.push(r));
+        let h = c.attach(&mut sim.host, START);
+        assert_eq!(sim.run().unwrap(), Outcome::AllExited);
+        let c = h.lock().unwrap();
+        assert_exactly_once(&c, &reqs);
+        let d = c.completed.iter().find(|d| d.index == 19).unwrap();
+        (d.done - d.issued).as_ns_f64()
+    };
+    let (chip, pcie) = (echo(0.0), echo(250.0));
+    assert!(pcie - chip > 750.0, "on chip {chip} ns, PCIe {pcie} ns");
+}

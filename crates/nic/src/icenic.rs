@@ -63,6 +63,11 @@ pub struct IceParams {
     /// writer (the length look-up). Default 2 (*estimate*: `NetworkPacketBuffer` reads the
     /// length one cycle, then the data one cycle).
     pub rx_pipe_cycles: u64,
+    /// One-way PCIe latency in cycles: 0 (default) is the on-chip IceNIC; more is the
+    /// PCIe-attached variant, a commodity NIC (docs/models/icenic.md "PCIe-attached
+    /// variant"): a register write reaches the NIC this much later, a DMA read waits
+    /// twice (request out, completion back), a DMA write once (posted).
+    pub pcie_cycles: u64,
 }
 
 impl Default for IceParams {
@@ -77,6 +82,7 @@ impl Default for IceParams {
             flit_bytes: 8,
             tx_pipe_cycles: 4,
             rx_pipe_cycles: 2,
+            pcie_cycles: 0,
         }
     }
 }
@@ -210,6 +216,7 @@ impl IceNic {
         out: &mut Vec<IceAction>,
     ) -> Result<(), String> {
         let off = addr - self.p.base;
+        let now = now + self.p.pcie_cycles; // a posted write crosses PCIe to the NIC
         match (off, size) {
             (reg::SEND_REQ, 8) => self.push_send(now, value, out),
             (reg::RECV_REQ, 8) => self.push_recv(now, value, out),
@@ -279,7 +286,8 @@ impl IceNic {
         let Some(req) = self.send_req.pop_front() else { return };
         let (addr, len) = (req & ((1 << 48) - 1), ((req >> 48) & 0x7fff) as usize);
         self.reading = true;
-        out.push(IceAction::DmaRead { at: now, addr, len, stream: self.flits(len) });
+        let pcie = self.p.pcie_cycles; // the read request out, the completion back
+        out.push(IceAction::DmaRead { at: now + pcie, addr, len, stream: self.flits(len) + pcie });
     }
 
     /// The frame to send has been read: it goes to the wire, the send completes.
@@ -320,7 +328,7 @@ impl IceNic {
         self.rx_flits -= self.flits(frame.len()) as usize; // freed as the writer streams it out
         self.writing = true;
         let stream = self.flits(frame.len());
-        out.push(IceAction::DmaWrite { at: now, addr, frame, stream });
+        out.push(IceAction::DmaWrite { at: now + self.p.pcie_cycles, addr, frame, stream });
     }
 
     /// The frame is in memory: its length joins the receive completions.

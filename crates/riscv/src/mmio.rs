@@ -35,6 +35,7 @@ impl Core {
     ) -> Result<u64, Ex> {
         match plat.mmio_read(self.hart, self.issue_cycle(), addr, N) {
             Ok(Some(v)) => {
+                self.cycle += self.t.device_load_extra; // the read's round trip over PCIe
                 self.x[op.rd as usize] = extend(op.kind(), v);
                 self.ready[op.rd as usize] = self.cycle;
                 self.pc += op.len() as u64;

@@ -160,6 +160,10 @@ pub struct TimingParams {
     /// ALU operation), the result zero-extended (*estimate*: the artifact's C takes it as
     /// an unsigned 16- or 32-bit value).
     pub bswap_insns: bool,
+    /// Extra cycles of a load from a device register (memory-mapped I/O the platform
+    /// answers): the round trip over PCIe of a PCIe-attached IceNIC, twice its one-way
+    /// `pcie_ns` (docs/models/icenic.md "PCIe-attached variant"). Default 0 (on chip).
+    pub device_load_extra: u64,
 }
 
 impl Default for TimingParams {
@@ -184,6 +188,7 @@ impl Default for TimingParams {
             dram: Ddr3Params::default(),
             mmio_latency: 20,
             bswap_insns: false,
+            device_load_extra: 0,
             misaligned_penalty: 8,
             amo_extra: 2,
             mul_latency: 10,
