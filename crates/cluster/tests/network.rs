@@ -76,6 +76,30 @@ fn ndp_waits_for_pulls_longer_than_the_timeout_without_timing_out() {
     assert_eq!(t.pulls_sent, t.trimmed_received, "one PULL per trimmed 1-packet message");
 }
 
+/// `alltoall_unrolled.elf` (one instruction per payload word) sends the words `alltoall.elf`
+/// checks, whole blocks of 32 and a remainder alike, and its cores hand their messages to
+/// the NIC sooner, so the last one arrives sooner (`docs/models/network.md`, "The 512-node
+/// all-to-all beside htsim").
+#[test]
+fn unrolled_all_to_all_sends_the_same_words_sooner() {
+    let run_star = |elf: &str, bytes: u32| {
+        let cfg = format!(
+            "seed = 1\nmax_us = 10000.0\n[topology]\nkind = \"star\"\nnodes = 16\n[node]\ncores = 1\n\
+             [[program]]\nnodes = \"all\"\nelf = \"apps/{elf}.elf\"\nargs = [\"16\", \"{bytes}\"]\n"
+        );
+        let sw = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sw/build");
+        let mut sim = Simulation::cluster(&ClusterFile::parse(&cfg).unwrap(), &sw).unwrap();
+        let outcome = sim.run().unwrap();
+        let s = summarize_cluster(&mut sim, outcome);
+        assert!(s.failures.is_empty() && s.cores_ok == s.cores, "{elf} {bytes}: {}", s.text());
+        assert_eq!(s.messages_delivered, 16 * 15, "{elf} {bytes}");
+        s.last_arrival_ns
+    };
+    run_star("alltoall_unrolled", 264); // 33 words: one block of 32, one word alone
+    let (plain, unrolled) = (run_star("alltoall", 1024), run_star("alltoall_unrolled", 1024));
+    assert!(unrolled < plain * 0.7, "plain {plain} ns, unrolled {unrolled} ns");
+}
+
 #[test]
 fn multicast_to_1024_nodes_with_loss_arrives_exactly_once() {
     let s = run("multicast/leafspine-1024.toml", |_| {});
