@@ -2,12 +2,16 @@
 //! (docs/apps/erpc.md): `erpc_server.elf` on an IceNIC node, the test host as its client,
 //! on the on-chip IceNIC and on the PCIe-attached variant (docs/models/icenic.md).
 
+use crate::bench::{program, SIZES};
+use crate::bench_nic::{Columns, OUTSTANDING};
 use nanopu_cluster::config::NicKind;
 use nanopu_cluster::erpc::{self, Client, ClientParams, Completed, Request};
+use nanopu_cluster::ice_frame::PAYLOAD;
 use nanopu_cluster::{NodeConfig, Outcome, Simulation};
 use nanopu_sim::stats::summarize;
 use nanopu_sim::{Rng, Time};
 use serde_json::{json, Value};
+use std::path::Path;
 
 /// Message sizes, bytes: one packet up to 1,456 bytes, then two and three.
 const LATENCY_SIZES: [usize; 7] = [8, 64, 256, 512, 1024, 1456, 4096];
@@ -54,6 +58,26 @@ pub fn rate(elf: &[u8], requests: usize, mac_ns: f64) -> Result<Value, String> {
         "rows": rows }))
 }
 
+/// The eRPC-like column of `nanopu bench nic-throughput --nic erpc` (definitions in
+/// `bench_nic`): loopback requests per second per size with `OUTSTANDING` in flight, on
+/// chip, no MAC latency, as the IceNIC column; no rx, tx or stream measurement (the
+/// stack is measured as an RPC server: experiments/nic-compare marks them not measured).
+pub fn nic_columns(sw_build: &Path, n: usize, mark: usize) -> Result<Columns, String> {
+    let elf = program(sw_build, "erpc_server")?;
+    let rows: Result<Vec<Value>, String> = SIZES
+        .iter()
+        .map(|&s| {
+            let s = s as usize;
+            let (done, _) = run(&elf, 0.0, 0.0, OUTSTANDING, s, n)?;
+            let secs = (done[n - 1].done - done[mark - 1].done).as_secs_f64();
+            let mut row = crate::bench_nic::rate(n - mark, secs, s, PAYLOAD + erpc::hdr::BYTES + s);
+            row["payload_bytes"] = json!(s);
+            Ok(row)
+        })
+        .collect();
+    Ok(("erpc", Value::Null, Value::Null, [Value::Array(rows?), Value::Null]))
+}
+
 /// `n` echo requests of `size` bytes with `window` outstanding: the completions by time,
 /// and the client's timeouts (a frame the NIC dropped costs one, 5 ms, eRPC's default).
 fn run(
@@ -65,6 +89,7 @@ fn run(
     n: usize,
 ) -> Result<(Vec<Completed>, u64), String> {
     let mut cfg = NodeConfig { nic_kind: NicKind::IceNic, pcie_ns, ..Default::default() };
+    cfg.nic.cores = 1;
     cfg.port.mac_fs = Time::from_ns_f64(mac_ns).as_fs();
     let mut sim = Simulation::new(elf, cfg).map_err(|e| e.to_string())?;
     let p = ClientParams { window, exit_type: Some(erpc::REQ_EXIT), ..Default::default() };

@@ -31,15 +31,17 @@ use std::path::Path;
 
 /// The NICs `nic-throughput` measures.
 ///
-/// The eRPC-like software stack (issue 26 item 2) is the third column of the comparison:
-/// it joins here as a variant when its programs exist, and experiments/nic-compare/run
-/// asks for it (`--nic erpc`) and marks its column "not measured" until then.
+/// The eRPC-like software stack (docs/apps/erpc.md) is the third column of the comparison:
+/// its loopback requests per second (`bench_erpc::nic_columns`); rx, tx and stream are
+/// not measured for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Nic {
     /// The nanoPU NIC: messages through the register file.
     Nanopu,
     /// IceNIC: frames through DMA and memory (docs/models/icenic.md).
     Icenic,
+    /// The eRPC-like RPC stack on an IceNIC node (docs/apps/erpc.md).
+    Erpc,
 }
 
 /// Payload bytes of each message in the rx and tx measurements.
@@ -58,6 +60,7 @@ pub fn throughput(sw_build: &Path, nic: Nic, n: usize) -> Result<Value, String> 
     let (name, rx, tx, [loopback, stream]) = match nic {
         Nic::Nanopu => nanopu(sw_build, n, mark)?,
         Nic::Icenic => crate::bench_ice_tput::icenic(sw_build, n, mark)?,
+        Nic::Erpc => crate::bench_erpc::nic_columns(sw_build, n, mark)?,
     };
     Ok(json!({ "benchmark": "nic-throughput", "nic": name, "cores": 1, "payload_bytes": PAYLOAD,
         "messages": n, "window_starts_after": mark, "loopback_outstanding": OUTSTANDING,
