@@ -557,3 +557,23 @@ fn an_app_runs_on_either_nic_and_says_which() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("need clusters of IceNIC nodes"), "{}", stderr(&o));
 }
+
+/// The eRPC-like benches (docs/apps/erpc.md) run, every echo checked, and the PCIe variant
+/// is slower than on chip.
+#[test]
+fn erpc_benches_run_on_chip_and_behind_pcie() {
+    let o = nanopu(&["bench", "erpc-loopback-latency", "--requests", "20"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let median = |pcie: f64, bytes: u64| {
+        let r = rows.iter().find(|r| r["pcie_ns"] == pcie && r["msg_bytes"] == bytes).unwrap();
+        r["wire_median_ns"].as_f64().unwrap()
+    };
+    assert!(median(250.0, 64) > median(0.0, 64) + 750.0, "PCIe adds at least three crossings");
+    let o = nanopu(&["bench", "nic-throughput", "--nic", "erpc", "--requests", "100"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["loopback"].as_array().unwrap().iter().all(|r| r["mpps"].as_f64().unwrap() > 0.5));
+    assert!(v["rx"].is_null() && v["stream"].is_null(), "not measured for the stack");
+}
