@@ -45,7 +45,11 @@ fn typed(kind: u64, arg: u64) -> Vec<u8> {
 fn run_to_exit(sim: &mut Simulation, what: &str) -> Result<(), String> {
     match sim.run().map_err(|e| e.to_string())? {
         Outcome::AllExited => Ok(()),
-        other => Err(format!("{what} did not exit: {}", other.name())),
+        other => {
+            let c = &sim.nodes[0].ice.as_ref().expect("an IceNIC node").counters;
+            let drops = c.dropped_full + c.dropped_size;
+            Err(format!("{what} did not exit: {} (the NIC dropped {drops} frames)", other.name()))
+        }
     }
 }
 
@@ -107,7 +111,7 @@ fn loopback(elf: &[u8], app: App, size: usize, n: usize, mark: usize) -> Result<
         }
         vec![(now, frame(&mut rng, size))]
     });
-    run_to_exit(&mut sim, &format!("ice_{}.elf", app.name()))?;
+    run_to_exit(&mut sim, &format!("ice_{}.elf, {size}-byte payloads,", app.name()))?;
     let (sent, got) = (&sim.host.frames_sent, &sim.host.frames_received);
     let echoed = sent.len() == n
         && got.len() == n
