@@ -63,7 +63,7 @@ fn rx(elf: &[u8], requests: usize, mark: usize) -> Result<Value, String> {
     let console = String::from_utf8_lossy(&sim.nodes[0].cores[0].take_console()).into_owned();
     let frames = console_value(&console, "frames")? as usize;
     let (m, end) = (console_value(&console, "mark_cycle")?, console_value(&console, "end_cycle")?);
-    let dropped = sim.nodes[0].ice.as_ref().expect("an IceNIC node").counters.dropped_full as usize;
+    let dropped = sim.nodes[0].ice().expect("an IceNIC node").counters.dropped_full as usize;
     if frames + dropped != n || frames < requests {
         return Err(format!("ice_tput.elf took {frames} of {n} frames, the NIC dropped {dropped}; expected {requests} or more taken and the rest dropped"));
     }

@@ -384,7 +384,7 @@ pub fn single_sim(a: &RunArgs) -> Result<Simulation, String> {
 
 /// The `--send-frame` frames, for an IceNIC node only (and `--send` for a nanoPU node only).
 fn queue_frames(a: &RunArgs, sim: &mut Simulation) -> Result<(), String> {
-    let ice = sim.nodes[0].ice.is_some();
+    let ice = sim.nodes[0].nic.is_ice();
     if ice && !a.sends.is_empty() {
         return Err("--send: an IceNIC node takes raw frames (--send-frame), not nanoPU messages".into());
     }

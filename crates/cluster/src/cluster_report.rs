@@ -91,7 +91,7 @@ impl IceTotals {
 /// The IceNIC totals of a cluster, if it has IceNIC nodes or a frame strayed.
 fn ice_totals(sim: &Simulation) -> Option<IceTotals> {
     let mut t = IceTotals::default();
-    sim.nodes.iter().filter_map(|n| n.ice.as_ref()).for_each(|i| t.add(i));
+    sim.nodes.iter().filter_map(|n| n.ice()).for_each(|i| t.add(i));
     if let Some(net) = &sim.net {
         let f = net.fabric.stats();
         (t.fabric_no_route, t.fabric_queue_full, t.strays) =
@@ -208,11 +208,11 @@ pub fn summarize_cluster(sim: &mut Simulation, outcome: Outcome) -> ClusterSumma
 }
 
 fn count_node(s: &mut ClusterSummary, node: &mut crate::node::Node) {
-    let c = &node.nic.counters;
+    let c = node.nic.message_counters();
     s.messages_sent += c.msgs_sent;
     s.messages_received += c.msgs_received;
     s.messages_delivered += c.msgs_delivered;
-    s.messages_held += node.nic.held().map(|(_, n)| n as u64).sum::<u64>();
+    s.messages_held += node.nic.held().iter().map(|&(_, n)| n as u64).sum::<u64>();
     for (core, state) in node.cores.iter_mut().zip(&node.state) {
         s.cores += 1;
         let console = String::from_utf8_lossy(&core.take_console()).into_owned();

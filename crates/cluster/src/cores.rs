@@ -41,7 +41,6 @@ impl Simulation {
             bound.min(g.saturating_add(self.run_ahead)).min(end.saturating_add(1)).min(node.crash_cycle);
         let mut plat = NodePlatform::new(&mut node.nic, g, exact_until, &node.spin_pcs);
         plat.cross_node_cycles = self.cross_node_cycles;
-        plat.ice = node.ice.as_mut();
         let exit = core.run(&mut node.mem, &mut plat, until);
         let (actions, last_rx) = (std::mem::take(&mut plat.actions), plat.last_rx);
         let ice_actions = std::mem::take(&mut plat.ice_actions);
@@ -109,7 +108,8 @@ impl Simulation {
     /// itself could register one: it waits for an interrupt, like an empty queue. (Before,
     /// it was dispatched again at the same cycle forever: simulated time stood still.)
     fn park_until_ready(&mut self, id: Cid, local: u64) {
-        match self.nodes[id.0].nic.rx_state(id.1, local, 1) {
+        let nic = self.nodes[id.0].nic.nanopu().expect("only a nanoPU NIC's lnic_wait() parks");
+        match nic.rx_state(id.1, local, 1) {
             Ok(RxState::At(x)) => self.wake(id, x, StallKind::NetRx),
             Ok(RxState::Empty) | Err(_) => self.park(id, CoreState::ParkedRx),
             Ok(RxState::Ready) => self.schedule(id, local),
@@ -127,7 +127,9 @@ impl Simulation {
     fn park(&mut self, (n, c): Cid, state: CoreState) {
         let node = &mut self.nodes[n];
         node.state[c] = state;
-        node.nic.set_waiting_rx(c, state == CoreState::ParkedRx);
+        if let Some(nic) = node.nic.nanopu_mut() {
+            nic.set_waiting_rx(c, state == CoreState::ParkedRx);
+        }
         if node.cores[c].interrupt_would_trap(&node.mem) {
             let local = node.cores[c].cycle();
             return self.schedule((n, c), local);
@@ -144,7 +146,9 @@ impl Simulation {
         let core = &mut self.nodes[n].cores[c];
         core.advance_to(cycle.max(now), why);
         let local = core.cycle();
-        self.nodes[n].nic.set_waiting_rx(c, false);
+        if let Some(nic) = self.nodes[n].nic.nanopu_mut() {
+            nic.set_waiting_rx(c, false);
+        }
         self.schedule((n, c), local);
     }
 
@@ -206,7 +210,8 @@ impl Simulation {
     /// Re-evaluate a core's interrupt line.
     pub(crate) fn update_irq(&mut self, (n, c): Cid) {
         let now = self.cycles();
-        let level = self.nodes[n].nic.irq_level(c, now);
+        let Some(nic) = self.nodes[n].nic.nanopu_mut() else { return };
+        let level = nic.irq_level(c, now);
         self.nodes[n].cores[c].set_irq(NIC_IRQ_BIT, level);
         self.wake_if_interrupted((n, c));
     }

@@ -53,7 +53,7 @@ impl Simulation {
     ) {
         let now = self.cycles();
         let mut out = Vec::new();
-        f(self.nodes[n].ice.as_mut().expect("an IceNIC node"), now, &mut out);
+        f(self.nodes[n].nic.ice_mut().expect("an IceNIC node"), now, &mut out);
         self.apply_ice(n, out);
     }
 
@@ -89,7 +89,7 @@ impl Simulation {
 
     /// The IceNIC's interrupt line, driven into hart 0's `mip`.
     pub(crate) fn ice_irq(&mut self, n: usize) {
-        let level = self.nodes[n].ice.as_ref().is_some_and(|i| i.irq_level());
+        let level = self.nodes[n].ice().is_some_and(|i| i.irq_level());
         self.nodes[n].cores[IRQ_HART].set_irq(ICE_IRQ_BIT, level);
         self.wake_if_interrupted((n, IRQ_HART));
     }

@@ -57,6 +57,7 @@ pub mod load_table;
 pub mod loadgen;
 mod network;
 pub mod node;
+pub mod node_nic;
 pub mod outcome;
 mod parallel;
 mod partition;

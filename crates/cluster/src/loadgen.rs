@@ -445,9 +445,10 @@ impl ServerEnd {
         let failed = (node.cores.iter().enumerate())
             .filter_map(|(i, c)| c.halted().filter(|&x| x != 0).map(|x| (i, x)))
             .collect();
-        let nic = &node.nic;
-        let registered = |ctx: u16| (0..nic.params().cores).any(|i| nic.core(i).context(ctx).is_some());
-        let unregistered = nic.held().filter(|&(ctx, _)| !registered(ctx)).collect();
+        let unregistered = node.nic.nanopu().map_or(Vec::new(), |nic| {
+            let registered = |ctx: u16| (0..nic.params().cores).any(|i| nic.core(i).context(ctx).is_some());
+            nic.held().filter(|&(ctx, _)| !registered(ctx)).collect()
+        });
         ServerEnd { failed, console: consoles(&mut node.cores), unregistered }
     }
 

@@ -222,7 +222,7 @@ impl Simulation {
             let end = self.end_of(node);
             if pkt.is_frame() {
                 self.frame_arrived(end, pkt);
-            } else if matches!(end, End::Node(n) if self.nodes[n].ice.is_some()) {
+            } else if matches!(end, End::Node(n) if self.nodes[n].nic.is_ice()) {
                 self.net().strays.transport_at_icenic_nodes += 1;
             } else {
                 self.with_transport(end, |t, now, out| t.on_packet(now, pkt, out));
@@ -236,7 +236,7 @@ impl Simulation {
     fn frame_arrived(&mut self, end: End, pkt: Packet) {
         match end {
             End::Host => self.host_frame_arrive(pkt.frame_bytes()),
-            End::Node(n) if self.nodes[n].ice.is_some() => self.ice_arrive(n, pkt.frame_bytes()),
+            End::Node(n) if self.nodes[n].nic.is_ice() => self.ice_arrive(n, pkt.frame_bytes()),
             End::Node(_) => self.net().strays.frames_at_nanopu_nodes += 1,
         }
     }

@@ -2,6 +2,7 @@
 
 use crate::boot::{ip_text, mac_text, node_ip, node_mac, BootInfo};
 use crate::config::NodeConfig;
+use crate::node_nic::NodeNic;
 use nanopu_nic::icenic::{IceNic, IceParams};
 use nanopu_nic::Nic;
 use nanopu_riscv::{Core, NodeMem, Program};
@@ -57,10 +58,8 @@ pub struct Node {
     pub cores: Vec<Core>,
     pub state: Vec<CoreState>,
     pub mem: NodeMem,
-    pub nic: Nic,
-    /// The node's IceNIC when it is an IceNIC node (docs/models/icenic.md); the nanoPU NIC
-    /// above then sees no traffic.
-    pub ice: Option<IceNic>,
+    /// Its NIC: the nanoPU NIC or IceNIC (`NodeNic`).
+    pub nic: NodeNic,
     /// Sorted PCs of the program's `lnic_wait()` loops (see `spin`).
     pub spin_pcs: Arc<Vec<u64>>,
     /// The core that ran last on this node: a core's LR reservation survives from one run
@@ -108,9 +107,13 @@ impl Node {
             cores,
             state: vec![CoreState::Scheduled(0); ncores],
             mem,
-            nic: Nic::new(cfg.nic.clone(), ip)?,
-            ice: ice
-                .then(|| IceNic::new(IceParams { pcie_cycles: pcie, ..cfg.ice.clone() }, node_mac(index))),
+            nic: match ice {
+                true => {
+                    let p = IceParams { pcie_cycles: pcie, ..cfg.ice.clone() };
+                    NodeNic::Ice(IceNic::new(p, node_mac(index)))
+                }
+                false => NodeNic::Nanopu(Nic::new(cfg.nic.clone(), ip)?),
+            },
             spin_pcs,
             last_run: usize::MAX,
             first_exit_ends: cfg.exit.first_exit_ends_node(program),
@@ -119,21 +122,20 @@ impl Node {
         })
     }
 
-    /// The `mip` bit the node's NIC drives: the nanoPU NIC's line 16 (docs/platform.md),
-    /// or for IceNIC the machine external interrupt, 11, as the PLIC delivers it
-    /// (docs/models/icenic.md "Interrupts").
+    /// The `mip` bit the node's NIC drives (`NodeNic::irq_bit`).
     pub fn irq_bit(&self) -> u32 {
-        if self.ice.is_some() {
-            ICE_IRQ_BIT
-        } else {
-            nanopu_nic::NIC_IRQ_BIT
-        }
+        self.nic.irq_bit()
+    }
+
+    /// The node's IceNIC, if it is an IceNIC node.
+    pub fn ice(&self) -> Option<&IceNic> {
+        self.nic.ice()
     }
 
     /// Earliest cycle at which another runnable core of this node could change what `core`
     /// sees (its own time plus the NIC's RX path).
     pub fn others_horizon(&self, core: usize) -> u64 {
-        let rx = self.nic.params().rx_path_cycles;
+        let rx = self.nic.rx_path_cycles();
         let times = self.state.iter().enumerate().filter(|(i, _)| *i != core);
         let t = times.filter_map(|(_, s)| match s {
             CoreState::Scheduled(t) => Some(*t),

@@ -163,24 +163,25 @@ pub fn summarize(sim: &mut Simulation, outcome: Outcome) -> RunSummary {
     let cores = node.cores.iter_mut().zip(&node.state).map(|(c, s)| core_summary(c, *s)).collect();
     let problems = end_problems(sim, outcome);
     let node = &mut sim.nodes[0];
+    let c = node.nic.message_counters();
     RunSummary {
         outcome: outcome.name().into(),
         complete: !outcome.incomplete(),
         problems,
         simulated_ns,
         nic: NicSummary {
-            messages_sent: node.nic.counters.msgs_sent,
-            messages_received: node.nic.counters.msgs_received,
-            messages_delivered: node.nic.counters.msgs_delivered,
-            messages_held: node.nic.held().collect(),
-            spurious_msg_done: node.nic.counters.spurious_done,
+            messages_sent: c.msgs_sent,
+            messages_received: c.msgs_received,
+            messages_delivered: c.msgs_delivered,
+            messages_held: node.nic.held(),
+            spurious_msg_done: c.spurious_done,
         },
         cores,
         host_received: sim.host.received.iter().map(host_record).collect(),
         host_rejected: (sim.host.rejected.iter())
             .map(|(t, why)| RejectedFrame { time_ns: t.as_ns_f64(), reason: why.clone() })
             .collect(),
-        icenic: sim.nodes[0].ice.as_ref().map(ice_summary),
+        icenic: sim.nodes[0].ice().map(ice_summary),
         host_frames: sim.host.frames_received.iter().map(frame_record).collect(),
     }
 }

@@ -402,7 +402,8 @@ impl Simulation {
     /// The test host's script must leave the event queue room to run (each scripted
     /// message is a pending event from the start).
     fn check_script(&self) -> Result<(), SimError> {
-        let max = self.nodes.first().map_or(u32::MAX, |n| n.nic.params().max_msg_bytes);
+        let nic = self.nodes.first().and_then(|n| n.nic.nanopu());
+        let max = nic.map_or(u32::MAX, |n| n.params().max_msg_bytes);
         if let Some((t, m)) = self.host.script.iter().find(|(_, m)| u32::from(m.len) > max) {
             return Err(SimError::Setup(format!(
                 "the test host's message at {:.3} ns is {} bytes, longer than the node's max_msg_bytes ({max})",
@@ -542,21 +543,12 @@ impl Simulation {
         }
         match ev {
             Ev::NicSend { node, core, msg } => self.nic_send((node, core), *msg),
-            Ev::NicArrive { node, mut msg } => {
-                let mut out = Vec::new();
-                let now = self.cycles();
-                self.stamp_arrival(node, &mut msg);
-                if self.net.is_none() && msg.src_ip != self.nodes[node].ip {
-                    self.port_acks(&msg);
-                }
-                self.nodes[node].nic.receive(now, *msg, &mut out);
-                self.apply(node, out);
-            }
+            Ev::NicArrive { node, msg } => self.nic_arrive(node, msg),
             Ev::NicUpdate { node, core } => self.update_irq((node, core)),
             Ev::CoreTimer { node, core } => self.wake_if_interrupted((node, core)),
             Ev::HostSend { msg } => self.host_send(*msg),
             // An IceNIC takes raw frames as they are (docs/models/icenic.md "Frames").
-            Ev::HostRaw { frame } if self.nodes[0].ice.is_some() => self.host_send_frame(frame),
+            Ev::HostRaw { frame } if self.nodes[0].nic.is_ice() => self.host_send_frame(frame),
             Ev::HostRaw { frame } => match crate::host::message_of_frame(&frame) {
                 Ok(msg) => self.host_send(msg),
                 Err(why) => self.host.rejected.push((self.now, why)),
@@ -578,12 +570,37 @@ impl Simulation {
         }
     }
 
+    /// Node `n`'s nanoPU NIC: only a nanoPU node's NIC sends and receives messages.
+    fn nanopu_nic(&mut self, n: usize) -> &mut nanopu_nic::Nic {
+        self.nodes[n].nic.nanopu_mut().expect("messages come from and go to nanoPU nodes only")
+    }
+
+    /// A complete message reaches node `n`'s NIC. An IceNIC node has no transport and
+    /// takes raw frames only: the message is dropped there and counted (a stray in a
+    /// cluster, a rejection by the NIC on a single node), never silently.
+    fn nic_arrive(&mut self, n: usize, mut msg: Box<Message>) {
+        if self.nodes[n].nic.is_ice() {
+            return match self.net.as_mut() {
+                Some(net) => net.strays.transport_at_icenic_nodes += 1,
+                None => self.host.rejected.push((self.now, crate::node_nic::NO_NANOPU_NIC.into())),
+            };
+        }
+        let mut out = Vec::new();
+        let now = self.cycles();
+        self.stamp_arrival(n, &mut msg);
+        if self.net.is_none() && msg.src_ip != self.nodes[n].ip {
+            self.port_acks(&msg);
+        }
+        self.nanopu_nic(n).receive(now, *msg, &mut out);
+        self.apply(n, out);
+    }
+
     /// A message left a core's TX path: loop it back or put it on the port.
     fn nic_send(&mut self, (n, c): Cid, mut msg: Message) {
-        self.nodes[n].nic.tx_taken(c, &msg);
+        self.nanopu_nic(n).tx_taken(c, &msg);
         self.tx_room((n, c));
         if msg.dst_ip == self.nodes[n].ip {
-            let t = self.now + self.clock.time_of(self.nodes[n].nic.params().loopback_cycles);
+            let t = self.now + self.clock.time_of(self.nanopu_nic(n).params().loopback_cycles);
             self.q.push(t, Ev::NicArrive { node: n, msg: Box::new(msg) });
             return;
         }
@@ -602,7 +619,8 @@ impl Simulation {
     fn stamp_arrival(&self, n: usize, msg: &mut Message) {
         let node = &self.nodes[n];
         let stamped = nanopu_nic::stamp::stamped_on_arrival(msg);
-        if stamped && node.nic.params().latency_stamps && msg.src_ip != node.ip {
+        let on = node.nic.nanopu().is_some_and(|n| n.params().latency_stamps);
+        if stamped && on && msg.src_ip != node.ip {
             let wire = self.packet_wire_fs(msg.len);
             let first_word =
                 |i: usize| self.clock.cycle_floor(Time(self.now.0.saturating_sub(wire[i..].iter().sum())));
@@ -611,7 +629,8 @@ impl Simulation {
     }
 
     pub(crate) fn stamp_departure(&self, n: usize, msg: &mut Message) {
-        if nanopu_nic::stamp::stamped_on_departure(msg) && self.nodes[n].nic.params().latency_stamps {
+        let on = self.nodes[n].nic.nanopu().is_some_and(|n| n.params().latency_stamps);
+        if nanopu_nic::stamp::stamped_on_departure(msg) && on {
             let wire = self.packet_wire_fs(msg.len);
             let last_word = |i: usize| self.clock.cycle_ceil(self.now + Time(wire[..=i].iter().sum()));
             nanopu_nic::stamp::on_departure(msg, self.segment_bytes(), last_word);

@@ -62,7 +62,7 @@ fn run(
 const LOSSLESS_GBPS: u64 = 25;
 
 fn no_nic_drops(sim: &Simulation) {
-    let c = &sim.nodes[0].ice.as_ref().unwrap().counters;
+    let c = &sim.nodes[0].ice().unwrap().counters;
     assert_eq!((c.dropped_full, c.dropped_size), (0, 0), "the NIC dropped nothing");
 }
 

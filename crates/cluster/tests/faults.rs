@@ -143,7 +143,7 @@ fn a_partition_cuts_off_the_host_unless_it_is_listed() {
         sim.host.send_at(Time::from_us(1), msg);
         let outcome = sim.run().unwrap();
         let s = summarize_cluster(&mut sim, outcome);
-        let got = sim.nodes[0].nic.counters.msgs_received;
+        let got = sim.nodes[0].nic.message_counters().msgs_received;
         assert_eq!((got, s.faults[0].dropped > 0), (1, !host), "host = {host}: {}", s.text());
     }
 }

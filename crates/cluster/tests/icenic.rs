@@ -65,7 +65,7 @@ fn echo_with(elf: &str, n: usize, len: usize, sleep: bool, run_ahead: Option<u64
 #[test]
 fn ice_loopback_echoes_every_frame_through_dma() {
     let (sim, lat) = echo(30, 64, false);
-    let ice = sim.nodes[0].ice.as_ref().unwrap();
+    let ice = sim.nodes[0].ice().unwrap();
     assert_eq!((ice.counters.frames_received, ice.counters.frames_sent), (30, 30));
     assert_eq!(ice.counters.dropped_full, 0);
     // Through memory both ways and a polling core: far more than the wire's 64 bytes at
@@ -95,7 +95,7 @@ fn a_burst_overflows_the_receive_buffer_and_the_drops_are_counted() {
     }
     sim.set_deadline(Time::from_us(200));
     sim.run().unwrap();
-    let c = sim.nodes[0].ice.as_ref().unwrap().counters.clone();
+    let c = sim.nodes[0].ice().unwrap().counters.clone();
     let got = sim.host.frames_received.len() as u64;
     assert!(c.dropped_full > 100, "{c:?}");
     assert_eq!(
@@ -126,4 +126,16 @@ fn running_ahead_changes_nothing_on_an_icenic_node() {
         let (_, held) = echo_with("apps/ice_loopback.elf", 10, 96, sleep, Some(1));
         assert_eq!(free, held, "sleep {sleep}");
     }
+}
+
+/// An IceNIC node has one NIC, IceNIC (docs/models/icenic.md "One NIC component"): a
+/// program that uses the nanoPU NIC's registers there stops with an error saying so.
+#[test]
+fn an_icenic_node_has_no_nanopu_nic() {
+    let sim = Simulation::new(&common::elf("apps/ice_loopback.elf"), ice_cfg(&["1"])).unwrap();
+    assert!(sim.nodes[0].nic.nanopu().is_none() && sim.nodes[0].ice().is_some());
+    assert_eq!(sim.nodes[0].irq_bit(), 11);
+    let mut sim = Simulation::new(&common::elf("apps/pingpong.elf"), ice_cfg(&[])).unwrap();
+    let e = sim.run().unwrap_err().to_string();
+    assert!(e.contains("this node has IceNIC, not the nanoPU NIC"), "{e}");
 }

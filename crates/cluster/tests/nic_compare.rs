@@ -89,7 +89,7 @@ fn ice_tput_counts_what_it_took_and_the_nic_counts_what_it_dropped() {
     // 400 at line rate (4.24 ns each) to a core that takes one in tens of ns: most dropped,
     // and the program's count and the NIC's drops add up to what was sent.
     let (sim, many) = ice_receive(400);
-    let ice = &sim.nodes[0].ice.as_ref().unwrap().counters;
+    let ice = &sim.nodes[0].ice().unwrap().counters;
     let taken = value(&many, "frames");
     assert!(ice.dropped_full > 200, "{ice:?}");
     assert_eq!(taken + ice.dropped_full, 400, "{many} {ice:?}");
@@ -108,7 +108,7 @@ fn ice_tput_transmits_the_start_frame_turned_around_n_times() {
     assert_eq!(got.len(), 37);
     assert!(got.iter().all(|f| f.frame == want));
     // More than the ten send requests the queue holds, so the program refilled it.
-    assert_eq!(sim.nodes[0].ice.as_ref().unwrap().counters.frames_sent, 37);
+    assert_eq!(sim.nodes[0].ice().unwrap().counters.frames_sent, 37);
 }
 
 #[test]

@@ -120,7 +120,7 @@ impl HostNet {
 
 /// An error if node 0's IceNIC dropped frames (its receive buffer full, or a size it refuses).
 fn dropped(sim: &Simulation) -> Result<(), String> {
-    let c = &sim.nodes[0].ice.as_ref().ok_or("not an IceNIC node")?.counters;
+    let c = &sim.nodes[0].ice().ok_or("not an IceNIC node")?.counters;
     if c.dropped_full + c.dropped_size == 0 {
         return Ok(());
     }

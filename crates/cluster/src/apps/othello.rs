@@ -178,7 +178,7 @@ pub fn run_search(spec: &SearchSpec, elf: &Path) -> Result<SearchRun, String> {
     sim.host.stop_after(1, |_| true);
     run_checked(&mut sim)?;
     let r = sim.host.received.first().ok_or("no reduce message came back")?;
-    let messages = sim.nodes.iter().map(|n| n.nic.counters.msgs_sent).sum();
+    let messages = sim.nodes.iter().map(|n| n.nic.message_counters().msgs_sent).sum();
     let latency_ns = (r.time - sim.host.sent[0].time).as_ns_f64();
     Ok(SearchRun { value: r.msg.words[2] as i64, best: r.msg.words[4], latency_ns, messages })
 }
