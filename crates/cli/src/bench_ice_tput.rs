@@ -46,7 +46,7 @@ fn run_to_exit(sim: &mut Simulation, what: &str) -> Result<(), String> {
     match sim.run().map_err(|e| e.to_string())? {
         Outcome::AllExited => Ok(()),
         other => {
-            let c = &sim.nodes[0].ice.as_ref().expect("an IceNIC node").counters;
+            let c = &sim.nodes[0].ice().expect("an IceNIC node").counters;
             let drops = c.dropped_full + c.dropped_size;
             Err(format!("{what} did not exit: {} (the NIC dropped {drops} frames)", other.name()))
         }
