@@ -14,7 +14,7 @@ import os
 import sys
 
 try:
-    import nanopu  # noqa: F401
+    import nanopu  # noqa: F401  (the experiments use it as loadexp.nanopu)
     from nanopu import sweep
 except ImportError:
     sys.exit("the load experiments use the Python package: make python (at the repository root)")

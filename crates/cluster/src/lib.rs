@@ -38,6 +38,7 @@ pub mod boot;
 pub mod capture;
 pub mod chain;
 pub mod chain_config;
+pub mod chain_sweep;
 mod cluster;
 pub mod cluster_config;
 pub mod cluster_report;

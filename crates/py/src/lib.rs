@@ -9,6 +9,7 @@
 mod cluster;
 mod interrupt;
 mod load;
+mod replicated;
 
 use clap::Parser;
 use nanopu_cli::run::{single_sim, RunArgs};
@@ -143,6 +144,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sort_program, m)?)?;
     m.add_function(wrap_pyfunction!(cluster::run_cluster, m)?)?;
     m.add_function(wrap_pyfunction!(load::load, m)?)?;
+    m.add_function(wrap_pyfunction!(replicated::chain, m)?)?;
+    m.add_function(wrap_pyfunction!(replicated::raft, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(message_frames, m)?)?;
     Ok(())

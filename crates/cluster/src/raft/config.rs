@@ -160,13 +160,18 @@ impl RaftFile {
     pub fn load(path: &Path) -> Result<RaftSpec, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let f: RaftFile = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        let base = path.parent().unwrap_or(Path::new("."));
-        let elf = base.join(f.elf.as_deref().unwrap_or(DEFAULT_ELF));
-        let spec = f.spec(&elf, f.raft.replicas.unwrap_or(3), f.seed.unwrap_or(1));
+        f.to_spec(path.parent().unwrap_or(Path::new(".")), &path.display().to_string())
+    }
+
+    /// The spec with its faults, checked (a check's error after `name`, the file's); the
+    /// ELF relative to `base`.
+    pub fn to_spec(&self, base: &Path, name: &str) -> Result<RaftSpec, String> {
+        let elf = base.join(self.elf.as_deref().unwrap_or(DEFAULT_ELF));
+        let spec = self.spec(&elf, self.raft.replicas.unwrap_or(3), self.seed.unwrap_or(1));
         let faults: Result<Vec<Fault>, String> =
-            f.faults.iter().enumerate().map(|(i, x)| x.fault(i)).collect();
+            self.faults.iter().enumerate().map(|(i, x)| x.fault(i)).collect();
         let spec = RaftSpec { faults: faults?, ..spec };
-        spec.validate().map_err(|e| format!("{}: {e}", path.display()))?;
+        spec.validate().map_err(|e| format!("{name}: {e}"))?;
         Ok(spec)
     }
 

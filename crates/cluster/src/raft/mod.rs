@@ -6,6 +6,7 @@
 pub mod check;
 pub mod client;
 pub mod config;
+pub mod report;
 pub mod state;
 pub mod wire;
 

@@ -11,7 +11,9 @@ cluster configuration files, checked by the simulator's own parsers):
 - ``sort(**flags)``: a validated NanoSort, MilliSort, MergeMin or local sort
   (``nanopu sort``);
 - ``load(config, ...)``: an open-loop request load swept over offered loads on a server
-  node (``nanopu load CONFIG.toml``).
+  node (``nanopu load CONFIG.toml``);
+- ``chain(config, ...)`` and ``raft(config, ...)``: chain replication and Raft under an
+  open-loop client, with faults (``nanopu chain``, ``nanopu raft``).
 
 ``nanopu.sweep`` runs many of them (configurations x seeds) on a process pool or Ray, into
 one DataFrame, with a cache on disk.
@@ -34,8 +36,8 @@ from ._native import NanopuError
 from ._tables import Tables
 
 __all__ = [
-    "run", "run_cluster", "sort", "load", "schema", "send",
-    "NanopuError", "ProgramRun", "ClusterRun", "SortRun", "LoadRun",
+    "run", "run_cluster", "sort", "load", "chain", "raft", "schema", "send",
+    "NanopuError", "ProgramRun", "ClusterRun", "SortRun", "LoadRun", "ChainRun", "RaftRun",
 ]
 
 
@@ -87,6 +89,33 @@ def load(config, *, seed=None, rates=None, requests=None, warmup=None, drain_us=
     return _load_run(_raw_load(config, seed, rates, requests, warmup, drain_us, records, progress))
 
 
+def chain(config, *, seed=None, rates=None, requests=None, progress=False):
+    """Chain replication under an open-loop key-value load, swept over offered loads
+    (``nanopu chain CONFIG.toml``): ``config`` is a chain file's path or a dict of its keys
+    (paths as for ``load``). ``seed`` replaces ``load.seed``; ``rates`` and ``requests``
+    are ``--rates`` and ``--requests``. A run whose figures would not stand raises
+    ``NanopuError`` with the command line's message. Returns a ``ChainRun``."""
+    path, text = _config(config)
+    rates = [float(r) for r in (rates or [])]
+    return ChainRun(*_native.chain(path, text, rates, requests, seed, progress))
+
+
+def raft(config, *, seed=None, replicas=None, rate=None, requests=None, progress=False):
+    """Raft replicas under an open-loop client and faults, with the safety checks (``nanopu
+    raft CONFIG.toml``): ``config`` is a Raft file's path or a dict of its keys. ``seed``,
+    ``replicas``, ``rate`` (Mrps) and ``requests`` are ``--seed``, ``--replicas``,
+    ``--rate`` and ``--requests``. A run that ends with problems (unanswered requests, a
+    violation) returns normally, its ``problems`` listing them, as ``nanopu raft`` prints
+    them (and exits 1). Returns a ``RaftRun``."""
+    path, text = _config(config)
+    return RaftRun(*_native.raft(path, text, seed, replicas, rate, requests, progress))
+
+
+def _config(config):
+    """A configuration file's path, or a dict of its keys as JSON."""
+    return (None, json.dumps(config)) if isinstance(config, dict) else (os.fspath(config), None)
+
+
 # Each kind of run in two halves: the simulator's raw outputs (JSON and CSV text, capture
 # bytes: what a sweep's worker sends back and its cache keeps), and the object made of them.
 
@@ -126,7 +155,7 @@ def _sort_run(raw):
 
 
 def _raw_load(config, seed, rates, requests, warmup, drain_us, records, progress):
-    path, text = (None, json.dumps(config)) if isinstance(config, dict) else (os.fspath(config), None)
+    path, text = _config(config)
     rates = [float(r) for r in (rates or [])]
     return list(_native.load(path, text, rates, requests, warmup, drain_us, seed, records, progress))
 
@@ -278,9 +307,57 @@ class LoadRun(Tables):
         if records is None:
             self.requests = pd.DataFrame(columns=self.REQUEST_COLUMNS + ["latency_ns"])
         else:
-            self.requests = pd.read_csv(io.StringIO(records), keep_default_na=False, na_values={"replied_ns": [""]},
-                                        dtype={"class": str})
-            self.requests["latency_ns"] = self.requests["replied_ns"] - self.requests["sent_ns"]
+            self.requests = _requests(records)
+
+
+class ChainRun(Tables):
+    """A chain replication sweep's results (``nanopu chain``). ``results``: one row per
+    offered load and request type (``get``, ``set``): the type's offered load
+    (``class_offered_mrps``), requests measured and replied, achieved throughput, median,
+    p99 and p99.9 latency (ns; ``inf`` where the quantile fell on unanswered requests;
+    ``--out``); ``requests``: every request of the load, the node it went to, its send and
+    reply time (``--records``) and ``latency_ns``; ``reconfigs``: each reconfiguration
+    after a crash (crash, detection, new chain, client told, ns; ``--reconfigs``);
+    ``summary``: the settings run and the reconfigurations in words (``timeline``).
+    ``save(directory, format="parquet")`` writes the tables as Parquet or CSV."""
+
+    TABLES = ("results", "requests", "reconfigs")
+
+    def __init__(self, summary, table, records, reconfigs):
+        self.summary = json.loads(summary)
+        self.table_csv, self.records_csv, self.reconfigs_csv = table, records, reconfigs
+        self.results = pd.read_csv(io.StringIO(table), keep_default_na=False, dtype={"class": str})
+        self.requests = _requests(records)
+        self.reconfigs = pd.read_csv(io.StringIO(reconfigs))
+
+
+class RaftRun(Tables):
+    """A Raft run's results (``nanopu raft``). ``summary``: ``nanopu raft --json`` (dict:
+    answered requests, throughput, write and read latency, leaders, faults, violations,
+    ``problems``); ``problems``: why the run's figures do not stand (empty when they do);
+    ``results``: the figures as one row (``--out``'s columns; ``results_csv`` is its bytes);
+    ``requests``: every request (op, key, due time, latency, sends, the replica that
+    answered and its log index; ``--records``); ``timeline``: each leader's election (time
+    in us, term, node; ``--timeline``); ``text``: what ``nanopu raft`` prints.
+    ``save(directory, format="parquet")`` writes the tables as Parquet or CSV."""
+
+    TABLES = ("results", "requests", "timeline")
+
+    def __init__(self, summary, row, records, timeline, text):
+        self.summary = json.loads(summary)
+        self.problems = self.summary["problems"]
+        self.results_csv, self.records_csv, self.timeline_csv, self.text = row, records, timeline, text
+        self.results = pd.read_csv(io.StringIO(row))
+        self.requests = pd.read_csv(io.StringIO(records))
+        self.timeline = pd.read_csv(io.StringIO(timeline))
+
+
+def _requests(records):
+    """Every request of a sweep's records (``--records``), with ``latency_ns``: NaN for
+    one without a reply."""
+    df = pd.read_csv(io.StringIO(records), keep_default_na=False, na_values={"replied_ns": [""]}, dtype={"class": str})
+    df["latency_ns"] = df["replied_ns"] - df["sent_ns"]
+    return df
 
 
 def _check_row(point):
