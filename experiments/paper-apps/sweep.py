@@ -57,17 +57,27 @@ def dotprod():
 
 
 def nn():
-    for layers in ["4,4,2", "8,16,16,4", "16,32,32,8", "32,64,64,16"]:
-        d = app("nn", "--layers", layers, "--inferences", 10)
-        lat = d["latency_ns"]
-        yield {"layers": layers.replace(",", "-"), "neurons": d["neurons"], "median_ns": lat["median"],
-               "min_ns": lat["min"], "max_ns": lat["max"]}
+    """nanoPU with 4 cores a node (one neuron per core), then nanoPU and IceNIC with one core a
+    node (IceNIC nodes drive their NIC from one core): the same neurons on 4x the nodes."""
+    for nic, cores in [("nanopu", 4), ("nanopu", 1), ("icenic", 1)]:
+        for layers in ["4,4,2", "8,16,16,4", "16,32,32,8", "32,64,64,16"]:
+            d = app("nn", "--layers", layers, "--inferences", 10, "--cores", cores, "--nic", nic, drops_ok=True)
+            lat = d["latency_ns"] if d else {"median": "", "min": "", "max": ""}
+            yield {"nic": nic, "cores": cores, "layers": layers.replace(",", "-"),
+                   "neurons": sum(map(int, layers.split(","))), "median_ns": lat["median"], "min_ns": lat["min"],
+                   "max_ns": lat["max"]}
 
 
 def othello():
-    for nodes, depth in [(4, 2), (4, 3), (4, 4), (4, 5), (1, 4), (16, 4)]:
-        d = app("othello", "--depth", depth, "--nodes", nodes)
-        yield {k: d[k] for k in ["depth", "workers", "boards", "messages", "latency_ns", "value", "best_move"]}
+    """nanoPU on 4-core nodes; then 16 workers of one core on each NIC. On IceNIC a search
+    deeper than 3 plies overflows receive buffers: such rows say so, empty."""
+    runs = [("nanopu", n, 4, d) for n, d in [(4, 2), (4, 3), (4, 4), (4, 5), (1, 4), (16, 4)]]
+    runs += [(nic, 16, 1, d) for nic in NICS for d in [2, 3, 4]]
+    for nic, nodes, cores, depth in runs:
+        d = app("othello", "--depth", depth, "--nodes", nodes, "--cores", cores, "--nic", nic, drops_ok=True)
+        keys = ["depth", "workers", "boards", "messages", "latency_ns", "value", "best_move"]
+        row = {k: d[k] for k in keys} if d else {k: "" for k in keys} | {"depth": depth, "workers": nodes * cores}
+        yield {"nic": nic, "cores": cores} | row
 
 
 def nbody():

@@ -21,7 +21,7 @@ pub struct AppArgs {
     #[arg(long, env = "NANOPU_SW_BUILD", default_value = "sw/build", global = true)]
     sw_build: PathBuf,
     /// The nodes' NIC: nanopu, or icenic (the program's _ice.elf build, messages as UDP
-    /// frames through DMA; docs/apps/paper-apps.md "On IceNIC").
+    /// frames through DMA, one core per node; docs/apps/paper-apps.md "On IceNIC").
     #[arg(long, default_value = "nanopu", global = true)]
     nic: NicKind,
 }
@@ -111,21 +111,19 @@ enum App {
 pub fn main(a: AppArgs) -> Result<ExitCode, String> {
     let apps = a.sw_build.join("apps");
     let nic = a.nic;
-    if nic != NicKind::Nanopu
-        && !matches!(a.app, App::NnEdges { .. } | App::Nbody { .. } | App::Dotprod { .. })
-    {
-        return Err("--nic icenic: only nn-edges, nbody and dotprod run on IceNIC for now (the others need \
-                    clusters of IceNIC nodes)"
+    if nic != NicKind::Nanopu && matches!(a.app, App::NbodyRoot { .. }) {
+        return Err("--nic icenic: nbody-root is an incast IceNIC cannot take without a transport, and its \
+                    times come from the transport's records; it runs on the nanoPU only"
             .into());
     }
     let (ok, mut doc) = match a.app {
         App::NnEdges { edges, rounds, seed } => nn_edges(&apps, nic, edges, rounds, seed)?,
         App::Nn { layers, inferences, cores, seed } => {
-            nn(&apps, NetSpec { seed, inferences, layers, cores })?
+            nn(&apps, nic, NetSpec { seed, inferences, layers, cores })?
         }
         App::Othello { depth, local_depth, plies, seed, nodes, cores } => {
             let board = Board::opening(seed, plies);
-            othello(&apps, SearchSpec { nodes, cores, board, depth, local_depth })?
+            othello(&apps, nic, SearchSpec { nodes, cores, board, depth, local_depth })?
         }
         App::Nbody { bodies, seed } => nbody(&apps, nic, bodies, seed)?,
         App::Dotprod { words, requests, copy, seed } => dotprod(&apps, nic, words, requests, copy, seed)?,
@@ -160,16 +158,16 @@ fn nn_edges(apps: &Path, nic: NicKind, edges: u64, rounds: u64, seed: u64) -> Re
     ))
 }
 
-fn nn(apps: &Path, spec: NetSpec) -> Result<(bool, Value), String> {
-    let r = run_net(&spec, &apps.join("nn_net.elf"))?;
+fn nn(apps: &Path, nic: NicKind, spec: NetSpec) -> Result<(bool, Value), String> {
+    let r = run_net(&spec, &apps.join(elf_name("nn_net", nic)), nic)?;
     let ok = (0..spec.inferences).all(|k| r.outputs[k as usize] == spec.reference(k));
     let doc = json!({"app": "nn", "layers": spec.layers, "neurons": spec.neurons(), "inferences": spec.inferences,
         "ok": ok, "latency_ns": stats(&r.latency_ns), "outputs": r.outputs.last()});
     Ok((ok, doc))
 }
 
-fn othello(apps: &Path, spec: SearchSpec) -> Result<(bool, Value), String> {
-    let r = run_search(&spec, &apps.join("othello.elf"))?;
+fn othello(apps: &Path, nic: NicKind, spec: SearchSpec) -> Result<(bool, Value), String> {
+    let r = run_search(&spec, &apps.join(elf_name("othello", nic)), nic)?;
     let (value, best) = spec.board.search(spec.depth);
     let ok = (r.value, r.best) == (value, best);
     let doc = json!({"app": "othello", "depth": spec.depth, "local_depth": spec.local_depth,

@@ -555,7 +555,10 @@ fn an_app_runs_on_either_nic_and_says_which() {
     assert!(median(&ice) > median(&nano), "DMA and registers cost more: {ice} against {nano}");
     let o = nanopu(&["app", "othello", "--nic", "icenic"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("need clusters of IceNIC nodes"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("one core each"), "{}", stderr(&o));
+    let o = nanopu(&["app", "nbody-root", "--nic", "icenic"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("nanoPU only"), "{}", stderr(&o));
 }
 
 /// The eRPC-like benches (docs/apps/erpc.md) run, every echo checked, and the PCIe variant

@@ -7,10 +7,13 @@
 use crate::config::NicKind;
 use crate::host::HostMessage;
 use crate::ice_frame::{udp_frame, Ends, IP, PAYLOAD, UDP};
-use crate::Simulation;
+use crate::{Outcome, Simulation};
 use nanopu_nic::Message;
 use nanopu_sim::time::serialization;
 use nanopu_sim::Time;
+
+/// How often an IceNIC run stops to look for dropped frames (simulated time).
+const ICE_SLICE: Time = Time::from_us(20);
 
 /// Zero bytes between the UDP header and the words (appnet_ice.h: the words 8-byte aligned).
 pub const PAD: usize = 6;
@@ -74,34 +77,55 @@ impl HostNet {
         }
     }
 
-    /// Run to the end, checked as `run_checked` does; on IceNIC frames its receive buffer
-    /// dropped are the error (the program then waits for what never came, to the time limit).
+    /// Run to the end, checked as `run_checked` does. On IceNIC frames a receive buffer
+    /// dropped are the error, found within `ICE_SLICE` of simulated time (the run goes in
+    /// slices, as `raft` runs do: the same events in the same order): the programs would
+    /// otherwise poll for what never comes until the time limit.
     pub fn run(self, sim: &mut Simulation) -> Result<(), String> {
-        let r = super::run_checked(sim).map(|_| ());
-        if self.0 == NicKind::IceNic {
-            dropped(sim)?;
+        if self.0 == NicKind::Nanopu {
+            return super::run_checked(sim).map(|_| ());
         }
-        r
+        let mut until = sim.now();
+        loop {
+            until += ICE_SLICE;
+            sim.set_deadline(until);
+            let outcome = sim.run().map_err(|e| e.to_string())?;
+            dropped(sim)?;
+            if outcome != Outcome::Deadline {
+                return super::check_outcome(sim, outcome).map(|_| ());
+            }
+        }
     }
 
     /// End the run once `count` messages have reached the host. A nanoPU server waiting on
     /// netRX lets the run go quiet by itself; an IceNIC server polls its completion counts
     /// forever, so its runs end here.
     pub fn stop_after(self, sim: &mut Simulation, count: usize) {
-        if self.0 == NicKind::IceNic {
-            sim.host.stop_after_frames(count);
+        match self.0 {
+            NicKind::Nanopu => sim.host.stop_after(count, |_| true),
+            NicKind::IceNic => sim.host.stop_after_frames(count),
         }
     }
 
-    /// What the host sent, each when its last byte left (a frame's first byte leaves at its
-    /// recorded time, and the host's link was free then in these runs).
+    /// Frames (IceNIC) or messages (nanoPU) the nodes' NICs sent.
+    pub fn sent_by_nodes(self, sim: &Simulation) -> u64 {
+        let count = |n: &crate::node::Node| match n.ice() {
+            Some(ice) => ice.counters.frames_sent,
+            None => n.nic.message_counters().msgs_sent,
+        };
+        sim.nodes.iter().map(count).sum()
+    }
+
+    /// What the host sent, each at the time a message of the nanoPU's is recorded: on one
+    /// node when its last byte left (a frame's first byte leaves at its recorded time, and the
+    /// host's link was free then in these runs); in a cluster when the host handed it on.
     pub fn sent(self, sim: &Simulation) -> Vec<HostMessage> {
         if self.0 == NicKind::Nanopu {
             return sim.host.sent.clone();
         }
-        let rate = sim.link.port.rate_bps;
+        let rate = if sim.net.is_some() { 0 } else { sim.link.port.rate_bps };
         let sent = |h: &crate::ice::HostFrame| HostMessage {
-            time: h.time + serialization(h.frame.len() as u64, rate),
+            time: h.time + if rate == 0 { Time::ZERO } else { serialization(h.frame.len() as u64, rate) },
             msg: message_of(&h.frame).expect("the host sends appnet frames"),
         };
         sim.host.frames_sent.iter().map(sent).collect()
@@ -118,15 +142,16 @@ impl HostNet {
     }
 }
 
-/// An error if node 0's IceNIC dropped frames (its receive buffer full, or a size it refuses).
+/// An error if the nodes' IceNICs dropped frames (a receive buffer full, or a size refused).
 fn dropped(sim: &Simulation) -> Result<(), String> {
-    let c = &sim.nodes[0].ice().ok_or("not an IceNIC node")?.counters;
-    if c.dropped_full + c.dropped_size == 0 {
+    let ices = || sim.nodes.iter().filter_map(|n| n.ice()).map(|i| &i.counters);
+    let (full, size) =
+        (ices().map(|c| c.dropped_full).sum::<u64>(), ices().map(|c| c.dropped_size).sum::<u64>());
+    if full + size == 0 {
         return Ok(());
     }
     Err(format!(
-        "the IceNIC dropped {} frames with its receive buffer full and {} of a size it refuses \
-         (it has no flow control: docs/models/icenic.md)",
-        c.dropped_full, c.dropped_size
+        "the IceNICs dropped {full} frames with a receive buffer full and {size} of a size they \
+         refuse (IceNIC has no flow control: docs/models/icenic.md)"
     ))
 }

@@ -16,20 +16,22 @@ use crate::node::CoreState;
 use crate::{NodeConfig, Outcome, Simulation};
 use std::path::Path;
 
-/// A cluster of `nodes` nanoPU nodes of `cores` cores on one switch (the paper's single-rack
-/// setting, docs/platform.md section 4), every node running `elf` with `args`; link and
-/// switch parameters are the defaults of docs/config.md.
+/// A cluster of `nodes` nodes of `cores` cores with a NIC of kind `nic` on one switch (the
+/// paper's single-rack setting, docs/platform.md section 4), every node running `elf` with
+/// `args`; link and switch parameters are the defaults of docs/config.md.
 pub fn star_cluster(
     nodes: u32,
     cores: usize,
+    nic: NicKind,
     elf: &Path,
     args: &[String],
     max_us: f64,
 ) -> Result<Simulation, String> {
     let text = format!(
         "max_us = {max_us:?}\n[topology]\nkind = \"star\"\nnodes = {nodes}\n[node]\ncores = {cores}\n\
-         [[program]]\nnodes = \"all\"\nelf = {:?}\nargs = {args:?}\n",
-        elf.to_string_lossy()
+         [[program]]\nnodes = \"all\"\nelf = {:?}\nnic = {:?}\nargs = {args:?}\n",
+        elf.to_string_lossy(),
+        nic.name()
     );
     let f = ClusterFile::parse(&text)?;
     Simulation::cluster(&f, Path::new(".")).map_err(|e| e.to_string())
@@ -40,6 +42,11 @@ pub fn star_cluster(
 /// requests are fine.
 pub fn run_checked(sim: &mut Simulation) -> Result<Outcome, String> {
     let outcome = sim.run().map_err(|e| e.to_string())?;
+    check_outcome(sim, outcome)
+}
+
+/// `run_checked`'s verdict on a run that ended with `outcome`.
+pub fn check_outcome(sim: &mut Simulation, outcome: Outcome) -> Result<Outcome, String> {
     let failed =
         sim.nodes.iter().flat_map(|n| n.state.iter()).any(|s| matches!(s, CoreState::Halted(c) if *c != 0));
     if outcome.incomplete() || failed {

@@ -128,7 +128,7 @@ pub fn run_root(
     seed: u64,
 ) -> Result<RootRun, String> {
     let args = [senders as u64, per, seed].map(|v| v.to_string()).to_vec();
-    let mut sim = super::star_cluster(senders + 1, cores, elf, &args, 1_000_000.0)?;
+    let mut sim = super::star_cluster(senders + 1, cores, NicKind::Nanopu, elf, &args, 1_000_000.0)?;
     run_checked(&mut sim)?;
     let recs = sim.message_records();
     let root = node_ip(0);

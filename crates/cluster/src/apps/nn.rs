@@ -3,7 +3,7 @@
 //! The same fixed-point integers as `sw/apps/nn.h`, so results match bit for bit.
 
 use super::hostnet::HostNet;
-use super::{one_node_with, run_checked, star_cluster};
+use super::{one_node_with, star_cluster};
 use crate::boot::node_ip;
 use crate::config::NicKind;
 use crate::host::HostMessage;
@@ -106,24 +106,37 @@ pub struct NetRun {
     pub simulated_ns: f64,
 }
 
-/// Run `spec` on nn_net.elf at `elf`: inference k+1's inputs leave when k's last output
-/// arrived (closed loop). Errors if a core's self-check failed or the run did not finish.
-pub fn run_net(spec: &NetSpec, elf: &Path) -> Result<NetRun, String> {
-    let mut sim = star_cluster(spec.nodes(), spec.cores, elf, &spec.args(), 10_000.0)?;
-    spec.inputs(0).into_iter().for_each(|m| sim.host.send_at(START, m));
+/// Run `spec` on nn_net at `elf` (nn_net.elf, or nn_net_ice.elf on IceNIC nodes, which take
+/// one core each): inference k+1's inputs leave when k's last output arrived (closed loop).
+/// Errors if a core's self-check failed, an IceNIC dropped frames or the run did not finish.
+pub fn run_net(spec: &NetSpec, elf: &Path, nic: NicKind) -> Result<NetRun, String> {
+    one_core_on_icenic(nic, spec.cores)?;
+    let net = HostNet(nic);
+    let mut sim = star_cluster(spec.nodes(), spec.cores, nic, elf, &spec.args(), 10_000.0)?;
+    spec.inputs(0).into_iter().for_each(|m| net.send_at(&mut sim, START, m));
     let (s, outs, mut got) =
         (spec.clone(), *spec.layers.last().unwrap(), vec![0u64; spec.inferences as usize]);
-    sim.host.on_receive(move |now, m| {
+    net.stop_after(&mut sim, (outs * spec.inferences) as usize);
+    net.on_receive(&mut sim, move |now, m| {
         let k = m.words[0];
         got[k as usize] += 1;
         let next = got[k as usize] == outs && k + 1 < s.inferences;
         let msgs = if next { s.inputs(k + 1) } else { vec![] };
         msgs.into_iter().map(|m| (now, m)).collect()
     });
-    run_checked(&mut sim)?;
-    let outputs = by_inference(&sim.host.received, spec.inferences, outs);
-    let latency_ns = latencies(&sim.host.sent, &sim.host.received, spec.inferences);
+    net.run(&mut sim)?;
+    let (sent, received) = (net.sent(&sim), net.received(&sim)?);
+    let outputs = by_inference(&received, spec.inferences, outs);
+    let latency_ns = latencies(&sent, &received, spec.inferences);
     Ok(NetRun { outputs, latency_ns, simulated_ns: sim.now().as_ns_f64() })
+}
+
+/// IceNIC nodes drive their NIC from hart 0 alone (appnet_ice.h): one core each.
+pub fn one_core_on_icenic(nic: NicKind, cores: usize) -> Result<(), String> {
+    if nic == NicKind::IceNic && cores != 1 {
+        return Err(format!("IceNIC nodes run one core each (hart 0 drives the NIC), not {cores}"));
+    }
+    Ok(())
 }
 
 /// Outputs [k][j] from the arrivals [k, j, y]; missing ones are i64::MIN.

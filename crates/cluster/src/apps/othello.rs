@@ -2,8 +2,10 @@
 //! as `sw/apps/othello.h` (legal moves, flips, evaluation, negamax with passes), a sequential
 //! search of the tree the cluster searches, and the driver of a distributed search.
 
-use super::{run_checked, star_cluster};
+use super::hostnet::HostNet;
+use super::star_cluster;
 use crate::boot::node_ip;
+use crate::config::NicKind;
 use crate::TestHost;
 use nanopu_sim::Time;
 use std::path::Path;
@@ -169,16 +171,19 @@ pub struct SearchRun {
     pub messages: u64,
 }
 
-/// Run othello.elf at `elf`: the host maps the root board to worker 0 and waits for its reduce.
-pub fn run_search(spec: &SearchSpec, elf: &Path) -> Result<SearchRun, String> {
+/// Run othello at `elf` (othello.elf, or othello_ice.elf on IceNIC nodes of one core): the
+/// host maps the root board to worker 0 and waits for its reduce.
+pub fn run_search(spec: &SearchSpec, elf: &Path, nic: NicKind) -> Result<SearchRun, String> {
+    super::nn::one_core_on_icenic(nic, spec.cores)?;
     let args = vec![spec.nodes.to_string(), spec.local_depth.to_string()];
-    let mut sim = star_cluster(spec.nodes, spec.cores, elf, &args, 100_000.0)?;
+    let (net, mut sim) = (HostNet(nic), star_cluster(spec.nodes, spec.cores, nic, elf, &args, 100_000.0)?);
     let root = [0, spec.board.p, spec.board.o, spec.depth, 0, PASS];
-    sim.host.send_at(Time::from_us(2), TestHost::message(0, node_ip(0), 0, &root));
-    sim.host.stop_after(1, |_| true);
-    run_checked(&mut sim)?;
-    let r = sim.host.received.first().ok_or("no reduce message came back")?;
-    let messages = sim.nodes.iter().map(|n| n.nic.message_counters().msgs_sent).sum();
-    let latency_ns = (r.time - sim.host.sent[0].time).as_ns_f64();
+    net.send_at(&mut sim, Time::from_us(2), TestHost::message(0, node_ip(0), 0, &root));
+    net.stop_after(&mut sim, 1);
+    net.run(&mut sim)?;
+    let received = net.received(&sim)?;
+    let r = received.first().ok_or("no reduce message came back")?;
+    let latency_ns = (r.time - net.sent(&sim)[0].time).as_ns_f64();
+    let messages = net.sent_by_nodes(&sim);
     Ok(SearchRun { value: r.msg.words[2] as i64, best: r.msg.words[4], latency_ns, messages })
 }
