@@ -174,3 +174,41 @@ fn icenic_costs_more_per_message_and_reports_a_burst_it_drops() {
     let err = run_edges(&app_elf("nn_edges", NicKind::IceNic), NicKind::IceNic, 1, 64, 1).unwrap_err();
     assert!(err.contains("dropped") && err.contains("receive buffer full"), "{err}");
 }
+
+/// appnet on IceNIC (sw/include/appnet_ice.h) takes only frames to its context: a DATA frame
+/// to another UDP port is skipped (were it taken, the neuron would count a second input on
+/// edge 0 and exit with 2), and the host reads the frames it gets back as messages.
+#[test]
+fn an_icenic_program_skips_frames_to_another_context() {
+    use nanopu_cluster::apps::hostnet::{frame_of, message_of, HostNet, WORDS};
+    use nanopu_cluster::apps::one_node_with;
+    use nanopu_cluster::boot::node_ip;
+    use nanopu_cluster::TestHost;
+    use nanopu_sim::Time;
+    let m = |ctx: u16, w: &[u64]| TestHost::message(0, node_ip(0), ctx, w);
+    let f = frame_of(&m(7, &[2, 0, 5]));
+    assert_eq!(
+        (f.len(), &f[WORDS..WORDS + 8]),
+        (WORDS + 24, &2u64.to_le_bytes()[..]),
+        "words after the padding"
+    );
+    assert_eq!(message_of(&f).unwrap(), m(7, &[2, 0, 5]), "a frame reads back as its message");
+    let net = HostNet(NicKind::IceNic);
+    let mut sim = one_node_with(&app_elf("nn_edges", NicKind::IceNic), 1, NicKind::IceNic).unwrap();
+    let script = [
+        (1000, m(0, &[0, 1])),
+        (1500, m(0, &[1, 0, 512])),
+        (2000, m(7, &[2, 0, 5])),
+        (3000, m(0, &[2, 0, 3])),
+    ];
+    script.into_iter().for_each(|(ns, msg)| net.send_at(&mut sim, Time::from_ns(ns), msg));
+    net.stop_after(&mut sim, 1);
+    net.run(&mut sim).unwrap();
+    let got = net.received(&sim).unwrap();
+    assert_eq!(
+        got.iter().map(|r| r.msg.words.clone()).collect::<Vec<_>>(),
+        vec![vec![3, 6, 1]],
+        "2.0 x 3 >> 8"
+    );
+    assert_eq!((got[0].msg.src_ip, got[0].msg.src_context), (node_ip(0), 0));
+}
