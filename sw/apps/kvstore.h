@@ -1,6 +1,7 @@
 /*
  * kvstore.h - the MICA-style store of mica.c (Lim et al., NSDI 2014), shared by the programs
- * that serve it: mica.c (one partition per core) and chain.c (one partition per replica).
+ * that serve it: mica.c (one partition per core), mica_ice.c (the same on an IceNIC node, one
+ * core) and chain.c (one partition per replica).
  * A partition is a lossy-concurrency hash index (buckets of one version word and 7 entries,
  * an entry = 16-bit key-hash tag | 48-bit log offset) over a circular log of items {key (2
  * words), value length, value words}; preloading computes the same keys and values as the
@@ -199,7 +200,18 @@ static void preload(struct partition *p, uint64_t part, uint64_t items)
 
 /* ---- Requests ---------------------------------------------------------------------- */
 
-static void reply_hdr(uint64_t hdr, uint64_t op, uint64_t st, uint64_t len, uint64_t tag)
+/* Whether a request of `words` payload words (4 and a SET's value) with this op and value
+ * length is one the store refuses (wire format: docs/apps/mica.md). */
+static int __attribute__((unused)) kv_bad(uint64_t op, uint64_t len, uint64_t words)
+{
+    uint64_t want = op == OP_SET ? 4 + len / 8 : 4;
+    return (op != OP_GET && op != OP_SET) || words != want || len % 8 || len > MAX_VALUE;
+}
+
+/* The request functions below are the nanoPU's (netRX/netTX); mica_ice.c serves the same
+ * store over IceNIC frames with its own. */
+
+static void __attribute__((unused)) reply_hdr(uint64_t hdr, uint64_t op, uint64_t st, uint64_t len, uint64_t tag)
 {
     lnic_write_r(lnic_hdr(lnic_hdr_ip(hdr), lnic_hdr_context(hdr), (uint16_t)(16 + len)));
     lnic_write_r(op | st << 8 | len << 16);
@@ -207,14 +219,14 @@ static void reply_hdr(uint64_t hdr, uint64_t op, uint64_t st, uint64_t len, uint
 }
 
 /* Drop the rest of a request the server cannot use. */
-static void skip(uint64_t words)
+static void __attribute__((unused)) skip(uint64_t words)
 {
     while (words--)
         lnic_read();
 }
 
 /* GET, one core per partition: stream the value from the log. */
-static void get_exclusive(struct partition *p, uint64_t hdr, uint64_t tag, uint64_t h, uint64_t k0, uint64_t k1)
+static void __attribute__((unused)) get_exclusive(struct partition *p, uint64_t hdr, uint64_t tag, uint64_t h, uint64_t k0, uint64_t k1)
 {
     struct bucket *b = &p->bucket[h & BUCKET_MASK];
     int i = find(p, b, tag_of(h), k0, k1);

@@ -6,8 +6,10 @@
  *     netTX (x31), never through memory (docs/platform.md section 2);
  *   - IceNIC, with -DAPPNET_ICENIC (appnet_ice.h): a message is one UDP frame moved by DMA
  *     through receive and send buffers in memory (docs/models/icenic.md).
- * Each provides appnet_core_serves, appnet_init, appnet_recv_begin, appnet_recv_word, appnet_recv_end and
- * appnet_send with the meanings below; appnet_recv is built on them.
+ * Each provides appnet_core_serves, appnet_init, appnet_recv_begin, appnet_recv_word, appnet_recv_end,
+ * appnet_send and its word-at-a-time form appnet_send_begin, appnet_send_word,
+ * appnet_send_end (for a reply streamed from where it lies, as a store's value) with the
+ * meanings below; appnet_recv is built on them.
  *
  * A message is at most APPNET_MAX_WORDS payload words for appnet_send; the peer is named by
  * its IPv4 address and context, as in the nanoPU application header.
@@ -70,6 +72,22 @@ static inline void appnet_send(struct appnet_peer to, const uint64_t *w, uint32_
     lnic_write_r(lnic_hdr(to.ip, to.context, (uint16_t)(n * LNIC_WORD_BYTES)));
     for (uint32_t i = 0; i < n; i++)
         lnic_write_r(w[i]);
+}
+
+/* Send a message of n words (1 <= n <= APPNET_MAX_WORDS) to `to` a word at a time: n calls
+ * of appnet_send_word, then appnet_send_end. On the nanoPU each word goes straight to netTX. */
+static inline void appnet_send_begin(struct appnet_peer to, uint32_t n)
+{
+    lnic_write_r(lnic_hdr(to.ip, to.context, (uint16_t)(n * LNIC_WORD_BYTES)));
+}
+
+static inline void appnet_send_word(uint64_t w)
+{
+    lnic_write_r(w);
+}
+
+static inline void appnet_send_end(void)
+{
 }
 
 #endif

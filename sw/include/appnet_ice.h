@@ -44,6 +44,10 @@ static struct {
     uint64_t dropped;          /* frames not IPv4/UDP to this context, skipped */
     const uint64_t *cursor;    /* the next word of the message being read */
     uint32_t left;             /* its words not yet read */
+    uint64_t *out;             /* appnet_send_word: where the next word goes */
+    uint8_t *out_frame;        /* the frame being filled, its words, its peer */
+    uint32_t out_words;
+    struct appnet_peer out_to;
 } appnet_ice;
 
 static uint8_t appnet_ice_rx[APPNET_ICE_BUFS][APPNET_ICE_BUF_BYTES] __attribute__((aligned(64)));
@@ -187,6 +191,30 @@ static inline void appnet_send(struct appnet_peer to, const uint64_t *w, uint32_
     uint32_t bytes = APPNET_ICE_WORDS + 8 * n;
     appnet_ice_address(f, to, bytes);
     icenic_send(f, bytes);
+    appnet_ice.tx_next = (appnet_ice.tx_next + 1) % APPNET_ICE_BUFS;
+    appnet_ice.tx_busy++;
+}
+
+/* appnet_send a word at a time (n <= APPNET_ICE_MAX_WORDS): the words are written straight
+ * into the next send buffer, then appnet_send_end addresses and queues the frame. */
+static inline void appnet_send_begin(struct appnet_peer to, uint32_t n)
+{
+    appnet_ice.out_frame = appnet_ice_tx_buffer();
+    appnet_ice.out = (uint64_t *)(appnet_ice.out_frame + APPNET_ICE_WORDS);
+    appnet_ice.out_words = n;
+    appnet_ice.out_to = to;
+}
+
+static inline void appnet_send_word(uint64_t w)
+{
+    *appnet_ice.out++ = w;
+}
+
+static inline void appnet_send_end(void)
+{
+    uint32_t bytes = APPNET_ICE_WORDS + 8 * appnet_ice.out_words;
+    appnet_ice_address(appnet_ice.out_frame, appnet_ice.out_to, bytes);
+    icenic_send(appnet_ice.out_frame, bytes);
     appnet_ice.tx_next = (appnet_ice.tx_next + 1) % APPNET_ICE_BUFS;
     appnet_ice.tx_busy++;
 }

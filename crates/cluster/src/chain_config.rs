@@ -125,6 +125,7 @@ impl ChainFile {
             elf: self.chain.elf.clone(),
             args: vec![],
             cores: 1,
+            nic: "nanopu".into(),
             core_selection: "jbsq".into(),
             jbsq_n: None,
             sched_timer_us: 0.0,

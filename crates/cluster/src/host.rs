@@ -38,12 +38,15 @@ pub struct TestHost {
     frame_responder: Option<FrameResponder>,
     pub frames_sent: Vec<crate::ice::HostFrame>,
     pub frames_received: Vec<crate::ice::HostFrame>,
-    frame_stop: Option<usize>,
+    frame_stop: Option<(usize, FrameFilter)>,
     /// Seeded loss of IceNIC frames on the host's link, both ways (`lose_frames`).
     frame_loss: Option<(f64, nanopu_sim::Rng)>,
     /// Frames lost that way: towards the node, towards the host.
     pub frames_lost: [u64; 2],
 }
+
+/// Which frames count towards the host's frame stop condition.
+pub type FrameFilter = Box<dyn Fn(&[u8]) -> bool + Send>;
 
 /// Decides which frames to send next when a frame arrives from an IceNIC node.
 pub type FrameResponder = Box<dyn FnMut(Time, &[u8]) -> Vec<(Time, Vec<u8>)> + Send>;
@@ -170,13 +173,25 @@ impl TestHost {
 
     /// End the run once `count` frames have arrived.
     pub fn stop_after_frames(&mut self, count: usize) {
-        self.frame_stop = Some(count);
+        self.stop_after_frames_where(count, |_| true);
+    }
+
+    /// End the run once `count` arriving frames satisfied `counts` (counted as they arrive,
+    /// so emptying `frames_received` between runs changes nothing).
+    pub fn stop_after_frames_where(&mut self, count: usize, counts: impl Fn(&[u8]) -> bool + Send + 'static) {
+        self.frame_stop = Some((count, Box::new(counts)));
     }
 
     /// Frames to send in answer to `frame`, and whether the stop count is met.
     pub(crate) fn frame_arrived(&mut self, now: Time, frame: &[u8]) -> (Vec<(Time, Vec<u8>)>, bool) {
         let replies = self.frame_responder.as_mut().map(|f| f(now, frame)).unwrap_or_default();
-        let done = self.frame_stop.is_some_and(|n| self.frames_received.len() + 1 >= n);
+        let done = match self.frame_stop.as_mut() {
+            Some((left, counts)) if !frame.is_empty() => {
+                *left = left.saturating_sub(usize::from(counts(frame)));
+                *left == 0
+            }
+            _ => false,
+        };
         (replies, done)
     }
 

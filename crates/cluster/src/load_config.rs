@@ -28,6 +28,7 @@
 //! of femtoseconds, about 5.1 h; `config::check`).
 
 use crate::config::check::{self, fraction, time_ns, time_us, within, within_f64};
+use crate::config::NicKind;
 use crate::kv::{Keys, KvSpec, Steering};
 use crate::loadgen::{Arrivals, Class, LoadSpec, Service};
 use crate::rdma::{RdmaSpec, KINDS};
@@ -59,6 +60,13 @@ pub struct ServerFile {
     /// Cores of the server node. Default 4; 1..=64.
     #[serde(default = "four")]
     pub cores: usize,
+    /// The server node's NIC: "nanopu" (default) or "icenic", the traditional baseline's DMA
+    /// NIC (docs/models/icenic.md), whose requests and replies are UDP frames. An IceNIC
+    /// server takes only `[load.kv]` with `steering = "static"`, one core, and none of the
+    /// nanoPU NIC's options (`core_selection`, `jbsq_n`, `sched_timer_us`, `msg_cycles`,
+    /// `idle_cycles`); its program is `mica_ice.elf` (docs/apps/mica.md "On IceNIC").
+    #[serde(default = "nanopu_nic")]
+    pub nic: String,
     /// How the NIC picks a core: "jbsq" (default) or "rss".
     #[serde(default = "jbsq")]
     pub core_selection: String,
@@ -261,6 +269,9 @@ pub struct ClassFile {
 fn four() -> usize {
     4
 }
+fn nanopu_nic() -> String {
+    "nanopu".into()
+}
 fn one() -> u64 {
     1
 }
@@ -300,7 +311,28 @@ impl LoadFile {
         self.kv_spec()?;
         self.rdma_spec()?;
         self.setalg_spec()?;
+        self.nic_check()?;
         self.load.check(crate::cluster::available_memory())
+    }
+
+    /// What an IceNIC server cannot take yet, refused by name (`loadgen::ice_supported`).
+    fn nic_check(&self) -> Result<(), String> {
+        let s = &self.server;
+        if s.nic_kind()? == NicKind::Nanopu {
+            return Ok(());
+        }
+        let nanopu_only = [
+            (s.core_selection != "jbsq", "core_selection"),
+            (s.jbsq_n.is_some(), "jbsq_n"),
+            (s.sched_timer_us != 0.0, "sched_timer_us"),
+            (s.msg_cycles.is_some(), "msg_cycles"),
+            (s.idle_cycles.is_some(), "idle_cycles"),
+        ];
+        if let Some((_, key)) = nanopu_only.iter().find(|(set, _)| *set) {
+            return Err(format!("server.{key}: an option of the nanoPU NIC, not of an IceNIC server"));
+        }
+        let kv_only = self.load.class.is_empty() && self.load.rdma.is_none() && self.load.setalg.is_none();
+        crate::loadgen::ice_supported(self.kv_spec()?.as_ref(), kv_only, s.cores)
     }
 
     /// The server node's configuration.
@@ -310,6 +342,7 @@ impl LoadFile {
         let mut cfg = NodeConfig::default();
         let hz = cfg.timing.clock_hz;
         cfg.nic.cores = s.cores;
+        cfg.nic_kind = s.nic_kind()?;
         cfg.nic.core_selection =
             CoreSelection::parse(&s.core_selection).map_err(|e| format!("server.{e}"))?;
         cfg.nic.jbsq_n = s.jbsq_n.unwrap_or(cfg.nic.jbsq_n);
@@ -321,7 +354,8 @@ impl LoadFile {
         cfg.program_name = "service".into();
         cfg.args = s.args.clone();
         if let Some(kv) = self.kv_spec()? {
-            (cfg.program_name, cfg.args) = ("mica".into(), kv.server_args());
+            let name = crate::apps::elf_name("mica", cfg.nic_kind);
+            (cfg.program_name, cfg.args) = (name.trim_end_matches(".elf").into(), kv.server_args());
         }
         if let Some(r) = self.rdma_spec()? {
             (cfg.program_name, cfg.args) = ("rdma".into(), r.server_args());
@@ -501,7 +535,13 @@ fn kv_classes(kv: &KvSpec) -> Vec<Class> {
 }
 
 impl ServerFile {
+    /// The server's NIC.
+    fn nic_kind(&self) -> Result<NicKind, String> {
+        self.nic.parse().map_err(|e| format!("server.nic: {e}"))
+    }
+
     fn check(&self) -> Result<(), String> {
+        self.nic_kind()?;
         let hz = NodeConfig::default().timing.clock_hz;
         within(self.cores, 1, 64, "server.cores", "")?;
         self.jbsq_n.map(|v| within(v, 1, u32::MAX, "server.jbsq_n", "")).transpose()?;
@@ -766,6 +806,28 @@ mod tests {
         assert!(LoadFile::parse(&(MIN.to_string() + "[load.setalg]\n"))
             .unwrap_err()
             .starts_with("load.setalg"));
+    }
+
+    #[test]
+    fn an_icenic_server_takes_the_kv_workload_on_one_core_and_refuses_the_rest() {
+        let base = MIN.split("[[load.class]]").next().unwrap();
+        let kv = base.replace("elf = \"s.elf\"", "elf = \"s.elf\"\nnic = \"icenic\"\ncores = 1")
+            + "[load.kv]\nitems_per_core = 100\nsteering = \"static\"\n";
+        let cfg = LoadFile::parse(&kv).unwrap().node_config().unwrap();
+        assert_eq!((cfg.nic_kind, cfg.program_name.as_str()), (NicKind::IceNic, "mica_ice"));
+        assert_eq!(cfg.args, ["static", "100", "1", "512", "512"]);
+        let bad = |from: &str, to: &str| LoadFile::parse(&kv.replace(from, to)).unwrap_err();
+        assert!(bad("cores = 1", "cores = 4").starts_with("server.cores"));
+        assert!(bad("\"static\"", "\"jbsq\"").starts_with("load.kv.steering"));
+        assert!(bad("cores = 1", "cores = 1\njbsq_n = 2").starts_with("server.jbsq_n"));
+        assert!(bad("cores = 1", "cores = 1\ncore_selection = \"rss\"").starts_with("server.core_selection"));
+        assert!(bad("\"icenic\"", "\"zeronic\"").starts_with("server.nic"));
+        let classes = base.replace("elf = \"s.elf\"", "elf = \"s.elf\"\nnic = \"icenic\"\ncores = 1")
+            + &MIN[MIN.find("[[load.class]]").unwrap()..];
+        let e = LoadFile::parse(&classes).unwrap_err();
+        assert!(e.starts_with("load: an IceNIC server takes only the key-value workload"), "{e}");
+        let nanopu = LoadFile::parse(&kv.replace("\"icenic\"", "\"nanopu\"")).unwrap();
+        assert_eq!(nanopu.node_config().unwrap().program_name, "mica");
     }
 
     #[test]

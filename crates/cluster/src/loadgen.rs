@@ -7,7 +7,14 @@
 //! the request, so replies may come back in any order. Inter-arrival times are fixed or
 //! exponential; each request belongs to a class (a share of the requests, a service-time
 //! distribution, the contexts it may go to).
+//!
+//! The server node's NIC is its config's (`NodeConfig::nic_kind`): to an IceNIC node each
+//! request and reply is one UDP frame, converted by `apps::hostnet` (docs/apps/mica.md "On
+//! IceNIC"); the same records and checks follow. IceNIC serves only the key-value workload
+//! on one core so far ([`ice_supported`]).
 
+use crate::apps::hostnet::{self, HostNet};
+use crate::config::NicKind;
 use crate::host::HOST_IP;
 use crate::kv::{self, KeyChooser, KvErrors, KvOp, KvSpec};
 use crate::outcome::{Outcome, SimError};
@@ -135,6 +142,8 @@ pub struct ServerEnd {
     pub console: String,
     /// Contexts no core registered, with the requests the NIC holds for them.
     pub unregistered: Vec<(u16, usize)>,
+    /// An IceNIC server's dropped frames (its receive buffer full), in a sentence.
+    pub nic_drops: Option<String>,
 }
 
 /// Most requests per run: each keeps a [`Request`] (48 bytes) until the results are out.
@@ -254,6 +263,11 @@ impl LoadSpec {
     /// Run the server under this load and return every request's times.
     pub fn run(&self, elf: &[u8], cfg: NodeConfig) -> Result<LoadResult, SimError> {
         self.validate().map_err(SimError::Setup)?;
+        if cfg.nic_kind == NicKind::IceNic {
+            ice_supported(self.kv.as_ref(), self.rdma.is_none() && self.setalg.is_none(), cfg.nic.cores)
+                .map_err(SimError::Setup)?;
+        }
+        let net = HostNet(cfg.nic_kind);
         let (mut requests, mut kv_ops) = self.schedule_kv(cfg.timing.clock_hz).map_err(SimError::Setup)?;
         let mut rdma_ops =
             self.rdma.as_ref().map_or_else(Vec::new, |s| s.ops(requests.iter().map(|r| r.class)));
@@ -265,7 +279,7 @@ impl LoadSpec {
         // like one (8 bytes per request while the run lasts).
         let sent: Vec<Time> = requests.iter().map(|r| r.sent).collect();
         let is_kv = self.kv.is_some() || self.rdma.is_some() || self.setalg.is_some();
-        sim.host.stop_after(requests.len(), move |m| {
+        net.stop_after_where(&mut sim, requests.len(), move |m| {
             is_reply(m, is_kv) && echoed(m).is_some_and(|t| sent.binary_search(&t).is_ok())
         });
         let before = self.start_up(&mut sim)?;
@@ -275,7 +289,7 @@ impl LoadSpec {
             (None, None, Some(_)) => Some(Checked::Setalg(&mut setalg_ops)),
             (None, None, None) => None,
         };
-        let (outcome, strays) = feed(&mut sim, &mut requests, end, check)?;
+        let (outcome, strays) = feed(&mut sim, net, &mut requests, end, check)?;
         let cost = ServerCost::of(&sim).since(before);
         let server = ServerEnd::of(&mut sim);
         let kv = self.kv.as_ref().map(|k| kv_check(k, &requests, &kv_ops));
@@ -337,6 +351,7 @@ pub fn check_rate(r: f64, what: &str) -> Result<(), String> {
 /// reply.
 fn feed(
     sim: &mut Simulation,
+    net: HostNet,
     requests: &mut [Request],
     end: Time,
     mut check: Option<Checked>,
@@ -344,11 +359,11 @@ fn feed(
     let (mut from, mut strays) = (0, Strays::default());
     loop {
         let to = (from + WINDOW).min(requests.len());
-        script(sim, requests, from..to, check.as_ref());
+        script(sim, net, requests, from..to, check.as_ref());
         let done = to == requests.len();
         sim.set_deadline(if done { end } else { requests[to - 1].sent });
         let outcome = sim.run()?;
-        strays.add(collect(sim, requests, check.as_mut()));
+        strays.add(collect(sim, net, requests, check.as_mut()));
         if done || outcome != Outcome::Deadline {
             return Ok((outcome, strays));
         }
@@ -360,6 +375,7 @@ fn feed(
 /// time}, or a checked workload's request tagged with its send time.
 fn script(
     sim: &mut Simulation,
+    net: HostNet,
     requests: &[Request],
     range: std::ops::Range<usize>,
     check: Option<&Checked>,
@@ -370,7 +386,7 @@ fn script(
             Some(c) => c.request_words(i, r.sent.0),
             None => vec![r.service_cycles, r.sent.0],
         };
-        sim.host.send_at(r.sent, TestHost::message(0, ip, r.context, &words));
+        net.send_at(sim, r.sent, TestHost::message(0, ip, r.context, &words));
     }
 }
 
@@ -412,11 +428,29 @@ fn kv_check(spec: &KvSpec, requests: &[Request], ops: &[KvOp]) -> KvErrors {
 
 /// Give requests the replies received so far, and empty the host's logs; the arrivals
 /// that matched no request.
-fn collect(sim: &mut Simulation, requests: &mut [Request], kv: Option<&mut Checked>) -> Strays {
-    sim.host.sent.clear();
-    let strays = match_replies(requests, &sim.host.received, kv);
-    sim.host.received.clear();
+fn collect(sim: &mut Simulation, net: HostNet, requests: &mut [Request], kv: Option<&mut Checked>) -> Strays {
+    let (received, not_messages) = net.take_received(sim);
+    let mut strays = match_replies(requests, &received, kv);
+    strays.unexpected += not_messages;
     strays
+}
+
+/// Whether an IceNIC server can take this load: the key-value workload alone (`kv`, and no
+/// other: `kv_only`), static steering, one core (the NIC has one queue pair, driven by hart
+/// 0: sw/include/appnet_ice.h). Several cores and JBSQ need a multi-queue IceNIC, not modelled
+/// yet (docs/apps/mica.md "On IceNIC").
+pub fn ice_supported(kv: Option<&KvSpec>, kv_only: bool, cores: usize) -> Result<(), String> {
+    let why = match kv {
+        _ if cores != 1 => "server.cores: an IceNIC server runs on one core (its NIC has one queue pair)",
+        Some(k) if kv_only && k.steering == kv::Steering::Static => return Ok(()),
+        Some(_) if kv_only => {
+            "load.kv.steering: \"jbsq\" is the nanoPU NIC's core selection; an IceNIC server takes \"static\""
+        }
+        _ => {
+            "load: an IceNIC server takes only the key-value workload ([load.kv], sw/apps/mica_ice.c) so far"
+        }
+    };
+    Err(format!("{why} (IceNIC load runs: docs/apps/mica.md \"On IceNIC\")"))
 }
 
 /// Arrivals that were no reply to a request.
@@ -449,7 +483,10 @@ impl ServerEnd {
             let registered = |ctx: u16| (0..nic.params().cores).any(|i| nic.core(i).context(ctx).is_some());
             nic.held().filter(|&(ctx, _)| !registered(ctx)).collect()
         });
-        ServerEnd { failed, console: consoles(&mut node.cores), unregistered }
+        let ice = node.ice().is_some();
+        let console = consoles(&mut node.cores);
+        let nic_drops = ice.then(|| hostnet::dropped(sim).err()).flatten();
+        ServerEnd { failed, console, unregistered, nic_drops }
     }
 
     /// What went wrong with the server, one sentence each: its failure if it failed (what
@@ -461,7 +498,7 @@ impl ServerEnd {
                     "no core of the server registered context {ctx} (the NIC holds {held} requests for it)"
                 )
             };
-            return self.unregistered.iter().map(unserved).collect();
+            return self.unregistered.iter().map(unserved).chain(self.nic_drops.clone()).collect();
         }
         let exits: Vec<String> =
             self.failed.iter().map(|(c, x)| format!("core {c} exited with code {x}")).collect();

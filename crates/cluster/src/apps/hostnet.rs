@@ -116,6 +116,38 @@ impl HostNet {
         sim.nodes.iter().map(count).sum()
     }
 
+    /// End the run once `count` arrivals satisfied `counts` (on IceNIC, frames carrying such
+    /// a message; `TestHost::stop_after`).
+    pub fn stop_after_where(
+        self,
+        sim: &mut Simulation,
+        count: usize,
+        counts: impl Fn(&Message) -> bool + Send + 'static,
+    ) {
+        match self.0 {
+            NicKind::Nanopu => sim.host.stop_after(count, counts),
+            NicKind::IceNic => {
+                sim.host.stop_after_frames_where(count, move |f| message_of(f).is_ok_and(|m| counts(&m)))
+            }
+        }
+    }
+
+    /// What the host received since the last take, each when its last byte arrived, and
+    /// how many frames were no appnet frame; the logs of what it sent and received are
+    /// emptied (long runs fed a window at a time, `loadgen`).
+    pub fn take_received(self, sim: &mut Simulation) -> (Vec<HostMessage>, usize) {
+        sim.host.sent.clear();
+        sim.host.frames_sent.clear();
+        let frames = std::mem::take(&mut sim.host.frames_received);
+        let mut received = std::mem::take(&mut sim.host.received);
+        let (n, before) = (frames.len(), received.len());
+        let msg =
+            |h: crate::ice::HostFrame| Some(HostMessage { time: h.time, msg: message_of(&h.frame).ok()? });
+        received.extend(frames.into_iter().filter_map(msg));
+        let strays = n - (received.len() - before);
+        (received, strays)
+    }
+
     /// What the host sent, each at the time a message of the nanoPU's is recorded: on one
     /// node when its last byte left (a frame's first byte leaves at its recorded time, and the
     /// host's link was free then in these runs); in a cluster when the host handed it on.
@@ -143,7 +175,7 @@ impl HostNet {
 }
 
 /// An error if the nodes' IceNICs dropped frames (a receive buffer full, or a size refused).
-fn dropped(sim: &Simulation) -> Result<(), String> {
+pub(crate) fn dropped(sim: &Simulation) -> Result<(), String> {
     let ices = || sim.nodes.iter().filter_map(|n| n.ice()).map(|i| &i.counters);
     let (full, size) =
         (ices().map(|c| c.dropped_full).sum::<u64>(), ices().map(|c| c.dropped_size).sum::<u64>());
