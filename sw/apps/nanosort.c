@@ -69,7 +69,11 @@
 
 #define NS_MAX_MSG_BYTES 2048
 #define NS_MAX_WORDS (NS_MAX_MSG_BYTES / LNIC_WORD_BYTES)            /* payload words */
+/* Keys per KEYS message; a build with -DNS_KEYS_PER_MSG=1 sends every key as its own
+ * message, as the paper's exchange does (docs/nanosort.md, "Against the paper's 68 us"). */
+#ifndef NS_KEYS_PER_MSG
 #define NS_KEYS_PER_MSG ((NS_MAX_WORDS - 1) / 2)                      /* 127 */
+#endif
 #define NS_REQ_PER_MSG (NS_MAX_WORDS - 1)                             /* 255 */
 #define NS_REP_PER_MSG ((NS_MAX_WORDS - 1) / (1 + SORT_VALUE_WORDS))  /* 19 */
 #define NS_MAX_LEVELS 30 /* stage ids STAGE_LEVEL .. STAGE_LEVEL + 29 */
