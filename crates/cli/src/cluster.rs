@@ -78,6 +78,8 @@ pub struct Star<'a> {
     pub abi: Option<&'a str>,
     /// The program's `nic` key (every node's NIC), if given.
     pub nic: Option<&'a str>,
+    /// The program's `pcie_ns` key, if given.
+    pub pcie_ns: Option<f64>,
 }
 
 /// `nanopu run PROGRAM.elf --nodes N`: N nodes on one switch, every core running the
@@ -99,6 +101,9 @@ pub fn star(elf: &Path, s: &Star, flags: RunFlags, out: Outputs) -> Result<ExitC
     }
     if let Some(nic) = s.nic {
         text += &format!("nic = {nic:?}\n");
+    }
+    if let Some(ns) = s.pcie_ns {
+        text += &format!("pcie_ns = {ns:?}\n");
     }
     let file = ClusterFile::parse(&text)?;
     run(&file, Path::new("."), elf, flags, "--max-cycles", out)

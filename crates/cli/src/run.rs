@@ -3,7 +3,7 @@
 //! run asked for is an error that says why, never silently ignored.
 
 use clap::Args;
-use nanopu_cluster::config::{ExitMode, NicKind};
+use nanopu_cluster::config::ExitMode;
 use nanopu_cluster::report::{summarize, RunSummary};
 use nanopu_cluster::{NodeConfig, Outcome, SimError, Simulation};
 use nanopu_riscv::AbiChoice;
@@ -156,10 +156,7 @@ pub fn main(a: RunArgs) -> Result<ExitCode, String> {
             "--nodes: a cluster's links are set by the defaults of [link]",
         )?;
         refuse(&a.single_flags(), "--nodes")?;
-        refuse(
-            &[("--pcie-ns", a.pcie_ns.is_some())],
-            "--nodes: the PCIe-attached IceNIC runs on a single node for now (cluster files have no pcie_ns key; docs/models/icenic.md)",
-        )?;
+        a.check_pcie()?;
         let star = crate::cluster::Star {
             nodes: a.nodes.unwrap_or(1),
             node: a.node_toml()?,
@@ -167,6 +164,7 @@ pub fn main(a: RunArgs) -> Result<ExitCode, String> {
             args: &a.args,
             abi: a.abi.as_deref(),
             nic: a.nic.as_deref(),
+            pcie_ns: a.pcie_ns,
         };
         let run = a.run_flags()?;
         return crate::cluster::star(&a.program, &star, run, a.outputs()?);
@@ -203,8 +201,16 @@ impl RunArgs {
             ("--exit (the file's [node] exit sets it)", self.exit.is_some()),
             ("--latency-stamps (the file's [node] latency_stamps sets it)", self.latency_stamps.is_some()),
             ("--nic (the file's [[program]] nic sets it)", self.nic.is_some()),
-            ("--pcie-ns (the PCIe-attached IceNIC runs on a single node for now: cluster files have no pcie_ns key)", self.pcie_ns.is_some()),
+            ("--pcie-ns (the file's [[program]] pcie_ns sets it)", self.pcie_ns.is_some()),
         ]
+    }
+
+    /// `--pcie-ns` only with `--nic icenic`.
+    fn check_pcie(&self) -> Result<(), String> {
+        if self.pcie_ns.is_some_and(|ns| ns != 0.0) && self.nic.as_deref() != Some("icenic") {
+            return Err("--pcie-ns: only an IceNIC node has a PCIe-attached variant (add --nic icenic); the nanoPU NIC sits at the core's register file".into());
+        }
+        Ok(())
     }
 
     /// The `--send` messages of a cluster run (their length is checked against the file's
@@ -314,9 +320,7 @@ impl RunArgs {
         cfg.port.mac_fs = Time::checked_from_ns_f64(self.mac_ns.unwrap_or(0.0), "--mac-ns")?.as_fs();
         cfg.nic_kind = self.nic.as_deref().unwrap_or("nanopu").parse().map_err(|e| format!("--nic: {e}"))?;
         cfg.pcie_ns = self.pcie_ns.unwrap_or(0.0);
-        if cfg.pcie_ns != 0.0 && cfg.nic_kind != NicKind::IceNic {
-            return Err("--pcie-ns: only an IceNIC node has a PCIe-attached variant (add --nic icenic); the nanoPU NIC sits at the core's register file".into());
-        }
+        self.check_pcie()?;
         cfg.program_name =
             self.program.file_name().map_or("program".into(), |n| n.to_string_lossy().into_owned());
         Ok(cfg)

@@ -116,6 +116,25 @@ fn pcie_ns_is_for_icenic_nodes_only() {
     assert!(!o.status.success() && stderr(&o).contains("pcie_ns"), "{}", stderr(&o));
 }
 
+/// In a cluster every frame of a round trip crosses PCIe on both nodes: at least a DMA
+/// read (a round trip) and a DMA write (one way) per hop, so 2 x 3 x pcie_ns more; and the
+/// key is refused on nanoPU nodes (--nodes builds the cluster file's `pcie_ns` key).
+#[test]
+fn pcie_ns_in_a_cluster() {
+    let round_trip = |pcie: &str| {
+        let a = ["run", "sw/build/apps/ice_pingpong.elf", "--nic", "icenic", "--nodes", "2", "--cores", "1"];
+        let o = nanopu(&[&a[..], &["--pcie-ns", pcie, "--", "1", "64"]].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        let at = out.find("round trip ").expect("node 0 reports its round trip") + "round trip ".len();
+        out[at..].split(' ').next().unwrap().parse::<u64>().unwrap()
+    };
+    let (chip, pcie) = (round_trip("0"), round_trip("250"));
+    assert!(pcie >= chip + 2 * 3 * 800, "{chip} cycles on chip, {pcie} behind PCIe (250 ns = 800 cycles)");
+    let o = nanopu(&["run", "sw/build/apps/pingpong.elf", "--nodes", "2", "--pcie-ns", "250", "--", "8"]);
+    assert!(!o.status.success() && stderr(&o).contains("add --nic icenic"), "{}", stderr(&o));
+}
+
 #[test]
 fn test_host_sends_from_the_command_line() {
     let o = nanopu(&[

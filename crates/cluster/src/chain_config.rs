@@ -154,13 +154,7 @@ impl ChainFile {
         let specs = self.specs()?;
         let kv = specs[0].kv.as_ref().expect("validated: [load.kv]");
         let hz = crate::NodeConfig::default().timing.clock_hz;
-        let program = ProgramFile {
-            nodes: "all".into(),
-            elf: self.chain.elf.clone(),
-            args: self.chain_spec()?.args(kv, hz),
-            abi: None,
-            nic: None,
-        };
+        let program = ProgramFile::on_all(self.chain.elf.clone(), self.chain_spec()?.args(kv, hz));
         let nodes = Some(self.chain.replicas + 1);
         let topology =
             TopologyFile { kind: "star".into(), nodes, nodes_per_leaf: None, leaves: None, spines: None };

@@ -152,6 +152,7 @@ impl Simulation {
         for (n, p) in who.iter().map(|p| p.expect("assigned")).enumerate() {
             cfg.args = f.program[p].args.clone();
             cfg.nic_kind = f.program[p].nic_kind().map_err(setup)?;
+            cfg.pcie_ns = f.program[p].pcie().map_err(setup)?;
             cfg.program_name = f.program[p].elf.rsplit('/').next().unwrap_or("program").to_string();
             let node = Node::new(n as u32, &progs[p], &cfg, spins[p].as_ref())
                 .map_err(|e| setup(format!("node {n}: {e}")))?;

@@ -216,9 +216,17 @@ pub struct ProgramFile {
     /// FireSim's DMA NIC of the traditional baseline, whose raw frames share the network,
     /// routed by destination IPv4 (sw/include/icenic.h; docs/models/icenic.md "Clusters").
     pub nic: Option<String>,
+    /// IceNIC nodes only: the one-way PCIe latency, ns, of the PCIe-attached variant
+    /// (docs/models/icenic.md "PCIe-attached variant"). Default 0: IceNIC on chip.
+    pub pcie_ns: Option<f64>,
 }
 
 impl ProgramFile {
+    /// `elf` with `args` on every node, every other key at its default.
+    pub fn on_all(elf: String, args: Vec<String>) -> ProgramFile {
+        ProgramFile { nodes: "all".into(), elf, args, abi: None, nic: None, pcie_ns: None }
+    }
+
     /// The `abi` key, checked ("program.abi: ..." when it names no ABI).
     pub fn abi_choice(&self) -> Result<AbiChoice, String> {
         self.abi
@@ -231,6 +239,16 @@ impl ProgramFile {
         self.nic
             .as_deref()
             .map_or(Ok(Default::default()), |s| s.parse().map_err(|e| format!("program.nic: {e}")))
+    }
+
+    /// The `pcie_ns` key, checked: a time, and only with `nic = "icenic"`.
+    pub fn pcie(&self) -> Result<f64, String> {
+        let ns = self.pcie_ns.unwrap_or(0.0);
+        crate::config::check::time_ns(ns, "program.pcie_ns")?;
+        if ns > 0.0 && self.nic_kind()? != crate::config::NicKind::IceNic {
+            return Err("program.pcie_ns: only IceNIC nodes have a PCIe-attached variant (add nic = \"icenic\"); the nanoPU NIC sits at the core's register file".into());
+        }
+        Ok(ns)
     }
 }
 
@@ -295,7 +313,7 @@ impl ClusterFile {
         self.check_transport()?;
         self.program.iter().try_for_each(|p| parse_nodes(&p.nodes, nodes).map(|_| ()))?;
         self.program.iter().try_for_each(|p| p.abi_choice().map(|_| ()))?;
-        self.program.iter().try_for_each(|p| p.nic_kind().map(|_| ()))?;
+        self.program.iter().try_for_each(|p| p.pcie().map(|_| ()))?;
         self.checked_faults().map(|_| ())
     }
 

@@ -170,13 +170,7 @@ impl SortSpec {
             tail_delay_us: Some(self.tail_delay_us),
             ..TransportFile::default()
         };
-        f.program = vec![ProgramFile {
-            nodes: "all".into(),
-            elf: elf.into(),
-            args: self.args.clone(),
-            abi: None,
-            nic: None,
-        }];
+        f.program = vec![ProgramFile::on_all(elf.into(), self.args.clone())];
         Ok(f)
     }
 
