@@ -4,47 +4,11 @@
 
 mod common;
 
-use common::{cfg, elf};
-use nanopu_cluster::kv::{Keys, KvSpec, Steering};
-use nanopu_cluster::loadgen::{Arrivals, Class, LoadResult, LoadSpec, Service};
+use common::{cfg, elf, mica_spec};
+use nanopu_cluster::kv::{Keys, Steering};
+use nanopu_cluster::loadgen::{LoadResult, LoadSpec};
 use nanopu_cluster::Outcome;
 use nanopu_sim::Time;
-
-/// Items per core: fewer than the experiment's 10,000 so that preloading is quick, enough
-/// that a Zipf workload hits some keys many times and most not at all.
-const ITEMS: u64 = 1000;
-
-fn spec(cores: u64, keys: Keys, steering: Steering, rate_mrps: f64) -> LoadSpec {
-    let kv = KvSpec {
-        items_per_core: ITEMS,
-        cores,
-        seed: 11,
-        get_fraction: 0.5,
-        keys,
-        value_min: 8,
-        value_max: 512,
-        steering,
-    };
-    let class = |name: &str, fraction| Class {
-        name: name.into(),
-        fraction,
-        service: Service::Fixed { ns: 0.0 },
-        contexts: (0..cores as u16).collect(),
-    };
-    LoadSpec {
-        seed: 11,
-        rate_mrps,
-        requests: 3000,
-        warmup: 0,
-        arrivals: Arrivals::Exponential,
-        classes: vec![class("get", 0.5), class("set", 0.5)],
-        drain: Time::from_us(200),
-        start: Time::from_us(1000),
-        kv: Some(kv),
-        rdma: None,
-        setalg: None,
-    }
-}
 
 fn run(s: &LoadSpec, server_args: Option<Vec<String>>) -> LoadResult {
     let kv = s.kv.as_ref().unwrap();
@@ -67,7 +31,7 @@ fn assert_all_checked(s: &LoadSpec, r: &LoadResult) {
 
 #[test]
 fn one_core_uniform_every_value_checked() {
-    let s = spec(1, Keys::Uniform, Steering::Static, 2.0);
+    let s = mica_spec(1, Keys::Uniform, Steering::Static, 2.0);
     let r = run(&s, None);
     assert_all_checked(&s, &r);
     // The cost counts the requests, not the preloading before load.start_us (about 1,900
@@ -81,13 +45,13 @@ fn one_core_uniform_every_value_checked() {
 
 #[test]
 fn one_core_zipf_every_value_checked() {
-    let s = spec(1, Keys::Zipf { theta: 0.99 }, Steering::Jbsq, 2.0);
+    let s = mica_spec(1, Keys::Zipf { theta: 0.99 }, Steering::Jbsq, 2.0);
     assert_all_checked(&s, &run(&s, None));
 }
 
 #[test]
 fn four_cores_static_zipf_every_value_checked() {
-    let s = spec(4, Keys::Zipf { theta: 0.99 }, Steering::Static, 8.0);
+    let s = mica_spec(4, Keys::Zipf { theta: 0.99 }, Steering::Static, 8.0);
     let r = run(&s, None);
     assert_all_checked(&s, &r);
     assert!(r.requests.iter().any(|q| q.context == 3), "requests go to every core's context");
@@ -95,13 +59,13 @@ fn four_cores_static_zipf_every_value_checked() {
 
 #[test]
 fn four_cores_jbsq_shared_partitions_every_value_checked() {
-    let s = spec(4, Keys::Zipf { theta: 0.99 }, Steering::Jbsq, 8.0);
+    let s = mica_spec(4, Keys::Zipf { theta: 0.99 }, Steering::Jbsq, 8.0);
     assert_all_checked(&s, &run(&s, None));
 }
 
 #[test]
 fn a_store_preloaded_from_another_seed_is_caught() {
-    let s = spec(1, Keys::Uniform, Steering::Static, 2.0);
+    let s = mica_spec(1, Keys::Uniform, Steering::Static, 2.0);
     let mut args = s.kv.as_ref().unwrap().server_args();
     args[2] = "12".into(); // the seed: other keys, other values
     let r = run(&s, Some(args));
@@ -115,7 +79,7 @@ fn a_store_preloaded_from_another_seed_is_caught() {
 fn requests_to_the_wrong_core_are_refused_and_counted() {
     // Static steering to a server whose cores share the partitions would pass; a server
     // in static mode that gets JBSQ-steered requests (all to core 0's context) must not.
-    let s = spec(4, Keys::Uniform, Steering::Jbsq, 4.0);
+    let s = mica_spec(4, Keys::Uniform, Steering::Jbsq, 4.0);
     let mut args = s.kv.as_ref().unwrap().server_args();
     args[0] = "static".into();
     let r = run(&s, Some(args));
@@ -125,7 +89,7 @@ fn requests_to_the_wrong_core_are_refused_and_counted() {
 
 #[test]
 fn same_seed_same_replies() {
-    let s = spec(4, Keys::Zipf { theta: 0.99 }, Steering::Jbsq, 8.0);
+    let s = mica_spec(4, Keys::Zipf { theta: 0.99 }, Steering::Jbsq, 8.0);
     let (a, b) = (run(&s, None), run(&s, None));
     assert_eq!((a.requests, a.kv_ops), (b.requests, b.kv_ops));
 }
@@ -149,7 +113,7 @@ fn appended_per_partition(s: &LoadSpec, r: &LoadResult) -> Vec<u64> {
 #[test]
 fn values_survive_the_log_wrapping_and_live_items_moving() {
     for (cores, steering) in [(1, Steering::Static), (2, Steering::Jbsq)] {
-        let mut s = spec(cores, Keys::Zipf { theta: 0.99 }, steering, 1.5 * cores as f64);
+        let mut s = mica_spec(cores, Keys::Zipf { theta: 0.99 }, steering, 1.5 * cores as f64);
         let kv = s.kv.as_mut().unwrap();
         (kv.value_min, kv.get_fraction) = (512, 0.3);
         s.classes[0].fraction = 0.3;

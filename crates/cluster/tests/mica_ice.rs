@@ -5,47 +5,11 @@
 
 mod common;
 
-use common::{cfg, elf};
+use common::{cfg, elf, mica_spec};
 use nanopu_cluster::config::NicKind;
-use nanopu_cluster::kv::{Keys, KvSpec, Steering};
-use nanopu_cluster::loadgen::{Arrivals, Class, LoadResult, LoadSpec, Service};
+use nanopu_cluster::kv::{Keys, Steering};
+use nanopu_cluster::loadgen::{LoadResult, LoadSpec};
 use nanopu_cluster::{NodeConfig, Outcome, SimError};
-use nanopu_sim::Time;
-
-/// Items in the store: fewer than the experiment's 10,000 so that preloading is quick.
-const ITEMS: u64 = 1000;
-
-fn spec(keys: Keys, steering: Steering, cores: u64, rate_mrps: f64) -> LoadSpec {
-    let kv = KvSpec {
-        items_per_core: ITEMS,
-        cores,
-        seed: 11,
-        get_fraction: 0.5,
-        keys,
-        value_min: 8,
-        value_max: 512,
-        steering,
-    };
-    let class = |name: &str, fraction| Class {
-        name: name.into(),
-        fraction,
-        service: Service::Fixed { ns: 0.0 },
-        contexts: vec![0],
-    };
-    LoadSpec {
-        seed: 11,
-        rate_mrps,
-        requests: 3000,
-        warmup: 0,
-        arrivals: Arrivals::Exponential,
-        classes: vec![class("get", 0.5), class("set", 0.5)],
-        drain: Time::from_us(200),
-        start: Time::from_us(1000),
-        kv: Some(kv),
-        rdma: None,
-        setalg: None,
-    }
-}
 
 fn node(nic: NicKind, args: Vec<String>) -> NodeConfig {
     let mut c = NodeConfig { nic_kind: nic, ..cfg(1) };
@@ -70,7 +34,7 @@ fn run(s: &LoadSpec) -> LoadResult {
 #[test]
 fn every_get_returns_the_last_set_value_over_icenic_frames() {
     for keys in [Keys::Uniform, Keys::Zipf { theta: 0.99 }] {
-        let s = spec(keys, Steering::Static, 1, 0.5);
+        let s = mica_spec(1, keys, Steering::Static, 0.5);
         let r = run(&s);
         assert_eq!(r.problems(&s), Vec::<String>::new());
         let e = r.kv.as_ref().unwrap();
@@ -86,7 +50,7 @@ fn every_get_returns_the_last_set_value_over_icenic_frames() {
 /// load (their loopback latencies differ by 80 ns and more: experiments/nic-compare).
 #[test]
 fn the_same_load_on_both_nics_reads_the_same_versions_icenic_later() {
-    let s = spec(Keys::Uniform, Steering::Static, 1, 0.5);
+    let s = mica_spec(1, Keys::Uniform, Steering::Static, 0.5);
     let (ice, nanopu) = (run(&s), run_on(NicKind::Nanopu, &s, None).unwrap());
     let answers = |r: &LoadResult| r.kv_ops.iter().map(|k| k.answer.clone()).collect::<Vec<_>>();
     assert_eq!(answers(&ice), answers(&nanopu), "light load: every request served before the next");
@@ -97,7 +61,7 @@ fn the_same_load_on_both_nics_reads_the_same_versions_icenic_later() {
 
 #[test]
 fn a_store_with_other_values_fails_the_run() {
-    let s = spec(Keys::Uniform, Steering::Static, 1, 0.5);
+    let s = mica_spec(1, Keys::Uniform, Steering::Static, 0.5);
     let mut args = s.kv.as_ref().unwrap().server_args();
     args[2] = "12".into(); // the seed: other keys, other values
     let r = run_on(NicKind::IceNic, &s, Some(args)).unwrap();
@@ -110,7 +74,7 @@ fn a_store_with_other_values_fails_the_run() {
 /// flow control): the requests are lost and the run fails, naming the drops.
 #[test]
 fn frames_the_icenic_dropped_are_lost_requests_and_fail_the_run() {
-    let mut s = spec(Keys::Uniform, Steering::Static, 1, 20.0);
+    let mut s = mica_spec(1, Keys::Uniform, Steering::Static, 20.0);
     s.requests = 2000;
     let r = run(&s);
     let e = r.kv.as_ref().unwrap();
@@ -121,7 +85,7 @@ fn frames_the_icenic_dropped_are_lost_requests_and_fail_the_run() {
 
 #[test]
 fn same_seed_same_replies() {
-    let s = spec(Keys::Zipf { theta: 0.99 }, Steering::Static, 1, 1.0);
+    let s = mica_spec(1, Keys::Zipf { theta: 0.99 }, Steering::Static, 1.0);
     let (a, b) = (run(&s), run(&s));
     assert_eq!((a.requests, a.kv_ops, a.cost), (b.requests, b.kv_ops, b.cost));
 }
@@ -136,11 +100,11 @@ fn what_an_icenic_server_cannot_take_is_refused() {
             other => panic!("not refused: {:?}", other.map(|r| r.outcome)),
         }
     };
-    let jbsq = spec(Keys::Uniform, Steering::Jbsq, 1, 1.0);
+    let jbsq = mica_spec(1, Keys::Uniform, Steering::Jbsq, 1.0);
     assert!(refused(&jbsq, 1).starts_with("load.kv.steering"));
-    let four = spec(Keys::Uniform, Steering::Static, 4, 1.0);
+    let four = mica_spec(4, Keys::Uniform, Steering::Static, 1.0);
     assert!(refused(&four, 4).starts_with("server.cores"));
-    let mut service = spec(Keys::Uniform, Steering::Static, 1, 1.0);
+    let mut service = mica_spec(1, Keys::Uniform, Steering::Static, 1.0);
     service.kv = None;
     assert!(refused(&service, 1).starts_with("load: an IceNIC server takes only"));
 }

@@ -2,9 +2,12 @@
 
 #![allow(dead_code)]
 
+use nanopu_cluster::kv::{Keys, KvSpec, Steering};
+use nanopu_cluster::loadgen::{Arrivals, Class, LoadSpec, Service};
 use nanopu_cluster::report::{summarize, RunSummary};
 use nanopu_cluster::sort::{Algorithm, Distribution, SortSpec, Start};
 use nanopu_cluster::{NodeConfig, Outcome, SimError, Simulation};
+use nanopu_sim::Time;
 use std::path::PathBuf;
 
 /// `sw/build` of this checkout; the tests need `make -C sw` (the README's `make test` does it).
@@ -67,5 +70,41 @@ pub fn sort_spec(algorithm: Algorithm, cores: u32, keys: u32, args: &[u32]) -> S
         threads: None,
         message_log: true,
         capture_at: None,
+    }
+}
+
+/// The MICA tests' load (tests/mica.rs, tests/mica_ice.rs): 3,000 requests, half GETs and
+/// half SETs of 8- to 512-byte values, over 1,000 items per core (fewer than the
+/// experiment's 10,000 so that preloading is quick, enough that a Zipf workload hits some
+/// keys many times and most not at all), Poisson arrivals at `rate_mrps`, to every core.
+pub fn mica_spec(cores: u64, keys: Keys, steering: Steering, rate_mrps: f64) -> LoadSpec {
+    let kv = KvSpec {
+        items_per_core: 1000,
+        cores,
+        seed: 11,
+        get_fraction: 0.5,
+        keys,
+        value_min: 8,
+        value_max: 512,
+        steering,
+    };
+    let class = |name: &str, fraction| Class {
+        name: name.into(),
+        fraction,
+        service: Service::Fixed { ns: 0.0 },
+        contexts: (0..cores as u16).collect(),
+    };
+    LoadSpec {
+        seed: 11,
+        rate_mrps,
+        requests: 3000,
+        warmup: 0,
+        arrivals: Arrivals::Exponential,
+        classes: vec![class("get", 0.5), class("set", 0.5)],
+        drain: Time::from_us(200),
+        start: Time::from_us(1000),
+        kv: Some(kv),
+        rdma: None,
+        setalg: None,
     }
 }
