@@ -7,10 +7,11 @@ whose simulator, programs and settings did not change redraws its tables and fig
 once (`NANOPU_CACHE=off` runs everything again). A run that writes a trace or a stages file
 always simulates.
 """
-import csv
 import os
 import sys
 import time
+
+from csvio import read_csv, write_csv  # noqa: F401  (the sort experiments import them from here)
 
 try:
     import nanopu
@@ -57,14 +58,3 @@ def idle_mean(r):
     return sum(s["idle_mean_ns"] * s["cores"] for s in r["figures"]["stages"]) / max(1, r["cores"])
 
 
-def write_csv(path, rows):
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-
-
-def read_csv(path):
-    with open(path) as f:
-        return list(csv.DictReader(f))

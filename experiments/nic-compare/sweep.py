@@ -6,11 +6,13 @@ The eRPC-like software stack (issue 26 item 2) is the comparison's third column:
 are measured when `nanopu bench nic-throughput --nic erpc` exists (with the same JSON
 fields; a section it leaves out, e.g. rx, stays "not measured"), and written as "not
 measured" until then (never filled in by hand)."""
-import csv
 import json
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from csvio import write_csv  # noqa: E402
 
 BIN = os.environ.get("NANOPU_BIN", "../../target/release/nanopu")
 NICS = ["nanopu", "icenic", "erpc"]
@@ -28,13 +30,6 @@ def bench(*args, optional=False):
         sys.exit(f"nanopu bench {' '.join(map(str, args))}: exit {p.returncode}\n{p.stdout}{p.stderr}")
     print(f"  bench {' '.join(map(str, args))}: ok", file=sys.stderr)
     return json.loads(p.stdout)
-
-
-def write(name, rows):
-    with open(f"results/{name}.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
 
 
 def latency():
@@ -68,10 +63,10 @@ def throughput():
 
 def main():
     os.makedirs("results", exist_ok=True)
-    write("latency", list(latency()))
+    write_csv("results/latency.csv", list(latency()))
     rates, loop = throughput()
-    write("throughput", rates)
-    write("loopback-rate", loop)
+    write_csv("results/throughput.csv", rates)
+    write_csv("results/loopback-rate.csv", loop)
 
 
 main()

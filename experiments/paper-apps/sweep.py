@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Runs `nanopu app` over each application's sweep and writes results/*.csv (run by ./run).
 Every run checks its answers against the host's computation; one that differs stops here."""
-import csv
 import json
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from csvio import read_csv, write_csv  # noqa: E402
 
 BIN = os.environ.get("NANOPU_BIN", "../../target/release/nanopu")
 
@@ -26,13 +28,6 @@ def app(*args, drops_ok=False):
     assert doc["ok"], doc
     print(f"  {' '.join(map(str, args))}: ok", file=sys.stderr)
     return doc
-
-
-def write(name, rows):
-    with open(f"results/{name}.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
 
 
 def nn_edges():
@@ -106,8 +101,7 @@ def root_80000():
                        capture_output=True, text=True)
     if "80064 cores, 80063 exited with 0" not in p.stdout or "160000 delivered to cores" not in p.stdout:
         sys.exit(f"root-80000.toml: {p.stdout}{p.stderr}")
-    with open("results/root-80000-messages.csv") as f:
-        recs = list(csv.DictReader(f))
+    recs = read_csv("results/root-80000-messages.csv")
     os.remove("results/root-80000-messages.csv")
     root = "10.0.0.2"
     req = [r for r in recs if r["dst"] == root]
@@ -133,4 +127,4 @@ if __name__ == "__main__":
         sweeps.append(("root-80000", root_80000))
     for name, sweep in sweeps:
         print(f"== {name}", file=sys.stderr)
-        write(name, list(sweep()))
+        write_csv(f"results/{name}.csv", list(sweep()))
