@@ -160,7 +160,7 @@ impl Simulation {
             nodes.push(node);
         }
         let mut sim = Simulation::with_nodes(nodes, &cfg)?;
-        sim.net = Some(Network::new(f, total).map_err(setup)?);
+        sim.net = Some(Network::new(f, &mut sim.nodes).map_err(setup)?);
         sim.faults = f.checked_faults().map_err(setup)?;
         sim.schedule_crashes(&sim.faults.clone());
         let prop = check::time_ns(f.link.propagation_ns, "link.propagation_ns").map_err(setup)?;

@@ -200,8 +200,8 @@ pub fn summarize_cluster(sim: &mut Simulation, outcome: Outcome) -> ClusterSumma
     for node in &mut sim.nodes {
         count_node(&mut s, node);
     }
+    sim.transports().for_each(|t| s.transport.add(&t.counters));
     if let Some(net) = &sim.net {
-        net.endpoints().for_each(|t| s.transport.add(&t.counters));
         s.fabric = net.fabric.stats().into();
     }
     s

@@ -1,7 +1,9 @@
-//! A cluster's network: the packet-level fabric between nodes and the transport endpoint in
-//! each node's NIC, and the mapping between their packet types.
+//! A cluster's network: the packet-level fabric between nodes, the test host's transport
+//! endpoint, and the mapping between the fabric's packets and the transport endpoint in
+//! each nanoPU node's NIC (`NodeNic`), which the network sets up and drives.
 
 use crate::cluster_config::ClusterFile;
+use crate::node::Node;
 use crate::sim::{Ev, Simulation};
 use nanopu_net::fabric::{
     Fabric, FabricParams, LinkParams, NetEvent, Schedule, SwitchParams, Topology, UplinkChoice,
@@ -24,11 +26,9 @@ const TRANSPORT_STREAMS: u64 = 1 << 40;
 /// The test host's transport stream: past every node's (nodes stay below 2^20).
 const HOST_STREAM: u64 = TRANSPORT_STREAMS + (1 << 32);
 
-/// The fabric and every node's transport endpoint.
+/// The fabric and the test host's transport endpoint (the nodes' are in their NICs).
 pub(crate) struct Network {
     pub fabric: Fabric,
-    /// The transports of the nodes simulated here, in node order.
-    pub transports: Vec<Transport>,
     /// The test host's (10.0.0.1, on switch 0), where switch 0 is simulated.
     pub host: Option<Transport>,
     /// The last packet id given (a partition's ids start at its index times 2^40).
@@ -38,6 +38,9 @@ pub(crate) struct Network {
     /// Packets the fabric delivers to nodes while handling an event: kept empty between
     /// events and reused, so that handling one allocates nothing.
     delivered: Vec<(u32, Packet)>,
+    /// Messages a node's transport completed while handling an event, for the node's NIC
+    /// core side at once (empty between events, reused).
+    completed: Vec<Message>,
     /// Packets that reached a node whose NIC cannot take them.
     pub strays: Strays,
 }
@@ -59,31 +62,31 @@ impl Strays {
 }
 
 impl Network {
-    pub fn new(f: &ClusterFile, nodes: u32) -> Result<Network, String> {
+    /// The network of `f`, and a transport endpoint in the NIC of each nanoPU node of
+    /// `nodes` (the whole cluster, in node order; each its own RNG stream by node number).
+    pub fn new(f: &ClusterFile, nodes: &mut [Node]) -> Result<Network, String> {
         let mut fabric = Fabric::new(fabric_params(f)?)?;
-        fabric.set_cuts(crate::fault::fabric_faults(&f.checked_faults()?, nodes).1);
+        fabric.set_cuts(crate::fault::fabric_faults(&f.checked_faults()?, nodes.len() as u32).1);
         let tp = transport_params(f)?;
-        let ip = |n: u32| crate::boot::node_ip(n);
-        let transports: Result<Vec<_>, String> = (0..nodes)
-            .map(|n| Transport::new(tp.clone(), ip(n), Rng::stream(f.seed, TRANSPORT_STREAMS + n as u64)))
-            .collect();
+        for (n, node) in nodes.iter_mut().filter(|n| !n.nic.is_ice()).map(|n| (n.index, n)) {
+            let rng = Rng::stream(f.seed, TRANSPORT_STREAMS + n as u64);
+            node.nic.attach_transport(Transport::new(tp.clone(), node.ip, rng)?);
+        }
         let host = Transport::new(tp, HOST_IP, Rng::stream(f.seed, HOST_STREAM))?;
-        Ok(Network::of(fabric, transports?, Some(host), 0))
+        Ok(Network::of(fabric, Some(host), 0))
     }
 
-    pub fn of(
-        fabric: Fabric,
-        transports: Vec<Transport>,
-        host: Option<Transport>,
-        next_packet: u64,
-    ) -> Network {
-        let (inbox, delivered, strays) = (Vec::new(), Vec::new(), Strays::default());
-        Network { fabric, transports, host, next_packet, inbox, delivered, strays }
+    pub fn of(fabric: Fabric, host: Option<Transport>, next_packet: u64) -> Network {
+        let (inbox, delivered, completed, strays) = (Vec::new(), Vec::new(), Vec::new(), Strays::default());
+        Network { fabric, host, next_packet, inbox, delivered, completed, strays }
     }
+}
 
-    /// Every transport simulated here: the nodes', then the host's.
-    pub fn endpoints(&self) -> impl Iterator<Item = &Transport> {
-        self.transports.iter().chain(&self.host)
+impl Simulation {
+    /// Every transport endpoint simulated here: the nanoPU nodes', then the test host's.
+    pub(crate) fn transports(&self) -> impl Iterator<Item = &Transport> {
+        let nodes = self.nodes.iter().filter_map(|n| n.nic.transport());
+        nodes.chain(self.net.as_ref().and_then(|n| n.host.as_ref()))
     }
 }
 
@@ -190,16 +193,31 @@ impl Simulation {
         self.with_transport(end, |t, now, out| t.on_timer(now, timer, out));
     }
 
-    /// Call an endpoint's transport with what carries out its actions as it takes them.
+    /// Call an endpoint's transport with what carries out its actions as it takes them;
+    /// then a node's NIC takes the messages its transport completed, within the same event
+    /// (the transport is part of the NIC: docs/models/icenic.md "One NIC component").
     fn with_transport(&mut self, end: End, f: impl FnOnce(&mut Transport, Time, &mut Carry)) {
+        self.call_transport(end, f);
+        let End::Node(n) = end else { return };
+        let mut done = std::mem::take(&mut self.net().completed);
+        for msg in done.drain(..) {
+            self.nic_arrive(n, Box::new(msg));
+        }
+        self.net().completed = done;
+    }
+
+    fn call_transport(&mut self, end: End, f: impl FnOnce(&mut Transport, Time, &mut Carry)) {
         let net = self.net.as_mut().expect("cluster run");
-        let Network { fabric, transports, host, next_packet, .. } = net;
+        let Network { fabric, host, next_packet, completed, .. } = net;
         let (t, node) = match end {
-            End::Node(n) => (&mut transports[n], (n + self.base) as u32),
+            End::Node(n) => {
+                let t = self.nodes[n].nic.transport_mut().expect("only nanoPU nodes send messages");
+                (t, (n + self.base) as u32)
+            }
             End::Host => (host.as_mut().expect("the host's partition"), fabric.wiring().nodes),
         };
         let (now, q, last_arrival) = (self.now, &mut self.q, &mut self.last_arrival);
-        f(t, now, &mut Carry { fabric, next_packet, q, last_arrival, now, end, node });
+        f(t, now, &mut Carry { fabric, next_packet, q, last_arrival, completed, now, end, node });
     }
 
     /// Which endpoint a packet the fabric delivered to `node` is for.
@@ -216,7 +234,7 @@ impl Simulation {
         let now = self.now;
         let net = self.net.as_mut().expect("cluster run");
         let mut delivered = std::mem::take(&mut net.delivered);
-        let mut out = Queue { q: &mut self.q, transports: &net.transports, base: self.base };
+        let mut out = Queue { q: &mut self.q, nodes: &self.nodes, base: self.base };
         net.fabric.handle(now, ev, &mut out, &mut delivered);
         for (node, pkt) in delivered.drain(..) {
             let end = self.end_of(node);
@@ -253,7 +271,7 @@ impl Simulation {
         let net = self.net.as_mut().expect("cluster run");
         net.next_packet += 1;
         let pkt = Packet { id: net.next_packet, ..Packet::frame(src, dst, frame) };
-        let mut out = Queue { q: &mut self.q, transports: &[], base: 0 };
+        let mut out = Queue { q: &mut self.q, nodes: &[], base: 0 };
         net.fabric.send(self.now, node, pkt, &mut out);
     }
 
@@ -273,6 +291,7 @@ struct Carry<'a> {
     next_packet: &'a mut u64,
     q: &'a mut EventQueue<Ev>,
     last_arrival: &'a mut Time,
+    completed: &'a mut Vec<Message>,
     now: Time,
     /// The endpoint, and its node number in the fabric.
     end: End,
@@ -285,16 +304,14 @@ impl Actions for Carry<'_> {
             TAction::Transmit(mut s) => {
                 *self.next_packet += 1;
                 s.id = *self.next_packet;
-                self.fabric.send(self.now, self.node, s, &mut Queue { q: self.q, transports: &[], base: 0 });
+                self.fabric.send(self.now, self.node, s, &mut Queue { q: self.q, nodes: &[], base: 0 });
             }
             TAction::Deliver(msg) => {
                 *self.last_arrival = self.now;
-                let msg = Box::new(msg);
-                let ev = match self.end {
-                    End::Node(node) => Ev::NicArrive { node, msg },
-                    End::Host => Ev::HostArrive { msg },
-                };
-                self.q.push(self.now, ev);
+                match self.end {
+                    End::Node(_) => self.completed.push(msg),
+                    End::Host => self.q.push(self.now, Ev::HostArrive { msg: Box::new(msg) }),
+                }
             }
             TAction::Timer(t, timer) => match self.end {
                 End::Node(node) => self.q.push(t, Ev::Transport { node, timer }),
@@ -305,12 +322,12 @@ impl Actions for Carry<'_> {
 }
 
 /// The fabric's events go straight into the simulation's queue; a packet about to reach a
-/// node has that node's transport start loading the state it will need (`transports` is
-/// empty while a transport is busy sending: a node's own sends arrive nowhere near it).
+/// node has that node's transport start loading the state it will need (`nodes` is empty
+/// while a transport is busy sending: a node's own sends arrive nowhere near it).
 struct Queue<'a> {
     q: &'a mut EventQueue<Ev>,
-    transports: &'a [Transport],
-    /// Cluster index of `transports[0]`.
+    nodes: &'a [Node],
+    /// Cluster index of `nodes[0]`.
     base: usize,
 }
 
@@ -322,7 +339,8 @@ impl Schedule for Queue<'_> {
         if pkt.is_frame() {
             return;
         }
-        if let Some(t) = self.transports.get((node as usize).wrapping_sub(self.base)) {
+        let node = self.nodes.get((node as usize).wrapping_sub(self.base));
+        if let Some(t) = node.and_then(|n| n.nic.transport()) {
             t.prefetch_for(pkt);
         }
     }

@@ -112,7 +112,7 @@ impl Node {
                     let p = IceParams { pcie_cycles: pcie, ..cfg.ice.clone() };
                     NodeNic::Ice(IceNic::new(p, node_mac(index)))
                 }
-                false => NodeNic::Nanopu(Nic::new(cfg.nic.clone(), ip)?),
+                false => NodeNic::nanopu_alone(Nic::new(cfg.nic.clone(), ip)?),
             },
             spin_pcs,
             last_run: usize::MAX,

@@ -1,17 +1,28 @@
 //! A node's NIC: one component with the nanoPU NIC and IceNIC as its implementations
 //! (docs/models/icenic.md "One NIC component"). The platform, the interrupt bit, the event
-//! handlers and the summaries ask it which NIC the node has; a node has exactly one.
+//! handlers and the summaries ask it which NIC the node has; a node has exactly one, and
+//! everything of it lives here: the nanoPU NIC's core side and, in cluster runs, its
+//! transport endpoint; IceNIC's queues and buffers.
 
 use nanopu_nic::icenic::IceNic;
 use nanopu_nic::nic::NicCounters;
+use nanopu_nic::transport::Transport;
 use nanopu_nic::Nic;
+
+/// The nanoPU NIC of one node: its core side and its transport endpoint.
+pub struct NanopuNic {
+    /// Registers, scheduling, reassembly (docs/platform.md).
+    pub core: Nic,
+    /// The transport endpoint (NDP or Homa; docs/models/network.md), which turns packets
+    /// into complete messages for `core` and messages from `core` into packets. A node run
+    /// alone has none: its port carries whole messages to and from the test host.
+    pub transport: Option<Box<Transport>>,
+}
 
 /// The NIC of a node.
 pub enum NodeNic {
-    /// The nanoPU NIC's core side (registers, scheduling, reassembly; docs/platform.md).
-    /// In cluster runs its transport endpoint is the node's entry of the network's
-    /// transports, which hands it complete messages (`Ev::NicArrive`).
-    Nanopu(Nic),
+    /// The nanoPU NIC (docs/platform.md).
+    Nanopu(NanopuNic),
     /// FireSim's IceNIC (docs/models/icenic.md): memory-mapped queues and DMA; its frames
     /// go onto the wire as they are.
     Ice(IceNic),
@@ -22,15 +33,41 @@ pub const NO_NANOPU_NIC: &str =
     "this node has IceNIC, not the nanoPU NIC: netRX/netTX (x30/x31) and the LNIC CSRs are absent";
 
 impl NodeNic {
+    /// A nanoPU NIC without a transport endpoint (a node run alone, or before
+    /// `attach_transport`).
+    pub fn nanopu_alone(core: Nic) -> NodeNic {
+        NodeNic::Nanopu(NanopuNic { core, transport: None })
+    }
     pub fn nanopu(&self) -> Option<&Nic> {
         match self {
-            NodeNic::Nanopu(n) => Some(n),
+            NodeNic::Nanopu(n) => Some(&n.core),
             NodeNic::Ice(_) => None,
         }
     }
     pub fn nanopu_mut(&mut self) -> Option<&mut Nic> {
         match self {
-            NodeNic::Nanopu(n) => Some(n),
+            NodeNic::Nanopu(n) => Some(&mut n.core),
+            NodeNic::Ice(_) => None,
+        }
+    }
+
+    /// Give a nanoPU NIC its transport endpoint (cluster runs); an IceNIC has none and
+    /// ignores it: raw frames need no transport.
+    pub fn attach_transport(&mut self, t: Transport) {
+        if let NodeNic::Nanopu(n) = self {
+            n.transport = Some(Box::new(t));
+        }
+    }
+    /// The transport endpoint, if the node has one (a nanoPU node in a cluster).
+    pub fn transport(&self) -> Option<&Transport> {
+        match self {
+            NodeNic::Nanopu(n) => n.transport.as_deref(),
+            NodeNic::Ice(_) => None,
+        }
+    }
+    pub fn transport_mut(&mut self) -> Option<&mut Transport> {
+        match self {
+            NodeNic::Nanopu(n) => n.transport.as_deref_mut(),
             NodeNic::Ice(_) => None,
         }
     }

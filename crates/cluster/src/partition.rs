@@ -1,6 +1,6 @@
 //! Splitting a cluster run into partitions and joining them back (see `parallel`).
 //!
-//! A partition is a `Simulation` of its own: the nodes of one leaf with their transports,
+//! A partition is a `Simulation` of its own: the nodes of one leaf (with their NICs),
 //! its part of the fabric (`nanopu_net::fabric::Scope`), and its own event queues, in which
 //! nodes are numbered from 0 (`base` is the cluster index of its first node). The split
 //! happens when a run starts and the join when it ends, so that everything read after a
@@ -23,8 +23,7 @@ impl Simulation {
     pub(crate) fn split(&mut self) -> Vec<Simulation> {
         let net = self.net.take().expect("a partitioned run is a cluster run");
         let wiring = net.fabric.wiring().clone();
-        let (mut nodes, mut transports) =
-            (std::mem::take(&mut self.nodes).into_iter(), net.transports.into_iter());
+        let mut nodes = std::mem::take(&mut self.nodes).into_iter();
         let (mut host, host_part) = (net.host, wiring.host_node().map(|h| wiring.part_of_node(h) as usize));
         let mut counts = vec![0; wiring.partitions() as usize];
         (0..wiring.nodes).for_each(|n| counts[wiring.part_of_node(n) as usize] += 1);
@@ -35,9 +34,8 @@ impl Simulation {
             debug_assert!(part.nodes.iter().enumerate().all(|(i, n)| n.index as usize == base + i));
             base += count;
             let ids = (p as u64) << PACKET_ID_BITS;
-            let here = transports.by_ref().take(count).collect();
             let host = if host_part == Some(p) { host.take() } else { None };
-            part.net = Some(Network::of(fabric, here, host, ids));
+            part.net = Some(Network::of(fabric, host, ids));
             parts.push(part);
         }
         if let Some(p) = host_part {
@@ -72,7 +70,7 @@ impl Simulation {
 
     /// Put the partitions back together after a run. What was still pending is dropped.
     pub(crate) fn join(&mut self, parts: Vec<Simulation>) {
-        let (mut fabrics, mut transports, mut host) = (Vec::new(), Vec::new(), None);
+        let (mut fabrics, mut host) = (Vec::new(), None);
         let mut strays = crate::network::Strays::default();
         self.running_cores = 0;
         for mut p in parts {
@@ -80,7 +78,6 @@ impl Simulation {
             let net = p.net.take().expect("partitions are cluster runs");
             strays.add(net.strays);
             fabrics.push(net.fabric);
-            transports.extend(net.transports);
             if net.host.is_some() {
                 (host, self.host) = (net.host, std::mem::take(&mut p.host));
             }
@@ -90,7 +87,7 @@ impl Simulation {
             self.last_arrival = self.last_arrival.max(p.last_arrival);
             self.exited_at = self.exited_at.max(p.exited_at);
         }
-        self.net = Some(Network::of(Fabric::join(fabrics), transports, host, 0));
+        self.net = Some(Network::of(Fabric::join(fabrics), host, 0));
         self.net.as_mut().expect("just set").strays = strays;
     }
 }

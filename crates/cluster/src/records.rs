@@ -24,20 +24,18 @@ pub struct MessageRecord {
 impl Simulation {
     /// Keep the transports' per-message logs that `message_records` joins (on by default).
     pub fn set_message_log(&mut self, on: bool) {
-        if let Some(net) = &mut self.net {
-            net.transports.iter_mut().for_each(|t| t.set_message_log(on));
-        }
+        self.nodes.iter_mut().filter_map(|n| n.nic.transport_mut()).for_each(|t| t.set_message_log(on));
     }
 
     /// Every message sent through the network, joined with its deliveries.
     pub fn message_records(&self) -> Vec<MessageRecord> {
-        let Some(net) = &self.net else { return Vec::new() };
+        let transports = || self.nodes.iter().filter_map(|n| n.nic.transport());
         let mut sends: BTreeMap<(u32, u16), Vec<(&MsgEvent, bool)>> = BTreeMap::new();
-        for e in net.transports.iter().flat_map(|t| &t.log.sent) {
+        for e in transports().flat_map(|t| &t.log.sent) {
             sends.entry((e.src_ip, e.msg_id)).or_default().push((e, false));
         }
         let mut out = Vec::new();
-        for d in net.transports.iter().flat_map(|t| &t.log.delivered) {
+        for d in transports().flat_map(|t| &t.log.delivered) {
             let Some(list) = sends.get_mut(&(d.src_ip, d.msg_id)) else { continue };
             let Some(s) = list.iter_mut().rev().find(|(s, _)| s.time <= d.time) else { continue };
             s.1 = true;

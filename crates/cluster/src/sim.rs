@@ -270,11 +270,11 @@ impl Simulation {
         w: W,
         format: crate::capture::CaptureFormat,
     ) -> Result<W, String> {
-        let net = self.net.as_mut().ok_or("no capture in a single-node run")?;
-        let homa = net
-            .transports
-            .first()
+        let homa = self
+            .transports()
+            .next()
             .is_some_and(|t| t.params().protocol == nanopu_nic::transport::Protocol::Homa);
+        let net = self.net.as_mut().ok_or("no capture in a single-node run")?;
         let packets = net.fabric.take_capture();
         match (format, net.fabric.capture_point()) {
             (crate::capture::CaptureFormat::Pcapng, Some(at)) => {
@@ -288,6 +288,10 @@ impl Simulation {
     /// then goes on until nothing is left to simulate, even after every core exited.
     pub fn inject(&mut self, at: Time, node: usize, msg: Message) -> Result<(), String> {
         self.net.as_ref().ok_or("injecting traffic needs a cluster run")?;
+        let nic = &self.nodes.get(node).ok_or_else(|| format!("inject: no node {node}"))?.nic;
+        if nic.transport().is_none() {
+            return Err(format!("inject: node {node} has IceNIC, which sends raw frames, not messages"));
+        }
         self.drain = true;
         self.q.push(at, Ev::Inject { node, msg: Box::new(msg) });
         Ok(())
@@ -478,7 +482,7 @@ impl Simulation {
     /// node, events still pending on its port, counted as being sent.
     pub fn in_flight(&self) -> (usize, usize) {
         match &self.net {
-            Some(net) => net.endpoints().map(|t| t.in_flight()).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1)),
+            Some(_) => self.transports().map(|t| t.in_flight()).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1)),
             None => (self.q.len(), 0),
         }
     }
@@ -487,8 +491,7 @@ impl Simulation {
     /// destination IP, message id), ordered: what a run that ends now may not have
     /// delivered (`Transport::unfinished`).
     pub fn unfinished(&self) -> Vec<(u32, u32, u16)> {
-        let Some(net) = &self.net else { return Vec::new() };
-        let each = net.endpoints();
+        let each = self.transports();
         let mut v: Vec<_> =
             each.flat_map(|t| t.unfinished().into_iter().map(|(dst, id, _)| (t.ip(), dst, id))).collect();
         v.sort_unstable();
@@ -578,7 +581,7 @@ impl Simulation {
     /// A complete message reaches node `n`'s NIC. An IceNIC node has no transport and
     /// takes raw frames only: the message is dropped there and counted (a stray in a
     /// cluster, a rejection by the NIC on a single node), never silently.
-    fn nic_arrive(&mut self, n: usize, mut msg: Box<Message>) {
+    pub(crate) fn nic_arrive(&mut self, n: usize, mut msg: Box<Message>) {
         if self.nodes[n].nic.is_ice() {
             return match self.net.as_mut() {
                 Some(net) => net.strays.transport_at_icenic_nodes += 1,
