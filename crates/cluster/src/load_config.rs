@@ -62,9 +62,11 @@ pub struct ServerFile {
     pub cores: usize,
     /// The server node's NIC: "nanopu" (default) or "icenic", the traditional baseline's DMA
     /// NIC (docs/models/icenic.md), whose requests and replies are UDP frames. An IceNIC
-    /// server takes only `[load.kv]` with `steering = "static"`, one core, and none of the
-    /// nanoPU NIC's options (`core_selection`, `jbsq_n`, `sched_timer_us`, `msg_cycles`,
-    /// `idle_cycles`); its program is `mica_ice.elf` (docs/apps/mica.md "On IceNIC").
+    /// server takes only the checked workloads (`[load.kv]` with `steering = "static"`,
+    /// `[load.rdma]`, `[load.setalg]`), one core, and none of the nanoPU NIC's options
+    /// (`core_selection`, `jbsq_n`, `sched_timer_us`, `msg_cycles`, `idle_cycles`); its
+    /// program is the workload's IceNIC build, `mica_ice.elf`, `rdma_ice.elf` or
+    /// `setalg_ice.elf` (docs/apps/mica.md, rdma.md, setalg.md "On IceNIC").
     #[serde(default = "nanopu_nic")]
     pub nic: String,
     /// How the NIC picks a core: "jbsq" (default) or "rss".
@@ -266,6 +268,11 @@ pub struct ClassFile {
     pub contexts: Vec<u16>,
 }
 
+/// The name of a checked workload's server program on this NIC (`mica` or `mica_ice`).
+fn program(name: &str, nic: NicKind) -> String {
+    crate::apps::elf_name(name, nic).trim_end_matches(".elf").into()
+}
+
 fn four() -> usize {
     4
 }
@@ -331,8 +338,9 @@ impl LoadFile {
         if let Some((_, key)) = nanopu_only.iter().find(|(set, _)| *set) {
             return Err(format!("server.{key}: an option of the nanoPU NIC, not of an IceNIC server"));
         }
-        let kv_only = self.load.class.is_empty() && self.load.rdma.is_none() && self.load.setalg.is_none();
-        crate::loadgen::ice_supported(self.kv_spec()?.as_ref(), kv_only, s.cores)
+        let kv = self.kv_spec()?;
+        let checked = kv.is_some() || self.load.rdma.is_some() || self.load.setalg.is_some();
+        crate::loadgen::ice_supported(kv.as_ref(), checked, s.cores)
     }
 
     /// The server node's configuration.
@@ -354,14 +362,13 @@ impl LoadFile {
         cfg.program_name = "service".into();
         cfg.args = s.args.clone();
         if let Some(kv) = self.kv_spec()? {
-            let name = crate::apps::elf_name("mica", cfg.nic_kind);
-            (cfg.program_name, cfg.args) = (name.trim_end_matches(".elf").into(), kv.server_args());
+            (cfg.program_name, cfg.args) = (program("mica", cfg.nic_kind), kv.server_args());
         }
         if let Some(r) = self.rdma_spec()? {
-            (cfg.program_name, cfg.args) = ("rdma".into(), r.server_args());
+            (cfg.program_name, cfg.args) = (program("rdma", cfg.nic_kind), r.server_args());
         }
         if let Some(q) = self.setalg_spec()? {
-            (cfg.program_name, cfg.args) = ("setalg".into(), q.corpus.server_args());
+            (cfg.program_name, cfg.args) = (program("setalg", cfg.nic_kind), q.corpus.server_args());
         }
         // Each run ends at its deadline (last send + drain, at most two hours: both keys
         // are at most one); the cycle limit only has to lie beyond it.
@@ -825,9 +832,28 @@ mod tests {
         let classes = base.replace("elf = \"s.elf\"", "elf = \"s.elf\"\nnic = \"icenic\"\ncores = 1")
             + &MIN[MIN.find("[[load.class]]").unwrap()..];
         let e = LoadFile::parse(&classes).unwrap_err();
-        assert!(e.starts_with("load: an IceNIC server takes only the key-value workload"), "{e}");
+        assert!(e.starts_with("load: an IceNIC server takes only the checked workloads"), "{e}");
         let nanopu = LoadFile::parse(&kv.replace("\"icenic\"", "\"nanopu\"")).unwrap();
         assert_eq!(nanopu.node_config().unwrap().program_name, "mica");
+    }
+
+    #[test]
+    fn an_icenic_server_takes_rdma_and_set_algebra_on_one_core_with_their_icenic_builds() {
+        let ice = MIN
+            .split("[[load.class]]")
+            .next()
+            .unwrap()
+            .replace("elf = \"s.elf\"", "elf = \"s.elf\"\nnic = \"icenic\"\ncores = 1");
+        for (section, program) in [("[load.rdma]\n", "rdma_ice"), ("[load.setalg]\n", "setalg_ice")] {
+            let f = ice.clone() + section;
+            let cfg = LoadFile::parse(&f).unwrap().node_config().unwrap();
+            assert_eq!((cfg.nic_kind, cfg.program_name.as_str()), (NicKind::IceNic, program));
+            let bad = |from: &str, to: &str| LoadFile::parse(&f.replace(from, to)).unwrap_err();
+            assert!(
+                bad("cores = 1", "cores = 4").starts_with("server.cores: an IceNIC server runs on one core")
+            );
+            assert!(bad("cores = 1", "cores = 1\njbsq_n = 2").starts_with("server.jbsq_n"));
+        }
     }
 
     #[test]

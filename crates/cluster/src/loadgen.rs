@@ -10,8 +10,8 @@
 //!
 //! The server node's NIC is its config's (`NodeConfig::nic_kind`): to an IceNIC node each
 //! request and reply is one UDP frame, converted by `apps::hostnet` (docs/apps/mica.md "On
-//! IceNIC"); the same records and checks follow. IceNIC serves only the key-value workload
-//! on one core so far ([`ice_supported`]).
+//! IceNIC"); the same records and checks follow. IceNIC serves the checked workloads (key-value,
+//! RDMA, set algebra) on one core ([`ice_supported`]).
 
 use crate::apps::hostnet::{self, HostNet};
 use crate::config::NicKind;
@@ -264,8 +264,8 @@ impl LoadSpec {
     pub fn run(&self, elf: &[u8], cfg: NodeConfig) -> Result<LoadResult, SimError> {
         self.validate().map_err(SimError::Setup)?;
         if cfg.nic_kind == NicKind::IceNic {
-            ice_supported(self.kv.as_ref(), self.rdma.is_none() && self.setalg.is_none(), cfg.nic.cores)
-                .map_err(SimError::Setup)?;
+            let checked = self.kv.is_some() || self.rdma.is_some() || self.setalg.is_some();
+            ice_supported(self.kv.as_ref(), checked, cfg.nic.cores).map_err(SimError::Setup)?;
         }
         let net = HostNet(cfg.nic_kind);
         let (mut requests, mut kv_ops) = self.schedule_kv(cfg.timing.clock_hz).map_err(SimError::Setup)?;
@@ -435,20 +435,22 @@ fn collect(sim: &mut Simulation, net: HostNet, requests: &mut [Request], kv: Opt
     strays
 }
 
-/// Whether an IceNIC server can take this load: the key-value workload alone (`kv`, and no
-/// other: `kv_only`), static steering, one core (the NIC has one queue pair, driven by hart
-/// 0: sw/include/appnet_ice.h). Several cores and JBSQ need a multi-queue IceNIC, not modelled
+/// Whether an IceNIC server can take this load: a checked workload (`checked`: key-value,
+/// RDMA or set algebra, not service-time classes), the key-value one (`kv`) with static
+/// steering, one core (the NIC has one queue pair, driven by hart 0:
+/// sw/include/appnet_ice.h). Several cores and JBSQ need a multi-queue IceNIC, not modelled
 /// yet (docs/apps/mica.md "On IceNIC").
-pub fn ice_supported(kv: Option<&KvSpec>, kv_only: bool, cores: usize) -> Result<(), String> {
+pub fn ice_supported(kv: Option<&KvSpec>, checked: bool, cores: usize) -> Result<(), String> {
     let why = match kv {
         _ if cores != 1 => "server.cores: an IceNIC server runs on one core (its NIC has one queue pair)",
-        Some(k) if kv_only && k.steering == kv::Steering::Static => return Ok(()),
-        Some(_) if kv_only => {
+        _ if !checked => {
+            "load: an IceNIC server takes only the checked workloads ([load.kv], sw/apps/mica_ice.c; \
+             [load.rdma], rdma_ice.c; [load.setalg], setalg_ice.c), not service-time classes"
+        }
+        Some(k) if k.steering != kv::Steering::Static => {
             "load.kv.steering: \"jbsq\" is the nanoPU NIC's core selection; an IceNIC server takes \"static\""
         }
-        _ => {
-            "load: an IceNIC server takes only the key-value workload ([load.kv], sw/apps/mica_ice.c) so far"
-        }
+        _ => return Ok(()),
     };
     Err(format!("{why} (IceNIC load runs: docs/apps/mica.md \"On IceNIC\")"))
 }

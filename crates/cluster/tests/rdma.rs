@@ -4,39 +4,10 @@
 
 mod common;
 
-use common::{cfg, elf};
-use nanopu_cluster::loadgen::{Arrivals, Class, LoadResult, LoadSpec, Service};
-use nanopu_cluster::rdma::{RdmaSpec, KINDS};
+use common::{cfg, elf, rdma_spec as spec};
+use nanopu_cluster::loadgen::{LoadResult, LoadSpec};
+use nanopu_cluster::rdma::KINDS;
 use nanopu_cluster::Outcome;
-use nanopu_sim::Time;
-
-/// Filling the 4 MiB region (512 Ki words) takes core 0 between 5 and 7 ms of simulated
-/// time (measured: four cores registered their context by 7 ms, not by 5); the sends start
-/// after it.
-const START_US: u64 = 8000;
-
-fn spec(mix: [f64; 5], rate_mrps: f64, requests: usize) -> LoadSpec {
-    let rdma = RdmaSpec { seed: 9, mix, read_words: [1, 16], write_words: [1, 16] };
-    let class = |(k, &fraction): (&nanopu_cluster::rdma::RdmaKind, &f64)| Class {
-        name: k.name().into(),
-        fraction,
-        service: Service::Fixed { ns: 0.0 },
-        contexts: vec![0],
-    };
-    LoadSpec {
-        seed: 9,
-        rate_mrps,
-        requests,
-        warmup: 0,
-        arrivals: Arrivals::Exponential,
-        classes: KINDS.iter().zip(&mix).map(class).collect(),
-        drain: Time::from_us(200),
-        start: Time::from_us(START_US),
-        kv: None,
-        rdma: Some(rdma),
-        setalg: None,
-    }
-}
 
 fn run(s: &LoadSpec, cores: usize, server_args: Option<Vec<String>>) -> LoadResult {
     let mut c = cfg(cores);

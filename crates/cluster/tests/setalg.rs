@@ -4,44 +4,11 @@
 
 mod common;
 
-use common::{cfg, elf};
+use common::{cfg, elf, setalg_corpus as corpus, setalg_spec as spec};
 use nanopu_cluster::load_config::LoadFile;
-use nanopu_cluster::loadgen::{Arrivals, Class, LoadResult, LoadSpec, Service};
-use nanopu_cluster::setalg::{Corpus, Popularity, SetalgSpec, CLASSES};
+use nanopu_cluster::loadgen::{LoadResult, LoadSpec};
+use nanopu_cluster::setalg::CLASSES;
 use nanopu_cluster::Outcome;
-use nanopu_sim::Time;
-
-/// Building the index of [`corpus`] takes core 0 1.87 ms of simulated time (measured:
-/// `nanopu run sw/build/apps/setalg.elf --cores 1 -- 9 1024 2048 16`); the sends start after it.
-const START_US: u64 = 2500;
-
-fn corpus() -> Corpus {
-    Corpus { seed: 9, documents: 1024, vocabulary: 2048, words_per_document: 16 }
-}
-
-fn spec(rate_mrps: f64, requests: usize) -> LoadSpec {
-    let setalg =
-        SetalgSpec { corpus: corpus(), query_words: [0.25; 4], popularity: Popularity::Zipf { theta: 0.99 } };
-    let class = |name: &&str| Class {
-        name: name.to_string(),
-        fraction: 0.25,
-        service: Service::Fixed { ns: 0.0 },
-        contexts: vec![0],
-    };
-    LoadSpec {
-        seed: 9,
-        rate_mrps,
-        requests,
-        warmup: 0,
-        arrivals: Arrivals::Exponential,
-        classes: CLASSES.iter().map(class).collect(),
-        drain: Time::from_us(500),
-        start: Time::from_us(START_US),
-        kv: None,
-        rdma: None,
-        setalg: Some(setalg),
-    }
-}
 
 fn run(s: &LoadSpec, cores: usize, server_args: Option<Vec<String>>) -> LoadResult {
     let mut c = cfg(cores);
