@@ -15,6 +15,12 @@
 static volatile uint64_t filled;
 
 /* rdma_ops.h's NIC layer: the nanoPU's registers. A reply's peer is the request's header. */
+static inline uint64_t rdma_begin(uint64_t *hdr)
+{
+    *hdr = lnic_read();
+    return lnic_hdr_words(*hdr);
+}
+
 static inline uint64_t rdma_in(void)
 {
     return lnic_read();
@@ -32,14 +38,8 @@ static void reply_hdr(uint64_t hdr, uint64_t op, uint64_t st, uint64_t n, uint64
     lnic_write_r(tag);
 }
 
-static inline void rdma_reply_end(void)
+static inline void rdma_end(void)
 {
-}
-
-static void serve_one(void)
-{
-    uint64_t hdr = lnic_read();
-    serve_request(hdr, lnic_hdr_words(hdr));
     lnic_msg_done();
 }
 

@@ -16,6 +16,14 @@
 
 /* rdma_ops.h's NIC layer: appnet's frames. A reply's peer is the request's source address
  * and UDP port, ip << 16 | port. */
+static inline uint64_t rdma_begin(uint64_t *peer)
+{
+    struct appnet_peer from;
+    uint64_t words = appnet_recv_begin(&from);
+    *peer = (uint64_t)from.ip << 16 | from.context;
+    return words;
+}
+
 static inline uint64_t rdma_in(void)
 {
     return appnet_recv_word();
@@ -34,17 +42,10 @@ static void reply_hdr(uint64_t peer, uint64_t op, uint64_t st, uint64_t n, uint6
     appnet_send_word(tag);
 }
 
-static inline void rdma_reply_end(void)
+/* The reply is queued before the request's buffer goes back to the NIC. */
+static inline void rdma_end(void)
 {
     appnet_send_end();
-}
-
-/* One request: the reply is queued before the request's buffer goes back to the NIC. */
-static void serve_one(void)
-{
-    struct appnet_peer from;
-    uint64_t words = appnet_recv_begin(&from);
-    serve_request((uint64_t)from.ip << 16 | from.context, words);
     appnet_recv_end();
 }
 

@@ -5,12 +5,14 @@
  * frames through appnet; docs/apps/rdma.md "On IceNIC").
  *
  * The region, its contents, the request checks and the operations are here; the NIC layer is
- * the including program's, four functions it defines (after including this header):
+ * the including program's, five functions it defines (after including this header):
+ *   rdma_begin(&peer)               wait for the next request: its payload word count, and
+ *                                   in *peer who to reply to (opaque here: the nanoPU header
+ *                                   word, or IceNIC's address and port)
  *   rdma_in()                       the request's next word
+ *   reply_hdr(peer, op, st, n, tag) start the reply to `peer`, of n data words
  *   rdma_out(w)                     the reply's next word
- *   reply_hdr(peer, op, st, n, tag) start the reply to `peer` (opaque here: the nanoPU
- *                                   header word, or IceNIC's address and port) of n data words
- *   rdma_reply_end()                the reply is complete
+ *   rdma_end()                      the request is read and its reply complete
  */
 #ifndef RDMA_OPS_H
 #define RDMA_OPS_H
@@ -26,10 +28,11 @@ enum { ST_OK = 0, ST_BAD = 3 };
 
 static uint64_t region[REGION_WORDS] __attribute__((aligned(64)));
 
+static inline uint64_t rdma_begin(uint64_t *peer);
 static inline uint64_t rdma_in(void);
-static inline void rdma_out(uint64_t w);
 static void reply_hdr(uint64_t peer, uint64_t op, uint64_t st, uint64_t n, uint64_t tag);
-static inline void rdma_reply_end(void);
+static inline void rdma_out(uint64_t w);
+static inline void rdma_end(void);
 
 /* The 64-bit finalizer of SplitMix64 (Steele, Lea, Flood, OOPSLA 2014), as mica.c has it. */
 static uint64_t mix(uint64_t z)
@@ -112,10 +115,10 @@ static void serve(uint64_t peer, uint64_t op, uint64_t n, uint64_t tag, uint64_t
     }
 }
 
-/* Serve one request of `words` payload words from `peer` (its words read with rdma_in):
- * check it, do it and reply, or reply that it is malformed. */
-static void serve_request(uint64_t peer, uint64_t words)
+/* Serve the next request: check it, do it and reply, or reply that it is malformed. */
+static void serve_one(void)
 {
+    uint64_t peer, words = rdma_begin(&peer);
     if (words < 3) {
         skip(words);
         reply_hdr(peer, 0, ST_BAD, 0, 0);
@@ -129,7 +132,7 @@ static void serve_request(uint64_t peer, uint64_t words)
             reply_hdr(peer, op, ST_BAD, 0, tag);
         }
     }
-    rdma_reply_end();
+    rdma_end();
 }
 
 #endif
