@@ -11,7 +11,8 @@
 //!   catches up).
 //! - [`host`]: a test host on the node's port that sends messages at given times and records
 //!   replies with arrival times, as the prototype's Scapy tests did.
-//! - [`sim`]: the event loop tying them together, and the run's outcome.
+//! - [`sim`]: the event loop tying them together, and the run's outcome; `nic_path`: the
+//!   nanoPU NIC's message path in it (arrivals, sends, latency stamps).
 //! - [`stop`]: ending a long run early (Ctrl-C, wall-clock limit) with what it measured.
 //! - [`spin`]: recognising `lnic_wait()`'s spin loop so idle cores park instead of spinning.
 //! - `cluster`, `network`: clusters from a TOML file ([`cluster_config`]): the packet-level
@@ -57,6 +58,7 @@ pub mod load_sweep;
 pub mod load_table;
 pub mod loadgen;
 mod network;
+mod nic_path;
 pub mod node;
 pub mod node_nic;
 pub mod outcome;
