@@ -14,9 +14,15 @@
  * successor resends its Sent list; a new tail answers and acknowledges its Sent list), and
  * the client the new head and tail once every live replica has taken its new place.
  *
+ * Every message goes through appnet (appnet.h, with its header words), so one source builds
+ * for both NICs (sw/Makefile): apps/chain.elf for nanoPU nodes, whose words stream through
+ * netRX and netTX, and apps/chain_ice.elf for IceNIC nodes, where each message is one UDP
+ * frame (appnet_ice.h; docs/apps/chain.md "On IceNIC").
+ *
  * argv[3] replicas R, argv[4] items, argv[5] seed, argv[6], argv[7] smallest and largest
  * preloaded value (bytes), argv[8] ping period (mtime ticks: us), argv[9] timeout (cycles).
  */
+#include "appnet.h"
 #include "kvstore.h"
 
 enum { OP_FWD = 3, OP_ACK = 4, OP_PING = 5, OP_PONG = 6, OP_CHAIN = 7, OP_CHAIN_ACK = 8,
@@ -32,14 +38,15 @@ enum { ST_ROLE = 4 };                   /* a SET not at the head, a GET not at t
 #define MSTATUS_MIE    (1ul << 3)
 
 static uint64_t replicas;
-static uint32_t ip_of(uint64_t node) { return NANOPU_IP(10, 0, 0, 2) + (uint32_t)node; } /* boot.rs node_ip */
+static uint32_t ip_of(uint64_t node) { return appnet_node_ip(node); }
 static uint64_t node_of(uint32_t ip) { return nanopu_node_of_ip(ip); }
 
 static void send2(uint32_t ip, uint64_t w0, uint64_t w1)
 {
-    lnic_write_r(lnic_hdr(ip, 0, 16));
-    lnic_write_r(w0);
-    lnic_write_r(w1);
+    appnet_send_hdr(appnet_hdr(ip, 0, 16));
+    appnet_send_word(w0);
+    appnet_send_word(w1);
+    appnet_send_end();
 }
 
 /* ---- Replica ------------------------------------------------------------------------ */
@@ -73,7 +80,7 @@ static struct write *next_slot(void)
 static void read_value(struct write *w)
 {
     for (uint64_t i = 0; i < w->len / 8; i++)
-        w->value[i] = lnic_read();
+        w->value[i] = appnet_recv_word();
 }
 
 static void apply(const struct write *w)
@@ -87,15 +94,16 @@ static void apply(const struct write *w)
 
 static void forward(const struct write *w)
 {
-    lnic_write_r(lnic_hdr(succ, 0, (uint16_t)(8 * FWD_HDR + w->len)));
-    lnic_write_r(OP_FWD | w->len << 16);
-    lnic_write_r(w->seq);
-    lnic_write_r(w->client);
-    lnic_write_r(w->tag);
-    lnic_write_r(w->k0);
-    lnic_write_r(w->k1);
+    appnet_send_hdr(appnet_hdr(succ, 0, (uint16_t)(8 * FWD_HDR + w->len)));
+    appnet_send_word(OP_FWD | w->len << 16);
+    appnet_send_word(w->seq);
+    appnet_send_word(w->client);
+    appnet_send_word(w->tag);
+    appnet_send_word(w->k0);
+    appnet_send_word(w->k1);
     for (uint64_t i = 0; i < w->len / 8; i++)
-        lnic_write_r(w->value[i]);
+        appnet_send_word(w->value[i]);
+    appnet_send_end();
 }
 
 static void ack_up(uint64_t seq)
@@ -112,7 +120,7 @@ static void pass_on(struct write *w)
         sent_count++;
         return;
     }
-    reply_hdr(w->client, OP_SET, ST_OK, 0, w->tag);
+    reply_status(w->client, OP_SET, ST_OK, w->tag);
     ack_up(w->seq);
 }
 
@@ -120,7 +128,7 @@ static void on_set(uint64_t hdr, uint64_t len, uint64_t tag, uint64_t k0, uint64
 {
     if (pred || removed) {
         skip(len / 8);
-        reply_hdr(hdr, OP_SET, ST_ROLE, 0, tag);
+        reply_status(hdr, OP_SET, ST_ROLE, tag);
         return;
     }
     struct write *w = next_slot();
@@ -135,9 +143,9 @@ static void on_set(uint64_t hdr, uint64_t len, uint64_t tag, uint64_t k0, uint64
 static void on_fwd(uint64_t len, uint64_t seq)
 {
     struct write *w = next_slot();
-    *w = (struct write){ .seq = seq, .client = lnic_read(), .tag = lnic_read(), .len = len };
-    w->k0 = lnic_read();
-    w->k1 = lnic_read();
+    *w = (struct write){ .seq = seq, .client = appnet_recv_word(), .tag = appnet_recv_word(), .len = len };
+    w->k0 = appnet_recv_word();
+    w->k1 = appnet_recv_word();
     if (seq <= last_seq || removed) {
         skip(len / 8);
         return;
@@ -164,7 +172,7 @@ static void on_ack(uint64_t seq)
 static void on_get(uint64_t hdr, uint64_t tag, uint64_t k0, uint64_t k1)
 {
     if (succ || removed) {
-        reply_hdr(hdr, OP_GET, ST_ROLE, 0, tag);
+        reply_status(hdr, OP_GET, ST_ROLE, tag);
         return;
     }
     get_exclusive(&store, hdr, tag, key_hash(k0, k1), k0, k1);
@@ -183,7 +191,7 @@ static void on_chain(uint32_t master, uint64_t epoch, uint64_t places)
             if (succ)
                 forward(sent_at(i));
             else
-                reply_hdr(sent_at(i)->client, OP_SET, ST_OK, 0, sent_at(i)->tag);
+                reply_status(sent_at(i)->client, OP_SET, ST_OK, sent_at(i)->tag);
         }
         if (!succ && sent_count)
             ack_up(sent_at(sent_count - 1)->seq);
@@ -195,33 +203,33 @@ static void on_chain(uint32_t master, uint64_t epoch, uint64_t places)
 
 static void serve_replica(void)
 {
-    uint64_t hdr = lnic_read(), words = lnic_hdr_words(hdr);
+    uint64_t hdr = appnet_recv_hdr(), words = appnet_hdr_words(hdr);
     if (words < 2) {
         skip(words);
-        reply_hdr(hdr, 0, ST_BAD, 0, 0);
-        lnic_msg_done();
+        reply_status(hdr, 0, ST_BAD, 0);
+        appnet_recv_end();
         return;
     }
-    uint64_t w0 = lnic_read(), w1 = lnic_read(), op = w0 & 0xff, len = w0 >> 16;
+    uint64_t w0 = appnet_recv_word(), w1 = appnet_recv_word(), op = w0 & 0xff, len = w0 >> 16;
     if (op == OP_ACK && words == 2) {
         on_ack(w1);
     } else if (op == OP_FWD && words == FWD_HDR + len / 8 && len % 8 == 0 && len <= MAX_VALUE) {
         on_fwd(len, w1);
     } else if (op == OP_PING && words == 2) {
-        send2(lnic_hdr_ip(hdr), OP_PONG, w1);
+        send2(appnet_hdr_ip(hdr), OP_PONG, w1);
     } else if (op == OP_CHAIN && words == 2) {
-        on_chain(lnic_hdr_ip(hdr), w0 >> 8, w1);
+        on_chain(appnet_hdr_ip(hdr), w0 >> 8, w1);
     } else if (op == OP_SET && words == 4 + len / 8 && len % 8 == 0 && len <= MAX_VALUE) {
-        uint64_t k0 = lnic_read();
-        on_set(hdr, len, w1, k0, lnic_read());
+        uint64_t k0 = appnet_recv_word();
+        on_set(hdr, len, w1, k0, appnet_recv_word());
     } else if (op == OP_GET && words == 4) {
-        uint64_t k0 = lnic_read();
-        on_get(hdr, w1, k0, lnic_read());
+        uint64_t k0 = appnet_recv_word();
+        on_get(hdr, w1, k0, appnet_recv_word());
     } else {
         skip(words - 2);
-        reply_hdr(hdr, op, ST_BAD, 0, w1);
+        reply_status(hdr, op, ST_BAD, w1);
     }
-    lnic_msg_done();
+    appnet_recv_end();
 }
 
 static int replica(uint64_t items)
@@ -235,9 +243,9 @@ static int replica(uint64_t items)
                (unsigned long)me, (unsigned long)store.evicted);
         return 5;
     }
-    lnic_add_context(0, 0);
+    appnet_init(0);
     send2(ip_of(0), OP_READY, me);
-    lnic_boot_msg();
+    appnet_boot_msg();
     for (;;)
         serve_replica();
 }
@@ -275,13 +283,14 @@ static void on_chain_ack(uint64_t e)
     if (e != epoch || !waiting || --waiting)
         return;
     uint64_t head = live_succ(0), tail = live_pred(replicas + 1);
-    lnic_write_r(lnic_hdr(NANOPU_HOST_IP, 0, 48));
-    lnic_write_r(OP_CONFIG | epoch << 8);
-    lnic_write_r(head);
-    lnic_write_r(tail);
-    lnic_write_r(failed);
-    lnic_write_r(detected);
-    lnic_write_r(read_mcycle());
+    appnet_send_hdr(appnet_hdr(NANOPU_HOST_IP, 0, 48));
+    appnet_send_word(OP_CONFIG | epoch << 8);
+    appnet_send_word(head);
+    appnet_send_word(tail);
+    appnet_send_word(failed);
+    appnet_send_word(detected);
+    appnet_send_word(read_mcycle());
+    appnet_send_end();
 }
 
 static void arm_timer(void)
@@ -308,32 +317,32 @@ static void __attribute__((interrupt("machine"), aligned(4))) tick(void) /* mtve
 static void serve_master(void)
 {
     csr_set(mstatus, MSTATUS_MIE);
-    uint64_t hdr = lnic_read();
+    uint64_t hdr = appnet_recv_hdr();
     csr_clear(mstatus, MSTATUS_MIE);
-    uint64_t words = lnic_hdr_words(hdr), w0 = lnic_read(), n = node_of(lnic_hdr_ip(hdr));
+    uint64_t words = appnet_hdr_words(hdr), w0 = appnet_recv_word(), n = node_of(appnet_hdr_ip(hdr));
     skip(words - 1);
     if ((w0 & 0xff) == OP_PONG && n >= 1 && n <= replicas)
         last_pong[n] = read_mcycle();
     else if ((w0 & 0xff) == OP_CHAIN_ACK)
         on_chain_ack(w0 >> 8);
-    lnic_msg_done();
+    appnet_recv_end();
 }
 
 static void __attribute__((noreturn)) master(void)
 {
-    lnic_add_context(0, 0);
+    appnet_init(0);
     for (uint64_t ready = 0; ready < replicas;) {
-        uint64_t hdr = lnic_read(), words = lnic_hdr_words(hdr), w0 = lnic_read();
-        uint64_t n = node_of(lnic_hdr_ip(hdr));
+        uint64_t hdr = appnet_recv_hdr(), words = appnet_hdr_words(hdr), w0 = appnet_recv_word();
+        uint64_t n = node_of(appnet_hdr_ip(hdr));
         skip(words - 1);
         if (w0 == OP_READY && n >= 1 && n <= replicas && !alive[n]) {
             alive[n] = 1;
             last_pong[n] = read_mcycle();
             ready++;
         }
-        lnic_msg_done();
+        appnet_recv_end();
     }
-    lnic_boot_msg();
+    appnet_boot_msg();
     csr_write(mtvec, (uint64_t)tick);
     arm_timer();
     csr_set(mie, MIE_MTIE);

@@ -14,7 +14,7 @@
 #ifndef KVSTORE_H
 #define KVSTORE_H
 
-#include "nanopu.h"
+#include "appnet.h"
 
 #define BUCKETS     16384               /* per partition: mean load 0.6 of 7 entries at 10,000 items */
 #define BUCKET_MASK (BUCKETS - 1)
@@ -208,21 +208,32 @@ static int __attribute__((unused)) kv_bad(uint64_t op, uint64_t len, uint64_t wo
     return (op != OP_GET && op != OP_SET) || words != want || len % 8 || len > MAX_VALUE;
 }
 
-/* The request functions below are the nanoPU's (netRX/netTX); mica_ice.c serves the same
- * store over IceNIC frames with its own. */
+/* The request functions below go through appnet's header words (appnet.h): `hdr` is the
+ * request's, naming its sender.  On the nanoPU they stream from netRX and to netTX; chain.c
+ * uses them on both NICs (mica_ice.c has its own, older, with the reply's peer as a
+ * struct). */
 
+/* Start the reply to `hdr`'s sender: op | status | value length, then the request's tag;
+ * the caller sends the len / 8 value words, then appnet_send_end. */
 static void __attribute__((unused)) reply_hdr(uint64_t hdr, uint64_t op, uint64_t st, uint64_t len, uint64_t tag)
 {
-    lnic_write_r(lnic_hdr(lnic_hdr_ip(hdr), lnic_hdr_context(hdr), (uint16_t)(16 + len)));
-    lnic_write_r(op | st << 8 | len << 16);
-    lnic_write_r(tag);
+    appnet_send_hdr(appnet_hdr(appnet_hdr_ip(hdr), appnet_hdr_context(hdr), (uint16_t)(16 + len)));
+    appnet_send_word(op | st << 8 | len << 16);
+    appnet_send_word(tag);
+}
+
+/* A reply without a value: its status alone. */
+static void __attribute__((unused)) reply_status(uint64_t hdr, uint64_t op, uint64_t st, uint64_t tag)
+{
+    reply_hdr(hdr, op, st, 0, tag);
+    appnet_send_end();
 }
 
 /* Drop the rest of a request the server cannot use. */
 static void __attribute__((unused)) skip(uint64_t words)
 {
     while (words--)
-        lnic_read();
+        appnet_recv_word();
 }
 
 /* GET, one core per partition: stream the value from the log. */
@@ -231,13 +242,14 @@ static void __attribute__((unused)) get_exclusive(struct partition *p, uint64_t 
     struct bucket *b = &p->bucket[h & BUCKET_MASK];
     int i = find(p, b, tag_of(h), k0, k1);
     if (i < 0) {
-        reply_hdr(hdr, OP_GET, ST_MISS, 0, tag);
+        reply_status(hdr, OP_GET, ST_MISS, tag);
         return;
     }
     const uint64_t *it = item(p, b->entry[i] & OFF_MASK), *end = it + ITEM_HDR + it[2] / 8;
     reply_hdr(hdr, OP_GET, ST_OK, it[2], tag);
     for (const uint64_t *w = it + ITEM_HDR; w < end; w++)
-        lnic_write_r(*w);
+        appnet_send_word(*w);
+    appnet_send_end();
 }
 
 #endif

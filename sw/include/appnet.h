@@ -8,8 +8,9 @@
  *     through receive and send buffers in memory (docs/models/icenic.md).
  * Each provides appnet_core_serves, appnet_init, appnet_recv_begin, appnet_recv_word, appnet_recv_end,
  * appnet_send and its word-at-a-time form appnet_send_begin, appnet_send_word,
- * appnet_send_end (for a reply streamed from where it lies, as a store's value) with the
- * meanings below; appnet_recv is built on them.
+ * appnet_send_end (for a reply streamed from where it lies, as a store's value), and
+ * appnet_recv_hdr and appnet_send_hdr (a message started by its header word, below) with
+ * the meanings below; appnet_recv and appnet_boot_msg are built on them.
  *
  * A message is at most APPNET_MAX_WORDS payload words for appnet_send; the peer is named by
  * its IPv4 address and context, as in the nanoPU application header.
@@ -18,6 +19,22 @@
 #define APPNET_H
 
 #include "nanopu.h"
+
+/* ---- Header words ----------------------------------------------------------------------
+ * For programs that keep a peer in a word (to answer it later, or to pass it on in a
+ * message, as chain.c passes its client down the chain) and that handle a message by its
+ * header: a header word is the nanoPU application header's layout (docs/platform.md
+ * section 2), IPv4 << 32 | context << 16 | payload bytes, naming the sender of a message
+ * received and the receiver of one sent.  appnet_recv_hdr and appnet_send_hdr (one per NIC)
+ * start a message by its header word; on IceNIC the word is made from and into the frame's
+ * addresses and length. */
+static inline uint64_t appnet_hdr(uint32_t ip, uint16_t context, uint16_t bytes)
+{
+    return lnic_hdr(ip, context, bytes);
+}
+static inline uint32_t appnet_hdr_ip(uint64_t hdr) { return lnic_hdr_ip(hdr); }
+static inline uint16_t appnet_hdr_context(uint64_t hdr) { return lnic_hdr_context(hdr); }
+static inline uint32_t appnet_hdr_words(uint64_t hdr) { return lnic_hdr_words(hdr); }
 
 #ifdef APPNET_ICENIC
 #include "appnet_ice.h"
@@ -90,6 +107,23 @@ static inline void appnet_send_end(void)
 {
 }
 
+/* Start reading the next message, waiting for it: its header word (the sender, the length).
+ * Read appnet_hdr_words of it with appnet_recv_word, then call appnet_recv_end.  The read
+ * of netRX itself waits (appnet_recv_begin polls the ready count first): a core may take
+ * an interrupt while it waits here (chain.c's master). */
+static inline uint64_t appnet_recv_hdr(void)
+{
+    return lnic_read();
+}
+
+/* Start a message to the peer and of the length `hdr` names (whole words: on the nanoPU at
+ * most the NIC's largest message, on IceNIC APPNET_ICE_MAX_WORDS, one frame); then its
+ * words with appnet_send_word, then appnet_send_end. */
+static inline void appnet_send_hdr(uint64_t hdr)
+{
+    lnic_write_r(hdr);
+}
+
 #endif
 
 /* Receive the next message into w[0..max), waiting for it; return its payload word count
@@ -105,6 +139,15 @@ static inline uint32_t appnet_recv(uint64_t *w, uint32_t max, struct appnet_peer
     }
     appnet_recv_end();
     return n;
+}
+
+/* Tell the test host (10.0.0.1, context 0) that this core is up: a one-word message, the
+ * core's id (lnic_boot_msg on the nanoPU). */
+static inline void appnet_boot_msg(void)
+{
+    appnet_send_hdr(appnet_hdr(NANOPU_HOST_IP, 0, LNIC_WORD_BYTES));
+    appnet_send_word(nanopu_core_id());
+    appnet_send_end();
 }
 
 /* The address of node `node` (10.0.0.(2+node), docs/platform.md section 2). */

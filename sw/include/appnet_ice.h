@@ -219,4 +219,20 @@ static inline void appnet_send_end(void)
     appnet_ice.tx_busy++;
 }
 
+/* Start reading the next message (appnet_recv_begin): its header word, made from the
+ * frame's source address, source port and payload length. */
+static inline uint64_t appnet_recv_hdr(void)
+{
+    struct appnet_peer from;
+    uint32_t words = appnet_recv_begin(&from);
+    return appnet_hdr(from.ip, from.context, (uint16_t)(8 * words));
+}
+
+/* Start a message by its header word (appnet_send_begin to its address and port). */
+static inline void appnet_send_hdr(uint64_t hdr)
+{
+    struct appnet_peer to = { appnet_hdr_ip(hdr), appnet_hdr_context(hdr) };
+    appnet_send_begin(to, appnet_hdr_words(hdr));
+}
+
 #endif
