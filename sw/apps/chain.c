@@ -302,7 +302,7 @@ static void arm_timer(void)
 /* Each period: remove the replicas silent for longer than the timeout, ping the others.
  * Taken only while the main loop waits for a message (mstatus.MIE is set only there), so
  * its messages never interleave with one the main loop writes. */
-static void __attribute__((interrupt("machine"), aligned(4))) tick(void) /* mtvec: 4-byte aligned */
+static void on_tick(void)
 {
     uint64_t now = read_mcycle();
     for (uint64_t n = 1; n <= replicas; n++)
@@ -313,6 +313,8 @@ static void __attribute__((interrupt("machine"), aligned(4))) tick(void) /* mtve
             send2(ip_of(n), OP_PING, now);
     arm_timer();
 }
+
+APPNET_IRQ_ENTRY(tick, on_tick);
 
 static void serve_master(void)
 {

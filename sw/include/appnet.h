@@ -107,6 +107,15 @@ static inline void appnet_send_end(void)
 {
 }
 
+/* APPNET_IRQ_ENTRY(entry, handler): `entry`, an interrupt entry for mtvec (4-byte aligned)
+ * that runs `static void handler(void)` and returns with mret.  Here GCC's
+ * interrupt("machine") attribute with the handler inlined: it saves only the registers the
+ * handler uses, which never include x30/x31 as long as the handler calls no function (every
+ * nanoPU send is inline; GCC saves t5/t6 around a call, NANOPU_TRAP_ENTRY in nanopu.h).
+ * IceNIC sends do call functions: appnet_ice.h uses NANOPU_TRAP_ENTRY. */
+#define APPNET_IRQ_ENTRY(entry, handler) \
+    static void __attribute__((interrupt("machine"), aligned(4))) entry(void) { handler(); }
+
 /* Start reading the next message, waiting for it: its header word (the sender, the length).
  * Read appnet_hdr_words of it with appnet_recv_word, then call appnet_recv_end.  The read
  * of netRX itself waits (appnet_recv_begin polls the ready count first): a core may take

@@ -257,6 +257,30 @@ static inline uint64_t nanopu_arg_u64(int argc, char **argv, int i, uint64_t fal
     return v;
 }
 
+/* ---- Trap entry ------------------------------------------------------------ */
+
+/*
+ * NANOPU_TRAP_ENTRY(name, cfunc): an assembly trap entry `name` that saves the
+ * caller-saved registers, calls `void cfunc(void)` and returns with mret.
+ * GCC's interrupt("machine") attribute is NOT used: it saves and restores t5
+ * and t6 even under -ffixed-x30/-x31, and in a nanoPU program those accesses
+ * would pop netRX and push netTX (docs/platform.md section 2); an IceNIC node's core
+ * refuses them (docs/models/icenic.md).  x30/x31 are never touched.
+ */
+#define NANOPU_TRAP_ENTRY(name, cfunc) \
+    __asm__(".section .text\n.balign 4\n.globl " #name "\n" #name ":\n" \
+            " addi sp, sp, -128\n" \
+            " sd ra, 0(sp)\n sd t0, 8(sp)\n sd t1, 16(sp)\n sd t2, 24(sp)\n" \
+            " sd t3, 32(sp)\n sd t4, 40(sp)\n sd a0, 48(sp)\n sd a1, 56(sp)\n" \
+            " sd a2, 64(sp)\n sd a3, 72(sp)\n sd a4, 80(sp)\n sd a5, 88(sp)\n" \
+            " sd a6, 96(sp)\n sd a7, 104(sp)\n" \
+            " call " #cfunc "\n" \
+            " ld ra, 0(sp)\n ld t0, 8(sp)\n ld t1, 16(sp)\n ld t2, 24(sp)\n" \
+            " ld t3, 32(sp)\n ld t4, 40(sp)\n ld a0, 48(sp)\n ld a1, 56(sp)\n" \
+            " ld a2, 64(sp)\n ld a3, 72(sp)\n ld a4, 80(sp)\n ld a5, 88(sp)\n" \
+            " ld a6, 96(sp)\n ld a7, 104(sp)\n" \
+            " addi sp, sp, 128\n mret\n")
+
 /* ---- Runtime library (sw/lib) -------------------------------------------- */
 void nanopu_exit(int code) __attribute__((noreturn));
 int putchar(int c);

@@ -4,10 +4,14 @@
 //! at the end, and checks every reply. Protocol, roles and timeouts: docs/apps/chain.md.
 //!
 //! The schedule, keys, values and the linearizability check are the key-value workload's
-//! (`kv.rs`, `loadgen.rs`): a chain behaves as one store to its client.
+//! (`kv.rs`, `loadgen.rs`): a chain behaves as one store to its client. On IceNIC nodes
+//! (`chain_ice.elf`, the same program through appnet) every message is one UDP frame, sent
+//! and read back by `apps::hostnet` (docs/apps/chain.md "On IceNIC").
 
+use crate::apps::hostnet::{self, HostNet};
 use crate::boot::node_ip;
 use crate::cluster_config::ClusterFile;
+use crate::config::NicKind;
 use crate::fault::Fault;
 use crate::kv::{self, KvErrors, KvOp};
 use crate::loadgen::{LoadResult, LoadSpec, Request, ServerEnd};
@@ -35,6 +39,8 @@ pub struct ChainSpec {
     /// The client looks at its mailbox this often: a reconfiguration applies to requests
     /// sent from the next look on.
     pub poll: Time,
+    /// The nodes' NIC: the client's messages go as they are (nanoPU) or as frames (IceNIC).
+    pub nic: NicKind,
 }
 
 /// One reconfiguration, as the client saw it.
@@ -84,6 +90,7 @@ struct Client {
     boot: usize,
     unexpected: usize,
     clock: nanopu_sim::Clock,
+    net: HostNet,
 }
 
 impl ChainSpec {
@@ -117,6 +124,7 @@ pub fn run(
         boot: 0,
         unexpected: 0,
         clock: sim.clock,
+        net: HostNet(chain.nic),
     };
     let mut sent_to = vec![0; requests.len()];
     run_until(&mut sim, load.start)?;
@@ -203,7 +211,7 @@ impl Client {
     fn send(&self, sim: &mut Simulation, kv: &kv::KvSpec, r: &Request, op: &KvOp) -> u32 {
         let node = if op.set { self.head } else { self.tail };
         let words = kv.request_words(op, r.sent.0);
-        sim.host.send_at(r.sent, TestHost::message(0, node_ip(node), 0, &words));
+        self.net.send_at(sim, r.sent, TestHost::message(0, node_ip(node), 0, &words));
         node
     }
 
@@ -243,8 +251,9 @@ impl Client {
         ops: &mut [KvOp],
         now: Time,
     ) {
-        sim.host.sent.clear();
-        for h in std::mem::take(&mut sim.host.received) {
+        let (received, strays) = self.net.take_received(sim);
+        self.unexpected += strays;
+        for h in received {
             let w = &h.msg.words;
             match w.len() {
                 1 => self.boot += 1,
@@ -324,9 +333,10 @@ fn crashed_nodes(cluster: &ClusterFile) -> Vec<u32> {
     crashes(cluster).into_iter().map(|c| c.0).collect()
 }
 
-/// Cores of live nodes that exited with a non-zero code, and what every node printed.
+/// Cores of live nodes that exited with a non-zero code, what every node printed, and the
+/// frames IceNICs dropped (a chain assumes no loss: docs/apps/chain.md "On IceNIC").
 fn node_failures(sim: &mut Simulation, crashed: &[u32]) -> ServerEnd {
-    let mut end = ServerEnd::default();
+    let mut end = ServerEnd { nic_drops: hostnet::dropped(sim).err(), ..Default::default() };
     for (n, node) in sim.nodes.iter_mut().enumerate() {
         for (c, core) in node.cores.iter_mut().enumerate() {
             let text = String::from_utf8_lossy(&core.take_console()).trim().to_string();

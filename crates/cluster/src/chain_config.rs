@@ -14,6 +14,8 @@
 //!                           # more than ping_us, ..=3.6e9 (1 h)
 //! poll_us = 1.0             # the client reads reconfigurations this often, us; default 1;
 //!                           # 0.001..=1,000
+//! nic = "nanopu"            # the nodes' NIC: "nanopu" (default) or "icenic" (then elf is
+//!                           # chain_ice.elf: messages are UDP frames)
 //! [load]                    # as nanopu load's: seed, rates_mrps, requests, warmup,
 //!                           # arrivals, drain_us, start_us (preloading must be done by then)
 //! [load.kv]                 # as nanopu load's, but steering (one core per replica) and
@@ -27,6 +29,7 @@
 use crate::chain::ChainSpec;
 use crate::cluster_config::{ClusterFile, FaultFile, ProgramFile, TopologyFile};
 use crate::config::check::{time_us, within, within_f64};
+use crate::config::NicKind;
 use crate::load_config::{LoadFile, LoadSection, ServerFile};
 use crate::loadgen::LoadSpec;
 use schemars::JsonSchema;
@@ -69,6 +72,11 @@ pub struct ChainSection {
     /// next read on go to the new head and tail. Default 1; 0.001..=1,000.
     #[serde(default = "one_us")]
     pub poll_us: f64,
+    /// The NIC of every node: "nanopu" (default) or "icenic", the traditional baseline's DMA
+    /// NIC (docs/models/icenic.md), with `elf` the IceNIC build of the same program,
+    /// `chain_ice.elf`: every message is then one UDP frame (docs/apps/chain.md "On IceNIC").
+    #[serde(default = "nanopu_nic")]
+    pub nic: String,
 }
 
 fn three() -> u32 {
@@ -82,6 +90,9 @@ fn twenty() -> f64 {
 }
 fn one_us() -> f64 {
     1.0
+}
+fn nanopu_nic() -> String {
+    "nanopu".into()
 }
 
 /// Longest simulated time a chain run may take, us (the cluster's limit; each run ends at
@@ -145,16 +156,20 @@ impl ChainFile {
         self.chain.check()?;
         let c = &self.chain;
         let poll = time_us(c.poll_us, "chain.poll_us")?;
-        Ok(ChainSpec { replicas: c.replicas, ping_us: c.ping_us, timeout_us: c.timeout_us, poll })
+        let nic = c.nic_kind()?;
+        Ok(ChainSpec { replicas: c.replicas, ping_us: c.ping_us, timeout_us: c.timeout_us, poll, nic })
     }
 
     /// The cluster: a star of the master and the replicas, one core each, all running
-    /// `chain.elf` with the chain's and the store's arguments.
+    /// `chain.elf` (or `chain_ice.elf` on IceNIC nodes) with the chain's and the store's
+    /// arguments.
     pub fn cluster(&self) -> Result<ClusterFile, String> {
         let specs = self.specs()?;
         let kv = specs[0].kv.as_ref().expect("validated: [load.kv]");
         let hz = crate::NodeConfig::default().timing.clock_hz;
-        let program = ProgramFile::on_all(self.chain.elf.clone(), self.chain_spec()?.args(kv, hz));
+        let chain = self.chain_spec()?;
+        let mut program = ProgramFile::on_all(self.chain.elf.clone(), chain.args(kv, hz));
+        program.nic = Some(self.chain.nic.clone());
         let nodes = Some(self.chain.replicas + 1);
         let topology =
             TopologyFile { kind: "star".into(), nodes, nodes_per_leaf: None, leaves: None, spines: None };
@@ -207,7 +222,12 @@ impl ChainSection {
                 self.timeout_us, self.ping_us
             ));
         }
-        within_f64(self.poll_us, 0.001, 1000.0, "chain.poll_us", " us").map(|_| ())
+        within_f64(self.poll_us, 0.001, 1000.0, "chain.poll_us", " us")?;
+        self.nic_kind().map(|_| ())
+    }
+
+    fn nic_kind(&self) -> Result<NicKind, String> {
+        self.nic.parse().map_err(|e| format!("chain.nic: {e}"))
     }
 }
 
@@ -223,8 +243,10 @@ mod tests {
         let f = ChainFile::parse(MINIMAL).unwrap();
         let c = f.chain_spec().unwrap();
         assert_eq!((c.replicas, c.ping_us, c.timeout_us, c.poll), (3, 5, 20.0, Time::from_us(1)));
+        assert_eq!(c.nic, NicKind::Nanopu);
         let cluster = f.cluster().unwrap();
         assert_eq!(cluster.topology.nodes, Some(4));
+        assert_eq!(cluster.program[0].nic_kind(), Ok(NicKind::Nanopu));
         assert_eq!(cluster.program[0].args[..2], ["3".to_string(), "10000".to_string()]);
     }
 
@@ -236,6 +258,13 @@ mod tests {
     }
 
     #[test]
+    fn icenic_nodes_run_the_program_as_frames() {
+        let f = ChainFile::parse(&MINIMAL.replace("[load]\n", "nic = \"icenic\"\n[load]\n")).unwrap();
+        assert_eq!(f.chain_spec().unwrap().nic, NicKind::IceNic);
+        assert_eq!(f.cluster().unwrap().program[0].nic_kind(), Ok(NicKind::IceNic));
+    }
+
+    #[test]
     fn bad_values_are_refused_naming_the_key() {
         refused("replicas = 9\n", "chain.replicas");
         refused("replicas = 0\n", "chain.replicas");
@@ -244,6 +273,7 @@ mod tests {
         refused("timeout_us = -1.0\n", "chain.timeout_us");
         refused("poll_us = 0.0\n", "chain.poll_us");
         refused("colour = 1\n", "colour");
+        refused("nic = \"zeronic\"\n", "chain.nic");
         let no_kv = MINIMAL.replace("[load.kv]\n", "");
         assert!(ChainFile::parse(&no_kv).unwrap_err().contains("load.kv"));
         let steering = MINIMAL.replace("[load.kv]\n", "[load.kv]\nsteering = \"static\"\n");

@@ -492,7 +492,8 @@ impl ServerEnd {
     }
 
     /// What went wrong with the server, one sentence each: its failure if it failed (what
-    /// follows from that need not be said), else the contexts it never registered.
+    /// follows from that need not be said), else the contexts it never registered; and
+    /// frames its IceNICs dropped (a likely cause of a failure: lost messages).
     fn problems(&self) -> Vec<String> {
         if self.failed.is_empty() {
             let unserved = |(ctx, held): &(u16, usize)| {
@@ -508,7 +509,8 @@ impl ServerEnd {
             "" => "it printed nothing".to_string(),
             c => format!("it printed {c:?}"),
         };
-        vec![format!("the server failed: {}; {printed}", exits.join(", "))]
+        let failed = format!("the server failed: {}; {printed}", exits.join(", "));
+        std::iter::once(failed).chain(self.nic_drops.clone()).collect()
     }
 }
 

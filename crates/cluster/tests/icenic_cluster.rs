@@ -155,3 +155,23 @@ fn frames_crossing_partitions_are_identical_with_1_2_and_3_threads() {
     assert_eq!(one, mixed_leaf_spine(2), "1 and 2 threads differ");
     assert_eq!(one, mixed_leaf_spine(3), "1 and 3 threads differ");
 }
+
+/// A crashed IceNIC node takes no frame and sends none, as a crashed nanoPU node (the
+/// fabric's cut of a crashed node, docs/faults.md): of 20 frames sent to an echo server 1 us
+/// apart, with its node crashing after the eleventh arrived, only those reach its NIC and
+/// are echoed (chain replication's crash runs on IceNIC rely on it).
+#[test]
+fn a_crashed_icenic_node_takes_no_frame() {
+    let crash = "[[faults]]\nkind = \"crash\"\nnode = 1\nat_us = 10.5\n";
+    let programs = program("all", "ice_loopback.elf", "icenic", &["0", "1"]) + crash;
+    let mut sim = cluster("kind = \"star\"\nnodes = 2", &programs);
+    for i in 0..20 {
+        sim.host.send_frame_at(Time::from_us(i) + Time::from_ns(100), host_frame(0x0a00_0003));
+    }
+    sim.set_deadline(Time::from_us(40));
+    sim.run().unwrap();
+    let ice = sim.nodes[1].ice().unwrap();
+    assert_eq!(ice.counters.frames_received, 11, "frames sent at 0.1..10.1 us");
+    assert_eq!(sim.host.frames_received.len(), 11, "echoes, none after the crash");
+    assert!(sim.host.frames_received.iter().all(|f| f.time < Time::from_us(11)));
+}

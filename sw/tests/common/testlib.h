@@ -61,26 +61,9 @@ extern volatile struct trap_record trap_rec;
 /* Called by the recording handler for interrupts, to silence the source. */
 extern void (*volatile trap_irq_hook)(uint64_t cause);
 
-/*
- * TRAP_ENTRY(name, cfunc): an assembly trap entry `name` that saves the
- * caller-saved registers, calls `void cfunc(void)` and returns with mret.
- * GCC's interrupt("machine") attribute is NOT used: it saves and restores t5
- * and t6 even under -ffixed-x30/-x31, and in a nanoPU program those accesses
- * would pop netRX and push netTX (docs/platform.md section 2).  x30/x31 are never touched.
- */
-#define TRAP_ENTRY(name, cfunc) \
-    __asm__(".section .text\n.balign 4\n.globl " #name "\n" #name ":\n" \
-            " addi sp, sp, -128\n" \
-            " sd ra, 0(sp)\n sd t0, 8(sp)\n sd t1, 16(sp)\n sd t2, 24(sp)\n" \
-            " sd t3, 32(sp)\n sd t4, 40(sp)\n sd a0, 48(sp)\n sd a1, 56(sp)\n" \
-            " sd a2, 64(sp)\n sd a3, 72(sp)\n sd a4, 80(sp)\n sd a5, 88(sp)\n" \
-            " sd a6, 96(sp)\n sd a7, 104(sp)\n" \
-            " call " #cfunc "\n" \
-            " ld ra, 0(sp)\n ld t0, 8(sp)\n ld t1, 16(sp)\n ld t2, 24(sp)\n" \
-            " ld t3, 32(sp)\n ld t4, 40(sp)\n ld a0, 48(sp)\n ld a1, 56(sp)\n" \
-            " ld a2, 64(sp)\n ld a3, 72(sp)\n ld a4, 80(sp)\n ld a5, 88(sp)\n" \
-            " ld a6, 96(sp)\n ld a7, 104(sp)\n" \
-            " addi sp, sp, 128\n mret\n")
+/* TRAP_ENTRY(name, cfunc): an assembly trap entry calling `void cfunc(void)` that never
+ * touches x30/x31 (nanopu.h, NANOPU_TRAP_ENTRY). */
+#define TRAP_ENTRY(name, cfunc) NANOPU_TRAP_ENTRY(name, cfunc)
 
 /* Direct-mode handler: records the trap; for exceptions, resumes after the
  * faulting instruction (2 or 4 bytes); for interrupts calls trap_irq_hook. */
