@@ -328,15 +328,17 @@ impl LoadFile {
         if s.nic_kind()? == NicKind::Nanopu {
             return Ok(());
         }
+        const CORES: &str = "the nanoPU NIC's core selection (JBSQ, RSS); an IceNIC server has one core";
+        const SCHED: &str = "an option of the nanoPU NIC's scheduler, not of an IceNIC server";
         let nanopu_only = [
-            (s.core_selection != "jbsq", "core_selection"),
-            (s.jbsq_n.is_some(), "jbsq_n"),
-            (s.sched_timer_us != 0.0, "sched_timer_us"),
-            (s.msg_cycles.is_some(), "msg_cycles"),
-            (s.idle_cycles.is_some(), "idle_cycles"),
+            (s.core_selection != "jbsq", "core_selection", CORES),
+            (s.jbsq_n.is_some(), "jbsq_n", CORES),
+            (s.sched_timer_us != 0.0, "sched_timer_us", SCHED),
+            (s.msg_cycles.is_some(), "msg_cycles", SCHED),
+            (s.idle_cycles.is_some(), "idle_cycles", SCHED),
         ];
-        if let Some((_, key)) = nanopu_only.iter().find(|(set, _)| *set) {
-            return Err(format!("server.{key}: an option of the nanoPU NIC, not of an IceNIC server"));
+        if let Some((_, key, why)) = nanopu_only.iter().find(|(set, _, _)| *set) {
+            return Err(format!("server.{key}: {why}"));
         }
         let kv = self.kv_spec()?;
         let checked = kv.is_some() || self.load.rdma.is_some() || self.load.setalg.is_some();
@@ -852,7 +854,8 @@ mod tests {
             assert!(
                 bad("cores = 1", "cores = 4").starts_with("server.cores: an IceNIC server runs on one core")
             );
-            assert!(bad("cores = 1", "cores = 1\njbsq_n = 2").starts_with("server.jbsq_n"));
+            let e = bad("cores = 1", "cores = 1\njbsq_n = 2");
+            assert!(e.starts_with("server.jbsq_n: the nanoPU NIC's core selection (JBSQ"), "{e}");
         }
     }
 
