@@ -5,8 +5,9 @@ silent, the chain reconfigured and the client told marked; requests never answer
 the crashed replica before the client was told) drawn at the top. Also the README's table of
 those times.
 
-Usage: timeline.py OUT.svg README NAME=LABEL...  (results/crash-NAME-records.csv and
-results/crash-NAME-reconfigs.csv from `nanopu chain --records --reconfigs`)
+Usage: timeline.py OUT.svg README MARKER NAME=LABEL...  (results/crash-NAME-records.csv and
+results/crash-NAME-reconfigs.csv from `nanopu chain --records --reconfigs`; the table goes
+between the README's <!-- results:MARKER --> markers)
 """
 import csv
 import sys
@@ -47,7 +48,7 @@ def panel(ax, label, records, reconfig):
     ax.grid(True, axis="y", color="#ddd")
 
 
-def table(readme, runs):
+def table(readme, marker, runs):
     def after(key):
         return lambda run: f"{(float(run[1][key]) - float(run[1]['crashed_ns'])) / 1e3:,.1f}"
 
@@ -55,11 +56,11 @@ def table(readme, runs):
                ("chain reconfigured (us after)", after("reconfigured_ns")),
                ("client told (us after)", after("learned_ns")),
                ("new chain", lambda run: f"{run[1]['head']} -> {run[1]['tail']}")]
-    mdtable.update(readme, "timeline", mdtable.table([(label, c) for label, (_, c) in runs], columns))
+    mdtable.update(readme, marker, mdtable.table([(label, c) for label, (_, c) in runs], columns))
 
 
 def main(argv):
-    out, readme, specs = argv[1], argv[2], argv[3:]
+    out, readme, marker, specs = argv[1], argv[2], argv[3], argv[4:]
     runs = [(s.split("=", 1)[1], read(s.split("=", 1)[0])) for s in specs]
     fig, axes = plt.subplots(len(runs), 1, figsize=(7.2, 2.6 * len(runs)), sharex=True)
     for ax, (label, (records, reconfig)) in zip(axes, runs):
@@ -68,7 +69,7 @@ def main(argv):
     axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
     fig.tight_layout()
     fig.savefig(out, metadata={"Date": None})
-    table(readme, runs)
+    table(readme, marker, runs)
 
 
 if __name__ == "__main__":
