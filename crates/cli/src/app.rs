@@ -26,7 +26,7 @@ pub struct AppArgs {
     nic: NicKind,
 }
 
-#[derive(Subcommand)]
+#[derive(Subcommand, Clone)]
 enum App {
     /// One neuron on one core accumulating weight x data messages over N edges.
     NnEdges {
@@ -109,36 +109,68 @@ enum App {
 }
 
 pub fn main(a: AppArgs) -> Result<ExitCode, String> {
-    let apps = a.sw_build.join("apps");
-    let nic = a.nic;
-    if nic != NicKind::Nanopu && matches!(a.app, App::NbodyRoot { .. }) {
-        return Err("--nic icenic: nbody-root is an incast IceNIC cannot take without a transport, and its \
-                    times come from the transport's records; it runs on the nanoPU only"
-            .into());
-    }
-    let (ok, mut doc) = match a.app {
-        App::NnEdges { edges, rounds, seed } => nn_edges(&apps, nic, edges, rounds, seed)?,
-        App::Nn { layers, inferences, cores, seed } => {
-            nn(&apps, nic, NetSpec { seed, inferences, layers, cores })?
-        }
-        App::Othello { depth, local_depth, plies, seed, nodes, cores } => {
-            let board = Board::opening(seed, plies);
-            othello(&apps, nic, SearchSpec { nodes, cores, board, depth, local_depth })?
-        }
-        App::Nbody { bodies, seed } => nbody(&apps, nic, bodies, seed)?,
-        App::Dotprod { words, requests, copy, seed } => dotprod(&apps, nic, words, requests, copy, seed)?,
-        App::NbodyRoot { senders, per_sender, cores, seed } => {
-            nbody_root(&apps, senders, per_sender, cores, seed)?
-        }
-    };
-    doc["nic"] = json!(nic.name());
+    let (ok, doc) = a.run()?;
     println!("{}", serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?);
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-fn read(apps: &Path, name: &str) -> Result<Vec<u8>, String> {
-    let p = apps.join(name);
-    std::fs::read(&p).map_err(|e| format!("{}: {e}; build the programs with `make -C sw`", p.display()))
+impl AppArgs {
+    /// Run the application: whether its answers are the host's, and the JSON document
+    /// `nanopu app` prints.
+    pub fn run(&self) -> Result<(bool, Value), String> {
+        let (nic, elf) = (self.nic, self.program());
+        if nic != NicKind::Nanopu && matches!(self.app, App::NbodyRoot { .. }) {
+            return Err("--nic icenic: nbody-root is an incast IceNIC cannot take without a transport, and its \
+                        times come from the transport's records; it runs on the nanoPU only"
+                .into());
+        }
+        let (ok, mut doc) = match self.app.clone() {
+            App::NnEdges { edges, rounds, seed } => nn_edges(&elf, nic, edges, rounds, seed)?,
+            App::Nn { layers, inferences, cores, seed } => {
+                nn(&elf, nic, NetSpec { seed, inferences, layers, cores })?
+            }
+            App::Othello { depth, local_depth, plies, seed, nodes, cores } => {
+                let board = Board::opening(seed, plies);
+                othello(&elf, nic, SearchSpec { nodes, cores, board, depth, local_depth })?
+            }
+            App::Nbody { bodies, seed } => nbody(&elf, nic, bodies, seed)?,
+            App::Dotprod { words, requests, copy, seed } => dotprod(&elf, nic, words, requests, copy, seed)?,
+            App::NbodyRoot { senders, per_sender, cores, seed } => {
+                nbody_root(&elf, senders, per_sender, cores, seed)?
+            }
+        };
+        doc["nic"] = json!(nic.name());
+        Ok((ok, doc))
+    }
+
+    /// The program the application loads (its IceNIC build on `--nic icenic`): what the
+    /// sweeps' cache hashes (docs/python.md, "The cache").
+    pub fn program(&self) -> PathBuf {
+        let nic = self.nic;
+        let name = match &self.app {
+            App::NnEdges { .. } => elf_name("nn_edges", nic),
+            App::Nn { .. } => elf_name("nn_net", nic),
+            App::Othello { .. } => elf_name("othello", nic),
+            App::Dotprod { copy, .. } => elf_name(dotprod_program(*copy), nic),
+            App::Nbody { .. } => elf_name("nbody", nic),
+            App::NbodyRoot { .. } => "nbody_root.elf".into(),
+        };
+        self.sw_build.join("apps").join(name)
+    }
+}
+
+/// The dot product's program: copying the request to memory first, or computing as the
+/// words are read.
+fn dotprod_program(copy: bool) -> &'static str {
+    if copy {
+        "dotprod_mem"
+    } else {
+        "dotprod_reg"
+    }
+}
+
+fn read(p: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(p).map_err(|e| format!("{}: {e}; build the programs with `make -C sw`", p.display()))
 }
 
 /// Median, mean, min and max of latencies in ns.
@@ -149,8 +181,8 @@ fn stats(v: &[f64]) -> Value {
     json!({"n": s.len(), "median": s.get(s.len() / 2), "mean": mean, "min": s.first(), "max": s.last()})
 }
 
-fn nn_edges(apps: &Path, nic: NicKind, edges: u64, rounds: u64, seed: u64) -> Result<(bool, Value), String> {
-    let r = run_edges(&read(apps, &elf_name("nn_edges", nic))?, nic, seed, edges, rounds)?;
+fn nn_edges(elf: &Path, nic: NicKind, edges: u64, rounds: u64, seed: u64) -> Result<(bool, Value), String> {
+    let r = run_edges(&read(elf)?, nic, seed, edges, rounds)?;
     let ok = r.results == r.expected;
     Ok((
         ok,
@@ -158,16 +190,16 @@ fn nn_edges(apps: &Path, nic: NicKind, edges: u64, rounds: u64, seed: u64) -> Re
     ))
 }
 
-fn nn(apps: &Path, nic: NicKind, spec: NetSpec) -> Result<(bool, Value), String> {
-    let r = run_net(&spec, &apps.join(elf_name("nn_net", nic)), nic)?;
+fn nn(elf: &Path, nic: NicKind, spec: NetSpec) -> Result<(bool, Value), String> {
+    let r = run_net(&spec, elf, nic)?;
     let ok = (0..spec.inferences).all(|k| r.outputs[k as usize] == spec.reference(k));
     let doc = json!({"app": "nn", "layers": spec.layers, "neurons": spec.neurons(), "inferences": spec.inferences,
         "ok": ok, "latency_ns": stats(&r.latency_ns), "outputs": r.outputs.last()});
     Ok((ok, doc))
 }
 
-fn othello(apps: &Path, nic: NicKind, spec: SearchSpec) -> Result<(bool, Value), String> {
-    let r = run_search(&spec, &apps.join(elf_name("othello", nic)), nic)?;
+fn othello(elf: &Path, nic: NicKind, spec: SearchSpec) -> Result<(bool, Value), String> {
+    let r = run_search(&spec, elf, nic)?;
     let (value, best) = spec.board.search(spec.depth);
     let ok = (r.value, r.best) == (value, best);
     let doc = json!({"app": "othello", "depth": spec.depth, "local_depth": spec.local_depth,
@@ -178,15 +210,15 @@ fn othello(apps: &Path, nic: NicKind, spec: SearchSpec) -> Result<(bool, Value),
 }
 
 fn dotprod(
-    apps: &Path,
+    elf: &Path,
     nic: NicKind,
     words: usize,
     requests: u64,
     copy: bool,
     seed: u64,
 ) -> Result<(bool, Value), String> {
-    let name = if copy { "dotprod_mem" } else { "dotprod_reg" };
-    let r = run_dot(&read(apps, &elf_name(name, nic))?, nic, words, requests, seed)?;
+    let name = dotprod_program(copy);
+    let r = run_dot(&read(elf)?, nic, words, requests, seed)?;
     let ok = r.answers == r.expected;
     let doc = json!({"app": "dotprod", "program": name, "words": words, "requests": requests, "ok": ok,
         "latency_ns": stats(&r.latency_ns)});
@@ -196,8 +228,8 @@ fn dotprod(
 /// A tree node at the centre of the bodies' 1,000 m square, 5,000 t over a 100 m side.
 const NODE: TreeNode = TreeNode { x: 500.0, y: 500.0, m: 5.0e6, s: 100.0 };
 
-fn nbody(apps: &Path, nic: NicKind, bodies: u64, seed: u64) -> Result<(bool, Value), String> {
-    let r = run_forces(&read(apps, &elf_name("nbody", nic))?, nic, NODE, seed, bodies)?;
+fn nbody(elf: &Path, nic: NicKind, bodies: u64, seed: u64) -> Result<(bool, Value), String> {
+    let r = run_forces(&read(elf)?, nic, NODE, seed, bodies)?;
     let bits = |v: &[Option<(f64, f64)>]| -> Vec<_> {
         v.iter().map(|f| f.map(|(x, y)| (x.to_bits(), y.to_bits()))).collect()
     };
@@ -207,8 +239,8 @@ fn nbody(apps: &Path, nic: NicKind, bodies: u64, seed: u64) -> Result<(bool, Val
     Ok((ok, doc))
 }
 
-fn nbody_root(apps: &Path, senders: u32, per: u64, cores: usize, seed: u64) -> Result<(bool, Value), String> {
-    let r = run_root(&apps.join("nbody_root.elf"), senders, per, cores, seed)?;
+fn nbody_root(elf: &Path, senders: u32, per: u64, cores: usize, seed: u64) -> Result<(bool, Value), String> {
+    let r = run_root(elf, senders, per, cores, seed)?;
     let doc = json!({"app": "nbody-root", "senders": senders, "per_sender": per, "cores": cores,
         "requests": r.requests, "ok": true, "total_ns": r.total_ns, "root_busy_ns": r.root_busy_ns,
         "per_request_ns": r.root_busy_ns / r.requests as f64, "request_latency_ns": stats(&r.request_ns)});

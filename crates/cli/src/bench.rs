@@ -115,42 +115,103 @@ const BENCHMARKS: [&str; 10] = [
 ];
 
 pub fn main(a: BenchArgs) -> Result<ExitCode, String> {
-    let mut out = match a.name.as_str() {
-        "loopback-latency" => latency(&a)?,
-        "icenic-loopback-latency" => {
-            let program = format!("ice_{}", a.app.name());
-            crate::bench_ice::latency(&elf(&a, &program)?, a.app, a.requests.unwrap_or(500), MAC_NS)?
-        }
-        "nic-throughput" => crate::bench_nic::throughput(&a.sw_build, a.nic, a.requests.unwrap_or(2_000))?,
-        "erpc-loopback-latency" => {
-            crate::bench_erpc::latency(&elf(&a, "erpc_server")?, a.requests.unwrap_or(200), MAC_NS)?
-        }
-        "erpc-request-rate" => {
-            crate::bench_erpc::rate(&elf(&a, "erpc_server")?, a.requests.unwrap_or(2000), MAC_NS)?
-        }
-        "loopback-throughput" => {
-            crate::bench_tput::throughput(&elf(&a, "loopback_tput")?, a.requests.unwrap_or(20_000))?
-        }
-        "rx" => rx(&a)?,
-        "iss" => iss(&a)?,
-        "network" => network(&a)?,
-        "context-switch" => crate::bench_ctx::context_switch(&elf(&a, "ctxswitch")?)?,
-        other => return Err(format!("unknown benchmark '{other}' ({})", BENCHMARKS.join(", "))),
-    };
-    out["build"] = json!(BUILD);
+    let out = a.run()?;
     println!("{}", serde_json::to_string_pretty(&out).expect("json"));
     Ok(ExitCode::SUCCESS)
 }
 
-fn elf(a: &BenchArgs, name: &str) -> Result<Vec<u8>, String> {
-    program(&a.sw_build, name)
+impl BenchArgs {
+    /// Run the benchmark: the JSON document `nanopu bench` prints.
+    pub fn run(&self) -> Result<Value, String> {
+        let mut out = self.measure()?;
+        out["build"] = json!(BUILD);
+        Ok(out)
+    }
+
+    fn measure(&self) -> Result<Value, String> {
+        let (a, sw) = (self, &self.programs());
+        Ok(match a.name.as_str() {
+            "loopback-latency" => latency(a, sw)?,
+            "icenic-loopback-latency" => {
+                let elf = sw.read(&format!("ice_{}", a.app.name()))?;
+                crate::bench_ice::latency(&elf, a.app, a.requests.unwrap_or(500), MAC_NS)?
+            }
+            "nic-throughput" => crate::bench_nic::throughput(sw, a.nic, a.requests.unwrap_or(2_000))?,
+            "erpc-loopback-latency" => {
+                crate::bench_erpc::latency(&sw.read("erpc_server")?, a.requests.unwrap_or(200), MAC_NS)?
+            }
+            "erpc-request-rate" => {
+                crate::bench_erpc::rate(&sw.read("erpc_server")?, a.requests.unwrap_or(2000), MAC_NS)?
+            }
+            "loopback-throughput" => {
+                crate::bench_tput::throughput(&sw.read("loopback_tput")?, a.requests.unwrap_or(20_000))?
+            }
+            "rx" => rx(sw)?,
+            "iss" => iss(sw)?,
+            "network" => network(a, sw)?,
+            "context-switch" => crate::bench_ctx::context_switch(&sw.read("ctxswitch")?)?,
+            other => return Err(format!("unknown benchmark '{other}' ({})", BENCHMARKS.join(", "))),
+        })
+    }
+
+    /// The programs the benchmark loads, for `Programs`: what the sweeps' cache hashes
+    /// (docs/python.md, "The cache").
+    fn program_names(&self) -> Vec<String> {
+        let ice = |app: App| format!("ice_{}", app.name());
+        let names: Vec<&str> = match self.name.as_str() {
+            "loopback-latency" => return vec![self.app.name().into()],
+            "icenic-loopback-latency" => return vec![ice(self.app)],
+            "nic-throughput" => match self.nic {
+                crate::bench_nic::Nic::Nanopu => vec!["rxcount", "txflood", "loopback", "stream"],
+                crate::bench_nic::Nic::Icenic => return vec!["ice_tput".into(), ice(App::Loopback), ice(App::Stream)],
+                crate::bench_nic::Nic::Erpc => vec!["erpc_server"],
+            },
+            "erpc-loopback-latency" | "erpc-request-rate" => vec!["erpc_server"],
+            "loopback-throughput" => vec!["loopback_tput"],
+            "rx" => vec!["rxcount"],
+            "iss" => vec!["compute"],
+            "network" => vec!["alltoall", "idle"],
+            "context-switch" => vec!["ctxswitch"],
+            _ => vec![],
+        };
+        names.into_iter().map(String::from).collect()
+    }
+
+    /// The programs the benchmark loads, under `--sw-build`.
+    pub fn programs(&self) -> Programs {
+        Programs { sw_build: self.sw_build.clone(), names: self.program_names() }
+    }
 }
 
-/// The built program `apps/NAME.elf` under `sw_build`.
-pub fn program(sw_build: &std::path::Path, name: &str) -> Result<Vec<u8>, String> {
-    let p = sw_build.join("apps").join(format!("{name}.elf"));
-    std::fs::read(&p)
-        .map_err(|e| format!("cannot read {} ({e}); build the programs with `make -C sw`", p.display()))
+/// The built programs a benchmark loads, `apps/NAME.elf` under `--sw-build`: listed once
+/// per benchmark (`BenchArgs::program_names`) and read only through here, so that the list
+/// the sweeps' cache hashes is the list the benchmark reads (one it does not list is an
+/// error, a bug to fix in the list).
+pub struct Programs {
+    sw_build: PathBuf,
+    names: Vec<String>,
+}
+
+impl Programs {
+    /// Where program `name` is.
+    pub fn path(&self, name: &str) -> Result<PathBuf, String> {
+        if !self.names.iter().any(|n| n == name) {
+            return Err(format!("the benchmark reads apps/{name}.elf, which its list of programs lacks (a bug)"));
+        }
+        Ok(self.sw_build.join("apps").join(format!("{name}.elf")))
+    }
+
+    /// Every program listed, in order.
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.names.iter().map(|n| self.sw_build.join("apps").join(format!("{n}.elf"))).collect()
+    }
+
+    /// Program `name`'s bytes.
+    pub fn read(&self, name: &str) -> Result<Vec<u8>, String> {
+        let p = self.path(name)?;
+        std::fs::read(&p)
+            .map_err(|e| format!("cannot read {} ({e}); build the programs with `make -C sw`", p.display()))
+    }
 }
 
 pub fn node_cfg(cores: usize, mac_ns: f64) -> NodeConfig {
@@ -167,8 +228,8 @@ pub fn request(rng: &mut Rng, len: u16) -> Message {
 
 // ---- loopback latency -----------------------------------------------------------------------
 
-fn latency(a: &BenchArgs) -> Result<Value, String> {
-    let elf = elf(a, a.app.name())?;
+fn latency(a: &BenchArgs, sw: &Programs) -> Result<Value, String> {
+    let elf = sw.read(a.app.name())?;
     let n = a.requests.unwrap_or(500) + WARMUP;
     let rows: Result<Vec<Value>, String> =
         SIZES.iter().map(|&len| latency_row(&elf, a.app, len, n)).collect();
@@ -250,8 +311,8 @@ fn check_stamped_reply(app: App, req: &Message, rep: &Message) -> Result<(), Str
 
 // ---- receive path ---------------------------------------------------------------------------
 
-fn rx(a: &BenchArgs) -> Result<Value, String> {
-    let elf = elf(a, "rxcount")?;
+fn rx(sw: &Programs) -> Result<Value, String> {
+    let elf = sw.read("rxcount")?;
     let rows: Result<Vec<Value>, String> = [1usize, 64].iter().map(|&k| rx_row(&elf, k)).collect();
     Ok(json!({ "benchmark": "rx", "payload_bytes": 16, "rows": rows?,
         "definition": "after one warm-up message, from the first timed message's last byte reaching the NIC to the core having read and marked done the last one (mcycle printed by rxcount.elf); messages sent back to back at 200 Gb/s",
@@ -282,8 +343,8 @@ fn rx_row(elf: &[u8], k: usize) -> Result<Value, String> {
 
 // ---- ISS speed ------------------------------------------------------------------------------
 
-fn iss(a: &BenchArgs) -> Result<Value, String> {
-    let elf = elf(a, "compute")?;
+fn iss(sw: &Programs) -> Result<Value, String> {
+    let elf = sw.read("compute")?;
     let mut cfg = node_cfg(1, 0.0);
     cfg.max_cycles = 20_000_000_000;
     let mut sim = Simulation::new(&elf, cfg).map_err(|e| e.to_string())?;
@@ -303,9 +364,8 @@ fn iss(a: &BenchArgs) -> Result<Value, String> {
 
 // ---- network speed --------------------------------------------------------------------------
 
-/// A 256-node leaf-spine (16 leaves x 16 nodes, 8 spines), NDP, every node running `app`.
-fn network_config(sw_build: &std::path::Path, app: &str) -> String {
-    let elf = sw_build.join(format!("apps/{app}.elf"));
+/// A 256-node leaf-spine (16 leaves x 16 nodes, 8 spines), NDP, every node running `elf`.
+fn network_config(elf: &std::path::Path) -> String {
     format!(
         "seed = 1\nmax_us = 100000.0\n[topology]\nkind = \"leaf-spine\"\nnodes_per_leaf = 16\nleaves = 16\nspines = 8\n\
          [node]\ncores = 4\n[[program]]\nnodes = \"all\"\nelf = \"{}\"\nargs = [\"256\", \"1024\"]\n",
@@ -320,9 +380,9 @@ fn peak_rss() -> Option<u64> {
     Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
 }
 
-fn network(a: &BenchArgs) -> Result<Value, String> {
-    let with_cores = if a.network_only { Value::Null } else { network_run(a, "alltoall", false)? };
-    let network_only = network_run(a, "idle", true)?;
+fn network(a: &BenchArgs, sw: &Programs) -> Result<Value, String> {
+    let with_cores = if a.network_only { Value::Null } else { network_run(a, sw, "alltoall", false)? };
+    let network_only = network_run(a, sw, "idle", true)?;
     let rss = peak_rss().unwrap_or(0);
     let fabric_alone = crate::bench_fabric::fabric_alone()?;
     Ok(json!({ "benchmark": "network",
@@ -333,11 +393,11 @@ fn network(a: &BenchArgs) -> Result<Value, String> {
 
 /// One all-to-all: written and checked by the cores (`alltoall.elf`), or injected straight
 /// into idle nodes' transports so that only the network is simulated.
-fn network_run(a: &BenchArgs, app: &str, inject: bool) -> Result<Value, String> {
+fn network_run(a: &BenchArgs, sw: &Programs, app: &str, inject: bool) -> Result<Value, String> {
     use nanopu_cluster::cluster_config::ClusterFile;
     use nanopu_cluster::cluster_report::summarize_cluster;
-    elf(a, app)?;
-    let file = ClusterFile::parse(&network_config(&a.sw_build, app))?;
+    sw.read(app)?;
+    let file = ClusterFile::parse(&network_config(&sw.path(app)?))?;
     let start = std::time::Instant::now();
     let mut sim = Simulation::cluster(&file, std::path::Path::new(".")).map_err(|e| e.to_string())?;
     if let Some(t) = a.threads {

@@ -2,7 +2,7 @@
 //! (docs/apps/erpc.md): `erpc_server.elf` on an IceNIC node, the test host as its client,
 //! on the on-chip IceNIC and on the PCIe-attached variant (docs/models/icenic.md).
 
-use crate::bench::{program, SIZES};
+use crate::bench::{Programs, SIZES};
 use crate::bench_nic::{Columns, OUTSTANDING};
 use nanopu_cluster::config::NicKind;
 use nanopu_cluster::erpc::{self, Client, ClientParams, Completed, Request};
@@ -11,7 +11,6 @@ use nanopu_cluster::{NodeConfig, Outcome, Simulation};
 use nanopu_sim::stats::summarize;
 use nanopu_sim::{Rng, Time};
 use serde_json::{json, Value};
-use std::path::Path;
 
 /// Message sizes, bytes: one packet up to 1,456 bytes, then two and three.
 const LATENCY_SIZES: [usize; 7] = [8, 64, 256, 512, 1024, 1456, 4096];
@@ -62,8 +61,8 @@ pub fn rate(elf: &[u8], requests: usize, mac_ns: f64) -> Result<Value, String> {
 /// `bench_nic`): loopback requests per second per size with `OUTSTANDING` in flight, on
 /// chip, no MAC latency, as the IceNIC column; no rx, tx or stream measurement (the
 /// stack is measured as an RPC server: experiments/nic-compare marks them not measured).
-pub fn nic_columns(sw_build: &Path, n: usize, mark: usize) -> Result<Columns, String> {
-    let elf = program(sw_build, "erpc_server")?;
+pub fn nic_columns(sw: &Programs, n: usize, mark: usize) -> Result<Columns, String> {
+    let elf = sw.read("erpc_server")?;
     let rows: Result<Vec<Value>, String> = SIZES
         .iter()
         .map(|&s| {

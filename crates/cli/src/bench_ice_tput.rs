@@ -1,14 +1,13 @@
 //! `nanopu bench nic-throughput --nic icenic`: the IceNIC column (definitions in
 //! `bench_nic`; the programs `ice_tput.elf` and `ice_loopback.elf`, docs/models/icenic.md).
 
-use crate::bench::{program, App, SIZES, START};
+use crate::bench::{App, Programs, SIZES, START};
 use crate::bench_ice::{frame, frame_of_words, ice_sim, reply_to};
 use crate::bench_nic::{console_value, rate, Columns, OUTSTANDING, PAYLOAD};
 use nanopu_cluster::ice_frame::PAYLOAD as HEADERS;
 use nanopu_cluster::{NodeConfig, Outcome, Simulation};
 use nanopu_sim::{Rng, Time};
 use serde_json::{json, Value};
-use std::path::Path;
 
 /// The first payload word of `ice_tput.elf`'s frames: their type.
 const DATA: u64 = 0;
@@ -23,11 +22,11 @@ const OFFERED_PER_MESSAGE: usize = 16;
 /// a few microseconds), so that the done frame is never the one dropped.
 const DRAIN: Time = Time::from_us(20);
 
-pub fn icenic(sw_build: &Path, n: usize, mark: usize) -> Result<Columns, String> {
-    let tput = program(sw_build, "ice_tput")?;
+pub fn icenic(sw: &Programs, n: usize, mark: usize) -> Result<Columns, String> {
+    let tput = sw.read("ice_tput")?;
     let (rx, tx) = (rx(&tput, n, mark)?, tx(&tput, n, mark)?);
     let rates = |app: App| -> Result<Value, String> {
-        let elf = program(sw_build, &format!("ice_{}", app.name()))?;
+        let elf = sw.read(&format!("ice_{}", app.name()))?;
         let rows: Result<Vec<Value>, String> =
             SIZES.iter().map(|&s| loopback(&elf, app, s as usize, n, mark)).collect();
         Ok(Value::Array(rows?))

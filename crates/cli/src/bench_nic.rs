@@ -22,12 +22,11 @@
 //! start, where caches are cold and queues fill. No MAC latency (it lengthens the round
 //! trip, which the outstanding requests cover, not the rates).
 
-use crate::bench::{node_cfg, program, request, App, SIZES, START};
+use crate::bench::{node_cfg, request, App, Programs, SIZES, START};
 use nanopu_cluster::host::HostMessage;
 use nanopu_cluster::{Outcome, Simulation, TestHost};
 use nanopu_sim::{Rng, Time};
 use serde_json::{json, Value};
-use std::path::Path;
 
 /// The NICs `nic-throughput` measures.
 ///
@@ -52,15 +51,15 @@ pub const PAYLOAD: usize = 64;
 /// buffers, so that no request waits for a buffer and none is dropped.
 pub const OUTSTANDING: usize = 8;
 
-pub fn throughput(sw_build: &Path, nic: Nic, n: usize) -> Result<Value, String> {
+pub fn throughput(sw: &Programs, nic: Nic, n: usize) -> Result<Value, String> {
     let mark = n / 10;
     if mark == 0 {
         return Err(format!("--requests {n}: at least 10, the first tenth being left out"));
     }
     let (name, rx, tx, [loopback, stream]) = match nic {
-        Nic::Nanopu => nanopu(sw_build, n, mark)?,
-        Nic::Icenic => crate::bench_ice_tput::icenic(sw_build, n, mark)?,
-        Nic::Erpc => crate::bench_erpc::nic_columns(sw_build, n, mark)?,
+        Nic::Nanopu => nanopu(sw, n, mark)?,
+        Nic::Icenic => crate::bench_ice_tput::icenic(sw, n, mark)?,
+        Nic::Erpc => crate::bench_erpc::nic_columns(sw, n, mark)?,
     };
     Ok(json!({ "benchmark": "nic-throughput", "nic": name, "cores": 1, "payload_bytes": PAYLOAD,
         "messages": n, "window_starts_after": mark, "loopback_outstanding": OUTSTANDING,
@@ -71,11 +70,11 @@ pub fn throughput(sw_build: &Path, nic: Nic, n: usize) -> Result<Value, String> 
 /// A NIC's name, its rx and tx rates, and its request rates per size of loopback and stream.
 pub type Columns = (&'static str, Value, Value, [Value; 2]);
 
-fn nanopu(sw_build: &Path, n: usize, mark: usize) -> Result<Columns, String> {
-    let rx = nanopu_rx(&program(sw_build, "rxcount")?, n)?;
-    let tx = nanopu_tx(&program(sw_build, "txflood")?, n, mark)?;
+fn nanopu(sw: &Programs, n: usize, mark: usize) -> Result<Columns, String> {
+    let rx = nanopu_rx(&sw.read("rxcount")?, n)?;
+    let tx = nanopu_tx(&sw.read("txflood")?, n, mark)?;
     let rates = |app: App| -> Result<Value, String> {
-        let elf = program(sw_build, app.name())?;
+        let elf = sw.read(app.name())?;
         let rows: Result<Vec<Value>, String> =
             SIZES.iter().map(|&s| nanopu_loopback(&elf, app, s, n, mark)).collect();
         Ok(Value::Array(rows?))

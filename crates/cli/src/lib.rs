@@ -1,7 +1,17 @@
-//! The `run` and `sort` front ends of the `nanopu` command, as a library: their flags are
-//! parsed and checked here once, for the command line and for the Python package
+//! The `run`, `sort`, `app` and `bench` front ends of the `nanopu` command, as a library:
+//! their flags are parsed and checked here once, and the runs built, run and shaped into
+//! the JSON the command prints, for the command line and for the Python package
 //! (`crates/py`, docs/python.md), which builds its runs from the same flags.
 
+pub mod app;
+pub mod bench;
+mod bench_ctx;
+mod bench_erpc;
+mod bench_fabric;
+mod bench_ice;
+mod bench_ice_tput;
+mod bench_nic;
+mod bench_tput;
 pub mod cluster;
 pub mod fault_flags;
 pub mod run;

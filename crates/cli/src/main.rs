@@ -11,21 +11,12 @@
 //! - `nanopu schema KIND` / `--markdown`: the configuration files' JSON Schemas and reference
 //!   page (docs/config.md).
 
-mod app;
-mod bench;
-mod bench_ctx;
-mod bench_erpc;
-mod bench_fabric;
-mod bench_ice;
-mod bench_ice_tput;
-mod bench_nic;
-mod bench_tput;
 mod chain;
 mod load;
 mod raft;
 mod schema;
 
-use nanopu_cli::{run, sort};
+use nanopu_cli::{app, bench, run, sort};
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
