@@ -1,11 +1,12 @@
 //! `nanopu._native`: the simulator in-process for the Python package (docs/python.md).
 //!
-//! Every run is described by what the command line takes: the flags of `nanopu run` and
-//! `nanopu sort`, parsed by the command line's own parsers (`nanopu_cli`), and a cluster
-//! configuration, read by `ClusterFile`. Results go back as the JSON, CSV and pcap the
+//! Every run is described by what the command line takes: the flags of `nanopu run`,
+//! `nanopu sort`, `nanopu app` and `nanopu bench`, parsed by the command line's own
+//! parsers (`nanopu_cli`), and a cluster configuration, read by `ClusterFile`. Results go back as the JSON, CSV and pcap the
 //! command line writes; the Python side turns them into DataFrames and holds no
 //! simulation logic.
 
+mod apps;
 mod cluster;
 mod interrupt;
 mod load;
@@ -146,6 +147,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load::load, m)?)?;
     m.add_function(wrap_pyfunction!(replicated::chain, m)?)?;
     m.add_function(wrap_pyfunction!(replicated::raft, m)?)?;
+    m.add_function(wrap_pyfunction!(apps::app, m)?)?;
+    m.add_function(wrap_pyfunction!(apps::bench, m)?)?;
+    m.add_function(wrap_pyfunction!(apps::app_programs, m)?)?;
+    m.add_function(wrap_pyfunction!(apps::bench_programs, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(message_frames, m)?)?;
     Ok(())

@@ -139,5 +139,5 @@ def test_backend_arguments_are_checked(apps, tmp_path):
         sweep.run("sort", configs, seeds=[1], backend="dask", cache_dir=tmp_path)
     with pytest.raises(ValueError, match="address= is a Ray cluster's address"):
         sweep.run("sort", configs, seeds=[1], address="auto", cache_dir=tmp_path)
-    with pytest.raises(ValueError, match="'sort', 'cluster', 'program' or 'load'"):
+    with pytest.raises(ValueError, match="'sort', 'cluster', 'program', 'load', 'chain', 'raft', 'app' or 'bench'"):
         sweep.run("sorts", configs)

@@ -35,3 +35,14 @@ def test_ray_reports_a_failed_run(apps, tmp_path, local_ray):
     config = {"cores": 16, "keys_per_core": 16, "apps": str(apps), "algorithm": "bogosort"}
     with pytest.raises(sweep.SweepError, match="bogosort"):
         sweep.run("sort", [config], seeds=[1], backend="ray", cache_dir=tmp_path, progress=False)
+
+
+def test_apps_and_chains_run_on_ray_as_on_threads(apps, root, tmp_path, local_ray):
+    dots = sweep.grid({"name": "dotprod", "requests": 10, "sw_build": str(apps.parent)}, nic=["nanopu", "icenic"])
+    chain = sweep.chain_config(root / "experiments" / "chain" / "crash-head.toml")
+    chain["load"]["requests"] = 3000
+    for kind, configs in [("app", dots), ("chain", [chain])]:
+        on_ray = sweep.run(kind, configs, seeds=[1, 2], backend="ray", workers=2, cache_dir=tmp_path, progress=False)
+        threads = sweep.run(kind, configs, seeds=[1, 2], backend="thread", cache=False, progress=False)
+        pdt.assert_frame_equal(on_ray.frame.drop(columns="cached"), threads.frame.drop(columns="cached"))
+        assert on_ray.frame["error"].isna().all() and not on_ray.frame["cached"].any()

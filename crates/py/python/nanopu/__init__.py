@@ -13,7 +13,10 @@ cluster configuration files, checked by the simulator's own parsers):
 - ``load(config, ...)``: an open-loop request load swept over offered loads on a server
   node (``nanopu load CONFIG.toml``);
 - ``chain(config, ...)`` and ``raft(config, ...)``: chain replication and Raft under an
-  open-loop client, with faults (``nanopu chain``, ``nanopu raft``).
+  open-loop client, with faults (``nanopu chain``, ``nanopu raft``);
+- ``app(name, ...)``: one of the paper's applications, checked against the host's
+  computation (``nanopu app NAME``);
+- ``bench(name, ...)``: a microbenchmark (``nanopu bench NAME``).
 
 ``nanopu.sweep`` runs many of them (configurations x seeds) on a process pool or Ray, into
 one DataFrame, with a cache on disk.
@@ -36,8 +39,8 @@ from ._native import NanopuError
 from ._tables import Tables
 
 __all__ = [
-    "run", "run_cluster", "sort", "load", "chain", "raft", "schema", "send",
-    "NanopuError", "ProgramRun", "ClusterRun", "SortRun", "LoadRun", "ChainRun", "RaftRun",
+    "run", "run_cluster", "sort", "load", "chain", "raft", "app", "bench", "schema", "send",
+    "NanopuError", "ProgramRun", "ClusterRun", "SortRun", "LoadRun", "ChainRun", "RaftRun", "AppRun", "BenchRun",
 ]
 
 
@@ -95,9 +98,7 @@ def chain(config, *, seed=None, rates=None, requests=None, progress=False):
     (paths as for ``load``). ``seed`` replaces ``load.seed``; ``rates`` and ``requests``
     are ``--rates`` and ``--requests``. A run whose figures would not stand raises
     ``NanopuError`` with the command line's message. Returns a ``ChainRun``."""
-    path, text = _config(config)
-    rates = [float(r) for r in (rates or [])]
-    return ChainRun(*_native.chain(path, text, rates, requests, seed, progress))
+    return _chain_run(_raw_chain(config, seed, rates, requests, progress))
 
 
 def raft(config, *, seed=None, replicas=None, rate=None, requests=None, progress=False):
@@ -107,8 +108,28 @@ def raft(config, *, seed=None, replicas=None, rate=None, requests=None, progress
     ``--rate`` and ``--requests``. A run that ends with problems (unanswered requests, a
     violation) returns normally, its ``problems`` listing them, as ``nanopu raft`` prints
     them (and exits 1). Returns a ``RaftRun``."""
-    path, text = _config(config)
-    return RaftRun(*_native.raft(path, text, seed, replicas, rate, requests, progress))
+    return _raft_run(_raw_raft(config, seed, replicas, rate, requests, progress))
+
+
+def app(name, *, nic="nanopu", progress=False, **flags):
+    """One of the paper's applications (``nanopu app NAME``), checked against the host's
+    computation: ``name`` is ``"nn-edges"``, ``"nn"``, ``"othello"``, ``"dotprod"``,
+    ``"nbody"`` or ``"nbody-root"``; ``nic`` is ``"nanopu"`` or ``"icenic"``; ``flags`` are
+    the application's (``layers=[8, 16, 16, 4]``, ``cores=4``, ``copy=True``, ``seed=1``,
+    ``sw_build="sw/build"``, ...), checked by the command's own parser. An answer that
+    differs from the host's returns normally with ``ok`` False (``nanopu app`` exits 1);
+    a run the simulator refuses or stops raises ``NanopuError`` with its message (an
+    IceNIC receive buffer's drops among them). Returns an ``AppRun``."""
+    return _app_run(_raw_app({"name": name, "nic": nic, **flags}, progress))
+
+
+def bench(name, *, progress=False, **flags):
+    """A microbenchmark (``nanopu bench NAME``): ``name`` is one of ``nanopu bench
+    --help``'s (``"loopback-latency"``, ``"nic-throughput"``, ``"rx"``, ...); ``flags`` are
+    its (``requests=50``, ``app="stream"``, ``nic="icenic"``, ``sw_build=...``), checked by
+    the command's own parser. A reply that does not answer its request raises
+    ``NanopuError`` with the benchmark's message. Returns a ``BenchRun``."""
+    return _bench_run(_raw_bench({"name": name, **flags}, progress))
 
 
 def _config(config):
@@ -152,6 +173,52 @@ def _raw_sort(flags, progress):
 def _sort_run(raw):
     summary, stages = raw
     return SortRun(json.loads(summary), stages)
+
+
+def _raw_chain(config, seed, rates, requests, progress):
+    path, text = _config(config)
+    rates = [float(r) for r in (rates or [])]
+    return list(_native.chain(path, text, rates, requests, seed, progress))
+
+
+def _chain_run(raw):
+    return ChainRun(*raw)
+
+
+def _raw_raft(config, seed, replicas, rate, requests, progress):
+    path, text = _config(config)
+    return list(_native.raft(path, text, seed, replicas, rate, requests, progress))
+
+
+def _raft_run(raw):
+    return RaftRun(*raw)
+
+
+def _raw_app(config, progress):
+    """``config``: the application's name and flags, as ``app`` takes them."""
+    return [_native.app(_command(config), progress)]
+
+
+def _app_run(raw):
+    return AppRun(json.loads(raw[0]))
+
+
+def _raw_bench(config, progress):
+    return [_native.bench(_command(config), progress)]
+
+
+def _bench_run(raw):
+    return BenchRun(json.loads(raw[0]))
+
+
+def _command(config):
+    """``nanopu app``'s or ``nanopu bench``'s arguments: the name, then the flags (a switch
+    such as ``--copy`` given when True, left out when False or None; a list joined by
+    commas)."""
+    flags = {k: v for k, v in config.items() if k != "name" and v is not False and v is not None}
+    switches = [k for k, v in flags.items() if v is True]
+    values = {k: ",".join(map(str, v)) if isinstance(v, (list, tuple)) else v for k, v in flags.items() if v is not True}
+    return [str(config["name"]), *("--" + k.replace("_", "-") for k in switches), *_flags(values)]
 
 
 def _raw_load(config, seed, rates, requests, warmup, drain_us, records, progress):
@@ -240,8 +307,9 @@ class ClusterRun(Tables):
     """A cluster's run. ``summary``: ``nanopu run CLUSTER.toml --json`` (dict); ``totals``:
     its counts as one row (``transport.*``, ``fabric.*``); ``received``: what reached the
     test host; ``messages``: one row per message delivery (source, destination, bytes,
-    send and delivery time in ns; delivery empty if never delivered); ``ports``: packets,
-    bytes and largest queue per fabric port; ``pcap``: the capture's bytes, if asked.
+    send and delivery time in ns; delivery empty if never delivered; ``messages_csv``: the
+    bytes ``--messages`` writes); ``ports``: packets, bytes and largest queue per fabric
+    port; ``pcap``: the capture's bytes, if asked.
     ``save(directory, format="parquet")`` writes the tables as Parquet or CSV."""
 
     TABLES = ("totals", "received", "messages", "ports")
@@ -250,6 +318,7 @@ class ClusterRun(Tables):
         self.summary = summary
         self.totals = _totals(summary)
         self.received = _received(summary["host_received"])
+        self.messages_csv = messages
         self.messages = pd.read_csv(io.StringIO(messages))
         self.ports = pd.read_csv(io.StringIO(ports))
         self.pcap = pcap
@@ -350,6 +419,38 @@ class RaftRun(Tables):
         self.results = pd.read_csv(io.StringIO(row))
         self.requests = pd.read_csv(io.StringIO(records))
         self.timeline = pd.read_csv(io.StringIO(timeline))
+
+
+class AppRun(Tables):
+    """An application's run (``nanopu app``). ``summary``: the JSON document ``nanopu app``
+    prints (dict: the settings, ``ok``, the latencies, ``nic``); ``ok``: every answer was
+    the host's; ``totals``: the summary's single figures as one row (``latency_ns.median``,
+    ...). ``save(directory, format="parquet")`` writes the table as Parquet or CSV."""
+
+    TABLES = ("totals",)
+
+    def __init__(self, summary):
+        self.summary = summary
+        self.ok = summary["ok"]
+        self.totals = _totals(summary)
+
+
+class BenchRun(Tables):
+    """A benchmark's run (``nanopu bench``). ``summary``: the JSON document ``nanopu bench``
+    prints (dict); ``totals``: its single figures as one row (nested ones as ``a.b``:
+    ``rx.mpps``); and each of its lists of rows as a DataFrame of that name: ``sizes``
+    (the latency benchmarks: one row per payload size), ``rows`` (``rx``, the eRPC
+    benchmarks), ``loopback`` and ``stream`` (``nic-throughput``: request rates per payload
+    size); ``TABLES`` names those the benchmark has. ``save(directory, format="parquet")``
+    writes them as Parquet or CSV."""
+
+    def __init__(self, summary):
+        self.summary = summary
+        self.totals = _totals(summary)
+        lists = [k for k, v in summary.items() if isinstance(v, list) and v and all(isinstance(r, dict) for r in v)]
+        for name in lists:
+            setattr(self, name, pd.DataFrame(summary[name]))
+        self.TABLES = ("totals", *lists)
 
 
 def _requests(records):

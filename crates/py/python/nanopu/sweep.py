@@ -2,7 +2,8 @@
 out to a local process pool or to Ray and gathered into one pandas DataFrame, with a cache
 on disk so that a rerun is free (docs/python.md, "Sweeps"). Python only fans runs out and
 gathers what the simulator returns; every run is the same call as ``nanopu.sort``,
-``nanopu.run_cluster``, ``nanopu.run`` or ``nanopu.load``.
+``nanopu.run_cluster``, ``nanopu.run``, ``nanopu.load``, ``nanopu.chain``, ``nanopu.raft``,
+``nanopu.app`` or ``nanopu.bench``.
 
 >>> from nanopu import sweep
 >>> s = sweep.run("sort", sweep.grid({"cores": 64}, keys_per_core=[16, 32]), seeds=[1, 2])
@@ -19,10 +20,13 @@ import pandas as pd
 
 from . import _backends, _cache, _flat, _kinds
 
-__all__ = ["run", "grid", "Sweep", "SweepError", "cluster_config", "load_config", "clear_cache", "cache_directory"]
+__all__ = ["run", "grid", "Sweep", "SweepError", "cluster_config", "load_config", "chain_config", "raft_config",
+           "clear_cache", "cache_directory"]
 
 cluster_config = _kinds.cluster_dict
 load_config = _kinds.load_dict
+chain_config = _kinds.chain_dict
+raft_config = _kinds.raft_dict
 clear_cache = _cache.clear
 cache_directory = _cache.directory
 
@@ -59,11 +63,14 @@ def run(kind, configs, seeds=None, *, backend="process", workers=None, address=N
     """Run every configuration with every seed and gather the results (a ``Sweep``).
 
     ``kind``: ``"sort"`` (a config is ``nanopu.sort``'s flags as a dict), ``"cluster"`` (a
-    cluster configuration's keys as a dict, or a file's path) or ``"program"`` (``nanopu.run``'s
-    arguments as a dict: ``program``, ``sends``, ``args`` and flags; no seed) or ``"load"`` (a
+    cluster configuration's keys as a dict, or a file's path), ``"program"`` (``nanopu.run``'s
+    arguments as a dict: ``program``, ``sends``, ``args`` and flags; no seed), ``"load"`` (a
     load configuration's keys as a dict, or a file's path: every offered load of its
-    ``load.rates_mrps``). ``seeds``: each configuration runs once per seed (set as its
-    ``seed``, a load's as its ``load.seed``); None runs each once as it is.
+    ``load.rates_mrps``), ``"chain"`` and ``"raft"`` (a chain or Raft configuration's keys
+    as a dict, or a file's path), ``"app"`` (``nanopu.app``'s arguments as a dict:
+    ``name`` and flags, ``nic`` among them) or ``"bench"`` (``nanopu.bench``'s: ``name`` and
+    flags; no seed). ``seeds``: each configuration runs once per seed (set as its ``seed``,
+    a load's and a chain's as its ``load.seed``); None runs each once as it is.
     ``backend``: ``"process"`` (a local pool of ``workers`` processes, default one per host
     CPU), ``"thread"``, or ``"ray"`` (Ray core tasks on the cluster at ``address``, or on a
     local instance of ``workers`` CPUs). ``threads``: host threads per run (results do not
@@ -152,8 +159,8 @@ class Sweep:
     """A finished sweep. ``frame``: one row per run (configuration x seed, in that order):
     the swept parameters, ``seed``, ``cached`` (the run came from the cache), ``error``
     (the simulator's message, or None) and the run's summary figures (its ``totals``).
-    ``run(i)``: run i's object (``SortRun``, ``ClusterRun``, ``ProgramRun``, ``LoadRun``; None if it
-    failed); ``runs``: all of them; ``concat(name)``: one of their DataFrames (``"stages"``,
+    ``run(i)``: run i's object (``SortRun``, ``ClusterRun``, ``ProgramRun``, ``LoadRun``,
+    ``ChainRun``, ``RaftRun``, ``AppRun``, ``BenchRun``; None if it failed); ``runs``: all of them; ``concat(name)``: one of their DataFrames (``"stages"``,
     ``"messages"``, ...) for every run, with the parameters and seed in front;
     ``failures``: each failed run's index, parameters, seed and message."""
 
