@@ -108,6 +108,10 @@ enum App {
     },
 }
 
+/// Why nbody-root does not run on IceNIC.
+const ROOT_ON_ICENIC: &str = "--nic icenic: nbody-root is an incast IceNIC cannot take without a \
+    transport, and its times come from the transport's records; it runs on the nanoPU only";
+
 pub fn main(a: AppArgs) -> Result<ExitCode, String> {
     let (ok, doc) = a.run()?;
     println!("{}", serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?);
@@ -120,9 +124,7 @@ impl AppArgs {
     pub fn run(&self) -> Result<(bool, Value), String> {
         let (nic, elf) = (self.nic, self.program());
         if nic != NicKind::Nanopu && matches!(self.app, App::NbodyRoot { .. }) {
-            return Err("--nic icenic: nbody-root is an incast IceNIC cannot take without a transport, and its \
-                        times come from the transport's records; it runs on the nanoPU only"
-                .into());
+            return Err(ROOT_ON_ICENIC.into());
         }
         let (ok, mut doc) = match self.app.clone() {
             App::NnEdges { edges, rounds, seed } => nn_edges(&elf, nic, edges, rounds, seed)?,

@@ -157,14 +157,15 @@ impl BenchArgs {
     /// The programs the benchmark loads, for `Programs`: what the sweeps' cache hashes
     /// (docs/python.md, "The cache").
     fn program_names(&self) -> Vec<String> {
+        use crate::bench_nic::Nic;
         let ice = |app: App| format!("ice_{}", app.name());
         let names: Vec<&str> = match self.name.as_str() {
             "loopback-latency" => return vec![self.app.name().into()],
             "icenic-loopback-latency" => return vec![ice(self.app)],
             "nic-throughput" => match self.nic {
-                crate::bench_nic::Nic::Nanopu => vec!["rxcount", "txflood", "loopback", "stream"],
-                crate::bench_nic::Nic::Icenic => return vec!["ice_tput".into(), ice(App::Loopback), ice(App::Stream)],
-                crate::bench_nic::Nic::Erpc => vec!["erpc_server"],
+                Nic::Nanopu => vec!["rxcount", "txflood", "loopback", "stream"],
+                Nic::Icenic => return vec!["ice_tput".into(), ice(App::Loopback), ice(App::Stream)],
+                Nic::Erpc => vec!["erpc_server"],
             },
             "erpc-loopback-latency" | "erpc-request-rate" => vec!["erpc_server"],
             "loopback-throughput" => vec!["loopback_tput"],
@@ -196,7 +197,9 @@ impl Programs {
     /// Where program `name` is.
     pub fn path(&self, name: &str) -> Result<PathBuf, String> {
         if !self.names.iter().any(|n| n == name) {
-            return Err(format!("the benchmark reads apps/{name}.elf, which its list of programs lacks (a bug)"));
+            return Err(format!(
+                "the benchmark reads apps/{name}.elf, which its list of programs lacks (a bug)"
+            ));
         }
         Ok(self.sw_build.join("apps").join(format!("{name}.elf")))
     }
