@@ -87,7 +87,7 @@ def nbody_root():
 
 
 def root_80000():
-    """root-80000.toml: 80,000 sender nodes, one body each (about 2 minutes, 3.6 GB), through
+    """root-80000.toml: 80,000 sender nodes, one body each (about 40 s, 3.6 GB), through
     `nanopu.run_cluster`. The root serves forever, so the run does not end with every core
     exited: the summary must show every other core exited 0 and every message delivered;
     the times come from the per-message records (`nanopu run --messages`)."""

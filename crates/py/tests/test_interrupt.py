@@ -27,3 +27,17 @@ def test_ctrl_c_stops_a_run_and_the_next_runs(apps):
     # The stop request was withdrawn: the next run goes to its end.
     s = nanopu.sort(cores=16, keys_per_core=16, apps=apps)
     assert s.summary["complete"] and s.valid
+
+
+def test_ctrl_c_stops_an_app(apps):
+    # 800 senders of 300 bodies each at the N-body root: more than 40 s to simulate
+    # (measured); the interrupt comes after 0.5 s, as above.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        nanopu.app("nbody-root", per_sender=300, sw_build=apps.parent)
+    signal.signal(signal.SIGINT, previous)
+    assert time.monotonic() - started < 6
+    assert nanopu.app("nbody-root", senders=4, per_sender=2, sw_build=apps.parent).ok
