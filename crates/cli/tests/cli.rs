@@ -414,9 +414,15 @@ fn help_lists_the_choices_and_seeds_print_one_json_document() {
     {
         assert!(help.contains(&format!("[possible values: {choices}]")), "{choices}: {help}");
     }
+    // Every benchmark with what it measures in the long help; all names in the short one.
     let help = String::from_utf8_lossy(&nanopu(&["bench", "--help"]).stdout).into_owned();
+    for name in ["loopback-latency", "rx", "network", "context-switch", "nic-throughput", "erpc-request-rate"]
+    {
+        assert!(help.contains(&format!("- {name}: ")), "{name}: {help}");
+    }
+    let help = String::from_utf8_lossy(&nanopu(&["bench", "-h"]).stdout).into_owned();
     assert!(
-        help.contains("loopback-latency, loopback-throughput, rx, iss, network, context-switch"),
+        help.contains("loopback-latency, loopback-throughput, rx, iss, network, context-switch, "),
         "{help}"
     );
     let o = nanopu(&["sort", "--cores", "16", "--seeds", "2", "--json"]);
