@@ -15,8 +15,12 @@
  * come, timers (election timeout, heartbeats) when the counter passes them.  The state the
  * host checks after a run (crates/cluster/src/raft.rs) is the `raft` structure, the log and
  * the store, read from the node's memory through their symbols.
+ *
+ * Every message goes through appnet (appnet.h, with its header words), so one source builds
+ * for both NICs (sw/Makefile): apps/raft.elf for nanoPU nodes and apps/raft_ice.elf for
+ * IceNIC nodes, where each message is one UDP frame (docs/apps/raft.md "On IceNIC").
  */
-#include "nanopu.h"
+#include "appnet.h"
 
 #define MAX_NODES   7
 #define LOG_CAP     (1u << 16)          /* entries; no snapshots (docs/apps/raft.md) */
@@ -83,18 +87,20 @@ static uint64_t next_random(void)
 #define ORDERED() __asm__ volatile("" ::: "memory")
 
 static uint64_t cycles_of_ns(uint64_t ns) { return ns * nanopu_rtc_cycles() / 1000; }
-static uint32_t ip_of(uint64_t node) { return NANOPU_IP(10, 0, 0, 2) + (uint32_t)node; }
+static uint32_t ip_of(uint64_t node) { return appnet_node_ip(node); }
 static uint64_t last_term(void) { return raft_log[raft.last_index].term; }
 
 static void skip(uint64_t words)
 {
     while (words--)
-        lnic_read();
+        appnet_recv_word();
 }
 
+/* Start a message of `words` words; its words follow (appnet_send_word), then
+ * appnet_send_end. */
 static void send_hdr(uint32_t ip, uint16_t context, uint64_t words)
 {
-    lnic_write_r(lnic_hdr(ip, context, (uint16_t)(8 * words)));
+    appnet_send_hdr(appnet_hdr(ip, context, (uint16_t)(8 * words)));
 }
 
 /* A new randomized election timeout from now (paper section 5.2). */
@@ -117,12 +123,13 @@ static struct slot *slot_of(uint64_t req)
 static void reply(uint64_t client, uint64_t req, const struct slot *s)
 {
     send_hdr((uint32_t)(client >> 16), (uint16_t)client, 6);
-    lnic_write_r(M_REPLY);
-    lnic_write_r(req);
-    lnic_write_r(s->status);
-    lnic_write_r(s->value);
-    lnic_write_r(s->index);
-    lnic_write_r(raft.me);
+    appnet_send_word(M_REPLY);
+    appnet_send_word(req);
+    appnet_send_word(s->status);
+    appnet_send_word(s->value);
+    appnet_send_word(s->index);
+    appnet_send_word(raft.me);
+    appnet_send_end();
 }
 
 /* Execute entry i once per request id (paper section 8); the leader answers the client. */
@@ -156,16 +163,17 @@ static void apply_committed(void)
 
 static void redirect(uint64_t hdr, uint64_t req)
 {
-    send_hdr(lnic_hdr_ip(hdr), lnic_hdr_context(hdr), 3);
-    lnic_write_r(M_REDIRECT);
-    lnic_write_r(req);
-    lnic_write_r(raft.role == CANDIDATE ? NONE : raft.leader);
+    send_hdr(appnet_hdr_ip(hdr), appnet_hdr_context(hdr), 3);
+    appnet_send_word(M_REDIRECT);
+    appnet_send_word(req);
+    appnet_send_word(raft.role == CANDIDATE ? NONE : raft.leader);
+    appnet_send_end();
 }
 
 static void refuse(uint64_t hdr, uint64_t req, uint64_t status)
 {
     struct slot s = { req, status, 0, 0 };
-    reply((uint64_t)lnic_hdr_ip(hdr) << 16 | lnic_hdr_context(hdr), req, &s);
+    reply((uint64_t)appnet_hdr_ip(hdr) << 16 | appnet_hdr_context(hdr), req, &s);
 }
 
 static void append(uint64_t kind, uint64_t req, uint64_t key, uint64_t value, uint64_t client)
@@ -187,8 +195,8 @@ static void replicate_idle(void);
 /* SET {req, key, value} or GET {req, key}: the leader appends it to its log. */
 static void client_request(uint64_t hdr, uint64_t op, uint64_t words)
 {
-    uint64_t want = op == M_SET ? 4 : 3, req = lnic_read(), key = lnic_read();
-    uint64_t value = op == M_SET ? lnic_read() : 0;
+    uint64_t want = op == M_SET ? 4 : 3, req = appnet_recv_word(), key = appnet_recv_word();
+    uint64_t value = op == M_SET ? appnet_recv_word() : 0;
     skip(words - want);
     struct slot *s = slot_of(req);
     if (words != want || key >= NKEYS || req == 0 || (op == M_SET && value == 0))
@@ -196,12 +204,12 @@ static void client_request(uint64_t hdr, uint64_t op, uint64_t words)
     else if (raft.role != LEADER)
         redirect(hdr, req);
     else if (s->req == req)
-        reply((uint64_t)lnic_hdr_ip(hdr) << 16 | lnic_hdr_context(hdr), req, s);
+        reply((uint64_t)appnet_hdr_ip(hdr) << 16 | appnet_hdr_context(hdr), req, s);
     else if (raft.last_index >= LOG_CAP)
         refuse(hdr, req, ST_FULL);
     else {
         append(op == M_SET ? E_SET : E_GET, req, key, value,
-               (uint64_t)lnic_hdr_ip(hdr) << 16 | lnic_hdr_context(hdr));
+               (uint64_t)appnet_hdr_ip(hdr) << 16 | appnet_hdr_context(hdr));
         replicate_idle();
     }
 }
@@ -227,11 +235,12 @@ static void observe_term(uint64_t term)
 static void send_vote_request(uint64_t p)
 {
     send_hdr(ip_of(p), 0, 5);
-    lnic_write_r(M_VOTE);
-    lnic_write_r(raft.current_term);
-    lnic_write_r(raft.me);
-    lnic_write_r(raft.last_index);
-    lnic_write_r(last_term());
+    appnet_send_word(M_VOTE);
+    appnet_send_word(raft.current_term);
+    appnet_send_word(raft.me);
+    appnet_send_word(raft.last_index);
+    appnet_send_word(last_term());
+    appnet_send_end();
 }
 
 static void start_election(void)
@@ -252,7 +261,7 @@ static void start_election(void)
  * candidate whose log is at least as up to date as ours (section 5.4.1). */
 static void on_vote_request(void)
 {
-    uint64_t term = lnic_read(), cand = lnic_read(), lli = lnic_read(), llt = lnic_read();
+    uint64_t term = appnet_recv_word(), cand = appnet_recv_word(), lli = appnet_recv_word(), llt = appnet_recv_word();
     observe_term(term);
     int up_to_date = llt > last_term() || (llt == last_term() && lli >= raft.last_index);
     int granted = term == raft.current_term && up_to_date && cand < raft.n
@@ -262,10 +271,11 @@ static void on_vote_request(void)
         reset_election_timer();
     }
     send_hdr(ip_of(cand < raft.n ? cand : 0), 0, 4);
-    lnic_write_r(M_VOTE_REPLY);
-    lnic_write_r(raft.current_term);
-    lnic_write_r((uint64_t)granted);
-    lnic_write_r(raft.me);
+    appnet_send_word(M_VOTE_REPLY);
+    appnet_send_word(raft.current_term);
+    appnet_send_word((uint64_t)granted);
+    appnet_send_word(raft.me);
+    appnet_send_end();
 }
 
 static void send_append(uint64_t p);
@@ -283,9 +293,10 @@ static void become_leader(void)
         misses[p] = 0;
     }
     send_hdr(NANOPU_HOST_IP, HOST_LEADER_CONTEXT, 3);
-    lnic_write_r(M_LEADER);
-    lnic_write_r(raft.current_term);
-    lnic_write_r(raft.me);
+    appnet_send_word(M_LEADER);
+    appnet_send_word(raft.current_term);
+    appnet_send_word(raft.me);
+    appnet_send_end();
     if (raft.last_index < LOG_CAP)
         append(E_NOOP, 0, 0, 0, 0);
     for (uint64_t p = 0; p < raft.n; p++)
@@ -295,7 +306,7 @@ static void become_leader(void)
 
 static void on_vote_reply(void)
 {
-    uint64_t term = lnic_read(), granted = lnic_read(), from = lnic_read();
+    uint64_t term = appnet_recv_word(), granted = appnet_recv_word(), from = appnet_recv_word();
     observe_term(term);
     if (raft.role != CANDIDATE || term != raft.current_term || !granted || from >= raft.n)
         return;
@@ -315,17 +326,18 @@ static void send_append(uint64_t p)
     uint64_t prev = raft.next_index[p] - 1, count = raft.last_index - prev;
     count = count < batch ? count : batch;
     send_hdr(ip_of(p), 0, AE_WORDS + ENTRY_WORDS * count);
-    lnic_write_r(M_APPEND);
-    lnic_write_r(raft.current_term);
-    lnic_write_r(raft.me);
-    lnic_write_r(prev);
-    lnic_write_r(raft_log[prev].term);
-    lnic_write_r(raft.commit_index);
-    lnic_write_r(count);
-    lnic_write_r(++sent_seq[p]);
+    appnet_send_word(M_APPEND);
+    appnet_send_word(raft.current_term);
+    appnet_send_word(raft.me);
+    appnet_send_word(prev);
+    appnet_send_word(raft_log[prev].term);
+    appnet_send_word(raft.commit_index);
+    appnet_send_word(count);
+    appnet_send_word(++sent_seq[p]);
     const uint64_t *w = (const uint64_t *)&raft_log[prev + 1];
     for (uint64_t i = 0; i < ENTRY_WORDS * count; i++)
-        lnic_write_r(w[i]);
+        appnet_send_word(w[i]);
+    appnet_send_end();
     misses[p] += inflight[p];
     hb_due[p] = read_mcycle() + (heartbeat << (misses[p] < MAX_BACKOFF_SHIFT ? misses[p] : MAX_BACKOFF_SHIFT));
     inflight[p] = 1;
@@ -363,22 +375,23 @@ static void advance_commit(void)
 static void send_append_reply(uint64_t to, uint64_t ok, uint64_t index, uint64_t seq)
 {
     send_hdr(ip_of(to), 0, 6);
-    lnic_write_r(M_APPEND_REPLY);
-    lnic_write_r(raft.current_term);
-    lnic_write_r(ok);
-    lnic_write_r(raft.me);
-    lnic_write_r(index);
-    lnic_write_r(seq);
+    appnet_send_word(M_APPEND_REPLY);
+    appnet_send_word(raft.current_term);
+    appnet_send_word(ok);
+    appnet_send_word(raft.me);
+    appnet_send_word(index);
+    appnet_send_word(seq);
+    appnet_send_end();
 }
 
-/* Store entry `index` from netRX: a conflicting entry and all after it go first (receiver
+/* Store entry `index` from the message being read: a conflicting entry and all after it go first (receiver
  * rule 3), an entry we already hold is kept (rule 4). */
 static void store_entry(uint64_t index)
 {
     struct entry e;
     uint64_t *w = (uint64_t *)&e;
     for (int i = 0; i < ENTRY_WORDS; i++)
-        w[i] = lnic_read();
+        w[i] = appnet_recv_word();
     if (index <= raft.last_index && raft_log[index].term != e.term) {
         raft.truncated_committed += index <= raft.commit_index; /* must stay 0 */
         raft.last_index = index - 1;
@@ -395,8 +408,8 @@ static void store_entry(uint64_t index)
 /* AppendEntries RPC receiver (Figure 2, rules 1-5). */
 static void on_append(uint64_t words)
 {
-    uint64_t term = lnic_read(), leader = lnic_read(), prev = lnic_read(), prev_term = lnic_read();
-    uint64_t commit = lnic_read(), count = lnic_read(), seq = lnic_read();
+    uint64_t term = appnet_recv_word(), leader = appnet_recv_word(), prev = appnet_recv_word(), prev_term = appnet_recv_word();
+    uint64_t commit = appnet_recv_word(), count = appnet_recv_word(), seq = appnet_recv_word();
     if (words != AE_WORDS + ENTRY_WORDS * count || leader >= raft.n) {
         skip(words - AE_WORDS);
         return;
@@ -427,8 +440,8 @@ static void on_append(uint64_t words)
  * below 1, never on a stale reply) and retry; either way send what is left. */
 static void on_append_reply(void)
 {
-    uint64_t term = lnic_read(), ok = lnic_read(), from = lnic_read(), index = lnic_read();
-    uint64_t seq = lnic_read();
+    uint64_t term = appnet_recv_word(), ok = appnet_recv_word(), from = appnet_recv_word(), index = appnet_recv_word();
+    uint64_t seq = appnet_recv_word();
     observe_term(term);
     if (raft.role != LEADER || term != raft.current_term || from >= raft.n || from == raft.me)
         return;
@@ -453,10 +466,10 @@ static void on_append_reply(void)
 
 static void handle_message(void)
 {
-    uint64_t hdr = lnic_read(), words = lnic_hdr_words(hdr);
+    uint64_t hdr = appnet_recv_hdr(), words = appnet_hdr_words(hdr);
     if (words == 0)
         return;
-    uint64_t type = lnic_read();
+    uint64_t type = appnet_recv_word();
     switch (type) {
     case M_SET:
     case M_GET:          return client_request(hdr, type, words);
@@ -495,7 +508,7 @@ int main(int argc, char **argv)
     uint64_t hb = nanopu_arg_u64(argc, argv, 4, 0);
     batch = nanopu_arg_u64(argc, argv, 5, 0);
     if (argc < 9 || n < 3 || n > MAX_NODES || !lo || lo > hi || !hb || !batch
-        || AE_WORDS + ENTRY_WORDS * batch > 65535 / 8)
+        || AE_WORDS + ENTRY_WORDS * batch > APPNET_LONGEST_WORDS)
         return usage("bad arguments");
     if (me >= n)
         return 0; /* not a replica */
@@ -504,12 +517,12 @@ int main(int argc, char **argv)
     t_max = cycles_of_ns(hi);
     heartbeat = cycles_of_ns(hb);
     rng = nanopu_arg_u64(argc, argv, 1, 0) * 0x100000001b3ull ^ (me + 1) * 0x9e3779b97f4a7c15ull;
-    lnic_add_context(0, 0);
+    appnet_init(0);
     reset_election_timer();
     for (;;) {
-        if (lnic_ready()) {
+        if (appnet_ready()) {
             handle_message();
-            lnic_msg_done();
+            appnet_recv_end();
         }
         on_timers(read_mcycle());
     }

@@ -6,11 +6,12 @@
  *     netTX (x31), never through memory (docs/platform.md section 2);
  *   - IceNIC, with -DAPPNET_ICENIC (appnet_ice.h): a message is one UDP frame moved by DMA
  *     through receive and send buffers in memory (docs/models/icenic.md).
- * Each provides appnet_core_serves, appnet_init, appnet_recv_begin, appnet_recv_word, appnet_recv_end,
- * appnet_send and its word-at-a-time form appnet_send_begin, appnet_send_word,
- * appnet_send_end (for a reply streamed from where it lies, as a store's value), and
- * appnet_recv_hdr and appnet_send_hdr (a message started by its header word, below) with
- * the meanings below; appnet_recv and appnet_boot_msg are built on them.
+ * Each provides appnet_core_serves, appnet_init, appnet_recv_begin, appnet_recv_word,
+ * appnet_recv_end, appnet_send and its word-at-a-time form appnet_send_begin,
+ * appnet_send_word, appnet_send_end (for a reply streamed from where it lies, as a store's
+ * value), appnet_recv_hdr and appnet_send_hdr (a message started by its header word,
+ * below), appnet_ready (a non-blocking poll), APPNET_LONGEST_WORDS and APPNET_IRQ_ENTRY,
+ * with the meanings below; appnet_recv and appnet_boot_msg are built on them.
  *
  * A message is at most APPNET_MAX_WORDS payload words for appnet_send; the peer is named by
  * its IPv4 address and context, as in the nanoPU application header.
@@ -105,6 +106,17 @@ static inline void appnet_send_word(uint64_t w)
 
 static inline void appnet_send_end(void)
 {
+}
+
+/* The longest message appnet_send_hdr may start, in words: the application header's 16-bit
+ * byte length (the NIC's own limit, NicParams::max_msg_bytes, may be lower). */
+#define APPNET_LONGEST_WORDS (65535 / 8)
+
+/* Whether a message waits to be read, without waiting (for a loop that also watches
+ * timers, as raft.c's): the NIC's count of messages ready for this core. */
+static inline int appnet_ready(void)
+{
+    return lnic_ready() != 0;
 }
 
 /* APPNET_IRQ_ENTRY(entry, handler): `entry`, an interrupt entry for mtvec (4-byte aligned)

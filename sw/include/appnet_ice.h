@@ -219,6 +219,17 @@ static inline void appnet_send_end(void)
     appnet_ice.tx_busy++;
 }
 
+/* The longest message: one frame (appnet.h). */
+#define APPNET_LONGEST_WORDS APPNET_ICE_MAX_WORDS
+
+/* Whether a frame waits to be read (appnet.h): a receive completion is pending.  A frame
+ * that is not IPv4/UDP to this context is skipped by appnet_recv_hdr, which then waits for
+ * the next: in a cluster of one program every frame is one of its own. */
+static inline int appnet_ready(void)
+{
+    return icenic_recv_comps() != 0;
+}
+
 /* APPNET_IRQ_ENTRY(entry, handler) (appnet.h): an assembly entry saving the caller-saved
  * registers but x30/x31 (NANOPU_TRAP_ENTRY), which an IceNIC core refuses and GCC's
  * interrupt attribute would save around the handler's calls. */

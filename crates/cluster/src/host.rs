@@ -155,6 +155,13 @@ impl TestHost {
         self.frame_responder = Some(Box::new(f));
     }
 
+    /// Answer nothing more, messages or frames (a driver takes back what its responder
+    /// shared).
+    pub fn clear_responders(&mut self) {
+        self.responder = None;
+        self.frame_responder = None;
+    }
+
     /// Lose each IceNIC frame on the host's link with probability `prob`, in both
     /// directions, drawn from a generator seeded with `seed` in event order (so the same
     /// seed loses the same frames). A frame lost towards the node still occupies the link;

@@ -1,15 +1,29 @@
 //! Raft on nanoPU nodes (sw/apps/raft.c, docs/apps/raft.md): elections with 3 and 5
 //! replicas, replication under an open-loop client, a leader crash and a partition of the
-//! leader during the load, retried writes applied once; every run's safety checks.
+//! leader during the load, retried writes applied once; every run's safety checks. The
+//! elections, the crash, the partition and determinism also on IceNIC nodes (raft_ice.elf,
+//! the same program through appnet, every message a UDP frame).
 
 mod common;
 
+use nanopu_cluster::config::NicKind;
 use nanopu_cluster::raft::client::Op;
 use nanopu_cluster::raft::{Fault, RaftResult, RaftSpec, Target};
 use nanopu_cluster::Outcome;
 
+const NICS: [NicKind; 2] = [NicKind::Nanopu, NicKind::IceNic];
+
 fn spec(replicas: u32, seed: u64) -> RaftSpec {
-    let mut s = RaftSpec::new(&common::sw_build().join("apps/raft.elf"), replicas, seed);
+    spec_on(NicKind::Nanopu, replicas, seed)
+}
+
+/// The test load on nodes with this NIC; on IceNIC the AppendEntries batch that fits one
+/// frame (29 entries; 32 on the nanoPU).
+fn spec_on(nic: NicKind, replicas: u32, seed: u64) -> RaftSpec {
+    let elf = nanopu_cluster::apps::elf_name("raft", nic);
+    let mut s = RaftSpec::new(&common::sw_build().join("apps").join(elf), replicas, seed);
+    s.nic = nic;
+    s.batch = nanopu_cluster::raft::config::max_batch(nic).min(s.batch);
     s.requests = 400;
     s.drain_us = 200.0;
     s
@@ -34,9 +48,31 @@ fn summary(r: &RaftResult) -> String {
 
 #[test]
 fn three_replicas_elect_one_leader_and_replicate() {
-    let r = run_ok(&spec(3, 1));
-    eprintln!("{}", summary(&r));
-    assert_eq!(r.announcements.len(), 1, "one election without faults: {}", summary(&r));
+    for nic in NICS {
+        let r = run_ok(&spec_on(nic, 3, 1));
+        eprintln!("{nic:?}: {}", summary(&r));
+        assert_eq!(r.announcements.len(), 1, "one election without faults: {}", summary(&r));
+    }
+}
+
+/// On IceNIC nodes every message is a frame the core builds and copies: a write takes
+/// longer than on the nanoPU, by a bounded factor (the same protocol and cores).
+#[test]
+fn icenic_writes_take_longer() {
+    let median = |nic| run_ok(&spec_on(nic, 3, 1)).latency(Op::Set).median;
+    let (np, ice) = (median(NicKind::Nanopu), median(NicKind::IceNic));
+    assert!(ice > np && ice < 3.0 * np, "write median: nanoPU {np} ns, IceNIC {ice} ns");
+}
+
+/// An AppendEntries batch that does not fit one IceNIC frame is refused, naming the key.
+#[test]
+fn a_batch_beyond_one_frame_is_refused_on_icenic() {
+    let mut s = spec_on(NicKind::IceNic, 3, 1);
+    s.batch = 30;
+    let e = s.validate().unwrap_err();
+    assert!(e.contains("raft.batch") && e.contains("IceNIC"), "{e}");
+    s.nic = NicKind::Nanopu;
+    assert_eq!(s.validate(), Ok(()));
 }
 
 #[test]
@@ -101,8 +137,9 @@ fn retried_writes_are_applied_once() {
 /// retries and redirects, every request is answered and every run is safe (several seeds).
 #[test]
 fn leader_crash_during_load() {
-    for (n, seed) in [(3, 1), (3, 2), (5, 3), (5, 4)] {
-        let mut s = spec(n, seed);
+    let runs = [(3, 1), (3, 2), (5, 3), (5, 4)];
+    for (nic, (n, seed)) in NICS.into_iter().flat_map(|nic| runs.map(|r| (nic, r))) {
+        let mut s = spec_on(nic, n, seed);
         s.faults = vec![Fault::Crash { node: Target::Leader, at_us: 300.0 }];
         let r = run_ok(&s);
         let Fault::Crash { node: Target::Node(dead), .. } = r.faults[0] else { panic!("{:?}", r.faults) };
@@ -112,7 +149,7 @@ fn leader_crash_during_load() {
         assert!(after >= 1, "an election after the crash: {}", summary(&r));
         assert!(r.retries > 0, "requests sent to the dead leader were retried");
         let live_leaders = r.replicas.iter().filter(|x| x.node != dead && x.role == 2).count();
-        assert_eq!(live_leaders, 1, "seed {seed}: one leader among the live replicas");
+        assert_eq!(live_leaders, 1, "seed {seed} on {nic:?}: one leader among the live replicas");
     }
 }
 
@@ -121,8 +158,9 @@ fn leader_crash_during_load() {
 /// it can hear again and follows; one leader at the end, every run safe (several seeds).
 #[test]
 fn partition_of_the_leader_heals() {
-    for (n, seed) in [(3, 1), (3, 2), (5, 3), (5, 4)] {
-        let mut s = spec(n, seed);
+    let runs = [(3, 1), (3, 2), (5, 3), (5, 4)];
+    for (nic, (n, seed)) in NICS.into_iter().flat_map(|nic| runs.map(|r| (nic, r))) {
+        let mut s = spec_on(nic, n, seed);
         s.faults = vec![Fault::Partition { node: Target::Leader, from_us: 300.0, to_us: 400.0 }];
         let r = run_ok(&s);
         let Fault::Partition { node: Target::Node(cut), .. } = r.faults[0] else { panic!("{:?}", r.faults) };
@@ -136,18 +174,24 @@ fn partition_of_the_leader_heals() {
         let best = r.replicas.iter().map(|x| x.commit).max().unwrap();
         // About 50 entries were committed without it; at the end it lags by at most the
         // entries in flight (the commit index reaches a follower with the next message).
-        assert!(best - old.commit <= 3, "seed {seed}: the old leader caught up: {} of {best}", old.commit);
+        assert!(
+            best - old.commit <= 3,
+            "seed {seed} on {nic:?}: the old leader caught up: {} of {best}",
+            old.commit
+        );
     }
 }
 
 /// Same configuration and seed, same run: every request's latency, the same timeline.
 #[test]
 fn same_seed_same_run() {
-    let mut s = spec(3, 5);
-    s.faults = vec![Fault::Crash { node: Target::Leader, at_us: 300.0 }];
-    let (a, b) = (s.run().unwrap(), s.run().unwrap());
-    assert_eq!(a.requests, b.requests);
-    assert_eq!(a.announcements, b.announcements);
-    let other = spec(3, 6).run().unwrap();
-    assert_ne!(a.requests, other.requests, "another seed, another run");
+    for nic in NICS {
+        let mut s = spec_on(nic, 3, 5);
+        s.faults = vec![Fault::Crash { node: Target::Leader, at_us: 300.0 }];
+        let (a, b) = (s.run().unwrap(), s.run().unwrap());
+        assert_eq!(a.requests, b.requests, "{nic:?}");
+        assert_eq!(a.announcements, b.announcements, "{nic:?}");
+        let other = spec_on(nic, 3, 6).run().unwrap();
+        assert_ne!(a.requests, other.requests, "another seed, another run");
+    }
 }

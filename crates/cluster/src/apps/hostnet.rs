@@ -174,11 +174,15 @@ impl HostNet {
     }
 }
 
+/// Frames the nodes' IceNICs dropped: with a receive buffer full, and of a size refused.
+pub(crate) fn drop_counts(sim: &Simulation) -> (u64, u64) {
+    let ices = || sim.nodes.iter().filter_map(|n| n.ice()).map(|i| &i.counters);
+    (ices().map(|c| c.dropped_full).sum::<u64>(), ices().map(|c| c.dropped_size).sum::<u64>())
+}
+
 /// An error if the nodes' IceNICs dropped frames (a receive buffer full, or a size refused).
 pub(crate) fn dropped(sim: &Simulation) -> Result<(), String> {
-    let ices = || sim.nodes.iter().filter_map(|n| n.ice()).map(|i| &i.counters);
-    let (full, size) =
-        (ices().map(|c| c.dropped_full).sum::<u64>(), ices().map(|c| c.dropped_size).sum::<u64>());
+    let (full, size) = drop_counts(sim);
     if full + size == 0 {
         return Ok(());
     }

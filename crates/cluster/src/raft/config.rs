@@ -3,14 +3,17 @@
 //! default: docs/apps/raft.md "Parameters").
 //!
 //! ```toml
-//! elf = "../../sw/build/apps/raft.elf"  # default: that path; relative to the file
+//! elf = "../../sw/build/apps/raft.elf"  # default: that path (raft_ice.elf with nic =
+//!                           # "icenic"); relative to the file
+//! nic = "nanopu"            # the replicas' NIC: "nanopu" (default) or "icenic"
 //! seed = 1                  # default 1: the client's draws and the election timeouts
 //! [raft]
 //! replicas = 3              # default 3; 3..=7
 //! election_min_us = 10.0    # election timeout drawn in [min, max], us; default 10, 20;
 //! election_max_us = 20.0    #   0 < min <= max <= 1e6
 //! heartbeat_us = 2.0        # us; default 2; 0 < heartbeat < election_min_us
-//! batch = 32                # most entries per AppendEntries; default 32; 1..=41 (2 KiB)
+//! batch = 32                # most entries per AppendEntries; default 32; 1..=41 (2 KiB;
+//!                           # on IceNIC 1..=29: one frame)
 //! [client]
 //! rate_mrps = 0.5           # offered load, million requests/s (Poisson); default 0.5; (0, 100]
 //! requests = 2000           # default 2,000; 1..=50,000
@@ -32,6 +35,7 @@
 //! ```
 
 use super::{Fault, RaftSpec, Target};
+use crate::config::NicKind;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -41,6 +45,17 @@ pub const DEFAULT_ELF: &str = "../../sw/build/apps/raft.elf";
 /// Entries per AppendEntries that fit a 2,048-byte message (the NIC's default largest
 /// message): 8 header words + 6 words per entry.
 pub const MAX_BATCH: u32 = 41;
+
+/// The most entries per AppendEntries on nodes with this NIC: [`MAX_BATCH`] on the
+/// nanoPU, on IceNIC what one frame carries (its largest, 1,516 bytes, less appnet's 48
+/// bytes of headers and padding: 183 words, sw/include/appnet_ice.h), 29.
+pub fn max_batch(nic: NicKind) -> u32 {
+    let frame = nanopu_nic::icenic::IceParams::default().max_frame_bytes;
+    match nic {
+        NicKind::Nanopu => MAX_BATCH,
+        NicKind::IceNic => (((frame - crate::apps::hostnet::WORDS) / 8 - 8) / 6) as u32,
+    }
+}
 /// Most requests in a run (the replicas' log holds 65,536 entries, no snapshots).
 pub const MAX_REQUESTS: usize = 50_000;
 
@@ -48,8 +63,13 @@ pub const MAX_REQUESTS: usize = 50_000;
 #[derive(Deserialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct RaftFile {
-    /// The Raft program, relative to the file. Default "../../sw/build/apps/raft.elf".
+    /// The Raft program, relative to the file. Default "../../sw/build/apps/raft.elf"
+    /// ("../../sw/build/apps/raft_ice.elf" with nic = "icenic").
     pub elf: Option<String>,
+    /// The replicas' NIC: "nanopu" (default) or "icenic", the traditional baseline's DMA NIC
+    /// (docs/models/icenic.md), running raft.c's IceNIC build: every message one UDP frame
+    /// (docs/apps/raft.md "On IceNIC").
+    pub nic: Option<String>,
     /// Seeds the client's arrivals and keys and the replicas' election timeouts. Default 1.
     pub seed: Option<u64>,
     /// The replicas.
@@ -76,7 +96,8 @@ pub struct ReplicasFile {
     pub election_max_us: Option<f64>,
     /// Leader's heartbeat period, us. Default 2; > 0 and below election_min_us.
     pub heartbeat_us: Option<f64>,
-    /// Most log entries per AppendEntries. Default 32; 1..=41 (a 2,048-byte message).
+    /// Most log entries per AppendEntries. Default 32; 1..=41 (a 2,048-byte message); on
+    /// IceNIC 1..=29 (one frame).
     pub batch: Option<u32>,
 }
 
@@ -166,8 +187,14 @@ impl RaftFile {
     /// The spec with its faults, checked (a check's error after `name`, the file's); the
     /// ELF relative to `base`.
     pub fn to_spec(&self, base: &Path, name: &str) -> Result<RaftSpec, String> {
-        let elf = base.join(self.elf.as_deref().unwrap_or(DEFAULT_ELF));
-        let spec = self.spec(&elf, self.raft.replicas.unwrap_or(3), self.seed.unwrap_or(1));
+        let nic: NicKind = match &self.nic {
+            Some(n) => n.parse().map_err(|e| format!("{name}: nic: {e}"))?,
+            None => NicKind::Nanopu,
+        };
+        let default_elf = DEFAULT_ELF.replace("raft.elf", &crate::apps::elf_name("raft", nic));
+        let elf = base.join(self.elf.as_deref().unwrap_or(&default_elf));
+        let spec =
+            RaftSpec { nic, ..self.spec(&elf, self.raft.replicas.unwrap_or(3), self.seed.unwrap_or(1)) };
         let faults: Result<Vec<Fault>, String> =
             self.faults.iter().enumerate().map(|(i, x)| x.fault(i)).collect();
         let spec = RaftSpec { faults: faults?, ..spec };
@@ -180,6 +207,7 @@ impl RaftFile {
         let (r, c) = (&self.raft, &self.client);
         RaftSpec {
             elf: PathBuf::from(elf),
+            nic: NicKind::Nanopu,
             replicas,
             seed,
             election_min_ns: ns(r.election_min_us.unwrap_or(10.0)),
@@ -213,7 +241,8 @@ impl RaftSpec {
         within(self.election_min_ns, 1, 1_000_000_000, "raft.election_min_us (in ns)")?;
         within(self.election_max_ns, self.election_min_ns, 1_000_000_000, "raft.election_max_us (in ns)")?;
         within(self.heartbeat_ns, 1, self.election_min_ns - 1, "raft.heartbeat_us (in ns)")?;
-        within(self.batch, 1, MAX_BATCH, "raft.batch")?;
+        let why = if self.nic == NicKind::IceNic { " (one IceNIC frame's entries)" } else { "" };
+        within(self.batch, 1, max_batch(self.nic), &format!("raft.batch{why}"))?;
         within(self.rate_mrps, 1e-6, 100.0, "client.rate_mrps")?;
         within(self.requests, 1, MAX_REQUESTS, "client.requests")?;
         within(self.get_fraction, 0.0, 1.0, "client.get_fraction")?;

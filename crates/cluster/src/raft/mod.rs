@@ -1,7 +1,8 @@
 //! Raft on nanoPU nodes (docs/apps/raft.md): `sw/apps/raft.c` on replicas 0..N-1 of a
 //! one-switch cluster, an open-loop client on the test host (`client`), faults during the
 //! load, and the safety checks after it (`check`) on every replica's state read from its
-//! memory (`state`).
+//! memory (`state`). On IceNIC nodes (`raft_ice.elf`, the same program through appnet) the
+//! client's messages are UDP frames (`apps::hostnet`; docs/apps/raft.md "On IceNIC").
 
 pub mod check;
 pub mod client;
@@ -10,7 +11,9 @@ pub mod report;
 pub mod state;
 pub mod wire;
 
+use crate::apps::hostnet::{self, HostNet};
 use crate::cluster_config::{ClusterFile, FaultFile};
+use crate::config::NicKind;
 use crate::{Outcome, Simulation};
 use client::{Announcement, Client, Op, Request};
 use nanopu_sim::rng::Rng;
@@ -66,8 +69,10 @@ impl Fault {
 /// A Raft run: the replicas' parameters, the client's load, the faults.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RaftSpec {
-    /// `raft.elf`.
+    /// `raft.elf` (`raft_ice.elf` on IceNIC nodes).
     pub elf: PathBuf,
+    /// The replicas' NIC.
+    pub nic: NicKind,
     pub replicas: u32,
     pub seed: u64,
     pub election_min_ns: u64,
@@ -130,9 +135,10 @@ impl RaftSpec {
             .ok_or("raft: the program's path has no file name")?;
         let text = format!(
             "seed = {}\nmax_us = {max_us}\ntransport = \"ndp\"\n[topology]\nkind = \"star\"\nnodes = {}\n\
-             [node]\ncores = 1\n[[program]]\nnodes = \"all\"\nelf = \"{elf}\"\nargs = [{}]\n",
+             [node]\ncores = 1\n[[program]]\nnodes = \"all\"\nelf = \"{elf}\"\nnic = \"{}\"\nargs = [{}]\n",
             self.seed,
             self.replicas,
+            self.nic.name(),
             args.join(", ")
         );
         let mut f = ClusterFile::parse(&text)?;
@@ -184,16 +190,20 @@ impl RaftSpec {
         let client =
             Arc::new(Mutex::new(Client::new(reqs, self.replicas, us(self.retry_us), us(self.backoff_us))));
         let c = client.clone();
-        sim.host.on_receive(move |now, m| c.lock().expect("client").on_arrival(now, m));
-        let (outcome, at) = step(&mut sim, &client, end, stop.is_none())?;
-        sim.host.responder = None; // the handler's share of the client
+        let net = HostNet(self.nic);
+        net.on_receive(&mut sim, move |now, m| c.lock().expect("client").on_arrival(now, m));
+        let (outcome, at) = step(&mut sim, net, &client, end, stop.is_none())?;
+        sim.host.clear_responders(); // the handler's share of the client
+        let nic_drops = hostnet::drop_counts(&sim);
         let client =
             Arc::try_unwrap(client).map_err(|_| "client still shared")?.into_inner().expect("client");
         let replicas = match stop {
             Some(_) => Vec::new(),
             None => self.replicas_of(&sim)?,
         };
-        Ok(RaftResult::new(client, replicas, outcome, at))
+        let mut r = RaftResult::new(client, replicas, outcome, at);
+        r.nic_drops = nic_drops.0 + nic_drops.1;
+        Ok(r)
     }
 
     fn replicas_of(&self, sim: &Simulation) -> Result<Vec<Replica>, String> {
@@ -225,6 +235,7 @@ fn fault_file(f: &Fault) -> Result<FaultFile, String> {
 /// every request is answered (if `early`). The outcome and when it stopped.
 fn step(
     sim: &mut Simulation,
+    net: HostNet,
     client: &Mutex<Client>,
     end: Time,
     early: bool,
@@ -240,11 +251,10 @@ fn step(
         if finished {
             return Ok((Outcome::HostDone, t));
         }
-        sends.into_iter().for_each(|(at, m)| sim.host.send_at(at, m));
+        sends.into_iter().for_each(|(at, m)| net.send_at(sim, at, m));
         sim.set_deadline(next);
         let outcome = sim.run().map_err(|e| e.to_string())?;
-        sim.host.received.clear();
-        sim.host.sent.clear();
+        net.take_received(sim); // handled as they arrived: only the logs are emptied
         if outcome != Outcome::Deadline {
             return Ok((outcome, sim.now()));
         }
@@ -266,6 +276,10 @@ pub struct RaftResult {
     pub retries: u64,
     pub duplicate_replies: u64,
     pub strays: u64,
+    /// Frames the IceNICs dropped (receive buffer full; no flow control): Raft recovers
+    /// what they carried (heartbeats, the client's retries), so they are counted, not
+    /// errors.
+    pub nic_drops: u64,
     /// Safety violations (empty: the run was safe).
     pub violations: Vec<String>,
     /// The violations, then unanswered requests and a run that did not end as planned
@@ -288,6 +302,7 @@ impl RaftResult {
             retries: c.retries,
             duplicate_replies: c.duplicate_replies,
             strays: c.strays,
+            nic_drops: 0,
         };
         if !r.replicas.is_empty() {
             r.violations = check::all(&r.replicas, &r.announcements, &r.requests);

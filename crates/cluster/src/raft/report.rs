@@ -139,6 +139,12 @@ pub fn text(s: &RaftSpec, r: &RaftResult) -> String {
         r.retries,
         r.redirects
     );
+    if s.nic == crate::config::NicKind::IceNic {
+        t += &format!(
+            "IceNIC nodes: {} frames dropped (receive buffer full; Raft recovers them)\n",
+            r.nic_drops
+        );
+    }
     t += &latency_line("write", &r.latency(Op::Set));
     t += &latency_line("read", &r.latency(Op::Get));
     let candidacies: u64 = r.replicas.iter().map(|x| x.elections).sum();
