@@ -11,7 +11,9 @@
 //! - [`seqwin`]: per-message sequence numbers and the rule that delivers every message
 //!   exactly once, however late its duplicates come (senders keep their unfinished messages
 //!   within a window; receivers remember what they delivered within it).
-//! - [`Transport`]: one NIC's endpoint: messages in, segments out, timers.
+//! - [`Transport`]: one NIC's endpoint: messages in, segments out, timers (`endpoint`: its
+//!   sending and receiving halves, the receiver's pacing of its senders, and its timers,
+//!   one file each).
 //!
 //! NDP-style: the first `rtt_pkts` packets go at once, the rest against PULLs that the
 //! receiver paces at one per MTU time; every data packet is ACKed, every trimmed one NACKed;

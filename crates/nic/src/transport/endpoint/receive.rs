@@ -1,0 +1,129 @@
+//! The endpoint's receiving half: data packets in, reassembled into messages delivered
+//! exactly once (`seqwin`).
+//!
+//! NDP ACKs every data packet and NACKs every trimmed one, and owes the sender a PULL for
+//! each transmission still needed; Homa asks for a trimmed packet again at once (RESEND),
+//! ACKs a message when it completes and re-grants as packets arrive. How those PULLs and
+//! grants are paced is `pacing`'s.
+
+use super::{reply, Actions, InKey, MsgEvent, TAction, Timer, Transport};
+use crate::message::Message;
+use crate::transport::params::Protocol;
+use crate::transport::receiver::InMsg;
+use crate::transport::segment::{flags, Segment};
+use crate::transport::seqwin::Seen;
+use nanopu_sim::Time;
+
+impl Transport {
+    pub(super) fn on_data(&mut self, now: Time, s: Segment, out: &mut impl Actions) {
+        let key = (s.src_ip, s.mcast_seq);
+        // A message is open or delivered, never both, so most packets need one lookup.
+        if !self.inbound.contains_key(&key) {
+            let unicast = s.mcast_count == 0;
+            match self.delivered.get(&s.src_ip).map_or(Seen::New, |w| w.seen(s.mcast_seq)) {
+                Seen::Delivered => return self.duplicate_of_delivered(now, &s, out),
+                // Finished at its sender (`seqwin`): nothing to answer.
+                Seen::Behind if unicast => return self.counters.duplicates_received += 1,
+                _ => self.open_inbound(now, key, &s, out),
+            }
+        }
+        if s.has(flags::CHOP) {
+            return self.on_trimmed(now, key, &s, out);
+        }
+        self.store(now, key, &s, out);
+    }
+
+    /// Answer a unicast duplicate as if it completed the message now: the sender may have
+    /// lost every ACK so far, and without one it would resend forever.
+    fn duplicate_of_delivered(&mut self, now: Time, s: &Segment, out: &mut impl Actions) {
+        self.counters.duplicates_received += 1;
+        if s.mcast_count == 0 {
+            let credit = self.p.packets(s.msg_len) as u16;
+            self.tx.send(now, reply(s, flags::ACK, credit), out);
+        }
+    }
+
+    fn open_inbound(&mut self, now: Time, key: InKey, s: &Segment, out: &mut impl Actions) {
+        let packets = self.p.packets(s.msg_len);
+        let mut m = InMsg::new(s, packets, now);
+        m.granted = packets.min(self.p.unscheduled_packets());
+        self.inbound.insert(key, m);
+        if self.p.protocol == Protocol::Homa && s.mcast_count == 0 {
+            out.push(TAction::Timer(now + self.p.rto, Timer::ReceiverRto { key }));
+        }
+    }
+
+    fn on_trimmed(&mut self, now: Time, key: InKey, s: &Segment, out: &mut impl Actions) {
+        self.counters.trimmed_received += 1;
+        if s.mcast_count != 0 {
+            return;
+        }
+        let m = self.inbound.get_mut(&key).expect("opened");
+        m.needed += 1;
+        let ndp = self.p.protocol == Protocol::Ndp;
+        let answer = if ndp { flags::NACK } else { flags::NACK | flags::RESEND };
+        // The NACK names the transmission it answers (`sender`).
+        self.tx.send(now, reply(s, answer, s.credit), out);
+        if ndp {
+            m.last_progress = now;
+            self.maybe_pull(now, key, out);
+        }
+    }
+
+    fn store(&mut self, now: Time, key: InKey, s: &Segment, out: &mut impl Actions) {
+        let wps = (self.p.segment_bytes / 8) as usize;
+        let m = self.inbound.get_mut(&key).expect("opened");
+        if !m.store(s, wps, now) {
+            self.counters.duplicates_received += 1;
+        }
+        let unicast = s.mcast_count == 0;
+        if unicast && self.p.protocol == Protocol::Ndp {
+            self.tx.send(now, reply(s, flags::ACK, s.credit), out);
+        }
+        if m.complete() {
+            return self.deliver(now, key, s, out);
+        }
+        match (unicast, self.p.protocol) {
+            (true, Protocol::Ndp) => self.maybe_pull(now, key, out),
+            (true, Protocol::Homa) => self.regrant(now, out),
+            _ => {}
+        }
+    }
+
+    fn deliver(&mut self, now: Time, key: InKey, s: &Segment, out: &mut impl Actions) {
+        let m = self.inbound.remove(&key).expect("complete");
+        self.delivered.entry(key.0).or_default().delivered(key.1);
+        self.counters.messages_delivered += 1;
+        self.record_delivered(&m, now);
+        if s.mcast_count == 0 && self.p.protocol == Protocol::Homa {
+            self.tx.send(now, reply(s, flags::ACK, m.packets as u16), out);
+            self.regrant(now, out);
+        }
+        out.push(TAction::Deliver(Message {
+            src_ip: m.src_ip,
+            src_context: m.src_context,
+            dst_ip: self.ip,
+            dst_context: m.dst_context,
+            len: m.len,
+            words: m.words,
+            group: None,
+        }));
+    }
+
+    fn record_delivered(&mut self, m: &InMsg, now: Time) {
+        if !self.log_messages {
+            return;
+        }
+        let (src_ip, src_context, msg_id, dst_ip, dst_context, len) =
+            (m.src_ip, m.src_context, m.msg_id, self.ip, m.dst_context, m.len);
+        self.log.delivered.push(MsgEvent {
+            src_ip,
+            src_context,
+            msg_id,
+            dst_ip,
+            dst_context,
+            len,
+            time: now,
+        });
+    }
+}
