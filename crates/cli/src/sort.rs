@@ -126,7 +126,7 @@ pub struct SortArgs {
     threads: Option<usize>,
 }
 
-/// Limits of the cluster configuration a sort builds (`cluster_config.rs`), checked here
+/// Limits of the cluster configuration a sort builds (`cluster_config`), checked here
 /// so that an error names the flag rather than the configuration key: nodes are numbered
 /// in 20 bits, and a time-valued key is at most one hour (sums of them then stay within
 /// the 5.1 h of simulated time).

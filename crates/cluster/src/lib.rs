@@ -15,8 +15,8 @@
 //!   nanoPU NIC's message path in it (arrivals, sends, latency stamps).
 //! - [`stop`]: ending a long run early (Ctrl-C, wall-clock limit) with what it measured.
 //! - [`spin`]: recognising `lnic_wait()`'s spin loop so idle cores park instead of spinning.
-//! - `cluster`, `network`: clusters from a TOML file ([`cluster_config`]): the packet-level
-//!   fabric between nodes and the transport endpoint in each NIC.
+//! - `cluster`, `network`: clusters from a TOML file ([`cluster_config`], a file per
+//!   section): the packet-level fabric between nodes and the transport endpoint in each NIC.
 //! - `partition`, `parallel`: a leaf-spine cluster run as one partition per leaf,
 //!   advancing together in windows on several host threads, with results that do not
 //!   depend on the number of threads; `barrier` is where their threads meet.

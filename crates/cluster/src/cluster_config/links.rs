@@ -1,0 +1,134 @@
+//! `[link]` and `[switch]`: the fabric's links and switches, and the round-trip floor their
+//! rates and latencies set under every timeout (`rto_us`, `mcast_timeout_us`). Apart because
+//! the floor is fabric arithmetic that the other sections only call.
+
+use super::ClusterFile;
+use crate::config::check::{self, loss, time_ns, time_us, within};
+use nanopu_net::fabric::SwitchParams;
+use nanopu_sim::packet::{HEADER_BYTES, MIN_FRAME};
+use nanopu_sim::time::serialization;
+use nanopu_sim::Time;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
+#[serde(deny_unknown_fields, default)]
+pub struct LinkFile {
+    /// Line rate of every link, Gb/s. Default 200 (the prototype's); 0.001..=100,000.
+    pub rate_gbps: f64,
+    /// Propagation delay of every link, ns. Default 43.75; 0..=3.6e12 (1 h).
+    pub propagation_ns: f64,
+    /// Probability that a link drops a packet, independently per packet. Default 0; [0, 1).
+    pub drop_prob: f64,
+}
+
+impl Default for LinkFile {
+    fn default() -> Self {
+        LinkFile { rate_gbps: 200.0, propagation_ns: 43.75, drop_prob: 0.0 }
+    }
+}
+
+#[derive(Deserialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwitchFile {
+    /// Priority bands per output port. Default 2 (NDP), 8 (Homa); 1..=8.
+    pub bands: Option<u8>,
+    /// Queue capacity of each band, bytes, band 0 first (the last repeated). Default [65536,
+    /// 81920]; each 72..=268,435,456.
+    pub band_bytes: Option<Vec<u32>>,
+    /// Trim the payload of a packet that finds its queue full (NDP) instead of dropping it.
+    /// Default true (NDP), false (Homa).
+    pub trim: Option<bool>,
+    /// Switching latency, ns, from a packet's arrival to when it may leave. Default 0;
+    /// 0..=3.6e12 (1 h).
+    pub latency_ns: Option<f64>,
+    /// How a leaf picks a spine: "spray" (default: a random uplink per packet) or "hash" (one
+    /// uplink per message: a hash of source, destination, contexts and message id).
+    pub uplink: Option<String>,
+    /// Switches replicate multicast packets (the reliable multicast). Default true.
+    pub multicast: Option<bool>,
+    /// Multicast hop timeout, us. Default 10; at least one hop's round-trip floor (one full
+    /// packet's serialization plus an unloaded hop round trip), at most 3.6e9.
+    pub mcast_timeout_us: Option<f64>,
+}
+
+impl ClusterFile {
+    pub(super) fn check_switch(&self) -> Result<(), String> {
+        let s = &self.switch;
+        let bands = s.bands.unwrap_or(if self.transport == "homa" { 8 } else { 2 });
+        within(bands, 1, 8, "switch.bands", "")?;
+        if let Some(b) = &s.band_bytes {
+            check_band_bytes(b, bands)?;
+        }
+        s.latency_ns.map(|v| time_ns(v, "switch.latency_ns")).transpose()?;
+        if let Some(v) = s.mcast_timeout_us {
+            self.at_least_round_trip(
+                time_us(v, "switch.mcast_timeout_us")?,
+                v,
+                1,
+                "switch.mcast_timeout_us",
+            )?;
+        }
+        match s.uplink.as_deref() {
+            None | Some("spray") | Some("hash") => Ok(()),
+            Some(o) => Err(format!("switch.uplink: \"{o}\" is not \"spray\" or \"hash\"")),
+        }
+    }
+}
+
+/// One queue limit per band, each within what a switch's queue can be.
+fn check_band_bytes(b: &[u32], bands: u8) -> Result<(), String> {
+    if b.len() != bands as usize {
+        return Err(format!("switch.band_bytes: {} limits for {bands} bands", b.len()));
+    }
+    b.iter().try_for_each(|&x| {
+        within(x, 72, SwitchParams::MAX_BAND_BYTES, "switch.band_bytes", " bytes").map(|_| ())
+    })
+}
+
+/// Timeout floors.
+impl ClusterFile {
+    /// The shortest time in which a sender can learn that a packet arrived, over `links`
+    /// links one way, unloaded: a full packet (1,024 + 64 bytes, docs/platform.md section 3) serialized
+    /// on every link on the way there, a control packet (72 bytes) on every link back, each
+    /// link's propagation both ways, and the switching latency of every switch crossed
+    /// (one per link but the last, each way). A retransmission timeout below it resends
+    /// every packet before its acknowledgement can come back, every time.
+    pub fn round_trip_floor(&self, links: u64) -> Time {
+        let rate = (self.link.rate_gbps * 1e9).round() as u64;
+        let data = serialization((HEADER_BYTES + 1024) as u64, rate).as_fs();
+        let ctrl = serialization(MIN_FRAME as u64, rate).as_fs();
+        let prop = Time::from_ns_f64(self.link.propagation_ns).as_fs();
+        let latency = Time::from_ns_f64(self.switch.latency_ns.unwrap_or(0.0)).as_fs();
+        let switches = if links == 1 { 1 } else { links - 1 };
+        // In u128: four hour-long propagations pass u64 (the floor then exceeds any rto).
+        let fs = links as u128 * (data as u128 + ctrl as u128 + 2 * prop as u128)
+            + 2 * switches as u128 * latency as u128;
+        Time(u64::try_from(fs).unwrap_or(u64::MAX))
+    }
+
+    pub(super) fn at_least_round_trip(&self, t: Time, v: f64, links: u64, key: &str) -> Result<(), String> {
+        let floor = self.round_trip_floor(links);
+        if t >= floor {
+            return Ok(());
+        }
+        Err(format!(
+            "{key}: {} us is shorter than {:.4} us, one full packet's serialization plus an \
+             unloaded round trip over {links} link(s) at {} Gb/s and {} ns propagation: a \
+             timeout that short resends before any acknowledgement can arrive",
+            nanopu_sim::time::show(v),
+            floor.as_us_f64(),
+            self.link.rate_gbps,
+            self.link.propagation_ns
+        ))
+    }
+}
+
+impl LinkFile {
+    pub(super) fn check(&self) -> Result<(), String> {
+        check::within_f64(self.rate_gbps, 0.001, 100_000.0, "link.rate_gbps", " Gb/s")?;
+        time_ns(self.propagation_ns, "link.propagation_ns")?;
+        loss(self.drop_prob, "link.drop_prob")?;
+        Ok(())
+    }
+}

@@ -1,0 +1,81 @@
+//! `[[program]]`: which program runs on which nodes, with which ABI and NIC. Apart because
+//! a program's keys are checked one entry at a time, against the node count alone.
+
+use nanopu_riscv::AbiChoice;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct ProgramFile {
+    /// The nodes that run it: "all", "3" or "0-79", within the topology's nodes.
+    pub nodes: String,
+    /// The RISC-V ELF program, relative to the config file's directory.
+    pub elf: String,
+    /// Its arguments (argv[1..]). Default none.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// x30/x31 as network registers: "auto" (default: yes if the program defines `__nanopu_abi`
+    /// or uses the LNIC CSRs), "nanopu" or "plain".
+    pub abi: Option<String>,
+    /// The NIC of its nodes: "nanopu" (default; messages through x30/x31) or "icenic",
+    /// FireSim's DMA NIC of the traditional baseline, whose raw frames share the network,
+    /// routed by destination IPv4 (sw/include/icenic.h; docs/models/icenic.md "Clusters").
+    pub nic: Option<String>,
+    /// IceNIC nodes only: the one-way PCIe latency, ns, of the PCIe-attached variant
+    /// (docs/models/icenic.md "PCIe-attached variant"). Default 0: IceNIC on chip.
+    pub pcie_ns: Option<f64>,
+}
+
+impl ProgramFile {
+    /// `elf` with `args` on every node, every other key at its default.
+    pub fn on_all(elf: String, args: Vec<String>) -> ProgramFile {
+        ProgramFile { nodes: "all".into(), elf, args, abi: None, nic: None, pcie_ns: None }
+    }
+
+    /// The `abi` key, checked ("program.abi: ..." when it names no ABI).
+    pub fn abi_choice(&self) -> Result<AbiChoice, String> {
+        self.abi
+            .as_deref()
+            .map_or(Ok(AbiChoice::Auto), |s| AbiChoice::parse(s).map_err(|e| format!("program.{e}")))
+    }
+
+    /// The `nic` key, checked ("program.nic: ..." when it names no NIC).
+    pub fn nic_kind(&self) -> Result<crate::config::NicKind, String> {
+        self.nic
+            .as_deref()
+            .map_or(Ok(Default::default()), |s| s.parse().map_err(|e| format!("program.nic: {e}")))
+    }
+
+    /// The `pcie_ns` key, checked: a time, and only with `nic = "icenic"`.
+    pub fn pcie(&self) -> Result<f64, String> {
+        let ns = self.pcie_ns.unwrap_or(0.0);
+        crate::config::check::time_ns(ns, "program.pcie_ns")?;
+        if ns > 0.0 && self.nic_kind()? != crate::config::NicKind::IceNic {
+            return Err("program.pcie_ns: only IceNIC nodes have a PCIe-attached variant (add nic = \"icenic\"); the nanoPU NIC sits at the core's register file".into());
+        }
+        Ok(ns)
+    }
+}
+
+/// Nodes named by a `[[program]].nodes` value: "all", "N" or "A-B" (inclusive).
+pub fn parse_nodes(spec: &str, total: u32) -> Result<std::ops::Range<u32>, String> {
+    let bad = || format!("program.nodes: \"{spec}\" is not \"all\", \"N\" or \"A-B\" within 0..{total}");
+    let r = match spec.trim() {
+        "all" => 0..total,
+        s => match s.split_once('-') {
+            Some((a, b)) => {
+                let last = b.trim().parse::<u32>().map_err(|_| bad())?;
+                a.trim().parse::<u32>().map_err(|_| bad())?..last.checked_add(1).ok_or_else(bad)?
+            }
+            None => {
+                let n = s.parse::<u32>().map_err(|_| bad())?;
+                n..n.checked_add(1).ok_or_else(bad)?
+            }
+        },
+    };
+    if r.start >= r.end || r.end > total {
+        return Err(bad());
+    }
+    Ok(r)
+}

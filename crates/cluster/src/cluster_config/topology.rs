@@ -1,0 +1,57 @@
+//! `[topology]`: how nodes and switches are connected, and which links that makes (what a
+//! fault may name). Apart from the other sections because only it says how many nodes
+//! there are, which the program ranges and faults are checked against.
+
+use super::ClusterFile;
+use nanopu_net::fabric::{LinkId, Topology};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyFile {
+    /// "star" (one switch; `nodes`) or "leaf-spine" (`nodes_per_leaf`, `leaves`, `spines`).
+    pub kind: String,
+    /// Star: the number of nodes. 1..=1,048,576 (2^20).
+    pub nodes: Option<u32>,
+    /// Leaf-spine: nodes under each leaf switch; nodes_per_leaf x leaves at most 2^20, and a
+    /// leaf's nodes_per_leaf + spines ports at most 2^20.
+    pub nodes_per_leaf: Option<u32>,
+    /// Leaf-spine: the number of leaf switches.
+    pub leaves: Option<u32>,
+    /// Leaf-spine: the number of spine switches (each leaf has one uplink to each).
+    pub spines: Option<u32>,
+}
+
+impl ClusterFile {
+    /// The fabric's topology (sizes not yet checked: see `Topology::size`).
+    pub fn topology(&self) -> Result<Topology, String> {
+        let t = &self.topology;
+        let need = |v: Option<u32>, k: &str| {
+            v.filter(|&x| x > 0).ok_or(format!("topology.{k}: required and positive for kind \"{}\"", t.kind))
+        };
+        match t.kind.as_str() {
+            "star" => Ok(Topology::Star { nodes: need(t.nodes, "nodes")? }),
+            "leaf-spine" => Ok(Topology::LeafSpine {
+                nodes_per_leaf: need(t.nodes_per_leaf, "nodes_per_leaf")?,
+                leaves: need(t.leaves, "leaves")?,
+                spines: need(t.spines, "spines")?,
+            }),
+            k => Err(format!("topology.kind: \"{k}\" is not \"star\" or \"leaf-spine\"")),
+        }
+    }
+
+    pub(crate) fn check_link_exists(&self, link: LinkId, text: &str) -> Result<(), String> {
+        let ok = match (link, self.topology()?) {
+            (LinkId::Node(n), _) => n < self.node_count()?,
+            (LinkId::Uplink { leaf, spine }, Topology::LeafSpine { leaves, spines, .. }) => {
+                leaf < leaves && spine < spines
+            }
+            (LinkId::Uplink { .. }, Topology::Star { .. }) => false,
+        };
+        if !ok {
+            return Err(format!("faults.link: \"{text}\" does not exist in this topology"));
+        }
+        Ok(())
+    }
+}
