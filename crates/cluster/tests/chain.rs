@@ -2,8 +2,8 @@
 //! writes acknowledged only once every replica applied them, linearizable reads at the tail,
 //! and no acknowledged write lost when a replica (middle, head or tail) crashes under load
 //! (three seeds each), on nanoPU nodes (`chain.elf`) and on IceNIC nodes (`chain_ice.elf`,
-//! the same program through appnet, every message a UDP frame); frames an IceNIC drops fail
-//! the run; bad configurations refused naming the key.
+//! the same program through appnet, every message a UDP frame); a tail holding other values
+//! and frames an IceNIC drops fail the run; bad configurations refused naming the key.
 
 mod common;
 
@@ -63,6 +63,27 @@ fn a_chain_without_failures_answers_every_request_right() {
         assert_eq!((r.dropped, r.duplicates, r.reconfigs.len()), (0, 0, 0), "{nic:?}");
         let (sets, gets) = r.load.kv_ops.iter().zip(&r.sent_to).partition::<Vec<_>, _>(|(o, _)| o.set);
         assert!(sets.iter().all(|(_, &n)| n == 1) && gets.iter().all(|(_, &n)| n == 3), "head 1, tail 3");
+    }
+}
+
+/// The check can fail on both NICs: a tail whose store was preloaded from another seed
+/// (other values for the same keys) answers GETs of keys not yet written wrongly, and the
+/// run reports them.
+#[test]
+fn a_tail_with_other_values_fails_the_check() {
+    for nic in NICS {
+        let f = config_on(nic, "");
+        let mut cluster = f.cluster().unwrap();
+        let mut tail = cluster.program[0].clone();
+        cluster.program[0].nodes = "0-2".into();
+        tail.nodes = "3".into();
+        tail.args[2] = "6".into(); // the store's seed: 5 elsewhere
+        cluster.program.push(tail);
+        let spec = &f.specs().unwrap()[0];
+        let r = chain::run(spec, &f.chain_spec().unwrap(), &cluster, &sw_build()).unwrap();
+        let e = r.load.kv.as_ref().unwrap();
+        assert!(e.wrong > 10, "{nic:?}: {e:?}");
+        assert!(!r.load.problems(spec).is_empty(), "{nic:?}: the run fails");
     }
 }
 
