@@ -210,8 +210,7 @@ static int __attribute__((unused)) kv_bad(uint64_t op, uint64_t len, uint64_t wo
 
 /* The request functions below go through appnet's header words (appnet.h): `hdr` is the
  * request's, naming its sender.  On the nanoPU they stream from netRX and to netTX; chain.c
- * uses them on both NICs (mica_ice.c has its own, older, with the reply's peer as a
- * struct). */
+ * and mica_ice.c use them on IceNIC, where the words come from and go into frames. */
 
 /* Start the reply to `hdr`'s sender: op | status | value length, then the request's tag;
  * the caller sends the len / 8 value words, then appnet_send_end. */
@@ -234,6 +233,18 @@ static void __attribute__((unused)) skip(uint64_t words)
 {
     while (words--)
         appnet_recv_word();
+}
+
+/* SET: append the item with the request's value words (read from the message as they
+ * come), then point the key at it; the writer holds the partition's lock if it is shared. */
+static void __attribute__((unused)) set_from_request(struct partition *p, uint64_t h, uint64_t k0, uint64_t k1, uint64_t len)
+{
+    lock(p);
+    uint64_t off = append_hdr(p, k0, k1, len);
+    for (uint64_t w = 0; w < len; w += 8)
+        logw_set(p, off + 24 + w, appnet_recv_word());
+    index_set(p, h, k0, k1, off);
+    unlock(p);
 }
 
 /* GET, one core per partition: stream the value from the log. */

@@ -55,12 +55,7 @@ static void get_shared(struct partition *p, uint64_t hdr, uint64_t tag, uint64_t
 /* SET: append the new item from the request's value words, then point the key at it. */
 static void set(struct partition *p, uint64_t hdr, uint64_t tag, uint64_t h, uint64_t k0, uint64_t k1, uint64_t len)
 {
-    lock(p);
-    uint64_t off = append_hdr(p, k0, k1, len);
-    for (uint64_t w = 0; w < len; w += 8)
-        logw_set(p, off + 24 + w, lnic_read());
-    index_set(p, h, k0, k1, off);
-    unlock(p);
+    set_from_request(p, h, k0, k1, len);
     reply_hdr(hdr, OP_SET, ST_OK, 0, tag);
 }
 
