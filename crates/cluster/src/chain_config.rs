@@ -1,5 +1,5 @@
 //! Chain replication configuration files (TOML) for `nanopu chain`: the chain, the load
-//! (the `[load]` and `[load.kv]` sections of `nanopu load`, `load_config.rs`, with the same
+//! (the `[load]` and `[load.kv]` sections of `nanopu load`, `load_config`, with the same
 //! keys, defaults and checks) and the faults (the `[[faults]]` of a cluster file,
 //! `cluster_config`). Unknown keys are errors; an error names its key. Each key: example,
 //! default, range.
