@@ -122,6 +122,7 @@ impl AppArgs {
     /// Run the application: whether its answers are the host's, and the JSON document
     /// `nanopu app` prints.
     pub fn run(&self) -> Result<(bool, Value), String> {
+        self.app.check()?;
         let (nic, elf) = (self.nic, self.program());
         if nic != NicKind::Nanopu && matches!(self.app, App::NbodyRoot { .. }) {
             return Err(ROOT_ON_ICENIC.into());
@@ -158,6 +159,76 @@ impl AppArgs {
             App::NbodyRoot { .. } => "nbody_root.elf".into(),
         };
         self.sw_build.join("apps").join(name)
+    }
+}
+
+/// Neurons' inputs and layers at most (sw/apps/nn.h NN_MAX_INPUTS, nn_net.c NN_MAX_LAYERS),
+/// a dot product's words (sw/apps/dotprod.h DOTPROD_MAX: the prototype's 2 KiB message),
+/// othello.c's workers per node (its `workers[16]`).
+const MAX_INPUTS: u64 = 256;
+const MAX_LAYERS: usize = 8;
+const MAX_WORDS: usize = 256;
+const OTHELLO_CORES: usize = 16;
+
+/// `value` within `lo..=hi`, else an error naming the flag.
+fn within<T: PartialOrd + std::fmt::Display>(flag: &str, value: T, lo: T, hi: T) -> Result<(), String> {
+    match value >= lo && value <= hi {
+        true => Ok(()),
+        false => Err(format!("--{flag}: {value} is not within {lo}..={hi}")),
+    }
+}
+
+/// At least 1, else an error naming the flag (a run of nothing measures nothing).
+fn positive<T: PartialOrd + From<u8> + std::fmt::Display>(flag: &str, value: T) -> Result<(), String> {
+    match value >= T::from(1) {
+        true => Ok(()),
+        false => Err(format!("--{flag}: {value} is not at least 1")),
+    }
+}
+
+impl App {
+    /// Every flag within what the program and the host's check take, before anything runs.
+    fn check(&self) -> Result<(), String> {
+        match self {
+            App::NnEdges { edges, rounds, .. } => {
+                within("edges", *edges, 1, MAX_INPUTS).and(positive("rounds", *rounds))
+            }
+            App::Nn { layers, inferences, cores, .. } => {
+                check_layers(layers).and(positive("inferences", *inferences)).and(positive("cores", *cores))
+            }
+            App::Othello { depth, local_depth, nodes, cores, .. } => check_othello(*depth, *local_depth)
+                .and(positive("nodes", *nodes))
+                .and(within("cores", *cores, 1, OTHELLO_CORES)),
+            App::Dotprod { words, requests, .. } => {
+                within("words", *words, 1, MAX_WORDS).and(positive("requests", *requests))
+            }
+            App::Nbody { bodies, .. } => positive("bodies", *bodies),
+            App::NbodyRoot { senders, per_sender, cores, .. } => positive("senders", *senders)
+                .and(positive("per-sender", *per_sender))
+                .and(positive("cores", *cores)),
+        }
+    }
+}
+
+/// nn_net.c's network: 2 to 8 layers of 1 to 256 neurons.
+fn check_layers(layers: &[u64]) -> Result<(), String> {
+    within("layers", layers.len(), 2, MAX_LAYERS).map_err(|_| {
+        format!(
+            "--layers: {} layers, not 2..={MAX_LAYERS} (the inputs and at least one layer of neurons)",
+            layers.len()
+        )
+    })?;
+    layers.iter().try_for_each(|&n| within("layers", n, 1, MAX_INPUTS))
+}
+
+/// The root board must be mapped (a board no deeper than `--local-depth` is searched where
+/// it lands and reduced without its best move).
+fn check_othello(depth: u64, local_depth: u64) -> Result<(), String> {
+    match local_depth < depth {
+        true => Ok(()),
+        false => Err(format!(
+            "--local-depth: {local_depth} is not below --depth {depth} (the root must be mapped)"
+        )),
     }
 }
 

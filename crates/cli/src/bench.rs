@@ -40,18 +40,18 @@ pub struct BenchArgs {
     /// Directory holding the built programs (apps/*.elf).
     #[arg(long, env = "NANOPU_SW_BUILD", default_value = "sw/build")]
     sw_build: PathBuf,
-    /// Requests per measurement.
-    #[arg(long)]
+    /// Requests per measurement (the latency, throughput and eRPC benchmarks).
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000_000))]
     requests: Option<usize>,
     /// Host threads of `network` (default: NANOPU_THREADS, else every host core).
     #[arg(long)]
     threads: Option<usize>,
-    /// `loopback-latency`, `icenic-loopback-latency`: the echo program.
-    #[arg(long, value_enum, default_value = "loopback")]
-    app: App,
-    /// `nic-throughput`: the NIC measured.
-    #[arg(long, value_enum, default_value = "nanopu")]
-    nic: crate::bench_nic::Nic,
+    /// `loopback-latency`, `icenic-loopback-latency`: the echo program [default: loopback].
+    #[arg(long, value_enum)]
+    app: Option<App>,
+    /// `nic-throughput`: the NIC measured [default: nanopu].
+    #[arg(long, value_enum)]
+    nic: Option<crate::bench_nic::Nic>,
     /// `network`: measure the network alone, without the run whose cores write and check
     /// the messages (`with_cores` is then null); for profiling the fabric and transports.
     #[arg(long)]
@@ -128,6 +128,35 @@ enum Bench {
     ErpcRequestRate,
 }
 
+impl Bench {
+    /// The flags the benchmark reads besides `--json` and `--sw-build`.
+    fn flags(self) -> &'static [&'static str] {
+        match self {
+            Bench::LoopbackLatency | Bench::IcenicLoopbackLatency => &["--app", "--requests"],
+            Bench::NicThroughput => &["--nic", "--requests"],
+            Bench::ErpcLoopbackLatency | Bench::ErpcRequestRate | Bench::LoopbackThroughput => {
+                &["--requests"]
+            }
+            Bench::Network => &["--threads", "--network-only"],
+            Bench::Rx | Bench::Iss | Bench::ContextSwitch => &[],
+        }
+    }
+
+    /// The name on the command line.
+    fn label(self) -> String {
+        use clap::ValueEnum;
+        self.to_possible_value().map_or_else(String::new, |v| v.get_name().to_string())
+    }
+}
+
+/// A list of flags in words.
+fn or_none(flags: &[&str]) -> String {
+    match flags {
+        [] => "none of --app, --nic, --requests, --threads, --network-only".into(),
+        _ => flags.join(" and "),
+    }
+}
+
 pub fn main(a: BenchArgs) -> Result<ExitCode, String> {
     let out = a.run()?;
     println!("{}", serde_json::to_string_pretty(&out).expect("json"));
@@ -143,14 +172,15 @@ impl BenchArgs {
     }
 
     fn measure(&self) -> Result<Value, String> {
+        self.check_flags()?;
         let (a, sw) = (self, &self.programs());
         Ok(match a.name {
             Bench::LoopbackLatency => latency(a, sw)?,
             Bench::IcenicLoopbackLatency => {
-                let elf = sw.read(&format!("ice_{}", a.app.name()))?;
-                crate::bench_ice::latency(&elf, a.app, a.requests.unwrap_or(500), MAC_NS)?
+                let elf = sw.read(&format!("ice_{}", a.app().name()))?;
+                crate::bench_ice::latency(&elf, a.app(), a.requests.unwrap_or(500), MAC_NS)?
             }
-            Bench::NicThroughput => crate::bench_nic::throughput(sw, a.nic, a.requests.unwrap_or(2_000))?,
+            Bench::NicThroughput => crate::bench_nic::throughput(sw, a.nic(), a.requests.unwrap_or(2_000))?,
             Bench::ErpcLoopbackLatency => {
                 crate::bench_erpc::latency(&sw.read("erpc_server")?, a.requests.unwrap_or(200), MAC_NS)?
             }
@@ -167,15 +197,43 @@ impl BenchArgs {
         })
     }
 
+    /// The echo program, `--app` or loopback.
+    fn app(&self) -> App {
+        self.app.unwrap_or(App::Loopback)
+    }
+
+    /// The NIC `nic-throughput` measures, `--nic` or the nanoPU's.
+    fn nic(&self) -> crate::bench_nic::Nic {
+        self.nic.unwrap_or(crate::bench_nic::Nic::Nanopu)
+    }
+
+    /// A flag the benchmark does not read is an error, never ignored (README.md).
+    fn check_flags(&self) -> Result<(), String> {
+        let given = [
+            ("--app", self.app.is_some()),
+            ("--nic", self.nic.is_some()),
+            ("--requests", self.requests.is_some()),
+            ("--threads", self.threads.is_some()),
+            ("--network-only", self.network_only),
+        ];
+        let takes = self.name.flags();
+        match given.iter().find(|(flag, on)| *on && !takes.contains(flag)) {
+            Some((flag, _)) => {
+                Err(format!("{flag} does not apply to {} (it takes {})", self.name.label(), or_none(takes)))
+            }
+            None => Ok(()),
+        }
+    }
+
     /// The programs the benchmark loads, for `Programs`: what the sweeps' cache hashes
     /// (docs/python.md, "The cache").
     fn program_names(&self) -> Vec<String> {
         use crate::bench_nic::Nic;
         let ice = |app: App| format!("ice_{}", app.name());
         let names: Vec<&str> = match self.name {
-            Bench::LoopbackLatency => return vec![self.app.name().into()],
-            Bench::IcenicLoopbackLatency => return vec![ice(self.app)],
-            Bench::NicThroughput => match self.nic {
+            Bench::LoopbackLatency => return vec![self.app().name().into()],
+            Bench::IcenicLoopbackLatency => return vec![ice(self.app())],
+            Bench::NicThroughput => match self.nic() {
                 Nic::Nanopu => vec!["rxcount", "txflood", "loopback", "stream"],
                 Nic::Icenic => return vec!["ice_tput".into(), ice(App::Loopback), ice(App::Stream)],
                 Nic::Erpc => vec!["erpc_server"],
@@ -244,11 +302,11 @@ pub fn request(rng: &mut Rng, len: u16) -> Message {
 // ---- loopback latency -----------------------------------------------------------------------
 
 fn latency(a: &BenchArgs, sw: &Programs) -> Result<Value, String> {
-    let elf = sw.read(a.app.name())?;
+    let elf = sw.read(a.app().name())?;
     let n = a.requests.unwrap_or(500) + WARMUP;
     let rows: Result<Vec<Value>, String> =
-        SIZES.iter().map(|&len| latency_row(&elf, a.app, len, n)).collect();
-    Ok(json!({ "benchmark": "loopback-latency", "app": a.app.name(), "unit": "ns", "requests": n - WARMUP,
+        SIZES.iter().map(|&len| latency_row(&elf, a.app(), len, n)).collect();
+    Ok(json!({ "benchmark": "loopback-latency", "app": a.app().name(), "unit": "ns", "requests": n - WARMUP,
         "nic_definition": "the prototype's latency module: requests from context 0x1234; first word of the request's last packet entering the NIC to the last word of the reply's last packet leaving it, read from the reply's stamp (MAC excluded)",
         "wire_definition": "wire to wire at the host: the request's first byte leaving to the reply's last byte arriving, with 26 ns of MAC and serial I/O each way; 200 Gb/s, no propagation",
         "warmup": WARMUP,

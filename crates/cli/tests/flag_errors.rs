@@ -1,0 +1,71 @@
+//! A flag out of its range, or one the command does not read, is an error naming the flag
+//! (README.md: "flags that do not apply are errors, never ignored"), never a panic, a
+//! silent default or a run that fails for a reason the user cannot see.
+
+mod common;
+
+use common::{nanopu, stderr};
+
+/// Exit status 2 (refused before running) and every `want` in the message.
+fn refused_saying(args: &[&str], want: &[&str]) {
+    let o = nanopu(args);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+    assert!(!e.contains("panicked"), "{args:?}: {e}");
+    assert!(want.iter().all(|w| e.contains(w)), "{args:?}: want {want:?} in: {e}");
+}
+
+#[test]
+fn app_flags_out_of_range_name_the_flag() {
+    for (args, want) in [
+        (&["app", "nn", "--cores", "0"][..], &["--cores", "0"][..]),
+        (&["app", "nn", "--layers", "8"], &["--layers", "2..=8"]),
+        (&["app", "nn", "--layers", "8,0,4"], &["--layers", "0"]),
+        (&["app", "nn", "--layers", "8,300,4"], &["--layers", "1..=256"]),
+        (&["app", "nn", "--inferences", "0"], &["--inferences"]),
+        (&["app", "nn-edges", "--edges", "0"], &["--edges", "1..=256"]),
+        (&["app", "nn-edges", "--rounds", "0"], &["--rounds"]),
+        (&["app", "othello", "--depth", "4", "--local-depth", "4"], &["--local-depth", "--depth 4"]),
+        (&["app", "othello", "--cores", "17"], &["--cores", "1..=16"]),
+        (&["app", "othello", "--nodes", "0"], &["--nodes"]),
+        (&["app", "dotprod", "--words", "100000"], &["--words", "1..=256"]),
+        (&["app", "dotprod", "--requests", "0"], &["--requests"]),
+        (&["app", "nbody", "--bodies", "0"], &["--bodies"]),
+        (&["app", "nbody-root", "--senders", "0"], &["--senders"]),
+        (&["app", "nbody-root", "--per-sender", "0"], &["--per-sender"]),
+    ] {
+        refused_saying(args, want);
+    }
+}
+
+#[test]
+fn the_edges_of_app_ranges_run() {
+    for args in [
+        &["app", "nn-edges", "--edges", "256", "--rounds", "1"][..],
+        &["app", "nn", "--layers", "2,1", "--inferences", "1"],
+        &["app", "dotprod", "--words", "256", "--requests", "2"],
+        &["app", "othello", "--depth", "2", "--local-depth", "1", "--cores", "16", "--nodes", "1"],
+    ] {
+        let o = nanopu(args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn bench_flags_a_benchmark_does_not_read_are_errors() {
+    for (args, want) in [
+        (&["bench", "loopback-latency", "--nic", "icenic"][..], &["--nic", "loopback-latency", "--app"][..]),
+        (&["bench", "rx", "--nic", "icenic"], &["--nic", "rx"]),
+        (&["bench", "iss", "--app", "stream"], &["--app", "iss"]),
+        (&["bench", "erpc-request-rate", "--nic", "icenic"], &["--nic", "erpc-request-rate", "--requests"]),
+        (&["bench", "context-switch", "--requests", "5"], &["--requests", "context-switch"]),
+        (&["bench", "nic-throughput", "--app", "stream"], &["--app", "nic-throughput", "--nic"]),
+        (&["bench", "loopback-latency", "--network-only"], &["--network-only"]),
+        (&["bench", "rx", "--threads", "2"], &["--threads", "rx"]),
+        (&["bench", "loopback-latency", "--requests", "0"], &["--requests", "0"]),
+    ] {
+        refused_saying(args, want);
+    }
+    let o = nanopu(&["bench", "loopback-latency", "--app", "stream", "--requests", "5"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
