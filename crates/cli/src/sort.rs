@@ -28,22 +28,22 @@ pub struct SortArgs {
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
     keys_per_core: u32,
     /// NanoSort: buckets per level (4, 8 or 16; the last level gets fewer when --cores is
-    /// not a power of it).
-    #[arg(long, default_value_t = 16)]
-    buckets: u32,
+    /// not a power of it) [default: 16].
+    #[arg(long)]
+    buckets: Option<u32>,
     /// NanoSort: fan-in of the median trees (default: --buckets).
     #[arg(long)]
     fan_in: Option<u32>,
     /// NanoSort: independent (one median tree per pivot, the paper's) or combined (one
-    /// tree whose messages carry every pivot's candidates).
-    #[arg(long, default_value = "independent", value_parser = ["independent", "combined"])]
-    median_trees: String,
-    /// MilliSort: reduction factor.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
-    reduction: u32,
-    /// MergeMin: incast of the merge tree.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
-    incast: u32,
+    /// tree whose messages carry every pivot's candidates) [default: independent].
+    #[arg(long, value_parser = ["independent", "combined"])]
+    median_trees: Option<String>,
+    /// MilliSort: reduction factor [default: 4].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    reduction: Option<u32>,
+    /// MergeMin: incast of the merge tree [default: 4].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    incast: Option<u32>,
     /// Key distribution.
     #[arg(long, default_value = "uniform", value_parser = clap::builder::PossibleValuesParser::new(sort::names(&Distribution::ALL)))]
     distribution: String,
@@ -138,6 +138,7 @@ impl SortArgs {
     /// (clap has checked the integer ranges).
     fn check(&self) -> Result<(), String> {
         self.check_size()?;
+        self.check_algorithm_flags()?;
         self.check_nanosort()?;
         time_ns(self.switch_latency_ns, "--switch-latency-ns")?;
         share(self.drop_prob, "--drop-prob", false)?;
@@ -160,12 +161,33 @@ impl SortArgs {
     }
 
     fn fan_in(&self) -> u32 {
-        self.fan_in.unwrap_or(self.buckets)
+        self.fan_in.unwrap_or(self.buckets())
+    }
+
+    fn buckets(&self) -> u32 {
+        self.buckets.unwrap_or(16)
+    }
+
+    /// A flag of another algorithm than the one run is an error, never ignored (README.md).
+    fn check_algorithm_flags(&self) -> Result<(), String> {
+        let given = [
+            ("--buckets", "nanosort", self.buckets.is_some()),
+            ("--fan-in", "nanosort", self.fan_in.is_some()),
+            ("--median-trees", "nanosort", self.median_trees.is_some()),
+            ("--reduction", "millisort", self.reduction.is_some()),
+            ("--incast", "mergemin", self.incast.is_some()),
+        ];
+        match given.iter().find(|(_, alg, on)| *on && *alg != self.algorithm) {
+            Some((flag, alg, _)) => {
+                Err(format!("{flag} is {alg}'s and does not apply to --algorithm {}", self.algorithm))
+            }
+            None => Ok(()),
+        }
     }
 
     /// NanoSort's TREES argument: 1 for independent median trees, 0 for one combined tree.
     fn trees(&self) -> Result<u32, String> {
-        match self.median_trees.as_str() {
+        match self.median_trees.as_deref().unwrap_or("independent") {
             "independent" => Ok(1),
             "combined" => Ok(0),
             t => Err(format!("--median-trees: {t:?} is not independent or combined")),
@@ -196,7 +218,7 @@ impl SortArgs {
         if self.algorithm != "nanosort" {
             return Ok(());
         }
-        let b = self.buckets;
+        let b = self.buckets();
         if ![4, 8, 16].contains(&b) {
             return Err(format!("--buckets: {b} is not 4, 8 or 16"));
         }
@@ -288,9 +310,9 @@ impl SortArgs {
     fn spec(&self) -> Result<SortSpec, String> {
         let algorithm = Algorithm::parse(&self.algorithm)?;
         let args = match algorithm {
-            Algorithm::NanoSort => vec![self.buckets, self.fan_in(), self.multicast as u32, self.trees()?],
-            Algorithm::MilliSort => vec![self.reduction],
-            Algorithm::MergeMin => vec![self.incast],
+            Algorithm::NanoSort => vec![self.buckets(), self.fan_in(), self.multicast as u32, self.trees()?],
+            Algorithm::MilliSort => vec![self.reduction.unwrap_or(4)],
+            Algorithm::MergeMin => vec![self.incast.unwrap_or(4)],
             Algorithm::Local => vec![],
         };
         Ok(SortSpec {

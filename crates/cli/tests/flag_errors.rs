@@ -69,3 +69,27 @@ fn bench_flags_a_benchmark_does_not_read_are_errors() {
     let o = nanopu(&["bench", "loopback-latency", "--app", "stream", "--requests", "5"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn sort_flags_of_another_algorithm_are_errors() {
+    for (args, want) in [
+        (
+            &["sort", "--algorithm", "millisort", "--buckets", "4"][..],
+            &["--buckets", "nanosort", "millisort"][..],
+        ),
+        (&["sort", "--algorithm", "local", "--cores", "1", "--fan-in", "4"], &["--fan-in", "local"]),
+        (&["sort", "--algorithm", "mergemin", "--median-trees", "combined"], &["--median-trees", "mergemin"]),
+        (&["sort", "--reduction", "2"], &["--reduction", "millisort", "nanosort"]),
+        (&["sort", "--algorithm", "millisort", "--incast", "2"], &["--incast", "mergemin"]),
+    ] {
+        refused_saying(args, want);
+    }
+    for args in [
+        &["sort", "--algorithm", "millisort", "--cores", "16", "--reduction", "2"][..],
+        &["sort", "--algorithm", "mergemin", "--cores", "16", "--incast", "2"],
+        &["sort", "--cores", "16", "--buckets", "4", "--fan-in", "4", "--median-trees", "combined"],
+    ] {
+        let o = nanopu(args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    }
+}
