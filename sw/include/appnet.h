@@ -119,15 +119,6 @@ static inline int appnet_ready(void)
     return lnic_ready() != 0;
 }
 
-/* APPNET_IRQ_ENTRY(entry, handler): `entry`, an interrupt entry for mtvec (4-byte aligned)
- * that runs `static void handler(void)` and returns with mret.  Here GCC's
- * interrupt("machine") attribute with the handler inlined: it saves only the registers the
- * handler uses, which never include x30/x31 as long as the handler calls no function (every
- * nanoPU send is inline; GCC saves t5/t6 around a call, NANOPU_TRAP_ENTRY in nanopu.h).
- * IceNIC sends do call functions: appnet_ice.h uses NANOPU_TRAP_ENTRY. */
-#define APPNET_IRQ_ENTRY(entry, handler) \
-    static void __attribute__((interrupt("machine"), aligned(4))) entry(void) { handler(); }
-
 /* Start reading the next message, waiting for it: its header word (the sender, the length).
  * Read appnet_hdr_words of it with appnet_recv_word, then call appnet_recv_end.  The read
  * of netRX itself waits (appnet_recv_begin polls the ready count first): a core may take
@@ -170,6 +161,17 @@ static inline void appnet_boot_msg(void)
     appnet_send_word(nanopu_core_id());
     appnet_send_end();
 }
+
+/* APPNET_IRQ_ENTRY(entry, handler): `entry`, an interrupt entry for mtvec (4-byte aligned)
+ * that runs `static void handler(void)` and returns with mret: GCC's interrupt("machine")
+ * attribute, on both NICs.  On the nanoPU it saves only the registers the handler uses,
+ * which never include x30/x31 as long as the handler calls no function (every nanoPU send
+ * is inline; GCC saves t5/t6 around a call, which in a nanoPU program would pop netRX and
+ * push netTX: NANOPU_TRAP_ENTRY in nanopu.h is the entry for handlers that call).  An
+ * IceNIC program is plain RISC-V (sw/Makefile), where x30/x31 are ordinary registers the
+ * attribute saves like the others. */
+#define APPNET_IRQ_ENTRY(entry, handler) \
+    static void __attribute__((interrupt("machine"), aligned(4))) entry(void) { handler(); }
 
 /* The address of node `node` (10.0.0.(2+node), docs/platform.md section 2). */
 static inline uint32_t appnet_node_ip(uint64_t node)

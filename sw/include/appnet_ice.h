@@ -230,14 +230,6 @@ static inline int appnet_ready(void)
     return icenic_recv_comps() != 0;
 }
 
-/* APPNET_IRQ_ENTRY(entry, handler) (appnet.h): an assembly entry saving the caller-saved
- * registers but x30/x31 (NANOPU_TRAP_ENTRY), which an IceNIC core refuses and GCC's
- * interrupt attribute would save around the handler's calls. */
-#define APPNET_IRQ_ENTRY(entry, handler) \
-    static void __attribute__((used)) handler(void); \
-    void entry(void); \
-    NANOPU_TRAP_ENTRY(entry, handler)
-
 /* Start reading the next message (appnet_recv_begin): its header word, made from the
  * frame's source address, source port and payload length. */
 static inline uint64_t appnet_recv_hdr(void)

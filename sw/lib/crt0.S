@@ -15,17 +15,25 @@
  * Built for a hard-float ABI (__riscv_flen), it turns the FPU on: mstatus.FS =
  * Initial (privileged spec "Extension Context Status"); FS is Off at reset and
  * every F/D instruction would trap.  Soft-float builds leave mstatus untouched.
- * x30/x31 are never touched: they are netRX/netTX.
+ * x30/x31 are never touched: in a nanoPU program they are netRX/netTX.
  */
 #define STACK_SHIFT 17                  /* 128 KiB */
 
+/* One 8-byte marker: __nanopu_abi for nanoPU programs (x30/x31 are netRX/netTX), or
+ * __nanopu_runtime for the IceNIC programs, which are plain RISC-V (sw/Makefile,
+ * NANOPU_PLAIN_ABI); either says the program has our runtime (docs/abi.md). */
+#ifdef NANOPU_PLAIN_ABI
+#define RUNTIME_MARKER __nanopu_runtime
+#else
+#define RUNTIME_MARKER __nanopu_abi
+#endif
     .section .rodata.nanopu_abi, "a"
-    .globl __nanopu_abi
-    .type __nanopu_abi, @object
+    .globl RUNTIME_MARKER
+    .type RUNTIME_MARKER, @object
     .balign 8
-__nanopu_abi:                           /* marks the ELF as a nanoPU program */
+RUNTIME_MARKER:
     .dword 1
-    .size __nanopu_abi, 8
+    .size RUNTIME_MARKER, 8
 
     .section .text.init, "ax", @progbits
     .globl _start

@@ -39,8 +39,8 @@ impl Default for PortParams {
 /// written to `tohost`; its runtime parks cores 1.. in an endless loop and exits from core 0.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ExitMode {
-    /// `Node` for programs without `__nanopu_abi` (the prototype's and plain RISC-V
-    /// programs, whose other harts park), `Hart` for ours.
+    /// `Node` for programs not built with our runtime (the prototype's and other plain
+    /// RISC-V programs, whose other harts park), `Hart` for ours (`__nanopu_runtime`).
     #[default]
     Auto,
     Hart,
@@ -60,7 +60,7 @@ impl ExitMode {
     /// Does the first exit end the node, for a node running `p`?
     pub fn first_exit_ends_node(self, p: &nanopu_riscv::Program) -> bool {
         match self {
-            ExitMode::Auto => !p.defines_nanopu_abi(),
+            ExitMode::Auto => !p.built_with_our_runtime(),
             ExitMode::Hart => false,
             ExitMode::Node => true,
         }

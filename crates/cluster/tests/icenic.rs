@@ -139,3 +139,17 @@ fn an_icenic_node_has_no_nanopu_nic() {
     let e = sim.run().unwrap_err().to_string();
     assert!(e.contains("this node has IceNIC, not the nanoPU NIC"), "{e}");
 }
+
+/// The IceNIC programs are plain RISC-V, as a traditional host's (sw/Makefile, docs/abi.md
+/// "x30/x31"): x30/x31 are ordinary registers the compiler uses, and our runtime's harts
+/// still each exit on their own; the nanoPU builds of the same sources keep the nanoPU ABI.
+#[test]
+fn icenic_programs_are_plain_risc_v_with_our_runtime() {
+    let load = |p: &str| nanopu_riscv::Program::load(&common::elf(p)).unwrap();
+    for p in ["apps/ice_loopback.elf", "apps/mica_ice.elf", "apps/chain_ice.elf", "apps/nbody_ice.elf"] {
+        let prog = load(p);
+        assert!(!prog.is_nanopu() && prog.built_with_our_runtime(), "{p}");
+    }
+    let chain = load("apps/chain.elf");
+    assert!(chain.is_nanopu() && chain.built_with_our_runtime());
+}

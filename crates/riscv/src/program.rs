@@ -25,8 +25,8 @@ pub struct Program {
     entry: u64,
     nanopu: bool,
     abi_source: AbiSource,
-    /// Defines `__nanopu_abi`: built with our runtime (`sw/lib/crt0.S`).
-    marker: bool,
+    /// Defines `__nanopu_runtime` or `__nanopu_abi`: built with our runtime (`sw/lib/crt0.S`).
+    ours: bool,
     symbols: Symbols,
     pub(crate) segments: Vec<Segment>,
     image: BTreeMap<u64, Box<Page>>,
@@ -54,12 +54,13 @@ impl Program {
         let s = &parsed.symbols;
         let (marker, tohost, fromhost) =
             (s.get("__nanopu_abi").is_some(), s.get("tohost"), s.get("fromhost"));
+        let ours = marker || s.get("__nanopu_runtime").is_some();
         let (nanopu, abi_source) = abi::decide(abi, marker, &parsed.segments, bytes);
         let mut p = Program {
             entry: parsed.entry,
             nanopu,
             abi_source,
-            marker,
+            ours,
             tohost,
             fromhost,
             symbols: parsed.symbols,
@@ -106,10 +107,11 @@ impl Program {
         self.nanopu
     }
 
-    /// Does the program define `__nanopu_abi`, i.e. was it built with our runtime (whose
-    /// harts each exit on their own) rather than the prototype's?
-    pub fn defines_nanopu_abi(&self) -> bool {
-        self.marker
+    /// Was the program built with our runtime (whose harts each exit on their own) rather
+    /// than the prototype's? Our `crt0.S` defines `__nanopu_runtime`, and `__nanopu_abi`
+    /// too unless the program is plain RISC-V (the IceNIC programs; docs/abi.md).
+    pub fn built_with_our_runtime(&self) -> bool {
+        self.ours
     }
 
     /// Why [`Program::is_nanopu`] says what it says.
