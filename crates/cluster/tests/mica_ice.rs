@@ -5,26 +5,15 @@
 
 mod common;
 
-use common::{cfg, elf, mica_spec};
+use common::{elf, mica_spec};
 use nanopu_cluster::config::NicKind;
 use nanopu_cluster::kv::{Keys, Steering};
 use nanopu_cluster::loadgen::{LoadResult, LoadSpec};
-use nanopu_cluster::{NodeConfig, Outcome, SimError};
-
-fn node(nic: NicKind, args: Vec<String>) -> NodeConfig {
-    let mut c = NodeConfig { nic_kind: nic, ..cfg(1) };
-    c.max_cycles = 1 << 30;
-    c.args = args;
-    c
-}
+use nanopu_cluster::{Outcome, SimError};
 
 fn run_on(nic: NicKind, s: &LoadSpec, args: Option<Vec<String>>) -> Result<LoadResult, SimError> {
     let args = args.unwrap_or_else(|| s.kv.as_ref().unwrap().server_args());
-    let program = match nic {
-        NicKind::Nanopu => "apps/mica.elf",
-        NicKind::IceNic => "apps/mica_ice.elf",
-    };
-    s.run(&elf(program), node(nic, args))
+    common::run_load("mica", nic, s, args)
 }
 
 fn run(s: &LoadSpec) -> LoadResult {
@@ -93,7 +82,7 @@ fn same_seed_same_replies() {
 #[test]
 fn what_an_icenic_server_cannot_take_is_refused() {
     let refused = |s: &LoadSpec, cores: usize| {
-        let mut c = node(NicKind::IceNic, Vec::new()); // refused before the server starts
+        let mut c = common::server_node(NicKind::IceNic, 1, Vec::new()); // refused before the server starts
         c.nic.cores = cores;
         match s.run(&elf("apps/mica_ice.elf"), c) {
             Err(SimError::Setup(e)) => e,

@@ -6,26 +6,15 @@
 
 mod common;
 
-use common::{cfg, elf, rdma_spec as spec};
+use common::{elf, rdma_spec as spec};
 use nanopu_cluster::config::NicKind;
 use nanopu_cluster::loadgen::{LoadResult, LoadSpec};
 use nanopu_cluster::rdma::KINDS;
-use nanopu_cluster::{NodeConfig, Outcome, SimError};
-
-fn node(nic: NicKind, cores: usize, args: Vec<String>) -> NodeConfig {
-    let mut c = NodeConfig { nic_kind: nic, ..cfg(cores) };
-    c.max_cycles = 1 << 32; // beyond any run's deadline here
-    c.args = args;
-    c
-}
+use nanopu_cluster::{Outcome, SimError};
 
 fn run_on(nic: NicKind, s: &LoadSpec, args: Option<Vec<String>>) -> Result<LoadResult, SimError> {
     let args = args.unwrap_or_else(|| s.rdma.as_ref().unwrap().server_args());
-    let program = match nic {
-        NicKind::Nanopu => "apps/rdma.elf",
-        NicKind::IceNic => "apps/rdma_ice.elf",
-    };
-    s.run(&elf(program), node(nic, 1, args))
+    common::run_load("rdma", nic, s, args)
 }
 
 fn run(s: &LoadSpec) -> LoadResult {
@@ -103,7 +92,7 @@ fn same_seed_same_replies() {
 #[test]
 fn several_cores_are_refused() {
     let s = spec([0.2; 5], 1.0, 100);
-    let c = node(NicKind::IceNic, 4, s.rdma.as_ref().unwrap().server_args());
+    let c = common::server_node(NicKind::IceNic, 4, s.rdma.as_ref().unwrap().server_args());
     match s.run(&elf("apps/rdma_ice.elf"), c) {
         Err(SimError::Setup(e)) => assert!(e.starts_with("server.cores"), "{e}"),
         other => panic!("not refused: {:?}", other.map(|r| r.outcome)),

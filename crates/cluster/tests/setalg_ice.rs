@@ -6,26 +6,15 @@
 
 mod common;
 
-use common::{cfg, elf, setalg_corpus as corpus, setalg_spec as spec};
+use common::{elf, setalg_corpus as corpus, setalg_spec as spec};
 use nanopu_cluster::config::NicKind;
 use nanopu_cluster::loadgen::{LoadResult, LoadSpec};
 use nanopu_cluster::setalg::CLASSES;
-use nanopu_cluster::{NodeConfig, Outcome, SimError};
-
-fn node(nic: NicKind, cores: usize, args: Vec<String>) -> NodeConfig {
-    let mut c = NodeConfig { nic_kind: nic, ..cfg(cores) };
-    c.max_cycles = 1 << 32; // beyond any run's deadline here
-    c.args = args;
-    c
-}
+use nanopu_cluster::{Outcome, SimError};
 
 fn run_on(nic: NicKind, s: &LoadSpec, args: Option<Vec<String>>) -> Result<LoadResult, SimError> {
     let args = args.unwrap_or_else(|| s.setalg.as_ref().unwrap().corpus.server_args());
-    let program = match nic {
-        NicKind::Nanopu => "apps/setalg.elf",
-        NicKind::IceNic => "apps/setalg_ice.elf",
-    };
-    s.run(&elf(program), node(nic, 1, args))
+    common::run_load("setalg", nic, s, args)
 }
 
 fn run(s: &LoadSpec) -> LoadResult {
@@ -106,7 +95,7 @@ fn same_seed_same_replies() {
 #[test]
 fn several_cores_are_refused() {
     let s = spec(0.3, 100);
-    let c = node(NicKind::IceNic, 4, s.setalg.as_ref().unwrap().corpus.server_args());
+    let c = common::server_node(NicKind::IceNic, 4, s.setalg.as_ref().unwrap().corpus.server_args());
     match s.run(&elf("apps/setalg_ice.elf"), c) {
         Err(SimError::Setup(e)) => assert!(e.starts_with("server.cores"), "{e}"),
         other => panic!("not refused: {:?}", other.map(|r| r.outcome)),

@@ -2,8 +2,9 @@
 
 #![allow(dead_code)]
 
+use nanopu_cluster::config::NicKind;
 use nanopu_cluster::kv::{Keys, KvSpec, Steering};
-use nanopu_cluster::loadgen::{Arrivals, Class, LoadSpec, Service};
+use nanopu_cluster::loadgen::{Arrivals, Class, LoadResult, LoadSpec, Service};
 use nanopu_cluster::rdma::{RdmaKind, RdmaSpec, KINDS};
 use nanopu_cluster::report::{summarize, RunSummary};
 use nanopu_cluster::setalg::{Corpus, Popularity, SetalgSpec, CLASSES};
@@ -27,6 +28,25 @@ pub fn cfg(cores: usize) -> NodeConfig {
     c.nic.cores = cores;
     c.max_cycles = 50_000_000;
     c
+}
+
+/// A server node of `nic` with `cores` cores running with `args`, its cycle limit past any
+/// load test's deadline (the load's drain ends each run).
+pub fn server_node(nic: NicKind, cores: usize, args: Vec<String>) -> NodeConfig {
+    let mut c = NodeConfig { nic_kind: nic, ..cfg(cores) };
+    c.max_cycles = 1 << 32;
+    c.args = args;
+    c
+}
+
+/// Run load `s` against `app`'s build for `nic` (apps/APP.elf, or apps/APP_ice.elf on an
+/// IceNIC node) on one core started with `args`.
+pub fn run_load(app: &str, nic: NicKind, s: &LoadSpec, args: Vec<String>) -> Result<LoadResult, SimError> {
+    let program = match nic {
+        NicKind::Nanopu => format!("apps/{app}.elf"),
+        NicKind::IceNic => format!("apps/{app}_ice.elf"),
+    };
+    s.run(&elf(&program), server_node(nic, 1, args))
 }
 
 /// Run a program to its end; the summary, or the simulator's error.
