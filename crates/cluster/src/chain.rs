@@ -4,7 +4,7 @@
 //! at the end, and checks every reply. Protocol, roles and timeouts: docs/apps/chain.md.
 //!
 //! The schedule, keys, values and the linearizability check are the key-value workload's
-//! (`kv.rs`, `loadgen.rs`): a chain behaves as one store to its client. On IceNIC nodes
+//! (`kv.rs`, `loadgen`): a chain behaves as one store to its client. On IceNIC nodes
 //! (`chain_ice.elf`, the same program through appnet) every message is one UDP frame, sent
 //! and read back by `apps::hostnet` (docs/apps/chain.md "On IceNIC").
 

@@ -83,7 +83,7 @@ fn fixed() -> String {
 }
 
 /// Most requests per second the generator can offer, millions: one per femtosecond (send
-/// times are whole, strictly increasing femtoseconds, loadgen.rs).
+/// times are whole, strictly increasing femtoseconds, `loadgen`).
 const MAX_RATE_MRPS: f64 = 1e9;
 /// Bytes one request takes over a run, an *estimate*: the request record, its message in
 /// the host's script and in the event queue, the reply and its record (measured: about
