@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Args)]
+#[command(allow_negative_numbers = true)] // "-1" reaches the flag's check, which names it
 pub struct ChainArgs {
     /// Chain configuration (.toml): the chain, the load to sweep, the faults.
     pub config: PathBuf,

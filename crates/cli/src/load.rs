@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Args)]
+#[command(allow_negative_numbers = true)] // "-1" reaches the flag's check, which names it
 pub struct LoadArgs {
     /// Load configuration (.toml): the server node and the load to sweep.
     pub config: PathBuf,

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 #[derive(Args)]
+#[command(allow_negative_numbers = true)] // "-1" reaches the flag's check, which names it
 pub struct RaftArgs {
     /// Raft configuration (.toml; keys: docs/config.md, "Raft files").
     pub config: PathBuf,

@@ -16,6 +16,7 @@ const DEFAULT_CORES: usize = 4;
 const DEFAULT_MAX_CYCLES: u64 = 100_000_000;
 
 #[derive(Args)]
+#[command(allow_negative_numbers = true)] // "-1" reaches the flag's check, which names it
 pub struct RunArgs {
     /// RISC-V ELF to run on every core of one node (RV64IMAC, lp64), or a cluster
     /// configuration (.toml) naming topology, programs and parameters.
@@ -112,7 +113,11 @@ pub struct RunArgs {
     /// message comes from the host's context SRC_CONTEXT, 0 if not given, and goes to node
     /// NODE, 0 if not given; repeatable). On one node the host sits on the node's port, in
     /// a cluster on switch 0. What reaches the host is listed in the summary.
-    #[arg(long = "send", value_name = "AT_NS:CONTEXT[/SRC_CONTEXT]:WORDS[@NODE]")]
+    #[arg(
+        long = "send",
+        value_name = "AT_NS:CONTEXT[/SRC_CONTEXT]:WORDS[@NODE]",
+        allow_hyphen_values = true
+    )]
     sends: Vec<String>,
     /// Cluster runs: node NODE crashes at US microseconds: its cores, NIC and transport stop,
     /// what reaches it is lost (docs/faults.md; repeatable).
@@ -136,7 +141,7 @@ pub struct RunArgs {
     /// IceNIC node: have the test host send it a UDP frame of BYTES bytes in all (42 to
     /// 1,516; payload bytes 0, 1, 2...) at AT_NS, from 10.0.0.1 port 7000 to port 9000;
     /// repeatable. The frames that come back are listed in the summary.
-    #[arg(long = "send-frame", value_name = "AT_NS:BYTES")]
+    #[arg(long = "send-frame", value_name = "AT_NS:BYTES", allow_hyphen_values = true)]
     send_frames: Vec<String>,
     /// Arguments for the program (after `--`); they follow `program MAC IP` in argv.
     #[arg(last = true)]

@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 #[derive(Args, Clone)]
+#[command(allow_negative_numbers = true)] // "-1" reaches the flag's check, which names it
 pub struct SortArgs {
     /// The algorithm (local: every core sorts its own keys).
     #[arg(long, default_value = "nanosort", value_parser = clap::builder::PossibleValuesParser::new(sort::names(&Algorithm::ALL)))]

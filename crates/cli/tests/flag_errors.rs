@@ -93,3 +93,28 @@ fn sort_flags_of_another_algorithm_are_errors() {
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn negative_numbers_reach_the_check_that_names_the_flag() {
+    let elf = "sw/build/tests/rv64m.elf";
+    for (args, want) in [
+        (&["run", elf, "--cores", "-1"][..], &["--cores", "-1"][..]),
+        (&["run", elf, "--mac-ns", "-1"], &["--mac-ns", "not a time"]),
+        (&["run", elf, "--until-us", "-3"], &["--until-us", "not a time"]),
+        (&["run", elf, "--send", "-5:0:1"], &["--send -5:0:1"]),
+        (
+            &["run", "sw/build/apps/ice_loopback.elf", "--nic", "icenic", "--send-frame", "-5:64"],
+            &["--send-frame"],
+        ),
+        (&["sort", "--drop-prob", "-0.1"], &["--drop-prob", "-0.1"]),
+        (&["sort", "--switch-latency-ns", "-5"], &["--switch-latency-ns", "not a time"]),
+    ] {
+        refused_saying(args, want);
+    }
+}
+
+#[test]
+fn a_capture_point_outside_the_topology_is_named_as_written() {
+    let args = ["run", "experiments/incast/ndp-trim.toml", "--pcap-at", "node:999", "--pcap", "/dev/null"];
+    refused_saying(&args, &["--pcap-at", "node:999 does not exist", "nodes: 81"]);
+}

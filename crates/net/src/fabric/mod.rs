@@ -213,7 +213,10 @@ impl Fabric {
             CapturePoint::SwitchPort { sw, port } => sw < w.switches && port < w.ports_per_switch,
         };
         if !ok {
-            return Err(format!("capture point {point:?} does not exist in this topology"));
+            let (n, sw, ports) = (w.nodes, w.switches, w.ports_per_switch);
+            return Err(format!(
+                "capture point {point} does not exist in this topology (nodes: {n}, switches: {sw} of {ports} ports each, numbered from 0)"
+            ));
         }
         self.capture = Some(point);
         Ok(())
