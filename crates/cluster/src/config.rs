@@ -278,10 +278,15 @@ pub mod check {
         Ok(v)
     }
 
-    /// `v` within `lo..=hi`, as [`within`] with large values in exponent notation.
+    /// `v` within `lo..=hi`, as [`within`] with large values in exponent notation; a `lo`
+    /// of `f64::MIN_POSITIVE` (any positive value) reads "more than 0".
     pub fn within_f64(v: f64, lo: f64, hi: f64, key: &str, unit: &str) -> Result<f64, String> {
         if !(v >= lo && v <= hi) {
-            return Err(format!("{key}: {}{unit} is not within {lo}..={hi}{unit}", show(v)));
+            let range = match lo == f64::MIN_POSITIVE {
+                true => format!("more than 0{unit} and at most {}{unit}", show(hi)),
+                false => format!("within {}..={}{unit}", show(lo), show(hi)),
+            };
+            return Err(format!("{key}: {}{unit} is not {range}", show(v)));
         }
         Ok(v)
     }
@@ -306,6 +311,15 @@ pub mod check {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_positive_range_reads_more_than_zero() {
+        let e =
+            super::check::within_f64(-1.0, f64::MIN_POSITIVE, 1e9, "load.rates_mrps", " Mrps").unwrap_err();
+        assert_eq!(e, "load.rates_mrps: -1 Mrps is not more than 0 Mrps and at most 1000000000 Mrps");
+        let e = super::check::within_f64(1e6, 0.001, 100_000.0, "link.rate_gbps", " Gb/s").unwrap_err();
+        assert_eq!(e, "link.rate_gbps: 1000000 Gb/s is not within 0.001..=100000 Gb/s");
+    }
+
     use super::check::*;
     use super::*;
     use nanopu_sim::Time;
