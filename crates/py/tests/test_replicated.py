@@ -36,6 +36,13 @@ def test_chain_agrees_with_the_command_line(tmp_path):
 def test_chain_errors_and_dicts(tmp_path):
     with pytest.raises(nanopu.NanopuError, match="--requests: 0"):
         nanopu.chain(CHAIN, requests=0)
+    # Negative or oversized integers name the keyword, as the simulator's own checks do.
+    with pytest.raises(nanopu.NanopuError, match="seed: -1 is not within"):
+        nanopu.chain(CHAIN, seed=-1)
+    with pytest.raises(nanopu.NanopuError, match="replicas: -3 is not within"):
+        nanopu.raft(RAFT, replicas=-3)
+    with pytest.raises(nanopu.NanopuError, match="warmup: 18446744073709551616 is not within"):
+        nanopu.load(RAFT, warmup=2**64)
     keys = _toml().loads(CHAIN.read_text())
     keys["chain"]["elf"] = str(CHAIN.parent / keys["chain"]["elf"])
     assert len(nanopu.chain(keys, rates=[0.5], requests=2000).results) == 2

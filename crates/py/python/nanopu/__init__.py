@@ -175,7 +175,17 @@ def _sort_run(raw):
     return SortRun(json.loads(summary), stages)
 
 
+def _unsigned(**values):
+    """The overrides the simulator takes as unsigned 64-bit integers: one out of range raises
+    ``NanopuError`` naming it (the native module's conversion would say only "can't convert
+    negative int to unsigned")."""
+    for name, v in values.items():
+        if isinstance(v, int) and not isinstance(v, bool) and not 0 <= v < 2**64:
+            raise NanopuError(f"{name}: {v} is not within 0..=18446744073709551615")
+
+
 def _raw_chain(config, seed, rates, requests, progress):
+    _unsigned(seed=seed, requests=requests)
     path, text = _config(config)
     rates = [float(r) for r in (rates or [])]
     return list(_native.chain(path, text, rates, requests, seed, progress))
@@ -186,6 +196,7 @@ def _chain_run(raw):
 
 
 def _raw_raft(config, seed, replicas, rate, requests, progress):
+    _unsigned(seed=seed, replicas=replicas, requests=requests)
     path, text = _config(config)
     return list(_native.raft(path, text, seed, replicas, rate, requests, progress))
 
@@ -222,6 +233,7 @@ def _command(config):
 
 
 def _raw_load(config, seed, rates, requests, warmup, drain_us, records, progress):
+    _unsigned(seed=seed, requests=requests, warmup=warmup)
     path, text = _config(config)
     rates = [float(r) for r in (rates or [])]
     return list(_native.load(path, text, rates, requests, warmup, drain_us, seed, records, progress))
