@@ -22,7 +22,7 @@ use crate::sparse::{Chunk, Resident, Sparse, CHUNK, CHUNKS_PER_PAGE};
 
 /// Base of the boot info page (docs/abi.md).
 pub const BOOT_BASE: u64 = 0x1000;
-/// CLINT layout (docs/abi.md, SiFive CLINT): msip[h] u32, mtimecmp[h] u64, mtime u64.
+/// CLINT layout (docs/abi.md, SiFive CLINT): `msip[h]` u32, `mtimecmp[h]` u64, `mtime` u64.
 pub const CLINT_BASE: u64 = 0x0200_0000;
 pub const CLINT_SIZE: u64 = 0x1_0000;
 pub const MTIMECMP: u64 = 0x0200_4000;

@@ -10,10 +10,10 @@ use crate::TestHost;
 use nanopu_nic::Message;
 use nanopu_sim::Time;
 
-/// The servers' weights: weight[i] = i + 1 over 256 words, used cyclically (dotprod.h).
+/// The servers' weights: `weight[i] = i + 1` over 256 words, used cyclically (dotprod.h).
 const WEIGHTS: usize = 256;
 
-/// What the servers answer: sum of weight[i] x word i, mod 2^64.
+/// What the servers answer: sum of `weight[i]` x word i, mod 2^64.
 pub fn dot(words: &[u64]) -> u64 {
     let w = |i: usize| (i % WEIGHTS) as u64 + 1;
     words.iter().enumerate().fold(0u64, |acc, (i, x)| acc.wrapping_add(w(i).wrapping_mul(*x)))
