@@ -45,9 +45,9 @@ enum App {
         layers: Vec<u64>,
         #[arg(long, default_value_t = 10)]
         inferences: u64,
-        /// Cores per node.
-        #[arg(long, default_value_t = 4)]
-        cores: usize,
+        /// Cores per node [default: 4; on IceNIC 1, its nodes' only].
+        #[arg(long)]
+        cores: Option<usize>,
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
@@ -66,8 +66,9 @@ enum App {
         seed: u64,
         #[arg(long, default_value_t = 4)]
         nodes: u32,
-        #[arg(long, default_value_t = 4)]
-        cores: usize,
+        /// Cores per node [default: 4; on IceNIC 1, its nodes' only].
+        #[arg(long)]
+        cores: Option<usize>,
     },
     /// A dot product of each request's words with in-memory weights, one request at a time.
     Dotprod {
@@ -122,19 +123,25 @@ impl AppArgs {
     /// Run the application: whether its answers are the host's, and the JSON document
     /// `nanopu app` prints.
     pub fn run(&self) -> Result<(bool, Value), String> {
-        self.app.check()?;
         let (nic, elf) = (self.nic, self.program());
-        if nic != NicKind::Nanopu && matches!(self.app, App::NbodyRoot { .. }) {
+        let app = self.app.clone().with_cores(nic);
+        app.check()?;
+        app.check_icenic_cores(nic)?;
+        if nic != NicKind::Nanopu && matches!(app, App::NbodyRoot { .. }) {
             return Err(ROOT_ON_ICENIC.into());
         }
-        let (ok, mut doc) = match self.app.clone() {
+        let (ok, mut doc) = match app {
             App::NnEdges { edges, rounds, seed } => nn_edges(&elf, nic, edges, rounds, seed)?,
             App::Nn { layers, inferences, cores, seed } => {
-                nn(&elf, nic, NetSpec { seed, inferences, layers, cores })?
+                nn(&elf, nic, NetSpec { seed, inferences, layers, cores: cores.unwrap_or(0) })?
             }
             App::Othello { depth, local_depth, plies, seed, nodes, cores } => {
                 let board = Board::opening(seed, plies);
-                othello(&elf, nic, SearchSpec { nodes, cores, board, depth, local_depth })?
+                othello(
+                    &elf,
+                    nic,
+                    SearchSpec { nodes, cores: cores.unwrap_or(0), board, depth, local_depth },
+                )?
             }
             App::Nbody { bodies, seed } => nbody(&elf, nic, bodies, seed)?,
             App::Dotprod { words, requests, copy, seed } => dotprod(&elf, nic, words, requests, copy, seed)?,
@@ -187,18 +194,40 @@ fn positive<T: PartialOrd + From<u8> + std::fmt::Display>(flag: &str, value: T) 
 }
 
 impl App {
+    /// `--cores` as given, else a nanoPU node's 4 or an IceNIC node's one core (its hart 0
+    /// drives the NIC: docs/models/icenic.md).
+    fn with_cores(mut self, nic: NicKind) -> App {
+        let default = if nic == NicKind::Nanopu { 4 } else { 1 };
+        if let App::Nn { cores, .. } | App::Othello { cores, .. } = &mut self {
+            cores.get_or_insert(default);
+        }
+        self
+    }
+
+    /// An IceNIC node has one core: `--cores` other than 1 is refused naming the flag.
+    fn check_icenic_cores(&self, nic: NicKind) -> Result<(), String> {
+        match self {
+            App::Nn { cores: Some(n), .. } | App::Othello { cores: Some(n), .. }
+                if nic != NicKind::Nanopu && *n != 1 =>
+            {
+                Err(format!("--cores: IceNIC nodes run one core each (hart 0 drives the NIC), not {n}"))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Every flag within what the program and the host's check take, before anything runs.
     fn check(&self) -> Result<(), String> {
         match self {
             App::NnEdges { edges, rounds, .. } => {
                 within("edges", *edges, 1, MAX_INPUTS).and(positive("rounds", *rounds))
             }
-            App::Nn { layers, inferences, cores, .. } => {
-                check_layers(layers).and(positive("inferences", *inferences)).and(positive("cores", *cores))
-            }
+            App::Nn { layers, inferences, cores, .. } => check_layers(layers)
+                .and(positive("inferences", *inferences))
+                .and(positive("cores", cores.unwrap_or(0))),
             App::Othello { depth, local_depth, nodes, cores, .. } => check_othello(*depth, *local_depth)
                 .and(positive("nodes", *nodes))
-                .and(within("cores", *cores, 1, OTHELLO_CORES)),
+                .and(within("cores", cores.unwrap_or(0), 1, OTHELLO_CORES)),
             App::Dotprod { words, requests, .. } => {
                 within("words", *words, 1, MAX_WORDS).and(positive("requests", *requests))
             }

@@ -578,7 +578,7 @@ fn an_app_runs_on_either_nic_and_says_which() {
     assert_eq!((&nano["nic"], &ice["nic"], &ice["ok"]), (&"nanopu".into(), &"icenic".into(), &true.into()));
     let median = |v: &serde_json::Value| v["latency_ns"]["median"].as_f64().unwrap();
     assert!(median(&ice) > median(&nano), "DMA and registers cost more: {ice} against {nano}");
-    let o = nanopu(&["app", "othello", "--nic", "icenic"]);
+    let o = nanopu(&["app", "othello", "--nic", "icenic", "--cores", "4"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("one core each"), "{}", stderr(&o));
     let o = nanopu(&["app", "nbody-root", "--nic", "icenic"]);

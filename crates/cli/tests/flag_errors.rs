@@ -38,6 +38,26 @@ fn app_flags_out_of_range_name_the_flag() {
     }
 }
 
+/// An IceNIC node has one core, so `--nic icenic` alone runs (README.md's
+/// `nanopu.app("nn", nic="icenic")` refused the nanoPU's default of 4 cores); more is
+/// refused naming `--cores`.
+#[test]
+fn on_icenic_the_cores_default_to_one() {
+    for args in
+        [&["app", "nn", "--nic", "icenic"][..], &["app", "othello", "--nic", "icenic", "--depth", "3"]]
+    {
+        let o = nanopu(args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    }
+    let o = nanopu(&["app", "othello", "--nic", "icenic", "--depth", "3"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["workers"], 4, "4 nodes of one core: {doc}");
+    let o = nanopu(&["app", "othello", "--depth", "3"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["workers"], 16, "the nanoPU's 4 nodes of 4 cores: {doc}");
+    refused_saying(&["app", "nn", "--nic", "icenic", "--cores", "4"], &["--cores", "one core each"]);
+}
+
 #[test]
 fn the_edges_of_app_ranges_run() {
     for args in [
