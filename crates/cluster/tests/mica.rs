@@ -7,7 +7,6 @@ mod common;
 use common::{cfg, elf, mica_spec};
 use nanopu_cluster::kv::{Keys, Steering};
 use nanopu_cluster::loadgen::{LoadResult, LoadSpec};
-use nanopu_cluster::Outcome;
 use nanopu_sim::Time;
 
 fn run(s: &LoadSpec, server_args: Option<Vec<String>>) -> LoadResult {
@@ -20,9 +19,7 @@ fn run(s: &LoadSpec, server_args: Option<Vec<String>>) -> LoadResult {
 
 /// Every request answered, every answer right, the start-up messages before the first.
 fn assert_all_checked(s: &LoadSpec, r: &LoadResult) {
-    assert_eq!(r.problems(s), Vec::<String>::new());
-    let e = r.kv.as_ref().unwrap();
-    assert_eq!((e.wrong, e.lost, r.unexpected, r.outcome), (0, 0, 0, Outcome::HostDone), "{e:?}");
+    common::assert_no_errors(s, r);
     assert_eq!(r.startup, s.kv.as_ref().unwrap().cores as usize, "one start-up message per core");
     let reads = r.kv_ops.iter().filter(|k| !k.set);
     let read_set = reads.filter(|k| k.answer.as_ref().is_some_and(|a| a.as_ref().is_ok_and(|&v| v > 0)));

@@ -9,7 +9,7 @@ use common::{elf, mica_spec};
 use nanopu_cluster::config::NicKind;
 use nanopu_cluster::kv::{Keys, Steering};
 use nanopu_cluster::loadgen::{LoadResult, LoadSpec};
-use nanopu_cluster::{Outcome, SimError};
+use nanopu_cluster::SimError;
 
 fn run_on(nic: NicKind, s: &LoadSpec, args: Option<Vec<String>>) -> Result<LoadResult, SimError> {
     let args = args.unwrap_or_else(|| s.kv.as_ref().unwrap().server_args());
@@ -25,9 +25,7 @@ fn every_get_returns_the_last_set_value_over_icenic_frames() {
     for keys in [Keys::Uniform, Keys::Zipf { theta: 0.99 }] {
         let s = mica_spec(1, keys, Steering::Static, 0.5);
         let r = run(&s);
-        assert_eq!(r.problems(&s), Vec::<String>::new());
-        let e = r.kv.as_ref().unwrap();
-        assert_eq!((e.wrong, e.lost, r.unexpected, r.outcome), (0, 0, 0, Outcome::HostDone), "{e:?}");
+        common::assert_no_errors(&s, &r);
         let read_set = (r.kv_ops.iter().filter(|k| !k.set))
             .filter(|k| k.answer.as_ref().is_some_and(|a| a.as_ref().is_ok_and(|&v| v > 0)));
         assert!(read_set.count() > 100, "GETs must read values the generator SET, not only preloaded ones");
@@ -66,10 +64,7 @@ fn frames_the_icenic_dropped_are_lost_requests_and_fail_the_run() {
     let mut s = mica_spec(1, Keys::Uniform, Steering::Static, 20.0);
     s.requests = 2000;
     let r = run(&s);
-    let e = r.kv.as_ref().unwrap();
-    assert!(e.lost > 0 && e.wrong == 0, "{e:?}");
-    let p = r.problems(&s).join("; ");
-    assert!(p.contains("receive buffer full") && p.contains("lost requests"), "{p}");
+    common::assert_lost_to_icenic_drops(&s, &r);
 }
 
 #[test]

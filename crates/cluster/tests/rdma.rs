@@ -7,7 +7,6 @@ mod common;
 use common::{cfg, elf, rdma_spec as spec};
 use nanopu_cluster::loadgen::{LoadResult, LoadSpec};
 use nanopu_cluster::rdma::KINDS;
-use nanopu_cluster::Outcome;
 
 fn run(s: &LoadSpec, cores: usize, server_args: Option<Vec<String>>) -> LoadResult {
     let mut c = cfg(cores);
@@ -18,9 +17,7 @@ fn run(s: &LoadSpec, cores: usize, server_args: Option<Vec<String>>) -> LoadResu
 
 /// Every request answered, every answer the model's, one start-up message per core.
 fn assert_all_checked(s: &LoadSpec, r: &LoadResult, cores: usize) {
-    assert_eq!(r.problems(s), Vec::<String>::new());
-    let e = r.kv.as_ref().unwrap();
-    assert_eq!((e.wrong, e.lost, r.unexpected, r.outcome), (0, 0, 0, Outcome::HostDone), "{e:?}");
+    common::assert_no_errors(s, r);
     assert_eq!(r.startup, cores, "one start-up message per core");
     assert_eq!(r.rdma_ops.len(), s.requests);
 }

@@ -10,7 +10,7 @@ use common::{elf, rdma_spec as spec};
 use nanopu_cluster::config::NicKind;
 use nanopu_cluster::loadgen::{LoadResult, LoadSpec};
 use nanopu_cluster::rdma::KINDS;
-use nanopu_cluster::{Outcome, SimError};
+use nanopu_cluster::SimError;
 
 fn run_on(nic: NicKind, s: &LoadSpec, args: Option<Vec<String>>) -> Result<LoadResult, SimError> {
     let args = args.unwrap_or_else(|| s.rdma.as_ref().unwrap().server_args());
@@ -24,9 +24,7 @@ fn run(s: &LoadSpec) -> LoadResult {
 /// Every request answered over frames, every answer the model's; no start-up message (an
 /// IceNIC server sends none: it has no `lnic_boot_msg`).
 fn assert_all_checked(s: &LoadSpec, r: &LoadResult) {
-    assert_eq!(r.problems(s), Vec::<String>::new());
-    let e = r.kv.as_ref().unwrap();
-    assert_eq!((e.wrong, e.lost, r.unexpected, r.outcome), (0, 0, 0, Outcome::HostDone), "{e:?}");
+    common::assert_no_errors(s, r);
     assert_eq!((r.startup, r.rdma_ops.len()), (0, s.requests));
 }
 
@@ -76,10 +74,7 @@ fn a_region_filled_from_another_seed_is_caught() {
 fn frames_the_icenic_dropped_are_lost_requests_and_fail_the_run() {
     let s = spec([0.2; 5], 40.0, 2000);
     let r = run(&s);
-    let e = r.kv.as_ref().unwrap();
-    assert!(e.lost > 0 && e.wrong == 0, "{e:?}");
-    let p = r.problems(&s).join("; ");
-    assert!(p.contains("receive buffer full") && p.contains("lost requests"), "{p}");
+    common::assert_lost_to_icenic_drops(&s, &r);
 }
 
 #[test]

@@ -8,7 +8,6 @@ use common::{cfg, elf, setalg_corpus as corpus, setalg_spec as spec};
 use nanopu_cluster::load_config::LoadFile;
 use nanopu_cluster::loadgen::{LoadResult, LoadSpec};
 use nanopu_cluster::setalg::CLASSES;
-use nanopu_cluster::Outcome;
 
 fn run(s: &LoadSpec, cores: usize, server_args: Option<Vec<String>>) -> LoadResult {
     let mut c = cfg(cores);
@@ -19,9 +18,7 @@ fn run(s: &LoadSpec, cores: usize, server_args: Option<Vec<String>>) -> LoadResu
 
 /// Every request answered, every answer the generator's, one start-up message per core.
 fn assert_all_right(s: &LoadSpec, r: &LoadResult, cores: usize) {
-    assert_eq!(r.problems(s), Vec::<String>::new());
-    let e = r.kv.as_ref().unwrap();
-    assert_eq!((e.wrong, e.lost, r.unexpected, r.outcome), (0, 0, 0, Outcome::HostDone), "{e:?}");
+    common::assert_no_errors(s, r);
     assert_eq!(r.startup, cores, "one start-up message per core");
     assert_eq!(r.setalg_ops.len(), s.requests);
 }

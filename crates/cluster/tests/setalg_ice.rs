@@ -10,7 +10,7 @@ use common::{elf, setalg_corpus as corpus, setalg_spec as spec};
 use nanopu_cluster::config::NicKind;
 use nanopu_cluster::loadgen::{LoadResult, LoadSpec};
 use nanopu_cluster::setalg::CLASSES;
-use nanopu_cluster::{Outcome, SimError};
+use nanopu_cluster::SimError;
 
 fn run_on(nic: NicKind, s: &LoadSpec, args: Option<Vec<String>>) -> Result<LoadResult, SimError> {
     let args = args.unwrap_or_else(|| s.setalg.as_ref().unwrap().corpus.server_args());
@@ -24,9 +24,7 @@ fn run(s: &LoadSpec) -> LoadResult {
 /// Every query answered over frames, every answer the generator's; no start-up message (an
 /// IceNIC server sends none).
 fn assert_all_right(s: &LoadSpec, r: &LoadResult) {
-    assert_eq!(r.problems(s), Vec::<String>::new());
-    let e = r.kv.as_ref().unwrap();
-    assert_eq!((e.wrong, e.lost, r.unexpected, r.outcome), (0, 0, 0, Outcome::HostDone), "{e:?}");
+    common::assert_no_errors(s, r);
     assert_eq!((r.startup, r.setalg_ops.len()), (0, s.requests));
 }
 
@@ -79,10 +77,7 @@ fn an_index_from_another_seed_is_caught() {
 fn frames_the_icenic_dropped_are_lost_requests_and_fail_the_run() {
     let s = spec(5.0, 1000);
     let r = run(&s);
-    let e = r.kv.as_ref().unwrap();
-    assert!(e.lost > 0 && e.wrong == 0, "{e:?}");
-    let p = r.problems(&s).join("; ");
-    assert!(p.contains("receive buffer full") && p.contains("lost requests"), "{p}");
+    common::assert_lost_to_icenic_drops(&s, &r);
 }
 
 #[test]

@@ -49,6 +49,23 @@ pub fn run_load(app: &str, nic: NicKind, s: &LoadSpec, args: Vec<String>) -> Res
     s.run(&elf(&program), server_node(nic, 1, args))
 }
 
+/// A checked load with nothing wrong: no problem reported, every reply right, none lost,
+/// nothing unexpected, the run ended by the host.
+pub fn assert_no_errors(s: &LoadSpec, r: &LoadResult) {
+    assert_eq!(r.problems(s), Vec::<String>::new());
+    let e = r.kv.as_ref().unwrap();
+    assert_eq!((e.wrong, e.lost, r.unexpected, r.outcome), (0, 0, 0, Outcome::HostDone), "{e:?}");
+}
+
+/// A checked load past what an IceNIC server takes: requests lost to its full receive
+/// buffer, none answered wrongly, and the run's problems name both.
+pub fn assert_lost_to_icenic_drops(s: &LoadSpec, r: &LoadResult) {
+    let e = r.kv.as_ref().unwrap();
+    assert!(e.lost > 0 && e.wrong == 0, "{e:?}");
+    let p = r.problems(s).join("; ");
+    assert!(p.contains("receive buffer full") && p.contains("lost requests"), "{p}");
+}
+
 /// Run a program to its end; the summary, or the simulator's error.
 pub fn run(elf: &[u8], cfg: NodeConfig) -> Result<(Outcome, RunSummary), SimError> {
     let mut sim = Simulation::new(elf, cfg)?;
