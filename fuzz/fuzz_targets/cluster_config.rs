@@ -1,6 +1,6 @@
 #![no_main]
 
-// A cluster configuration file: parsed, validated and built (nanopu_cluster::fuzzing).
+// A cluster configuration file: parsed, validated and built (nanopu_harness::fuzzing).
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    nanopu_cluster::fuzzing::cluster_config(data);
+    nanopu_harness::fuzzing::cluster_config(data);
 });

@@ -1,6 +1,6 @@
 #![no_main]
 
-// A load-generator configuration file: parsed and validated (nanopu_cluster::fuzzing).
+// A load-generator configuration file: parsed and validated (nanopu_harness::fuzzing).
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    nanopu_cluster::fuzzing::load_config(data);
+    nanopu_harness::fuzzing::load_config(data);
 });

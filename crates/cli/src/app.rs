@@ -3,12 +3,12 @@
 //! JSON. Exit status 1 if an answer differs from the host's.
 
 use clap::{Args, Subcommand};
-use nanopu_cluster::apps::dotprod::run_dot;
-use nanopu_cluster::apps::elf_name;
-use nanopu_cluster::apps::nbody::{run_forces, run_root, TreeNode};
-use nanopu_cluster::apps::nn::{run_edges, run_net, NetSpec};
-use nanopu_cluster::apps::othello::{run_search, Board, SearchSpec};
 use nanopu_cluster::config::NicKind;
+use nanopu_harness::apps::dotprod::run_dot;
+use nanopu_harness::apps::elf_name;
+use nanopu_harness::apps::nbody::{run_forces, run_root, TreeNode};
+use nanopu_harness::apps::nn::{run_edges, run_net, NetSpec};
+use nanopu_harness::apps::othello::{run_search, Board, SearchSpec};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

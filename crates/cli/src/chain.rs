@@ -1,11 +1,11 @@
 //! `nanopu chain CONFIG.toml`: chain replication under an open-loop key-value load, swept
 //! over offered loads; per request type (GET = read, SET = write) the offered load, achieved
 //! throughput and latency, the check's errors, and each reconfiguration after a crash. The
-//! sweep and its tables are `nanopu_cluster::chain_sweep`, shared with the Python package
+//! sweep and its tables are `nanopu_harness::sweep::chain`, shared with the Python package
 //! (`nanopu.chain`); this is the command line's front end over it.
 
 use clap::Args;
-use nanopu_cluster::chain_sweep::{timeline, Overrides, Sweep};
+use nanopu_harness::sweep::chain::{timeline, Overrides, Sweep};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

@@ -1,8 +1,8 @@
 //! `nanopu run CLUSTER.toml` (a cluster described by a configuration file) and
 //! `nanopu run PROGRAM.elf --nodes N` (N nodes on one switch).
 
-use nanopu_cluster::cluster_config::ClusterFile;
-use nanopu_cluster::cluster_report::summarize_cluster;
+use nanopu_cluster::config::cluster::ClusterFile;
+use nanopu_cluster::report::cluster::summarize_cluster;
 use nanopu_cluster::Simulation;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -175,7 +175,7 @@ fn run(
 /// flushing each so that a write error is reported, not lost when the buffer drops.
 fn write_files(sim: &mut Simulation, out: Outputs) -> Result<(), String> {
     if let Some((o, _)) = out.pcap {
-        let format = nanopu_cluster::capture::CaptureFormat::of_path(std::path::Path::new(&o.path));
+        let format = nanopu_cluster::net::capture::CaptureFormat::of_path(std::path::Path::new(&o.path));
         let file = sim.write_capture_as(o.file, format).map_err(|e| format!("{}: {e}", o.path))?;
         finish(file, &o.path)?;
     }
@@ -194,9 +194,9 @@ fn write_files(sim: &mut Simulation, out: Outputs) -> Result<(), String> {
     Ok(())
 }
 
-/// The run as a Perfetto trace (`nanopu_cluster::trace`): no stages outside a sort.
+/// The run as a Perfetto trace (`nanopu_harness::trace`): no stages outside a sort.
 fn trace_of(sim: &Simulation, flows: bool) -> String {
-    use nanopu_cluster::trace::{trace_json, TraceInput};
+    use nanopu_harness::trace::{trace_json, TraceInput};
     let (nodes, hz, messages) = (sim.nodes.len(), sim.clock().hz(), sim.message_records());
     let cores_per_node = sim.nodes.first().map_or(1, |n| n.cores.len());
     trace_json(&TraceInput { nodes, outputs: &[], cores_per_node, hz, messages: &messages, flows })

@@ -1,7 +1,7 @@
 //! `--crash NODE@US` and `--partition NODES@FROM-TO` of `nanopu run` on a cluster: faults
 //! added to the run's configuration as `[[faults]]` entries would be (docs/faults.md).
 
-use nanopu_cluster::cluster_config::{ClusterFile, FaultFile};
+use nanopu_cluster::config::cluster::{ClusterFile, FaultFile};
 
 /// The fault flags given, each with its text (for errors).
 #[derive(Clone, Debug, Default)]

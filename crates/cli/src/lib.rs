@@ -5,13 +5,6 @@
 
 pub mod app;
 pub mod bench;
-mod bench_ctx;
-mod bench_erpc;
-mod bench_fabric;
-mod bench_ice;
-mod bench_ice_tput;
-mod bench_nic;
-mod bench_tput;
 pub mod cluster;
 pub mod fault_flags;
 pub mod run;

@@ -1,10 +1,10 @@
 //! `nanopu load CONFIG.toml`: sweep the offered load on a server node and tabulate latency.
-//! The sweep and its tables are `nanopu_cluster::load_sweep` and `load_table`, shared with
+//! The sweep and its tables are `nanopu_harness::sweep::load` and `load_table`, shared with
 //! the Python package (`nanopu.load`); this is the command line's front end over them.
 
 use clap::Args;
-use nanopu_cluster::load_sweep::{Overrides, Sweep};
-use nanopu_cluster::load_table::{self as table, Row, COST_COLUMNS, RECORD_COLUMNS};
+use nanopu_harness::sweep::load::{Overrides, Sweep};
+use nanopu_harness::sweep::table::{self as table, Row, COST_COLUMNS, RECORD_COLUMNS};
 use std::fs::File;
 use std::io::{BufWriter, Write as _};
 use std::path::PathBuf;
@@ -90,8 +90,8 @@ impl Records<'_> {
 
     fn append(
         &mut self,
-        spec: &nanopu_cluster::loadgen::LoadSpec,
-        r: &nanopu_cluster::loadgen::LoadResult,
+        spec: &nanopu_harness::loadgen::LoadSpec,
+        r: &nanopu_harness::loadgen::LoadResult,
     ) -> Result<(), String> {
         if self.file.is_some() {
             self.write(&table::records_csv(spec, r))?;

@@ -2,9 +2,9 @@
 //!
 //! - `nanopu run PROGRAM.elf`: one node, every core running the program; prints a summary
 //!   (or `--json`), exits non-zero if the program failed or the simulator stopped it.
-//! - `nanopu load CONFIG.toml`: the load generator's sweep (`nanopu_cluster::loadgen`).
-//! - `nanopu raft CONFIG.toml`: Raft replicas under load and faults (`nanopu_cluster::raft`).
-//! - `nanopu chain CONFIG.toml`: chain replication under load (`nanopu_cluster::chain`).
+//! - `nanopu load CONFIG.toml`: the load generator's sweep (`nanopu_harness::loadgen`).
+//! - `nanopu raft CONFIG.toml`: Raft replicas under load and faults (`nanopu_harness::clients::raft`).
+//! - `nanopu chain CONFIG.toml`: chain replication under load (`nanopu_harness::clients::chain`).
 //! - `nanopu sort`: a validated NanoSort, MilliSort, MergeMin or local-sort run.
 //! - `nanopu bench NAME`: the microbenchmarks of `bench.rs`, printing JSON.
 //! - `nanopu app NAME`: the paper's applications, checked against the host (`app.rs`).
@@ -51,11 +51,11 @@ enum Cmd {
 
 /// Ctrl-C asks the running simulation to stop and report what it has (a second one quits).
 fn on_interrupt() {
-    if nanopu_cluster::stop::stop_requested() {
+    if nanopu_cluster::engine::stop::stop_requested() {
         std::process::exit(130);
     }
     eprintln!("\nnanopu: interrupted; stopping the simulation (Ctrl-C again to quit at once)");
-    nanopu_cluster::stop::request_stop();
+    nanopu_cluster::engine::stop::request_stop();
 }
 
 // The simulator allocates and frees many small objects (messages, packets, event payloads)
@@ -92,7 +92,7 @@ fn main() -> ExitCode {
     default_sigpipe();
     let cli = Cli::parse();
     let _ = ctrlc::set_handler(on_interrupt);
-    if let Err(e) = nanopu_cluster::sim::env_threads() {
+    if let Err(e) = nanopu_cluster::engine::env_threads() {
         eprintln!("nanopu: error: {e}");
         return ExitCode::from(2);
     }

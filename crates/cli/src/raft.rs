@@ -1,10 +1,10 @@
 //! `nanopu raft CONFIG.toml`: Raft replicas under an open-loop client, faults, the safety
 //! checks; prints write and read latency, throughput, elections and the leader timeline
-//! (docs/apps/raft.md). The results' shapes are `nanopu_cluster::raft::report`, shared with
+//! (docs/apps/raft.md). The results' shapes are `nanopu_harness::clients::raft::report`, shared with
 //! the Python package (`nanopu.raft`); this is the command line's front end over them.
 
 use clap::Args;
-use nanopu_cluster::raft::report::{self, Overrides};
+use nanopu_harness::clients::raft::report::{self, Overrides};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;

@@ -5,7 +5,10 @@
 use clap::Args;
 use nanopu_cluster::config::ExitMode;
 use nanopu_cluster::report::{summarize, RunSummary};
-use nanopu_cluster::{NodeConfig, Outcome, SimError, Simulation};
+use nanopu_cluster::NodeConfig;
+use nanopu_cluster::Outcome;
+use nanopu_cluster::SimError;
+use nanopu_cluster::Simulation;
 use nanopu_riscv::AbiChoice;
 use nanopu_sim::Time;
 use std::path::PathBuf;
@@ -383,7 +386,7 @@ pub fn single_sim(a: &RunArgs) -> Result<Simulation, String> {
     queue_frames(a, &mut sim)?;
     for spec in &a.sends {
         let (at, msg) = parse_send(spec, max_bytes)?;
-        if msg.dst_ip != nanopu_cluster::boot::node_ip(0) {
+        if msg.dst_ip != nanopu_cluster::node::boot::node_ip(0) {
             return Err(format!("--send {}: a single node is node 0", shortened(spec)));
         }
         sim.host.send_at(at, msg);
@@ -407,9 +410,9 @@ fn queue_frames(a: &RunArgs, sim: &mut Simulation) -> Result<(), String> {
     Ok(())
 }
 
-/// `AT_NS:BYTES`: a UDP frame from the test host to node 0 (nanopu_cluster::ice_frame).
+/// `AT_NS:BYTES`: a UDP frame from the test host to node 0 (nanopu_cluster::net::frame).
 fn parse_frame(spec: &str) -> Result<(Time, Vec<u8>), String> {
-    use nanopu_cluster::ice_frame::{udp_frame, Ends, PAYLOAD};
+    use nanopu_cluster::net::frame::{udp_frame, Ends, PAYLOAD};
     let bad = || format!("--send-frame {spec}: expected AT_NS:BYTES (BYTES from {PAYLOAD} to 1516)");
     let (at, bytes) = spec.split_once(':').ok_or_else(bad)?;
     let at = Time::checked_from_ns_f64(at.parse().map_err(|_| bad())?, "--send-frame")?;
@@ -417,10 +420,16 @@ fn parse_frame(spec: &str) -> Result<(Time, Vec<u8>), String> {
     if !(PAYLOAD..=1516).contains(&len) {
         return Err(bad());
     }
-    let host =
-        Ends { mac: nanopu_cluster::boot::node_mac(0) - 1, ip: nanopu_sim::packet::HOST_IP, port: 7000 };
-    let node =
-        Ends { mac: nanopu_cluster::boot::node_mac(0), ip: nanopu_cluster::boot::node_ip(0), port: 9000 };
+    let host = Ends {
+        mac: nanopu_cluster::node::boot::node_mac(0) - 1,
+        ip: nanopu_sim::packet::HOST_IP,
+        port: 7000,
+    };
+    let node = Ends {
+        mac: nanopu_cluster::node::boot::node_mac(0),
+        ip: nanopu_cluster::node::boot::node_ip(0),
+        port: 9000,
+    };
     let payload: Vec<u8> = (0..len - PAYLOAD).map(|i| i as u8).collect();
     Ok((at, udp_frame(host, node, &payload)))
 }
@@ -504,7 +513,7 @@ pub fn parse_send(spec: &str, max_bytes: u32) -> Result<(Time, nanopu_nic::Messa
             words.len() * 8
         )));
     }
-    let ip = nanopu_cluster::boot::node_ip(node.min(nanopu_net::fabric::Topology::MAX_NODES as u32));
+    let ip = nanopu_cluster::node::boot::node_ip(node.min(nanopu_net::fabric::Topology::MAX_NODES as u32));
     Ok((at, nanopu_cluster::TestHost::message(src, ip, dst, &words)))
 }
 

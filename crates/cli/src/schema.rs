@@ -1,8 +1,8 @@
 //! `nanopu schema`: the configuration files' JSON Schemas and reference page
-//! (`nanopu_cluster::schema`; docs/config.md).
+//! (`nanopu_harness::schema`; docs/config.md).
 
 use clap::Args;
-use nanopu_cluster::schema::{reference, schema, ConfigKind};
+use nanopu_harness::schema::{reference, schema, ConfigKind};
 use std::process::ExitCode;
 
 #[derive(Args)]

@@ -3,10 +3,10 @@
 //! defaults are the NanoSort paper's standard setup (docs/nanosort.md, "Setup").
 
 use clap::Args;
-use nanopu_cluster::sort::harness::max_records_per_core;
-use nanopu_cluster::sort::report::{stage_table, stages_csv, SeedSummary};
-use nanopu_cluster::sort::{self, Algorithm, Distribution, SortRun, SortSpec, Start};
-use nanopu_cluster::trace::{trace_json, TraceInput};
+use nanopu_harness::sort::harness::max_records_per_core;
+use nanopu_harness::sort::report::{stage_table, stages_csv, SeedSummary};
+use nanopu_harness::sort::{self, Algorithm, Distribution, SortRun, SortSpec, Start};
+use nanopu_harness::trace::{trace_json, TraceInput};
 use nanopu_sim::Time;
 use serde_json::json;
 use std::path::PathBuf;
@@ -344,7 +344,7 @@ impl SortArgs {
 
 pub fn main(a: SortArgs) -> Result<ExitCode, String> {
     a.check()?;
-    let seeds = nanopu_cluster::sort::seeds(a.seed, a.seeds).map_err(|e| format!("--seeds: {e}"))?;
+    let seeds = nanopu_harness::sort::seeds(a.seed, a.seeds).map_err(|e| format!("--seeds: {e}"))?;
     if a.seeds == 1 {
         let (t, doc) = one_run(&a)?;
         doc.iter().for_each(|d| println!("{}", serde_json::to_string_pretty(d).expect("json")));
@@ -408,7 +408,7 @@ fn write_pcap(run: &mut SortRun, path: &std::path::Path) -> Result<(), String> {
     use std::io::Write;
     let at = |e: String| format!("{}: {e}", path.display());
     let file = std::fs::File::create(path).map_err(|e| at(e.to_string()))?;
-    let format = nanopu_cluster::capture::CaptureFormat::of_path(path);
+    let format = nanopu_cluster::net::capture::CaptureFormat::of_path(path);
     let mut w = run.sim.write_capture_as(std::io::BufWriter::new(file), format).map_err(at)?;
     w.flush().map_err(|e| at(e.to_string()))
 }

@@ -1,9 +1,10 @@
 //! Bad input gets a clear error, never a panic or a hang.
 
-mod common;
+use crate::common;
 
 use common::*;
-use nanopu_cluster::{SimError, Simulation};
+use nanopu_cluster::SimError;
+use nanopu_cluster::Simulation;
 
 fn setup_error(bytes: &[u8]) -> String {
     match Simulation::new(bytes, cfg(1)) {
@@ -121,15 +122,15 @@ fn spinning_program_reports_every_core() {
 }
 
 /// A valid four-node all-to-all of `bytes`-byte messages, plus `extra` TOML.
-fn alltoall(bytes: u32, extra: &str) -> nanopu_cluster::cluster_config::ClusterFile {
+fn alltoall(bytes: u32, extra: &str) -> nanopu_cluster::config::cluster::ClusterFile {
     let text = format!(
         "max_us = 1000.0\n[topology]\nkind = \"star\"\nnodes = 4\n[[program]]\nnodes = \"all\"\n\
          elf = \"apps/alltoall.elf\"\nargs = [\"4\", \"{bytes}\"]\n{extra}"
     );
-    nanopu_cluster::cluster_config::ClusterFile::parse(&text).unwrap_or_else(|e| panic!("{e}"))
+    nanopu_cluster::config::cluster::ClusterFile::parse(&text).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn cluster_error(f: &nanopu_cluster::cluster_config::ClusterFile) -> String {
+fn cluster_error(f: &nanopu_cluster::config::cluster::ClusterFile) -> String {
     match Simulation::cluster(f, &sw_build()) {
         Err(e) => e.to_string(),
         Ok(_) => panic!("accepted {f:?}"),
@@ -138,7 +139,7 @@ fn cluster_error(f: &nanopu_cluster::cluster_config::ClusterFile) -> String {
 
 #[test]
 fn cluster_values_out_of_range_are_refused_before_anything_is_built() {
-    use nanopu_cluster::cluster_config::{ClusterFile, FaultFile};
+    use nanopu_cluster::config::cluster::{ClusterFile, FaultFile};
     // Fields set after parsing, as the sort harness does, are checked too. Before: a
     // billion nodes aborted on allocation; 1e30 ns of propagation wrapped to 0; an
     // infinite max_us ran on; an rto of 1e-9 us filled memory; a negative down time
@@ -180,7 +181,7 @@ fn a_message_larger_than_the_tx_queue_is_refused_or_gets_a_queue_that_holds_it()
     // room in the 8 KiB TX queue (header and payload take 1,025 words of its 1,024).
     let text = "max_us = 1000.0\n[topology]\nkind = \"star\"\nnodes = 4\n[node]\nmax_msg_bytes = 8192\n\
                 [[program]]\nnodes = \"all\"\nelf = \"apps/alltoall.elf\"\nargs = [\"4\", \"8192\"]\n";
-    let e = nanopu_cluster::cluster_config::ClusterFile::parse(text).unwrap_err();
+    let e = nanopu_cluster::config::cluster::ClusterFile::parse(text).unwrap_err();
     assert!(e.starts_with("node.max_msg_bytes: ") && e.contains("node.tx_queue_bytes"), "{e}");
     let f = alltoall(8192, "[node]\nmax_msg_bytes = 8192\ntx_queue_bytes = 8208\n");
     let mut sim = Simulation::cluster(&f, &sw_build()).unwrap();
@@ -190,7 +191,7 @@ fn a_message_larger_than_the_tx_queue_is_refused_or_gets_a_queue_that_holds_it()
 #[test]
 fn a_test_host_message_longer_than_the_maximum_is_refused_before_the_run() {
     let mut sim = Simulation::new(&elf("apps/loopback.elf"), cfg(1)).unwrap();
-    let ip = nanopu_cluster::boot::node_ip(0);
+    let ip = nanopu_cluster::node::boot::node_ip(0);
     sim.host.send_at(nanopu_sim::Time::from_ns(100), nanopu_cluster::TestHost::message(0, ip, 0, &[7; 512]));
     let e = sim.run().unwrap_err().to_string();
     assert!(

@@ -1,7 +1,7 @@
 //! The ISA conformance suite and the nanoPU interface tests of `sw/tests`: every program
 //! checks itself and exits 0 on every core.
 
-mod common;
+use crate::common;
 
 use common::*;
 use nanopu_cluster::Outcome;

@@ -8,8 +8,8 @@
 //! seed 1, the 64-byte runs delivered 567 messages for 240 sent, and the 4 KiB Homa run 243);
 //! a packet of an NDP message resent after that opened a message that never completed.
 
-use nanopu_cluster::cluster_config::ClusterFile;
-use nanopu_cluster::cluster_report::summarize_cluster;
+use nanopu_cluster::config::cluster::ClusterFile;
+use nanopu_cluster::report::cluster::summarize_cluster;
 use nanopu_cluster::Simulation;
 use std::path::PathBuf;
 

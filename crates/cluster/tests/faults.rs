@@ -3,13 +3,15 @@
 //! message exactly once, each fault counts what it lost, bad entries are refused by key,
 //! and faults give the same bytes whatever the number of host threads.
 
-mod common;
+use crate::common;
 
-use nanopu_cluster::boot::node_ip;
-use nanopu_cluster::cluster_config::{ClusterFile, FaultFile};
-use nanopu_cluster::cluster_report::{summarize_cluster, ClusterSummary};
-use nanopu_cluster::records::MessageRecord;
-use nanopu_cluster::{Outcome, Simulation, TestHost};
+use nanopu_cluster::config::cluster::{ClusterFile, FaultFile};
+use nanopu_cluster::node::boot::node_ip;
+use nanopu_cluster::report::cluster::{summarize_cluster, ClusterSummary};
+use nanopu_cluster::report::records::MessageRecord;
+use nanopu_cluster::Outcome;
+use nanopu_cluster::Simulation;
+use nanopu_cluster::TestHost;
 use nanopu_sim::Time;
 
 /// Nodes running `idle.elf` (every core exits at once): the traffic is injected into their

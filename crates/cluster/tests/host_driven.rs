@@ -1,12 +1,14 @@
 //! Programs driven by the test host through the node's port, as the prototype's Scapy tests
 //! drove them: replies are checked by content, and runs are deterministic.
 
-mod common;
+use crate::common;
 
 use common::*;
-use nanopu_cluster::boot::node_ip;
 use nanopu_cluster::host::HOST_IP;
-use nanopu_cluster::{Outcome, Simulation, TestHost};
+use nanopu_cluster::node::boot::node_ip;
+use nanopu_cluster::Outcome;
+use nanopu_cluster::Simulation;
+use nanopu_cluster::TestHost;
 use nanopu_sim::{Rng, Time};
 
 /// Send `n` requests of `words` random words each, 1 us apart, to context 0; return the run.
@@ -137,8 +139,8 @@ fn scripted_replies_answer_what_arrived() {
 
 #[test]
 fn a_message_as_frames_parses_back_to_itself() {
-    use nanopu_cluster::capture::frames_of_message;
     use nanopu_cluster::host::message_of_frame;
+    use nanopu_cluster::net::capture::frames_of_message;
     let m = TestHost::message(3, node_ip(0), 9, &[0x0102_0304_0506_0708, u64::MAX]);
     let frames = frames_of_message(&m).unwrap();
     assert_eq!(frames.len(), 1);

@@ -2,12 +2,14 @@
 //! from the test host through DMA, completions and (in sleep mode) the interrupt line,
 //! and the receive buffer dropping what it has no room for.
 
-mod common;
+use crate::common;
 
-use nanopu_cluster::boot::{node_ip, node_mac};
 use nanopu_cluster::config::NicKind;
-use nanopu_cluster::ice_frame::{turned_around, udp_frame, Ends, PAYLOAD};
-use nanopu_cluster::{NodeConfig, Outcome, Simulation};
+use nanopu_cluster::net::frame::{turned_around, udp_frame, Ends, PAYLOAD};
+use nanopu_cluster::node::boot::{node_ip, node_mac};
+use nanopu_cluster::NodeConfig;
+use nanopu_cluster::Outcome;
+use nanopu_cluster::Simulation;
 use nanopu_sim::packet::HOST_IP;
 use nanopu_sim::Time;
 

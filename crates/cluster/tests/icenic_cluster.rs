@@ -3,13 +3,14 @@
 //! reach no node or a nanoPU node are counted; partitioned runs are identical whatever the
 //! thread count.
 
-mod common;
+use crate::common;
 
 use common::sw_build;
-use nanopu_cluster::cluster_config::ClusterFile;
-use nanopu_cluster::cluster_report::{summarize_cluster, ClusterSummary};
-use nanopu_cluster::ice_frame::{udp_frame, Ends};
-use nanopu_cluster::{Outcome, Simulation};
+use nanopu_cluster::config::cluster::ClusterFile;
+use nanopu_cluster::net::frame::{udp_frame, Ends};
+use nanopu_cluster::report::cluster::{summarize_cluster, ClusterSummary};
+use nanopu_cluster::Outcome;
+use nanopu_cluster::Simulation;
 use nanopu_sim::packet::HOST_IP;
 use nanopu_sim::Time;
 

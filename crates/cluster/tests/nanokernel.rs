@@ -2,13 +2,16 @@
 //! 2 and 3): the service-time server in its test types, and the context-switch measurement.
 //! Requests come from the test host, as in host_driven.rs.
 
-mod common;
+use crate::common;
 
 use common::*;
-use nanopu_cluster::boot::node_ip;
 use nanopu_cluster::host::HOST_IP;
+use nanopu_cluster::node::boot::node_ip;
 use nanopu_cluster::report::summarize;
-use nanopu_cluster::{NodeConfig, Outcome, Simulation, TestHost};
+use nanopu_cluster::NodeConfig;
+use nanopu_cluster::Outcome;
+use nanopu_cluster::Simulation;
+use nanopu_cluster::TestHost;
 use nanopu_sim::Time;
 
 const SERVICE: &str = "apps/service.elf";

@@ -2,8 +2,8 @@
 //! intact (the programs check every word and exit non-zero otherwise), under trimming,
 //! drops, random loss and multicast; and the same config and seed give the same bytes.
 
-use nanopu_cluster::cluster_config::ClusterFile;
-use nanopu_cluster::cluster_report::{summarize_cluster, ClusterSummary};
+use nanopu_cluster::config::cluster::ClusterFile;
+use nanopu_cluster::report::cluster::{summarize_cluster, ClusterSummary};
 use nanopu_cluster::Simulation;
 use std::path::PathBuf;
 
@@ -159,7 +159,7 @@ fn message_records_join_sends_and_deliveries() {
     let records = sim.message_records();
     assert_eq!(records.len(), 80);
     for r in &records {
-        assert_eq!((r.dst_ip, r.len), (nanopu_cluster::boot::node_ip(0), 1024));
+        assert_eq!((r.dst_ip, r.len), (nanopu_cluster::node::boot::node_ip(0), 1024));
         assert!(r.delivered.unwrap() > r.sent);
     }
     let mut csv = Vec::new();
@@ -170,7 +170,7 @@ fn message_records_join_sends_and_deliveries() {
 #[test]
 fn a_link_that_goes_down_loses_what_crosses_it_and_the_run_says_so() {
     let (mut f, base) = load("incast/ndp-trim.toml", |_| {});
-    f.faults = vec![nanopu_cluster::cluster_config::FaultFile::link("node:7", Some(0.0), None)];
+    f.faults = vec![nanopu_cluster::config::cluster::FaultFile::link("node:7", Some(0.0), None)];
     f.max_us = 300.0;
     let mut sim = Simulation::cluster(&f, &base).unwrap();
     let outcome = sim.run().unwrap();
@@ -179,8 +179,8 @@ fn a_link_that_goes_down_loses_what_crosses_it_and_the_run_says_so() {
     assert!(e.contains("time limit of 300.000 us") && e.contains("node 0, core 0"), "{e}");
     let undelivered: Vec<_> = sim.message_records().into_iter().filter(|r| r.delivered.is_none()).collect();
     assert_eq!(undelivered.len(), 1);
-    assert_eq!(undelivered[0].src_ip, nanopu_cluster::boot::node_ip(7));
-    let (src, dst) = (nanopu_cluster::boot::node_ip(7), nanopu_cluster::boot::node_ip(0));
+    assert_eq!(undelivered[0].src_ip, nanopu_cluster::node::boot::node_ip(7));
+    let (src, dst) = (nanopu_cluster::node::boot::node_ip(7), nanopu_cluster::node::boot::node_ip(0));
     let unfinished = sim.unfinished();
     assert_eq!(
         (unfinished.len(), unfinished[0].0, unfinished[0].1),
@@ -195,7 +195,7 @@ fn one_lossy_link_loses_only_its_own_packets() {
     let lossy = |p: Option<f64>| {
         run("alltoall/leafspine-ndp.toml", move |f| {
             f.link.drop_prob = 0.0;
-            f.faults = vec![nanopu_cluster::cluster_config::FaultFile::link("node:3", None, p)];
+            f.faults = vec![nanopu_cluster::config::cluster::FaultFile::link("node:3", None, p)];
             f.faults.retain(|x| x.drop_prob.is_some());
         })
     };

@@ -4,12 +4,15 @@
 //! what the NIC dropped, and the transmit programs on both NICs send exactly what they were
 //! asked to.
 
-mod common;
+use crate::common;
 
-use nanopu_cluster::boot::{node_ip, node_mac};
 use nanopu_cluster::config::NicKind;
-use nanopu_cluster::ice_frame::{turned_around, udp_frame, Ends, PAYLOAD};
-use nanopu_cluster::{NodeConfig, Outcome, Simulation, TestHost};
+use nanopu_cluster::net::frame::{turned_around, udp_frame, Ends, PAYLOAD};
+use nanopu_cluster::node::boot::{node_ip, node_mac};
+use nanopu_cluster::NodeConfig;
+use nanopu_cluster::Outcome;
+use nanopu_cluster::Simulation;
+use nanopu_cluster::TestHost;
 use nanopu_sim::packet::HOST_IP;
 use nanopu_sim::{Rng, Time};
 

@@ -4,11 +4,11 @@
 //! time per dispatch (no run-ahead at all) gives exactly the same results as normal runs:
 //! the same cycles, instructions, stalls, consoles, messages and their times.
 
-mod common;
+use crate::common;
 
 use common::*;
-use nanopu_cluster::cluster_config::ClusterFile;
-use nanopu_cluster::cluster_report::summarize_cluster;
+use nanopu_cluster::config::cluster::ClusterFile;
+use nanopu_cluster::report::cluster::summarize_cluster;
 use nanopu_cluster::report::summarize;
 use nanopu_cluster::Simulation;
 

@@ -2,11 +2,12 @@
 //! as a dict (passed here as JSON, read by the same `ClusterFile` and checked by its
 //! `validate`), with the test host's sends, and every output the command line writes.
 
-use crate::{error, interrupt};
+use crate::error;
+use crate::interrupt;
 use nanopu_cli::cluster::{cluster_sim, Setup};
 use nanopu_cli::run::parse_send;
-use nanopu_cluster::cluster_config::ClusterFile;
-use nanopu_cluster::cluster_report::summarize_cluster;
+use nanopu_cluster::config::cluster::ClusterFile;
+use nanopu_cluster::report::cluster::summarize_cluster;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::path::{Path, PathBuf};

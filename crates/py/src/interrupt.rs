@@ -1,9 +1,9 @@
 //! Long runs from Python: the simulation runs on a thread of its own while the caller's
 //! thread, without the GIL (other Python threads run), watches for Ctrl-C. An interrupt
-//! asks the simulation to stop (`nanopu_cluster::stop`, as the command line's Ctrl-C does)
+//! asks the simulation to stop (`nanopu_cluster::engine::stop`, as the command line's Ctrl-C does)
 //! and is raised as KeyboardInterrupt once it has.
 
-use nanopu_cluster::stop::{clear_stop, request_stop};
+use nanopu_cluster::engine::stop::{clear_stop, request_stop};
 use pyo3::prelude::*;
 use std::time::Duration;
 

@@ -16,7 +16,7 @@ use clap::Parser;
 use nanopu_cli::run::{single_sim, RunArgs};
 use nanopu_cli::sort::{summary_json, SortArgs};
 use nanopu_cluster::report::summarize;
-use nanopu_cluster::sort::report::stages_csv;
+use nanopu_harness::sort::report::stages_csv;
 use nanopu_sim::Time;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -106,7 +106,9 @@ fn message_frames(
     len: u16,
     words: Vec<u64>,
 ) -> PyResult<Vec<Vec<u8>>> {
-    use nanopu_cluster::{capture, host::HOST_IP, TestHost};
+    use nanopu_cluster::host::HOST_IP;
+    use nanopu_cluster::net::capture;
+    use nanopu_cluster::TestHost;
     let src: std::net::Ipv4Addr = src_ip.parse().map_err(|e| error(format!("{src_ip}: {e}")))?;
     if words.len() != usize::from(len).div_ceil(8) {
         return Err(error(format!("{} words do not hold a {len}-byte payload", words.len())));
@@ -119,7 +121,7 @@ fn message_frames(
 /// The JSON Schema of a configuration file, "cluster", "load", "raft" or "chain" (`nanopu schema KIND`).
 #[pyfunction]
 fn schema(kind: &str) -> PyResult<String> {
-    use nanopu_cluster::schema::{self, ConfigKind};
+    use nanopu_harness::schema::{self, ConfigKind};
     let (_, k) = ConfigKind::ALL.iter().find(|(n, _)| *n == kind).ok_or_else(|| {
         error(format!(
             "schema: \"{kind}\" is not a kind of configuration file (\"cluster\", \"load\", \"raft\" or \"chain\")"

@@ -1,12 +1,13 @@
 //! `nanopu.load`: a load sweep (`nanopu load CONFIG.toml`) from a configuration file or
 //! from the same keys given as a dict (passed here as JSON, read by the same `LoadFile`),
-//! with the command line's overrides and the seed; run by `nanopu_cluster::load_sweep`,
+//! with the command line's overrides and the seed; run by `nanopu_harness::sweep::load`,
 //! its results shaped by `load_table`, as the command line's are.
 
-use crate::{error, interrupt};
-use nanopu_cluster::load_config::LoadFile;
-use nanopu_cluster::load_sweep::{Overrides, Sweep};
-use nanopu_cluster::load_table::{table_csv, table_json, Gathered};
+use crate::error;
+use crate::interrupt;
+use nanopu_harness::config::load::LoadFile;
+use nanopu_harness::sweep::load::{Overrides, Sweep};
+use nanopu_harness::sweep::table::{table_csv, table_json, Gathered};
 use pyo3::prelude::*;
 use serde_json::json;
 use std::path::Path;

@@ -1,15 +1,16 @@
 //! `nanopu.chain` and `nanopu.raft`: the replicated services' runs (`nanopu chain
 //! CONFIG.toml`, `nanopu raft CONFIG.toml`) from a configuration file or from the same keys
 //! given as a dict (passed here as JSON, read by the same `ChainFile` and `RaftFile`), with
-//! the command line's overrides; run and shaped by `nanopu_cluster::chain_sweep` and
-//! `nanopu_cluster::raft::report`, as the command line's are.
+//! the command line's overrides; run and shaped by `nanopu_harness::sweep::chain` and
+//! `nanopu_harness::clients::raft::report`, as the command line's are.
 
-use crate::{error, interrupt};
-use nanopu_cluster::chain_config::ChainFile;
-use nanopu_cluster::chain_sweep::{self, timeline};
-use nanopu_cluster::raft::config::RaftFile;
-use nanopu_cluster::raft::report::{self, Overrides};
-use nanopu_cluster::raft::RaftSpec;
+use crate::error;
+use crate::interrupt;
+use nanopu_harness::clients::raft::config::RaftFile;
+use nanopu_harness::clients::raft::report::{self, Overrides};
+use nanopu_harness::clients::raft::RaftSpec;
+use nanopu_harness::config::chain::ChainFile;
+use nanopu_harness::sweep::chain::{self, timeline};
 use pyo3::prelude::*;
 use serde_json::json;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,157 @@
+//! Cluster configuration files (TOML): topology, link and switch parameters, transport,
+//! which program runs on which nodes, faults, seed. Unknown keys are errors; every value is
+//! checked against its range when the file is parsed, before anything is built, and an
+//! error names its key, the value and the limit. Every key's meaning, unit, default and range
+//! is the doc comment of its field: docs/config.md is generated from them (`schema`).
+//!
+//! The top-level keys are here, each section with its checks in its own file: `topology`
+//! (`[topology]`, and which links exist), `links` (`[link]`, `[switch]` and the round-trip
+//! floor of timeouts), `node` (`[node]`, `[transport_params]`), `programs` (`[[program]]`)
+//! and `faults` (`[[faults]]`).
+//!
+//! ```toml
+//! max_us = 1000.0
+//! [topology]
+//! kind = "leaf-spine"
+//! nodes_per_leaf = 16
+//! leaves = 4
+//! spines = 4
+//! [switch]
+//! latency_ns = 263.0
+//! [[program]]
+//! nodes = "all"
+//! elf = "sw/build/apps/incast.elf"
+//! args = ["63", "1024"]
+//! ```
+//!
+//! Why these limits: simulated time is a `u64` of femtoseconds (about 5.1 h), so every
+//! time-valued key is at most one hour and sums of them stay in range (`config::check`).
+//! Topology sizes are bounded by how nodes and ports are numbered (`Topology::MAX_NODES`
+//! and the rest in `nanopu_net::fabric`: 2^20 nodes, 2^20 ports per switch, 32-bit port
+//! ids), and `Simulation::cluster` also refuses a cluster whose estimated memory exceeds what
+//! the machine has. Retransmission (`rto_us`) and multicast hop (`mcast_timeout_us`)
+//! timeouts have a floor: one full packet's serialization plus an unloaded round trip (the
+//! longest path for `rto_us`, one hop for `mcast_timeout_us`; 0.27 us and 0.13 us at the
+//! defaults); a shorter timeout resends before an acknowledgement could possibly arrive,
+//! every time. Link rates run from 1 Mb/s (a full packet takes 8.7 ms, most of a default
+//! run) to 100 Tb/s (500 times the prototype's 200 Gb/s): outside them the model's switch
+//! and NIC timings mean nothing, and far outside them bits per second overflow. A message
+//! is written whole into its core's TX queue before it leaves (`NicParams::
+//! check_message_fits`), so a larger `max_msg_bytes` needs a larger `tx_queue_bytes`, or it
+//! would wait forever. `[node] max_cycles` is refused: the limit is `max_us`.
+
+mod faults;
+mod links;
+mod node;
+mod programs;
+#[cfg(test)]
+mod tests;
+mod topology;
+
+use crate::config::check;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+pub use faults::{Fault, FaultFile};
+pub use links::{LinkFile, SwitchFile};
+pub use node::{NodeFile, TransportFile};
+pub use programs::{parse_nodes, ProgramFile};
+pub use topology::TopologyFile;
+
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterFile {
+    /// Seed of the run's random streams. Default 1; any u64.
+    #[serde(default = "one")]
+    pub seed: u64,
+    /// Simulated-time limit, us. Default 10,000; more than 0, at most 3.6e9 (1 h).
+    #[serde(default = "default_max_us")]
+    pub max_us: f64,
+    /// The NIC's transport: "ndp" (default) or "homa".
+    #[serde(default = "ndp")]
+    pub transport: String,
+    /// How nodes and switches are connected (required).
+    pub topology: TopologyFile,
+    /// Every link's rate, propagation delay and loss.
+    #[serde(default)]
+    pub link: LinkFile,
+    /// Every switch's queues, trimming, latency and multicast.
+    #[serde(default)]
+    pub switch: SwitchFile,
+    /// Every node's cores and NIC.
+    #[serde(default)]
+    pub node: NodeFile,
+    /// The transport's parameters.
+    #[serde(default)]
+    pub transport_params: TransportFile,
+    /// Which program runs on which nodes: one entry per range of nodes; every node runs exactly
+    /// one.
+    pub program: Vec<ProgramFile>,
+    /// Faults injected into the run: links that go down or lose packets, nodes that crash,
+    /// network partitions that heal (docs/faults.md). None by default.
+    #[serde(default)]
+    pub faults: Vec<FaultFile>,
+}
+
+fn one() -> u64 {
+    1
+}
+fn default_max_us() -> f64 {
+    10_000.0
+}
+fn ndp() -> String {
+    "ndp".into()
+}
+
+impl ClusterFile {
+    /// Parse a config and check every value; the error names the key (and line) at fault.
+    pub fn parse(text: &str) -> Result<ClusterFile, String> {
+        let f: ClusterFile = toml::from_str(text).map_err(|e| e.to_string())?;
+        f.validate()?;
+        Ok(f)
+    }
+
+    /// Read a config file; ELF paths in it are relative to the directory it is in.
+    pub fn load(path: &Path) -> Result<(ClusterFile, PathBuf), String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let cfg = ClusterFile::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let base = path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        Ok((cfg, base))
+    }
+
+    /// Number of nodes the topology has.
+    pub fn node_count(&self) -> Result<u32, String> {
+        Ok(self.topology()?.size()?.nodes)
+    }
+}
+
+impl ClusterFile {
+    /// Check every key, in file order; called by `parse` and again by `Simulation::cluster`
+    /// (a caller may have changed fields since).
+    pub fn validate(&self) -> Result<(), String> {
+        self.check_top()?;
+        let nodes = self.node_count()?;
+        self.link.check()?;
+        self.check_switch()?;
+        self.node.check()?;
+        self.check_transport()?;
+        self.program.iter().try_for_each(|p| parse_nodes(&p.nodes, nodes).map(|_| ()))?;
+        self.program.iter().try_for_each(|p| p.abi_choice().map(|_| ()))?;
+        self.program.iter().try_for_each(|p| p.pcie().map(|_| ()))?;
+        self.checked_faults().map(|_| ())
+    }
+
+    fn check_top(&self) -> Result<(), String> {
+        check::limit_cycles(self.max_us, "max_us", clock_hz())?;
+        match self.transport.as_str() {
+            "ndp" | "homa" => Ok(()),
+            o => Err(format!("transport: \"{o}\" is not \"ndp\" or \"homa\"")),
+        }
+    }
+}
+
+/// The node clock of a cluster, Hz (the default `TimingParams`, 3.2 GHz: files cannot set it).
+fn clock_hz() -> u64 {
+    nanopu_riscv::TimingParams::default().clock_hz
+}

@@ -1,0 +1,187 @@
+//! The network in the event loop: fabric events, packets between the fabric and the
+//! transport endpoints (the nodes' NICs and the test host's), and what a transport asks for
+//! turned into events (`Carry`, `Queue`). The fabric's state is `crate::net`'s.
+
+use crate::engine::{Ev, Simulation};
+use crate::net::{End, Network};
+use crate::node::Node;
+use nanopu_net::fabric::{Fabric, NetEvent, Schedule};
+use nanopu_net::packet::Packet;
+use nanopu_nic::transport::{Actions, TAction, Transport};
+use nanopu_nic::Message;
+use nanopu_sim::packet::HOST_IP;
+use nanopu_sim::{EventQueue, Time};
+impl Simulation {
+    /// Every transport endpoint simulated here: the nanoPU nodes', then the test host's.
+    pub(crate) fn transports(&self) -> impl Iterator<Item = &Transport> {
+        let nodes = self.nodes.iter().filter_map(|n| n.nic.transport());
+        nodes.chain(self.net.as_ref().and_then(|n| n.host.as_ref()))
+    }
+}
+
+impl Simulation {
+    fn net(&mut self) -> &mut Network {
+        self.net.as_mut().expect("cluster run")
+    }
+
+    /// A message left node `n`'s TX path towards another node.
+    pub(crate) fn transport_send(&mut self, end: End, msg: Message) {
+        self.with_transport(end, |t, now, out| t.send_message(now, msg, out));
+    }
+
+    pub(crate) fn transport_timer(&mut self, end: End, timer: nanopu_nic::transport::Timer) {
+        self.with_transport(end, |t, now, out| t.on_timer(now, timer, out));
+    }
+
+    /// Call an endpoint's transport with what carries out its actions as it takes them;
+    /// then a node's NIC takes the messages its transport completed, within the same event
+    /// (the transport is part of the NIC: docs/models/icenic.md "One NIC component").
+    fn with_transport(&mut self, end: End, f: impl FnOnce(&mut Transport, Time, &mut Carry)) {
+        self.call_transport(end, f);
+        let End::Node(n) = end else { return };
+        let mut done = std::mem::take(&mut self.net().completed);
+        for msg in done.drain(..) {
+            self.nic_arrive(n, Box::new(msg));
+        }
+        self.net().completed = done;
+    }
+
+    fn call_transport(&mut self, end: End, f: impl FnOnce(&mut Transport, Time, &mut Carry)) {
+        let net = self.net.as_mut().expect("cluster run");
+        let Network { fabric, host, next_packet, completed, .. } = net;
+        let (t, node) = match end {
+            End::Node(n) => {
+                let t = self.nodes[n].nic.transport_mut().expect("only nanoPU nodes send messages");
+                (t, (n + self.base) as u32)
+            }
+            End::Host => (host.as_mut().expect("the host's partition"), fabric.wiring().nodes),
+        };
+        let (now, q, last_arrival) = (self.now, &mut self.q, &mut self.last_arrival);
+        f(t, now, &mut Carry { fabric, next_packet, q, last_arrival, completed, now, end, node });
+    }
+
+    /// Which endpoint a packet the fabric delivered to `node` is for.
+    fn end_of(&self, node: u32) -> End {
+        let host = self.net.as_ref().and_then(|n| n.fabric.wiring().host_node());
+        if Some(node) == host {
+            End::Host
+        } else {
+            End::Node(node as usize - self.base)
+        }
+    }
+
+    pub(crate) fn net_event(&mut self, ev: NetEvent) {
+        let now = self.now;
+        let net = self.net.as_mut().expect("cluster run");
+        let mut delivered = std::mem::take(&mut net.delivered);
+        let mut out = Queue { q: &mut self.q, nodes: &self.nodes, base: self.base };
+        net.fabric.handle(now, ev, &mut out, &mut delivered);
+        for (node, pkt) in delivered.drain(..) {
+            let end = self.end_of(node);
+            if pkt.is_frame() {
+                self.frame_arrived(end, pkt);
+            } else if matches!(end, End::Node(n) if self.nodes[n].nic.is_ice()) {
+                self.net().strays.transport_at_icenic_nodes += 1;
+            } else {
+                self.with_transport(end, |t, now, out| t.on_packet(now, pkt, out));
+            }
+        }
+        self.net().delivered = delivered;
+    }
+
+    /// A raw frame's last byte reached an endpoint: an IceNIC takes it, the test host
+    /// records it, a nanoPU node's NIC cannot (it is counted).
+    fn frame_arrived(&mut self, end: End, pkt: Packet) {
+        match end {
+            End::Host => self.host_frame_arrive(pkt.frame_bytes()),
+            End::Node(n) if self.nodes[n].nic.is_ice() => self.ice_arrive(n, pkt.frame_bytes()),
+            End::Node(_) => self.net().strays.frames_at_nanopu_nodes += 1,
+        }
+    }
+
+    /// An endpoint without the transport (an IceNIC node, or the test host sending raw
+    /// frames) puts a frame on its link: a packet routed by the frame's IPv4 destination
+    /// (none if it is not IPv4: the first switch then drops it as unroutable, counted).
+    pub(crate) fn frame_onto_fabric(&mut self, end: End, frame: &[u8]) {
+        let (own, node) = match end {
+            End::Node(n) => (self.nodes[n].ip, (n + self.base) as u32),
+            End::Host => (HOST_IP, self.net().fabric.wiring().nodes),
+        };
+        let (src, dst) = crate::net::frame::route_ips(frame).unwrap_or((own, 0));
+        let net = self.net.as_mut().expect("cluster run");
+        net.next_packet += 1;
+        let pkt = Packet { id: net.next_packet, ..Packet::frame(src, dst, frame) };
+        let mut out = Queue { q: &mut self.q, nodes: &[], base: 0 };
+        net.fabric.send(self.now, node, pkt, &mut out);
+    }
+
+    /// Let in the packets other partitions sent here.
+    pub(crate) fn accept_inbox(&mut self) {
+        let net = self.net.as_mut().expect("cluster run");
+        for (t, port, p) in net.inbox.drain(..) {
+            self.q.push(t, Ev::Net(net.fabric.accept(port, p)));
+        }
+    }
+}
+
+/// Carries out an endpoint's transport's actions at `now`: packets onto the fabric (numbered
+/// here), delivered messages to the NIC (or the host), timers into the queue.
+struct Carry<'a> {
+    fabric: &'a mut Fabric,
+    next_packet: &'a mut u64,
+    q: &'a mut EventQueue<Ev>,
+    last_arrival: &'a mut Time,
+    completed: &'a mut Vec<Message>,
+    now: Time,
+    /// The endpoint, and its node number in the fabric.
+    end: End,
+    node: u32,
+}
+
+impl Actions for Carry<'_> {
+    fn push(&mut self, a: TAction) {
+        match a {
+            TAction::Transmit(mut s) => {
+                *self.next_packet += 1;
+                s.id = *self.next_packet;
+                self.fabric.send(self.now, self.node, s, &mut Queue { q: self.q, nodes: &[], base: 0 });
+            }
+            TAction::Deliver(msg) => {
+                *self.last_arrival = self.now;
+                match self.end {
+                    End::Node(_) => self.completed.push(msg),
+                    End::Host => self.q.push(self.now, Ev::HostArrive { msg: Box::new(msg) }),
+                }
+            }
+            TAction::Timer(t, timer) => match self.end {
+                End::Node(node) => self.q.push(t, Ev::Transport { node, timer }),
+                End::Host => self.q.push(t, Ev::HostTimer { timer }),
+            },
+        }
+    }
+}
+
+/// The fabric's events go straight into the simulation's queue; a packet about to reach a
+/// node has that node's transport start loading the state it will need (`nodes` is empty
+/// while a transport is busy sending: a node's own sends arrive nowhere near it).
+struct Queue<'a> {
+    q: &'a mut EventQueue<Ev>,
+    nodes: &'a [Node],
+    /// Cluster index of `nodes[0]`.
+    base: usize,
+}
+
+impl Schedule for Queue<'_> {
+    fn at(&mut self, t: Time, ev: NetEvent) {
+        self.q.push(t, Ev::Net(ev));
+    }
+    fn arriving(&mut self, node: u32, pkt: &Packet) {
+        if pkt.is_frame() {
+            return;
+        }
+        let node = self.nodes.get((node as usize).wrapping_sub(self.base));
+        if let Some(t) = node.and_then(|n| n.nic.transport()) {
+            t.prefetch_for(pkt);
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! Parallel simulation: a cluster's partitions advance together in windows.
+//!
+//! Conservative synchronization in windows of a fixed lookahead (as in Lubachevsky's
+//! bounded-lag and Nicol's YAWNS schemes). When a window starts, every partition has handled
+//! everything before `from`, the earliest time pending anywhere. What one partition does
+//! reaches another only over a leaf-spine link, as a switch's forwarding no sooner than
+//! `L` later (`Fabric::lookahead`: header serialization, propagation and switching
+//! latency), so each partition can handle everything before `from + L` on its
+//! own, on any host thread, in any order. At the window's end the packets that crossed are
+//! exchanged in partition order. A partition's work depends only on its own state and
+//! what it received, so results are the same, bit for bit, whatever the number of threads:
+//! only the partitioning (one per leaf, fixed by the topology; see `partition`) shapes them.
+//!
+//! Cores run ahead of their partition's time (see `cores`); in a window they read
+//! arrival-dependent state as exact only below `from + L` (`Simulation::horizon`), the
+//! earliest another partition's packets can arrive.
+
+mod barrier;
+mod partition;
+
+use crate::engine::outcome::{Outcome, SimError};
+use crate::engine::parallel::barrier::SpinBarrier;
+use crate::engine::progress::Progress;
+use crate::engine::Simulation;
+use nanopu_sim::Time;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Mutex, MutexGuard};
+
+/// A partition and the error its last window ended with, if any.
+struct Slot {
+    sim: Simulation,
+    error: Option<SimError>,
+    /// A panic in the simulator while running the window, to be resumed on the caller's
+    /// thread (a helper thread that unwound would leave the others waiting at a barrier).
+    panic: Option<Box<dyn std::any::Any + Send>>,
+}
+
+/// What the host threads share.
+struct Plan {
+    slots: Vec<Mutex<Slot>>,
+    start: SpinBarrier,
+    done: SpinBarrier,
+    /// The window, [from, to) in femtoseconds.
+    from: AtomicU64,
+    to: AtomicU64,
+    /// The next partition to take.
+    next: AtomicUsize,
+    quit: AtomicBool,
+}
+
+/// How the coordinator's loop ended (a cycle limit is reported once the cluster is whole).
+enum End {
+    Done(Outcome),
+    Failed(SimError),
+    CycleLimit,
+    /// Every core exited, but messages were still in flight at the time limit.
+    Unsettled,
+    Panicked(Box<dyn std::any::Any + Send>),
+}
+
+impl Plan {
+    fn new(parts: Vec<Simulation>, threads: usize) -> Plan {
+        Plan {
+            slots: parts.into_iter().map(|sim| Mutex::new(Slot { sim, error: None, panic: None })).collect(),
+            start: SpinBarrier::new(threads),
+            done: SpinBarrier::new(threads),
+            from: AtomicU64::new(0),
+            to: AtomicU64::new(0),
+            next: AtomicUsize::new(0),
+            quit: AtomicBool::new(false),
+        }
+    }
+
+    fn slot(&self, i: usize) -> MutexGuard<'_, Slot> {
+        self.slots[i].lock().expect("a partition's thread panicked")
+    }
+
+    /// Take partitions one at a time and run their window, until none is left.
+    fn work(&self) {
+        let (from, to) = (Time(self.from.load(Relaxed)), Time(self.to.load(Relaxed)));
+        loop {
+            let i = self.next.fetch_add(1, Relaxed);
+            if i >= self.slots.len() {
+                return;
+            }
+            let mut s = self.slot(i);
+            match std::panic::catch_unwind(AssertUnwindSafe(|| s.sim.run_window(from, to))) {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => s.error = Some(e),
+                Err(p) => s.panic = Some(p),
+            }
+        }
+    }
+
+    /// A helper thread: a window each time the coordinator starts one.
+    fn worker(&self) {
+        loop {
+            self.start.wait();
+            if self.quit.load(Relaxed) {
+                return;
+            }
+            self.work();
+            self.done.wait();
+        }
+    }
+
+    /// One window on every thread (the barriers order the stores before the loads).
+    fn window(&self, from: Time, to: Time) {
+        self.from.store(from.0, Relaxed);
+        self.to.store(to.0, Relaxed);
+        self.next.store(0, Relaxed);
+        self.start.wait();
+        self.work();
+        self.done.wait();
+    }
+
+    fn stop_workers(&self) {
+        self.quit.store(true, Relaxed);
+        self.start.wait();
+    }
+
+    /// The earliest pending time, the cores still running and the events so far.
+    fn survey(&self) -> (Option<Time>, usize, u64) {
+        let (mut next, mut running, mut events) = (None::<Time>, 0, 0);
+        for i in 0..self.slots.len() {
+            let s = self.slot(i);
+            if let Some(t) = s.sim.next_pending() {
+                next = Some(next.map_or(t, |n| n.min(t)));
+            }
+            running += s.sim.running_cores;
+            events += s.sim.events();
+        }
+        (next, running, events)
+    }
+
+    /// The cores of every partition by phase (for the progress line).
+    fn phases(&self) -> crate::engine::progress::Phases {
+        let mut all = crate::engine::progress::Phases::new();
+        for i in 0..self.slots.len() {
+            self.slot(i).sim.phases().into_iter().for_each(|(id, n)| *all.entry(id).or_default() += n);
+        }
+        all
+    }
+
+    /// How the first partition whose window failed failed, if one did.
+    fn failure(&self) -> Option<End> {
+        (0..self.slots.len()).find_map(|i| {
+            let mut s = self.slot(i);
+            s.panic.take().map(End::Panicked).or_else(|| s.error.take().map(End::Failed))
+        })
+    }
+
+    /// The earliest core error of any partition, once it is before `to`: everything before
+    /// `to` has been simulated everywhere, so no earlier one can come (see `Simulation::fail`).
+    fn core_failure(&self, to: Time) -> Option<End> {
+        let mut first: Option<(usize, (Time, u32, usize))> = None;
+        for i in 0..self.slots.len() {
+            let key = self.slot(i).sim.failed.as_ref().map(|f| (f.0, f.1, f.2));
+            if let Some(k) = key.filter(|k| k.0 < to && first.is_none_or(|(_, f)| *k < f)) {
+                first = Some((i, k));
+            }
+        }
+        let (_, node, _, error) = self.slot(first?.0).sim.failed.take().expect("found");
+        Some(End::Failed(SimError::Core { node, error }))
+    }
+
+    fn exchange(&self) {
+        let mut guards: Vec<_> = (0..self.slots.len()).map(|i| self.slot(i)).collect();
+        let mut sims: Vec<&mut Simulation> = guards.iter_mut().map(|g| &mut g.sim).collect();
+        crate::engine::parallel::partition::exchange(&mut sims);
+    }
+}
+
+impl Simulation {
+    /// Use up to `n` host threads for partitioned runs (results do not depend on it).
+    pub fn set_threads(&mut self, n: usize) {
+        self.threads = n.max(1);
+    }
+
+    /// Host threads a partitioned run uses at most.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Run as partitions on `threads` host threads, then put the cluster back together.
+    pub(crate) fn run_partitioned(
+        &mut self,
+        limit: Time,
+        progress: &mut Progress,
+    ) -> Result<Outcome, SimError> {
+        let lookahead = self.net.as_ref().expect("cluster run").fabric.lookahead();
+        let parts = self.split();
+        let threads = self.threads.clamp(1, parts.len());
+        let plan = Plan::new(parts, threads);
+        let end = std::thread::scope(|s| {
+            (1..threads).for_each(|_| drop(s.spawn(|| plan.worker())));
+            let end = self.coordinate(&plan, lookahead, limit, progress);
+            plan.stop_workers();
+            end
+        });
+        if let End::Panicked(p) = end {
+            std::panic::resume_unwind(p);
+        }
+        let mut parts: Vec<Simulation> =
+            plan.slots.into_iter().map(|m| m.into_inner().expect("partition").sim).collect();
+        for f in parts.iter_mut().filter_map(|p| p.failed.take()) {
+            self.fail(f.0, f.1, f.2, f.3);
+        }
+        self.now = parts.iter().map(|p| p.now).max().unwrap_or(self.now);
+        self.join(parts);
+        match end {
+            End::Done(Outcome::AllExited) => {
+                self.end_settled();
+                Ok(Outcome::AllExited)
+            }
+            End::Unsettled => {
+                self.end_settled();
+                self.unsettled = true;
+                Ok(Outcome::AllExited)
+            }
+            End::Done(o) => Ok(o),
+            End::Failed(e) => Err(e),
+            End::CycleLimit => Ok(self.time_limit(limit)),
+            End::Panicked(_) => unreachable!("resumed above"),
+        }
+    }
+
+    /// Windows until the run ends (the same checks, in the same order, as `event_loop`).
+    fn coordinate(&self, plan: &Plan, lookahead: Time, limit: Time, progress: &mut Progress) -> End {
+        let just_after = |t: Time| Time(t.0.saturating_add(1));
+        loop {
+            let (next, running, events) = plan.survey();
+            // Every core exited: settle what is in flight, as `Simulation::settle` does.
+            let settling = !self.drain && running == 0;
+            let Some(from) = next else {
+                return End::Done(if settling { Outcome::AllExited } else { Outcome::Quiescent });
+            };
+            if settling && from > limit {
+                return End::Unsettled;
+            }
+            if self.deadline.is_some_and(|d| from > d) {
+                return End::Done(Outcome::Deadline);
+            }
+            if from > limit {
+                return End::CycleLimit;
+            }
+            let to = (from + lookahead)
+                .min(just_after(limit))
+                .min(self.deadline.map_or(Time(u64::MAX), just_after));
+            plan.window(from, to);
+            if let Some(failed) = plan.failure().or_else(|| plan.core_failure(to)) {
+                return failed;
+            }
+            plan.exchange();
+            if let Some(stop) = progress.check(from, events, running, || plan.phases()) {
+                return End::Done(stop);
+            }
+        }
+    }
+
+    /// The earliest time pending here, packets from other partitions not yet let in included.
+    fn next_pending(&self) -> Option<Time> {
+        let inbox = self.net.as_ref().and_then(|n| n.inbox.iter().map(|x| x.0).min());
+        [self.next().map(|(t, _)| t), inbox].into_iter().flatten().min()
+    }
+
+    /// Handle, in this partition, everything before `to`; another partition's packets
+    /// cannot arrive before `from + lookahead`, which is `to` or later.
+    pub(crate) fn run_window(&mut self, from: Time, to: Time) -> Result<(), SimError> {
+        self.accept_inbox();
+        // One comparison per window: a violation would silently move time backwards.
+        assert!(self.next().is_none_or(|(t, _)| t >= from), "an arrival from another partition is late");
+        self.horizon = self.clock.cycle_floor(to);
+        while let Some((t, core_next)) = self.next().filter(|&(t, _)| t < to) {
+            self.step(t, core_next)?;
+            self.check_pending()?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,138 @@
+//! Splitting a cluster run into partitions and joining them back (see `parallel`).
+//!
+//! A partition is a `Simulation` of its own: the nodes of one leaf (with their NICs),
+//! its part of the fabric (`nanopu_net::fabric::Scope`), and its own event queues, in which
+//! nodes are numbered from 0 (`base` is the cluster index of its first node). The split
+//! happens when a run starts and the join when it ends, so that everything read after a
+//! run (nodes, transports, fabric counters, captures) sees one whole cluster.
+
+use crate::engine::{Ev, Simulation};
+use crate::net::Network;
+use nanopu_net::fabric::Fabric;
+
+/// Packet ids of partition p start at p << 40 (unique per run, whatever the thread count).
+const PACKET_ID_BITS: u32 = 40;
+
+impl Simulation {
+    /// How many partitions a run of this simulation advances (1: no split).
+    pub fn partitions(&self) -> usize {
+        self.net.as_ref().map_or(1, |n| n.fabric.wiring().partitions() as usize)
+    }
+
+    /// The partitions, each with its nodes, transports, fabric part and pending events.
+    pub(crate) fn split(&mut self) -> Vec<Simulation> {
+        let net = self.net.take().expect("a partitioned run is a cluster run");
+        let wiring = net.fabric.wiring().clone();
+        let mut nodes = std::mem::take(&mut self.nodes).into_iter();
+        let (mut host, host_part) = (net.host, wiring.host_node().map(|h| wiring.part_of_node(h) as usize));
+        let mut counts = vec![0; wiring.partitions() as usize];
+        (0..wiring.nodes).for_each(|n| counts[wiring.part_of_node(n) as usize] += 1);
+        let (mut parts, mut base) = (Vec::new(), 0);
+        for (p, fabric) in net.fabric.split().into_iter().enumerate() {
+            let count = counts[p];
+            let mut part = self.part(nodes.by_ref().take(count).collect(), base);
+            debug_assert!(part.nodes.iter().enumerate().all(|(i, n)| n.index as usize == base + i));
+            base += count;
+            let ids = (p as u64) << PACKET_ID_BITS;
+            let host = if host_part == Some(p) { host.take() } else { None };
+            part.net = Some(Network::of(fabric, host, ids));
+            parts.push(part);
+        }
+        if let Some(p) = host_part {
+            parts[p].host = std::mem::take(&mut self.host);
+        }
+        self.move_events(&mut parts, &wiring);
+        parts
+    }
+
+    /// Hand the pending events (cores to run, injected messages) to their partitions.
+    fn move_events(&mut self, parts: &mut [Simulation], wiring: &nanopu_net::fabric::Wiring) {
+        let part_of = |n: usize| wiring.part_of_node(n as u32) as usize;
+        for (t, (n, c)) in self.cores_q.take_all() {
+            let p = &mut parts[part_of(n)];
+            p.cores_q.push(t, (n - p.base, c));
+        }
+        let host = wiring.host_node().map(|h| wiring.part_of_node(h) as usize);
+        for (t, mut ev) in self.q.take_all() {
+            let Some(n) = ev.node_mut() else {
+                // An event that names no node and is not the network's is the test host's.
+                let p = host
+                    .filter(|_| !matches!(ev, Ev::Net(_)))
+                    .expect("only node and host events are pending when a partitioned run starts");
+                parts[p].q.push(t, ev);
+                continue;
+            };
+            let p = &mut parts[part_of(*n)];
+            *n -= p.base;
+            p.q.push(t, ev);
+        }
+    }
+
+    /// Put the partitions back together after a run. What was still pending is dropped.
+    pub(crate) fn join(&mut self, parts: Vec<Simulation>) {
+        let (mut fabrics, mut host) = (Vec::new(), None);
+        let mut strays = crate::net::Strays::default();
+        self.running_cores = 0;
+        for mut p in parts {
+            self.nodes.append(&mut p.nodes);
+            let net = p.net.take().expect("partitions are cluster runs");
+            strays.add(net.strays);
+            fabrics.push(net.fabric);
+            if net.host.is_some() {
+                (host, self.host) = (net.host, std::mem::take(&mut p.host));
+            }
+            self.core_dispatches += p.core_dispatches;
+            self.events_before += p.events();
+            self.running_cores += p.running_cores;
+            self.last_arrival = self.last_arrival.max(p.last_arrival);
+            self.exited_at = self.exited_at.max(p.exited_at);
+        }
+        self.net = Some(Network::of(Fabric::join(fabrics), host, 0));
+        self.net.as_mut().expect("just set").strays = strays;
+    }
+}
+
+impl Ev {
+    /// The node an event belongs to, if it names one.
+    fn node_mut(&mut self) -> Option<&mut usize> {
+        match self {
+            Ev::NicSend { node, .. }
+            | Ev::NicArrive { node, .. }
+            | Ev::NicUpdate { node, .. }
+            | Ev::CoreTimer { node, .. }
+            | Ev::Inject { node, .. }
+            | Ev::Transport { node, .. }
+            | Ev::Crash { node }
+            | Ev::IceRead { node, .. }
+            | Ev::IceWrite { node, .. }
+            | Ev::IceTx { node, .. }
+            | Ev::IceRx { node, .. }
+            | Ev::IceIrq { node } => Some(node),
+            Ev::HostSend { .. }
+            | Ev::HostRaw { .. }
+            | Ev::HostArrive { .. }
+            | Ev::HostTimer { .. }
+            | Ev::PortFree
+            | Ev::HostFrameSend { .. }
+            | Ev::HostFrame { .. }
+            | Ev::Net(_) => None,
+        }
+    }
+}
+
+/// Exchange what partitions sent each other during a window: every outbox, in partition
+/// order, into the inboxes of the partitions that handle the arrivals.
+pub(crate) fn exchange(parts: &mut [&mut Simulation]) {
+    let wiring = net(parts[0]).fabric.wiring().clone();
+    for i in 0..parts.len() {
+        let mut out = net(parts[i]).fabric.take_outbox();
+        for (t, port, pkt) in out.drain(..) {
+            net(parts[wiring.part_of_peer(port) as usize]).inbox.push((t, port, pkt));
+        }
+        net(parts[i]).fabric.give_back_outbox(out);
+    }
+}
+
+fn net(s: &mut Simulation) -> &mut Network {
+    s.net.as_mut().expect("cluster run")
+}

@@ -1,0 +1,174 @@
+//! A cluster's network: the packet-level fabric between nodes, the test host's transport
+//! endpoint, and the mapping between the fabric's packets and the transport endpoint in
+//! each nanoPU node's NIC (`NodeNic`), which the network sets up and drives.
+
+pub mod capture;
+pub(crate) mod fault;
+pub mod frame;
+pub(crate) mod link;
+pub(crate) mod port_tx;
+
+use crate::config::check::{time_ns, time_us};
+use crate::config::cluster::ClusterFile;
+use crate::node::Node;
+use nanopu_net::fabric::{Fabric, FabricParams, LinkParams, SwitchParams, Topology, UplinkChoice};
+use nanopu_net::packet::Packet;
+use nanopu_nic::transport::{Protocol, Transport, TransportParams};
+use nanopu_nic::Message;
+use nanopu_sim::packet::HOST_IP;
+use nanopu_sim::{Rng, Time};
+
+/// A transport endpoint of this simulation: a node's (by local index) or the test host's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum End {
+    Node(usize),
+    Host,
+}
+
+/// RNG stream ids of the transports start here (the fabric numbers its own from 0).
+const TRANSPORT_STREAMS: u64 = 1 << 40;
+/// The test host's transport stream: past every node's (nodes stay below 2^20).
+const HOST_STREAM: u64 = TRANSPORT_STREAMS + (1 << 32);
+
+/// The fabric and the test host's transport endpoint (the nodes' are in their NICs).
+pub(crate) struct Network {
+    pub fabric: Fabric,
+    /// The test host's (10.0.0.1, on switch 0), where switch 0 is simulated.
+    pub host: Option<Transport>,
+    /// The last packet id given (a partition's ids start at its index times 2^40).
+    pub(crate) next_packet: u64,
+    /// Packets from other partitions, to enter this one's fabric at the next window.
+    pub inbox: Vec<(Time, u32, Packet)>,
+    /// Packets the fabric delivers to nodes while handling an event: kept empty between
+    /// events and reused, so that handling one allocates nothing.
+    pub(crate) delivered: Vec<(u32, Packet)>,
+    /// Messages a node's transport completed while handling an event, for the node's NIC
+    /// core side at once (empty between events, reused).
+    pub(crate) completed: Vec<Message>,
+    /// Packets that reached a node whose NIC cannot take them.
+    pub strays: Strays,
+}
+
+/// Packets that reached a node whose NIC cannot take them, dropped there and counted
+/// (docs/models/icenic.md "Clusters"): raw frames at a nanoPU node, the transport's
+/// packets at an IceNIC node.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Strays {
+    pub frames_at_nanopu_nodes: u64,
+    pub transport_at_icenic_nodes: u64,
+}
+
+impl Strays {
+    pub fn add(&mut self, o: Strays) {
+        self.frames_at_nanopu_nodes += o.frames_at_nanopu_nodes;
+        self.transport_at_icenic_nodes += o.transport_at_icenic_nodes;
+    }
+}
+
+impl Network {
+    /// The network of `f`, and a transport endpoint in the NIC of each nanoPU node of
+    /// `nodes` (the whole cluster, in node order; each its own RNG stream by node number).
+    pub fn new(f: &ClusterFile, nodes: &mut [Node]) -> Result<Network, String> {
+        let mut fabric = Fabric::new(fabric_params(f)?)?;
+        fabric.set_cuts(crate::net::fault::fabric_faults(&f.checked_faults()?, nodes.len() as u32).1);
+        let tp = transport_params(f)?;
+        for (n, node) in nodes.iter_mut().filter(|n| !n.nic.is_ice()).map(|n| (n.index, n)) {
+            let rng = Rng::stream(f.seed, TRANSPORT_STREAMS + n as u64);
+            node.nic.attach_transport(Transport::new(tp.clone(), node.ip, rng)?);
+        }
+        let host = Transport::new(tp, HOST_IP, Rng::stream(f.seed, HOST_STREAM))?;
+        Ok(Network::of(fabric, Some(host), 0))
+    }
+
+    pub fn of(fabric: Fabric, host: Option<Transport>, next_packet: u64) -> Network {
+        let (inbox, delivered, completed, strays) = (Vec::new(), Vec::new(), Vec::new(), Strays::default());
+        Network { fabric, host, next_packet, inbox, delivered, completed, strays }
+    }
+}
+
+/// Femtoseconds of a time key, converted with its checks (the file was validated already;
+/// converting checked keeps a value set after validation from wrapping).
+fn fs(t: Result<Time, String>) -> Result<u64, String> {
+    t.map(Time::as_fs)
+}
+
+pub(crate) fn fabric_params(f: &ClusterFile) -> Result<FabricParams, String> {
+    let t = &f.topology;
+    let topology = match t.kind.as_str() {
+        "star" => Topology::Star { nodes: f.node_count()? },
+        _ => Topology::LeafSpine {
+            nodes_per_leaf: t.nodes_per_leaf.unwrap_or(0),
+            leaves: t.leaves.unwrap_or(0),
+            spines: t
+                .spines
+                .filter(|&s| s > 0)
+                .ok_or("topology.spines: required and positive for kind \"leaf-spine\"")?,
+        },
+    };
+    let link = LinkParams {
+        rate_bps: (f.link.rate_gbps * 1e9).round() as u64,
+        propagation_fs: fs(time_ns(f.link.propagation_ns, "link.propagation_ns"))?,
+        drop_prob: f.link.drop_prob,
+    };
+    Ok(FabricParams {
+        topology,
+        link,
+        switch: switch_params(f)?,
+        faults: crate::net::fault::fabric_faults(&f.checked_faults()?, f.node_count()?).0,
+        seed: f.seed,
+        host: true,
+    })
+}
+
+fn switch_params(f: &ClusterFile) -> Result<SwitchParams, String> {
+    let s = &f.switch;
+    let mut p = SwitchParams::default();
+    if f.transport == "homa" {
+        p.bands = 8;
+        p.trim = false;
+    }
+    p.bands = s.bands.unwrap_or(p.bands);
+    if let Some(b) = &s.band_bytes {
+        p.band_bytes = b.clone();
+    } else {
+        p.band_bytes.resize(p.bands as usize, *p.band_bytes.last().unwrap_or(&65536));
+    }
+    p.trim = s.trim.unwrap_or(p.trim);
+    p.latency_fs = s.latency_ns.map_or(Ok(p.latency_fs), |v| fs(time_ns(v, "switch.latency_ns")))?;
+    p.multicast = s.multicast.unwrap_or(p.multicast);
+    p.mcast_timeout_fs =
+        s.mcast_timeout_us.map_or(Ok(p.mcast_timeout_fs), |u| fs(time_us(u, "switch.mcast_timeout_us")))?;
+    p.uplink = match s.uplink.as_deref() {
+        None | Some("spray") => UplinkChoice::Spray,
+        Some("hash") => UplinkChoice::Hash,
+        Some(o) => return Err(format!("switch.uplink: \"{o}\" is not \"spray\" or \"hash\"")),
+    };
+    Ok(p)
+}
+
+fn transport_params(f: &ClusterFile) -> Result<TransportParams, String> {
+    let protocol = match f.transport.as_str() {
+        "ndp" => Protocol::Ndp,
+        "homa" => Protocol::Homa,
+        o => return Err(format!("transport: \"{o}\" is not \"ndp\" or \"homa\"")),
+    };
+    let mut p = TransportParams { protocol, ..TransportParams::default() };
+    let t = &f.transport_params;
+    p.rtt_pkts = t.rtt_pkts.unwrap_or(p.rtt_pkts);
+    p.rto = t.rto_us.map_or(Ok(p.rto), |u| time_us(u, "transport_params.rto_us"))?;
+    p.rtt_bytes = t.rtt_bytes.unwrap_or(p.rtt_bytes);
+    p.overcommit = t.overcommit.unwrap_or(p.overcommit);
+    p.tail_fraction = t.tail_fraction.unwrap_or(p.tail_fraction);
+    p.tail_delay =
+        t.tail_delay_us.map_or(Ok(p.tail_delay), |u| time_us(u, "transport_params.tail_delay_us"))?;
+    p.multicast = f.switch.multicast.unwrap_or(true);
+    p.pull_interval = pull_interval(f.link.rate_gbps);
+    p.byte_time = Time::from_ns_f64(8.0 / f.link.rate_gbps);
+    p.validate()?;
+    Ok(p)
+}
+
+/// One MTU time (1,024 + 64 bytes) at the link rate (docs/platform.md section 3).
+fn pull_interval(rate_gbps: f64) -> Time {
+    Time::from_ns_f64((1024.0 + 64.0) * 8.0 / rate_gbps)
+}

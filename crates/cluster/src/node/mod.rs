@@ -1,0 +1,175 @@
+//! One simulated nanoPU: cores, shared memory, NIC.
+
+pub mod boot;
+pub mod nic;
+pub mod platform;
+pub mod spin;
+
+use crate::config::NodeConfig;
+use crate::node::boot::{ip_text, mac_text, node_ip, node_mac, BootInfo};
+use crate::node::nic::NodeNic;
+use nanopu_nic::icenic::{IceNic, IceParams};
+use nanopu_nic::Nic;
+use nanopu_riscv::{Core, NodeMem, Program};
+use std::sync::Arc;
+
+/// MEIP: the machine external interrupt pending bit (RISC-V privileged spec 3.1.9).
+pub const ICE_IRQ_BIT: u32 = 11;
+
+/// Where a core stands in the event loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoreState {
+    /// Will run at this node cycle (it is in the core queue).
+    Scheduled(u64),
+    /// Reading netRX with nothing queued; woken by a delivery.
+    ParkedRx,
+    /// Writing netTX with the TX queue full; woken when the NIC takes a message.
+    ParkedTx,
+    /// Executed `wfi`; woken by an interrupt.
+    Wfi,
+    Halted(i64),
+    /// Ended without exiting: core `.0` of its node exited first, which ends the node
+    /// (`ExitMode::Node`, the prototype's convention).
+    Stopped(usize),
+    /// Its node crashed at this time (fault injection: `fault`).
+    Crashed(nanopu_sim::Time),
+}
+
+impl CoreState {
+    pub fn describe(self) -> String {
+        match self {
+            CoreState::Scheduled(_) => "running".into(),
+            CoreState::ParkedRx => "waiting on netRX (no message for its current context)".into(),
+            CoreState::ParkedTx => "waiting on netTX (TX queue full)".into(),
+            CoreState::Wfi => "waiting for an interrupt (wfi)".into(),
+            CoreState::Halted(c) => format!("exited with code {c}"),
+            CoreState::Stopped(by) => {
+                format!("stopped: core {by} exited first, which ends the node (exit = node)")
+            }
+            CoreState::Crashed(t) => format!("crashed at {:.3} us", t.as_us_f64()),
+        }
+    }
+
+    /// Has it yet to exit (or stop, or crash)?
+    pub fn running(&self) -> bool {
+        !matches!(self, CoreState::Halted(_) | CoreState::Stopped(_) | CoreState::Crashed(_))
+    }
+}
+
+/// One node.
+pub struct Node {
+    pub index: u32,
+    pub ip: u32,
+    pub cores: Vec<Core>,
+    pub state: Vec<CoreState>,
+    pub mem: NodeMem,
+    /// Its NIC: the nanoPU NIC or IceNIC (`NodeNic`).
+    pub nic: NodeNic,
+    /// Sorted PCs of the program's `lnic_wait()` loops (see `spin`).
+    pub spin_pcs: Arc<Vec<u64>>,
+    /// The core that ran last on this node: a core's LR reservation survives from one run
+    /// to its next only if no other core ran in between (and so could have stored to it).
+    pub(crate) last_run: usize,
+    /// The first exit of a core ends the node (`ExitMode`).
+    pub first_exit_ends: bool,
+    /// When the node crashed, if it did (fault injection: `fault`).
+    pub crashed: Option<nanopu_sim::Time>,
+    /// No core runs past this cycle: the node crashes then (u64::MAX: never).
+    pub(crate) crash_cycle: u64,
+}
+
+impl Node {
+    /// Load `program` on a fresh node `index` and put every core at its reset state.
+    /// `spins`: the program's spin loops if another node already found them (scanning the
+    /// code costs about a million host instructions, and every node running the program
+    /// has the same code).
+    pub fn new(
+        index: u32,
+        program: &Arc<Program>,
+        cfg: &NodeConfig,
+        spins: Option<&Arc<Vec<u64>>>,
+    ) -> Result<Node, String> {
+        let ncores = cfg.nic.cores;
+        let mut mem =
+            NodeMem::new(program.clone(), ncores, &cfg.mem, &cfg.timing).map_err(|e| e.to_string())?;
+        let ip = node_ip(index);
+        let argv = node_argv(index, ip, cfg);
+        mem.write_boot(&boot_page(index, ip, cfg, &argv)?);
+        mem.set_args(argv);
+        let ice = cfg.nic_kind == crate::config::NicKind::IceNic;
+        // IceNIC nodes' cores have the byte-swap instructions (docs/models/icenic.md).
+        let pcie = cfg.pcie_cycles();
+        let timing = nanopu_riscv::TimingParams {
+            bswap_insns: ice || cfg.timing.bswap_insns,
+            device_load_extra: 2 * pcie,
+            ..cfg.timing.clone()
+        };
+        let cores = (0..ncores).map(|h| Core::new(h, program, &timing)).collect();
+        let spin_pcs = spins.cloned().unwrap_or_else(|| Arc::new(crate::node::spin::spin_pcs(&mem, program)));
+        Ok(Node {
+            index,
+            ip,
+            cores,
+            state: vec![CoreState::Scheduled(0); ncores],
+            mem,
+            nic: match ice {
+                true => {
+                    let p = IceParams { pcie_cycles: pcie, ..cfg.ice.clone() };
+                    NodeNic::Ice(IceNic::new(p, node_mac(index)))
+                }
+                false => NodeNic::nanopu_alone(Nic::new(cfg.nic.clone(), ip)?),
+            },
+            spin_pcs,
+            last_run: usize::MAX,
+            first_exit_ends: cfg.exit.first_exit_ends_node(program),
+            crashed: None,
+            crash_cycle: u64::MAX,
+        })
+    }
+
+    /// The `mip` bit the node's NIC drives (`NodeNic::irq_bit`).
+    pub fn irq_bit(&self) -> u32 {
+        self.nic.irq_bit()
+    }
+
+    /// The node's IceNIC, if it is an IceNIC node.
+    pub fn ice(&self) -> Option<&IceNic> {
+        self.nic.ice()
+    }
+
+    /// Earliest cycle at which another runnable core of this node could change what `core`
+    /// sees (its own time plus the NIC's RX path).
+    pub fn others_horizon(&self, core: usize) -> u64 {
+        let rx = self.nic.rx_path_cycles();
+        let times = self.state.iter().enumerate().filter(|(i, _)| *i != core);
+        let t = times.filter_map(|(_, s)| match s {
+            CoreState::Scheduled(t) => Some(*t),
+            _ => None,
+        });
+        t.min().map_or(u64::MAX, |t| t + rx)
+    }
+}
+
+/// The program's argv as the prototype passed it: program name, MAC, IP, then the
+/// program's own arguments.
+fn node_argv(index: u32, ip: u32, cfg: &NodeConfig) -> Vec<String> {
+    let mut argv = vec![cfg.program_name.clone(), mac_text(node_mac(index)), ip_text(ip)];
+    argv.extend(cfg.args.iter().cloned());
+    argv
+}
+
+fn boot_page(index: u32, ip: u32, cfg: &NodeConfig, argv: &[String]) -> Result<Vec<u8>, String> {
+    let mac = node_mac(index);
+    BootInfo {
+        ncores: cfg.nic.cores as u64,
+        node: index as u64,
+        mac,
+        ip,
+        argv,
+        dram_base: cfg.mem.dram_base,
+        dram_size: cfg.mem.dram_size,
+        sched_timer_cycles: cfg.nic.sched_timer_cycles,
+        rtc_cycles: cfg.timing.rtc_cycles,
+    }
+    .encode()
+}

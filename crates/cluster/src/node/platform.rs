@@ -1,0 +1,156 @@
+//! Where a core's nanoPU register accesses meet the NIC.
+//!
+//! Exactness rule (docs/architecture.md): a core runs ahead of global time `g`. An access
+//! whose answer depends on arrivals (netRX, `lmsgsrdy`, `ltarget*`) is answered at once if
+//! the core's local cycle is below `exact_until`, the earliest cycle at which anything not
+//! yet simulated could change it; otherwise the core yields and retries once global time
+//! has caught up. CSR writes change NIC state seen by others, so they only happen at global
+//! time. netTX writes only schedule future events, so they are accepted at any local time.
+//! A core idle in `lnic_wait()` yields so that it can be parked (see `spin`).
+
+use crate::node::nic::{NodeNic, NO_NANOPU_NIC};
+use nanopu_nic::icenic::IceAction;
+use nanopu_nic::nic::RxState;
+use nanopu_nic::{Action, Nic};
+use nanopu_riscv::{Access, Platform, Stop};
+
+/// The NIC as one core sees it during one `run` call.
+pub struct NodePlatform<'a> {
+    /// The node's NIC: the nanoPU NIC's registers (x30/x31, LNIC CSRs) or IceNIC's
+    /// (memory-mapped), whichever it has; the other's are absent.
+    pub nic: &'a mut NodeNic,
+    /// Global time in node cycles when the core was dispatched.
+    pub global: u64,
+    /// Local cycles below this are exact for arrival-dependent reads.
+    pub exact_until: u64,
+    /// What the NIC asked the event loop to do.
+    pub actions: Vec<Action>,
+    /// The netRX state behind the last `Blocked` netRX answer.
+    pub last_rx: Option<RxState>,
+    /// Sorted PCs of `lnic_wait()` spin loops (see `spin`).
+    spin_pcs: &'a [u64],
+    /// Fewest cycles from a send to another node to an answer from it (`Simulation`'s).
+    pub cross_node_cycles: u64,
+    /// What the IceNIC asked the event loop to do.
+    pub ice_actions: Vec<IceAction>,
+}
+
+impl<'a> NodePlatform<'a> {
+    pub fn new(nic: &'a mut NodeNic, global: u64, exact_until: u64, spin_pcs: &'a [u64]) -> Self {
+        NodePlatform {
+            nic,
+            global,
+            exact_until,
+            actions: Vec::new(),
+            last_rx: None,
+            spin_pcs,
+            cross_node_cycles: u64::MAX,
+            ice_actions: Vec::new(),
+        }
+    }
+    /// The earliest cycle at which a message this core sends at `at` could change what a
+    /// core of this node reads: at once if it comes back to this node (loopback, or a
+    /// multicast group that may include it), else no sooner than a remote core's answer.
+    /// Not yet scheduled when the core reads on, so `exact_until` must account for it (the
+    /// run-ahead oracle, tests/run_ahead.rs, found a core polling for its own loopback).
+    fn reaches_back(&self, own_ip: u32, at: u64, msg: &nanopu_nic::Message) -> u64 {
+        if msg.dst_ip == own_ip || msg.group.is_some() {
+            at
+        } else {
+            at.saturating_add(self.cross_node_cycles)
+        }
+    }
+
+    fn exact(&self, now: u64) -> bool {
+        now <= self.global || now < self.exact_until
+    }
+
+    /// The nanoPU NIC, or the fault of a node that has IceNIC instead.
+    fn nanopu(&mut self) -> Result<&mut Nic, String> {
+        self.nic.nanopu_mut().ok_or_else(|| NO_NANOPU_NIC.to_string())
+    }
+}
+
+fn fault<T>(r: Result<T, String>) -> Access<T> {
+    r.map_err(Stop::Fault)
+}
+
+impl Platform for NodePlatform<'_> {
+    fn rx_ready(&mut self, hart: usize, now: u64, need: u32) -> Access<()> {
+        let state = fault(self.nanopu().and_then(|n| n.rx_state(hart, now, need as usize)))?;
+        if state == RxState::Ready {
+            return Ok(());
+        }
+        self.last_rx = Some(state);
+        Err(Stop::Blocked)
+    }
+    fn rx_pop(&mut self, hart: usize, _now: u64) -> u64 {
+        // Only after `rx_ready` answered Ok, which a node without the nanoPU NIC never does.
+        self.nic.nanopu_mut().map_or(0, |n| n.rx_pop(hart))
+    }
+    fn tx_ready(&mut self, hart: usize, _now: u64) -> Access<()> {
+        if fault(self.nanopu())?.tx_room(hart) {
+            Ok(())
+        } else {
+            Err(Stop::Blocked)
+        }
+    }
+    fn tx_push(&mut self, hart: usize, now: u64, word: u64) -> Result<(), String> {
+        let before = self.actions.len();
+        let nic = self.nic.nanopu_mut().ok_or(NO_NANOPU_NIC)?;
+        nic.tx_push(hart, now, word, &mut self.actions)?;
+        let ip = nic.ip();
+        if let Some(Action::Send { at, msg, .. }) = self.actions.get(before) {
+            self.exact_until = self.exact_until.min(self.reaches_back(ip, *at, msg));
+        }
+        Ok(())
+    }
+    fn csr_read(&mut self, hart: usize, now: u64, pc: u64, csr: u16) -> Access<u64> {
+        let value = fault(self.nanopu().and_then(|n| n.csr_read(hart, now, csr)))?;
+        let ready = csr == nanopu_nic::csr::LMSGSRDY;
+        if ready && value == 0 && self.spin_pcs.binary_search(&pc).is_ok() {
+            return Err(Stop::Blocked); // idle in lnic_wait(): the event loop parks the core
+        }
+        let settled = ready && value != 0;
+        if Nic::csr_depends_on_arrivals(csr) && !settled && !self.exact(now) {
+            return Err(Stop::Blocked);
+        }
+        Ok(value)
+    }
+    fn csr_write(&mut self, hart: usize, now: u64, csr: u16, value: u64) -> Access<()> {
+        if now > self.global {
+            return Err(Stop::Blocked);
+        }
+        let actions = &mut self.actions;
+        fault(
+            self.nic
+                .nanopu_mut()
+                .ok_or(NO_NANOPU_NIC.to_string())
+                .and_then(|n| n.csr_write(hart, now, csr, value, actions)),
+        )
+    }
+    /// A NIC CSR write can move the interrupt line (an `Update` action): let the event loop
+    /// apply it before the core executes another instruction, unless the line cannot move
+    /// (the core's only context is the running one; see `CoreIf::line_settled`).
+    fn yield_after_write(&self, hart: usize) -> bool {
+        self.nic.nanopu().is_some_and(|n| !n.core(hart).line_settled())
+    }
+    /// IceNIC registers. Reads that pop a completion change the NIC and happen only at
+    /// global time, like writes; other reads of counts are answered when exact.
+    fn mmio_read(&mut self, _hart: usize, now: u64, addr: u64, size: usize) -> Access<Option<u64>> {
+        let Some(ice) = self.nic.ice_mut().filter(|i| i.owns(addr)) else { return Ok(None) };
+        let pops = ice.read_pops(addr);
+        let late = if pops { now > self.global } else { !(now <= self.global || now < self.exact_until) };
+        if late && (pops || ice.depends_on_arrivals(addr)) {
+            return Err(Stop::Blocked);
+        }
+        fault(ice.read(now, addr, size, &mut self.ice_actions)).map(Some)
+    }
+    fn mmio_write(&mut self, _hart: usize, now: u64, addr: u64, size: usize, value: u64) -> Access<bool> {
+        let Some(ice) = self.nic.ice_mut().filter(|i| i.owns(addr)) else { return Ok(false) };
+        if now > self.global {
+            return Err(Stop::Blocked);
+        }
+        fault(ice.write(now, addr, size, value, &mut self.ice_actions)).map(|()| true)
+    }
+}

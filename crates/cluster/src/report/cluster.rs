@@ -1,0 +1,278 @@
+//! What a cluster run reports: exits, message and packet counts, the transports' work.
+
+use crate::engine::outcome::Outcome;
+use crate::engine::Simulation;
+use crate::node::CoreState;
+use nanopu_nic::transport::TransportCounters;
+use serde::Serialize;
+
+/// A cluster run, summed over nodes.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ClusterSummary {
+    pub outcome: String,
+    /// False when the run stopped before its natural end: the figures are partial.
+    pub complete: bool,
+    /// How the run ended badly, each naming the limit or setting involved
+    /// (`report::end_problems`); a non-empty list fails the run.
+    pub problems: Vec<String>,
+    pub simulated_ns: f64,
+    pub nodes: usize,
+    pub cores: usize,
+    /// Cores that exited with code 0.
+    pub cores_ok: usize,
+    /// Cores whose node crashed before they exited (fault injection).
+    pub cores_crashed: usize,
+    /// Each fault of the run and the packets it lost (`fault::FaultReport`).
+    pub faults: Vec<crate::engine::fault::FaultReport>,
+    /// Every core that did not exit with 0: node, core, state or code, first console line.
+    pub failures: Vec<String>,
+    /// Messages the cores wrote / the NICs received and handed to cores.
+    pub messages_sent: u64,
+    pub messages_received: u64,
+    pub messages_delivered: u64,
+    /// Messages still held in some NIC at the end (nobody registered their context).
+    pub messages_held: u64,
+    /// Arrival of the last message at any NIC, ns.
+    pub last_arrival_ns: f64,
+    pub transport: TransportTotals,
+    pub fabric: FabricTotals,
+    /// Console output of every core that printed, as "node N core C: text".
+    pub consoles: Vec<String>,
+    /// What reached the test host at 10.0.0.1 (on switch 0).
+    pub host_received: Vec<crate::report::HostRecord>,
+    /// The IceNIC nodes' frames (docs/models/icenic.md "Clusters"); absent when the cluster
+    /// has no IceNIC node and no frame strayed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub icenic: Option<IceTotals>,
+    /// Raw frames the test host received, in arrival order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub host_frames: Vec<crate::report::FrameRecord>,
+}
+
+/// IceNIC nodes' frames over a cluster run: their NICs' counters summed, and the frames
+/// the fabric or a node dropped (each also in the problems).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct IceTotals {
+    pub nodes: usize,
+    pub frames_sent: u64,
+    pub frames_received: u64,
+    /// Frames their receive packet buffers had no room for.
+    pub dropped_buffer_full: u64,
+    /// Frames too long or too short for them.
+    pub dropped_size: u64,
+    /// Frames switches dropped: to an address that is no node's, or to a full queue.
+    pub fabric_no_route: u64,
+    pub fabric_queue_full: u64,
+    /// Packets that reached a node whose NIC cannot take them.
+    #[serde(flatten)]
+    pub strays: crate::net::Strays,
+}
+
+impl IceTotals {
+    fn add(&mut self, ice: &nanopu_nic::icenic::IceNic) {
+        let c = &ice.counters;
+        self.nodes += 1;
+        self.frames_sent += c.frames_sent;
+        self.frames_received += c.frames_received;
+        self.dropped_buffer_full += c.dropped_full;
+        self.dropped_size += c.dropped_size;
+    }
+
+    fn line(&self) -> String {
+        let s = &self.strays;
+        format!(
+            "icenic: {} nodes, {} frames sent, {} received, {} dropped (buffer full), {} dropped (size), {} dropped by switches (no route), {} (queue full), {} reached nanoPU nodes; {} transport packets reached IceNIC nodes\n",
+            self.nodes, self.frames_sent, self.frames_received, self.dropped_buffer_full, self.dropped_size,
+            self.fabric_no_route, self.fabric_queue_full, s.frames_at_nanopu_nodes, s.transport_at_icenic_nodes
+        )
+    }
+}
+
+/// The IceNIC totals of a cluster, if it has IceNIC nodes or a frame strayed.
+fn ice_totals(sim: &Simulation) -> Option<IceTotals> {
+    let mut t = IceTotals::default();
+    sim.nodes.iter().filter_map(|n| n.ice()).for_each(|i| t.add(i));
+    if let Some(net) = &sim.net {
+        let f = net.fabric.stats();
+        (t.fabric_no_route, t.fabric_queue_full, t.strays) =
+            (f.frames_no_route, f.frames_band_full, net.strays);
+    }
+    (t != IceTotals::default()).then_some(t)
+}
+
+/// What the fabric did (`nanopu_net::fabric::FabricStats`).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct FabricTotals {
+    pub packet_hops: u64,
+    pub delivered: u64,
+    pub trims: u64,
+    pub drops: u64,
+    pub drops_band_full: u64,
+    pub drops_random: u64,
+    pub drops_link_down: u64,
+    pub drops_no_route: u64,
+    pub drops_multicast_disabled: u64,
+    /// Lost to a crashed node or a partition (`faults` says which).
+    pub drops_fault: u64,
+    pub multicast_resends: u64,
+    pub max_switch_queue_bytes: u32,
+}
+
+impl From<nanopu_net::fabric::FabricStats> for FabricTotals {
+    fn from(f: nanopu_net::fabric::FabricStats) -> Self {
+        let drops_fault = f.cut_drops.iter().sum();
+        let drops = f.drops_band_full
+            + drops_fault
+            + f.drops_random
+            + f.drops_link_down
+            + f.drops_no_route
+            + f.drops_multicast_disabled;
+        FabricTotals {
+            packet_hops: f.packet_hops,
+            delivered: f.delivered,
+            trims: f.trims,
+            drops,
+            drops_band_full: f.drops_band_full,
+            drops_random: f.drops_random,
+            drops_link_down: f.drops_link_down,
+            drops_no_route: f.drops_no_route,
+            drops_multicast_disabled: f.drops_multicast_disabled,
+            drops_fault,
+            multicast_resends: f.multicast_resends,
+            max_switch_queue_bytes: f.max_switch_queue_bytes,
+        }
+    }
+}
+
+/// Transport counters summed over nodes.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct TransportTotals {
+    pub data_packets_sent: u64,
+    pub retransmissions: u64,
+    pub timeouts: u64,
+    pub pull_timeouts: u64,
+    pub trimmed_received: u64,
+    pub duplicates_received: u64,
+    pub pulls_sent: u64,
+    pub grants_sent: u64,
+    pub tail_delayed: u64,
+}
+
+impl TransportTotals {
+    fn add(&mut self, c: &TransportCounters) {
+        self.data_packets_sent += c.data_packets_sent;
+        self.retransmissions += c.retransmissions;
+        self.timeouts += c.timeouts;
+        self.pull_timeouts += c.pull_timeouts;
+        self.trimmed_received += c.trimmed_received;
+        self.duplicates_received += c.duplicates_received;
+        self.pulls_sent += c.pulls_sent;
+        self.grants_sent += c.grants_sent;
+        self.tail_delayed += c.tail_delayed;
+    }
+}
+
+/// Summarise a finished cluster run.
+pub fn summarize_cluster(sim: &mut Simulation, outcome: Outcome) -> ClusterSummary {
+    let mut s = ClusterSummary {
+        outcome: outcome.name().into(),
+        complete: !outcome.incomplete(),
+        problems: crate::report::end_problems(sim, outcome),
+        simulated_ns: sim.now().as_ns_f64(),
+        nodes: sim.nodes.len(),
+        cores: 0,
+        cores_ok: 0,
+        cores_crashed: 0,
+        faults: sim.fault_reports(),
+        failures: Vec::new(),
+        messages_sent: 0,
+        messages_received: 0,
+        messages_delivered: 0,
+        messages_held: 0,
+        last_arrival_ns: sim.last_arrival.as_ns_f64(),
+        transport: TransportTotals::default(),
+        fabric: FabricTotals::default(),
+        consoles: Vec::new(),
+        host_received: sim.host.received.iter().map(crate::report::host_record).collect(),
+        icenic: ice_totals(sim),
+        host_frames: sim.host.frames_received.iter().map(crate::report::frame_record).collect(),
+    };
+    for node in &mut sim.nodes {
+        count_node(&mut s, node);
+    }
+    sim.transports().for_each(|t| s.transport.add(&t.counters));
+    if let Some(net) = &sim.net {
+        s.fabric = net.fabric.stats().into();
+    }
+    s
+}
+
+fn count_node(s: &mut ClusterSummary, node: &mut crate::node::Node) {
+    let c = node.nic.message_counters();
+    s.messages_sent += c.msgs_sent;
+    s.messages_received += c.msgs_received;
+    s.messages_delivered += c.msgs_delivered;
+    s.messages_held += node.nic.held().iter().map(|&(_, n)| n as u64).sum::<u64>();
+    for (core, state) in node.cores.iter_mut().zip(&node.state) {
+        s.cores += 1;
+        let console = String::from_utf8_lossy(&core.take_console()).into_owned();
+        if !console.is_empty() {
+            s.consoles.push(format!("node {} core {}: {}", node.index, core.hart(), console.trim_end()));
+        }
+        match state {
+            CoreState::Halted(0) | CoreState::Stopped(_) => s.cores_ok += 1,
+            CoreState::Crashed(_) => s.cores_crashed += 1,
+            st => {
+                let first = console.lines().next().unwrap_or("").to_string();
+                s.failures.push(format!(
+                    "node {} core {}: {}: {first}",
+                    node.index,
+                    core.hart(),
+                    st.describe()
+                ));
+            }
+        }
+    }
+}
+
+impl ClusterSummary {
+    /// Human-readable summary.
+    pub fn text(&self) -> String {
+        let t = &self.transport;
+        let mut s = format!(
+            "outcome: {}, simulated time {:.3} us, last arrival {:.3} us\n{} nodes, {} cores, {} exited with 0{}\nmessages: {} sent, {} received, {} delivered to cores, {} held\n",
+            self.outcome, self.simulated_ns / 1e3, self.last_arrival_ns / 1e3, self.nodes, self.cores, self.cores_ok,
+            if self.cores_crashed > 0 { format!(", {} crashed", self.cores_crashed) } else { String::new() },
+            self.messages_sent, self.messages_received, self.messages_delivered, self.messages_held
+        );
+        s += &format!(
+            "transport: {} data packets, {} retransmissions, {} timeouts, {} PULL timeouts, {} trimmed received, {} duplicates, {} pulls, {} grants\n",
+            t.data_packets_sent, t.retransmissions, t.timeouts, t.pull_timeouts, t.trimmed_received, t.duplicates_received, t.pulls_sent, t.grants_sent
+        );
+        let f = &self.fabric;
+        s += &format!(
+            "fabric: {} packet hops, {} trims, {} drops ({} queue full, {} random, {} link down, {} no route, {} crash or partition), {} multicast resends, largest switch queue {} bytes\n",
+            f.packet_hops, f.trims, f.drops, f.drops_band_full, f.drops_random, f.drops_link_down, f.drops_no_route, f.drops_fault, f.multicast_resends, f.max_switch_queue_bytes
+        );
+        self.icenic.iter().for_each(|i| s += &i.line());
+        self.faults.iter().for_each(|f| s += &f.line());
+        self.problems.iter().for_each(|p| s += &format!("{p}\n"));
+        self.host_received.iter().take(20).for_each(|m| s += &m.line());
+        if self.host_received.len() > 20 {
+            s += &format!("  ... and {} more messages to the host\n", self.host_received.len() - 20);
+        }
+        self.host_frames.iter().take(20).for_each(|f| s += &f.line());
+        self.consoles.iter().take(20).for_each(|c| s += &format!("{c}\n"));
+        if self.consoles.len() > 20 {
+            s += &format!(
+                "  ... and {} more cores printed (--json lists every console)\n",
+                self.consoles.len() - 20
+            );
+        }
+        self.failures.iter().take(20).for_each(|f| s += &format!("  {f}\n"));
+        if self.failures.len() > 20 {
+            s += &format!("  ... and {} more\n", self.failures.len() - 20);
+        }
+        s
+    }
+}

@@ -1,0 +1,269 @@
+//! `nanopu raft CONFIG.toml`: a Raft run's configuration. Unknown keys are errors; every
+//! value is checked, the error naming the key. Each key: example, default, range (why each
+//! default: docs/apps/raft.md "Parameters").
+//!
+//! ```toml
+//! elf = "../../sw/build/apps/raft.elf"  # default: that path (raft_ice.elf with nic =
+//!                           # "icenic"); relative to the file
+//! nic = "nanopu"            # the replicas' NIC: "nanopu" (default) or "icenic"
+//! seed = 1                  # default 1: the client's draws and the election timeouts
+//! [raft]
+//! replicas = 3              # default 3; 3..=7
+//! election_min_us = 10.0    # election timeout drawn in [min, max], us; default 10, 20;
+//! election_max_us = 20.0    #   0 < min <= max <= 1e6
+//! heartbeat_us = 2.0        # us; default 2; 0 < heartbeat < election_min_us
+//! batch = 32                # most entries per AppendEntries; default 32; 1..=41 (2 KiB;
+//!                           # on IceNIC 1..=29: one frame)
+//! [client]
+//! rate_mrps = 0.5           # offered load, million requests/s (Poisson); default 0.5; (0, 100]
+//! requests = 2000           # default 2,000; 1..=50,000
+//! get_fraction = 0.1        # default 0.1; 0..=1
+//! keys = 1000               # keys drawn uniformly from 0..keys; default 1,000; 1..=4096
+//! start_us = 50.0           # first request, us; default 50 (after the first election)
+//! retry_us = 30.0           # client timeout before a retry, us; default 30; > 0
+//! backoff_us = 2.0          # wait after a redirect naming no leader, us; default 2; >= 0
+//! drain_us = 300.0          # wait for answers after the last request, us; default 300
+//! [[faults]]
+//! kind = "crash"            # the node stops for good at at_us
+//! node = "leader"           # "leader" (whoever leads at that time) or a replica index
+//! at_us = 1000.0
+//! [[faults]]
+//! kind = "partition"        # the node is cut off from the others and the host
+//! node = "leader"
+//! from_us = 1000.0
+//! to_us = 1100.0
+//! ```
+
+use super::{Fault, RaftSpec, Target};
+use nanopu_cluster::config::NicKind;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// The default program path, relative to a configuration in `experiments/raft/`.
+pub const DEFAULT_ELF: &str = "../../sw/build/apps/raft.elf";
+/// Entries per AppendEntries that fit a 2,048-byte message (the NIC's default largest
+/// message): 8 header words + 6 words per entry.
+pub const MAX_BATCH: u32 = 41;
+
+/// The most entries per AppendEntries on nodes with this NIC: [`MAX_BATCH`] on the
+/// nanoPU, on IceNIC what one frame carries (its largest, 1,516 bytes, less appnet's 48
+/// bytes of headers and padding: 183 words, sw/include/appnet_ice.h), 29.
+pub fn max_batch(nic: NicKind) -> u32 {
+    let frame = nanopu_nic::icenic::IceParams::default().max_frame_bytes;
+    match nic {
+        NicKind::Nanopu => MAX_BATCH,
+        NicKind::IceNic => (((frame - crate::apps::hostnet::WORDS) / 8 - 8) / 6) as u32,
+    }
+}
+/// Most requests in a run (the replicas' log holds 65,536 entries, no snapshots).
+pub const MAX_REQUESTS: usize = 50_000;
+
+/// A Raft run's file (`nanopu raft CONFIG.toml`).
+#[derive(Deserialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RaftFile {
+    /// The Raft program, relative to the file. Default "../../sw/build/apps/raft.elf"
+    /// ("../../sw/build/apps/raft_ice.elf" with nic = "icenic").
+    pub elf: Option<String>,
+    /// The replicas' NIC: "nanopu" (default) or "icenic", the traditional baseline's DMA NIC
+    /// (docs/models/icenic.md), running raft.c's IceNIC build: every message one UDP frame
+    /// (docs/apps/raft.md "On IceNIC").
+    pub nic: Option<String>,
+    /// Seeds the client's arrivals and keys and the replicas' election timeouts. Default 1.
+    pub seed: Option<u64>,
+    /// The replicas.
+    #[serde(default)]
+    pub raft: ReplicasFile,
+    /// The open-loop client on the test host.
+    #[serde(default)]
+    pub client: ClientFile,
+    /// Faults during the run.
+    #[serde(default)]
+    pub faults: Vec<FaultEntry>,
+}
+
+/// `[raft]`: the replicas and their timing (docs/apps/raft.md "Parameters and why").
+#[derive(Deserialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ReplicasFile {
+    /// Replicas, one per node (nodes 0..replicas-1 of a one-switch cluster). Default 3; 3..=7.
+    pub replicas: Option<u32>,
+    /// Shortest election timeout, us. Default 10; > 0.
+    pub election_min_us: Option<f64>,
+    /// Longest election timeout, us (each drawn uniformly in [min, max]). Default 20;
+    /// election_min_us..=1e6.
+    pub election_max_us: Option<f64>,
+    /// Leader's heartbeat period, us. Default 2; > 0 and below election_min_us.
+    pub heartbeat_us: Option<f64>,
+    /// Most log entries per AppendEntries. Default 32; 1..=41 (a 2,048-byte message); on
+    /// IceNIC 1..=29 (one frame).
+    pub batch: Option<u32>,
+}
+
+/// `[client]`: the open-loop load of the test host.
+#[derive(Deserialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ClientFile {
+    /// Offered load, million requests per second (Poisson arrivals). Default 0.5; (0, 100].
+    pub rate_mrps: Option<f64>,
+    /// Requests in the run. Default 2,000; 1..=50,000.
+    pub requests: Option<usize>,
+    /// Fraction of GETs (the rest are SETs). Default 0.1; 0..=1.
+    pub get_fraction: Option<f64>,
+    /// Keys are drawn uniformly from 0..keys. Default 1,000; 1..=4,096.
+    pub keys: Option<u64>,
+    /// Time of the first request, us. Default 50; 0..=1e6.
+    pub start_us: Option<f64>,
+    /// Time before an unanswered request is sent again, us (doubled at each retry).
+    /// Default 30; 0.001..=1e6.
+    pub retry_us: Option<f64>,
+    /// Wait after a redirect that names no leader, us. Default 2; 0..=1e6.
+    pub backoff_us: Option<f64>,
+    /// How long after the last request's time answers are awaited, us. Default 300; 0..=1e6.
+    pub drain_us: Option<f64>,
+}
+
+/// A replica: an index or "leader".
+#[derive(Deserialize, JsonSchema, Debug, Clone, PartialEq)]
+#[serde(untagged)]
+pub enum NodeRef {
+    Index(u32),
+    Name(String),
+}
+
+/// `[[faults]]`: a crash or a partition of one replica.
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct FaultEntry {
+    /// "crash" (the replica stops for good at at_us) or "partition" (cut off from every
+    /// other node and the host from from_us to to_us).
+    pub kind: String,
+    /// A replica index, or "leader": whichever replica leads when the fault starts.
+    pub node: NodeRef,
+    /// Crash: when, us; 0..=1e6.
+    pub at_us: Option<f64>,
+    /// Partition: when it starts, us; 0..=1e6.
+    pub from_us: Option<f64>,
+    /// Partition: when it heals, us; from_us..=1e6.
+    pub to_us: Option<f64>,
+}
+
+fn ns(us: f64) -> u64 {
+    (us * 1e3).round() as u64
+}
+
+impl FaultEntry {
+    fn fault(&self, i: usize) -> Result<Fault, String> {
+        let key = |k: &str| format!("faults[{i}].{k}");
+        let node = match &self.node {
+            NodeRef::Index(n) => Target::Node(*n),
+            NodeRef::Name(s) if s == "leader" => Target::Leader,
+            NodeRef::Name(s) => {
+                return Err(format!("{}: \"{s}\" is neither \"leader\" nor a replica index", key("node")))
+            }
+        };
+        let need = |v: Option<f64>, k: &str| v.ok_or(format!("{}: missing", key(k)));
+        match self.kind.as_str() {
+            "crash" => Ok(Fault::Crash { node, at_us: need(self.at_us, "at_us")? }),
+            "partition" => Ok(Fault::Partition {
+                node,
+                from_us: need(self.from_us, "from_us")?,
+                to_us: need(self.to_us, "to_us")?,
+            }),
+            k => Err(format!("{}: \"{k}\" is not a fault (\"crash\" or \"partition\")", key("kind"))),
+        }
+    }
+}
+
+impl RaftFile {
+    /// Read and check a configuration; the program's path is relative to its directory.
+    pub fn load(path: &Path) -> Result<RaftSpec, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let f: RaftFile = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        f.to_spec(path.parent().unwrap_or(Path::new(".")), &path.display().to_string())
+    }
+
+    /// The spec with its faults, checked (a check's error after `name`, the file's); the
+    /// ELF relative to `base`.
+    pub fn to_spec(&self, base: &Path, name: &str) -> Result<RaftSpec, String> {
+        let nic: NicKind = match &self.nic {
+            Some(n) => n.parse().map_err(|e| format!("{name}: nic: {e}"))?,
+            None => NicKind::Nanopu,
+        };
+        let default_elf = DEFAULT_ELF.replace("raft.elf", &crate::apps::elf_name("raft", nic));
+        let elf = base.join(self.elf.as_deref().unwrap_or(&default_elf));
+        let spec =
+            RaftSpec { nic, ..self.spec(&elf, self.raft.replicas.unwrap_or(3), self.seed.unwrap_or(1)) };
+        let faults: Result<Vec<Fault>, String> =
+            self.faults.iter().enumerate().map(|(i, x)| x.fault(i)).collect();
+        let spec = RaftSpec { faults: faults?, ..spec };
+        spec.validate().map_err(|e| format!("{name}: {e}"))?;
+        Ok(spec)
+    }
+
+    /// The spec this file describes (faults apart), defaults filled in.
+    pub fn spec(&self, elf: &Path, replicas: u32, seed: u64) -> RaftSpec {
+        let (r, c) = (&self.raft, &self.client);
+        RaftSpec {
+            elf: PathBuf::from(elf),
+            nic: NicKind::Nanopu,
+            replicas,
+            seed,
+            election_min_ns: ns(r.election_min_us.unwrap_or(10.0)),
+            election_max_ns: ns(r.election_max_us.unwrap_or(20.0)),
+            heartbeat_ns: ns(r.heartbeat_us.unwrap_or(2.0)),
+            batch: r.batch.unwrap_or(32),
+            rate_mrps: c.rate_mrps.unwrap_or(0.5),
+            requests: c.requests.unwrap_or(2000),
+            get_fraction: c.get_fraction.unwrap_or(0.1),
+            keys: c.keys.unwrap_or(1000),
+            start_us: c.start_us.unwrap_or(50.0),
+            retry_us: c.retry_us.unwrap_or(30.0),
+            backoff_us: c.backoff_us.unwrap_or(2.0),
+            drain_us: c.drain_us.unwrap_or(300.0),
+            faults: Vec::new(),
+        }
+    }
+}
+
+fn within<T: PartialOrd + std::fmt::Display>(v: T, lo: T, hi: T, key: &str) -> Result<(), String> {
+    match v >= lo && v <= hi {
+        true => Ok(()),
+        false => Err(format!("{key}: {v} is outside {lo}..={hi}")),
+    }
+}
+
+impl RaftSpec {
+    /// Check every field; the error names its key.
+    pub fn validate(&self) -> Result<(), String> {
+        within(self.replicas, 3, 7, "raft.replicas")?;
+        within(self.election_min_ns, 1, 1_000_000_000, "raft.election_min_us (in ns)")?;
+        within(self.election_max_ns, self.election_min_ns, 1_000_000_000, "raft.election_max_us (in ns)")?;
+        within(self.heartbeat_ns, 1, self.election_min_ns - 1, "raft.heartbeat_us (in ns)")?;
+        let why = if self.nic == NicKind::IceNic { " (one IceNIC frame's entries)" } else { "" };
+        within(self.batch, 1, max_batch(self.nic), &format!("raft.batch{why}"))?;
+        within(self.rate_mrps, 1e-6, 100.0, "client.rate_mrps")?;
+        within(self.requests, 1, MAX_REQUESTS, "client.requests")?;
+        within(self.get_fraction, 0.0, 1.0, "client.get_fraction")?;
+        within(self.keys, 1, super::state::NKEYS as u64, "client.keys")?;
+        within(self.start_us, 0.0, 1e6, "client.start_us")?;
+        within(self.retry_us, 1e-3, 1e6, "client.retry_us")?;
+        within(self.backoff_us, 0.0, 1e6, "client.backoff_us")?;
+        within(self.drain_us, 0.0, 1e6, "client.drain_us")?;
+        self.faults.iter().enumerate().try_for_each(|(i, f)| self.check_fault(i, f))
+    }
+
+    fn check_fault(&self, i: usize, f: &Fault) -> Result<(), String> {
+        if let Target::Node(n) = f.target() {
+            within(n, 0, self.replicas - 1, &format!("faults[{i}].node"))?;
+        }
+        match *f {
+            Fault::Crash { at_us, .. } => within(at_us, 0.0, 1e6, &format!("faults[{i}].at_us")),
+            Fault::Partition { from_us, to_us, .. } => {
+                within(from_us, 0.0, 1e6, &format!("faults[{i}].from_us"))?;
+                within(to_us, from_us, 1e6, &format!("faults[{i}].to_us"))
+            }
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! Chain replication configuration files (TOML) for `nanopu chain`: the chain, the load
+//! (the `[load]` and `[load.kv]` sections of `nanopu load`, `load_config`, with the same
+//! keys, defaults and checks) and the faults (the `[[faults]]` of a cluster file,
+//! `cluster_config`). Unknown keys are errors; an error names its key. Each key: example,
+//! default, range.
+//!
+//! ```toml
+//! [chain]
+//! elf = "../../sw/build/apps/chain.elf"   # relative to the file's directory
+//! replicas = 3              # default 3 (the nanoPU paper's chain); 1..=8 (chain.c)
+//! ping_us = 5               # the master pings each replica this often, whole us (its timer
+//!                           # ticks at 1 MHz); default 5; 1..=1,000,000
+//! timeout_us = 20.0         # a replica silent this long is removed, us; default 20;
+//!                           # more than ping_us, ..=3.6e9 (1 h)
+//! poll_us = 1.0             # the client reads reconfigurations this often, us; default 1;
+//!                           # 0.001..=1,000
+//! nic = "nanopu"            # the nodes' NIC: "nanopu" (default) or "icenic" (then elf is
+//!                           # chain_ice.elf: messages are UDP frames)
+//! [load]                    # as nanopu load's: seed, rates_mrps, requests, warmup,
+//!                           # arrivals, drain_us, start_us (preloading must be done by then)
+//! [load.kv]                 # as nanopu load's, but steering (one core per replica) and
+//!                           # items_per_core is the store's size on every replica
+//! [[faults]]                # as a cluster file's; a crash of node 1..=replicas
+//! ```
+//!
+//! The cluster is a star of `replicas + 1` one-core nodes (node 0 the master) with the
+//! default link and switch of a cluster file (docs/models/network.md), seeded by `load.seed`.
+
+use crate::clients::chain::ChainSpec;
+use crate::config::load::{LoadFile, LoadSection, ServerFile};
+use crate::loadgen::LoadSpec;
+use nanopu_cluster::config::check::{time_us, within, within_f64};
+use nanopu_cluster::config::cluster::{ClusterFile, FaultFile, ProgramFile, TopologyFile};
+use nanopu_cluster::config::NicKind;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// A chain replication run (`nanopu chain CONFIG.toml`).
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct ChainFile {
+    /// The chain: its program, replicas and failure detector (docs/apps/chain.md).
+    pub chain: ChainSection,
+    /// The load, as a load-generator file's `[load]` with `[load.kv]` (required; no
+    /// `[[load.class]]` or `[load.rdma]`, no `load.kv.steering`: one core per replica).
+    pub load: LoadSection,
+    /// Faults, as a cluster file's: crashes of replicas (nodes 1..=replicas) during the load.
+    #[serde(default)]
+    pub faults: Vec<FaultFile>,
+}
+
+/// `[chain]`: the master (node 0) and the replicas (nodes 1..=replicas), one core each.
+#[derive(Deserialize, JsonSchema, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct ChainSection {
+    /// `chain.elf`, relative to the file's directory (required).
+    pub elf: String,
+    /// Replicas, chained 1 -> 2 -> ... in node order. Default 3 (the nanoPU paper's chain);
+    /// 1..=8.
+    #[serde(default = "three")]
+    pub replicas: u32,
+    /// The master pings every replica this often, whole us (its timer ticks at 1 MHz).
+    /// Default 5; 1..=1,000,000.
+    #[serde(default = "five")]
+    pub ping_us: u64,
+    /// A replica that has not answered a ping for this long is removed, us. Default 20; more
+    /// than `ping_us`, at most 3.6e9 (1 h).
+    #[serde(default = "twenty")]
+    pub timeout_us: f64,
+    /// The client reads the master's reconfigurations this often, us: requests sent from the
+    /// next read on go to the new head and tail. Default 1; 0.001..=1,000.
+    #[serde(default = "one_us")]
+    pub poll_us: f64,
+    /// The NIC of every node: "nanopu" (default) or "icenic", the traditional baseline's DMA
+    /// NIC (docs/models/icenic.md), with `elf` the IceNIC build of the same program,
+    /// `chain_ice.elf`: every message is then one UDP frame (docs/apps/chain.md "On IceNIC").
+    #[serde(default = "nanopu_nic")]
+    pub nic: String,
+}
+
+fn three() -> u32 {
+    3
+}
+fn five() -> u64 {
+    5
+}
+fn twenty() -> f64 {
+    20.0
+}
+fn one_us() -> f64 {
+    1.0
+}
+fn nanopu_nic() -> String {
+    "nanopu".into()
+}
+
+/// Longest simulated time a chain run may take, us (the cluster's limit; each run ends at
+/// its own deadline long before).
+const MAX_US: f64 = 3.6e9;
+
+impl ChainFile {
+    /// Parse a config and check every value; the error names the key.
+    pub fn parse(text: &str) -> Result<ChainFile, String> {
+        let f: ChainFile = toml::from_str(text).map_err(|e| e.to_string())?;
+        f.validate()?;
+        Ok(f)
+    }
+
+    /// Read a config; the ELF path in it is relative to the directory it is in.
+    pub fn load(path: &Path) -> Result<(ChainFile, PathBuf), String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let cfg = ChainFile::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let base = path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        Ok((cfg, base))
+    }
+
+    /// Check every value (`specs` and `cluster` check again: a caller may have changed the
+    /// load since).
+    pub fn validate(&self) -> Result<(), String> {
+        self.chain.check()?;
+        self.load_file().validate()?;
+        if self.load.kv.is_none() {
+            return Err("load.kv: the chain serves the key-value workload; add [load.kv]".into());
+        }
+        if self.load.kv.as_ref().is_some_and(|k| k.steering != "jbsq") {
+            return Err("load.kv.steering: not for a chain, whose replicas run on one core each".into());
+        }
+        self.check_faults()?;
+        self.cluster()?.validate()
+    }
+
+    /// The load, as `nanopu load` reads it, with the replicas' one core.
+    fn load_file(&self) -> LoadFile {
+        let server = ServerFile {
+            elf: self.chain.elf.clone(),
+            args: vec![],
+            cores: 1,
+            nic: "nanopu".into(),
+            core_selection: "jbsq".into(),
+            jbsq_n: None,
+            sched_timer_us: 0.0,
+            msg_cycles: None,
+            idle_cycles: None,
+            mac_ns: 0.0,
+        };
+        LoadFile { server, load: self.load.clone() }
+    }
+
+    /// One load spec per offered rate.
+    pub fn specs(&self) -> Result<Vec<LoadSpec>, String> {
+        self.load_file().specs()
+    }
+
+    pub fn chain_spec(&self) -> Result<ChainSpec, String> {
+        self.chain.check()?;
+        let c = &self.chain;
+        let poll = time_us(c.poll_us, "chain.poll_us")?;
+        let nic = c.nic_kind()?;
+        Ok(ChainSpec { replicas: c.replicas, ping_us: c.ping_us, timeout_us: c.timeout_us, poll, nic })
+    }
+
+    /// The cluster: a star of the master and the replicas, one core each, all running
+    /// `chain.elf` (or `chain_ice.elf` on IceNIC nodes) with the chain's and the store's
+    /// arguments.
+    pub fn cluster(&self) -> Result<ClusterFile, String> {
+        let specs = self.specs()?;
+        let kv = specs[0].kv.as_ref().expect("validated: [load.kv]");
+        let hz = nanopu_cluster::NodeConfig::default().timing.clock_hz;
+        let chain = self.chain_spec()?;
+        let mut program = ProgramFile::on_all(self.chain.elf.clone(), chain.args(kv, hz));
+        program.nic = Some(self.chain.nic.clone());
+        let nodes = Some(self.chain.replicas + 1);
+        let topology =
+            TopologyFile { kind: "star".into(), nodes, nodes_per_leaf: None, leaves: None, spines: None };
+        let node = nanopu_cluster::config::cluster::NodeFile { cores: Some(1), ..Default::default() };
+        Ok(ClusterFile {
+            seed: self.load.seed,
+            max_us: MAX_US,
+            transport: "ndp".into(),
+            topology,
+            link: Default::default(),
+            switch: Default::default(),
+            node,
+            transport_params: Default::default(),
+            program: vec![program],
+            faults: self.faults.clone(),
+        })
+    }
+
+    /// Only replicas crash: the paper's master is itself replicated (not modelled here), and
+    /// the client's check knows crashes only (docs/apps/chain.md).
+    fn check_faults(&self) -> Result<(), String> {
+        for f in &self.faults {
+            if f.kind.as_deref() != Some("crash") {
+                return Err("faults.kind: a chain run takes crashes of replicas (kind = \"crash\")".into());
+            }
+            match f.node {
+                Some(n) if (1..=self.chain.replicas).contains(&n) => {}
+                Some(0) => return Err(
+                    "faults.node: node 0 is the master, which does not fail here (the paper replicates it)"
+                        .into(),
+                ),
+                n => {
+                    return Err(format!("faults.node: {n:?} is not a replica (1..={})", self.chain.replicas))
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ChainSection {
+    fn check(&self) -> Result<(), String> {
+        within(self.replicas, 1, 8, "chain.replicas", "")?;
+        within(self.ping_us, 1, 1_000_000, "chain.ping_us", " us")?;
+        time_us(self.timeout_us, "chain.timeout_us")?;
+        if self.timeout_us <= self.ping_us as f64 {
+            return Err(format!(
+                "chain.timeout_us: {} us must be more than chain.ping_us ({} us), or every replica \
+                 would be removed between two pings",
+                self.timeout_us, self.ping_us
+            ));
+        }
+        within_f64(self.poll_us, 0.001, 1000.0, "chain.poll_us", " us")?;
+        self.nic_kind().map(|_| ())
+    }
+
+    fn nic_kind(&self) -> Result<NicKind, String> {
+        self.nic.parse().map_err(|e| format!("chain.nic: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str =
+        "[chain]\nelf = \"chain.elf\"\n[load]\nrates_mrps = [1.0]\nrequests = 100\n[load.kv]\n";
+
+    #[test]
+    fn minimal_config_has_the_defaults() {
+        let f = ChainFile::parse(MINIMAL).unwrap();
+        let c = f.chain_spec().unwrap();
+        assert_eq!((c.replicas, c.ping_us, c.timeout_us, c.poll), (3, 5, 20.0, Time::from_us(1)));
+        assert_eq!(c.nic, NicKind::Nanopu);
+        let cluster = f.cluster().unwrap();
+        assert_eq!(cluster.topology.nodes, Some(4));
+        assert_eq!(cluster.program[0].nic_kind(), Ok(NicKind::Nanopu));
+        assert_eq!(cluster.program[0].args[..2], ["3".to_string(), "10000".to_string()]);
+    }
+
+    fn refused(extra: &str, key: &str) {
+        let text = MINIMAL.replace("[load]\n", &format!("{extra}[load]\n"));
+        let text = if extra.starts_with('[') { format!("{MINIMAL}{extra}") } else { text };
+        let e = ChainFile::parse(&text).unwrap_err();
+        assert!(e.contains(key), "{extra:?}: {e}");
+    }
+
+    #[test]
+    fn icenic_nodes_run_the_program_as_frames() {
+        let f = ChainFile::parse(&MINIMAL.replace("[load]\n", "nic = \"icenic\"\n[load]\n")).unwrap();
+        assert_eq!(f.chain_spec().unwrap().nic, NicKind::IceNic);
+        assert_eq!(f.cluster().unwrap().program[0].nic_kind(), Ok(NicKind::IceNic));
+    }
+
+    #[test]
+    fn bad_values_are_refused_naming_the_key() {
+        refused("replicas = 9\n", "chain.replicas");
+        refused("replicas = 0\n", "chain.replicas");
+        refused("ping_us = 0\n", "chain.ping_us");
+        refused("timeout_us = 5.0\n", "chain.timeout_us");
+        refused("timeout_us = -1.0\n", "chain.timeout_us");
+        refused("poll_us = 0.0\n", "chain.poll_us");
+        refused("colour = 1\n", "colour");
+        refused("nic = \"zeronic\"\n", "chain.nic");
+        let no_kv = MINIMAL.replace("[load.kv]\n", "");
+        assert!(ChainFile::parse(&no_kv).unwrap_err().contains("load.kv"));
+        let steering = MINIMAL.replace("[load.kv]\n", "[load.kv]\nsteering = \"static\"\n");
+        assert!(ChainFile::parse(&steering).unwrap_err().contains("load.kv.steering"));
+        let items = MINIMAL.replace("[load.kv]\n", "[load.kv]\nitems_per_core = 20000\n");
+        assert!(ChainFile::parse(&items).unwrap_err().contains("load.kv.items_per_core"));
+    }
+
+    use nanopu_sim::Time;
+}

@@ -1,0 +1,250 @@
+//! One sort run: a cluster sized for the sorters, inputs loaded, the program run, outputs
+//! validated and summarised (`nanopu sort`).
+
+use super::harness::{load, max_records_per_core, read_outputs, SorterOutput, Start};
+use super::input::Distribution;
+use super::report::{figures, SortFigures};
+use super::validate::{validate_digest, validate_min_digest, Verdict};
+use nanopu_cluster::config::cluster::{
+    ClusterFile, NodeFile, ProgramFile, SwitchFile, TopologyFile, TransportFile,
+};
+use nanopu_cluster::Outcome;
+use nanopu_cluster::SimError;
+use nanopu_cluster::Simulation;
+use std::path::Path;
+use std::time::Duration;
+
+/// Which program sorts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Algorithm {
+    NanoSort,
+    MilliSort,
+    MergeMin,
+    /// Every core sorts its own keys; no communication (the local-sort experiment).
+    Local,
+}
+
+impl Algorithm {
+    /// Every algorithm by its name (the one list `parse` and `--help` use).
+    pub const ALL: [(&'static str, Algorithm); 4] = [
+        ("nanosort", Algorithm::NanoSort),
+        ("millisort", Algorithm::MilliSort),
+        ("mergemin", Algorithm::MergeMin),
+        ("local", Algorithm::Local),
+    ];
+
+    pub fn parse(s: &str) -> Result<Algorithm, String> {
+        crate::sort::by_name(&Self::ALL, s, "algorithm")
+    }
+    /// The program under `sw/build/apps`.
+    pub fn elf(self) -> &'static str {
+        match self {
+            Algorithm::NanoSort => "nanosort.elf",
+            Algorithm::MilliSort => "millisort.elf",
+            Algorithm::MergeMin => "mergemin.elf",
+            Algorithm::Local => "localsort.elf",
+        }
+    }
+}
+
+/// Everything a sort run is made of. Times in ns.
+#[derive(Clone, Debug)]
+pub struct SortSpec {
+    pub algorithm: Algorithm,
+    /// Sorters (one per core).
+    pub cores: u32,
+    pub cores_per_node: u32,
+    pub keys_per_core: u32,
+    /// The program's arguments after `program MAC IP` (buckets, fan-in, ...).
+    pub args: Vec<String>,
+    pub distribution: Distribution,
+    /// Inputs in the caches (warm) or in DRAM only (cold).
+    pub start: Start,
+    pub seed: u64,
+    pub transport: String,
+    pub switch_latency_ns: f64,
+    pub multicast: bool,
+    pub drop_prob: f64,
+    pub tail_fraction: f64,
+    pub tail_delay_us: f64,
+    pub max_msg_bytes: u32,
+    pub max_us: f64,
+    /// Nodes per leaf switch: up to this many nodes share one switch; more make a
+    /// leaf-spine of such leaves (default 64).
+    pub nodes_per_leaf: u32,
+    /// Spine switches of a leaf-spine (default: as many as nodes per leaf, full bisection).
+    pub spines: u32,
+    /// Host threads (None: the default, see `Simulation::set_threads`); results do not
+    /// depend on it.
+    pub threads: Option<usize>,
+    /// Keep the per-message log (`Simulation::message_records` of the run); off saves
+    /// about 50 bytes of host memory per message.
+    pub message_log: bool,
+    /// Capture every packet at this point ("node:N" or "switch:S:P"); the run's `sim`
+    /// writes them (`Simulation::write_capture_as`).
+    pub capture_at: Option<String>,
+}
+
+/// The seeds of a run of `count` seeds from `first`: `first`, `first + 1`, ... An error
+/// for no seeds, or when the last would pass `u64::MAX` (wrapping round to 0 would run
+/// other seeds than asked).
+pub fn seeds(first: u64, count: u64) -> Result<std::ops::RangeInclusive<u64>, String> {
+    let last = count.checked_sub(1).ok_or("at least one seed is needed")?;
+    let last = first
+        .checked_add(last)
+        .ok_or_else(|| format!("{count} seeds from {first} pass the largest seed, {}", u64::MAX))?;
+    Ok(first..=last)
+}
+
+/// What a sort run gives.
+pub struct SortRun {
+    /// How the run ended (`Interrupted` or `WallLimit`: the figures are partial).
+    pub outcome: Outcome,
+    pub verdict: Verdict,
+    pub figures: SortFigures,
+    pub outputs: Vec<SorterOutput>,
+    pub sim: Simulation,
+}
+
+impl SortSpec {
+    /// Nodes, and the topology: one switch up to `nodes_per_leaf` nodes, else a leaf-spine
+    /// of such leaves and `spines` spines.
+    fn topology(&self) -> Result<TopologyFile, String> {
+        if self.cores_per_node == 0 || self.cores == 0 || !self.cores.is_multiple_of(self.cores_per_node) {
+            return Err(format!(
+                "cores: {} is not a positive multiple of cores per node {}",
+                self.cores, self.cores_per_node
+            ));
+        }
+        let nodes = self.cores / self.cores_per_node;
+        let t = |kind: &str| TopologyFile {
+            kind: kind.into(),
+            nodes: None,
+            nodes_per_leaf: None,
+            leaves: None,
+            spines: None,
+        };
+        let per = self.nodes_per_leaf;
+        if per == 0 || self.spines == 0 {
+            return Err("topology: nodes per leaf and spines must be positive".into());
+        }
+        if nodes <= per {
+            return Ok(TopologyFile { nodes: Some(nodes), ..t("star") });
+        }
+        if !nodes.is_multiple_of(per) {
+            return Err(format!("cores: {nodes} nodes do not fill {per}-node leaves"));
+        }
+        let leaves = Some(nodes / per);
+        Ok(TopologyFile { nodes_per_leaf: Some(per), leaves, spines: Some(self.spines), ..t("leaf-spine") })
+    }
+
+    /// Every sorter's records must fit its node's sort area (checked before the cluster is
+    /// built).
+    fn check_records(&self) -> Result<(), String> {
+        let max = max_records_per_core(self.cores_per_node as u64);
+        if self.keys_per_core as u64 > max {
+            let (n, c) = (self.keys_per_core, self.cores_per_node);
+            return Err(format!("keys_per_core: {n} records per core do not fit a node's sort area with {c} cores per node (at most {max})"));
+        }
+        Ok(())
+    }
+
+    /// The cluster configuration of this run.
+    pub fn cluster_file(&self, elf: &str) -> Result<ClusterFile, String> {
+        let mut f = ClusterFile::parse(
+            "[topology]\nkind = \"star\"\nnodes = 1\n[[program]]\nnodes = \"all\"\nelf = \"x\"\n",
+        )?;
+        f.seed = self.seed;
+        f.max_us = self.max_us;
+        f.transport = self.transport.clone();
+        f.topology = self.topology()?;
+        f.link.drop_prob = self.drop_prob;
+        f.switch = SwitchFile {
+            latency_ns: Some(self.switch_latency_ns),
+            multicast: Some(self.multicast),
+            ..SwitchFile::default()
+        };
+        f.node = NodeFile {
+            cores: Some(self.cores_per_node as usize),
+            max_msg_bytes: Some(self.max_msg_bytes),
+            ..NodeFile::default()
+        };
+        f.transport_params = TransportFile {
+            tail_fraction: Some(self.tail_fraction),
+            tail_delay_us: Some(self.tail_delay_us),
+            ..TransportFile::default()
+        };
+        f.program = vec![ProgramFile::on_all(elf.into(), self.args.clone())];
+        Ok(f)
+    }
+
+    /// Build, load, run, validate. `apps` is the directory holding the programs.
+    pub fn run(&self, apps: &Path, progress: bool) -> Result<SortRun, SimError> {
+        self.run_limited(apps, progress, None)
+    }
+
+    /// Like `run`, ending early after `wall` of host time (reported incomplete).
+    pub fn run_limited(
+        &self,
+        apps: &Path,
+        progress: bool,
+        wall: Option<Duration>,
+    ) -> Result<SortRun, SimError> {
+        if self.algorithm == Algorithm::Local && self.cores != 1 {
+            return Err(SimError::Setup("cores: a local sort runs on exactly one core (--cores 1)".into()));
+        }
+        self.check_records().map_err(SimError::Setup)?;
+        let f = self.cluster_file(self.algorithm.elf()).map_err(SimError::Setup)?;
+        let mut sim = Simulation::cluster(&f, apps)?;
+        sim.set_progress(progress);
+        sim.set_phase_probe(super::harness::PROBE);
+        sim.set_limit_name("--max-us");
+        if let Some(t) = self.threads {
+            sim.set_threads(t);
+        }
+        sim.set_message_log(self.message_log);
+        if let Some(at) = &self.capture_at {
+            sim.capture_at(at).map_err(SimError::Setup)?;
+        }
+        if let Some(w) = wall {
+            sim.set_wall_limit(w);
+        }
+        let inputs = load(&mut sim, self.seed, self.keys_per_core as usize, self.distribution, self.start)
+            .map_err(SimError::Setup)?;
+        let outcome = sim.run()?;
+        let outputs = read_outputs(&sim).map_err(SimError::Setup)?;
+        let mut verdict = match self.algorithm {
+            Algorithm::MergeMin => validate_min_digest(&inputs, &outputs),
+            _ => validate_digest(&inputs, &outputs),
+        };
+        let mut first = end_problems(&mut sim, outcome);
+        first.append(&mut verdict.problems);
+        verdict.problems = first;
+        let hz = sim.clock().hz();
+        Ok(SortRun { outcome, verdict, figures: figures(&outputs, hz), outputs, sim })
+    }
+}
+
+/// Problems with how the run ended: stopped early, cores still waiting, cores that exited
+/// with an error (with what they printed, which usually says why).
+fn end_problems(sim: &mut Simulation, outcome: Outcome) -> Vec<String> {
+    let mut v = nanopu_cluster::report::end_problems(sim, outcome);
+    if !outcome.incomplete() && outcome != Outcome::AllExited {
+        v.push(format!(
+            "the run ended {} with {} cores not exited",
+            outcome.name(),
+            sim.waiting_cores().len()
+        ));
+    }
+    let per_node = sim.nodes.first().map_or(1, |n| n.cores.len());
+    for (n, node) in sim.nodes.iter_mut().enumerate() {
+        for (c, core) in node.cores.iter_mut().enumerate() {
+            if let Some(code) = core.halted().filter(|&x| x != 0) {
+                let console = String::from_utf8_lossy(&core.take_console()).trim().to_string();
+                v.push(format!("sorter {} exited with code {code}: {console}", n * per_node + c));
+            }
+        }
+    }
+    v.truncate(8);
+    v
+}

@@ -1,0 +1,7 @@
+//! The checked workloads: what the test host sends, what a correct server answers, and the
+//! checkers that hold replies to it.
+
+pub mod kv;
+pub mod rdma;
+pub mod server_cost;
+pub mod setalg;
