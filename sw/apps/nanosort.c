@@ -8,7 +8,7 @@
  * FANIN >= 2 is the median trees' fan-in; MULTICAST 1 (default) multicasts the pivots, 0
  * unicasts them; TREES 1 (default) picks the b-1 pivots with b-1 independent median trees,
  * one value per message (the paper's algorithm, docs/nanosort.md), 0 with one tree whose
- * messages carry all b-1 candidates (the earlier variant, kept for comparison).
+ * messages carry all b-1 candidates (a single-tree variant, for comparison).
  *
  * Steps (every core runs them independently; no coordinator, no barrier):
  *   shuffle   key i of sorter s goes to sorter sigma_i(s), sigma_i a pseudo-random

@@ -547,8 +547,8 @@ mod tests {
 
     #[test]
     fn idle_with_messages_queued_does_not_starve_the_context() {
-        // Before: lidle marked context 1 inactive with two messages queued; JBSQ sent it no
-        // more, so nothing made it active again and it was never switched back in.
+        // lidle must not mark a context with messages queued inactive: JBSQ would send it no
+        // more, so nothing would make it active again and it would never be switched back in.
         let mut n = nic();
         let mut out = vec![];
         add_context(&mut n, 0, 1, 0, &mut out);
@@ -567,7 +567,8 @@ mod tests {
 
     #[test]
     fn idle_timeout_starts_every_registered_context_before_traffic() {
-        // Before: with no message anywhere there was no target, so threads 2 and 3 never ran.
+        // With no message anywhere there is no target: the timeout itself must rotate, or
+        // threads 2 and 3 would never run.
         let mut n = nic();
         let mut out = vec![];
         for id in 1..=3 {
@@ -588,7 +589,7 @@ mod tests {
 
     #[test]
     fn wide_csr_writes_keep_the_prototypes_bits() {
-        // Before: 70,000 and priority 8 were refused as out of range.
+        // 70,000 and priority 8 are accepted, not refused as out of range.
         let mut n = nic();
         let mut out = vec![];
         n.csr_write(0, 0, LCURCONTEXT, 0xdead_0000_0001_0003, &mut out).unwrap();

@@ -59,9 +59,9 @@ impl CoreIf {
 
     /// `lidle`: the running context is idle only if its local queue is empty, as in the
     /// prototype (`LNICRxQueues`: `ctx_state := sIdle` when `(msg_done || idle) &&
-    /// counts(cur) === 0`, l-nic/rocket-chip `rocket/LNICQueues.scala`). Before, a context
-    /// marked idle with messages queued stayed inactive until its next delivery, which JBSQ
-    /// withholds while it holds n messages: it starved.
+    /// counts(cur) === 0`, l-nic/rocket-chip `rocket/LNICQueues.scala`). A context marked
+    /// idle with messages queued would stay inactive until its next delivery, which JBSQ
+    /// withholds while it holds n messages: it would starve.
     pub fn on_idle(&mut self) {
         let id = self.cur_context;
         if let Some(c) = self.context_mut(id).filter(|c| c.rxq.is_empty()) {

@@ -3,8 +3,8 @@
 //! milliseconds late, a sender whose oldest message cannot finish, and more messages than
 //! 16-bit message ids.
 //!
-//! The first two failed before: a delivered message was forgotten 1 ms after delivery (the
-//! transport's `linger`), so a copy arriving later was delivered a second time.
+//! The first two catch a receiver that forgets a delivered message after a fixed time, so
+//! that a copy arriving later is delivered a second time.
 
 mod common;
 

@@ -7,7 +7,8 @@
 //! fully associative), the history advances as branches resolve (Rocket advances it
 //! speculatively in fetch and repairs it on a mispredict, which leaves the same history),
 //! and every branch updates the table (Rocket's only on a BTB hit). docs/models/node.md,
-//! "Receiving, request by request", has the RTL's lines and what this indexing moved.
+//! "Receiving, request by request", has the RTL's lines and what the indexing does to a
+//! receive loop.
 
 /// Predictor state of one core.
 pub struct BranchPred {

@@ -242,7 +242,7 @@ mod tests {
     #[test]
     fn counters_read_back_what_was_written() {
         // Zicsr: a read sees the value before the reading instruction, and a write replaces
-        // the writing instruction's increment. Before: minstret read back 1001.
+        // the writing instruction's increment: minstret reads back 1000, not 1001.
         let (b, _) = run(&[
             asm::addi(A1, ZERO, 1000),
             asm::csrrw(ZERO, 0xb02, A1),

@@ -4,7 +4,7 @@
 //!
 //! Why chunks and not pages: a NanoSort node writes only parts of most of its pages (a
 //! stack's top, a buffer's head, a few records of a sort area), and with 4 KiB pages the
-//! untouched rest of them was more than half of the host memory of a large cluster.
+//! untouched rest of them would be more than half of the host memory of a large cluster.
 //! Measured on 1,024 4-core nodes: the bytes that differ from the image cover 40 KiB per
 //! node in 256-byte chunks, 54 KiB in 512-byte ones, 79 KiB in 1 KiB ones, against 207 KiB
 //! in pages. Why a hash table: a node holds about 160 chunks spread over 50 pages in two

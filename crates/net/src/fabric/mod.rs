@@ -364,7 +364,7 @@ impl Fabric {
 
     /// Serialization time of `bytes` on a link: a multiplication when a byte takes a whole
     /// number of femtoseconds (200 Gb/s: 40,000), else the exact division. The same value
-    /// either way; the division was a visible part of a hop's cost.
+    /// either way; the division would be a visible part of a hop's cost.
     #[inline]
     fn ser(&self, bytes: u32) -> Time {
         match self.fs_per_byte {

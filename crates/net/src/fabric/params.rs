@@ -25,8 +25,8 @@ pub struct Size {
 
 impl Topology {
     /// Most nodes a topology may have: 2^20. Node n is 10.0.0.(2+n) (docs/models/network.md),
-    /// which stays inside 10.0.0.0/8 up to 2^24 - 3 nodes; 2^20 is the fabric's limit since it
-    /// was written, 64 times the largest cluster run (16,384 nodes, README). Memory, not this
+    /// which stays inside 10.0.0.0/8 up to 2^24 - 3 nodes; 2^20 is the fabric's limit, 64
+    /// times the largest cluster run (16,384 nodes, README). Memory, not this
     /// encoding, is what stops most configurations first (checked when a cluster is built).
     pub const MAX_NODES: u64 = 1 << 20;
     /// Most ports on one switch: a star's one switch has a port per node.

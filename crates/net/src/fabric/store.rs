@@ -3,7 +3,8 @@
 //! A packet is stored once, when it enters the fabric, and taken out when it is delivered or
 //! lost. Queues and events carry a [`Pkt`]: the packet's place in the store and the few
 //! header fields switches and ports look at. Moving whole 72-byte packets through every
-//! queue and event, and reading them back at every hop, was a large part of a hop's cost.
+//! queue and event, and reading them back at every hop, would be a large part of a hop's
+//! cost.
 
 use crate::packet::Packet;
 use nanopu_sim::packet::{trimmed, wire_len, PacketKind, MIN_FRAME};

@@ -5,8 +5,8 @@
 //! A lookup is one index instead of a hash-table probe, which on a busy endpoint missed in
 //! the host's caches (`docs/models/network.md`). A message whose id comes round again (ids
 //! are 16 bits on the wire) while the window still spans it, because a message 65,536 ids
-//! older is still in flight, goes to a map beside the window. It behaves as the one map it
-//! replaces: a key is found until it is removed, and a message started under a key still in
+//! older is still in flight, goes to a map beside the window. Together they behave as one
+//! map: a key is found until it is removed, and a message started under a key still in
 //! flight replaces the one there.
 
 use super::sender::OutMsg;

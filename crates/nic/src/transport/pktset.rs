@@ -1,7 +1,7 @@
 //! The set of a message's packets that were acknowledged or received.
 //!
 //! One bit per packet, the first 128 inline: messages are up to 38 packets by default
-//! (`docs/platform.md` section 3), so the set lives in the message's own cache lines. A `Vec<bool>` was a
+//! (`docs/platform.md` section 3), so the set lives in the message's own cache lines. A `Vec<bool>` would be a
 //! separate allocation per message, and reading it a host cache miss per packet.
 
 /// Bits for packet offsets; offsets of 128 and up spill to a vector, grown on demand.

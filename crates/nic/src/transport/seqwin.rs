@@ -41,8 +41,9 @@
 //! `msg_id` so that the ids of unfinished messages never collide (the sender's window by
 //! message id and its control packets rely on that).
 //!
-//! The previous rule forgot a delivered message 1 ms (`linger`) after delivery; under heavy
-//! loss a sender still without an ACK retransmitted it after that and it was delivered again.
+//! Nothing is forgotten by age: a rule that forgot a delivered message a fixed time after
+//! delivery would deliver it again when, under heavy loss, a sender still without an ACK
+//! retransmits it after that time.
 
 use std::collections::VecDeque;
 

@@ -83,8 +83,8 @@ impl Transport {
             .filter(|(_, m)| !m.multicast && m.granted < m.packets)
             .map(|(k, m)| (m.packets - m.got_count, (m.src_ip, m.src_context, m.msg_id), *k))
             .collect();
-        // Ties go by (source, context, message id), as they did before messages were keyed
-        // by sequence number.
+        // Ties go by (source, context, message id), not by the sequence number the messages
+        // are keyed by.
         open.sort_unstable();
         open
     }

@@ -1,7 +1,8 @@
 //! The endpoint's timers and the timeouts they drive: the sender's retransmission timeout
 //! (one timer for all outgoing messages, at the earliest deadline), the receiver's (NDP: a
 //! PULL that drew nothing; Homa: packets asked for again), the PULL pacer, and messages held
-//! back by tail-latency injection. Apart because each reaches into both halves.
+//! back by tail-latency injection. In a module of their own as each reaches into both the
+//! sender's and the receiver's half.
 
 use super::send::deadline;
 use super::{incoming_view, reply, Actions, InKey, TAction, Timer, Transport};
