@@ -47,7 +47,7 @@ pub struct NodeMem {
     pub(crate) llc: Llc,
     pub(crate) dram: Dram,
     /// Code pages re-decoded after stores (self-modifying code), and pages stored to since.
-    code_over: HashMap<u64, Box<[Op]>>,
+    code_over: HashMap<u64, NodeCode>,
     code_dirty: BTreeSet<u64>,
     /// Private chunks created so far: host pointers to shared chunks (the image, zeros)
     /// that a core cached are stale once this has changed.
@@ -232,32 +232,63 @@ impl NodeMem {
         self.private.has_page(pn)
     }
 
-    /// Decoded ops of code page `pn`, re-decoding it first if it was stored to.
+    /// Decoded ops of code page `pn`, brought up to this node's memory first if it was
+    /// stored to.
     pub(crate) fn code_page(&mut self, pn: u64) -> Option<&[Op]> {
         if self.code_dirty.remove(&pn) {
-            let ops = self.redecode(pn);
-            self.code_over.insert(pn, ops);
+            self.refresh_code(pn);
         }
-        if let Some(ops) = self.code_over.get(&pn) {
-            return Some(ops);
+        if let Some(code) = self.code_over.get(&pn) {
+            return Some(&code.ops);
         }
         self.program.code_page(pn)
     }
 
-    /// Page `pn` decoded from this node's memory. Only ops whose bytes touch a chunk this
-    /// node wrote can differ from the program's pre-decoded ones, so only those are decoded
-    /// again: a core that writes `tohost` next to its code, then another core's `fence.i`,
-    /// cost a whole page's decoding per core before (15% of `bench network`).
-    fn redecode(&self, pn: u64) -> Box<[Op]> {
-        let mut ops: Box<[Op]> = self.program.code_page(pn).expect("a program code page").into();
-        let first = pn * CHUNKS_PER_PAGE;
-        for cn in (first..first + CHUNKS_PER_PAGE + 1).filter(|&cn| self.is_private_chunk(cn)) {
-            // The chunk's ops, and the op before it, whose upper half may lie in it.
-            let lo = (cn * CHUNK).saturating_sub(2).max(pn * PAGE);
-            let hi = (cn * CHUNK + CHUNK).min(pn * PAGE + PAGE);
-            (lo..hi).step_by(2).for_each(|a| ops[((a - pn * PAGE) / 2) as usize] = self.decode_at(a));
+    /// Decode again the ops of page `pn` whose bytes changed since they were decoded: a
+    /// store next to code (`tohost` in the last code page, which the host clears after
+    /// every HTIF command) marks the page without changing any code, and then costs a
+    /// comparison of the page's private chunks, not a page of decoding. A page whose
+    /// memory still matches the program's image keeps the program's shared ops.
+    fn refresh_code(&mut self, pn: u64) {
+        let changed = self.changed_chunks(pn);
+        if changed.is_empty() {
+            return;
         }
-        ops
+        let mut code = self.code_over.remove(&pn).unwrap_or_else(|| self.program_code(pn));
+        for cn in changed {
+            self.redecode_chunk(&mut code.ops, pn, cn);
+            code.remember(cn, self.chunk(cn));
+        }
+        self.code_over.insert(pn, code);
+    }
+
+    /// Chunks of page `pn` (and the next page's first, where its last op may end) whose
+    /// bytes differ from those its ops were decoded from. Only private chunks can.
+    fn changed_chunks(&self, pn: u64) -> Vec<u64> {
+        let first = pn * CHUNKS_PER_PAGE;
+        (first..=first + CHUNKS_PER_PAGE)
+            .filter(|&cn| self.is_private_chunk(cn) && self.decoded_from(pn, cn) != self.chunk(cn))
+            .collect()
+    }
+
+    /// The bytes of chunk `cn` that page `pn`'s current ops were decoded from.
+    fn decoded_from(&self, pn: u64, cn: u64) -> &Chunk {
+        let seen = self.code_over.get(&pn).and_then(|code| code.seen(cn));
+        seen.unwrap_or_else(|| self.image_chunk(cn))
+    }
+
+    /// The program's ops of code page `pn`, as this node's own copy to overwrite.
+    fn program_code(&self, pn: u64) -> NodeCode {
+        let ops = self.program.code_page(pn).expect("a program code page").into();
+        NodeCode { ops, seen: Vec::new() }
+    }
+
+    /// Decode from this node's memory the ops of page `pn` (`ops`) whose bytes touch chunk
+    /// `cn`: the chunk's own, and the op before it, whose upper half may lie in it.
+    fn redecode_chunk(&self, ops: &mut [Op], pn: u64, cn: u64) {
+        let lo = (cn * CHUNK).saturating_sub(2).max(pn * PAGE);
+        let hi = (cn * CHUNK + CHUNK).min(pn * PAGE + PAGE);
+        (lo..hi).step_by(2).for_each(|a| ops[((a - pn * PAGE) / 2) as usize] = self.decode_at(a));
     }
 
     /// The op at `addr` as this node's memory holds it.
@@ -288,7 +319,29 @@ impl NodeMem {
     }
 }
 
-/// Bytes from `addr` to the end of its chunk, at most `left`.
+/// A code page decoded from one node's memory: its ops, and the bytes of the private chunks
+/// they were decoded from (for any other chunk, the image's), so that only chunks whose
+/// bytes change are decoded again.
+struct NodeCode {
+    ops: Box<[Op]>,
+    seen: Vec<(u64, Box<Chunk>)>,
+}
+
+impl NodeCode {
+    /// The bytes of chunk `cn` the ops were last decoded from, if it was decoded at all.
+    fn seen(&self, cn: u64) -> Option<&Chunk> {
+        self.seen.iter().find(|(c, _)| *c == cn).map(|(_, bytes)| &**bytes)
+    }
+
+    /// The ops now hold chunk `cn` decoded from `bytes`.
+    fn remember(&mut self, cn: u64, bytes: &Chunk) {
+        match self.seen.iter_mut().find(|(c, _)| *c == cn) {
+            Some((_, seen)) => **seen = *bytes,
+            None => self.seen.push((cn, Box::new(*bytes))),
+        }
+    }
+}
+
 /// The node's L2 and LLC tags for a DRAM of `size` bytes; both tag in 16 bits.
 fn shared_caches(timing: &TimingParams, size: u64) -> Result<(L2, Llc), ElfError> {
     let too_large =
@@ -304,6 +357,7 @@ fn shared_caches(timing: &TimingParams, size: u64) -> Result<(L2, Llc), ElfError
     Ok((l2, llc))
 }
 
+/// Bytes from `addr` to the end of its chunk, at most `left`.
 fn in_chunk(addr: u64, left: usize) -> usize {
     ((CHUNK - addr % CHUNK) as usize).min(left)
 }
@@ -312,4 +366,45 @@ fn in_chunk(addr: u64, left: usize) -> usize {
 fn chunk_range(addr: u64, n: usize) -> std::ops::Range<usize> {
     let off = (addr % CHUNK) as usize;
     off..off + n
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::asm::{self, TEXT};
+    use crate::testing::Bench;
+
+    const PN: u64 = TEXT / super::PAGE;
+
+    fn bench() -> Bench {
+        Bench::new(&[asm::NOP, asm::NOP, asm::addi(10, 0, 1), asm::NOP], false)
+    }
+
+    #[test]
+    fn a_host_store_to_code_is_fetched_and_one_putting_it_back_too() {
+        let mut b = bench();
+        let nop = b.mem.code_page(PN).unwrap()[0];
+        b.mem.write(TEXT, &asm::addi(10, 0, 42).to_le_bytes()).unwrap();
+        assert_eq!(b.mem.code_page(PN).unwrap()[0].imm, 42);
+        b.mem.write(TEXT, &asm::NOP.to_le_bytes()).unwrap();
+        assert_eq!(b.mem.code_page(PN).unwrap()[0], nop);
+        assert_eq!(b.mem.code_page(PN).unwrap()[4].imm, 1, "the ops of other chunks as they were");
+    }
+
+    #[test]
+    fn a_store_that_changes_no_code_keeps_the_decoded_page() {
+        let mut b = bench();
+        b.mem.write(TEXT + 0x800, &[0x13, 0, 0, 0]).unwrap();
+        let ops = b.mem.code_page(PN).unwrap().as_ptr();
+        b.mem.write(TEXT + 0x800, &[0x13, 0, 0, 0]).unwrap();
+        assert_eq!(b.mem.code_page(PN).unwrap().as_ptr(), ops);
+    }
+
+    #[test]
+    fn fence_i_over_code_as_loaded_keeps_the_program_ops() {
+        let mut b = bench();
+        b.mem.chunk_mut(TEXT / super::CHUNK); // private, with the image's bytes
+        b.mem.invalidate_code();
+        let shared = b.mem.program.clone();
+        assert_eq!(b.mem.code_page(PN).unwrap().as_ptr(), shared.code_page(PN).unwrap().as_ptr());
+    }
 }
