@@ -27,9 +27,11 @@ python:
 python-test: sw python
 	python3 -m pytest -q -rs crates/py/tests
 
-# Clippy on every target, warnings as errors (docs/reliability.md, static checks).
+# Clippy on every target, warnings as errors (docs/reliability.md, static checks), and no
+# import cycle between sibling modules of a crate (docs/architecture.md, "The map").
 lint:
 	cargo clippy --workspace --all-targets --target-dir target/test -- -D warnings
+	./scripts/module-cycles
 
 # Every fuzz target's stable-Rust driver for NANOPU_FUZZ_SECS seconds (default 20), on the
 # tests' build (fuzz/README.md): about a minute, two targets at a time.

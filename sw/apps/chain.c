@@ -2,7 +2,7 @@
  * chain.c - chain replication (R. van Renesse and F. B. Schneider, "Chain Replication for
  * Supporting High Throughput and Availability", OSDI 2004) over the MICA-style store of
  * kvstore.h.  Roles, wire format, timeouts and where it departs from the paper:
- * docs/apps/chain.md; the client is the test host (crates/cluster/src/chain.rs).
+ * docs/apps/chain.md; the client is the test host (crates/harness/src/clients/chain.rs).
  *
  * Node 0 is the master, nodes 1..R the replicas, chained 1 -> 2 -> ... -> R at the start
  * (head node 1, tail node R); one core each.  A SET enters at the head, which numbers it;

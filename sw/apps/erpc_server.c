@@ -21,7 +21,7 @@ static struct erpc_server server;
 static int exiting;
 
 /* The digest a checked echo carries: h = h * 31 + byte over the message's first `n`
- * bytes, from h = n (crates/cluster/src/erpc.rs computes the same). */
+ * bytes, from h = n (crates/harness/src/clients/erpc.rs computes the same). */
 static uint64_t erpc_digest(const uint8_t *p, uint32_t n)
 {
     uint64_t h = n;

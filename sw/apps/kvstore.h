@@ -5,7 +5,7 @@
  * A partition is a lossy-concurrency hash index (buckets of one version word and 7 entries,
  * an entry = 16-bit key-hash tag | 48-bit log offset) over a circular log of items {key (2
  * words), value length, value words}; preloading computes the same keys and values as the
- * load generator (crates/cluster/src/kv.rs).  Design, departures from MICA, wire format,
+ * load generator (crates/harness/src/workload/kv.rs).  Design, departures from MICA, wire format,
  * keys and values: docs/apps/mica.md.
  *
  * The includer sets nparts (partitions: keys are spread over them by hash), shared (1 when

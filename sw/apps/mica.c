@@ -20,7 +20,7 @@
  *           from any core serialised by the lock)
  * argv[4] items per core, argv[5] seed, argv[6], argv[7] smallest and largest preloaded
  * value in bytes (multiples of 8, at most 512).  Wire format, key and value generation:
- * docs/apps/mica.md; the load generator (crates/cluster/src/kv.rs) computes the same ones.
+ * docs/apps/mica.md; the load generator (crates/harness/src/workload/kv.rs) computes the same ones.
  */
 #include "kvstore.h"               /* the store: index, log, preloading, GET from one core */
 

@@ -1,6 +1,6 @@
 /*
  * nbody.h - the force a Barnes-Hut tree node's mass exerts on a body, in double precision
- * (docs/apps/paper-apps.md).  The host's copy is crates/cluster/src/apps/nbody.rs: the
+ * (docs/apps/paper-apps.md).  The host's copy is crates/harness/src/apps/nbody.rs: the
  * same IEEE operations in the same order (built with -ffp-contract=off, so no fused
  * multiply-add), hence the same bits.
  *

@@ -1,7 +1,7 @@
 /*
  * nn.h - the neuron of the paper's NN inference application (docs/apps/paper-apps.md):
  * weights from a seed, multiply-accumulate in fixed point, the activation.  The host side
- * (crates/cluster/src/apps/nn.rs) computes the same integers, so results match bit for bit.
+ * (crates/harness/src/apps/nn.rs) computes the same integers, so results match bit for bit.
  *
  * Fixed point: weights, inputs and activations are Q8 (value = integer / 256) in int64;
  * a neuron accumulates bias * 256 + sum of weight * input (Q16, wrapping 64-bit) and its

@@ -2,7 +2,7 @@
  * othello.h - Othello on bitboards (docs/apps/paper-apps.md): legal moves, flips, an
  * evaluation and a sequential negamax.  Bit r*8+c is row r, column c (bit 0 = a1); a board
  * is (p, o): the discs of the side to move and of its opponent.  The host's copy of these
- * rules is crates/cluster/src/apps/othello.rs; both must give the same values.
+ * rules is crates/harness/src/apps/othello.rs; both must give the same values.
  */
 #ifndef OTHELLO_H
 #define OTHELLO_H

@@ -82,7 +82,7 @@ static uint64_t next_random(void)
 }
 
 /* The host reads `raft`, the log and the store from memory wherever the run stops
- * (crates/cluster/src/raft/state.rs): what it relies on is stored in order (an entry
+ * (crates/harness/src/clients/raft/state.rs): what it relies on is stored in order (an entry
  * before the index that makes it part of the log, a store update before lastApplied). */
 #define ORDERED() __asm__ volatile("" ::: "memory")
 

@@ -5,7 +5,7 @@
  *
  * The region is shared by every core of the node: core 0 fills it from the seed (argv[3])
  * with SplitMix64's outputs from state seed, as the load generator
- * (crates/cluster/src/rdma.rs) computes them; then every core registers context 0 and the
+ * (crates/harness/src/workload/rdma.rs) computes them; then every core registers context 0 and the
  * NIC hands each request to a core by JBSQ.  CAS and FAA are atomic across cores (RV64A); a READ or WRITE is not atomic
  * against another core's WRITE of the same words, as one-sided RDMA's are not.  The region and
  * the operations are rdma_ops.h's, shared with rdma_ice.c (the same on an IceNIC node).

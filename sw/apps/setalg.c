@@ -2,7 +2,7 @@
  * setalg.c - set algebra (document search) served by nanoPU cores: an inverted index (word
  * -> sorted ids of the documents holding it) over a corpus generated from a seed, queries of
  * 1-4 words answered by intersecting their posting lists. docs/apps/setalg.md has the corpus
- * generator's specification (crates/cluster/src/setalg.rs implements the same one for the
+ * generator's specification (crates/harness/src/workload/setalg.rs implements the same one for the
  * load generator's check), the wire format and the parameters.
  *
  * Core 0 builds the index at start-up and prints its size and checksum; then every core

@@ -1,7 +1,7 @@
 //! `nanopu run CLUSTER.toml` (a cluster described by a configuration file) and
 //! `nanopu run PROGRAM.elf --nodes N` (N nodes on one switch).
 
-use nanopu_cluster::config::cluster::ClusterFile;
+use nanopu_cluster::config::cluster::{ClusterFile, NodeFile, ProgramFile};
 use nanopu_cluster::report::cluster::summarize_cluster;
 use nanopu_cluster::Simulation;
 use std::fs::File;
@@ -70,8 +70,8 @@ pub fn main(path: &Path, flags: RunFlags, out: Outputs) -> Result<ExitCode, Stri
 /// N nodes on one switch, every core running one program.
 pub struct Star<'a> {
     pub nodes: u32,
-    /// The `[node]` table of the equivalent cluster file.
-    pub node: String,
+    /// Every node's `[node]` section.
+    pub node: NodeFile,
     pub max_cycles: u64,
     pub args: &'a [String],
     /// The program's `abi` key, if given.
@@ -86,26 +86,15 @@ pub struct Star<'a> {
 /// program, the other parameters at a cluster file's defaults.
 pub fn star(elf: &Path, s: &Star, flags: RunFlags, out: Outputs) -> Result<ExitCode, String> {
     let abs = std::fs::canonicalize(elf).map_err(|e| format!("cannot read {}: {e}", elf.display()))?;
-    let args: Vec<String> = s.args.iter().map(|a| format!("{a:?}")).collect();
+    let mut program = ProgramFile::on_all(abs.display().to_string(), s.args.to_vec());
+    program.abi = s.abi.map(String::from);
+    program.nic = s.nic.map(String::from);
+    program.pcie_ns = s.pcie_ns;
+    let mut file = ClusterFile::star(s.nodes, program);
     // max_us from cycles of the 3.2 GHz core clock (docs/models/node.md), exact in f64.
-    let mut text = format!(
-        "max_us = {:?}\n[topology]\nkind = \"star\"\nnodes = {}\n[node]\n{}[[program]]\nnodes = \"all\"\nelf = {:?}\nargs = [{}]\n",
-        s.max_cycles as f64 / 3200.0,
-        s.nodes,
-        s.node,
-        abs.display().to_string(),
-        args.join(", ")
-    );
-    if let Some(abi) = s.abi {
-        text += &format!("abi = {abi:?}\n");
-    }
-    if let Some(nic) = s.nic {
-        text += &format!("nic = {nic:?}\n");
-    }
-    if let Some(ns) = s.pcie_ns {
-        text += &format!("pcie_ns = {ns:?}\n");
-    }
-    let file = ClusterFile::parse(&text)?;
+    file.max_us = s.max_cycles as f64 / 3200.0;
+    file.node = s.node.clone();
+    file.validate()?;
     run(&file, Path::new("."), elf, flags, "--max-cycles", out)
 }
 

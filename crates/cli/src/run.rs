@@ -3,6 +3,8 @@
 //! run asked for is an error that says why, never silently ignored.
 
 use clap::Args;
+use nanopu_cluster::config::cluster::NodeFile;
+use nanopu_cluster::config::nic::{Given, NicSection};
 use nanopu_cluster::config::ExitMode;
 use nanopu_cluster::report::{summarize, RunSummary};
 use nanopu_cluster::NodeConfig;
@@ -39,23 +41,6 @@ pub struct RunArgs {
     /// the test host's link) [default: 0].
     #[arg(long)]
     mac_ns: Option<f64>,
-    /// Core selection in the NIC [default: jbsq].
-    #[arg(long, value_parser = ["jbsq", "rss"])]
-    core_selection: Option<String>,
-    /// JBSQ bound n: outstanding messages per core and context [default: 2].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
-    jbsq_n: Option<u32>,
-    /// Reset value of lmsgcycles (bounded processing time; 0 turns it off), cycles
-    /// [default: 3000].
-    #[arg(long)]
-    msg_cycles: Option<u64>,
-    /// Reset value of lidlecycles, cycles [default: 3000].
-    #[arg(long)]
-    idle_cycles: Option<u64>,
-    /// Timer-driven scheduler baseline: the nanokernel's timer period, us (0: NIC-driven)
-    /// [default: 0].
-    #[arg(long)]
-    sched_timer_us: Option<f64>,
     /// Whether x30/x31 are the network registers: auto (yes if the program defines
     /// __nanopu_abi or accesses the LNIC CSRs, as the prototype's programs do), nanopu, plain
     /// [default: auto].
@@ -71,12 +56,9 @@ pub struct RunArgs {
     /// runtime, which defines __nanopu_abi) [default: auto].
     #[arg(long, value_parser = ["auto", "hart", "node"])]
     exit: Option<String>,
-    /// The prototype's latency stamps at the node's port: a message from context 0x1234
-    /// gets its arrival cycle in its last 4 bytes, one to context 0x1234 leaves with the
-    /// cycle and the latency (now minus that stamp) in its last 8 (l-nic/lnic
-    /// SimUtils.scala) [default: on].
-    #[arg(long, value_parser = ["on", "off"])]
-    latency_stamps: Option<String>,
+    /// The NIC's settings (docs/config.md's `[node]` keys of the same names).
+    #[command(flatten)]
+    nic_settings: NicSection,
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
@@ -165,9 +147,10 @@ pub fn main(a: RunArgs) -> Result<ExitCode, String> {
         )?;
         refuse(&a.single_flags(), "--nodes")?;
         a.check_pcie()?;
+        a.nic_settings.check(Given::Flags, NodeConfig::default().timing.clock_hz)?;
         let star = crate::cluster::Star {
             nodes: a.nodes.unwrap_or(1),
-            node: a.node_toml()?,
+            node: a.node_file(),
             max_cycles: a.max_cycles(),
             args: &a.args,
             abi: a.abi.as_deref(),
@@ -183,9 +166,9 @@ pub fn main(a: RunArgs) -> Result<ExitCode, String> {
 }
 
 /// The first flag given that does not apply, as an error saying why.
-fn refuse(flags: &[(&str, bool)], why: &str) -> Result<(), String> {
+fn refuse<S: AsRef<str>>(flags: &[(S, bool)], why: &str) -> Result<(), String> {
     match flags.iter().find(|(_, given)| *given) {
-        Some((flag, _)) => Err(format!("{flag} does not apply to {why}")),
+        Some((flag, _)) => Err(format!("{} does not apply to {why}", flag.as_ref())),
         None => Ok(()),
     }
 }
@@ -193,24 +176,24 @@ fn refuse(flags: &[(&str, bool)], why: &str) -> Result<(), String> {
 impl RunArgs {
     /// Flags that describe the node or the program's run; a cluster file sets these itself,
     /// with the key that does (as the second half of each name).
-    fn node_flags(&self) -> Vec<(&'static str, bool)> {
-        vec![
+    fn node_flags(&self) -> Vec<(String, bool)> {
+        let nic = self
+            .nic_settings
+            .given()
+            .into_iter()
+            .map(|k| (format!("{} (the file's [node] {k} sets it)", Given::Flags.name(k)), true));
+        let flags: Vec<(&str, bool)> = vec![
             ("--nodes (the file's [topology] sets it)", self.nodes.is_some()),
             ("--cores (the file's [node] cores sets it)", self.cores.is_some()),
             ("--max-cycles (the file's max_us sets the limit)", self.max_cycles.is_some()),
             ("--mac-ns (a cluster's links are set in [link])", self.mac_ns.is_some()),
-            ("--core-selection (the file's [node] core_selection sets it)", self.core_selection.is_some()),
-            ("--jbsq-n (the file's [node] jbsq_n sets it)", self.jbsq_n.is_some()),
-            ("--msg-cycles (the file's [node] msg_cycles sets it)", self.msg_cycles.is_some()),
-            ("--idle-cycles (the file's [node] idle_cycles sets it)", self.idle_cycles.is_some()),
-            ("--sched-timer-us (the file's [node] sched_timer_us sets it)", self.sched_timer_us.is_some()),
             ("program arguments after -- (the file's [[program]] args set them)", !self.args.is_empty()),
             ("--abi (the file's [[program]] abi sets it)", self.abi.is_some()),
             ("--exit (the file's [node] exit sets it)", self.exit.is_some()),
-            ("--latency-stamps (the file's [node] latency_stamps sets it)", self.latency_stamps.is_some()),
             ("--nic (the file's [[program]] nic sets it)", self.nic.is_some()),
             ("--pcie-ns (the file's [[program]] pcie_ns sets it)", self.pcie_ns.is_some()),
-        ]
+        ];
+        flags.into_iter().map(|(f, given)| (f.to_string(), given)).chain(nic).collect()
     }
 
     /// `--pcie-ns` only with `--nic icenic`.
@@ -288,38 +271,21 @@ impl RunArgs {
         )
     }
 
-    /// The node flags given, as the `[node]` keys of a cluster file.
-    fn node_toml(&self) -> Result<String, String> {
-        let mut t = format!("cores = {}\n", self.cores.unwrap_or(DEFAULT_CORES as u64));
-        self.exit.iter().for_each(|e| t += &format!("exit = {e:?}\n"));
-        if let Some(s) = &self.core_selection {
-            t += &format!("core_selection = {s:?}\n");
+    /// The `[node]` section of a cluster run from the node flags given.
+    fn node_file(&self) -> NodeFile {
+        NodeFile {
+            cores: Some(self.cores.unwrap_or(DEFAULT_CORES as u64) as usize),
+            exit: self.exit.clone(),
+            nic_settings: self.nic_settings.clone(),
+            ..NodeFile::default()
         }
-        self.jbsq_n.iter().for_each(|n| t += &format!("jbsq_n = {n}\n"));
-        self.latency_stamps.iter().for_each(|s| t += &format!("latency_stamps = {}\n", s == "on"));
-        self.msg_cycles.iter().for_each(|n| t += &format!("msg_cycles = {n}\n"));
-        self.idle_cycles.iter().for_each(|n| t += &format!("idle_cycles = {n}\n"));
-        if let Some(us) = self.sched_timer_us {
-            Time::checked_from_us_f64(us, "--sched-timer-us")?;
-            t += &format!("sched_timer_us = {us:?}\n");
-        }
-        Ok(t)
     }
 
     /// The configuration of a single-node run.
     fn node_config(&self) -> Result<NodeConfig, String> {
         let mut cfg = NodeConfig::default();
         cfg.nic.cores = self.cores.unwrap_or(DEFAULT_CORES as u64) as usize;
-        if let Some(s) = &self.core_selection {
-            cfg.nic.core_selection =
-                nanopu_nic::params::CoreSelection::parse(s).map_err(|e| format!("--{e}"))?;
-        }
-        self.jbsq_n.iter().for_each(|&n| cfg.nic.jbsq_n = n);
-        self.latency_stamps.iter().for_each(|s| cfg.nic.latency_stamps = s == "on");
-        self.msg_cycles.iter().for_each(|&n| cfg.nic.msg_cycles = n);
-        self.idle_cycles.iter().for_each(|&n| cfg.nic.idle_cycles = n);
-        let timer = Time::checked_from_us_f64(self.sched_timer_us.unwrap_or(0.0), "--sched-timer-us")?;
-        cfg.nic.sched_timer_cycles = clock(&cfg)?.cycle_ceil(timer);
+        self.nic_settings.apply(&mut cfg.nic, Given::Flags, cfg.timing.clock_hz)?;
         cfg.max_cycles = checked_cycles(self.max_cycles(), &cfg)?;
         cfg.args = self.args.clone();
         cfg.abi = AbiChoice::parse(self.abi.as_deref().unwrap_or("auto")).map_err(|e| format!("--{e}"))?;

@@ -1,7 +1,7 @@
 //! `nanopu chain CONFIG.toml`: a small chain under load with a crashed tail prints a row per
 //! request type and the reconfiguration, and writes its files; a bad key is refused by name.
 
-mod common;
+use crate::common;
 
 use common::nanopu;
 

@@ -1,6 +1,6 @@
 //! The `nanopu` command as a user meets it: exit statuses, JSON, error messages.
 
-mod common;
+use crate::common;
 
 use common::{nanopu, stderr};
 use std::process::{Command, Output};

@@ -4,7 +4,7 @@
 //! network registers because the program uses the LNIC CSRs, the first exit ends the node,
 //! and `exit(-1)` is reported as -1 (docs/abi.md).
 
-mod common;
+use crate::common;
 
 use common::nanopu;
 use std::process::Output;

@@ -1,7 +1,7 @@
 //! `--crash` and `--partition` on `nanopu run` (docs/faults.md): refused where they cannot
 //! apply or name no node, and otherwise applied as `[[faults]]` entries and reported.
 
-mod common;
+use crate::common;
 
 use common::{nanopu, stderr};
 use std::process::Output;

@@ -2,7 +2,7 @@
 //! (README.md: "flags that do not apply are errors, never ignored"), never a panic, a
 //! silent default or a run that fails for a reason the user cannot see.
 
-mod common;
+use crate::common;
 
 use common::{nanopu, stderr};
 

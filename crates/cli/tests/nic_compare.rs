@@ -1,7 +1,7 @@
 //! The benchmarks of experiments/nic-compare as a user runs them: `nic-throughput` on both
 //! NICs and the latency benchmarks' `--app stream`, each checking every reply itself.
 
-mod common;
+use crate::common;
 
 use common::{nanopu, stderr};
 use serde_json::Value;

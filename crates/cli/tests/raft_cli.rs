@@ -1,7 +1,7 @@
 //! `nanopu raft CONFIG.toml` as a user meets it: a run's figures and checks, its CSVs, and
 //! bad values refused naming the key.
 
-mod common;
+use crate::common;
 
 use common::{nanopu, stderr};
 

@@ -140,10 +140,9 @@ fn cluster_error(f: &nanopu_cluster::config::cluster::ClusterFile) -> String {
 #[test]
 fn cluster_values_out_of_range_are_refused_before_anything_is_built() {
     use nanopu_cluster::config::cluster::{ClusterFile, FaultFile};
-    // Fields set after parsing, as the sort harness does, are checked too. Before: a
-    // billion nodes aborted on allocation; 1e30 ns of propagation wrapped to 0; an
-    // infinite max_us ran on; an rto of 1e-9 us filled memory; a negative down time
-    // became 0; max_cycles was ignored.
+    // Fields set after parsing, as the sort harness does, are checked too: a billion nodes,
+    // 1e30 ns of propagation, an infinite max_us, an rto of 1e-9 us, a negative down time
+    // and max_cycles in a cluster file are each refused by name.
     let down = |at| vec![FaultFile::link("node:1", Some(at), None)];
     type Edit = Box<dyn Fn(&mut ClusterFile)>;
     let edits: [(&str, Edit); 7] = [
@@ -177,8 +176,8 @@ fn a_cluster_larger_than_memory_is_refused_with_an_estimate() {
 
 #[test]
 fn a_message_larger_than_the_tx_queue_is_refused_or_gets_a_queue_that_holds_it() {
-    // Before: max_msg_bytes = 8192 was accepted and every 8 KiB message waited forever for
-    // room in the 8 KiB TX queue (header and payload take 1,025 words of its 1,024).
+    // max_msg_bytes = 8192 would leave every 8 KiB message waiting forever for room in the
+    // 8 KiB TX queue (header and payload take 1,025 words of its 1,024): refused.
     let text = "max_us = 1000.0\n[topology]\nkind = \"star\"\nnodes = 4\n[node]\nmax_msg_bytes = 8192\n\
                 [[program]]\nnodes = \"all\"\nelf = \"apps/alltoall.elf\"\nargs = [\"4\", \"8192\"]\n";
     let e = nanopu_cluster::config::cluster::ClusterFile::parse(text).unwrap_err();
@@ -213,7 +212,7 @@ fn run_guarded(prog: &str, cores: usize, args: &[&str]) -> (nanopu_cluster::Outc
 
 #[test]
 fn spinning_on_lmsgsrdy_without_a_context_ends_quiescent() {
-    // Before: the parked core was re-dispatched at the same cycle forever.
+    // A parked core with no context must not be dispatched again at the same cycle forever.
     for cores in [1, 4] {
         let (outcome, _) = run_guarded("tests/err_spin_no_context.elf", cores, &[]);
         assert_eq!(outcome, nanopu_cluster::Outcome::Quiescent, "{cores} cores");
@@ -222,7 +221,7 @@ fn spinning_on_lmsgsrdy_without_a_context_ends_quiescent() {
 
 #[test]
 fn spinning_after_a_send_without_a_context_ends_quiescent() {
-    // Before: the message left, then simulated time stood still.
+    // After the message leaves, simulated time must still advance to quiescence.
     for args in [&[][..], &["0"][..]] {
         let (outcome, sim) = run_guarded("tests/err_spin_after_send.elf", 1, args);
         assert_eq!(outcome, nanopu_cluster::Outcome::Quiescent, "{args:?}");

@@ -2,11 +2,10 @@
 //! none lost. Each node sends one message to every other (sw/apps/alltoall.c, which checks
 //! every word and exits non-zero on a message from a sender it already heard from).
 //!
-//! These failed before the transport remembered delivered messages by sender and sequence
-//! number (crates/nic/src/transport/seqwin.rs): a message delivered while its ACKs kept
-//! being lost was forgotten after 1 ms and delivered again when the sender resent it (with
-//! seed 1, the 64-byte runs delivered 567 messages for 240 sent, and the 4 KiB Homa run 243);
-//! a packet of an NDP message resent after that opened a message that never completed.
+//! They catch a receiver that forgets a delivered message after a fixed time (the transport
+//! remembers deliveries by sender and sequence number, crates/nic/src/transport/seqwin.rs):
+//! it would deliver a message again when the sender resends it because its ACKs were lost,
+//! and an NDP packet resent after that would open a message that never completes.
 
 use nanopu_cluster::config::cluster::ClusterFile;
 use nanopu_cluster::report::cluster::summarize_cluster;

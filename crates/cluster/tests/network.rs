@@ -56,7 +56,7 @@ fn all_to_all_with_one_percent_loss_on_both_transports() {
 /// nothing lost, a timeout of 8 us. Each receiver's pacer takes about 11 us to pull the
 /// trimmed half of its 255 messages, and each sender's NIC about 11 us to send its 255, both
 /// longer than the timeout; a NACKed packet waits for its PULL, and a packet's timeout runs
-/// from when it leaves the NIC, so nothing times out. (Before these rules: 4,058 timeouts.)
+/// from when it leaves the NIC, so nothing times out.
 #[test]
 fn ndp_waits_for_pulls_longer_than_the_timeout_without_timing_out() {
     let cfg = "seed = 1\nmax_us = 10000.0\n[topology]\nkind = \"star\"\nnodes = 256\n[node]\ncores = 1\n\

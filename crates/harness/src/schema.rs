@@ -67,7 +67,7 @@ pub fn reference() -> String {
 
 const HEADER: &str = "# Configuration reference
 
-Generated from the types that parse the files (`crates/cluster/src/schema.rs`), by
+Generated from the types that parse the files (`crates/harness/src/schema.rs`), by
 `nanopu schema --markdown`; do not edit by hand (a test compares this page with what the
 command prints). Every key of cluster files (`nanopu run CONFIG.toml`, `nanopu.run_cluster`),
 load-generator files (`nanopu load CONFIG.toml`), Raft files (`nanopu raft CONFIG.toml`) and chain

@@ -179,8 +179,7 @@ fn peak_bytes(requests: usize) -> isize {
 
 /// A long run holds the requests (48 bytes each), their send times for the end condition
 /// (8 bytes each: only replies to requests end it, not a server's start-up messages) and a
-/// bounded window of messages, not every message it sent and received: it used to grow by
-/// about 330 bytes per request. (Both runs are several windows long, so that the window's
+/// bounded window of messages, not every message it sent and received. (Both runs are several windows long, so that the window's
 /// share is the same; measured 69 bytes with the vectors' spare capacity.)
 #[test]
 fn a_long_run_holds_little_more_than_its_requests() {

@@ -91,8 +91,8 @@ fn nanosort_passes_with_drops_and_hard_keys() {
 }
 
 /// `nanopu sort --cores 1024 --drop-prob 0.2`: with every link losing a fifth of its
-/// packets, messages whose ACKs were all lost for a millisecond were delivered twice before
-/// the transport remembered deliveries by sequence number (crates/nic/src/transport/seqwin.rs).
+/// packets, a receiver that forgot deliveries after a fixed time would deliver twice the
+/// messages whose ACKs were all lost that long (seqwin.rs keeps them by sequence number).
 #[test]
 fn nanosort_on_1024_cores_passes_at_20_percent_loss() {
     let mut s = spec(Algorithm::NanoSort, 1024, 16, &[4, 4, 1]);
@@ -114,7 +114,7 @@ fn millisort_and_mergemin_pass() {
 /// MilliSort's pivot sorters each send the root as many super-pivots as there are pivot
 /// sorters (its pickSuperPivots, docs/nanosort.md), so the root merges G^2: on 128 cores
 /// a reduction factor of 2 (G = 64) makes the splitter stage several times slower than 8
-/// (G = 16). With the earlier cap of 256 super-pivots in all it was under 2 times.
+/// (G = 16). A cap on the super-pivots (256 in all) would hide this growth: under 2 times.
 #[test]
 fn millisort_root_work_grows_with_the_square_of_the_pivot_sorters() {
     let splitters = |r: u32| {
@@ -224,7 +224,7 @@ fn seed_ranges_that_do_not_fit_are_refused() {
     assert!(seeds(5, 0).unwrap_err().contains("at least one seed"));
 }
 
-/// A summary of no runs is no summary (it was a NaN mean and "PASS for every seed").
+/// A summary of no runs is no summary (not a NaN mean and "PASS for every seed").
 #[test]
 fn the_seed_summary_needs_a_run() {
     use nanopu_harness::sort::report::SeedSummary;

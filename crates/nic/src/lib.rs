@@ -8,7 +8,7 @@
 //! - [`nic`]: the NIC proper: packet-to-core delivery with JBSQ(n) core selection over a
 //!   per-context global queue, message completion on the TX side, CSR semantics, and the
 //!   interrupt line of each core.
-//! - [`sched`]: the hardware thread scheduler's rules: target, interrupt, demotion, idle.
+//! - [`core_if::sched`]: the hardware thread scheduler's rules: target, interrupt, demotion, idle.
 //! - [`stamp`]: the prototype's latency stamps for the testers' context 0x1234.
 //! - [`icenic`]: FireSim's IceNIC, the DMA NIC of the traditional baseline node
 //!   (docs/models/icenic.md).
@@ -28,7 +28,6 @@ pub mod icenic;
 pub mod message;
 pub mod nic;
 pub mod params;
-pub mod sched;
 pub mod stamp;
 pub mod transport;
 

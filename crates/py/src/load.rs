@@ -1,7 +1,7 @@
 //! `nanopu.load`: a load sweep (`nanopu load CONFIG.toml`) from a configuration file or
 //! from the same keys given as a dict (passed here as JSON, read by the same `LoadFile`),
 //! with the command line's overrides and the seed; run by `nanopu_harness::sweep::load`,
-//! its results shaped by `load_table`, as the command line's are.
+//! its results shaped by `nanopu_harness::sweep::table`, as the command line's are.
 
 use crate::error;
 use crate::interrupt;

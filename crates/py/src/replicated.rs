@@ -10,7 +10,7 @@ use nanopu_harness::clients::raft::config::RaftFile;
 use nanopu_harness::clients::raft::report::{self, Overrides};
 use nanopu_harness::clients::raft::RaftSpec;
 use nanopu_harness::config::chain::ChainFile;
-use nanopu_harness::sweep::chain::{self, timeline};
+use nanopu_harness::sweep::chain::{self as chain_sweep, timeline};
 use pyo3::prelude::*;
 use serde_json::json;
 use std::path::{Path, PathBuf};

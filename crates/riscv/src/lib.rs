@@ -29,23 +29,19 @@
 //! - [`Platform`]: the nanoPU register interface (x30/x31, CSRs 0x052..=0x061).
 //! - [`TimingParams`]: every timing constant with unit and provenance.
 
-pub mod abi;
 mod amo;
 pub mod asm;
 pub mod bpred;
 pub mod cache;
 mod core;
-mod csr;
 pub mod decode;
 mod dma;
 pub mod dram;
-pub mod elf;
 mod error;
 mod exec;
 mod fetch;
 pub mod fparith;
 pub mod fpconv;
-mod fpu;
 #[cfg(test)]
 mod fpu_tests;
 pub mod fuzzing;
@@ -64,14 +60,14 @@ pub mod rvc;
 mod semihost;
 pub mod sparse;
 pub mod testing;
-mod trap;
 pub mod unmodelled;
 
 pub use crate::core::Core;
-pub use abi::{AbiChoice, AbiSource};
-pub use elf::ElfError;
 pub use error::{BlockOn, CoreError, CoreStats, ErrorKind, Exit, StallKind, TrapInfo};
 pub use mem::NodeMem;
 pub use params::{Ddr3Params, MemParams, TimingParams};
 pub use platform::{Access, NoNic, Platform, Stop};
+pub use program::abi::{AbiChoice, AbiSource};
+pub use program::elf::ElfError;
 pub use program::Program;
+pub use program::{abi, elf};

@@ -13,10 +13,10 @@ use std::sync::Arc;
 use crate::cache::L2;
 use crate::decode::decode_parcels;
 use crate::dram::Dram;
-use crate::elf::{Dram as DramMap, ElfError};
 use crate::llc::Llc;
 use crate::op::Op;
 use crate::params::{MemParams, TimingParams};
+use crate::program::elf::{Dram as DramMap, ElfError};
 use crate::program::{Program, PAGE};
 use crate::sparse::{Chunk, Resident, Sparse, CHUNK, CHUNKS_PER_PAGE};
 

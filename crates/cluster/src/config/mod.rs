@@ -2,6 +2,8 @@
 //! every configuration key goes through ([`check`]).
 
 pub mod cluster;
+pub mod keys;
+pub mod nic;
 
 use nanopu_nic::NicParams;
 use nanopu_riscv::{AbiChoice, MemParams, TimingParams};

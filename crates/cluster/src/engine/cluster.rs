@@ -1,12 +1,12 @@
 //! Building a cluster run from a configuration file.
 
 use crate::config::cluster::{parse_nodes, ClusterFile};
+use crate::config::nic::Given;
 use crate::config::{check, NodeConfig};
 use crate::net::Network;
 use crate::node::Node;
 use crate::SimError;
 use crate::Simulation;
-use nanopu_nic::params::CoreSelection;
 use nanopu_riscv::{AbiChoice, Program};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -53,18 +53,8 @@ fn node_config(f: &ClusterFile) -> Result<NodeConfig, String> {
     let (n, mut c) = (&f.node, NodeConfig::default());
     c.nic.cores = n.cores.unwrap_or(c.nic.cores);
     c.exit = n.exit_mode()?;
-    c.nic.max_msg_bytes = n.max_msg_bytes.unwrap_or(c.nic.max_msg_bytes);
-    c.nic.tx_queue_bytes = n.tx_queue_bytes.unwrap_or(c.nic.tx_queue_bytes);
-    if let Some(s) = &n.core_selection {
-        c.nic.core_selection = CoreSelection::parse(s).map_err(|e| format!("node.{e}"))?;
-    }
-    c.nic.jbsq_n = n.jbsq_n.unwrap_or(c.nic.jbsq_n);
-    c.nic.latency_stamps = n.latency_stamps.unwrap_or(c.nic.latency_stamps);
-    c.nic.msg_cycles = n.msg_cycles.unwrap_or(c.nic.msg_cycles);
-    c.nic.idle_cycles = n.idle_cycles.unwrap_or(c.nic.idle_cycles);
     let hz = c.timing.clock_hz;
-    c.nic.sched_timer_cycles =
-        check::sched_timer_cycles(n.sched_timer_us.unwrap_or(0.0), "node.sched_timer_us", hz)?;
+    n.nic_settings.apply(&mut c.nic, Given::Section("node"), hz)?;
     c.max_cycles = check::limit_cycles(f.max_us, "max_us", hz)?;
     Ok(c)
 }

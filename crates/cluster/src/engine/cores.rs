@@ -105,8 +105,8 @@ impl Simulation {
 
     /// A core spinning in `lnic_wait()` waits, parked, for a readable word (see `spin`).
     /// With no registered current context nothing can arrive for it, and only the core
-    /// itself could register one: it waits for an interrupt, like an empty queue. (Before,
-    /// it was dispatched again at the same cycle forever: simulated time stood still.)
+    /// itself could register one: it waits for an interrupt, like an empty queue
+    /// (dispatching it again at the same cycle would stop simulated time).
     fn park_until_ready(&mut self, id: Cid, local: u64) {
         let nic = self.nodes[id.0].nic.nanopu().expect("only a nanoPU NIC's lnic_wait() parks");
         match nic.rx_state(id.1, local, 1) {

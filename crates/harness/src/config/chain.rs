@@ -1,7 +1,7 @@
 //! Chain replication configuration files (TOML) for `nanopu chain`: the chain, the load
-//! (the `[load]` and `[load.kv]` sections of `nanopu load`, `load_config`, with the same
+//! (the `[load]` and `[load.kv]` sections of `nanopu load`, `config::load`, with the same
 //! keys, defaults and checks) and the faults (the `[[faults]]` of a cluster file,
-//! `cluster_config`). Unknown keys are errors; an error names its key. Each key: example,
+//! `nanopu_cluster::config::cluster`). Unknown keys are errors; an error names its key. Each key: example,
 //! default, range.
 //!
 //! ```toml
@@ -137,12 +137,9 @@ impl ChainFile {
             args: vec![],
             cores: 1,
             nic: "nanopu".into(),
-            core_selection: "jbsq".into(),
-            jbsq_n: None,
-            sched_timer_us: 0.0,
-            msg_cycles: None,
-            idle_cycles: None,
             mac_ns: 0.0,
+            nic_settings: Default::default(),
+            other: Default::default(),
         };
         LoadFile { server, load: self.load.clone() }
     }

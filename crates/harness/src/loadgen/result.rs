@@ -1,6 +1,6 @@
 //! A run's results: every request's times, the figures of a class (throughput, latency
 //! summary) and, in words, why the figures do not measure the server when they do not.
-//! Apart because this is read after the run, by reports and sweeps.
+//! A module of its own because this is read after the run, by reports and sweeps.
 
 use super::{LoadSpec, Request, ServerEnd};
 use crate::workload::kv::{KvErrors, KvOp};

@@ -1,6 +1,6 @@
 //! A load run: the server started, the requests handed to the test host a window at a
 //! time, each reply matched to its request by the send time it echoes (and judged, for a
-//! checked workload). Apart because this is the one part that drives a simulation.
+//! checked workload). A module of its own because this is the one part that drives a simulation.
 
 use super::server::ice_supported;
 use super::{LoadResult, LoadSpec, Request, ServerEnd};

@@ -1,6 +1,6 @@
 //! The schedule: every request of a run drawn from the seed before the run starts (send
 //! times strictly increasing, a class, a context, a service time or a key-value operation).
-//! Apart because it is pure arithmetic on the spec, tested without a server.
+//! A module of its own because it is pure arithmetic on the spec, tested without a server.
 
 use super::{Arrivals, KvOp, KvSpec, LoadSpec, Request, Service};
 use crate::workload::kv::KeyChooser;

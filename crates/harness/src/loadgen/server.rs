@@ -1,5 +1,5 @@
 //! How the server ended (failed cores, what they printed, contexts never registered, an
-//! IceNIC's dropped frames) and which loads an IceNIC server takes. Apart because these
+//! IceNIC's dropped frames) and which loads an IceNIC server takes. A module of its own because these
 //! speak of the server node and its NIC, not of the load.
 
 use crate::apps::hostnet;

@@ -151,9 +151,7 @@ impl SortSpec {
 
     /// The cluster configuration of this run.
     pub fn cluster_file(&self, elf: &str) -> Result<ClusterFile, String> {
-        let mut f = ClusterFile::parse(
-            "[topology]\nkind = \"star\"\nnodes = 1\n[[program]]\nnodes = \"all\"\nelf = \"x\"\n",
-        )?;
+        let mut f = ClusterFile::star(1, ProgramFile::on_all(elf.into(), self.args.clone()));
         f.seed = self.seed;
         f.max_us = self.max_us;
         f.transport = self.transport.clone();
@@ -164,17 +162,13 @@ impl SortSpec {
             multicast: Some(self.multicast),
             ..SwitchFile::default()
         };
-        f.node = NodeFile {
-            cores: Some(self.cores_per_node as usize),
-            max_msg_bytes: Some(self.max_msg_bytes),
-            ..NodeFile::default()
-        };
+        f.node = NodeFile { cores: Some(self.cores_per_node as usize), ..NodeFile::default() };
+        f.node.nic_settings.max_msg_bytes = Some(self.max_msg_bytes);
         f.transport_params = TransportFile {
             tail_fraction: Some(self.tail_fraction),
             tail_delay_us: Some(self.tail_delay_us),
             ..TransportFile::default()
         };
-        f.program = vec![ProgramFile::on_all(elf.into(), self.args.clone())];
         Ok(f)
     }
 

@@ -1,7 +1,7 @@
 //! A load sweep (`nanopu load CONFIG.toml`, `nanopu.load` in Python): a load file with the
 //! caller's overrides, one run per offered load, what each run tells on stderr and why its
 //! figures would not stand. The command line and the Python package are front ends over
-//! this one implementation; `load_table` shapes the results.
+//! this one implementation; `sweep::table` shapes the results.
 
 use crate::config::load::LoadFile;
 use crate::loadgen::{check_rate, LoadResult, LoadSpec, MAX_REQUESTS};

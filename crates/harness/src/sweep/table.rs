@@ -1,4 +1,4 @@
-//! The results of a load sweep (`load_sweep`) as `nanopu load` writes them: the table (one
+//! The results of a load sweep (`sweep::load`) as `nanopu load` writes them: the table (one
 //! row per offered load and class, CSV, text or JSON), every request (`--records`), the
 //! server's cost per reply (`--cost`) and, for the Python package, what each run's check
 //! found. CSV goes through a real writer: a field holding a comma, a quote or a line break

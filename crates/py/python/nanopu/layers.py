@@ -105,7 +105,7 @@ def data_packet(dst_context, words, *, src_context=0, length=None, src="10.0.0.1
 
 
 def _mac(ip):
-    """A node's MAC: 02:00 and its IPv4 address (crates/cluster/src/capture.rs)."""
+    """A node's MAC: 02:00 and its IPv4 address (crates/cluster/src/net/capture.rs)."""
     return "02:00:" + ":".join(f"{int(b):02x}" for b in ip.split("."))
 
 

@@ -1,5 +1,5 @@
 //! `[link]` and `[switch]`: the fabric's links and switches, and the round-trip floor their
-//! rates and latencies set under every timeout (`rto_us`, `mcast_timeout_us`). Apart because
+//! rates and latencies set under every timeout (`rto_us`, `mcast_timeout_us`). A module of its own because
 //! the floor is fabric arithmetic that the other sections only call.
 
 use super::ClusterFile;

@@ -120,6 +120,23 @@ impl ClusterFile {
         Ok((cfg, base))
     }
 
+    /// `nodes` nodes on one switch running `program`, every other key at its default (not
+    /// yet validated: `parse` and `Simulation::cluster` do that).
+    pub fn star(nodes: u32, program: ProgramFile) -> ClusterFile {
+        ClusterFile {
+            seed: one(),
+            max_us: default_max_us(),
+            transport: ndp(),
+            topology: TopologyFile::star(nodes),
+            link: LinkFile::default(),
+            switch: SwitchFile::default(),
+            node: NodeFile::default(),
+            transport_params: TransportFile::default(),
+            program: vec![program],
+            faults: Vec::new(),
+        }
+    }
+
     /// Number of nodes the topology has.
     pub fn node_count(&self) -> Result<u32, String> {
         Ok(self.topology()?.size()?.nodes)

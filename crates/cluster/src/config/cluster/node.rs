@@ -1,46 +1,32 @@
-//! `[node]` and `[transport_params]`: every node's cores, NIC and transport. Apart from the
-//! fabric's sections because they configure what sits at the ends of the links, and are
-//! checked against the NIC's own limits (`NicParams::check_message_fits`).
+//! `[node]` and `[transport_params]`: every node's cores, NIC (the settings of
+//! `config::nic`, flattened into `[node]`) and transport: what sits at the ends of the links.
 
 use super::{clock_hz, ClusterFile};
-use crate::config::check::{self, fraction, time_us, within};
+use crate::config::check::{fraction, time_us, within};
+use crate::config::keys::NoOtherKeys;
+use crate::config::nic::{Given, NicSection};
 use crate::config::ExitMode;
-use nanopu_nic::NicParams;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 #[derive(Deserialize, JsonSchema, Debug, Clone, Default)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
+#[schemars(deny_unknown_fields)]
 pub struct NodeFile {
     /// Cores per node. Default 4; 1..=64.
     pub cores: Option<usize>,
-    /// Largest message, bytes. Default 2,048; 8..=65,535, and it must fit the TX queue.
-    pub max_msg_bytes: Option<u32>,
-    /// TX queue per core, bytes. Default 8,192 (holds an 8,176-byte message); must hold the
-    /// largest message.
-    pub tx_queue_bytes: Option<u32>,
     /// Refused: the run's limit is the top-level `max_us`.
     pub max_cycles: Option<u64>,
-    /// How the NIC picks a core for a message: "jbsq" (default: join-bounded-shortest-queue) or
-    /// "rss" (by hash).
-    pub core_selection: Option<String>,
-    /// JBSQ's bound: messages queued per core. Default 2; at least 1.
-    pub jbsq_n: Option<u32>,
-    /// Reset value of `lmsgcycles`, the processing bound per message, core cycles (0 turns it
-    /// off). Default 3,000; at most 1.152e13 (1 h at 3.2 GHz).
-    pub msg_cycles: Option<u64>,
-    /// Reset value of `lidlecycles`, core cycles. Default 3,000; at most 1.152e13.
-    pub idle_cycles: Option<u64>,
-    /// Period of the timer-driven scheduler baseline, us; 0 (default) keeps the NIC-driven
-    /// thread scheduler. 0, or 0.05 (a 160-cycle context switch)..=3.6e9.
-    pub sched_timer_us: Option<f64>,
     /// What a core's exit ends: "hart" (each core exits on its own), "node" (the first exit
     /// ends the node, as on the prototype) or "auto" (default: "node" unless the program
     /// defines `__nanopu_abi`).
     pub exit: Option<String>,
-    /// Write the prototype's latency stamps into messages for context 0x1234 (docs/abi.md
-    /// "Latency stamps"). Default true.
-    pub latency_stamps: Option<bool>,
+    /// The NIC's settings (`config::nic`).
+    #[serde(flatten)]
+    pub nic_settings: NicSection,
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub other: NoOtherKeys<NodeFile>,
 }
 
 #[derive(Deserialize, JsonSchema, Debug, Clone, Default)]
@@ -84,22 +70,7 @@ impl NodeFile {
         }
         self.cores.map(|v| within(v, 1, 64, "node.cores", "")).transpose()?;
         self.exit_mode()?;
-        self.jbsq_n.map(|v| within(v, 1, u32::MAX, "node.jbsq_n", "")).transpose()?;
-        let hz = clock_hz();
-        self.msg_cycles.map(|v| check::cycles(v, "node.msg_cycles", hz)).transpose()?;
-        self.idle_cycles.map(|v| check::cycles(v, "node.idle_cycles", hz)).transpose()?;
-        check::sched_timer_cycles(self.sched_timer_us.unwrap_or(0.0), "node.sched_timer_us", hz)?;
-        self.check_tx_queue()
-    }
-
-    /// The largest message must fit in the TX queue (`NicParams::check_message_fits`).
-    fn check_tx_queue(&self) -> Result<(), String> {
-        let mut nic = NicParams::default();
-        nic.max_msg_bytes = self.max_msg_bytes.unwrap_or(nic.max_msg_bytes);
-        nic.tx_queue_bytes = self.tx_queue_bytes.unwrap_or(nic.tx_queue_bytes);
-        within(nic.max_msg_bytes, 8, 65_535, "node.max_msg_bytes", " bytes")?;
-        within(nic.tx_queue_bytes, 16, u32::MAX, "node.tx_queue_bytes", " bytes")?;
-        nic.check_message_fits("node.max_msg_bytes", "node.tx_queue_bytes")
+        self.nic_settings.check(Given::Section("node"), clock_hz())
     }
 }
 

@@ -1,4 +1,4 @@
-//! `[[program]]`: which program runs on which nodes, with which ABI and NIC. Apart because
+//! `[[program]]`: which program runs on which nodes, with which ABI and NIC. A module of its own because
 //! a program's keys are checked one entry at a time, against the node count alone.
 
 use nanopu_riscv::AbiChoice;

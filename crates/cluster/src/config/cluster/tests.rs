@@ -43,7 +43,7 @@ fn abi_and_exit_name_their_choices() {
 
 #[test]
 fn times_that_wrapped_to_zero_are_refused() {
-    // 1e30 ns was 0 fs once converted (`as u64` of a wrapped product).
+    // 1e30 ns would wrap to 0 fs through `as u64` of the product: refused.
     let e = refused("[link]\npropagation_ns = 1e30\n", "link.propagation_ns");
     assert!(e.contains("1e30") && e.contains("limit"), "{e}");
     refused("[switch]\nlatency_ns = 1e30\n", "switch.latency_ns");

@@ -1,5 +1,5 @@
 //! `[topology]`: how nodes and switches are connected, and which links that makes (what a
-//! fault may name). Apart from the other sections because only it says how many nodes
+//! fault may name). Separate from the other sections because only it says how many nodes
 //! there are, which the program ranges and faults are checked against.
 
 use super::ClusterFile;
@@ -21,6 +21,19 @@ pub struct TopologyFile {
     pub leaves: Option<u32>,
     /// Leaf-spine: the number of spine switches (each leaf has one uplink to each).
     pub spines: Option<u32>,
+}
+
+impl TopologyFile {
+    /// `nodes` nodes on one switch.
+    pub fn star(nodes: u32) -> TopologyFile {
+        TopologyFile {
+            kind: "star".into(),
+            nodes: Some(nodes),
+            nodes_per_leaf: None,
+            leaves: None,
+            spines: None,
+        }
+    }
 }
 
 impl ClusterFile {

@@ -1,5 +1,5 @@
 //! `[load]` and `[[load.class]]`: the offered rates, the number of requests and their
-//! arrivals, and the synthetic service's request classes. Apart because these bound the
+//! arrivals, and the synthetic service's request classes. A module of its own because these bound the
 //! run itself (its span within simulated time, its memory) whatever the workload.
 
 use super::{KvFile, RdmaFile, SetalgFile};

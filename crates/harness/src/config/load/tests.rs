@@ -34,7 +34,7 @@ fn errors_name_the_field() {
         f.node_config().and_then(|_| f.specs()).unwrap_err()
     };
     assert!(
-        bad("elf = \"s.elf\"", "elf = \"s.elf\"\ncore_selection = \"rr\"").contains("server.core selection")
+        bad("elf = \"s.elf\"", "elf = \"s.elf\"\ncore_selection = \"rr\"").contains("server.core_selection")
     );
     assert!(bad("fraction = 1.0", "fraction = 0.5").contains("fractions add up"));
     assert!(bad("requests = 10", "requests = 10\narrivals = \"poisson\"").contains("load.arrivals"));

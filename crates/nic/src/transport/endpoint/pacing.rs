@@ -1,6 +1,6 @@
 //! How a receiver paces its senders: NDP's PULL pacer (one PULL per MTU time for all
 //! incoming messages together) and Homa's grants (shortest remaining message first, at most
-//! `overcommit` messages at once). Apart from `receive` because both run on their own
+//! `overcommit` messages at once). Separate from `receive` because both run on their own
 //! clocks as well as on arrivals: the pacer's timer, and grants renewed as messages end.
 
 use super::{incoming_view, reply, Actions, InKey, TAction, Timer, Transport};

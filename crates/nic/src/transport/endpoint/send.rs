@@ -2,7 +2,7 @@
 //!
 //! A message starts at once or waits for the sequence window (`seqwin`); its packets go as
 //! the first window, PULLs or grants allow; ACKs end it, NACKs and RESENDs queue packets to
-//! go again. Apart from the receiving half because the two share little but the link.
+//! go again. Separate from the receiving half because the two share little but the link.
 
 use super::{Actions, MsgEvent, TAction, Timer, Transport};
 use crate::message::Message;

@@ -1,13 +1,16 @@
 //! A loaded program: the initial memory image and its pre-decoded code, built once and
 //! shared (`Arc`) by every core of every node that runs it.
 
+pub mod abi;
+pub mod elf;
+
 use std::collections::BTreeMap;
 
-use crate::abi::{self, AbiChoice, AbiSource};
 use crate::decode::decode_parcels;
-use crate::elf::{self, ElfError, Segment, Symbols, PF_X};
 use crate::op::Op;
 use crate::params::MemParams;
+use abi::{AbiChoice, AbiSource};
+use elf::{ElfError, Segment, Symbols, PF_X};
 
 pub const PAGE: u64 = 4096;
 pub type Page = [u8; PAGE as usize];

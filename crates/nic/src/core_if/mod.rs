@@ -1,6 +1,8 @@
 //! Per-core state inside the NIC: thread contexts with their local RX queues, the TX
 //! assembler and the scheduler registers (docs/platform.md section 2).
 
+pub mod sched;
+
 use crate::message::{mask_tail, words_for, AppHeader, Message};
 use crate::transport::segment::is_multicast_ip;
 use std::collections::VecDeque;
@@ -160,7 +162,7 @@ pub struct CoreIf {
     pub irq: bool,
     /// The core is parked reading an empty netRX.
     pub waiting_rx: bool,
-    pub sched: crate::sched::SchedState,
+    pub sched: crate::core_if::sched::SchedState,
 }
 
 impl CoreIf {

@@ -1,8 +1,8 @@
 //! Traps and interrupts (RISC-V privileged spec 3.1.6 mstatus, 3.1.7 mtvec, 3.1.9 mip/mie,
 //! 3.3.1 trap entry, 3.3.2 mret), machine mode only.
 
+use crate::core::csr::{MIE, MPIE};
 use crate::core::{Core, Ex};
-use crate::csr::{MIE, MPIE};
 use crate::error::{CoreError, ErrorKind, Exit, TrapInfo};
 use crate::mem::NodeMem;
 

@@ -8,18 +8,22 @@
 //! only changes through events (CSR writes, CLINT stores, `mret`) or the timer, so the inner
 //! loop checks a single comparison per instruction.
 
+pub(crate) mod csr;
+pub(crate) mod fpu;
+pub(crate) mod trap;
+
 use std::sync::Arc;
 
 use crate::bpred::BranchPred;
 use crate::cache::L1;
-use crate::csr::Csrs;
+use crate::core::csr::Csrs;
+use crate::core::trap::{MSIP, MTIP};
 use crate::error::{CoreStats, Exit, StallKind};
 use crate::mem::NodeMem;
 use crate::op::{Op, NREGS};
 use crate::params::TimingParams;
 use crate::platform::Platform;
 use crate::program::Program;
-use crate::trap::{MSIP, MTIP};
 
 /// Entries of each software TLB (direct-mapped, by chunk number).
 pub(crate) const TLB_SIZE: usize = 16;
@@ -76,7 +80,7 @@ pub struct Core {
     pub(crate) htif_cn: u64,
     pub(crate) t: TimingParams,
     pub(crate) csr: Csrs,
-    pub(crate) fp: crate::fpu::FpState,
+    pub(crate) fp: crate::core::fpu::FpState,
     pub(crate) l1i: L1,
     pub(crate) l1d: L1,
     pub(crate) bp: BranchPred,
@@ -93,7 +97,7 @@ pub struct Core {
     pub(crate) pending: Option<Exit>,
     pub(crate) done: Option<Exit>,
     pub(crate) console: Vec<u8>,
-    pub(crate) traps: crate::trap::TrapTrack,
+    pub(crate) traps: crate::core::trap::TrapTrack,
 }
 
 // SAFETY: the raw pointers (fetch page, TLBs) are caches valid only inside one `run` call,

@@ -7,8 +7,8 @@
 
 use std::fmt;
 
-use crate::elf::{Segment, PF_X};
 use crate::platform::{NANOPU_CSR_FIRST, NANOPU_CSR_LAST};
+use crate::program::elf::{Segment, PF_X};
 
 /// What the user asked for (`--abi`, a program's `abi` key).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]

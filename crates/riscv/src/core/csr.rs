@@ -37,7 +37,7 @@ impl Core {
     fn csr_read(&self, mem: &NodeMem, addr: u16) -> Option<u64> {
         let c = &self.csr;
         Some(match addr {
-            0x300 => crate::fpu::with_sd(c.mstatus | MPP_M),
+            0x300 => crate::core::fpu::with_sd(c.mstatus | MPP_M),
             0x001..=0x003 => return self.fcsr_read(addr),
             0x301 => MISA,
             0x304 => c.mie,
@@ -76,7 +76,7 @@ impl Core {
         }
         let c = &mut self.csr;
         match addr {
-            0x300 => c.mstatus = v & (MIE | MPIE | crate::fpu::FS),
+            0x300 => c.mstatus = v & (MIE | MPIE | crate::core::fpu::FS),
             0x001..=0x003 => return self.fcsr_write(addr, v),
             0x304 => c.mie = v & MIE_MASK,
             // MODE 2 and 3 are reserved: keep direct or vectored only (WARL).

@@ -1,0 +1,14 @@
+//! The command's integration tests, one binary: a module per topic (cargo test -p nanopu-cli --test main TOPIC::).
+
+mod common;
+
+mod chain;
+mod cli;
+mod compat;
+mod faults;
+mod figures;
+mod flag_errors;
+mod nic_compare;
+mod raft_cli;
+mod run_inputs;
+mod wireshark;
