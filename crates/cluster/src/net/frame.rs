@@ -98,7 +98,8 @@ pub fn route_ips(frame: &[u8]) -> Option<(u32, u32)> {
 }
 
 /// What an echo server sends back: the frame with MACs, IP addresses and UDP ports swapped.
-/// The IPv4 header checksum stays as it is: swapping two words leaves their sum unchanged.
+/// The IPv4 header checksum stays as it is: swapping the addresses only reorders the 16-bit
+/// words it sums (RFC 791).
 ///
 /// Panics if the frame ends before the UDP ports do.
 pub fn turned_around(frame: &[u8]) -> Vec<u8> {
