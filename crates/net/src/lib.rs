@@ -15,7 +15,9 @@
 //!     [`wire::Flags`], with the field layout in its module doc;
 //!   - [`wire::packet`]: whole frames: [`wire::Frame`] (owned, always valid) with parse,
 //!     emit and switch-style trimming, and payload bytes to and from the big-endian u64
-//!     words programs see.
+//!     words programs see;
+//!   - [`wire::udp`]: [`wire::UdpPacket`], [`wire::UdpRepr`], the UDP header (RFC 768) of
+//!     the raw Ethernet/IPv4/UDP frames IceNIC nodes exchange.
 //!
 //!   Every rejection is a [`wire::WireError`] whose message names the layer and the field.
 //! - [`fuzzing`]: the fuzz targets' bodies (`fuzz/`), which must never panic.

@@ -17,7 +17,8 @@ pub const HOST_IP: u32 = NODE_IP_BASE - 1;
 /// First address of the multicast range 224.0.0.0/4: the IP a multicast packet carries.
 pub const MULTICAST_IP: u32 = 0xe000_0000;
 
-/// Transport header flag bits (the wire format's values).
+/// Transport header flag bits (the wire format's values): their one definition in Rust.
+/// `nanopu_net::wire::Flags` names the same bits as a newtype.
 pub mod flags {
     pub const DATA: u8 = 1;
     pub const ACK: u8 = 2;

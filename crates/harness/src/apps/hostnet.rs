@@ -6,7 +6,7 @@
 
 use nanopu_cluster::config::NicKind;
 use nanopu_cluster::host::HostMessage;
-use nanopu_cluster::net::frame::{udp_frame, Ends, IP, PAYLOAD, UDP};
+use nanopu_cluster::net::frame::{udp_ends, udp_frame, Ends, PAYLOAD};
 use nanopu_cluster::Outcome;
 use nanopu_cluster::Simulation;
 use nanopu_nic::Message;
@@ -37,15 +37,13 @@ pub fn frame_of(m: &Message) -> Vec<u8> {
 /// The message a frame carries, or why it is not an appnet frame.
 pub fn message_of(f: &[u8]) -> Result<Message, String> {
     let body = f.get(WORDS..).ok_or_else(|| format!("a frame of {} bytes: no room for words", f.len()))?;
-    if f[12..14] != [8, 0] || f[IP + 9] != 17 || body.len() % 8 != 0 || body.is_empty() {
-        return Err(format!("a frame of {} bytes: not IPv4/UDP with whole words", f.len()));
-    }
-    let be16 = |o: usize| u16::from_be_bytes([f[o], f[o + 1]]);
-    let be32 = |o: usize| u32::from_be_bytes([f[o], f[o + 1], f[o + 2], f[o + 3]]);
+    let ends = udp_ends(f).filter(|_| body.len() % 8 == 0 && !body.is_empty());
+    let (src, dst) =
+        ends.ok_or_else(|| format!("a frame of {} bytes: not IPv4/UDP with whole words", f.len()))?;
     let words: Vec<u64> =
         body.chunks(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
     let len = u16::try_from(body.len()).map_err(|e| e.to_string())?;
-    let (src_ip, dst_ip, src_context, dst_context) = (be32(IP + 12), be32(IP + 16), be16(UDP), be16(UDP + 2));
+    let (src_ip, dst_ip, src_context, dst_context) = (src.ip, dst.ip, src.port, dst.port);
     Ok(Message { src_ip, src_context, dst_ip, dst_context, len, words, group: None })
 }
 

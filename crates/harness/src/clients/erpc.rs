@@ -10,7 +10,7 @@
 //! it has not had answered, and a request that makes no progress for `rto` goes back to
 //! its last answered packet and is resent from there (go-back-N).
 
-use nanopu_cluster::net::frame::{udp_frame, Ends, PAYLOAD};
+use nanopu_cluster::net::frame::{dst_port, udp_frame, Ends, PAYLOAD};
 use nanopu_cluster::node::boot::{node_ip, node_mac};
 use nanopu_sim::Time;
 use std::collections::{BTreeSet, VecDeque};
@@ -388,8 +388,7 @@ impl Client {
 
     /// The header of a frame to this client's session from the server.
     fn parse(&self, f: &[u8]) -> Option<Header> {
-        let port = f.get(nanopu_cluster::net::frame::UDP + 2..nanopu_cluster::net::frame::UDP + 4)?;
-        if port != self.me.port.to_be_bytes() {
+        if dst_port(f)? != self.me.port {
             return None;
         }
         let h = Header::decode(&f[PAYLOAD..])?;

@@ -12,6 +12,8 @@ use std::net::Ipv4Addr;
 pub enum Layer {
     Ethernet,
     Ipv4,
+    /// UDP (RFC 768), in the raw frames IceNIC nodes exchange.
+    Udp,
     Transport,
     /// Checks that span layers (IP address vs transport flags, trimming, trailing bytes).
     Frame,
@@ -23,6 +25,7 @@ impl Layer {
         match self {
             Layer::Ethernet => "ethernet",
             Layer::Ipv4 => "ipv4",
+            Layer::Udp => "udp",
             Layer::Transport => "transport",
             Layer::Frame => "frame",
         }
@@ -33,6 +36,7 @@ impl Layer {
         match self {
             Layer::Ethernet | Layer::Frame => "frame",
             Layer::Ipv4 => "packet",
+            Layer::Udp => "datagram",
             Layer::Transport => "segment",
         }
     }
@@ -63,6 +67,8 @@ pub enum WireError {
     Ipv4Checksum { stored: u16, computed: u16 },
     /// The IP protocol is neither NDP nor Homa.
     Ipv4Protocol(u8),
+    /// The UDP length is below the header size or beyond the buffer (RFC 768).
+    UdpLen { len: u16, available: usize },
     /// Bytes follow the IPv4 packet inside the Ethernet frame.
     TrailingBytes { frame: usize, ip_total: u16 },
     /// The MCAST flag and the class of the IPv4 destination disagree.
@@ -100,6 +106,7 @@ impl WireError {
             EtherType(_) => Layer::Ethernet,
             Ipv4Version(_) | Ipv4Options { .. } | Ipv4TotalLen { .. } => Layer::Ipv4,
             Ipv4Fragment { .. } | Ipv4Checksum { .. } | Ipv4Protocol(_) => Layer::Ipv4,
+            UdpLen { .. } => Layer::Udp,
             TrailingBytes { .. } | McastAddr { .. } | NotTrimmable { .. } => Layer::Frame,
             _ => Layer::Transport,
         }
@@ -139,6 +146,14 @@ impl WireError {
             Ipv4Protocol(p) => write!(
                 f,
                 "protocol 0x{p:02x} is neither NDP (0x99) nor Homa (0x98)"
+            ),
+            UdpLen { len, .. } if usize::from(len) < 8 => write!(
+                f,
+                "length {len} is shorter than the 8-byte header"
+            ),
+            UdpLen { len, available } => write!(
+                f,
+                "length {len} exceeds the {available} bytes available"
             ),
             TrailingBytes { frame, ip_total } => write!(
                 f,

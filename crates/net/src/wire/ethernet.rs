@@ -34,6 +34,19 @@ impl Mac {
     /// ff:ff:ff:ff:ff:ff.
     pub const BROADCAST: Mac = Mac([0xff; 6]);
 
+    /// The MAC in the low 48 bits of `value`, most significant octet first (the upper 16
+    /// bits are ignored).
+    pub fn from_u64(value: u64) -> Mac {
+        Mac(value.to_be_bytes()[2..].try_into().expect("6 bytes"))
+    }
+
+    /// The MAC as the low 48 bits of a `u64`, the inverse of [`Mac::from_u64`].
+    pub fn to_u64(self) -> u64 {
+        let mut b = [0u8; 8];
+        b[2..].copy_from_slice(&self.0);
+        u64::from_be_bytes(b)
+    }
+
     /// True if the individual/group bit (the least significant bit of the first octet,
     /// IEEE 802.3 clause 3.2.3) marks a group address; broadcast is a group address too.
     pub fn is_multicast(self) -> bool {
@@ -205,5 +218,12 @@ mod tests {
         let m = Mac::for_ipv4_multicast(u32::from_be_bytes([239, 129, 2, 3]));
         assert_eq!(m.to_string(), "01:00:5e:01:02:03");
         assert!(m.is_multicast());
+    }
+
+    #[test]
+    fn mac_from_u64_takes_the_low_48_bits() {
+        let m = Mac::from_u64(0xffff_0211_2233_4455);
+        assert_eq!(m.to_string(), "02:11:22:33:44:55");
+        assert_eq!(m.to_u64(), 0x0211_2233_4455);
     }
 }

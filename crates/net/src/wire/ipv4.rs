@@ -8,7 +8,7 @@
 //! | 4 | 2 | identification | 0 (nothing is fragmented) |
 //! | 6 | 2 | flags and fragment offset | DF set on emit; MF or an offset is rejected |
 //! | 8 | 1 | time to live | [`DEFAULT_TTL`] unless the sender says otherwise |
-//! | 9 | 1 | protocol | [`PROTO_NDP`] or [`PROTO_HOMA`] |
+//! | 9 | 1 | protocol | [`PROTO_NDP`] or [`PROTO_HOMA`]; [`PROTO_UDP`] in IceNIC frames |
 //! | 10 | 2 | header checksum | RFC 1071 ones' complement sum, checked on parse |
 //! | 12 | 4 | source address | |
 //! | 16 | 4 | destination address | class D (224.0.0.0/4) for multicast packets |
@@ -26,6 +26,8 @@ pub const HEADER_LEN: usize = 20;
 pub const PROTO_NDP: u8 = 0x99;
 /// IP protocol of the Homa-style transport (our choice, next to NDP's; unassigned by IANA).
 pub const PROTO_HOMA: u8 = 0x98;
+/// IP protocol of UDP (RFC 768), which IceNIC frames carry.
+pub const PROTO_UDP: u8 = 17;
 /// TTL written when nothing else is asked for (the usual Unix default).
 pub const DEFAULT_TTL: u8 = 64;
 /// Number of Homa priority levels the TOS byte carries (the 3 IP precedence bits).

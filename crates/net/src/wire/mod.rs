@@ -4,6 +4,8 @@
 //! `Ipv4Packet<T>`, `TransportHeader<T>`, generic over `T: AsRef<[u8]>`, writable when `T`
 //! is also `AsMut<[u8]>`) and a validated representation (`EthernetRepr`, `Ipv4Repr`,
 //! `TransportRepr`) with `parse` and `emit`. [`packet`] stacks the three into whole frames.
+//! [`udp`] (`UdpPacket<T>`, `UdpRepr`) takes the transport header's place in the raw
+//! Ethernet/IPv4/UDP frames IceNIC nodes exchange.
 //! All multi-byte fields are big-endian (network byte order, RFC 791 appendix B).
 
 pub mod error;
@@ -11,12 +13,14 @@ pub mod ethernet;
 pub mod ipv4;
 pub mod packet;
 pub mod transport;
+pub mod udp;
 
 pub use error::{Layer, WireError};
 pub use ethernet::{EthernetFrame, EthernetRepr, Mac};
 pub use ipv4::{Ipv4Packet, Ipv4Repr};
 pub use packet::{Frame, FrameRepr, ParsedFrame};
 pub use transport::{Flags, TransportHeader, TransportRepr};
+pub use udp::{UdpPacket, UdpRepr};
 
 /// Big-endian field access shared by the views. Callers guarantee the bounds.
 mod field {

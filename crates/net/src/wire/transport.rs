@@ -30,6 +30,8 @@
 use std::fmt;
 use std::ops::BitOr;
 
+use nanopu_sim::packet::flags as bits;
+
 use super::field::{read_u16, read_u32, write_u16, write_u32};
 use super::{Layer, WireError};
 
@@ -58,25 +60,36 @@ mod off {
 }
 
 /// The flags byte. Every `u8` is a valid value; [`TransportRepr`] checks the combination.
+/// The bit values are `nanopu_sim::packet::flags`, the one place they are defined.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Flags(pub u8);
 
 impl Flags {
-    pub const DATA: Flags = Flags(1 << 0);
-    pub const ACK: Flags = Flags(1 << 1);
-    pub const NACK: Flags = Flags(1 << 2);
-    pub const PULL: Flags = Flags(1 << 3);
-    pub const GRANT: Flags = Flags(1 << 4);
+    pub const DATA: Flags = Flags(bits::DATA);
+    pub const ACK: Flags = Flags(bits::ACK);
+    pub const NACK: Flags = Flags(bits::NACK);
+    pub const PULL: Flags = Flags(bits::PULL);
+    pub const GRANT: Flags = Flags(bits::GRANT);
     /// The packet was trimmed to its header by a switch (NDP).
-    pub const CHOP: Flags = Flags(1 << 5);
+    pub const CHOP: Flags = Flags(bits::CHOP);
     /// The packet is addressed to a multicast group range.
-    pub const MCAST: Flags = Flags(1 << 6);
+    pub const MCAST: Flags = Flags(bits::MCAST);
     /// Homa RESEND: asks the peer to resend.
-    pub const RESEND: Flags = Flags(1 << 7);
+    pub const RESEND: Flags = Flags(bits::RESEND);
     /// The bits that say what kind of packet this is; at least one must be set.
-    pub const KINDS: Flags = Flags(0x1f);
+    pub const KINDS: Flags = Flags(bits::DATA | bits::ACK | bits::NACK | bits::PULL | bits::GRANT);
 
-    const NAMES: [&'static str; 8] = ["DATA", "ACK", "NACK", "PULL", "GRANT", "CHOP", "MCAST", "RESEND"];
+    /// Each flag with its name, lowest bit first (the order `Display` lists them in).
+    const NAMES: [(Flags, &'static str); 8] = [
+        (Self::DATA, "DATA"),
+        (Self::ACK, "ACK"),
+        (Self::NACK, "NACK"),
+        (Self::PULL, "PULL"),
+        (Self::GRANT, "GRANT"),
+        (Self::CHOP, "CHOP"),
+        (Self::MCAST, "MCAST"),
+        (Self::RESEND, "RESEND"),
+    ];
 
     /// The raw byte.
     pub fn bits(self) -> u8 {
@@ -117,8 +130,8 @@ impl fmt::Display for Flags {
         if self.0 == 0 {
             return f.write_str("-");
         }
-        let set = (0..8).filter(|bit| self.0 & (1 << bit) != 0);
-        let names: Vec<&str> = set.map(|bit| Self::NAMES[bit]).collect();
+        let set = Self::NAMES.iter().filter(|(flag, _)| self.contains(*flag));
+        let names: Vec<&str> = set.map(|&(_, name)| name).collect();
         f.write_str(&names.join("|"))
     }
 }
