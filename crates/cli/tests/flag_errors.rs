@@ -138,3 +138,28 @@ fn a_capture_point_outside_the_topology_is_named_as_written() {
     let args = ["run", "experiments/incast/ndp-trim.toml", "--pcap-at", "node:999", "--pcap", "/dev/null"];
     refused_saying(&args, &["--pcap-at", "node:999 does not exist", "nodes: 81"]);
 }
+
+/// The NIC's settings are checked by the one check of `config::nic` whether they come as
+/// flags of one node, of `--nodes N` or as a file's keys, naming the flag: the largest cycle
+/// count and a timer period shorter than a context switch were accepted on one node, and with
+/// `--nodes` the error named a line of a TOML file the user never wrote.
+#[test]
+fn nic_flags_are_checked_once_naming_the_flag() {
+    let stream = "sw/build/apps/stream.elf";
+    let huge = "18446744073709551615";
+    for (args, want) in [
+        (&["run", stream, "--cores", "1", "--msg-cycles", huge][..], &["--msg-cycles", "one hour"][..]),
+        (&["run", stream, "--idle-cycles", huge], &["--idle-cycles", "one hour"]),
+        (
+            &["run", "sw/build/apps/alltoall.elf", "--nodes", "2", "--msg-cycles", huge, "--", "2"],
+            &["--msg-cycles"],
+        ),
+        (&["run", stream, "--sched-timer-us", "1e-9"], &["--sched-timer-us", "context switch"]),
+        (&["run", stream, "--sched-timer-us", "4e9"], &["--sched-timer-us", "one hour"]),
+        (&["run", stream, "--max-msg-bytes", "8192"], &["--max-msg-bytes", "--tx-queue-bytes"]),
+        (&["run", stream, "--jbsq-n", "0"], &["--jbsq-n", "1..="]),
+    ] {
+        refused_saying(args, want);
+        assert!(!stderr(&nanopu(args)).contains("TOML"), "{args:?}");
+    }
+}
