@@ -16,14 +16,44 @@ use nanopu_harness::workload::rdma::{RdmaKind, RdmaSpec, KINDS};
 use nanopu_harness::workload::setalg::{Corpus, Popularity, SetalgSpec, CLASSES};
 use nanopu_sim::Time;
 
-/// Run load `s` against `app`'s build for `nic` (apps/APP.elf, or apps/APP_ice.elf on an
-/// IceNIC node) on one core started with `args`.
-pub fn run_load(app: &str, nic: NicKind, s: &LoadSpec, args: Vec<String>) -> Result<LoadResult, SimError> {
-    let program = match nic {
-        NicKind::Nanopu => format!("apps/{app}.elf"),
-        NicKind::IceNic => format!("apps/{app}_ice.elf"),
-    };
-    s.run(&elf(&program), server_node(nic, 1, args))
+/// Both NICs a server node can have, for the tests that check a property on each.
+pub const NICS: [NicKind; 2] = [NicKind::Nanopu, NicKind::IceNic];
+
+/// `app`'s build for `nic`: apps/APP.elf, or apps/APP_ice.elf on an IceNIC node.
+pub fn app_elf(app: &str, nic: NicKind) -> Vec<u8> {
+    match nic {
+        NicKind::Nanopu => elf(&format!("apps/{app}.elf")),
+        NicKind::IceNic => elf(&format!("apps/{app}_ice.elf")),
+    }
+}
+
+/// Run load `s` against `app`'s build for `nic` on `cores` cores started with `args`.
+pub fn run_load(
+    app: &str,
+    nic: NicKind,
+    cores: usize,
+    s: &LoadSpec,
+    args: Vec<String>,
+) -> Result<LoadResult, SimError> {
+    s.run(&app_elf(app, nic), server_node(nic, cores, args))
+}
+
+/// The setup error that refuses load `s` against `app`'s IceNIC build on `cores` cores
+/// started with `args`, before the server starts; a run that is not refused fails the test.
+pub fn icenic_refusal(app: &str, s: &LoadSpec, cores: usize, args: Vec<String>) -> String {
+    match run_load(app, NicKind::IceNic, cores, s, args) {
+        Err(SimError::Setup(e)) => e,
+        other => panic!("not refused: {:?}", other.map(|r| r.outcome)),
+    }
+}
+
+/// The start-up messages a server of `nic` on `cores` cores sends before the load: one per
+/// core on the nanoPU (`lnic_boot_msg`), none on IceNIC (its servers have no such message).
+pub fn startup_messages(nic: NicKind, cores: usize) -> usize {
+    match nic {
+        NicKind::Nanopu => cores,
+        NicKind::IceNic => 0,
+    }
 }
 
 /// A checked load with nothing wrong: no problem reported, every reply right, none lost,
@@ -70,10 +100,10 @@ pub fn sort_spec(algorithm: Algorithm, cores: u32, keys: u32, args: &[u32]) -> S
     }
 }
 
-/// The MICA tests' load (tests/mica.rs, tests/mica_ice.rs): 3,000 requests, half GETs and
-/// half SETs of 8- to 512-byte values, over 1,000 items per core (fewer than the
-/// experiment's 10,000 so that preloading is quick, enough that a Zipf workload hits some
-/// keys many times and most not at all), Poisson arrivals at `rate_mrps`, to every core.
+/// The MICA tests' load (tests/mica.rs): 3,000 requests, half GETs and half SETs of 8- to
+/// 512-byte values, over 1,000 items per core (fewer than the experiment's 10,000 so that
+/// preloading is quick, enough that a Zipf workload hits some keys many times and most not
+/// at all), Poisson arrivals at `rate_mrps`, to every core.
 pub fn mica_spec(cores: u64, keys: Keys, steering: Steering, rate_mrps: f64) -> LoadSpec {
     let kv = KvSpec {
         items_per_core: 1000,
@@ -111,9 +141,9 @@ pub fn mica_spec(cores: u64, keys: Keys, steering: Steering, rate_mrps: f64) -> 
 /// after it.
 pub const RDMA_START_US: u64 = 8000;
 
-/// The RDMA tests' load (tests/rdma.rs, tests/rdma_ice.rs): the operations in the shares of
-/// `mix`, READs and WRITEs of 1 to 16 words, Poisson arrivals at `rate_mrps` to context 0,
-/// from [`RDMA_START_US`].
+/// The RDMA tests' load (tests/rdma.rs): the operations in the shares of `mix`, READs and
+/// WRITEs of 1 to 16 words, Poisson arrivals at `rate_mrps` to context 0, from
+/// [`RDMA_START_US`].
 pub fn rdma_spec(mix: [f64; 5], rate_mrps: f64, requests: usize) -> LoadSpec {
     let rdma = RdmaSpec { seed: 9, mix, read_words: [1, 16], write_words: [1, 16] };
     let class = |(k, &fraction): (&RdmaKind, &f64)| Class {
@@ -141,7 +171,7 @@ pub fn rdma_spec(mix: [f64; 5], rate_mrps: f64, requests: usize) -> LoadSpec {
 /// `nanopu run sw/build/apps/setalg.elf --cores 1 -- 9 1024 2048 16`); the sends start after it.
 pub const SETALG_START_US: u64 = 2500;
 
-/// The set algebra tests' corpus (tests/setalg.rs, tests/setalg_ice.rs).
+/// The set algebra tests' corpus (tests/setalg.rs).
 pub fn setalg_corpus() -> Corpus {
     Corpus { seed: 9, documents: 1024, vocabulary: 2048, words_per_document: 16 }
 }
