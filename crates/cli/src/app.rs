@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-#[derive(Args)]
+#[derive(Args, serde::Serialize, serde::Deserialize)]
 pub struct AppArgs {
     #[command(subcommand)]
     app: App,
@@ -26,7 +26,7 @@ pub struct AppArgs {
     nic: NicKind,
 }
 
-#[derive(Subcommand, Clone)]
+#[derive(Subcommand, Clone, serde::Serialize, serde::Deserialize)]
 enum App {
     /// One neuron on one core accumulating weight x data messages over N edges.
     NnEdges {

@@ -7,5 +7,6 @@ pub mod app;
 pub mod bench;
 pub mod cluster;
 pub mod fault_flags;
+pub mod keywords;
 pub mod run;
 pub mod sort;

@@ -20,7 +20,7 @@ use std::process::ExitCode;
 const DEFAULT_CORES: usize = 4;
 const DEFAULT_MAX_CYCLES: u64 = 100_000_000;
 
-#[derive(Args)]
+#[derive(Args, serde::Serialize, serde::Deserialize)]
 #[command(allow_negative_numbers = true)] // "-1" reaches the flag's check, which names it
 pub struct RunArgs {
     /// RISC-V ELF to run on every core of one node (RV64IMAC, lp64), or a cluster
@@ -58,6 +58,7 @@ pub struct RunArgs {
     exit: Option<String>,
     /// The NIC's settings (docs/config.md's `[node]` keys of the same names).
     #[command(flatten)]
+    #[serde(flatten)]
     nic_settings: NicSection,
     /// Print the summary as JSON.
     #[arg(long)]

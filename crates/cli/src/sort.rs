@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-#[derive(Args, Clone)]
+#[derive(Args, Clone, serde::Serialize, serde::Deserialize)]
 #[command(allow_negative_numbers = true)] // "-1" reaches the flag's check, which names it
 pub struct SortArgs {
     /// The algorithm (local: every core sorts its own keys).

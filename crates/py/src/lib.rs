@@ -1,8 +1,9 @@
 //! `nanopu._native`: the simulator in-process for the Python package (docs/python.md).
 //!
-//! Every run is described by what the command line takes: the flags of `nanopu run`,
-//! `nanopu sort`, `nanopu app` and `nanopu bench`, parsed by the command line's own
-//! parsers (`nanopu_cli`), and a cluster configuration, read by `ClusterFile`. Results go back as the JSON, CSV and pcap the
+//! Every run is described by the structs the command line fills: the Python keywords of
+//! `nanopu.run`, `sort`, `app` and `bench` are put onto `RunArgs`, `SortArgs`, `AppArgs` and
+//! `BenchArgs` field by field, each value checked by its flag's own value parser
+//! (`nanopu_cli::keywords`), and a cluster configuration is read by `ClusterFile`. Results go back as the JSON, CSV and pcap the
 //! command line writes; the Python side turns them into DataFrames and holds no
 //! simulation logic.
 
@@ -13,6 +14,7 @@ mod load;
 mod replicated;
 
 use clap::Parser;
+use nanopu_cli::keywords;
 use nanopu_cli::run::{single_sim, RunArgs};
 use nanopu_cli::sort::{summary_json, SortArgs};
 use nanopu_cluster::report::summarize;
@@ -21,6 +23,8 @@ use nanopu_sim::Time;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 
 create_exception!(
     _native,
@@ -50,10 +54,22 @@ struct SortCmd {
     args: SortArgs,
 }
 
-/// Parse `argv` (without the program name) with a command's own parser; a bad or unknown
-/// flag is an error naming it.
-fn parse<T: Parser>(argv: Vec<String>) -> PyResult<T> {
-    let mut m = T::command().no_binary_name(true).try_get_matches_from(argv).map_err(clap_error)?;
+/// Command `T`'s struct from Python keywords (a JSON object): its defaults are clap's
+/// attributes (the command with only `head`, its name or positional word, given), each
+/// keyword put in its field (`nanopu_cli::keywords`); `what` names the call in errors.
+fn from_keywords<T: Parser, A: Serialize + DeserializeOwned>(
+    head: &[&str],
+    keywords: &str,
+    what: &str,
+    args: impl Fn(T) -> A,
+) -> PyResult<A> {
+    let defaults = args(defaults::<T>(head)?);
+    keywords::apply(&defaults, &T::command(), keywords, what).map_err(error)
+}
+
+/// The struct of command `T` with only `head` given: every default filled in.
+fn defaults<T: Parser>(head: &[&str]) -> PyResult<T> {
+    let mut m = T::command().no_binary_name(true).try_get_matches_from(head).map_err(clap_error)?;
     T::from_arg_matches_mut(&mut m).map_err(clap_error)
 }
 
@@ -68,10 +84,15 @@ fn clap_error(e: clap::Error) -> PyErr {
 /// PROGRAM.elf FLAGS`), the host also sending `frames` (time in ns, the bytes of an
 /// Ethernet frame); returns the run's summary as JSON (`nanopu run --json`).
 #[pyfunction]
-#[pyo3(signature = (argv, frames = Vec::new()))]
-fn run_program(py: Python<'_>, argv: Vec<String>, frames: Vec<(f64, Vec<u8>)>) -> PyResult<String> {
-    let cmd: RunCmd = parse(argv)?;
-    let mut sim = single_sim(&cmd.args).map_err(error)?;
+#[pyo3(signature = (program, keywords, frames = Vec::new()))]
+fn run_program(
+    py: Python<'_>,
+    program: &str,
+    keywords: &str,
+    frames: Vec<(f64, Vec<u8>)>,
+) -> PyResult<String> {
+    let args = from_keywords(&[program], keywords, "nanopu.run", |c: RunCmd| c.args)?;
+    let mut sim = single_sim(&args).map_err(error)?;
     for (i, (at, frame)) in frames.into_iter().enumerate() {
         let at = Time::checked_from_ns_f64(at, &format!("packets[{i}]'s time")).map_err(error)?;
         sim.host.send_raw_at(at, frame);
@@ -83,9 +104,8 @@ fn run_program(py: Python<'_>, argv: Vec<String>, frames: Vec<(f64, Vec<u8>)>) -
 /// A validated sort (`nanopu sort FLAGS`): the summary JSON of `nanopu sort --json`, and
 /// every core's stages as CSV (`--stages`).
 #[pyfunction]
-fn sort(py: Python<'_>, argv: Vec<String>, progress: bool) -> PyResult<(String, String)> {
-    let cmd: SortCmd = parse(argv)?;
-    let a = &cmd.args;
+fn sort(py: Python<'_>, keywords: &str, progress: bool) -> PyResult<(String, String)> {
+    let a = &sort_args(keywords)?;
     let spec = a.checked_spec().map_err(error)?;
     let wall = a.wall().map_err(error)?;
     let started = std::time::Instant::now();
@@ -133,10 +153,15 @@ fn schema(kind: &str) -> PyResult<String> {
 /// The program a sort loads (`--apps` joined with its algorithm's ELF): with its flags, what
 /// its results depend on; the sweeps' cache hashes its bytes (docs/python.md, "The cache").
 #[pyfunction]
-fn sort_program(argv: Vec<String>) -> PyResult<String> {
-    let cmd: SortCmd = parse(argv)?;
-    let spec = cmd.args.checked_spec().map_err(error)?;
-    Ok(cmd.args.apps().join(spec.algorithm.elf()).to_string_lossy().into_owned())
+fn sort_program(keywords: &str) -> PyResult<String> {
+    let a = sort_args(keywords)?;
+    let spec = a.checked_spec().map_err(error)?;
+    Ok(a.apps().join(spec.algorithm.elf()).to_string_lossy().into_owned())
+}
+
+/// `nanopu sort`'s flags from `nanopu.sort`'s keywords.
+fn sort_args(keywords: &str) -> PyResult<SortArgs> {
+    from_keywords(&[], keywords, "nanopu.sort", |c: SortCmd| c.args)
 }
 
 #[pymodule]

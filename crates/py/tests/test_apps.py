@@ -41,7 +41,7 @@ def test_apps_give_the_command_lines_document(name, flags, argv):
 
 
 def test_app_errors_are_the_simulators():
-    with pytest.raises(nanopu.NanopuError, match="unexpected argument '--edgs'"):
+    with pytest.raises(nanopu.NanopuError, match="edgs: not a keyword of nanopu.app"):
         nanopu.app("nn-edges", edgs=4, sw_build=SW)
     with pytest.raises(nanopu.NanopuError, match="nbody-root is an incast IceNIC cannot take"):
         nanopu.app("nbody-root", nic="icenic", sw_build=SW)

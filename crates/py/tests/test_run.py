@@ -46,10 +46,16 @@ def test_same_run_same_frames(apps):
 
 
 def test_errors_carry_the_simulators_message(apps, tmp_path):
-    with pytest.raises(nanopu.NanopuError, match="--bogus"):
+    with pytest.raises(nanopu.NanopuError, match="bogus: not a keyword of nanopu.run"):
         nanopu.run(apps / "stream.elf", bogus=1)
     with pytest.raises(nanopu.NanopuError, match="cannot read"):
         nanopu.run(tmp_path / "missing.elf")
+    with pytest.raises(nanopu.NanopuError, match="args: a list of values, not"):
+        nanopu.run(apps / "stream.elf", args="4 1000")
+    with pytest.raises(nanopu.NanopuError, match="jbsq-n: 0 is not within 1..="):
+        nanopu.run(apps / "stream.elf", jbsq_n=0)
+    with pytest.raises(nanopu.NanopuError, match="sched-timer-us: .* shorter than a context switch"):
+        nanopu.run(apps / "stream.elf", sched_timer_us=1e-9)
     with pytest.raises(nanopu.NanopuError, match="--pcap does not apply to a single node"):
         nanopu.run(apps / "stream.elf", pcap=tmp_path / "x.pcap")
     with pytest.raises(nanopu.NanopuError, match="a single node is node 0"):

@@ -37,5 +37,19 @@ def test_same_seed_same_frames(apps):
 def test_bad_flags_are_errors(apps):
     with pytest.raises(nanopu.NanopuError, match="--buckets: 5 is not 4, 8 or 16"):
         small(apps, buckets=5)
-    with pytest.raises(nanopu.NanopuError, match="--keys-per-cor"):
+    with pytest.raises(nanopu.NanopuError, match="keys_per_cor: not a keyword of nanopu.sort"):
         nanopu.sort(keys_per_cor=3, apps=apps)
+
+
+def test_keywords_are_checked_by_their_flags_rules_naming_them(apps):
+    """Each keyword's value goes through its flag's own check, and the error names it."""
+    for flags, want in [
+        ({"cores": 0}, r"cores: invalid value '0'"),
+        ({"threads": 0}, r"threads: invalid value '0'"),
+        ({"algorithm": "bogosort"}, r"algorithm: invalid value 'bogosort'"),
+        ({"multicast": "no"}, r"multicast: invalid value 'no'"),
+        ({"cores": [16, 64]}, r"cores: one value, not a list"),
+        ({"json": "yes"}, r"json: true or false"),
+    ]:
+        with pytest.raises(nanopu.NanopuError, match=want):
+            nanopu.sort(apps=apps, **flags)

@@ -10,7 +10,8 @@ use std::path::PathBuf;
 
 /// The echo programs of the latency and request-rate benchmarks, by what they do to a
 /// request's payload words (docs/platform.md section 5: loopback and stream).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum App {
     /// Every word back as it came.
     Loopback,

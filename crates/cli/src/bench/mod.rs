@@ -38,7 +38,7 @@ use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(Args)]
+#[derive(Args, serde::Serialize, serde::Deserialize)]
 pub struct BenchArgs {
     /// The benchmark (see `nanopu bench --help` and README.md, "Benchmarks").
     #[arg(value_enum)]
@@ -81,7 +81,8 @@ const MAC_NS: f64 = 26.0;
 /// The benchmarks, one variant each: `measure` and `program_names` match on it
 /// exhaustively, so a benchmark cannot be listed without both (the module's tour says what
 /// each measures).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 enum Bench {
     /// Echo latency per payload size, latency module and wire to wire (--app)
     LoopbackLatency,

@@ -37,7 +37,8 @@ use serde_json::{json, Value};
 /// The eRPC-like software stack (docs/apps/erpc.md) is the third column of the comparison:
 /// its loopback requests per second (`bench_erpc::nic_columns`); rx, tx and stream are
 /// not measured for it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Nic {
     /// The nanoPU NIC: messages through the register file.
     Nanopu,

@@ -123,8 +123,9 @@ impl Default for NodeConfig {
     }
 }
 
-/// The NIC of a node.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// The NIC of a node; its names are "nanopu" and "icenic" wherever it is written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum NicKind {
     /// The nanoPU NIC: messages through x30/x31 (docs/platform.md).
     #[default]

@@ -2,7 +2,7 @@
 
 Three kinds of run, each described by what the ``nanopu`` command line takes
 (docs/python.md; the keys, units and defaults are those of the command's flags and of the
-cluster configuration files, checked by the simulator's own parsers):
+cluster configuration files, each checked by the simulator's own rules):
 
 - ``run(program, sends=..., **flags)``: one node running a RISC-V ELF program, with the
   test host on its port sending messages at given times (``nanopu run PROGRAM.elf``);
@@ -55,7 +55,7 @@ def send(at_ns, context, words, *, src_context=0, node=0):
 def run(program, *, sends=(), packets=(), args=(), progress=False, **flags):
     """Run ``program`` (an ELF path) on one node; ``flags`` are ``nanopu run``'s, as
     keyword arguments (``cores=4``, ``max_cycles=...``, ``until_us=...``, ``mac_ns=...``,
-    ``latency_stamps="off"``, ...). ``sends``: ``send(...)`` results or ``--send`` specs;
+    ``latency_stamps=False``, ...). ``sends``: ``send(...)`` results or ``--send`` specs;
     ``packets``: ``(at_ns, packet)`` pairs, each a Scapy packet (``layers.data_packet``) or
     a frame's bytes, sent by the test host at that time (a frame the NIC cannot take is
     dropped and listed in ``rejected``); ``args``: the program's arguments. Returns a
@@ -116,7 +116,7 @@ def app(name, *, nic="nanopu", progress=False, **flags):
     computation: ``name`` is ``"nn-edges"``, ``"nn"``, ``"othello"``, ``"dotprod"``,
     ``"nbody"`` or ``"nbody-root"``; ``nic`` is ``"nanopu"`` or ``"icenic"``; ``flags`` are
     the application's (``layers=[8, 16, 16, 4]``, ``cores=4``, ``copy=True``, ``seed=1``,
-    ``sw_build="sw/build"``, ...), checked by the command's own parser. An answer that
+    ``sw_build="sw/build"``, ...), checked as the command checks them. An answer that
     differs from the host's returns normally with ``ok`` False (``nanopu app`` exits 1);
     a run the simulator refuses or stops raises ``NanopuError`` with its message (an
     IceNIC receive buffer's drops among them). Returns an ``AppRun``."""
@@ -127,7 +127,7 @@ def bench(name, *, progress=False, **flags):
     """A microbenchmark (``nanopu bench NAME``): ``name`` is one of ``nanopu bench
     --help``'s (``"loopback-latency"``, ``"nic-throughput"``, ``"rx"``, ...); ``flags`` are
     its (``requests=50``, ``app="stream"``, ``nic="icenic"``, ``sw_build=...``), checked by
-    the command's own parser. A reply that does not answer its request raises
+    the command's own rules. A reply that does not answer its request raises
     ``NanopuError`` with the benchmark's message. Returns a ``BenchRun``."""
     return _bench_run(_raw_bench({"name": name, **flags}, progress))
 
@@ -142,14 +142,9 @@ def _config(config):
 
 
 def _raw_program(program, sends, args, progress, flags, packets=()):
-    if isinstance(flags.get("latency_stamps"), bool):
-        flags = {**flags, "latency_stamps": "on" if flags["latency_stamps"] else "off"}
-    argv = [os.fspath(program), *_flags(flags)]
-    argv += [a for s in _specs(sends) for a in ("--send", s)]
-    argv += ["--progress"] if progress else []
-    argv += ["--", *(str(a) for a in args)]
+    words = {**flags, "sends": _specs(sends), "args": _words(args), "progress": bool(progress)}
     frames = [(float(at_ns), bytes(p)) for at_ns, p in packets]
-    return [_native.run_program(argv, frames)]
+    return [_native.run_program(os.fspath(program), _keywords(words), frames)]
 
 
 def _program_run(raw):
@@ -167,7 +162,7 @@ def _cluster_run(raw):
 
 
 def _raw_sort(flags, progress):
-    return list(_native.sort(_flags(flags), progress))
+    return list(_native.sort(_keywords(flags), progress))
 
 
 def _sort_run(raw):
@@ -207,7 +202,7 @@ def _raft_run(raw):
 
 def _raw_app(config, progress):
     """``config``: the application's name and flags, as ``app`` takes them."""
-    return [_native.app(_command(config), progress)]
+    return [_native.app(*_named(config), progress)]
 
 
 def _app_run(raw):
@@ -215,21 +210,16 @@ def _app_run(raw):
 
 
 def _raw_bench(config, progress):
-    return [_native.bench(_command(config), progress)]
+    return [_native.bench(*_named(config), progress)]
 
 
 def _bench_run(raw):
     return BenchRun(json.loads(raw[0]))
 
 
-def _command(config):
-    """``nanopu app``'s or ``nanopu bench``'s arguments: the name, then the flags (a switch
-    such as ``--copy`` given when True, left out when False or None; a list joined by
-    commas)."""
-    flags = {k: v for k, v in config.items() if k != "name" and v is not False and v is not None}
-    switches = [k for k, v in flags.items() if v is True]
-    values = {k: ",".join(map(str, v)) if isinstance(v, (list, tuple)) else v for k, v in flags.items() if v is not True}
-    return [str(config["name"]), *("--" + k.replace("_", "-") for k in switches), *_flags(values)]
+def _named(config):
+    """An app's or benchmark's name and the rest of its configuration as keywords."""
+    return str(config["name"]), _keywords({k: v for k, v in config.items() if k != "name"})
 
 
 def _raw_load(config, seed, rates, requests, warmup, drain_us, records, progress):
@@ -250,14 +240,23 @@ def schema(kind):
     return json.loads(_native.schema(kind))
 
 
-def _flags(flags):
-    """Keyword arguments as command-line flags: ``key_name=v`` is ``--key-name v``."""
-    argv = []
-    for key, value in flags.items():
-        if isinstance(value, bool):
-            value = "true" if value else "false"
-        argv += ["--" + key.replace("_", "-"), os.fspath(value) if isinstance(value, os.PathLike) else str(value)]
-    return argv
+def _keywords(flags):
+    """Keyword arguments as the JSON object the simulator puts onto its structs, each
+    checked there by its flag's own rules (paths as strings; a value of another shape,
+    a string where a list goes among them, is an error naming the keyword)."""
+    def plain(v):
+        if isinstance(v, os.PathLike):
+            return os.fspath(v)
+        if isinstance(v, (list, tuple)):
+            return [plain(x) for x in v]
+        return v
+    return json.dumps({k: plain(v) for k, v in flags.items()})
+
+
+def _words(args):
+    """A program's arguments as strings (numbers written out); a string is left whole, and
+    refused as a list's stand-in by the simulator."""
+    return [str(a) for a in args] if isinstance(args, (list, tuple)) else args
 
 
 def _specs(sends):

@@ -8,7 +8,7 @@ import copy
 import os
 import pathlib
 
-from . import (_app_run, _bench_run, _chain_run, _cluster_run, _command, _flags, _load_run, _native,
+from . import (_app_run, _bench_run, _chain_run, _cluster_run, _keywords, _load_run, _named, _native,
                _program_run, _raft_run, _raw_app, _raw_bench, _raw_chain, _raw_cluster, _raw_load, _raw_program,
                _raw_raft, _raw_sort, _sort_run)
 from ._native import NanopuError
@@ -52,7 +52,7 @@ def _sort_program(flags):
     """The one program the sort loads, as the simulator picks it from the flags; none if
     it refuses them (the run then fails with the same message, reported as its error)."""
     try:
-        return [_native.sort_program(_flags(flags))]
+        return [_native.sort_program(_keywords(flags))]
     except NanopuError:
         return []
 
@@ -214,7 +214,7 @@ def _programs(listing, flags):
     """The programs the run loads, as the simulator picks them from the flags; none if it
     refuses them (the run then fails with the same message, reported as its error)."""
     try:
-        return list(listing(_command(flags)))
+        return list(listing(*_named(flags)))
     except NanopuError:
         return []
 
