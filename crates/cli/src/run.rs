@@ -4,7 +4,8 @@
 
 use clap::Args;
 use nanopu_cluster::config::cluster::NodeFile;
-use nanopu_cluster::config::nic::{Given, NicSection};
+use nanopu_cluster::config::keys::Given;
+use nanopu_cluster::config::nic::NicSection;
 use nanopu_cluster::config::ExitMode;
 use nanopu_cluster::report::{summarize, RunSummary};
 use nanopu_cluster::NodeConfig;

@@ -3,11 +3,11 @@
 //! defaults are the NanoSort paper's standard setup (docs/nanosort.md, "Setup").
 
 use clap::Args;
+use nanopu_cluster::config::keys::Given;
 use nanopu_harness::sort::harness::max_records_per_core;
 use nanopu_harness::sort::report::{stage_table, stages_csv, SeedSummary};
 use nanopu_harness::sort::{self, Algorithm, Distribution, SortRun, SortSpec, Start};
 use nanopu_harness::trace::{trace_json, TraceInput};
-use nanopu_sim::Time;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -127,12 +127,10 @@ pub struct SortArgs {
     threads: Option<usize>,
 }
 
-/// Limits of the cluster configuration a sort builds (`cluster_config`), checked here
-/// so that an error names the flag rather than the configuration key: nodes are numbered
-/// in 20 bits, and a time-valued key is at most one hour (sums of them then stay within
-/// the 5.1 h of simulated time).
+/// Nodes of the cluster a sort builds are numbered in 20 bits (a flag past it is refused
+/// naming the flag; the switch, link and transport flags are checked by their sections'
+/// own checks, `SortSpec::check_sections`).
 const MAX_NODES: i64 = 1 << 20;
-const HOUR_US: u64 = 3_600_000_000;
 
 impl SortArgs {
     /// Refuse what no run can use, naming the flag, before anything is built or simulated
@@ -141,17 +139,14 @@ impl SortArgs {
         self.check_size()?;
         self.check_algorithm_flags()?;
         self.check_nanosort()?;
-        time_ns(self.switch_latency_ns, "--switch-latency-ns")?;
-        share(self.drop_prob, "--drop-prob", false)?;
-        share(self.tail_fraction, "--tail-fraction", true)?;
-        time_us(self.tail_delay_us, "--tail-delay-us")?;
+        self.spec()?.check_sections(Given::FlagsOf("switch"), Given::Flags)?;
         if self.max_us <= 0.0 {
             return Err(format!("--max-us: {} is not a time limit (more than 0 us)", self.max_us));
         }
         if self.pcap_at.is_some() && self.pcap.is_none() {
             return Err("--pcap-at says where to capture, but no --pcap file was given".into());
         }
-        time_us(self.max_us, "--max-us")?;
+        nanopu_cluster::config::check::time_us(self.max_us, "--max-us")?;
         wall_limit(self.max_wall_s).map(|_| ())
     }
 
@@ -232,32 +227,6 @@ impl SortArgs {
         }
         Ok(())
     }
-}
-
-/// A time-valued flag given in ns: a time (not NaN, negative or infinite) of at most an hour.
-fn time_ns(ns: f64, flag: &str) -> Result<(), String> {
-    within_hour(Time::checked_from_ns_f64(ns, flag)?, &format!("{flag}: {ns} ns"))
-}
-
-/// As [`time_ns`], given in us.
-fn time_us(us: f64, flag: &str) -> Result<(), String> {
-    within_hour(Time::checked_from_us_f64(us, flag)?, &format!("{flag}: {us} us"))
-}
-
-fn within_hour(t: Time, given: &str) -> Result<(), String> {
-    if t > Time::from_us(HOUR_US) {
-        return Err(format!("{given} is more than one hour"));
-    }
-    Ok(())
-}
-
-/// A probability or share: within [0, 1], or [0, 1) where 1 cannot work (a link that
-/// drops every packet never delivers one).
-fn share(v: f64, flag: &str, one_allowed: bool) -> Result<(), String> {
-    if v >= 0.0 && (v < 1.0 || (one_allowed && v == 1.0)) {
-        return Ok(());
-    }
-    Err(format!("{flag}: {v} is not within [0, {}", if one_allowed { "1]" } else { "1)" }))
 }
 
 /// `--max-wall-s`: a positive, finite number of seconds (`Duration` panics on others).

@@ -1,4 +1,5 @@
-//! Unknown keys in a section that takes a shared part flattened into it (the NIC's settings in
+//! How a setting is named to the user ([`Given`]: a file's key, a flag, a Python keyword),
+//! and unknown keys in a section that takes a shared part flattened into it (the NIC's settings in
 //! `[node]` and `[server]`): serde's `deny_unknown_fields` does not work with `flatten`, so
 //! such a section ends with a [`NoOtherKeys`] field, which takes what neither the section nor
 //! its flattened parts know and refuses the first key, as `deny_unknown_fields` would.
@@ -69,4 +70,29 @@ pub fn keys_of<S: JsonSchema>() -> String {
     let props = schema.get("properties").and_then(|p| p.as_object());
     let names: Vec<String> = props.map_or(Vec::new(), |p| p.keys().map(|k| format!("`{k}`")).collect());
     names.join(", ")
+}
+
+/// Where settings were given, which names them in an error as the user wrote them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Given<'a> {
+    /// Keys of a file's section: "node.jbsq_n".
+    Section(&'a str),
+    /// Command-line flags: "--jbsq-n".
+    Flags,
+    /// Command-line flags named after their section: "--switch-latency-ns".
+    FlagsOf(&'a str),
+    /// Python keywords: "jbsq_n".
+    Keywords,
+}
+
+impl Given<'_> {
+    /// The setting `key` as the user wrote it.
+    pub fn name(self, key: &str) -> String {
+        match self {
+            Given::Section(s) => format!("{s}.{key}"),
+            Given::Flags => format!("--{}", key.replace('_', "-")),
+            Given::FlagsOf(s) => format!("--{s}-{}", key.replace('_', "-")),
+            Given::Keywords => key.to_string(),
+        }
+    }
 }

@@ -5,6 +5,7 @@
 //! comments are the keys' reference (docs/config.md) and the flags' help alike.
 
 use super::check::{cycles, sched_timer_cycles, within};
+use super::keys::Given;
 use clap::builder::BoolishValueParser;
 use nanopu_nic::params::CoreSelection;
 use nanopu_nic::NicParams;
@@ -44,28 +45,6 @@ pub struct NicSection {
     /// "Latency stamps"; l-nic/lnic SimUtils.scala). Default true (flag: on or off).
     #[arg(long, value_parser = BoolishValueParser::new())]
     pub latency_stamps: Option<bool>,
-}
-
-/// Where settings were given, which names them in an error as the user wrote them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Given<'a> {
-    /// Keys of a file's section: "node.jbsq_n".
-    Section(&'a str),
-    /// Command-line flags: "--jbsq-n".
-    Flags,
-    /// Python keywords: "jbsq_n".
-    Keywords,
-}
-
-impl Given<'_> {
-    /// The setting `key` as the user wrote it.
-    pub fn name(self, key: &str) -> String {
-        match self {
-            Given::Section(s) => format!("{s}.{key}"),
-            Given::Flags => format!("--{}", key.replace('_', "-")),
-            Given::Keywords => key.to_string(),
-        }
-    }
 }
 
 impl NicSection {

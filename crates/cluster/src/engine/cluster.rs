@@ -1,7 +1,7 @@
 //! Building a cluster run from a configuration file.
 
 use crate::config::cluster::{parse_nodes, ClusterFile};
-use crate::config::nic::Given;
+use crate::config::keys::Given;
 use crate::config::{check, NodeConfig};
 use crate::net::Network;
 use crate::node::Node;

@@ -8,7 +8,6 @@ pub mod frame;
 pub(crate) mod link;
 pub(crate) mod port_tx;
 
-use crate::config::check::{time_ns, time_us};
 use crate::config::cluster::ClusterFile;
 use crate::node::Node;
 use nanopu_net::fabric::{Fabric, FabricParams, LinkParams, SwitchParams, Topology, UplinkChoice};
@@ -86,10 +85,16 @@ impl Network {
     }
 }
 
-/// Femtoseconds of a time key, converted with its checks (the file was validated already;
-/// converting checked keeps a value set after validation from wrapping).
-fn fs(t: Result<Time, String>) -> Result<u64, String> {
-    t.map(Time::as_fs)
+/// Femtoseconds of a time key in ns. The file's keys were checked by
+/// `ClusterFile::validate`, which `Simulation::cluster` runs just before building the
+/// network: each setting has that one check.
+fn fs(ns: f64) -> u64 {
+    Time::from_ns_f64(ns).as_fs()
+}
+
+/// A time key in us (checked as [`fs`]'s, so within `Time`'s range).
+fn us(us: f64) -> Time {
+    Time::checked_from_us_f64(us, "a checked key").expect("ClusterFile::validate checked it")
 }
 
 pub(crate) fn fabric_params(f: &ClusterFile) -> Result<FabricParams, String> {
@@ -107,7 +112,7 @@ pub(crate) fn fabric_params(f: &ClusterFile) -> Result<FabricParams, String> {
     };
     let link = LinkParams {
         rate_bps: (f.link.rate_gbps * 1e9).round() as u64,
-        propagation_fs: fs(time_ns(f.link.propagation_ns, "link.propagation_ns"))?,
+        propagation_fs: fs(f.link.propagation_ns),
         drop_prob: f.link.drop_prob,
     };
     Ok(FabricParams {
@@ -134,10 +139,9 @@ fn switch_params(f: &ClusterFile) -> Result<SwitchParams, String> {
         p.band_bytes.resize(p.bands as usize, *p.band_bytes.last().unwrap_or(&65536));
     }
     p.trim = s.trim.unwrap_or(p.trim);
-    p.latency_fs = s.latency_ns.map_or(Ok(p.latency_fs), |v| fs(time_ns(v, "switch.latency_ns")))?;
+    p.latency_fs = s.latency_ns.map_or(p.latency_fs, fs);
     p.multicast = s.multicast.unwrap_or(p.multicast);
-    p.mcast_timeout_fs =
-        s.mcast_timeout_us.map_or(Ok(p.mcast_timeout_fs), |u| fs(time_us(u, "switch.mcast_timeout_us")))?;
+    p.mcast_timeout_fs = s.mcast_timeout_us.map_or(p.mcast_timeout_fs, |u| us(u).as_fs());
     p.uplink = match s.uplink.as_deref() {
         None | Some("spray") => UplinkChoice::Spray,
         Some("hash") => UplinkChoice::Hash,
@@ -155,12 +159,11 @@ fn transport_params(f: &ClusterFile) -> Result<TransportParams, String> {
     let mut p = TransportParams { protocol, ..TransportParams::default() };
     let t = &f.transport_params;
     p.rtt_pkts = t.rtt_pkts.unwrap_or(p.rtt_pkts);
-    p.rto = t.rto_us.map_or(Ok(p.rto), |u| time_us(u, "transport_params.rto_us"))?;
+    p.rto = t.rto_us.map_or(p.rto, us);
     p.rtt_bytes = t.rtt_bytes.unwrap_or(p.rtt_bytes);
     p.overcommit = t.overcommit.unwrap_or(p.overcommit);
     p.tail_fraction = t.tail_fraction.unwrap_or(p.tail_fraction);
-    p.tail_delay =
-        t.tail_delay_us.map_or(Ok(p.tail_delay), |u| time_us(u, "transport_params.tail_delay_us"))?;
+    p.tail_delay = t.tail_delay_us.map_or(p.tail_delay, us);
     p.multicast = f.switch.multicast.unwrap_or(true);
     p.pull_interval = pull_interval(f.link.rate_gbps);
     p.byte_time = Time::from_ns_f64(8.0 / f.link.rate_gbps);

@@ -8,6 +8,7 @@ use super::validate::{validate_digest, validate_min_digest, Verdict};
 use nanopu_cluster::config::cluster::{
     ClusterFile, NodeFile, ProgramFile, SwitchFile, TopologyFile, TransportFile,
 };
+use nanopu_cluster::config::keys::Given;
 use nanopu_cluster::Outcome;
 use nanopu_cluster::SimError;
 use nanopu_cluster::Simulation;
@@ -147,6 +148,16 @@ impl SortSpec {
             return Err(format!("keys_per_core: {n} records per core do not fit a node's sort area with {c} cores per node (at most {max})"));
         }
         Ok(())
+    }
+
+    /// The switch, link and transport sections of this run's cluster, each by its own check
+    /// (`SwitchFile::check`, ...), an error naming the setting as `switch` (the switch's
+    /// keys) and `others` (the link's and transport's) say: `nanopu sort`'s flags.
+    pub fn check_sections(&self, switch: Given, others: Given) -> Result<(), String> {
+        let f = self.cluster_file("")?;
+        f.switch.check(&f.transport, switch)?;
+        f.link.check(others)?;
+        f.transport_params.check(others)
     }
 
     /// The cluster configuration of this run.

@@ -4,6 +4,7 @@
 
 use super::ClusterFile;
 use crate::config::check::{self, loss, time_ns, time_us, within};
+use crate::config::keys::Given;
 use nanopu_net::fabric::SwitchParams;
 use nanopu_sim::packet::{HEADER_BYTES, MIN_FRAME};
 use nanopu_sim::time::serialization;
@@ -55,35 +56,35 @@ pub struct SwitchFile {
 impl ClusterFile {
     pub(super) fn check_switch(&self) -> Result<(), String> {
         let s = &self.switch;
-        let bands = s.bands.unwrap_or(if self.transport == "homa" { 8 } else { 2 });
-        within(bands, 1, 8, "switch.bands", "")?;
-        if let Some(b) = &s.band_bytes {
-            check_band_bytes(b, bands)?;
+        s.check(&self.transport, Given::Section("switch"))?;
+        let Some(v) = s.mcast_timeout_us else { return Ok(()) };
+        self.at_least_round_trip(time_us(v, "switch.mcast_timeout_us")?, v, 1, "switch.mcast_timeout_us")
+    }
+}
+
+impl SwitchFile {
+    /// Each key given against its range, named as `at` (the timeout's floor depends on the
+    /// links: `ClusterFile::check_switch`).
+    pub fn check(&self, transport: &str, at: Given) -> Result<(), String> {
+        let bands = self.bands.unwrap_or(if transport == "homa" { 8 } else { 2 });
+        within(bands, 1, 8, &at.name("bands"), "")?;
+        if let Some(b) = &self.band_bytes {
+            check_band_bytes(b, bands, &at.name("band_bytes"))?;
         }
-        s.latency_ns.map(|v| time_ns(v, "switch.latency_ns")).transpose()?;
-        if let Some(v) = s.mcast_timeout_us {
-            self.at_least_round_trip(
-                time_us(v, "switch.mcast_timeout_us")?,
-                v,
-                1,
-                "switch.mcast_timeout_us",
-            )?;
-        }
-        match s.uplink.as_deref() {
+        self.latency_ns.map(|v| time_ns(v, &at.name("latency_ns"))).transpose()?;
+        match self.uplink.as_deref() {
             None | Some("spray") | Some("hash") => Ok(()),
-            Some(o) => Err(format!("switch.uplink: \"{o}\" is not \"spray\" or \"hash\"")),
+            Some(o) => Err(format!("{}: \"{o}\" is not \"spray\" or \"hash\"", at.name("uplink"))),
         }
     }
 }
 
 /// One queue limit per band, each within what a switch's queue can be.
-fn check_band_bytes(b: &[u32], bands: u8) -> Result<(), String> {
+fn check_band_bytes(b: &[u32], bands: u8, key: &str) -> Result<(), String> {
     if b.len() != bands as usize {
-        return Err(format!("switch.band_bytes: {} limits for {bands} bands", b.len()));
+        return Err(format!("{key}: {} limits for {bands} bands", b.len()));
     }
-    b.iter().try_for_each(|&x| {
-        within(x, 72, SwitchParams::MAX_BAND_BYTES, "switch.band_bytes", " bytes").map(|_| ())
-    })
+    b.iter().try_for_each(|&x| within(x, 72, SwitchParams::MAX_BAND_BYTES, key, " bytes").map(|_| ()))
 }
 
 /// Timeout floors.
@@ -125,10 +126,11 @@ impl ClusterFile {
 }
 
 impl LinkFile {
-    pub(super) fn check(&self) -> Result<(), String> {
-        check::within_f64(self.rate_gbps, 0.001, 100_000.0, "link.rate_gbps", " Gb/s")?;
-        time_ns(self.propagation_ns, "link.propagation_ns")?;
-        loss(self.drop_prob, "link.drop_prob")?;
+    /// Each key against its range, named as `at`.
+    pub fn check(&self, at: Given) -> Result<(), String> {
+        check::within_f64(self.rate_gbps, 0.001, 100_000.0, &at.name("rate_gbps"), " Gb/s")?;
+        time_ns(self.propagation_ns, &at.name("propagation_ns"))?;
+        loss(self.drop_prob, &at.name("drop_prob"))?;
         Ok(())
     }
 }

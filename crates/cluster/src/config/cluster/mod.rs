@@ -49,6 +49,7 @@ mod tests;
 mod topology;
 
 use crate::config::check;
+use crate::config::keys::Given;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -149,7 +150,7 @@ impl ClusterFile {
     pub fn validate(&self) -> Result<(), String> {
         self.check_top()?;
         let nodes = self.node_count()?;
-        self.link.check()?;
+        self.link.check(Given::Section("link"))?;
         self.check_switch()?;
         self.node.check()?;
         self.check_transport()?;

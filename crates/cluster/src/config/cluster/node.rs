@@ -3,8 +3,9 @@
 
 use super::{clock_hz, ClusterFile};
 use crate::config::check::{fraction, time_us, within};
+use crate::config::keys::Given;
 use crate::config::keys::NoOtherKeys;
-use crate::config::nic::{Given, NicSection};
+use crate::config::nic::NicSection;
 use crate::config::ExitMode;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -77,15 +78,24 @@ impl NodeFile {
 impl ClusterFile {
     pub(super) fn check_transport(&self) -> Result<(), String> {
         let t = &self.transport_params;
-        // A message has at most 64 packets (65,535 bytes of 1,024): a larger window sends
-        // nothing more, and NDP adds it to 32-bit counts and 16-bit PULL credits.
-        t.rtt_pkts.map(|v| within(v, 1, 64, "transport_params.rtt_pkts", "")).transpose()?;
-        t.rtt_bytes.map(|v| within(v, 1024, 65_536, "transport_params.rtt_bytes", " bytes")).transpose()?;
-        t.overcommit.map(|v| within(v, 1, u32::MAX, "transport_params.overcommit", "")).transpose()?;
-        t.tail_fraction.map(|v| fraction(v, "transport_params.tail_fraction")).transpose()?;
-        t.tail_delay_us.map(|v| time_us(v, "transport_params.tail_delay_us")).transpose()?;
+        t.check(Given::Section("transport_params"))?;
         let Some(v) = t.rto_us else { return Ok(()) };
         let hops = if self.topology.kind == "star" { 2 } else { 4 };
         self.at_least_round_trip(time_us(v, "transport_params.rto_us")?, v, hops, "transport_params.rto_us")
+    }
+}
+
+impl TransportFile {
+    /// Each key against its range, named as `at` (the timeout's floor depends on the
+    /// links: `ClusterFile::check_transport`).
+    pub fn check(&self, at: Given) -> Result<(), String> {
+        // A message has at most 64 packets (65,535 bytes of 1,024): a larger window sends
+        // nothing more, and NDP adds it to 32-bit counts and 16-bit PULL credits.
+        self.rtt_pkts.map(|v| within(v, 1, 64, &at.name("rtt_pkts"), "")).transpose()?;
+        self.rtt_bytes.map(|v| within(v, 1024, 65_536, &at.name("rtt_bytes"), " bytes")).transpose()?;
+        self.overcommit.map(|v| within(v, 1, u32::MAX, &at.name("overcommit"), "")).transpose()?;
+        self.tail_fraction.map(|v| fraction(v, &at.name("tail_fraction"))).transpose()?;
+        self.tail_delay_us.map(|v| time_us(v, &at.name("tail_delay_us"))).transpose()?;
+        Ok(())
     }
 }

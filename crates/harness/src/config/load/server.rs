@@ -4,8 +4,9 @@
 
 use super::LoadFile;
 use nanopu_cluster::config::check::{self, time_ns, within};
+use nanopu_cluster::config::keys::Given;
 use nanopu_cluster::config::keys::NoOtherKeys;
-use nanopu_cluster::config::nic::{Given, NicSection};
+use nanopu_cluster::config::nic::NicSection;
 use nanopu_cluster::config::NicKind;
 use nanopu_cluster::NodeConfig;
 use schemars::JsonSchema;
