@@ -13,7 +13,7 @@
  *
  * One core polls its receive queue and the cycle counter: messages are handled as they
  * come, timers (election timeout, heartbeats) when the counter passes them.  The state the
- * host checks after a run (crates/cluster/src/raft.rs) is the `raft` structure, the log and
+ * host checks after a run (crates/harness/src/clients/raft/state.rs) is the `raft` structure, the log and
  * the store, read from the node's memory through their symbols.
  *
  * Every message goes through appnet (appnet.h, with its header words), so one source builds
