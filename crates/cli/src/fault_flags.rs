@@ -1,7 +1,7 @@
 //! `--crash NODE@US` and `--partition NODES@FROM-TO` of `nanopu run` on a cluster: faults
 //! added to the run's configuration as `[[faults]]` entries would be (docs/faults.md).
 
-use nanopu_cluster::config::cluster::{ClusterFile, FaultFile};
+use nanopu_cluster::config::cluster::{ordered_range, ClusterFile, FaultFile};
 
 /// The fault flags given, each with its text (for errors).
 #[derive(Clone, Debug, Default)]
@@ -49,7 +49,8 @@ pub fn partition(s: &str) -> Result<FaultFile, String> {
         match item {
             "host" => host = true,
             _ => {
-                nodes.extend(node_range(item).ok_or_else(|| bad(&format!("'{item}' is not N, A-B or host")))?)
+                let range = node_range(item).map_err(|e| bad(&e))?;
+                nodes.extend(range.ok_or_else(|| bad(&format!("'{item}' is not N, A-B or host")))?)
             }
         }
     }
@@ -57,14 +58,18 @@ pub fn partition(s: &str) -> Result<FaultFile, String> {
     Ok(if host { p.with_host() } else { p })
 }
 
-/// "N" or "A-B" (inclusive), at most the largest topology's nodes.
-fn node_range(item: &str) -> Option<std::ops::RangeInclusive<u32>> {
+/// "N" or "A-B" (inclusive), at most the largest topology's nodes; None if not a node or
+/// range, an error naming a reversed range.
+fn node_range(item: &str) -> Result<Option<std::ops::RangeInclusive<u32>>, String> {
     let num = |x: &str| {
         x.trim().parse::<u32>().ok().filter(|&n| n < nanopu_net::fabric::Topology::MAX_NODES as u32)
     };
     match item.split_once('-') {
-        Some((a, b)) => Some(num(a)?..=num(b)?),
-        None => num(item).map(|n| n..=n),
+        Some((a, b)) => match (num(a), num(b)) {
+            (Some(a), Some(b)) => ordered_range(a, b, item).map(Some),
+            _ => Ok(None),
+        },
+        None => Ok(num(item).map(|n| n..=n)),
     }
 }
 
@@ -86,7 +91,13 @@ mod tests {
             let e = crash(s).unwrap_err();
             assert!(e.contains(why) && e.contains("NODE@US"), "{s}: {e}");
         }
-        for (s, why) in [("0,1@20", "'-'"), ("0,x@1-2", "'x'"), ("0@a-2", "FROM"), ("0@1-b", "TO")] {
+        for (s, why) in [
+            ("3-0@1-20", "\"3-0\" is a reversed range"),
+            ("0,1@20", "'-'"),
+            ("0,x@1-2", "'x'"),
+            ("0@a-2", "FROM"),
+            ("0@1-b", "TO"),
+        ] {
             let e = partition(s).unwrap_err();
             assert!(e.contains(why) && e.contains("NODES@FROM-TO"), "{s}: {e}");
         }

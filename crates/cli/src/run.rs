@@ -3,6 +3,7 @@
 //! run asked for is an error that says why, never silently ignored.
 
 use clap::Args;
+use nanopu_cluster::config::check;
 use nanopu_cluster::config::cluster::NodeFile;
 use nanopu_cluster::config::keys::Given;
 use nanopu_cluster::config::nic::NicSection;
@@ -35,7 +36,8 @@ pub struct RunArgs {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
     cores: Option<u64>,
     /// Stop after this many simulated core cycles (3.2 GHz), reporting what was measured,
-    /// marked incomplete, with exit status 2 [default: 100000000].
+    /// marked incomplete, with exit status 2; 1 to 23,040,000,000,000 (two hours)
+    /// [default: 100000000].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     max_cycles: Option<u64>,
     /// Ethernet MAC and serial I/O latency at the node's port, each way, in ns (single node:
@@ -148,8 +150,10 @@ pub fn main(a: RunArgs) -> Result<ExitCode, String> {
             "--nodes: a cluster's links are set by the defaults of [link]",
         )?;
         refuse(&a.single_flags(), "--nodes")?;
-        a.check_pcie()?;
-        a.nic_settings.check(Given::Flags, NodeConfig::default().timing.clock_hz)?;
+        a.check_nic()?;
+        let hz = NodeConfig::default().timing.clock_hz;
+        check::cycle_limit(a.max_cycles(), "--max-cycles", hz)?;
+        a.nic_settings.check(Given::Flags, hz)?;
         let star = crate::cluster::Star {
             nodes: a.nodes.unwrap_or(1),
             node: a.node_file(),
@@ -198,12 +202,16 @@ impl RunArgs {
         flags.into_iter().map(|(f, given)| (f.to_string(), given)).chain(nic).collect()
     }
 
-    /// `--pcie-ns` only with `--nic icenic`.
-    fn check_pcie(&self) -> Result<(), String> {
-        if self.pcie_ns.is_some_and(|ns| ns != 0.0) && self.nic.as_deref() != Some("icenic") {
+    /// `--pcie-ns` only with `--nic icenic`, and none of the nanoPU NIC's settings with it.
+    fn check_nic(&self) -> Result<(), String> {
+        let ice = self.nic.as_deref() == Some("icenic");
+        if self.pcie_ns.is_some_and(|ns| ns != 0.0) && !ice {
             return Err("--pcie-ns: only an IceNIC node has a PCIe-attached variant (add --nic icenic); the nanoPU NIC sits at the core's register file".into());
         }
-        Ok(())
+        match ice {
+            true => self.nic_settings.none_on_icenic(Given::Flags),
+            false => Ok(()),
+        }
     }
 
     /// The `--send` messages of a cluster run (their length is checked against the file's
@@ -288,23 +296,19 @@ impl RunArgs {
         let mut cfg = NodeConfig::default();
         cfg.nic.cores = self.cores.unwrap_or(DEFAULT_CORES as u64) as usize;
         self.nic_settings.apply(&mut cfg.nic, Given::Flags, cfg.timing.clock_hz)?;
-        cfg.max_cycles = checked_cycles(self.max_cycles(), &cfg)?;
+        cfg.max_cycles = check::cycle_limit(self.max_cycles(), "--max-cycles", cfg.timing.clock_hz)?;
         cfg.args = self.args.clone();
         cfg.abi = AbiChoice::parse(self.abi.as_deref().unwrap_or("auto")).map_err(|e| format!("--{e}"))?;
         cfg.exit = ExitMode::parse(self.exit.as_deref().unwrap_or("auto")).map_err(|e| format!("--{e}"))?;
         cfg.progress = self.progress;
-        cfg.port.mac_fs = Time::checked_from_ns_f64(self.mac_ns.unwrap_or(0.0), "--mac-ns")?.as_fs();
+        cfg.port.mac_fs = check::time_ns(self.mac_ns.unwrap_or(0.0), "--mac-ns")?.as_fs();
         cfg.nic_kind = self.nic.as_deref().unwrap_or("nanopu").parse().map_err(|e| format!("--nic: {e}"))?;
         cfg.pcie_ns = self.pcie_ns.unwrap_or(0.0);
-        self.check_pcie()?;
+        self.check_nic()?;
         cfg.program_name =
             self.program.file_name().map_or("program".into(), |n| n.to_string_lossy().into_owned());
         Ok(cfg)
     }
-}
-
-fn clock(cfg: &NodeConfig) -> Result<nanopu_sim::Clock, String> {
-    nanopu_sim::Clock::from_hz(cfg.timing.clock_hz)
 }
 
 /// `--threads N`: a whole number of host threads, at least 1.
@@ -313,19 +317,6 @@ pub fn positive_threads(s: &str) -> Result<usize, String> {
         Ok(n) if n >= 1 => Ok(n),
         _ => Err(format!("'{s}' is not a number of host threads (1 or more)")),
     }
-}
-
-/// `--max-cycles` must stay within simulated time's range (u64 femtoseconds, about 5 h).
-fn checked_cycles(cycles: u64, cfg: &NodeConfig) -> Result<u64, String> {
-    let clock = clock(cfg)?;
-    let most = u64::MAX / clock.period().as_fs() - 1;
-    if cycles > most {
-        return Err(format!(
-            "--max-cycles {cycles}: at most {most} ({:.0} s of simulated time)",
-            clock.time_of(most).as_secs_f64()
-        ));
-    }
-    Ok(cycles)
 }
 
 fn single(a: &RunArgs) -> Result<ExitCode, String> {
@@ -349,7 +340,7 @@ pub fn single_sim(a: &RunArgs) -> Result<Simulation, String> {
     let mut sim = Simulation::new(&elf, cfg).map_err(|e| format!("{}: {e}", a.program.display()))?;
     sim.set_limit_name("--max-cycles");
     if let Some(us) = a.until_us {
-        sim.set_deadline(Time::checked_from_us_f64(us, "--until-us")?);
+        sim.set_deadline(check::time_us(us, "--until-us")?);
     }
     queue_frames(a, &mut sim)?;
     for spec in &a.sends {
@@ -383,7 +374,7 @@ fn parse_frame(spec: &str) -> Result<(Time, Vec<u8>), String> {
     use nanopu_cluster::net::frame::{udp_frame, Ends, PAYLOAD};
     let bad = || format!("--send-frame {spec}: expected AT_NS:BYTES (BYTES from {PAYLOAD} to 1516)");
     let (at, bytes) = spec.split_once(':').ok_or_else(bad)?;
-    let at = Time::checked_from_ns_f64(at.parse().map_err(|_| bad())?, "--send-frame")?;
+    let at = check::time_ns(at.parse().map_err(|_| bad())?, "--send-frame")?;
     let len: usize = bytes.parse().map_err(|_| bad())?;
     if !(PAYLOAD..=1516).contains(&len) {
         return Err(bad());
@@ -471,7 +462,7 @@ pub fn parse_send(spec: &str, max_bytes: u32) -> Result<(Time, nanopu_nic::Messa
     let (words, node) = rest.split_once('@').unwrap_or((rest, "0"));
     let node: u32 = node.trim().parse().map_err(|_| bad("NODE is not a node number"))?;
     let at: f64 = at.parse().map_err(|_| bad("AT_NS is not a number"))?;
-    let at = Time::checked_from_ns_f64(at, "AT_NS").map_err(|e| bad(&e))?;
+    let at = check::time_ns(at, "AT_NS").map_err(|e| bad(&e))?;
     let (dst, src) = contexts(ctx).map_err(|e| bad(&e))?;
     let words: Result<Vec<u64>, _> = words.split(',').map(parse_word).collect();
     let words = words.map_err(|w| bad(&format!("word '{w}' is not a u64")))?;

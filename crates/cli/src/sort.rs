@@ -137,6 +137,7 @@ impl SortArgs {
     /// (clap has checked the integer ranges).
     fn check(&self) -> Result<(), String> {
         self.check_size()?;
+        self.check_spines()?;
         self.check_algorithm_flags()?;
         self.check_nanosort()?;
         self.spec()?.check_sections(Given::FlagsOf("switch"), Given::Flags)?;
@@ -203,6 +204,19 @@ impl SortArgs {
         if self.keys_per_core as u64 > max {
             let n = self.keys_per_core;
             return Err(format!("--keys-per-core: {n} records do not fit a node's sort area with {per} cores per node (at most {max})"));
+        }
+        Ok(())
+    }
+
+    /// `--spines` only for a leaf-spine: nodes that fit one switch make a star, which has none.
+    fn check_spines(&self) -> Result<(), String> {
+        let nodes = self.cores / self.per_node();
+        if self.spines.is_some() && nodes <= self.nodes_per_leaf {
+            let per = self.nodes_per_leaf;
+            return Err(format!(
+                "--spines does not apply: {nodes} nodes fit one switch (--nodes-per-leaf {per}), \
+                 a star, which has no spines"
+            ));
         }
         Ok(())
     }

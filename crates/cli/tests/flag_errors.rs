@@ -163,3 +163,27 @@ fn nic_flags_are_checked_once_naming_the_flag() {
         assert!(!stderr(&nanopu(args)).contains("TOML"), "{args:?}");
     }
 }
+
+/// `--threads 0` is refused by every command that takes it, by the one check
+/// (`run::positive_threads`).
+#[test]
+fn bench_network_refuses_zero_threads() {
+    refused_saying(
+        &["bench", "network", "--threads", "0"],
+        &["--threads", "'0' is not a number of host threads"],
+    );
+}
+
+/// Sort flags that the run built would not read are errors: spines of a star, a tail delay
+/// on no messages.
+#[test]
+fn sort_flags_the_topology_or_tail_does_not_read_are_errors() {
+    refused_saying(
+        &["sort", "--cores", "64", "--spines", "5"],
+        &["--spines does not apply: 16 nodes fit one switch (--nodes-per-leaf 64)"],
+    );
+    refused_saying(
+        &["sort", "--tail-delay-us", "5"],
+        &["--tail-delay-us: delays no message while --tail-fraction (the share of messages delayed) is 0"],
+    );
+}

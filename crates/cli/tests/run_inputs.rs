@@ -203,3 +203,67 @@ fn a_server_that_never_exits_runs_until_the_time_asked_for() {
     assert_eq!(j["simulated_ns"], 5000.0, "the core does not run past the end");
     refused(&["run", "experiments/incast/ndp-trim.toml", "--until-us", "5"], "--until-us");
 }
+
+/// Times over one hour are refused naming the flag (`config::check::time_ns`), however
+/// they were given.
+#[test]
+fn times_over_an_hour_are_refused_naming_the_flag() {
+    let stream = "sw/build/apps/stream.elf";
+    refused(
+        &["run", stream, "--mac-ns", "4e12"],
+        "--mac-ns: 4000000000000 ns is more than the limit of one hour",
+    );
+    let e = refused(&["run", stream, "--send", "4e12:0:1"], "--send 4e12:0:1: AT_NS: ");
+    assert!(e.contains("limit of one hour"), "{e}");
+    refused(&["run", "sw/build/tests/err_spin.elf", "--until-us", "4e9"], "--until-us: ");
+}
+
+/// One cycle limit, the docs' two hours (2.304e13 cycles at 3.2 GHz), named as given.
+#[test]
+fn the_cycle_limit_is_one_check_naming_the_flag() {
+    let rv = "sw/build/tests/rv64m.elf";
+    let want = "--max-cycles: 18446744073709551615 is not within 1..=23040000000000 (two hours of cycles)";
+    refused(&["run", rv, "--max-cycles", "18446744073709551615"], want);
+    refused(&["run", rv, "--max-cycles", "30000000000000"], "--max-cycles: 30000000000000 is not within");
+    refused(&["run", rv, "--nodes", "2", "--max-cycles", "30000000000000"], "--max-cycles: ");
+}
+
+/// NIC flags that the node's NIC does not read are errors, not ignored.
+#[test]
+fn nic_flags_that_do_not_apply_are_errors() {
+    let rv = "sw/build/tests/rv64m.elf";
+    let rss = ["--jbsq-n", "7", "--core-selection", "rss"];
+    let want = "--jbsq-n: JBSQ's bound does not apply when --core-selection is rss";
+    refused(&[&["run", rv][..], &rss].concat(), want);
+    refused(&[&["run", rv, "--nodes", "2"][..], &rss].concat(), want);
+    let ice = "sw/build/apps/ice_loopback.elf";
+    refused(&["run", ice, "--nic", "icenic", "--jbsq-n", "5"], "--jbsq-n: the nanoPU NIC's core selection");
+    refused(
+        &["run", ice, "--nic", "icenic", "--msg-cycles", "5"],
+        "--msg-cycles: an option of the nanoPU NIC's",
+    );
+}
+
+/// A reversed node range names itself, not the empty list it would make.
+#[test]
+fn a_reversed_partition_range_is_named() {
+    let e = refused(
+        &["run", "experiments/incast/ndp-trim.toml", "--partition", "3-0@1-20"],
+        "--partition 3-0@1-20: \"3-0\" is a reversed range",
+    );
+    assert!(!e.contains("faults.nodes"), "{e}");
+}
+
+/// No RISC-V PC is odd: an ELF entry point with bit 0 set is refused at load, naming e_entry.
+#[test]
+fn an_odd_entry_point_is_refused() {
+    let mut elf =
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../sw/build/tests/rv64m.elf")).unwrap();
+    let entry = u64::from_le_bytes(elf[24..32].try_into().unwrap()) + 1;
+    elf[24..32].copy_from_slice(&entry.to_le_bytes());
+    let path = std::env::temp_dir().join(format!("nanopu-odd-entry-{}.elf", std::process::id()));
+    std::fs::write(&path, &elf).unwrap();
+    let e = refused(&["run", path.to_str().unwrap()], &format!("e_entry {entry:#x} is odd"));
+    std::fs::remove_file(&path).unwrap();
+    assert!(!e.contains("panicked"), "{e}");
+}

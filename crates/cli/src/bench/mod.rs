@@ -53,7 +53,7 @@ pub struct BenchArgs {
     #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000_000))]
     requests: Option<usize>,
     /// Host threads of `network` (default: NANOPU_THREADS, else every host core).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::run::positive_threads)]
     threads: Option<usize>,
     /// `loopback-latency`, `icenic-loopback-latency`: the echo program [default: loopback].
     #[arg(long, value_enum)]

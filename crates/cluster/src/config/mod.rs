@@ -175,11 +175,7 @@ impl NodeConfig {
         if self.port.segment_bytes == 0 {
             return Err("port.segment_bytes: must be positive".into());
         }
-        let max = check::max_cycles(self.timing.clock_hz);
-        if self.max_cycles == 0 || self.max_cycles > max {
-            return Err(format!("max_cycles: {} is not within 1..={max} (two hours)", self.max_cycles));
-        }
-        Ok(())
+        check::cycle_limit(self.max_cycles, "max_cycles", self.timing.clock_hz).map(|_| ())
     }
 }
 
@@ -228,6 +224,15 @@ pub mod check {
     /// from a file) plus one delay key, still well inside `Time`.
     pub fn max_cycles(clock_hz: u64) -> u64 {
         2 * max_key_cycles(clock_hz)
+    }
+
+    /// A run's cycle limit (`--max-cycles`, a node's `max_cycles`): 1 to [`max_cycles`].
+    pub fn cycle_limit(v: u64, key: &str, clock_hz: u64) -> Result<u64, String> {
+        let max = max_cycles(clock_hz);
+        if v == 0 || v > max {
+            return Err(format!("{key}: {v} is not within 1..={max} (two hours of cycles)"));
+        }
+        Ok(v)
     }
 
     /// A cycle-count key: at most one hour of cycles.

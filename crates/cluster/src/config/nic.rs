@@ -20,7 +20,8 @@ pub struct NicSection {
     /// (by hash). Default "jbsq".
     #[arg(long, value_parser = ["jbsq", "rss"])]
     pub core_selection: Option<String>,
-    /// JBSQ's bound: messages queued per core and context. Default 2; at least 1.
+    /// JBSQ's bound: messages queued per core and context. Default 2; at least 1; not with
+    /// core_selection "rss".
     #[arg(long)]
     pub jbsq_n: Option<u32>,
     /// Reset value of `lmsgcycles`, the processing bound per message, core cycles (0 turns it
@@ -76,6 +77,7 @@ impl NicSection {
                 CoreSelection::parse(s).map_err(|e| format!("{}: {e}", key("core_selection")))?;
         }
         nic.jbsq_n = self.jbsq_n.map_or(Ok(nic.jbsq_n), |v| within(v, 1, u32::MAX, &key("jbsq_n"), ""))?;
+        self.check_jbsq_applies(at)?;
         nic.msg_cycles =
             self.msg_cycles.map_or(Ok(nic.msg_cycles), |v| cycles(v, &key("msg_cycles"), clock_hz))?;
         nic.idle_cycles =
@@ -87,6 +89,27 @@ impl NicSection {
         self.apply_sizes(nic, at)
     }
 
+    /// JBSQ's bound only with JBSQ selection: RSS picks a core by hash, whatever its queue.
+    fn check_jbsq_applies(&self, at: Given) -> Result<(), String> {
+        if self.jbsq_n.is_some() && self.core_selection.as_deref() == Some("rss") {
+            return Err(format!(
+                "{}: JBSQ's bound does not apply when {} is rss (RSS picks a core by hash, \
+                 not by the length of its queue)",
+                at.name("jbsq_n"),
+                at.name("core_selection")
+            ));
+        }
+        Ok(())
+    }
+
+    /// An IceNIC node takes none of these settings: the first one given is an error naming it.
+    pub fn none_on_icenic(&self, at: Given) -> Result<(), String> {
+        match self.given().first() {
+            Some(k) => Err(format!("{}: {}", at.name(k), nanopu_only(k))),
+            None => Ok(()),
+        }
+    }
+
     /// The message and TX queue sizes: each in range, and the largest message fits the queue.
     fn apply_sizes(&self, nic: &mut NicParams, at: Given) -> Result<(), String> {
         let (msg, queue) = (at.name("max_msg_bytes"), at.name("tx_queue_bytes"));
@@ -95,6 +118,19 @@ impl NicSection {
         let q = self.tx_queue_bytes.unwrap_or(nic.tx_queue_bytes);
         nic.tx_queue_bytes = within(q, 16, u32::MAX, &queue, " bytes")?;
         nic.check_message_fits(&msg, &queue)
+    }
+}
+
+/// Why an IceNIC node refuses the nanoPU NIC's setting `key`.
+fn nanopu_only(key: &str) -> &'static str {
+    match key {
+        "core_selection" | "jbsq_n" => {
+            "the nanoPU NIC's core selection (JBSQ, RSS); an IceNIC node has one core and one queue"
+        }
+        "sched_timer_us" | "msg_cycles" | "idle_cycles" => {
+            "an option of the nanoPU NIC's scheduler, not of an IceNIC node"
+        }
+        _ => "a setting of the nanoPU NIC, not of an IceNIC node",
     }
 }
 
@@ -118,6 +154,18 @@ mod tests {
             .check(Given::Flags, 3_200_000_000)
             .unwrap_err()
             .starts_with("--sched-timer-us: 0.01 us is shorter"));
+    }
+
+    #[test]
+    fn jbsq_bound_with_rss_selection_is_refused() {
+        let s = NicSection { jbsq_n: Some(7), core_selection: Some("rss".into()), ..Default::default() };
+        let e = s.check(Given::Section("node"), 3_200_000_000).unwrap_err();
+        assert!(
+            e.starts_with("node.jbsq_n: JBSQ's bound does not apply when node.core_selection is rss"),
+            "{e}"
+        );
+        let e = s.check(Given::Flags, 3_200_000_000).unwrap_err();
+        assert!(e.starts_with("--jbsq-n: JBSQ's bound does not apply when --core-selection is rss"), "{e}");
     }
 
     #[test]

@@ -268,6 +268,13 @@ fn header(b: &[u8]) -> Result<Header, ElfError> {
         shnum: field(b, 60, 2),
         shstrndx: field(b, 62, 2),
     };
+    if h.entry & 1 != 0 {
+        // Instructions are 2-byte aligned (the C extension); no PC is odd.
+        let e = h.entry;
+        return Err(ElfError::Malformed(format!(
+            "ELF header: e_entry {e:#x} is odd; no RISC-V instruction starts there"
+        )));
+    }
     entry_size("e_phentsize", field(b, 54, 2), h.phnum, PHDR)?;
     entry_size("e_shentsize", field(b, 58, 2), if h.shoff == 0 { 0 } else { h.shnum }, SHDR)?;
     Ok(h)
@@ -474,6 +481,9 @@ mod tests {
         let mut e = image();
         e[24] = 0x10; // entry 0x8000_0010 is past the 8-byte text segment
         assert!(err(&e).contains("outside any executable segment"));
+        let mut e = image();
+        e[24] += 1; // entry 0x8000_0001: odd, where no instruction starts
+        assert!(err(&e).contains("e_entry 0x80000001 is odd"), "{}", err(&e));
         assert!(err(&image()[..0x1004]).contains("truncated"));
     }
 

@@ -57,7 +57,7 @@ use std::path::{Path, PathBuf};
 pub use faults::{Fault, FaultFile};
 pub use links::{LinkFile, SwitchFile};
 pub use node::{NodeFile, TransportFile};
-pub use programs::{parse_nodes, ProgramFile};
+pub use programs::{ordered_range, parse_nodes, ProgramFile};
 pub use topology::TopologyFile;
 
 #[derive(Deserialize, JsonSchema, Debug, Clone)]
@@ -154,10 +154,22 @@ impl ClusterFile {
         self.check_switch()?;
         self.node.check()?;
         self.check_transport()?;
-        self.program.iter().try_for_each(|p| parse_nodes(&p.nodes, nodes).map(|_| ()))?;
+        programs::check_disjoint(&self.program, nodes)?;
         self.program.iter().try_for_each(|p| p.abi_choice().map(|_| ()))?;
         self.program.iter().try_for_each(|p| p.pcie().map(|_| ()))?;
+        self.check_icenic_node()?;
         self.checked_faults().map(|_| ())
+    }
+
+    /// An IceNIC node takes none of `[node]`'s nanoPU NIC settings, and `[node]` is every
+    /// node's: with an IceNIC program in the cluster, a setting given is refused by name.
+    fn check_icenic_node(&self) -> Result<(), String> {
+        let ice = self.program.iter().find(|p| p.nic_kind() == Ok(crate::config::NicKind::IceNic));
+        match ice {
+            Some(p) => (self.node.nic_settings.none_on_icenic(Given::Section("node")))
+                .map_err(|e| format!("{e} (program.nodes \"{}\" has nic = \"icenic\")", p.nodes)),
+            None => Ok(()),
+        }
     }
 
     fn check_top(&self) -> Result<(), String> {

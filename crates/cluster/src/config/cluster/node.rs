@@ -50,7 +50,8 @@ pub struct TransportFile {
     /// Share of messages delayed by `tail_delay_us` at their sender (the tail experiment).
     /// Default 0; [0, 1].
     pub tail_fraction: Option<f64>,
-    /// Extra delay of those messages, us. Default 0; 0..=3.6e9.
+    /// Extra delay of those messages, us. Default 0; 0..=3.6e9, and more than 0 only with a
+    /// tail_fraction above 0.
     pub tail_delay_us: Option<f64>,
 }
 
@@ -96,6 +97,18 @@ impl TransportFile {
         self.overcommit.map(|v| within(v, 1, u32::MAX, &at.name("overcommit"), "")).transpose()?;
         self.tail_fraction.map(|v| fraction(v, &at.name("tail_fraction"))).transpose()?;
         self.tail_delay_us.map(|v| time_us(v, &at.name("tail_delay_us"))).transpose()?;
+        self.check_tail_applies(at)
+    }
+
+    /// A tail delay only with a share of messages to delay: else it delays none.
+    fn check_tail_applies(&self, at: Given) -> Result<(), String> {
+        if self.tail_delay_us.unwrap_or(0.0) > 0.0 && self.tail_fraction.unwrap_or(0.0) == 0.0 {
+            return Err(format!(
+                "{}: delays no message while {} (the share of messages delayed) is 0",
+                at.name("tail_delay_us"),
+                at.name("tail_fraction")
+            ));
+        }
         Ok(())
     }
 }

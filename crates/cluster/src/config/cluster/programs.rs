@@ -8,7 +8,8 @@ use serde::Deserialize;
 #[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct ProgramFile {
-    /// The nodes that run it: "all", "3" or "0-79", within the topology's nodes.
+    /// The nodes that run it: "all", "3" or "0-79", within the topology's nodes; no two
+    /// entries share a node.
     pub nodes: String,
     /// The RISC-V ELF program, relative to the config file's directory.
     pub elf: String,
@@ -65,8 +66,9 @@ pub fn parse_nodes(spec: &str, total: u32) -> Result<std::ops::Range<u32>, Strin
         "all" => 0..total,
         s => match s.split_once('-') {
             Some((a, b)) => {
-                let last = b.trim().parse::<u32>().map_err(|_| bad())?;
-                a.trim().parse::<u32>().map_err(|_| bad())?..last.checked_add(1).ok_or_else(bad)?
+                let num = |x: &str| x.trim().parse::<u32>().map_err(|_| bad());
+                let r = ordered_range(num(a)?, num(b)?, s).map_err(|e| format!("program.nodes: {e}"))?;
+                *r.start()..r.end().checked_add(1).ok_or_else(bad)?
             }
             None => {
                 let n = s.parse::<u32>().map_err(|_| bad())?;
@@ -78,4 +80,29 @@ pub fn parse_nodes(spec: &str, total: u32) -> Result<std::ops::Range<u32>, Strin
         return Err(bad());
     }
     Ok(r)
+}
+
+/// The nodes `a` to `b` of a range written `text` ("A-B", inclusive): `a <= b`, else an error
+/// naming `text` (a reversed range names no node, which no one means).
+pub fn ordered_range(a: u32, b: u32, text: &str) -> Result<std::ops::RangeInclusive<u32>, String> {
+    match a <= b {
+        true => Ok(a..=b),
+        false => Err(format!("\"{text}\" is a reversed range (A-B needs A <= B)")),
+    }
+}
+
+/// No two `[[program]]` entries share a node (each node runs exactly one program): the
+/// first two that do are named.
+pub(super) fn check_disjoint(programs: &[ProgramFile], total: u32) -> Result<(), String> {
+    let ranges: Result<Vec<_>, String> =
+        programs.iter().map(|p| Ok((parse_nodes(&p.nodes, total)?, p.nodes.as_str()))).collect();
+    let mut ranges = ranges?;
+    ranges.sort_by_key(|(r, _)| r.start); // a range meets a later one only if it meets the next
+    match ranges.windows(2).find(|w| w[1].0.start < w[0].0.end) {
+        Some(w) => Err(format!(
+            "program.nodes: \"{}\" and \"{}\" overlap; each node runs exactly one program",
+            w[0].1, w[1].1
+        )),
+        None => Ok(()),
+    }
 }

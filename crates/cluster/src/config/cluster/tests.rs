@@ -164,3 +164,45 @@ fn node_ranges() {
     assert_eq!(parse_nodes("3", 8).unwrap(), 3..4);
     assert!(parse_nodes("5-9", 8).unwrap_err().contains("program.nodes"));
 }
+
+#[test]
+fn keys_of_the_other_topology_are_refused() {
+    for key in ["leaves = 2", "nodes_per_leaf = 4", "spines = 2"] {
+        let e = ClusterFile::parse(&MIN.replace("nodes = 4", &format!("nodes = 4\n{key}"))).unwrap_err();
+        let name = key.split(' ').next().unwrap();
+        assert!(e.starts_with(&format!("topology.{name}: does not apply to kind \"star\"")), "{e}");
+    }
+    let ls = "kind = \"leaf-spine\"\nnodes = 8\nnodes_per_leaf = 4\nleaves = 2\nspines = 2";
+    let e = ClusterFile::parse(&MIN.replace("kind = \"star\"\nnodes = 4", ls)).unwrap_err();
+    assert!(e.starts_with("topology.nodes: does not apply to kind \"leaf-spine\""), "{e}");
+}
+
+#[test]
+fn overlapping_program_ranges_are_refused_naming_both() {
+    let two =
+        "[[program]]\nnodes = \"0-2\"\nelf = \"a.elf\"\n[[program]]\nnodes = \"2-3\"\nelf = \"b.elf\"\n";
+    let e =
+        ClusterFile::parse(&MIN.replace("[[program]]\nnodes = \"all\"\nelf = \"x.elf\"\n", two)).unwrap_err();
+    assert_eq!(e, "program.nodes: \"0-2\" and \"2-3\" overlap; each node runs exactly one program");
+    let apart = two.replace("\"2-3\"", "\"3\"");
+    assert!(
+        ClusterFile::parse(&MIN.replace("[[program]]\nnodes = \"all\"\nelf = \"x.elf\"\n", &apart)).is_ok()
+    );
+}
+
+#[test]
+fn a_reversed_node_range_is_named() {
+    let e = ClusterFile::parse(&MIN.replace("nodes = \"all\"", "nodes = \"3-0\"")).unwrap_err();
+    assert!(e.starts_with("program.nodes: \"3-0\" is a reversed range"), "{e}");
+}
+
+#[test]
+fn inapplicable_nic_and_tail_settings_are_refused() {
+    let e = refused("[node]\ncore_selection = \"rss\"\njbsq_n = 7\n", "node.jbsq_n");
+    assert!(e.contains("does not apply when node.core_selection is rss"), "{e}");
+    let e = ClusterFile::parse(&format!("{MIN}nic = \"icenic\"\n[node]\njbsq_n = 5\n")).unwrap_err();
+    assert!(e.starts_with("node.jbsq_n: the nanoPU NIC's core selection"), "{e}");
+    assert!(e.contains("(program.nodes \"all\" has nic = \"icenic\")"), "{e}");
+    let e = refused("[transport_params]\ntail_delay_us = 5.0\n", "transport_params.tail_delay_us");
+    assert!(e.contains("transport_params.tail_fraction"), "{e}");
+}

@@ -24,6 +24,20 @@ pub struct TopologyFile {
 }
 
 impl TopologyFile {
+    /// A key of the other kind of topology given is an error naming it, never ignored.
+    fn unused(&self, keys: &[(&str, Option<u32>)]) -> Result<(), String> {
+        let why = match self.kind.as_str() {
+            "star" => {
+                "a star is one switch of `nodes` nodes; nodes_per_leaf, leaves and spines are a leaf-spine's"
+            }
+            _ => "a leaf-spine has nodes_per_leaf x leaves nodes; `nodes` is a star's",
+        };
+        match keys.iter().find(|(_, v)| v.is_some()) {
+            Some((k, _)) => Err(format!("topology.{k}: does not apply to kind \"{}\" ({why})", self.kind)),
+            None => Ok(()),
+        }
+    }
+
     /// `nodes` nodes on one switch.
     pub fn star(nodes: u32) -> TopologyFile {
         TopologyFile {
@@ -44,12 +58,22 @@ impl ClusterFile {
             v.filter(|&x| x > 0).ok_or(format!("topology.{k}: required and positive for kind \"{}\"", t.kind))
         };
         match t.kind.as_str() {
-            "star" => Ok(Topology::Star { nodes: need(t.nodes, "nodes")? }),
-            "leaf-spine" => Ok(Topology::LeafSpine {
-                nodes_per_leaf: need(t.nodes_per_leaf, "nodes_per_leaf")?,
-                leaves: need(t.leaves, "leaves")?,
-                spines: need(t.spines, "spines")?,
-            }),
+            "star" => {
+                t.unused(&[
+                    ("nodes_per_leaf", t.nodes_per_leaf),
+                    ("leaves", t.leaves),
+                    ("spines", t.spines),
+                ])?;
+                Ok(Topology::Star { nodes: need(t.nodes, "nodes")? })
+            }
+            "leaf-spine" => {
+                t.unused(&[("nodes", t.nodes)])?;
+                Ok(Topology::LeafSpine {
+                    nodes_per_leaf: need(t.nodes_per_leaf, "nodes_per_leaf")?,
+                    leaves: need(t.leaves, "leaves")?,
+                    spines: need(t.spines, "spines")?,
+                })
+            }
             k => Err(format!("topology.kind: \"{k}\" is not \"star\" or \"leaf-spine\"")),
         }
     }

@@ -104,7 +104,20 @@ impl LoadSection {
         }
         time_us(self.drain_us, "load.drain_us")?;
         time_us(self.start_us, "load.start_us")?;
-        self.class.iter().try_for_each(ClassFile::check)
+        self.class.iter().try_for_each(ClassFile::check)?;
+        self.check_class_names()
+    }
+
+    /// Each class's name once: it names the class's row in the report.
+    fn check_class_names(&self) -> Result<(), String> {
+        let mut seen = std::collections::HashSet::new();
+        match self.class.iter().find(|c| !seen.insert(c.name.as_str())) {
+            Some(c) => Err(format!(
+                "load.class \"{}\": the name is given to two classes; each names its own row in the report",
+                c.name
+            )),
+            None => Ok(()),
+        }
     }
 
     fn check_requests(&self, available: Option<u64>) -> Result<(), String> {

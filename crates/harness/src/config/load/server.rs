@@ -58,9 +58,7 @@ impl LoadFile {
         if s.nic_kind()? == NicKind::Nanopu {
             return Ok(());
         }
-        if let Some(key) = s.nic_settings.given().first() {
-            return Err(format!("server.{key}: {}", nanopu_only(key)));
-        }
+        s.nic_settings.none_on_icenic(Given::Section("server"))?;
         let kv = self.kv_spec()?;
         let checked = kv.is_some() || self.load.rdma.is_some() || self.load.setalg.is_some();
         crate::loadgen::ice_supported(kv.as_ref(), checked, s.cores)
@@ -98,19 +96,6 @@ impl LoadFile {
             p = (program("setalg", nic), q.corpus.server_args());
         }
         Ok(p)
-    }
-}
-
-/// Why an IceNIC server refuses the nanoPU NIC's setting `key`.
-fn nanopu_only(key: &str) -> &'static str {
-    match key {
-        "core_selection" | "jbsq_n" => {
-            "the nanoPU NIC's core selection (JBSQ, RSS); an IceNIC server has one core"
-        }
-        "sched_timer_us" | "msg_cycles" | "idle_cycles" => {
-            "an option of the nanoPU NIC's scheduler, not of an IceNIC server"
-        }
-        _ => "a setting of the nanoPU NIC, not of an IceNIC server",
     }
 }
 

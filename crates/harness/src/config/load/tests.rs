@@ -208,3 +208,22 @@ fn timer_period_is_in_cycles() {
         toml::from_str(&MIN.replace("elf = \"s.elf\"", "elf = \"s.elf\"\nsched_timer_us = 5.0")).unwrap();
     assert_eq!(f.node_config().unwrap().nic.sched_timer_cycles, 16_000);
 }
+
+#[test]
+fn two_classes_of_one_name_are_refused_naming_it() {
+    let half = MIN.replace("fraction = 1.0", "fraction = 0.5");
+    let class = half[half.find("[[load.class]]").unwrap()..].to_string();
+    let e = LoadFile::parse(&format!("{half}{class}")).unwrap_err();
+    assert!(e.starts_with("load.class \"a\": the name is given to two classes"), "{e}");
+    assert!(LoadFile::parse(&format!("{half}{}", class.replace("\"a\"", "\"b\""))).is_ok());
+}
+
+#[test]
+fn jbsq_bound_with_rss_selection_is_refused() {
+    let f = MIN.replace("elf = \"s.elf\"", "elf = \"s.elf\"\ncore_selection = \"rss\"\njbsq_n = 7");
+    let e = LoadFile::parse(&f).and_then(|f| f.node_config()).unwrap_err();
+    assert!(
+        e.starts_with("server.jbsq_n: JBSQ's bound does not apply when server.core_selection is rss"),
+        "{e}"
+    );
+}
