@@ -161,14 +161,17 @@ impl ClusterFile {
         self.checked_faults().map(|_| ())
     }
 
-    /// An IceNIC node takes none of `[node]`'s nanoPU NIC settings, and `[node]` is every
-    /// node's: with an IceNIC program in the cluster, a setting given is refused by name.
+    /// An IceNIC node takes none of `[node]`'s nanoPU NIC settings: in a cluster of IceNIC
+    /// nodes only, a setting given would apply to no node and is refused by name (in a mixed
+    /// cluster the nanoPU nodes take them).
     fn check_icenic_node(&self) -> Result<(), String> {
-        let ice = self.program.iter().find(|p| p.nic_kind() == Ok(crate::config::NicKind::IceNic));
-        match ice {
-            Some(p) => (self.node.nic_settings.none_on_icenic(Given::Section("node")))
-                .map_err(|e| format!("{e} (program.nodes \"{}\" has nic = \"icenic\")", p.nodes)),
-            None => Ok(()),
+        let ice = |p: &ProgramFile| p.nic_kind() == Ok(crate::config::NicKind::IceNic);
+        match self.program.first() {
+            Some(p) if self.program.iter().all(ice) => {
+                (self.node.nic_settings.none_on_icenic(Given::Section("node")))
+                    .map_err(|e| format!("{e} (program.nodes \"{}\" has nic = \"icenic\")", p.nodes))
+            }
+            _ => Ok(()),
         }
     }
 
