@@ -1,5 +1,6 @@
-/* crt.S - start code of the prototype-style runtime: every hart gets a 64 KiB stack above
-   _end and calls _init(hartid); no trap handler (mtvec stays 0). */
+/* crt.S - start code of the prototype-style runtime: every hart gets a 128 KiB stack
+   above _end (rounded up to 64 bytes), as the prototype's programs (docs/platform.md
+   section 2), and calls _init(hartid); no trap handler (mtvec stays 0). */
   .section .text.init, "ax"
   .globl _start
 _start:
@@ -12,7 +13,7 @@ _start:
   addi t0, t0, 63
   andi t0, t0, -64
   addi t1, a0, 1
-  slli t1, t1, 16
+  slli t1, t1, 17
   add sp, t0, t1
   li a1, 0
   j _init

@@ -468,7 +468,7 @@ pub fn parse_send(spec: &str, max_bytes: u32) -> Result<(Time, nanopu_nic::Messa
     let words = words.map_err(|w| bad(&format!("word '{w}' is not a u64")))?;
     if words.len() * 8 > max_bytes as usize {
         return Err(bad(&format!(
-            "{} bytes is longer than a message may be (max_msg_bytes = {max_bytes})",
+            "{} bytes is longer than a message may be (max_msg_bytes = {max_bytes}: --max-msg-bytes, or a cluster file's [node])",
             words.len() * 8
         )));
     }

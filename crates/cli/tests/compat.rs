@@ -141,3 +141,39 @@ fn the_host_at_10_0_0_1_talks_to_every_leaf_of_a_cluster() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("goes to 10.0.0.8, which is not a node here"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A function that calls itself without end (`recurse.c`, as the prototype's start-up does
+/// when GCC turns its byte-loop `memset` into a call to itself): the stack grows down
+/// through the program's data and text until the core executes what it stored there. The
+/// error leads with the stack overflow, the stack's range and the call that recurses, and
+/// blames no extension for the stored words it ran into.
+#[test]
+fn an_endless_recursion_is_reported_as_a_stack_overflow() {
+    let o = nanopu(&["run", "sw/build/compat/recurse.elf", "--cores", "1"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("stack overflow: sp 0x"), "{err}");
+    assert!(err.contains("bytes below the bottom of hart 0's stack [0x"), "{err}");
+    assert!(err.contains("the call at pc 0x") && err.contains(" (in descend) recurses without end"), "{err}");
+    assert!(err.contains("; the core then ran into: "), "{err}");
+    assert!(!err.contains("extension"), "{err}");
+}
+
+/// A message to the node's own IP (`loopback.c`, as the prototype's
+/// `lnic-nic-loopback-gpr.c`) comes back to the node's RX queue, not to the test host: on
+/// a single node and on a node of a cluster.
+#[test]
+fn a_message_to_the_nodes_own_ip_comes_back_to_its_rx_queue() {
+    let o = nanopu(&["run", "sw/build/compat/loopback.elf", "--json", "--max-cycles", "1000000"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let j = json(&o);
+    assert_eq!(j["cores"][0]["console"], "looped back\n");
+    assert_eq!(j["host_received"], serde_json::json!([]), "nothing reached the test host: {j}");
+    let (dir, elf) = (scratch("loopback"), compat_elf("loopback"));
+    let toml = format!("max_us = 20.0\n[topology]\nkind = \"star\"\nnodes = 2\n[node]\ncores = 1\n[[program]]\nnodes = \"all\"\nelf = {elf:?}\n");
+    let cfg = dir.join("cluster.toml");
+    std::fs::write(&cfg, toml).unwrap();
+    let o = nanopu(&["run", cfg.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

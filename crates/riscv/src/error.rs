@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::decode::is_fp_opcode;
 use crate::mem::{BOOT_BASE, CLINT_BASE, CLINT_SIZE};
+use crate::runaway::StackOverflow;
 use crate::unmodelled::unmodelled_extension;
 
 /// What a blocked core waits for.
@@ -36,31 +37,33 @@ pub enum Exit {
 /// Why a core stopped with an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ErrorKind {
-    /// A trap with no handler installed (`mtvec` = 0, docs/abi.md).
-    Trap { cause: u64, tval: u64 },
+    /// A trap with no handler installed (`mtvec` = 0, docs/abi.md). `text`: the instruction
+    /// at pc is the program's text as loaded (`Program::is_loaded_text`).
+    Trap { cause: u64, tval: u64, text: bool },
     /// The same trap taken again and again with no progress (trap.rs `note_trap`): at the
     /// handler's entry (`mtvec` unfetchable or its first instruction traps), or inside the
     /// handler with the same registers each time. `first` is the trap that entered the
     /// handler (the first since the last `mret`), when it is not the looping one.
-    TrapLoop { cause: u64, tval: u64, mtvec: u64, first: Option<TrapInfo> },
+    TrapLoop { cause: u64, tval: u64, mtvec: u64, first: Option<TrapInfo>, text: bool },
     /// The platform (NIC) rejected an access.
     Platform(String),
 }
 
 /// A trap as taken: its cause, the PC it was taken at, `mtval`, and the encoding of the
 /// instruction at that PC when it is readable and not already named (privileged spec 3.1.15
-/// mepc, 3.1.16 mcause, 3.1.17 mtval).
+/// mepc, 3.1.16 mcause, 3.1.17 mtval). `text` as in [`ErrorKind::Trap`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TrapInfo {
     pub cause: u64,
     pub pc: u64,
     pub tval: u64,
     pub insn: Option<u32>,
+    pub text: bool,
 }
 
 impl fmt::Display for TrapInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at pc {:#x}", describe(self.cause, self.tval), self.pc)?;
+        write!(f, "{} at pc {:#x}", describe(self.cause, self.tval, self.text), self.pc)?;
         match self.insn {
             Some(i) if i & 3 != 3 => write!(f, ", instruction {i:#06x}"),
             Some(i) => write!(f, ", instruction {i:#010x}"),
@@ -69,23 +72,28 @@ impl fmt::Display for TrapInfo {
     }
 }
 
-/// A fatal error, naming the hart and the PC of the offending instruction.
+/// A fatal error, naming the hart and the PC of the offending instruction, and, for a trap,
+/// the stack overflow that led to it if the stack pointer had left its stack.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CoreError {
     pub hart: usize,
     pub pc: u64,
     pub kind: ErrorKind,
+    pub stack: Option<Box<StackOverflow>>,
 }
 
 impl fmt::Display for CoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "core {}, pc {:#x}: ", self.hart, self.pc)?;
+        if let Some(s) = &self.stack {
+            write!(f, "{s}; the core then ran into: ")?;
+        }
         match &self.kind {
-            ErrorKind::Trap { cause, tval } => {
-                write!(f, "{} (no trap handler: mtvec = 0)", describe(*cause, *tval))
+            ErrorKind::Trap { cause, tval, text } => {
+                write!(f, "{} (no trap handler: mtvec = 0)", describe(*cause, *tval, *text))
             }
-            ErrorKind::TrapLoop { cause, tval, mtvec, first } => {
-                trap_loop(f, self.pc, describe(*cause, *tval), *mtvec, first.as_ref())
+            ErrorKind::TrapLoop { cause, tval, mtvec, first, text } => {
+                trap_loop(f, self.pc, describe(*cause, *tval, *text), *mtvec, first.as_ref())
             }
             ErrorKind::Platform(msg) => write!(f, "{msg}"),
         }
@@ -113,15 +121,16 @@ fn trap_loop(
     )
 }
 
-/// Human description of a trap cause (RISC-V privileged spec table 3.6).
-pub fn describe(cause: u64, tval: u64) -> String {
+/// Human description of a trap cause (RISC-V privileged spec table 3.6); `text` as in
+/// [`ErrorKind::Trap`].
+pub fn describe(cause: u64, tval: u64, text: bool) -> String {
     if cause >> 63 != 0 {
         return format!("interrupt {}", cause & 0xff);
     }
     match cause {
         0 => format!("instruction address misaligned at {tval:#x}"),
         1 => format!("instruction access fault at {tval:#x} ({})", region(tval)),
-        2 => format!("illegal instruction {tval:#010x} ({})", illegal_hint(tval as u32)),
+        2 => format!("illegal instruction {tval:#010x} ({})", illegal_hint(tval as u32, text)),
         3 => "breakpoint (ebreak)".into(),
         4 => format!("load address misaligned at {tval:#x}"),
         5 => format!("load access fault at {tval:#x} ({})", region(tval)),
@@ -142,13 +151,15 @@ fn region(addr: u64) -> &'static str {
     }
 }
 
-/// Why an encoding may be illegal. An unmodelled standard extension is named first
-/// (`unmodelled.rs`), since it is the likelier reason than a reserved encoding.
-fn illegal_hint(raw: u32) -> String {
-    if let Some(ext) = unmodelled_extension(raw) {
-        format!("from the {ext} extension, which nanopu does not model")
-    } else {
-        known_hint(raw).into()
+/// Why an encoding may be illegal. For the program's own text an unmodelled standard
+/// extension is named first (`unmodelled.rs`), since it is the likelier reason than a
+/// reserved encoding; any other word (data, code overwritten at run time) is not an
+/// instruction the compiler chose, so no extension is blamed.
+fn illegal_hint(raw: u32, text: bool) -> String {
+    match unmodelled_extension(raw) {
+        Some(ext) if text => format!("from the {ext} extension, which nanopu does not model"),
+        _ if text || raw == 0 => known_hint(raw).into(),
+        _ => "not the program's text as loaded: data, or code overwritten at run time".into(),
     }
 }
 
@@ -190,4 +201,26 @@ pub enum StallKind {
     NetTx,
     Wfi,
     Other,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_extension_is_named_only_for_the_programs_own_text() {
+        let andn = 0x40b5_7533;
+        assert!(describe(2, andn, true).contains("from the Zbb (bit manipulation: basic) extension"));
+        assert_eq!(
+            describe(2, andn, false),
+            "illegal instruction 0x40b57533 (not the program's text as loaded: data, or code overwritten at run time)"
+        );
+        assert!(describe(2, 0, false).contains("(all-zero encoding: jumped into unwritten memory?)"));
+    }
+
+    #[test]
+    fn reserved_zcb_space_is_no_zcb_instruction() {
+        assert_eq!(unmodelled_extension(0x9000), None, "quadrant 0 funct6 100100 is reserved");
+        assert!(unmodelled_extension(0x8000).is_some(), "c.lbu s0, 0(s0)");
+    }
 }

@@ -24,6 +24,7 @@ const ZBA: &str = "Zba (bit manipulation: address generation)";
 const ZBB: &str = "Zbb (bit manipulation: basic)";
 const ZBC: &str = "Zbc (bit manipulation: carry-less multiply)";
 const ZBS: &str = "Zbs (bit manipulation: single bit)";
+const ZCB: &str = "Zcb (compressed basic bit manipulation)";
 
 /// Field masks: opcode, funct3, funct7, funct6 (RV64 shifts), rs2 and the 12-bit immediate.
 const OPC: u32 = 0x7f;
@@ -125,11 +126,22 @@ const TABLE32: &[Pattern] = &[
     p(0xfe00_7fff, 0x1200_0073, "S (supervisor mode)"),
 ];
 
-/// 16-bit encodings: "Zcb" (chapter 29, section 29.13): c.lbu c.lhu c.lh c.sb c.sh in
-/// quadrant 0 funct3 100, and c.zext.* c.sext.* c.not c.mul in quadrant 1 funct6 100111.
+/// 16-bit encodings: "Zcb" (chapter 29, section 29.13), the defined encodings only: in
+/// quadrant 0 funct6 100000 c.lbu, 100001 c.lhu/c.lh, 100010 c.sb, 100011 c.sh (bit 6 clear);
+/// in quadrant 1 funct6 100111 c.mul (funct2 10) and c.zext.b c.sext.b c.zext.h c.sext.h
+/// c.zext.w c.not (funct2 11, bits 4..2 = 0..5). The reserved rest is no Zcb instruction.
 const TABLE16: &[Pattern] = &[
-    p(0xe003, 0x8000, "Zcb (compressed basic bit manipulation)"),
-    p(0xfc43, 0x9c41, "Zcb (compressed basic bit manipulation)"),
+    p(0xfc03, 0x8000, ZCB),
+    p(0xfc03, 0x8400, ZCB),
+    p(0xfc03, 0x8800, ZCB),
+    p(0xfc43, 0x8c00, ZCB),
+    p(0xfc63, 0x9c41, ZCB),
+    p(0xfc7f, 0x9c61, ZCB),
+    p(0xfc7f, 0x9c65, ZCB),
+    p(0xfc7f, 0x9c69, ZCB),
+    p(0xfc7f, 0x9c6d, ZCB),
+    p(0xfc7f, 0x9c71, ZCB),
+    p(0xfc7f, 0x9c75, ZCB),
 ];
 
 /// The standard extension, not modelled by nanopu, that `raw` (an illegal instruction's

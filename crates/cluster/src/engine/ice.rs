@@ -76,8 +76,12 @@ impl Simulation {
     fn ice_fault(&mut self, n: usize, addr: u64, e: String) {
         let why = format!("IceNIC DMA at {addr:#x} (from a send or receive request): {e}");
         let pc = self.nodes[n].cores[IRQ_HART].pc();
-        let error =
-            nanopu_riscv::CoreError { hart: IRQ_HART, pc, kind: nanopu_riscv::ErrorKind::Platform(why) };
+        let error = nanopu_riscv::CoreError {
+            hart: IRQ_HART,
+            pc,
+            kind: nanopu_riscv::ErrorKind::Platform(why),
+            stack: None,
+        };
         self.fail(self.now, self.nodes[n].index, IRQ_HART, error);
     }
 

@@ -110,10 +110,7 @@ impl TxAssembler {
             ));
         }
         if h.len as u32 > max_len {
-            return Err(format!(
-                "netTX header {word:#018x}: message length {} exceeds the maximum of {max_len} bytes (nic.max_msg_bytes)",
-                h.len
-            ));
+            return Err(too_long(word, h.len, max_len));
         }
         self.pending = Some((h, src_context));
         Ok(())
@@ -223,6 +220,18 @@ impl CoreIf {
     }
 }
 
+/// A message longer than the NIC's maximum: name the setting to raise, as each way of
+/// running a node spells it, and the TX queue a message of that length needs.
+fn too_long(word: u64, len: u16, max_len: u32) -> TxError {
+    let queue = crate::NicParams::tx_queue_bytes_for(len as u32);
+    format!(
+        "netTX header {word:#018x}: message length {len} exceeds the NIC's maximum of {max_len} \
+         bytes (max_msg_bytes); raise it to at least {len}: `--max-msg-bytes {len}` on `nanopu \
+         run`, `max_msg_bytes = {len}` in a cluster file's [node] section (the TX queue must hold \
+         it: tx_queue_bytes, `--tx-queue-bytes`, at least {queue})"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,5 +255,16 @@ mod tests {
         assert!(tx.push(zero, (9, 1), 2048).unwrap_err().contains("length 0"));
         let big = AppHeader { ip: 7, context: 2, len: 4000 }.to_word();
         assert!(tx.push(big, (9, 1), 2048).unwrap_err().contains("max_msg_bytes"));
+    }
+
+    /// The prototype's `lnic-send-recv.c` sends 4,800-byte messages: the refusal names the
+    /// limit and the setting to raise on `nanopu run` and in a cluster file.
+    #[test]
+    fn a_too_long_message_names_the_setting_to_raise() {
+        let big = AppHeader { ip: 7, context: 2, len: 4800 }.to_word();
+        let e = TxAssembler::default().push(big, (9, 1), 2048).unwrap_err();
+        assert!(e.contains("message length 4800 exceeds the NIC's maximum of 2048 bytes"), "{e}");
+        assert!(e.contains("`--max-msg-bytes 4800` on `nanopu run`"), "{e}");
+        assert!(e.contains("`max_msg_bytes = 4800` in a cluster file's [node] section"), "{e}");
     }
 }

@@ -117,7 +117,8 @@ impl Core {
         let tval = if cause == 2 && tval == u64::MAX { self.raw_insn(mem) as u64 } else { tval };
         let base = self.csr.mtvec & !3;
         if base == 0 {
-            return Err(self.fatal(ErrorKind::Trap { cause, tval }));
+            let text = self.loaded_text(mem);
+            return Err(self.fatal_trap(mem, ErrorKind::Trap { cause, tval, text }));
         }
         self.note_trap(mem, base, cause, tval)?;
         self.csr.mepc = self.pc;
@@ -154,7 +155,7 @@ impl Core {
         if self.traps.repeats < TRAP_LOOP_LIMIT {
             return Ok(());
         }
-        Err(self.trap_loop(base, cause, tval))
+        Err(self.trap_loop(mem, base, cause, tval))
     }
 
     fn repeats_last(&self, base: u64, cause: u64, tval: u64) -> bool {
@@ -163,9 +164,15 @@ impl Core {
     }
 
     /// The trap-loop error, naming the trap that entered the handler unless it is this one.
-    fn trap_loop(&self, base: u64, cause: u64, tval: u64) -> Exit {
+    fn trap_loop(&self, mem: &NodeMem, base: u64, cause: u64, tval: u64) -> Exit {
         let first = self.traps.first.filter(|f| (f.pc, f.cause, f.tval) != (self.pc, cause, tval));
-        self.fatal(ErrorKind::TrapLoop { cause, tval, mtvec: base, first })
+        let text = self.loaded_text(mem);
+        self.fatal_trap(mem, ErrorKind::TrapLoop { cause, tval, mtvec: base, first, text })
+    }
+
+    /// Is the instruction at pc the program's text as loaded?
+    fn loaded_text(&self, mem: &NodeMem) -> bool {
+        self.program.is_loaded_text(self.pc, self.raw_insn(mem))
     }
 
     /// The trap as taken at pc. Its instruction is named unless mtval already holds it
@@ -173,7 +180,7 @@ impl Core {
     fn trap_info(&self, mem: &NodeMem, cause: u64, tval: u64) -> TrapInfo {
         let named = cause & INTERRUPT != 0 || cause == 1 || cause == 2;
         let insn = if named { None } else { self.insn_at(mem) };
-        TrapInfo { cause, pc: self.pc, tval, insn }
+        TrapInfo { cause, pc: self.pc, tval, insn, text: self.loaded_text(mem) }
     }
 
     fn insn_at(&self, mem: &NodeMem) -> Option<u32> {
@@ -185,7 +192,13 @@ impl Core {
     }
 
     pub(crate) fn fatal(&self, kind: ErrorKind) -> Exit {
-        Exit::Error(CoreError { hart: self.hart, pc: self.pc, kind })
+        Exit::Error(CoreError { hart: self.hart, pc: self.pc, kind, stack: None })
+    }
+
+    /// A fatal trap, with the stack overflow behind it if sp has left this hart's stack.
+    fn fatal_trap(&self, mem: &NodeMem, kind: ErrorKind) -> Exit {
+        let stack = crate::runaway::check(&self.program, mem, self.hart, self.x[2]).map(Box::new);
+        Exit::Error(CoreError { hart: self.hart, pc: self.pc, kind, stack })
     }
 
     /// Encoding of the instruction at pc (for `mtval` of illegal instructions).

@@ -150,6 +150,19 @@ impl Symbols {
         let named = |&&(off, _): &&(u32, u64)| cstr(&self.strtab, u64::from(off)) == Some(name.as_bytes());
         self.entries.iter().rev().find(named).map(|&(_, value)| value)
     }
+
+    /// The name of the nearest symbol at or below `addr` (the function holding it, for a
+    /// program built with symbols), skipping local labels (`.L…`) and mapping symbols (`$x`).
+    pub fn at_or_below(&self, addr: u64) -> Option<String> {
+        let name = |off: u32| cstr(&self.strtab, u64::from(off)).filter(|n| is_named(n));
+        let best = self.entries.iter().filter(|&&(off, v)| v <= addr && name(off).is_some());
+        let (off, _) = best.max_by_key(|&&(_, v)| v)?;
+        name(*off).map(|n| String::from_utf8_lossy(n).into_owned())
+    }
+}
+
+fn is_named(n: &[u8]) -> bool {
+    !n.is_empty() && n[0] != b'.' && n[0] != b'$'
 }
 
 /// DRAM as `[base, end)`.

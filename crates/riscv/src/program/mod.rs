@@ -3,6 +3,7 @@
 
 pub mod abi;
 pub mod elf;
+pub mod stack;
 
 use std::collections::BTreeMap;
 
