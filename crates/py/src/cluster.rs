@@ -5,7 +5,7 @@
 use crate::error;
 use crate::interrupt;
 use nanopu_cli::cluster::{cluster_sim, Setup};
-use nanopu_cli::run::parse_send;
+use nanopu_cli::run::{parse_send, positive_threads};
 use nanopu_cluster::config::cluster::ClusterFile;
 use nanopu_cluster::report::cluster::summarize_cluster;
 use pyo3::prelude::*;
@@ -18,7 +18,7 @@ fn config(path: Option<String>, json: Option<String>) -> Result<(ClusterFile, Pa
     if let Some(p) = path {
         return ClusterFile::load(Path::new(&p));
     }
-    let f: ClusterFile = serde_json::from_str(&json.unwrap_or_default()).map_err(|e| e.to_string())?;
+    let f: ClusterFile = crate::config_from_json(&json.unwrap_or_default())?;
     f.validate()?;
     Ok((f, PathBuf::from(".")))
 }
@@ -40,6 +40,9 @@ pub fn run_cluster<'py>(
     progress: bool,
 ) -> PyResult<Results<'py>> {
     let (file, base) = config(path, json).map_err(error)?;
+    let threads =
+        threads.map(|t| positive_threads(&t.to_string()).map_err(|e| error(format!("threads: {e}"))));
+    let threads = threads.transpose()?;
     let sends: Result<Vec<_>, String> = sends.iter().map(|s| parse_send(s, u32::MAX)).collect();
     let setup = Setup { progress, limit: "max_us", threads, pcap_at: pcap_at.as_deref() };
     let mut sim = cluster_sim(&file, &base, sends.map_err(error)?, &setup).map_err(error)?;

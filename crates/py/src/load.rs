@@ -18,7 +18,7 @@ fn sweep(path: Option<String>, json: Option<String>, o: &Overrides) -> Result<Sw
     if let Some(p) = path {
         return Sweep::load(Path::new(&p), o);
     }
-    let f: LoadFile = serde_json::from_str(&json.unwrap_or_default()).map_err(|e| e.to_string())?;
+    let f: LoadFile = crate::config_from_json(&json.unwrap_or_default())?;
     f.validate()?;
     Sweep::new(f, Path::new("."), o)
 }

@@ -33,8 +33,7 @@ pub fn chain(
     let o = chain_sweep::Overrides { rates_mrps: rates, requests, seed };
     let s = match path {
         Some(p) => chain_sweep::Sweep::load(Path::new(&p), &o),
-        None => serde_json::from_str::<ChainFile>(&keys(json))
-            .map_err(|e| e.to_string())
+        None => crate::config_from_json::<ChainFile>(&keys(json))
             .and_then(|f| chain_sweep::Sweep::new(f, PathBuf::from("."), &o)),
     }
     .map_err(error)?;
@@ -88,7 +87,7 @@ fn raft_spec(path: Option<String>, json: Option<String>, o: &Overrides) -> Resul
     match path {
         Some(p) => o.load(Path::new(&p)),
         None => {
-            let f: RaftFile = serde_json::from_str(&keys(json)).map_err(|e| e.to_string())?;
+            let f: RaftFile = crate::config_from_json(&keys(json))?;
             o.apply(f.to_spec(Path::new("."), "config")?, "config")
         }
     }

@@ -63,3 +63,24 @@ def test_bad_keys_are_errors(apps):
         nanopu.run_cluster(incast(apps, link={"drop_prob": 1.5}))
     with pytest.raises(nanopu.NanopuError, match="pcap-at"):
         nanopu.run_cluster(incast(apps), pcap_at="nowhere")
+
+
+def test_dict_and_keyword_errors_name_the_key(apps):
+    """A dict configuration's bad value names its dotted key; threads are 1 or more."""
+    with pytest.raises(nanopu.NanopuError, match=r"topology.nodes: invalid value"):
+        nanopu.run_cluster(incast(apps, topology={"kind": "star", "nodes": 2**40}))
+    with pytest.raises(nanopu.NanopuError, match=r"max_us: nan is not a number"):
+        nanopu.run_cluster(incast(apps, max_us=float("nan")))
+    with pytest.raises(nanopu.NanopuError, match=r"seed: .*expected u64"):
+        nanopu.run_cluster(incast(apps, seed=2**64))
+    with pytest.raises(nanopu.NanopuError, match=r"threads: .*1 or more"):
+        nanopu.run_cluster(incast(apps), threads=0)
+    with pytest.raises(nanopu.NanopuError, match=r"threads: -3 is not within"):
+        nanopu.run_cluster(incast(apps), threads=-3)
+
+
+def test_strings_are_not_taken_as_lists(apps):
+    with pytest.raises(nanopu.NanopuError, match=r"words: a list of values, not the string '12'"):
+        nanopu.send(1000, 0, "12")
+    with pytest.raises(nanopu.NanopuError, match=r"sends: a list of values, not the string"):
+        nanopu.run(apps / "stream.elf", sends="2000:0:1")

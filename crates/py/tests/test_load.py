@@ -93,6 +93,10 @@ def test_errors_carry_the_simulators_message(apps):
         nanopu.load({**service(apps), "colour": "blue"})
     with pytest.raises(nanopu.NanopuError, match="--rates"):
         nanopu.load(service(apps), rates=[-1.0])
+    with pytest.raises(nanopu.NanopuError, match="rates: an empty list runs nothing"):
+        nanopu.load(service(apps), rates=[])
+    with pytest.raises(nanopu.NanopuError, match="rates: a list of values, not the string '1,2'"):
+        nanopu.load(service(apps), rates="1,2")
     # A class sent to a context no core registered gets no reply: the run's figures do not stand.
     bad = service(apps)
     bad["load"]["class"][1]["contexts"] = [7]

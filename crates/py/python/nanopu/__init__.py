@@ -30,6 +30,7 @@ logic: it renders flags and turns the simulator's JSON and CSV into DataFrames.
 
 import io
 import json
+import math
 import os
 
 import pandas as pd
@@ -48,7 +49,7 @@ def send(at_ns, context, words, *, src_context=0, node=0):
     """A message from the test host (10.0.0.1): at simulated time ``at_ns`` (ns) to
     ``context`` of node ``node``, from the host's ``src_context``, carrying ``words``
     (unsigned 64-bit integers). Returns the ``--send`` spec the simulator parses."""
-    payload = ",".join(str(int(w)) for w in words)
+    payload = ",".join(str(int(w)) for w in _listed("words", words))
     return f"{float(at_ns)!r}:{int(context)}/{int(src_context)}:{payload}@{int(node)}"
 
 
@@ -134,7 +135,28 @@ def bench(name, *, progress=False, **flags):
 
 def _config(config):
     """A configuration file's path, or a dict of its keys as JSON."""
-    return (None, json.dumps(config)) if isinstance(config, dict) else (os.fspath(config), None)
+    return (None, _dict_json(config)) if isinstance(config, dict) else (os.fspath(config), None)
+
+
+def _dict_json(config):
+    """A configuration dict as JSON; a number JSON cannot carry (NaN, an infinity) raises
+    ``NanopuError`` naming its key, as the simulator names the others."""
+    def check(v, path):
+        if isinstance(v, float) and not math.isfinite(v):
+            raise NanopuError(f"{path}: {v} is not a number a configuration takes")
+        items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
+        for k, x in items:
+            check(x, f"{path}.{k}" if path else str(k))
+    check(config, "")
+    return json.dumps(config)
+
+
+def _listed(name, values):
+    """``values`` as a list; a string (which Python would iterate letter by letter) raises
+    ``NanopuError`` naming the keyword."""
+    if isinstance(values, (str, bytes)):
+        raise NanopuError(f"{name}: a list of values, not the string {values!r}")
+    return list(values)
 
 
 # Each kind of run in two halves: the simulator's raw outputs (JSON and CSV text, capture
@@ -152,7 +174,8 @@ def _program_run(raw):
 
 
 def _raw_cluster(config, sends, pcap_at, threads, progress):
-    path, text = (None, json.dumps(config)) if isinstance(config, dict) else (os.fspath(config), None)
+    _unsigned(threads=threads)
+    path, text = _config(config)
     return list(_native.run_cluster(path, text, _specs(sends), pcap_at, threads, progress))
 
 
@@ -182,7 +205,7 @@ def _unsigned(**values):
 def _raw_chain(config, seed, rates, requests, progress):
     _unsigned(seed=seed, requests=requests)
     path, text = _config(config)
-    rates = [float(r) for r in (rates or [])]
+    rates = _rates(rates)
     return list(_native.chain(path, text, rates, requests, seed, progress))
 
 
@@ -225,7 +248,7 @@ def _named(config):
 def _raw_load(config, seed, rates, requests, warmup, drain_us, records, progress):
     _unsigned(seed=seed, requests=requests, warmup=warmup)
     path, text = _config(config)
-    rates = [float(r) for r in (rates or [])]
+    rates = _rates(rates)
     return list(_native.load(path, text, rates, requests, warmup, drain_us, seed, records, progress))
 
 
@@ -261,7 +284,18 @@ def _words(args):
 
 def _specs(sends):
     """``--send`` specs of ``send(...)`` results, specs, or dicts of ``send``'s arguments."""
-    return [s if isinstance(s, str) else send(**s) for s in sends]
+    return [s if isinstance(s, str) else send(**s) for s in _listed("sends", sends)]
+
+
+def _rates(rates):
+    """Offered loads overriding the file's, Mrps: None keeps the file's; an empty list or a
+    string raises ``NanopuError`` naming ``rates``."""
+    if rates is None:
+        return []
+    rates = _listed("rates", rates)
+    if not rates:
+        raise NanopuError("rates: an empty list runs nothing; give at least one rate, or None for the file's")
+    return [float(r) for r in rates]
 
 
 def _totals(summary):
