@@ -8,5 +8,6 @@ pub mod bench;
 pub mod cluster;
 pub mod fault_flags;
 pub mod keywords;
+pub mod outputs;
 pub mod run;
 pub mod sort;

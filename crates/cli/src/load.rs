@@ -53,6 +53,11 @@ impl LoadArgs {
 
 pub fn main(a: LoadArgs) -> Result<ExitCode, String> {
     let sweep = Sweep::load(&a.config, &a.overrides())?;
+    nanopu_cli::outputs::distinct(&[
+        ("--out", a.out.as_deref()),
+        ("--records", a.records.as_deref()),
+        ("--cost", a.cost.as_deref()),
+    ])?;
     let out = create(a.out.as_ref())?;
     let mut records = Records { file: create(a.records.as_ref())?.map(|(p, f)| (p, BufWriter::new(f))) };
     records.write(RECORD_COLUMNS)?;

@@ -49,12 +49,14 @@ enum Cmd {
     Chain(chain::ChainArgs),
 }
 
-/// Ctrl-C asks the running simulation to stop and report what it has (a second one quits).
+/// Ctrl-C, or SIGTERM (what `timeout`, batch schedulers and Ray send), asks the running
+/// simulation to stop and report what it has, its files written and marked incomplete; a
+/// second signal quits at once.
 fn on_interrupt() {
     if nanopu_cluster::engine::stop::stop_requested() {
         std::process::exit(130);
     }
-    eprintln!("\nnanopu: interrupted; stopping the simulation (Ctrl-C again to quit at once)");
+    eprintln!("\nnanopu: interrupted; stopping the simulation (interrupt again to quit at once)");
     nanopu_cluster::engine::stop::request_stop();
 }
 

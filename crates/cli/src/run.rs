@@ -271,6 +271,12 @@ impl RunArgs {
         if self.pcap_at.is_some() && self.pcap.is_none() {
             return Err("--pcap-at says where to capture, but no --pcap file was given".into());
         }
+        crate::outputs::distinct(&[
+            ("--pcap", self.pcap.as_deref()),
+            ("--messages", self.messages.as_deref()),
+            ("--port-stats", self.port_stats.as_deref()),
+            ("--trace", self.trace.as_deref()),
+        ])?;
         crate::cluster::Outputs::create(
             self.threads,
             self.pcap.as_deref(),

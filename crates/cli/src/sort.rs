@@ -147,8 +147,19 @@ impl SortArgs {
         if self.pcap_at.is_some() && self.pcap.is_none() {
             return Err("--pcap-at says where to capture, but no --pcap file was given".into());
         }
+        crate::outputs::distinct(&self.output_files())?;
         nanopu_cluster::config::check::time_us(self.max_us, "--max-us")?;
         wall_limit(self.max_wall_s).map(|_| ())
+    }
+
+    /// The files the run writes, by flag: checked distinct in `check`, created (so that an
+    /// unwritable path fails) before the first run.
+    fn output_files(&self) -> [(&'static str, Option<&std::path::Path>); 3] {
+        [
+            ("--trace", self.trace.as_deref()),
+            ("--stages", self.stages.as_deref()),
+            ("--pcap", self.pcap.as_deref()),
+        ]
     }
 
     /// Cores per node: as given, else 4 (the nanoPU's, docs/nanosort.md), or all the
@@ -327,11 +338,12 @@ impl SortArgs {
 
 pub fn main(a: SortArgs) -> Result<ExitCode, String> {
     a.check()?;
+    crate::outputs::creatable(&a.output_files())?;
     let seeds = nanopu_harness::sort::seeds(a.seed, a.seeds).map_err(|e| format!("--seeds: {e}"))?;
     if a.seeds == 1 {
-        let (t, doc) = one_run(&a)?;
-        doc.iter().for_each(|d| println!("{}", serde_json::to_string_pretty(d).expect("json")));
-        return Ok(if t.is_some() { ExitCode::SUCCESS } else { ExitCode::from(1) });
+        let ran = one_run(&a)?;
+        ran.doc.iter().for_each(|d| println!("{}", serde_json::to_string_pretty(d).expect("json")));
+        return Ok(ran.status());
     }
     let (mut times, mut docs) = (Vec::new(), Vec::new());
     for seed in seeds {
@@ -339,13 +351,13 @@ pub fn main(a: SortArgs) -> Result<ExitCode, String> {
         let first = seed == a.seed;
         let (trace, stages, pcap) =
             if first { (a.trace.clone(), a.stages.clone(), a.pcap.clone()) } else { (None, None, None) };
-        let (t, doc) = one_run(&SortArgs { seed, seeds: 1, trace, stages, pcap, ..a.clone() })?;
-        docs.extend(doc);
-        match t {
+        let ran = one_run(&SortArgs { seed, seeds: 1, trace, stages, pcap, ..a.clone() })?;
+        docs.extend(ran.doc.clone());
+        match ran.time {
             Some(t) => times.push(t),
             None => {
                 print_seeds(&a, docs, None);
-                return Ok(ExitCode::from(1));
+                return Ok(ran.status());
             }
         }
     }
@@ -370,9 +382,31 @@ fn print_seeds(a: &SortArgs, runs: Vec<serde_json::Value>, s: Option<SeedSummary
     }
 }
 
-/// One validated run with its outputs: its sort time in ns if it passed, and with --json its
-/// document (printed as text otherwise).
-fn one_run(a: &SortArgs) -> Result<(Option<f64>, Option<serde_json::Value>), String> {
+/// What one run gave: its sort time in ns if it passed, its document with --json (printed as
+/// text otherwise), and why it is incomplete if it is.
+struct Ran {
+    time: Option<f64>,
+    doc: Option<serde_json::Value>,
+    incomplete: Option<String>,
+}
+
+impl Ran {
+    /// The exit status README states: 0 passed, 1 failed the validator, 2 incomplete (a
+    /// limit, Ctrl-C or SIGTERM), saying why on stderr.
+    fn status(&self) -> ExitCode {
+        match (&self.incomplete, self.time) {
+            (Some(why), _) => {
+                eprintln!("nanopu: the sort is incomplete: {why}");
+                ExitCode::from(2)
+            }
+            (None, Some(_)) => ExitCode::SUCCESS,
+            (None, None) => ExitCode::from(1),
+        }
+    }
+}
+
+/// One validated run with its outputs.
+fn one_run(a: &SortArgs) -> Result<Ran, String> {
     let spec = a.spec()?;
     let started = Instant::now();
     let wall = wall_limit(a.max_wall_s)?;
@@ -383,7 +417,9 @@ fn one_run(a: &SortArgs) -> Result<(Option<f64>, Option<serde_json::Value>), Str
     if !a.json {
         print_summary(a, &run, wall);
     }
-    Ok((run.verdict.ok().then_some(run.figures.total_ns), doc))
+    let first = run.verdict.problems.first().map_or("", String::as_str);
+    let incomplete = run.outcome.incomplete().then(|| format!("{}: {first}", run.outcome.name()));
+    Ok(Ran { time: run.verdict.ok().then_some(run.figures.total_ns), doc, incomplete })
 }
 
 /// The packets the run captured, into `path` (pcapng for a `.pcapng` name).

@@ -11,4 +11,5 @@ mod flag_errors;
 mod nic_compare;
 mod raft_cli;
 mod run_inputs;
+mod stops;
 mod wireshark;
