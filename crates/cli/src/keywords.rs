@@ -27,7 +27,16 @@ pub fn apply<T: Serialize + DeserializeOwned>(
         check(cmd, &key, &value, what)?;
         *slot(&mut base, &key).ok_or_else(|| unknown(cmd, &key, what))? = value;
     }
-    serde_path_to_error::deserialize(base).map_err(|e| format!("{}: {}", e.path(), e.inner()))
+    named(base)
+}
+
+/// `T` from `d`, an error naming the key it is about as a dotted path
+/// ("topology.nodes: invalid value ..."): for keywords and for configurations given as dicts.
+pub fn named<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(d: D) -> Result<T, String>
+where
+    D::Error: std::fmt::Display,
+{
+    serde_path_to_error::deserialize(d).map_err(|e| format!("{}: {}", e.path(), e.inner()))
 }
 
 /// Where keyword `key` lives in a struct's JSON: its own field, or a field of the

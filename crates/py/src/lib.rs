@@ -36,8 +36,7 @@ create_exception!(
 /// A configuration given as a dict (JSON of its keys), read by its file's struct; an error
 /// names the key as a dotted path ("topology.nodes: invalid value ...").
 fn config_from_json<T: DeserializeOwned>(json: &str) -> Result<T, String> {
-    let mut d = serde_json::Deserializer::from_str(json);
-    serde_path_to_error::deserialize(&mut d).map_err(|e| format!("{}: {}", e.path(), e.inner()))
+    keywords::named(&mut serde_json::Deserializer::from_str(json))
 }
 
 /// A simulator error as the Python exception, with the simulator's message.
