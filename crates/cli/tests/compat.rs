@@ -177,3 +177,16 @@ fn a_message_to_the_nodes_own_ip_comes_back_to_its_rx_queue() {
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A C++ program in the prototype's style (`cxx.cc`, built with sw/cxx's headers and
+/// runtime on picolibc): a static constructor run by `__libc_init_array`, a class template
+/// configured by static constexpr members, new/delete through a virtual base, placement
+/// new. The program checks each and exits with the number of the first that failed.
+#[test]
+fn a_cxx_program_runs_its_constructors_and_allocates_on_the_heap() {
+    for cores in ["1", "4"] {
+        let o = nanopu(&["run", "sw/build/compat/cxx.elf", "--json", "--cores", cores]);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(json(&o)["cores"][0]["console"], "cxx: ok\n");
+    }
+}
