@@ -34,7 +34,8 @@ pub struct TransportParams {
     /// Homa: bands used, 0 = control, 1 = unscheduled, 2.. scheduled by rank. Default 8.
     pub homa_bands: u8,
     /// Sender: resend what is unacknowledged after this long without progress.
-    /// Default 20 us (*estimate*: many round trips of a 2-tier fabric).
+    /// Default 20 us (*estimate*: many round trips of a 2-tier fabric). The prototype set
+    /// its timeout per run, to 32 link latencies (`docs/models/network.md`, "NDP's rules").
     pub rto: Time,
     /// NDP sender: with nothing in flight, waiting for PULLs, resend one packet after this
     /// long without a word from the receiver about the message (a receiver that delivered the
