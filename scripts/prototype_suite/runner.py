@@ -61,9 +61,6 @@ class Result:
         msgs = [m for m in self.data.get("host_received", []) if m["time_ns"] >= self.first_send]
         return [m for m in map(decoded, msgs) if all(m[k] == v for k, v in match.items())]
 
-    def received(self):
-        return [decoded(m) for m in self.data.get("host_received", [])]
-
     def console(self, node=None):
         return "\n".join(text for n, _, text in self.consoles() if node is None or n == node)
 
