@@ -64,12 +64,17 @@ def run(program, *, sends=(), packets=(), args=(), progress=False, **flags):
     return _program_run(_raw_program(program, sends, args, progress, flags, packets))
 
 
-def run_cluster(config, *, sends=(), pcap_at=None, threads=None, progress=False):
+def run_cluster(config, *, sends=(), packets=(), pcap_at=None, threads=None, progress=False):
     """Run a cluster: ``config`` is a configuration file's path (ELF paths relative to its
     directory) or a dict of its keys (ELF paths relative to the working directory).
-    ``pcap_at`` captures packets at ``"node:N"`` or ``"switch:S:P"``; ``threads``: host
-    threads (the results do not depend on it). Returns a ``ClusterRun``."""
-    return _cluster_run(_raw_cluster(config, sends, pcap_at, threads, progress))
+    ``sends``: ``send(...)`` results or ``--send`` specs; ``packets``: ``(at_ns, packet)``
+    pairs as for ``run``, each entering the fabric at the test host's port (on switch 0)
+    and carried by the host's transport to the node its addresses name
+    (``layers.data_packet(..., dst="10.0.0.3")`` for node 1; a frame no node takes is
+    dropped and listed in ``rejected``). ``pcap_at`` captures packets at ``"node:N"`` or
+    ``"switch:S:P"``; ``threads``: host threads (the results do not depend on it). Returns
+    a ``ClusterRun``."""
+    return _cluster_run(_raw_cluster(config, sends, pcap_at, threads, progress, packets))
 
 
 def sort(*, progress=False, **flags):
@@ -165,18 +170,22 @@ def _listed(name, values):
 
 def _raw_program(program, sends, args, progress, flags, packets=()):
     words = {**flags, "sends": _specs(sends), "args": _words(args), "progress": bool(progress)}
-    frames = [(float(at_ns), bytes(p)) for at_ns, p in packets]
-    return [_native.run_program(os.fspath(program), _keywords(words), frames)]
+    return [_native.run_program(os.fspath(program), _keywords(words), _frames(packets))]
+
+
+def _frames(packets):
+    """``(at_ns, packet)`` pairs as (time, the frame's bytes)."""
+    return [(float(at_ns), bytes(p)) for at_ns, p in _listed("packets", packets)]
 
 
 def _program_run(raw):
     return ProgramRun(json.loads(raw[0]))
 
 
-def _raw_cluster(config, sends, pcap_at, threads, progress):
+def _raw_cluster(config, sends, pcap_at, threads, progress, packets=()):
     _unsigned(threads=threads)
     path, text = _config(config)
-    return list(_native.run_cluster(path, text, _specs(sends), pcap_at, threads, progress))
+    return list(_native.run_cluster(path, text, _specs(sends), pcap_at, threads, progress, _frames(packets)))
 
 
 def _cluster_run(raw):
@@ -320,6 +329,11 @@ def _received(records):
     return df
 
 
+def _rejected(records):
+    """Raw frames the test host sent that were dropped: time (ns) and why."""
+    return pd.DataFrame(records, columns=["time_ns", "reason"]).astype({"time_ns": "float64", "reason": "object"})
+
+
 class ProgramRun(Tables):
     """One node's run. ``summary``: everything ``nanopu run --json`` prints (dict);
     ``cores``: one row per core (exit code, instructions, cycles, misses, stall cycles,
@@ -335,7 +349,7 @@ class ProgramRun(Tables):
         self.summary = summary
         self.cores = pd.DataFrame(summary["cores"]).set_index("core")
         self.received = _received(summary["host_received"])
-        self.rejected = pd.DataFrame(summary["host_rejected"], columns=["time_ns", "reason"])
+        self.rejected = _rejected(summary["host_rejected"])
         self.totals = _totals(summary)
 
     def packets(self):
@@ -354,15 +368,17 @@ class ClusterRun(Tables):
     test host; ``messages``: one row per message delivery (source, destination, bytes,
     send and delivery time in ns; delivery empty if never delivered; ``messages_csv``: the
     bytes ``--messages`` writes); ``ports``: packets, bytes and largest queue per fabric
-    port; ``pcap``: the capture's bytes, if asked.
+    port; ``rejected``: frames from ``packets`` that no node took, with the reason;
+    ``pcap``: the capture's bytes, if asked.
     ``save(directory, format="parquet")`` writes the tables as Parquet or CSV."""
 
-    TABLES = ("totals", "received", "messages", "ports")
+    TABLES = ("totals", "received", "rejected", "messages", "ports")
 
     def __init__(self, summary, messages, ports, pcap):
         self.summary = summary
         self.totals = _totals(summary)
         self.received = _received(summary["host_received"])
+        self.rejected = _rejected(summary.get("host_rejected", []))
         self.messages_csv = messages
         self.messages = pd.read_csv(io.StringIO(messages))
         self.ports = pd.read_csv(io.StringIO(ports))
