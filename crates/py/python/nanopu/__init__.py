@@ -38,6 +38,7 @@ import pandas as pd
 from . import _native
 from ._native import NanopuError
 from ._tables import Tables
+from ._tables import flat_figures as _flat
 
 __all__ = [
     "run", "run_cluster", "sort", "load", "chain", "raft", "app", "bench", "schema", "send",
@@ -307,17 +308,17 @@ def _rates(rates):
     return [float(r) for r in rates]
 
 
+def _csv(text, **options):
+    """One of the simulator's CSV files as a DataFrame whose column types never depend on
+    the values: times (``_ns``) and rates (``_mrps``) are always float64 (the simulator
+    writes an offered load of 1 Mrps as ``1``, which pandas would read as an integer)."""
+    df = pd.read_csv(io.StringIO(text), **options)
+    return df.astype({c: "float64" for c in df.columns if c.endswith(("_ns", "_mrps"))})
+
+
 def _totals(summary):
     """The summary's single figures as a one-row DataFrame (nested ones as ``a.b``)."""
     return pd.DataFrame([dict(_flat(summary))])
-
-
-def _flat(d, prefix=""):
-    for key, value in d.items():
-        if isinstance(value, dict):
-            yield from _flat(value, f"{prefix}{key}.")
-        elif not isinstance(value, list):
-            yield prefix + key, value
 
 
 def _received(records):
@@ -340,10 +341,11 @@ class ProgramRun(Tables):
     console); ``received``: what reached the test host, with times; ``totals``: the
     outcome and simulated time as one row; ``rejected``: frames from ``packets`` the NIC
     dropped, with the reason; ``packets()``: what reached the test host as Scapy packets.
-    ``save(directory, format="parquet")`` writes the tables (``tables()``) as Parquet or
+    ``save(directory, format=None)`` writes the tables (``tables()``) as Parquet or
     CSV."""
 
     TABLES = ("cores", "received", "rejected", "totals")
+    FIGURES = ("outcome", "simulated_ns")
 
     def __init__(self, summary):
         self.summary = summary
@@ -361,6 +363,9 @@ class ProgramRun(Tables):
 
         return layers.replies(self.received)
 
+    def counts(self):
+        return {"cores": len(self.cores), "received": len(self.received), "rejected": len(self.rejected)}
+
 
 class ClusterRun(Tables):
     """A cluster's run. ``summary``: ``nanopu run CLUSTER.toml --json`` (dict); ``totals``:
@@ -370,9 +375,10 @@ class ClusterRun(Tables):
     bytes ``--messages`` writes); ``ports``: packets, bytes and largest queue per fabric
     port; ``rejected``: frames from ``packets`` that no node took, with the reason;
     ``pcap``: the capture's bytes, if asked.
-    ``save(directory, format="parquet")`` writes the tables as Parquet or CSV."""
+    ``save(directory, format=None)`` writes the tables as Parquet or CSV."""
 
     TABLES = ("totals", "received", "rejected", "messages", "ports")
+    FIGURES = ("outcome", "nodes", "cores", "messages_delivered", "simulated_ns")
 
     def __init__(self, summary, messages, ports, pcap):
         self.summary = summary
@@ -380,8 +386,8 @@ class ClusterRun(Tables):
         self.received = _received(summary["host_received"])
         self.rejected = _rejected(summary.get("host_rejected", []))
         self.messages_csv = messages
-        self.messages = pd.read_csv(io.StringIO(messages))
-        self.ports = pd.read_csv(io.StringIO(ports))
+        self.messages = _csv(messages)
+        self.ports = _csv(ports)
         self.pcap = pcap
 
     def packets(self):
@@ -391,6 +397,9 @@ class ClusterRun(Tables):
 
         return layers.read_pcap(self.pcap)
 
+    def counts(self):
+        return {"received": len(self.received), "rejected": len(self.rejected)}
+
 
 class SortRun(Tables):
     """A sort's run. ``summary``: ``nanopu sort --json`` (dict; ``wall_seconds`` is host
@@ -398,16 +407,17 @@ class SortRun(Tables):
     verdict; ``total_ns``: sort time; ``stages``: per-stage compute and idle time over the
     cores (mean and maximum, ns); ``core_stages``: every core's stages (start, end,
     compute, idle, ns); ``totals``: the single figures as one row.
-    ``save(directory, format="parquet")`` writes the tables as Parquet or CSV."""
+    ``save(directory, format=None)`` writes the tables as Parquet or CSV."""
 
     TABLES = ("stages", "core_stages", "totals")
+    FIGURES = ("algorithm", "cores", "keys_per_core", "seed", "valid", "figures.total_ns")
 
     def __init__(self, summary, stages):
         self.summary = summary
         self.valid = summary["valid"]
         self.total_ns = summary["figures"]["total_ns"]
         self.stages = pd.DataFrame(summary["figures"]["stages"])
-        self.core_stages = pd.read_csv(io.StringIO(stages))
+        self.core_stages = _csv(stages)
         self.totals = _totals(summary)
 
 
@@ -423,21 +433,23 @@ class LoadRun(Tables):
     one); ``cost``: the server's instructions, busy cycles and cache misses per reply
     (``--cost``); ``requests``: every request (class, context, send and reply time and
     ``latency_ns``, ns; NaN without a reply) if ``records=True`` was asked, else empty.
-    ``save(directory, format="parquet")`` writes the tables as Parquet or CSV."""
+    ``save(directory, format=None)`` writes the tables as Parquet or CSV."""
 
     TABLES = ("results", "checks", "cost", "requests")
+    FIGURES = ("seed", "requests")
     REQUEST_COLUMNS = ["offered_mrps", "request", "class", "context", "service_cycles", "sent_ns", "replied_ns"]
 
     def __init__(self, summary, table, cost, records):
         self.summary = summary
         self.table_csv, self.cost_csv, self.records_csv = table, cost, records
-        self.results = pd.read_csv(io.StringIO(table), keep_default_na=False, dtype={"class": str})
-        self.cost = pd.read_csv(io.StringIO(cost))
+        self.results = _csv(table, keep_default_na=False, dtype={"class": str})
+        self.cost = _csv(cost)
         self.checks = pd.DataFrame([_check_row(p) for p in summary["points"]])
-        if records is None:
-            self.requests = pd.DataFrame(columns=self.REQUEST_COLUMNS + ["latency_ns"])
-        else:
-            self.requests = _requests(records)
+        # Without records, the same columns of the same types, no rows.
+        self.requests = _requests(",".join(self.REQUEST_COLUMNS) + "\n" if records is None else records)
+
+    def counts(self):
+        return {"rates_mrps": self.summary["rates_mrps"], "points": len(self.checks)}
 
 
 class ChainRun(Tables):
@@ -448,17 +460,25 @@ class ChainRun(Tables):
     ``--out``); ``requests``: every request of the load, the node it went to, its send and
     reply time (``--records``) and ``latency_ns``; ``reconfigs``: each reconfiguration
     after a crash (crash, detection, new chain, client told, ns; ``--reconfigs``);
-    ``summary``: the settings run and the reconfigurations in words (``timeline``).
-    ``save(directory, format="parquet")`` writes the tables as Parquet or CSV."""
+    ``summary``: the settings run, the reconfigurations in words (``timeline``),
+    ``complete`` and ``problems``; ``problems``: why figures that stand are still not what
+    the file asked for (a crash the load ended before), as ``nanopu chain`` prints them
+    (and exits 2); empty when there is none.
+    ``save(directory, format=None)`` writes the tables as Parquet or CSV."""
 
     TABLES = ("results", "requests", "reconfigs")
+    FIGURES = ("seed", "requests")
 
     def __init__(self, summary, table, records, reconfigs):
         self.summary = json.loads(summary)
+        self.problems = self.summary["problems"]
         self.table_csv, self.records_csv, self.reconfigs_csv = table, records, reconfigs
-        self.results = pd.read_csv(io.StringIO(table), keep_default_na=False, dtype={"class": str})
+        self.results = _csv(table, keep_default_na=False, dtype={"class": str})
         self.requests = _requests(records)
-        self.reconfigs = pd.read_csv(io.StringIO(reconfigs))
+        self.reconfigs = _csv(reconfigs)
+
+    def counts(self):
+        return {"rates_mrps": self.summary["rates_mrps"], "reconfigs": len(self.reconfigs)}
 
 
 class RaftRun(Tables):
@@ -469,26 +489,35 @@ class RaftRun(Tables):
     ``requests``: every request (op, key, due time, latency, sends, the replica that
     answered and its log index; ``--records``); ``timeline``: each leader's election (time
     in us, term, node; ``--timeline``); ``text``: what ``nanopu raft`` prints.
-    ``save(directory, format="parquet")`` writes the tables as Parquet or CSV."""
+    ``save(directory, format=None)`` writes the tables as Parquet or CSV."""
 
     TABLES = ("results", "requests", "timeline")
+    FIGURES = ("replicas", "offered_mrps", "requests", "answered", "throughput_mrps", "write.median_ns",
+               "read.median_ns")
+
+    def complete(self):
+        return not self.problems
 
     def __init__(self, summary, row, records, timeline, text):
         self.summary = json.loads(summary)
         self.problems = self.summary["problems"]
         self.results_csv, self.records_csv, self.timeline_csv, self.text = row, records, timeline, text
-        self.results = pd.read_csv(io.StringIO(row))
-        self.requests = pd.read_csv(io.StringIO(records))
-        self.timeline = pd.read_csv(io.StringIO(timeline))
+        self.results = _csv(row)
+        self.requests = _csv(records)
+        self.timeline = _csv(timeline)
+
+    def counts(self):
+        return {"problems": len(self.problems)}
 
 
 class AppRun(Tables):
     """An application's run (``nanopu app``). ``summary``: the JSON document ``nanopu app``
     prints (dict: the settings, ``ok``, the latencies, ``nic``); ``ok``: every answer was
     the host's; ``totals``: the summary's single figures as one row (``latency_ns.median``,
-    ...). ``save(directory, format="parquet")`` writes the table as Parquet or CSV."""
+    ...). ``save(directory, format=None)`` writes the table as Parquet or CSV."""
 
     TABLES = ("totals",)
+    FIGURES = ("app", "nic", "ok", "latency_ns.median")
 
     def __init__(self, summary):
         self.summary = summary
@@ -502,8 +531,10 @@ class BenchRun(Tables):
     ``rx.mpps``); and each of its lists of rows as a DataFrame of that name: ``sizes``
     (the latency benchmarks: one row per payload size), ``rows`` (``rx``, the eRPC
     benchmarks), ``loopback`` and ``stream`` (``nic-throughput``: request rates per payload
-    size); ``TABLES`` names those the benchmark has. ``save(directory, format="parquet")``
+    size); ``TABLES`` names those the benchmark has. ``save(directory, format=None)``
     writes them as Parquet or CSV."""
+
+    FIGURES = ("benchmark", "app", "nic", "requests", "payload_bytes")
 
     def __init__(self, summary):
         self.summary = summary
@@ -517,7 +548,8 @@ class BenchRun(Tables):
 def _requests(records):
     """Every request of a sweep's records (``--records``), with ``latency_ns``: NaN for
     one without a reply."""
-    df = pd.read_csv(io.StringIO(records), keep_default_na=False, na_values={"replied_ns": [""]}, dtype={"class": str})
+    df = _csv(records, keep_default_na=False, na_values={"replied_ns": [""]}, dtype={"class": str})
+    df = df.astype({c: "int64" for c in df.columns if c in ("request", "context", "service_cycles", "node")})
     df["latency_ns"] = df["replied_ns"] - df["sent_ns"]
     return df
 
