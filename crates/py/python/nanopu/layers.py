@@ -111,7 +111,7 @@ def data_packet(dst_context, words, *, src_context=0, length=None, src="10.0.0.1
     data = b"".join(int(w).to_bytes(8, "big") for w in words)
     name, length = ("words", len(data)) if length is None else ("length", int(length))
     if not 1 <= length <= SEGMENT_BYTES:
-        raise NanopuError(f"{name}: {length} bytes; a single-packet message carries 1 to {SEGMENT_BYTES} "
+        raise NanopuError(f"{name}: {length} bytes; a single-packet message carries 1 to {SEGMENT_BYTES} bytes "
                           f"(one segment, the NIC's segment size)")
     if length > len(data):
         raise NanopuError(f"length: {length} bytes, more than the {len(data)} bytes of words")
