@@ -44,7 +44,12 @@ pub fn main(a: ChainArgs) -> Result<ExitCode, String> {
     write(a.out.as_deref(), &out.table)?;
     write(a.records.as_deref(), &out.records)?;
     write(a.reconfigs.as_deref(), &out.reconfigs)?;
-    out.failed.map_or(Ok(ExitCode::SUCCESS), Err)
+    if let Some(why) = out.failed {
+        return Err(why);
+    }
+    // As `nanopu run` reports an incomplete run: each problem on stderr, exit status 2.
+    out.problems.iter().for_each(|p| eprintln!("nanopu: {p}"));
+    Ok(if out.problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
 }
 
 fn write(path: Option<&Path>, text: &str) -> Result<(), String> {

@@ -44,6 +44,24 @@ fn a_crashed_tail_is_reported_and_every_reply_checked() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A crash the load ends before is reported, not skipped: the figures are written (they
+/// stand, for a chain without that failure), the crash is named on stderr, exit status 2
+/// (as `nanopu run` reports an incomplete run).
+#[test]
+fn a_crash_the_run_never_reaches_is_reported() {
+    let dir = scratch("unreached");
+    let cfg = config(&dir, "[[faults]]\nkind = \"crash\"\nnode = 2\nat_us = 900000.0\n");
+    let out = dir.join("out.csv");
+    let o = nanopu(&["chain", &cfg, "--out", out.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("0 wrong, 0 lost"), "{stderr}");
+    let named = "the crash of node 2 at 900000.000 us was never reached: the run ended at";
+    assert!(stderr.contains(named), "{stderr}");
+    assert!(std::fs::read_to_string(out).unwrap().lines().any(|l| l.starts_with("1,set,")));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn a_bad_key_is_refused_by_name_before_anything_runs() {
     let dir = scratch("bad");

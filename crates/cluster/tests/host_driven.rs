@@ -81,24 +81,58 @@ fn throughput_server_reports_every_hundredth_message() {
 
 /// A raw frame from the host to node 0, context 0, carrying `payload`.
 fn raw_frame(payload: &[u8]) -> Vec<u8> {
+    use nanopu_net::wire::Flags;
+    frame_to([2, 0, 10, 0, 0, 2], node_ip(0), Flags::DATA, payload)
+}
+
+/// A raw frame from the host to MAC `mac` and IPv4 `ip`, context 0: of kind `flags`,
+/// carrying `payload` (a control packet: none, for a message of 16 bytes).
+fn frame_to(mac: [u8; 6], ip: u32, flags: nanopu_net::wire::Flags, payload: &[u8]) -> Vec<u8> {
     use nanopu_net::wire::ethernet::{Mac, ETHERTYPE_IPV4};
     use nanopu_net::wire::ipv4::PROTO_NDP;
-    use nanopu_net::wire::{EthernetRepr, Flags, Frame, FrameRepr, Ipv4Repr, TransportRepr};
+    use nanopu_net::wire::{EthernetRepr, Frame, FrameRepr, Ipv4Repr, TransportRepr};
     let repr = FrameRepr {
-        eth: EthernetRepr {
-            src: Mac([2, 0, 10, 0, 0, 1]),
-            dst: Mac([2, 0, 10, 0, 0, 2]),
-            ethertype: ETHERTYPE_IPV4,
-        },
-        ip: Ipv4Repr { src: HOST_IP, dst: node_ip(0), protocol: PROTO_NDP, tos: 0, payload_len: 0, ttl: 64 },
+        eth: EthernetRepr { src: Mac([2, 0, 10, 0, 0, 1]), dst: Mac(mac), ethertype: ETHERTYPE_IPV4 },
+        ip: Ipv4Repr { src: HOST_IP, dst: ip, protocol: PROTO_NDP, tos: 0, payload_len: 0, ttl: 64 },
         transport: TransportRepr {
-            flags: Flags::DATA,
-            msg_len: payload.len() as u16,
+            flags,
+            msg_len: if payload.is_empty() { 16 } else { payload.len() as u16 },
             src_context: 5,
             ..Default::default()
         },
     };
     Frame::emit(&repr, payload, 1024).unwrap().into_bytes()
+}
+
+/// The docs (docs/python.md, "Scapy layers") say a frame the NIC cannot take is dropped and
+/// listed: one to another MAC or IPv4 address is, and a control packet is named by its kind
+/// (a PULL as Scapy builds it by default, msg_len 0, included), never answered.
+#[test]
+fn raw_frames_to_another_address_or_of_a_control_kind_are_dropped_and_listed() {
+    use nanopu_net::wire::Flags;
+    let mut sim = Simulation::new(&elf("apps/loopback.elf"), cfg(4)).unwrap();
+    let node0 = [2, 0, 10, 0, 0, 2];
+    let payload: Vec<u8> = (1..=16).collect();
+    let mut pull = frame_to(node0, node_ip(0), Flags::PULL, &[]);
+    pull[14 + 20 + 8..14 + 20 + 10].fill(0); // msg_len 0, Scapy's default
+    let frames = [
+        frame_to([2, 0, 10, 0, 0, 0x63], node_ip(0), Flags::DATA, &payload),
+        frame_to(node0, 0xc0a8_0101, Flags::DATA, &payload),
+        pull,
+        frame_to(node0, node_ip(0), Flags::ACK, &[]),
+        frame_to(node0, node_ip(0), Flags::NACK | Flags::RESEND, &[]),
+    ];
+    for (i, f) in frames.into_iter().enumerate() {
+        sim.host.send_raw_at(Time::from_us(2 + i as u64), f);
+    }
+    assert_eq!(sim.run().unwrap(), Outcome::Quiescent);
+    assert!(sim.host.received.is_empty(), "{:?}", sim.host.received);
+    let why: Vec<&str> = sim.host.rejected.iter().map(|(_, w)| w.as_str()).collect();
+    assert_eq!(why.len(), 5, "{why:?}");
+    let expected = ["MAC 02:00:0a:00:00:63", "IPv4 192.168.1.1", "PULL packet", "ACK packet", "Homa RESEND"];
+    for (w, e) in why.iter().zip(expected) {
+        assert!(w.contains(e), "{e:?} not in {w:?}");
+    }
 }
 
 #[test]
@@ -144,7 +178,7 @@ fn a_message_as_frames_parses_back_to_itself() {
     let m = TestHost::message(3, node_ip(0), 9, &[0x0102_0304_0506_0708, u64::MAX]);
     let frames = frames_of_message(&m).unwrap();
     assert_eq!(frames.len(), 1);
-    assert_eq!(message_of_frame(&frames[0]).unwrap(), m);
+    assert_eq!(message_of_frame(&frames[0], 1).unwrap(), m);
     let long = TestHost::message(0, node_ip(0), 1, &vec![7; 257]); // 2,056 bytes: 3 segments
     let frames = frames_of_message(&long).unwrap();
     assert_eq!(frames.iter().map(Vec::len).collect::<Vec<_>>(), [64 + 1024, 64 + 1024, 64 + 8]);

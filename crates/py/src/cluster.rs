@@ -28,8 +28,11 @@ fn config(path: Option<String>, json: Option<String>) -> Result<(ClusterFile, Pa
 /// (`--pcap`) if one was asked for.
 type Results<'py> = (String, String, String, Option<Bound<'py, PyBytes>>);
 
+/// `frames`: raw frames the test host sends (time in ns, an Ethernet frame's bytes), each
+/// to the node its addresses name (`TestHost::send_raw_at`).
 #[pyfunction]
-#[pyo3(signature = (path, json, sends, pcap_at, threads, progress))]
+#[pyo3(signature = (path, json, sends, pcap_at, threads, progress, frames = Vec::new()))]
+#[allow(clippy::too_many_arguments)] // the call's keywords, one argument each
 pub fn run_cluster<'py>(
     py: Python<'py>,
     path: Option<String>,
@@ -38,6 +41,7 @@ pub fn run_cluster<'py>(
     pcap_at: Option<String>,
     threads: Option<usize>,
     progress: bool,
+    frames: Vec<(f64, Vec<u8>)>,
 ) -> PyResult<Results<'py>> {
     let (file, base) = config(path, json).map_err(error)?;
     let threads =
@@ -46,6 +50,7 @@ pub fn run_cluster<'py>(
     let sends: Result<Vec<_>, String> = sends.iter().map(|s| parse_send(s, u32::MAX)).collect();
     let setup = Setup { progress, limit: "max_us", threads, pcap_at: pcap_at.as_deref() };
     let mut sim = cluster_sim(&file, &base, sends.map_err(error)?, &setup).map_err(error)?;
+    crate::send_frames(&mut sim, frames)?;
     let outcome = interrupt::run(py, || sim.run())?.map_err(error)?;
     let pcap = match pcap_at {
         Some(_) => Some(PyBytes::new(py, &sim.write_capture(Vec::new()).map_err(error)?)),

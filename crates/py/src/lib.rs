@@ -99,12 +99,18 @@ fn run_program(
 ) -> PyResult<String> {
     let args = from_keywords(&[program], keywords, "nanopu.run", |c: RunCmd| c.args)?;
     let mut sim = single_sim(&args).map_err(error)?;
+    send_frames(&mut sim, frames)?;
+    let outcome = interrupt::run(py, || sim.run())?.map_err(error)?;
+    Ok(serde_json::to_string(&summarize(&mut sim, outcome)).expect("summary serializes"))
+}
+
+/// The test host sends each frame at its time (ns; an error names the packet).
+fn send_frames(sim: &mut nanopu_cluster::Simulation, frames: Vec<(f64, Vec<u8>)>) -> PyResult<()> {
     for (i, (at, frame)) in frames.into_iter().enumerate() {
         let at = Time::checked_from_ns_f64(at, &format!("packets[{i}]'s time")).map_err(error)?;
         sim.host.send_raw_at(at, frame);
     }
-    let outcome = interrupt::run(py, || sim.run())?.map_err(error)?;
-    Ok(serde_json::to_string(&summarize(&mut sim, outcome)).expect("summary serializes"))
+    Ok(())
 }
 
 /// A validated sort (`nanopu sort FLAGS`): the summary JSON of `nanopu sort --json`, and

@@ -43,7 +43,8 @@ pub fn chain(
     }
     let l = &s.file.load;
     let summary = json!({ "seed": l.seed, "rates_mrps": l.rates_mrps, "requests": l.requests,
-        "warmup": l.warmup, "timeline": timeline(&out.reconfigs).lines().collect::<Vec<_>>() });
+        "warmup": l.warmup, "timeline": timeline(&out.reconfigs).lines().collect::<Vec<_>>(),
+        "complete": out.problems.is_empty(), "problems": out.problems });
     Ok((summary.to_string(), out.table, out.records, out.reconfigs))
 }
 

@@ -115,3 +115,14 @@ def test_load_sweeps_are_cached(apps, tmp_path):
     direct = nanopu.load(service(apps), rates=[2.0], seed=2)
     pdt.assert_frame_equal(again.run(3).results, direct.results)
     assert list(again.concat("results")["load.rates_mrps"].map(tuple).unique()) == [(1.0,), (2.0,)]
+
+
+def test_column_types_do_not_depend_on_the_values(apps):
+    """Rates written as 1 and 3 are read as floats, as 1.5 is; a table without rows has
+    the types it has with them."""
+    whole = nanopu.load(service(apps, requests=1000, warmup=100), records=True)
+    half = nanopu.load(service(apps, requests=1000, warmup=100, rates_mrps=[1.5]))
+    for t in (whole.results, whole.cost, whole.requests, half.results):
+        assert t["offered_mrps"].dtype == "float64", t.dtypes
+    assert whole.results.dtypes.equals(half.results.dtypes)
+    assert half.requests.empty and half.requests.dtypes.equals(whole.requests.dtypes), half.requests.dtypes

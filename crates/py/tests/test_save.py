@@ -28,3 +28,35 @@ def test_an_unknown_format_is_refused(apps, tmp_path):
     r = nanopu.run(apps / "loopback.elf", max_cycles=10_000)
     with pytest.raises(ValueError, match="parquet, csv"):
         r.save(tmp_path, format="xlsx")
+
+
+def test_without_pyarrow_the_default_is_csv_with_a_warning(apps, tmp_path, monkeypatch):
+    import sys
+
+    r = nanopu.run(apps / "loopback.elf", max_cycles=10_000)
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # as if it were not installed
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    with pytest.warns(UserWarning, match=r"pyarrow is not installed.*nanopu\[parquet\]"):
+        paths = r.save(tmp_path / "default")
+    assert all(p.endswith(".csv") for p in paths.values())
+    with pytest.raises(nanopu.NanopuError, match=r"needs pyarrow.*pip install 'nanopu\[parquet\]'"):
+        r.save(tmp_path / "asked", format="parquet")
+
+
+def test_pyarrow_is_declared_as_the_parquet_extra(root):
+    from nanopu._kinds import _toml
+
+    extras = _toml().loads((root / "crates" / "py" / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(d.startswith("pyarrow") for d in extras["parquet"])
+
+
+def test_every_result_prints_as_a_one_line_summary(apps):
+    r = nanopu.run(apps / "loopback.elf", sends=[nanopu.send(1000, 0, [1])], max_cycles=100_000)
+    text = repr(r)
+    assert text.startswith("<ProgramRun ") and "\n" not in text and "outcome=" in text, text
+    assert "complete" in text or "INCOMPLETE" in text, text
+    s = nanopu.sort(cores=16, keys_per_core=8)
+    assert repr(s).startswith("<SortRun complete, algorithm='nanosort', cores=16") and "valid=True" in repr(s)
+    for cls in (nanopu.ProgramRun, nanopu.ClusterRun, nanopu.SortRun, nanopu.LoadRun, nanopu.ChainRun,
+                nanopu.RaftRun, nanopu.AppRun, nanopu.BenchRun):
+        assert cls.__repr__ is not object.__repr__ and cls.FIGURES, cls

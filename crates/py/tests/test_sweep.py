@@ -141,3 +141,21 @@ def test_backend_arguments_are_checked(apps, tmp_path):
         sweep.run("sort", configs, seeds=[1], address="auto", cache_dir=tmp_path)
     with pytest.raises(ValueError, match="'sort', 'cluster', 'program', 'load', 'chain', 'raft', 'app' or 'bench'"):
         sweep.run("sorts", configs)
+
+
+def test_the_error_column_has_one_type_for_every_kind(apps):
+    """None for a run that succeeded, the message for one that failed: an object column
+    for sorts and clusters, with failures or without (pandas alone gives NaN in one case
+    and None in another)."""
+    star = {"topology": {"kind": "star", "nodes": 2}, "node": {"cores": 1},
+            "program": [{"nodes": "all", "elf": str(apps / "alltoall.elf"), "args": ["2"]}]}
+    runs = {
+        "sort": (sorts(apps), sorts(apps, buckets=[5])),
+        "cluster": ([star], [{**star, "topology": {"kind": "star", "nodes": 0}}]),
+    }
+    for kind, (good, bad) in runs.items():
+        for configs in (good, good + bad):
+            s = sweep.run(kind, configs, backend="thread", cache=False, progress=False, on_error="record")
+            errors = list(s.frame["error"])
+            assert s.frame["error"].dtype == object, (kind, s.frame["error"].dtype)
+            assert errors[0] is None and all(isinstance(e, str) for e in errors[len(good):]), (kind, errors)

@@ -419,6 +419,11 @@ impl Simulation {
         }
     }
 
+    /// The nodes the test host can address: the cluster's, or the single node.
+    fn node_count(&self) -> u32 {
+        self.net.as_ref().map_or(1, |n| n.fabric.nodes())
+    }
+
     /// The test host's script must leave the event queue room to run (each scripted
     /// message is a pending event from the start).
     fn check_script(&self) -> Result<(), SimError> {
@@ -431,7 +436,7 @@ impl Simulation {
                 m.len
             )));
         }
-        let nodes = self.net.as_ref().map_or(1, |n| n.fabric.nodes());
+        let nodes = self.node_count();
         let ip = |n: u32| crate::node::boot::node_ip(n);
         if let Some((t, m)) = self.host.script.iter().find(|(_, m)| !(ip(0)..ip(nodes)).contains(&m.dst_ip)) {
             return Err(SimError::Setup(format!(
@@ -568,7 +573,7 @@ impl Simulation {
             Ev::HostSend { msg } => self.host_send(*msg),
             // An IceNIC takes raw frames as they are (docs/models/icenic.md "Frames").
             Ev::HostRaw { frame } if self.nodes[0].nic.is_ice() => self.host_send_frame(frame),
-            Ev::HostRaw { frame } => match crate::host::message_of_frame(&frame) {
+            Ev::HostRaw { frame } => match crate::host::message_of_frame(&frame, self.node_count()) {
                 Ok(msg) => self.host_send(msg),
                 Err(why) => self.host.rejected.push((self.now, why)),
             },

@@ -40,6 +40,10 @@ pub struct ClusterSummary {
     pub consoles: Vec<String>,
     /// What reached the test host at 10.0.0.1 (on switch 0).
     pub host_received: Vec<crate::report::HostRecord>,
+    /// Raw frames the test host was to send that no node takes, and why (`send_raw_at`);
+    /// absent when there were none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub host_rejected: Vec<crate::report::RejectedFrame>,
     /// The IceNIC nodes' frames (docs/models/icenic.md "Clusters"); absent when the cluster
     /// has no IceNIC node and no frame strayed.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -194,6 +198,7 @@ pub fn summarize_cluster(sim: &mut Simulation, outcome: Outcome) -> ClusterSumma
         fabric: FabricTotals::default(),
         consoles: Vec::new(),
         host_received: sim.host.received.iter().map(crate::report::host_record).collect(),
+        host_rejected: crate::report::rejected_frames(sim),
         icenic: ice_totals(sim),
         host_frames: sim.host.frames_received.iter().map(crate::report::frame_record).collect(),
     };
@@ -262,6 +267,9 @@ impl ClusterSummary {
             s += &format!("  ... and {} more messages to the host\n", self.host_received.len() - 20);
         }
         self.host_frames.iter().take(20).for_each(|f| s += &f.line());
+        for r in &self.host_rejected {
+            s += &format!("host frame at {:.3} ns dropped: {}\n", r.time_ns, r.reason);
+        }
         self.consoles.iter().take(20).for_each(|c| s += &format!("{c}\n"));
         if self.consoles.len() > 20 {
             s += &format!(

@@ -65,6 +65,12 @@ pub struct RejectedFrame {
     pub reason: String,
 }
 
+/// The test host's raw frames that were dropped, and why.
+pub(crate) fn rejected_frames(sim: &Simulation) -> Vec<RejectedFrame> {
+    let frame = |(t, why): &(nanopu_sim::Time, String)| RejectedFrame { time_ns: t.as_ns_f64(), reason: why.clone() };
+    sim.host.rejected.iter().map(frame).collect()
+}
+
 /// What an IceNIC moved and dropped.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct IceSummary {
@@ -181,9 +187,7 @@ pub fn summarize(sim: &mut Simulation, outcome: Outcome) -> RunSummary {
         },
         cores,
         host_received: sim.host.received.iter().map(host_record).collect(),
-        host_rejected: (sim.host.rejected.iter())
-            .map(|(t, why)| RejectedFrame { time_ns: t.as_ns_f64(), reason: why.clone() })
-            .collect(),
+        host_rejected: rejected_frames(sim),
         icenic: sim.nodes[0].ice().map(ice_summary),
         host_frames: sim.host.frames_received.iter().map(frame_record).collect(),
     }

@@ -80,6 +80,10 @@ pub struct ChainResult {
     /// Replies to a request already answered (a new tail answers its Sent list again).
     pub duplicates: usize,
     pub reconfigs: Vec<Reconfig>,
+    /// The crashes of the file the run ended before (node, time), and when it ended: the
+    /// figures stand, but they are not those of the failure asked for.
+    pub unreached: Vec<(u32, Time)>,
+    pub end: Time,
 }
 
 /// The client's view: where requests go, and what it has learned.
@@ -165,6 +169,7 @@ pub fn run(
         cost: ServerCost::default(),
     };
     let final_reads = sent_to.len() - loaded;
+    let unreached = crashes(cluster).into_iter().filter(|&(n, _)| sim.nodes[n as usize].crashed.is_none()).collect();
     Ok(ChainResult {
         load: result,
         sent_to,
@@ -172,6 +177,8 @@ pub fn run(
         dropped,
         duplicates: client.duplicates,
         reconfigs: client.reconfigs,
+        unreached,
+        end: sim.now(),
     })
 }
 

@@ -59,13 +59,16 @@ pub struct Sweep {
 }
 
 /// A sweep's results as CSV (each with its header), and why it stopped early, if it did:
-/// what ran before is kept (its records show what went wrong).
+/// what ran before is kept (its records show what went wrong). `problems`: why results
+/// whose figures stand are still not what the file asked for (a crash the run ended
+/// before); the command line prints each and exits 2, the Python result lists them.
 #[derive(Debug, Default)]
 pub struct Output {
     pub table: String,
     pub records: String,
     pub reconfigs: String,
     pub failed: Option<String>,
+    pub problems: Vec<String>,
 }
 
 impl Sweep {
@@ -89,7 +92,7 @@ impl Sweep {
     pub fn run(&self, tell: bool) -> Result<Output, String> {
         let crashes = chain::crashes(&self.cluster);
         let (mut table, mut records, mut reconfigs) = (String::new(), String::new(), String::new());
-        let mut failed = None;
+        let (mut failed, mut unreached) = (None, Vec::new());
         for spec in &self.specs {
             let started = Instant::now();
             let at = |why: String| format!("offered load {} Mrps: {why}", spec.rate_mrps);
@@ -101,6 +104,7 @@ impl Sweep {
             table += &rows(spec, &r);
             records += &records_csv(spec, &r);
             r.reconfigs.iter().for_each(|c| reconfigs += &reconfig_row(spec.rate_mrps, c, &crashes));
+            unreached.extend(unreached_faults(&r).into_iter().map(&at));
             let problems = problems(spec, &r);
             if !problems.is_empty() {
                 failed = Some(at(problems.join("; ")));
@@ -112,6 +116,7 @@ impl Sweep {
             records: format!("{RECORD_COLUMNS}\n{records}"),
             reconfigs: format!("{RECONFIG_COLUMNS}\n{reconfigs}"),
             failed,
+            problems: unreached,
         })
     }
 }
@@ -141,6 +146,20 @@ fn problems(spec: &LoadSpec, r: &ChainResult) -> Vec<String> {
         v.insert(0, format!("{} messages to the client matched no request", r.load.unexpected));
     }
     v
+}
+
+/// The file's crashes the run ended before: the load (its requests at the offered rate,
+/// then the final reads) was over first, so the figures are a chain's without that failure.
+fn unreached_faults(r: &ChainResult) -> Vec<String> {
+    let end = r.end.as_us_f64();
+    let line = |&(node, at): &(u32, Time)| {
+        format!(
+            "faults: the crash of node {node} at {:.3} us was never reached: the run ended at {end:.3} us \
+             (more load.requests, or an earlier at_us, brings it within the run)",
+            at.as_us_f64()
+        )
+    };
+    r.unreached.iter().map(line).collect()
 }
 
 /// One row per request type: offered load of the type, its figures.

@@ -38,6 +38,7 @@ import pandas as pd
 from . import _native
 from ._native import NanopuError
 from ._tables import Tables
+from ._tables import flat_figures as _flat
 
 __all__ = [
     "run", "run_cluster", "sort", "load", "chain", "raft", "app", "bench", "schema", "send",
@@ -64,12 +65,17 @@ def run(program, *, sends=(), packets=(), args=(), progress=False, **flags):
     return _program_run(_raw_program(program, sends, args, progress, flags, packets))
 
 
-def run_cluster(config, *, sends=(), pcap_at=None, threads=None, progress=False):
+def run_cluster(config, *, sends=(), packets=(), pcap_at=None, threads=None, progress=False):
     """Run a cluster: ``config`` is a configuration file's path (ELF paths relative to its
     directory) or a dict of its keys (ELF paths relative to the working directory).
-    ``pcap_at`` captures packets at ``"node:N"`` or ``"switch:S:P"``; ``threads``: host
-    threads (the results do not depend on it). Returns a ``ClusterRun``."""
-    return _cluster_run(_raw_cluster(config, sends, pcap_at, threads, progress))
+    ``sends``: ``send(...)`` results or ``--send`` specs; ``packets``: ``(at_ns, packet)``
+    pairs as for ``run``, each entering the fabric at the test host's port (on switch 0)
+    and carried by the host's transport to the node its addresses name
+    (``layers.data_packet(..., dst="10.0.0.3")`` for node 1; a frame no node takes is
+    dropped and listed in ``rejected``). ``pcap_at`` captures packets at ``"node:N"`` or
+    ``"switch:S:P"``; ``threads``: host threads (the results do not depend on it). Returns
+    a ``ClusterRun``."""
+    return _cluster_run(_raw_cluster(config, sends, pcap_at, threads, progress, packets))
 
 
 def sort(*, progress=False, **flags):
@@ -165,18 +171,22 @@ def _listed(name, values):
 
 def _raw_program(program, sends, args, progress, flags, packets=()):
     words = {**flags, "sends": _specs(sends), "args": _words(args), "progress": bool(progress)}
-    frames = [(float(at_ns), bytes(p)) for at_ns, p in packets]
-    return [_native.run_program(os.fspath(program), _keywords(words), frames)]
+    return [_native.run_program(os.fspath(program), _keywords(words), _frames(packets))]
+
+
+def _frames(packets):
+    """``(at_ns, packet)`` pairs as (time, the frame's bytes)."""
+    return [(float(at_ns), bytes(p)) for at_ns, p in _listed("packets", packets)]
 
 
 def _program_run(raw):
     return ProgramRun(json.loads(raw[0]))
 
 
-def _raw_cluster(config, sends, pcap_at, threads, progress):
+def _raw_cluster(config, sends, pcap_at, threads, progress, packets=()):
     _unsigned(threads=threads)
     path, text = _config(config)
-    return list(_native.run_cluster(path, text, _specs(sends), pcap_at, threads, progress))
+    return list(_native.run_cluster(path, text, _specs(sends), pcap_at, threads, progress, _frames(packets)))
 
 
 def _cluster_run(raw):
@@ -298,17 +308,17 @@ def _rates(rates):
     return [float(r) for r in rates]
 
 
+def _csv(text, **options):
+    """One of the simulator's CSV files as a DataFrame whose column types never depend on
+    the values: times (``_ns``) and rates (``_mrps``) are always float64 (the simulator
+    writes an offered load of 1 Mrps as ``1``, which pandas would read as an integer)."""
+    df = pd.read_csv(io.StringIO(text), **options)
+    return df.astype({c: "float64" for c in df.columns if c.endswith(("_ns", "_mrps"))})
+
+
 def _totals(summary):
     """The summary's single figures as a one-row DataFrame (nested ones as ``a.b``)."""
     return pd.DataFrame([dict(_flat(summary))])
-
-
-def _flat(d, prefix=""):
-    for key, value in d.items():
-        if isinstance(value, dict):
-            yield from _flat(value, f"{prefix}{key}.")
-        elif not isinstance(value, list):
-            yield prefix + key, value
 
 
 def _received(records):
@@ -320,22 +330,28 @@ def _received(records):
     return df
 
 
+def _rejected(records):
+    """Raw frames the test host sent that were dropped: time (ns) and why."""
+    return pd.DataFrame(records, columns=["time_ns", "reason"]).astype({"time_ns": "float64", "reason": "object"})
+
+
 class ProgramRun(Tables):
     """One node's run. ``summary``: everything ``nanopu run --json`` prints (dict);
     ``cores``: one row per core (exit code, instructions, cycles, misses, stall cycles,
     console); ``received``: what reached the test host, with times; ``totals``: the
     outcome and simulated time as one row; ``rejected``: frames from ``packets`` the NIC
     dropped, with the reason; ``packets()``: what reached the test host as Scapy packets.
-    ``save(directory, format="parquet")`` writes the tables (``tables()``) as Parquet or
+    ``save(directory, format=None)`` writes the tables (``tables()``) as Parquet or
     CSV."""
 
     TABLES = ("cores", "received", "rejected", "totals")
+    FIGURES = ("outcome", "simulated_ns")
 
     def __init__(self, summary):
         self.summary = summary
         self.cores = pd.DataFrame(summary["cores"]).set_index("core")
         self.received = _received(summary["host_received"])
-        self.rejected = pd.DataFrame(summary["host_rejected"], columns=["time_ns", "reason"])
+        self.rejected = _rejected(summary["host_rejected"])
         self.totals = _totals(summary)
 
     def packets(self):
@@ -347,6 +363,9 @@ class ProgramRun(Tables):
 
         return layers.replies(self.received)
 
+    def counts(self):
+        return {"cores": len(self.cores), "received": len(self.received), "rejected": len(self.rejected)}
+
 
 class ClusterRun(Tables):
     """A cluster's run. ``summary``: ``nanopu run CLUSTER.toml --json`` (dict); ``totals``:
@@ -354,18 +373,21 @@ class ClusterRun(Tables):
     test host; ``messages``: one row per message delivery (source, destination, bytes,
     send and delivery time in ns; delivery empty if never delivered; ``messages_csv``: the
     bytes ``--messages`` writes); ``ports``: packets, bytes and largest queue per fabric
-    port; ``pcap``: the capture's bytes, if asked.
-    ``save(directory, format="parquet")`` writes the tables as Parquet or CSV."""
+    port; ``rejected``: frames from ``packets`` that no node took, with the reason;
+    ``pcap``: the capture's bytes, if asked.
+    ``save(directory, format=None)`` writes the tables as Parquet or CSV."""
 
-    TABLES = ("totals", "received", "messages", "ports")
+    TABLES = ("totals", "received", "rejected", "messages", "ports")
+    FIGURES = ("outcome", "nodes", "cores", "messages_delivered", "simulated_ns")
 
     def __init__(self, summary, messages, ports, pcap):
         self.summary = summary
         self.totals = _totals(summary)
         self.received = _received(summary["host_received"])
+        self.rejected = _rejected(summary.get("host_rejected", []))
         self.messages_csv = messages
-        self.messages = pd.read_csv(io.StringIO(messages))
-        self.ports = pd.read_csv(io.StringIO(ports))
+        self.messages = _csv(messages)
+        self.ports = _csv(ports)
         self.pcap = pcap
 
     def packets(self):
@@ -375,6 +397,9 @@ class ClusterRun(Tables):
 
         return layers.read_pcap(self.pcap)
 
+    def counts(self):
+        return {"received": len(self.received), "rejected": len(self.rejected)}
+
 
 class SortRun(Tables):
     """A sort's run. ``summary``: ``nanopu sort --json`` (dict; ``wall_seconds`` is host
@@ -382,16 +407,17 @@ class SortRun(Tables):
     verdict; ``total_ns``: sort time; ``stages``: per-stage compute and idle time over the
     cores (mean and maximum, ns); ``core_stages``: every core's stages (start, end,
     compute, idle, ns); ``totals``: the single figures as one row.
-    ``save(directory, format="parquet")`` writes the tables as Parquet or CSV."""
+    ``save(directory, format=None)`` writes the tables as Parquet or CSV."""
 
     TABLES = ("stages", "core_stages", "totals")
+    FIGURES = ("algorithm", "cores", "keys_per_core", "seed", "valid", "figures.total_ns")
 
     def __init__(self, summary, stages):
         self.summary = summary
         self.valid = summary["valid"]
         self.total_ns = summary["figures"]["total_ns"]
         self.stages = pd.DataFrame(summary["figures"]["stages"])
-        self.core_stages = pd.read_csv(io.StringIO(stages))
+        self.core_stages = _csv(stages)
         self.totals = _totals(summary)
 
 
@@ -407,21 +433,23 @@ class LoadRun(Tables):
     one); ``cost``: the server's instructions, busy cycles and cache misses per reply
     (``--cost``); ``requests``: every request (class, context, send and reply time and
     ``latency_ns``, ns; NaN without a reply) if ``records=True`` was asked, else empty.
-    ``save(directory, format="parquet")`` writes the tables as Parquet or CSV."""
+    ``save(directory, format=None)`` writes the tables as Parquet or CSV."""
 
     TABLES = ("results", "checks", "cost", "requests")
+    FIGURES = ("seed", "requests")
     REQUEST_COLUMNS = ["offered_mrps", "request", "class", "context", "service_cycles", "sent_ns", "replied_ns"]
 
     def __init__(self, summary, table, cost, records):
         self.summary = summary
         self.table_csv, self.cost_csv, self.records_csv = table, cost, records
-        self.results = pd.read_csv(io.StringIO(table), keep_default_na=False, dtype={"class": str})
-        self.cost = pd.read_csv(io.StringIO(cost))
+        self.results = _csv(table, keep_default_na=False, dtype={"class": str})
+        self.cost = _csv(cost)
         self.checks = pd.DataFrame([_check_row(p) for p in summary["points"]])
-        if records is None:
-            self.requests = pd.DataFrame(columns=self.REQUEST_COLUMNS + ["latency_ns"])
-        else:
-            self.requests = _requests(records)
+        # Without records, the same columns of the same types, no rows.
+        self.requests = _requests(",".join(self.REQUEST_COLUMNS) + "\n" if records is None else records)
+
+    def counts(self):
+        return {"rates_mrps": self.summary["rates_mrps"], "points": len(self.checks)}
 
 
 class ChainRun(Tables):
@@ -432,17 +460,25 @@ class ChainRun(Tables):
     ``--out``); ``requests``: every request of the load, the node it went to, its send and
     reply time (``--records``) and ``latency_ns``; ``reconfigs``: each reconfiguration
     after a crash (crash, detection, new chain, client told, ns; ``--reconfigs``);
-    ``summary``: the settings run and the reconfigurations in words (``timeline``).
-    ``save(directory, format="parquet")`` writes the tables as Parquet or CSV."""
+    ``summary``: the settings run, the reconfigurations in words (``timeline``),
+    ``complete`` and ``problems``; ``problems``: why figures that stand are still not what
+    the file asked for (a crash the load ended before), as ``nanopu chain`` prints them
+    (and exits 2); empty when there is none.
+    ``save(directory, format=None)`` writes the tables as Parquet or CSV."""
 
     TABLES = ("results", "requests", "reconfigs")
+    FIGURES = ("seed", "requests")
 
     def __init__(self, summary, table, records, reconfigs):
         self.summary = json.loads(summary)
+        self.problems = self.summary["problems"]
         self.table_csv, self.records_csv, self.reconfigs_csv = table, records, reconfigs
-        self.results = pd.read_csv(io.StringIO(table), keep_default_na=False, dtype={"class": str})
+        self.results = _csv(table, keep_default_na=False, dtype={"class": str})
         self.requests = _requests(records)
-        self.reconfigs = pd.read_csv(io.StringIO(reconfigs))
+        self.reconfigs = _csv(reconfigs)
+
+    def counts(self):
+        return {"rates_mrps": self.summary["rates_mrps"], "reconfigs": len(self.reconfigs)}
 
 
 class RaftRun(Tables):
@@ -453,26 +489,35 @@ class RaftRun(Tables):
     ``requests``: every request (op, key, due time, latency, sends, the replica that
     answered and its log index; ``--records``); ``timeline``: each leader's election (time
     in us, term, node; ``--timeline``); ``text``: what ``nanopu raft`` prints.
-    ``save(directory, format="parquet")`` writes the tables as Parquet or CSV."""
+    ``save(directory, format=None)`` writes the tables as Parquet or CSV."""
 
     TABLES = ("results", "requests", "timeline")
+    FIGURES = ("replicas", "offered_mrps", "requests", "answered", "throughput_mrps", "write.median_ns",
+               "read.median_ns")
+
+    def complete(self):
+        return not self.problems
 
     def __init__(self, summary, row, records, timeline, text):
         self.summary = json.loads(summary)
         self.problems = self.summary["problems"]
         self.results_csv, self.records_csv, self.timeline_csv, self.text = row, records, timeline, text
-        self.results = pd.read_csv(io.StringIO(row))
-        self.requests = pd.read_csv(io.StringIO(records))
-        self.timeline = pd.read_csv(io.StringIO(timeline))
+        self.results = _csv(row)
+        self.requests = _csv(records)
+        self.timeline = _csv(timeline)
+
+    def counts(self):
+        return {"problems": len(self.problems)}
 
 
 class AppRun(Tables):
     """An application's run (``nanopu app``). ``summary``: the JSON document ``nanopu app``
     prints (dict: the settings, ``ok``, the latencies, ``nic``); ``ok``: every answer was
     the host's; ``totals``: the summary's single figures as one row (``latency_ns.median``,
-    ...). ``save(directory, format="parquet")`` writes the table as Parquet or CSV."""
+    ...). ``save(directory, format=None)`` writes the table as Parquet or CSV."""
 
     TABLES = ("totals",)
+    FIGURES = ("app", "nic", "ok", "latency_ns.median")
 
     def __init__(self, summary):
         self.summary = summary
@@ -486,8 +531,10 @@ class BenchRun(Tables):
     ``rx.mpps``); and each of its lists of rows as a DataFrame of that name: ``sizes``
     (the latency benchmarks: one row per payload size), ``rows`` (``rx``, the eRPC
     benchmarks), ``loopback`` and ``stream`` (``nic-throughput``: request rates per payload
-    size); ``TABLES`` names those the benchmark has. ``save(directory, format="parquet")``
+    size); ``TABLES`` names those the benchmark has. ``save(directory, format=None)``
     writes them as Parquet or CSV."""
+
+    FIGURES = ("benchmark", "app", "nic", "requests", "payload_bytes")
 
     def __init__(self, summary):
         self.summary = summary
@@ -501,7 +548,8 @@ class BenchRun(Tables):
 def _requests(records):
     """Every request of a sweep's records (``--records``), with ``latency_ns``: NaN for
     one without a reply."""
-    df = pd.read_csv(io.StringIO(records), keep_default_na=False, na_values={"replied_ns": [""]}, dtype={"class": str})
+    df = _csv(records, keep_default_na=False, na_values={"replied_ns": [""]}, dtype={"class": str})
+    df = df.astype({c: "int64" for c in df.columns if c in ("request", "context", "service_cycles", "node")})
     df["latency_ns"] = df["replied_ns"] - df["sent_ns"]
     return df
 

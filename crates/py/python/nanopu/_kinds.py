@@ -92,7 +92,7 @@ def _toml():
 
 
 def _cluster(config, threads):
-    return _raw_cluster(config, (), None, threads, False)
+    return _raw_cluster(config, (), None, threads, False, ())
 
 
 def _prepare_program(config, seed):

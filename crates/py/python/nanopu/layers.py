@@ -22,6 +22,8 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw, bind_layers
 from scapy.utils import PcapReader
 
+from ._native import NanopuError
+
 # IP protocol numbers (crates/net/src/wire/ipv4.rs): the prototype's NDP, and its
 # neighbour for the Homa-style transport.
 PROTO_NDP = 0x99
@@ -34,6 +36,10 @@ FLAG_NAMES = ["DATA", "ACK", "NACK", "PULL", "GRANT", "CHOP", "MCAST", "RESEND"]
 
 # Bytes of zero padding after the header of trimmed and control packets (72-byte frames).
 PADDING_BYTES = 8
+
+# Payload bytes per packet (crates/net/src/wire/packet.rs, SEGMENT_BYTES): a single-packet
+# message carries at most this many.
+SEGMENT_BYTES = 1024
 
 
 class NanopuTransport(Packet):
@@ -95,11 +101,20 @@ def payload_words(pkt):
 
 def data_packet(dst_context, words, *, src_context=0, length=None, src="10.0.0.1", dst="10.0.0.2"):
     """A single-packet nanoPU DATA message from the test host (10.0.0.1) to node 0
-    (10.0.0.2) as Scapy builds it: Ether / IP / ``NanopuTransport`` / payload, the payload
-    ``words`` (unsigned 64-bit) big-endian, ``length`` bytes of them (all by default; at
-    most 1,024: one segment). Send it with ``nanopu.run(..., packets=[(at_ns, pkt)])``."""
+    (10.0.0.2; ``dst="10.0.0.3"`` for node 1 of a cluster) as Scapy builds it: Ether / IP /
+    ``NanopuTransport`` / payload, the payload ``words`` (unsigned 64-bit) big-endian,
+    ``length`` bytes of them (all by default; 1 to 1,024, one segment: a longer payload
+    raises ``NanopuError``). Send it with ``nanopu.run(..., packets=[(at_ns, pkt)])`` or
+    ``nanopu.run_cluster``."""
+    if isinstance(words, (str, bytes)):
+        raise NanopuError(f"words: a list of integers, not the string {words!r}")
     data = b"".join(int(w).to_bytes(8, "big") for w in words)
-    length = len(data) if length is None else length
+    name, length = ("words", len(data)) if length is None else ("length", int(length))
+    if not 1 <= length <= SEGMENT_BYTES:
+        raise NanopuError(f"{name}: {length} bytes; a single-packet message carries 1 to {SEGMENT_BYTES} bytes "
+                          f"(one segment, the NIC's segment size)")
+    if length > len(data):
+        raise NanopuError(f"length: {length} bytes, more than the {len(data)} bytes of words")
     t = NanopuTransport(flags="DATA", src_context=src_context, dst_context=dst_context, msg_len=length)
     return Ether(src=_mac(src), dst=_mac(dst)) / IP(src=src, dst=dst, proto=PROTO_NDP) / t / Raw(data[:length])
 

@@ -158,7 +158,7 @@ def _leaves(d, prefix=""):
 class Sweep:
     """A finished sweep. ``frame``: one row per run (configuration x seed, in that order):
     the swept parameters, ``seed``, ``cached`` (the run came from the cache), ``error``
-    (the simulator's message, or None) and the run's summary figures (its ``totals``).
+    (object: the simulator's message, or None, for every kind of run) and the run's summary figures (its ``totals``).
     ``run(i)``: run i's object (``SortRun``, ``ClusterRun``, ``ProgramRun``, ``LoadRun``,
     ``ChainRun``, ``RaftRun``, ``AppRun``, ``BenchRun``; None if it failed); ``runs``: all of them; ``concat(name)``: one of their DataFrames (``"stages"``,
     ``"messages"``, ...) for every run, with the parameters and seed in front;
@@ -173,6 +173,9 @@ class Sweep:
             if e is not None
         ]
         self.frame = pd.DataFrame([self._row(i) for i in range(len(state.points))])
+        # One type whatever the runs gave: pandas would make a column of None alone object,
+        # and one with a message str with NaN for the rest.
+        self.frame["error"] = pd.Series(state.errors, index=self.frame.index, dtype=object)
 
     def _row(self, i):
         st = self._state
