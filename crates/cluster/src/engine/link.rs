@@ -80,6 +80,9 @@ impl Simulation {
     }
 
     pub(crate) fn host_arrive(&mut self, msg: Message) {
+        if msg.dst_ip != crate::host::HOST_IP {
+            return self.host.not_for_host.add(msg.dst_ip);
+        }
         let now = self.now;
         let mut replies = self.host.responder.as_mut().map(|f| f(now, &msg)).unwrap_or_default();
         replies.extend(self.host.scripted(now, &msg));
