@@ -66,6 +66,7 @@ impl Simulation {
     /// A message from the test host: over its own link (one node) or its transport into
     /// switch 0 (cluster runs).
     pub(crate) fn host_send(&mut self, msg: Message) {
+        self.host.sends += 1;
         if self.net.is_some() {
             self.host.sent.push(HostMessage { time: self.now, msg: msg.clone() });
             return self.transport_send(crate::net::End::Host, msg);

@@ -48,6 +48,9 @@ pub struct TestHost {
     pub frames_lost: [u64; 2],
     /// Messages from a single node addressed to neither the test host nor the node: dropped.
     pub not_for_host: NotForHost,
+    /// Messages and frames the host sent in all (the logs `sent` and `frames_sent` may be
+    /// emptied during a run; this is not): a run it sent nothing was served nothing.
+    pub(crate) sends: u64,
 }
 
 /// Messages that reached the test host addressed to another IP. The host takes only what
@@ -59,6 +62,13 @@ pub struct NotForHost {
     pub messages: u64,
     /// The lowest destination among them.
     pub lowest_ip: Option<u32>,
+}
+
+impl TestHost {
+    /// Whether the host sent the run anything (a message or a frame).
+    pub fn sent_anything(&self) -> bool {
+        self.sends > 0
+    }
 }
 
 impl NotForHost {

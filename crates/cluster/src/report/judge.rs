@@ -195,7 +195,7 @@ fn not_exited(sim: &Simulation, outcome: Outcome, f: &mut Found) {
     let lines = waiting.iter().take(32).map(|c| format!("not exited: {c}"));
     match outcome {
         Outcome::TimeLimit => f.extend(Kind::Incomplete, lines),
-        Outcome::Quiescent if !waiting.is_empty() && !served(sim) => {
+        Outcome::Quiescent if !waiting.is_empty() && !sim.host.sent_anything() => {
             f.add(Kind::Stuck, format!("the program did not exit; nothing is left to simulate, and {} core(s) wait for what never comes", waiting.len()));
             f.extend(Kind::Stuck, lines);
         }
@@ -203,10 +203,6 @@ fn not_exited(sim: &Simulation, outcome: Outcome, f: &mut Found) {
     }
 }
 
-/// Whether the test host sent the run anything (messages or frames).
-fn served(sim: &Simulation) -> bool {
-    !sim.host.sent.is_empty() || !sim.host.frames_sent.is_empty()
-}
 
 /// The first non-zero exit code of a core (by node, then core), as an exit status (its low
 /// byte, at least 1); 0 if every core that exited exited with 0.
