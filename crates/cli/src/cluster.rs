@@ -175,7 +175,9 @@ fn write_files(sim: &mut Simulation, out: Outputs, problems: &[String]) -> Resul
         o.write_csv_trailer(problems)?;
     }
     if let Some((mut o, flows)) = out.trace {
-        o.file.write_all(trace_of(sim, flows, problems).as_bytes()).map_err(|e| format!("{}: {e}", o.path))?;
+        o.file
+            .write_all(trace_of(sim, flows, problems).as_bytes())
+            .map_err(|e| format!("{}: {e}", o.path))?;
         finish(o.file, &o.path)?;
     }
     Ok(())

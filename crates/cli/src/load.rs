@@ -3,8 +3,8 @@
 //! the Python package (`nanopu.load`); this is the command line's front end over them.
 
 use clap::Args;
-use nanopu_harness::sweep::load::{Overrides, Sweep};
 use nanopu_cluster::report::marks::csv_trailer;
+use nanopu_harness::sweep::load::{Overrides, Sweep};
 use nanopu_harness::sweep::table::{self as table, Gathered, RECORD_COLUMNS};
 use std::fs::File;
 use std::io::{BufWriter, Write as _};

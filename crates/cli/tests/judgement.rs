@@ -41,7 +41,8 @@ fn judged_alike(o: &Output) -> Value {
     let doc: Value = serde_json::from_slice(&o.stdout).expect("a JSON summary");
     let problems: Vec<String> =
         doc["problems"].as_array().unwrap().iter().map(|p| p.as_str().unwrap().to_string()).collect();
-    let said: Vec<String> = stderr(o).lines().filter_map(|l| l.strip_prefix("nanopu: ")).map(String::from).collect();
+    let said: Vec<String> =
+        stderr(o).lines().filter_map(|l| l.strip_prefix("nanopu: ")).map(String::from).collect();
     assert_eq!(said, problems, "stderr and --json list the same problems");
     assert_eq!(doc["complete"], problems.is_empty(), "{doc}");
     assert_eq!(o.status.code(), doc["exit_status"].as_i64().map(|c| c as i32), "{}", stderr(o));
@@ -68,7 +69,10 @@ fn a_cluster_holding_messages_nobody_takes_exits_3_naming_them() {
     let o = nanopu(&["run", &d.file("c.toml"), "--json"]);
     let doc = judged_alike(&o);
     assert_eq!(o.status.code(), Some(3));
-    assert!(lists(&doc, "node 2: 3 message(s) for context 0 were never taken: no core registered context 0"), "{doc}");
+    assert!(
+        lists(&doc, "node 2: 3 message(s) for context 0 were never taken: no core registered context 0"),
+        "{doc}"
+    );
     assert!(lists(&doc, "the program did not exit; nothing is left to simulate"), "{doc}");
 }
 
@@ -76,10 +80,26 @@ fn a_cluster_holding_messages_nobody_takes_exits_3_naming_them() {
 /// context no core registered exits 3 naming the context (it exited 0).
 #[test]
 fn messages_for_an_unregistered_context_fail_a_single_node_run() {
-    let o = nanopu(&["run", "sw/build/apps/sendto.elf", "--cores", "1", "--json", "--", "0", "0", "0", "0", "777", "1000"]);
+    let o = nanopu(&[
+        "run",
+        "sw/build/apps/sendto.elf",
+        "--cores",
+        "1",
+        "--json",
+        "--",
+        "0",
+        "0",
+        "0",
+        "0",
+        "777",
+        "1000",
+    ]);
     let doc = judged_alike(&o);
     assert_eq!(o.status.code(), Some(3));
-    assert!(lists(&doc, "1000 message(s) for context 777 were never taken: no core registered context 777"), "{doc}");
+    assert!(
+        lists(&doc, "1000 message(s) for context 777 were never taken: no core registered context 777"),
+        "{doc}"
+    );
 }
 
 /// Reliability2 item 30: a message `--send` gave to a context no core registered fails the
@@ -97,7 +117,11 @@ fn a_sent_message_nobody_takes_is_a_problem_in_json_too() {
 /// listed them as received).
 #[test]
 fn a_single_nodes_messages_to_unknown_addresses_are_dropped_and_reported() {
-    for (ip, shown) in [(["10", "0", "0", "99"], "10.0.0.99"), (["192", "168", "1", "1"], "192.168.1.1"), (["255"; 4], "255.255.255.255")] {
+    for (ip, shown) in [
+        (["10", "0", "0", "99"], "10.0.0.99"),
+        (["192", "168", "1", "1"], "192.168.1.1"),
+        (["255"; 4], "255.255.255.255"),
+    ] {
         let mut args = vec!["run", "sw/build/apps/sendto.elf", "--cores", "1", "--json", "--"];
         args.extend(ip);
         args.extend(["0", "10"]);
@@ -198,7 +222,10 @@ fn a_load_sweep_prints_one_object_and_marks_a_failed_sweeps_files() {
     let o = nanopu(&["load", &load_file(&d, "[0]"), "--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let doc: Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
-    assert_eq!((doc["complete"].clone(), doc["problems"].clone()), (Value::Bool(true), serde_json::json!([])));
+    assert_eq!(
+        (doc["complete"].clone(), doc["problems"].clone()),
+        (Value::Bool(true), serde_json::json!([]))
+    );
     let points = doc["points"].as_array().unwrap();
     assert_eq!(points.len(), 2);
     assert!(points.iter().all(|p| p["complete"] == true && p["problems"] == serde_json::json!([])));

@@ -44,7 +44,10 @@ pub fn trace_json(t: &TraceInput) -> String {
         flows(t.messages, t.outputs.is_empty(), &mut events);
     }
     let meta = nanopu_cluster::report::marks::trace_metadata(t.problems);
-    format!("{{\"displayTimeUnit\":\"ns\",\"otherData\":{meta},\"traceEvents\":[\n{}\n]}}\n", events.join(",\n"))
+    format!(
+        "{{\"displayTimeUnit\":\"ns\",\"otherData\":{meta},\"traceEvents\":[\n{}\n]}}\n",
+        events.join(",\n")
+    )
 }
 
 /// Microseconds (the format's unit) of a time in femtoseconds.

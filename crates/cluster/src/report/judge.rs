@@ -178,7 +178,9 @@ fn held(sim: &Simulation, outcome: Outcome) -> Vec<String> {
         for (ctx, n) in nic.held() {
             let why = match registered(ctx) {
                 false => format!("no core registered context {ctx}"),
-                true if outcome == Outcome::Quiescent => "no core took them, and nothing is left to simulate".into(),
+                true if outcome == Outcome::Quiescent => {
+                    "no core took them, and nothing is left to simulate".into()
+                }
                 true => continue,
             };
             v.push(format!("{at}{n} message(s) for context {ctx} were never taken: {why}"));
@@ -202,7 +204,6 @@ fn not_exited(sim: &Simulation, outcome: Outcome, f: &mut Found) {
         _ => {}
     }
 }
-
 
 /// The first non-zero exit code of a core (by node, then core), as an exit status (its low
 /// byte, at least 1); 0 if every core that exited exited with 0.

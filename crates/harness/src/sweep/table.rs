@@ -4,8 +4,8 @@
 //! found. CSV goes through a real writer: a field holding a comma, a quote or a line break
 //! (a class name may) is quoted as RFC 4180 says.
 
-use crate::loadgen::{ClassResult, LoadResult, LoadSpec};
 use crate::config::load::LoadSection;
+use crate::loadgen::{ClassResult, LoadResult, LoadSpec};
 use crate::sweep::load::{check_count, check_name, point_problems};
 use serde_json::{json, Value};
 
