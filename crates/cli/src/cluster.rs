@@ -152,7 +152,7 @@ fn run(
     } else {
         print!("{}", s.text());
     }
-    Ok(crate::run::judged(&s.problems, s.exit_status))
+    Ok(crate::judged::judged(&s.problems, s.exit_status))
 }
 
 /// Write the requested files (whatever the outcome: an incomplete run's are partial, and

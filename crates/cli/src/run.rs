@@ -407,14 +407,7 @@ fn report(sim: &mut Simulation, outcome: Result<Outcome, SimError>, json: bool) 
     } else {
         print!("{}", summary.text());
     }
-    Ok(judged(&summary.problems, summary.exit_status))
-}
-
-/// The run's judgement (`nanopu_cluster::report::judge`) on stderr and as the exit status:
-/// every problem the summary lists, on a line of its own.
-pub fn judged(problems: &[String], status: u8) -> ExitCode {
-    problems.iter().for_each(|p| eprintln!("nanopu: {p}"));
-    ExitCode::from(status)
+    Ok(crate::judged::judged(&summary.problems, summary.exit_status))
 }
 
 /// `s`, or its first 60 characters and how long it is: an error repeats what it names, not

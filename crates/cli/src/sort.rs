@@ -409,11 +409,11 @@ impl Ran {
         let j = &self.judgement;
         if !j.complete {
             eprintln!("nanopu: the sort is incomplete: {}", self.outcome);
-            return crate::run::judged(&j.problems, j.exit_status);
+            return crate::judged::judged(&j.problems, j.exit_status);
         }
         match self.time {
             Some(_) => ExitCode::SUCCESS,
-            None => crate::run::judged(&self.problems, 1),
+            None => crate::judged::judged(&self.problems, 1),
         }
     }
 }
