@@ -145,50 +145,59 @@ fn run(
     let setup = Setup { progress, limit, threads: out.threads, pcap_at };
     let mut sim = cluster_sim(file, base, sends, &setup).map_err(|e| format!("{}: {e}", path.display()))?;
     let outcome = sim.run().map_err(|e| e.to_string())?;
-    write_files(&mut sim, out)?;
     let s = summarize_cluster(&mut sim, outcome);
+    write_files(&mut sim, out, &s.problems)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&s).expect("summary serializes"));
     } else {
         print!("{}", s.text());
     }
-    s.problems.iter().for_each(|p| eprintln!("nanopu: {p}"));
-    Ok(match (s.problems.is_empty(), s.failures.is_empty()) {
-        (false, _) => ExitCode::from(2),
-        (true, false) => ExitCode::from(1),
-        (true, true) => ExitCode::SUCCESS,
-    })
+    Ok(crate::judged::judged(&s.problems, s.exit_status))
 }
 
-/// Write the requested files (whatever the outcome: an incomplete run's are partial),
-/// flushing each so that a write error is reported, not lost when the buffer drops.
-fn write_files(sim: &mut Simulation, out: Outputs) -> Result<(), String> {
+/// Write the requested files (whatever the outcome: an incomplete run's are partial, and
+/// marked with its `problems`, `report::marks`), flushing each so that a write error is
+/// reported, not lost when the buffer drops.
+fn write_files(sim: &mut Simulation, out: Outputs, problems: &[String]) -> Result<(), String> {
+    use nanopu_cluster::report::marks;
     if let Some((o, _)) = out.pcap {
-        let format = nanopu_cluster::net::capture::CaptureFormat::of_path(std::path::Path::new(&o.path));
+        let format = nanopu_cluster::net::capture::CaptureFormat::of_path(Path::new(&o.path));
         let file = sim.write_capture_as(o.file, format).map_err(|e| format!("{}: {e}", o.path))?;
         finish(file, &o.path)?;
+        marks::capture_sidecar(Path::new(&o.path), problems).map_err(|e| format!("{}: {e}", o.path))?;
     }
     if let Some(mut o) = out.messages {
         sim.write_message_records(&mut o.file).map_err(|e| format!("{}: {e}", o.path))?;
-        finish(o.file, &o.path)?;
+        o.write_csv_trailer(problems)?;
     }
     if let Some(mut o) = out.port_stats {
         sim.write_port_stats(&mut o.file).map_err(|e| format!("{}: {e}", o.path))?;
-        finish(o.file, &o.path)?;
+        o.write_csv_trailer(problems)?;
     }
     if let Some((mut o, flows)) = out.trace {
-        o.file.write_all(trace_of(sim, flows).as_bytes()).map_err(|e| format!("{}: {e}", o.path))?;
+        o.file
+            .write_all(trace_of(sim, flows, problems).as_bytes())
+            .map_err(|e| format!("{}: {e}", o.path))?;
         finish(o.file, &o.path)?;
     }
     Ok(())
 }
 
+impl Out {
+    /// End a CSV file with the marks of an incomplete run, and flush it.
+    fn write_csv_trailer(mut self, problems: &[String]) -> Result<(), String> {
+        let trailer = nanopu_cluster::report::marks::csv_trailer(problems);
+        self.file.write_all(trailer.as_bytes()).map_err(|e| format!("{}: {e}", self.path))?;
+        finish(self.file, &self.path)
+    }
+}
+
 /// The run as a Perfetto trace (`nanopu_harness::trace`): no stages outside a sort.
-fn trace_of(sim: &Simulation, flows: bool) -> String {
+fn trace_of(sim: &Simulation, flows: bool, problems: &[String]) -> String {
     use nanopu_harness::trace::{trace_json, TraceInput};
     let (nodes, hz, messages) = (sim.nodes.len(), sim.clock().hz(), sim.message_records());
     let cores_per_node = sim.nodes.first().map_or(1, |n| n.cores.len());
-    trace_json(&TraceInput { nodes, outputs: &[], cores_per_node, hz, messages: &messages, flows })
+    trace_json(&TraceInput { nodes, outputs: &[], cores_per_node, hz, messages: &messages, flows, problems })
 }
 
 fn finish(mut file: BufWriter<File>, path: &str) -> Result<(), String> {

@@ -7,6 +7,7 @@ pub mod app;
 pub mod bench;
 pub mod cluster;
 pub mod fault_flags;
+pub mod judged;
 pub mod keywords;
 pub mod outputs;
 pub mod run;

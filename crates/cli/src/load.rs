@@ -3,8 +3,9 @@
 //! the Python package (`nanopu.load`); this is the command line's front end over them.
 
 use clap::Args;
+use nanopu_cluster::report::marks::csv_trailer;
 use nanopu_harness::sweep::load::{Overrides, Sweep};
-use nanopu_harness::sweep::table::{self as table, Row, COST_COLUMNS, RECORD_COLUMNS};
+use nanopu_harness::sweep::table::{self as table, Gathered, RECORD_COLUMNS};
 use std::fs::File;
 use std::io::{BufWriter, Write as _};
 use std::path::PathBuf;
@@ -62,18 +63,20 @@ pub fn main(a: LoadArgs) -> Result<ExitCode, String> {
     let mut records = Records { file: create(a.records.as_ref())?.map(|(p, f)| (p, BufWriter::new(f))) };
     records.write(RECORD_COLUMNS)?;
     let mut cost = create(a.cost.as_ref())?;
-    let mut cost_csv = String::from(COST_COLUMNS);
-    let mut rows = Vec::new();
-    sweep.run(true, |spec, r| {
-        rows.extend(table::rows(spec, r));
-        cost_csv += &table::cost_row(spec, r);
+    let mut g = Gathered::new(false);
+    let ran = sweep.run(true, |spec, r| {
+        g.add(spec, r);
         records.append(spec, r)
-    })?;
-    records.finish()?;
+    });
+    // The first load whose figures do not stand ends the sweep: what ran is written all
+    // the same, every file marked with why (`report::marks`).
+    let problems: Vec<String> = ran.err().into_iter().collect();
+    records.finish(&problems)?;
     if let Some((p, f)) = &mut cost {
-        f.write_all(cost_csv.as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
+        let text = g.cost_csv.clone() + &csv_trailer(&problems);
+        f.write_all(text.as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
     }
-    write_outputs(&a, out, &rows)
+    write_outputs(&a, out, &sweep, &g, &problems)
 }
 
 /// Create an output file before the runs, so that a bad path costs no simulation.
@@ -104,21 +107,33 @@ impl Records<'_> {
         Ok(())
     }
 
-    fn finish(self) -> Result<(), String> {
+    fn finish(mut self, problems: &[String]) -> Result<(), String> {
+        self.write(&csv_trailer(problems))?;
         let Some((p, mut w)) = self.file else { return Ok(()) };
         w.flush().map_err(|e| format!("{}: {e}", p.display()))
     }
 }
 
-/// The table to the `--out` file (created before the runs) and to stdout.
-fn write_outputs(a: &LoadArgs, out: Option<(&PathBuf, File)>, rows: &[Row]) -> Result<ExitCode, String> {
+/// The table to the `--out` file (created before the runs) and to stdout (with `--json`
+/// one document: `table::sweep_json`), the sweep's problems on stderr: exit status 0 when
+/// every load ran and its figures stand, 2 otherwise.
+fn write_outputs(
+    a: &LoadArgs,
+    out: Option<(&PathBuf, File)>,
+    sweep: &Sweep,
+    g: &Gathered,
+    problems: &[String],
+) -> Result<ExitCode, String> {
     if let Some((p, mut f)) = out {
-        f.write_all(table::table_csv(rows).as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
+        let text = table::table_csv(&g.rows) + &csv_trailer(problems);
+        f.write_all(text.as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&table::table_json(rows)).expect("json"));
+        let doc = table::sweep_json(&sweep.file.load, &g.rows, &g.points, problems);
+        println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
     } else {
-        print!("{}", table::table_text(rows));
+        print!("{}", table::table_text(&g.rows));
     }
-    Ok(ExitCode::SUCCESS)
+    problems.iter().for_each(|p| eprintln!("nanopu: error: {p}"));
+    Ok(if problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
 }

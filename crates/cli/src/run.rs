@@ -8,7 +8,7 @@ use nanopu_cluster::config::cluster::NodeFile;
 use nanopu_cluster::config::keys::Given;
 use nanopu_cluster::config::nic::NicSection;
 use nanopu_cluster::config::ExitMode;
-use nanopu_cluster::report::{summarize, RunSummary};
+use nanopu_cluster::report::summarize;
 use nanopu_cluster::NodeConfig;
 use nanopu_cluster::Outcome;
 use nanopu_cluster::SimError;
@@ -328,7 +328,7 @@ pub fn positive_threads(s: &str) -> Result<usize, String> {
 fn single(a: &RunArgs) -> Result<ExitCode, String> {
     let mut sim = single_sim(a)?;
     let outcome = sim.run();
-    report(&mut sim, outcome, a.json, !a.sends.is_empty() || !a.send_frames.is_empty())
+    report(&mut sim, outcome, a.json)
 }
 
 /// A single node's simulation, loaded, with the test host's `--send` messages queued and
@@ -399,12 +399,7 @@ fn parse_frame(spec: &str) -> Result<(Time, Vec<u8>), String> {
     Ok((at, udp_frame(host, node, &payload)))
 }
 
-fn report(
-    sim: &mut Simulation,
-    outcome: Result<Outcome, SimError>,
-    json: bool,
-    served: bool,
-) -> Result<ExitCode, String> {
+fn report(sim: &mut Simulation, outcome: Result<Outcome, SimError>, json: bool) -> Result<ExitCode, String> {
     let outcome = outcome.map_err(|e| e.to_string())?;
     let summary = summarize(sim, outcome);
     if json {
@@ -412,35 +407,7 @@ fn report(
     } else {
         print!("{}", summary.text());
     }
-    Ok(exit_code(&summary, sim, served))
-}
-
-/// 2 if the run stopped early or left messages undelivered; 0 if every core exited with 0;
-/// the first non-zero code otherwise; 3 if the run went quiescent with cores still waiting
-/// (the program never exits), unless it served `--send` requests and took every one
-/// (a server that answered and waits for more ends normally).
-fn exit_code(s: &RunSummary, sim: &Simulation, served: bool) -> ExitCode {
-    if !s.problems.is_empty() {
-        s.problems.iter().for_each(|p| eprintln!("nanopu: {p}"));
-        return ExitCode::from(2);
-    }
-    if s.outcome == "quiescent" {
-        return quiescent_code(s, sim, served);
-    }
-    let bad = s.cores.iter().filter_map(|c| c.exit_code).find(|&c| c != 0);
-    bad.map_or(ExitCode::SUCCESS, |c| ExitCode::from((c & 0xff).max(1) as u8))
-}
-
-fn quiescent_code(s: &RunSummary, sim: &Simulation, served: bool) -> ExitCode {
-    for (ctx, n) in &s.nic.messages_held {
-        eprintln!("nanopu: {n} message(s) for context {ctx} were never taken: no core registered context {ctx} or took its messages");
-    }
-    if served && s.nic.messages_held.is_empty() {
-        return ExitCode::SUCCESS;
-    }
-    eprintln!("nanopu: the program did not exit; nothing is left to simulate:");
-    sim.waiting_cores().iter().for_each(|c| eprintln!("  {c}"));
-    ExitCode::from(3)
+    Ok(crate::judged::judged(&summary.problems, summary.exit_status))
 }
 
 /// `s`, or its first 60 characters and how long it is: an error repeats what it names, not

@@ -264,25 +264,34 @@ fn wall_limit(s: Option<f64>) -> Result<Option<std::time::Duration>, String> {
 }
 
 impl SortArgs {
-    /// Write the files the flags ask for (--trace, --stages, --pcap) from a finished run.
+    /// Write the files the flags ask for (--trace, --stages, --pcap) from a finished run,
+    /// marked with its judgement's problems if it is incomplete (`report::marks`).
     pub fn write_files(&self, run: &mut SortRun) -> Result<(), String> {
+        use nanopu_cluster::report::marks;
         let (per_node, hz) = (run.sim.nodes.first().map_or(1, |n| n.cores.len()), run.sim.clock().hz());
         let write =
             |p: &PathBuf, text: String| std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()));
+        let problems = &run.judgement.problems;
         if let Some(p) = &self.trace {
             let messages = run.sim.message_records();
             let (outputs, flows, nodes) = (&run.outputs, self.trace_messages, run.sim.nodes.len());
-            let input =
-                TraceInput { nodes, outputs, cores_per_node: per_node, hz, messages: &messages, flows };
+            let input = TraceInput {
+                nodes,
+                outputs,
+                cores_per_node: per_node,
+                hz,
+                messages: &messages,
+                flows,
+                problems,
+            };
             write(p, trace_json(&input))?;
         }
         if let Some(p) = &self.stages {
-            write(p, stages_csv(&run.outputs, per_node, hz))?;
+            write(p, stages_csv(&run.outputs, per_node, hz) + &marks::csv_trailer(problems))?;
         }
-        match &self.pcap {
-            Some(p) => write_pcap(run, p),
-            None => Ok(()),
-        }
+        let Some(p) = &self.pcap else { return Ok(()) };
+        write_pcap(run, p)?;
+        marks::capture_sidecar(p, &run.judgement.problems).map_err(|e| format!("{}: {e}", p.display()))
     }
 
     /// The run these flags describe, every flag checked first (the command line's and the
@@ -383,24 +392,28 @@ fn print_seeds(a: &SortArgs, runs: Vec<serde_json::Value>, s: Option<SeedSummary
 }
 
 /// What one run gave: its sort time in ns if it passed, its document with --json (printed as
-/// text otherwise), and why it is incomplete if it is.
+/// text otherwise), its judgement (`report::judge`) and the validator's problems.
 struct Ran {
     time: Option<f64>,
     doc: Option<serde_json::Value>,
-    incomplete: Option<String>,
+    judgement: nanopu_cluster::report::judge::Judgement,
+    outcome: &'static str,
+    problems: Vec<String>,
 }
 
 impl Ran {
-    /// The exit status README states: 0 passed, 1 failed the validator, 2 incomplete (a
-    /// limit, Ctrl-C or SIGTERM), saying why on stderr.
+    /// The exit status README states: 0 passed, 1 failed the validator, else the run's
+    /// judgement's (2 incomplete: a limit, Ctrl-C or SIGTERM, or messages never delivered;
+    /// 3 cores that never exit or messages never taken), saying why on stderr.
     fn status(&self) -> ExitCode {
-        match (&self.incomplete, self.time) {
-            (Some(why), _) => {
-                eprintln!("nanopu: the sort is incomplete: {why}");
-                ExitCode::from(2)
-            }
-            (None, Some(_)) => ExitCode::SUCCESS,
-            (None, None) => ExitCode::from(1),
+        let j = &self.judgement;
+        if !j.complete {
+            eprintln!("nanopu: the sort is incomplete: {}", self.outcome);
+            return crate::judged::judged(&j.problems, j.exit_status);
+        }
+        match self.time {
+            Some(_) => ExitCode::SUCCESS,
+            None => crate::judged::judged(&self.problems, 1),
         }
     }
 }
@@ -417,9 +430,9 @@ fn one_run(a: &SortArgs) -> Result<Ran, String> {
     if !a.json {
         print_summary(a, &run, wall);
     }
-    let first = run.verdict.problems.first().map_or("", String::as_str);
-    let incomplete = run.outcome.incomplete().then(|| format!("{}: {first}", run.outcome.name()));
-    Ok(Ran { time: run.verdict.ok().then_some(run.figures.total_ns), doc, incomplete })
+    let (judgement, problems) = (run.judgement.clone(), run.verdict.problems.clone());
+    let time = run.verdict.ok().then_some(run.figures.total_ns);
+    Ok(Ran { time, doc, judgement, outcome: run.outcome.name(), problems })
 }
 
 /// The packets the run captured, into `path` (pcapng for a `.pcapng` name).
@@ -436,7 +449,7 @@ fn write_pcap(run: &mut SortRun, path: &std::path::Path) -> Result<(), String> {
 pub fn summary_json(a: &SortArgs, r: &SortRun, wall: f64) -> serde_json::Value {
     let result = r.outputs.first().map(|o| o.result);
     json!({ "algorithm": a.algorithm, "cores": a.cores, "keys_per_core": a.keys_per_core, "seed": a.seed, "start": a.start,
-        "valid": r.verdict.ok(), "complete": !r.outcome.incomplete(), "outcome": r.outcome.name(), "problems": r.verdict.problems, "records": r.verdict.records_out,
+        "valid": r.verdict.ok(), "complete": r.judgement.complete, "outcome": r.outcome.name(), "problems": r.verdict.problems, "records": r.verdict.records_out,
         "figures": r.figures, "result": result, "memory": memory_json(&r.sim), "events": r.sim.events(), "core_dispatches": r.sim.core_dispatches(), "instructions": instructions(&r.sim),
         "partitions": r.sim.partitions(), "threads": r.sim.threads(), "wall_seconds": wall })
 }

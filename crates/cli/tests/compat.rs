@@ -94,7 +94,7 @@ fn a_prototype_style_scheduler_serves_load_after_its_start_up_messages() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("2 start-up message(s)"), "{err}");
-    let rows = json(&o);
+    let rows = json(&o)["rows"].clone();
     let row = |class: &str| rows.as_array().unwrap().iter().find(|r| r["class"] == class).unwrap().clone();
     let (short, long) = (row("short"), row("long"));
     assert_eq!(short["replied"], short["measured"]);

@@ -8,6 +8,7 @@ mod compat;
 mod faults;
 mod figures;
 mod flag_errors;
+mod judgement;
 mod nic_compare;
 mod raft_cli;
 mod run_inputs;

@@ -175,7 +175,7 @@ fn a_link_that_goes_down_loses_what_crosses_it_and_the_run_says_so() {
     let mut sim = Simulation::cluster(&f, &base).unwrap();
     let outcome = sim.run().unwrap();
     assert_eq!(outcome, nanopu_cluster::Outcome::TimeLimit);
-    let e = nanopu_cluster::report::end_problems(&sim, outcome).join("\n");
+    let e = nanopu_cluster::report::judge::judge(&sim, outcome).problems.join("\n");
     assert!(e.contains("time limit of 300.000 us") && e.contains("node 0, core 0"), "{e}");
     let undelivered: Vec<_> = sim.message_records().into_iter().filter(|r| r.delivered.is_none()).collect();
     assert_eq!(undelivered.len(), 1);

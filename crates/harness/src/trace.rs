@@ -29,6 +29,9 @@ pub struct TraceInput<'a> {
     pub messages: &'a [MessageRecord],
     /// Draw a flow arrow per message delivery.
     pub flows: bool,
+    /// The run's problems (`report::judge`): the trace's `otherData` says whether it is
+    /// complete and lists them (`report::marks`).
+    pub problems: &'a [String],
 }
 
 /// The trace as JSON text.
@@ -40,7 +43,11 @@ pub fn trace_json(t: &TraceInput) -> String {
     if t.flows {
         flows(t.messages, t.outputs.is_empty(), &mut events);
     }
-    format!("{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n{}\n]}}\n", events.join(",\n"))
+    let meta = nanopu_cluster::report::marks::trace_metadata(t.problems);
+    format!(
+        "{{\"displayTimeUnit\":\"ns\",\"otherData\":{meta},\"traceEvents\":[\n{}\n]}}\n",
+        events.join(",\n")
+    )
 }
 
 /// Microseconds (the format's unit) of a time in femtoseconds.
@@ -159,6 +166,7 @@ mod tests {
             hz: 3_200_000_000,
             messages: &[],
             flows: true,
+            problems: &[],
         });
         assert!(
             t.contains(

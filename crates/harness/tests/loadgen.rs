@@ -77,7 +77,7 @@ fn requests_to_a_context_no_core_registered_are_a_problem() {
     let s = spec(2.0, vec![7]);
     let r = s.run(&elf("apps/service.elf"), server("jbsq")).unwrap();
     let p = r.problems(&s).join("; ");
-    assert!(p.contains("no core of the server registered context 7"), "{p}");
+    assert!(p.contains("message(s) for context 7 were never taken: no core registered context 7"), "{p}");
 }
 
 #[test]

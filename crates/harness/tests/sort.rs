@@ -150,6 +150,7 @@ fn the_trace_names_every_track_and_draws_each_delivery_from_core_to_core() {
         hz: r.sim.clock().hz(),
         messages: &messages,
         flows: true,
+        problems: &[],
     };
     let doc: serde_json::Value = serde_json::from_str(&trace_json(&input)).expect("valid JSON");
     let events = doc["traceEvents"].as_array().unwrap();

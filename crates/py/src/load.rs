@@ -7,9 +7,8 @@ use crate::error;
 use crate::interrupt;
 use nanopu_harness::config::load::LoadFile;
 use nanopu_harness::sweep::load::{Overrides, Sweep};
-use nanopu_harness::sweep::table::{table_csv, table_json, Gathered};
+use nanopu_harness::sweep::table::{sweep_json, table_csv, Gathered};
 use pyo3::prelude::*;
-use serde_json::json;
 use std::path::Path;
 
 /// The sweep: a file (the server's ELF relative to its directory), or JSON of its keys
@@ -45,17 +44,17 @@ pub fn load(
 ) -> PyResult<Results> {
     let o = Overrides { rates_mrps: rates, requests, warmup, drain_us, seed };
     let s = sweep(path, json, &o).map_err(error)?;
-    let g = interrupt::run(py, || {
+    let (g, failed) = interrupt::run(py, || {
         let mut g = Gathered::new(records);
-        s.run(progress, |spec, r| {
+        let ran = s.run(progress, |spec, r| {
             g.add(spec, r);
             Ok(())
-        })
-        .map(|_| g)
-    })?
-    .map_err(error)?;
-    let l = &s.file.load;
-    let summary = json!({ "seed": l.seed, "rates_mrps": l.rates_mrps, "requests": l.requests,
-        "warmup": l.warmup, "rows": table_json(&g.rows), "points": g.points });
+        });
+        (g, ran.err())
+    })?;
+    if let Some(e) = failed {
+        return Err(error(e));
+    }
+    let summary = sweep_json(&s.file.load, &g.rows, &g.points, &[]);
     Ok((summary.to_string(), table_csv(&g.rows), g.cost_csv, g.records_csv))
 }

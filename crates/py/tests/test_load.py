@@ -60,7 +60,7 @@ def test_results_per_offered_load_and_class(apps):
 
 def test_the_same_figures_as_the_command_line(apps, tmp_path):
     """Same file, same seed: the table's bytes are those of `nanopu load --out`, and the
-    summary's rows are `nanopu load --json`."""
+    summary is `nanopu load --json`'s document."""
     config = ROOT / "experiments" / "rdma" / "idle.toml"
     out, records = tmp_path / "out.csv", tmp_path / "records.csv"
     run = subprocess.run([cli(), "load", str(config), "--json", "--requests", "2000", "--warmup", "200",
@@ -68,7 +68,8 @@ def test_the_same_figures_as_the_command_line(apps, tmp_path):
     r = nanopu.load(config, requests=2000, warmup=200, records=True)
     assert r.table_csv == out.read_text()
     assert r.records_csv == records.read_text()
-    assert r.summary["rows"] == json.loads(run.stdout)
+    assert r.summary == json.loads(run.stdout)
+    assert r.summary["complete"] and r.summary["problems"] == []
     # Every request of the file is a row, its latency its reply less its send.
     assert len(r.requests) == 2000
     q = r.requests.iloc[-1]

@@ -111,6 +111,7 @@ impl Simulation {
         if frame.is_empty() {
             return self.host_frame_timer();
         }
+        self.host.sends += 1;
         self.host.frames_sent.push(HostFrame { time: self.now, frame: frame.clone() });
         if self.net.is_some() {
             return self.frame_onto_fabric(crate::net::End::Host, &frame);

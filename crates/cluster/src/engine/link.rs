@@ -66,6 +66,7 @@ impl Simulation {
     /// A message from the test host: over its own link (one node) or its transport into
     /// switch 0 (cluster runs).
     pub(crate) fn host_send(&mut self, msg: Message) {
+        self.host.sends += 1;
         if self.net.is_some() {
             self.host.sent.push(HostMessage { time: self.now, msg: msg.clone() });
             return self.transport_send(crate::net::End::Host, msg);
@@ -80,6 +81,9 @@ impl Simulation {
     }
 
     pub(crate) fn host_arrive(&mut self, msg: Message) {
+        if msg.dst_ip != crate::host::HOST_IP {
+            return self.host.not_for_host.add(msg.dst_ip);
+        }
         let now = self.now;
         let mut replies = self.host.responder.as_mut().map(|f| f(now, &msg)).unwrap_or_default();
         replies.extend(self.host.scripted(now, &msg));

@@ -519,6 +519,37 @@ impl Simulation {
         v
     }
 
+    /// The unicast messages started and not delivered (cluster runs), as `unfinished`
+    /// gives them: a message whose data reached its destination is delivered, even if
+    /// every acknowledgement of it was lost and its sender still waits.
+    pub fn undelivered(&self) -> Vec<(u32, u32, u16)> {
+        let each = self.transports();
+        let mut v: Vec<_> = each
+            .flat_map(|t| t.unfinished().into_iter().map(|(dst, id, seq)| (t.ip(), dst, id, seq)))
+            .filter(|&(src, dst, _, seq)| !self.transport_of(dst).is_some_and(|t| t.has_delivered(src, seq)))
+            .map(|(src, dst, id, _)| (src, dst, id))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Messages not delivered when the run ended (cluster runs): (being sent: started and
+    /// not delivered, or not started yet; being received: partly arrived).
+    pub fn undelivered_counts(&self) -> (usize, usize) {
+        let waiting: usize = self.transports().map(|t| t.not_started()).sum();
+        let inbound: usize = self.transports().map(|t| t.in_flight().1).sum();
+        (self.undelivered().len() + waiting, inbound)
+    }
+
+    /// The transport endpoint of the node or test host at `ip`, if any.
+    fn transport_of(&self, ip: u32) -> Option<&nanopu_nic::transport::Transport> {
+        if ip == nanopu_sim::packet::HOST_IP {
+            return self.net.as_ref().and_then(|n| n.host.as_ref());
+        }
+        let i = ip.wrapping_sub(crate::node::boot::node_ip(0)) as usize;
+        self.nodes.get(i).filter(|n| n.ip == ip).and_then(|n| n.nic.transport())
+    }
+
     /// The time of the next thing to simulate, and whether it is a core.
     pub(crate) fn next(&self) -> Option<(Time, bool)> {
         match (self.q.peek_time(), self.cores_q.peek_time()) {

@@ -46,6 +46,36 @@ pub struct TestHost {
     frame_loss: Option<(f64, nanopu_sim::Rng)>,
     /// Frames lost that way: towards the node, towards the host.
     pub frames_lost: [u64; 2],
+    /// Messages from a single node addressed to neither the test host nor the node: dropped.
+    pub not_for_host: NotForHost,
+    /// Messages and frames the host sent in all (the logs `sent` and `frames_sent` may be
+    /// emptied during a run; this is not): a run it sent nothing was served nothing.
+    pub(crate) sends: u64,
+}
+
+/// Messages that reached the test host addressed to another IP. The host takes only what
+/// is addressed to it (10.0.0.1), as a real NIC would; on one node there is no network to
+/// route the rest, so they are dropped, as a cluster's fabric drops them for want of a
+/// route, and the run's judgement reports them (`report::judge`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NotForHost {
+    pub messages: u64,
+    /// The lowest destination among them.
+    pub lowest_ip: Option<u32>,
+}
+
+impl TestHost {
+    /// Whether the host sent the run anything (a message or a frame).
+    pub fn sent_anything(&self) -> bool {
+        self.sends > 0
+    }
+}
+
+impl NotForHost {
+    pub(crate) fn add(&mut self, ip: u32) {
+        self.messages += 1;
+        self.lowest_ip = Some(self.lowest_ip.map_or(ip, |l| l.min(ip)));
+    }
 }
 
 /// Which frames count towards the host's frame stop condition.

@@ -10,11 +10,13 @@ use serde::Serialize;
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ClusterSummary {
     pub outcome: String,
-    /// False when the run stopped before its natural end: the figures are partial.
+    /// False when the run has a problem (`judge::Judgement`): its figures are partial.
     pub complete: bool,
-    /// How the run ended badly, each naming the limit or setting involved
-    /// (`report::end_problems`); a non-empty list fails the run.
+    /// How the run ended badly, each naming the limit, setting, node or context involved
+    /// (`judge::judge`); a non-empty list fails the run.
     pub problems: Vec<String>,
+    /// The exit status `nanopu run` gives this run (`judge::Judgement`).
+    pub exit_status: u8,
     pub simulated_ns: f64,
     pub nodes: usize,
     pub cores: usize,
@@ -178,10 +180,12 @@ impl TransportTotals {
 
 /// Summarise a finished cluster run.
 pub fn summarize_cluster(sim: &mut Simulation, outcome: Outcome) -> ClusterSummary {
+    let j = crate::report::judge::judge(sim, outcome);
     let mut s = ClusterSummary {
         outcome: outcome.name().into(),
-        complete: !outcome.incomplete(),
-        problems: crate::report::end_problems(sim, outcome),
+        complete: j.complete,
+        problems: j.problems,
+        exit_status: j.exit_status,
         simulated_ns: sim.now().as_ns_f64(),
         nodes: sim.nodes.len(),
         cores: 0,

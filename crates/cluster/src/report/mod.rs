@@ -1,6 +1,8 @@
 //! What a run reports: per-core summaries (text and JSON); progress on long runs is `progress`.
 
 pub mod cluster;
+pub mod judge;
+pub mod marks;
 pub mod records;
 
 use crate::engine::outcome::Outcome;
@@ -39,10 +41,13 @@ pub struct RunSummary {
     /// "exited" (every core exited), "quiescent" (nothing left to simulate), or why the run
     /// stopped early ("time limit", "interrupted", "wall-clock limit", "deadline").
     pub outcome: String,
-    /// False when the run stopped before its natural end: the figures are partial.
+    /// False when the run has a problem (`judge::Judgement`): stopped early, messages never
+    /// delivered or taken, cores that will never exit; its figures are partial.
     pub complete: bool,
     /// What went wrong or was left undone, each naming the limit or setting involved.
     pub problems: Vec<String>,
+    /// The exit status `nanopu run` gives this run (`judge::Judgement`).
+    pub exit_status: u8,
     pub simulated_ns: f64,
     pub cores: Vec<CoreSummary>,
     pub nic: NicSummary,
@@ -170,13 +175,14 @@ pub fn summarize(sim: &mut Simulation, outcome: Outcome) -> RunSummary {
     let simulated_ns = end.as_ns_f64();
     let node = &mut sim.nodes[0];
     let cores = node.cores.iter_mut().zip(&node.state).map(|(c, s)| core_summary(c, *s)).collect();
-    let problems = end_problems(sim, outcome);
+    let j = judge::judge(sim, outcome);
     let node = &mut sim.nodes[0];
     let c = node.nic.message_counters();
     RunSummary {
         outcome: outcome.name().into(),
-        complete: !outcome.incomplete(),
-        problems,
+        complete: j.complete,
+        problems: j.problems,
+        exit_status: j.exit_status,
         simulated_ns,
         nic: NicSummary {
             messages_sent: c.msgs_sent,
@@ -191,83 +197,6 @@ pub fn summarize(sim: &mut Simulation, outcome: Outcome) -> RunSummary {
         icenic: sim.nodes[0].ice().map(ice_summary),
         host_frames: sim.host.frames_received.iter().map(frame_record).collect(),
     }
-}
-
-/// Problems with how a run ended, for any summary: stopped early (and by which limit or
-/// request), or messages still in flight when the time limit cut off the delivery of what
-/// was sent before the last core exited.
-pub fn end_problems(sim: &Simulation, outcome: Outcome) -> Vec<String> {
-    let mut v = Vec::new();
-    match outcome {
-        Outcome::TimeLimit => v.push(format!("incomplete: stopped at {}", sim.limit_text())),
-        o if o.incomplete() => {
-            v.push(format!("incomplete: stopped early ({}) at {:.3} us", o.name(), sim.now().as_us_f64()))
-        }
-        _ => {}
-    }
-    if sim.unsettled {
-        let (out, inb) = sim.in_flight();
-        v.push(format!(
-            "every core exited, but messages were still in flight at {}: {out} being sent, {inb} being received; they were never delivered",
-            sim.limit_text()
-        ));
-    }
-    v.extend(unfinished(sim));
-    v.extend(no_route(sim));
-    v.extend(strays(sim));
-    if outcome == Outcome::TimeLimit {
-        v.extend(sim.waiting_cores().into_iter().take(32).map(|c| format!("not exited: {c}")));
-    }
-    v
-}
-
-/// Messages whose senders were still waiting for an acknowledgement when the run ended:
-/// they may never have been delivered (`--messages` says which were).
-fn unfinished(sim: &Simulation) -> Option<String> {
-    let v = sim.unfinished();
-    let ip = crate::node::boot::ip_text;
-    let first: Vec<String> =
-        v.iter().take(4).map(|&(s, d, id)| format!("{} to {} (id {id})", ip(s), ip(d))).collect();
-    let more = if v.len() > 4 { ", ..." } else { "" };
-    (!v.is_empty()).then(|| {
-        format!("messages never acknowledged to their senders: {} ({}{more})", v.len(), first.join(", "))
-    })
-}
-
-/// Packets the fabric dropped because their destination is no node of the cluster: a
-/// program addressed a node that does not exist, and its transport retries until the limit
-/// (an IceNIC's raw frames, which no transport retries, are counted apart).
-fn no_route(sim: &Simulation) -> Option<String> {
-    let stats = sim.net.as_ref()?.fabric.stats();
-    let ip = stats.first_no_route?;
-    let frames = match stats.frames_no_route {
-        0 => String::new(),
-        n => format!(" ({n} of them IceNIC frames)"),
-    };
-    Some(format!(
-        "{} packets were dropped for want of a route{frames}: their destination ({}, the lowest of them) is no node of this cluster (nodes are {} to {})",
-        stats.drops_no_route,
-        crate::node::boot::ip_text(ip),
-        crate::node::boot::ip_text(crate::node::boot::node_ip(0)),
-        crate::node::boot::ip_text(crate::node::boot::node_ip(sim.nodes.len() as u32 - 1))
-    ))
-}
-
-/// Packets that reached a node whose NIC cannot take them (docs/models/icenic.md
-/// "Clusters"): a program sent to a node with the other kind of NIC.
-fn strays(sim: &Simulation) -> Vec<String> {
-    let Some(s) = sim.net.as_ref().map(|n| n.strays) else { return Vec::new() };
-    let mut v = Vec::new();
-    if s.frames_at_nanopu_nodes > 0 {
-        v.push(format!("{} IceNIC frames reached nanoPU nodes, whose NIC takes only the transport's packets: dropped there", s.frames_at_nanopu_nodes));
-    }
-    if s.transport_at_icenic_nodes > 0 {
-        v.push(format!(
-            "{} transport packets reached IceNIC nodes, which take only raw frames: dropped there",
-            s.transport_at_icenic_nodes
-        ));
-    }
-    v
 }
 
 fn core_summary(core: &mut nanopu_riscv::Core, state: CoreState) -> CoreSummary {

@@ -46,7 +46,7 @@ impl LoadSpec {
         let check = self.checked(&mut kv_ops, &mut rdma_ops, &mut setalg_ops);
         let (outcome, strays) = feed(&mut sim, net, &mut requests, end, check)?;
         let cost = ServerCost::of(&sim).since(before);
-        let server = ServerEnd::of(&mut sim);
+        let server = ServerEnd::of(&mut sim, outcome);
         let kv = self.verdict(&requests, &kv_ops, &rdma_ops, &setalg_ops);
         let (unexpected, startup) = (strays.unexpected, strays.startup);
         Ok(LoadResult {

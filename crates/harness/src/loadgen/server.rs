@@ -1,9 +1,10 @@
-//! How the server ended (failed cores, what they printed, contexts never registered, an
+//! How the server ended (failed cores, what they printed, the run's judgement, an
 //! IceNIC's dropped frames) and which loads an IceNIC server takes. A module of its own because these
 //! speak of the server node and its NIC, not of the load.
 
 use crate::apps::hostnet;
 use crate::workload::kv::{self, KvSpec};
+use nanopu_cluster::Outcome;
 use nanopu_cluster::Simulation;
 
 /// What the end of a run tells about the server.
@@ -13,8 +14,9 @@ pub struct ServerEnd {
     pub failed: Vec<(usize, i64)>,
     /// What the cores printed ("core N: ..."), cut to [`CONSOLE_MAX`] bytes.
     pub console: String,
-    /// Contexts no core registered, with the requests the NIC holds for them.
-    pub unregistered: Vec<(u16, usize)>,
+    /// The run's judgement's problems (`nanopu_cluster::report::judge`): requests held for
+    /// a context no core registered, a run stopped early.
+    pub judged: Vec<String>,
     /// An IceNIC server's dropped frames (its receive buffer full), in a sentence.
     pub nic_drops: Option<String>,
 }
@@ -43,32 +45,25 @@ pub fn ice_supported(kv: Option<&KvSpec>, checked: bool, cores: usize) -> Result
 }
 
 impl ServerEnd {
-    pub(super) fn of(sim: &mut Simulation) -> ServerEnd {
+    pub(super) fn of(sim: &mut Simulation, outcome: Outcome) -> ServerEnd {
+        let judged = nanopu_cluster::report::judge::judge(sim, outcome).problems;
         let node = &mut sim.nodes[0];
         let failed = (node.cores.iter().enumerate())
             .filter_map(|(i, c)| c.halted().filter(|&x| x != 0).map(|x| (i, x)))
             .collect();
-        let unregistered = node.nic.nanopu().map_or(Vec::new(), |nic| {
-            let registered = |ctx: u16| (0..nic.params().cores).any(|i| nic.core(i).context(ctx).is_some());
-            nic.held().filter(|&(ctx, _)| !registered(ctx)).collect()
-        });
         let ice = node.ice().is_some();
         let console = consoles(&mut node.cores);
         let nic_drops = ice.then(|| hostnet::dropped(sim).err()).flatten();
-        ServerEnd { failed, console, unregistered, nic_drops }
+        ServerEnd { failed, console, judged, nic_drops }
     }
 
     /// What went wrong with the server, one sentence each: its failure if it failed (what
-    /// follows from that need not be said), else the contexts it never registered; and
-    /// frames its IceNICs dropped (a likely cause of a failure: lost messages).
+    /// follows from that need not be said), else the run's judgement (contexts it never
+    /// registered, a run stopped early); and frames its IceNICs dropped (a likely cause of
+    /// a failure: lost messages).
     pub(super) fn problems(&self) -> Vec<String> {
         if self.failed.is_empty() {
-            let unserved = |(ctx, held): &(u16, usize)| {
-                format!(
-                    "no core of the server registered context {ctx} (the NIC holds {held} requests for it)"
-                )
-            };
-            return self.unregistered.iter().map(unserved).chain(self.nic_drops.clone()).collect();
+            return self.judged.iter().cloned().chain(self.nic_drops.clone()).collect();
         }
         let exits: Vec<String> =
             self.failed.iter().map(|(c, x)| format!("core {c} exited with code {x}")).collect();

@@ -101,6 +101,9 @@ pub fn seeds(first: u64, count: u64) -> Result<std::ops::RangeInclusive<u64>, St
 pub struct SortRun {
     /// How the run ended (`Interrupted` or `WallLimit`: the figures are partial).
     pub outcome: Outcome,
+    /// The run's judgement (`report::judge`, at most 8 problems): complete, and if not why,
+    /// and the exit status; the validator's verdict is apart.
+    pub judgement: nanopu_cluster::report::judge::Judgement,
     pub verdict: Verdict,
     pub figures: SortFigures,
     pub outputs: Vec<SorterOutput>,
@@ -222,25 +225,22 @@ impl SortSpec {
             Algorithm::MergeMin => validate_min_digest(&inputs, &outputs),
             _ => validate_digest(&inputs, &outputs),
         };
-        let mut first = end_problems(&mut sim, outcome);
+        let mut judgement = nanopu_cluster::report::judge::judge(&sim, outcome);
+        judgement.problems.truncate(8);
+        let mut first = judgement.problems.clone();
+        first.extend(sorter_exits(&mut sim));
+        first.truncate(8);
         first.append(&mut verdict.problems);
         verdict.problems = first;
         let hz = sim.clock().hz();
-        Ok(SortRun { outcome, verdict, figures: figures(&outputs, hz), outputs, sim })
+        Ok(SortRun { outcome, judgement, verdict, figures: figures(&outputs, hz), outputs, sim })
     }
 }
 
-/// Problems with how the run ended: stopped early, cores still waiting, cores that exited
-/// with an error (with what they printed, which usually says why).
-fn end_problems(sim: &mut Simulation, outcome: Outcome) -> Vec<String> {
-    let mut v = nanopu_cluster::report::end_problems(sim, outcome);
-    if !outcome.incomplete() && outcome != Outcome::AllExited {
-        v.push(format!(
-            "the run ended {} with {} cores not exited",
-            outcome.name(),
-            sim.waiting_cores().len()
-        ));
-    }
+/// Sorters that exited with an error code, with what they printed (which usually says why):
+/// the programs' own verdicts, beside the run's judgement.
+fn sorter_exits(sim: &mut Simulation) -> Vec<String> {
+    let mut v = Vec::new();
     let per_node = sim.nodes.first().map_or(1, |n| n.cores.len());
     for (n, node) in sim.nodes.iter_mut().enumerate() {
         for (c, core) in node.cores.iter_mut().enumerate() {
@@ -250,6 +250,5 @@ fn end_problems(sim: &mut Simulation, outcome: Outcome) -> Vec<String> {
             }
         }
     }
-    v.truncate(8);
     v
 }

@@ -81,35 +81,44 @@ impl Sweep {
     }
 
     /// Every load in turn, each handed to `each` as it ends (so that no run's requests are
-    /// kept after it); stops at the first load whose figures would not stand. `tell`: each
-    /// run's `report` on stderr as it ends.
+    /// kept after it), even one whose figures would not stand; the sweep stops after that
+    /// one, with why (`point_problems`), naming its offered load. `tell`: each run's
+    /// `report` on stderr as it ends.
     pub fn run(
         &self,
         tell: bool,
         mut each: impl FnMut(&LoadSpec, &LoadResult) -> Result<(), String>,
     ) -> Result<(), String> {
-        self.specs.iter().try_for_each(|spec| each(spec, &self.point(spec, tell)?))
+        self.specs.iter().try_for_each(|spec| {
+            let r = self.point(spec, tell)?;
+            each(spec, &r)?;
+            match point_problems(spec, &r) {
+                p if p.is_empty() => Ok(()),
+                p => Err(at(spec, p.join("; "))),
+            }
+        })
     }
 
-    /// One offered load: its run, or why its figures would mean nothing (the server failed,
-    /// or some requests never got any reply).
+    /// One offered load's run.
     fn point(&self, spec: &LoadSpec, tell: bool) -> Result<LoadResult, String> {
-        let at = |why: String| format!("offered load {} Mrps: {why}", spec.rate_mrps);
         let started = Instant::now();
-        let r = spec.run(&self.elf, self.cfg.clone()).map_err(|e| at(e.to_string()))?;
+        let r = spec.run(&self.elf, self.cfg.clone()).map_err(|e| at(spec, e.to_string()))?;
         if tell {
             eprint!("{}", report(spec, &r, started.elapsed().as_secs_f64()));
         }
-        let problems = problems(spec, &r);
-        match problems.is_empty() {
-            true => Ok(r),
-            false => Err(at(problems.join("; "))),
-        }
+        Ok(r)
     }
 }
 
-/// Why a run's figures do not stand, messages that matched no request first.
-fn problems(spec: &LoadSpec, r: &LoadResult) -> Vec<String> {
+/// `why`, naming the offered load it is about.
+fn at(spec: &LoadSpec, why: String) -> String {
+    format!("offered load {} Mrps: {why}", spec.rate_mrps)
+}
+
+/// Why a run's figures do not stand (empty when they do), messages that matched no
+/// request first: the run's judgement (stopped early, requests held for a context no core
+/// registered) and the server's and the check's problems (`LoadResult::problems`).
+pub fn point_problems(spec: &LoadSpec, r: &LoadResult) -> Vec<String> {
     let mut problems = r.problems(spec);
     if r.unexpected > 0 {
         problems.insert(

@@ -4,8 +4,9 @@
 //! found. CSV goes through a real writer: a field holding a comma, a quote or a line break
 //! (a class name may) is quoted as RFC 4180 says.
 
+use crate::config::load::LoadSection;
 use crate::loadgen::{ClassResult, LoadResult, LoadSpec};
-use crate::sweep::load::{check_count, check_name};
+use crate::sweep::load::{check_count, check_name, point_problems};
 use serde_json::{json, Value};
 
 /// One row of the table: the offered load and a class's (or all requests') figures.
@@ -89,15 +90,26 @@ pub fn cost_row(spec: &LoadSpec, r: &LoadResult) -> String {
     format!("{},{replied},{i:.1},{c:.1},{d:.2},{l:.2}\n", spec.rate_mrps)
 }
 
-/// How one run ended and what its check found (what `nanopu load` tells on stderr), as
-/// JSON: the check is null for a workload that checks nothing.
+/// How one run ended, whether its figures stand and why not (`sweep::load::point_problems`),
+/// and what its check found (what `nanopu load` tells on stderr), as JSON: the check is
+/// null for a workload that checks nothing.
 pub fn point_json(spec: &LoadSpec, r: &LoadResult) -> Value {
     let check = r.kv.as_ref().map(|e| {
         json!({ "check": check_name(spec), "checked": check_count(spec, r) - e.lost,
             "unjudged": e.unchecked, "wrong": e.wrong, "lost": e.lost })
     });
-    json!({ "offered_mrps": spec.rate_mrps, "outcome": r.outcome.name(), "startup_messages": r.startup,
-        "unexpected_messages": r.unexpected, "check": check })
+    let problems = point_problems(spec, r);
+    json!({ "offered_mrps": spec.rate_mrps, "outcome": r.outcome.name(), "complete": problems.is_empty(),
+        "problems": problems, "startup_messages": r.startup, "unexpected_messages": r.unexpected, "check": check })
+}
+
+/// A whole sweep as one JSON document (`nanopu load --json`, the Python package's summary):
+/// whether it is complete (every load run and its figures standing) and why not, the
+/// settings run, the table's rows and each load's `point_json`.
+pub fn sweep_json(l: &LoadSection, rows: &[Row], points: &[Value], problems: &[String]) -> Value {
+    json!({ "complete": problems.is_empty(), "problems": problems, "seed": l.seed,
+        "rates_mrps": l.rates_mrps, "requests": l.requests, "warmup": l.warmup,
+        "rows": table_json(rows), "points": points })
 }
 
 /// Lines of CSV through a real writer.

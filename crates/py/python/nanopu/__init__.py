@@ -422,9 +422,10 @@ class SortRun(Tables):
 
 
 class LoadRun(Tables):
-    """A load sweep's results (``nanopu load``). ``summary``: the settings run (``seed``,
-    ``rates_mrps``, ``requests``, ``warmup``), ``rows`` (what ``nanopu load --json``
-    prints) and ``points`` (each offered load's end and check) as a dict; ``results``: one
+    """A load sweep's results (``nanopu load``). ``summary``: what ``nanopu load --json``
+    prints, as a dict: ``complete`` and ``problems``, the settings run (``seed``,
+    ``rates_mrps``, ``requests``, ``warmup``), ``rows`` (the table) and ``points`` (each
+    offered load's end, ``complete``, ``problems`` and check); ``results``: one
     row per offered load and request class (class ``all`` for every request together):
     requests measured and replied, achieved throughput (Mrps), median, p99 and p99.9
     latency (ns; ``inf`` where the quantile fell on unanswered requests), the bytes of

@@ -191,6 +191,21 @@ impl Transport {
         self.out.iter().map(|((dst, id), m)| (dst, id, m.proto.mcast_seq)).collect()
     }
 
+    /// Messages given to this endpoint that it has not started yet: held back by tail
+    /// latency, or waiting for the sequence window (`seqwin`). None of them was delivered.
+    pub fn not_started(&self) -> usize {
+        self.held.len() + self.blocked.len()
+    }
+
+    /// Whether this endpoint delivered the message of sequence number `seq` from `src`
+    /// (and still remembers it: a unicast one `SEQ_WINDOW` behind the newest was, `seqwin`).
+    /// Its sender may still wait for an acknowledgement that was lost; the message was
+    /// delivered all the same.
+    pub fn has_delivered(&self, src: u32, seq: u32) -> bool {
+        use super::seqwin::Seen;
+        self.delivered.get(&src).is_some_and(|w| w.seen(seq) != Seen::New)
+    }
+
     /// `s` will arrive soon: start loading what its handling reads first (the sender's
     /// message state for an ACK, PULL or NACK; the shared payload's header for data, read to
     /// copy the words and written when the packet is dropped). Only a hint; results never
