@@ -182,6 +182,7 @@ impl ChainFile {
             transport_params: Default::default(),
             program: vec![program],
             faults: self.faults.clone(),
+            cycle_limit: None,
         })
     }
 

@@ -93,6 +93,13 @@ pub struct ClusterFile {
     /// network partitions that heal (docs/faults.md). None by default.
     #[serde(default)]
     pub faults: Vec<FaultFile>,
+    /// Not a key: the run's limit in core cycles when the command line sets it
+    /// (`nanopu run PROGRAM.elf --nodes N --max-cycles C`), within a single node's range of
+    /// one cycle to two hours (`check::cycle_limit`), where the file's `max_us` is at most
+    /// one hour. None: `max_us` sets the limit.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub cycle_limit: Option<u64>,
 }
 
 fn one() -> u64 {
@@ -135,6 +142,7 @@ impl ClusterFile {
             transport_params: TransportFile::default(),
             program: vec![program],
             faults: Vec::new(),
+            cycle_limit: None,
         }
     }
 
@@ -175,8 +183,17 @@ impl ClusterFile {
         }
     }
 
+    /// The run's limit, core cycles: `--max-cycles` if the command line set it, else
+    /// `max_us`; an error names the one the user wrote.
+    pub fn limit_cycles(&self) -> Result<u64, String> {
+        match self.cycle_limit {
+            Some(c) => check::cycle_limit(c, "--max-cycles", clock_hz()),
+            None => check::limit_cycles(self.max_us, "max_us", clock_hz()),
+        }
+    }
+
     fn check_top(&self) -> Result<(), String> {
-        check::limit_cycles(self.max_us, "max_us", clock_hz())?;
+        self.limit_cycles()?;
         match self.transport.as_str() {
             "ndp" | "homa" => Ok(()),
             o => Err(format!("transport: \"{o}\" is not \"ndp\" or \"homa\"")),
