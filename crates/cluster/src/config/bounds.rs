@@ -190,7 +190,7 @@ mod tests {
 
     #[test]
     fn names_are_listed_in_errors_and_schemas() {
-        let t = OneOf(&["link", "crash", "partition"]);
+        let mut t = OneOf(&["link", "crash", "partition"]);
         assert_eq!(t.check("tcp", "faults.kind").unwrap_err(), "faults.kind: \"tcp\" is not \"link\", \"crash\" or \"partition\"");
         let mut s = Schema::try_from(serde_json::json!({"type": ["string", "null"]})).unwrap();
         t.transform(&mut s);
