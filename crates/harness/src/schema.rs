@@ -227,8 +227,13 @@ fn shown(n: &serde_json::Number) -> String {
 
 /// A string, and the names it may take: "string: \"ndp\" or \"homa\"".
 fn string_type(p: &Value) -> String {
-    let names: Vec<String> =
-        p["enum"].as_array().into_iter().flatten().filter_map(Value::as_str).map(|n| format!("\"{n}\"")).collect();
+    let names: Vec<String> = p["enum"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(|n| format!("\"{n}\""))
+        .collect();
     match names.split_last() {
         Some((last, [])) => format!("string: {last}"),
         Some((last, rest)) => format!("string: {} or {last}", rest.join(", ")),

@@ -226,12 +226,19 @@ fn cluster_files_refused_by_the_check_are_refused_by_the_schema() {
         refused_by_both(ConfigKind::Cluster, &[(path, value)], key);
     }
     let leaf_spine = "{kind = \"leaf-spine\", nodes_per_leaf = 1, leaves = 1, spines = 1048576}";
-    refused_by_both(ConfigKind::Cluster, &[("topology", leaf_spine)], "topology.nodes_per_leaf + topology.spines");
+    refused_by_both(
+        ConfigKind::Cluster,
+        &[("topology", leaf_spine)],
+        "topology.nodes_per_leaf + topology.spines",
+    );
     for (path, value) in CLUSTER_GOOD {
         accepted_by_both(ConfigKind::Cluster, &[(path, value)]);
     }
     accepted_by_both(ConfigKind::Cluster, &[("switch.bands", "8"), ("transport", "\"homa\"")]);
-    accepted_by_both(ConfigKind::Cluster, &[("transport_params.tail_fraction", "1.0"), ("transport_params.tail_delay_us", "3.6e9")]);
+    accepted_by_both(
+        ConfigKind::Cluster,
+        &[("transport_params.tail_fraction", "1.0"), ("transport_params.tail_delay_us", "3.6e9")],
+    );
 }
 
 const LOAD_BAD: &[Case] = &[
@@ -306,8 +313,14 @@ fn load_files_refused_by_the_check_are_refused_by_the_schema() {
     }
     let good = [("server.cores", "64"), ("server.mac_ns", "3.6e12"), ("load.rates_mrps", "[1e-3, 1e9]")];
     accepted_by_both(ConfigKind::Load, &good);
-    accepted_by_both(ConfigKind::Load, &[("load.start_us", "3.6e9"), ("load.drain_us", "0.0"), ("load.arrivals", "\"fixed\"")]);
-    accepted_by_both(ConfigKind::Load, &[("load.class.0.service", "\"exponential\""), ("load.class.0.max_ns", "3.6e12")]);
+    accepted_by_both(
+        ConfigKind::Load,
+        &[("load.start_us", "3.6e9"), ("load.drain_us", "0.0"), ("load.arrivals", "\"fixed\"")],
+    );
+    accepted_by_both(
+        ConfigKind::Load,
+        &[("load.class.0.service", "\"exponential\""), ("load.class.0.max_ns", "3.6e12")],
+    );
 }
 
 const RAFT_BAD: &[Case] = &[
@@ -342,8 +355,19 @@ fn raft_files_refused_by_the_check_are_refused_by_the_schema() {
     for (path, value, key) in RAFT_BAD {
         refused_by_both(ConfigKind::Raft, &[(path, value)], key);
     }
-    accepted_by_both(ConfigKind::Raft, &[("raft.replicas", "7"), ("raft.batch", "41"), ("raft.heartbeat_us", "0.001")]);
-    accepted_by_both(ConfigKind::Raft, &[("raft.replicas", "3"), ("raft.election_max_us", "1e6"), ("nic", "\"icenic\""), ("raft.batch", "29")]);
+    accepted_by_both(
+        ConfigKind::Raft,
+        &[("raft.replicas", "7"), ("raft.batch", "41"), ("raft.heartbeat_us", "0.001")],
+    );
+    accepted_by_both(
+        ConfigKind::Raft,
+        &[
+            ("raft.replicas", "3"),
+            ("raft.election_max_us", "1e6"),
+            ("nic", "\"icenic\""),
+            ("raft.batch", "29"),
+        ],
+    );
     let client = [("client.rate_mrps", "100.0"), ("client.requests", "50000"), ("client.keys", "4096")];
     accepted_by_both(ConfigKind::Raft, &client);
     let more = [("client.get_fraction", "1.0"), ("client.retry_us", "0.001"), ("client.start_us", "1e6")];
@@ -373,6 +397,10 @@ fn chain_files_refused_by_the_check_are_refused_by_the_schema() {
     }
     let edge = [("chain.replicas", "8"), ("chain.ping_us", "1"), ("chain.poll_us", "0.001")];
     accepted_by_both(ConfigKind::Chain, &edge);
-    let crash = [("chain.replicas", "1"), ("chain.poll_us", "1000.0"), ("faults", "[{kind = \"crash\", node = 1, at_us = 5.0}]")];
+    let crash = [
+        ("chain.replicas", "1"),
+        ("chain.poll_us", "1000.0"),
+        ("faults", "[{kind = \"crash\", node = 1, at_us = 5.0}]"),
+    ];
     accepted_by_both(ConfigKind::Chain, &crash);
 }

@@ -184,14 +184,20 @@ mod tests {
             "load.rates_mrps: -1 Mrps is not more than 0 Mrps and at most 1000000000 Mrps"
         );
         assert!(rate.check(f64::NAN, "k", "").is_err() && rate.check(1e9, "k", "").is_ok());
-        assert_eq!(Bounds::closed(1u32, 64).check(65, "node.cores", "").unwrap_err(), "node.cores: 65 is not within 1..=64");
+        assert_eq!(
+            Bounds::closed(1u32, 64).check(65, "node.cores", "").unwrap_err(),
+            "node.cores: 65 is not within 1..=64"
+        );
         assert!(!Bounds::below(0.0, 1.0).contains(1.0) && !Bounds::open(0.0, 1.0).contains(0.0));
     }
 
     #[test]
     fn names_are_listed_in_errors_and_schemas() {
         let mut t = OneOf(&["link", "crash", "partition"]);
-        assert_eq!(t.check("tcp", "faults.kind").unwrap_err(), "faults.kind: \"tcp\" is not \"link\", \"crash\" or \"partition\"");
+        assert_eq!(
+            t.check("tcp", "faults.kind").unwrap_err(),
+            "faults.kind: \"tcp\" is not \"link\", \"crash\" or \"partition\""
+        );
         let mut s = Schema::try_from(serde_json::json!({"type": ["string", "null"]})).unwrap();
         t.transform(&mut s);
         assert_eq!(s.get("enum").unwrap().as_array().unwrap().len(), 4, "null for an absent key");

@@ -221,7 +221,10 @@ pub mod check {
     /// `Time`'s checked conversions, which refuse them.
     fn at_most_an_hour(v: f64, hour: f64, unit: &str, key: &str) -> Result<(), String> {
         if v > hour {
-            return Err(format!("{key}: {} {unit} is more than the limit of one hour ({hour:e} {unit})", show(v)));
+            return Err(format!(
+                "{key}: {} {unit} is more than the limit of one hour ({hour:e} {unit})",
+                show(v)
+            ));
         }
         Ok(())
     }
@@ -282,7 +285,8 @@ pub mod check {
     /// The scheduler period's schema: 0, or [`min_timer_us`] at the files' clock to an hour.
     pub fn sched_timer_schema(s: &mut Schema) {
         TIME_US.schema().transform(s);
-        let gap = serde_json::json!({"exclusiveMinimum": 0.0, "exclusiveMaximum": min_timer_us(files_clock_hz())});
+        let gap =
+            serde_json::json!({"exclusiveMinimum": 0.0, "exclusiveMaximum": min_timer_us(files_clock_hz())});
         s.insert("not".into(), gap);
     }
 
@@ -312,33 +316,6 @@ pub mod check {
         Ok(cycles)
     }
 
-    /// `v` within `lo..=hi`; `unit` follows the numbers in the error.
-    pub fn within<T: PartialOrd + std::fmt::Display>(
-        v: T,
-        lo: T,
-        hi: T,
-        key: &str,
-        unit: &str,
-    ) -> Result<T, String> {
-        if !(v >= lo && v <= hi) {
-            return Err(format!("{key}: {v}{unit} is not within {lo}..={hi}{unit}"));
-        }
-        Ok(v)
-    }
-
-    /// `v` within `lo..=hi`, as [`within`] with large values in exponent notation; a `lo`
-    /// of `f64::MIN_POSITIVE` (any positive value) reads "more than 0".
-    pub fn within_f64(v: f64, lo: f64, hi: f64, key: &str, unit: &str) -> Result<f64, String> {
-        if !(v >= lo && v <= hi) {
-            let range = match lo == f64::MIN_POSITIVE {
-                true => format!("more than 0{unit} and at most {}{unit}", show(hi)),
-                false => format!("within {}..={}{unit}", show(lo), show(hi)),
-            };
-            return Err(format!("{key}: {}{unit} is not {range}", show(v)));
-        }
-        Ok(v)
-    }
-
     /// A loss probability: `0 <= p < 1` ([`LOSS`]). NaN is refused.
     pub fn loss(p: f64, key: &str) -> Result<f64, String> {
         if !LOSS.contains(p) {
@@ -358,15 +335,6 @@ pub mod check {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn a_positive_range_reads_more_than_zero() {
-        let e =
-            super::check::within_f64(-1.0, f64::MIN_POSITIVE, 1e9, "load.rates_mrps", " Mrps").unwrap_err();
-        assert_eq!(e, "load.rates_mrps: -1 Mrps is not more than 0 Mrps and at most 1000000000 Mrps");
-        let e = super::check::within_f64(1e6, 0.001, 100_000.0, "link.rate_gbps", " Gb/s").unwrap_err();
-        assert_eq!(e, "link.rate_gbps: 1000000 Gb/s is not within 0.001..=100000 Gb/s");
-    }
-
     use super::check::*;
     use super::*;
     use nanopu_sim::Time;
@@ -388,7 +356,7 @@ mod tests {
         assert!(cycles(u64::MAX, "node.msg_cycles", 3_200_000_000).unwrap_err().contains("node.msg_cycles"));
         assert!(loss(1.0, "link.drop_prob").is_err() && loss(f64::NAN, "x").is_err());
         assert!(fraction(1.0, "f").is_ok() && fraction(-0.1, "f").is_err());
-        assert!(within(0u32, 1, 64, "node.cores", "").unwrap_err().contains("1..=64"));
+        assert!(crate::config::cluster::CORES.check(0, "node.cores", "").unwrap_err().contains("1..=64"));
     }
 
     #[test]

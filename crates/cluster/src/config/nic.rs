@@ -130,7 +130,8 @@ impl NicSection {
     /// The message and TX queue sizes: each in range, and the largest message fits the queue.
     fn apply_sizes(&self, nic: &mut NicParams, at: Given) -> Result<(), String> {
         let (msg, queue) = (at.name("max_msg_bytes"), at.name("tx_queue_bytes"));
-        nic.max_msg_bytes = MAX_MSG_BYTES.check(self.max_msg_bytes.unwrap_or(nic.max_msg_bytes), &msg, " bytes")?;
+        nic.max_msg_bytes =
+            MAX_MSG_BYTES.check(self.max_msg_bytes.unwrap_or(nic.max_msg_bytes), &msg, " bytes")?;
         let q = self.tx_queue_bytes.unwrap_or(nic.tx_queue_bytes);
         nic.tx_queue_bytes = TX_QUEUE_BYTES.check(q, &queue, " bytes")?;
         nic.check_message_fits(&msg, &queue)

@@ -16,8 +16,10 @@ const ST_OK: u64 = 0;
 pub const MAX_VALUE: u64 = 512;
 /// Items per core: `mica.c`'s index holds 16,384.
 pub const ITEMS_PER_CORE: Bounds<u64> = Bounds::closed(1, 16_384);
-/// A value's size, bytes: whole words up to [`MAX_VALUE`] (also a multiple of 8).
-pub const VALUE_BYTES: Bounds<u64> = Bounds::closed(8, MAX_VALUE);
+/// A value's size, bytes: whole words ([`VALUE_WORD`]) up to [`MAX_VALUE`].
+pub const VALUE_BYTES: Bounds<u64> = Bounds::closed(VALUE_WORD, MAX_VALUE);
+/// Values are whole 8-byte words, the register interface's word (docs/apps/mica.md).
+pub const VALUE_WORD: u64 = 8;
 /// A Zipf skew within Gray et al.'s generator's range (shared with the set algebra).
 pub const ZIPF_THETA: Bounds<f64> = Bounds::open(0.0, 1.0);
 
@@ -112,7 +114,10 @@ impl KvSpec {
     pub fn validate(&self) -> Result<(), String> {
         let fail = |k: &str, why: &str| Err(format!("load.kv.{k}: {why}"));
         if !ITEMS_PER_CORE.contains(self.items_per_core) {
-            return fail("items_per_core", &format!("must be {} (mica.c's index)", ITEMS_PER_CORE.describe("")));
+            return fail(
+                "items_per_core",
+                &format!("must be {} (mica.c's index)", ITEMS_PER_CORE.describe("")),
+            );
         }
         if !(1..=8).contains(&self.cores) {
             return Err("server.cores: the key-value store runs on 1..=8 cores".into());
@@ -126,7 +131,7 @@ impl KvSpec {
             }
         }
         let (a, b) = (self.value_min, self.value_max);
-        let sized = |v: u64| VALUE_BYTES.contains(v) && v % 8 == 0;
+        let sized = |v: u64| VALUE_BYTES.contains(v) && v.is_multiple_of(VALUE_WORD);
         if !sized(a) || !sized(b) || a > b {
             return fail("value_bytes", "min and max must be multiples of 8 within 8..=512, min <= max");
         }

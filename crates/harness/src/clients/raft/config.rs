@@ -251,8 +251,14 @@ impl RaftFile {
     /// round to 0 and 0.0009 us to 1 ns.
     fn check_timers(&self) -> Result<(), String> {
         let r = &self.raft;
-        let timers = [("election_min_us", r.election_min_us), ("election_max_us", r.election_max_us), ("heartbeat_us", r.heartbeat_us)];
-        timers.iter().try_for_each(|&(k, v)| v.map_or(Ok(()), |v| TIMER_US.check(v, &format!("raft.{k}"), " us").map(|_| ())))
+        let timers = [
+            ("election_min_us", r.election_min_us),
+            ("election_max_us", r.election_max_us),
+            ("heartbeat_us", r.heartbeat_us),
+        ];
+        timers.iter().try_for_each(|&(k, v)| {
+            v.map_or(Ok(()), |v| TIMER_US.check(v, &format!("raft.{k}"), " us").map(|_| ()))
+        })
     }
 
     /// The spec this file describes (faults apart), defaults filled in.
@@ -288,7 +294,11 @@ fn within<T: PartialOrd + std::fmt::Display>(v: T, lo: T, hi: T, key: &str) -> R
 }
 
 /// `v` within `b`, in the words of this file's other checks.
-fn within_bounds<T: nanopu_cluster::config::bounds::Num + std::fmt::Display>(v: T, b: Bounds<T>, key: &str) -> Result<(), String> {
+fn within_bounds<T: nanopu_cluster::config::bounds::Num + std::fmt::Display>(
+    v: T,
+    b: Bounds<T>,
+    key: &str,
+) -> Result<(), String> {
     within(v, b.min, b.max, key)
 }
 

@@ -4,7 +4,7 @@
 
 use super::{jbsq, mica_theta, zipf, zipf_theta, LoadFile, POPULARITY};
 use crate::loadgen::{Class, Service};
-use crate::workload::kv::{Keys, KvSpec, Steering, ITEMS_PER_CORE, VALUE_BYTES, ZIPF_THETA};
+use crate::workload::kv::{Keys, KvSpec, Steering, ITEMS_PER_CORE, VALUE_BYTES, VALUE_WORD, ZIPF_THETA};
 use nanopu_cluster::config::bounds::{Each, OneOf};
 use nanopu_cluster::config::check::FRACTION;
 use schemars::transform::Transform;
@@ -18,7 +18,7 @@ pub const STEERING: OneOf = OneOf(&["jbsq", "static"]);
 fn value_bytes_schema(s: &mut Schema) {
     Each(VALUE_BYTES).transform(s);
     if let Some(items) = s.get_mut("items") {
-        items["multipleOf"] = 8.into();
+        items["multipleOf"] = VALUE_WORD.into();
     }
 }
 

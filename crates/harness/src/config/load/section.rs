@@ -205,10 +205,14 @@ impl ClassFile {
     }
 
     pub(super) fn to_class(&self) -> Result<Class, String> {
-        let service = match SERVICES.check(&self.service, &format!("load.class \"{}\": service", self.name))? {
-            "fixed" => Service::Fixed { ns: self.service_ns },
-            _ => Service::Exponential { mean_ns: self.service_ns, max_ns: self.max_ns.unwrap_or(f64::INFINITY) },
-        };
+        let service =
+            match SERVICES.check(&self.service, &format!("load.class \"{}\": service", self.name))? {
+                "fixed" => Service::Fixed { ns: self.service_ns },
+                _ => Service::Exponential {
+                    mean_ns: self.service_ns,
+                    max_ns: self.max_ns.unwrap_or(f64::INFINITY),
+                },
+            };
         Ok(Class {
             name: self.name.clone(),
             fraction: self.fraction,

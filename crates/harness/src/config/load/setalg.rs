@@ -6,7 +6,9 @@
 use super::{mica_theta, zipf, zipf_theta, LoadFile, POPULARITY};
 use crate::loadgen::{Class, Service};
 use crate::workload::kv::ZIPF_THETA;
-use crate::workload::setalg::{Corpus, Popularity, SetalgSpec, CLASSES, DOCUMENTS, VOCABULARY, WORDS_PER_DOCUMENT};
+use crate::workload::setalg::{
+    Corpus, Popularity, SetalgSpec, CLASSES, DOCUMENTS, VOCABULARY, WORDS_PER_DOCUMENT,
+};
 use nanopu_cluster::config::bounds::Each;
 use nanopu_cluster::config::check::FRACTION;
 use schemars::JsonSchema;
