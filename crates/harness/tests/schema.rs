@@ -388,6 +388,10 @@ const CHAIN_BAD: &[Case] = &[
     ("faults", "[{node = 2, at_us = 5.0}]", "faults.kind"),
     ("faults", "[{kind = \"crash\", node = 0, at_us = 5.0}]", "faults.node"),
     ("load.kv.items_per_core", "0", "load.kv.items_per_core"),
+    ("load.kv.steering", "\"static\"", "load.kv.steering"),
+    ("load.rdma", "{}", "load.rdma"),
+    ("load.setalg", "{}", "load.setalg"),
+    ("load.class", "[{name = \"a\", fraction = 1.0, service_ns = 1.0, contexts = [0]}]", "load.class"),
 ];
 
 #[test]

@@ -54,6 +54,16 @@ fn crashes_only(s: &mut schemars::Schema) {
     }
 }
 
+/// The load's schema: a load file's `[load]`, with `[load.kv]` steered by JBSQ and no other
+/// workload (`ChainFile::validate`).
+fn key_value_only(s: &mut schemars::Schema) {
+    let kv = serde_json::json!({"properties": {"steering": {"const": "jbsq"}}});
+    let none = serde_json::json!({"not": {}});
+    let properties = serde_json::json!({"kv": kv, "class": {"maxItems": 0}, "rdma": none, "setalg": none});
+    s.insert("properties".into(), properties);
+    s.insert("required".into(), serde_json::json!(["kv"]));
+}
+
 /// A chain replication run (`nanopu chain CONFIG.toml`).
 #[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
@@ -62,6 +72,7 @@ pub struct ChainFile {
     pub chain: ChainSection,
     /// The load, as a load-generator file's `[load]` with `[load.kv]` (required; no
     /// `[[load.class]]` or `[load.rdma]`, no `load.kv.steering`: one core per replica).
+    #[schemars(transform = key_value_only)]
     pub load: LoadSection,
     /// Faults, as a cluster file's: crashes of replicas (nodes 1..=replicas) during the load.
     #[serde(default)]
