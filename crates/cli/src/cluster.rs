@@ -91,7 +91,9 @@ pub fn star(elf: &Path, s: &Star, flags: RunFlags, out: Outputs) -> Result<ExitC
     program.nic = s.nic.map(String::from);
     program.pcie_ns = s.pcie_ns;
     let mut file = ClusterFile::star(s.nodes, program);
-    // max_us from cycles of the 3.2 GHz core clock (docs/models/node.md), exact in f64.
+    // The limit is the flag's, in its range (up to two hours, as a single node's); max_us,
+    // from cycles of the 3.2 GHz core clock (exact in f64), bounds the faults' times.
+    file.cycle_limit = Some(s.max_cycles);
     file.max_us = s.max_cycles as f64 / 3200.0;
     file.node = s.node.clone();
     file.validate()?;

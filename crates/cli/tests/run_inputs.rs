@@ -228,6 +228,20 @@ fn the_cycle_limit_is_one_check_naming_the_flag() {
     refused(&["run", rv, "--nodes", "2", "--max-cycles", "30000000000000"], "--max-cycles: ");
 }
 
+/// `--nodes N` takes the single node's range: between one hour's cycles and two hours'
+/// (1.152e13..=2.304e13), once refused naming `max_us`, a key the user never wrote.
+#[test]
+fn a_cluster_takes_the_cycle_limit_a_single_node_takes() {
+    for cycles in ["11520000000001", "23040000000000"] {
+        let args = ["run", "sw/build/apps/alltoall.elf", "--nodes", "2", "--max-cycles", cycles, "--", "2"];
+        let o = nanopu(&args);
+        assert_eq!(o.status.code(), Some(0), "{cycles}: {}", stderr(&o));
+    }
+    let over = ["run", "sw/build/apps/alltoall.elf", "--nodes", "2", "--max-cycles", "23040000000001"];
+    let e = refused(&over, "--max-cycles: 23040000000001 is not within");
+    assert!(!e.contains("max_us"), "{e}");
+}
+
 /// NIC flags that the node's NIC does not read are errors, not ignored.
 #[test]
 fn nic_flags_that_do_not_apply_are_errors() {

@@ -6,8 +6,11 @@
 //! parser cannot disagree. `nanopu schema` prints them; docs/config.md is the page (a test
 //! keeps it current); editors use the schemas for TOML too (docs/config.md says how).
 //!
-//! The schemas describe the files' shape; the ranges in the descriptions are checked by the
-//! parser (`config::check`), which names the key at fault.
+//! The schemas carry each key's range or names from the same definitions the checks use
+//! (`nanopu_cluster::config::bounds`, `#[schemars(transform = ...)]` on the key's field),
+//! so a JSON Schema validator refuses what the checks refuse; limits that depend on other
+//! keys (a timeout's round-trip floor, a fault within `max_us`, `requests` above `warmup`)
+//! are the checks' alone, which name the key at fault.
 
 use crate::clients::raft::config::RaftFile;
 use crate::config::chain::ChainFile;
@@ -76,9 +79,14 @@ replication files (`nanopu chain CONFIG.toml`), with its type, default and meani
 key means, often a value that depends on other keys. Unknown keys are errors, and every value is checked when the
 file is read: an error names the key, the value and the limit.
 
-The JSON Schemas (`nanopu schema cluster > cluster.schema.json`, same for `load`) describe
-the same keys for editors: with the Even Better TOML extension, a first line
-`#:schema ./cluster.schema.json` in a file validates and completes it as you type.
+The type column gives each key's range (an interval: `[1, 64]`, `(0, 3.6e9]`) or its
+names, from the definitions the checks use. The JSON Schemas (`nanopu schema cluster >
+cluster.schema.json`, same for `load`, `raft` and `chain`) carry the same keys, ranges and
+names, so an editor or a JSON Schema validator refuses what `nanopu` refuses, except the
+limits that depend on other keys (a timeout's round-trip floor, a fault's time within
+`max_us`, `requests` above `warmup`, shares that add up to 1), which only the checks know:
+with the Even Better TOML extension, a first line `#:schema ./cluster.schema.json` in a
+file validates and completes it as you type.
 Switch and port numbering: docs/models/network.md.
 ";
 
@@ -160,13 +168,77 @@ fn type_name(p: &Value) -> String {
 }
 
 fn one_type(t: &str, p: &Value) -> String {
-    if t != "array" {
-        return if t == "integer" && p["minimum"] == 0 { "unsigned integer".into() } else { t.into() };
+    match t {
+        "array" => array_type(p),
+        "integer" | "number" => number_type(t, p) + &excluded(p),
+        "string" => string_type(p),
+        _ if p["not"] == serde_json::json!({}) => "refused".into(),
+        _ => t.into(),
     }
+}
+
+fn array_type(p: &Value) -> String {
     let items = type_name(&p["items"]);
     match (&p["minItems"], &p["maxItems"]) {
         (Value::Number(a), Value::Number(b)) if a == b => format!("array of {a} {items}"),
+        (Value::Number(a), _) => format!("array of at least {a} {items}"),
         _ => format!("array of {items}"),
+    }
+}
+
+/// A number's range as an interval, from the bounds the checks share with the schema
+/// (`nanopu_cluster::config::bounds`): "integer in [1, 64]", "number in (0, 3.6e9]".
+fn number_type(t: &str, p: &Value) -> String {
+    let end = |closed: &str, open: &str| match (&p[closed], &p[open]) {
+        (Value::Number(n), _) => Some((shown(n), false)),
+        (_, Value::Number(n)) => Some((shown(n), true)),
+        _ => None,
+    };
+    let step = p["multipleOf"].as_u64().map_or(String::new(), |m| format!(", a multiple of {m}"));
+    let range = match (end("minimum", "exclusiveMinimum"), end("maximum", "exclusiveMaximum")) {
+        (Some((lo, a)), Some((hi, b))) => {
+            format!(" in {}{lo}, {hi}{}", if a { "(" } else { "[" }, if b { ")" } else { "]" })
+        }
+        (Some((lo, false)), None) if lo == "0" && t == "integer" => return format!("unsigned integer{step}"),
+        (Some((lo, a)), None) => format!(", {} {lo}", if a { "more than" } else { "at least" }),
+        _ => String::new(),
+    };
+    format!("{t}{range}{step}")
+}
+
+/// ", not in (0, 0.05)": a gap in the range (the scheduler period's).
+fn excluded(p: &Value) -> String {
+    match (&p["not"]["exclusiveMinimum"], &p["not"]["exclusiveMaximum"]) {
+        (Value::Number(a), Value::Number(b)) => format!(", not in ({}, {})", shown(a), shown(b)),
+        _ if p["not"] == serde_json::json!({}) => ", refused whatever its value".into(),
+        _ => String::new(),
+    }
+}
+
+/// A bound: whole numbers as such, large ones in exponent notation ("3.6e9").
+fn shown(n: &serde_json::Number) -> String {
+    match (n.as_u64(), n.as_f64()) {
+        (Some(u), _) => u.to_string(),
+        (_, Some(f)) if f.abs() >= 1e7 => format!("{f:e}"),
+        (_, Some(f)) => f.to_string(),
+        _ => n.to_string(),
+    }
+}
+
+/// A string, and the names it may take: "string: \"ndp\" or \"homa\"".
+fn string_type(p: &Value) -> String {
+    let names: Vec<String> = p["enum"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(|n| format!("\"{n}\""))
+        .collect();
+    match names.split_last() {
+        Some((last, [])) => format!("string: {last}"),
+        Some((last, rest)) => format!("string: {} or {last}", rest.join(", ")),
+        None if p["const"].is_string() => format!("string: \"{}\"", p["const"].as_str().unwrap_or("")),
+        None => "string".into(),
     }
 }
 

@@ -235,3 +235,16 @@ fn same_seed_same_run() {
         assert_eq!(fingerprint(), fingerprint(), "{nic:?}");
     }
 }
+
+/// A replica crashed at 0 us never preloads its store nor tells the master it is ready, and
+/// the master starts the chain only once every replica has: the run is refused naming the
+/// fault's key and why, not `load.start_us` (reliability2 item 24).
+#[test]
+fn a_replica_crashed_before_the_chain_is_ready_is_blamed_on_the_fault() {
+    let f = config_on(NicKind::Nanopu, "[[faults]]\nkind = \"crash\"\nnode = 2\nat_us = 0.0\n");
+    let spec = &f.specs().unwrap()[0];
+    let e = chain::run(spec, &f.chain_spec().unwrap(), &f.cluster().unwrap(), &sw_build()).unwrap_err();
+    let e = e.to_string();
+    assert!(e.contains("faults.at_us: node 2 crashes at 0 us, before the chain is ready"), "{e}");
+    assert!(e.contains("no replica joins later") && !e.contains("load.start_us: "), "{e}");
+}

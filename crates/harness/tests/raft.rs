@@ -195,3 +195,18 @@ fn same_seed_same_run() {
         assert_ne!(a.requests, other.requests, "another seed, another run");
     }
 }
+
+/// A follower crashed at 0 us never writes its Raft state: the two live replicas elect a
+/// leader and answer every request, the checks hold with the crashed one in its initial
+/// state, and the report says it was crashed from the start (reliability2 item 23).
+#[test]
+fn a_replica_crashed_from_the_start_leaves_a_live_majority() {
+    let mut s = spec(3, 1);
+    s.faults = vec![Fault::Crash { node: Target::Node(2), at_us: 0.0 }];
+    let r = run_ok(&s);
+    assert!(!r.replicas[2].booted && r.replicas[..2].iter().all(|x| x.booted));
+    assert!(r.final_leader().is_some_and(|n| n != 2), "{}", summary(&r));
+    let text = nanopu_harness::clients::raft::report::text(&s, &r);
+    assert!(text.contains("fault: crash of node 2 from the start"), "{text}");
+    assert!(text.contains("node 2 crashed from the start (never booted)"), "{text}");
+}

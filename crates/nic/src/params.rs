@@ -65,11 +65,14 @@ pub enum CoreSelection {
 }
 
 impl CoreSelection {
+    /// Its names, as files, flags and keywords write them, in `ALL`'s order.
+    pub const NAMES: [&'static str; 2] = ["jbsq", "rss"];
+    const ALL: [CoreSelection; 2] = [CoreSelection::Jbsq, CoreSelection::Rss];
+
     pub fn parse(s: &str) -> Result<CoreSelection, String> {
-        match s {
-            "jbsq" => Ok(CoreSelection::Jbsq),
-            "rss" => Ok(CoreSelection::Rss),
-            _ => Err(format!("core selection {s:?}: expected \"jbsq\" or \"rss\"")),
+        match Self::NAMES.iter().position(|n| *n == s) {
+            Some(i) => Ok(Self::ALL[i]),
+            None => Err(format!("\"{s}\" is not \"jbsq\" or \"rss\"")),
         }
     }
 }

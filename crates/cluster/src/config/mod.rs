@@ -1,6 +1,7 @@
 //! Run configuration of a single node with a test host on its port, and the range checks
 //! every configuration key goes through ([`check`]).
 
+pub mod bounds;
 pub mod cluster;
 pub mod keys;
 pub mod nic;
@@ -52,13 +53,13 @@ pub enum ExitMode {
 }
 
 impl ExitMode {
+    /// Its names, as `--exit` and `[node] exit` write them, in `ALL`'s order.
+    pub const NAMES: [&'static str; 3] = ["auto", "hart", "node"];
+    const ALL: [ExitMode; 3] = [ExitMode::Auto, ExitMode::Hart, ExitMode::Node];
+
     pub fn parse(s: &str) -> Result<ExitMode, String> {
-        match s {
-            "auto" => Ok(ExitMode::Auto),
-            "hart" => Ok(ExitMode::Hart),
-            "node" => Ok(ExitMode::Node),
-            _ => Err(format!("exit: {s:?} is not one of \"auto\", \"hart\", \"node\"")),
-        }
+        let i = bounds::OneOf(&Self::NAMES).position(s, "exit")?;
+        Ok(Self::ALL[i])
     }
 
     /// Does the first exit end the node, for a node running `p`?
@@ -138,20 +139,20 @@ pub enum NicKind {
 impl std::str::FromStr for NicKind {
     type Err = String;
     fn from_str(s: &str) -> Result<NicKind, String> {
-        match s {
-            "nanopu" => Ok(NicKind::Nanopu),
-            "icenic" => Ok(NicKind::IceNic),
-            o => Err(format!("\"{o}\" is not \"nanopu\" or \"icenic\"")),
+        match NicKind::NAMES.iter().position(|n| *n == s) {
+            Some(i) => Ok(NicKind::ALL[i]),
+            None => Err(format!("\"{s}\" is not {}", bounds::OneOf(&NicKind::NAMES).listed())),
         }
     }
 }
 
 impl NicKind {
+    /// Its names, as files, flags and keywords write them, in `ALL`'s order.
+    pub const NAMES: [&'static str; 2] = ["nanopu", "icenic"];
+    const ALL: [NicKind; 2] = [NicKind::Nanopu, NicKind::IceNic];
+
     pub fn name(self) -> &'static str {
-        match self {
-            NicKind::Nanopu => "nanopu",
-            NicKind::IceNic => "icenic",
-        }
+        NicKind::NAMES[NicKind::ALL.iter().position(|k| *k == self).expect("listed")]
     }
 }
 
@@ -181,8 +182,11 @@ impl NodeConfig {
 
 /// Range checks of configuration values; each error names the key, the value and the limit.
 pub mod check {
+    use super::bounds::Bounds;
     use nanopu_sim::time::show;
     use nanopu_sim::{Clock, Time};
+    use schemars::transform::Transform;
+    use schemars::Schema;
 
     /// Longest simulated time one time-valued key may give: 1 hour. `Time` holds about
     /// 5.1 h (u64 femtoseconds, crates/sim/src/time.rs); the simulator schedules things at
@@ -190,26 +194,36 @@ pub mod check {
     /// most 1 h no sum of times leaves the range.
     pub const MAX_KEY_US: f64 = 3.6e9;
 
-    /// A time key in microseconds: not NaN, negative, infinite or above [`MAX_KEY_US`].
+    /// A time key in microseconds: 0 to one hour.
+    pub const TIME_US: Bounds<f64> = Bounds::closed(0.0, MAX_KEY_US);
+    /// A time key in nanoseconds: 0 to one hour.
+    pub const TIME_NS: Bounds<f64> = Bounds::closed(0.0, MAX_KEY_US * 1e3);
+    /// A time limit in microseconds (`max_us`): more than 0, at most one hour.
+    pub const LIMIT_US: Bounds<f64> = Bounds::above(0.0, MAX_KEY_US);
+    /// A loss probability: a link that loses everything is a link fault (`down_at_us`).
+    pub const LOSS: Bounds<f64> = Bounds::below(0.0, 1.0);
+    /// A fraction, a share or a probability that may be 1.
+    pub const FRACTION: Bounds<f64> = Bounds::closed(0.0, 1.0);
+
+    /// A time key in microseconds: not NaN, negative, infinite or above an hour ([`TIME_US`]).
     pub fn time_us(v: f64, key: &str) -> Result<Time, String> {
-        at_most_an_hour(v, 1.0, "us", key)?;
+        at_most_an_hour(v, TIME_US.max, "us", key)?;
         Time::checked_from_us_f64(v, key)
     }
 
-    /// A time key in nanoseconds, as [`time_us`].
+    /// A time key in nanoseconds, as [`time_us`] ([`TIME_NS`]).
     pub fn time_ns(v: f64, key: &str) -> Result<Time, String> {
-        at_most_an_hour(v, 1e3, "ns", key)?;
+        at_most_an_hour(v, TIME_NS.max, "ns", key)?;
         Time::checked_from_ns_f64(v, key)
     }
 
-    /// `v` (in units of which `per_us` make a microsecond) is at most an hour; NaN and
-    /// negative values are left to `Time`'s checked conversions, which refuse them.
-    fn at_most_an_hour(v: f64, per_us: f64, unit: &str, key: &str) -> Result<(), String> {
-        if v > MAX_KEY_US * per_us {
+    /// `v` is at most `hour` (an hour in its unit); NaN and negative values are left to
+    /// `Time`'s checked conversions, which refuse them.
+    fn at_most_an_hour(v: f64, hour: f64, unit: &str, key: &str) -> Result<(), String> {
+        if v > hour {
             return Err(format!(
-                "{key}: {} {unit} is more than the limit of one hour ({:e} {unit})",
-                show(v),
-                MAX_KEY_US * per_us
+                "{key}: {} {unit} is more than the limit of one hour ({hour:e} {unit})",
+                show(v)
             ));
         }
         Ok(())
@@ -218,6 +232,21 @@ pub mod check {
     /// Core cycles in one hour at `clock_hz`: the most a cycle-count key may give.
     pub fn max_key_cycles(clock_hz: u64) -> u64 {
         (MAX_KEY_US as u64) * (clock_hz / 1_000_000)
+    }
+
+    /// The clock of the nodes that files describe (3.2 GHz: files cannot set it), Hz.
+    pub fn files_clock_hz() -> u64 {
+        nanopu_riscv::TimingParams::default().clock_hz
+    }
+
+    /// A cycle-count key's range at `clock_hz`: 0 to one hour of cycles.
+    pub fn cycle_key(clock_hz: u64) -> Bounds<u64> {
+        Bounds::closed(0, max_key_cycles(clock_hz))
+    }
+
+    /// A cycle-count key's schema: [`cycle_key`] at the files' clock.
+    pub fn cycle_key_schema(s: &mut Schema) {
+        cycle_key(files_clock_hz()).transform(s)
     }
 
     /// The most cycles a run's limit may be: two hours, the time limit (one hour at most
@@ -235,9 +264,9 @@ pub mod check {
         Ok(v)
     }
 
-    /// A cycle-count key: at most one hour of cycles.
+    /// A cycle-count key: at most one hour of cycles ([`cycle_key`]).
     pub fn cycles(v: u64, key: &str, clock_hz: u64) -> Result<u64, String> {
-        let max = max_key_cycles(clock_hz);
+        let max = cycle_key(clock_hz).max;
         if v > max {
             return Err(format!("{key}: {v} cycles is more than the limit of {max} (one hour)"));
         }
@@ -248,13 +277,26 @@ pub mod check {
     /// switch (docs/models/node.md); a shorter period would leave the cores only switching.
     pub const MIN_TIMER_CYCLES: u64 = 160;
 
+    /// [`MIN_TIMER_CYCLES`] at `clock_hz`, us: the shortest period but 0.
+    pub fn min_timer_us(clock_hz: u64) -> f64 {
+        MIN_TIMER_CYCLES as f64 / (clock_hz as f64 / 1e6)
+    }
+
+    /// The scheduler period's schema: 0, or [`min_timer_us`] at the files' clock to an hour.
+    pub fn sched_timer_schema(s: &mut Schema) {
+        TIME_US.schema().transform(s);
+        let gap =
+            serde_json::json!({"exclusiveMinimum": 0.0, "exclusiveMaximum": min_timer_us(files_clock_hz())});
+        s.insert("not".into(), gap);
+    }
+
     /// The timer-driven scheduler's period from `us` (0: the NIC-driven scheduler), cycles
-    /// of `clock_hz`, rounded to the nearest; at least [`MIN_TIMER_CYCLES`] unless 0.
+    /// of `clock_hz`, rounded to the nearest; at least [`min_timer_us`] unless 0.
     pub fn sched_timer_cycles(us: f64, key: &str, clock_hz: u64) -> Result<u64, String> {
         let t = time_us(us, key)?;
         let period = Clock::from_hz(clock_hz)?.period().as_fs();
         let cycles = (t.as_fs() + period / 2) / period;
-        if us == 0.0 || cycles >= MIN_TIMER_CYCLES {
+        if us == 0.0 || (us >= min_timer_us(clock_hz) && cycles >= MIN_TIMER_CYCLES) {
             return Ok(cycles);
         }
         Err(format!(
@@ -274,45 +316,17 @@ pub mod check {
         Ok(cycles)
     }
 
-    /// `v` within `lo..=hi`; `unit` follows the numbers in the error.
-    pub fn within<T: PartialOrd + std::fmt::Display>(
-        v: T,
-        lo: T,
-        hi: T,
-        key: &str,
-        unit: &str,
-    ) -> Result<T, String> {
-        if !(v >= lo && v <= hi) {
-            return Err(format!("{key}: {v}{unit} is not within {lo}..={hi}{unit}"));
-        }
-        Ok(v)
-    }
-
-    /// `v` within `lo..=hi`, as [`within`] with large values in exponent notation; a `lo`
-    /// of `f64::MIN_POSITIVE` (any positive value) reads "more than 0".
-    pub fn within_f64(v: f64, lo: f64, hi: f64, key: &str, unit: &str) -> Result<f64, String> {
-        if !(v >= lo && v <= hi) {
-            let range = match lo == f64::MIN_POSITIVE {
-                true => format!("more than 0{unit} and at most {}{unit}", show(hi)),
-                false => format!("within {}..={}{unit}", show(lo), show(hi)),
-            };
-            return Err(format!("{key}: {}{unit} is not {range}", show(v)));
-        }
-        Ok(v)
-    }
-
-    /// A loss probability: `0 <= p < 1` (a link that loses everything is a link fault,
-    /// `down_at_us`). NaN is refused.
+    /// A loss probability: `0 <= p < 1` ([`LOSS`]). NaN is refused.
     pub fn loss(p: f64, key: &str) -> Result<f64, String> {
-        if !(0.0..1.0).contains(&p) {
+        if !LOSS.contains(p) {
             return Err(format!("{key}: {p} is not a loss probability in [0, 1)"));
         }
         Ok(p)
     }
 
-    /// A fraction: `0 <= f <= 1`. NaN is refused.
+    /// A fraction: `0 <= f <= 1` ([`FRACTION`]). NaN is refused.
     pub fn fraction(f: f64, key: &str) -> Result<f64, String> {
-        if !(0.0..=1.0).contains(&f) {
+        if !FRACTION.contains(f) {
             return Err(format!("{key}: {f} is not a fraction in [0, 1]"));
         }
         Ok(f)
@@ -321,15 +335,6 @@ pub mod check {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn a_positive_range_reads_more_than_zero() {
-        let e =
-            super::check::within_f64(-1.0, f64::MIN_POSITIVE, 1e9, "load.rates_mrps", " Mrps").unwrap_err();
-        assert_eq!(e, "load.rates_mrps: -1 Mrps is not more than 0 Mrps and at most 1000000000 Mrps");
-        let e = super::check::within_f64(1e6, 0.001, 100_000.0, "link.rate_gbps", " Gb/s").unwrap_err();
-        assert_eq!(e, "link.rate_gbps: 1000000 Gb/s is not within 0.001..=100000 Gb/s");
-    }
-
     use super::check::*;
     use super::*;
     use nanopu_sim::Time;
@@ -351,7 +356,7 @@ mod tests {
         assert!(cycles(u64::MAX, "node.msg_cycles", 3_200_000_000).unwrap_err().contains("node.msg_cycles"));
         assert!(loss(1.0, "link.drop_prob").is_err() && loss(f64::NAN, "x").is_err());
         assert!(fraction(1.0, "f").is_ok() && fraction(-0.1, "f").is_err());
-        assert!(within(0u32, 1, 64, "node.cores", "").unwrap_err().contains("1..=64"));
+        assert!(crate::config::cluster::CORES.check(0, "node.cores", "").unwrap_err().contains("1..=64"));
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! sections), `nanopu run` as flags (`--jbsq-n`), the Python package as keywords; the doc
 //! comments are the keys' reference (docs/config.md) and the flags' help alike.
 
-use super::check::{cycles, sched_timer_cycles, within};
+use super::bounds::{Bounds, OneOf};
+use super::check::{cycle_key_schema, cycles, sched_timer_cycles, sched_timer_schema};
 use super::keys::Given;
 use clap::builder::BoolishValueParser;
 use nanopu_nic::params::CoreSelection;
@@ -12,35 +13,51 @@ use nanopu_nic::NicParams;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// How the NIC may pick a core.
+pub const CORE_SELECTIONS: OneOf = OneOf(&CoreSelection::NAMES);
+/// JBSQ's bound, messages.
+pub const JBSQ_N: Bounds<u32> = Bounds::closed(1, u32::MAX);
+/// The largest message, bytes: a message length is 16 bits on the wire.
+pub const MAX_MSG_BYTES: Bounds<u32> = Bounds::closed(8, 65_535);
+/// The TX queue, bytes: at least two words.
+pub const TX_QUEUE_BYTES: Bounds<u32> = Bounds::closed(16, u32::MAX);
+
 /// The nanoPU NIC's settings; an absent one keeps the NIC's default.
 #[derive(Deserialize, Serialize, JsonSchema, clap::Args, Debug, Clone, Default, PartialEq)]
 #[serde(default)]
 pub struct NicSection {
     /// How the NIC picks a core for a message: "jbsq" (join-bounded-shortest-queue) or "rss"
     /// (by hash). Default "jbsq".
-    #[arg(long, value_parser = ["jbsq", "rss"])]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(CoreSelection::NAMES))]
+    #[schemars(transform = CORE_SELECTIONS.schema())]
     pub core_selection: Option<String>,
     /// JBSQ's bound: messages queued per core and context. Default 2; at least 1; not with
     /// core_selection "rss".
     #[arg(long)]
+    #[schemars(transform = JBSQ_N.schema())]
     pub jbsq_n: Option<u32>,
     /// Reset value of `lmsgcycles`, the processing bound per message, core cycles (0 turns it
     /// off). Default 3,000; at most 1.152e13 (1 h at 3.2 GHz).
     #[arg(long)]
+    #[schemars(transform = cycle_key_schema)]
     pub msg_cycles: Option<u64>,
     /// Reset value of `lidlecycles`, core cycles. Default 3,000; at most 1.152e13.
     #[arg(long)]
+    #[schemars(transform = cycle_key_schema)]
     pub idle_cycles: Option<u64>,
     /// Period of the timer-driven scheduler baseline, us; 0 (default) keeps the NIC-driven
     /// thread scheduler. 0, or 0.05 (a 160-cycle context switch)..=3.6e9.
     #[arg(long)]
+    #[schemars(transform = sched_timer_schema)]
     pub sched_timer_us: Option<f64>,
     /// Largest message, bytes. Default 2,048; 8..=65,535, and it must fit the TX queue.
     #[arg(long)]
+    #[schemars(transform = MAX_MSG_BYTES.schema())]
     pub max_msg_bytes: Option<u32>,
     /// TX queue per core, bytes. Default 8,192 (holds an 8,176-byte message); must hold the
     /// largest message.
     #[arg(long)]
+    #[schemars(transform = TX_QUEUE_BYTES.schema())]
     pub tx_queue_bytes: Option<u32>,
     /// Write the prototype's latency stamps into messages for context 0x1234 (docs/abi.md
     /// "Latency stamps"; l-nic/lnic SimUtils.scala). Default true (flag: on or off).
@@ -74,9 +91,9 @@ impl NicSection {
         let key = |k: &str| at.name(k);
         if let Some(s) = &self.core_selection {
             nic.core_selection =
-                CoreSelection::parse(s).map_err(|e| format!("{}: {e}", key("core_selection")))?;
+                CoreSelection::parse(CORE_SELECTIONS.check(s, &key("core_selection"))?).expect("listed");
         }
-        nic.jbsq_n = self.jbsq_n.map_or(Ok(nic.jbsq_n), |v| within(v, 1, u32::MAX, &key("jbsq_n"), ""))?;
+        nic.jbsq_n = self.jbsq_n.map_or(Ok(nic.jbsq_n), |v| JBSQ_N.check(v, &key("jbsq_n"), ""))?;
         self.check_jbsq_applies(at)?;
         nic.msg_cycles =
             self.msg_cycles.map_or(Ok(nic.msg_cycles), |v| cycles(v, &key("msg_cycles"), clock_hz))?;
@@ -114,9 +131,9 @@ impl NicSection {
     fn apply_sizes(&self, nic: &mut NicParams, at: Given) -> Result<(), String> {
         let (msg, queue) = (at.name("max_msg_bytes"), at.name("tx_queue_bytes"));
         nic.max_msg_bytes =
-            within(self.max_msg_bytes.unwrap_or(nic.max_msg_bytes), 8, 65_535, &msg, " bytes")?;
+            MAX_MSG_BYTES.check(self.max_msg_bytes.unwrap_or(nic.max_msg_bytes), &msg, " bytes")?;
         let q = self.tx_queue_bytes.unwrap_or(nic.tx_queue_bytes);
-        nic.tx_queue_bytes = within(q, 16, u32::MAX, &queue, " bytes")?;
+        nic.tx_queue_bytes = TX_QUEUE_BYTES.check(q, &queue, " bytes")?;
         nic.check_message_fits(&msg, &queue)
     }
 }

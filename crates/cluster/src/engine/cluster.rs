@@ -55,7 +55,7 @@ fn node_config(f: &ClusterFile) -> Result<NodeConfig, String> {
     c.exit = n.exit_mode()?;
     let hz = c.timing.clock_hz;
     n.nic_settings.apply(&mut c.nic, Given::Section("node"), hz)?;
-    c.max_cycles = check::limit_cycles(f.max_us, "max_us", hz)?;
+    c.max_cycles = f.limit_cycles()?;
     Ok(c)
 }
 

@@ -135,8 +135,7 @@ pub fn run(
     run_until(&mut sim, load.start)?;
     client.collect(&mut sim, kv, &mut requests, &mut ops, load.start);
     if client.boot != chain.replicas as usize + 1 {
-        let why = format!("load.start_us: {} of the chain's {} nodes were ready by then (preloading takes about 1.1 us per item)", client.boot, chain.replicas + 1);
-        return Err(setup(why));
+        return Err(setup(not_ready(cluster, load.start, client.boot, chain.replicas)));
     }
     let last = requests.last().map_or(load.start, |r| r.sent);
     let times = (load.start, chain.poll, last + load.drain);
@@ -323,6 +322,28 @@ impl Client {
             .collect();
         let n = requests.len() - observed.len();
         (kv::check(kv, &observed), n)
+    }
+}
+
+/// Why only `ready` of the chain's nodes were ready at `start`: a replica crashed before
+/// then (the fault is to blame: the master starts the chain only once every replica has
+/// preloaded its store and said so, and no replica joins later), else `load.start_us` came
+/// too early.
+fn not_ready(cluster: &ClusterFile, start: Time, ready: usize, replicas: u32) -> String {
+    let nodes = replicas + 1;
+    match crashes(cluster).into_iter().find(|&(_, at)| at <= start) {
+        Some((n, at)) => format!(
+            "faults.at_us: node {n} crashes at {} us, before the chain is ready ({ready} of its \
+             {nodes} nodes were by load.start_us = {} us): the master starts the chain only once \
+             every replica has preloaded its store, and no replica joins later \
+             (docs/apps/chain.md); crash a replica after load.start_us",
+            nanopu_sim::time::show(at.as_us_f64()),
+            nanopu_sim::time::show(start.as_us_f64())
+        ),
+        None => format!(
+            "load.start_us: {ready} of the chain's {nodes} nodes were ready by then (preloading \
+             takes about 1.1 us per item)"
+        ),
     }
 }
 

@@ -29,12 +29,40 @@
 use crate::clients::chain::ChainSpec;
 use crate::config::load::{LoadFile, LoadSection, ServerFile};
 use crate::loadgen::LoadSpec;
-use nanopu_cluster::config::check::{time_us, within, within_f64};
-use nanopu_cluster::config::cluster::{ClusterFile, FaultFile, ProgramFile, TopologyFile};
+use nanopu_cluster::config::bounds::Bounds;
+use nanopu_cluster::config::check::{time_us, TIME_US};
+use nanopu_cluster::config::cluster::{ClusterFile, FaultFile, ProgramFile, TopologyFile, NICS};
 use nanopu_cluster::config::NicKind;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+
+/// Replicas: `chain.c` holds 8.
+pub const REPLICAS: Bounds<u32> = Bounds::closed(1, 8);
+/// The master's ping period, whole us (its timer ticks at 1 MHz).
+pub const PING_US: Bounds<u64> = Bounds::closed(1, 1_000_000);
+/// The client's polling period, us.
+pub const POLL_US: Bounds<f64> = Bounds::closed(0.001, 1000.0);
+
+/// The faults' schema: a cluster file's, but a chain takes crashes of replicas only
+/// (`ChainFile::check_faults`), each with its kind, node and time.
+fn crashes_only(s: &mut schemars::Schema) {
+    let node = serde_json::json!({"minimum": REPLICAS.min, "maximum": REPLICAS.max});
+    if let Some(items) = s.get_mut("items").and_then(serde_json::Value::as_object_mut) {
+        items.insert("properties".into(), serde_json::json!({"kind": {"const": "crash"}, "node": node}));
+        items.insert("required".into(), serde_json::json!(["kind", "node", "at_us"]));
+    }
+}
+
+/// The load's schema: a load file's `[load]`, with `[load.kv]` steered by JBSQ and no other
+/// workload (`ChainFile::validate`).
+fn key_value_only(s: &mut schemars::Schema) {
+    let kv = serde_json::json!({"properties": {"steering": {"const": "jbsq"}}});
+    let none = serde_json::json!({"not": {}});
+    let properties = serde_json::json!({"kv": kv, "class": {"maxItems": 0}, "rdma": none, "setalg": none});
+    s.insert("properties".into(), properties);
+    s.insert("required".into(), serde_json::json!(["kv"]));
+}
 
 /// A chain replication run (`nanopu chain CONFIG.toml`).
 #[derive(Deserialize, JsonSchema, Debug, Clone)]
@@ -44,9 +72,11 @@ pub struct ChainFile {
     pub chain: ChainSection,
     /// The load, as a load-generator file's `[load]` with `[load.kv]` (required; no
     /// `[[load.class]]` or `[load.rdma]`, no `load.kv.steering`: one core per replica).
+    #[schemars(transform = key_value_only)]
     pub load: LoadSection,
     /// Faults, as a cluster file's: crashes of replicas (nodes 1..=replicas) during the load.
     #[serde(default)]
+    #[schemars(transform = crashes_only)]
     pub faults: Vec<FaultFile>,
 }
 
@@ -59,23 +89,28 @@ pub struct ChainSection {
     /// Replicas, chained 1 -> 2 -> ... in node order. Default 3 (the nanoPU paper's chain);
     /// 1..=8.
     #[serde(default = "three")]
+    #[schemars(transform = REPLICAS.schema())]
     pub replicas: u32,
     /// The master pings every replica this often, whole us (its timer ticks at 1 MHz).
     /// Default 5; 1..=1,000,000.
     #[serde(default = "five")]
+    #[schemars(transform = PING_US.schema())]
     pub ping_us: u64,
     /// A replica that has not answered a ping for this long is removed, us. Default 20; more
     /// than `ping_us`, at most 3.6e9 (1 h).
     #[serde(default = "twenty")]
+    #[schemars(transform = TIME_US.schema())]
     pub timeout_us: f64,
     /// The client reads the master's reconfigurations this often, us: requests sent from the
     /// next read on go to the new head and tail. Default 1; 0.001..=1,000.
     #[serde(default = "one_us")]
+    #[schemars(transform = POLL_US.schema())]
     pub poll_us: f64,
     /// The NIC of every node: "nanopu" (default) or "icenic", the traditional baseline's DMA
     /// NIC (docs/models/icenic.md), with `elf` the IceNIC build of the same program,
     /// `chain_ice.elf`: every message is then one UDP frame (docs/apps/chain.md "On IceNIC").
     #[serde(default = "nanopu_nic")]
+    #[schemars(transform = NICS.schema())]
     pub nic: String,
 }
 
@@ -182,6 +217,7 @@ impl ChainFile {
             transport_params: Default::default(),
             program: vec![program],
             faults: self.faults.clone(),
+            cycle_limit: None,
         })
     }
 
@@ -209,8 +245,8 @@ impl ChainFile {
 
 impl ChainSection {
     fn check(&self) -> Result<(), String> {
-        within(self.replicas, 1, 8, "chain.replicas", "")?;
-        within(self.ping_us, 1, 1_000_000, "chain.ping_us", " us")?;
+        REPLICAS.check(self.replicas, "chain.replicas", "")?;
+        PING_US.check(self.ping_us, "chain.ping_us", " us")?;
         time_us(self.timeout_us, "chain.timeout_us")?;
         if self.timeout_us <= self.ping_us as f64 {
             return Err(format!(
@@ -219,12 +255,12 @@ impl ChainSection {
                 self.timeout_us, self.ping_us
             ));
         }
-        within_f64(self.poll_us, 0.001, 1000.0, "chain.poll_us", " us")?;
+        POLL_US.check(self.poll_us, "chain.poll_us", " us")?;
         self.nic_kind().map(|_| ())
     }
 
     fn nic_kind(&self) -> Result<NicKind, String> {
-        self.nic.parse().map_err(|e| format!("chain.nic: {e}"))
+        Ok(NICS.check(&self.nic, "chain.nic")?.parse().expect("listed"))
     }
 }
 

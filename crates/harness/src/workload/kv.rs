@@ -3,6 +3,8 @@
 //! words, and the check of every reply. Wire format, keys and values: docs/apps/mica.md
 //! (the store computes the same keys, partitions and preloaded values from the same seed).
 
+use nanopu_cluster::config::bounds::Bounds;
+use nanopu_cluster::config::check::FRACTION;
 use nanopu_sim::{Rng, Time};
 
 /// GET or SET.
@@ -12,6 +14,14 @@ pub const OP_SET: u64 = 2;
 const ST_OK: u64 = 0;
 /// Largest value the store takes, bytes (the "values up to 512 bytes").
 pub const MAX_VALUE: u64 = 512;
+/// Items per core: `mica.c`'s index holds 16,384.
+pub const ITEMS_PER_CORE: Bounds<u64> = Bounds::closed(1, 16_384);
+/// A value's size, bytes: whole words ([`VALUE_WORD`]) up to [`MAX_VALUE`].
+pub const VALUE_BYTES: Bounds<u64> = Bounds::closed(VALUE_WORD, MAX_VALUE);
+/// Values are whole 8-byte words, the register interface's word (docs/apps/mica.md).
+pub const VALUE_WORD: u64 = 8;
+/// A Zipf skew within Gray et al.'s generator's range (shared with the set algebra).
+pub const ZIPF_THETA: Bounds<f64> = Bounds::open(0.0, 1.0);
 
 /// How requests pick their key.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -103,22 +113,26 @@ impl KvSpec {
     /// Check every field; the error names its key.
     pub fn validate(&self) -> Result<(), String> {
         let fail = |k: &str, why: &str| Err(format!("load.kv.{k}: {why}"));
-        if !(1..=16_384).contains(&self.items_per_core) {
-            return fail("items_per_core", "must be within 1..=16384 (mica.c's index)");
+        if !ITEMS_PER_CORE.contains(self.items_per_core) {
+            return fail(
+                "items_per_core",
+                &format!("must be {} (mica.c's index)", ITEMS_PER_CORE.describe("")),
+            );
         }
         if !(1..=8).contains(&self.cores) {
             return Err("server.cores: the key-value store runs on 1..=8 cores".into());
         }
-        if !(0.0..=1.0).contains(&self.get_fraction) {
+        if !FRACTION.contains(self.get_fraction) {
             return fail("get_fraction", "must be within 0..=1");
         }
         if let Keys::Zipf { theta } = self.keys {
-            if !(theta > 0.0 && theta < 1.0) {
+            if !ZIPF_THETA.contains(theta) {
                 return fail("theta", "must be within (0, 1) (Gray et al.'s generator)");
             }
         }
         let (a, b) = (self.value_min, self.value_max);
-        if a == 0 || a % 8 != 0 || b % 8 != 0 || a > b || b > MAX_VALUE {
+        let sized = |v: u64| VALUE_BYTES.contains(v) && v.is_multiple_of(VALUE_WORD);
+        if !sized(a) || !sized(b) || a > b {
             return fail("value_bytes", "min and max must be multiples of 8 within 8..=512, min <= max");
         }
         Ok(())

@@ -7,6 +7,8 @@
 //! docs/apps/rdma.md.
 
 use crate::workload::kv::{mix, KvErrors};
+use nanopu_cluster::config::bounds::Bounds;
+use nanopu_cluster::config::check::FRACTION;
 use nanopu_sim::{Rng, Time};
 use std::collections::HashMap;
 
@@ -15,6 +17,8 @@ pub const REGION_BYTES: u64 = 4 << 20;
 const REGION_WORDS: u64 = REGION_BYTES / 8;
 /// Most words one READ, WRITE or indirect READ moves (`rdma.c`'s MAX_WORDS).
 pub const MAX_WORDS: u64 = 64;
+/// Words one operation moves.
+pub const WORDS: Bounds<u64> = Bounds::closed(1, MAX_WORDS);
 
 /// The operations, in the order of [`RdmaSpec::mix`] and of the load's classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,7 +92,7 @@ impl RdmaSpec {
 
     /// Check every field; the error names it.
     pub fn validate(&self) -> Result<(), String> {
-        if self.mix.iter().any(|f| !(0.0..=1.0).contains(f)) {
+        if self.mix.iter().any(|&f| !FRACTION.contains(f)) {
             return Err("load.rdma: each op's fraction must be within 0..=1".into());
         }
         let total: f64 = self.mix.iter().sum();
@@ -155,7 +159,7 @@ impl RdmaSpec {
 
 /// Sizes within 1..=[`MAX_WORDS`], smallest first.
 fn sizes([a, b]: [u64; 2], key: &str) -> Result<(), String> {
-    match 1 <= a && a <= b && b <= MAX_WORDS {
+    match WORDS.contains(a) && WORDS.contains(b) && a <= b {
         true => Ok(()),
         false => Err(format!("load.rdma.{key}: [{a}, {b}] must be within 1..={MAX_WORDS}, smallest first")),
     }

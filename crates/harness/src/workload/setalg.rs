@@ -6,6 +6,8 @@
 //! reply against its own intersection of the posting lists.
 
 use crate::workload::kv::{mix, KvErrors, Zipf};
+use nanopu_cluster::config::bounds::Bounds;
+use nanopu_cluster::config::check::FRACTION;
 use nanopu_sim::Rng;
 
 /// The server's limits (`setalg.c`), and the reply's most document ids: 32 keep a reply at
@@ -16,6 +18,12 @@ pub const MAX_WORDS_PER_DOCUMENT: u64 = 64;
 pub const MAX_DRAWS: u64 = 1 << 18;
 pub const MAX_QUERY_WORDS: usize = 4;
 pub const MAX_IDS: usize = 32;
+/// Documents in the corpus.
+pub const DOCUMENTS: Bounds<u64> = Bounds::closed(1, MAX_DOCUMENTS);
+/// Words of the vocabulary: enough for the largest query's distinct words.
+pub const VOCABULARY: Bounds<u64> = Bounds::closed(MAX_QUERY_WORDS as u64, MAX_VOCABULARY);
+/// Words drawn per document.
+pub const WORDS_PER_DOCUMENT: Bounds<u64> = Bounds::closed(1, MAX_WORDS_PER_DOCUMENT);
 /// SplitMix64's increment (Steele, Lea and Flood, OOPSLA 2014).
 const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
 const OP_QUERY: u64 = 1;
@@ -41,13 +49,13 @@ pub struct Index {
 impl Corpus {
     /// Check every field against the server's limits; the error names the key.
     pub fn validate(&self) -> Result<(), String> {
-        let key = |k: &str, lo: u64, hi: u64, v: u64| match (lo..=hi).contains(&v) {
+        let key = |k: &str, b: Bounds<u64>, v: u64| match b.contains(v) {
             true => Ok(()),
-            false => Err(format!("load.setalg.{k}: {v} is not within {lo}..={hi} (setalg.c's limit)")),
+            false => Err(format!("load.setalg.{k}: {v} is not {} (setalg.c's limit)", b.describe(""))),
         };
-        key("documents", 1, MAX_DOCUMENTS, self.documents)?;
-        key("vocabulary", MAX_QUERY_WORDS as u64, MAX_VOCABULARY, self.vocabulary)?;
-        key("words_per_document", 1, MAX_WORDS_PER_DOCUMENT, self.words_per_document)?;
+        key("documents", DOCUMENTS, self.documents)?;
+        key("vocabulary", VOCABULARY, self.vocabulary)?;
+        key("words_per_document", WORDS_PER_DOCUMENT, self.words_per_document)?;
         match self.documents * self.words_per_document <= MAX_DRAWS {
             true => Ok(()),
             false => Err(format!(
@@ -164,7 +172,7 @@ impl SetalgSpec {
     /// Check every field; the error names its key.
     pub fn validate(&self) -> Result<(), String> {
         self.corpus.validate()?;
-        if self.query_words.iter().any(|f| !(0.0..=1.0).contains(f)) {
+        if self.query_words.iter().any(|&f| !FRACTION.contains(f)) {
             return Err("load.setalg.query_words: each share must be within 0..=1".into());
         }
         let total: f64 = self.query_words.iter().sum();
@@ -172,7 +180,7 @@ impl SetalgSpec {
             return Err(format!("load.setalg.query_words: the shares add up to {total}, not 1"));
         }
         match self.popularity {
-            Popularity::Zipf { theta } if !(theta > 0.0 && theta < 1.0) => {
+            Popularity::Zipf { theta } if !crate::workload::kv::ZIPF_THETA.contains(theta) => {
                 Err("load.setalg.theta: must be within (0, 1) (Gray et al.'s generator)".into())
             }
             _ => Ok(()),

@@ -21,12 +21,14 @@ pub enum AbiChoice {
 }
 
 impl AbiChoice {
+    /// Its names, as `--abi` and a program's `abi` key write them, in `ALL`'s order.
+    pub const NAMES: [&'static str; 3] = ["auto", "nanopu", "plain"];
+    const ALL: [AbiChoice; 3] = [AbiChoice::Auto, AbiChoice::NanoPu, AbiChoice::Plain];
+
     pub fn parse(s: &str) -> Result<AbiChoice, String> {
-        match s {
-            "auto" => Ok(AbiChoice::Auto),
-            "nanopu" => Ok(AbiChoice::NanoPu),
-            "plain" => Ok(AbiChoice::Plain),
-            _ => Err(format!("abi: {s:?} is not one of \"auto\", \"nanopu\", \"plain\"")),
+        match Self::NAMES.iter().position(|n| *n == s) {
+            Some(i) => Ok(Self::ALL[i]),
+            None => Err(format!("abi: {s:?} is not one of \"auto\", \"nanopu\", \"plain\"")),
         }
     }
 }

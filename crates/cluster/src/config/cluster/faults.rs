@@ -3,12 +3,16 @@
 //! is parsed (`ClusterFile::validate`) with errors that name the key.
 
 use super::ClusterFile;
-use crate::config::check::{loss, time_us};
+use crate::config::bounds::OneOf;
+use crate::config::check::{loss, time_us, LOSS, TIME_US};
 use nanopu_net::fabric::{LinkFault, LinkId};
 use nanopu_sim::time::show;
 use nanopu_sim::Time;
 use schemars::JsonSchema;
 use serde::Deserialize;
+
+/// The kinds of fault.
+pub const KINDS: OneOf = OneOf(&["link", "crash", "partition"]);
 
 /// One `[[faults]]` entry as written (docs/faults.md). Which keys it may have depends on
 /// `kind`: a key of another kind is an error naming it.
@@ -17,19 +21,23 @@ use serde::Deserialize;
 pub struct FaultFile {
     /// What fails: "link" (default: a link goes down or loses packets), "crash" (a node
     /// stops) or "partition" (nodes are cut off from the others for a while).
+    #[schemars(transform = KINDS.schema())]
     pub kind: Option<String>,
     /// link: which one, "node:N" (node N's link to its switch) or "leaf:L:up:S" (leaf L's
     /// uplink to spine S); it must exist in the topology. Required for a link fault.
     pub link: Option<String>,
     /// link: when it goes down for good, us (absent: it stays up). 0..=3.6e9.
+    #[schemars(transform = TIME_US.schema())]
     pub down_at_us: Option<f64>,
     /// link: its own loss probability, replacing `link.drop_prob` (absent: the link's).
     /// [0, 1). A link fault needs this or `down_at_us`.
+    #[schemars(transform = LOSS.schema())]
     pub drop_prob: Option<f64>,
     /// crash: the node that stops (its cores, NIC and transport; what reaches it is lost).
     /// Required; a node of the topology, crashed at most once.
     pub node: Option<u32>,
     /// crash: when it stops, us. Required; 0..=max_us.
+    #[schemars(transform = TIME_US.schema())]
     pub at_us: Option<f64>,
     /// partition: the nodes cut off from every node not listed. Required; nodes of the
     /// topology, each once, not empty.
@@ -37,8 +45,10 @@ pub struct FaultFile {
     /// partition: the test host (10.0.0.1) is on the listed nodes' side. Default false.
     pub host: Option<bool>,
     /// partition: when the cut begins, us. Required; 0..=max_us.
+    #[schemars(transform = TIME_US.schema())]
     pub from_us: Option<f64>,
     /// partition: when the network heals, us. Required; after `from_us`, at most max_us.
+    #[schemars(transform = TIME_US.schema())]
     pub to_us: Option<f64>,
 }
 
@@ -152,7 +162,7 @@ impl ClusterFile {
             "link" => self.link_fault(x),
             "crash" => self.crash_fault(x),
             "partition" => self.partition_fault(x),
-            k => Err(format!("faults.kind: \"{k}\" is not \"link\", \"crash\" or \"partition\"")),
+            k => Err(KINDS.check(k, "faults.kind").expect_err("every kind is matched above")),
         }
     }
 

@@ -3,7 +3,8 @@
 //! the floor is fabric arithmetic that the other sections only call.
 
 use super::ClusterFile;
-use crate::config::check::{self, loss, time_ns, time_us, within};
+use crate::config::bounds::{Bounds, Each, OneOf};
+use crate::config::check::{loss, time_ns, time_us, LOSS, TIME_NS, TIME_US};
 use crate::config::keys::Given;
 use nanopu_net::fabric::SwitchParams;
 use nanopu_sim::packet::{HEADER_BYTES, MIN_FRAME};
@@ -12,14 +13,26 @@ use nanopu_sim::Time;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+/// A link's rate, Gb/s: 1 Mb/s to 100 Tb/s (why: the module's tour).
+pub const RATE_GBPS: Bounds<f64> = Bounds::closed(0.001, 100_000.0);
+/// Priority bands per switch port.
+pub const BANDS: Bounds<u8> = Bounds::closed(1, 8);
+/// One band's queue, bytes: at least one minimum-size packet.
+pub const BAND_BYTES: Bounds<u32> = Bounds::closed(72, SwitchParams::MAX_BAND_BYTES);
+/// How a leaf picks a spine.
+pub const UPLINKS: OneOf = OneOf(&["spray", "hash"]);
+
 #[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields, default)]
 pub struct LinkFile {
     /// Line rate of every link, Gb/s. Default 200 (the prototype's); 0.001..=100,000.
+    #[schemars(transform = RATE_GBPS.schema())]
     pub rate_gbps: f64,
     /// Propagation delay of every link, ns. Default 43.75; 0..=3.6e12 (1 h).
+    #[schemars(transform = TIME_NS.schema())]
     pub propagation_ns: f64,
     /// Probability that a link drops a packet, independently per packet. Default 0; [0, 1).
+    #[schemars(transform = LOSS.schema())]
     pub drop_prob: f64,
 }
 
@@ -33,23 +46,28 @@ impl Default for LinkFile {
 #[serde(deny_unknown_fields, default)]
 pub struct SwitchFile {
     /// Priority bands per output port. Default 2 (NDP), 8 (Homa); 1..=8.
+    #[schemars(transform = BANDS.schema())]
     pub bands: Option<u8>,
     /// Queue capacity of each band, bytes, band 0 first (the last repeated). Default [65536,
     /// 81920]; each 72..=268,435,456.
+    #[schemars(transform = Each(BAND_BYTES))]
     pub band_bytes: Option<Vec<u32>>,
     /// Trim the payload of a packet that finds its queue full (NDP) instead of dropping it.
     /// Default true (NDP), false (Homa).
     pub trim: Option<bool>,
     /// Switching latency, ns, from a packet's arrival to when it may leave. Default 0;
     /// 0..=3.6e12 (1 h).
+    #[schemars(transform = TIME_NS.schema())]
     pub latency_ns: Option<f64>,
     /// How a leaf picks a spine: "spray" (default: a random uplink per packet) or "hash" (one
     /// uplink per message: a hash of source, destination, contexts and message id).
+    #[schemars(transform = UPLINKS.schema())]
     pub uplink: Option<String>,
     /// Switches replicate multicast packets (the reliable multicast). Default true.
     pub multicast: Option<bool>,
     /// Multicast hop timeout, us. Default 10; at least one hop's round-trip floor (one full
     /// packet's serialization plus an unloaded hop round trip), at most 3.6e9.
+    #[schemars(transform = TIME_US.schema())]
     pub mcast_timeout_us: Option<f64>,
 }
 
@@ -67,15 +85,13 @@ impl SwitchFile {
     /// links: `ClusterFile::check_switch`).
     pub fn check(&self, transport: &str, at: Given) -> Result<(), String> {
         let bands = self.bands.unwrap_or(if transport == "homa" { 8 } else { 2 });
-        within(bands, 1, 8, &at.name("bands"), "")?;
+        BANDS.check(bands, &at.name("bands"), "")?;
         if let Some(b) = &self.band_bytes {
             check_band_bytes(b, bands, &at.name("band_bytes"))?;
         }
         self.latency_ns.map(|v| time_ns(v, &at.name("latency_ns"))).transpose()?;
-        match self.uplink.as_deref() {
-            None | Some("spray") | Some("hash") => Ok(()),
-            Some(o) => Err(format!("{}: \"{o}\" is not \"spray\" or \"hash\"", at.name("uplink"))),
-        }
+        self.uplink.as_deref().map(|u| UPLINKS.check(u, &at.name("uplink"))).transpose()?;
+        Ok(())
     }
 }
 
@@ -84,7 +100,7 @@ fn check_band_bytes(b: &[u32], bands: u8, key: &str) -> Result<(), String> {
     if b.len() != bands as usize {
         return Err(format!("{key}: {} limits for {bands} bands", b.len()));
     }
-    b.iter().try_for_each(|&x| within(x, 72, SwitchParams::MAX_BAND_BYTES, key, " bytes").map(|_| ()))
+    b.iter().try_for_each(|&x| BAND_BYTES.check(x, key, " bytes").map(|_| ()))
 }
 
 /// Timeout floors.
@@ -128,7 +144,7 @@ impl ClusterFile {
 impl LinkFile {
     /// Each key against its range, named as `at`.
     pub fn check(&self, at: Given) -> Result<(), String> {
-        check::within_f64(self.rate_gbps, 0.001, 100_000.0, &at.name("rate_gbps"), " Gb/s")?;
+        RATE_GBPS.check(self.rate_gbps, &at.name("rate_gbps"), " Gb/s")?;
         time_ns(self.propagation_ns, &at.name("propagation_ns"))?;
         loss(self.drop_prob, &at.name("drop_prob"))?;
         Ok(())

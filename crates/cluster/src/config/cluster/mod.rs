@@ -48,7 +48,8 @@ mod programs;
 mod tests;
 mod topology;
 
-use crate::config::check;
+use crate::config::bounds::OneOf;
+use crate::config::check::{self, LIMIT_US};
 use crate::config::keys::Given;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -56,9 +57,12 @@ use std::path::{Path, PathBuf};
 
 pub use faults::{Fault, FaultFile};
 pub use links::{LinkFile, SwitchFile};
-pub use node::{NodeFile, TransportFile};
-pub use programs::{ordered_range, parse_nodes, ProgramFile};
+pub use node::{NodeFile, TransportFile, CORES};
+pub use programs::{ordered_range, parse_nodes, ProgramFile, NICS};
 pub use topology::TopologyFile;
+
+/// The NIC's transports.
+pub const TRANSPORTS: OneOf = OneOf(&["ndp", "homa"]);
 
 #[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
@@ -68,9 +72,11 @@ pub struct ClusterFile {
     pub seed: u64,
     /// Simulated-time limit, us. Default 10,000; more than 0, at most 3.6e9 (1 h).
     #[serde(default = "default_max_us")]
+    #[schemars(transform = LIMIT_US.schema())]
     pub max_us: f64,
     /// The NIC's transport: "ndp" (default) or "homa".
     #[serde(default = "ndp")]
+    #[schemars(transform = TRANSPORTS.schema())]
     pub transport: String,
     /// How nodes and switches are connected (required).
     pub topology: TopologyFile,
@@ -93,6 +99,13 @@ pub struct ClusterFile {
     /// network partitions that heal (docs/faults.md). None by default.
     #[serde(default)]
     pub faults: Vec<FaultFile>,
+    /// Not a key: the run's limit in core cycles when the command line sets it
+    /// (`nanopu run PROGRAM.elf --nodes N --max-cycles C`), within a single node's range of
+    /// one cycle to two hours (`check::cycle_limit`), where the file's `max_us` is at most
+    /// one hour. None: `max_us` sets the limit.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub cycle_limit: Option<u64>,
 }
 
 fn one() -> u64 {
@@ -135,6 +148,7 @@ impl ClusterFile {
             transport_params: TransportFile::default(),
             program: vec![program],
             faults: Vec::new(),
+            cycle_limit: None,
         }
     }
 
@@ -156,6 +170,7 @@ impl ClusterFile {
         self.check_transport()?;
         programs::check_disjoint(&self.program, nodes)?;
         self.program.iter().try_for_each(|p| p.abi_choice().map(|_| ()))?;
+        self.program.iter().try_for_each(|p| p.nic_kind().map(|_| ()))?;
         self.program.iter().try_for_each(|p| p.pcie().map(|_| ()))?;
         self.check_icenic_node()?;
         self.checked_faults().map(|_| ())
@@ -175,16 +190,22 @@ impl ClusterFile {
         }
     }
 
-    fn check_top(&self) -> Result<(), String> {
-        check::limit_cycles(self.max_us, "max_us", clock_hz())?;
-        match self.transport.as_str() {
-            "ndp" | "homa" => Ok(()),
-            o => Err(format!("transport: \"{o}\" is not \"ndp\" or \"homa\"")),
+    /// The run's limit, core cycles: `--max-cycles` if the command line set it, else
+    /// `max_us`; an error names the one the user wrote.
+    pub fn limit_cycles(&self) -> Result<u64, String> {
+        match self.cycle_limit {
+            Some(c) => check::cycle_limit(c, "--max-cycles", clock_hz()),
+            None => check::limit_cycles(self.max_us, "max_us", clock_hz()),
         }
+    }
+
+    fn check_top(&self) -> Result<(), String> {
+        self.limit_cycles()?;
+        TRANSPORTS.check(&self.transport, "transport").map(|_| ())
     }
 }
 
 /// The node clock of a cluster, Hz (the default `TimingParams`, 3.2 GHz: files cannot set it).
 fn clock_hz() -> u64 {
-    nanopu_riscv::TimingParams::default().clock_hz
+    check::files_clock_hz()
 }

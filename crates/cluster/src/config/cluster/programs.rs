@@ -1,9 +1,17 @@
 //! `[[program]]`: which program runs on which nodes, with which ABI and NIC. A module of its own because
 //! a program's keys are checked one entry at a time, against the node count alone.
 
+use crate::config::bounds::OneOf;
+use crate::config::check::TIME_NS;
+use crate::config::NicKind;
 use nanopu_riscv::AbiChoice;
 use schemars::JsonSchema;
 use serde::Deserialize;
+
+/// Which register ABI a program uses.
+pub const ABIS: OneOf = OneOf(&AbiChoice::NAMES);
+/// A node's NIC.
+pub const NICS: OneOf = OneOf(&NicKind::NAMES);
 
 #[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
@@ -18,13 +26,16 @@ pub struct ProgramFile {
     pub args: Vec<String>,
     /// x30/x31 as network registers: "auto" (default: yes if the program defines `__nanopu_abi`
     /// or uses the LNIC CSRs), "nanopu" or "plain".
+    #[schemars(transform = ABIS.schema())]
     pub abi: Option<String>,
     /// The NIC of its nodes: "nanopu" (default; messages through x30/x31) or "icenic",
     /// FireSim's DMA NIC of the traditional baseline, whose raw frames share the network,
     /// routed by destination IPv4 (sw/include/icenic.h; docs/models/icenic.md "Clusters").
+    #[schemars(transform = NICS.schema())]
     pub nic: Option<String>,
     /// IceNIC nodes only: the one-way PCIe latency, ns, of the PCIe-attached variant
     /// (docs/models/icenic.md "PCIe-attached variant"). Default 0: IceNIC on chip.
+    #[schemars(transform = TIME_NS.schema())]
     pub pcie_ns: Option<f64>,
 }
 
@@ -36,16 +47,14 @@ impl ProgramFile {
 
     /// The `abi` key, checked ("program.abi: ..." when it names no ABI).
     pub fn abi_choice(&self) -> Result<AbiChoice, String> {
-        self.abi
-            .as_deref()
-            .map_or(Ok(AbiChoice::Auto), |s| AbiChoice::parse(s).map_err(|e| format!("program.{e}")))
+        let parse = |s| Ok(AbiChoice::parse(ABIS.check(s, "program.abi")?).expect("listed"));
+        self.abi.as_deref().map_or(Ok(AbiChoice::Auto), parse)
     }
 
     /// The `nic` key, checked ("program.nic: ..." when it names no NIC).
-    pub fn nic_kind(&self) -> Result<crate::config::NicKind, String> {
-        self.nic
-            .as_deref()
-            .map_or(Ok(Default::default()), |s| s.parse().map_err(|e| format!("program.nic: {e}")))
+    pub fn nic_kind(&self) -> Result<NicKind, String> {
+        let parse = |s| Ok(NICS.check(s, "program.nic")?.parse().expect("listed"));
+        self.nic.as_deref().map_or(Ok(Default::default()), parse)
     }
 
     /// The `pcie_ns` key, checked: a time, and only with `nic = "icenic"`.

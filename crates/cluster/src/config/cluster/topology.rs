@@ -3,23 +3,37 @@
 //! there are, which the program ranges and faults are checked against.
 
 use super::ClusterFile;
+use crate::config::bounds::{Bounds, OneOf};
 use nanopu_net::fabric::{LinkId, Topology};
 use schemars::JsonSchema;
 use serde::Deserialize;
+
+/// The kinds of topology.
+pub const KINDS: OneOf = OneOf(&["star", "leaf-spine"]);
+/// Nodes of a star, nodes per leaf, leaves: each at least 1 and at most the fabric's
+/// nodes (`nanopu_net::fabric::Topology::size` checks their products).
+pub const COUNT: Bounds<u32> = Bounds::closed(1, Topology::MAX_NODES as u32);
+/// Spines: a leaf has at least one node port beside them, within a switch's ports.
+pub const SPINES: Bounds<u32> = Bounds::closed(1, Topology::MAX_SWITCH_PORTS as u32 - 1);
 
 #[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct TopologyFile {
     /// "star" (one switch; `nodes`) or "leaf-spine" (`nodes_per_leaf`, `leaves`, `spines`).
+    #[schemars(transform = KINDS.schema())]
     pub kind: String,
     /// Star: the number of nodes. 1..=1,048,576 (2^20).
+    #[schemars(transform = COUNT.schema())]
     pub nodes: Option<u32>,
     /// Leaf-spine: nodes under each leaf switch; nodes_per_leaf x leaves at most 2^20, and a
     /// leaf's nodes_per_leaf + spines ports at most 2^20.
+    #[schemars(transform = COUNT.schema())]
     pub nodes_per_leaf: Option<u32>,
     /// Leaf-spine: the number of leaf switches.
+    #[schemars(transform = COUNT.schema())]
     pub leaves: Option<u32>,
     /// Leaf-spine: the number of spine switches (each leaf has one uplink to each).
+    #[schemars(transform = SPINES.schema())]
     pub spines: Option<u32>,
 }
 
@@ -74,7 +88,7 @@ impl ClusterFile {
                     spines: need(t.spines, "spines")?,
                 })
             }
-            k => Err(format!("topology.kind: \"{k}\" is not \"star\" or \"leaf-spine\"")),
+            k => Err(KINDS.check(k, "topology.kind").expect_err("star and leaf-spine are matched above")),
         }
     }
 

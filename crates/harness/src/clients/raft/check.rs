@@ -143,6 +143,7 @@ mod tests {
         (0..3)
             .map(|node| Replica {
                 node,
+                booted: true,
                 term: 1,
                 role: 0,
                 commit,

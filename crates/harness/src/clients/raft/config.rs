@@ -35,6 +35,9 @@
 //! ```
 
 use super::{Fault, RaftSpec, Target};
+use nanopu_cluster::config::bounds::{Bounds, OneOf};
+use nanopu_cluster::config::check::FRACTION;
+use nanopu_cluster::config::cluster::NICS;
 use nanopu_cluster::config::NicKind;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -59,6 +62,27 @@ pub fn max_batch(nic: NicKind) -> u32 {
 /// Most requests in a run (the replicas' log holds 65,536 entries, no snapshots).
 pub const MAX_REQUESTS: usize = 50_000;
 
+/// Replicas: a majority survives one failure from 3; raft.c's arrays hold 7.
+pub const REPLICAS: Bounds<u32> = Bounds::closed(3, super::state::MAX_NODES as u32);
+/// Election timeouts and the heartbeat, us: 1 ns (the replicas count whole ns) to 1 s.
+pub const TIMER_US: Bounds<f64> = Bounds::closed(0.001, 1e6);
+/// Entries per AppendEntries on the nanoPU (IceNIC: fewer, `max_batch`).
+pub const BATCH: Bounds<u32> = Bounds::closed(1, MAX_BATCH);
+/// The client's offered load, Mrps.
+pub const RATE_MRPS: Bounds<f64> = Bounds::closed(1e-6, 100.0);
+/// Requests in a run.
+pub const REQUESTS: Bounds<usize> = Bounds::closed(1, MAX_REQUESTS);
+/// Keys of the store.
+pub const KEYS: Bounds<u64> = Bounds::closed(1, super::state::NKEYS as u64);
+/// The client's and the faults' times, us: up to 1 s.
+pub const RUN_US: Bounds<f64> = Bounds::closed(0.0, 1e6);
+/// The client's retry timeout, us.
+pub const RETRY_US: Bounds<f64> = Bounds::closed(1e-3, 1e6);
+/// The kinds of fault.
+pub const FAULT_KINDS: OneOf = OneOf(&["crash", "partition"]);
+/// The name a fault's node may be instead of an index.
+pub const LEADER: OneOf = OneOf(&["leader"]);
+
 /// A Raft run's file (`nanopu raft CONFIG.toml`).
 #[derive(Deserialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
@@ -69,6 +93,7 @@ pub struct RaftFile {
     /// The replicas' NIC: "nanopu" (default) or "icenic", the traditional baseline's DMA NIC
     /// (docs/models/icenic.md), running raft.c's IceNIC build: every message one UDP frame
     /// (docs/apps/raft.md "On IceNIC").
+    #[schemars(transform = NICS.schema())]
     pub nic: Option<String>,
     /// Seeds the client's arrivals and keys and the replicas' election timeouts. Default 1.
     pub seed: Option<u64>,
@@ -88,16 +113,22 @@ pub struct RaftFile {
 #[serde(deny_unknown_fields)]
 pub struct ReplicasFile {
     /// Replicas, one per node (nodes 0..replicas-1 of a one-switch cluster). Default 3; 3..=7.
+    #[schemars(transform = REPLICAS.schema())]
     pub replicas: Option<u32>,
-    /// Shortest election timeout, us. Default 10; > 0.
+    /// Shortest election timeout, us. Default 10; 0.001 (1 ns)..=1e6.
+    #[schemars(transform = TIMER_US.schema())]
     pub election_min_us: Option<f64>,
     /// Longest election timeout, us (each drawn uniformly in [min, max]). Default 20;
     /// election_min_us..=1e6.
+    #[schemars(transform = TIMER_US.schema())]
     pub election_max_us: Option<f64>,
-    /// Leader's heartbeat period, us. Default 2; > 0 and below election_min_us.
+    /// Leader's heartbeat period, us. Default 2; at least 0.001 (1 ns) and below
+    /// election_min_us.
+    #[schemars(transform = TIMER_US.schema())]
     pub heartbeat_us: Option<f64>,
     /// Most log entries per AppendEntries. Default 32; 1..=41 (a 2,048-byte message); on
     /// IceNIC 1..=29 (one frame).
+    #[schemars(transform = BATCH.schema())]
     pub batch: Option<u32>,
 }
 
@@ -105,22 +136,30 @@ pub struct ReplicasFile {
 #[derive(Deserialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct ClientFile {
-    /// Offered load, million requests per second (Poisson arrivals). Default 0.5; (0, 100].
+    /// Offered load, million requests per second (Poisson arrivals). Default 0.5; 1e-6..=100.
+    #[schemars(transform = RATE_MRPS.schema())]
     pub rate_mrps: Option<f64>,
     /// Requests in the run. Default 2,000; 1..=50,000.
+    #[schemars(transform = REQUESTS.schema())]
     pub requests: Option<usize>,
     /// Fraction of GETs (the rest are SETs). Default 0.1; 0..=1.
+    #[schemars(transform = FRACTION.schema())]
     pub get_fraction: Option<f64>,
     /// Keys are drawn uniformly from 0..keys. Default 1,000; 1..=4,096.
+    #[schemars(transform = KEYS.schema())]
     pub keys: Option<u64>,
     /// Time of the first request, us. Default 50; 0..=1e6.
+    #[schemars(transform = RUN_US.schema())]
     pub start_us: Option<f64>,
     /// Time before an unanswered request is sent again, us (doubled at each retry).
     /// Default 30; 0.001..=1e6.
+    #[schemars(transform = RETRY_US.schema())]
     pub retry_us: Option<f64>,
     /// Wait after a redirect that names no leader, us. Default 2; 0..=1e6.
+    #[schemars(transform = RUN_US.schema())]
     pub backoff_us: Option<f64>,
     /// How long after the last request's time answers are awaited, us. Default 300; 0..=1e6.
+    #[schemars(transform = RUN_US.schema())]
     pub drain_us: Option<f64>,
 }
 
@@ -128,7 +167,9 @@ pub struct ClientFile {
 #[derive(Deserialize, JsonSchema, Debug, Clone, PartialEq)]
 #[serde(untagged)]
 pub enum NodeRef {
+    #[schemars(transform = Bounds::closed(0u32, REPLICAS.max - 1))]
     Index(u32),
+    #[schemars(transform = LEADER.schema())]
     Name(String),
 }
 
@@ -138,14 +179,18 @@ pub enum NodeRef {
 pub struct FaultEntry {
     /// "crash" (the replica stops for good at at_us) or "partition" (cut off from every
     /// other node and the host from from_us to to_us).
+    #[schemars(transform = FAULT_KINDS.schema())]
     pub kind: String,
     /// A replica index, or "leader": whichever replica leads when the fault starts.
     pub node: NodeRef,
     /// Crash: when, us; 0..=1e6.
+    #[schemars(transform = RUN_US.schema())]
     pub at_us: Option<f64>,
     /// Partition: when it starts, us; 0..=1e6.
+    #[schemars(transform = RUN_US.schema())]
     pub from_us: Option<f64>,
     /// Partition: when it heals, us; from_us..=1e6.
+    #[schemars(transform = RUN_US.schema())]
     pub to_us: Option<f64>,
 }
 
@@ -158,20 +203,19 @@ impl FaultEntry {
         let key = |k: &str| format!("faults[{i}].{k}");
         let node = match &self.node {
             NodeRef::Index(n) => Target::Node(*n),
-            NodeRef::Name(s) if s == "leader" => Target::Leader,
+            NodeRef::Name(s) if LEADER.check(s, "").is_ok() => Target::Leader,
             NodeRef::Name(s) => {
                 return Err(format!("{}: \"{s}\" is neither \"leader\" nor a replica index", key("node")))
             }
         };
         let need = |v: Option<f64>, k: &str| v.ok_or(format!("{}: missing", key(k)));
-        match self.kind.as_str() {
+        match FAULT_KINDS.check(&self.kind, &key("kind"))? {
             "crash" => Ok(Fault::Crash { node, at_us: need(self.at_us, "at_us")? }),
-            "partition" => Ok(Fault::Partition {
+            _ => Ok(Fault::Partition {
                 node,
                 from_us: need(self.from_us, "from_us")?,
                 to_us: need(self.to_us, "to_us")?,
             }),
-            k => Err(format!("{}: \"{k}\" is not a fault (\"crash\" or \"partition\")", key("kind"))),
         }
     }
 }
@@ -188,9 +232,10 @@ impl RaftFile {
     /// ELF relative to `base`.
     pub fn to_spec(&self, base: &Path, name: &str) -> Result<RaftSpec, String> {
         let nic: NicKind = match &self.nic {
-            Some(n) => n.parse().map_err(|e| format!("{name}: nic: {e}"))?,
+            Some(n) => NICS.check(n, &format!("{name}: nic"))?.parse().expect("listed"),
             None => NicKind::Nanopu,
         };
+        self.check_timers().map_err(|e| format!("{name}: {e}"))?;
         let default_elf = DEFAULT_ELF.replace("raft.elf", &crate::apps::elf_name("raft", nic));
         let elf = base.join(self.elf.as_deref().unwrap_or(&default_elf));
         let spec =
@@ -200,6 +245,20 @@ impl RaftFile {
         let spec = RaftSpec { faults: faults?, ..spec };
         spec.validate().map_err(|e| format!("{name}: {e}"))?;
         Ok(spec)
+    }
+
+    /// The timers as written, in us: the spec holds them in whole ns, where 0.0004 us would
+    /// round to 0 and 0.0009 us to 1 ns.
+    fn check_timers(&self) -> Result<(), String> {
+        let r = &self.raft;
+        let timers = [
+            ("election_min_us", r.election_min_us),
+            ("election_max_us", r.election_max_us),
+            ("heartbeat_us", r.heartbeat_us),
+        ];
+        timers.iter().try_for_each(|&(k, v)| {
+            v.map_or(Ok(()), |v| TIMER_US.check(v, &format!("raft.{k}"), " us").map(|_| ()))
+        })
     }
 
     /// The spec this file describes (faults apart), defaults filled in.
@@ -234,23 +293,38 @@ fn within<T: PartialOrd + std::fmt::Display>(v: T, lo: T, hi: T, key: &str) -> R
     }
 }
 
+/// `v` within `b`, in the words of this file's other checks.
+fn within_bounds<T: nanopu_cluster::config::bounds::Num + std::fmt::Display>(
+    v: T,
+    b: Bounds<T>,
+    key: &str,
+) -> Result<(), String> {
+    within(v, b.min, b.max, key)
+}
+
+/// A timer's bounds in the spec's whole ns.
+fn timer_ns() -> (u64, u64) {
+    ((TIMER_US.min * 1e3).round() as u64, (TIMER_US.max * 1e3).round() as u64)
+}
+
 impl RaftSpec {
     /// Check every field; the error names its key.
     pub fn validate(&self) -> Result<(), String> {
-        within(self.replicas, 3, 7, "raft.replicas")?;
-        within(self.election_min_ns, 1, 1_000_000_000, "raft.election_min_us (in ns)")?;
-        within(self.election_max_ns, self.election_min_ns, 1_000_000_000, "raft.election_max_us (in ns)")?;
-        within(self.heartbeat_ns, 1, self.election_min_ns - 1, "raft.heartbeat_us (in ns)")?;
+        within_bounds(self.replicas, REPLICAS, "raft.replicas")?;
+        let (lo, hi) = timer_ns();
+        within(self.election_min_ns, lo, hi, "raft.election_min_us (in ns)")?;
+        within(self.election_max_ns, self.election_min_ns, hi, "raft.election_max_us (in ns)")?;
+        within(self.heartbeat_ns, lo, self.election_min_ns - 1, "raft.heartbeat_us (in ns)")?;
         let why = if self.nic == NicKind::IceNic { " (one IceNIC frame's entries)" } else { "" };
-        within(self.batch, 1, max_batch(self.nic), &format!("raft.batch{why}"))?;
-        within(self.rate_mrps, 1e-6, 100.0, "client.rate_mrps")?;
-        within(self.requests, 1, MAX_REQUESTS, "client.requests")?;
-        within(self.get_fraction, 0.0, 1.0, "client.get_fraction")?;
-        within(self.keys, 1, super::state::NKEYS as u64, "client.keys")?;
-        within(self.start_us, 0.0, 1e6, "client.start_us")?;
-        within(self.retry_us, 1e-3, 1e6, "client.retry_us")?;
-        within(self.backoff_us, 0.0, 1e6, "client.backoff_us")?;
-        within(self.drain_us, 0.0, 1e6, "client.drain_us")?;
+        within(self.batch, BATCH.min, max_batch(self.nic).min(BATCH.max), &format!("raft.batch{why}"))?;
+        within_bounds(self.rate_mrps, RATE_MRPS, "client.rate_mrps")?;
+        within_bounds(self.requests, REQUESTS, "client.requests")?;
+        within_bounds(self.get_fraction, FRACTION, "client.get_fraction")?;
+        within_bounds(self.keys, KEYS, "client.keys")?;
+        within_bounds(self.start_us, RUN_US, "client.start_us")?;
+        within_bounds(self.retry_us, RETRY_US, "client.retry_us")?;
+        within_bounds(self.backoff_us, RUN_US, "client.backoff_us")?;
+        within_bounds(self.drain_us, RUN_US, "client.drain_us")?;
         self.faults.iter().enumerate().try_for_each(|(i, f)| self.check_fault(i, f))
     }
 
@@ -259,10 +333,10 @@ impl RaftSpec {
             within(n, 0, self.replicas - 1, &format!("faults[{i}].node"))?;
         }
         match *f {
-            Fault::Crash { at_us, .. } => within(at_us, 0.0, 1e6, &format!("faults[{i}].at_us")),
+            Fault::Crash { at_us, .. } => within_bounds(at_us, RUN_US, &format!("faults[{i}].at_us")),
             Fault::Partition { from_us, to_us, .. } => {
-                within(from_us, 0.0, 1e6, &format!("faults[{i}].from_us"))?;
-                within(to_us, from_us, 1e6, &format!("faults[{i}].to_us"))
+                within_bounds(from_us, RUN_US, &format!("faults[{i}].from_us"))?;
+                within(to_us, from_us, RUN_US.max, &format!("faults[{i}].to_us"))
             }
         }
     }

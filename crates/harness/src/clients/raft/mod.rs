@@ -200,17 +200,20 @@ impl RaftSpec {
             Arc::try_unwrap(client).map_err(|_| "client still shared")?.into_inner().expect("client");
         let replicas = match stop {
             Some(_) => Vec::new(),
-            None => self.replicas_of(&sim)?,
+            None => self.replicas_of(&sim, faults)?,
         };
         let mut r = RaftResult::new(client, replicas, outcome, at);
         r.nic_drops = nic_drops.0 + nic_drops.1;
         Ok(r)
     }
 
-    fn replicas_of(&self, sim: &Simulation) -> Result<Vec<Replica>, String> {
+    /// Every replica's state at the end; a crashed one may never have booted.
+    fn replicas_of(&self, sim: &Simulation, faults: &[Fault]) -> Result<Vec<Replica>, String> {
         let elf = std::fs::read(&self.elf).map_err(|e| format!("{}: {e}", self.elf.display()))?;
         let s = state::Symbols::of(&elf)?;
-        (0..self.replicas).map(|n| state::read(sim, &s, n)).collect()
+        let crashed =
+            |n| faults.iter().any(|f| matches!(f, Fault::Crash { node: Target::Node(c), .. } if *c == n));
+        (0..self.replicas).map(|n| state::read(sim, &s, n, crashed(n))).collect()
     }
 }
 

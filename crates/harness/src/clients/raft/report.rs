@@ -112,7 +112,11 @@ fn fault_text(f: &Fault, r: &RaftResult) -> String {
     };
     let led = leader_at(&r.announcements, Time::from_ns_f64(start * 1e3)) == Some(n);
     let role = if led { " (the leader then)" } else { "" };
+    let unbooted = r.replicas.iter().any(|x| x.node == n && !x.booted);
     match *f {
+        Fault::Crash { at_us, .. } if unbooted => {
+            format!("crash of node {n} from the start (at {at_us} us, before it booted)")
+        }
         Fault::Crash { at_us, .. } => format!("crash of node {n}{role} at {at_us} us"),
         Fault::Partition { from_us, to_us, .. } => {
             format!("partition of node {n}{role} from {from_us} to {to_us} us")
@@ -154,6 +158,10 @@ pub fn text(s: &RaftSpec, r: &RaftResult) -> String {
         .for_each(|a| t += &format!(" term {} node {} at {:.2} us;", a.term, a.node, a.at.as_us_f64()));
     t += "\nreplicas at the end:";
     for x in &r.replicas {
+        if !x.booted {
+            t += &format!(" node {} crashed from the start (never booted);", x.node);
+            continue;
+        }
         let crashed =
             r.faults.iter().any(|f| matches!(f, Fault::Crash { node: Target::Node(n), .. } if *n == x.node));
         let role = match crashed {

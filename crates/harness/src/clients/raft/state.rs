@@ -33,6 +33,9 @@ pub struct Entry {
 #[derive(Clone, Debug)]
 pub struct Replica {
     pub node: u32,
+    /// False for a replica that crashed before raft.c wrote its state (a crash at 0 us):
+    /// it holds Raft's initial state, term 0 and an empty log and store.
+    pub booted: bool,
     pub term: u64,
     pub role: u64,
     pub commit: u64,
@@ -73,9 +76,13 @@ fn entry(w: &[u64]) -> Entry {
     Entry { term: w[0], kind: w[1], req: w[2], key: w[3], value: w[4] }
 }
 
-/// Replica `node`'s state.
-pub fn read(sim: &Simulation, s: &Symbols, node: u32) -> Result<Replica, String> {
+/// Replica `node`'s state; `crashed`: the node crashed during the run, so untouched state
+/// (all zeros: it never booted) is Raft's initial state rather than an error.
+pub fn read(sim: &Simulation, s: &Symbols, node: u32, crashed: bool) -> Result<Replica, String> {
     let h = words(sim, node, s.raft, 12 + 2 * MAX_NODES)?;
+    if crashed && h.iter().all(|&w| w == 0) {
+        return Ok(never_booted(node));
+    }
     if h[0] != MAGIC || h[1] != node as u64 {
         return Err(format!("node {node}: no Raft state (magic {:#x}, me {})", h[0], h[1]));
     }
@@ -83,6 +90,7 @@ pub fn read(sim: &Simulation, s: &Symbols, node: u32) -> Result<Replica, String>
     let log = words(sim, node, s.log, ENTRY_WORDS * (last + 1))?;
     Ok(Replica {
         node,
+        booted: true,
         term: h[3],
         commit: h[6],
         applied: h[7],
@@ -94,4 +102,25 @@ pub fn read(sim: &Simulation, s: &Symbols, node: u32) -> Result<Replica, String>
         log: log.chunks(ENTRY_WORDS).map(entry).collect(),
         kv: words(sim, node, s.kv, NKEYS)?,
     })
+}
+
+/// A replica that crashed before it booted: Raft's initial state (term 0, a follower, the
+/// empty log, nothing committed or applied, an empty store), which it would have started in.
+fn never_booted(node: u32) -> Replica {
+    let none = vec![0; MAX_NODES];
+    let empty = Entry { term: 0, kind: E_NOOP, req: 0, key: 0, value: 0 };
+    Replica {
+        node,
+        booted: false,
+        term: 0,
+        role: 0,
+        commit: 0,
+        applied: 0,
+        elections: 0,
+        truncated_committed: 0,
+        next_index: none.clone(),
+        match_index: none,
+        log: vec![empty],
+        kv: vec![0; NKEYS],
+    }
 }

@@ -2,11 +2,25 @@
 //! keys, the `KvSpec` they make, and its two classes (GET, SET). Apart, like each checked
 //! workload, because it replaces `[[load.class]]` and the server's arguments with its own.
 
-use super::{jbsq, mica_theta, zipf, zipf_theta, LoadFile};
+use super::{jbsq, mica_theta, zipf, zipf_theta, LoadFile, POPULARITY};
 use crate::loadgen::{Class, Service};
-use crate::workload::kv::{Keys, KvSpec, Steering};
-use schemars::JsonSchema;
+use crate::workload::kv::{Keys, KvSpec, Steering, ITEMS_PER_CORE, VALUE_BYTES, VALUE_WORD, ZIPF_THETA};
+use nanopu_cluster::config::bounds::{Each, OneOf};
+use nanopu_cluster::config::check::FRACTION;
+use schemars::transform::Transform;
+use schemars::{JsonSchema, Schema};
 use serde::Deserialize;
+
+/// How requests reach a core.
+pub const STEERING: OneOf = OneOf(&["jbsq", "static"]);
+
+/// `value_bytes`' schema: each within [`VALUE_BYTES`], in whole words.
+fn value_bytes_schema(s: &mut Schema) {
+    Each(VALUE_BYTES).transform(s);
+    if let Some(items) = s.get_mut("items") {
+        items["multipleOf"] = VALUE_WORD.into();
+    }
+}
 
 /// `[load.kv]`: the key-value workload (`kv.rs`).
 #[derive(Deserialize, JsonSchema, Debug, Clone)]
@@ -14,23 +28,29 @@ use serde::Deserialize;
 pub struct KvFile {
     /// Items preloaded per core. Default 10,000 (the nanoPU paper's MICA setup); 1..=16,384.
     #[serde(default = "ten_thousand")]
+    #[schemars(transform = ITEMS_PER_CORE.schema())]
     pub items_per_core: u64,
     /// Share of GETs. Default 0.95; [0, 1].
     #[serde(default = "mostly_gets")]
+    #[schemars(transform = FRACTION.schema())]
     pub get_fraction: f64,
     /// Key popularity: "zipf" (default) or "uniform".
     #[serde(default = "zipf")]
+    #[schemars(transform = POPULARITY.schema())]
     pub keys: String,
     /// Zipf skew. Default 0.99 (MICA's evaluation); (0, 1).
     #[serde(default = "mica_theta")]
+    #[schemars(transform = ZIPF_THETA.schema())]
     pub theta: f64,
     /// Smallest and largest value, bytes (uniform between). Default [512, 512]; multiples of 8
     /// within 8..=512.
     #[serde(default = "largest_value")]
+    #[schemars(transform = value_bytes_schema)]
     pub value_bytes: [u64; 2],
     /// "jbsq" (default: context 0 on every core, the NIC picks the core) or "static" (context =
     /// the core owning the key's partition).
     #[serde(default = "jbsq")]
+    #[schemars(transform = STEERING.schema())]
     pub steering: String,
 }
 
@@ -71,15 +91,16 @@ impl LoadFile {
 
 impl KvFile {
     fn keys(&self) -> Result<Keys, String> {
+        // Checked whatever the popularity, as the schema does: a key is never ignored.
+        ZIPF_THETA.check(self.theta, "load.kv.theta", "")?;
         let skew = zipf_theta(&self.keys, self.theta, "load.kv.keys")?;
         Ok(skew.map_or(Keys::Uniform, |theta| Keys::Zipf { theta }))
     }
 
     fn steering(&self) -> Result<Steering, String> {
-        match self.steering.as_str() {
+        match STEERING.check(&self.steering, "load.kv.steering")? {
             "jbsq" => Ok(Steering::Jbsq),
-            "static" => Ok(Steering::Static),
-            x => Err(format!("load.kv.steering: \"{x}\" is not \"jbsq\" or \"static\"")),
+            _ => Ok(Steering::Static),
         }
     }
 }

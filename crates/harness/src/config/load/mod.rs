@@ -45,6 +45,7 @@ use crate::workload::kv::KvSpec;
 use crate::workload::rdma::RdmaSpec;
 use crate::workload::setalg::SetalgSpec;
 use kv::kv_classes;
+use nanopu_cluster::config::bounds::OneOf;
 use nanopu_cluster::config::check::time_us;
 use rdma::rdma_classes;
 use schemars::JsonSchema;
@@ -98,7 +99,7 @@ impl LoadFile {
     pub fn specs(&self) -> Result<Vec<LoadSpec>, String> {
         let l = &self.load;
         l.check(nanopu_cluster::engine::cluster::available_memory())?;
-        let arrivals = match l.arrivals.as_str() {
+        let arrivals = match section::ARRIVALS.check(&l.arrivals, "load.arrivals")? {
             "fixed" => Arrivals::Fixed,
             _ => Arrivals::Exponential,
         };
@@ -153,12 +154,11 @@ fn mica_theta() -> f64 {
     0.99
 }
 
+/// How keys or query words are picked (the key-value and set algebra workloads).
+pub const POPULARITY: OneOf = OneOf(&["uniform", "zipf"]);
+
 /// A popularity key, read alike by the key-value and set algebra workloads: "uniform"
 /// (None), or "zipf" with skew `theta`.
 fn zipf_theta(value: &str, theta: f64, key: &str) -> Result<Option<f64>, String> {
-    match value {
-        "uniform" => Ok(None),
-        "zipf" => Ok(Some(theta)),
-        x => Err(format!("{key}: \"{x}\" is not \"uniform\" or \"zipf\"")),
-    }
+    Ok((POPULARITY.check(value, key)? == "zipf").then_some(theta))
 }

@@ -5,7 +5,9 @@
 
 use super::LoadFile;
 use crate::loadgen::{Class, Service};
-use crate::workload::rdma::{RdmaSpec, KINDS};
+use crate::workload::rdma::{RdmaSpec, KINDS, WORDS};
+use nanopu_cluster::config::bounds::Each;
+use nanopu_cluster::config::check::FRACTION;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -15,25 +17,32 @@ use serde::Deserialize;
 pub struct RdmaFile {
     /// Share of READs. Default 0.2; the five shares add up to 1.
     #[serde(default = "fifth")]
+    #[schemars(transform = FRACTION.schema())]
     pub read: f64,
     /// Share of WRITEs. Default 0.2.
     #[serde(default = "fifth")]
+    #[schemars(transform = FRACTION.schema())]
     pub write: f64,
     /// Share of compare-and-swaps. Default 0.2.
     #[serde(default = "fifth")]
+    #[schemars(transform = FRACTION.schema())]
     pub cas: f64,
     /// Share of fetch-and-adds. Default 0.2.
     #[serde(default = "fifth")]
+    #[schemars(transform = FRACTION.schema())]
     pub faa: f64,
     /// Share of indirect READs. Default 0.2.
     #[serde(default = "fifth")]
+    #[schemars(transform = FRACTION.schema())]
     pub indirect_read: f64,
     /// Words a READ or indirect READ asks for, smallest and largest (uniform between). Default
     /// [8, 8] (64 bytes); within 1..=64.
     #[serde(default = "cache_line")]
+    #[schemars(transform = Each(WORDS))]
     pub read_words: [u64; 2],
     /// Words a WRITE carries, smallest and largest. Default [8, 8]; within 1..=64.
     #[serde(default = "cache_line")]
+    #[schemars(transform = Each(WORDS))]
     pub write_words: [u64; 2],
 }
 

@@ -4,9 +4,34 @@
 
 use super::{KvFile, RdmaFile, SetalgFile};
 use crate::loadgen::{Class, Service};
-use nanopu_cluster::config::check::{self, fraction, time_ns, time_us, within_f64};
-use schemars::JsonSchema;
+use nanopu_cluster::config::bounds::{Bounds, Each, OneOf};
+use nanopu_cluster::config::check::{self, fraction, time_ns, time_us, FRACTION, TIME_NS, TIME_US};
+use schemars::transform::Transform;
+use schemars::{JsonSchema, Schema};
 use serde::Deserialize;
+
+/// Gaps between sends.
+pub const ARRIVALS: OneOf = OneOf(&["exponential", "fixed"]);
+/// Service time distributions.
+pub const SERVICES: OneOf = OneOf(&["fixed", "exponential"]);
+/// An offered load, Mrps.
+pub const RATE_MRPS: Bounds<f64> = Bounds::above(0.0, MAX_RATE_MRPS);
+
+/// `rates_mrps`' schema: at least one, each in [`RATE_MRPS`].
+fn rates_schema(s: &mut Schema) {
+    Each(RATE_MRPS).transform(s);
+    s.insert("minItems".into(), 1.into());
+}
+
+/// A list that must not be empty (a class's contexts).
+fn not_empty(s: &mut Schema) {
+    s.insert("minItems".into(), 1.into());
+}
+
+/// `requests`: more than `warmup`, itself at least 0 (`LoadSection::check_requests`).
+fn some_requests(s: &mut Schema) {
+    s.insert("minimum".into(), 1.into());
+}
 
 #[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
@@ -16,22 +41,27 @@ pub struct LoadSection {
     pub seed: u64,
     /// Offered loads, million requests/s, one run each (required). Each more than 0 and at most
     /// 1e9; requests / rate (the span of the sends) at most one hour.
+    #[schemars(transform = rates_schema)]
     pub rates_mrps: Vec<f64>,
     /// Requests per rate, warm-up included (required). More than `warmup`; their estimated
     /// memory (512 bytes each) within what the machine has.
+    #[schemars(transform = some_requests)]
     pub requests: usize,
     /// First requests of each run not measured. Default 0.
     #[serde(default)]
     pub warmup: usize,
     /// Gaps between sends: "exponential" (default: Poisson arrivals) or "fixed".
     #[serde(default = "exponential")]
+    #[schemars(transform = ARRIVALS.schema())]
     pub arrivals: String,
     /// How long a run goes on after the last send, us. Default 1,000; 0..=3.6e9 (1 h).
     #[serde(default = "thousand")]
+    #[schemars(transform = TIME_US.schema())]
     pub drain_us: f64,
     /// The sends' clock starts here, us: servers that announce themselves first get this long.
     /// Default 0; 0..=3.6e9.
     #[serde(default)]
+    #[schemars(transform = TIME_US.schema())]
     pub start_us: f64,
     /// Request classes of the synthetic service (`sw/apps/service.c`): one entry each. Not with
     /// `[load.kv]`, `[load.rdma]` or `[load.setalg]`.
@@ -55,17 +85,23 @@ pub struct ClassFile {
     /// The class's name in the report (required).
     pub name: String,
     /// Share of the requests (required); [0, 1], the classes' shares add up to 1.
+    #[schemars(transform = FRACTION.schema())]
     pub fraction: f64,
     /// Service time distribution: "fixed" (default) or "exponential" (mean `service_ns`,
     /// clipped at `max_ns`).
     #[serde(default = "fixed")]
+    #[schemars(transform = SERVICES.schema())]
     pub service: String,
     /// Service time, or its mean, ns (required). 0..=3.6e12 (1 h); more than 0 for
     /// "exponential".
+    #[schemars(transform = TIME_NS.schema())]
     pub service_ns: f64,
     /// Longest service time, ns (absent: no clip). At least `service_ns`, at most 3.6e12.
+    #[schemars(transform = TIME_NS.schema())]
     pub max_ns: Option<f64>,
-    /// Server contexts its requests go to, one chosen uniformly per request (required).
+    /// Server contexts its requests go to, one chosen uniformly per request (required; at
+    /// least one).
+    #[schemars(transform = not_empty)]
     pub contexts: Vec<u16>,
 }
 
@@ -98,10 +134,7 @@ impl LoadSection {
         }
         self.check_requests(available)?;
         self.rates_mrps.iter().try_for_each(|&r| self.check_rate(r))?;
-        match self.arrivals.as_str() {
-            "fixed" | "exponential" => {}
-            a => return Err(format!("load.arrivals: \"{a}\" is not \"fixed\" or \"exponential\"")),
-        }
+        ARRIVALS.check(&self.arrivals, "load.arrivals")?;
         time_us(self.drain_us, "load.drain_us")?;
         time_us(self.start_us, "load.start_us")?;
         self.class.iter().try_for_each(ClassFile::check)?;
@@ -142,7 +175,7 @@ impl LoadSection {
 
     /// A rate: positive, at most [`MAX_RATE_MRPS`], and its sends span at most one hour.
     fn check_rate(&self, r: f64) -> Result<(), String> {
-        within_f64(r, f64::MIN_POSITIVE, MAX_RATE_MRPS, "load.rates_mrps", " Mrps")?;
+        RATE_MRPS.check(r, "load.rates_mrps", " Mrps")?;
         let span_us = self.requests as f64 / r;
         if span_us > check::MAX_KEY_US {
             return Err(format!(
@@ -160,6 +193,10 @@ impl ClassFile {
     fn check(&self) -> Result<(), String> {
         let key = |k: &str| format!("load.class \"{}\": {k}", self.name);
         fraction(self.fraction, &key("fraction"))?;
+        SERVICES.check(&self.service, &key("service"))?;
+        if self.contexts.is_empty() {
+            return Err(format!("{}: at least one context is needed", key("contexts")));
+        }
         time_ns(self.service_ns, &key("service_ns"))?;
         if let Some(m) = self.max_ns {
             time_ns(m, &key("max_ns"))?;
@@ -168,19 +205,14 @@ impl ClassFile {
     }
 
     pub(super) fn to_class(&self) -> Result<Class, String> {
-        let service = match self.service.as_str() {
-            "fixed" => Service::Fixed { ns: self.service_ns },
-            "exponential" => Service::Exponential {
-                mean_ns: self.service_ns,
-                max_ns: self.max_ns.unwrap_or(f64::INFINITY),
-            },
-            s => {
-                return Err(format!(
-                    "load.class \"{}\": service \"{s}\" is not \"fixed\" or \"exponential\"",
-                    self.name
-                ))
-            }
-        };
+        let service =
+            match SERVICES.check(&self.service, &format!("load.class \"{}\": service", self.name))? {
+                "fixed" => Service::Fixed { ns: self.service_ns },
+                _ => Service::Exponential {
+                    mean_ns: self.service_ns,
+                    max_ns: self.max_ns.unwrap_or(f64::INFINITY),
+                },
+            };
         Ok(Class {
             name: self.name.clone(),
             fraction: self.fraction,

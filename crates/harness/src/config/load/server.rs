@@ -3,7 +3,8 @@
 //! it configures a node, checked against the node's own limits, not a workload.
 
 use super::LoadFile;
-use nanopu_cluster::config::check::{self, time_ns, within};
+use nanopu_cluster::config::check::{self, time_ns, TIME_NS};
+use nanopu_cluster::config::cluster::{CORES, NICS};
 use nanopu_cluster::config::keys::Given;
 use nanopu_cluster::config::keys::NoOtherKeys;
 use nanopu_cluster::config::nic::NicSection;
@@ -23,6 +24,7 @@ pub struct ServerFile {
     pub args: Vec<String>,
     /// Cores of the server node. Default 4; 1..=64.
     #[serde(default = "four")]
+    #[schemars(transform = CORES.schema())]
     pub cores: usize,
     /// The server node's NIC: "nanopu" (default) or "icenic", the traditional baseline's DMA
     /// NIC (docs/models/icenic.md), whose requests and replies are UDP frames. An IceNIC
@@ -32,9 +34,11 @@ pub struct ServerFile {
     /// program is the workload's IceNIC build, `mica_ice.elf`, `rdma_ice.elf` or
     /// `setalg_ice.elf` (docs/apps/mica.md, rdma.md, setalg.md "On IceNIC").
     #[serde(default = "nanopu_nic")]
+    #[schemars(transform = NICS.schema())]
     pub nic: String,
     /// Ethernet MAC and serial I/O latency each way, ns. Default 0; 0..=3.6e12 (1 h).
     #[serde(default)]
+    #[schemars(transform = TIME_NS.schema())]
     pub mac_ns: f64,
     /// The nanoPU NIC's settings (`nanopu_cluster::config::nic`); an IceNIC server takes none.
     #[serde(flatten)]
@@ -107,13 +111,13 @@ fn program(name: &str, nic: NicKind) -> String {
 impl ServerFile {
     /// The server's NIC.
     pub(super) fn nic_kind(&self) -> Result<NicKind, String> {
-        self.nic.parse().map_err(|e| format!("server.nic: {e}"))
+        Ok(NICS.check(&self.nic, "server.nic")?.parse().expect("listed"))
     }
 
     pub(super) fn check(&self) -> Result<(), String> {
         self.nic_kind()?;
         let hz = NodeConfig::default().timing.clock_hz;
-        within(self.cores, 1, 64, "server.cores", "")?;
+        CORES.check(self.cores, "server.cores", "")?;
         self.nic_settings.check(Given::Section("server"), hz)?;
         time_ns(self.mac_ns, "server.mac_ns")?;
         Ok(())

@@ -3,9 +3,14 @@
 //! per query size. Apart, like each checked workload, because it replaces `[[load.class]]`
 //! and the server's arguments with its own.
 
-use super::{mica_theta, zipf, zipf_theta, LoadFile};
+use super::{mica_theta, zipf, zipf_theta, LoadFile, POPULARITY};
 use crate::loadgen::{Class, Service};
-use crate::workload::setalg::{Corpus, Popularity, SetalgSpec, CLASSES};
+use crate::workload::kv::ZIPF_THETA;
+use crate::workload::setalg::{
+    Corpus, Popularity, SetalgSpec, CLASSES, DOCUMENTS, VOCABULARY, WORDS_PER_DOCUMENT,
+};
+use nanopu_cluster::config::bounds::Each;
+use nanopu_cluster::config::check::FRACTION;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -17,23 +22,29 @@ pub struct SetalgFile {
     /// Documents in the corpus. Default 2,048; 1..=65,536, and documents x
     /// `words_per_document` at most 262,144.
     #[serde(default = "setalg_documents")]
+    #[schemars(transform = DOCUMENTS.schema())]
     pub documents: u64,
     /// Words of the vocabulary, drawn Zipf (exponent 1) into the documents. Default 4,096;
     /// 4..=16,384.
     #[serde(default = "setalg_vocabulary")]
+    #[schemars(transform = VOCABULARY.schema())]
     pub vocabulary: u64,
     /// Words drawn per document (a word drawn twice counts once). Default 16; 1..=64.
     #[serde(default = "setalg_words")]
+    #[schemars(transform = WORDS_PER_DOCUMENT.schema())]
     pub words_per_document: u64,
     /// Shares of 1-, 2-, 3- and 4-word queries. Default a quarter each; they add up to 1.
     #[serde(default = "quarters")]
+    #[schemars(transform = Each(FRACTION))]
     pub query_words: [f64; 4],
     /// How a query picks its distinct words: "zipf" (default: by corpus rank, the most
     /// frequent word the most queried) or "uniform".
     #[serde(default = "zipf")]
+    #[schemars(transform = POPULARITY.schema())]
     pub popularity: String,
     /// Zipf skew of the query words. Default 0.99; within (0, 1).
     #[serde(default = "mica_theta")]
+    #[schemars(transform = ZIPF_THETA.schema())]
     pub theta: f64,
 }
 
@@ -77,6 +88,8 @@ impl LoadFile {
 
 impl SetalgFile {
     fn popularity(&self) -> Result<Popularity, String> {
+        // Checked whatever the popularity, as the schema does: a key is never ignored.
+        ZIPF_THETA.check(self.theta, "load.setalg.theta", "")?;
         let skew = zipf_theta(&self.popularity, self.theta, "load.setalg.popularity")?;
         Ok(skew.map_or(Popularity::Uniform, |theta| Popularity::Zipf { theta }))
     }
