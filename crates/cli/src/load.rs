@@ -29,6 +29,9 @@ pub struct LoadArgs {
     /// Print the table as JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// Show each offered load's end on stderr as it finishes.
+    #[arg(long)]
+    progress: bool,
     /// Override the configuration's offered loads, million requests per second (a,b,c).
     #[arg(long, value_delimiter = ',')]
     rates: Vec<f64>,
@@ -64,7 +67,7 @@ pub fn main(a: LoadArgs) -> Result<ExitCode, String> {
     let mut cost = create(a.cost.as_ref())?;
     let mut cost_csv = String::from(COST_COLUMNS);
     let mut rows = Vec::new();
-    sweep.run(true, |spec, r| {
+    let stopped = sweep.run(a.progress, |spec, r| {
         rows.extend(table::rows(spec, r));
         cost_csv += &table::cost_row(spec, r);
         records.append(spec, r)
@@ -73,7 +76,17 @@ pub fn main(a: LoadArgs) -> Result<ExitCode, String> {
     if let Some((p, f)) = &mut cost {
         f.write_all(cost_csv.as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
     }
-    write_outputs(&a, out, &rows)
+    write_outputs(&a, out, &rows)?;
+    Ok(status(stopped, &rows))
+}
+
+/// Exit status 2 for a sweep that a stop (Ctrl-C, SIGTERM) ended early, saying where, as
+/// every incomplete run does (README); 0 otherwise.
+fn status(stopped: Option<nanopu_cluster::Outcome>, rows: &[Row]) -> ExitCode {
+    let Some(stop) = stopped else { return ExitCode::SUCCESS };
+    let at = rows.last().map_or(String::new(), |r| format!(" at offered load {} Mrps", r.0));
+    eprintln!("nanopu: the load sweep is incomplete: {}{at}; no later load was run", stop.name());
+    ExitCode::from(2)
 }
 
 /// Create an output file before the runs, so that a bad path costs no simulation.
@@ -111,7 +124,7 @@ impl Records<'_> {
 }
 
 /// The table to the `--out` file (created before the runs) and to stdout.
-fn write_outputs(a: &LoadArgs, out: Option<(&PathBuf, File)>, rows: &[Row]) -> Result<ExitCode, String> {
+fn write_outputs(a: &LoadArgs, out: Option<(&PathBuf, File)>, rows: &[Row]) -> Result<(), String> {
     if let Some((p, mut f)) = out {
         f.write_all(table::table_csv(rows).as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
     }
@@ -120,5 +133,5 @@ fn write_outputs(a: &LoadArgs, out: Option<(&PathBuf, File)>, rows: &[Row]) -> R
     } else {
         print!("{}", table::table_text(rows));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

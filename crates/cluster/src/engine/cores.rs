@@ -41,7 +41,9 @@ impl Simulation {
             bound.min(g.saturating_add(self.run_ahead)).min(end.saturating_add(1)).min(node.crash_cycle);
         let mut plat = NodePlatform::new(&mut node.nic, g, exact_until, &node.spin_pcs);
         plat.cross_node_cycles = self.cross_node_cycles;
+        let before = core.cycle();
         let exit = core.run(&mut node.mem, &mut plat, until);
+        self.work += crate::engine::stop::dispatch_units(core.cycle().saturating_sub(before));
         let (actions, last_rx) = (std::mem::take(&mut plat.actions), plat.last_rx);
         let ice_actions = std::mem::take(&mut plat.ice_actions);
         node.state[c] = CoreState::Scheduled(u64::MAX);

@@ -5,7 +5,7 @@
 
 use crate::config::load::LoadFile;
 use crate::loadgen::{check_rate, LoadResult, LoadSpec, MAX_REQUESTS};
-use nanopu_cluster::NodeConfig;
+use nanopu_cluster::{NodeConfig, Outcome};
 use nanopu_sim::Time;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -82,17 +82,27 @@ impl Sweep {
 
     /// Every load in turn, each handed to `each` as it ends (so that no run's requests are
     /// kept after it); stops at the first load whose figures would not stand. `tell`: each
-    /// run's `report` on stderr as it ends.
+    /// run's `report` on stderr as it ends. A run stopped by Ctrl-C, SIGTERM or a wall-clock
+    /// limit is handed to `each` with what it measured (its outcome says so) and ends the
+    /// sweep: the stop is returned, no later load is started.
     pub fn run(
         &self,
         tell: bool,
         mut each: impl FnMut(&LoadSpec, &LoadResult) -> Result<(), String>,
-    ) -> Result<(), String> {
-        self.specs.iter().try_for_each(|spec| each(spec, &self.point(spec, tell)?))
+    ) -> Result<Option<Outcome>, String> {
+        for spec in &self.specs {
+            let r = self.point(spec, tell)?;
+            each(spec, &r)?;
+            if r.outcome.stopped() {
+                return Ok(Some(r.outcome));
+            }
+        }
+        Ok(None)
     }
 
     /// One offered load: its run, or why its figures would mean nothing (the server failed,
-    /// or some requests never got any reply).
+    /// or some requests never got any reply). A stopped run is kept as far as it went: its
+    /// unanswered requests are the stop's, not the server's.
     fn point(&self, spec: &LoadSpec, tell: bool) -> Result<LoadResult, String> {
         let at = |why: String| format!("offered load {} Mrps: {why}", spec.rate_mrps);
         let started = Instant::now();
@@ -101,7 +111,7 @@ impl Sweep {
             eprint!("{}", report(spec, &r, started.elapsed().as_secs_f64()));
         }
         let problems = problems(spec, &r);
-        match problems.is_empty() {
+        match problems.is_empty() || r.outcome.stopped() {
             true => Ok(r),
             false => Err(at(problems.join("; "))),
         }
