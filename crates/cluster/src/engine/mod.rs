@@ -3,9 +3,9 @@
 //!
 //! Two queues: cores waiting to run (by local time) and everything else. At equal times the
 //! other events go first, so a core dispatched at time t sees every arrival at t. A core runs
-//! ahead until the earliest time anything not yet simulated could reach it
-//! (`exact_until`) when it can take interrupts, else in long quanta, yielding early when an
-//! access needs global time to catch up (see `platform` and `cores`).
+//! ahead, in quanta of at most 100,000 cycles, until the earliest time anything not yet
+//! simulated could reach it (`exact_until`) when it can take interrupts, yielding early when
+//! an access needs global time to catch up (see `platform` and `cores`).
 
 pub mod cluster;
 mod cores;
