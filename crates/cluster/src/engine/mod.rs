@@ -395,12 +395,13 @@ impl Simulation {
         let limit = self.clock.time_of(self.max_cycles);
         let cores = self.nodes.iter().map(|n| n.cores.len()).sum();
         let mut progress = Progress::new(self.progress, cores, self.wall_deadline).with_probe(self.phase_probe);
-        // A stop that came before the run (during its set-up, or between the runs of a
-        // sweep) ends it before it starts.
-        let end = match (stop::why_stop(self.wall_deadline), self.partitions()) {
-            (Some(stop), _) => Ok(stop),
-            (None, 1) => self.event_loop(limit, &mut progress),
-            (None, _) => self.run_partitioned(limit, &mut progress),
+        // A stop requested before the run (during its set-up, or between the runs of a
+        // sweep) ends it before it starts; a wall-clock deadline is looked at as the run
+        // goes, every `stop::LOOK_EVERY` units of work like everything else.
+        let end = match (stop::stop_requested(), self.partitions()) {
+            (true, _) => Ok(Outcome::Interrupted),
+            (false, 1) => self.event_loop(limit, &mut progress),
+            (false, _) => self.run_partitioned(limit, &mut progress),
         };
         progress.finish();
         match self.failed.take() {
