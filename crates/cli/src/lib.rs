@@ -11,3 +11,4 @@ pub mod keywords;
 pub mod outputs;
 pub mod run;
 pub mod sort;
+pub mod text;

@@ -9,6 +9,7 @@ use crate::config::chain::ChainFile;
 use crate::loadgen::{check_rate, LoadSpec, MAX_REQUESTS};
 use crate::sweep::table::ns;
 use nanopu_cluster::config::cluster::ClusterFile;
+use nanopu_cluster::Outcome;
 use nanopu_sim::Time;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -66,6 +67,9 @@ pub struct Output {
     pub records: String,
     pub reconfigs: String,
     pub failed: Option<String>,
+    /// A stop (Ctrl-C, SIGTERM) ended the sweep at its last load, which is kept as far as
+    /// it went; no later load was run.
+    pub stopped: Option<Outcome>,
 }
 
 impl Sweep {
@@ -84,12 +88,13 @@ impl Sweep {
         Ok(Sweep { file, base, chain, cluster, specs })
     }
 
-    /// Every offered load in turn, until one's figures do not stand; `tell`: each run's end
-    /// and check on stderr. An error is a run the simulator refused.
+    /// Every offered load in turn, until one's figures do not stand or a stop (Ctrl-C,
+    /// SIGTERM) ends one; `tell`: each run's end and check on stderr. An error is a run the
+    /// simulator refused.
     pub fn run(&self, tell: bool) -> Result<Output, String> {
         let crashes = chain::crashes(&self.cluster);
         let (mut table, mut records, mut reconfigs) = (String::new(), String::new(), String::new());
-        let mut failed = None;
+        let (mut failed, mut stopped) = (None, None);
         for spec in &self.specs {
             let started = Instant::now();
             let at = |why: String| format!("offered load {} Mrps: {why}", spec.rate_mrps);
@@ -101,6 +106,10 @@ impl Sweep {
             table += &rows(spec, &r);
             records += &records_csv(spec, &r);
             r.reconfigs.iter().for_each(|c| reconfigs += &reconfig_row(spec.rate_mrps, c, &crashes));
+            if r.load.outcome.stopped() {
+                stopped = Some(r.load.outcome);
+                break;
+            }
             let problems = problems(spec, &r);
             if !problems.is_empty() {
                 failed = Some(at(problems.join("; ")));
@@ -112,6 +121,7 @@ impl Sweep {
             records: format!("{RECORD_COLUMNS}\n{records}"),
             reconfigs: format!("{RECONFIG_COLUMNS}\n{reconfigs}"),
             failed,
+            stopped,
         })
     }
 }
