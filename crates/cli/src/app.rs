@@ -1,6 +1,7 @@
 //! `nanopu app NAME`: the nanoPU paper's applications (docs/apps/paper-apps.md), each run on
 //! simulated nanoPU cores, checked against the host's computation, its latencies printed as
-//! JSON. Exit status 1 if an answer differs from the host's.
+//! text, or with `--json` as one JSON document. Exit status 1 if an answer differs from the
+//! host's.
 
 use clap::{Args, Subcommand};
 use nanopu_cluster::config::NicKind;
@@ -24,6 +25,9 @@ pub struct AppArgs {
     /// frames through DMA, one core per node; docs/apps/paper-apps.md "On IceNIC").
     #[arg(long, default_value = "nanopu", global = true)]
     nic: NicKind,
+    /// Print the figures as one JSON document instead of text.
+    #[arg(long, global = true)]
+    json: bool,
 }
 
 #[derive(Subcommand, Clone, serde::Serialize, serde::Deserialize)]
@@ -115,7 +119,10 @@ const ROOT_ON_ICENIC: &str = "--nic icenic: nbody-root is an incast IceNIC canno
 
 pub fn main(a: AppArgs) -> Result<ExitCode, String> {
     let (ok, doc) = a.run()?;
-    println!("{}", serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?);
+    match a.json {
+        true => println!("{}", serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?),
+        false => print!("{}", crate::text::text_of(&doc)),
+    }
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 

@@ -12,3 +12,4 @@ pub mod keywords;
 pub mod outputs;
 pub mod run;
 pub mod sort;
+pub mod text;

@@ -30,6 +30,9 @@ pub struct LoadArgs {
     /// Print the table as JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// Show each offered load's end on stderr as it finishes.
+    #[arg(long)]
+    progress: bool,
     /// Override the configuration's offered loads, million requests per second (a,b,c).
     #[arg(long, value_delimiter = ',')]
     rates: Vec<f64>,
@@ -64,7 +67,7 @@ pub fn main(a: LoadArgs) -> Result<ExitCode, String> {
     records.write(RECORD_COLUMNS)?;
     let mut cost = create(a.cost.as_ref())?;
     let mut g = Gathered::new(false);
-    let ran = sweep.run(true, |spec, r| {
+    let ran = sweep.run(a.progress, |spec, r| {
         g.add(spec, r);
         records.append(spec, r)
     });

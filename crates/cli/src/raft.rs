@@ -38,6 +38,9 @@ pub struct RaftArgs {
     /// Print the figures as JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// Say on stderr how much was simulated and in how long.
+    #[arg(long)]
+    progress: bool,
 }
 
 pub fn main(a: RaftArgs) -> Result<ExitCode, String> {
@@ -45,7 +48,9 @@ pub fn main(a: RaftArgs) -> Result<ExitCode, String> {
     let s = o.load(&a.config)?;
     let started = Instant::now();
     let r = s.run()?;
-    eprintln!("raft: simulated {:.1} us in {:.1} s", r.end.as_us_f64(), started.elapsed().as_secs_f64());
+    if a.progress {
+        eprintln!("raft: simulated {:.1} us in {:.1} s", r.end.as_us_f64(), started.elapsed().as_secs_f64());
+    }
     write(a.out.as_deref(), &report::csv_row(&s, &r), true)?;
     write(a.records.as_deref(), &report::records(&r), false)?;
     write(a.timeline.as_deref(), &report::timeline(&r), false)?;

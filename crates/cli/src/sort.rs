@@ -118,7 +118,8 @@ pub struct SortArgs {
     /// Show progress on stderr.
     #[arg(long)]
     progress: bool,
-    /// Stop after this many seconds of host time and report what was measured (incomplete).
+    /// Stop after this many seconds of host time, counted from the command's start, and
+    /// report what was measured (incomplete, exit status 2).
     #[arg(long)]
     max_wall_s: Option<f64>,
     /// Host threads for a leaf-spine run (default: NANOPU_THREADS, else every host core);
@@ -306,9 +307,10 @@ impl SortArgs {
         &self.apps
     }
 
-    /// The host-time limit (`--max-wall-s`), checked.
-    pub fn wall(&self) -> Result<Option<std::time::Duration>, String> {
-        wall_limit(self.max_wall_s)
+    /// When `--max-wall-s` ends the run if it is asked for: that long after now (the
+    /// command's start), checked.
+    pub fn deadline(&self) -> Result<Option<Instant>, String> {
+        Ok(wall_limit(self.max_wall_s)?.and_then(|w| Instant::now().checked_add(w)))
     }
 
     fn spec(&self) -> Result<SortSpec, String> {
@@ -349,8 +351,9 @@ pub fn main(a: SortArgs) -> Result<ExitCode, String> {
     a.check()?;
     crate::outputs::creatable(&a.output_files())?;
     let seeds = nanopu_harness::sort::seeds(a.seed, a.seeds).map_err(|e| format!("--seeds: {e}"))?;
+    let deadline = a.deadline()?;
     if a.seeds == 1 {
-        let ran = one_run(&a)?;
+        let ran = one_run(&a, deadline)?;
         ran.doc.iter().for_each(|d| println!("{}", serde_json::to_string_pretty(d).expect("json")));
         return Ok(ran.status());
     }
@@ -360,7 +363,7 @@ pub fn main(a: SortArgs) -> Result<ExitCode, String> {
         let first = seed == a.seed;
         let (trace, stages, pcap) =
             if first { (a.trace.clone(), a.stages.clone(), a.pcap.clone()) } else { (None, None, None) };
-        let ran = one_run(&SortArgs { seed, seeds: 1, trace, stages, pcap, ..a.clone() })?;
+        let ran = one_run(&SortArgs { seed, seeds: 1, trace, stages, pcap, ..a.clone() }, deadline)?;
         docs.extend(ran.doc.clone());
         match ran.time {
             Some(t) => times.push(t),
@@ -418,12 +421,11 @@ impl Ran {
     }
 }
 
-/// One validated run with its outputs.
-fn one_run(a: &SortArgs) -> Result<Ran, String> {
+/// One validated run with its outputs, stopped at `deadline` (`--max-wall-s`) if it comes.
+fn one_run(a: &SortArgs, deadline: Option<Instant>) -> Result<Ran, String> {
     let spec = a.spec()?;
     let started = Instant::now();
-    let wall = wall_limit(a.max_wall_s)?;
-    let mut run = spec.run_limited(&a.apps, a.progress, wall).map_err(|e| e.to_string())?;
+    let mut run = spec.run_limited(&a.apps, a.progress, deadline).map_err(|e| e.to_string())?;
     let wall = started.elapsed().as_secs_f64();
     a.write_files(&mut run)?;
     let doc = a.json.then(|| summary_json(a, &run, wall));

@@ -362,7 +362,7 @@ fn kv_config(name: &str) -> TempConfig {
 fn a_key_value_load_reports_gets_and_sets_and_fails_on_lost_requests() {
     let c = kv_config("kv");
     let cost = c.0.with_file_name("cost.csv");
-    let o = nanopu(&["load", c.to_str().unwrap(), "--cost", cost.to_str().unwrap()]);
+    let o = nanopu(&["load", c.to_str().unwrap(), "--progress", "--cost", cost.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("\tget\t") && out.contains("\tset\t"), "{out}");
@@ -570,7 +570,7 @@ fn a_cluster_run_writes_a_perfetto_trace_with_its_messages() {
 #[test]
 fn an_app_runs_on_either_nic_and_says_which() {
     let run = |nic: &str| {
-        let o = nanopu(&["app", "dotprod", "--words", "8", "--requests", "5", "--nic", nic]);
+        let o = nanopu(&["app", "dotprod", "--words", "8", "--requests", "5", "--nic", nic, "--json"]);
         assert!(o.status.success(), "{}", stderr(&o));
         serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
     };
@@ -590,7 +590,7 @@ fn an_app_runs_on_either_nic_and_says_which() {
 /// is slower than on chip.
 #[test]
 fn erpc_benches_run_on_chip_and_behind_pcie() {
-    let o = nanopu(&["bench", "erpc-loopback-latency", "--requests", "20"]);
+    let o = nanopu(&["bench", "erpc-loopback-latency", "--requests", "20", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows = v["rows"].as_array().unwrap();
@@ -599,7 +599,7 @@ fn erpc_benches_run_on_chip_and_behind_pcie() {
         r["wire_median_ns"].as_f64().unwrap()
     };
     assert!(median(250.0, 64) > median(0.0, 64) + 750.0, "PCIe adds at least three crossings");
-    let o = nanopu(&["bench", "nic-throughput", "--nic", "erpc", "--requests", "100"]);
+    let o = nanopu(&["bench", "nic-throughput", "--nic", "erpc", "--requests", "100", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v["loopback"].as_array().unwrap().iter().all(|r| r["mpps"].as_f64().unwrap() > 0.5));

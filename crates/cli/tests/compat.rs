@@ -90,7 +90,7 @@ fn a_prototype_style_scheduler_serves_load_after_its_start_up_messages() {
     );
     let cfg = dir.join("sched.toml");
     std::fs::write(&cfg, toml).unwrap();
-    let o = nanopu(&["load", cfg.to_str().unwrap(), "--json"]);
+    let o = nanopu(&["load", cfg.to_str().unwrap(), "--json", "--progress"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("2 start-up message(s)"), "{err}");

@@ -49,10 +49,10 @@ fn on_icenic_the_cores_default_to_one() {
         let o = nanopu(args);
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
     }
-    let o = nanopu(&["app", "othello", "--nic", "icenic", "--depth", "3"]);
+    let o = nanopu(&["app", "othello", "--nic", "icenic", "--depth", "3", "--json"]);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["workers"], 4, "4 nodes of one core: {doc}");
-    let o = nanopu(&["app", "othello", "--depth", "3"]);
+    let o = nanopu(&["app", "othello", "--depth", "3", "--json"]);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["workers"], 16, "the nanoPU's 4 nodes of 4 cores: {doc}");
     refused_saying(&["app", "nn", "--nic", "icenic", "--cores", "4"], &["--cores", "one core each"]);

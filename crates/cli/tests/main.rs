@@ -5,6 +5,7 @@ mod common;
 mod chain;
 mod cli;
 mod compat;
+mod conventions;
 mod faults;
 mod figures;
 mod flag_errors;

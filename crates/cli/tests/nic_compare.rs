@@ -7,7 +7,7 @@ use common::{nanopu, stderr};
 use serde_json::Value;
 
 fn bench(args: &[&str]) -> Value {
-    let o = nanopu(&[&["bench"], args].concat());
+    let o = nanopu(&[&["bench"], args, &["--json"]].concat());
     assert!(o.status.success(), "bench {args:?}: {}", stderr(&o));
     serde_json::from_slice(&o.stdout).unwrap()
 }

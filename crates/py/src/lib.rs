@@ -119,9 +119,9 @@ fn send_frames(sim: &mut nanopu_cluster::Simulation, frames: Vec<(f64, Vec<u8>)>
 fn sort(py: Python<'_>, keywords: &str, progress: bool) -> PyResult<(String, String)> {
     let a = &sort_args(keywords)?;
     let spec = a.checked_spec().map_err(error)?;
-    let wall = a.wall().map_err(error)?;
+    let deadline = a.deadline().map_err(error)?;
     let started = std::time::Instant::now();
-    let mut run = interrupt::run(py, || spec.run_limited(a.apps(), progress, wall))?.map_err(error)?;
+    let mut run = interrupt::run(py, || spec.run_limited(a.apps(), progress, deadline))?.map_err(error)?;
     a.write_files(&mut run).map_err(error)?;
     let doc = summary_json(a, &run, started.elapsed().as_secs_f64());
     let stages = stages_csv(&run.outputs, spec.cores_per_node as usize, run.sim.clock().hz());

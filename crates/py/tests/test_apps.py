@@ -19,7 +19,7 @@ SW = ROOT / "sw" / "build"
 
 def command(*args):
     """What the command line prints for `args` (its exit status, its JSON)."""
-    p = subprocess.run([cli(), *args, "--sw-build", str(SW)], capture_output=True, text=True)
+    p = subprocess.run([cli(), *args, "--sw-build", str(SW), "--json"], capture_output=True, text=True)
     return p.returncode, json.loads(p.stdout) if p.stdout else None
 
 

@@ -63,7 +63,7 @@ def test_the_same_figures_as_the_command_line(apps, tmp_path):
     summary is `nanopu load --json`'s document."""
     config = ROOT / "experiments" / "rdma" / "idle.toml"
     out, records = tmp_path / "out.csv", tmp_path / "records.csv"
-    run = subprocess.run([cli(), "load", str(config), "--json", "--requests", "2000", "--warmup", "200",
+    run = subprocess.run([cli(), "load", str(config), "--json", "--progress", "--requests", "2000", "--warmup", "200",
                           "--out", str(out), "--records", str(records)], capture_output=True, text=True, check=True)
     r = nanopu.load(config, requests=2000, warmup=200, records=True)
     assert r.table_csv == out.read_text()

@@ -1,4 +1,5 @@
-//! `nanopu bench NAME`: the node microbenchmarks. Each prints one JSON document.
+//! `nanopu bench NAME`: the node microbenchmarks. Each builds one JSON document, printed
+//! with `--json`, else as text (`crate::text`).
 //!
 //! - `loopback-latency`: closed-loop echo through `loopback.elf` (`--app stream`:
 //!   `stream.elf`, every word incremented); median and p99 latency per
@@ -43,7 +44,7 @@ pub struct BenchArgs {
     /// The benchmark (see `nanopu bench --help` and README.md, "Benchmarks").
     #[arg(value_enum)]
     name: Bench,
-    /// Print JSON (the only format; accepted for symmetry with `run`).
+    /// Print the figures as one JSON document instead of text.
     #[arg(long)]
     json: bool,
     /// Directory holding the built programs (apps/*.elf).
@@ -137,7 +138,10 @@ fn or_none(flags: &[&str]) -> String {
 
 pub fn main(a: BenchArgs) -> Result<ExitCode, String> {
     let out = a.run()?;
-    println!("{}", serde_json::to_string_pretty(&out).expect("json"));
+    match a.json {
+        true => println!("{}", serde_json::to_string_pretty(&out).expect("json")),
+        false => print!("{}", crate::text::text_of(&out)),
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -8,8 +8,11 @@ use nanopu_nic::nic::RxState;
 use nanopu_nic::{csr, Action, NIC_IRQ_BIT};
 use nanopu_riscv::{BlockOn, Exit, StallKind};
 
-/// Cycles a core that cannot be interrupted may run before the loop looks again (progress,
-/// limits). Any value gives the same results; this one keeps event overhead below 1%.
+/// Cycles a core may run in one dispatch before the loop looks again (progress, limits,
+/// Ctrl-C), whether or not it can be interrupted: an interruptible core with nothing
+/// pending anywhere could otherwise run to the time limit in one dispatch, hours of host
+/// time deaf to Ctrl-C. Any value gives the same results; this one keeps event overhead
+/// below 1%.
 const QUANTUM: u64 = 100_000;
 
 /// A core: (node, core within the node).
@@ -31,7 +34,8 @@ impl Simulation {
         if std::mem::replace(&mut node.last_run, c) != c {
             core.drop_reservation();
         }
-        let bound = if core.interrupts_enabled(irq_bit) { exact_until.max(g + 1) } else { g + QUANTUM };
+        let exact = if core.interrupts_enabled(irq_bit) { exact_until.max(g + 1) } else { u64::MAX };
+        let bound = exact.min(g + QUANTUM);
         // Not past the run's end, its cycle limit or a deadline (`--until-us`), by more than
         // the one cycle that takes a core's clock past it (so the run ends; global time is
         // at most the end, hence g < end + 1 and every dispatch makes progress).
@@ -41,7 +45,9 @@ impl Simulation {
             bound.min(g.saturating_add(self.run_ahead)).min(end.saturating_add(1)).min(node.crash_cycle);
         let mut plat = NodePlatform::new(&mut node.nic, g, exact_until, &node.spin_pcs);
         plat.cross_node_cycles = self.cross_node_cycles;
+        let before = core.cycle();
         let exit = core.run(&mut node.mem, &mut plat, until);
+        self.work += crate::engine::stop::dispatch_units(core.cycle().saturating_sub(before));
         let (actions, last_rx) = (std::mem::take(&mut plat.actions), plat.last_rx);
         let ice_actions = std::mem::take(&mut plat.ice_actions);
         node.state[c] = CoreState::Scheduled(u64::MAX);

@@ -3,9 +3,9 @@
 //!
 //! Two queues: cores waiting to run (by local time) and everything else. At equal times the
 //! other events go first, so a core dispatched at time t sees every arrival at t. A core runs
-//! ahead until the earliest time anything not yet simulated could reach it
-//! (`exact_until`) when it can take interrupts, else in long quanta, yielding early when an
-//! access needs global time to catch up (see `platform` and `cores`).
+//! ahead, in quanta of at most 100,000 cycles, until the earliest time anything not yet
+//! simulated could reach it (`exact_until`) when it can take interrupts, yielding early when
+//! an access needs global time to catch up (see `platform` and `cores`).
 
 pub mod cluster;
 mod cores;
@@ -154,8 +154,10 @@ pub struct Simulation {
     pub(crate) host_done: bool,
     /// End the run here (outcome `Deadline`).
     pub(crate) deadline: Option<Time>,
-    /// End the run after this much host time (outcome `WallLimit`).
-    wall_limit: Option<std::time::Duration>,
+    /// End the run once the host's clock passes this (outcome `WallLimit`).
+    pub(crate) wall_deadline: Option<std::time::Instant>,
+    /// Units of work done since the run last looked for a stop (`stop`, `look_due`).
+    pub(crate) work: u64,
     /// Cluster index of `nodes[0]` (non-zero in a partition of a partitioned run).
     pub(crate) base: usize,
     /// Cycles below this are safe from other partitions (u64::MAX in a whole simulation;
@@ -224,7 +226,8 @@ impl Simulation {
             phase_probe: None,
             host_done: false,
             deadline: None,
-            wall_limit: None,
+            wall_deadline: None,
+            work: 0,
             base: 0,
             horizon: u64::MAX,
             exited_at: Time::ZERO,
@@ -314,9 +317,16 @@ impl Simulation {
         self.deadline = Some(t);
     }
 
-    /// End the run with outcome `WallLimit` once it has taken this much host time.
+    /// End the run with outcome `WallLimit` once this much host time has passed since this
+    /// call (a limit past the host clock's range is none).
     pub fn set_wall_limit(&mut self, limit: std::time::Duration) {
-        self.wall_limit = Some(limit);
+        self.wall_deadline = std::time::Instant::now().checked_add(limit);
+    }
+
+    /// End the run with outcome `WallLimit` once the host's clock passes `deadline` (a
+    /// command's `--max-wall-s` counts from the command's start, set-up included).
+    pub fn set_wall_deadline(&mut self, deadline: std::time::Instant) {
+        self.wall_deadline = Some(deadline);
     }
 
     /// Let a core run at most `cycles` past global time per dispatch (default: unbounded,
@@ -384,10 +394,14 @@ impl Simulation {
         }
         let limit = self.clock.time_of(self.max_cycles);
         let cores = self.nodes.iter().map(|n| n.cores.len()).sum();
-        let mut progress = Progress::new(self.progress, cores, self.wall_limit).with_probe(self.phase_probe);
-        let end = match self.partitions() {
-            1 => self.event_loop(limit, &mut progress),
-            _ => self.run_partitioned(limit, &mut progress),
+        let mut progress = Progress::new(self.progress, cores, self.wall_deadline).with_probe(self.phase_probe);
+        // A stop requested before the run (during its set-up, or between the runs of a
+        // sweep) ends it before it starts; a wall-clock deadline is looked at as the run
+        // goes, every `stop::LOOK_EVERY` units of work like everything else.
+        let end = match (stop::stop_requested(), self.partitions()) {
+            (true, _) => Ok(Outcome::Interrupted),
+            (false, 1) => self.event_loop(limit, &mut progress),
+            (false, _) => self.run_partitioned(limit, &mut progress),
         };
         progress.finish();
         match self.failed.take() {
@@ -413,7 +427,10 @@ impl Simulation {
             if self.host_done {
                 return Ok(Outcome::HostDone);
             }
-            if let Some(stop) = progress.tick(self.now, self.events(), self.running_cores, || self.phases()) {
+            if !self.look_due() {
+                continue;
+            }
+            if let Some(stop) = progress.check(self.now, self.events(), self.running_cores, || self.phases()) {
                 return Ok(stop);
             }
         }
@@ -487,9 +504,27 @@ impl Simulation {
         while let Some((t, core_next)) = self.next().filter(|&(t, _)| t <= limit) {
             self.step(t, core_next)?;
             self.check_pending()?;
+            if let Some(stop) = self.stop_due() {
+                self.end_settled();
+                return Ok(stop);
+            }
         }
         self.end_settled();
         Ok(Outcome::AllExited)
+    }
+
+    /// Has this run done `stop::LOOK_EVERY` units of work since it last looked for a stop?
+    pub(crate) fn look_due(&mut self) -> bool {
+        let due = self.work >= stop::LOOK_EVERY;
+        if due {
+            self.work = 0;
+        }
+        due
+    }
+
+    /// A stop (request or wall-clock deadline), looked for when one is due (`look_due`).
+    pub(crate) fn stop_due(&mut self) -> Option<Outcome> {
+        self.look_due().then(|| stop::why_stop(self.wall_deadline)).flatten()
     }
 
     /// After settling: note what never arrived, and put the clock at the run's real end.
@@ -576,6 +611,7 @@ impl Simulation {
             self.dispatch(id)
         } else {
             self.now = t;
+            self.work += 1;
             let (_, ev) = self.q.pop().expect("peeked");
             self.handle(ev);
             Ok(())

@@ -30,6 +30,12 @@ impl Outcome {
     pub fn incomplete(self) -> bool {
         matches!(self, Outcome::Interrupted | Outcome::WallLimit | Outcome::TimeLimit)
     }
+    /// Was the run stopped from outside the simulation (Ctrl-C, SIGTERM, its wall-clock
+    /// limit)? What it measured stands as far as it went; a sweep runs no further point.
+    pub fn stopped(self) -> bool {
+        matches!(self, Outcome::Interrupted | Outcome::WallLimit)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Outcome::AllExited => "exited",

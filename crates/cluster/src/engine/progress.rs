@@ -7,7 +7,7 @@
 use crate::engine::Simulation;
 use nanopu_sim::Time;
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
 /// Counts the cores of a run, or of one partition of it, by phase, and names the phases.
@@ -27,27 +27,29 @@ pub struct Progress {
     on: bool,
     start: Instant,
     last: Instant,
-    checks: u32,
     shown: bool,
+    /// Whether stderr is a terminal (`write_line`).
+    terminal: bool,
     cores: usize,
-    wall_limit: Option<std::time::Duration>,
+    /// When the run must end (`Simulation::set_wall_limit`).
+    deadline: Option<Instant>,
     /// Wall seconds and cores done at the previous refresh.
     before: (f64, usize),
     probe: Option<PhaseProbe>,
 }
 
 impl Progress {
-    pub fn new(on: bool, cores: usize, wall_limit: Option<std::time::Duration>) -> Progress {
+    pub fn new(on: bool, cores: usize, deadline: Option<Instant>) -> Progress {
         let now = Instant::now();
         let before = (0.0, 0);
         Progress {
             on,
             start: now,
             last: now,
-            checks: 0,
             shown: false,
+            terminal: std::io::stderr().is_terminal(),
             cores,
-            wall_limit,
+            deadline,
             before,
             probe: None,
         }
@@ -59,25 +61,9 @@ impl Progress {
         self
     }
 
-    /// Called once per event: every few thousand events, look for a stop request or the
-    /// wall-clock limit (the outcome to end with), and refresh the progress line.
-    pub fn tick(
-        &mut self,
-        now: Time,
-        events: u64,
-        running: usize,
-        phases: impl FnOnce() -> Phases,
-    ) -> Option<crate::Outcome> {
-        self.checks = self.checks.wrapping_add(1);
-        if !self.checks.is_multiple_of(4096) {
-            return None;
-        }
-        self.check(now, events, running, phases)
-    }
-
-    /// Look for a stop request or the wall-clock limit now, and refresh the progress line
-    /// if it is due (a partitioned run calls this once per window); `phases` is asked for
-    /// only then.
+    /// Look for a stop request or the wall-clock deadline now, and refresh the progress line
+    /// if it is due (the event loop calls this every `stop::LOOK_EVERY` units of work, a
+    /// partitioned run once per window); `phases` is asked for only then.
     pub fn check(
         &mut self,
         now: Time,
@@ -85,11 +71,8 @@ impl Progress {
         running: usize,
         phases: impl FnOnce() -> Phases,
     ) -> Option<crate::Outcome> {
-        if crate::engine::stop::stop_requested() {
-            return Some(crate::Outcome::Interrupted);
-        }
-        if self.wall_limit.is_some_and(|w| self.start.elapsed() > w) {
-            return Some(crate::Outcome::WallLimit);
+        if let Some(stop) = crate::engine::stop::why_stop(self.deadline) {
+            return Some(stop);
         }
         if self.on && self.last.elapsed().as_millis() >= 500 {
             let doing = self.probe.map(|p| phase_line(p.name, &phases()));
@@ -113,20 +96,32 @@ impl Progress {
         self.before = (wall, done);
         let sim = now.as_us_f64();
         let doing = doing.unwrap_or_default();
-        eprint!(
-            "\r[{wall:7.1} s] simulated {sim:>10.3} us, {events} events, {done}/{} cores done{doing}{eta}   ",
+        let line = format!(
+            "[{wall:7.1} s] simulated {sim:>10.3} us, {events} events, {done}/{} cores done{doing}{eta}",
             self.cores
         );
-        let _ = std::io::stderr().flush();
+        write_line(&line, self.terminal);
         self.shown = true;
     }
 
-    /// End the progress line, if one was shown.
+    /// End the progress line, if one was shown and left open (on a terminal).
     pub fn finish(&self) {
-        if self.shown {
+        if self.shown && self.terminal {
             eprintln!();
         }
     }
+}
+
+/// A progress line on stderr: on a terminal it overwrites the previous one (a carriage
+/// return, then spaces over what a longer line left); elsewhere (a file, a pipe, a CI log)
+/// one plain line each, so that no carriage return lands in a file.
+pub fn write_line(line: &str, terminal: bool) {
+    let mut e = std::io::stderr().lock();
+    let _ = match terminal {
+        true => write!(e, "\r{line}   "),
+        false => writeln!(e, "{line}"),
+    };
+    let _ = e.flush();
 }
 
 /// ", cores by stage: level 1 61%, level 2 39%": the three phases with most cores, in

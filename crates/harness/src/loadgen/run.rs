@@ -45,6 +45,10 @@ impl LoadSpec {
         let before = self.start_up(&mut sim)?;
         let check = self.checked(&mut kv_ops, &mut rdma_ops, &mut setalg_ops);
         let (outcome, strays) = feed(&mut sim, net, &mut requests, end, check)?;
+        if outcome.stopped() {
+            let sent = requests.partition_point(|r| r.sent <= sim.now());
+            keep_first(sent, &mut requests, &mut kv_ops, &mut rdma_ops, &mut setalg_ops);
+        }
         let cost = ServerCost::of(&sim).since(before);
         let server = ServerEnd::of(&mut sim, outcome);
         let kv = self.verdict(&requests, &kv_ops, &rdma_ops, &setalg_ops);
@@ -139,6 +143,22 @@ impl LoadSpec {
         }
         Ok(end)
     }
+}
+
+/// A stopped run (Ctrl-C, SIGTERM) keeps its first `n` requests, those sent before it
+/// stopped, and their operations: the others were never sent, and their rows (millions in
+/// a long sweep) would only make the stop slow and the figures wrong.
+fn keep_first(
+    n: usize,
+    requests: &mut Vec<Request>,
+    kv_ops: &mut Vec<KvOp>,
+    rdma_ops: &mut Vec<RdmaOp>,
+    setalg_ops: &mut Vec<SetalgOp>,
+) {
+    requests.truncate(n);
+    kv_ops.truncate(n);
+    rdma_ops.truncate(n);
+    setalg_ops.truncate(n);
 }
 
 /// Hand the requests to the host a window at a time (see [`WINDOW`]), running the server up

@@ -13,7 +13,7 @@ use nanopu_cluster::Outcome;
 use nanopu_cluster::SimError;
 use nanopu_cluster::Simulation;
 use std::path::Path;
-use std::time::Duration;
+use std::time::Instant;
 
 /// Which program sorts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,12 +191,14 @@ impl SortSpec {
         self.run_limited(apps, progress, None)
     }
 
-    /// Like `run`, ending early after `wall` of host time (reported incomplete).
+    /// Like `run`, ending early once the host's clock passes `deadline` (reported
+    /// incomplete; `--max-wall-s` counts from the command's start, the cluster's set-up
+    /// included).
     pub fn run_limited(
         &self,
         apps: &Path,
         progress: bool,
-        wall: Option<Duration>,
+        deadline: Option<Instant>,
     ) -> Result<SortRun, SimError> {
         if self.algorithm == Algorithm::Local && self.cores != 1 {
             return Err(SimError::Setup("cores: a local sort runs on exactly one core (--cores 1)".into()));
@@ -214,8 +216,8 @@ impl SortSpec {
         if let Some(at) = &self.capture_at {
             sim.capture_at(at).map_err(SimError::Setup)?;
         }
-        if let Some(w) = wall {
-            sim.set_wall_limit(w);
+        if let Some(d) = deadline {
+            sim.set_wall_deadline(d);
         }
         let inputs = load(&mut sim, self.seed, self.keys_per_core as usize, self.distribution, self.start)
             .map_err(SimError::Setup)?;
