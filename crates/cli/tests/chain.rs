@@ -52,7 +52,7 @@ fn a_crash_the_run_never_reaches_is_reported() {
     let dir = scratch("unreached");
     let cfg = config(&dir, "[[faults]]\nkind = \"crash\"\nnode = 2\nat_us = 900000.0\n");
     let out = dir.join("out.csv");
-    let o = nanopu(&["chain", &cfg, "--out", out.to_str().unwrap()]);
+    let o = nanopu(&["chain", &cfg, "--out", out.to_str().unwrap(), "--progress"]);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("0 wrong, 0 lost"), "{stderr}");
