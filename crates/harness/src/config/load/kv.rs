@@ -4,7 +4,7 @@
 
 use super::{jbsq, mica_theta, zipf, zipf_theta, LoadFile};
 use crate::loadgen::{Class, Service};
-use crate::workload::kv::{Keys, KvSpec, Steering};
+use crate::workload::kv::{Keys, KvFormat, KvSpec, Steering};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -32,6 +32,18 @@ pub struct KvFile {
     /// the core owning the key's partition).
     #[serde(default = "jbsq")]
     pub steering: String,
+    /// Requests and replies: "ours" (default: `sw/apps/mica.c`'s, docs/apps/mica.md) or
+    /// "prototype", the nanoPU prototype's load generator's, for its own MICA server
+    /// (`lnic-multi-core-mica.cc`) or one that speaks its format: keys 1..=`items_per_core`,
+    /// SETs and GETs alternating (`get_fraction` 0.5), `keys` "uniform", `value_bytes`
+    /// [512, 512], `steering` "jbsq", and the server's program and arguments as `[server]`
+    /// gives them (docs/apps/mica.md "The prototype's request format").
+    #[serde(default = "ours")]
+    pub format: String,
+}
+
+fn ours() -> String {
+    "ours".into()
 }
 
 fn ten_thousand() -> u64 {
@@ -51,7 +63,8 @@ impl LoadFile {
         if !self.load.class.is_empty() {
             return Err("load.class: not with [load.kv], whose classes are \"get\" and \"set\"".into());
         }
-        if !self.server.args.is_empty() {
+        let format = k.format()?;
+        if !self.server.args.is_empty() && format == KvFormat::Ours {
             return Err("server.args: not with [load.kv], which gives the store's arguments".into());
         }
         let spec = KvSpec {
@@ -63,6 +76,7 @@ impl LoadFile {
             value_min: k.value_bytes[0],
             value_max: k.value_bytes[1],
             steering: k.steering()?,
+            format,
         };
         spec.validate()?;
         Ok(Some(spec))
@@ -73,6 +87,14 @@ impl KvFile {
     fn keys(&self) -> Result<Keys, String> {
         let skew = zipf_theta(&self.keys, self.theta, "load.kv.keys")?;
         Ok(skew.map_or(Keys::Uniform, |theta| Keys::Zipf { theta }))
+    }
+
+    fn format(&self) -> Result<KvFormat, String> {
+        match self.format.as_str() {
+            "ours" => Ok(KvFormat::Ours),
+            "prototype" => Ok(KvFormat::Prototype),
+            x => Err(format!("load.kv.format: \"{x}\" is not \"ours\" or \"prototype\"")),
+        }
     }
 
     fn steering(&self) -> Result<Steering, String> {

@@ -3,7 +3,7 @@
 //! run itself (its span within simulated time, its memory) whatever the workload.
 
 use super::{KvFile, RdmaFile, SetalgFile};
-use crate::loadgen::{Class, Service};
+use crate::loadgen::{Class, ReplyAt, Service};
 use nanopu_cluster::config::check::{self, fraction, time_ns, time_us, within_f64};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -33,6 +33,13 @@ pub struct LoadSection {
     /// Default 0; 0..=3.6e9.
     #[serde(default)]
     pub start_us: f64,
+    /// When a reply counts as received: "last_byte" (default: its last byte reached the load
+    /// generator) or "first_byte" (its first byte did, as the nanoPU prototype's load
+    /// generator in the FireSim switch stamps a reply when its first flit arrives;
+    /// docs/apps/mica.md "The prototype's setup"). Either way a request counts as sent when
+    /// its first byte leaves. "first_byte" is refused with an IceNIC server.
+    #[serde(default = "last_byte")]
+    pub reply_at: String,
     /// Request classes of the synthetic service (`sw/apps/service.c`): one entry each. Not with
     /// `[load.kv]`, `[load.rdma]` or `[load.setalg]`.
     #[serde(default)]
@@ -78,6 +85,9 @@ fn thousand() -> f64 {
 fn exponential() -> String {
     "exponential".into()
 }
+fn last_byte() -> String {
+    "last_byte".into()
+}
 fn fixed() -> String {
     "fixed".into()
 }
@@ -104,8 +114,18 @@ impl LoadSection {
         }
         time_us(self.drain_us, "load.drain_us")?;
         time_us(self.start_us, "load.start_us")?;
+        self.reply_at()?;
         self.class.iter().try_for_each(ClassFile::check)?;
         self.check_class_names()
+    }
+
+    /// When a reply counts as received.
+    pub(super) fn reply_at(&self) -> Result<ReplyAt, String> {
+        match self.reply_at.as_str() {
+            "last_byte" => Ok(ReplyAt::LastByte),
+            "first_byte" => Ok(ReplyAt::FirstByte),
+            x => Err(format!("load.reply_at: \"{x}\" is not \"last_byte\" or \"first_byte\"")),
+        }
     }
 
     /// Each class's name once: it names the class's row in the report.

@@ -78,6 +78,9 @@ fn times_are_checked_not_clamped() {
         ("sched_timer_us = 1e-9", "server.sched_timer_us"),
         ("mac_ns = -1.0", "server.mac_ns"),
         ("mac_ns = 1e30", "server.mac_ns"),
+        ("link_ns = -1.0", "server.link_ns"),
+        ("link_ns = 1e30", "server.link_ns"),
+        ("link_ns = nan", "server.link_ns"),
         ("msg_cycles = 9223372036854775807", "server.msg_cycles"),
         ("idle_cycles = 9223372036854775807", "server.idle_cycles"),
         ("cores = 0", "server.cores"),
@@ -226,4 +229,11 @@ fn jbsq_bound_with_rss_selection_is_refused() {
         e.starts_with("server.jbsq_n: JBSQ's bound does not apply when server.core_selection is rss"),
         "{e}"
     );
+}
+
+#[test]
+fn link_ns_is_the_host_links_propagation_delay() {
+    let at = |text: &str| LoadFile::parse(text).unwrap().node_config().unwrap().port.propagation_fs;
+    assert_eq!(at(MIN), 0);
+    assert_eq!(at(&MIN.replace("elf = \"s.elf\"", "elf = \"s.elf\"\nlink_ns = 43.75")), 43_750_000);
 }
