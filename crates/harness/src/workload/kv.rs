@@ -6,9 +6,8 @@
 use super::kv_proto;
 use nanopu_sim::{Rng, Time};
 
-/// GET or SET.
-pub const OP_GET: u64 = 1;
-pub const OP_SET: u64 = 2;
+/// GET or SET (the same codes in both formats).
+pub use super::kv_proto::{OP_GET, OP_SET};
 /// Reply status of a request served (docs/apps/mica.md).
 const ST_OK: u64 = 0;
 /// Largest value the store takes, bytes (the "values up to 512 bytes").
@@ -95,7 +94,7 @@ impl KvSpec {
     pub fn is_set(&self, i: usize, u: f64) -> bool {
         match self.format {
             KvFormat::Ours => u >= self.get_fraction,
-            KvFormat::Prototype => i % 2 == 0,
+            KvFormat::Prototype => i.is_multiple_of(2),
         }
     }
 

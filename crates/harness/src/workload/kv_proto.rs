@@ -8,8 +8,10 @@
 //! time, the 64 value words}, a SET's {service time, send time, 1}. The server preloads
 //! every key with the value a SET writes, so a correct GET always returns that value.
 
-use super::kv::{OP_GET, OP_SET};
-
+/// GET or SET: the prototype's `MICA_R_TYPE` and `MICA_W_TYPE`, which `sw/apps/mica.c`
+/// uses too.
+pub const OP_GET: u64 = 1;
+pub const OP_SET: u64 = 2;
 /// The service time every request carries, cycles: the prototype's MICA runtime config asks
 /// for a fixed service time of 1,600 cycles (`service_dist_type=FIXED`,
 /// `fixed_dist_cycles=1600`). Its MICA server only echoes it (0 would end the server).
