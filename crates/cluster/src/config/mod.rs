@@ -42,7 +42,10 @@ impl PortParams {
     /// packets of header + segment.
     pub fn wire_time(&self, len: u32) -> nanopu_sim::Time {
         let packets = u64::from(len).div_ceil(u64::from(self.segment_bytes)).max(1);
-        nanopu_sim::time::serialization(packets * u64::from(self.header_bytes) + u64::from(len), self.rate_bps)
+        nanopu_sim::time::serialization(
+            packets * u64::from(self.header_bytes) + u64::from(len),
+            self.rate_bps,
+        )
     }
 }
 
