@@ -237,3 +237,24 @@ fn link_ns_is_the_host_links_propagation_delay() {
     assert_eq!(at(MIN), 0);
     assert_eq!(at(&MIN.replace("elf = \"s.elf\"", "elf = \"s.elf\"\nlink_ns = 43.75")), 43_750_000);
 }
+
+#[test]
+fn the_prototype_format_runs_the_given_program_with_its_fixed_mix() {
+    let kv =
+        MIN.split("[[load.class]]").next().unwrap().replace("elf = \"s.elf\"", "elf = \"d/proto.riscv\"")
+            + "[load.kv]\nformat = \"prototype\"\nget_fraction = 0.5\nkeys = \"uniform\"\n";
+    let f = LoadFile::parse(&kv).unwrap();
+    let cfg = f.node_config().unwrap();
+    assert_eq!((cfg.program_name.as_str(), cfg.args.len()), ("proto.riscv", 0), "the program's own argv");
+    let spec = f.specs().unwrap()[0].kv.clone().unwrap();
+    let sets: Vec<bool> = (0..4).map(|i| spec.is_set(i, 0.99)).collect();
+    assert_eq!(sets, [true, false, true, false], "SET on even message ids, whatever the draw");
+    let bad = |from: &str, to: &str| LoadFile::parse(&kv.replace(from, to)).unwrap_err();
+    assert!(bad("get_fraction = 0.5", "get_fraction = 0.95").starts_with("load.kv.get_fraction"));
+    assert!(bad("\"uniform\"", "\"zipf\"").starts_with("load.kv.keys"));
+    assert!(bad("keys", "steering = \"static\"\nkeys").starts_with("load.kv.steering"));
+    assert!(bad("keys", "value_bytes = [8, 512]\nkeys").starts_with("load.kv.value_bytes"));
+    assert!(bad("\"prototype\"", "\"proto\"").contains("load.kv.format: \"proto\""));
+    let e = bad("[load]\n", "[load]\nreply_at = \"middle\"\n");
+    assert!(e.contains("load.reply_at: \"middle\""), "{e}");
+}
