@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Plot a latency quantile against offered load from `nanopu load --out` tables, as SVG.
 
-Usage: latency_plot.py OUT.svg TITLE QUANTILE SERIES...
+Usage: latency_plot.py [--ylog] OUT.svg TITLE QUANTILE SERIES...
+  --ylog    a logarithmic latency axis (series that differ by orders of magnitude)
   QUANTILE  a column of the tables: median_ns, p99_ns or p999_ns
   SERIES    LABEL=TABLE.csv[:CLASS]   (CLASS defaults to "all")
 
@@ -26,12 +27,15 @@ def read_series(spec, quantile):
 
 
 def main(argv):
+    ylog = argv[1:2] == ["--ylog"]
+    argv = argv[:1] + argv[1 + ylog:]
     if len(argv) < 5:
         sys.exit(__doc__)
     out, title, quantile = argv[1:4]
     name = quantile.replace("_ns", "").replace("p999", "p99.9")
     series = [read_series(s, quantile) for s in argv[4:]]
-    plot(out, title, "offered load (million requests/s)", f"{name} latency (us)", series, yscale=1000.0)
+    plot(out, title, "offered load (million requests/s)", f"{name} latency (us)", series, yscale=1000.0,
+         ylog=ylog)
 
 
 if __name__ == "__main__":

@@ -190,3 +190,55 @@ fn a_cxx_program_runs_its_constructors_and_allocates_on_the_heap() {
         assert_eq!(json(&o)["cores"][0]["console"], "cxx: ok\n");
     }
 }
+
+/// A load of the nanoPU prototype's MICA format (`[load.kv] format = "prototype"`) on a
+/// server of ours that speaks it (`sw/compat/mica_format.c`), run as `nanopu load` runs it
+/// with `extra` keys in `[server]` and `[load]`: the rows by class, and what it printed
+/// (each load's check, with `--progress`).
+fn prototype_format_load(name: &str, server: &str, load: &str) -> (serde_json::Value, String) {
+    let (dir, elf) = (scratch(name), compat_elf("mica_format"));
+    let toml = format!(
+        "[server]\nelf = {elf:?}\ncores = 1\n{server}\n[load]\nrates_mrps = [0.5]\nrequests = 400\n\
+         drain_us = 100.0\nstart_us = 3000.0\n{load}\n[load.kv]\nformat = \"prototype\"\n\
+         get_fraction = 0.5\nkeys = \"uniform\"\n"
+    );
+    let cfg = dir.join("mica.toml");
+    std::fs::write(&cfg, toml).unwrap();
+    let o = nanopu(&["load", cfg.to_str().unwrap(), "--json", "--progress"]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    (json(&o)["rows"].clone(), err)
+}
+
+fn median(rows: &serde_json::Value, class: &str) -> f64 {
+    let row = rows.as_array().unwrap().iter().find(|r| r["class"] == class).unwrap();
+    row["median_ns"].as_f64().unwrap()
+}
+
+/// Every reply of a prototype-format run is checked (GETs return the key's value words,
+/// SETs acknowledge with 1), SETs and GETs alternate, and the server's start-up message
+/// is told apart.
+#[test]
+fn a_server_speaking_the_prototypes_mica_format_has_every_reply_checked() {
+    let (rows, err) = prototype_format_load("mica-format", "", "");
+    assert!(err.contains("400 replies checked, 0 wrong, 0 lost"), "{err}");
+    assert!(err.contains("1 start-up message(s)"), "{err}");
+    for class in ["get", "set"] {
+        let row = rows.as_array().unwrap().iter().find(|r| r["class"] == class).unwrap();
+        assert_eq!((row["measured"].as_u64(), row["replied"].as_u64()), (Some(200), Some(200)), "{row}");
+    }
+}
+
+/// `link_ns` puts the load generator behind a link of that delay (both ways: twice it on
+/// each request's latency), and `reply_at = "first_byte"` stamps a reply when its first
+/// byte comes, its serialization earlier: a GET reply of 528 bytes and one 64-byte header
+/// at 200 Gb/s is 23.68 ns on the wire.
+#[test]
+fn link_ns_and_first_byte_stamps_move_the_latency_by_the_link_and_the_reply() {
+    let base = median(&prototype_format_load("mica-base", "", "").0, "get");
+    let far = median(&prototype_format_load("mica-link", "link_ns = 43.75", "").0, "get");
+    let first = median(&prototype_format_load("mica-first", "", "reply_at = \"first_byte\"").0, "get");
+    assert!((far - base - 87.5).abs() < 1.0, "{base} -> {far}");
+    assert!((base - first - 23.68).abs() < 0.5, "{base} -> {first}");
+}

@@ -23,6 +23,7 @@ fn spec(rate_mrps: f64, contexts: Vec<u16>) -> LoadSpec {
         }],
         drain: Time::from_us(500),
         start: Time::ZERO,
+        reply_at: Default::default(),
         kv: None,
         rdma: None,
         setalg: None,

@@ -38,6 +38,18 @@ impl Default for PortParams {
     }
 }
 
+impl PortParams {
+    /// Serialization of a message of `len` bytes on this link: `ceil(len / segment)`
+    /// packets of header + segment.
+    pub fn wire_time(&self, len: u32) -> nanopu_sim::Time {
+        let packets = u64::from(len).div_ceil(u64::from(self.segment_bytes)).max(1);
+        nanopu_sim::time::serialization(
+            packets * u64::from(self.header_bytes) + u64::from(len),
+            self.rate_bps,
+        )
+    }
+}
+
 /// What a core's exit ends. Ours: each hart exits on its own, and a node is done when all
 /// have (our runtime's programs exit from every core). The nanoPU prototype's: the first
 /// exit ends the node, as its host (FireSim's fesvr) ended the simulation at the first exit

@@ -3,7 +3,6 @@
 use crate::config::PortParams;
 use crate::net::port_tx::PortTx;
 use nanopu_nic::Message;
-use nanopu_sim::time::serialization;
 use nanopu_sim::Time;
 
 /// Both directions of the test host's link: the host's side towards the node, the node's
@@ -23,11 +22,9 @@ impl HostLink {
         HostLink { port, to_node_busy: Time::ZERO, tx: PortTx::new(pull_interval), ice_busy: Time::ZERO }
     }
 
-    /// Serialization of a message: `ceil(len / segment)` packets of header + segment.
+    /// Serialization of a message ([`PortParams::wire_time`]).
     pub(crate) fn wire_time(&self, msg: &Message) -> Time {
-        let p = &self.port;
-        let packets = (msg.len as u64).div_ceil(p.segment_bytes as u64).max(1);
-        serialization(packets * p.header_bytes as u64 + msg.len as u64, p.rate_bps)
+        self.port.wire_time(msg.len.into())
     }
 
     /// A frame of `ser` serialization ready at `ready` at the node's port: when its last

@@ -173,6 +173,7 @@ impl ChainFile {
             cores: 1,
             nic: "nanopu".into(),
             mac_ns: 0.0,
+            link_ns: 0.0,
             nic_settings: Default::default(),
             other: Default::default(),
         };

@@ -41,6 +41,18 @@ pub enum Arrivals {
     Exponential,
 }
 
+/// When a reply counts as received at the load generator (a request counts as sent when
+/// its first byte leaves).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReplyAt {
+    /// Its last byte arrived.
+    #[default]
+    LastByte,
+    /// Its first byte arrived: the nanoPU prototype's load generator (in the FireSim switch)
+    /// stamps a reply when its first flit comes in.
+    FirstByte,
+}
+
 /// How long one request of a class asks the server to compute.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Service {
@@ -82,6 +94,8 @@ pub struct LoadSpec {
     /// Where the sends' clock starts (the first request goes one gap later): time for a
     /// server's start-up messages, which arrive before the first request.
     pub start: Time,
+    /// When a reply counts as received.
+    pub reply_at: ReplyAt,
     /// The key-value workload (`kv.rs`) instead of service-time requests: the classes are
     /// then "get" and "set", and every reply is checked.
     pub kv: Option<KvSpec>,

@@ -3,13 +3,14 @@
 //! checked workload). A module of its own because this is the one part that drives a simulation.
 
 use super::server::ice_supported;
-use super::{LoadResult, LoadSpec, Request, ServerEnd};
+use super::{LoadResult, LoadSpec, ReplyAt, Request, ServerEnd};
 use crate::apps::hostnet::HostNet;
 use crate::workload::kv::{self, KvErrors, KvOp, KvSpec};
 use crate::workload::rdma::{self, RdmaOp, RdmaSpec};
 use crate::workload::server_cost::ServerCost;
 use crate::workload::setalg::{self, SetalgOp, SetalgSpec};
 use nanopu_cluster::config::NicKind;
+use nanopu_cluster::config::PortParams;
 use nanopu_cluster::engine::outcome::{Outcome, SimError};
 use nanopu_cluster::host::HOST_IP;
 use nanopu_cluster::NodeConfig;
@@ -40,11 +41,12 @@ impl LoadSpec {
         let mut setalg_ops =
             self.setalg.as_ref().map_or_else(Vec::new, |s| s.ops(requests.iter().map(|r| r.class)));
         let end = self.end(&requests, &cfg).map_err(SimError::Setup)?;
+        let first_byte = (self.reply_at == ReplyAt::FirstByte).then(|| cfg.port.clone());
         let mut sim = Simulation::new(elf, cfg)?;
         self.stop_after_replies(&mut sim, net, &requests);
         let before = self.start_up(&mut sim)?;
         let check = self.checked(&mut kv_ops, &mut rdma_ops, &mut setalg_ops);
-        let (outcome, strays) = feed(&mut sim, net, &mut requests, end, check)?;
+        let (outcome, strays) = feed(&mut sim, (net, first_byte.as_ref()), &mut requests, end, check)?;
         if outcome.stopped() {
             let sent = requests.partition_point(|r| r.sent <= sim.now());
             keep_first(sent, &mut requests, &mut kv_ops, &mut rdma_ops, &mut setalg_ops);
@@ -71,6 +73,11 @@ impl LoadSpec {
     fn check_nic(&self, cfg: &NodeConfig) -> Result<(), String> {
         if cfg.nic_kind != NicKind::IceNic {
             return Ok(());
+        }
+        if self.reply_at == ReplyAt::FirstByte {
+            return Err("load.reply_at: \"first_byte\" is for a nanoPU server (an IceNIC frame's \
+                        length on the wire is not the message's)"
+                .into());
         }
         ice_supported(self.kv.as_ref(), self.is_checked(), cfg.nic.cores)
     }
@@ -163,10 +170,10 @@ fn keep_first(
 
 /// Hand the requests to the host a window at a time (see [`WINDOW`]), running the server up
 /// to each window's last send, then to `end`; the outcome and the arrivals that were no
-/// reply.
+/// reply. With `first_byte`'s port, a reply counts as received when its first byte came.
 fn feed(
     sim: &mut Simulation,
-    net: HostNet,
+    (net, first_byte): (HostNet, Option<&PortParams>),
     requests: &mut [Request],
     end: Time,
     mut check: Option<Checked>,
@@ -178,7 +185,7 @@ fn feed(
         let done = to == requests.len();
         sim.set_deadline(if done { end } else { requests[to - 1].sent });
         let outcome = sim.run()?;
-        strays.add(collect(sim, net, requests, check.as_mut()));
+        strays.add(collect(sim, (net, first_byte), requests, check.as_mut()));
         if done || outcome != Outcome::Deadline {
             return Ok((outcome, strays));
         }
@@ -242,9 +249,18 @@ fn kv_check(spec: &KvSpec, requests: &[Request], ops: &[KvOp]) -> KvErrors {
 }
 
 /// Give requests the replies received so far, and empty the host's logs; the arrivals
-/// that matched no request.
-fn collect(sim: &mut Simulation, net: HostNet, requests: &mut [Request], kv: Option<&mut Checked>) -> Strays {
-    let (received, not_messages) = net.take_received(sim);
+/// that matched no request. With `first_byte`'s port, each arrival is dated when its first
+/// byte came: its last byte's time less its serialization on that link.
+fn collect(
+    sim: &mut Simulation,
+    (net, first_byte): (HostNet, Option<&PortParams>),
+    requests: &mut [Request],
+    kv: Option<&mut Checked>,
+) -> Strays {
+    let (mut received, not_messages) = net.take_received(sim);
+    if let Some(port) = first_byte {
+        received.iter_mut().for_each(|h| h.time = h.time - port.wire_time(h.msg.len.into()));
+    }
     let mut strays = match_replies(requests, &received, kv);
     strays.unexpected += not_messages;
     strays

@@ -30,7 +30,7 @@ impl LoadSpec {
             v.push(match &mut keys {
                 None => self.draw(&mut rng, last, clock_hz),
                 Some(keys) => {
-                    let (r, op) = self.draw_kv(&mut rng, last, keys);
+                    let (r, op) = self.draw_kv(&mut rng, i, last, keys);
                     ops.push(op);
                     r
                 }
@@ -61,10 +61,10 @@ impl LoadSpec {
         Request { class, context, service_cycles, sent, replied: None }
     }
 
-    /// A key-value request: class 0 ("get") or 1 ("set"), its key, its context.
-    fn draw_kv(&self, rng: &mut Rng, sent: Time, keys: &mut KeyChooser) -> (Request, KvOp) {
+    /// Key-value request `i`: class 0 ("get") or 1 ("set"), its key, its context.
+    fn draw_kv(&self, rng: &mut Rng, i: usize, sent: Time, keys: &mut KeyChooser) -> (Request, KvOp) {
         let kv = self.kv.as_ref().expect("a key-value spec");
-        let set = rng.next_f64() >= kv.get_fraction;
+        let set = kv.is_set(i, rng.next_f64());
         let op = keys.draw(rng, set);
         let context = kv.context(op.key.into());
         (Request { class: usize::from(set), context, service_cycles: 0, sent, replied: None }, op)

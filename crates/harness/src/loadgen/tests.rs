@@ -58,6 +58,7 @@ fn spec(arrivals: Arrivals) -> LoadSpec {
         classes: vec![class("short", 0.9, 500.0, vec![0]), class("long", 0.1, 5000.0, vec![1, 2])],
         drain: Time::from_ns_f64(1e6),
         start: Time::ZERO,
+        reply_at: Default::default(),
         kv: None,
         rdma: None,
         setalg: None,

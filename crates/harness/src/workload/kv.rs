@@ -3,13 +3,13 @@
 //! words, and the check of every reply. Wire format, keys and values: docs/apps/mica.md
 //! (the store computes the same keys, partitions and preloaded values from the same seed).
 
+use super::kv_proto;
 use nanopu_cluster::config::bounds::Bounds;
 use nanopu_cluster::config::check::FRACTION;
 use nanopu_sim::{Rng, Time};
 
-/// GET or SET.
-pub const OP_GET: u64 = 1;
-pub const OP_SET: u64 = 2;
+/// GET or SET (the same codes in both formats).
+pub use super::kv_proto::{OP_GET, OP_SET};
 /// Reply status of a request served (docs/apps/mica.md).
 const ST_OK: u64 = 0;
 /// Largest value the store takes, bytes (the "values up to 512 bytes").
@@ -42,6 +42,18 @@ pub enum Steering {
     Static,
 }
 
+/// The requests' and replies' format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum KvFormat {
+    /// `sw/apps/mica.c`'s (docs/apps/mica.md), with versioned values checked for
+    /// linearizability.
+    #[default]
+    Ours,
+    /// The nanoPU prototype's load generator's and MICA server's (`kv_proto`): keys 1 to
+    /// `items_per_core`, SETs and GETs alternating, every value the preloaded one.
+    Prototype,
+}
+
 /// The workload: store size and seed (shared with the server), the mix and the keys.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KvSpec {
@@ -56,6 +68,7 @@ pub struct KvSpec {
     pub value_min: u64,
     pub value_max: u64,
     pub steering: Steering,
+    pub format: KvFormat,
 }
 
 /// What a request of the workload does, and what came back.
@@ -77,9 +90,22 @@ pub fn mix(mut z: u64) -> u64 {
 }
 
 impl KvSpec {
-    /// Keys in the store: `items_per_core` per core.
+    /// Keys in the store: `items_per_core` per core (the prototype's load generator draws
+    /// its keys from one range, whatever the cores).
     pub fn keys(&self) -> u64 {
-        self.items_per_core * self.cores
+        match self.format {
+            KvFormat::Ours => self.items_per_core * self.cores,
+            KvFormat::Prototype => self.items_per_core,
+        }
+    }
+
+    /// Whether request `i` of a run is a SET, `u` a uniform draw in [0, 1): the prototype's
+    /// load generator sends a SET when the message's id (counting from 0) is even.
+    pub fn is_set(&self, i: usize, u: f64) -> bool {
+        match self.format {
+            KvFormat::Ours => u >= self.get_fraction,
+            KvFormat::Prototype => i.is_multiple_of(2),
+        }
     }
 
     /// The 16-byte key of key number `k`.
@@ -103,6 +129,9 @@ impl KvSpec {
 
     /// The server's arguments (after program, MAC and IP).
     pub fn server_args(&self) -> Vec<String> {
+        if self.format == KvFormat::Prototype {
+            return Vec::new();
+        }
         let mode = if self.steering == Steering::Jbsq { "jbsq" } else { "static" };
         [mode.to_string()]
             .into_iter()
@@ -135,7 +164,28 @@ impl KvSpec {
         if !sized(a) || !sized(b) || a > b {
             return fail("value_bytes", "min and max must be multiples of 8 within 8..=512, min <= max");
         }
-        Ok(())
+        self.validate_prototype()
+    }
+
+    /// The prototype's format fixes the mix, the keys, the values and the context.
+    fn validate_prototype(&self) -> Result<(), String> {
+        let fixed = |k: &str, why: &str| Err(format!("load.kv.{k}: with format = \"prototype\", {why}"));
+        if self.format != KvFormat::Prototype {
+            return Ok(());
+        }
+        if self.get_fraction != 0.5 {
+            return fixed("get_fraction", "must be 0.5 (SETs and GETs alternate)");
+        }
+        if self.keys != Keys::Uniform {
+            return fixed("keys", "must be \"uniform\" (keys 1..=items_per_core)");
+        }
+        if (self.value_min, self.value_max) != (MAX_VALUE, MAX_VALUE) {
+            return fixed("value_bytes", "must be [512, 512] (64 value words)");
+        }
+        match self.steering {
+            Steering::Jbsq => Ok(()),
+            Steering::Static => fixed("steering", "must be \"jbsq\" (every request to context 0)"),
+        }
     }
 
     /// A fresh key chooser for this workload.
@@ -157,6 +207,9 @@ impl KvSpec {
 
     /// The request's payload words; `tag` identifies it (the send time, echoed).
     pub fn request_words(&self, op: &KvOp, tag: u64) -> Vec<u64> {
+        if self.format == KvFormat::Prototype {
+            return kv_proto::request_words(op.set, u64::from(op.key) + 1, tag);
+        }
         let key = self.key(op.key.into());
         if !op.set {
             return vec![OP_GET, tag, key[0], key[1]];
@@ -170,6 +223,9 @@ impl KvSpec {
     /// Judge a reply's payload words to `op`: the version a GET read (the value must be
     /// exactly one this key had), or what is wrong with it.
     pub fn judge(&self, op: &KvOp, words: &[u64]) -> Result<u32, String> {
+        if self.format == KvFormat::Prototype {
+            return kv_proto::judge(op.set, u64::from(op.key) + 1, words);
+        }
         let want = if op.set { OP_SET } else { OP_GET };
         let (w0, value) = (words[0], &words[2..]);
         let (got_op, status, len) = (w0 & 0xff, (w0 >> 8) & 0xff, w0 >> 16);
@@ -295,7 +351,7 @@ pub fn check(spec: &KvSpec, requests: &[Observed]) -> KvErrors {
                 continue;
             }
             (Some(Err(why)), _) => Err(why.clone()),
-            (Some(Ok(_)), _) if r.op.set => Ok(()),
+            (Some(Ok(_)), _) if r.op.set || spec.format == KvFormat::Prototype => Ok(()),
             (Some(Ok(v)), Some(done)) => readable(&sets[r.op.key as usize], *v, r.sent, done),
         };
         if let Err(why) = verdict {
@@ -340,6 +396,7 @@ mod tests {
             value_min: 8,
             value_max: 64,
             steering: Steering::Static,
+            format: KvFormat::Ours,
         }
     }
 

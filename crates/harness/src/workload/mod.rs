@@ -2,6 +2,7 @@
 //! checkers that hold replies to it.
 
 pub mod kv;
+pub mod kv_proto;
 pub mod rdma;
 pub mod server_cost;
 pub mod setalg;

@@ -114,6 +114,7 @@ pub fn mica_spec(cores: u64, keys: Keys, steering: Steering, rate_mrps: f64) -> 
         value_min: 8,
         value_max: 512,
         steering,
+        format: Default::default(),
     };
     let class = |name: &str, fraction| Class {
         name: name.into(),
@@ -130,6 +131,7 @@ pub fn mica_spec(cores: u64, keys: Keys, steering: Steering, rate_mrps: f64) -> 
         classes: vec![class("get", 0.5), class("set", 0.5)],
         drain: Time::from_us(200),
         start: Time::from_us(1000),
+        reply_at: Default::default(),
         kv: Some(kv),
         rdma: None,
         setalg: None,
@@ -161,6 +163,7 @@ pub fn rdma_spec(mix: [f64; 5], rate_mrps: f64, requests: usize) -> LoadSpec {
         classes: KINDS.iter().zip(&mix).map(class).collect(),
         drain: Time::from_us(200),
         start: Time::from_us(RDMA_START_US),
+        reply_at: Default::default(),
         kv: None,
         rdma: Some(rdma),
         setalg: None,
@@ -198,6 +201,7 @@ pub fn setalg_spec(rate_mrps: f64, requests: usize) -> LoadSpec {
         classes: CLASSES.iter().map(class).collect(),
         drain: Time::from_us(500),
         start: Time::from_us(SETALG_START_US),
+        reply_at: Default::default(),
         kv: None,
         rdma: None,
         setalg: Some(setalg),

@@ -4,13 +4,15 @@
 
 use super::{jbsq, mica_theta, zipf, zipf_theta, LoadFile, POPULARITY};
 use crate::loadgen::{Class, Service};
-use crate::workload::kv::{Keys, KvSpec, Steering, ITEMS_PER_CORE, VALUE_BYTES, VALUE_WORD, ZIPF_THETA};
+use crate::workload::kv::{Keys, KvFormat, KvSpec, Steering, ITEMS_PER_CORE, VALUE_BYTES, VALUE_WORD, ZIPF_THETA};
 use nanopu_cluster::config::bounds::{Each, OneOf};
 use nanopu_cluster::config::check::FRACTION;
 use schemars::transform::Transform;
 use schemars::{JsonSchema, Schema};
 use serde::Deserialize;
 
+/// Whose requests and replies.
+pub const FORMAT: OneOf = OneOf(&["ours", "prototype"]);
 /// How requests reach a core.
 pub const STEERING: OneOf = OneOf(&["jbsq", "static"]);
 
@@ -52,6 +54,19 @@ pub struct KvFile {
     #[serde(default = "jbsq")]
     #[schemars(transform = STEERING.schema())]
     pub steering: String,
+    /// Requests and replies: "ours" (default: `sw/apps/mica.c`'s, docs/apps/mica.md) or
+    /// "prototype", the nanoPU prototype's load generator's, for its own MICA server
+    /// (`lnic-multi-core-mica.cc`) or one that speaks its format: keys 1..=`items_per_core`,
+    /// SETs and GETs alternating (`get_fraction` 0.5), `keys` "uniform", `value_bytes`
+    /// [512, 512], `steering` "jbsq", and the server's program and arguments as `[server]`
+    /// gives them (docs/apps/mica.md "The prototype's request format").
+    #[serde(default = "ours")]
+    #[schemars(transform = FORMAT.schema())]
+    pub format: String,
+}
+
+fn ours() -> String {
+    "ours".into()
 }
 
 fn ten_thousand() -> u64 {
@@ -71,7 +86,8 @@ impl LoadFile {
         if !self.load.class.is_empty() {
             return Err("load.class: not with [load.kv], whose classes are \"get\" and \"set\"".into());
         }
-        if !self.server.args.is_empty() {
+        let format = k.format()?;
+        if !self.server.args.is_empty() && format == KvFormat::Ours {
             return Err("server.args: not with [load.kv], which gives the store's arguments".into());
         }
         let spec = KvSpec {
@@ -83,6 +99,7 @@ impl LoadFile {
             value_min: k.value_bytes[0],
             value_max: k.value_bytes[1],
             steering: k.steering()?,
+            format,
         };
         spec.validate()?;
         Ok(Some(spec))
@@ -95,6 +112,13 @@ impl KvFile {
         ZIPF_THETA.check(self.theta, "load.kv.theta", "")?;
         let skew = zipf_theta(&self.keys, self.theta, "load.kv.keys")?;
         Ok(skew.map_or(Keys::Uniform, |theta| Keys::Zipf { theta }))
+    }
+
+    fn format(&self) -> Result<KvFormat, String> {
+        match FORMAT.check(&self.format, "load.kv.format")? {
+            "ours" => Ok(KvFormat::Ours),
+            _ => Ok(KvFormat::Prototype),
+        }
     }
 
     fn steering(&self) -> Result<Steering, String> {

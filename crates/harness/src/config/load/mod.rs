@@ -109,6 +109,7 @@ impl LoadFile {
         let classes = self.classes(kv.as_ref(), rdma.as_ref(), setalg.as_ref())?;
         let drain = time_us(l.drain_us, "load.drain_us")?;
         let start = time_us(l.start_us, "load.start_us")?;
+        let reply_at = l.reply_at()?;
         let spec = |rate_mrps| LoadSpec {
             seed: l.seed,
             rate_mrps,
@@ -118,6 +119,7 @@ impl LoadFile {
             classes: classes.clone(),
             drain,
             start,
+            reply_at,
             kv: kv.clone(),
             rdma: rdma.clone(),
             setalg: setalg.clone(),

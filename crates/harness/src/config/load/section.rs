@@ -3,7 +3,7 @@
 //! run itself (its span within simulated time, its memory) whatever the workload.
 
 use super::{KvFile, RdmaFile, SetalgFile};
-use crate::loadgen::{Class, Service};
+use crate::loadgen::{Class, ReplyAt, Service};
 use nanopu_cluster::config::bounds::{Bounds, Each, OneOf};
 use nanopu_cluster::config::check::{self, fraction, time_ns, time_us, FRACTION, TIME_NS, TIME_US};
 use schemars::transform::Transform;
@@ -12,6 +12,8 @@ use serde::Deserialize;
 
 /// Gaps between sends.
 pub const ARRIVALS: OneOf = OneOf(&["exponential", "fixed"]);
+/// When a reply counts as received.
+pub const REPLY_AT: OneOf = OneOf(&["last_byte", "first_byte"]);
 /// Service time distributions.
 pub const SERVICES: OneOf = OneOf(&["fixed", "exponential"]);
 /// An offered load, Mrps.
@@ -63,6 +65,14 @@ pub struct LoadSection {
     #[serde(default)]
     #[schemars(transform = TIME_US.schema())]
     pub start_us: f64,
+    /// When a reply counts as received: "last_byte" (default: its last byte reached the load
+    /// generator) or "first_byte" (its first byte did, as the nanoPU prototype's load
+    /// generator in the FireSim switch stamps a reply when its first flit arrives;
+    /// docs/apps/mica.md "The prototype's setup"). Either way a request counts as sent when
+    /// its first byte leaves. "first_byte" is refused with an IceNIC server.
+    #[serde(default = "last_byte")]
+    #[schemars(transform = REPLY_AT.schema())]
+    pub reply_at: String,
     /// Request classes of the synthetic service (`sw/apps/service.c`): one entry each. Not with
     /// `[load.kv]`, `[load.rdma]` or `[load.setalg]`.
     #[serde(default)]
@@ -114,6 +124,9 @@ fn thousand() -> f64 {
 fn exponential() -> String {
     "exponential".into()
 }
+fn last_byte() -> String {
+    "last_byte".into()
+}
 fn fixed() -> String {
     "fixed".into()
 }
@@ -137,8 +150,17 @@ impl LoadSection {
         ARRIVALS.check(&self.arrivals, "load.arrivals")?;
         time_us(self.drain_us, "load.drain_us")?;
         time_us(self.start_us, "load.start_us")?;
+        self.reply_at()?;
         self.class.iter().try_for_each(ClassFile::check)?;
         self.check_class_names()
+    }
+
+    /// When a reply counts as received.
+    pub(super) fn reply_at(&self) -> Result<ReplyAt, String> {
+        match REPLY_AT.check(&self.reply_at, "load.reply_at")? {
+            "last_byte" => Ok(ReplyAt::LastByte),
+            _ => Ok(ReplyAt::FirstByte),
+        }
     }
 
     /// Each class's name once: it names the class's row in the report.

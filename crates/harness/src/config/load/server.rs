@@ -3,6 +3,7 @@
 //! it configures a node, checked against the node's own limits, not a workload.
 
 use super::LoadFile;
+use crate::workload::kv::KvFormat;
 use nanopu_cluster::config::check::{self, time_ns, TIME_NS};
 use nanopu_cluster::config::cluster::{CORES, NICS};
 use nanopu_cluster::config::keys::Given;
@@ -40,6 +41,13 @@ pub struct ServerFile {
     #[serde(default)]
     #[schemars(transform = TIME_NS.schema())]
     pub mac_ns: f64,
+    /// Propagation delay of the link between the load generator and the server, each way,
+    /// ns. Default 0 (the load generator attached directly); the nanoPU prototype's MICA
+    /// runs put it behind a 140-cycle link, 43.75 ns at 3.2 GHz (docs/apps/mica.md
+    /// "The prototype's setup"). 0..=3.6e12 (1 h).
+    #[serde(default)]
+    #[schemars(transform = TIME_NS.schema())]
+    pub link_ns: f64,
     /// The nanoPU NIC's settings (`nanopu_cluster::config::nic`); an IceNIC server takes none.
     #[serde(flatten)]
     pub nic_settings: NicSection,
@@ -78,6 +86,7 @@ impl LoadFile {
         cfg.nic_kind = s.nic_kind()?;
         s.nic_settings.apply(&mut cfg.nic, Given::Section("server"), hz)?;
         cfg.port.mac_fs = time_ns(s.mac_ns, "server.mac_ns")?.as_fs();
+        cfg.port.propagation_fs = time_ns(s.link_ns, "server.link_ns")?.as_fs();
         (cfg.program_name, cfg.args) = self.server_program(cfg.nic_kind)?;
         // Each run ends at its deadline (last send + drain, at most two hours: both keys
         // are at most one); the cycle limit only has to lie beyond it.
@@ -90,8 +99,10 @@ impl LoadFile {
     /// workload gives them.
     fn server_program(&self, nic: NicKind) -> Result<(String, Vec<String>), String> {
         let mut p = ("service".to_string(), self.server.args.clone());
-        if let Some(kv) = self.kv_spec()? {
-            p = (program("mica", nic), kv.server_args());
+        match self.kv_spec()? {
+            Some(kv) if kv.format == KvFormat::Ours => p = (program("mica", nic), kv.server_args()),
+            Some(_) => p.0 = self.server.elf.rsplit('/').next().unwrap_or("program").into(),
+            None => {}
         }
         if let Some(r) = self.rdma_spec()? {
             p = (program("rdma", nic), r.server_args());
@@ -120,6 +131,7 @@ impl ServerFile {
         CORES.check(self.cores, "server.cores", "")?;
         self.nic_settings.check(Given::Section("server"), hz)?;
         time_ns(self.mac_ns, "server.mac_ns")?;
+        time_ns(self.link_ns, "server.link_ns")?;
         Ok(())
     }
 }

@@ -78,6 +78,9 @@ fn times_are_checked_not_clamped() {
         ("sched_timer_us = 1e-9", "server.sched_timer_us"),
         ("mac_ns = -1.0", "server.mac_ns"),
         ("mac_ns = 1e30", "server.mac_ns"),
+        ("link_ns = -1.0", "server.link_ns"),
+        ("link_ns = 1e30", "server.link_ns"),
+        ("link_ns = nan", "server.link_ns"),
         ("msg_cycles = 9223372036854775807", "server.msg_cycles"),
         ("idle_cycles = 9223372036854775807", "server.idle_cycles"),
         ("cores = 0", "server.cores"),
@@ -226,4 +229,32 @@ fn jbsq_bound_with_rss_selection_is_refused() {
         e.starts_with("server.jbsq_n: JBSQ's bound does not apply when server.core_selection is rss"),
         "{e}"
     );
+}
+
+#[test]
+fn link_ns_is_the_host_links_propagation_delay() {
+    let at = |text: &str| LoadFile::parse(text).unwrap().node_config().unwrap().port.propagation_fs;
+    assert_eq!(at(MIN), 0);
+    assert_eq!(at(&MIN.replace("elf = \"s.elf\"", "elf = \"s.elf\"\nlink_ns = 43.75")), 43_750_000);
+}
+
+#[test]
+fn the_prototype_format_runs_the_given_program_with_its_fixed_mix() {
+    let kv =
+        MIN.split("[[load.class]]").next().unwrap().replace("elf = \"s.elf\"", "elf = \"d/proto.riscv\"")
+            + "[load.kv]\nformat = \"prototype\"\nget_fraction = 0.5\nkeys = \"uniform\"\n";
+    let f = LoadFile::parse(&kv).unwrap();
+    let cfg = f.node_config().unwrap();
+    assert_eq!((cfg.program_name.as_str(), cfg.args.len()), ("proto.riscv", 0), "the program's own argv");
+    let spec = f.specs().unwrap()[0].kv.clone().unwrap();
+    let sets: Vec<bool> = (0..4).map(|i| spec.is_set(i, 0.99)).collect();
+    assert_eq!(sets, [true, false, true, false], "SET on even message ids, whatever the draw");
+    let bad = |from: &str, to: &str| LoadFile::parse(&kv.replace(from, to)).unwrap_err();
+    assert!(bad("get_fraction = 0.5", "get_fraction = 0.95").starts_with("load.kv.get_fraction"));
+    assert!(bad("\"uniform\"", "\"zipf\"").starts_with("load.kv.keys"));
+    assert!(bad("keys", "steering = \"static\"\nkeys").starts_with("load.kv.steering"));
+    assert!(bad("keys", "value_bytes = [8, 512]\nkeys").starts_with("load.kv.value_bytes"));
+    assert!(bad("\"prototype\"", "\"proto\"").contains("load.kv.format: \"proto\""));
+    let e = bad("[load]\n", "[load]\nreply_at = \"middle\"\n");
+    assert!(e.contains("load.reply_at: \"middle\""), "{e}");
 }
