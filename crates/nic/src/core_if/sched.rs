@@ -14,7 +14,12 @@
 //!   (and sends its start-up messages) before any traffic arrives;
 //!
 //! and it demotes a priority-0 context to priority 1 once it has spent `lmsgcycles` on one
-//! message (bounded processing time), until it reports that message done.
+//! message (bounded processing time). The demotion lasts: the prototype's NIC writes a
+//! context's priority only when the context is registered and when it demotes it
+//! (l-nic/rocket-chip, branch `lnic-dev`, `rocket/LNICQueues.scala`, `LNICRxQueues`:
+//! `priorities(cur_index) := io.cur_priority` on `io.insert`, `priorities(io.cur_context)
+//! := 1.U` when `msg_timer >= io.msg_proc_max_cycles`; nothing else), so a misbehaving
+//! thread stays below the well-behaved ones until it registers again.
 //!
 //! Timers only matter when a core has more than one context, so deadlines are only
 //! scheduled then (with one context the target is always the running one).
@@ -131,16 +136,14 @@ impl CoreIf {
         [self.demotion_deadline(), idle, rotation].into_iter().flatten().filter(move |_| timers)
     }
 
-    /// The running context reported a message done at `now`: the next message is its head,
-    /// and a demoted context gets its registered priority back.
+    /// The running context reported a message done at `now`: the next message is its head.
+    /// A demoted context keeps priority 1, and `lcurpriority` keeps what was written: the
+    /// prototype's NIC changes neither on `msg_done` (see the module comment).
     pub fn on_done(&mut self, now: u64) {
         let id = self.cur_context;
         let Some(c) = self.context_mut(id) else { return };
-        c.priority = c.base_priority;
         c.head_since = c.outstanding.front().map_or(now, |&(_, ready)| ready.max(now));
-        let (prio, idle) = (c.priority, c.outstanding.is_empty());
-        self.cur_priority = prio;
-        if idle {
+        if c.outstanding.is_empty() {
             self.sched.idle_since = now;
         }
     }
@@ -214,6 +217,20 @@ mod tests {
         assert!(c.wants_irq(3050), "the waiting priority-0 context outranks the demoted one");
         c.contexts[0].outstanding.pop_front();
         c.on_done(4000);
-        assert_eq!((c.contexts[0].priority, c.cur_priority), (0, 0));
+        assert_eq!((c.contexts[0].priority, c.cur_priority), (1, 1), "done does not restore (LNICRxQueues)");
+    }
+
+    #[test]
+    fn a_demoted_context_stays_below_an_equal_priority_one() {
+        let mut c = core(&[(0, 0), (1, 0)]);
+        give(&mut c, 1, 1, 0);
+        c.cur_context = 1;
+        c.demote_if_due(3000);
+        c.contexts[1].outstanding.pop_front();
+        c.on_done(5000);
+        give(&mut c, 1, 2, 5000);
+        give(&mut c, 0, 3, 5100);
+        assert_eq!(c.target().unwrap().id, 0, "context 0's later message goes first");
+        assert!(c.wants_irq(5100), "and preempts context 1's plain request at once");
     }
 }
