@@ -25,7 +25,9 @@
  *              stretches one request in every STRETCH_EVERY + 1 to 10x its service time
  *              (beyond lmsgcycles, so the NIC demotes it, docs/platform.md section 3), and
  *              both threads spin on wall-clock mcycle (time switched out counts, as on the
- *              prototype); the reply echoes the stretched time; the other cores exit 0
+ *              prototype); each thread first sends the prototype's start-up message
+ *              {core, context} to the test host; the reply echoes the stretched time;
+ *              the other cores exit 0
  * Anything else: usage on core 0's console, exit 2 on every core.
  */
 #include "nanopu.h"
@@ -95,11 +97,21 @@ static void server_thread(void)
     }
 }
 
+/* The prototype's start-up message, {core, context} to the load generator: it sends no
+ * request before both threads have announced themselves (a load config's start_us). */
+static void announce(uint64_t context)
+{
+    lnic_write_r(lnic_hdr(NANOPU_HOST_IP, 0, REQ_BYTES));
+    lnic_write_r(nanopu_core_id());
+    lnic_write_r(context);
+}
+
 /* misbehave: both contexts run this on core 0. Context 1 stretches as the prototype's
  * thread counts: after STRETCH_EVERY plain requests the next one (the 101st, 202nd, ...). */
 static void c1_stall_thread(void)
 {
     uint64_t since_stall = 0, context = csr_read(LCURCONTEXT);
+    announce(context);
     for (;;) {
         lnic_wait();
         uint64_t hdr, sent, service = read_request(&hdr, &sent);

@@ -360,7 +360,9 @@ impl Nic {
         if v & 2 != 0 {
             self.cores[core].on_idle();
         }
-        self.cores[core].sched.yield_req |= v & 3 != 0;
+        if v & 3 != 0 {
+            self.cores[core].on_report(now);
+        }
         Ok(())
     }
 

@@ -32,7 +32,8 @@ pub struct SchedState {
     /// The running context reported done or idle; cleared by a switch (`lcurcontext` write)
     /// or a delivery to the running context.
     pub yield_req: bool,
-    /// Cycle at which the message timer was last restarted (`lniccmd` bit2).
+    /// Cycle at which the message timer was last restarted: `lniccmd` bit2, or a done or
+    /// idle report (`lnicucmd`).
     pub timer_start: u64,
     /// Cycle since which the running context has held no message.
     pub idle_since: u64,
@@ -111,13 +112,20 @@ impl CoreIf {
         Some(cur.head_since.max(self.sched.timer_start).saturating_add(self.msg_cycles))
     }
 
-    /// Demote the running context if its bound has run out at `now`.
+    /// Demote the running context if its bound has run out at `now`. A demotion that raises
+    /// the line restarts the message timer, as the prototype's does (`LNICRxQueues`:
+    /// `msg_timer := 0.U` with the interrupt of a lowered priority), so the context switched
+    /// in for it starts with a fresh bound and is not demoted in turn before the
+    /// nanokernel's own restart.
     pub fn demote_if_due(&mut self, now: u64) {
         if self.demotion_deadline().is_some_and(|d| now >= d) {
             let cur = self.cur_context;
             self.context_mut(cur).expect("deadline implies a current context").priority = 1;
             self.cur_priority = self.cur_priority.max(1);
             self.sched.demotions += 1;
+            if self.target().is_some_and(|t| t.id != cur) {
+                self.sched.timer_start = now;
+            }
         }
     }
 
@@ -146,6 +154,17 @@ impl CoreIf {
         if c.outstanding.is_empty() {
             self.sched.idle_since = now;
         }
+    }
+
+    /// The running context reported done or idle (`lnicucmd` bit0 or bit1) at `now`: the
+    /// scheduler may answer with a switch, and the message timer restarts, as the
+    /// prototype's (`LNICRxQueues`: `msg_timer := 0` when `io.msg_done || io.idle ||
+    /// io.start_timer`). Without that restart a context whose message became its head while
+    /// another ran would be demoted the moment it is switched in, before the nanokernel's
+    /// own restart.
+    pub fn on_report(&mut self, now: u64) {
+        self.sched.yield_req = true;
+        self.sched.timer_start = now;
     }
 
     /// The nanokernel switched to another context at `now`.
@@ -218,6 +237,32 @@ mod tests {
         c.contexts[0].outstanding.pop_front();
         c.on_done(4000);
         assert_eq!((c.contexts[0].priority, c.cur_priority), (1, 1), "done does not restore (LNICRxQueues)");
+    }
+
+    #[test]
+    fn a_done_or_idle_report_restarts_the_message_timer() {
+        let mut c = core(&[(0, 0), (1, 0)]);
+        give(&mut c, 0, 1, 0);
+        give(&mut c, 1, 2, 0);
+        c.cur_context = 1;
+        c.on_report(2500);
+        c.cur_context = 0; // switched to context 0, its message its head since cycle 0
+        assert_eq!(c.demotion_deadline(), Some(5500), "counted from context 1's report");
+        c.demote_if_due(3100);
+        assert_eq!(c.sched.demotions, 0);
+    }
+
+    #[test]
+    fn the_context_switched_in_for_a_demotion_gets_a_fresh_bound() {
+        let mut c = core(&[(0, 0), (1, 0)]);
+        give(&mut c, 1, 1, 0);
+        give(&mut c, 0, 2, 100);
+        c.cur_context = 1;
+        c.demote_if_due(3000);
+        c.cur_context = 0; // the nanokernel's lcurcontext write, before its timer restart
+        c.demote_if_due(3070);
+        assert_eq!(c.sched.demotions, 1, "context 0 waited since cycle 100 but was not demoted");
+        assert_eq!(c.demotion_deadline(), Some(6000));
     }
 
     #[test]
