@@ -240,7 +240,10 @@ fn service_misbehave_demoted_context_stays_below_the_well_behaved_one() {
     assert_announced_and_echoed(&sim);
     let ctx0 = cycles(reply_to(&sim, 7).time.saturating_sub(sent_at(&sim, 7)));
     println!("misbehave: context 0 behind a demoted context's backlog: {ctx0} cycles");
-    assert!(reply_to(&sim, 7).time < reply_to(&sim, 2001).time, "context 0 waited behind context 1's backlog");
+    assert!(
+        reply_to(&sim, 7).time < reply_to(&sim, 2001).time,
+        "context 0 waited behind context 1's backlog"
+    );
     assert!(ctx0 < 500 + 1_000, "{ctx0} cycles");
 }
 
