@@ -4,9 +4,9 @@
  * processing time), on top of the nanokernel (nanokernel.h).
  *
  * Request payload, 2 words: w0 = service time in cycles, w1 = the client's send time
- * (opaque).  A thread spins for w0 cycles of its own execution (misbehave: of wall-clock
- * time, see below), then replies to the request's source (IP and context of the received
- * header) with the same 2 words, then reports the message done.
+ * (opaque).  A thread spins for w0 cycles of its own execution, then replies to the
+ * request's source (IP and context of the received header) with the same 2 words, then
+ * reports the message done.
  *
  * "Its own execution": cycles while the thread is switched out (another context, the
  * nanokernel) do not count, so a preempted request is delayed by the preemption, as work
@@ -20,14 +20,9 @@
  *   preempt    every core: context 0 at priority 0 and context 1 at priority 1
  *   two        core 0: context 0 at priority 0 and context 1 at priority 1; the other
  *              cores exit 0 at once (nothing registered there, nothing to simulate)
- *   misbehave  core 0: contexts 0 and 1, both priority 0, as the prototype's
- *              HIGH_PRIORITY_C1_STALL test (l-nic/chipyard `lnic-evaluation.c`): context 1
- *              stretches one request in every STRETCH_EVERY + 1 to 10x its service time
- *              (beyond lmsgcycles, so the NIC demotes it, docs/platform.md section 3), and
- *              both threads spin on wall-clock mcycle (time switched out counts, as on the
- *              prototype); each thread first sends the prototype's start-up message
- *              {core, context} to the test host; the reply echoes the stretched time;
- *              the other cores exit 0
+ *   misbehave  core 0: contexts 0 and 1, both priority 0; context 1 stretches every 100th
+ *              request it serves to 10x its service time (exceeds lmsgcycles, so the NIC
+ *              demotes it, docs/platform.md section 3); the other cores exit 0
  * Anything else: usage on core 0's console, exit 2 on every core.
  */
 #include "nanopu.h"
@@ -35,8 +30,8 @@
 
 #define REQ_BYTES     16
 #define GAP_CYCLES    64   /* an mcycle step this large means we were switched out */
-#define STRETCH_EVERY 100  /* the prototype's c1_stall_freq */
-#define STRETCH       10   /* the prototype's c1_stall_factor */
+#define STRETCH_EVERY 100
+#define STRETCH       10
 
 /* Spin until this thread has executed `cycles` cycles, excluding switched-out time. */
 static void spin_own_cycles(uint64_t cycles)
@@ -50,15 +45,6 @@ static void spin_own_cycles(uint64_t cycles)
     }
 }
 
-/* Spin until mcycle has advanced `cycles` since the start, switched out or not: the
- * prototype's server (`while (mcycle < start + service_time)`). */
-static void spin_wall_cycles(uint64_t cycles)
-{
-    uint64_t start = read_mcycle();
-    while (read_mcycle() - start < cycles)
-        ;
-}
-
 /* A request of the wrong length is a client bug: say so and stop the run. */
 static void __attribute__((noreturn)) bad_request(uint64_t hdr)
 {
@@ -68,19 +54,15 @@ static void __attribute__((noreturn)) bad_request(uint64_t hdr)
     nanopu_exit(3);
 }
 
-/* Read one request; its service time. */
-static uint64_t read_request(uint64_t *hdr, uint64_t *sent)
+/* Serve one request; `stretch` multiplies its service time. */
+static void serve_one(uint64_t stretch)
 {
-    *hdr = lnic_read();
-    if (lnic_hdr_len(*hdr) != REQ_BYTES)
-        bad_request(*hdr);
+    uint64_t hdr = lnic_read();
+    if (lnic_hdr_len(hdr) != REQ_BYTES)
+        bad_request(hdr);
     uint64_t service = lnic_read();
-    *sent = lnic_read();
-    return service;
-}
-
-static void reply(uint64_t hdr, uint64_t service, uint64_t sent)
-{
+    uint64_t sent = lnic_read();
+    spin_own_cycles(service * stretch);
     lnic_write_r(lnic_hdr(lnic_hdr_ip(hdr), lnic_hdr_context(hdr), REQ_BYTES));
     lnic_write_r(service);
     lnic_write_r(sent);
@@ -91,38 +73,18 @@ static void server_thread(void)
 {
     for (;;) {
         lnic_wait();
-        uint64_t hdr, sent, service = read_request(&hdr, &sent);
-        spin_own_cycles(service);
-        reply(hdr, service, sent);
+        serve_one(1);
     }
 }
 
-/* The prototype's start-up message, {core, context} to the load generator: it sends no
- * request before both threads have announced themselves (a load config's start_us). */
-static void announce(uint64_t context)
+/* Only context 1 on core 0 runs this (misbehave), so a plain static counter is per thread. */
+static void misbehaving_thread(void)
 {
-    lnic_write_r(lnic_hdr(NANOPU_HOST_IP, 0, REQ_BYTES));
-    lnic_write_r(nanopu_core_id());
-    lnic_write_r(context);
-}
-
-/* misbehave: both contexts run this on core 0. Context 1 stretches as the prototype's
- * thread counts: after STRETCH_EVERY plain requests the next one (the 101st, 202nd, ...). */
-static void c1_stall_thread(void)
-{
-    uint64_t since_stall = 0, context = csr_read(LCURCONTEXT);
-    announce(context);
+    uint64_t served = 0;
     for (;;) {
         lnic_wait();
-        uint64_t hdr, sent, service = read_request(&hdr, &sent);
-        if (context == 1 && since_stall >= STRETCH_EVERY) {
-            since_stall = 0;
-            service *= STRETCH;
-        } else if (context == 1) {
-            since_stall++;
-        }
-        spin_wall_cycles(service);
-        reply(hdr, service, sent);
+        served++;
+        serve_one(served % STRETCH_EVERY == 0 ? STRETCH : 1);
     }
 }
 
@@ -161,8 +123,8 @@ int main(int argc, char **argv)
     } else if (!strcmp(type, "rss")) {
         start_or_die(server_thread, (uint16_t)core, 0);
     } else if (!strcmp(type, "misbehave")) {
-        start_or_die(c1_stall_thread, 0, 0);
-        start_or_die(c1_stall_thread, 1, 0);
+        start_or_die(server_thread, 0, 0);
+        start_or_die(misbehaving_thread, 1, 0);
     } else { /* preempt, two */
         start_or_die(server_thread, 0, 0);
         start_or_die(server_thread, 1, 1);

@@ -16,6 +16,7 @@ use nanopu_sim::Time;
 
 const SERVICE: &str = "apps/service.elf";
 const CTXSWITCH: &str = "apps/ctxswitch.elf";
+const C1STALL: &str = "apps/c1stall.elf";
 
 /// Cycles of the 3.2 GHz node clock in a duration.
 fn cycles(t: Time) -> u64 {
@@ -190,11 +191,31 @@ fn service_two_runs_both_contexts_on_core_0_and_the_other_cores_exit() {
     assert_eq!(exits, vec![None, Some(0), Some(0), Some(0)]);
 }
 
-/// `misbehave`: context 1's requests 1..=101 (tags 1001..=1101), 500 cycles each, one per us
-/// from 5 us; its 101st is stretched to 5,000 cycles, beyond lmsgcycles (3,000), as the
-/// prototype's c1_stall_freq = 100 counts. Returns the simulation, not yet run.
-fn misbehave_with_a_stretch() -> Simulation {
+#[test]
+fn service_misbehave_demoted_context_is_preempted_by_an_equal_priority_one() {
+    const WORK: u64 = 500;
     let mut sim = Simulation::new(&elf(SERVICE), service_cfg(1, "misbehave")).unwrap();
+    // Context 1's 100th request runs 10 x 500 = 5,000 cycles, beyond lmsgcycles (3,000).
+    for i in 1..=100u64 {
+        sim.host.send_at(Time::from_us(4 + i), request(1, WORK, i));
+    }
+    // 1.2 us (3,840 cycles) into the 100th: context 1 is demoted by then.
+    sim.host.send_at(Time::from_ns(104_000 + 1_200), request(0, WORK, 0));
+    run_expect(&mut sim, Outcome::Quiescent);
+    assert_all_echoed(&sim);
+    let (ctx0, hundredth) = (reply_to(&sim, 0), reply_to(&sim, 100));
+    let ninety_ninth = cycles(reply_to(&sim, 99).time.saturating_sub(sent_at(&sim, 99)));
+    let stretched = cycles(hundredth.time.saturating_sub(sent_at(&sim, 100)));
+    println!("misbehave: 99th request {ninety_ninth} cycles, 100th {stretched} cycles");
+    assert!(stretched >= 10 * WORK && ninety_ninth < 2 * WORK + 1_000);
+    assert!(ctx0.time < hundredth.time, "the demoted context must yield to context 0");
+}
+
+/// `c1stall.elf` (the prototype's HIGH_PRIORITY_C1_STALL server): context 1's requests
+/// 1..=101 (tags 1001..=1101), 500 cycles each, one per us from 5 us; its 101st is stretched to 5,000 cycles, beyond lmsgcycles (3,000), as the
+/// prototype's c1_stall_freq = 100 counts. Returns the simulation, not yet run.
+fn c1stall_with_a_stretch() -> Simulation {
+    let mut sim = Simulation::new(&elf(C1STALL), cfg(1)).unwrap();
     for i in 1..=101u64 {
         sim.host.send_at(Time::from_us(4 + i), request(1, 500, 1000 + i));
     }
@@ -209,8 +230,8 @@ fn assert_announced_and_echoed(sim: &Simulation) {
 }
 
 #[test]
-fn service_misbehave_demoted_context_is_preempted_by_an_equal_priority_one() {
-    let mut sim = misbehave_with_a_stretch();
+fn c1stall_demoted_context_is_preempted_by_an_equal_priority_one() {
+    let mut sim = c1stall_with_a_stretch();
     // 1.2 us (3,840 cycles) into the 101st: context 1 is demoted by then.
     sim.host.send_at(Time::from_ns(105_000 + 1_200), request(0, 500, 7));
     run_expect(&mut sim, Outcome::Quiescent);
@@ -218,7 +239,7 @@ fn service_misbehave_demoted_context_is_preempted_by_an_equal_priority_one() {
     let (ctx0, stretched) = (reply_to(&sim, 7), reply_to(&sim, 1101));
     let hundredth = cycles(reply_to(&sim, 1100).time.saturating_sub(sent_at(&sim, 1100)));
     let lat = cycles(stretched.time.saturating_sub(sent_at(&sim, 1101)));
-    println!("misbehave: 100th request {hundredth} cycles, 101st {lat} cycles");
+    println!("c1stall: 100th request {hundredth} cycles, 101st {lat} cycles");
     assert!(lat >= 5_000 && hundredth < 2 * 500 + 1_000, "100th {hundredth}, 101st {lat}");
     assert_eq!(stretched.msg.words[0], 5_000, "the reply echoes the stretched time, as the prototype's");
     assert!(ctx0.time < stretched.time, "the demoted context must yield to context 0");
@@ -228,8 +249,8 @@ fn service_misbehave_demoted_context_is_preempted_by_an_equal_priority_one() {
 /// `LNICRxQueues`): after its stretch, context 1's plain requests no longer go before
 /// context 0's, even older ones.
 #[test]
-fn service_misbehave_demoted_context_stays_below_the_well_behaved_one() {
-    let mut sim = misbehave_with_a_stretch();
+fn c1stall_demoted_context_stays_below_the_well_behaved_one() {
+    let mut sim = c1stall_with_a_stretch();
     // Well after the stretch: three plain 2,000-cycle requests to context 1, then one to
     // context 0 while the first of them runs.
     for k in 0..3u64 {
@@ -239,7 +260,7 @@ fn service_misbehave_demoted_context_stays_below_the_well_behaved_one() {
     run_expect(&mut sim, Outcome::Quiescent);
     assert_announced_and_echoed(&sim);
     let ctx0 = cycles(reply_to(&sim, 7).time.saturating_sub(sent_at(&sim, 7)));
-    println!("misbehave: context 0 behind a demoted context's backlog: {ctx0} cycles");
+    println!("c1stall: context 0 behind a demoted context's backlog: {ctx0} cycles");
     assert!(
         reply_to(&sim, 7).time < reply_to(&sim, 2001).time,
         "context 0 waited behind context 1's backlog"
