@@ -92,6 +92,10 @@ nk_trap_entry:
     sd      t4, 0(t2)
 
 nk_switch:
+    /* Restart the NIC's message timer before switching, as the prototype's handler does
+     * (crt.S: csrwi 0x54, 0x4 first): the bound of the context switched in counts from
+     * here, not from whenever the previous restart was. */
+    csrwi   LNICCMD, LNICCMD_START_TIMER
     ld      t1, NK_F_HART(sp)
     csrr    t2, LTARGETCONTEXT
     csrr    t3, LTARGETPRIORITY
@@ -108,7 +112,6 @@ nk_switch:
 
 2:  csrw    LCURCONTEXT, t2             /* the NIC now serves netRX/netTX of the target */
     csrw    LCURPRIORITY, t3
-    csrwi   LNICCMD, LNICCMD_START_TIMER
     ld      t4, NK_H_SWITCHES(t1)
     addi    t4, t4, 1
     sd      t4, NK_H_SWITCHES(t1)

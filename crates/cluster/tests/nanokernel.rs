@@ -16,6 +16,7 @@ use nanopu_sim::Time;
 
 const SERVICE: &str = "apps/service.elf";
 const CTXSWITCH: &str = "apps/ctxswitch.elf";
+const C1STALL: &str = "apps/c1stall.elf";
 
 /// Cycles of the 3.2 GHz node clock in a duration.
 fn cycles(t: Time) -> u64 {
@@ -208,6 +209,63 @@ fn service_misbehave_demoted_context_is_preempted_by_an_equal_priority_one() {
     println!("misbehave: 99th request {ninety_ninth} cycles, 100th {stretched} cycles");
     assert!(stretched >= 10 * WORK && ninety_ninth < 2 * WORK + 1_000);
     assert!(ctx0.time < hundredth.time, "the demoted context must yield to context 0");
+}
+
+/// `c1stall.elf` (the prototype's HIGH_PRIORITY_C1_STALL server): context 1's requests
+/// 1..=101 (tags 1001..=1101), 500 cycles each, one per us from 5 us; its 101st is stretched to 5,000 cycles, beyond lmsgcycles (3,000), as the
+/// prototype's c1_stall_freq = 100 counts. Returns the simulation, not yet run.
+fn c1stall_with_a_stretch() -> Simulation {
+    let mut sim = Simulation::new(&elf(C1STALL), cfg(1)).unwrap();
+    for i in 1..=101u64 {
+        sim.host.send_at(Time::from_us(4 + i), request(1, 500, 1000 + i));
+    }
+    sim
+}
+
+/// Both threads announced themselves ({core, context}), and every request has its reply.
+fn assert_announced_and_echoed(sim: &Simulation) {
+    let announced: Vec<&[u64]> = sim.host.received.iter().take(2).map(|r| r.msg.words.as_slice()).collect();
+    assert_eq!(announced, [[0u64, 0].as_slice(), &[0, 1]], "start-up messages first");
+    assert_eq!(sim.host.received.len(), sim.host.sent.len() + 2, "one reply per request");
+}
+
+#[test]
+fn c1stall_demoted_context_is_preempted_by_an_equal_priority_one() {
+    let mut sim = c1stall_with_a_stretch();
+    // 1.2 us (3,840 cycles) into the 101st: context 1 is demoted by then.
+    sim.host.send_at(Time::from_ns(105_000 + 1_200), request(0, 500, 7));
+    run_expect(&mut sim, Outcome::Quiescent);
+    assert_announced_and_echoed(&sim);
+    let (ctx0, stretched) = (reply_to(&sim, 7), reply_to(&sim, 1101));
+    let hundredth = cycles(reply_to(&sim, 1100).time.saturating_sub(sent_at(&sim, 1100)));
+    let lat = cycles(stretched.time.saturating_sub(sent_at(&sim, 1101)));
+    println!("c1stall: 100th request {hundredth} cycles, 101st {lat} cycles");
+    assert!(lat >= 5_000 && hundredth < 2 * 500 + 1_000, "100th {hundredth}, 101st {lat}");
+    assert_eq!(stretched.msg.words[0], 5_000, "the reply echoes the stretched time, as the prototype's");
+    assert!(ctx0.time < stretched.time, "the demoted context must yield to context 0");
+}
+
+/// The prototype's NIC never restores a demoted context's priority (l-nic/rocket-chip
+/// `LNICRxQueues`): after its stretch, context 1's plain requests no longer go before
+/// context 0's, even older ones.
+#[test]
+fn c1stall_demoted_context_stays_below_the_well_behaved_one() {
+    let mut sim = c1stall_with_a_stretch();
+    // Well after the stretch: three plain 2,000-cycle requests to context 1, then one to
+    // context 0 while the first of them runs.
+    for k in 0..3u64 {
+        sim.host.send_at(Time::from_ns(120_000 + 100 * k), request(1, 2_000, 2000 + k));
+    }
+    sim.host.send_at(Time::from_ns(120_300), request(0, 500, 7));
+    run_expect(&mut sim, Outcome::Quiescent);
+    assert_announced_and_echoed(&sim);
+    let ctx0 = cycles(reply_to(&sim, 7).time.saturating_sub(sent_at(&sim, 7)));
+    println!("c1stall: context 0 behind a demoted context's backlog: {ctx0} cycles");
+    assert!(
+        reply_to(&sim, 7).time < reply_to(&sim, 2001).time,
+        "context 0 waited behind context 1's backlog"
+    );
+    assert!(ctx0 < 500 + 1_000, "{ctx0} cycles");
 }
 
 #[test]

@@ -316,7 +316,7 @@ impl Nic {
         let c = &mut self.cores[core];
         let (id, prio) = (c.cur_context, c.cur_priority);
         if let Some(ctx) = c.context_mut(id) {
-            (ctx.priority, ctx.base_priority) = (prio, prio);
+            ctx.priority = prio; // re-registering is the only way back from a demotion (`sched`)
             return Ok(());
         }
         if c.contexts.len() >= max {
@@ -360,7 +360,9 @@ impl Nic {
         if v & 2 != 0 {
             self.cores[core].on_idle();
         }
-        self.cores[core].sched.yield_req |= v & 3 != 0;
+        if v & 3 != 0 {
+            self.cores[core].on_report(now);
+        }
         Ok(())
     }
 

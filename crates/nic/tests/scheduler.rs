@@ -225,3 +225,36 @@ fn a_context_past_its_bound_is_demoted_and_preempted() {
     assert_eq!(nic.csr_read(0, deadline, LTARGETCONTEXT).unwrap(), 2);
     assert_eq!(nic.demotions(), 1);
 }
+
+/// Context 2's message waits while context 1 serves a long one; when context 1 reports done
+/// and the nanokernel writes `lcurcontext` (before its own timer restart), context 2 starts
+/// with a fresh bound: the report restarted the timer, as the prototype's `msg_timer`.
+#[test]
+fn a_context_switched_in_after_a_long_wait_is_not_demoted() {
+    let params = NicParams { cores: 1, msg_cycles: 1000, ..NicParams::default() };
+    let mut nic = Nic::new(params, 2).unwrap();
+    let mut out = Vec::new();
+    for id in [1u64, 2] {
+        nic.csr_write(0, 0, LCURCONTEXT, id, &mut out).unwrap();
+        nic.csr_write(0, 0, LNICCMD, 1, &mut out).unwrap();
+    }
+    nic.csr_write(0, 0, LCURCONTEXT, 1, &mut out).unwrap();
+    nic.csr_write(0, 0, LNICCMD, 4, &mut out).unwrap();
+    let msg = |ctx| Message {
+        src_ip: 7,
+        src_context: 0,
+        dst_ip: 2,
+        dst_context: ctx,
+        len: 8,
+        words: vec![1],
+        group: None,
+    };
+    nic.receive(10, msg(1), &mut out);
+    nic.receive(20, msg(2), &mut out);
+    nic.csr_write(0, 900, LNICUCMD, 1, &mut out).unwrap(); // context 1 done within its bound
+    assert!(nic.irq_level(0, 900), "done, and context 2 waits");
+    // The switch, 150 cycles after the report: context 2 has waited 1,030 cycles, past the bound.
+    nic.csr_write(0, 1050, LCURCONTEXT, 2, &mut out).unwrap();
+    assert!(!nic.irq_level(0, 1050));
+    assert_eq!(nic.demotions(), 0, "context 2 was demoted on being switched in");
+}

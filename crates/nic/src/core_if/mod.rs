@@ -11,10 +11,8 @@ use std::collections::VecDeque;
 #[derive(Clone, Debug)]
 pub struct Context {
     pub id: u16,
-    /// Current priority: the registered one, or 1 while demoted (see `sched`).
+    /// Current priority: the registered one, or 1 once demoted (see `sched`).
     pub priority: u8,
-    /// Priority given at registration.
-    pub base_priority: u8,
     /// Words delivered to this context, each with the cycle from which it is readable.
     pub rxq: VecDeque<(u64, u64)>,
     /// Messages delivered and not yet reported done, oldest first: (arrival sequence number,
@@ -38,7 +36,6 @@ impl Context {
         Context {
             id,
             priority,
-            base_priority: priority,
             rxq: VecDeque::new(),
             outstanding: VecDeque::new(),
             head_since: 0,

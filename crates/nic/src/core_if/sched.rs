@@ -14,7 +14,12 @@
 //!   (and sends its start-up messages) before any traffic arrives;
 //!
 //! and it demotes a priority-0 context to priority 1 once it has spent `lmsgcycles` on one
-//! message (bounded processing time), until it reports that message done.
+//! message (bounded processing time). The demotion lasts: the prototype's NIC writes a
+//! context's priority only when the context is registered and when it demotes it
+//! (l-nic/rocket-chip, branch `lnic-dev`, `rocket/LNICQueues.scala`, `LNICRxQueues`:
+//! `priorities(cur_index) := io.cur_priority` on `io.insert`, `priorities(io.cur_context)
+//! := 1.U` when `msg_timer >= io.msg_proc_max_cycles`; nothing else), so a misbehaving
+//! thread stays below the well-behaved ones until it registers again.
 //!
 //! Timers only matter when a core has more than one context, so deadlines are only
 //! scheduled then (with one context the target is always the running one).
@@ -27,7 +32,8 @@ pub struct SchedState {
     /// The running context reported done or idle; cleared by a switch (`lcurcontext` write)
     /// or a delivery to the running context.
     pub yield_req: bool,
-    /// Cycle at which the message timer was last restarted (`lniccmd` bit2).
+    /// Cycle at which the message timer was last restarted: `lniccmd` bit2, or a done or
+    /// idle report (`lnicucmd`).
     pub timer_start: u64,
     /// Cycle since which the running context has held no message.
     pub idle_since: u64,
@@ -106,13 +112,20 @@ impl CoreIf {
         Some(cur.head_since.max(self.sched.timer_start).saturating_add(self.msg_cycles))
     }
 
-    /// Demote the running context if its bound has run out at `now`.
+    /// Demote the running context if its bound has run out at `now`. A demotion that raises
+    /// the line restarts the message timer, as the prototype's does (`LNICRxQueues`:
+    /// `msg_timer := 0.U` with the interrupt of a lowered priority), so the context switched
+    /// in for it starts with a fresh bound and is not demoted in turn before the
+    /// nanokernel's own restart.
     pub fn demote_if_due(&mut self, now: u64) {
         if self.demotion_deadline().is_some_and(|d| now >= d) {
             let cur = self.cur_context;
             self.context_mut(cur).expect("deadline implies a current context").priority = 1;
             self.cur_priority = self.cur_priority.max(1);
             self.sched.demotions += 1;
+            if self.target().is_some_and(|t| t.id != cur) {
+                self.sched.timer_start = now;
+            }
         }
     }
 
@@ -131,18 +144,27 @@ impl CoreIf {
         [self.demotion_deadline(), idle, rotation].into_iter().flatten().filter(move |_| timers)
     }
 
-    /// The running context reported a message done at `now`: the next message is its head,
-    /// and a demoted context gets its registered priority back.
+    /// The running context reported a message done at `now`: the next message is its head.
+    /// A demoted context keeps priority 1, and `lcurpriority` keeps what was written: the
+    /// prototype's NIC changes neither on `msg_done` (see the module comment).
     pub fn on_done(&mut self, now: u64) {
         let id = self.cur_context;
         let Some(c) = self.context_mut(id) else { return };
-        c.priority = c.base_priority;
         c.head_since = c.outstanding.front().map_or(now, |&(_, ready)| ready.max(now));
-        let (prio, idle) = (c.priority, c.outstanding.is_empty());
-        self.cur_priority = prio;
-        if idle {
+        if c.outstanding.is_empty() {
             self.sched.idle_since = now;
         }
+    }
+
+    /// The running context reported done or idle (`lnicucmd` bit0 or bit1) at `now`: the
+    /// scheduler may answer with a switch, and the message timer restarts, as the
+    /// prototype's (`LNICRxQueues`: `msg_timer := 0` when `io.msg_done || io.idle ||
+    /// io.start_timer`). Without that restart a context whose message became its head while
+    /// another ran would be demoted the moment it is switched in, before the nanokernel's
+    /// own restart.
+    pub fn on_report(&mut self, now: u64) {
+        self.sched.yield_req = true;
+        self.sched.timer_start = now;
     }
 
     /// The nanokernel switched to another context at `now`.
@@ -214,6 +236,46 @@ mod tests {
         assert!(c.wants_irq(3050), "the waiting priority-0 context outranks the demoted one");
         c.contexts[0].outstanding.pop_front();
         c.on_done(4000);
-        assert_eq!((c.contexts[0].priority, c.cur_priority), (0, 0));
+        assert_eq!((c.contexts[0].priority, c.cur_priority), (1, 1), "done does not restore (LNICRxQueues)");
+    }
+
+    #[test]
+    fn a_done_or_idle_report_restarts_the_message_timer() {
+        let mut c = core(&[(0, 0), (1, 0)]);
+        give(&mut c, 0, 1, 0);
+        give(&mut c, 1, 2, 0);
+        c.cur_context = 1;
+        c.on_report(2500);
+        c.cur_context = 0; // switched to context 0, its message its head since cycle 0
+        assert_eq!(c.demotion_deadline(), Some(5500), "counted from context 1's report");
+        c.demote_if_due(3100);
+        assert_eq!(c.sched.demotions, 0);
+    }
+
+    #[test]
+    fn the_context_switched_in_for_a_demotion_gets_a_fresh_bound() {
+        let mut c = core(&[(0, 0), (1, 0)]);
+        give(&mut c, 1, 1, 0);
+        give(&mut c, 0, 2, 100);
+        c.cur_context = 1;
+        c.demote_if_due(3000);
+        c.cur_context = 0; // the nanokernel's lcurcontext write, before its timer restart
+        c.demote_if_due(3070);
+        assert_eq!(c.sched.demotions, 1, "context 0 waited since cycle 100 but was not demoted");
+        assert_eq!(c.demotion_deadline(), Some(6000));
+    }
+
+    #[test]
+    fn a_demoted_context_stays_below_an_equal_priority_one() {
+        let mut c = core(&[(0, 0), (1, 0)]);
+        give(&mut c, 1, 1, 0);
+        c.cur_context = 1;
+        c.demote_if_due(3000);
+        c.contexts[1].outstanding.pop_front();
+        c.on_done(5000);
+        give(&mut c, 1, 2, 5000);
+        give(&mut c, 0, 3, 5100);
+        assert_eq!(c.target().unwrap().id, 0, "context 0's later message goes first");
+        assert!(c.wants_irq(5100), "and preempts context 1's plain request at once");
     }
 }
