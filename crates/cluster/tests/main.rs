@@ -13,3 +13,4 @@ mod nanokernel;
 mod network;
 mod nic_compare;
 mod run_ahead;
+mod shared_memory;

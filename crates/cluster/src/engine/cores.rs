@@ -27,11 +27,19 @@ impl Simulation {
         let exact_until = peek.min(self.nodes[n].others_horizon(c)).min(other_nodes).min(self.horizon);
         let node = &mut self.nodes[n];
         let irq_bit = node.irq_bit();
-        let core = &mut node.cores[c];
         if std::mem::replace(&mut node.last_run, c) != c {
-            core.drop_reservation();
+            node.cores[c].drop_reservation();
         }
-        let bound = if core.interrupts_enabled(irq_bit) { exact_until.max(g + 1) } else { g + QUANTUM };
+        // A core that shares memory with another unfinished core of its node is held as
+        // one that can be interrupted: within the NIC's RX path of the earliest other
+        // running core, and not past the next event that could wake a waiting one, so each
+        // sees the other's stores within a few cycles (docs/models/node.md "Cores sharing
+        // memory").
+        let sharing = node.shares_memory(c) && !node.cores[c].loops_in_place(&node.mem);
+        let core = &mut node.cores[c];
+        core.set_sharing(sharing);
+        let tight = sharing || core.interrupts_enabled(irq_bit);
+        let bound = if tight { exact_until.max(g + 1) } else { g + QUANTUM };
         // Not past the run's end, its cycle limit or a deadline (`--until-us`), by more than
         // the one cycle that takes a core's clock past it (so the run ends; global time is
         // at most the end, hence g < end + 1 and every dispatch makes progress).
@@ -44,6 +52,7 @@ impl Simulation {
         let exit = core.run(&mut node.mem, &mut plat, until);
         let (actions, last_rx) = (std::mem::take(&mut plat.actions), plat.last_rx);
         let ice_actions = std::mem::take(&mut plat.ice_actions);
+        node.publish_stores(c);
         node.state[c] = CoreState::Scheduled(u64::MAX);
         self.apply(n, actions);
         self.apply_ice(n, ice_actions);

@@ -83,6 +83,8 @@ pub struct Core {
     pub(crate) fp: crate::core::fpu::FpState,
     pub(crate) l1i: L1,
     pub(crate) l1d: L1,
+    /// Stores shared with the node's other cores (`coherence`).
+    pub(crate) coh: crate::coherence::Coherence,
     pub(crate) bp: BranchPred,
     pub(crate) stats: CoreStats,
     pub(crate) hart: usize,
@@ -133,6 +135,7 @@ impl Core {
             fp: Default::default(),
             l1i: L1::new(timing.l1i_sets, timing.l1i_ways),
             l1d: L1::new(timing.l1d_sets, timing.l1d_ways),
+            coh: Default::default(),
             bp: BranchPred::new(timing.bht_entries, timing.btb_entries, timing.ras_entries),
             stats: CoreStats::default(),
             hart,
