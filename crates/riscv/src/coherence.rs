@@ -12,6 +12,10 @@
 
 use crate::core::Core;
 use crate::mem::NodeMem;
+use std::collections::HashMap;
+
+/// Accesses in a row to one line after which a core is taken to be polling it.
+const POLL_ACCESSES: u32 = 16;
 
 /// A line number and the cycle of the last store to it.
 pub type LineStore = (u64, u64);
@@ -21,36 +25,93 @@ pub type LineStore = (u64, u64);
 pub(crate) struct Coherence {
     /// Note stores for the other cores (another core of the node has yet to finish).
     pub(crate) sharing: bool,
+    /// This run is held within a few cycles of the other running cores.
+    in_step: bool,
+    /// Data accesses in a row to one line, and that line (kept apart from `dline`, which
+    /// other cores' stores reset).
+    repeats: u32,
+    repeat_line: u64,
+    /// End the run: the core started polling outside of step.
+    yield_now: bool,
+    /// The core ended its last run looping in place (`loops_in_place`).
+    looping: bool,
     /// Lines stored to since the others last observed this core, in order.
     stores: Vec<LineStore>,
-    /// Lines other cores stored to at cycles after this core's clock when it observed them.
-    future: Vec<LineStore>,
+    /// Lines other cores stored to at cycles after this core's clock when it observed
+    /// them, with the last such cycle.
+    future: HashMap<u64, u64>,
+    /// `future`'s size after it was last pruned (it is pruned when it has doubled).
+    pruned_len: usize,
 }
 
 impl Core {
-    /// Note stores for the node's other cores from now on (`on`), or stop.
-    pub fn set_sharing(&mut self, on: bool) {
+    /// Note stores for the node's other cores from now on (`on`), or stop; `in_step`: this
+    /// run is held within a few cycles of the other running cores.
+    pub fn set_sharing(&mut self, on: bool, in_step: bool) {
         self.coh.sharing = on;
+        self.coh.in_step = in_step;
         if !on {
             self.coh.stores.clear();
         }
     }
 
-    /// The lines this core stored to since the last call, each with its last store's cycle.
+    /// Is the core polling one line (`POLL_ACCESSES` data accesses in a row to it, none to
+    /// another)? A spin on a flag is; the driver then keeps it in step with the others.
+    pub fn polls(&self) -> bool {
+        self.coh.repeats >= POLL_ACCESSES
+    }
+
+    /// An access to another line than the last (`dline`): the same as before if only
+    /// another core's store reset `dline`.
+    #[inline(always)]
+    pub(crate) fn note_line(&mut self, line: u64) {
+        if line != self.coh.repeat_line {
+            self.coh.repeat_line = line;
+            self.coh.repeats = 0;
+        } else if self.coh.sharing {
+            self.note_repeat();
+        }
+    }
+
+    /// One more access to the current line; a core that starts polling outside of step
+    /// ends its run after this instruction.
+    #[inline(always)]
+    pub(crate) fn note_repeat(&mut self) {
+        self.coh.repeats = self.coh.repeats.saturating_add(1);
+        if self.coh.repeats == POLL_ACCESSES && !self.coh.in_step {
+            self.coh.yield_now = true;
+            self.block_end = self.cycle;
+        }
+    }
+
+    pub(crate) fn take_yield(&mut self) -> bool {
+        std::mem::take(&mut self.coh.yield_now)
+    }
+
+    /// The lines this core stored to since the last call, each once with its last store's
+    /// cycle (a run stores to a few lines again and again: its stack, its variables).
     pub fn take_stores(&mut self) -> Vec<LineStore> {
-        std::mem::take(&mut self.coh.stores)
+        let mut v = std::mem::take(&mut self.coh.stores);
+        v.sort_unstable_by_key(|&(line, s)| (line, std::cmp::Reverse(s)));
+        v.dedup_by_key(|&mut (line, _)| line);
+        v
     }
 
     /// Another core of the node stored to these lines: drop them from the L1 D-cache, and
     /// remember the stores this core's clock has not yet reached.
     pub fn observe_stores(&mut self, stores: &[LineStore]) {
         let now = self.cycle;
-        self.coh.future.retain(|&(_, s)| s > now);
         for &(line, s) in stores {
             self.l1d.invalidate(line);
             if s > now {
-                self.coh.future.push((line, s));
+                let e = self.coh.future.entry(line).or_insert(s);
+                *e = (*e).max(s);
             }
+        }
+        let coh = &mut self.coh;
+        if coh.future.len() >= 2 * coh.pruned_len.max(128) {
+            coh.future.retain(|_, s| *s > now);
+            coh.pruned_len = coh.future.len();
         }
         self.dline = u64::MAX;
     }
@@ -72,8 +133,7 @@ impl Core {
         if self.coh.future.is_empty() {
             return;
         }
-        let s = self.coh.future.iter().filter(|&&(l, _)| l == line).map(|&(_, s)| s).max();
-        if let Some(s) = s.filter(|&s| s > self.cycle) {
+        if let Some(&s) = self.coh.future.get(&line).filter(|&&s| s > self.cycle) {
             self.stats.stall_mem += s - self.cycle;
             self.cycle = s;
         }
@@ -81,12 +141,23 @@ impl Core {
 }
 
 impl Core {
-    /// Is this core at a jump or a taken branch to itself? Then it touches no memory until
-    /// an interrupt takes it elsewhere: the prototype's runtime parks cores 1.. so
-    /// (`while (hartid != 0) {}`), and they need not be kept in step with the others.
-    pub fn loops_in_place(&self, mem: &NodeMem) -> bool {
+    /// Did this core end its last run looping in place (`note_loop`)? Only it can leave
+    /// the loop, so the answer holds until it runs again.
+    pub fn looping(&self) -> bool {
+        self.coh.looping
+    }
+
+    /// After a run: is this core at a jump or a taken branch to itself, with interrupts
+    /// off? Then it touches no memory and changes nothing again: the prototype's runtime
+    /// parks cores 1.. so (`while (hartid != 0) {}`), and they need not be kept in step
+    /// with the others.
+    pub fn note_loop(&mut self, mem: &NodeMem) {
+        self.coh.looping = self.loops_in_place(mem);
+    }
+
+    fn loops_in_place(&self, mem: &NodeMem) -> bool {
         let mut b = [0u8; 4];
-        if mem.read(self.pc, &mut b[..2]).is_err() {
+        if self.irq_mask_enabled() != 0 || mem.read(self.pc, &mut b[..2]).is_err() {
             return false;
         }
         let low = u16::from_le_bytes([b[0], b[1]]);

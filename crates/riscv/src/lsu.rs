@@ -76,11 +76,14 @@ impl Core {
         let line = addr >> self.line_shift;
         if line != self.dline {
             self.dline = line;
+            self.note_line(line);
             if !self.l1d.access(line) {
                 self.stats.dcache_misses += 1;
                 self.await_store(line);
                 self.miss(mem, line);
             }
+        } else if self.coh.sharing {
+            self.note_repeat();
         }
     }
 

@@ -12,6 +12,13 @@ use nanopu_riscv::{BlockOn, Exit, StallKind};
 /// limits). Any value gives the same results; this one keeps event overhead below 1%.
 const QUANTUM: u64 = 100_000;
 
+/// Cycles a core of a node may run past the earliest other running core of the node while
+/// it is not polling memory (docs/models/node.md "Cores sharing memory"): a store another
+/// core makes is seen at most this late by a core reading the line once (a core polling
+/// it is held closer), and a load of a line stored in the reader's future waits at most
+/// this long for it.
+const SHARING_WINDOW: u64 = 256;
+
 /// A core: (node, core within the node).
 pub type Cid = (usize, usize);
 
@@ -30,16 +37,27 @@ impl Simulation {
         if std::mem::replace(&mut node.last_run, c) != c {
             node.cores[c].drop_reservation();
         }
-        // A core that shares memory with another unfinished core of its node is held as
-        // one that can be interrupted: within the NIC's RX path of the earliest other
-        // running core, and not past the next event that could wake a waiting one, so each
-        // sees the other's stores within a few cycles (docs/models/node.md "Cores sharing
-        // memory").
-        let sharing = node.shares_memory(c) && !node.cores[c].loops_in_place(&node.mem);
+        // Cores of a node that run at once are held a window apart, and a core polling a
+        // line within the NIC's RX path of the earliest other, so each sees the others'
+        // stores within a few cycles; a core's stores go to every core of the node that has
+        // yet to finish (docs/models/node.md "Cores sharing memory").
+        let own_loop = node.cores[c].looping();
+        let sharing = !own_loop && node.state.iter().enumerate().any(|(i, s)| i != c && s.running());
+        let others = node.others_horizon(c);
         let core = &mut node.cores[c];
-        core.set_sharing(sharing);
-        let tight = sharing || core.interrupts_enabled(irq_bit);
-        let bound = if tight { exact_until.max(g + 1) } else { g + QUANTUM };
+        let step = if own_loop || others == u64::MAX {
+            u64::MAX
+        } else if core.polls() {
+            others
+        } else {
+            others.saturating_add(SHARING_WINDOW)
+        };
+        core.set_sharing(sharing, step == others);
+        let bound = if core.interrupts_enabled(irq_bit) {
+            exact_until.max(g + 1)
+        } else {
+            step.min(g + QUANTUM).max(g + 1)
+        };
         // Not past the run's end, its cycle limit or a deadline (`--until-us`), by more than
         // the one cycle that takes a core's clock past it (so the run ends; global time is
         // at most the end, hence g < end + 1 and every dispatch makes progress).

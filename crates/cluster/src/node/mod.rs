@@ -137,20 +137,10 @@ impl Node {
         self.nic.ice()
     }
 
-    /// Has another core of this node yet to finish? Then it may read what `core` stores
-    /// (and `core` what it stores): `dispatch` keeps them a few cycles apart and their
-    /// stores are shared through `publish_stores`.
-    /// A core looping in place touches no memory until an interrupt moves it, so it
-    /// counts only once it leaves (`Core::loops_in_place`).
-    pub fn shares_memory(&self, core: usize) -> bool {
-        let live = |(i, s): (usize, &CoreState)| i != core && s.running();
-        let others = self.state.iter().enumerate().filter(|&x| live(x));
-        others.map(|(i, _)| &self.cores[i]).any(|o| !o.loops_in_place(&self.mem))
-    }
-
-    /// The lines `core` stored to in its last run leave the other cores' L1 D-caches
-    /// (nanopu_riscv::coherence).
+    /// After `core`'s run: the lines it stored to leave the other cores' L1 D-caches
+    /// (nanopu_riscv::coherence), and whether it now loops in place is noted.
     pub fn publish_stores(&mut self, core: usize) {
+        self.cores[core].note_loop(&self.mem);
         let stores = self.cores[core].take_stores();
         if stores.is_empty() {
             return;
@@ -165,20 +155,15 @@ impl Node {
     }
 
     /// Earliest cycle at which another runnable core of this node could change what `core`
-    /// sees (its own time plus the NIC's RX path).
+    /// sees (its own time plus the NIC's RX path). A core looping in place changes nothing
+    /// until an interrupt moves it (`Core::loops_in_place`), and is not counted.
     pub fn others_horizon(&self, core: usize) -> u64 {
-        self.others_time(core).saturating_add(self.nic.rx_path_cycles())
-    }
-
-    /// The earliest cycle another core of this node is scheduled to run at (u64::MAX:
-    /// none is).
-    pub fn others_time(&self, core: usize) -> u64 {
         let times = self.state.iter().enumerate().filter(|(i, _)| *i != core);
-        let t = times.filter_map(|(_, s)| match s {
-            CoreState::Scheduled(t) => Some(*t),
+        let t = times.filter_map(|(i, s)| match s {
+            CoreState::Scheduled(t) if !self.cores[i].looping() => Some(*t),
             _ => None,
         });
-        t.min().unwrap_or(u64::MAX)
+        t.min().map_or(u64::MAX, |t| t + self.nic.rx_path_cycles())
     }
 }
 

@@ -68,6 +68,8 @@ pub struct Core {
     /// lines goes back and forth without consulting the cache model.
     pub(crate) iprev: u64,
     pub(crate) dline: u64,
+    /// Where the inner loop stops (`run_block`): the horizon, or now if the core must yield.
+    pub(crate) block_end: u64,
     /// log2 of the cache line size (a shift, not a division, on the hot path).
     pub(crate) line_shift: u32,
     pub(crate) tlb_r: [TlbEntry; TLB_SIZE],
@@ -124,6 +126,7 @@ impl Core {
             iline: u64::MAX,
             iprev: u64::MAX,
             dline: u64::MAX,
+            block_end: 0,
             line_shift: timing.line_bytes.max(1).next_power_of_two().trailing_zeros(),
             tlb_r: [NO_TLB; TLB_SIZE],
             tlb_w: [NO_TLB; TLB_SIZE],
@@ -165,11 +168,13 @@ impl Core {
             }
             // Enabling external interrupts ends the run: the driver bounds a core that can
             // be interrupted more tightly, so that no interrupt is taken late.
-            if self.cycle >= until || (!external_on && self.external_irqs_enabled()) {
+            // A core found polling memory another core writes ends its run too: the
+            // driver holds it in step with the others (`coherence`).
+            if self.cycle >= until || (!external_on && self.external_irqs_enabled()) || self.take_yield() {
                 return Exit::Limit;
             }
-            let horizon = self.horizon(mem, until);
-            if let Some(e) = self.run_block(mem, plat, horizon) {
+            self.block_end = self.horizon(mem, until);
+            if let Some(e) = self.run_block(mem, plat) {
                 return self.finish(e);
             }
         }
@@ -208,9 +213,9 @@ impl Core {
         e
     }
 
-    /// Execute until `horizon` or an event; `Some(exit)` ends the run.
-    fn run_block<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P, horizon: u64) -> Option<Exit> {
-        while self.cycle < horizon {
+    /// Execute until `block_end` or an event; `Some(exit)` ends the run.
+    fn run_block<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Option<Exit> {
+        while self.cycle < self.block_end {
             let op = self.fetch(mem);
             match self.exec(op, mem, plat) {
                 Ok(()) => {}
