@@ -33,7 +33,6 @@ mod amo;
 pub mod asm;
 pub mod bpred;
 pub mod cache;
-pub mod coherence;
 mod core;
 pub mod decode;
 mod dma;

@@ -39,7 +39,7 @@ impl Core {
     }
 
     /// Store the low `N` bytes of `v` with timing; the node's other cores will see it
-    /// (`coherence`).
+    /// (`core/coherence.rs`).
     #[inline(always)]
     pub(crate) fn store<const N: usize>(&mut self, mem: &mut NodeMem, addr: u64, v: u64) -> Result<(), Ex> {
         let r = self.store_data::<N>(mem, addr, v);

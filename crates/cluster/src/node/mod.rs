@@ -138,7 +138,7 @@ impl Node {
     }
 
     /// After `core`'s run: the lines it stored to leave the other cores' L1 D-caches
-    /// (nanopu_riscv::coherence), and whether it now loops in place is noted.
+    /// (crates/riscv/src/core/coherence.rs), and whether it now loops in place is noted.
     pub fn publish_stores(&mut self, core: usize) {
         self.cores[core].note_loop(&self.mem);
         let stores = self.cores[core].take_stores();

@@ -8,6 +8,7 @@
 //! only changes through events (CSR writes, CLINT stores, `mret`) or the timer, so the inner
 //! loop checks a single comparison per instruction.
 
+pub(crate) mod coherence;
 pub(crate) mod csr;
 pub(crate) mod fpu;
 pub(crate) mod trap;
@@ -85,8 +86,8 @@ pub struct Core {
     pub(crate) fp: crate::core::fpu::FpState,
     pub(crate) l1i: L1,
     pub(crate) l1d: L1,
-    /// Stores shared with the node's other cores (`coherence`).
-    pub(crate) coh: crate::coherence::Coherence,
+    /// Stores shared with the node's other cores (`core/coherence.rs`).
+    pub(crate) coh: coherence::Coherence,
     pub(crate) bp: BranchPred,
     pub(crate) stats: CoreStats,
     pub(crate) hart: usize,
@@ -169,7 +170,7 @@ impl Core {
             // Enabling external interrupts ends the run: the driver bounds a core that can
             // be interrupted more tightly, so that no interrupt is taken late.
             // A core found polling memory another core writes ends its run too: the
-            // driver holds it in step with the others (`coherence`).
+            // driver holds it in step with the others (`core/coherence.rs`).
             if self.cycle >= until || (!external_on && self.external_irqs_enabled()) || self.take_yield() {
                 return Exit::Limit;
             }

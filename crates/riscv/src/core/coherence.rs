@@ -10,7 +10,7 @@
 //! writer ran a few cycles ahead) waits for that cycle first: a store is never seen before
 //! it is made.
 
-use crate::core::Core;
+use super::Core;
 use crate::mem::NodeMem;
 use std::collections::HashMap;
 
