@@ -1,8 +1,8 @@
 //! What the cores of one node see of each other's stores: the coherence of their private L1
 //! D-caches behind the shared L2 (docs/models/node.md "Cores sharing memory").
 //!
-//! The cores of a node run one after another, each a few cycles past the others
-//! (crates/cluster `dispatch`). While another core of its node could read memory, a core
+//! The cores of a node run one after another, each at most a window past the others (a few
+//! cycles while it polls a line; crates/cluster `dispatch`). While another core of its node could read memory, a core
 //! notes the lines it stores to and the cycle of each line's last store; after its run the
 //! other cores observe them: the line leaves their L1 D-cache, as the inclusive L2's probe
 //! takes it away on the prototype, so their next access misses and refills from the L2
