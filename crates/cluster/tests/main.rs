@@ -13,4 +13,5 @@ mod nanokernel;
 mod network;
 mod nic_compare;
 mod run_ahead;
+mod shared_memory;
 mod stops;

@@ -38,9 +38,19 @@ impl Core {
         Ok(u64::from_le_bytes(b))
     }
 
-    /// Store the low `N` bytes of `v` with timing.
+    /// Store the low `N` bytes of `v` with timing; the node's other cores will see it
+    /// (`core/coherence.rs`).
     #[inline(always)]
     pub(crate) fn store<const N: usize>(&mut self, mem: &mut NodeMem, addr: u64, v: u64) -> Result<(), Ex> {
+        let r = self.store_data::<N>(mem, addr, v);
+        if self.coh.sharing {
+            self.note_store(addr);
+        }
+        r
+    }
+
+    #[inline(always)]
+    fn store_data<const N: usize>(&mut self, mem: &mut NodeMem, addr: u64, v: u64) -> Result<(), Ex> {
         let cn = addr / CHUNK;
         let off = (addr % CHUNK) as usize;
         let e = self.tlb_w[tlb_slot(cn)];
@@ -66,10 +76,14 @@ impl Core {
         let line = addr >> self.line_shift;
         if line != self.dline {
             self.dline = line;
+            self.note_line(line);
             if !self.l1d.access(line) {
                 self.stats.dcache_misses += 1;
+                self.await_store(line);
                 self.miss(mem, line);
             }
+        } else if self.coh.sharing {
+            self.note_repeat();
         }
     }
 

@@ -15,6 +15,13 @@ use nanopu_riscv::{BlockOn, Exit, StallKind};
 /// below 1%.
 const QUANTUM: u64 = 100_000;
 
+/// Cycles a core of a node may run past the earliest other running core of the node while
+/// it is not polling memory (docs/models/node.md "Cores sharing memory"): a store another
+/// core makes is seen at most this late by a core reading the line once (a core polling
+/// it is held closer), and a load of a line stored in the reader's future waits at most
+/// this long for it.
+const SHARING_WINDOW: u64 = 256;
+
 /// A core: (node, core within the node).
 pub type Cid = (usize, usize);
 
@@ -30,11 +37,14 @@ impl Simulation {
         let exact_until = peek.min(self.nodes[n].others_horizon(c)).min(other_nodes).min(self.horizon);
         let node = &mut self.nodes[n];
         let irq_bit = node.irq_bit();
-        let core = &mut node.cores[c];
         if std::mem::replace(&mut node.last_run, c) != c {
-            core.drop_reservation();
+            node.cores[c].drop_reservation();
         }
-        let exact = if core.interrupts_enabled(irq_bit) { exact_until.max(g + 1) } else { u64::MAX };
+        let step = sharing_step(node, c);
+        let core = &mut node.cores[c];
+        // An interruptible core as far as the next event allows, another to its step; either
+        // at most a quantum, so the loop looks for a stop in time (`engine/stop.rs`).
+        let exact = if core.interrupts_enabled(irq_bit) { exact_until.max(g + 1) } else { step.max(g + 1) };
         let bound = exact.min(g + QUANTUM);
         // Not past the run's end, its cycle limit or a deadline (`--until-us`), by more than
         // the one cycle that takes a core's clock past it (so the run ends; global time is
@@ -50,6 +60,7 @@ impl Simulation {
         self.work += crate::engine::stop::dispatch_units(core.cycle().saturating_sub(before));
         let (actions, last_rx) = (std::mem::take(&mut plat.actions), plat.last_rx);
         let ice_actions = std::mem::take(&mut plat.ice_actions);
+        node.publish_stores(c);
         node.state[c] = CoreState::Scheduled(u64::MAX);
         self.apply(n, actions);
         self.apply_ice(n, ice_actions);
@@ -228,4 +239,25 @@ impl Simulation {
             self.wake((n, c), self.cycles(), StallKind::NetTx);
         }
     }
+}
+
+/// How far core `c` of `node` may run while other cores of its node run: cores that run at
+/// once are held a window apart, and a core polling a line within the NIC's RX path of the
+/// earliest other, so each sees the others' stores within a few cycles; a core's stores go
+/// to every core of the node that has yet to finish (docs/models/node.md "Cores sharing
+/// memory"). `u64::MAX` for a core alone, or looping on itself.
+fn sharing_step(node: &mut crate::node::Node, c: usize) -> u64 {
+    let own_loop = node.cores[c].looping();
+    let sharing = !own_loop && node.state.iter().enumerate().any(|(i, s)| i != c && s.running());
+    let others = node.others_horizon(c);
+    let core = &mut node.cores[c];
+    let step = if own_loop || others == u64::MAX {
+        u64::MAX
+    } else if core.polls() {
+        others
+    } else {
+        others.saturating_add(SHARING_WINDOW)
+    };
+    core.set_sharing(sharing, step == others);
+    step
 }

@@ -137,16 +137,33 @@ impl Node {
         self.nic.ice()
     }
 
+    /// After `core`'s run: the lines it stored to leave the other cores' L1 D-caches
+    /// (crates/riscv/src/core/coherence.rs), and whether it now loops in place is noted.
+    pub fn publish_stores(&mut self, core: usize) {
+        self.cores[core].note_loop(&self.mem);
+        let stores = self.cores[core].take_stores();
+        if stores.is_empty() {
+            return;
+        }
+        let others = self
+            .cores
+            .iter_mut()
+            .zip(&self.state)
+            .enumerate()
+            .filter(|(i, (_, s))| *i != core && s.running());
+        others.for_each(|(_, (other, _))| other.observe_stores(&stores));
+    }
+
     /// Earliest cycle at which another runnable core of this node could change what `core`
-    /// sees (its own time plus the NIC's RX path).
+    /// sees (its own time plus the NIC's RX path). A core looping in place changes nothing
+    /// until an interrupt moves it (`Core::loops_in_place`), and is not counted.
     pub fn others_horizon(&self, core: usize) -> u64 {
-        let rx = self.nic.rx_path_cycles();
         let times = self.state.iter().enumerate().filter(|(i, _)| *i != core);
-        let t = times.filter_map(|(_, s)| match s {
-            CoreState::Scheduled(t) => Some(*t),
+        let t = times.filter_map(|(i, s)| match s {
+            CoreState::Scheduled(t) if !self.cores[i].looping() => Some(*t),
             _ => None,
         });
-        t.min().map_or(u64::MAX, |t| t + rx)
+        t.min().map_or(u64::MAX, |t| t + self.nic.rx_path_cycles())
     }
 }
 

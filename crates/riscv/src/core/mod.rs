@@ -8,6 +8,7 @@
 //! only changes through events (CSR writes, CLINT stores, `mret`) or the timer, so the inner
 //! loop checks a single comparison per instruction.
 
+pub(crate) mod coherence;
 pub(crate) mod csr;
 pub(crate) mod fpu;
 pub(crate) mod trap;
@@ -68,6 +69,8 @@ pub struct Core {
     /// lines goes back and forth without consulting the cache model.
     pub(crate) iprev: u64,
     pub(crate) dline: u64,
+    /// Where the inner loop stops (`run_block`): the horizon, or now if the core must yield.
+    pub(crate) block_end: u64,
     /// log2 of the cache line size (a shift, not a division, on the hot path).
     pub(crate) line_shift: u32,
     pub(crate) tlb_r: [TlbEntry; TLB_SIZE],
@@ -83,6 +86,8 @@ pub struct Core {
     pub(crate) fp: crate::core::fpu::FpState,
     pub(crate) l1i: L1,
     pub(crate) l1d: L1,
+    /// Stores shared with the node's other cores (`core/coherence.rs`).
+    pub(crate) coh: coherence::Coherence,
     pub(crate) bp: BranchPred,
     pub(crate) stats: CoreStats,
     pub(crate) hart: usize,
@@ -122,6 +127,7 @@ impl Core {
             iline: u64::MAX,
             iprev: u64::MAX,
             dline: u64::MAX,
+            block_end: 0,
             line_shift: timing.line_bytes.max(1).next_power_of_two().trailing_zeros(),
             tlb_r: [NO_TLB; TLB_SIZE],
             tlb_w: [NO_TLB; TLB_SIZE],
@@ -133,6 +139,7 @@ impl Core {
             fp: Default::default(),
             l1i: L1::new(timing.l1i_sets, timing.l1i_ways),
             l1d: L1::new(timing.l1d_sets, timing.l1d_ways),
+            coh: Default::default(),
             bp: BranchPred::new(timing.bht_entries, timing.btb_entries, timing.ras_entries),
             stats: CoreStats::default(),
             hart,
@@ -162,11 +169,13 @@ impl Core {
             }
             // Enabling external interrupts ends the run: the driver bounds a core that can
             // be interrupted more tightly, so that no interrupt is taken late.
-            if self.cycle >= until || (!external_on && self.external_irqs_enabled()) {
+            // A core found polling memory another core writes ends its run too: the
+            // driver holds it in step with the others (`core/coherence.rs`).
+            if self.cycle >= until || (!external_on && self.external_irqs_enabled()) || self.take_yield() {
                 return Exit::Limit;
             }
-            let horizon = self.horizon(mem, until);
-            if let Some(e) = self.run_block(mem, plat, horizon) {
+            self.block_end = self.horizon(mem, until);
+            if let Some(e) = self.run_block(mem, plat) {
                 return self.finish(e);
             }
         }
@@ -205,9 +214,9 @@ impl Core {
         e
     }
 
-    /// Execute until `horizon` or an event; `Some(exit)` ends the run.
-    fn run_block<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P, horizon: u64) -> Option<Exit> {
-        while self.cycle < horizon {
+    /// Execute until `block_end` or an event; `Some(exit)` ends the run.
+    fn run_block<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Option<Exit> {
+        while self.cycle < self.block_end {
             let op = self.fetch(mem);
             match self.exec(op, mem, plat) {
                 Ok(()) => {}

@@ -1,0 +1,207 @@
+//! What the cores of one node see of each other's stores: the coherence of their private L1
+//! D-caches behind the shared L2 (docs/models/node.md "Cores sharing memory").
+//!
+//! The cores of a node run one after another, each at most a window past the others (a few
+//! cycles while it polls a line; crates/cluster `dispatch`). While another core of its node could read memory, a core
+//! notes the lines it stores to and the cycle of each line's last store; after its run the
+//! other cores observe them: the line leaves their L1 D-cache, as the inclusive L2's probe
+//! takes it away on the prototype, so their next access misses and refills from the L2
+//! (`l2_latency`). A core that reads a line stored at a cycle still in its own future (the
+//! writer ran a few cycles ahead) waits for that cycle first: a store is never seen before
+//! it is made.
+
+use super::Core;
+use crate::mem::NodeMem;
+use std::collections::HashMap;
+
+/// Accesses in a row to one line after which a core is taken to be polling it.
+const POLL_ACCESSES: u32 = 16;
+
+/// A line number and the cycle of the last store to it.
+pub type LineStore = (u64, u64);
+
+/// One core's side of coherence.
+#[derive(Default)]
+pub(crate) struct Coherence {
+    /// Note stores for the other cores (another core of the node has yet to finish).
+    pub(crate) sharing: bool,
+    /// This run is held within a few cycles of the other running cores.
+    in_step: bool,
+    /// Data accesses in a row to one line, and that line (kept apart from `dline`, which
+    /// other cores' stores reset).
+    repeats: u32,
+    repeat_line: u64,
+    /// End the run: the core started polling outside of step.
+    yield_now: bool,
+    /// The core ended its last run looping in place (`loops_in_place`).
+    looping: bool,
+    /// Lines stored to since the others last observed this core, in order.
+    stores: Vec<LineStore>,
+    /// Lines other cores stored to at cycles after this core's clock when it observed
+    /// them, with the last such cycle.
+    future: HashMap<u64, u64>,
+    /// `future`'s size after it was last pruned (it is pruned when it has doubled).
+    pruned_len: usize,
+}
+
+impl Core {
+    /// Note stores for the node's other cores from now on (`on`), or stop; `in_step`: this
+    /// run is held within a few cycles of the other running cores.
+    pub fn set_sharing(&mut self, on: bool, in_step: bool) {
+        self.coh.sharing = on;
+        self.coh.in_step = in_step;
+        if !on {
+            self.coh.stores.clear();
+        }
+    }
+
+    /// Is the core polling one line (`POLL_ACCESSES` data accesses in a row to it, none to
+    /// another)? A spin on a flag is; the driver then keeps it in step with the others.
+    pub fn polls(&self) -> bool {
+        self.coh.repeats >= POLL_ACCESSES
+    }
+
+    /// An access to another line than the last (`dline`): the same as before if only
+    /// another core's store reset `dline`.
+    #[inline(always)]
+    pub(crate) fn note_line(&mut self, line: u64) {
+        if line != self.coh.repeat_line {
+            self.coh.repeat_line = line;
+            self.coh.repeats = 0;
+        } else if self.coh.sharing {
+            self.note_repeat();
+        }
+    }
+
+    /// One more access to the current line; a core that starts polling outside of step
+    /// ends its run after this instruction.
+    #[inline(always)]
+    pub(crate) fn note_repeat(&mut self) {
+        self.coh.repeats = self.coh.repeats.saturating_add(1);
+        if self.coh.repeats == POLL_ACCESSES && !self.coh.in_step {
+            self.coh.yield_now = true;
+            self.block_end = self.cycle;
+        }
+    }
+
+    pub(crate) fn take_yield(&mut self) -> bool {
+        std::mem::take(&mut self.coh.yield_now)
+    }
+
+    /// The lines this core stored to since the last call, each once with its last store's
+    /// cycle (a run stores to a few lines again and again: its stack, its variables).
+    pub fn take_stores(&mut self) -> Vec<LineStore> {
+        let mut v = std::mem::take(&mut self.coh.stores);
+        v.sort_unstable_by_key(|&(line, s)| (line, std::cmp::Reverse(s)));
+        v.dedup_by_key(|&mut (line, _)| line);
+        v
+    }
+
+    /// Another core of the node stored to these lines: drop them from the L1 D-cache, and
+    /// remember the stores this core's clock has not yet reached.
+    pub fn observe_stores(&mut self, stores: &[LineStore]) {
+        let now = self.cycle;
+        for &(line, s) in stores {
+            self.l1d.invalidate(line);
+            if s > now {
+                let e = self.coh.future.entry(line).or_insert(s);
+                *e = (*e).max(s);
+            }
+        }
+        let coh = &mut self.coh;
+        if coh.future.len() >= 2 * coh.pruned_len.max(128) {
+            coh.future.retain(|_, s| *s > now);
+            coh.pruned_len = coh.future.len();
+        }
+        self.dline = u64::MAX;
+    }
+
+    /// Note a store to `addr` at the current cycle (only while sharing).
+    #[inline(always)]
+    pub(crate) fn note_store(&mut self, addr: u64) {
+        let line = addr >> self.line_shift;
+        match self.coh.stores.last_mut() {
+            Some(last) if last.0 == line => last.1 = self.cycle,
+            _ => self.coh.stores.push((line, self.cycle)),
+        }
+    }
+
+    /// Before an L1 miss of `line`: if another core stored to it at a cycle still ahead of
+    /// this core's clock, the access waits until then (the new data is not there before).
+    #[inline(always)]
+    pub(crate) fn await_store(&mut self, line: u64) {
+        if self.coh.future.is_empty() {
+            return;
+        }
+        if let Some(&s) = self.coh.future.get(&line).filter(|&&s| s > self.cycle) {
+            self.stats.stall_mem += s - self.cycle;
+            self.cycle = s;
+        }
+    }
+}
+
+impl Core {
+    /// Did this core end its last run looping in place (`note_loop`)? Only it can leave
+    /// the loop, so the answer holds until it runs again.
+    pub fn looping(&self) -> bool {
+        self.coh.looping
+    }
+
+    /// After a run: is this core at a jump or a taken branch to itself, with interrupts
+    /// off? Then it touches no memory and changes nothing again: the prototype's runtime
+    /// parks cores 1.. so (`while (hartid != 0) {}`), and they need not be kept in step
+    /// with the others.
+    pub fn note_loop(&mut self, mem: &NodeMem) {
+        self.coh.looping = self.loops_in_place(mem);
+    }
+
+    fn loops_in_place(&self, mem: &NodeMem) -> bool {
+        let mut b = [0u8; 4];
+        if self.irq_mask_enabled() != 0 || mem.read(self.pc, &mut b[..2]).is_err() {
+            return false;
+        }
+        let low = u16::from_le_bytes([b[0], b[1]]);
+        if low & 3 != 3 {
+            return self.compressed_self_loop(low);
+        }
+        mem.read(self.pc, &mut b).is_ok() && self.self_loop(u32::from_le_bytes(b))
+    }
+
+    /// `jal rd, 0`, or a B-type branch of offset 0 whose condition holds (RISC-V
+    /// unprivileged spec 2.5).
+    fn self_loop(&self, insn: u32) -> bool {
+        if insn & 0x7f == 0x6f && insn >> 12 == 0 {
+            return true;
+        }
+        let offset_bits = insn & 0xfe00_0f80;
+        if insn & 0x7f != 0x63 || offset_bits != 0 {
+            return false;
+        }
+        let (a, b) = (self.x[((insn >> 15) & 31) as usize], self.x[((insn >> 20) & 31) as usize]);
+        match (insn >> 12) & 7 {
+            0 => a == b,
+            1 => a != b,
+            4 => (a as i64) < b as i64,
+            5 => a as i64 >= b as i64,
+            6 => a < b,
+            7 => a >= b,
+            _ => false,
+        }
+    }
+
+    /// `c.j 0`, or `c.beqz`/`c.bnez` of offset 0 whose condition holds (spec 16.6).
+    fn compressed_self_loop(&self, insn: u16) -> bool {
+        let (op, funct3) = (insn & 3, insn >> 13);
+        if op != 1 {
+            return false;
+        }
+        match funct3 {
+            5 => insn & 0x1ffc == 0,
+            6 | 7 if insn & 0x1c7c == 0 => {
+                let r = self.x[8 + ((insn >> 7) & 7) as usize];
+                (r == 0) == (funct3 == 6)
+            }
+            _ => false,
+        }
+    }
+}
