@@ -134,7 +134,8 @@ def run_nanopu(case, elf, nanopu, scratch, sends):
     target = cluster_file(case, elf, scratch) if cluster else elf
     cmd = [nanopu, "run", target, "--json", *(f"--send={s.flag(cluster)}" for s in sends)]
     if not cluster:
-        cmd += ["--cores", "4", "--until-us", str(case.until_us)]
+        # The tester sniffs the node's port: every frame, whatever its address.
+        cmd += ["--cores", "4", "--until-us", str(case.until_us), "--host-sniffs"]
         cmd += ["--max-msg-bytes", str(case.max_msg_bytes)] if case.max_msg_bytes else []
         cmd += ["--"] + case.args if case.args else []
     done = subprocess.run(cmd, capture_output=True, text=True)

@@ -54,6 +54,12 @@ pub struct RunArgs {
     /// exited with an error code.
     #[arg(long)]
     until_us: Option<f64>,
+    /// Single node: the test host takes every message the node sends, whatever its
+    /// destination address, as the prototype's tester sniffs the node's port
+    /// (docs/compat.md); without it, a message addressed to neither the node nor 10.0.0.1 is
+    /// dropped and reported.
+    #[arg(long)]
+    host_sniffs: bool,
     /// What a core's exit ends: hart (each core exits on its own), node (the first exit ends
     /// the node, as on the prototype), auto (node unless the program was built with our
     /// runtime, which defines __nanopu_abi) [default: auto].
@@ -247,6 +253,7 @@ impl RunArgs {
                 self.until_us.is_some(),
             ),
             ("--send-frame (a single IceNIC node's test host sends frames)", !self.send_frames.is_empty()),
+            ("--host-sniffs (a cluster's test host is a node of its fabric)", self.host_sniffs),
         ]
     }
 
@@ -345,6 +352,7 @@ pub fn single_sim(a: &RunArgs) -> Result<Simulation, String> {
     let max_bytes = cfg.nic.max_msg_bytes;
     let mut sim = Simulation::new(&elf, cfg).map_err(|e| format!("{}: {e}", a.program.display()))?;
     sim.set_limit_name("--max-cycles");
+    sim.host.sniffs = a.host_sniffs;
     if let Some(us) = a.until_us {
         sim.set_deadline(check::time_us(us, "--until-us")?);
     }

@@ -134,6 +134,20 @@ fn a_single_nodes_messages_to_unknown_addresses_are_dropped_and_reported() {
     }
 }
 
+/// With `--host-sniffs` the test host takes what the node sends whatever its address, as
+/// the prototype's tester sniffs the node's port (its INT and postcard programs send to
+/// 10.1.1.0 and 0.0.0.0): nothing is dropped, the run is complete.
+#[test]
+fn a_sniffing_test_host_takes_every_message_of_a_single_node() {
+    let args = ["run", "sw/build/apps/sendto.elf", "--cores", "1", "--json", "--host-sniffs", "--", "10", "1", "1", "0", "0", "10"];
+    let o = nanopu(&args);
+    let doc = judged_alike(&o);
+    assert_eq!(o.status.code(), Some(0), "{doc}");
+    assert_eq!(doc["host_received"].as_array().map(Vec::len), Some(10), "{doc}");
+    let o = nanopu(&["run", "x.toml", "--host-sniffs"]);
+    assert!(stderr(&o).contains("--host-sniffs"), "refused on a cluster, naming it: {}", stderr(&o));
+}
+
 /// Reliability2 item 15: at 90% loss every message of a 16-node all-to-all is delivered,
 /// though some acknowledgements never reach their senders: no message is reported lost
 /// ("212 being sent ... never delivered").

@@ -81,7 +81,7 @@ impl Simulation {
     }
 
     pub(crate) fn host_arrive(&mut self, msg: Message) {
-        if msg.dst_ip != crate::host::HOST_IP {
+        if msg.dst_ip != crate::host::HOST_IP && !self.host.sniffs {
             return self.host.not_for_host.add(msg.dst_ip);
         }
         let now = self.now;

@@ -48,6 +48,9 @@ pub struct TestHost {
     pub frames_lost: [u64; 2],
     /// Messages from a single node addressed to neither the test host nor the node: dropped.
     pub not_for_host: NotForHost,
+    /// A single node's host takes every message, whatever its address, as the prototype's
+    /// tester sniffs the node's port (`nanopu run --host-sniffs`). Default false.
+    pub sniffs: bool,
     /// Messages and frames the host sent in all (the logs `sent` and `frames_sent` may be
     /// emptied during a run; this is not): a run it sent nothing was served nothing.
     pub(crate) sends: u64,
