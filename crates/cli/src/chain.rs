@@ -97,7 +97,8 @@ fn csv_objects(csv: &str) -> Value {
         None if c.is_empty() => Value::Null,
         None => Value::String(c.into()),
     };
-    let row = |l: &str| Value::Object(header.iter().map(|h| h.to_string()).zip(l.split(',').map(cell)).collect());
+    let row =
+        |l: &str| Value::Object(header.iter().map(|h| h.to_string()).zip(l.split(',').map(cell)).collect());
     Value::Array(lines.map(row).collect())
 }
 

@@ -74,7 +74,8 @@ fn table(items: &[Value], depth: usize) -> Option<String> {
     }
     let mut cells = vec![keys.iter().map(|k| k.to_string()).collect::<Vec<_>>()];
     cells.extend(rows.iter().map(|m| m.values().map(scalar).collect()));
-    let widths: Vec<usize> = (0..keys.len()).map(|c| cells.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> =
+        (0..keys.len()).map(|c| cells.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
     let pad = "  ".repeat(depth);
     let line = |r: &Vec<String>| {
         let padded: Vec<String> = r.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();

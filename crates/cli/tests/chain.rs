@@ -28,8 +28,15 @@ fn a_crashed_tail_is_reported_and_every_reply_checked() {
     let dir = scratch("tail");
     let cfg = config(&dir, "[[faults]]\nkind = \"crash\"\nnode = 3\nat_us = 800.0\n");
     let (out, reconfigs) = (dir.join("out.csv"), dir.join("reconfigs.csv"));
-    let o =
-        nanopu(&["chain", &cfg, "--progress", "--out", out.to_str().unwrap(), "--reconfigs", reconfigs.to_str().unwrap()]);
+    let o = nanopu(&[
+        "chain",
+        &cfg,
+        "--progress",
+        "--out",
+        out.to_str().unwrap(),
+        "--reconfigs",
+        reconfigs.to_str().unwrap(),
+    ]);
     let (stdout, stderr) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("0 wrong, 0 lost"), "{stderr}");

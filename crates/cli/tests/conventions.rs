@@ -63,7 +63,8 @@ fn raft_says_how_long_it_ran_only_with_progress() {
 
 #[test]
 fn progress_off_a_terminal_is_plain_lines() {
-    let args = ["run", "sw/build/tests/err_spin.elf", "--cores", "1", "--max-cycles", "300000000", "--progress"];
+    let args =
+        ["run", "sw/build/tests/err_spin.elf", "--cores", "1", "--max-cycles", "300000000", "--progress"];
     let o = nanopu(&args);
     let e = stderr(&o);
     assert!(e.contains("simulated") && e.contains("cores done"), "no progress line shown:\n{e}");

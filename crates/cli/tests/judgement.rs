@@ -139,7 +139,21 @@ fn a_single_nodes_messages_to_unknown_addresses_are_dropped_and_reported() {
 /// 10.1.1.0 and 0.0.0.0): nothing is dropped, the run is complete.
 #[test]
 fn a_sniffing_test_host_takes_every_message_of_a_single_node() {
-    let args = ["run", "sw/build/apps/sendto.elf", "--cores", "1", "--json", "--host-sniffs", "--", "10", "1", "1", "0", "0", "10"];
+    let args = [
+        "run",
+        "sw/build/apps/sendto.elf",
+        "--cores",
+        "1",
+        "--json",
+        "--host-sniffs",
+        "--",
+        "10",
+        "1",
+        "1",
+        "0",
+        "0",
+        "10",
+    ];
     let o = nanopu(&args);
     let doc = judged_alike(&o);
     assert_eq!(o.status.code(), Some(0), "{doc}");

@@ -84,7 +84,11 @@ fn ctrl_c_ends_a_load_sweep_without_starting_the_next_load() {
     let (out, records) = (dir.join("o.csv"), dir.join("r.csv"));
     let (o_arg, r_arg) = (out.to_str().unwrap(), records.to_str().unwrap());
     let args = ["load", "experiments/core-selection/jbsq.toml", "--requests", "2000000", "--rates", "1,2"];
-    let o = signalled(&[&args[..], &["--out", o_arg, "--records", r_arg]].concat(), "INT", Duration::from_secs(2));
+    let o = signalled(
+        &[&args[..], &["--out", o_arg, "--records", r_arg]].concat(),
+        "INT",
+        Duration::from_secs(2),
+    );
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{e}");
     assert!(e.contains("offered load 1 Mrps: incomplete: stopped early (interrupted)"), "{e}");

@@ -394,7 +394,8 @@ impl Simulation {
         }
         let limit = self.clock.time_of(self.max_cycles);
         let cores = self.nodes.iter().map(|n| n.cores.len()).sum();
-        let mut progress = Progress::new(self.progress, cores, self.wall_deadline).with_probe(self.phase_probe);
+        let mut progress =
+            Progress::new(self.progress, cores, self.wall_deadline).with_probe(self.phase_probe);
         // A stop requested before the run (during its set-up, or between the runs of a
         // sweep) ends it before it starts; a wall-clock deadline is looked at as the run
         // goes, every `stop::LOOK_EVERY` units of work like everything else.
@@ -430,7 +431,8 @@ impl Simulation {
             if !self.look_due() {
                 continue;
             }
-            if let Some(stop) = progress.check(self.now, self.events(), self.running_cores, || self.phases()) {
+            if let Some(stop) = progress.check(self.now, self.events(), self.running_cores, || self.phases())
+            {
                 return Ok(stop);
             }
         }

@@ -4,8 +4,8 @@
 use crate::node::boot::{ip_text, mac_text, node_ip, node_mac};
 use nanopu_net::wire::ethernet::{EthernetFrame, ETHERTYPE_IPV4};
 use nanopu_net::wire::ipv4::{Ipv4Packet, PROTO_HOMA, PROTO_NDP};
-use nanopu_net::wire::transport::TransportHeader;
 use nanopu_net::wire::packet::SEGMENT_BYTES;
+use nanopu_net::wire::transport::TransportHeader;
 use nanopu_net::wire::Flags;
 use nanopu_nic::Message;
 use nanopu_sim::Time;
@@ -110,7 +110,10 @@ fn parse_message(frame: &[u8]) -> Result<Message, String> {
     let p = Frame::parse(frame, SEGMENT_BYTES).map_err(|e| e.to_string())?;
     let t = &p.repr.transport;
     if !t.flags.contains(Flags::DATA) || t.flags.contains(Flags::CHOP) || t.mcast_count != 0 {
-        return Err(format!("{} frame: the test host's frames carry unicast messages (untrimmed DATA)", t.flags));
+        return Err(format!(
+            "{} frame: the test host's frames carry unicast messages (untrimmed DATA)",
+            t.flags
+        ));
     }
     if t.pkt_offset != 0 || t.msg_len as usize > SEGMENT_BYTES {
         return Err(format!(

@@ -72,7 +72,8 @@ pub struct RejectedFrame {
 
 /// The test host's raw frames that were dropped, and why.
 pub(crate) fn rejected_frames(sim: &Simulation) -> Vec<RejectedFrame> {
-    let frame = |(t, why): &(nanopu_sim::Time, String)| RejectedFrame { time_ns: t.as_ns_f64(), reason: why.clone() };
+    let frame =
+        |(t, why): &(nanopu_sim::Time, String)| RejectedFrame { time_ns: t.as_ns_f64(), reason: why.clone() };
     sim.host.rejected.iter().map(frame).collect()
 }
 

@@ -168,7 +168,8 @@ pub fn run(
         cost: ServerCost::default(),
     };
     let final_reads = sent_to.len() - loaded;
-    let unreached = crashes(cluster).into_iter().filter(|&(n, _)| sim.nodes[n as usize].crashed.is_none()).collect();
+    let unreached =
+        crashes(cluster).into_iter().filter(|&(n, _)| sim.nodes[n as usize].crashed.is_none()).collect();
     Ok(ChainResult {
         load: result,
         sent_to,

@@ -66,7 +66,10 @@ enum End {
 impl Plan {
     fn new(parts: Vec<Simulation>, threads: usize) -> Plan {
         Plan {
-            slots: parts.into_iter().map(|sim| Mutex::new(Slot { sim, error: None, panic: None, stopped: None })).collect(),
+            slots: parts
+                .into_iter()
+                .map(|sim| Mutex::new(Slot { sim, error: None, panic: None, stopped: None }))
+                .collect(),
             start: SpinBarrier::new(threads),
             done: SpinBarrier::new(threads),
             from: AtomicU64::new(0),

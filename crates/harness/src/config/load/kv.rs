@@ -4,7 +4,9 @@
 
 use super::{jbsq, mica_theta, zipf, zipf_theta, LoadFile, POPULARITY};
 use crate::loadgen::{Class, Service};
-use crate::workload::kv::{Keys, KvFormat, KvSpec, Steering, ITEMS_PER_CORE, VALUE_BYTES, VALUE_WORD, ZIPF_THETA};
+use crate::workload::kv::{
+    Keys, KvFormat, KvSpec, Steering, ITEMS_PER_CORE, VALUE_BYTES, VALUE_WORD, ZIPF_THETA,
+};
 use nanopu_cluster::config::bounds::{Each, OneOf};
 use nanopu_cluster::config::check::FRACTION;
 use schemars::transform::Transform;
