@@ -121,7 +121,7 @@ pub fn main(a: AppArgs) -> Result<ExitCode, String> {
     let (ok, doc) = a.run()?;
     match a.json {
         true => println!("{}", serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?),
-        false => print!("{}", crate::text::text_of(&doc)),
+        false => print!("{}", crate::report::text::text_of(&doc)),
     }
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -44,7 +44,7 @@ pub struct ChainArgs {
 pub fn main(a: ChainArgs) -> Result<ExitCode, String> {
     let o = Overrides { rates_mrps: a.rates.clone(), requests: a.requests, seed: a.seed };
     let sweep = Sweep::load(&a.config, &o)?;
-    nanopu_cli::outputs::distinct(&[
+    nanopu_cli::report::outputs::distinct(&[
         ("--out", a.out.as_deref()),
         ("--records", a.records.as_deref()),
         ("--reconfigs", a.reconfigs.as_deref()),

@@ -154,7 +154,7 @@ fn run(
     } else {
         print!("{}", s.text());
     }
-    Ok(crate::judged::judged(&s.problems, s.exit_status))
+    Ok(crate::report::judged::judged(&s.problems, s.exit_status))
 }
 
 /// Write the requested files (whatever the outcome: an incomplete run's are partial, and

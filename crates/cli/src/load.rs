@@ -57,7 +57,7 @@ impl LoadArgs {
 
 pub fn main(a: LoadArgs) -> Result<ExitCode, String> {
     let sweep = Sweep::load(&a.config, &a.overrides())?;
-    nanopu_cli::outputs::distinct(&[
+    nanopu_cli::report::outputs::distinct(&[
         ("--out", a.out.as_deref()),
         ("--records", a.records.as_deref()),
         ("--cost", a.cost.as_deref()),

@@ -278,7 +278,7 @@ impl RunArgs {
         if self.pcap_at.is_some() && self.pcap.is_none() {
             return Err("--pcap-at says where to capture, but no --pcap file was given".into());
         }
-        crate::outputs::distinct(&[
+        crate::report::outputs::distinct(&[
             ("--pcap", self.pcap.as_deref()),
             ("--messages", self.messages.as_deref()),
             ("--port-stats", self.port_stats.as_deref()),
@@ -415,7 +415,7 @@ fn report(sim: &mut Simulation, outcome: Result<Outcome, SimError>, json: bool) 
     } else {
         print!("{}", summary.text());
     }
-    Ok(crate::judged::judged(&summary.problems, summary.exit_status))
+    Ok(crate::report::judged::judged(&summary.problems, summary.exit_status))
 }
 
 /// `s`, or its first 60 characters and how long it is: an error repeats what it names, not

@@ -148,7 +148,7 @@ impl SortArgs {
         if self.pcap_at.is_some() && self.pcap.is_none() {
             return Err("--pcap-at says where to capture, but no --pcap file was given".into());
         }
-        crate::outputs::distinct(&self.output_files())?;
+        crate::report::outputs::distinct(&self.output_files())?;
         nanopu_cluster::config::check::time_us(self.max_us, "--max-us")?;
         wall_limit(self.max_wall_s).map(|_| ())
     }
@@ -349,7 +349,7 @@ impl SortArgs {
 
 pub fn main(a: SortArgs) -> Result<ExitCode, String> {
     a.check()?;
-    crate::outputs::creatable(&a.output_files())?;
+    crate::report::outputs::creatable(&a.output_files())?;
     let seeds = nanopu_harness::sort::seeds(a.seed, a.seeds).map_err(|e| format!("--seeds: {e}"))?;
     let deadline = a.deadline()?;
     if a.seeds == 1 {
@@ -412,11 +412,11 @@ impl Ran {
         let j = &self.judgement;
         if !j.complete {
             eprintln!("nanopu: the sort is incomplete: {}", self.outcome);
-            return crate::judged::judged(&j.problems, j.exit_status);
+            return crate::report::judged::judged(&j.problems, j.exit_status);
         }
         match self.time {
             Some(_) => ExitCode::SUCCESS,
-            None => crate::judged::judged(&self.problems, 1),
+            None => crate::report::judged::judged(&self.problems, 1),
         }
     }
 }

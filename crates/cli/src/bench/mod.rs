@@ -1,5 +1,5 @@
 //! `nanopu bench NAME`: the node microbenchmarks. Each builds one JSON document, printed
-//! with `--json`, else as text (`crate::text`).
+//! with `--json`, else as text (`crate::report::text`).
 //!
 //! - `loopback-latency`: closed-loop echo through `loopback.elf` (`--app stream`:
 //!   `stream.elf`, every word incremented); median and p99 latency per
@@ -140,7 +140,7 @@ pub fn main(a: BenchArgs) -> Result<ExitCode, String> {
     let out = a.run()?;
     match a.json {
         true => println!("{}", serde_json::to_string_pretty(&out).expect("json")),
-        false => print!("{}", crate::text::text_of(&out)),
+        false => print!("{}", crate::report::text::text_of(&out)),
     }
     Ok(ExitCode::SUCCESS)
 }
