@@ -194,8 +194,9 @@ fn every_message_once_under_rss() {
     (0..40).for_each(|seed| run(seed, CoreSelection::Rss));
 }
 
-#[test]
-fn a_context_past_its_bound_is_demoted_and_preempted() {
+/// One core, `lmsgcycles` 1,000, contexts 1 and 2 at priority 0 with context 1 running: a
+/// message for context 1 at cycle 10 and one for context 2 at cycle 20.
+fn two_contexts_one_waiting() -> (Nic, Vec<Action>) {
     let params = NicParams { cores: 1, msg_cycles: 1000, ..NicParams::default() };
     let mut nic = Nic::new(params, 2).unwrap();
     let mut out = Vec::new();
@@ -216,6 +217,12 @@ fn a_context_past_its_bound_is_demoted_and_preempted() {
     };
     nic.receive(10, msg(1), &mut out);
     nic.receive(20, msg(2), &mut out);
+    (nic, out)
+}
+
+#[test]
+fn a_context_past_its_bound_is_demoted_and_preempted() {
+    let (mut nic, mut out) = two_contexts_one_waiting();
     assert!(!nic.irq_level(0, 500), "equal priorities: the running context keeps the core");
     let deadline = 10 + 6 + 1000; // header readable after the RX path, then lmsgcycles
     assert!(out.contains(&Action::Update { core: 0, at: deadline }), "the NIC wakes itself at the bound");
@@ -231,26 +238,7 @@ fn a_context_past_its_bound_is_demoted_and_preempted() {
 /// with a fresh bound: the report restarted the timer, as the prototype's `msg_timer`.
 #[test]
 fn a_context_switched_in_after_a_long_wait_is_not_demoted() {
-    let params = NicParams { cores: 1, msg_cycles: 1000, ..NicParams::default() };
-    let mut nic = Nic::new(params, 2).unwrap();
-    let mut out = Vec::new();
-    for id in [1u64, 2] {
-        nic.csr_write(0, 0, LCURCONTEXT, id, &mut out).unwrap();
-        nic.csr_write(0, 0, LNICCMD, 1, &mut out).unwrap();
-    }
-    nic.csr_write(0, 0, LCURCONTEXT, 1, &mut out).unwrap();
-    nic.csr_write(0, 0, LNICCMD, 4, &mut out).unwrap();
-    let msg = |ctx| Message {
-        src_ip: 7,
-        src_context: 0,
-        dst_ip: 2,
-        dst_context: ctx,
-        len: 8,
-        words: vec![1],
-        group: None,
-    };
-    nic.receive(10, msg(1), &mut out);
-    nic.receive(20, msg(2), &mut out);
+    let (mut nic, mut out) = two_contexts_one_waiting();
     nic.csr_write(0, 900, LNICUCMD, 1, &mut out).unwrap(); // context 1 done within its bound
     assert!(nic.irq_level(0, 900), "done, and context 2 waits");
     // The switch, 150 cycles after the report: context 2 has waited 1,030 cycles, past the bound.
