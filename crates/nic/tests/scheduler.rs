@@ -222,7 +222,7 @@ fn two_contexts_one_waiting() -> (Nic, Vec<Action>) {
 
 #[test]
 fn a_context_past_its_bound_is_demoted_and_preempted() {
-    let (mut nic, mut out) = two_contexts_one_waiting();
+    let (mut nic, out) = two_contexts_one_waiting();
     assert!(!nic.irq_level(0, 500), "equal priorities: the running context keeps the core");
     let deadline = 10 + 6 + 1000; // header readable after the RX path, then lmsgcycles
     assert!(out.contains(&Action::Update { core: 0, at: deadline }), "the NIC wakes itself at the bound");
