@@ -9,8 +9,6 @@
  * NIC hands each request to a core by JBSQ.  CAS and FAA are atomic across cores (RV64A); a READ or WRITE is not atomic
  * against another core's WRITE of the same words, as one-sided RDMA's are not.  The region and
  * the operations are rdma_ops.h's, shared with rdma_ice.c (the same on an IceNIC node).
- * With a second argument, CLIENT_NODE, core 0 then tells the client on that node
- * (rdma_client.c) that it may start.
  */
 #include "rdma_ops.h"               /* the region and the operations, shared with rdma_ice.c */
 
@@ -45,20 +43,11 @@ static inline void rdma_end(void)
     lnic_msg_done();
 }
 
-/* Tell a client on node `node` that the region is ready: one word, 0, to its context 0.
- * The prototype's server sent its client such a SETUP message (with the region's address,
- * which our requests give as an offset instead: rdma_client.c). */
-static void notify_client(uint64_t node)
-{
-    lnic_write_r(lnic_hdr(nanopu_ip_of_node(node), 0, LNIC_WORD_BYTES));
-    lnic_write_r(0);
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 4) {
         if (nanopu_core_id() == 0)
-            printf("rdma: missing arguments\nusage: rdma.elf SEED [CLIENT_NODE]\n");
+            printf("rdma: missing arguments\nusage: rdma.elf SEED\n");
         return 2;
     }
     if (nanopu_core_id() == 0) {
@@ -68,8 +57,6 @@ int main(int argc, char **argv)
     while (!filled) { }
     lnic_add_context(0, 0);
     lnic_boot_msg();
-    if (argc > 4 && nanopu_core_id() == 0)
-        notify_client(nanopu_arg_u64(argc, argv, 1, 0));
     for (;;)
         serve_one(); /* blocks in its first read of x30: idle time is netRX stall */
 }

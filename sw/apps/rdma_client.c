@@ -3,8 +3,8 @@
  * itself, end to end, as the nanoPU prototype's client does (tests-lnic/lnic-rdma-ops.c,
  * l-nic/chipyard branch lnic-sort; docs/apps/rdma.md "End to end from a client node").
  *
- * It waits for the server's start message (rdma.elf SEED CLIENT_NODE sends it once its
- * region is filled), then runs 5 tests, one per operation (READ, WRITE, CAS, fetch-and-add,
+ * It waits until START_US of simulated time, when the server's region is filled (rdma.elf
+ * takes 5 to 7 ms; the load generator's runs start at 8 ms likewise), then runs 5 tests, one per operation (READ, WRITE, CAS, fetch-and-add,
  * indirect READ), of 200 requests each, one request in flight at a time: read mcycle, write
  * the request into netTX, wait for the reply's first word in netRX, read mcycle again. The
  * prototype's tests are the same, its operations of one word and its arguments the ones
@@ -14,13 +14,14 @@
  * length); the latencies, in cycles, are printed in the prototype's CSV lines
  * (`&&CSV&&,READ,c1,c2,...`) so that one parser reads both programs' output.
  *
- * usage: rdma_client.elf SEED [SERVER_NODE]   (SERVER_NODE default 0). Core 0 only.
+ * usage: rdma_client.elf SEED SERVER_NODE START_US. Core 0 only.
  */
 #include "nanopu.h"
 #include "rdma_wire.h"
 
 #define TESTS    5
 #define REQUESTS 200            /* per test, as the prototype's NUM_REQUESTS */
+#define CYCLES_PER_US 3200      /* 3.2 GHz cores (docs/platform.md section 1) */
 
 static uint64_t cycles[TESTS][REQUESTS];
 static const char *const names[TESTS] = {"READ", "WRITE", "CAS", "FA", "INDIRECT_READ"};
@@ -92,17 +93,15 @@ int main(int argc, char **argv)
 {
     if (nanopu_core_id() != 0)
         return 0;
-    if (argc < 4) {
-        printf("rdma_client: missing arguments\nusage: rdma_client.elf SEED [SERVER_NODE]\n");
+    if (argc < 6) {
+        printf("rdma_client: missing arguments\nusage: rdma_client.elf SEED SERVER_NODE START_US\n");
         return 2;
     }
     uint64_t seed = nanopu_arg_u64(argc, argv, 0, 0);
     uint32_t server = nanopu_ip_of_node(nanopu_arg_u64(argc, argv, 1, 0));
+    uint64_t start = nanopu_arg_u64(argc, argv, 2, 0) * CYCLES_PER_US;
     lnic_add_context(0, 0);
-    lnic_wait();                /* the server's start message: its region is ready */
-    lnic_read();                /* its header */
-    lnic_read();                /* its one word */
-    lnic_msg_done();
+    while (read_mcycle() < start) { }   /* the server fills its region meanwhile */
     int wrong = 0;
     for (uint64_t op = OP_READ; op <= OP_IREAD; op++)
         wrong += run_test(server, seed, op);

@@ -9,15 +9,22 @@ use common::{nanopu, stderr};
 fn client_cycles(config: &str) -> Vec<(String, Vec<u64>)> {
     let o = nanopu(&["run", config, "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect(&stderr(&o));
-    let console: String = v["consoles"].as_array().unwrap().iter().filter_map(|c| c.as_str())
-        .filter(|c| c.starts_with("node 1 ")).collect();
+    let console: String = v["consoles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c.as_str())
+        .filter(|c| c.starts_with("node 1 "))
+        .collect();
     assert!(console.contains("wrong replies: 0") && console.contains("Client complete!"), "{console}");
     let lines = console.lines().filter_map(|l| l.split_once("&&CSV&&,").map(|(_, rest)| rest));
-    lines.map(|l| {
-        let mut f = l.split(',');
-        let op = f.next().unwrap().to_string();
-        (op, f.map(|c| c.parse().unwrap()).collect())
-    }).collect()
+    lines
+        .map(|l| {
+            let mut f = l.split(',');
+            let op = f.next().unwrap().to_string();
+            (op, f.map(|c| c.parse().unwrap()).collect())
+        })
+        .collect()
 }
 
 fn median(xs: &[u64]) -> u64 {
