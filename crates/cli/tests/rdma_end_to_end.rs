@@ -8,7 +8,7 @@ use common::{nanopu, stderr};
 /// The client's (node 1's) latencies in cycles, by operation, from its `&&CSV&&` lines.
 fn client_cycles(config: &str) -> Vec<(String, Vec<u64>)> {
     let o = nanopu(&["run", config, "--json"]);
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect(&stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", stderr(&o)));
     let console: String = v["consoles"]
         .as_array()
         .unwrap()
