@@ -36,6 +36,13 @@ enum { E_NOOP = 0, E_SET = 1, E_GET = 2 };
 enum { FOLLOWER = 0, CANDIDATE = 1, LEADER = 2 };
 enum { ST_OK = 0, ST_MISS = 1, ST_FULL = 2, ST_BAD = 3 };
 #define ENTRY_WORDS 6
+/* Payload words of a SET beyond its one-word key and value, carried in the log and stored:
+ * 0 here; raft_kv.c sets 8, the nanoPU prototype's 16-byte keys and 64-byte values (one
+ * more key word, seven more value words; docs/apps/raft.md "Keys and values"). */
+#ifndef RAFT_EXTRA
+#define RAFT_EXTRA 0
+#endif
+#define WIRE_ENTRY_WORDS (ENTRY_WORDS + RAFT_EXTRA) /* an entry in an AppendEntries */
 #define AE_WORDS    8                   /* AppendEntries words before the entries */
 #define HOST_LEADER_CONTEXT 1           /* the host's context for leader announcements */
 
@@ -55,6 +62,23 @@ struct raft raft;
 struct entry raft_log[LOG_CAP + 1];     /* index 0: the empty prefix, term 0 */
 uint64_t raft_kv[NKEYS];
 static struct slot slots[SLOTS];
+#if RAFT_EXTRA
+uint64_t raft_log_extra[LOG_CAP + 1][RAFT_EXTRA]; /* entry i's extra words */
+uint64_t raft_kv_extra[NKEYS][RAFT_EXTRA];        /* a key's extra words, as applied */
+static uint64_t set_extra[RAFT_EXTRA];            /* those of the SET or entry being read */
+
+static void read_extra(uint64_t *to)
+{
+    for (int i = 0; i < RAFT_EXTRA; i++)
+        to[i] = appnet_recv_word();
+}
+
+static void copy_extra(uint64_t *to, const uint64_t *from)
+{
+    for (int i = 0; i < RAFT_EXTRA; i++)
+        to[i] = from[i];
+}
+#endif
 
 static uint64_t t_min, t_max, heartbeat, batch, rng;
 static uint64_t election_due, votes, hb_due[MAX_NODES], inflight[MAX_NODES], misses[MAX_NODES];
@@ -144,6 +168,10 @@ static void apply(uint64_t i)
         s->index = i;
         if (e->kind == E_SET)
             raft_kv[e->key] = e->value;
+#if RAFT_EXTRA
+        if (e->kind == E_SET)
+            copy_extra(raft_kv_extra[e->key], raft_log_extra[i]);
+#endif
         s->value = raft_kv[e->key];
         s->status = s->value ? ST_OK : ST_MISS;
     }
@@ -185,6 +213,9 @@ static void append(uint64_t kind, uint64_t req, uint64_t key, uint64_t value, ui
     e->key = key;
     e->value = value;
     e->client = client;
+#if RAFT_EXTRA
+    copy_extra(raft_log_extra[raft.last_index + 1], set_extra); /* a SET's; stale otherwise, unread */
+#endif
     ORDERED();
     raft.last_index++;
     ORDERED();
@@ -195,8 +226,12 @@ static void replicate_idle(void);
 /* SET {req, key, value} or GET {req, key}: the leader appends it to its log. */
 static void client_request(uint64_t hdr, uint64_t op, uint64_t words)
 {
-    uint64_t want = op == M_SET ? 4 : 3, req = appnet_recv_word(), key = appnet_recv_word();
+    uint64_t want = op == M_SET ? 4 + RAFT_EXTRA : 3, req = appnet_recv_word(), key = appnet_recv_word();
     uint64_t value = op == M_SET ? appnet_recv_word() : 0;
+#if RAFT_EXTRA
+    if (op == M_SET)
+        read_extra(set_extra);
+#endif
     skip(words - want);
     struct slot *s = slot_of(req);
     if (words != want || key >= NKEYS || req == 0 || (op == M_SET && value == 0))
@@ -325,7 +360,7 @@ static void send_append(uint64_t p)
 {
     uint64_t prev = raft.next_index[p] - 1, count = raft.last_index - prev;
     count = count < batch ? count : batch;
-    send_hdr(ip_of(p), 0, AE_WORDS + ENTRY_WORDS * count);
+    send_hdr(ip_of(p), 0, AE_WORDS + WIRE_ENTRY_WORDS * count);
     appnet_send_word(M_APPEND);
     appnet_send_word(raft.current_term);
     appnet_send_word(raft.me);
@@ -334,9 +369,19 @@ static void send_append(uint64_t p)
     appnet_send_word(raft.commit_index);
     appnet_send_word(count);
     appnet_send_word(++sent_seq[p]);
+#if RAFT_EXTRA
+    for (uint64_t i = prev + 1; i <= prev + count; i++) {
+        const uint64_t *w = (const uint64_t *)&raft_log[i];
+        for (int j = 0; j < ENTRY_WORDS; j++)
+            appnet_send_word(w[j]);
+        for (int j = 0; j < RAFT_EXTRA; j++)
+            appnet_send_word(raft_log_extra[i][j]);
+    }
+#else
     const uint64_t *w = (const uint64_t *)&raft_log[prev + 1];
     for (uint64_t i = 0; i < ENTRY_WORDS * count; i++)
         appnet_send_word(w[i]);
+#endif
     appnet_send_end();
     misses[p] += inflight[p];
     hb_due[p] = read_mcycle() + (heartbeat << (misses[p] < MAX_BACKOFF_SHIFT ? misses[p] : MAX_BACKOFF_SHIFT));
@@ -392,6 +437,9 @@ static void store_entry(uint64_t index)
     uint64_t *w = (uint64_t *)&e;
     for (int i = 0; i < ENTRY_WORDS; i++)
         w[i] = appnet_recv_word();
+#if RAFT_EXTRA
+    read_extra(set_extra);
+#endif
     if (index <= raft.last_index && raft_log[index].term != e.term) {
         raft.truncated_committed += index <= raft.commit_index; /* must stay 0 */
         raft.last_index = index - 1;
@@ -399,6 +447,9 @@ static void store_entry(uint64_t index)
     }
     if (index > raft.last_index && index <= LOG_CAP) {
         raft_log[index] = e;
+#if RAFT_EXTRA
+        copy_extra(raft_log_extra[index], set_extra);
+#endif
         ORDERED();
         raft.last_index = index;
         ORDERED();
@@ -410,20 +461,20 @@ static void on_append(uint64_t words)
 {
     uint64_t term = appnet_recv_word(), leader = appnet_recv_word(), prev = appnet_recv_word(), prev_term = appnet_recv_word();
     uint64_t commit = appnet_recv_word(), count = appnet_recv_word(), seq = appnet_recv_word();
-    if (words != AE_WORDS + ENTRY_WORDS * count || leader >= raft.n) {
+    if (words != AE_WORDS + WIRE_ENTRY_WORDS * count || leader >= raft.n) {
         skip(words - AE_WORDS);
         return;
     }
     observe_term(term);
     if (term < raft.current_term) {
-        skip(ENTRY_WORDS * count);
+        skip(WIRE_ENTRY_WORDS * count);
         return send_append_reply(leader, 0, prev, seq);
     }
     raft.role = FOLLOWER;
     raft.leader = leader;
     reset_election_timer();
     if (prev > raft.last_index || raft_log[prev].term != prev_term) {
-        skip(ENTRY_WORDS * count);
+        skip(WIRE_ENTRY_WORDS * count);
         return send_append_reply(leader, 0, prev, seq);
     }
     for (uint64_t k = 1; k <= count; k++)
@@ -508,7 +559,7 @@ int main(int argc, char **argv)
     uint64_t hb = nanopu_arg_u64(argc, argv, 4, 0);
     batch = nanopu_arg_u64(argc, argv, 5, 0);
     if (argc < 9 || n < 3 || n > MAX_NODES || !lo || lo > hi || !hb || !batch
-        || AE_WORDS + ENTRY_WORDS * batch > APPNET_LONGEST_WORDS)
+        || AE_WORDS + WIRE_ENTRY_WORDS * batch > APPNET_LONGEST_WORDS)
         return usage("bad arguments");
     if (me >= n)
         return 0; /* not a replica */

@@ -18,13 +18,7 @@
 #define RDMA_OPS_H
 
 #include "nanopu.h"
-
-#define REGION_BYTES (4ul << 20)
-#define REGION_WORDS (REGION_BYTES / 8)
-#define MAX_WORDS    64                 /* one 512-byte transfer at most */
-
-enum { OP_READ = 1, OP_WRITE = 2, OP_CAS = 3, OP_FAA = 4, OP_IREAD = 5 };
-enum { ST_OK = 0, ST_BAD = 3 };
+#include "rdma_wire.h"              /* the region's size, op codes and statuses */
 
 static uint64_t region[REGION_WORDS] __attribute__((aligned(64)));
 

@@ -244,6 +244,7 @@ static inline void lnic_write_multicast_hdr(uint32_t first, uint32_t count, uint
 
 /* Node index of a node's IPv4 address (10.0.0.(2+n), docs/platform.md section 2). */
 static inline uint32_t nanopu_node_of_ip(uint32_t ip) { return ip - NANOPU_IP(10, 0, 0, 2); }
+static inline uint32_t nanopu_ip_of_node(uint64_t node) { return NANOPU_IP(10, 0, 0, 2) + (uint32_t)node; }
 
 /* User argument i (0 = argv[3], the first after program, MAC and IP) as a decimal
  * number, or `fallback` if absent or not a number. */

@@ -23,7 +23,7 @@ fn spec_on(nic: NicKind, replicas: u32, seed: u64) -> RaftSpec {
     let elf = nanopu_harness::apps::elf_name("raft", nic);
     let mut s = RaftSpec::new(&common::sw_build().join("apps").join(elf), replicas, seed);
     s.nic = nic;
-    s.batch = nanopu_harness::clients::raft::config::max_batch(nic).min(s.batch);
+    s.batch = nanopu_harness::clients::raft::config::max_batch(nic, 0).min(s.batch);
     s.requests = 400;
     s.drain_us = 200.0;
     s
@@ -209,4 +209,37 @@ fn a_replica_crashed_from_the_start_leaves_a_live_majority() {
     let text = nanopu_harness::clients::raft::report::text(&s, &r);
     assert!(text.contains("fault: crash of node 2 from the start"), "{text}");
     assert!(text.contains("node 2 crashed from the start (never booted)"), "{text}");
+}
+
+/// The prototype's 16-byte keys and 64-byte values (`raft_kv.elf`, docs/apps/raft.md "Keys
+/// and values"): every SET carries 8 more words through the log and AppendEntries, and the
+/// run is answered and safe; the one-word program refuses those SETs as malformed.
+#[test]
+fn the_prototypes_keys_and_values_are_replicated() {
+    let mut s = spec(3, 1);
+    s.elf = common::sw_build().join("apps").join("raft_kv.elf");
+    s.extra_words = nanopu_harness::clients::raft::config::PROTOTYPE_EXTRA_WORDS;
+    s.batch = nanopu_harness::clients::raft::config::max_batch(NicKind::Nanopu, s.extra_words);
+    assert_eq!(s.batch, 17, "14-word entries in a 2,048-byte message");
+    let r = run_ok(&s);
+    let word = run_ok(&spec(3, 1));
+    let (kv, one) = (r.latency(Op::Set).median, word.latency(Op::Set).median);
+    assert!(kv > one, "a write of 64-byte values takes longer: {kv} ns against {one} ns");
+    s.elf = common::sw_build().join("apps").join("raft.elf");
+    let refused = s.run().unwrap();
+    assert!(!refused.problems.is_empty(), "raft.elf answered 12-word SETs: {}", summary(&refused));
+}
+
+/// `[network] link_ns`: a replicated write crosses eight links (client to leader, leader to
+/// a follower, back, and to the client), so 100 ns more per link moves its median by 800 ns
+/// (at a light load, where a write never waits for the AppendEntries of the one before).
+#[test]
+fn a_write_crosses_eight_links() {
+    let median = |link_ns| {
+        let mut s = spec(3, 1);
+        (s.link_ns, s.rate_mrps, s.requests) = (link_ns, 0.05, 200);
+        run_ok(&s).latency(Op::Set).median
+    };
+    let moved = median(143.75) - median(43.75);
+    assert!((moved - 800.0).abs() < 20.0, "the median moved by {moved} ns");
 }

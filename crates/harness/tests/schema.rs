@@ -336,6 +336,10 @@ const RAFT_BAD: &[Case] = &[
     ("raft.heartbeat_us", "0.0", "raft.heartbeat_us"),
     ("raft.batch", "0", "raft.batch"),
     ("raft.batch", "42", "raft.batch"),
+    ("raft.payload", "\"bytes\"", "raft.payload"),
+    ("network.link_ns", "-1.0", "network.link_ns"),
+    ("network.switch_ns", "1e30", "network.switch_ns"),
+    ("client.arrivals", "\"bursty\"", "client.arrivals"),
     ("client.rate_mrps", "0.0", "client.rate_mrps"),
     ("client.rate_mrps", "101.0", "client.rate_mrps"),
     ("client.requests", "0", "client.requests"),
@@ -377,6 +381,25 @@ fn raft_files_refused_by_the_check_are_refused_by_the_schema() {
     let more = [("client.get_fraction", "1.0"), ("client.retry_us", "0.001"), ("client.start_us", "1e6")];
     accepted_by_both(ConfigKind::Raft, &more);
     accepted_by_both(ConfigKind::Raft, &[("faults", "[{kind = \"crash\", node = \"leader\", at_us = 1e6}]")]);
+    let prototype =
+        [("raft.payload", "\"prototype\""), ("raft.batch", "17"), ("client.arrivals", "\"fixed\"")];
+    accepted_by_both(ConfigKind::Raft, &prototype);
+    accepted_by_both(ConfigKind::Raft, &[("network.link_ns", "3.6e12"), ("network.switch_ns", "0.0")]);
+}
+
+/// What the schema cannot say of a Raft file: the prototype's payload fits 17 entries in an
+/// AppendEntries, and runs only on nanoPU nodes (raft_kv.elf).
+#[test]
+fn the_prototypes_payload_limits_the_batch_and_the_nic() {
+    let refused = |edits: &[(&str, &str)], key: &str| {
+        let e = simulator(ConfigKind::Raft, &file(ConfigKind::Raft, edits)).expect_err("refused");
+        assert!(e.contains(key), "{edits:?}: {e}");
+    };
+    refused(&[("raft.payload", "\"prototype\""), ("raft.batch", "18")], "raft.batch");
+    refused(
+        &[("raft.payload", "\"prototype\""), ("raft.batch", "17"), ("nic", "\"icenic\"")],
+        "raft.payload",
+    );
 }
 
 const CHAIN_BAD: &[Case] = &[

@@ -161,6 +161,7 @@ mod tests {
     fn answered(id: u64, op: Op, key: u64, value: u64, index: u64) -> Request {
         let reply = Reply { at: Time::ZERO, status: ST_OK, value, index, from: 0 };
         Request {
+            extra: 0,
             id,
             op,
             key,

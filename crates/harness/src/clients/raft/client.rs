@@ -25,6 +25,9 @@ pub struct Request {
     pub op: Op,
     pub key: u64,
     pub value: u64,
+    /// Payload words a SET carries beyond its key and value (0, or 8 for the prototype's
+    /// 16-byte keys and 64-byte values: docs/apps/raft.md "Keys and values"), each `value`.
+    pub extra: u64,
     /// When the open-loop schedule sends it first.
     pub due: Time,
     pub sends: u32,
@@ -41,7 +44,10 @@ impl Request {
 
     fn words(&self) -> Vec<u64> {
         match self.op {
-            Op::Set => vec![wire::M_SET, self.id, self.key, self.value],
+            Op::Set => [wire::M_SET, self.id, self.key]
+                .into_iter()
+                .chain(std::iter::repeat_n(self.value, 1 + self.extra as usize))
+                .collect(),
             Op::Get => vec![wire::M_GET, self.id, self.key],
         }
     }

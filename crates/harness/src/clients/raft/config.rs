@@ -13,9 +13,15 @@
 //! election_max_us = 20.0    #   0 < min <= max <= 1e6
 //! heartbeat_us = 2.0        # us; default 2; 0 < heartbeat < election_min_us
 //! batch = 32                # most entries per AppendEntries; default 32; 1..=41 (2 KiB;
-//!                           # on IceNIC 1..=29: one frame)
+//!                           # on IceNIC 1..=29: one frame; 1..=17 with payload "prototype")
+//! payload = "word"          # "word" (default: one-word keys and values) or "prototype"
+//!                           # (16-byte keys, 64-byte values: raft_kv.elf; nanoPU only)
+//! [network]
+//! link_ns = 43.75           # every link's propagation delay, ns; default 43.75
+//! switch_ns = 0.0           # the switch's latency, ns; default 0
 //! [client]
-//! rate_mrps = 0.5           # offered load, million requests/s (Poisson); default 0.5; (0, 100]
+//! rate_mrps = 0.5           # offered load, million requests/s; default 0.5; (0, 100]
+//! arrivals = "exponential"  # "exponential" (default: Poisson) or "fixed" (even gaps)
 //! requests = 2000           # default 2,000; 1..=50,000
 //! get_fraction = 0.1        # default 0.1; 0..=1
 //! keys = 1000               # keys drawn uniformly from 0..keys; default 1,000; 1..=4096
@@ -36,7 +42,7 @@
 
 use super::{Fault, RaftSpec, Target};
 use nanopu_cluster::config::bounds::{Bounds, OneOf};
-use nanopu_cluster::config::check::FRACTION;
+use nanopu_cluster::config::check::{time_ns, FRACTION, TIME_NS};
 use nanopu_cluster::config::cluster::NICS;
 use nanopu_cluster::config::NicKind;
 use schemars::JsonSchema;
@@ -45,19 +51,30 @@ use std::path::{Path, PathBuf};
 
 /// The default program path, relative to a configuration in `experiments/raft/`.
 pub const DEFAULT_ELF: &str = "../../sw/build/apps/raft.elf";
+/// What a SET carries: one-word keys and values (ours), or the prototype's 16-byte keys and
+/// 64-byte values (l-nic/chipyard `software/raft/raft_server_riscv/main.cc`, kAppKeySize
+/// and kAppValueSize), served by `raft_kv.elf`.
+pub const PAYLOADS: OneOf = OneOf(&["word", "prototype"]);
+/// The words a SET carries beyond one key word and one value word with payload
+/// "prototype": one more key word, seven more value words (`RAFT_EXTRA` in raft_kv.c).
+pub const PROTOTYPE_EXTRA_WORDS: u64 = 8;
+/// The arrival processes of the client.
+pub const ARRIVALS: OneOf = OneOf(&["exponential", "fixed"]);
 /// Entries per AppendEntries that fit a 2,048-byte message (the NIC's default largest
 /// message): 8 header words + 6 words per entry.
 pub const MAX_BATCH: u32 = 41;
 
 /// The most entries per AppendEntries on nodes with this NIC: [`MAX_BATCH`] on the
 /// nanoPU, on IceNIC what one frame carries (its largest, 1,516 bytes, less appnet's 48
-/// bytes of headers and padding: 183 words, sw/include/appnet_ice.h), 29.
-pub fn max_batch(nic: NicKind) -> u32 {
-    let frame = nanopu_nic::icenic::IceParams::default().max_frame_bytes;
-    match nic {
-        NicKind::Nanopu => MAX_BATCH,
-        NicKind::IceNic => (((frame - crate::apps::hostnet::WORDS) / 8 - 8) / 6) as u32,
-    }
+/// bytes of headers and padding: 183 words, sw/include/appnet_ice.h), 29; entries with
+/// `extra` more words each fit fewer (17 on the nanoPU with the prototype's payload).
+pub fn max_batch(nic: NicKind, extra: u64) -> u32 {
+    let frame = nanopu_nic::icenic::IceParams::default().max_frame_bytes as u64;
+    let words = match nic {
+        NicKind::Nanopu => 2048 / 8,
+        NicKind::IceNic => (frame - crate::apps::hostnet::WORDS as u64) / 8,
+    };
+    ((words - 8) / (6 + extra)) as u32
 }
 /// Most requests in a run (the replicas' log holds 65,536 entries, no snapshots).
 pub const MAX_REQUESTS: usize = 50_000;
@@ -100,6 +117,9 @@ pub struct RaftFile {
     /// The replicas.
     #[serde(default)]
     pub raft: ReplicasFile,
+    /// The network between the replicas and the client.
+    #[serde(default)]
+    pub network: NetworkFile,
     /// The open-loop client on the test host.
     #[serde(default)]
     pub client: ClientFile,
@@ -130,15 +150,38 @@ pub struct ReplicasFile {
     /// IceNIC 1..=29 (one frame).
     #[schemars(transform = BATCH.schema())]
     pub batch: Option<u32>,
+    /// What a SET carries: "word" (default: one-word keys and values) or "prototype" (the
+    /// nanoPU prototype's 16-byte keys and 64-byte values, carried through the log and the
+    /// store by `raft_kv.elf`, the default program then; nanoPU nodes only).
+    #[schemars(transform = PAYLOADS.schema())]
+    pub payload: Option<String>,
+}
+
+/// `[network]`: the one switch and its links (docs/apps/raft.md "The prototype's setup").
+#[derive(Deserialize, JsonSchema, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkFile {
+    /// Every link's propagation delay, ns. Default 43.75 (140 cycles at 3.2 GHz, the
+    /// simulator's default link); 0..=3.6e12 (1 h).
+    #[schemars(transform = TIME_NS.schema())]
+    pub link_ns: Option<f64>,
+    /// The switch's latency from a packet's arrival to when it may leave, ns. Default 0;
+    /// 0..=3.6e12 (1 h).
+    #[schemars(transform = TIME_NS.schema())]
+    pub switch_ns: Option<f64>,
 }
 
 /// `[client]`: the open-loop load of the test host.
 #[derive(Deserialize, JsonSchema, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct ClientFile {
-    /// Offered load, million requests per second (Poisson arrivals). Default 0.5; 1e-6..=100.
+    /// Offered load, million requests per second. Default 0.5; 1e-6..=100.
     #[schemars(transform = RATE_MRPS.schema())]
     pub rate_mrps: Option<f64>,
+    /// Gaps between requests: "exponential" (default: Poisson arrivals) or "fixed" (all
+    /// equal, as the prototype's load generator's FIXED request distribution).
+    #[schemars(transform = ARRIVALS.schema())]
+    pub arrivals: Option<String>,
     /// Requests in the run. Default 2,000; 1..=50,000.
     #[schemars(transform = REQUESTS.schema())]
     pub requests: Option<usize>,
@@ -236,15 +279,34 @@ impl RaftFile {
             None => NicKind::Nanopu,
         };
         self.check_timers().map_err(|e| format!("{name}: {e}"))?;
-        let default_elf = DEFAULT_ELF.replace("raft.elf", &crate::apps::elf_name("raft", nic));
+        let (extra_words, fixed_arrivals) = self.choices().map_err(|e| format!("{name}: {e}"))?;
+        let program = if extra_words > 0 { "raft_kv" } else { "raft" };
+        let default_elf = DEFAULT_ELF.replace("raft.elf", &crate::apps::elf_name(program, nic));
         let elf = base.join(self.elf.as_deref().unwrap_or(&default_elf));
-        let spec =
-            RaftSpec { nic, ..self.spec(&elf, self.raft.replicas.unwrap_or(3), self.seed.unwrap_or(1)) };
+        let spec = RaftSpec {
+            nic,
+            extra_words,
+            fixed_arrivals,
+            ..self.spec(&elf, self.raft.replicas.unwrap_or(3), self.seed.unwrap_or(1))
+        };
         let faults: Result<Vec<Fault>, String> =
             self.faults.iter().enumerate().map(|(i, x)| x.fault(i)).collect();
         let spec = RaftSpec { faults: faults?, ..spec };
         spec.validate().map_err(|e| format!("{name}: {e}"))?;
         Ok(spec)
+    }
+
+    /// The payload's extra words and whether arrivals are evenly spaced, as written; the
+    /// network's times checked.
+    fn choices(&self) -> Result<(u64, bool), String> {
+        let payload = self.raft.payload.as_deref().map(|p| PAYLOADS.check(p, "raft.payload")).transpose()?;
+        let arrivals =
+            self.client.arrivals.as_deref().map(|a| ARRIVALS.check(a, "client.arrivals")).transpose()?;
+        let n = &self.network;
+        n.link_ns.map(|v| time_ns(v, "network.link_ns")).transpose()?;
+        n.switch_ns.map(|v| time_ns(v, "network.switch_ns")).transpose()?;
+        let extra = if payload == Some("prototype") { PROTOTYPE_EXTRA_WORDS } else { 0 };
+        Ok((extra, arrivals == Some("fixed")))
     }
 
     /// The timers as written, in us: the spec holds them in whole ns, where 0.0004 us would
@@ -273,7 +335,11 @@ impl RaftFile {
             election_max_ns: ns(r.election_max_us.unwrap_or(20.0)),
             heartbeat_ns: ns(r.heartbeat_us.unwrap_or(2.0)),
             batch: r.batch.unwrap_or(32),
+            extra_words: 0,
             rate_mrps: c.rate_mrps.unwrap_or(0.5),
+            fixed_arrivals: false,
+            link_ns: self.network.link_ns.unwrap_or(43.75),
+            switch_ns: self.network.switch_ns.unwrap_or(0.0),
             requests: c.requests.unwrap_or(2000),
             get_fraction: c.get_fraction.unwrap_or(0.1),
             keys: c.keys.unwrap_or(1000),
@@ -316,7 +382,14 @@ impl RaftSpec {
         within(self.election_max_ns, self.election_min_ns, hi, "raft.election_max_us (in ns)")?;
         within(self.heartbeat_ns, lo, self.election_min_ns - 1, "raft.heartbeat_us (in ns)")?;
         let why = if self.nic == NicKind::IceNic { " (one IceNIC frame's entries)" } else { "" };
-        within(self.batch, BATCH.min, max_batch(self.nic).min(BATCH.max), &format!("raft.batch{why}"))?;
+        if self.extra_words > 0 && self.nic == NicKind::IceNic {
+            return Err("raft.payload: \"prototype\" runs raft_kv.elf, built for nanoPU nodes only".into());
+        }
+        let why = if self.extra_words > 0 { " (entries of the prototype's payload)" } else { why };
+        let most = max_batch(self.nic, self.extra_words).min(BATCH.max);
+        within(self.batch, BATCH.min, most, &format!("raft.batch{why}"))?;
+        within_bounds(self.link_ns, TIME_NS, "network.link_ns")?;
+        within_bounds(self.switch_ns, TIME_NS, "network.switch_ns")?;
         within_bounds(self.rate_mrps, RATE_MRPS, "client.rate_mrps")?;
         within_bounds(self.requests, REQUESTS, "client.requests")?;
         within_bounds(self.get_fraction, FRACTION, "client.get_fraction")?;

@@ -81,8 +81,18 @@ pub struct RaftSpec {
     pub heartbeat_ns: u64,
     /// Most entries per AppendEntries.
     pub batch: u32,
-    /// Offered load (Poisson arrivals), million requests per second.
+    /// Payload words a SET carries beyond its key and value: 0, or
+    /// [`config::PROTOTYPE_EXTRA_WORDS`] for the prototype's 16-byte keys and 64-byte values
+    /// (the replicas then run `raft_kv.elf`).
+    pub extra_words: u64,
+    /// Offered load, million requests per second.
     pub rate_mrps: f64,
+    /// Constant gaps between requests (the prototype's FIXED request distribution) instead
+    /// of Poisson arrivals.
+    pub fixed_arrivals: bool,
+    /// Every link's propagation delay and every switch's latency, ns.
+    pub link_ns: f64,
+    pub switch_ns: f64,
     pub requests: usize,
     pub get_fraction: f64,
     /// Keys drawn uniformly from 0..keys.
@@ -102,18 +112,20 @@ impl RaftSpec {
         config::RaftFile::default().spec(elf, replicas, seed)
     }
 
-    /// The open-loop requests: Poisson arrivals from `start_us`, uniform keys.
+    /// The open-loop requests: Poisson (or evenly spaced) arrivals from `start_us`, uniform
+    /// keys.
     pub fn requests(&self) -> Vec<Request> {
         let mut rng = Rng::stream(self.seed, 0x4af7);
         let (mut t, gap) = (self.start_us * 1e3, 1e3 / self.rate_mrps);
         (1..=self.requests as u64)
             .map(|id| {
-                t += rng.exponential(gap);
+                t += if self.fixed_arrivals { gap } else { rng.exponential(gap) };
                 let op = if rng.next_f64() < self.get_fraction { Op::Get } else { Op::Set };
                 let key = rng.below(self.keys);
                 let value = (id << 16) | (key & 0xffff);
                 let due = Time::from_ns_f64(t);
-                Request { id, op, key, value, due, sends: 0, last_send: due, target: 0, reply: None }
+                let extra = self.extra_words;
+                Request { id, op, key, value, extra, due, sends: 0, last_send: due, target: 0, reply: None }
             })
             .collect()
     }
@@ -136,9 +148,12 @@ impl RaftSpec {
             .ok_or("raft: the program's path has no file name")?;
         let text = format!(
             "seed = {}\nmax_us = {max_us}\ntransport = \"ndp\"\n[topology]\nkind = \"star\"\nnodes = {}\n\
+             [link]\npropagation_ns = {:?}\n[switch]\nlatency_ns = {:?}\n\
              [node]\ncores = 1\n[[program]]\nnodes = \"all\"\nelf = \"{elf}\"\nnic = \"{}\"\nargs = [{}]\n",
             self.seed,
             self.replicas,
+            self.link_ns,
+            self.switch_ns,
             self.nic.name(),
             args.join(", ")
         );
