@@ -1,0 +1,122 @@
+/*
+ * tcp_rcv.c - the receive buffer: in-order bytes waiting for the app, out-of-order bytes
+ * held until the hole before them fills (RFC 9293 3.10.7.4 "seventh, process the segment
+ * text"; RFC 5681 4.2 for the ACKs that follows), and the advertised window with window
+ * scaling (RFC 7323 2).
+ *
+ * Byte s of the stream lives at rbuf[(s - irs - 1) % TCP_RCVBUF]. The app has read up to
+ * rcv_read; rcv_nxt is the first byte not yet received in order; ooo[] holds the ranges
+ * received beyond it, sorted and disjoint. Nothing is stored beyond rcv_read + TCP_RCVBUF,
+ * so stored bytes never overwrite unread ones.
+ */
+#include "tcp_int.h"
+
+static void copy_in(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint32_t len)
+{
+    uint32_t at = (seq - c->irs - 1) % TCP_RCVBUF;
+    for (uint32_t i = 0; i < len; i++) {
+        c->rbuf[at] = data[i];
+        at = at + 1 == TCP_RCVBUF ? 0 : at + 1;
+    }
+}
+
+/* Add [start, end) to the out-of-order ranges, merging what it overlaps or touches. A
+ * range that fits nowhere (all TCP_OOO_MAX in use) is dropped: its sender will resend. */
+static void ooo_add(struct tcp_conn *c, uint32_t start, uint32_t end)
+{
+    int i = 0;
+    while (i < c->nooo && SEQ_LT(c->ooo[i].end, start))
+        i++;
+    int j = i;
+    while (j < c->nooo && SEQ_LE(c->ooo[j].start, end)) {
+        if (SEQ_LT(c->ooo[j].start, start))
+            start = c->ooo[j].start;
+        if (SEQ_GT(c->ooo[j].end, end))
+            end = c->ooo[j].end;
+        j++;
+    }
+    int removed = j - i;
+    if (removed == 0 && c->nooo == TCP_OOO_MAX)
+        return;
+    for (int k = j; k < c->nooo; k++)
+        c->ooo[k - removed + 1] = c->ooo[k];
+    c->nooo += 1 - removed;
+    c->ooo[i].start = start;
+    c->ooo[i].end = end;
+}
+
+/* rcv_nxt moved: take the ranges it reached into the in-order stream. */
+static void ooo_advance(struct tcp_conn *c)
+{
+    int k = 0;
+    while (k < c->nooo && SEQ_LE(c->ooo[k].start, c->rcv_nxt)) {
+        if (SEQ_GT(c->ooo[k].end, c->rcv_nxt))
+            c->rcv_nxt = c->ooo[k].end;
+        k++;
+    }
+    for (int i = k; i < c->nooo; i++)
+        c->ooo[i - k] = c->ooo[i];
+    c->nooo -= k;
+}
+
+/* Take `len` bytes at `seq` (already trimmed to the window, starting at or after
+ * rcv_nxt), and schedule the ACK RFC 5681 4.2 asks for. */
+void tcp_rcv_data(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint32_t len)
+{
+    int in_order = seq == c->rcv_nxt, filled_hole = c->nooo > 0;
+    copy_in(c, seq, data, len);
+    if (in_order) {
+        c->rcv_nxt += len;
+        ooo_advance(c);
+    } else {
+        tcp_st.ooo_segs_in++;
+        ooo_add(c, seq, seq + len);
+        filled_hole = 0;
+    }
+    /* Out of order, or filling a hole: ACK at once (RFC 5681 4.2, 3.2). */
+    tcp_ack_segment(c, len, in_order && !filled_hole);
+}
+
+/* Free space in the buffer: what we may advertise beyond rcv_nxt. */
+uint32_t tcp_rcv_window(const struct tcp_conn *c)
+{
+    return TCP_RCVBUF - (c->rcv_nxt - c->rcv_read);
+}
+
+/* The window field of a segment we send: the free space scaled by our shift (RFC 7323
+ * 2.3), never moving the right edge we advertised before to the left (RFC 9293 3.8.6.2.2,
+ * RFC 7323 2.4). Remembers the edge advertised. */
+uint16_t tcp_wnd_field(struct tcp_conn *c)
+{
+    uint32_t wnd = tcp_rcv_window(c), edge = c->rcv_nxt + wnd;
+    if (SEQ_LT(edge, c->rcv_adv))
+        wnd = c->rcv_adv - c->rcv_nxt;
+    uint32_t field = wnd >> c->rcv_shift;
+    if (field > 0xffff)
+        field = 0xffff;
+    uint32_t adv = c->rcv_nxt + (field << c->rcv_shift);
+    if (SEQ_GT(adv, c->rcv_adv))
+        c->rcv_adv = adv;
+    return (uint16_t)field;
+}
+
+/* Copy up to `len` in-order bytes to the app. A window that opened by a full segment or
+ * half the buffer, whichever is less, since we last advertised it is advertised now
+ * (receiver-side silly window avoidance, RFC 9293 3.8.6.2.2, Fr = 1/2). */
+uint32_t tcp_rcv_read(struct tcp_conn *c, uint8_t *buf, uint32_t len)
+{
+    uint32_t have = c->rcv_nxt - c->rcv_read - (uint32_t)c->fin_rcvd; /* the FIN is no byte */
+    if (len > have)
+        len = have;
+    uint32_t at = (c->rcv_read - c->irs - 1) % TCP_RCVBUF;
+    for (uint32_t i = 0; i < len; i++) {
+        buf[i] = c->rbuf[at];
+        at = at + 1 == TCP_RCVBUF ? 0 : at + 1;
+    }
+    c->rcv_read += len;
+    uint32_t opened = (c->rcv_read + TCP_RCVBUF) - c->rcv_adv;
+    if (len && opened >= c->mss) /* an MSS is always the lesser here */
+        c->ack_now = 1;
+    tcp_st.bytes_in += len;
+    return len;
+}
