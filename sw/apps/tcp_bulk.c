@@ -9,6 +9,11 @@
  * Byte i of the stream from the node is tcp_pattern(0, i), of the stream to it
  * tcp_pattern(1, i) (crates/harness/src/clients/tcp.rs computes the same).
  *
+ * The node sends its FIN once the host's stream has ended (the peer closes first), because
+ * smoltcp, the host's TCP in the tests, stops its retransmission timer when a FIN arrives
+ * while its own data is unacknowledged (smoltcp 0.12, socket/tcp.rs: a FIN or ACK in
+ * CLOSE-WAIT sets the timer idle) and would then never resend a lost segment.
+ *
  * A received byte that is not the pattern's, or a stream shorter or longer than `in`,
  * stops the program with exit code 2 and a message naming the offset. At the end it
  * prints one line of counters, `tcp: key=value ...` (tcp_stats), and exits with 0.
@@ -16,7 +21,7 @@
 #include "../tcp/tcp.h"
 #include "nanopu.h"
 
-#define CHUNK 8192
+#define CHUNK 2048
 
 static uint8_t txb[CHUNK], rxb[CHUNK];
 
@@ -158,11 +163,13 @@ int main(int argc, char **argv)
         int busy = 0;
         if (sent < out)
             busy |= send_some(fd, &sent, out);
-        if (sent == out && !shut)
-            shut = (tcp_shutdown(fd), 1);
         if (!eof)
             busy |= recv_some(fd, &rcvd, in, &eof);
-        if (!busy)
+        if (sent == out && eof && !shut)
+            shut = (tcp_shutdown(fd), 1);
+        if (busy)
+            tcp_poll();
+        else
             tcp_wait();
     }
     int r = tcp_close(fd);

@@ -11,13 +11,19 @@
  */
 #include "tcp_int.h"
 
-static void copy_in(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint32_t len)
+/* Where byte `seq` lives in the ring, and how many bytes from there fit before it wraps. */
+static uint32_t ring_at(const struct tcp_conn *c, uint32_t seq, uint32_t len, uint32_t *first)
 {
     uint32_t at = (seq - c->irs - 1) % TCP_RCVBUF;
-    for (uint32_t i = 0; i < len; i++) {
-        c->rbuf[at] = data[i];
-        at = at + 1 == TCP_RCVBUF ? 0 : at + 1;
-    }
+    *first = TCP_RCVBUF - at < len ? TCP_RCVBUF - at : len;
+    return at;
+}
+
+static void copy_in(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint32_t len)
+{
+    uint32_t first, at = ring_at(c, seq, len, &first);
+    memcpy(c->rbuf + at, data, first);
+    memcpy(c->rbuf, data + first, len - first);
 }
 
 /* Add [start, end) to the out-of-order ranges, merging what it overlaps or touches. A
@@ -108,11 +114,9 @@ uint32_t tcp_rcv_read(struct tcp_conn *c, uint8_t *buf, uint32_t len)
     uint32_t have = c->rcv_nxt - c->rcv_read - (uint32_t)c->fin_rcvd; /* the FIN is no byte */
     if (len > have)
         len = have;
-    uint32_t at = (c->rcv_read - c->irs - 1) % TCP_RCVBUF;
-    for (uint32_t i = 0; i < len; i++) {
-        buf[i] = c->rbuf[at];
-        at = at + 1 == TCP_RCVBUF ? 0 : at + 1;
-    }
+    uint32_t first, at = ring_at(c, c->rcv_read, len, &first);
+    memcpy(buf, c->rbuf + at, first);
+    memcpy(buf + first, c->rbuf, len - first);
     c->rcv_read += len;
     uint32_t opened = (c->rcv_read + TCP_RCVBUF) - c->rcv_adv;
     if (len && opened >= c->mss) /* an MSS is always the lesser here */

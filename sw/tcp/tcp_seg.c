@@ -5,28 +5,37 @@
  */
 #include "tcp_int.h"
 
-/* One's-complement sum of `len` bytes at `p` (big-endian 16-bit words), added to `sum`. */
-static uint32_t csum_add(uint32_t sum, const uint8_t *p, uint32_t len)
+/* One's-complement sum of `len` bytes at `p`, which must be 4-byte aligned. The sum is the
+ * same whatever the byte order it is computed in (RFC 1071 2(B)), so the bytes are summed
+ * as little-endian 32-bit words into 64 bits, and only the folded result is swapped. */
+static uint64_t csum_words(const uint8_t *p, uint32_t len)
 {
-    for (; len >= 2; p += 2, len -= 2)
-        sum += (uint32_t)p[0] << 8 | p[1];
+    uint64_t sum = 0;
+    const uint32_t *w = (const uint32_t *)p;
+    for (; len >= 4; len -= 4)
+        sum += *w++;
+    const uint8_t *b = (const uint8_t *)w;
+    if (len >= 2)
+        sum += *(const uint16_t *)b, b += 2, len -= 2;
     if (len)
-        sum += (uint32_t)p[0] << 8;
+        sum += *b; /* the odd byte, padded with a zero byte after it (RFC 9293 3.1) */
     return sum;
 }
 
-static uint16_t csum_fold(uint32_t sum)
+/* The 16-bit big-endian checksum of a little-endian one's-complement sum. */
+static uint16_t csum_fold(uint64_t sum)
 {
     while (sum >> 16)
         sum = (sum & 0xffff) + (sum >> 16);
-    return (uint16_t)~sum;
+    return ice_bswap16((uint16_t)~sum);
 }
 
-/* The TCP checksum of `seg` (`len` bytes of header and data) between the two addresses. */
+/* The TCP checksum of `seg` (`len` bytes of header and data) between the two addresses,
+ * over the pseudo-header (RFC 9293 3.1): addresses, protocol 6, TCP length. */
 static uint16_t tcp_checksum(uint32_t src, uint32_t dst, const uint8_t *seg, uint32_t len)
 {
-    uint32_t sum = (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) + 6 + len;
-    return csum_fold(csum_add(sum, seg, len));
+    uint64_t pseudo = (uint64_t)ice_bswap32(src) + ice_bswap32(dst) + ice_bswap16(6) + ice_bswap16((uint16_t)len);
+    return csum_fold(pseudo + csum_words(seg, len));
 }
 
 static void parse_options(const uint8_t *o, int n, struct tcp_seg *s)
@@ -69,8 +78,10 @@ int tcp_parse(const uint8_t *f, uint32_t len, struct tcp_seg *s)
         return tcp_st.dropped++, -1;
     s->src_ip = ice_get32(ip, 12);
     s->dst_ip = ice_get32(ip, 16);
-    if (tcp_checksum(s->src_ip, s->dst_ip, t, seg_len) != 0)
+    if (tcp_checksum(s->src_ip, s->dst_ip, t, seg_len) != 0) {
+        printf("DEBUG badsum len %u\n", seg_len);
         return tcp_st.bad_checksums++, -1;
+    }
     s->sport = ice_get16(t, 0);
     s->dport = ice_get16(t, 2);
     s->seq = ice_get32(t, 4);
