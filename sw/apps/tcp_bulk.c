@@ -30,21 +30,26 @@ static inline uint8_t tcp_pattern(uint32_t dir, uint64_t i)
     return (uint8_t)(((uint32_t)i * 2654435761u) >> 24) ^ (uint8_t)(i >> 32) ^ (uint8_t)(dir * 0x5a);
 }
 
+static uint64_t number(const char *text, const char *name)
+{
+    uint64_t v = 0;
+    for (const char *p = text; *p; p++) {
+        if (*p < '0' || *p > '9' || !*text) {
+            printf("tcp_bulk: %s is not a number: '%s'\n", name, text);
+            nanopu_exit(1);
+        }
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    return v;
+}
+
 static uint64_t arg(int argc, char **argv, int i, const char *name)
 {
     if (i >= argc) {
         printf("tcp_bulk: missing argument %d (%s)\n", i, name);
         nanopu_exit(1);
     }
-    uint64_t v = 0;
-    for (const char *p = argv[i]; *p; p++) {
-        if (*p < '0' || *p > '9') {
-            printf("tcp_bulk: argument %d (%s) is not a number: '%s'\n", i, name, argv[i]);
-            nanopu_exit(1);
-        }
-        v = v * 10 + (uint64_t)(*p - '0');
-    }
-    return v;
+    return number(argv[i], name);
 }
 
 static int has_flag(int argc, char **argv, const char *flag)
@@ -146,9 +151,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[3], "listen") == 0) {
         fd = tcp_accept(tcp_listen(port));
     } else if (is_connect(argv[3])) {
-        char *ip_arg = argv[3] + 8;
-        argv[3] = ip_arg;
-        fd = tcp_connect((uint32_t)arg(argc, argv, 3, "ip"), port);
+        fd = tcp_connect((uint32_t)number(argv[3] + 8, "connect:IP"), port);
     } else {
         printf("tcp_bulk: mode '%s' is neither listen nor connect:IP\n", argv[3]);
         return 1;

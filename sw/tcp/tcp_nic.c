@@ -19,6 +19,7 @@
 #define CLINT_MTIMECMP(h) ((volatile uint64_t *)(0x2004000ul + 8 * (h)))
 #define CLINT_MTIME       ((volatile uint64_t *)0x200bff8ul)
 #define MIE_MTIE (1ul << 7)
+#define MSTATUS_MIE (1ul << 3)
 
 static uint8_t rx_bufs[NBUF][BUF_BYTES] __attribute__((aligned(64)));
 static uint8_t tx_bufs[NBUF][BUF_BYTES] __attribute__((aligned(64)));
@@ -86,6 +87,9 @@ void tcp_nic_sleep(uint64_t until)
     uint64_t hart = nanopu_core_id(), now = tcp_now();
     if (until && until <= now)
         return;
+    /* Interrupts only wake wfi, never trap: mstatus.MIE off while they are enabled. */
+    uint64_t mstatus_mie = csr_read(mstatus) & MSTATUS_MIE;
+    csr_clear(mstatus, MSTATUS_MIE);
     if (until) {
         uint64_t ticks = (until - now + nanopu_rtc_cycles() - 1) / nanopu_rtc_cycles();
         *CLINT_MTIMECMP(hart) = *CLINT_MTIME + ticks;
@@ -97,4 +101,5 @@ void tcp_nic_sleep(uint64_t until)
         __asm__ volatile("wfi");
     csr_clear(mie, MIE_MTIE | (1ul << ICENIC_IRQ));
     *CLINT_MTIMECMP(hart) = ~0ull;
+    csr_set(mstatus, mstatus_mie);
 }
