@@ -18,7 +18,8 @@ static void take_syn_options(struct tcp_conn *c, const struct tcp_seg *s)
         c->snd_shift = c->rcv_shift = 0;
     }
     c->irs = s->seq;
-    c->rcv_nxt = c->rcv_read = c->rcv_adv = s->seq + 1;
+    c->rcv_nxt = c->rcv_read = s->seq + 1;
+    c->rcv_adv = c->rcv_nxt + TCP_SYN_WND; /* what our SYN (or SYN-ACK) offers */
     c->snd_wnd = s->wnd;
     c->snd_wl1 = s->seq;
     c->snd_wl2 = s->ack;

@@ -20,6 +20,8 @@
 #define TCP_SNDBUF    (64u << 10)
 #define TCP_RCVBUF    (256u << 10)    /* more than 65,535: needs window scaling */
 #define TCP_RCV_SHIFT 3               /* RFC 7323 2.3: 256 KiB >> 3 fits 16 bits */
+/* The window field of our SYN: never scaled (RFC 7323 2.2), so at most 65,535. */
+#define TCP_SYN_WND   (TCP_RCVBUF > 65535 ? 65535u : TCP_RCVBUF)
 #define TCP_OOO_MAX   8               /* out-of-order ranges held (each a SACK block) */
 #define TCP_HDR       20
 #define TCP_FRAME_TCP (ICE_FRAME_IP + 20)

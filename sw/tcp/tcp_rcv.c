@@ -69,6 +69,9 @@ static void ooo_advance(struct tcp_conn *c)
  * rcv_nxt), and schedule the ACK RFC 5681 4.2 asks for. */
 void tcp_rcv_data(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint32_t len)
 {
+#ifdef TCP_MUTANT_NO_REASSEMBLY
+    seq = c->rcv_nxt; /* the mutation the tests must catch: data taken in arrival order */
+#endif
     int in_order = seq == c->rcv_nxt, filled_hole = c->nooo > 0;
     copy_in(c, seq, data, len);
     if (in_order) {
@@ -106,9 +109,10 @@ uint16_t tcp_wnd_field(struct tcp_conn *c)
     return (uint16_t)field;
 }
 
-/* Copy up to `len` in-order bytes to the app. A window that opened by a full segment or
- * half the buffer, whichever is less, since we last advertised it is advertised now
- * (receiver-side silly window avoidance, RFC 9293 3.8.6.2.2, Fr = 1/2). */
+/* Copy up to `len` in-order bytes to the app. Every ACK carries the window; a pure window
+ * update is sent only once the window has opened by half the buffer since it was last
+ * advertised (so a sender limited by our window learns of it; RFC 9293 3.8.6.2.2 requires
+ * at least min(Fr * buffer, MSS), Fr = 1/2, and leaves the rest to the implementation). */
 uint32_t tcp_rcv_read(struct tcp_conn *c, uint8_t *buf, uint32_t len)
 {
     uint32_t have = c->rcv_nxt - c->rcv_read - (uint32_t)c->fin_rcvd; /* the FIN is no byte */
@@ -119,7 +123,7 @@ uint32_t tcp_rcv_read(struct tcp_conn *c, uint8_t *buf, uint32_t len)
     memcpy(buf + first, c->rbuf, len - first);
     c->rcv_read += len;
     uint32_t opened = (c->rcv_read + TCP_RCVBUF) - c->rcv_adv;
-    if (len && opened >= c->mss) /* an MSS is always the lesser here */
+    if (len && opened >= TCP_RCVBUF / 2)
         c->ack_now = 1;
     tcp_st.bytes_in += len;
     return len;

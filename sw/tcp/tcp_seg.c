@@ -162,7 +162,7 @@ void tcp_emit(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len)
     int optlen = (flags & F_SYN) ? put_syn_options(c, t + TCP_HDR) : 0;
     if (c->state != TS_SYN_SENT)
         flags |= F_ACK;
-    uint16_t wnd = (flags & F_SYN) ? (uint16_t)(TCP_RCVBUF > 65535 ? 65535 : TCP_RCVBUF) : tcp_wnd_field(c);
+    uint16_t wnd = (flags & F_SYN) ? (uint16_t)TCP_SYN_WND : tcp_wnd_field(c);
     put_tcp(t, c->lport, c->rport, seq, (flags & F_ACK) ? c->rcv_nxt : 0, flags, wnd, optlen);
     copy_out(c, seq, t + TCP_HDR + optlen, len);
     uint32_t tcp_len = TCP_HDR + (uint32_t)optlen + len;

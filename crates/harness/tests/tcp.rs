@@ -29,13 +29,16 @@ struct Link {
     seed: u64,
 }
 
-/// What a run leaves: the C program's counters, its console, the host's record.
+/// What a run leaves: the C program's exit code, counters and console, the host's record.
 struct Run {
+    exit: Option<i64>,
     counters: Vec<(String, u64)>,
     console: String,
     host: nanopu_harness::clients::tcp::Outcome,
     lost: [u64; 2],
     delayed: [u64; 2],
+    /// Frames from the node to the host, in arrival order.
+    frames: Vec<Vec<u8>>,
 }
 
 impl Run {
@@ -45,57 +48,58 @@ impl Run {
     }
 }
 
-/// Run tcp_bulk with `to_node` bytes in and `from_node` out over `link`, opened by `opener`,
+/// The counters of tcp_bulk's `tcp: key=value ...` line (none if it printed none).
+fn counters(console: &str) -> Vec<(String, u64)> {
+    let Some(line) = console.lines().find_map(|l| l.strip_prefix("tcp: ")) else { return Vec::new() };
+    let kv = |kv: &str| kv.split_once('=').map(|(k, v)| (k.to_string(), v.parse().expect("a number")));
+    line.split_whitespace().filter_map(kv).collect()
+}
+
+/// Run `elf` with `to_node` bytes in and `from_node` out over `link`, opened by `opener`,
 /// with `flags` (nodelack, noreno).
-fn run(opener: Opener, to_node: u64, from_node: u64, link: Link, flags: &[&str]) -> Run {
+fn run_elf(elf: &str, opener: Opener, to_node: u64, from_node: u64, link: Link, flags: &[&str]) -> Run {
+    run_lingering(elf, opener, (to_node, from_node), link, flags, Time::ZERO)
+}
+
+/// [`run_elf`] with the host's FIN `linger` after its last byte.
+fn run_lingering(elf: &str, opener: Opener, (to_node, from_node): (u64, u64), link: Link, flags: &[&str], linger: Time) -> Run {
     let mode = match opener {
         Opener::Host => "listen",
         Opener::Node => HOST_IP_ARG,
     };
-    let mut args: Vec<String> =
-        [mode.to_string(), PORT.to_string(), to_node.to_string(), from_node.to_string()].to_vec();
+    let mut args: Vec<String> = vec![mode.into(), PORT.to_string(), to_node.to_string(), from_node.to_string()];
     args.extend(flags.iter().map(|f| f.to_string()));
     let mut cfg = common::server_node(NicKind::IceNic, 1, args);
     cfg.port.rate_bps = GBPS * 1_000_000_000;
-    cfg.max_cycles = 1 << 37; // smoltcp's timeouts are milliseconds and back off
-    let mut sim = Simulation::new(&common::elf("apps/tcp_bulk.elf"), cfg).unwrap();
+    cfg.max_cycles = 1 << 37; // smoltcp's timeouts are milliseconds, and back off
+    let mut sim = Simulation::new(&common::elf(elf), cfg).unwrap();
     if link.loss > 0.0 {
         sim.host.lose_frames(link.loss, link.seed);
     }
     if link.reorder > 0.0 {
         sim.host.reorder_frames(link.reorder, Time::from_us(10), link.seed);
     }
-    let p = Params { node: 0, port: PORT, opener, to_node, from_node, buffer: 128 << 10 };
+    let p = Params { node: 0, port: PORT, opener, to_node, from_node, buffer: 128 << 10, linger };
     let peer = Peer::new(p).attach(&mut sim.host, START);
     let outcome = sim.run().unwrap();
     let console = String::from_utf8_lossy(&sim.nodes[0].cores[0].take_console()).to_string();
-    if outcome != Outcome::AllExited {
-        let mut pr = peer.lock().unwrap();
-        eprintln!("DEBUG {}", pr.debug(Time::from_us(1700)));
-        eprintln!("DEBUG ice {:?} console {console}", sim.nodes[0].ice().unwrap().counters);
-        eprintln!("DEBUG state {:?} outcome {:?} sent {} recv {} rejected {:?}", pr.state(), pr.outcome, sim.host.frames_sent.len(), sim.host.frames_received.len(), sim.host.rejected);
-        for f in sim.host.frames_sent.iter().rev().take(3) { eprintln!("sent {:?} {:02x?}", f.time, &f.frame[..f.frame.len().min(60)]); }
-        for f in sim.host.frames_received.iter().rev().take(8) { eprintln!("recv {:?} {:02x?}", f.time, &f.frame[..f.frame.len().min(60)]); }
-    }
     assert_eq!(outcome, Outcome::AllExited, "the program ended: {console}");
-    let line = console.lines().find(|l| l.starts_with("tcp: ")).unwrap_or_else(|| panic!("no counters: {console}"));
-    let counters = line[5..]
-        .split_whitespace()
-        .map(|kv| {
-            let (k, v) = kv.split_once('=').unwrap();
-            (k.to_string(), v.parse().unwrap())
-        })
-        .collect();
+    let exit = sim.nodes[0].cores[0].halted();
     let host = peer.lock().unwrap().outcome.clone();
-    eprintln!("DEBUG console {console} ice {:?} host {:?} now {:?}", sim.nodes[0].ice().unwrap().counters, host, sim.now());
+    let frames = sim.host.frames_received.iter().map(|f| f.frame.clone()).collect();
     let (lost, delayed) = (sim.host.frames_lost, sim.host.frames_delayed);
-    Run { counters, console, host, lost, delayed }
+    Run { exit, counters: counters(&console), console, host, lost, delayed, frames }
+}
+
+fn run(opener: Opener, to_node: u64, from_node: u64, link: Link, flags: &[&str]) -> Run {
+    run_elf("apps/tcp_bulk.elf", opener, to_node, from_node, link, flags)
 }
 
 /// Every byte both ways arrived once and in order: the C program exited with 0 after
 /// checking its `to_node` bytes and the end of stream (it exits 2 otherwise), and the host
 /// received exactly `from_node` pattern bytes and then the node's FIN.
 fn assert_delivered(r: &Run, to_node: u64, from_node: u64) {
+    assert_eq!(r.exit, Some(0), "the node checked every byte: {}", r.console);
     assert_eq!(r.host.first_wrong, None, "the host got the node's bytes in order: {}", r.console);
     assert_eq!(r.host.received, from_node, "the host got every byte once: {}", r.console);
     assert!(r.host.eof, "the node's FIN arrived after its bytes: {}", r.console);
@@ -112,7 +116,49 @@ fn a_clean_link_carries_both_directions_without_retransmitting() {
     assert_delivered(&r, to, from);
     assert_eq!(r.get("segs_retransmitted"), 0, "nothing lost, nothing resent: {}", r.console);
     assert_eq!(r.get("rto_timeouts"), 0);
-    assert!(r.get("delayed_acks") + r.get("acks_out") > 0);
+}
+
+/// The TCP header of a frame from the node (Ethernet, IPv4 without options, then TCP).
+fn tcp_header(frame: &[u8]) -> &[u8] {
+    &frame[34..]
+}
+
+#[test]
+fn both_ends_scale_their_windows() {
+    let r = run(Opener::Host, 300_000, 1_000, Link::default(), &[]);
+    assert_delivered(&r, 300_000, 1_000);
+    let syn_ack = tcp_header(&r.frames[0]);
+    assert_eq!(syn_ack[13] & 0x12, 0x12, "the node's first frame is its SYN-ACK");
+    let options = &syn_ack[20..usize::from(syn_ack[12] >> 4) * 4];
+    assert!(options.windows(3).any(|o| o == [3, 3, 3]), "it offers window scale 3 (RFC 7323): {options:?}");
+    // A window field times 8: more than 16 bits could say, so the host could have more
+    // than 64 KiB in flight.
+    let wnd = |f: &Vec<u8>| u32::from(u16::from_be_bytes([tcp_header(f)[14], tcp_header(f)[15]])) << 3;
+    assert!(r.frames[1..].iter().map(wnd).max().unwrap() > 65_535);
+}
+
+#[test]
+fn delayed_acks_answer_every_second_segment_and_a_lone_one_by_timer() {
+    let segs = |bytes: u64| bytes.div_ceil(1460);
+    let delayed = run(Opener::Host, 146_000, 0, Link::default(), &[]);
+    let every = run(Opener::Host, 146_000, 0, Link::default(), &["nodelack"]);
+    assert_delivered(&delayed, 146_000, 0);
+    assert_delivered(&every, 146_000, 0);
+    let (d, e) = (delayed.get("acks_out"), every.get("acks_out"));
+    assert!(e >= segs(146_000), "without delay, an ACK per segment: {e}");
+    assert!(d <= segs(146_000) / 2 + 10, "with delay, about one per two segments (RFC 5681 4.2): {d}");
+    // Two full segments (acknowledged together) and a short third, alone until the FIN.
+    let lone = run_lingering("apps/tcp_bulk.elf", Opener::Host, (3_000, 0), Link::default(), &[], Time::from_us(200));
+    assert_delivered(&lone, 3_000, 0);
+    assert!(lone.get("delayed_acks") >= 1, "a lone segment is acknowledged by the timer: {}", lone.console);
+}
+
+#[test]
+fn a_tcp_that_skips_reassembly_is_caught() {
+    let link = Link { reorder: 0.1, seed: 1, ..Link::default() };
+    let r = run_elf("apps/tcp_bulk_mutant.elf", Opener::Host, 200_000, 0, link, &[]);
+    assert_eq!(r.exit, Some(2), "the mutant delivered bytes out of order: {}", r.console);
+    assert!(r.console.contains("out of order"), "{}", r.console);
 }
 
 #[test]
@@ -161,6 +207,7 @@ fn three_duplicate_acks_trigger_a_fast_retransmit() {
     assert_delivered(&r, 0, 400_000);
     assert!(r.get("fast_retransmits") > 0, "a loss was repaired by fast retransmit: {}", r.console);
     assert!(r.get("dupacks_in") >= 3 * r.get("fast_retransmits"), "each after three duplicate ACKs");
+    assert_eq!(r.get("rto_timeouts"), 0, "no loss waited for the timer: {}", r.console);
 }
 
 #[test]

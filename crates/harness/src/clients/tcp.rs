@@ -53,6 +53,8 @@ pub struct Params {
     pub from_node: u64,
     /// smoltcp's socket buffers (its receive window, and the window scale it offers).
     pub buffer: usize,
+    /// How long after its last byte the host sends its FIN (0: with it).
+    pub linger: Time,
 }
 
 /// The smoltcp side's record of the run.
@@ -84,6 +86,8 @@ pub struct Peer {
     opened: bool,
     established: bool,
     closed: bool,
+    /// When the host's last byte was queued: its FIN follows `linger` later.
+    all_sent_at: Option<Time>,
     timers: BTreeSet<Time>,
     pub outcome: Outcome,
 }
@@ -169,7 +173,7 @@ impl Peer {
         socket.set_congestion_control(tcp::CongestionControl::Reno);
         let mut sockets = SocketSet::new(Vec::new());
         let handle = sockets.add(socket);
-        Peer { p, iface, sockets, handle, link, opened: false, established: false, closed: false, timers: BTreeSet::new(), outcome: Outcome::default() }
+        Peer { p, iface, sockets, handle, link, opened: false, established: false, closed: false, all_sent_at: None, timers: BTreeSet::new(), outcome: Outcome::default() }
     }
 
     /// Share the peer with `host`'s frame responder; it opens at `start`.
@@ -179,11 +183,6 @@ impl Peer {
         host.on_frame(move |now, f| h.lock().expect("peer lock").event(now, f));
         host.send_frame_at(start, Vec::new()); // a timer: the peer opens then
         peer
-    }
-
-    pub fn debug(&mut self, now: Time) -> String {
-        let pa = self.iface.poll_at(instant(now), &self.sockets);
-        format!("poll_at {:?} timers {:?} sock {:?}", pa, self.timers, self.sockets.get::<tcp::Socket>(self.handle))
     }
 
     /// The socket's TCP state, e.g. for a test's message.
@@ -256,7 +255,10 @@ impl Peer {
             o.sent += n as u64;
             moved |= n > 0;
         }
-        if o.sent == self.p.to_node && !self.closed && self.established {
+        if o.sent == self.p.to_node && self.established && self.all_sent_at.is_none() {
+            self.all_sent_at = Some(now);
+        }
+        if !self.closed && self.all_sent_at.is_some_and(|t| now >= t + self.p.linger) {
             socket.close(); // our FIN, after the bytes
             self.closed = true;
             moved = true;
@@ -274,8 +276,10 @@ impl Peer {
     /// comes first. smoltcp's clock counts microseconds: a poll it wants "now" is made a
     /// microsecond later, so that the host never spins at one instant.
     fn arm(&mut self, now: Time, out: &mut Vec<(Time, Vec<u8>)>) {
-        let Some(at) = self.iface.poll_at(instant(now), &self.sockets) else { return };
-        let t = time(at).max(now + Time::from_us(1));
+        let fin_at = self.all_sent_at.filter(|_| !self.closed).map(|t| t + self.p.linger);
+        let poll_at = self.iface.poll_at(instant(now), &self.sockets).map(time);
+        let Some(t) = [fin_at, poll_at].into_iter().flatten().min() else { return };
+        let t = t.max(now + Time::from_us(1));
         if self.timers.range(..=t).next().is_none() {
             self.timers.insert(t);
             out.push((t, Vec::new()));
