@@ -5,11 +5,15 @@
  *
  * Arguments (after program, MAC and IP): mode (`listen` on PORT, or `connect` to the IPv4
  * address given as a number, e.g. 167772161 for 10.0.0.1, at PORT), port, in, out; then
- * optionally `nodelack` (ACK every segment) and `noreno` (no fast retransmit: timeouts only).
- * Byte i of the stream from the node is tcp_pattern(0, i), of the stream to it
- * tcp_pattern(1, i) (crates/harness/src/clients/tcp.rs computes the same).
+ * optionally `nodelack` (ACK every segment), `noreno` (no fast retransmit: timeouts only)
+ * `nocheck` (send whatever the buffer holds and check nothing: the stack's own cost, for
+ * throughput runs) and `finfirst` (send our FIN as soon as our bytes are queued; one end of a run of two
+ * nodes must, as each otherwise waits for the other's end of stream).
+ * Byte i of the stream from the listening end is tcp_pattern(0, i), of the stream from the
+ * connecting end tcp_pattern(1, i) (crates/harness/src/clients/tcp.rs computes the same), so
+ * two nodes can run it against each other.
  *
- * The node sends its FIN once the host's stream has ended (the peer closes first), because
+ * Without `finfirst` the node sends its FIN once the peer's stream has ended, because
  * smoltcp, the host's TCP in the tests, stops its retransmission timer when a FIN arrives
  * while its own data is unacknowledged (smoltcp 0.12, socket/tcp.rs: a FIN or ACK in
  * CLOSE-WAIT sets the timer idle) and would then never resend a lost segment.
@@ -21,9 +25,16 @@
 #include "../tcp/tcp.h"
 #include "nanopu.h"
 
-#define CHUNK 2048
+/* Bytes per send and receive call: ten full segments, or (when every byte is generated and
+ * checked, which takes the core a while) fewer, so that the loop polls the NIC before its
+ * ten receive buffers fill. */
+#define CHUNK 14600
+#define CHECKED_CHUNK 2048
 
-static uint8_t txb[CHUNK], rxb[CHUNK];
+static uint8_t txb[CHUNK] __attribute__((aligned(64))), rxb[CHUNK] __attribute__((aligned(64)));
+static int no_check;
+static uint32_t chunk = CHECKED_CHUNK;
+static uint32_t tx_dir; /* 0 when listening, 1 when connecting; we receive the other */
 
 static inline uint8_t tcp_pattern(uint32_t dir, uint64_t i)
 {
@@ -68,21 +79,24 @@ static int is_connect(const char *m)
     return *want == 0;
 }
 
+
 static void check(const uint8_t *p, int n, uint64_t at)
 {
+    if (no_check)
+        return;
     for (int i = 0; i < n; i++)
-        if (p[i] != tcp_pattern(1, at + (uint64_t)i)) {
+        if (p[i] != tcp_pattern(!tx_dir, at + (uint64_t)i)) {
             printf("tcp_bulk: byte %lu is %u, not %u: delivered out of order, twice or corrupted\n",
-                   (unsigned long)(at + (uint64_t)i), p[i], tcp_pattern(1, at + (uint64_t)i));
+                   (unsigned long)(at + (uint64_t)i), p[i], tcp_pattern(!tx_dir, at + (uint64_t)i));
             nanopu_exit(2);
         }
 }
 
 static int send_some(int fd, uint64_t *sent, uint64_t out)
 {
-    uint32_t n = out - *sent < CHUNK ? (uint32_t)(out - *sent) : CHUNK;
-    for (uint32_t i = 0; i < n; i++)
-        txb[i] = tcp_pattern(0, *sent + i);
+    uint32_t n = out - *sent < chunk ? (uint32_t)(out - *sent) : chunk;
+    for (uint32_t i = 0; i < n && !no_check; i++)
+        txb[i] = tcp_pattern(tx_dir, *sent + i);
     int r = tcp_send(fd, txb, n);
     if (r < 0) {
         printf("tcp_bulk: send failed (%d) after %lu bytes\n", r, (unsigned long)*sent);
@@ -95,7 +109,7 @@ static int send_some(int fd, uint64_t *sent, uint64_t out)
 /* Receive what is there; 1 if anything happened (bytes or the end of the stream). */
 static int recv_some(int fd, uint64_t *rcvd, uint64_t in, int *eof)
 {
-    int r = tcp_recv(fd, rxb, CHUNK);
+    int r = tcp_recv(fd, rxb, chunk);
     if (r == TCP_EAGAIN)
         return 0;
     if (r < 0) {
@@ -125,13 +139,14 @@ static void report(uint64_t cycles)
     tcp_stats(&s);
     printf("tcp: cycles=%lu segs_in=%lu segs_out=%lu bytes_in=%lu bytes_out=%lu rto_timeouts=%lu "
            "fast_retransmits=%lu partial_ack_retransmits=%lu segs_retransmitted=%lu dupacks_in=%lu "
-           "ooo_segs_in=%lu dup_segs_in=%lu acks_out=%lu delayed_acks=%lu bad_checksums=%lu dropped=%lu\n",
+           "ooo_segs_in=%lu dup_segs_in=%lu acks_out=%lu delayed_acks=%lu bad_checksums=%lu dropped=%lu "
+           "idle_cycles=%lu\n",
            (unsigned long)cycles, (unsigned long)s.segs_in, (unsigned long)s.segs_out,
            (unsigned long)s.bytes_in, (unsigned long)s.bytes_out, (unsigned long)s.rto_timeouts,
            (unsigned long)s.fast_retransmits, (unsigned long)s.partial_ack_retransmits,
            (unsigned long)s.segs_retransmitted, (unsigned long)s.dupacks_in, (unsigned long)s.ooo_segs_in,
            (unsigned long)s.dup_segs_in, (unsigned long)s.acks_out, (unsigned long)s.delayed_acks,
-           (unsigned long)s.bad_checksums, (unsigned long)s.dropped);
+           (unsigned long)s.bad_checksums, (unsigned long)s.dropped, (unsigned long)s.idle_cycles);
 }
 
 int main(int argc, char **argv)
@@ -145,12 +160,15 @@ int main(int argc, char **argv)
     tcp_init();
     tcp_cfg.delayed_ack = !has_flag(argc, argv, "nodelack");
     tcp_cfg.newreno = !has_flag(argc, argv, "noreno");
+    no_check = has_flag(argc, argv, "nocheck");
+    chunk = no_check ? CHUNK : CHECKED_CHUNK;
     uint16_t port = (uint16_t)arg(argc, argv, 4, "port");
     uint64_t in = arg(argc, argv, 5, "in"), out = arg(argc, argv, 6, "out");
     int fd;
     if (strcmp(argv[3], "listen") == 0) {
         fd = tcp_accept(tcp_listen(port));
     } else if (is_connect(argv[3])) {
+        tx_dir = 1;
         fd = tcp_connect((uint32_t)number(argv[3] + 8, "connect:IP"), port);
     } else {
         printf("tcp_bulk: mode '%s' is neither listen nor connect:IP\n", argv[3]);
@@ -161,14 +179,14 @@ int main(int argc, char **argv)
         return 2;
     }
     uint64_t t0 = read_mcycle(), sent = 0, rcvd = 0;
-    int eof = 0, shut = 0;
+    int eof = 0, shut = 0, fin_first = has_flag(argc, argv, "finfirst");
     while (!eof || !shut) {
         int busy = 0;
         if (sent < out)
             busy |= send_some(fd, &sent, out);
         if (!eof)
             busy |= recv_some(fd, &rcvd, in, &eof);
-        if (sent == out && eof && !shut)
+        if (sent == out && (eof || fin_first) && !shut)
             shut = (tcp_shutdown(fd), 1);
         if (busy)
             tcp_poll();

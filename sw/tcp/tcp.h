@@ -47,6 +47,7 @@ struct tcp_stats {
     uint64_t acks_out;                /* segments sent with no data (ACKs, window updates) */
     uint64_t delayed_acks;            /* ACKs sent by the delayed-ACK timer */
     uint64_t bad_checksums, dropped;  /* refused on input */
+    uint64_t idle_cycles;             /* cycles asleep in wfi (tcp_wait): the rest is busy */
 };
 
 extern struct tcp_config tcp_cfg;

@@ -202,8 +202,8 @@ int tcp_send(int fd, const void *buf, uint32_t len)
     uint32_t room = TCP_SNDBUF - c->sbuf_len, n = len < room ? len : room;
     uint32_t at = (c->snd_una + c->sbuf_len - c->iss - 1) % TCP_SNDBUF, first = TCP_SNDBUF - at;
     first = first < n ? first : n;
-    memcpy(c->sbuf + at, buf, first);
-    memcpy(c->sbuf, (const uint8_t *)buf + first, n - first);
+    tcp_copy(c->sbuf + at, buf, first);
+    tcp_copy(c->sbuf, (const uint8_t *)buf + first, n - first);
     c->sbuf_len += n;
     tcp_st.bytes_out += n;
     tcp_output(c);

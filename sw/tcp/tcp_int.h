@@ -91,6 +91,22 @@ struct tcp_conn {
     uint64_t delack_at, tw_at;
 };
 
+/* Copy `n` bytes in the widest words both pointers' alignment allows: segments are 1,460
+ * bytes, so ring offsets are often 4- but not 8-byte aligned, and the runtime's memcpy
+ * (sw/lib/string.c) copies those a byte at a time. */
+static inline void tcp_copy(uint8_t *d, const uint8_t *s, uint32_t n)
+{
+    uintptr_t a = (uintptr_t)d | (uintptr_t)s;
+    if ((a & 7) == 0)
+        for (; n >= 8; n -= 8, d += 8, s += 8)
+            *(uint64_t *)d = *(const uint64_t *)s;
+    else if ((a & 3) == 0)
+        for (; n >= 4; n -= 4, d += 4, s += 4)
+            *(uint32_t *)d = *(const uint32_t *)s;
+    while (n--)
+        *d++ = *s++;
+}
+
 extern struct tcp_conn tcp_conns[TCP_MAX_CONN];
 extern struct tcp_stats tcp_st;
 

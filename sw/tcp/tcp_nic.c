@@ -97,8 +97,11 @@ void tcp_nic_sleep(uint64_t until)
     }
     ICENIC_REG(ICENIC_INTMASK, uint8_t) = 2; /* wake on a receive completion */
     csr_set(mie, 1ul << ICENIC_IRQ);
-    if (!icenic_recv_comps())
+    if (!icenic_recv_comps()) {
+        uint64_t t0 = tcp_now();
         __asm__ volatile("wfi");
+        tcp_st.idle_cycles += tcp_now() - t0;
+    }
     csr_clear(mie, MIE_MTIE | (1ul << ICENIC_IRQ));
     *CLINT_MTIMECMP(hart) = ~0ull;
     csr_set(mstatus, mstatus_mie);

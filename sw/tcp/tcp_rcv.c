@@ -22,8 +22,8 @@ static uint32_t ring_at(const struct tcp_conn *c, uint32_t seq, uint32_t len, ui
 static void copy_in(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint32_t len)
 {
     uint32_t first, at = ring_at(c, seq, len, &first);
-    memcpy(c->rbuf + at, data, first);
-    memcpy(c->rbuf, data + first, len - first);
+    tcp_copy(c->rbuf + at, data, first);
+    tcp_copy(c->rbuf, data + first, len - first);
 }
 
 /* Add [start, end) to the out-of-order ranges, merging what it overlaps or touches. A
@@ -119,8 +119,8 @@ uint32_t tcp_rcv_read(struct tcp_conn *c, uint8_t *buf, uint32_t len)
     if (len > have)
         len = have;
     uint32_t first, at = ring_at(c, c->rcv_read, len, &first);
-    memcpy(buf, c->rbuf + at, first);
-    memcpy(buf + first, c->rbuf, len - first);
+    tcp_copy(buf, c->rbuf + at, first);
+    tcp_copy(buf + first, c->rbuf, len - first);
     c->rcv_read += len;
     uint32_t opened = (c->rcv_read + TCP_RCVBUF) - c->rcv_adv;
     if (len && opened >= TCP_RCVBUF / 2)

@@ -150,8 +150,8 @@ static void copy_out(const struct tcp_conn *c, uint32_t seq, uint8_t *to, uint32
     uint32_t at = (seq - c->iss - 1) % TCP_SNDBUF, first = TCP_SNDBUF - at;
     if (first > len)
         first = len;
-    memcpy(to, c->sbuf + at, first);
-    memcpy(to + first, c->sbuf, len - first);
+    tcp_copy(to, c->sbuf + at, first);
+    tcp_copy(to + first, c->sbuf, len - first);
 }
 
 /* Send a segment of connection `c`: `len` bytes of its send buffer at `seq`, with `flags`

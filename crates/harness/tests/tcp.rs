@@ -207,7 +207,9 @@ fn three_duplicate_acks_trigger_a_fast_retransmit() {
     assert_delivered(&r, 0, 400_000);
     assert!(r.get("fast_retransmits") > 0, "a loss was repaired by fast retransmit: {}", r.console);
     assert!(r.get("dupacks_in") >= 3 * r.get("fast_retransmits"), "each after three duplicate ACKs");
-    assert_eq!(r.get("rto_timeouts"), 0, "no loss waited for the timer: {}", r.console);
+    // A loss among the last segments has too few followers for three duplicates: only the
+    // timer repairs it (SACK, RACK or tail loss probes would; docs/apps/tcp.md).
+    assert!(r.get("rto_timeouts") < r.get("fast_retransmits"), "most losses did not wait: {}", r.console);
 }
 
 #[test]
@@ -217,4 +219,38 @@ fn without_fast_retransmit_the_timer_repairs_every_loss() {
     assert_delivered(&r, 0, 400_000);
     assert_eq!(r.get("fast_retransmits"), 0, "{}", r.console);
     assert!(r.get("rto_timeouts") > 0, "losses were repaired by timeouts: {}", r.console);
+}
+
+/// Two IceNIC nodes through a switch, the C TCP at both ends: node 1 connects and sends,
+/// node 0 listens and checks every byte; `link` loses frames on every link.
+fn two_nodes(bytes: u64, drop_prob: f64) -> nanopu_cluster::report::cluster::ClusterSummary {
+    let node0 = format!("[\"listen\", \"{PORT}\", \"{bytes}\", \"0\"]");
+    let node1 = format!("[\"connect:167772162\", \"{PORT}\", \"0\", \"{bytes}\", \"finfirst\"]");
+    let text = format!(
+        "max_us = 2000000.0\n[topology]\nkind = \"star\"\nnodes = 2\n[link]\nrate_gbps = 100.0\n\
+         drop_prob = {drop_prob}\n[node]\ncores = 1\n\
+         [[program]]\nnodes = \"0\"\nelf = \"tcp_bulk.elf\"\nnic = \"icenic\"\nargs = {node0}\n\
+         [[program]]\nnodes = \"1\"\nelf = \"tcp_bulk.elf\"\nnic = \"icenic\"\nargs = {node1}\n"
+    );
+    let f = nanopu_cluster::config::cluster::ClusterFile::parse(&text).unwrap();
+    let mut sim = Simulation::cluster(&f, &common::sw_build().join("apps")).unwrap();
+    let outcome = sim.run().unwrap();
+    let s = nanopu_cluster::report::cluster::summarize_cluster(&mut sim, outcome);
+    assert_eq!(outcome, Outcome::AllExited, "{}", s.text());
+    s
+}
+
+#[test]
+fn two_nodes_exchange_a_checked_stream_through_a_switch() {
+    let s = two_nodes(1_000_000, 0.0);
+    assert_eq!(s.cores_ok, 2, "both ends checked their streams: {}", s.text());
+    let c = s.consoles.iter().find(|c| c.starts_with("node 0 core 0: tcp: ")).expect("node 0's counters");
+    assert_eq!(counters(&c["node 0 core 0: ".len()..]).iter().find(|(k, _)| k == "bytes_in").unwrap().1, 1_000_000);
+}
+
+#[test]
+fn two_nodes_recover_from_loss_on_every_link() {
+    let s = two_nodes(1_000_000, 0.01);
+    assert_eq!(s.cores_ok, 2, "both ends checked their streams: {}", s.text());
+    assert!(s.fabric.drops > 0, "the fabric lost frames: {}", s.text());
 }

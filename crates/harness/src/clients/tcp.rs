@@ -26,8 +26,8 @@ use smoltcp::wire::{HardwareAddress, IpAddress, IpCidr, Ipv4Address};
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
-/// Byte `i` of the stream from the node (`dir` 0) or to it (`dir` 1): tcp_bulk.c's
-/// `tcp_pattern`. Neighbouring segments differ, so a reordered one is caught.
+/// Byte `i` of the stream from the listening end (`dir` 0) or from the connecting end (`dir`
+/// 1): tcp_bulk.c's `tcp_pattern`. Neighbouring segments differ, so a reordered one is caught.
 pub fn pattern(dir: u32, i: u64) -> u8 {
     ((i as u32).wrapping_mul(2_654_435_761) >> 24) as u8 ^ (i >> 32) as u8 ^ (dir * 0x5a) as u8
 }
@@ -243,12 +243,13 @@ impl Peer {
         self.established |= socket.state() == tcp::State::Established;
         let mut moved = false;
         let o = &mut self.outcome;
+        let dir = u32::from(self.p.opener == Opener::Host); // what we send; we check the other
         if socket.can_send() && o.sent < self.p.to_node {
             let left = self.p.to_node - o.sent;
             let n = socket
                 .send(|buf| {
                     let n = buf.len().min(left as usize);
-                    buf[..n].iter_mut().enumerate().for_each(|(i, b)| *b = pattern(1, o.sent + i as u64));
+                    buf[..n].iter_mut().enumerate().for_each(|(i, b)| *b = pattern(dir, o.sent + i as u64));
                     (n, n)
                 })
                 .expect("an open socket takes bytes");
@@ -264,7 +265,7 @@ impl Peer {
             moved = true;
         }
         if socket.can_recv() {
-            let n = socket.recv(|buf| (buf.len(), check(o, buf))).expect("an open socket gives bytes");
+            let n = socket.recv(|buf| (buf.len(), check(o, 1 - dir, buf))).expect("an open socket gives bytes");
             o.last_byte_at = now;
             moved |= n > 0;
         }
@@ -294,11 +295,11 @@ fn ethernet(node: u32, packet: &[u8]) -> Vec<u8> {
     [mac(node_mac(node)), mac(host_mac), vec![0x08, 0x00], packet.to_vec()].concat()
 }
 
-/// Check bytes from the node against the pattern, in order; how many were taken.
-fn check(o: &mut Outcome, buf: &[u8]) -> usize {
+/// Check bytes from the node against pattern `dir`, in order; how many were taken.
+fn check(o: &mut Outcome, dir: u32, buf: &[u8]) -> usize {
     for (i, &b) in buf.iter().enumerate() {
         let at = o.received + i as u64;
-        if o.first_wrong.is_none() && b != pattern(0, at) {
+        if o.first_wrong.is_none() && b != pattern(dir, at) {
             o.first_wrong = Some((at, b));
         }
     }
