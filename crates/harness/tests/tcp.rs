@@ -62,12 +62,20 @@ fn run_elf(elf: &str, opener: Opener, to_node: u64, from_node: u64, link: Link, 
 }
 
 /// [`run_elf`] with the host's FIN `linger` after its last byte.
-fn run_lingering(elf: &str, opener: Opener, (to_node, from_node): (u64, u64), link: Link, flags: &[&str], linger: Time) -> Run {
+fn run_lingering(
+    elf: &str,
+    opener: Opener,
+    (to_node, from_node): (u64, u64),
+    link: Link,
+    flags: &[&str],
+    linger: Time,
+) -> Run {
     let mode = match opener {
         Opener::Host => "listen",
         Opener::Node => HOST_IP_ARG,
     };
-    let mut args: Vec<String> = vec![mode.into(), PORT.to_string(), to_node.to_string(), from_node.to_string()];
+    let mut args: Vec<String> =
+        vec![mode.into(), PORT.to_string(), to_node.to_string(), from_node.to_string()];
     args.extend(flags.iter().map(|f| f.to_string()));
     let mut cfg = common::server_node(NicKind::IceNic, 1, args);
     cfg.port.rate_bps = GBPS * 1_000_000_000;
@@ -148,7 +156,14 @@ fn delayed_acks_answer_every_second_segment_and_a_lone_one_by_timer() {
     assert!(e >= segs(146_000), "without delay, an ACK per segment: {e}");
     assert!(d <= segs(146_000) / 2 + 10, "with delay, about one per two segments (RFC 5681 4.2): {d}");
     // Two full segments (acknowledged together) and a short third, alone until the FIN.
-    let lone = run_lingering("apps/tcp_bulk.elf", Opener::Host, (3_000, 0), Link::default(), &[], Time::from_us(200));
+    let lone = run_lingering(
+        "apps/tcp_bulk.elf",
+        Opener::Host,
+        (3_000, 0),
+        Link::default(),
+        &[],
+        Time::from_us(200),
+    );
     assert_delivered(&lone, 3_000, 0);
     assert!(lone.get("delayed_acks") >= 1, "a lone segment is acknowledged by the timer: {}", lone.console);
 }
@@ -245,7 +260,10 @@ fn two_nodes_exchange_a_checked_stream_through_a_switch() {
     let s = two_nodes(1_000_000, 0.0);
     assert_eq!(s.cores_ok, 2, "both ends checked their streams: {}", s.text());
     let c = s.consoles.iter().find(|c| c.starts_with("node 0 core 0: tcp: ")).expect("node 0's counters");
-    assert_eq!(counters(&c["node 0 core 0: ".len()..]).iter().find(|(k, _)| k == "bytes_in").unwrap().1, 1_000_000);
+    assert_eq!(
+        counters(&c["node 0 core 0: ".len()..]).iter().find(|(k, _)| k == "bytes_in").unwrap().1,
+        1_000_000
+    );
 }
 
 #[test]

@@ -162,7 +162,9 @@ impl Peer {
         let mut config = Config::new(HardwareAddress::Ip);
         config.random_seed = 0x7c9_5eed; // any fixed seed: runs repeat
         let mut iface = Interface::new(config, &mut link, Instant::ZERO);
-        iface.update_ip_addrs(|a| a.push(IpCidr::new(IpAddress::Ipv4(ipv4(HOST_IP)), 24)).expect("one address"));
+        iface.update_ip_addrs(|a| {
+            a.push(IpCidr::new(IpAddress::Ipv4(ipv4(HOST_IP)), 24)).expect("one address")
+        });
         let buf = || tcp::SocketBuffer::new(vec![0u8; p.buffer]);
         let mut socket = tcp::Socket::new(buf(), buf());
         // Every segment acknowledged at once and sent at once: the host is the reference
@@ -173,7 +175,19 @@ impl Peer {
         socket.set_congestion_control(tcp::CongestionControl::Reno);
         let mut sockets = SocketSet::new(Vec::new());
         let handle = sockets.add(socket);
-        Peer { p, iface, sockets, handle, link, opened: false, established: false, closed: false, all_sent_at: None, timers: BTreeSet::new(), outcome: Outcome::default() }
+        Peer {
+            p,
+            iface,
+            sockets,
+            handle,
+            link,
+            opened: false,
+            established: false,
+            closed: false,
+            all_sent_at: None,
+            timers: BTreeSet::new(),
+            outcome: Outcome::default(),
+        }
     }
 
     /// Share the peer with `host`'s frame responder; it opens at `start`.
@@ -265,11 +279,13 @@ impl Peer {
             moved = true;
         }
         if socket.can_recv() {
-            let n = socket.recv(|buf| (buf.len(), check(o, 1 - dir, buf))).expect("an open socket gives bytes");
+            let n =
+                socket.recv(|buf| (buf.len(), check(o, 1 - dir, buf))).expect("an open socket gives bytes");
             o.last_byte_at = now;
             moved |= n > 0;
         }
-        o.eof = self.established && !socket.may_recv() && !socket.can_recv() && o.received == self.p.from_node;
+        o.eof =
+            self.established && !socket.may_recv() && !socket.can_recv() && o.received == self.p.from_node;
         moved
     }
 
