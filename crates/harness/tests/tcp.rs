@@ -272,3 +272,13 @@ fn two_nodes_recover_from_loss_on_every_link() {
     assert_eq!(s.cores_ok, 2, "both ends checked their streams: {}", s.text());
     assert!(s.fabric.drops > 0, "the fabric lost frames: {}", s.text());
 }
+
+#[test]
+fn the_same_seed_gives_the_same_run() {
+    let link = Link { loss: 0.02, reorder: 0.05, seed: 9 };
+    let a = run(Opener::Host, 100_000, 100_000, link, &[]);
+    let b = run(Opener::Host, 100_000, 100_000, link, &[]);
+    assert_delivered(&a, 100_000, 100_000);
+    assert_eq!(a.console, b.console, "the same counters, cycle for cycle");
+    assert_eq!((a.lost, a.delayed, &a.frames), (b.lost, b.delayed, &b.frames), "the same frames");
+}
