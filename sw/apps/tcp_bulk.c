@@ -5,7 +5,8 @@
  *
  * Arguments (after program, MAC and IP): mode (`listen` on PORT, or `connect` to the IPv4
  * address given as a number, e.g. 167772161 for 10.0.0.1, at PORT), port, in, out; then
- * optionally `nodelack` (ACK every segment), `noreno` (no fast retransmit: timeouts only)
+ * optionally `nodelack` (ACK every segment), `noreno` (no fast retransmit: timeouts only),
+ * `nosack` (neither offer nor use SACK)
  * `nocheck` (send whatever the buffer holds and check nothing: the stack's own cost, for
  * throughput runs) and `finfirst` (send our FIN as soon as our bytes are queued; one end of a run of two
  * nodes must, as each otherwise waits for the other's end of stream).
@@ -138,12 +139,12 @@ static void report(uint64_t cycles)
     struct tcp_stats s;
     tcp_stats(&s);
     printf("tcp: cycles=%lu segs_in=%lu segs_out=%lu bytes_in=%lu bytes_out=%lu rto_timeouts=%lu "
-           "fast_retransmits=%lu partial_ack_retransmits=%lu segs_retransmitted=%lu dupacks_in=%lu "
+           "fast_retransmits=%lu partial_ack_retransmits=%lu sack_retransmits=%lu segs_retransmitted=%lu dupacks_in=%lu "
            "ooo_segs_in=%lu dup_segs_in=%lu acks_out=%lu delayed_acks=%lu bad_checksums=%lu dropped=%lu "
            "idle_cycles=%lu\n",
            (unsigned long)cycles, (unsigned long)s.segs_in, (unsigned long)s.segs_out,
            (unsigned long)s.bytes_in, (unsigned long)s.bytes_out, (unsigned long)s.rto_timeouts,
-           (unsigned long)s.fast_retransmits, (unsigned long)s.partial_ack_retransmits,
+           (unsigned long)s.fast_retransmits, (unsigned long)s.partial_ack_retransmits, (unsigned long)s.sack_retransmits,
            (unsigned long)s.segs_retransmitted, (unsigned long)s.dupacks_in, (unsigned long)s.ooo_segs_in,
            (unsigned long)s.dup_segs_in, (unsigned long)s.acks_out, (unsigned long)s.delayed_acks,
            (unsigned long)s.bad_checksums, (unsigned long)s.dropped, (unsigned long)s.idle_cycles);
@@ -160,6 +161,7 @@ int main(int argc, char **argv)
     tcp_init();
     tcp_cfg.delayed_ack = !has_flag(argc, argv, "nodelack");
     tcp_cfg.newreno = !has_flag(argc, argv, "noreno");
+    tcp_cfg.sack = !has_flag(argc, argv, "nosack");
     no_check = has_flag(argc, argv, "nocheck");
     chunk = no_check ? CHUNK : CHECKED_CHUNK;
     uint16_t port = (uint16_t)arg(argc, argv, 4, "port");

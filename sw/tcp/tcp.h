@@ -31,6 +31,7 @@ struct tcp_config {
     uint32_t max_retries;   /* RFC 1122 4.2.3.5 R2: give up after this many timeouts */
     int delayed_ack;        /* 1: delay ACKs (RFC 5681 4.2); 0: ACK every segment */
     int newreno;            /* 1: fast retransmit and NewReno recovery (RFC 6582) */
+    int sack;               /* 1: offer and use SACK (RFC 2018) */
 };
 
 /* What the stack counts, summed over its connections (tcp_stats()). */
@@ -41,6 +42,7 @@ struct tcp_stats {
     uint64_t fast_retransmits;        /* third duplicate ACK (RFC 5681 3.2, RFC 6582) */
     uint64_t partial_ack_retransmits; /* NewReno partial ACKs (RFC 6582 3.2 step 5) */
     uint64_t segs_retransmitted;      /* every segment sent again, for any reason */
+    uint64_t sack_retransmits;        /* holes resent from SACK blocks (RFC 2018) */
     uint64_t dupacks_in;              /* duplicate ACKs received (RFC 5681 2) */
     uint64_t ooo_segs_in;             /* segments that arrived beyond rcv_nxt */
     uint64_t dup_segs_in;             /* segments entirely below rcv_nxt */

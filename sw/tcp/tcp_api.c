@@ -22,6 +22,7 @@ void tcp_init(void)
     tcp_cfg.max_retries = 15;
     tcp_cfg.delayed_ack = 1;
     tcp_cfg.newreno = 1;
+    tcp_cfg.sack = 1;
     memset(tcp_conns, 0, sizeof tcp_conns);
     memset(&tcp_st, 0, sizeof tcp_st);
     tcp_nic_init();
@@ -177,6 +178,7 @@ int tcp_connect(uint32_t ip, uint16_t port)
     c->rport = port;
     c->lport = next_port++;
     c->rcv_shift_offered = 1;
+    c->sack_offered = tcp_cfg.sack;
     c->accepted = 1;
     tcp_set_state(c, TS_SYN_SENT);
     tcp_emit(c, c->iss, F_SYN, 0);

@@ -92,7 +92,10 @@ int tcp_cc_dupack(struct tcp_conn *c)
     if (!tcp_cfg.newreno)
         return 0;
     if (c->in_recovery) {
-        c->cwnd += c->mss; /* RFC 6582 3.2 step 3: inflate by one segment */
+        /* A segment left the network: with SACK, resend the next hole for it; else
+         * inflate cwnd by one segment (RFC 6582 3.2 step 3) so new data goes out. */
+        if (!tcp_sack_next_hole(c))
+            c->cwnd += c->mss;
         return 0;
     }
     if (++c->dupacks != 3)
@@ -105,6 +108,7 @@ int tcp_cc_dupack(struct tcp_conn *c)
     c->recover = c->snd_max;
     c->in_recovery = 1;
     c->partial_seen = 0;
+    c->high_rxt = c->snd_una;
     tcp_st.fast_retransmits++;
     tcp_retransmit_first(c);
     c->cwnd = c->ssthresh + 3u * c->mss;

@@ -20,6 +20,7 @@ static void take_syn_options(struct tcp_conn *c, const struct tcp_seg *s)
     c->irs = s->seq;
     c->rcv_nxt = c->rcv_read = s->seq + 1;
     c->rcv_adv = c->rcv_nxt + TCP_SYN_WND; /* what our SYN (or SYN-ACK) offers */
+    c->sack_ok = c->sack_offered && s->sack_ok; /* RFC 2018 2: both SYNs carry it */
     c->snd_wnd = s->wnd;
     c->snd_wl1 = s->seq;
     c->snd_wl2 = s->ack;
@@ -43,6 +44,7 @@ static void listen_input(struct tcp_conn *l, const struct tcp_seg *s)
     c->lport = s->dport;
     c->listener = (int)(l - tcp_conns);
     c->rcv_shift_offered = s->wscale >= 0; /* RFC 7323 2.2: answer a WS option only */
+    c->sack_offered = s->sack_ok && tcp_cfg.sack;
     take_syn_options(c, s);
     tcp_set_state(c, TS_SYN_RCVD);
     tcp_emit(c, c->iss, F_SYN, 0);
@@ -135,6 +137,7 @@ static int ack_input(struct tcp_conn *c, const struct tcp_seg *s)
     if (SEQ_GT(s->ack, c->snd_max))
         return c->ack_now = 1, 0;
     uint32_t wnd = (uint32_t)s->wnd << c->snd_shift;
+    tcp_sack_input(c, s);
     if (SEQ_GT(s->ack, c->snd_una))
         new_ack(c, s->ack);
     else if (s->ack == c->snd_una && s->len == 0 && !(s->flags & (F_SYN | F_FIN)) &&

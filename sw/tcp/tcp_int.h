@@ -6,6 +6,7 @@
  *   tcp_rcv.c  receive buffer, reassembly, window scaling (RFC 7323)
  *   tcp_cc.c   congestion control: slow start, avoidance (RFC 5681), NewReno (RFC 6582)
  *   tcp_ack.c  delayed ACKs (RFC 1122 4.2.3.2, RFC 5681 4.2)
+ *   tcp_sack.c selective acknowledgments (RFC 2018), range sets
  *   tcp_nic.c  frames in and out of IceNIC, the clock
  *   tcp_api.c  connections, timers and the sockets-like API
  */
@@ -40,6 +41,9 @@ enum tcp_state {
     TS_FIN_WAIT_2, TS_CLOSE_WAIT, TS_CLOSING, TS_LAST_ACK, TS_TIME_WAIT
 };
 
+/* A range of sequence numbers, [start, end). */
+struct tcp_range { uint32_t start, end; };
+
 /* A parsed segment: header fields, options, payload. */
 struct tcp_seg {
     uint32_t src_ip, dst_ip;
@@ -50,11 +54,12 @@ struct tcp_seg {
     int mss;      /* MSS option, or -1 */
     int wscale;   /* window scale option, or -1 */
     int sack_ok;  /* SACK-permitted option */
+    int nsack;    /* SACK blocks (RFC 2018 3) */
+    struct tcp_range sack[4];
     const uint8_t *data;
     uint32_t len;
 };
 
-struct tcp_range { uint32_t start, end; };
 
 struct tcp_conn {
     enum tcp_state state;
@@ -83,6 +88,13 @@ struct tcp_conn {
     uint8_t *rbuf;           /* TCP_RCVBUF bytes, byte s at (s - irs - 1) % TCP_RCVBUF */
     struct tcp_range ooo[TCP_OOO_MAX];
     int nooo;
+    uint32_t last_ooo_start;  /* the most recent out-of-order segment (RFC 2018 4) */
+    /* SACK (RFC 2018): negotiated; the peer's SACKed ranges above snd_una; the highest
+     * sequence resent in this recovery */
+    int sack_ok, sack_offered;
+    struct tcp_range sacked[TCP_OOO_MAX];
+    int nsacked;
+    uint32_t high_rxt;
     int fin_seen;            /* the peer's FIN arrived at seq fin_seq (maybe ahead) */
     uint32_t fin_seq;
     int fin_rcvd;            /* rcv_nxt passed the peer's FIN: end of stream */
@@ -136,12 +148,21 @@ void tcp_rto_restart(struct tcp_conn *c);
 void tcp_sbuf_drop(struct tcp_conn *c, uint32_t acked);
 uint32_t tcp_fin_seq(const struct tcp_conn *c);
 void tcp_retransmit_first(struct tcp_conn *c);
+uint32_t tcp_retransmit_at(struct tcp_conn *c, uint32_t seq, uint32_t room);
 
 /* tcp_rcv.c */
 void tcp_rcv_data(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint32_t len);
 uint32_t tcp_rcv_window(const struct tcp_conn *c);
 uint16_t tcp_wnd_field(struct tcp_conn *c);
 uint32_t tcp_rcv_read(struct tcp_conn *c, uint8_t *buf, uint32_t len);
+
+/* tcp_sack.c */
+int tcp_ranges_add(struct tcp_range *r, int *n, uint32_t start, uint32_t end);
+uint32_t tcp_ranges_below(struct tcp_range *r, int *n, uint32_t seq);
+int tcp_sack_option(const struct tcp_conn *c, uint8_t *o);
+int tcp_sack_option_len(const struct tcp_conn *c);
+void tcp_sack_input(struct tcp_conn *c, const struct tcp_seg *s);
+int tcp_sack_next_hole(struct tcp_conn *c);
 
 /* tcp_cc.c */
 void tcp_cc_init(struct tcp_conn *c);

@@ -29,11 +29,11 @@ static void sent(struct tcp_conn *c, uint32_t seq, uint32_t end)
 /* Send one segment from snd_nxt: up to `room` bytes of data, and the FIN if it follows. */
 static void send_one(struct tcp_conn *c, uint32_t room)
 {
-    uint32_t end = tcp_fin_seq(c), len = end - c->snd_nxt;
+    uint32_t end = tcp_fin_seq(c), len = end - c->snd_nxt, mss = c->mss - (uint32_t)tcp_sack_option_len(c);
     if (len > room)
         len = room;
-    if (len > c->mss)
-        len = c->mss;
+    if (len > mss)
+        len = mss; /* options and data within the MSS (RFC 9293 3.7.1) */
     uint8_t flags = c->snd_nxt + len == end ? F_PSH : 0;
     int fin = c->fin_queued && c->snd_nxt + len == end;
     tcp_emit(c, c->snd_nxt, flags | (fin ? F_FIN : 0), len);
@@ -72,15 +72,25 @@ void tcp_output(struct tcp_conn *c)
 
 void tcp_send_ack(struct tcp_conn *c) { tcp_emit(c, c->snd_nxt, 0, 0); }
 
-/* Resend the first unacknowledged segment (fast retransmit, partial ACKs, timeouts). */
-void tcp_retransmit_first(struct tcp_conn *c)
+/* Resend up to `room` bytes (at most a segment) from `seq`; how many were sent. */
+uint32_t tcp_retransmit_at(struct tcp_conn *c, uint32_t seq, uint32_t room)
 {
     uint32_t saved = c->snd_nxt;
-    c->snd_nxt = c->snd_una;
+    c->snd_nxt = seq;
     c->rtt_timing = 0; /* Karn's rule (RFC 6298 3) */
-    send_one(c, c->mss);
+    send_one(c, room);
+    uint32_t sent = c->snd_nxt - seq;
     if (SEQ_GT(saved, c->snd_nxt))
         c->snd_nxt = saved;
+    return sent;
+}
+
+/* Resend the first unacknowledged segment (fast retransmit, partial ACKs). */
+void tcp_retransmit_first(struct tcp_conn *c)
+{
+    uint32_t end = c->snd_una + tcp_retransmit_at(c, c->snd_una, c->mss);
+    if (SEQ_GT(end, c->high_rxt))
+        c->high_rxt = end;
 }
 
 void tcp_rto_restart(struct tcp_conn *c) { c->rto_at = tcp_now() + c->rto; }
@@ -147,6 +157,7 @@ void tcp_rto_timer(struct tcp_conn *c)
         return;
     tcp_st.rto_timeouts++;
     tcp_cc_timeout(c);
+    c->nsacked = 0; /* RFC 2018 8: after a timeout, SACKed data may have been reneged */
     c->snd_nxt = c->snd_una;
     send_one(c, c->mss);
     backoff(c);

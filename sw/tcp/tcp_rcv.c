@@ -6,7 +6,7 @@
  *
  * Byte s of the stream lives at rbuf[(s - irs - 1) % TCP_RCVBUF]. The app has read up to
  * rcv_read; rcv_nxt is the first byte not yet received in order; ooo[] holds the ranges
- * received beyond it, sorted and disjoint. Nothing is stored beyond rcv_read + TCP_RCVBUF,
+ * received beyond it, sorted and disjoint (tcp_sack.c's range sets; also our SACK blocks). Nothing is stored beyond rcv_read + TCP_RCVBUF,
  * so stored bytes never overwrite unread ones.
  */
 #include "tcp_int.h"
@@ -26,43 +26,10 @@ static void copy_in(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint3
     tcp_copy(c->rbuf, data + first, len - first);
 }
 
-/* Add [start, end) to the out-of-order ranges, merging what it overlaps or touches. A
- * range that fits nowhere (all TCP_OOO_MAX in use) is dropped: its sender will resend. */
-static void ooo_add(struct tcp_conn *c, uint32_t start, uint32_t end)
-{
-    int i = 0;
-    while (i < c->nooo && SEQ_LT(c->ooo[i].end, start))
-        i++;
-    int j = i;
-    while (j < c->nooo && SEQ_LE(c->ooo[j].start, end)) {
-        if (SEQ_LT(c->ooo[j].start, start))
-            start = c->ooo[j].start;
-        if (SEQ_GT(c->ooo[j].end, end))
-            end = c->ooo[j].end;
-        j++;
-    }
-    int removed = j - i;
-    if (removed == 0 && c->nooo == TCP_OOO_MAX)
-        return;
-    for (int k = j; k < c->nooo; k++)
-        c->ooo[k - removed + 1] = c->ooo[k];
-    c->nooo += 1 - removed;
-    c->ooo[i].start = start;
-    c->ooo[i].end = end;
-}
-
 /* rcv_nxt moved: take the ranges it reached into the in-order stream. */
 static void ooo_advance(struct tcp_conn *c)
 {
-    int k = 0;
-    while (k < c->nooo && SEQ_LE(c->ooo[k].start, c->rcv_nxt)) {
-        if (SEQ_GT(c->ooo[k].end, c->rcv_nxt))
-            c->rcv_nxt = c->ooo[k].end;
-        k++;
-    }
-    for (int i = k; i < c->nooo; i++)
-        c->ooo[i - k] = c->ooo[i];
-    c->nooo -= k;
+    c->rcv_nxt = tcp_ranges_below(c->ooo, &c->nooo, c->rcv_nxt);
 }
 
 /* Take `len` bytes at `seq` (already trimmed to the window, starting at or after
@@ -79,7 +46,9 @@ void tcp_rcv_data(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint32_
         ooo_advance(c);
     } else {
         tcp_st.ooo_segs_in++;
-        ooo_add(c, seq, seq + len);
+        /* A range that fits nowhere (all TCP_OOO_MAX in use) is forgotten: resent later. */
+        tcp_ranges_add(c->ooo, &c->nooo, seq, seq + len);
+        c->last_ooo_start = seq;
         filled_hole = 0;
     }
     /* Out of order, or filling a hole: ACK at once (RFC 5681 4.2, 3.2). */

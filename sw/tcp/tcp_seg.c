@@ -57,6 +57,11 @@ static void parse_options(const uint8_t *o, int n, struct tcp_seg *s)
             s->wscale = o[i + 2] > 14 ? 14 : o[i + 2]; /* RFC 7323 2.3: at most 14 */
         else if (kind == 4 && len == 2)
             s->sack_ok = 1;
+        else if (kind == 5 && len >= 10 && (len - 2) % 8 == 0)
+            for (int b = i + 2; b < i + len && s->nsack < 4; b += 8, s->nsack++) {
+                s->sack[s->nsack].start = ice_get32(o, b);
+                s->sack[s->nsack].end = ice_get32(o, b + 4);
+            }
         i += len;
     }
 }
@@ -89,7 +94,7 @@ int tcp_parse(const uint8_t *f, uint32_t len, struct tcp_seg *s)
     s->flags = t[13];
     s->wnd = ice_get16(t, 14);
     s->mss = s->wscale = -1;
-    s->sack_ok = 0;
+    s->sack_ok = s->nsack = 0;
     parse_options(t + TCP_HDR, (int)off - TCP_HDR, s);
     s->data = t + off;
     s->len = seg_len - off;
@@ -119,15 +124,17 @@ static void put_ip(uint8_t *f, uint32_t dst, uint32_t tcp_len)
     ice_put16(ip, 10, ice_ip_checksum(ip));
 }
 
-/* SYN options: MSS (RFC 9293 3.7.1), window scale (RFC 7323 2.2: in a SYN-ACK only if
- * the SYN had it), padded to a multiple of 4 bytes with a NOP. */
+/* SYN options: MSS (RFC 9293 3.7.1), window scale (RFC 7323 2.2), SACK-permitted (RFC
+ * 2018 2), the last two in a SYN-ACK only if the SYN had them; NOPs pad to 4 bytes. */
 static int put_syn_options(const struct tcp_conn *c, uint8_t *o)
 {
+    int n = 4;
     o[0] = 2, o[1] = 4, o[2] = TCP_MSS >> 8, o[3] = TCP_MSS & 0xff;
-    if (!c->rcv_shift_offered)
-        return 4;
-    o[4] = 1, o[5] = 3, o[6] = 3, o[7] = TCP_RCV_SHIFT;
-    return 8;
+    if (c->rcv_shift_offered)
+        o[n] = 1, o[n + 1] = 3, o[n + 2] = 3, o[n + 3] = TCP_RCV_SHIFT, n += 4;
+    if (c->sack_offered)
+        o[n] = 1, o[n + 1] = 1, o[n + 2] = 4, o[n + 3] = 2, n += 4;
+    return n;
 }
 
 static void put_tcp(uint8_t *t, uint16_t sport, uint16_t dport, uint32_t seq, uint32_t ack, uint8_t flags,
@@ -159,9 +166,9 @@ static void copy_out(const struct tcp_conn *c, uint32_t seq, uint8_t *to, uint32
 void tcp_emit(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len)
 {
     uint8_t *f = tcp_tx_buf(), *t = f + TCP_FRAME_TCP;
-    int optlen = (flags & F_SYN) ? put_syn_options(c, t + TCP_HDR) : 0;
     if (c->state != TS_SYN_SENT)
         flags |= F_ACK;
+    int optlen = (flags & F_SYN) ? put_syn_options(c, t + TCP_HDR) : tcp_sack_option(c, t + TCP_HDR);
     uint16_t wnd = (flags & F_SYN) ? (uint16_t)TCP_SYN_WND : tcp_wnd_field(c);
     put_tcp(t, c->lport, c->rport, seq, (flags & F_ACK) ? c->rcv_nxt : 0, flags, wnd, optlen);
     copy_out(c, seq, t + TCP_HDR + optlen, len);

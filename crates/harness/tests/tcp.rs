@@ -282,3 +282,17 @@ fn the_same_seed_gives_the_same_run() {
     assert_eq!(a.console, b.console, "the same counters, cycle for cycle");
     assert_eq!((a.lost, a.delayed, &a.frames), (b.lost, b.delayed, &b.frames), "the same frames");
 }
+
+#[test]
+fn sack_blocks_from_smoltcp_repair_several_losses_in_one_recovery() {
+    let link = Link { loss: 0.03, seed: 11, ..Link::default() };
+    let sack = run(Opener::Host, 0, 400_000, link, &[]);
+    let plain = run(Opener::Host, 0, 400_000, link, &["nosack"]);
+    assert_delivered(&sack, 0, 400_000);
+    assert_delivered(&plain, 0, 400_000);
+    let syn_ack = tcp_header(&sack.frames[0]);
+    let options = &syn_ack[20..usize::from(syn_ack[12] >> 4) * 4];
+    assert!(options.windows(2).any(|o| o == [4, 2]), "SACK permitted both ways (RFC 2018): {options:?}");
+    assert!(sack.get("sack_retransmits") > 0, "holes resent from SACK blocks: {}", sack.console);
+    assert_eq!(plain.get("sack_retransmits"), 0, "{}", plain.console);
+}
