@@ -5,7 +5,8 @@
 //!   ([`workload::kv`], MICA), one-sided RDMA, set algebra, and what a server's requests cost.
 //! - [`loadgen`]: the open-loop load generator of the scheduling and nanoservice experiments
 //!   (requests {service time, send time}, per-request send and reply times).
-//! - [`clients`]: the test host's side of chain replication, Raft and the eRPC-like stack.
+//! - [`clients`]: the test host's side of chain replication, Raft, the eRPC-like stack and
+//!   the C TCP (smoltcp as an independent TCP).
 //! - [`apps`]: the paper apps' drivers (neural network, Othello, N-body, dot product).
 //! - [`sort`]: the sort benchmark harness: inputs loaded into memory, outputs validated,
 //!   stage logs turned into tables; [`trace`], a run as a Perfetto trace.

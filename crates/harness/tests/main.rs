@@ -13,3 +13,4 @@ mod rdma;
 mod schema;
 mod setalg;
 mod sort;
+mod tcp;

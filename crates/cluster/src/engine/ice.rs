@@ -102,6 +102,7 @@ impl Simulation {
         let ready = self.now + Time(l.port.mac_fs);
         let ser = serialization(frame.len() as u64, l.port.rate_bps);
         let t = crate::net::link::HostLink::cross_to_host(l, ready, ser);
+        let t = t + self.host.frame_delay(1);
         self.q.push(t, Ev::HostFrame { frame });
     }
 
@@ -120,6 +121,7 @@ impl Simulation {
         let ser = serialization(frame.len() as u64, l.port.rate_bps);
         let t = crate::net::link::HostLink::cross_to_node(l, self.now, ser);
         if !self.host.frame_lost(0) {
+            let t = t + self.host.frame_delay(0);
             self.q.push(t, Ev::IceRx { node: 0, frame: frame.into_boxed_slice() });
         }
     }

@@ -46,6 +46,10 @@ pub struct TestHost {
     frame_loss: Option<(f64, nanopu_sim::Rng)>,
     /// Frames lost that way: towards the node, towards the host.
     pub frames_lost: [u64; 2],
+    /// Seeded reordering of IceNIC frames on the host's link (`reorder_frames`).
+    frame_reorder: Option<Reorder>,
+    /// Frames held back that way: towards the node, towards the host.
+    pub frames_delayed: [u64; 2],
     /// Messages from a single node addressed to neither the test host nor the node: dropped.
     pub not_for_host: NotForHost,
     /// A single node's host takes every message, whatever its address, as the prototype's
@@ -79,6 +83,13 @@ impl NotForHost {
         self.messages += 1;
         self.lowest_ip = Some(self.lowest_ip.map_or(ip, |l| l.min(ip)));
     }
+}
+
+/// How frames on the host's link are reordered (`TestHost::reorder_frames`).
+struct Reorder {
+    prob: f64,
+    max_delay: Time,
+    rng: nanopu_sim::Rng,
 }
 
 /// Which frames count towards the host's frame stop condition.
@@ -204,6 +215,27 @@ impl TestHost {
     /// one lost towards the host never reaches the responder. Counted in `frames_lost`.
     pub fn lose_frames(&mut self, prob: f64, seed: u64) {
         self.frame_loss = Some((prob, nanopu_sim::Rng::stream(seed, 0x1ce_105e)));
+    }
+
+    /// Reorder IceNIC frames on the host's link, both ways: each frame is held back, with
+    /// probability `prob`, by a delay drawn uniformly from `(0, max_delay]`, so frames sent
+    /// after it overtake it (as through a switch with several paths). The link itself is
+    /// occupied as before; only the arrival moves. Drawn from a generator seeded with
+    /// `seed` in event order (the same seed delays the same frames). Counted in
+    /// `frames_delayed`.
+    pub fn reorder_frames(&mut self, prob: f64, max_delay: Time, seed: u64) {
+        let rng = nanopu_sim::Rng::stream(seed, 0x1ce_3e0d);
+        self.frame_reorder = Some(Reorder { prob, max_delay, rng });
+    }
+
+    /// The extra delay of the next frame on the link (direction as in `frame_lost`).
+    pub(crate) fn frame_delay(&mut self, dir: usize) -> Time {
+        let Some(r) = self.frame_reorder.as_mut() else { return Time::ZERO };
+        if r.rng.next_f64() >= r.prob {
+            return Time::ZERO;
+        }
+        self.frames_delayed[dir] += 1;
+        Time(1 + r.rng.below(r.max_delay.as_fs().max(1)))
     }
 
     /// Is the next frame on the link lost (direction 0 towards the node, 1 towards the host)?

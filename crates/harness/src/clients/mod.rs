@@ -1,5 +1,6 @@
-//! The test host's side of the replicated services and the eRPC-like stack.
+//! The test host's side of the replicated services, the eRPC-like stack and the C TCP.
 
 pub mod chain;
 pub mod erpc;
 pub mod raft;
+pub mod tcp;

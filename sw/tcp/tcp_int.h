@@ -1,0 +1,186 @@
+/*
+ * tcp_int.h - the TCP's internals, shared by its files (docs/apps/tcp.md "Code"):
+ *   tcp_seg.c  segment build and parse, checksum (RFC 9293 3.1, RFC 1071)
+ *   tcp_in.c   the connection state machine on input (RFC 9293 3.10.7)
+ *   tcp_out.c  send buffer, output, retransmission timer (RFC 6298)
+ *   tcp_rcv.c  receive buffer, reassembly, window scaling (RFC 7323)
+ *   tcp_cc.c   congestion control: slow start, avoidance (RFC 5681), NewReno (RFC 6582)
+ *   tcp_ack.c  delayed ACKs (RFC 1122 4.2.3.2, RFC 5681 4.2)
+ *   tcp_sack.c selective acknowledgments (RFC 2018), range sets
+ *   tcp_nic.c  frames in and out of IceNIC, the clock
+ *   tcp_api.c  connections, timers and the sockets-like API
+ */
+#ifndef TCP_INT_H
+#define TCP_INT_H
+
+#include "tcp.h"
+#include "icenic.h"
+
+#define TCP_MAX_CONN  4
+#define TCP_MSS       1460            /* 1,500-byte IPv4 MTU less IPv4 and TCP headers */
+#define TCP_SNDBUF    (64u << 10)
+#define TCP_RCVBUF    (256u << 10)    /* more than 65,535: needs window scaling */
+#define TCP_RCV_SHIFT 3               /* RFC 7323 2.3: 256 KiB >> 3 fits 16 bits */
+/* The window field of our SYN: never scaled (RFC 7323 2.2), so at most 65,535. */
+#define TCP_SYN_WND   (TCP_RCVBUF > 65535 ? 65535u : TCP_RCVBUF)
+#define TCP_OOO_MAX   8               /* out-of-order ranges held (each a SACK block) */
+#define TCP_HDR       20
+#define TCP_FRAME_TCP (ICE_FRAME_IP + 20)
+
+/* Sequence-space comparisons (RFC 9293 3.4: arithmetic modulo 2^32). */
+#define SEQ_LT(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)) < 0)
+#define SEQ_LE(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)) <= 0)
+#define SEQ_GT(a, b) SEQ_LT(b, a)
+#define SEQ_GE(a, b) SEQ_LE(b, a)
+
+enum { F_FIN = 1, F_SYN = 2, F_RST = 4, F_PSH = 8, F_ACK = 16, F_URG = 32, F_ECE = 64, F_CWR = 128 };
+
+/* RFC 9293 3.3.2 */
+enum tcp_state {
+    TS_FREE, TS_CLOSED, TS_LISTEN, TS_SYN_SENT, TS_SYN_RCVD, TS_ESTABLISHED, TS_FIN_WAIT_1,
+    TS_FIN_WAIT_2, TS_CLOSE_WAIT, TS_CLOSING, TS_LAST_ACK, TS_TIME_WAIT
+};
+
+/* A range of sequence numbers, [start, end). */
+struct tcp_range { uint32_t start, end; };
+
+/* A parsed segment: header fields, options, payload. */
+struct tcp_seg {
+    uint32_t src_ip, dst_ip;
+    uint16_t sport, dport;
+    uint32_t seq, ack;
+    uint8_t flags;
+    uint16_t wnd;
+    int mss;      /* MSS option, or -1 */
+    int wscale;   /* window scale option, or -1 */
+    int sack_ok;  /* SACK-permitted option */
+    int nsack;    /* SACK blocks (RFC 2018 3) */
+    struct tcp_range sack[4];
+    const uint8_t *data;
+    uint32_t len;
+};
+
+
+struct tcp_conn {
+    enum tcp_state state;
+    uint32_t rip;
+    uint16_t lport, rport;
+    int listener;            /* for a passive open: the listener's descriptor; else -1 */
+    int accepted;            /* handed to the app by tcp_accept */
+    int error;               /* TCP_ERESET once reset or timed out */
+    /* Send side (RFC 9293 3.3.1) */
+    uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, snd_wl1, snd_wl2;
+    uint8_t snd_shift, rcv_shift;
+    int rcv_shift_offered;   /* our SYN carries (or will carry) the window scale option */
+    uint16_t mss;            /* what we may send per segment */
+    uint8_t *sbuf;           /* TCP_SNDBUF bytes: data from snd_una's first data byte */
+    uint32_t sbuf_len;
+    int fin_queued;          /* the app shut down: our FIN follows the buffered data */
+    /* Congestion control (RFC 5681, RFC 6582) */
+    uint32_t cwnd, ssthresh, recover, acked_ca;
+    int dupacks, in_recovery, partial_seen;
+    /* RTT and RTO (RFC 6298), cycles */
+    uint64_t srtt, rttvar, rto, rto_at, rtt_start;
+    uint32_t rtt_seq, timeouts;
+    int rtt_timing, rtt_valid;
+    /* Receive side */
+    uint32_t irs, rcv_nxt, rcv_read, rcv_adv;
+    uint8_t *rbuf;           /* TCP_RCVBUF bytes, byte s at (s - irs - 1) % TCP_RCVBUF */
+    struct tcp_range ooo[TCP_OOO_MAX];
+    int nooo;
+    uint32_t last_ooo_start;  /* the most recent out-of-order segment (RFC 2018 4) */
+    /* SACK (RFC 2018): negotiated; the peer's SACKed ranges above snd_una; the highest
+     * sequence resent in this recovery */
+    int sack_ok, sack_offered;
+    struct tcp_range sacked[TCP_OOO_MAX];
+    int nsacked;
+    uint32_t high_rxt;
+    int fin_seen;            /* the peer's FIN arrived at seq fin_seq (maybe ahead) */
+    uint32_t fin_seq;
+    int fin_rcvd;            /* rcv_nxt passed the peer's FIN: end of stream */
+    /* ACK scheduling (RFC 5681 4.2) */
+    int ack_now, unacked_segs;
+    uint64_t delack_at, tw_at;
+};
+
+/* Copy `n` bytes in the widest words both pointers' alignment allows: segments are 1,460
+ * bytes, so ring offsets are often 4- but not 8-byte aligned, and the runtime's memcpy
+ * (sw/lib/string.c) copies those a byte at a time. */
+static inline void tcp_copy(uint8_t *d, const uint8_t *s, uint32_t n)
+{
+    uintptr_t a = (uintptr_t)d | (uintptr_t)s;
+    if ((a & 7) == 0)
+        for (; n >= 8; n -= 8, d += 8, s += 8)
+            *(uint64_t *)d = *(const uint64_t *)s;
+    else if ((a & 3) == 0)
+        for (; n >= 4; n -= 4, d += 4, s += 4)
+            *(uint32_t *)d = *(const uint32_t *)s;
+    while (n--)
+        *d++ = *s++;
+}
+
+extern struct tcp_conn tcp_conns[TCP_MAX_CONN];
+extern struct tcp_stats tcp_st;
+
+/* tcp_nic.c */
+uint64_t tcp_now(void);
+uint64_t tcp_us(uint32_t us);
+uint8_t *tcp_tx_buf(void);
+void tcp_tx(uint8_t *f, uint32_t len);
+void tcp_nic_init(void);
+void tcp_nic_poll(void);
+void tcp_nic_sleep(uint64_t until);
+
+/* tcp_seg.c */
+int tcp_parse(const uint8_t *f, uint32_t len, struct tcp_seg *s);
+void tcp_emit(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len);
+void tcp_emit_rst(const struct tcp_seg *s);
+
+/* tcp_in.c */
+void tcp_input(const struct tcp_seg *s);
+
+/* tcp_out.c */
+void tcp_output(struct tcp_conn *c);
+void tcp_send_ack(struct tcp_conn *c);
+void tcp_rto_timer(struct tcp_conn *c);
+void tcp_rto_sample(struct tcp_conn *c, uint32_t ack);
+void tcp_rto_restart(struct tcp_conn *c);
+void tcp_sbuf_drop(struct tcp_conn *c, uint32_t acked);
+uint32_t tcp_fin_seq(const struct tcp_conn *c);
+void tcp_retransmit_first(struct tcp_conn *c);
+uint32_t tcp_retransmit_at(struct tcp_conn *c, uint32_t seq, uint32_t room);
+
+/* tcp_rcv.c */
+void tcp_rcv_data(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint32_t len);
+uint32_t tcp_rcv_window(const struct tcp_conn *c);
+uint16_t tcp_wnd_field(struct tcp_conn *c);
+uint32_t tcp_rcv_read(struct tcp_conn *c, uint8_t *buf, uint32_t len);
+
+/* tcp_sack.c */
+int tcp_ranges_add(struct tcp_range *r, int *n, uint32_t start, uint32_t end);
+uint32_t tcp_ranges_below(struct tcp_range *r, int *n, uint32_t seq);
+int tcp_sack_option(const struct tcp_conn *c, uint8_t *o);
+int tcp_sack_option_len(const struct tcp_conn *c);
+void tcp_sack_input(struct tcp_conn *c, const struct tcp_seg *s);
+int tcp_sack_next_hole(struct tcp_conn *c);
+
+/* tcp_cc.c */
+void tcp_cc_init(struct tcp_conn *c);
+void tcp_cc_ack(struct tcp_conn *c, uint32_t acked);
+int tcp_cc_dupack(struct tcp_conn *c);
+void tcp_cc_timeout(struct tcp_conn *c);
+uint32_t tcp_flight(const struct tcp_conn *c);
+
+/* tcp_ack.c */
+void tcp_ack_segment(struct tcp_conn *c, uint32_t len, int in_order);
+void tcp_ack_timer(struct tcp_conn *c);
+void tcp_ack_sent(struct tcp_conn *c);
+
+/* tcp_api.c */
+struct tcp_conn *tcp_find(uint32_t rip, uint16_t rport, uint16_t lport);
+struct tcp_conn *tcp_find_listener(uint16_t lport);
+struct tcp_conn *tcp_new_conn(void);
+void tcp_set_state(struct tcp_conn *c, enum tcp_state st);
+void tcp_reset_conn(struct tcp_conn *c);
+
+#endif /* TCP_INT_H */
