@@ -82,14 +82,17 @@ impl CoreIf {
     /// When the idle timeout next fires (l-nic/rocket-chip, branch `lnic-dev`,
     /// `rocket/LNICQueues.scala`, `LNICRxQueues`: `idle_timer >= io.idle_timeout_cycles &&
     /// ctx_state(io.cur_context) === sIdle && num_running_contexts > 1.U`): two or more
-    /// contexts registered and the running one idle for `lidlecycles`. The prototype's timer
-    /// fires forever; the model's stops while every context waits (`Context::waiting`), since
-    /// a thread switched back into its netRX wait with nothing for it only waits again, and a
-    /// finished run must end. A delivery ends the wait and the timer fires again.
+    /// contexts registered and the running one idle for `lidlecycles`. While a context is
+    /// active the timeout only raises the line for it (`idle_expired`, the interrupt the
+    /// prototype raises with it) and the model leaves the queue as it is; the prototype also
+    /// moves the queue's head to its tail then. The prototype's timer fires forever; the
+    /// model's stops while every context waits (`Context::waiting`), since a thread switched
+    /// back into its netRX wait with nothing for it only waits again, and a finished run
+    /// must end. A delivery ends the wait.
     fn rotation_deadline(&self) -> Option<u64> {
-        let cur_idle = self.current().is_none_or(|c| !c.active());
+        let any_active = self.contexts.iter().any(|c| c.active());
         let all_wait = self.contexts.iter().all(|c| c.waiting);
-        (self.contexts.len() >= 2 && cur_idle && !all_wait)
+        (self.contexts.len() >= 2 && !any_active && !all_wait)
             .then(|| self.sched.idle_since.saturating_add(self.idle_cycles))
     }
 
@@ -98,19 +101,17 @@ impl CoreIf {
         self.rotation_deadline().filter(|&d| d > now)
     }
 
-    /// The idle timeout at `now`, if due (`LNICRxQueues`: on the timeout the head of
-    /// `running_contexts`, the registered contexts in registration order, moves to the
-    /// queue's tail and becomes `top_context` unless a context is active; the line rises if
-    /// it is not the running context; `idle_timer` restarts). Returns whether it fired.
+    /// The idle timeout at `now`, if due with no context active (`LNICRxQueues`: on the
+    /// timeout the head of `running_contexts`, the registered contexts in registration
+    /// order, moves to the queue's tail and becomes `top_context`; the line rises if it is
+    /// not the running context; `idle_timer` restarts). Returns whether it fired.
     pub fn rotate_if_due(&mut self, now: u64) -> bool {
         if self.rotation_deadline().is_none_or(|d| now < d) {
             return false;
         }
         let head = self.sched.rr_head % self.contexts.len();
         self.sched.rr_head = (head + 1) % self.contexts.len();
-        if !self.contexts.iter().any(|c| c.active()) {
-            self.sched.rotation = Some(self.contexts[head].id);
-        }
+        self.sched.rotation = Some(self.contexts[head].id);
         self.sched.idle_since = now;
         true
     }
