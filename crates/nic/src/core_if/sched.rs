@@ -13,6 +13,7 @@
 //!   timeout makes the head of the registered contexts' round-robin queue the target and
 //!   moves it to the queue's tail (`rotate_if_due`), so that every thread starts, and a
 //!   thread switched out while computing (inside `printf`, holding its lock) comes back;
+//!   it stops while every context waits on netRX with nothing delivered to it;
 //!
 //! and it demotes a priority-0 context to priority 1 once it has spent `lmsgcycles` on one
 //! message (bounded processing time). The demotion lasts: the prototype's NIC writes a
