@@ -2,7 +2,8 @@
 
 Added to the Makefile's flags (docs/compat.md, "Building the prototype's programs"):
 `--specs=picolibc.specs` for the C headers, `-fno-tree-loop-distribute-patterns` so that
-the runtime's memset is not compiled into a call to itself, and for C++ sw/cxx's headers
+the runtime's memset is not compiled into a call to itself, `-fno-tree-sink` for the
+runtime's syscalls.c so that a finished thread is marked exited, and for C++ sw/cxx's headers
 and runtime, linked with gcc (Debian ships no libstdc++ for riscv64-unknown-elf).
 """
 import glob
@@ -21,6 +22,11 @@ CPPFLAGS = ["-mcmodel=medany", "-Wall", "-Wextra", "-pedantic", "-O2", "-ffixed-
 # What a freestanding C++ build adds (sw/cxx/README.md).
 CXX_EXTRA = ["-fno-rtti", "-fno-threadsafe-statics"]
 RUNTIME = ("crt", "syscalls")
+# The runtime's app_wrapper stores `thread_exited[cid][context_id] = true` (a plain array,
+# no barrier) and then, for a context other than 0, loops on lnic_idle() forever; GCC 12's
+# store sinking (-ftree-sink) moves the store into the other branch, so no such thread is
+# ever marked exited and context 0's join never ends.
+RUNTIME_EXTRA = ["-fno-tree-sink"]
 
 
 def build_all(src, scratch, cxx_dir, only):
@@ -44,7 +50,7 @@ def build_runtime(src, out, cxx_dir):
     c = [GCC, *MODERN, *CFLAGS, "-I", src]
     steps = [
         ([*c, "-D__ASSEMBLY__=1", "-c", os.path.join(src, "crt.S")], "crt.o"),
-        ([*c, "-c", os.path.join(src, "syscalls.c")], "syscalls.o"),
+        ([*c, *RUNTIME_EXTRA, "-c", os.path.join(src, "syscalls.c")], "syscalls.o"),
         ([GXX, *MODERN, *CPPFLAGS, *CXX_EXTRA, "-isystem", os.path.join(cxx_dir, "include"),
           "-c", os.path.join(cxx_dir, "cxxrt.cc")], "cxxrt.o"),
     ]

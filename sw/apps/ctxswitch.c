@@ -7,55 +7,29 @@
  *     until context 0 has taken a measurement, then replies (echoes its words) and
  *     reports done.
  *   - A message for context 0, priority 0, arrives while context 1 spins: the NIC
- *     interrupts, the nanokernel switches.  Context 0 reads mcycle on its first
- *     instruction after the switch and replies to the sender with one word,
- *     (that mcycle) - spin_last, and prints it.
- *   - Context 1 is started first, so it runs first and context 0's very first instruction
- *     is `csrr a0, mcycle` (ctx0_entry below).  For later measurements context 0 is parked
- *     in wait_switched_back(), an mcycle loop that notices the jump in mcycle when it is
- *     switched out and back in; the first mcycle read after the jump is the resume time.
+ *     interrupts, the nanokernel switches.  Context 0, switched out while it waited in
+ *     lnic_wait(), resumes there, reads mcycle as soon as the wait ends and replies to the
+ *     sender with one word, (that mcycle) - spin_last, and prints it.
+ *   - Context 0 waits in lnic_wait() between messages, so that the NIC's idle timeout,
+ *     which switches in every thread that is not waiting on netRX (docs/models/node.md),
+ *     leaves it there, and a run whose threads all wait ends.  Both threads first run
+ *     when the idle timeout starts them, before any message; the first measurement is
+ *     the first switch in a message's interrupt, with the caches as the start left them.
  * The client sends pairs: a message to context 1, then (about 1 us later) one to context 0.
  *
  * Error margin: the interrupt lands somewhere in context 1's spin loop (csrr, sd, ld,
- * branch), so the figure includes 0..1 iteration of it after the last store (a few cycles);
- * for the second and later measurements the resume point may also be one iteration of
- * wait_switched_back() before its mcycle read (a few cycles).  A measurement taken while
- * context 1 was not spinning (messages sent in the wrong order) would be meaningless: the
- * reply is then 0 and the console says so.
+ * branch), so the figure includes 0..1 iteration of it after the last store (a few cycles),
+ * and the end of lnic_wait() before the mcycle read (its csrr and branch, a few cycles).
+ * A measurement taken while context 1 was not spinning (messages sent in the wrong order)
+ * would be meaningless: the reply is then 0 and the console says so.
  */
 #include "nanopu.h"
 #include "nanokernel.h"
 
-#define GAP_CYCLES 64  /* an mcycle step this large means we were switched out */
 
 static volatile uint64_t spin_last;   /* context 1's latest mcycle */
 static volatile uint64_t spinning;    /* context 1 is in its spin loop */
 static volatile uint64_t measured;    /* measurements context 0 has taken */
-
-void ctx0_entry(void);
-void ctx0_main(uint64_t first_mcycle) __attribute__((noreturn));
-
-/* Context 0's entry point: its first instruction reads mcycle. */
-__asm__(".section .text\n"
-        ".globl ctx0_entry\n"
-        ".type ctx0_entry, @function\n"
-        "ctx0_entry:\n"
-        "  csrr a0, mcycle\n"
-        "  tail ctx0_main\n"
-        ".size ctx0_entry, . - ctx0_entry\n");
-
-/* Spin on mcycle until a jump shows we were switched out and back; the resume time.
- * `prev` is read before the lnic_msg_done that makes the NIC switch us out: the interrupt
- * may be taken right after that csrw, before this loop's first mcycle read. */
-static uint64_t wait_switched_back(uint64_t prev)
-{
-    for (;;) {
-        uint64_t now = read_mcycle();
-        if (now - prev >= GAP_CYCLES)
-            return now;
-        prev = now;
-    }
-}
 
 /* Consume the rest of the current message (its payload words). */
 static void drain(uint64_t hdr)
@@ -64,10 +38,11 @@ static void drain(uint64_t hdr)
         (void)lnic_read();
 }
 
-void ctx0_main(uint64_t resumed)
+static void ctx0_thread(void)
 {
     for (;;) {
         lnic_wait();
+        uint64_t resumed = read_mcycle();
         uint64_t hdr = lnic_read();
         drain(hdr);
         uint64_t cycles = spinning ? resumed - spin_last : 0;
@@ -79,9 +54,7 @@ void ctx0_main(uint64_t resumed)
         else
             printf("ctxswitch: context 1 was not spinning; send to context 1 first\n");
         measured++;
-        uint64_t before = read_mcycle();
         lnic_msg_done();
-        resumed = wait_switched_back(before);
     }
 }
 
@@ -108,8 +81,7 @@ int main(void)
     if (nanopu_core_id() != 0)
         return 0;
     scheduler_init();
-    /* Context 1 first: it runs first, so context 0 is entered fresh at ctx0_entry. */
-    if (start_thread(ctx1_thread, 1, 1) || start_thread(ctx0_entry, 0, 0)) {
+    if (start_thread(ctx1_thread, 1, 1) || start_thread(ctx0_thread, 0, 0)) {
         printf("ctxswitch: start_thread failed\n");
         return 1;
     }

@@ -242,3 +242,35 @@ fn link_ns_and_first_byte_stamps_move_the_latency_by_the_link_and_the_reply() {
     assert!((far - base - 87.5).abs() < 1.0, "{base} -> {far}");
     assert!((base - first - 23.68).abs() < 0.5, "{base} -> {first}");
 }
+
+/// Issue 38 item 3: the idle timeout switches out a thread that holds no message, however
+/// busy (`sw/compat/rotation_lock.c`: context 0 computes holding a lock), and must switch
+/// it back in, as the prototype's NIC keeps rotating, or the thread waiting for the lock
+/// spins forever. It then stops once every thread waits on netRX with nothing pending, and
+/// a thread the core can no longer switch back to is reported.
+#[test]
+fn a_thread_switched_out_holding_a_lock_is_switched_back_in() {
+    let elf = compat_elf("rotation_lock");
+    let o = nanopu(&["run", &elf, "--cores", "1", "--json"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let j = json(&o);
+    assert_eq!(j["cores"][0]["console"], "rotation: got the lock\n", "{err}");
+    // Context 0 held the lock for 12,000 cycles (3.75 us at 3.2 GHz): context 1 got it
+    // within two idle timeouts (2 x 3,000 cycles) of its release.
+    assert!(j["simulated_ns"].as_f64().unwrap() < 3750.0 + 2000.0, "{}", j["simulated_ns"]);
+
+    let o = nanopu(&["run", &elf, "--cores", "1", "--json", "--", "wait"]);
+    let j = json(&o);
+    assert_eq!(j["outcome"], "quiescent", "every thread waits: the run ends there");
+    assert_eq!(o.status.code(), Some(3), "a program that never exits, as before");
+    assert!(j["simulated_ns"].as_f64().unwrap() < 10_000.0, "{}", j["simulated_ns"]);
+    let problems = j["problems"].to_string();
+    assert!(!problems.contains("switched out"), "{problems}");
+
+    let o = nanopu(&["run", &elf, "--cores", "1", "--json", "--", "masked"]);
+    let j = json(&o);
+    assert_eq!((j["outcome"].as_str(), o.status.code()), (Some("quiescent"), Some(3)));
+    let problems = j["problems"].to_string();
+    assert!(problems.contains("core 0: context 0 was switched out with work left"), "{problems}");
+}

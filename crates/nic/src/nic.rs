@@ -80,8 +80,17 @@ impl Nic {
     pub fn core(&self, core: usize) -> &CoreIf {
         &self.cores[core]
     }
+    /// The core parked on netRX (`waiting`) or resumed. Parking marks its running context
+    /// as waiting for a message until something is delivered to it (`Context::waiting`);
+    /// resuming does not clear that, since an interrupt resumes the core only to switch the
+    /// thread out where it waits.
     pub fn set_waiting_rx(&mut self, core: usize, waiting: bool) {
-        self.cores[core].waiting_rx = waiting;
+        let c = &mut self.cores[core];
+        c.waiting_rx = waiting;
+        let cur = c.cur_context;
+        if let Some(ctx) = c.context_mut(cur).filter(|_| waiting) {
+            ctx.waiting = true;
+        }
     }
     /// Messages held in the NIC for a context, not yet given to any core.
     pub fn held(&self) -> impl Iterator<Item = (u16, usize)> + '_ {
@@ -219,6 +228,7 @@ impl Nic {
         }
         ctx.outstanding.push_back((seq, start));
         ctx.idle = false;
+        ctx.waiting = false;
         c.sched.rotation = None;
         if current {
             c.sched.yield_req = false;
@@ -369,11 +379,25 @@ impl Nic {
     /// Level the interrupt line of `core` should have at `now` (and remember it), after
     /// demoting a context past its processing bound.
     pub fn irq_level(&mut self, core: usize, now: u64) -> bool {
+        self.update(core, now).0
+    }
+
+    /// [`Nic::irq_level`], and when the idle timeout fires next if it fired now: nothing
+    /// else schedules that timeout when the core, switched to the head of the queue it
+    /// already runs, writes no CSR. The caller schedules it while the core can take the
+    /// interrupt (a core that cannot would never see the rotation).
+    pub fn update(&mut self, core: usize, now: u64) -> (bool, Option<u64>) {
         let c = &mut self.cores[core];
         c.demote_if_due(now);
-        c.rotate_if_due(now);
+        let rotated = c.rotate_if_due(now);
         c.irq = c.wants_irq(now);
-        c.irq
+        (c.irq, c.next_rotation(now).filter(|_| rotated))
+    }
+
+    /// Contexts of `core` switched out with work left (`Context::stranded`).
+    pub fn stranded(&self, core: usize) -> impl Iterator<Item = u16> + '_ {
+        let c = &self.cores[core];
+        c.contexts.iter().filter(|x| x.stranded(c.cur_context)).map(|x| x.id)
     }
 
     /// Priority-0 contexts demoted for exceeding `lmsgcycles`, over all cores.
@@ -576,17 +600,64 @@ mod tests {
         for id in 1..=3 {
             add_context(&mut n, 0, id, 0, &mut out);
         }
-        n.csr_write(0, 10, LCURCONTEXT, 1, &mut out).unwrap();
+        n.csr_write(0, 10, LCURCONTEXT, 0xffff, &mut out).unwrap();
         let idle = n.params().idle_cycles;
         assert!(out.contains(&Action::Update { core: 0, at: 10 + idle }), "the NIC wakes itself");
         assert!(!n.irq_level(0, 9 + idle));
-        for (at, next) in [(10 + idle, 2), (20 + 2 * idle, 3)] {
+        for (k, next) in [(1, 1), (2, 2), (3, 3)] {
+            let at = k * (10 + idle);
             assert!(n.irq_level(0, at), "timeout at {at}");
-            assert_eq!(n.csr_read(0, at, LTARGETCONTEXT).unwrap(), next);
+            assert_eq!(n.csr_read(0, at, LTARGETCONTEXT).unwrap(), next, "registration order");
             n.csr_write(0, at + 10, LCURCONTEXT, next, &mut out).unwrap();
             assert!(!n.irq_level(0, at + 10), "switched");
         }
-        assert!(!n.irq_level(0, 100 * idle), "every context has run: no more rotation");
+    }
+
+    #[test]
+    fn idle_timeout_rotates_until_every_context_waits() {
+        // Context 1, switched out while computing (holding a lock, say), comes back however
+        // often the queue has gone round; once both wait on netRX the timeout stops.
+        let mut n = nic();
+        let mut out = vec![];
+        add_context(&mut n, 0, 1, 0, &mut out);
+        add_context(&mut n, 0, 2, 0, &mut out);
+        let idle = n.params().idle_cycles;
+        let mut now = 0;
+        for _ in 0..4 {
+            for want in [1u64, 2] {
+                let (level, next) = n.update(0, now + idle);
+                now += idle;
+                assert_eq!(next, Some(now + idle), "the next timeout is scheduled");
+                if n.csr_read(0, now, LCURCONTEXT).unwrap() != want {
+                    assert!(level);
+                    assert_eq!(n.csr_read(0, now, LTARGETCONTEXT).unwrap(), want);
+                    n.csr_write(0, now, LCURCONTEXT, want, &mut out).unwrap();
+                }
+            }
+        }
+        n.set_waiting_rx(0, true); // context 2 parks in lnic_wait()
+        n.set_waiting_rx(0, false);
+        assert_eq!(n.update(0, now + idle).1, Some(now + 2 * idle), "context 1 has work left");
+        n.csr_write(0, now + idle, LCURCONTEXT, 1, &mut out).unwrap();
+        n.set_waiting_rx(0, true);
+        assert_eq!(n.update(0, now + 10 * idle), (false, None), "both wait: no more timeouts");
+        n.receive(now + 10 * idle, msg(2, vec![7]), &mut out);
+        assert!(!n.core(0).context(2).unwrap().waiting, "a delivery ends the wait");
+    }
+
+    #[test]
+    fn a_context_switched_out_with_work_left_is_stranded() {
+        let mut n = nic();
+        let mut out = vec![];
+        add_context(&mut n, 0, 1, 0, &mut out);
+        add_context(&mut n, 0, 2, 0, &mut out);
+        n.csr_write(0, 0, LCURCONTEXT, 1, &mut out).unwrap();
+        n.csr_write(0, 10, LCURCONTEXT, 2, &mut out).unwrap();
+        assert_eq!(n.stranded(0).collect::<Vec<_>>(), [1], "context 1 was not waiting");
+        n.csr_write(0, 20, LCURCONTEXT, 1, &mut out).unwrap();
+        n.set_waiting_rx(0, true);
+        n.csr_write(0, 30, LCURCONTEXT, 2, &mut out).unwrap();
+        assert_eq!(n.stranded(0).count(), 0, "context 1 waits in lnic_wait()");
     }
 
     #[test]

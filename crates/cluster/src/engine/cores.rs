@@ -228,9 +228,26 @@ impl Simulation {
     pub(crate) fn update_irq(&mut self, (n, c): Cid) {
         let now = self.cycles();
         let Some(nic) = self.nodes[n].nic.nanopu_mut() else { return };
-        let level = nic.irq_level(c, now);
+        let (level, next_rotation) = nic.update(c, now);
         self.nodes[n].cores[c].set_irq(NIC_IRQ_BIT, level);
         self.wake_if_interrupted((n, c));
+        if let Some(d) = next_rotation.filter(|_| self.nic_irq_reaches((n, c))) {
+            self.q.push(self.at(d), Ev::NicUpdate { node: n, core: c });
+        }
+    }
+
+    /// Could the NIC's interrupt reach the core: it runs (or will, once its TX queue has
+    /// room), or it waits in a way the interrupt ends? The idle timeout's rotation goes on
+    /// only then: a core that cannot take the interrupt would never see it, and its run
+    /// ends with the contexts it left behind reported (`report::judge`).
+    fn nic_irq_reaches(&self, (n, c): Cid) -> bool {
+        let core = &self.nodes[n].cores[c];
+        match self.nodes[n].state[c] {
+            CoreState::Scheduled(_) | CoreState::ParkedTx => true,
+            CoreState::ParkedRx => core.interrupts_enabled(NIC_IRQ_BIT),
+            CoreState::Wfi => core.wfi_wakes_for(NIC_IRQ_BIT),
+            _ => false,
+        }
     }
 
     /// A core's TX queue has room again.

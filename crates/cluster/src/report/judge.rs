@@ -52,6 +52,7 @@ pub fn judge(sim: &Simulation, outcome: Outcome) -> Judgement {
     stopped(sim, outcome, &mut f);
     undelivered(sim, &mut f);
     f.extend(Kind::Stuck, held(sim, outcome));
+    f.extend(Kind::Stuck, stranded(sim, outcome));
     not_exited(sim, outcome, &mut f);
     let worst = f.0.iter().map(|&(k, _)| k as u8).min();
     let exit_status = worst.unwrap_or_else(|| core_status(sim));
@@ -184,6 +185,27 @@ fn held(sim: &Simulation, outcome: Outcome) -> Vec<String> {
                 true => continue,
             };
             v.push(format!("{at}{n} message(s) for context {ctx} were never taken: {why}"));
+        }
+    }
+    v
+}
+
+/// With nothing left to simulate, threads switched out with work left (not waiting for a
+/// message) on cores that have not exited: their core could not take the NIC's interrupt,
+/// so the idle timeout never switched them back (docs/models/node.md, "Idle timeout").
+fn stranded(sim: &Simulation, outcome: Outcome) -> Vec<String> {
+    if outcome != Outcome::Quiescent {
+        return Vec::new();
+    }
+    let many = sim.nodes.len() > 1;
+    let mut v = Vec::new();
+    for node in &sim.nodes {
+        let Some(nic) = node.nic.nanopu() else { continue };
+        let at = if many { format!("node {}, ", node.index) } else { String::new() };
+        for (c, _) in node.state.iter().enumerate().filter(|(_, s)| s.running()) {
+            v.extend(nic.stranded(c).map(|ctx| {
+                format!("{at}core {c}: context {ctx} was switched out with work left (not waiting for a message) and never switched back: the core cannot take the NIC's interrupt")
+            }));
         }
     }
     v

@@ -23,9 +23,13 @@ pub struct Context {
     pub head_since: u64,
     /// Set by `lnic_idle` when its local queue is empty, cleared by the next delivery.
     pub idle: bool,
-    /// Switched in (an `lcurcontext` write naming it) since it was registered: the idle
-    /// timeout's rotation starts the contexts that have not run yet (see `sched`).
+    /// Switched in (an `lcurcontext` write naming it) since it was registered.
     pub ran: bool,
+    /// Its thread waits for a message: the core parked on netRX (in `lnic_wait()` or a read)
+    /// while it was the running context, and nothing was delivered to it since. Switched back
+    /// in, it would only wait again, so the idle timeout stops while every context waits
+    /// (see `sched`).
+    pub waiting: bool,
     /// The message this context is writing to netTX: a thread switched out in the middle of
     /// a message resumes it later (the queues are per context, docs/platform.md section 2).
     pub tx: TxAssembler,
@@ -41,8 +45,14 @@ impl Context {
             head_since: 0,
             idle: false,
             ran: false,
+            waiting: false,
             tx: TxAssembler::default(),
         }
+    }
+    /// Switched in once and now out, with work left: not waiting for a message. With the
+    /// core unable to take the NIC's interrupt it never comes back (reported as stuck).
+    pub fn stranded(&self, cur_context: u16) -> bool {
+        self.ran && !self.waiting && self.id != cur_context
     }
     /// Active while it holds or processes a message and has not declared itself idle.
     pub fn active(&self) -> bool {

@@ -9,9 +9,11 @@
 //! - the running context reported done or idle (`lnicucmd`) since it was switched in or last
 //!   received a message;
 //! - the running context has held no message for `lidlecycles` (round robin);
-//! - no context is active and the running one has been idle for `lidlecycles`: the target
-//!   is then the next registered context that has not run yet, so that every thread starts
-//!   (and sends its start-up messages) before any traffic arrives;
+//! - no context is active and the running one has been idle for `lidlecycles`: the idle
+//!   timeout makes the head of the registered contexts' round-robin queue the target and
+//!   moves it to the queue's tail (`rotate_if_due`), so that every thread starts, and a
+//!   thread switched out while computing (inside `printf`, holding its lock) comes back;
+//!   it stops while every context waits on netRX with nothing delivered to it;
 //!
 //! and it demotes a priority-0 context to priority 1 once it has spent `lmsgcycles` on one
 //! message (bounded processing time). The demotion lasts: the prototype's NIC writes a
@@ -42,6 +44,9 @@ pub struct SchedState {
     /// The context the idle timeout chose while none is active; cleared by a switch or a
     /// delivery.
     pub rotation: Option<u16>,
+    /// Position in `contexts` (registration order) of the head of the round-robin queue:
+    /// the context the next idle timeout chooses.
+    pub rr_head: usize,
 }
 
 impl CoreIf {
@@ -75,31 +80,41 @@ impl CoreIf {
         }
     }
 
-    /// When the idle timeout next rotates: no context is active, the running one has been
-    /// idle for `lidlecycles`, and a registered context has not run yet.
+    /// When the idle timeout next fires (l-nic/rocket-chip, branch `lnic-dev`,
+    /// `rocket/LNICQueues.scala`, `LNICRxQueues`: `idle_timer >= io.idle_timeout_cycles &&
+    /// ctx_state(io.cur_context) === sIdle && num_running_contexts > 1.U`): two or more
+    /// contexts registered and the running one idle for `lidlecycles`. While a context is
+    /// active the timeout only raises the line for it (`idle_expired`, the interrupt the
+    /// prototype raises with it) and the model leaves the queue as it is; the prototype also
+    /// moves the queue's head to its tail then. The prototype's timer fires forever; the
+    /// model's stops while every context waits (`Context::waiting`), since a thread switched
+    /// back into its netRX wait with nothing for it only waits again, and a finished run
+    /// must end. A delivery ends the wait.
     fn rotation_deadline(&self) -> Option<u64> {
         let any_active = self.contexts.iter().any(|c| c.active());
-        let unstarted = self.contexts.iter().any(|c| !c.ran && c.id != self.cur_context);
-        (!any_active && unstarted).then(|| self.sched.idle_since.saturating_add(self.idle_cycles))
+        let all_wait = self.contexts.iter().all(|c| c.waiting);
+        (self.contexts.len() >= 2 && !any_active && !all_wait)
+            .then(|| self.sched.idle_since.saturating_add(self.idle_cycles))
     }
 
-    /// The idle timeout at `now` (l-nic/rocket-chip `LNICRxQueues`: on `idle_timer >=
-    /// idle_timeout_cycles` with the running context idle and more than one registered,
-    /// the head of `running_contexts` becomes `top_context` and goes to its tail). The
-    /// prototype rotates forever; the model rotates to contexts that have not run yet, in
-    /// registration order after the running one, since a thread back in `lnic_wait()`
-    /// changes nothing when rotated in, and endless rotation would keep a finished run from
-    /// ending as quiescent.
-    pub fn rotate_if_due(&mut self, now: u64) {
-        if self.contexts.len() < 2 || self.rotation_deadline().is_none_or(|d| now < d) {
-            return;
+    /// The next idle timeout after `now`, if it is due to fire.
+    pub fn next_rotation(&self, now: u64) -> Option<u64> {
+        self.rotation_deadline().filter(|&d| d > now)
+    }
+
+    /// The idle timeout at `now`, if due with no context active (`LNICRxQueues`: on the
+    /// timeout the head of `running_contexts`, the registered contexts in registration
+    /// order, moves to the queue's tail and becomes `top_context`; the line rises if it is
+    /// not the running context; `idle_timer` restarts). Returns whether it fired.
+    pub fn rotate_if_due(&mut self, now: u64) -> bool {
+        if self.rotation_deadline().is_none_or(|d| now < d) {
+            return false;
         }
-        let after = self.contexts.iter().position(|c| c.id == self.cur_context).map_or(0, |i| i + 1);
-        let n = self.contexts.len();
-        let next =
-            (0..n).map(|k| &self.contexts[(after + k) % n]).find(|c| !c.ran && c.id != self.cur_context);
-        self.sched.rotation = next.map(|c| c.id);
-        self.sched.idle_since = now; // the prototype restarts idle_timer on a timeout
+        let head = self.sched.rr_head % self.contexts.len();
+        self.sched.rr_head = (head + 1) % self.contexts.len();
+        self.sched.rotation = Some(self.contexts[head].id);
+        self.sched.idle_since = now;
+        true
     }
 
     fn idle_expired(&self, cur: &Context, now: u64) -> bool {

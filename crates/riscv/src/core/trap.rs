@@ -70,6 +70,12 @@ impl Core {
         }
     }
 
+    /// Would interrupt line `bit` end a `wfi` (`mie[bit]` set, whatever `mstatus.MIE`:
+    /// RISC-V privileged spec, "Wait for Interrupt")?
+    pub fn wfi_wakes_for(&self, bit: u32) -> bool {
+        bit < 64 && self.csr.mie & (1 << bit) != 0
+    }
+
     /// Could interrupt line `bit` be taken right now (`mstatus.MIE` and `mie[bit]` set)?
     /// A core that cannot take the NIC interrupt may run far ahead of global time.
     pub fn interrupts_enabled(&self, bit: u32) -> bool {
