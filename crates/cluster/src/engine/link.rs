@@ -71,12 +71,12 @@ impl Simulation {
             self.host.sent.push(HostMessage { time: self.now, msg: msg.clone() });
             return self.transport_send(crate::net::End::Host, msg);
         }
-        let left = self.to_node(msg.clone());
+        let left = self.down_the_link(msg.clone());
         self.host.sent.push(HostMessage { time: left, msg });
     }
 
     /// `msg` crosses the host's link to the node's NIC from now on; when it left the host.
-    fn to_node(&mut self, msg: Message) -> Time {
+    fn down_the_link(&mut self, msg: Message) -> Time {
         let l = &mut self.link;
         let ser = l.wire_time(&msg);
         let t = HostLink::cross_to_node(l, self.now, ser);
@@ -93,7 +93,7 @@ impl Simulation {
     pub(crate) fn host_arrive(&mut self, msg: Message) {
         if !self.host.sniffs && msg.dst_ip == self.nodes[0].ip {
             self.host.routed_back += 1;
-            self.to_node(msg);
+            self.down_the_link(msg);
             return;
         }
         if msg.dst_ip != crate::host::HOST_IP && !self.host.sniffs {
