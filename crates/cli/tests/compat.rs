@@ -269,3 +269,34 @@ fn link_ns_and_first_byte_stamps_move_the_latency_by_the_link_and_the_reply() {
     assert!((far - base - 87.5).abs() < 1.0, "{base} -> {far}");
     assert!((base - first - 23.68).abs() < 0.5, "{base} -> {first}");
 }
+
+/// A chain of ours speaking the nanoPU prototype's chain format (`sw/compat/chain_format.c`:
+/// a proxy client on node 0, three replicas), driven by `nanopu chain` with `[chain] format
+/// = "prototype"` as the prototype's load generator drives its chain: every write checked
+/// (answered once, by the tail, for its key), and the proxy's own measurement a row of its
+/// own, two hops shorter than the load generator's (each hop at least a link up and down,
+/// 2 x 43.75 ns).
+#[test]
+fn a_chain_speaking_the_prototypes_format_has_every_write_checked() {
+    let (dir, elf) = (scratch("chain-format"), compat_elf("chain_format"));
+    let toml = format!(
+        "[chain]\nelf = {elf:?}\nformat = \"prototype\"\n[load]\nrates_mrps = [1.0]\nrequests = 300\n\
+         warmup = 0\ndrain_us = 100.0\nstart_us = 100.0\n[load.kv]\nget_fraction = 0.0\n\
+         keys = \"uniform\"\nvalue_bytes = [64, 64]\n"
+    );
+    let cfg = dir.join("chain.toml");
+    std::fs::write(&cfg, toml).unwrap();
+    let o = nanopu(&["chain", cfg.to_str().unwrap(), "--json", "--progress"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("300 replies checked (0 final reads of every written key), 0 wrong, 0 lost"),
+        "{err}"
+    );
+    let rows = json(&o)["rows"].clone();
+    let row = |class: &str| rows.as_array().unwrap().iter().find(|r| r["class"] == class).unwrap().clone();
+    assert_eq!((row("set")["measured"].as_u64(), row("set")["replied"].as_u64()), (Some(300), Some(300)));
+    let (whole, at_proxy) = (median(&rows, "set"), median(&rows, "set at proxy"));
+    assert!(at_proxy > 4.0 * 87.5 && whole - at_proxy > 2.0 * 87.5, "{whole} and {at_proxy} at the proxy");
+}
