@@ -19,27 +19,7 @@
 
 static uint64_t store[NKEYS + 1][VALUE_WORDS];
 
-static uint64_t parse_ip(const char *s)
-{
-    uint64_t ip = 0, part = 0;
-    for (;; s++) {
-        if (*s == '.' || *s == 0) {
-            ip = ip << 8 | part;
-            part = 0;
-            if (*s == 0)
-                return ip;
-        } else {
-            part = part * 10 + (uint64_t)(*s - '0');
-        }
-    }
-}
 
-static uint64_t mcycle(void)
-{
-    uint64_t c;
-    __asm__ volatile("csrr %0, mcycle" : "=r"(c));
-    return c;
-}
 
 /* The proxy: forward a write to the head, an answer to the load generator. */
 static void proxy(uint64_t hdr)

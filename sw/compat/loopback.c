@@ -7,29 +7,7 @@
    nothing back it waits until the time limit. */
 #include "lnic.h"
 
-/* "a.b.c.d" as a 32-bit address, a in the top byte. */
-static uint64_t parse_ip(const char *s)
-{
-    uint64_t ip = 0, part = 0;
-    for (;; s++) {
-        if (*s == '.' || *s == 0) {
-            ip = ip << 8 | part;
-            part = 0;
-            if (*s == 0) {
-                return ip;
-            }
-        } else {
-            part = part * 10 + (uint64_t)(*s - '0');
-        }
-    }
-}
 
-static uint64_t mcycle(void)
-{
-    uint64_t c;
-    __asm__ volatile("csrr %0, mcycle" : "=r"(c));
-    return c;
-}
 
 /* Prints "looped back after N cycles\n" without printf (the runtime has printstr only). */
 static void print_cycles(uint64_t n)
