@@ -6,7 +6,8 @@ Usage: load_table.py README NAME QUANTILE RATES SERIES...
   NAME      the README's markers <!-- results:NAME --> ... <!-- /results:NAME -->
   QUANTILE  median_ns, p99_ns or p999_ns
   RATES     offered loads to show, comma-separated (Mrps, as in the tables)
-  SERIES    LABEL=TABLE.csv[:CLASS]   (CLASS defaults to "all")
+  SERIES    LABEL=TABLE.csv[:CLASS][@COLUMN]   (CLASS defaults to "all"; COLUMN, the
+            series' own column in place of QUANTILE, e.g. mean_ns from a table of means)
 An unanswered quantile ("inf") shows as "unanswered".
 """
 import csv
@@ -17,6 +18,8 @@ import mdtable
 
 def row(spec, quantile, rates):
     label, rest = spec.split("=", 1)
+    rest, _, column = rest.partition("@")
+    quantile = column or quantile
     path, _, cls = rest.partition(":")
     with open(path) as f:
         got = {float(r["offered_mrps"]): r[quantile] for r in csv.DictReader(f) if r["class"] == (cls or "all")}

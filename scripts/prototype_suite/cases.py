@@ -344,8 +344,10 @@ CASES = {
     "lnic-nic-loopback-gpr": Case(all_of(prints("Test 0: send/recv"), exited_zero(0))),
     "lnic-multi-thread-basic": Case(None, until_us=50),
     "lnic-multi-core-loopback": Case(echoes(8), None, lambda: spaced([[i] for i in range(8)], src=DEFAULT)),
-    "lnic-net-loopback": Case(all_of(no_errors(), exited_zero(0, cores=4))),
-    "lnic-ping-latency": Case(all_of(no_errors(), exited_zero(0, cores=4))),
+    # Both send to the node's own IP, 10.0.0.2 hard-coded: FireSim programs (l-nic/firesim
+    # lnic-dev deploy/workloads/lnic-ping-latency: one node behind a switch, example_1config).
+    "lnic-net-loopback": Case(all_of(no_errors(), exited_zero(0, cores=4)), behind_switch=True),
+    "lnic-ping-latency": Case(all_of(no_errors(), exited_zero(0, cores=4)), behind_switch=True),
     "lnic-evaluation": Case(all_of(echoes(8, 1), exited_zero(0)), None, evaluation_sends,
                             args=["ONE_CONTEXT_FOUR_CORES", "1", "1"]),
     "lnic-multi-core-mica": Case(mica_check, None, mica_sends, until_us=8_100),

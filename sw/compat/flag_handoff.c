@@ -27,12 +27,6 @@ static struct line seen[HANDOFFS];
 static uint64_t done[HANDOFFS]; /* hart 0's mcycle once its store completed */
 static struct line ball;
 
-static inline uint64_t mcycle(void)
-{
-    uint64_t v;
-    __asm__ volatile("csrr %0, mcycle" : "=r"(v));
-    return v;
-}
 
 static void print_u64(uint64_t v)
 {

@@ -23,4 +23,29 @@ static inline uint64_t lnic_read(void) { uint64_t v; __asm__ volatile("mv %0, t5
 static inline void lnic_write_r(uint64_t v) { __asm__ volatile("mv t6, %0" :: "r"(v)); }
 
 void printstr(const char *s);
+
+/* The core's cycle counter (the prototype's programs call their runtime's rdcycle()). */
+static inline uint64_t mcycle(void)
+{
+    uint64_t v;
+    __asm__ volatile("csrr %0, mcycle" : "=r"(v));
+    return v;
+}
+
+/* "a.b.c.d" (the node's IP, argv[2]) as a 32-bit address, a in the top byte: what the
+   prototype's programs get from its runtime's inet_pton4 and a byte swap. */
+static inline uint64_t parse_ip(const char *s)
+{
+    uint64_t ip = 0, part = 0;
+    for (;; s++) {
+        if (*s == '.' || *s == 0) {
+            ip = ip << 8 | part;
+            part = 0;
+            if (*s == 0)
+                return ip;
+        } else {
+            part = part * 10 + (uint64_t)(*s - '0');
+        }
+    }
+}
 #endif

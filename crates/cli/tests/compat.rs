@@ -159,23 +159,50 @@ fn an_endless_recursion_is_reported_as_a_stack_overflow() {
     assert!(!err.contains("extension"), "{err}");
 }
 
-/// A message to the node's own IP (`loopback.c`, as the prototype's
-/// `lnic-nic-loopback-gpr.c`) comes back to the node's RX queue, not to the test host: on
-/// a single node and on a node of a cluster.
+/// The cycles `loopback.c` printed its message took to come back ("looped back after N
+/// cycles").
+fn looped_back_cycles(console: &str) -> u64 {
+    let n = console.split("looped back after ").nth(1).and_then(|r| r.split(" cycles").next());
+    n.and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("loopback.c printed {console:?}"))
+}
+
+/// A message to the node's own IP (`loopback.c`) leaves by the network port, as the
+/// prototype's NIC sends every message (l-nic/lnic `Egress.scala`), and comes back through
+/// the switch: in a cluster it crosses the node's link twice (at 100 ns a link, at least
+/// 2 x (100 ns + 3.2 ns of an 80-byte packet at 200 Gb/s) = 660 cycles at 3.2 GHz), and the
+/// transport and fabric count it. On one node the test host's end of the link sends it
+/// back, as the prototype's switch did; a sniffing host (the prototype's tester on a tap)
+/// takes it off the wire instead.
 #[test]
-fn a_message_to_the_nodes_own_ip_comes_back_to_its_rx_queue() {
-    let o = nanopu(&["run", "sw/build/compat/loopback.elf", "--json", "--max-cycles", "1000000"]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    let j = json(&o);
-    assert_eq!(j["cores"][0]["console"], "looped back\n");
-    assert_eq!(j["host_received"], serde_json::json!([]), "nothing reached the test host: {j}");
+fn a_message_to_the_nodes_own_ip_goes_out_of_the_port_and_back() {
     let (dir, elf) = (scratch("loopback"), compat_elf("loopback"));
-    let toml = format!("max_us = 20.0\n[topology]\nkind = \"star\"\nnodes = 2\n[node]\ncores = 1\n[[program]]\nnodes = \"all\"\nelf = {elf:?}\n");
+    let toml = format!("max_us = 20.0\n[link]\npropagation_ns = 100.0\n[topology]\nkind = \"star\"\nnodes = 2\n[node]\ncores = 1\n[[program]]\nnodes = \"all\"\nelf = {elf:?}\n");
     let cfg = dir.join("cluster.toml");
     std::fs::write(&cfg, toml).unwrap();
     let o = nanopu(&["run", cfg.to_str().unwrap(), "--json"]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let j = json(&o);
+    assert_eq!(j["transport"]["data_packets_sent"], 2, "one packet from each node: {j}");
+    assert_eq!(j["fabric"]["packet_hops"], 8, "data and ACK, up to the switch and back: {j}");
+    for console in j["consoles"].as_array().unwrap() {
+        let cycles = looped_back_cycles(console.as_str().unwrap());
+        assert!((660..700).contains(&cycles), "through the switch and back: {cycles} cycles");
+    }
+    let o = nanopu(&["run", "sw/build/compat/loopback.elf", "--json", "--max-cycles", "1000000"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let j = json(&o);
+    looped_back_cycles(j["cores"][0]["console"].as_str().unwrap());
+    assert_eq!(j["host_received"], serde_json::json!([]), "the host sent it back: {j}");
+    let o =
+        nanopu(&["run", "sw/build/compat/loopback.elf", "--json", "--max-cycles", "100000", "--host-sniffs"]);
+    let j = json(&o);
+    let got = &j["host_received"][0];
+    assert_eq!(
+        (&got["src_ip"], &got["words"]),
+        (&"10.0.0.2".into(), &serde_json::json!(["0x1111", "0x2222"])),
+        "{j}"
+    );
 }
 
 /// A C++ program in the prototype's style (`cxx.cc`, built with sw/cxx's headers and
@@ -273,4 +300,35 @@ fn a_thread_switched_out_holding_a_lock_is_switched_back_in() {
     assert_eq!((j["outcome"].as_str(), o.status.code()), (Some("quiescent"), Some(3)));
     let problems = j["problems"].to_string();
     assert!(problems.contains("core 0: context 0 was switched out with work left"), "{problems}");
+}
+
+/// A chain of ours speaking the nanoPU prototype's chain format (`sw/compat/chain_format.c`:
+/// a proxy client on node 0, three replicas), driven by `nanopu chain` with `[chain] format
+/// = "prototype"` as the prototype's load generator drives its chain: every write checked
+/// (answered once, by the tail, for its key), and the proxy's own measurement a row of its
+/// own, two hops shorter than the load generator's (each hop at least a link up and down,
+/// 2 x 43.75 ns).
+#[test]
+fn a_chain_speaking_the_prototypes_format_has_every_write_checked() {
+    let (dir, elf) = (scratch("chain-format"), compat_elf("chain_format"));
+    let toml = format!(
+        "[chain]\nelf = {elf:?}\nformat = \"prototype\"\n[load]\nrates_mrps = [1.0]\nrequests = 300\n\
+         warmup = 0\ndrain_us = 100.0\nstart_us = 100.0\n[load.kv]\nget_fraction = 0.0\n\
+         keys = \"uniform\"\nvalue_bytes = [64, 64]\n"
+    );
+    let cfg = dir.join("chain.toml");
+    std::fs::write(&cfg, toml).unwrap();
+    let o = nanopu(&["chain", cfg.to_str().unwrap(), "--json", "--progress"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("300 replies checked (0 final reads of every written key), 0 wrong, 0 lost"),
+        "{err}"
+    );
+    let rows = json(&o)["rows"].clone();
+    let row = |class: &str| rows.as_array().unwrap().iter().find(|r| r["class"] == class).unwrap().clone();
+    assert_eq!((row("set")["measured"].as_u64(), row("set")["replied"].as_u64()), (Some(300), Some(300)));
+    let (whole, at_proxy) = (median(&rows, "set"), median(&rows, "set at proxy"));
+    assert!(at_proxy > 4.0 * 87.5 && whole - at_proxy > 2.0 * 87.5, "{whole} and {at_proxy} at the proxy");
 }

@@ -23,9 +23,6 @@ pub struct NicParams {
     /// Cycles from the last netTX write of a message to its packet leaving the NIC (without
     /// MAC). Default 11 (prototype TX path for a one-word message, docs/platform.md section 3).
     pub tx_path_cycles: u64,
-    /// Extra cycles for a message to the node's own IP to turn around inside the NIC, between
-    /// the TX path and the RX path. Default 0 (none is documented for the prototype).
-    pub loopback_cycles: u64,
     /// JBSQ bound n: most outstanding messages per core and context. Default 2 (docs/platform.md section 3).
     pub jbsq_n: u32,
     /// Reset value of `lmsgcycles`. Default 3,000 cycles (docs/platform.md section 2).
@@ -87,7 +84,6 @@ impl Default for NicParams {
             max_msg_bytes: 2048,
             rx_path_cycles: 6,
             tx_path_cycles: 11,
-            loopback_cycles: 0,
             jbsq_n: 2,
             msg_cycles: 3000,
             idle_cycles: 3000,

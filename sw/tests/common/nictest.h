@@ -1,6 +1,6 @@
 /*
- * nictest.h - helpers for the nanoPU NIC tests (they need the simulator: the
- * node's NIC loops back messages sent to the node's own IP).
+ * nictest.h - helpers for the nanoPU NIC tests (they need the simulator: a message
+ * to the node's own IP comes back through the switch, or from a single node's test host).
  */
 #ifndef NICTEST_H
 #define NICTEST_H

@@ -71,16 +71,31 @@ impl Simulation {
             self.host.sent.push(HostMessage { time: self.now, msg: msg.clone() });
             return self.transport_send(crate::net::End::Host, msg);
         }
-        let l = &mut self.link;
-        let ser = l.wire_time(&msg);
-        let prop = Time(l.port.propagation_fs + l.port.mac_fs);
-        let t = HostLink::cross(&mut l.to_node_busy, self.now, ser, prop);
-        let left = t - prop;
-        self.host.sent.push(HostMessage { time: left, msg: msg.clone() });
-        self.q.push(t, Ev::NicArrive { node: 0, msg: Box::new(msg) });
+        let left = self.down_the_link(msg.clone());
+        self.host.sent.push(HostMessage { time: left, msg });
     }
 
+    /// `msg` crosses the host's link to the node's NIC from now on; when it left the host.
+    fn down_the_link(&mut self, msg: Message) -> Time {
+        let l = &mut self.link;
+        let ser = l.wire_time(&msg);
+        let t = HostLink::cross_to_node(l, self.now, ser);
+        self.q.push(t, Ev::NicArrive { node: 0, msg: Box::new(msg) });
+        t - Time(l.port.propagation_fs + l.port.mac_fs)
+    }
+
+    /// A message reached the host's end of node 0's link. The test host stands where the
+    /// prototype's FireSim runs of one node had their switch (l-nic/firesim `lnic-dev`,
+    /// `target-design/switch/switch.cc`, which routes on the destination IP): a message
+    /// to the node's own address goes back down the link, one to the host is the host's,
+    /// any other is dropped and counted. A sniffing host (the tester on a tap, no switch)
+    /// takes every message, the node's own included.
     pub(crate) fn host_arrive(&mut self, msg: Message) {
+        if !self.host.sniffs && msg.dst_ip == self.nodes[0].ip {
+            self.host.routed_back += 1;
+            self.down_the_link(msg);
+            return;
+        }
         if msg.dst_ip != crate::host::HOST_IP && !self.host.sniffs {
             return self.host.not_for_host.add(msg.dst_ip);
         }

@@ -1,10 +1,10 @@
 //! The nanoPU NIC's message path in the event loop: a complete message reaching a node's
-//! NIC (from its transport endpoint, the single node's port, or looped back), a message
+//! NIC (from its transport endpoint or the single node's port), a message
 //! leaving a core's TX path, and the prototype's latency stamps on the way
 //! (docs/platform.md; `NodeNic` holds the NIC itself).
 
 use crate::engine::cores::Cid;
-use crate::engine::{Ev, Simulation};
+use crate::engine::Simulation;
 use crate::net::End;
 use nanopu_nic::Message;
 use nanopu_sim::Time;
@@ -28,22 +28,20 @@ impl Simulation {
         let mut out = Vec::new();
         let now = self.cycles();
         self.stamp_arrival(n, &mut msg);
-        if self.net.is_none() && msg.src_ip != self.nodes[n].ip {
+        if self.net.is_none() {
             self.port_acks(&msg);
         }
         self.nanopu_nic(n).receive(now, *msg, &mut out);
         self.apply(n, out);
     }
 
-    /// A message left a core's TX path: loop it back or put it on the port.
+    /// A message left a core's TX path: it goes to the network port, whatever its
+    /// destination. The prototype's NIC writes its own IP only as the source and never
+    /// compares the destination with it (l-nic/lnic `Egress.scala`), so a message to the
+    /// node's own address comes back through the switch (a single node's: `host_arrive`).
     pub(crate) fn nic_send(&mut self, (n, c): Cid, mut msg: Message) {
         self.nanopu_nic(n).tx_taken(c, &msg);
         self.tx_room((n, c));
-        if msg.dst_ip == self.nodes[n].ip {
-            let t = self.now + self.clock.time_of(self.nanopu_nic(n).params().loopback_cycles);
-            self.q.push(t, Ev::NicArrive { node: n, msg: Box::new(msg) });
-            return;
-        }
         if self.net.is_some() {
             self.stamp_departure(n, &mut msg);
             self.transport_send(End::Node(n), msg);
@@ -52,15 +50,15 @@ impl Simulation {
         }
     }
 
-    /// The prototype's stamp module sat on the port (between network and NIC), so
-    /// messages the NIC looped back to its own node pass it by.
+    /// The prototype's stamp module sat on the port (between network and NIC); every
+    /// message arriving has passed it.
     /// (The per-packet wire times are worked out only for the testers' messages: every
     /// message of every run passes here.)
     fn stamp_arrival(&self, n: usize, msg: &mut Message) {
         let node = &self.nodes[n];
         let stamped = nanopu_nic::stamp::stamped_on_arrival(msg);
         let on = node.nic.nanopu().is_some_and(|n| n.params().latency_stamps);
-        if stamped && on && msg.src_ip != node.ip {
+        if stamped && on {
             let wire = self.packet_wire_fs(msg.len);
             let first_word =
                 |i: usize| self.clock.cycle_floor(Time(self.now.0.saturating_sub(wire[i..].iter().sum())));

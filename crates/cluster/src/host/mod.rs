@@ -55,6 +55,9 @@ pub struct TestHost {
     /// A single node's host takes every message, whatever its address, as the prototype's
     /// tester sniffs the node's port (`nanopu run --host-sniffs`). Default false.
     pub sniffs: bool,
+    /// Messages of a single node to its own IP that the host's end of the link sent back
+    /// to it, as the prototype's switch did (`engine/link.rs`, `host_arrive`).
+    pub routed_back: u64,
     /// Messages and frames the host sent in all (the logs `sent` and `frames_sent` may be
     /// emptied during a run; this is not): a run it sent nothing was served nothing.
     pub(crate) sends: u64,

@@ -42,6 +42,9 @@ pub struct ChainSpec {
     pub poll: Time,
     /// The nodes' NIC: the client's messages go as they are (nanoPU) or as frames (IceNIC).
     pub nic: NicKind,
+    /// The nanoPU prototype's chain (`chain_proto`): every write to its proxy client on
+    /// node 0, a start-up message from every core, no final reads.
+    pub prototype: bool,
 }
 
 /// One reconfiguration, as the client saw it.
@@ -79,6 +82,9 @@ pub struct ChainResult {
     pub dropped: usize,
     /// Replies to a request already answered (a new tail answers its Sent list again).
     pub duplicates: usize,
+    /// The prototype's chain: each load request's latency as its proxy client measured it
+    /// (from its forward to the head to the tail's answer), if answered.
+    pub proxy: Vec<Option<Time>>,
     pub reconfigs: Vec<Reconfig>,
     /// The crashes of the file the run ended before (node, time), and when it ended: the
     /// figures stand, but they are not those of the failure asked for.
@@ -90,6 +96,8 @@ pub struct ChainResult {
 struct Client {
     head: u32,
     tail: u32,
+    prototype: bool,
+    proxy: Vec<Option<Time>>,
     reconfigs: Vec<Reconfig>,
     duplicates: usize,
     boot: usize,
@@ -102,8 +110,18 @@ impl ChainSpec {
     /// The arguments of `chain.elf` (after program, MAC and IP) for the key-value workload.
     pub fn args(&self, kv: &kv::KvSpec, clock_hz: u64) -> Vec<String> {
         let timeout_cycles = (self.timeout_us * clock_hz as f64 / 1e6).round() as u64;
+        if self.prototype {
+            return vec![]; // it takes its own IP, which the loader passes every program
+        }
         let words = [self.replicas.into(), kv.items_per_core, kv.seed, kv.value_min, kv.value_max];
         (words.iter().chain(&[self.ping_us, timeout_cycles])).map(u64::to_string).collect()
+    }
+
+    /// Start-up messages the client waits for: one from each of our nodes; one from every
+    /// core of the prototype's (each core sends its own, the replicas' first cores after
+    /// preloading).
+    fn boot_messages(&self, cores: usize) -> usize {
+        (self.replicas as usize + 1) * if self.prototype { cores } else { 1 }
     }
 }
 
@@ -124,6 +142,8 @@ pub fn run(
     let mut client = Client {
         head: 1,
         tail: chain.replicas,
+        prototype: chain.prototype,
+        proxy: vec![None; requests.len()],
         reconfigs: vec![],
         duplicates: 0,
         boot: 0,
@@ -134,8 +154,9 @@ pub fn run(
     let mut sent_to = vec![0; requests.len()];
     run_until(&mut sim, load.start)?;
     client.collect(&mut sim, kv, &mut requests, &mut ops, load.start);
-    if client.boot != chain.replicas as usize + 1 {
-        return Err(setup(not_ready(cluster, load.start, client.boot, chain.replicas)));
+    let boots = chain.boot_messages(sim.nodes[0].cores.len());
+    if client.boot != boots {
+        return Err(setup(not_ready(cluster, load.start, (client.boot, boots))));
     }
     let last = requests.last().map_or(load.start, |r| r.sent);
     let times = (load.start, chain.poll, last + load.drain);
@@ -176,6 +197,7 @@ pub fn run(
         final_reads,
         dropped,
         duplicates: client.duplicates,
+        proxy: client.proxy,
         reconfigs: client.reconfigs,
         unreached,
         end: sim.now(),
@@ -215,9 +237,14 @@ impl Client {
         Ok(())
     }
 
-    /// Script one request to the head (SET) or the tail (GET); the node it goes to.
+    /// Script one request to the head (SET) or the tail (GET), or the prototype's proxy;
+    /// the node it goes to.
     fn send(&self, sim: &mut Simulation, kv: &kv::KvSpec, r: &Request, op: &KvOp) -> u32 {
-        let node = if op.set { self.head } else { self.tail };
+        let node = match (self.prototype, op.set) {
+            (true, _) => 0,
+            (false, true) => self.head,
+            (false, false) => self.tail,
+        };
         let words = kv.request_words(op, r.sent.0);
         self.net.send_at(sim, r.sent, TestHost::message(0, node_ip(node), 0, &words));
         node
@@ -234,6 +261,9 @@ impl Client {
         poll: Time,
     ) -> Result<Time, SimError> {
         let (requests, ops, sent_to) = reqs;
+        if self.prototype {
+            return Ok(from); // its reads lack the key hash its replicas read (`chain_proto`)
+        }
         let mut keys: Vec<u32> = ops.iter().filter(|o| o.set).map(|o| o.key).collect();
         keys.sort_unstable();
         keys.dedup();
@@ -264,8 +294,9 @@ impl Client {
         for h in received {
             let w = &h.msg.words;
             match w.len() {
-                1 => self.boot += 1,
-                6 if w[0] & 0xff == OP_CONFIG => self.reconfigure(h.time, now, w),
+                1 if !self.prototype => self.boot += 1,
+                2 if self.prototype => self.boot += 1,
+                6 if !self.prototype && w[0] & 0xff == OP_CONFIG => self.reconfigure(h.time, now, w),
                 n if n >= 2 => self.reply(h.time, w, kv, requests, ops),
                 _ => self.unexpected += 1,
             }
@@ -293,6 +324,9 @@ impl Client {
             Ok(i) if requests[i].replied.is_none() => {
                 requests[i].replied = Some(at);
                 ops[i].answer = Some(kv.judge(&ops[i], w));
+                if self.prototype && ops[i].answer.as_ref().is_some_and(Result::is_ok) {
+                    self.proxy[i] = Some(self.clock.time_of(w[0]));
+                }
             }
             Ok(_) => self.duplicates += 1,
             Err(_) => self.unexpected += 1,
@@ -326,24 +360,24 @@ impl Client {
     }
 }
 
-/// Why only `ready` of the chain's nodes were ready at `start`: a replica crashed before
+/// Why only `ready` of the `expected` start-up messages (one per node; per core of the
+/// prototype's chain) had come by `start`: a replica crashed before
 /// then (the fault is to blame: the master starts the chain only once every replica has
 /// preloaded its store and said so, and no replica joins later), else `load.start_us` came
 /// too early.
-fn not_ready(cluster: &ClusterFile, start: Time, ready: usize, replicas: u32) -> String {
-    let nodes = replicas + 1;
+fn not_ready(cluster: &ClusterFile, start: Time, (ready, expected): (usize, usize)) -> String {
     match crashes(cluster).into_iter().find(|&(_, at)| at <= start) {
         Some((n, at)) => format!(
             "faults.at_us: node {n} crashes at {} us, before the chain is ready ({ready} of its \
-             {nodes} nodes were by load.start_us = {} us): the master starts the chain only once \
+             {expected} start-up messages had come by load.start_us = {} us): the master starts the chain only once \
              every replica has preloaded its store, and no replica joins later \
              (docs/apps/chain.md); crash a replica after load.start_us",
             nanopu_sim::time::show(at.as_us_f64()),
             nanopu_sim::time::show(start.as_us_f64())
         ),
         None => format!(
-            "load.start_us: {ready} of the chain's {nodes} nodes were ready by then (preloading \
-             takes about 1.1 us per item)"
+            "load.start_us: {ready} of the chain's {expected} start-up messages had come by then \
+             (preloading takes about 1.1 us per item)"
         ),
     }
 }

@@ -29,7 +29,8 @@
 use crate::clients::chain::ChainSpec;
 use crate::config::load::{LoadFile, LoadSection, ServerFile};
 use crate::loadgen::LoadSpec;
-use nanopu_cluster::config::bounds::Bounds;
+use crate::workload::kv::KvFormat;
+use nanopu_cluster::config::bounds::{Bounds, OneOf};
 use nanopu_cluster::config::check::{time_us, TIME_US};
 use nanopu_cluster::config::cluster::{ClusterFile, FaultFile, ProgramFile, TopologyFile, NICS};
 use nanopu_cluster::config::NicKind;
@@ -112,7 +113,18 @@ pub struct ChainSection {
     #[serde(default = "nanopu_nic")]
     #[schemars(transform = NICS.schema())]
     pub nic: String,
+    /// Whose chain: "ours" (default: `sw/apps/chain.c`, a master and the replicas) or
+    /// "prototype", the nanoPU prototype's `lnic-multi-core-chain-rep.cc` driven as its load
+    /// generator drives it: node 0 its proxy client, nodes 1-3 its replicas, one core each,
+    /// every write sent to the proxy; three replicas, writes only, uniform keys, 64-byte
+    /// values, no faults (docs/apps/chain.md "The prototype's chain").
+    #[serde(default = "ours")]
+    #[schemars(transform = FORMATS.schema())]
+    pub format: String,
 }
+
+/// `[chain] format`.
+pub const FORMATS: OneOf = OneOf(&["ours", "prototype"]);
 
 fn three() -> u32 {
     3
@@ -128,6 +140,9 @@ fn one_us() -> f64 {
 }
 fn nanopu_nic() -> String {
     "nanopu".into()
+}
+fn ours() -> String {
+    "ours".into()
 }
 
 /// Longest simulated time a chain run may take, us (the cluster's limit; each run ends at
@@ -162,7 +177,29 @@ impl ChainFile {
             return Err("load.kv.steering: not for a chain, whose replicas run on one core each".into());
         }
         self.check_faults()?;
+        self.check_prototype()?;
         self.cluster()?.validate()
+    }
+
+    /// The prototype's chain is three replicas on nanoPU nodes, with no master to survive a
+    /// crash; the load's format follows the chain's.
+    fn check_prototype(&self) -> Result<(), String> {
+        let kv = self.load.kv.as_ref().expect("checked: [load.kv]");
+        if !self.chain.prototype() {
+            return Ok(());
+        }
+        let why = if self.chain.replicas != 3 {
+            "chain.replicas: must be 3 (its load generator and replicas list a chain of three)"
+        } else if self.chain.nic != "nanopu" {
+            "chain.nic: must be \"nanopu\" (the prototype's program drives the nanoPU NIC)"
+        } else if !self.faults.is_empty() {
+            "faults: none (the prototype's chain has no master to reconfigure it)"
+        } else if kv.format != "ours" {
+            "load.kv.format: leave it out (chain.format = \"prototype\" sets the chain's)"
+        } else {
+            return Ok(());
+        };
+        Err(format!("{why}, with chain.format = \"prototype\""))
     }
 
     /// The load, as `nanopu load` reads it, with the replicas' one core.
@@ -182,7 +219,14 @@ impl ChainFile {
 
     /// One load spec per offered rate.
     pub fn specs(&self) -> Result<Vec<LoadSpec>, String> {
-        self.load_file().specs()
+        let mut specs = self.load_file().specs()?;
+        if self.chain.prototype() {
+            for kv in specs.iter_mut().filter_map(|s| s.kv.as_mut()) {
+                kv.format = KvFormat::PrototypeChain;
+                kv.validate()?;
+            }
+        }
+        Ok(specs)
     }
 
     pub fn chain_spec(&self) -> Result<ChainSpec, String> {
@@ -190,7 +234,8 @@ impl ChainFile {
         let c = &self.chain;
         let poll = time_us(c.poll_us, "chain.poll_us")?;
         let nic = c.nic_kind()?;
-        Ok(ChainSpec { replicas: c.replicas, ping_us: c.ping_us, timeout_us: c.timeout_us, poll, nic })
+        let (replicas, prototype) = (c.replicas, c.prototype());
+        Ok(ChainSpec { replicas, ping_us: c.ping_us, timeout_us: c.timeout_us, poll, nic, prototype })
     }
 
     /// The cluster: a star of the master and the replicas, one core each, all running
@@ -206,6 +251,8 @@ impl ChainFile {
         let nodes = Some(self.chain.replicas + 1);
         let topology =
             TopologyFile { kind: "star".into(), nodes, nodes_per_leaf: None, leaves: None, spines: None };
+        // One core: the prototype's program serves and proxies on the first core of its
+        // quad-core nodes; the others only announce themselves and wait.
         let node = nanopu_cluster::config::cluster::NodeFile { cores: Some(1), ..Default::default() };
         Ok(ClusterFile {
             seed: self.load.seed,
@@ -257,7 +304,12 @@ impl ChainSection {
             ));
         }
         POLL_US.check(self.poll_us, "chain.poll_us", " us")?;
+        FORMATS.check(&self.format, "chain.format")?;
         self.nic_kind().map(|_| ())
+    }
+
+    fn prototype(&self) -> bool {
+        self.format == "prototype"
     }
 
     fn nic_kind(&self) -> Result<NicKind, String> {
@@ -314,6 +366,34 @@ mod tests {
         assert!(ChainFile::parse(&steering).unwrap_err().contains("load.kv.steering"));
         let items = MINIMAL.replace("[load.kv]\n", "[load.kv]\nitems_per_core = 20000\n");
         assert!(ChainFile::parse(&items).unwrap_err().contains("load.kv.items_per_core"));
+    }
+
+    const PROTOTYPE: &str = "[chain]\nelf = \"chain-rep.riscv\"\nformat = \"prototype\"\n[load]\nrates_mrps = [1.0]\n\
+                             requests = 100\n[load.kv]\nget_fraction = 0.0\nkeys = \"uniform\"\nvalue_bytes = [64, 64]\n";
+
+    /// The prototype's chain: its own arguments (none), its writes.
+    #[test]
+    fn the_prototypes_chain_runs_with_its_format() {
+        let f = ChainFile::parse(PROTOTYPE).unwrap();
+        assert!(f.chain_spec().unwrap().prototype);
+        let cluster = f.cluster().unwrap();
+        assert_eq!((cluster.topology.nodes, cluster.node.cores), (Some(4), Some(1)));
+        assert!(cluster.program[0].args.is_empty());
+        assert_eq!(f.specs().unwrap()[0].kv.as_ref().unwrap().format, KvFormat::PrototypeChain);
+    }
+
+    #[test]
+    fn the_prototypes_chain_refuses_what_it_cannot_do() {
+        let bad = |from: &str, to: &str, key: &str| {
+            let e = ChainFile::parse(&PROTOTYPE.replace(from, to)).unwrap_err();
+            assert!(e.contains(key), "{to:?}: {e}");
+        };
+        bad("format", "replicas = 4\nformat", "chain.replicas");
+        bad("get_fraction = 0.0", "get_fraction = 0.5", "load.kv.get_fraction");
+        bad("[64, 64]", "[512, 512]", "load.kv.value_bytes");
+        bad("format = \"prototype\"", "format = \"theirs\"", "chain.format");
+        let crash = format!("{PROTOTYPE}[[faults]]\nkind = \"crash\"\nnode = 1\nat_us = 30.0\n");
+        assert!(ChainFile::parse(&crash).unwrap_err().contains("faults"));
     }
 
     use nanopu_sim::Time;

@@ -6,9 +6,10 @@
 
 use crate::clients::chain::{self, ChainResult, ChainSpec, Reconfig};
 use crate::config::chain::ChainFile;
-use crate::loadgen::{check_rate, LoadSpec, MAX_REQUESTS};
+use crate::loadgen::{check_rate, ClassResult, LoadSpec, MAX_REQUESTS};
 use crate::sweep::table::ns;
 use nanopu_cluster::config::cluster::ClusterFile;
+use nanopu_sim::stats::summarize;
 use nanopu_sim::Time;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -162,27 +163,37 @@ fn unreached_faults(r: &ChainResult) -> Vec<String> {
     r.unreached.iter().map(line).collect()
 }
 
-/// One row per request type: offered load of the type, its figures.
+/// One row per request type: offered load of the type, its figures. The prototype's chain
+/// adds a row "set at proxy": its writes' latency as its proxy client measured it (the
+/// load generator's figure is the "set" row's, through the proxy both ways).
 fn rows(spec: &LoadSpec, r: &ChainResult) -> String {
     let mut out = String::new();
     for (i, c) in spec.classes.iter().enumerate() {
         let x = r.load.class_result(&c.name, Some(i), spec.warmup);
-        let l = &x.latency;
-        let _ = writeln!(
-            out,
-            "{},{},{:.4},{},{},{:.4},{},{},{}",
-            spec.rate_mrps,
-            x.class,
-            spec.rate_mrps * c.fraction,
-            x.measured,
-            x.replied,
-            x.achieved_mrps,
-            ns(l.median),
-            ns(l.p99),
-            ns(l.p999)
-        );
+        out += &row(spec, spec.rate_mrps * c.fraction, &x);
+    }
+    if r.proxy.iter().any(Option::is_some) {
+        let mut x = r.load.class_result("set at proxy", None, spec.warmup);
+        let ns = |p: &Option<Time>| p.map_or(f64::INFINITY, Time::as_ns_f64);
+        x.latency = summarize(&r.proxy[spec.warmup..].iter().map(ns).collect::<Vec<_>>());
+        out += &row(spec, spec.rate_mrps, &x);
     }
     out
+}
+
+fn row(spec: &LoadSpec, offered: f64, x: &ClassResult) -> String {
+    let l = &x.latency;
+    format!(
+        "{},{},{offered:.4},{},{},{:.4},{},{},{}\n",
+        spec.rate_mrps,
+        x.class,
+        x.measured,
+        x.replied,
+        x.achieved_mrps,
+        ns(l.median),
+        ns(l.p99),
+        ns(l.p999)
+    )
 }
 
 /// Every request of the load (final reads left out) as CSV lines.

@@ -3,7 +3,7 @@
 //! words, and the check of every reply. Wire format, keys and values: docs/apps/mica.md
 //! (the store computes the same keys, partitions and preloaded values from the same seed).
 
-use super::kv_proto;
+use super::{chain_proto, kv_proto};
 use nanopu_cluster::config::bounds::Bounds;
 use nanopu_cluster::config::check::FRACTION;
 use nanopu_sim::{Rng, Time};
@@ -52,6 +52,10 @@ pub enum KvFormat {
     /// The nanoPU prototype's load generator's and MICA server's (`kv_proto`): keys 1 to
     /// `items_per_core`, SETs and GETs alternating, every value the preloaded one.
     Prototype,
+    /// The nanoPU prototype's chain load generator's (`chain_proto`), for its own chain
+    /// (`[chain] format = "prototype"`): writes only, keys 1 to `items_per_core`, 64-byte
+    /// values.
+    PrototypeChain,
 }
 
 /// The workload: store size and seed (shared with the server), the mix and the keys.
@@ -95,7 +99,7 @@ impl KvSpec {
     pub fn keys(&self) -> u64 {
         match self.format {
             KvFormat::Ours => self.items_per_core * self.cores,
-            KvFormat::Prototype => self.items_per_core,
+            KvFormat::Prototype | KvFormat::PrototypeChain => self.items_per_core,
         }
     }
 
@@ -103,7 +107,7 @@ impl KvSpec {
     /// load generator sends a SET when the message's id (counting from 0) is even.
     pub fn is_set(&self, i: usize, u: f64) -> bool {
         match self.format {
-            KvFormat::Ours => u >= self.get_fraction,
+            KvFormat::Ours | KvFormat::PrototypeChain => u >= self.get_fraction,
             KvFormat::Prototype => i.is_multiple_of(2),
         }
     }
@@ -129,7 +133,7 @@ impl KvSpec {
 
     /// The server's arguments (after program, MAC and IP).
     pub fn server_args(&self) -> Vec<String> {
-        if self.format == KvFormat::Prototype {
+        if self.format != KvFormat::Ours {
             return Vec::new();
         }
         let mode = if self.steering == Steering::Jbsq { "jbsq" } else { "static" };
@@ -170,6 +174,9 @@ impl KvSpec {
     /// The prototype's format fixes the mix, the keys, the values and the context.
     fn validate_prototype(&self) -> Result<(), String> {
         let fixed = |k: &str, why: &str| Err(format!("load.kv.{k}: with format = \"prototype\", {why}"));
+        if self.format == KvFormat::PrototypeChain {
+            return self.validate_prototype_chain();
+        }
         if self.format != KvFormat::Prototype {
             return Ok(());
         }
@@ -186,6 +193,28 @@ impl KvSpec {
             Steering::Jbsq => Ok(()),
             Steering::Static => fixed("steering", "must be \"jbsq\" (every request to context 0)"),
         }
+    }
+
+    /// The prototype's chain load (its load type CHAINREP) fixes the mix, keys and values.
+    fn validate_prototype_chain(&self) -> Result<(), String> {
+        let fixed =
+            |k: &str, why: &str| Err(format!("load.kv.{k}: with chain.format = \"prototype\", {why}"));
+        if self.get_fraction != 0.0 {
+            return fixed(
+                "get_fraction",
+                "must be 0 (its load generator sends writes; its reads lack the key hash its replicas read)",
+            );
+        }
+        if self.keys != Keys::Uniform {
+            return fixed("keys", "must be \"uniform\" (keys 1..=items_per_core)");
+        }
+        if (self.value_min, self.value_max) != (64, 64) {
+            return fixed("value_bytes", "must be [64, 64] (8 value words)");
+        }
+        if self.items_per_core > 10_000 {
+            return fixed("items_per_core", "must be at most 10,000 (the keys each replica preloads)");
+        }
+        Ok(())
     }
 
     /// A fresh key chooser for this workload.
@@ -207,8 +236,10 @@ impl KvSpec {
 
     /// The request's payload words; `tag` identifies it (the send time, echoed).
     pub fn request_words(&self, op: &KvOp, tag: u64) -> Vec<u64> {
-        if self.format == KvFormat::Prototype {
-            return kv_proto::request_words(op.set, u64::from(op.key) + 1, tag);
+        match self.format {
+            KvFormat::Prototype => return kv_proto::request_words(op.set, u64::from(op.key) + 1, tag),
+            KvFormat::PrototypeChain => return chain_proto::write_words(u64::from(op.key) + 1, tag),
+            KvFormat::Ours => {}
         }
         let key = self.key(op.key.into());
         if !op.set {
@@ -223,8 +254,12 @@ impl KvSpec {
     /// Judge a reply's payload words to `op`: the version a GET read (the value must be
     /// exactly one this key had), or what is wrong with it.
     pub fn judge(&self, op: &KvOp, words: &[u64]) -> Result<u32, String> {
-        if self.format == KvFormat::Prototype {
-            return kv_proto::judge(op.set, u64::from(op.key) + 1, words);
+        match self.format {
+            KvFormat::Prototype => return kv_proto::judge(op.set, u64::from(op.key) + 1, words),
+            KvFormat::PrototypeChain => {
+                return chain_proto::judge(u64::from(op.key) + 1, words).map(|_| op.version)
+            }
+            KvFormat::Ours => {}
         }
         let want = if op.set { OP_SET } else { OP_GET };
         let (w0, value) = (words[0], &words[2..]);
