@@ -12,6 +12,7 @@ mod flag_errors;
 mod judgement;
 mod nic_compare;
 mod raft_cli;
+mod ranks;
 mod run_inputs;
 mod stops;
 mod wireshark;

@@ -16,6 +16,7 @@ mod network;
 mod nic_path;
 pub mod outcome;
 mod parallel;
+pub use parallel::ranks;
 pub mod progress;
 pub mod stop;
 
@@ -583,7 +584,10 @@ impl Simulation {
         if ip == nanopu_sim::packet::HOST_IP {
             return self.net.as_ref().and_then(|n| n.host.as_ref());
         }
-        let i = ip.wrapping_sub(crate::node::boot::node_ip(0)) as usize;
+        // Cluster index less the first node's: after a run across MPI ranks, `nodes` holds
+        // one rank's nodes.
+        let first = self.nodes.first().map_or(0, |n| n.index as usize);
+        let i = (ip.wrapping_sub(crate::node::boot::node_ip(0)) as usize).wrapping_sub(first);
         self.nodes.get(i).filter(|n| n.ip == ip).and_then(|n| n.nic.transport())
     }
 

@@ -1,0 +1,81 @@
+//! One simulation across MPI ranks (docs/parallel.md, "Across MPI ranks"): `nanopu sort`
+//! under `mpirun` gives what the threaded run gives, byte for byte, but the host's own
+//! figures (wall time, threads). Needs Open MPI's `mpirun` (the setup script installs it);
+//! built only with the `mpi` feature, which `make test` turns on.
+#![cfg(feature = "mpi")]
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+
+/// 256 cores on 64 nodes, 16 to a leaf: 4 leaves, so 4 partitions.
+const SORT: [&str; 10] =
+    ["sort", "--json", "--cores", "256", "--buckets", "4", "--nodes-per-leaf", "16", "--keys-per-core", "16"];
+
+/// `nanopu ARGS` on `ranks` MPI ranks of one thread each (more ranks than host cores:
+/// oversubscribed; as root in CI's container).
+fn on_ranks(ranks: usize, args: &[&str]) -> Output {
+    let np = ranks.to_string();
+    let mpi = ["--oversubscribe", "--allow-run-as-root", "--bind-to", "none", "-np", &np];
+    let o = Command::new("mpirun")
+        .args(mpi)
+        .arg(env!("CARGO_BIN_EXE_nanopu"))
+        .args(args)
+        .args(["--threads", "1"])
+        .current_dir(ROOT)
+        .output();
+    o.expect("mpirun runs (Open MPI: scripts/setup-toolchain installs it)")
+}
+
+/// `nanopu ARGS` in one process on `threads` threads.
+fn threaded(threads: usize, args: &[&str]) -> Output {
+    let t = threads.to_string();
+    let o = Command::new(env!("CARGO_BIN_EXE_nanopu")).args(args).args(["--threads", &t]).current_dir(ROOT);
+    o.output().expect("nanopu runs")
+}
+
+/// The summary without what depends on the host: its wall time and threads per process.
+fn summary(o: &Output) -> Value {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let mut v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let m = v.as_object_mut().expect("an object");
+    assert!(m.remove("wall_seconds").is_some() && m.remove("threads").is_some(), "{v}");
+    v
+}
+
+fn same_on_ranks(ranks: usize, extra: &[&str]) {
+    let args: Vec<&str> = SORT.iter().chain(extra).copied().collect();
+    let (one, many) = (summary(&threaded(2, &args)), summary(&on_ranks(ranks, &args)));
+    assert_eq!(one["valid"], true, "{one}");
+    assert_eq!(one["partitions"], 4, "{one}");
+    assert_eq!(serde_json::to_string_pretty(&one).unwrap(), serde_json::to_string_pretty(&many).unwrap());
+}
+
+#[test]
+fn a_sort_on_two_ranks_is_the_threaded_sort_byte_for_byte() {
+    same_on_ranks(2, &[]);
+}
+
+#[test]
+fn a_lossy_sort_on_three_uneven_ranks_is_the_threaded_sort_byte_for_byte() {
+    // 4 partitions on 3 ranks (2, 1, 1); 1% of packets dropped on every link: NDP trims and
+    // resends across leaves, so retransmissions cross ranks too.
+    same_on_ranks(3, &["--drop-prob", "0.01"]);
+}
+
+#[test]
+fn more_ranks_than_partitions_are_refused_once_naming_both() {
+    let o = on_ranks(5, &SORT);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert_eq!(err.matches("5 MPI ranks, but the cluster has only 4 partitions").count(), 1, "{err}");
+}
+
+#[test]
+fn outputs_not_gathered_yet_are_refused_naming_the_flag() {
+    let o = on_ranks(2, &["sort", "--cores", "256", "--nodes-per-leaf", "16", "--pcap", "/dev/null"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("--pcap is not supported across MPI ranks"), "{err}");
+}
