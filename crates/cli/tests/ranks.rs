@@ -31,8 +31,8 @@ fn on_ranks(ranks: usize, args: &[&str]) -> Output {
 /// `nanopu ARGS` in one process on `threads` threads.
 fn threaded(threads: usize, args: &[&str]) -> Output {
     let t = threads.to_string();
-    let o = Command::new(env!("CARGO_BIN_EXE_nanopu")).args(args).args(["--threads", &t]).current_dir(ROOT);
-    o.output().expect("nanopu runs")
+    let mut c = Command::new(env!("CARGO_BIN_EXE_nanopu"));
+    c.args(args).args(["--threads", &t]).current_dir(ROOT).output().expect("nanopu runs")
 }
 
 /// The summary without what depends on the host: its wall time and threads per process.

@@ -400,6 +400,11 @@ impl Simulation {
         // A stop requested before the run (during its set-up, or between the runs of a
         // sweep) ends it before it starts; a wall-clock deadline is looked at as the run
         // goes, every `stop::LOOK_EVERY` units of work like everything else.
+        // Across MPI ranks each rank advances partitions of its own: a cluster of fewer
+        // partitions than ranks (a star is one) cannot be spread over them.
+        if let Some(r) = ranks::current() {
+            ranks::owned(self.partitions(), r.size(), r.rank()).map_err(SimError::Setup)?;
+        }
         let end = match (stop::stop_requested(), self.partitions()) {
             (true, _) => Ok(Outcome::Interrupted),
             (false, 1) => self.event_loop(limit, &mut progress),
