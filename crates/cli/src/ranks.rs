@@ -79,24 +79,21 @@ impl ranks::Ranks for World {
         all
     }
 
-    fn all_to_all(&self, out: &[Vec<u64>]) -> Vec<Vec<u64>> {
+    fn all_to_all(&self, out: &[Vec<u64>], lens: &[usize]) -> Vec<Vec<u64>> {
         use mpi::datatype::{Partition, PartitionMut};
         use mpi::traits::CommunicatorCollectives;
-        let world = mpi::topology::SimpleCommunicator::world();
         let counts: Vec<mpi::Count> = out.iter().map(|v| count(v.len())).collect();
-        let mut theirs = vec![0 as mpi::Count; self.size];
-        world.all_to_all_into(&counts[..], &mut theirs[..]);
+        let theirs: Vec<mpi::Count> = lens.iter().map(|&n| count(n)).collect();
         let send = out.concat();
-        let mut got = vec![0u64; theirs.iter().map(|&c| c as usize).sum()];
+        let mut got = vec![0u64; lens.iter().sum()];
         let (sent_at, got_at) = (offsets(&counts), offsets(&theirs));
         let sending = Partition::new(&send[..], &counts[..], &sent_at[..]);
         let mut receiving = PartitionMut::new(&mut got[..], &theirs[..], &got_at[..]);
-        world.all_to_all_varcount_into(&sending, &mut receiving);
+        mpi::topology::SimpleCommunicator::world().all_to_all_varcount_into(&sending, &mut receiving);
         let mut rest = &got[..];
-        theirs
-            .iter()
-            .map(|&c| {
-                let (v, tail) = rest.split_at(c as usize);
+        lens.iter()
+            .map(|&n| {
+                let (v, tail) = rest.split_at(n);
                 rest = tail;
                 v.to_vec()
             })

@@ -70,7 +70,7 @@ fn more_ranks_than_partitions_are_refused_once_naming_both() {
     let o = on_ranks(5, &SORT);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
-    assert_eq!(err.matches("5 MPI ranks, but the cluster has only 4 partitions").count(), 1, "{err}");
+    assert_eq!(err.matches("5 MPI ranks, but the cluster has only 4 partition(s)").count(), 1, "{err}");
 }
 
 #[test]

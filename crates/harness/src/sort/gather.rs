@@ -79,7 +79,7 @@ pub(crate) struct Piece {
 pub(crate) fn gather(ranks: &dyn Ranks, mine: &Piece) -> Option<Piece> {
     let mut out = vec![Vec::new(); ranks.size()];
     out[0] = encode(mine);
-    let got = ranks.all_to_all(&out);
+    let got = nanopu_cluster::engine::ranks::send(ranks, &out);
     (ranks.rank() == 0).then(|| merge(got.iter().map(|w| decode(w)).collect()))
 }
 

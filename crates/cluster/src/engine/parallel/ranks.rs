@@ -19,8 +19,16 @@ pub trait Ranks: Send + Sync {
     fn size(&self) -> usize;
     /// Every rank's `mine` (the same length on every rank), in rank order, one after another.
     fn all_gather(&self, mine: &[u64]) -> Vec<u64>;
-    /// Send `out[r]` to rank r; what every rank sent this one, in rank order.
-    fn all_to_all(&self, out: &[Vec<u64>]) -> Vec<Vec<u64>>;
+    /// Send `out[r]` to rank r; what every rank sent this one, in rank order, rank r's
+    /// `lens[r]` words (known from an earlier gather: `send` gathers them first).
+    fn all_to_all(&self, out: &[Vec<u64>], lens: &[usize]) -> Vec<Vec<u64>>;
+}
+
+/// Send `out[r]` to rank r, gathering first how much each rank sends each other.
+pub fn send(ranks: &dyn Ranks, out: &[Vec<u64>]) -> Vec<Vec<u64>> {
+    let all = ranks.all_gather(&out.iter().map(|v| v.len() as u64).collect::<Vec<_>>());
+    let lens: Vec<usize> = all.chunks(ranks.size()).map(|row| row[ranks.rank()] as usize).collect();
+    ranks.all_to_all(out, &lens)
 }
 
 static RANKS: OnceLock<Box<dyn Ranks>> = OnceLock::new();
@@ -41,7 +49,7 @@ pub fn current() -> Option<&'static dyn Ranks> {
 pub fn owned(parts: usize, size: usize, rank: usize) -> Result<Range<usize>, String> {
     if parts < size {
         return Err(format!(
-            "{size} MPI ranks, but the cluster has only {parts} partitions (one per leaf): run at most {parts} ranks"
+            "{size} MPI ranks, but the cluster has only {parts} partition(s) (one per leaf): run at most {parts} rank(s)"
         ));
     }
     let (each, extra) = (parts / size, parts % size);
@@ -95,6 +103,6 @@ mod tests {
     #[test]
     fn more_ranks_than_partitions_is_refused_naming_both() {
         let e = owned(2, 4, 0).unwrap_err();
-        assert!(e.contains("4 MPI ranks") && e.contains("only 2 partitions"), "{e}");
+        assert!(e.contains("4 MPI ranks") && e.contains("only 2 partition(s)"), "{e}");
     }
 }
