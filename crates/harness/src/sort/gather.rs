@@ -67,8 +67,11 @@ impl Totals {
     }
 }
 
-/// What a rank's nodes left: their outputs, judgement, sorters' exit lines and totals.
+/// What a rank's nodes left: their outputs, judgement, sorters' exit lines and totals, or
+/// why their outputs could not be read (a rank that failed still takes part in the gather:
+/// the others wait for it).
 pub(crate) struct Piece {
+    pub unreadable: Option<String>,
     pub outputs: Vec<SorterOutput>,
     pub judgement: Judgement,
     pub exits: Vec<String>,
@@ -86,7 +89,10 @@ pub(crate) fn gather(ranks: &dyn Ranks, mine: &Piece) -> Option<Piece> {
 fn merge(pieces: Vec<Piece>) -> Piece {
     let judgements: Vec<&Judgement> = pieces.iter().map(|p| &p.judgement).collect();
     let judgement = merge_judgements(&judgements);
-    let mut all = Piece { outputs: Vec::new(), judgement, exits: Vec::new(), totals: Totals::default() };
+    let unreadable =
+        pieces.iter().enumerate().find_map(|(r, p)| Some(format!("rank {r}: {}", p.unreadable.as_ref()?)));
+    let (exits, totals) = (Vec::new(), Totals::default());
+    let mut all = Piece { unreadable, outputs: Vec::new(), judgement, exits, totals };
     for p in pieces {
         all.outputs.extend(p.outputs);
         all.exits.extend(p.exits);
@@ -125,6 +131,7 @@ fn encode(p: &Piece) -> Vec<u64> {
     w.0.extend([u64::from(j.complete), u64::from(j.exit_status), p.outputs.len() as u64]);
     w.texts(&j.problems);
     w.texts(&p.exits);
+    w.texts(p.unreadable.as_slice());
     for o in &p.outputs {
         w.0.extend([u64::from(o.done), o.msgs_sent, o.bytes_sent, o.result]);
         w.list(&o.records.keys);
@@ -163,9 +170,9 @@ fn decode(words: &[u64]) -> Piece {
     totals.add(&(0..6).map(|_| r.word()).collect::<Vec<_>>());
     let (complete, exit_status, n) = (r.word() == 1, r.word() as u8, r.word());
     let judgement = Judgement { complete, exit_status, problems: r.texts() };
-    let exits = r.texts();
+    let (exits, unreadable) = (r.texts(), r.texts().pop());
     let outputs = (0..n).map(|_| output(&mut r)).collect();
-    Piece { outputs, judgement, exits, totals }
+    Piece { unreadable, outputs, judgement, exits, totals }
 }
 
 fn output(r: &mut Reader) -> SorterOutput {
@@ -193,7 +200,8 @@ mod tests {
         let problems: Vec<String> = problems.iter().map(|s| s.to_string()).collect();
         let judgement = Judgement { complete: problems.is_empty(), problems, exit_status: status };
         let totals = Totals { nodes: 2, events: first, ..Totals::default() };
-        Piece { outputs: vec![out], judgement, exits: vec!["sorter 3 exited".into()], totals }
+        let unreadable = (first == 9).then(|| "address 0x10 is outside DRAM".into());
+        Piece { unreadable, outputs: vec![out], judgement, exits: vec!["sorter 3 exited".into()], totals }
     }
 
     #[test]
@@ -201,6 +209,7 @@ mod tests {
         let p = piece(9, &["node 1: 2 message(s)"], 3);
         let q = decode(&encode(&p));
         assert_eq!((q.outputs, q.judgement, q.exits, q.totals), (p.outputs, p.judgement, p.exits, p.totals));
+        assert_eq!(q.unreadable, p.unreadable);
     }
 
     #[test]
@@ -214,6 +223,8 @@ mod tests {
         );
         assert_eq!((m.totals.nodes, m.totals.events), (6, 9));
         let clean = merge(vec![piece(1, &[], 0), piece(3, &[], 4)]);
-        assert!(clean.judgement.complete && clean.judgement.exit_status == 4);
+        assert!(clean.judgement.complete && clean.judgement.exit_status == 4 && clean.unreadable.is_none());
+        let bad = merge(vec![piece(1, &[], 0), piece(9, &[], 0)]);
+        assert_eq!(bad.unreadable.as_deref(), Some("rank 1: address 0x10 is outside DRAM"));
     }
 }

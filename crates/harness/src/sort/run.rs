@@ -226,18 +226,23 @@ impl SortSpec {
         let inputs = load(&mut sim, self.seed, self.keys_per_core as usize, self.distribution, self.start)
             .map_err(SimError::Setup)?;
         let outcome = sim.run()?;
+        let outputs = read_outputs(&sim);
         let piece = Piece {
-            outputs: read_outputs(&sim).map_err(SimError::Setup)?,
+            unreadable: outputs.as_ref().err().cloned(),
+            outputs: outputs.unwrap_or_default(),
             judgement: nanopu_cluster::report::judge::judge(&sim, outcome),
             exits: sorter_exits(&mut sim),
             totals: Totals::of(&sim),
         };
         // Across MPI ranks, rank 0 puts every rank's nodes' together (`gather`).
         let ranks = nanopu_cluster::engine::ranks::current();
-        let Piece { outputs, mut judgement, exits, totals } = match ranks {
+        let Piece { unreadable, outputs, mut judgement, exits, totals } = match ranks {
             Some(r) => gather(r, &piece).unwrap_or(piece),
             None => piece,
         };
+        if let Some(e) = unreadable {
+            return Err(SimError::Setup(e));
+        }
         let mut verdict = match self.algorithm {
             Algorithm::MergeMin => validate_min_digest(&inputs, &outputs),
             _ => validate_digest(&inputs, &outputs),
