@@ -14,12 +14,14 @@ const SORT: [&str; 10] =
     ["sort", "--json", "--cores", "256", "--buckets", "4", "--nodes-per-leaf", "16", "--keys-per-core", "16"];
 
 /// `nanopu ARGS` on `ranks` MPI ranks of one thread each (more ranks than host cores:
-/// oversubscribed; as root in CI's container).
+/// oversubscribed, and a waiting rank yields its core; as root in CI's container).
 fn on_ranks(ranks: usize, args: &[&str]) -> Output {
     let np = ranks.to_string();
+    let yields = ["--mca", "mpi_yield_when_idle", "1"];
     let mpi = ["--oversubscribe", "--allow-run-as-root", "--bind-to", "none", "-np", &np];
     let o = Command::new("mpirun")
         .args(mpi)
+        .args(yields)
         .arg(env!("CARGO_BIN_EXE_nanopu"))
         .args(args)
         .args(["--threads", "1"])
