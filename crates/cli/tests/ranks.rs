@@ -37,10 +37,15 @@ fn threaded(threads: usize, args: &[&str]) -> Output {
     c.args(args).args(["--threads", &t]).current_dir(ROOT).output().expect("nanopu runs")
 }
 
-/// The summary without what depends on the host: its wall time and threads per process.
+/// The summary of a run that passed, without what depends on the host (`json`).
 fn summary(o: &Output) -> Value {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    json(o)
+}
+
+/// The summary without what depends on the host: its wall time and threads per process.
+fn json(o: &Output) -> Value {
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{err}");
     let mut v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
     let m = v.as_object_mut().expect("an object");
     assert!(m.remove("wall_seconds").is_some() && m.remove("threads").is_some(), "{v}");
@@ -65,6 +70,25 @@ fn a_lossy_sort_on_three_uneven_ranks_is_the_threaded_sort_byte_for_byte() {
     // 4 partitions on 3 ranks (2, 1, 1); 1% of packets dropped on every link: NDP trims and
     // resends across leaves, so retransmissions cross ranks too.
     same_on_ranks(3, &["--drop-prob", "0.01"]);
+}
+
+#[test]
+fn a_sort_cut_short_by_its_time_limit_ends_alike_on_two_ranks() {
+    // Stopped at the same window: what the sorters left, the figures and the counts are the
+    // same; the problems are listed per rank (docs/parallel.md, "Outputs"), so only the
+    // first, how the run stopped, is compared.
+    let args: Vec<&str> = SORT.iter().chain(&["--max-us", "20"]).copied().collect();
+    let (one, many) = (threaded(2, &args), on_ranks(2, &args));
+    assert_eq!((one.status.code(), many.status.code()), (Some(2), Some(2)));
+    let err = String::from_utf8_lossy(&many.stderr);
+    assert_eq!(err.matches("the sort is incomplete").count(), 1, "{err}");
+    let (mut a, mut b) = (json(&one), json(&many));
+    assert_eq!(a["problems"][0], b["problems"][0]);
+    assert!(a["problems"][0].as_str().unwrap().starts_with("incomplete: stopped at the time limit"), "{a}");
+    a.as_object_mut().unwrap().remove("problems");
+    b.as_object_mut().unwrap().remove("problems");
+    assert_eq!(a["complete"], false);
+    assert_eq!(serde_json::to_string_pretty(&a).unwrap(), serde_json::to_string_pretty(&b).unwrap());
 }
 
 #[test]

@@ -101,10 +101,13 @@ fn merge(pieces: Vec<Piece>) -> Piece {
     all
 }
 
-/// Complete if every rank's is; the problems in rank order; the exit status of the worst
-/// problem, else the first core's non-zero exit code in node order (as `judge` gives it).
+/// Complete if every rank's is; the problems in rank order, once each (every rank says how
+/// the run stopped, in the same words); the exit status of the worst problem, else the
+/// first core's non-zero exit code in node order (as `judge` gives it).
 fn merge_judgements(js: &[&Judgement]) -> Judgement {
-    let problems: Vec<String> = js.iter().flat_map(|j| j.problems.iter().cloned()).collect();
+    let mut seen = std::collections::HashSet::new();
+    let every = js.iter().flat_map(|j| j.problems.iter());
+    let problems: Vec<String> = every.filter(|p| seen.insert(p.as_str())).cloned().collect();
     let with_problems = js.iter().filter(|j| !j.problems.is_empty()).map(|j| j.exit_status).min();
     let first_code = js.iter().map(|j| j.exit_status).find(|&s| s != 0).unwrap_or(0);
     Judgement { complete: problems.is_empty(), exit_status: with_problems.unwrap_or(first_code), problems }
@@ -214,7 +217,7 @@ mod tests {
 
     #[test]
     fn pieces_merge_in_rank_order_with_the_worst_status() {
-        let m = merge(vec![piece(1, &[], 5), piece(3, &["a"], 3), piece(5, &["b"], 2)]);
+        let m = merge(vec![piece(1, &[], 5), piece(3, &["a"], 3), piece(5, &["b", "a"], 2)]);
         let keys: Vec<u64> = m.outputs.iter().flat_map(|o| o.records.keys.clone()).collect();
         assert_eq!(keys, vec![1, 2, 3, 4, 5, 6]);
         assert_eq!(
