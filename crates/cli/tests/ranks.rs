@@ -52,12 +52,23 @@ fn json(o: &Output) -> Value {
     v
 }
 
+/// The summary and the stages CSV (`--stages`) of the sort on `ranks` ranks are the
+/// threaded run's.
 fn same_on_ranks(ranks: usize, extra: &[&str]) {
-    let args: Vec<&str> = SORT.iter().chain(extra).copied().collect();
-    let (one, many) = (summary(&threaded(2, &args)), summary(&on_ranks(ranks, &args)));
+    let dir = std::env::temp_dir();
+    let csv = |who: &str| dir.join(format!("nanopu-ranks-{}-{ranks}-{who}.csv", std::process::id()));
+    let (a, b) = (csv("threads"), csv("ranks"));
+    let (pa, pb) = (a.display().to_string(), b.display().to_string());
+    let base: Vec<&str> = SORT.iter().chain(extra).copied().collect();
+    let args_a: Vec<&str> = base.iter().copied().chain(["--stages", pa.as_str()]).collect();
+    let args_b: Vec<&str> = base.iter().copied().chain(["--stages", pb.as_str()]).collect();
+    let (one, many) = (summary(&threaded(2, &args_a)), summary(&on_ranks(ranks, &args_b)));
     assert_eq!(one["valid"], true, "{one}");
     assert_eq!(one["partitions"], 4, "{one}");
     assert_eq!(serde_json::to_string_pretty(&one).unwrap(), serde_json::to_string_pretty(&many).unwrap());
+    let (x, y) = (std::fs::read(&a).expect("threaded stages"), std::fs::read(&b).expect("ranks' stages"));
+    assert!(x.len() > 1000 && x == y, "the stages CSVs differ");
+    let _ = (std::fs::remove_file(a), std::fs::remove_file(b));
 }
 
 #[test]
