@@ -14,6 +14,9 @@
 //! Cores run ahead of their partition's time (see `cores`); in a window they read
 //! arrival-dependent state as exact only below `from + L` (`Simulation::horizon`), the
 //! earliest another partition's packets can arrive.
+//!
+//! The same windows also run across MPI ranks, each advancing a block of the partitions
+//! (`distributed`, `ranks`, `wire`; docs/parallel.md, "Across MPI ranks").
 
 mod barrier;
 mod distributed;
@@ -248,6 +251,7 @@ impl Simulation {
         for f in parts.iter_mut().filter_map(|p| p.failed.take()) {
             self.fail(f.0, f.1, f.2, f.3);
         }
+        // Across MPI ranks `now` is already the latest of every rank's partitions.
         self.now = parts.iter().map(|p| p.now).max().unwrap_or(self.now).max(self.now);
         self.join(parts);
         match end {
