@@ -8,6 +8,7 @@ pub mod bench;
 pub mod cluster;
 pub mod fault_flags;
 pub mod keywords;
+pub mod ranks;
 pub mod report;
 pub mod run;
 pub mod sort;

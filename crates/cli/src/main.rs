@@ -16,7 +16,7 @@ mod load;
 mod raft;
 mod schema;
 
-use nanopu_cli::{app, bench, run, sort};
+use nanopu_cli::{app, bench, ranks, run, sort};
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -98,6 +98,14 @@ fn main() -> ExitCode {
         eprintln!("nanopu: error: {e}");
         return ExitCode::from(2);
     }
+    // Kept until the end of `main`: dropping it ends MPI.
+    let _mpi = match ranks::start().and_then(|m| across_ranks(&cli.cmd).map(|_| m)) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("nanopu: error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let result = match cli.cmd {
         Cmd::Run(a) => run::main(a),
         Cmd::Bench(a) => bench::main(a),
@@ -111,8 +119,22 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("nanopu: error: {e}");
+            // Every rank has the same error (a rank's own names it): rank 0 reports it.
+            if ranks::root() {
+                eprintln!("nanopu: error: {e}");
+            }
             ExitCode::from(2)
         }
+    }
+}
+
+/// Across MPI ranks, only `nanopu sort` gathers its results from every rank so far.
+fn across_ranks(cmd: &Cmd) -> Result<(), String> {
+    match (nanopu_cluster::engine::ranks::current(), cmd) {
+        (None, _) | (_, Cmd::Sort(_)) => Ok(()),
+        (Some(r), _) => Err(format!(
+            "only `nanopu sort` runs across MPI ranks so far ({} ranks; docs/parallel.md)",
+            r.size()
+        )),
     }
 }

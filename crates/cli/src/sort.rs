@@ -145,6 +145,9 @@ impl SortArgs {
         if self.max_us <= 0.0 {
             return Err(format!("--max-us: {} is not a time limit (more than 0 us)", self.max_us));
         }
+        let one_process =
+            [("--trace", self.trace.is_some()), ("--pcap", self.pcap.is_some()), ("--seeds", self.seeds > 1)];
+        crate::ranks::refuse(&one_process)?;
         if self.pcap_at.is_some() && self.pcap.is_none() {
             return Err("--pcap-at says where to capture, but no --pcap file was given".into());
         }
@@ -409,6 +412,9 @@ impl Ran {
     /// judgement's (2 incomplete: a limit, Ctrl-C or SIGTERM, or messages never delivered;
     /// 3 cores that never exit or messages never taken), saying why on stderr.
     fn status(&self) -> ExitCode {
+        if !crate::ranks::root() {
+            return ExitCode::SUCCESS;
+        }
         let j = &self.judgement;
         if !j.complete {
             eprintln!("nanopu: the sort is incomplete: {}", self.outcome);
@@ -427,6 +433,16 @@ fn one_run(a: &SortArgs, deadline: Option<Instant>) -> Result<Ran, String> {
     let started = Instant::now();
     let mut run = spec.run_limited(&a.apps, a.progress, deadline).map_err(|e| e.to_string())?;
     let wall = started.elapsed().as_secs_f64();
+    if !crate::ranks::root() {
+        // Across MPI ranks rank 0 alone reports; the others' part went to it.
+        return Ok(Ran {
+            time: None,
+            doc: None,
+            judgement: Default::default(),
+            outcome: "",
+            problems: Vec::new(),
+        });
+    }
     a.write_files(&mut run)?;
     let doc = a.json.then(|| summary_json(a, &run, wall));
     if !a.json {
@@ -452,25 +468,19 @@ pub fn summary_json(a: &SortArgs, r: &SortRun, wall: f64) -> serde_json::Value {
     let result = r.outputs.first().map(|o| o.result);
     json!({ "algorithm": a.algorithm, "cores": a.cores, "keys_per_core": a.keys_per_core, "seed": a.seed, "start": a.start,
         "valid": r.verdict.ok(), "complete": r.judgement.complete, "outcome": r.outcome.name(), "problems": r.verdict.problems, "records": r.verdict.records_out,
-        "figures": r.figures, "result": result, "memory": memory_json(&r.sim), "events": r.sim.events(), "core_dispatches": r.sim.core_dispatches(), "instructions": instructions(&r.sim),
+        "figures": r.figures, "result": result, "memory": memory_json(&r.totals), "events": r.totals.events, "core_dispatches": r.totals.core_dispatches, "instructions": r.totals.instructions,
         "partitions": r.sim.partitions(), "threads": r.sim.threads(), "wall_seconds": wall })
-}
-
-/// Instructions retired by every core.
-fn instructions(sim: &nanopu_cluster::Simulation) -> u64 {
-    sim.nodes.iter().flat_map(|n| &n.cores).map(|c| c.stats().instret).sum()
 }
 
 /// Where simulated memory goes (means per node): pages holding private DRAM chunks, and
 /// the chunks themselves (what the host stores of the nodes' DRAM).
-fn memory_json(sim: &nanopu_cluster::Simulation) -> serde_json::Value {
+fn memory_json(t: &nanopu_harness::sort::Totals) -> serde_json::Value {
     use nanopu_riscv::sparse::CHUNK;
-    let (pages, chunks) =
-        sim.nodes.iter().map(|n| n.mem.resident()).fold((0, 0), |a, b| (a.0 + b.pages, a.1 + b.chunks));
-    let n = sim.nodes.len().max(1) as f64;
-    json!({ "nodes": sim.nodes.len(), "private_pages_per_node": pages as f64 / n,
+    let (pages, chunks) = (t.private_pages, t.private_chunks);
+    let n = t.nodes.max(1) as f64;
+    json!({ "nodes": t.nodes, "private_pages_per_node": pages as f64 / n,
         "private_chunks_per_node": chunks as f64 / n, "chunk_bytes": CHUNK,
-        "private_dram_kib_per_node": (chunks as u64 * CHUNK) as f64 / 1024.0 / n })
+        "private_dram_kib_per_node": (chunks * CHUNK) as f64 / 1024.0 / n })
 }
 
 fn print_summary(a: &SortArgs, r: &SortRun, wall: f64) {
@@ -481,7 +491,7 @@ fn print_summary(a: &SortArgs, r: &SortRun, wall: f64) {
     println!("messages sent   {} ({} payload bytes)", f.msgs_sent, f.bytes_sent);
     println!("skew            {:.3} (largest output run over the mean)", f.skew);
     print!("{}", stage_table(f));
-    println!("simulated in {wall:.2} s ({} events)", r.sim.events());
+    println!("simulated in {wall:.2} s ({} events)", r.totals.events);
     match r.verdict.ok() {
         true if a.algorithm == "mergemin" => {
             println!("validator: PASS (the root holds the minimum of {} values)", r.verdict.records_in)

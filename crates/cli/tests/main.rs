@@ -12,6 +12,7 @@ mod flag_errors;
 mod judgement;
 mod nic_compare;
 mod raft_cli;
+mod ranks;
 mod rdma_end_to_end;
 mod run_inputs;
 mod stops;

@@ -16,6 +16,7 @@ mod network;
 mod nic_path;
 pub mod outcome;
 mod parallel;
+pub use parallel::ranks;
 pub mod progress;
 pub mod stop;
 
@@ -399,6 +400,11 @@ impl Simulation {
         // A stop requested before the run (during its set-up, or between the runs of a
         // sweep) ends it before it starts; a wall-clock deadline is looked at as the run
         // goes, every `stop::LOOK_EVERY` units of work like everything else.
+        // Across MPI ranks each rank advances partitions of its own: a cluster of fewer
+        // partitions than ranks (a star is one) cannot be spread over them.
+        if let Some(r) = ranks::current() {
+            ranks::owned(self.partitions(), r.size(), r.rank()).map_err(SimError::Setup)?;
+        }
         let end = match (stop::stop_requested(), self.partitions()) {
             (true, _) => Ok(Outcome::Interrupted),
             (false, 1) => self.event_loop(limit, &mut progress),
@@ -583,7 +589,10 @@ impl Simulation {
         if ip == nanopu_sim::packet::HOST_IP {
             return self.net.as_ref().and_then(|n| n.host.as_ref());
         }
-        let i = ip.wrapping_sub(crate::node::boot::node_ip(0)) as usize;
+        // Cluster index less the first node's: after a run across MPI ranks, `nodes` holds
+        // one rank's nodes.
+        let first = self.nodes.first().map_or(0, |n| n.index as usize);
+        let i = (ip.wrapping_sub(crate::node::boot::node_ip(0)) as usize).wrapping_sub(first);
         self.nodes.get(i).filter(|n| n.ip == ip).and_then(|n| n.nic.transport())
     }
 

@@ -60,6 +60,12 @@ pub enum SimError {
         node: u32,
         error: CoreError,
     },
+    /// A run across MPI ranks failed on `rank` (docs/parallel.md, "Across MPI ranks"):
+    /// that rank's error, as text, which every rank reports the same.
+    Rank {
+        rank: usize,
+        error: String,
+    },
 }
 
 impl fmt::Display for SimError {
@@ -67,6 +73,7 @@ impl fmt::Display for SimError {
         match self {
             SimError::Setup(m) | SimError::Capacity(m) => write!(f, "{m}"),
             SimError::Core { node, error } => write!(f, "node {node}, {error}"),
+            SimError::Rank { rank, error } => write!(f, "rank {rank}: {error}"),
         }
     }
 }

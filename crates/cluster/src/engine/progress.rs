@@ -61,6 +61,11 @@ impl Progress {
         self
     }
 
+    /// Show nothing (an MPI rank other than 0: rank 0 shows the progress line).
+    pub(crate) fn quiet(&mut self) {
+        self.on = false;
+    }
+
     /// Look for a stop request or the wall-clock deadline now, and refresh the progress line
     /// if it is due (the event loop calls this every `stop::LOOK_EVERY` units of work, a
     /// partitioned run once per window); `phases` is asked for only then.

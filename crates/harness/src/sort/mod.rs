@@ -9,12 +9,14 @@
 //!   Perfetto trace: `crate::trace`).
 //! - [`run`]: a whole run: cluster sized for the sorters, program, validation.
 
+pub mod gather;
 pub mod harness;
 pub mod input;
 pub mod report;
 pub mod run;
 pub mod validate;
 
+pub use gather::Totals;
 pub use harness::{SorterOutput, Stage, Start};
 pub use input::{Distribution, Records};
 pub use run::{seeds, Algorithm, SortRun, SortSpec};

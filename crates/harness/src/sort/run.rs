@@ -1,6 +1,7 @@
 //! One sort run: a cluster sized for the sorters, inputs loaded, the program run, outputs
 //! validated and summarised (`nanopu sort`).
 
+use super::gather::{gather, Piece, Totals};
 use super::harness::{load, max_records_per_core, read_outputs, SorterOutput, Start};
 use super::input::Distribution;
 use super::report::{figures, SortFigures};
@@ -107,6 +108,9 @@ pub struct SortRun {
     pub verdict: Verdict,
     pub figures: SortFigures,
     pub outputs: Vec<SorterOutput>,
+    /// The whole cluster's counts (across MPI ranks too, where `sim` holds one rank's nodes).
+    pub totals: super::gather::Totals,
+    /// After a run across MPI ranks: this rank's nodes only (docs/parallel.md).
     pub sim: Simulation,
 }
 
@@ -222,20 +226,35 @@ impl SortSpec {
         let inputs = load(&mut sim, self.seed, self.keys_per_core as usize, self.distribution, self.start)
             .map_err(SimError::Setup)?;
         let outcome = sim.run()?;
-        let outputs = read_outputs(&sim).map_err(SimError::Setup)?;
+        let outputs = read_outputs(&sim);
+        let piece = Piece {
+            unreadable: outputs.as_ref().err().cloned(),
+            outputs: outputs.unwrap_or_default(),
+            judgement: nanopu_cluster::report::judge::judge(&sim, outcome),
+            exits: sorter_exits(&mut sim),
+            totals: Totals::of(&sim),
+        };
+        // Across MPI ranks, rank 0 puts every rank's nodes' together (`gather`).
+        let ranks = nanopu_cluster::engine::ranks::current();
+        let Piece { unreadable, outputs, mut judgement, exits, totals } = match ranks {
+            Some(r) => gather(r, &piece).unwrap_or(piece),
+            None => piece,
+        };
+        if let Some(e) = unreadable {
+            return Err(SimError::Setup(e));
+        }
         let mut verdict = match self.algorithm {
             Algorithm::MergeMin => validate_min_digest(&inputs, &outputs),
             _ => validate_digest(&inputs, &outputs),
         };
-        let mut judgement = nanopu_cluster::report::judge::judge(&sim, outcome);
         judgement.problems.truncate(8);
         let mut first = judgement.problems.clone();
-        first.extend(sorter_exits(&mut sim));
+        first.extend(exits);
         first.truncate(8);
         first.append(&mut verdict.problems);
         verdict.problems = first;
         let hz = sim.clock().hz();
-        Ok(SortRun { outcome, judgement, verdict, figures: figures(&outputs, hz), outputs, sim })
+        Ok(SortRun { outcome, judgement, verdict, figures: figures(&outputs, hz), outputs, totals, sim })
     }
 }
 
@@ -244,7 +263,9 @@ impl SortSpec {
 fn sorter_exits(sim: &mut Simulation) -> Vec<String> {
     let mut v = Vec::new();
     let per_node = sim.nodes.first().map_or(1, |n| n.cores.len());
-    for (n, node) in sim.nodes.iter_mut().enumerate() {
+    for node in sim.nodes.iter_mut() {
+        // The node's cluster index: after a run across MPI ranks `sim` holds some nodes only.
+        let n = node.index as usize;
         for (c, core) in node.cores.iter_mut().enumerate() {
             if let Some(code) = core.halted().filter(|&x| x != 0) {
                 let console = String::from_utf8_lossy(&core.take_console()).trim().to_string();

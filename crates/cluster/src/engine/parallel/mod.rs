@@ -14,9 +14,15 @@
 //! Cores run ahead of their partition's time (see `cores`); in a window they read
 //! arrival-dependent state as exact only below `from + L` (`Simulation::horizon`), the
 //! earliest another partition's packets can arrive.
+//!
+//! The same windows also run across MPI ranks, each advancing a block of the partitions
+//! (`distributed`, `ranks`, `wire`; docs/parallel.md, "Across MPI ranks").
 
 mod barrier;
+mod distributed;
 mod partition;
+pub mod ranks;
+mod wire;
 
 use crate::engine::outcome::{Outcome, SimError};
 use crate::engine::parallel::barrier::SpinBarrier;
@@ -133,6 +139,16 @@ impl Plan {
         self.start.wait();
     }
 
+    /// `coordinate` on this thread, with `threads - 1` helpers taking windows beside it.
+    fn with_workers(&self, threads: usize, coordinate: impl FnOnce() -> End) -> End {
+        std::thread::scope(|s| {
+            (1..threads).for_each(|_| drop(s.spawn(|| self.worker())));
+            let end = coordinate();
+            self.stop_workers();
+            end
+        })
+    }
+
     /// The earliest pending time, the cores still running and the events so far.
     fn survey(&self) -> (Option<Time>, usize, u64) {
         let (mut next, mut running, mut events) = (None::<Time>, 0, 0);
@@ -174,6 +190,12 @@ impl Plan {
     /// The earliest core error of any partition, once it is before `to`: everything before
     /// `to` has been simulated everywhere, so no earlier one can come (see `Simulation::fail`).
     fn core_failure(&self, to: Time) -> Option<End> {
+        let (_, node, _, error) = self.slot(self.core_first(to)?.0).sim.failed.take().expect("found");
+        Some(End::Failed(SimError::Core { node, error }))
+    }
+
+    /// The partition with the earliest core error before `to`, and its (time, node, core).
+    fn core_first(&self, to: Time) -> Option<(usize, (Time, u32, usize))> {
         let mut first: Option<(usize, (Time, u32, usize))> = None;
         for i in 0..self.slots.len() {
             let key = self.slot(i).sim.failed.as_ref().map(|f| (f.0, f.1, f.2));
@@ -181,8 +203,7 @@ impl Plan {
                 first = Some((i, k));
             }
         }
-        let (_, node, _, error) = self.slot(first?.0).sim.failed.take().expect("found");
-        Some(End::Failed(SimError::Core { node, error }))
+        first
     }
 
     fn exchange(&self) {
@@ -211,14 +232,17 @@ impl Simulation {
     ) -> Result<Outcome, SimError> {
         let lookahead = self.net.as_ref().expect("cluster run").fabric.lookahead();
         let parts = self.split();
+        if let Some(ranks) = ranks::current() {
+            return self.run_on_ranks(ranks, parts, (lookahead, limit), progress);
+        }
         let threads = self.threads.clamp(1, parts.len());
         let plan = Plan::new(parts, threads);
-        let end = std::thread::scope(|s| {
-            (1..threads).for_each(|_| drop(s.spawn(|| plan.worker())));
-            let end = self.coordinate(&plan, lookahead, limit, progress);
-            plan.stop_workers();
-            end
-        });
+        let end = plan.with_workers(threads, || self.coordinate(&plan, lookahead, limit, progress));
+        self.finish_partitioned(plan, end, limit)
+    }
+
+    /// Join the partitions back and say how the run ended.
+    fn finish_partitioned(&mut self, plan: Plan, end: End, limit: Time) -> Result<Outcome, SimError> {
         if let End::Panicked(p) = end {
             std::panic::resume_unwind(p);
         }
@@ -227,7 +251,8 @@ impl Simulation {
         for f in parts.iter_mut().filter_map(|p| p.failed.take()) {
             self.fail(f.0, f.1, f.2, f.3);
         }
-        self.now = parts.iter().map(|p| p.now).max().unwrap_or(self.now);
+        // Across MPI ranks `now` is already the latest of every rank's partitions.
+        self.now = parts.iter().map(|p| p.now).max().unwrap_or(self.now).max(self.now);
         self.join(parts);
         match end {
             End::Done(Outcome::AllExited) => {
@@ -248,26 +273,12 @@ impl Simulation {
 
     /// Windows until the run ends (the same checks, in the same order, as `event_loop`).
     fn coordinate(&self, plan: &Plan, lookahead: Time, limit: Time, progress: &mut Progress) -> End {
-        let just_after = |t: Time| Time(t.0.saturating_add(1));
         loop {
             let (next, running, events) = plan.survey();
-            // Every core exited: settle what is in flight, as `Simulation::settle` does.
-            let settling = !self.drain && running == 0;
-            let Some(from) = next else {
-                return End::Done(if settling { Outcome::AllExited } else { Outcome::Quiescent });
+            let (from, to) = match self.next_window(next, running, lookahead, limit) {
+                Ok(w) => w,
+                Err(end) => return end,
             };
-            if settling && from > limit {
-                return End::Unsettled;
-            }
-            if self.deadline.is_some_and(|d| from > d) {
-                return End::Done(Outcome::Deadline);
-            }
-            if from > limit {
-                return End::CycleLimit;
-            }
-            let to = (from + lookahead)
-                .min(just_after(limit))
-                .min(self.deadline.map_or(Time(u64::MAX), just_after));
             plan.window(from, to);
             // A stopped window's partitions are not all at `to`: no core error is final then.
             let stopped = plan.stopped().map(End::Done);
@@ -279,6 +290,35 @@ impl Simulation {
                 return End::Done(stop);
             }
         }
+    }
+
+    /// The next window, [from, to), given the earliest pending time and the cores still
+    /// running everywhere; or how the run ends.
+    fn next_window(
+        &self,
+        next: Option<Time>,
+        running: usize,
+        lookahead: Time,
+        limit: Time,
+    ) -> Result<(Time, Time), End> {
+        let just_after = |t: Time| Time(t.0.saturating_add(1));
+        // Every core exited: settle what is in flight, as `Simulation::settle` does.
+        let settling = !self.drain && running == 0;
+        let Some(from) = next else {
+            return Err(End::Done(if settling { Outcome::AllExited } else { Outcome::Quiescent }));
+        };
+        if settling && from > limit {
+            return Err(End::Unsettled);
+        }
+        if self.deadline.is_some_and(|d| from > d) {
+            return Err(End::Done(Outcome::Deadline));
+        }
+        if from > limit {
+            return Err(End::CycleLimit);
+        }
+        let to =
+            (from + lookahead).min(just_after(limit)).min(self.deadline.map_or(Time(u64::MAX), just_after));
+        Ok((from, to))
     }
 
     /// The earliest time pending here, packets from other partitions not yet let in included.

@@ -1,0 +1,118 @@
+//! One simulation across MPI ranks (docs/parallel.md, "Across MPI ranks"): `nanopu sort`
+//! under `mpirun` gives what the threaded run gives, byte for byte, but the host's own
+//! figures (wall time, threads). Needs Open MPI's `mpirun` (the setup script installs it);
+//! built only with the `mpi` feature, which `make test` turns on.
+#![cfg(feature = "mpi")]
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+
+/// 256 cores on 64 nodes, 16 to a leaf: 4 leaves, so 4 partitions.
+const SORT: [&str; 10] =
+    ["sort", "--json", "--cores", "256", "--buckets", "4", "--nodes-per-leaf", "16", "--keys-per-core", "16"];
+
+/// `nanopu ARGS` on `ranks` MPI ranks of one thread each (more ranks than host cores:
+/// oversubscribed, and a waiting rank yields its core; as root in CI's container).
+fn on_ranks(ranks: usize, args: &[&str]) -> Output {
+    let np = ranks.to_string();
+    let yields = ["--mca", "mpi_yield_when_idle", "1"];
+    let mpi = ["--oversubscribe", "--allow-run-as-root", "--bind-to", "none", "-np", &np];
+    let o = Command::new("mpirun")
+        .args(mpi)
+        .args(yields)
+        .arg(env!("CARGO_BIN_EXE_nanopu"))
+        .args(args)
+        .args(["--threads", "1"])
+        .current_dir(ROOT)
+        .output();
+    o.expect("mpirun runs (Open MPI: scripts/setup-toolchain installs it)")
+}
+
+/// `nanopu ARGS` in one process on `threads` threads.
+fn threaded(threads: usize, args: &[&str]) -> Output {
+    let t = threads.to_string();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_nanopu"));
+    c.args(args).args(["--threads", &t]).current_dir(ROOT).output().expect("nanopu runs")
+}
+
+/// The summary of a run that passed, without what depends on the host (`json`).
+fn summary(o: &Output) -> Value {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    json(o)
+}
+
+/// The summary without what depends on the host: its wall time and threads per process.
+fn json(o: &Output) -> Value {
+    let err = String::from_utf8_lossy(&o.stderr);
+    let mut v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let m = v.as_object_mut().expect("an object");
+    assert!(m.remove("wall_seconds").is_some() && m.remove("threads").is_some(), "{v}");
+    v
+}
+
+/// The summary and the stages CSV (`--stages`) of the sort on `ranks` ranks are the
+/// threaded run's.
+fn same_on_ranks(ranks: usize, extra: &[&str]) {
+    let dir = std::env::temp_dir();
+    let csv = |who: &str| dir.join(format!("nanopu-ranks-{}-{ranks}-{who}.csv", std::process::id()));
+    let (a, b) = (csv("threads"), csv("ranks"));
+    let (pa, pb) = (a.display().to_string(), b.display().to_string());
+    let base: Vec<&str> = SORT.iter().chain(extra).copied().collect();
+    let args_a: Vec<&str> = base.iter().copied().chain(["--stages", pa.as_str()]).collect();
+    let args_b: Vec<&str> = base.iter().copied().chain(["--stages", pb.as_str()]).collect();
+    let (one, many) = (summary(&threaded(2, &args_a)), summary(&on_ranks(ranks, &args_b)));
+    assert_eq!(one["valid"], true, "{one}");
+    assert_eq!(one["partitions"], 4, "{one}");
+    assert_eq!(serde_json::to_string_pretty(&one).unwrap(), serde_json::to_string_pretty(&many).unwrap());
+    let (x, y) = (std::fs::read(&a).expect("threaded stages"), std::fs::read(&b).expect("ranks' stages"));
+    assert!(x.len() > 1000 && x == y, "the stages CSVs differ");
+    let _ = (std::fs::remove_file(a), std::fs::remove_file(b));
+}
+
+#[test]
+fn a_sort_on_two_ranks_is_the_threaded_sort_byte_for_byte() {
+    same_on_ranks(2, &[]);
+}
+
+#[test]
+fn a_lossy_sort_on_three_uneven_ranks_is_the_threaded_sort_byte_for_byte() {
+    // 4 partitions on 3 ranks (2, 1, 1); 1% of packets dropped on every link: NDP trims and
+    // resends across leaves, so retransmissions cross ranks too.
+    same_on_ranks(3, &["--drop-prob", "0.01"]);
+}
+
+#[test]
+fn a_sort_cut_short_by_its_time_limit_ends_alike_on_two_ranks() {
+    // Stopped at the same window: what the sorters left, the figures and the counts are the
+    // same; the problems are listed per rank (docs/parallel.md, "Outputs"), so only the
+    // first, how the run stopped, is compared.
+    let args: Vec<&str> = SORT.iter().chain(&["--max-us", "20"]).copied().collect();
+    let (one, many) = (threaded(2, &args), on_ranks(2, &args));
+    assert_eq!((one.status.code(), many.status.code()), (Some(2), Some(2)));
+    let err = String::from_utf8_lossy(&many.stderr);
+    assert_eq!(err.matches("the sort is incomplete").count(), 1, "{err}");
+    let (mut a, mut b) = (json(&one), json(&many));
+    assert_eq!(a["problems"][0], b["problems"][0]);
+    assert!(a["problems"][0].as_str().unwrap().starts_with("incomplete: stopped at the time limit"), "{a}");
+    a.as_object_mut().unwrap().remove("problems");
+    b.as_object_mut().unwrap().remove("problems");
+    assert_eq!(a["complete"], false);
+    assert_eq!(serde_json::to_string_pretty(&a).unwrap(), serde_json::to_string_pretty(&b).unwrap());
+}
+
+#[test]
+fn more_ranks_than_partitions_are_refused_once_naming_both() {
+    let o = on_ranks(5, &SORT);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert_eq!(err.matches("5 MPI ranks, but the cluster has only 4 partition(s)").count(), 1, "{err}");
+}
+
+#[test]
+fn outputs_not_gathered_yet_are_refused_naming_the_flag() {
+    let o = on_ranks(2, &["sort", "--cores", "256", "--nodes-per-leaf", "16", "--pcap", "/dev/null"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("--pcap is not supported across MPI ranks"), "{err}");
+}
