@@ -34,6 +34,26 @@ fn nanosort_passes_for_every_bucket_count_and_with_multicast_off() {
     run(&leaves);
 }
 
+/// The sort time starts at the first stage, after every core's set-up (allocating and
+/// warming its buffers); end to end counts from time 0, when every record is loaded and
+/// every core starts, as GraySort times (docs/sort-harness.md, "Figures").
+#[test]
+fn end_to_end_time_includes_the_set_up_before_the_first_stage() {
+    let f = run(&spec(Algorithm::NanoSort, 16, 16, &[4, 4, 1])).figures;
+    assert!(f.timer_start_ns > 1000.0, "set-up of {} ns", f.timer_start_ns);
+    assert!((f.end_to_end_ns - (f.timer_start_ns + f.total_ns)).abs() < 1e-6, "{f:?}");
+}
+
+/// The median trees' fan-in is a knob of its own (docs/nanosort.md): with the buckets fixed,
+/// a smaller fan-in makes deeper trees, so more candidate messages (each tree level above
+/// the leaves sends its medians up once more), and the run still sorts.
+#[test]
+fn fan_in_changes_the_trees_with_the_buckets_fixed() {
+    let msgs = |fan_in: u32| run(&spec(Algorithm::NanoSort, 64, 16, &[16, fan_in, 1])).figures.msgs_sent;
+    let (narrow, wide) = (msgs(2), msgs(16));
+    assert!(narrow > wide, "fan-in 2: {narrow} messages, fan-in 16: {wide}");
+}
+
 /// The last level may split by fewer buckets (docs/nanosort.md): 256 = 8 * 8 * 4 (the tail
 /// experiment's size), 64 = 16 * 4 (the default run), 32 = 4 * 4 * 2 (two buckets, where
 /// PivotSelect has its own ranks). Each runs exactly that many levels and passes.
