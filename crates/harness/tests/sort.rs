@@ -44,14 +44,21 @@ fn end_to_end_time_includes_the_set_up_before_the_first_stage() {
     assert!((f.end_to_end_ns - (f.timer_start_ns + f.total_ns)).abs() < 1e-6, "{f:?}");
 }
 
-/// The median trees' fan-in is a knob of its own (docs/nanosort.md): with the buckets fixed,
-/// a smaller fan-in makes deeper trees, so more candidate messages (each tree level above
-/// the leaves sends its medians up once more), and the run still sorts.
+/// The median trees' fan-in is a knob of its own (docs/nanosort.md): with 16 buckets on 64
+/// sorters, fan-in 2 makes trees 6 deep where fan-in 16 makes them 2 deep, each tree level a
+/// hop and a merge more, so level 1 (where the trees span all 64) takes longer on the mean
+/// core. (The number of tree messages is m - 1 per tree whatever the fan-in.)
 #[test]
 fn fan_in_changes_the_trees_with_the_buckets_fixed() {
-    let msgs = |fan_in: u32| run(&spec(Algorithm::NanoSort, 64, 16, &[16, fan_in, 1])).figures.msgs_sent;
-    let (narrow, wide) = (msgs(2), msgs(16));
-    assert!(narrow > wide, "fan-in 2: {narrow} messages, fan-in 16: {wide}");
+    let level1 = |fan_in: u32| {
+        let mut s = spec(Algorithm::NanoSort, 64, 16, &[16, fan_in, 1]);
+        (s.cores_per_node, s.switch_latency_ns) = (4, 263.0);
+        let f = run(&s).figures;
+        let l = f.stages.iter().find(|st| st.stage == "level 1").cloned().unwrap();
+        l.compute_mean_ns + l.idle_mean_ns
+    };
+    let (deep, shallow) = (level1(2), level1(16));
+    assert!(deep > shallow + 1000.0, "level 1: {deep} ns with fan-in 2, {shallow} ns with fan-in 16");
 }
 
 /// The last level may split by fewer buckets (docs/nanosort.md): 256 = 8 * 8 * 4 (the tail
