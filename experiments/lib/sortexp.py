@@ -87,9 +87,10 @@ def sort_cli(knobs):
     try:
         r = json.loads(done.stdout)
     except json.JSONDecodeError:
-        sys.exit(f"{knobs}: nanopu sort failed: {done.stderr.strip()}")
+        raise SystemExit(f"{knobs}: nanopu sort failed: {done.stderr.strip()}")
     if not r["valid"]:
-        sys.exit(f"{knobs}: validator FAIL: {r['problems']}")
+        # Raised in a worker thread, it reaches the caller of `sorts` once map gets to it.
+        raise SystemExit(f"{knobs}: validator FAIL: {r['problems'][:3]}")
     shown = " ".join(f"{k}={v}" for k, v in knobs.items() if k not in FILES)
     print(f"  {shown}: {r['figures']['total_ns'] / 1000:.2f} us, PASS ({time.time() - started:.1f} s)", file=sys.stderr)
     return r
