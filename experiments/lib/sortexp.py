@@ -6,10 +6,17 @@ Runs that write no file go through `nanopu.sweep` with its cache: rerunning an e
 whose simulator, programs and settings did not change redraws its tables and figures at
 once (`NANOPU_CACHE=off` runs everything again). A run that writes a trace or a stages file
 always simulates.
+
+With NANOPU=PATH set, `sorts` runs each configuration instead with that binary's `nanopu
+sort --json` (NANOPU_WORKERS of them at once, default 1; no cache): the same figures, for a
+binary whose outputs the installed package does not know yet.
 """
+import json
 import os
+import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from csvio import read_csv, write_csv  # noqa: F401  (the sort experiments import them from here)
 
@@ -58,3 +65,32 @@ def idle_mean(r):
     return sum(s["idle_mean_ns"] * s["cores"] for s in r["figures"]["stages"]) / max(1, r["cores"])
 
 
+
+
+def sorts(configs, workers=None):
+    """The summaries of several validated runs (each a dict of knobs, as `sort` takes them),
+    in order: through the CLI named by NANOPU when it is set (`workers` at once, default
+    NANOPU_WORKERS or 1: fewer for runs that need a lot of memory), else one by one as `sort`."""
+    if not os.environ.get("NANOPU"):
+        return [sort(**c) for c in configs]
+    workers = workers or int(os.environ.get("NANOPU_WORKERS", "1"))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(sort_cli, configs))
+
+
+def sort_cli(knobs):
+    """One validated run through `$NANOPU sort --json`; a failing run stops the experiment."""
+    started = time.time()
+    flags = [f"--{k.replace('_', '-')}={str(v).lower() if isinstance(v, bool) else v}" for k, v in knobs.items()]
+    done = subprocess.run([os.environ["NANOPU"], "sort", "--apps", APPS, "--json", *flags],
+                          capture_output=True, text=True, cwd=ROOT)
+    try:
+        r = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        raise SystemExit(f"{knobs}: nanopu sort failed: {done.stderr.strip()}")
+    if not r["valid"]:
+        # Raised in a worker thread, it reaches the caller of `sorts` once map gets to it.
+        raise SystemExit(f"{knobs}: validator FAIL: {r['problems'][:3]}")
+    shown = " ".join(f"{k}={v}" for k, v in knobs.items() if k not in FILES)
+    print(f"  {shown}: {r['figures']['total_ns'] / 1000:.2f} us, PASS ({time.time() - started:.1f} s)", file=sys.stderr)
+    return r

@@ -34,6 +34,33 @@ fn nanosort_passes_for_every_bucket_count_and_with_multicast_off() {
     run(&leaves);
 }
 
+/// The sort time starts at the first stage, after every core's set-up (allocating and
+/// warming its buffers); end to end counts from time 0, when every record is loaded and
+/// every core starts, as GraySort times (docs/sort-harness.md, "Figures").
+#[test]
+fn end_to_end_time_includes_the_set_up_before_the_first_stage() {
+    let f = run(&spec(Algorithm::NanoSort, 16, 16, &[4, 4, 1])).figures;
+    assert!(f.timer_start_ns > 1000.0, "set-up of {} ns", f.timer_start_ns);
+    assert!((f.end_to_end_ns - (f.timer_start_ns + f.total_ns)).abs() < 1e-6, "{f:?}");
+}
+
+/// The median trees' fan-in is a knob of its own (docs/nanosort.md): with 16 buckets on 64
+/// sorters, fan-in 2 makes trees 6 deep where fan-in 16 makes them 2 deep, each tree level a
+/// hop and a merge more, so level 1 (where the trees span all 64) takes longer on the mean
+/// core. (The number of tree messages is m - 1 per tree whatever the fan-in.)
+#[test]
+fn fan_in_changes_the_trees_with_the_buckets_fixed() {
+    let level1 = |fan_in: u32| {
+        let mut s = spec(Algorithm::NanoSort, 64, 16, &[16, fan_in, 1]);
+        (s.cores_per_node, s.switch_latency_ns) = (4, 263.0);
+        let f = run(&s).figures;
+        let l = f.stages.iter().find(|st| st.stage == "level 1").cloned().unwrap();
+        l.compute_mean_ns + l.idle_mean_ns
+    };
+    let (deep, shallow) = (level1(2), level1(16));
+    assert!(deep > shallow + 1000.0, "level 1: {deep} ns with fan-in 2, {shallow} ns with fan-in 16");
+}
+
 /// The last level may split by fewer buckets (docs/nanosort.md): 256 = 8 * 8 * 4 (the tail
 /// experiment's size), 64 = 16 * 4 (the default run), 32 = 4 * 4 * 2 (two buckets, where
 /// PivotSelect has its own ranks). Each runs exactly that many levels and passes.
