@@ -79,7 +79,7 @@ impl Core {
             self.note_line(line);
             if !self.l1d.access(line) {
                 self.stats.dcache_misses += 1;
-                self.await_store(line);
+                self.await_store(mem, line);
                 self.miss(mem, line);
             }
         } else if self.coh.sharing {

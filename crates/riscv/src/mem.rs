@@ -18,6 +18,7 @@ use crate::op::Op;
 use crate::params::{MemParams, TimingParams};
 use crate::program::elf::{Dram as DramMap, ElfError};
 use crate::program::{Program, PAGE};
+use crate::stores::StoreTable;
 use crate::sparse::{Chunk, Resident, Sparse, CHUNK, CHUNKS_PER_PAGE};
 
 /// Base of the boot info page (docs/abi.md).
@@ -52,6 +53,8 @@ pub struct NodeMem {
     /// Private chunks created so far: host pointers to shared chunks (the image, zeros)
     /// that a core cached are stale once this has changed.
     pub(crate) page_gen: u64,
+    /// What the cores have shown each other of their stores (`stores.rs`).
+    pub(crate) stores: StoreTable,
 }
 
 impl NodeMem {
@@ -84,6 +87,7 @@ impl NodeMem {
             code_over: HashMap::new(),
             code_dirty: BTreeSet::new(),
             page_gen: 0,
+            stores: StoreTable::default(),
         })
     }
 
@@ -91,6 +95,13 @@ impl NodeMem {
     /// first), as the prototype's host passed them (docs/abi.md "HTIF").
     pub fn set_args(&mut self, args: Vec<String>) {
         self.args = args;
+    }
+
+    /// Core `by` stored to these lines (line, cycle) while another core of the node ran
+    /// (`core/coherence.rs`); no core that may still read is before cycle `earliest`.
+    pub fn publish_stores(&mut self, by: usize, stores: &[(u64, u64)], earliest: u64) {
+        stores.iter().for_each(|&(line, cycle)| self.stores.record(by, line, cycle));
+        self.stores.prune(earliest);
     }
 
     /// Set the contents of the boot info page (at most 4096 bytes; the rest reads as 0).

@@ -137,21 +137,21 @@ impl Node {
         self.nic.ice()
     }
 
-    /// After `core`'s run: the lines it stored to leave the other cores' L1 D-caches
-    /// (crates/riscv/src/core/coherence.rs), and whether it now loops in place is noted.
+    /// After `core`'s run: the lines it stored to leave the other cores' L1 D-caches and
+    /// enter the node's table of stores (crates/riscv/src/core/coherence.rs), and whether
+    /// it now loops in place is noted.
     pub fn publish_stores(&mut self, core: usize) {
         self.cores[core].note_loop(&self.mem);
         let stores = self.cores[core].take_stores();
-        if stores.is_empty() {
-            return;
+        if !stores.is_empty() {
+            let running = || self.cores.iter().zip(&self.state).filter(|(_, s)| s.running());
+            let earliest = running().map(|(c, _)| c.cycle()).min().unwrap_or(u64::MAX);
+            self.mem.publish_stores(core, &stores, earliest);
+            let others = self.cores.iter_mut().zip(&self.state).enumerate();
+            let others = others.filter(|(i, (_, s))| *i != core && s.running());
+            others.for_each(|(_, (other, _))| other.observe_stores(&stores));
         }
-        let others = self
-            .cores
-            .iter_mut()
-            .zip(&self.state)
-            .enumerate()
-            .filter(|(i, (_, s))| *i != core && s.running());
-        others.for_each(|(_, (other, _))| other.observe_stores(&stores));
+        self.cores[core].clear_noted(stores);
     }
 
     /// Earliest cycle at which another runnable core of this node could change what `core`
