@@ -144,26 +144,34 @@ impl Node {
         self.cores[core].note_loop(&self.mem);
         let stores = self.cores[core].take_stores();
         if !stores.is_empty() {
-            let running = || self.cores.iter().zip(&self.state).filter(|(_, s)| s.running());
-            let earliest = running().map(|(c, _)| c.cycle()).min().unwrap_or(u64::MAX);
+            let mut earliest = u64::MAX;
+            for (c, _) in self.cores.iter().zip(&self.state).filter(|(_, s)| s.running()) {
+                earliest = earliest.min(c.cycle());
+            }
             self.mem.publish_stores(core, &stores, earliest);
-            let others = self.cores.iter_mut().zip(&self.state).enumerate();
-            let others = others.filter(|(i, (_, s))| *i != core && s.running());
-            others.for_each(|(_, (other, _))| other.observe_stores(&stores));
+            for (i, (other, s)) in self.cores.iter_mut().zip(&self.state).enumerate() {
+                if i != core && s.running() {
+                    other.observe_stores(&stores);
+                }
+            }
         }
         self.cores[core].clear_noted(stores);
     }
 
     /// Earliest cycle at which another runnable core of this node could change what `core`
     /// sees (its own time plus the NIC's RX path). A core looping in place changes nothing
-    /// until an interrupt moves it (`Core::loops_in_place`), and is not counted.
+    /// until an interrupt moves it (`Core::loops_in_place`), and is not counted. Called at
+    /// every dispatch: a plain loop.
     pub fn others_horizon(&self, core: usize) -> u64 {
-        let times = self.state.iter().enumerate().filter(|(i, _)| *i != core);
-        let t = times.filter_map(|(i, s)| match s {
-            CoreState::Scheduled(t) if !self.cores[i].looping() => Some(*t),
-            _ => None,
-        });
-        t.min().map_or(u64::MAX, |t| t + self.nic.rx_path_cycles())
+        let mut t: Option<u64> = None;
+        for (i, s) in self.state.iter().enumerate() {
+            if let CoreState::Scheduled(at) = *s {
+                if t.is_none_or(|t| at < t) && i != core && !self.cores[i].looping() {
+                    t = Some(at);
+                }
+            }
+        }
+        t.map_or(u64::MAX, |t| t + self.nic.rx_path_cycles())
     }
 }
 
