@@ -59,9 +59,12 @@ impl L1 {
     #[inline]
     pub fn invalidate(&mut self, line: u64) {
         let base = (line & self.set_mask) as usize * self.ways;
-        let set = self.tags.get_mut(base..base + self.ways).unwrap_or_default();
-        if let Some(t) = set.iter_mut().find(|t| **t == line as u32) {
-            *t = INVALID;
+        // In bounds: base + ways <= sets * ways, as the set index is masked.
+        for t in &mut self.tags[base..base + self.ways] {
+            if *t == line as u32 {
+                *t = INVALID;
+                return;
+            }
         }
     }
 }

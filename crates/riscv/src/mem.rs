@@ -311,6 +311,19 @@ impl NodeMem {
         decode_parcels(half(addr), half(addr + 2), self.program.is_nanopu())
     }
 
+    /// The two bytes at `addr` as `read` gives them (None where it fails), from one chunk
+    /// lookup when both are in one DRAM chunk: read after every run of a core sharing its
+    /// node (`Core::loops_in_place`).
+    pub(crate) fn half_at(&self, addr: u64) -> Option<u16> {
+        let off = (addr % CHUNK) as usize;
+        if off + 1 < CHUNK as usize && self.dram_page(addr).and(self.dram_page(addr + 1)).is_some() {
+            let c = self.chunk(addr / CHUNK);
+            return Some(u16::from_le_bytes([c[off], c[off + 1]]));
+        }
+        let mut b = [0u8; 2];
+        self.read(addr, &mut b).ok().map(|_| u16::from_le_bytes(b))
+    }
+
     /// Read two bytes at `addr` (for decoding outside pre-decoded code). None if unmapped.
     pub(crate) fn fetch_half(&self, addr: u64) -> Option<u16> {
         let mut b = [0u8; 2];

@@ -157,15 +157,15 @@ impl Core {
     }
 
     fn loops_in_place(&self, mem: &NodeMem) -> bool {
-        let mut b = [0u8; 4];
-        if self.irq_mask_enabled() != 0 || mem.read(self.pc, &mut b[..2]).is_err() {
+        if self.irq_mask_enabled() != 0 {
             return false;
         }
-        let low = u16::from_le_bytes([b[0], b[1]]);
+        let Some(low) = mem.half_at(self.pc) else { return false };
         if low & 3 != 3 {
             return self.compressed_self_loop(low);
         }
-        mem.read(self.pc, &mut b).is_ok() && self.self_loop(u32::from_le_bytes(b))
+        let high = mem.half_at(self.pc.wrapping_add(2));
+        high.is_some_and(|high| self.self_loop(low as u32 | (high as u32) << 16))
     }
 
     /// `jal rd, 0`, or a B-type branch of offset 0 whose condition holds (RISC-V
