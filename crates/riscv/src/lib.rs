@@ -60,7 +60,7 @@ mod runaway;
 pub mod rvc;
 mod semihost;
 pub mod sparse;
-mod stores;
+pub mod stores;
 pub mod testing;
 pub mod unmodelled;
 

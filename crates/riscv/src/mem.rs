@@ -97,10 +97,15 @@ impl NodeMem {
         self.args = args;
     }
 
-    /// Core `by` stored to these lines (line, cycle) while another core of the node ran
-    /// (`core/coherence.rs`); no core that may still read is before cycle `earliest`.
-    pub fn publish_stores(&mut self, by: usize, stores: &[(u64, u64)], earliest: u64) {
-        stores.iter().for_each(|&(line, cycle)| self.stores.record(by, line, cycle));
+    /// Core `by` stored to `line` at `cycle` while another core of the node ran
+    /// (`core/coherence.rs`): the cores whose L1 D-cache may hold the line (`stores.rs`).
+    pub fn record_store(&mut self, by: usize, line: u64, cycle: u64) -> u64 {
+        self.stores.record(by, line, cycle)
+    }
+
+    /// No core of the node that may still read is before cycle `earliest`: stores no core
+    /// can wait for may be forgotten.
+    pub fn prune_stores(&mut self, earliest: u64) {
         self.stores.prune(earliest);
     }
 

@@ -10,6 +10,7 @@ use crate::node::boot::{ip_text, mac_text, node_ip, node_mac, BootInfo};
 use crate::node::nic::NodeNic;
 use nanopu_nic::icenic::{IceNic, IceParams};
 use nanopu_nic::Nic;
+use nanopu_riscv::stores::holder_bit;
 use nanopu_riscv::{Core, NodeMem, Program};
 use std::sync::Arc;
 
@@ -144,18 +145,28 @@ impl Node {
         self.cores[core].note_loop(&self.mem);
         let stores = self.cores[core].take_stores();
         if !stores.is_empty() {
+            for &(line, cycle) in &stores {
+                let holders = self.mem.record_store(core, line, cycle);
+                self.probe(core, line, holders);
+            }
             let mut earliest = u64::MAX;
             for (c, _) in self.cores.iter().zip(&self.state).filter(|(_, s)| s.running()) {
                 earliest = earliest.min(c.cycle());
             }
-            self.mem.publish_stores(core, &stores, earliest);
-            for (i, (other, s)) in self.cores.iter_mut().zip(&self.state).enumerate() {
-                if i != core && s.running() {
-                    other.observe_stores(&stores);
-                }
-            }
+            self.mem.prune_stores(earliest);
         }
         self.cores[core].clear_noted(stores);
+    }
+
+    /// `line`, stored to by core `by`, leaves the L1 D-cache of every other core that may
+    /// hold it (`holders`, crates/riscv/src/stores.rs) and has yet to finish.
+    fn probe(&mut self, by: usize, line: u64, holders: u64) {
+        for (i, (other, s)) in self.cores.iter_mut().zip(&self.state).enumerate() {
+            let may_hold = holders & holder_bit(i) != 0 || holder_bit(i) == 0;
+            if may_hold && i != by && s.running() {
+                other.observe_store(line);
+            }
+        }
     }
 
     /// Earliest cycle at which another runnable core of this node could change what `core`

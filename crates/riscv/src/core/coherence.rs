@@ -107,10 +107,10 @@ impl Core {
         self.clear_stores();
     }
 
-    /// Another core of the node stored to these lines: drop them from the L1 D-cache (the
-    /// node's `StoreTable` keeps their cycles).
-    pub fn observe_stores(&mut self, stores: &[LineStore]) {
-        stores.iter().for_each(|&(line, _)| self.l1d.invalidate(line));
+    /// Another core of the node stored to `line`: drop it from the L1 D-cache (the node's
+    /// `StoreTable` keeps the store's cycle).
+    pub fn observe_store(&mut self, line: u64) {
+        self.l1d.invalidate(line);
         self.dline = u64::MAX;
     }
 
@@ -132,8 +132,8 @@ impl Core {
     /// Before an L1 miss of `line`: if another core stored to it at a cycle still ahead of
     /// this core's clock, the access waits until then (the new data is not there before).
     #[inline(always)]
-    pub(crate) fn await_store(&mut self, mem: &NodeMem, line: u64) {
-        let s = mem.stores.latest_by_other(line, self.hart);
+    pub(crate) fn await_store(&mut self, mem: &mut NodeMem, line: u64) {
+        let s = mem.stores.on_miss(line, self.hart);
         if s > self.cycle {
             self.stats.stall_mem += s - self.cycle;
             self.cycle = s;
