@@ -18,8 +18,8 @@ use crate::op::Op;
 use crate::params::{MemParams, TimingParams};
 use crate::program::elf::{Dram as DramMap, ElfError};
 use crate::program::{Program, PAGE};
-use crate::stores::StoreTable;
 use crate::sparse::{Chunk, Resident, Sparse, CHUNK, CHUNKS_PER_PAGE};
+use crate::stores::StoreTable;
 
 /// Base of the boot info page (docs/abi.md).
 pub const BOOT_BASE: u64 = 0x1000;
