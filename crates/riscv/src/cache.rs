@@ -54,11 +54,17 @@ impl L1 {
         self.tags.fill(INVALID);
     }
 
-    /// Drop line number `line` if held (a coherence probe: another agent wrote it).
+    /// Drop line number `line` if held (a coherence probe: another agent wrote it). A line
+    /// is held in one way at most: `access` fills only on a miss.
+    #[inline]
     pub fn invalidate(&mut self, line: u64) {
         let base = (line & self.set_mask) as usize * self.ways;
-        if let Some(set) = self.tags.get_mut(base..base + self.ways) {
-            set.iter_mut().filter(|t| **t == line as u32).for_each(|t| *t = INVALID);
+        // In bounds: base + ways <= sets * ways, as the set index is masked.
+        for t in &mut self.tags[base..base + self.ways] {
+            if *t == line as u32 {
+                *t = INVALID;
+                return;
+            }
         }
     }
 }

@@ -7,7 +7,8 @@
 //!   compressed forms) into [`op::Op`]s shared by every core of every node.
 //! - [`NodeMem`] (`mem.rs`) is one node: DRAM pages materialized on first write, the boot
 //!   page, the CLINT, the shared L2 tags ([`cache`]) and, behind them, FASED's last-level
-//!   cache ([`llc`]) and DDR3 bank timing ([`dram`]).
+//!   cache ([`llc`]) and DDR3 bank timing ([`dram`]), and the table of the stores its cores
+//!   have shown each other ([`stores`]; the cores' side is `core/coherence.rs`).
 //! - [`Core`] (`core.rs`) is one hart. Its run loop (`core.rs`) fetches by index into the
 //!   current code page (`fetch.rs`) and executes (`exec.rs`, `muldiv.rs`, `amo.rs`,
 //!   `csr.rs`, `fpu.rs` with the soft-float arithmetic in `fparith.rs`/`fpconv.rs`); loads and stores go through a per-core software TLB (`lsu.rs`). Traps and
@@ -60,6 +61,7 @@ mod runaway;
 pub mod rvc;
 mod semihost;
 pub mod sparse;
+pub mod stores;
 pub mod testing;
 pub mod unmodelled;
 

@@ -79,7 +79,7 @@ impl Core {
             self.note_line(line);
             if !self.l1d.access(line) {
                 self.stats.dcache_misses += 1;
-                self.await_store(line);
+                self.await_store(mem, line);
                 self.miss(mem, line);
             }
         } else if self.coh.sharing {
@@ -117,7 +117,11 @@ impl Core {
     pub fn warm(&mut self, mem: &mut NodeMem, addr: u64, len: u64) {
         let shift = self.line_shift;
         for line in addr >> shift..(addr + len).div_ceil(1 << shift) {
-            if !self.l1d.access(line) && !mem.l2.access(line - (mem.base >> shift)) {
+            if self.l1d.access(line) {
+                continue;
+            }
+            mem.stores.note_fill(line, self.hart);
+            if !mem.l2.access(line - (mem.base >> shift)) {
                 mem.llc.access((line << shift) - mem.base);
             }
         }

@@ -19,6 +19,7 @@ use crate::params::{MemParams, TimingParams};
 use crate::program::elf::{Dram as DramMap, ElfError};
 use crate::program::{Program, PAGE};
 use crate::sparse::{Chunk, Resident, Sparse, CHUNK, CHUNKS_PER_PAGE};
+use crate::stores::StoreTable;
 
 /// Base of the boot info page (docs/abi.md).
 pub const BOOT_BASE: u64 = 0x1000;
@@ -52,6 +53,8 @@ pub struct NodeMem {
     /// Private chunks created so far: host pointers to shared chunks (the image, zeros)
     /// that a core cached are stale once this has changed.
     pub(crate) page_gen: u64,
+    /// What the cores have shown each other of their stores (`stores.rs`).
+    pub(crate) stores: StoreTable,
 }
 
 impl NodeMem {
@@ -84,6 +87,7 @@ impl NodeMem {
             code_over: HashMap::new(),
             code_dirty: BTreeSet::new(),
             page_gen: 0,
+            stores: StoreTable::default(),
         })
     }
 
@@ -91,6 +95,18 @@ impl NodeMem {
     /// first), as the prototype's host passed them (docs/abi.md "HTIF").
     pub fn set_args(&mut self, args: Vec<String>) {
         self.args = args;
+    }
+
+    /// Core `by` stored to `line` at `cycle` while another core of the node ran
+    /// (`core/coherence.rs`): the cores whose L1 D-cache may hold the line (`stores.rs`).
+    pub fn record_store(&mut self, by: usize, line: u64, cycle: u64) -> u64 {
+        self.stores.record(by, line, cycle)
+    }
+
+    /// No core of the node that may still read is before cycle `earliest`: stores no core
+    /// can wait for may be forgotten.
+    pub fn prune_stores(&mut self, earliest: u64) {
+        self.stores.prune(earliest);
     }
 
     /// Set the contents of the boot info page (at most 4096 bytes; the rest reads as 0).
@@ -298,6 +314,19 @@ impl NodeMem {
             self.read(a, &mut b).map_or(0, |_| u16::from_le_bytes(b))
         };
         decode_parcels(half(addr), half(addr + 2), self.program.is_nanopu())
+    }
+
+    /// The two bytes at `addr` as `read` gives them (None where it fails), from one chunk
+    /// lookup when both are in one DRAM chunk: read after every run of a core sharing its
+    /// node (`Core::loops_in_place`).
+    pub(crate) fn half_at(&self, addr: u64) -> Option<u16> {
+        let off = (addr % CHUNK) as usize;
+        if off + 1 < CHUNK as usize && self.dram_page(addr).and(self.dram_page(addr + 1)).is_some() {
+            let c = self.chunk(addr / CHUNK);
+            return Some(u16::from_le_bytes([c[off], c[off + 1]]));
+        }
+        let mut b = [0u8; 2];
+        self.read(addr, &mut b).ok().map(|_| u16::from_le_bytes(b))
     }
 
     /// Read two bytes at `addr` (for decoding outside pre-decoded code). None if unmapped.

@@ -34,13 +34,14 @@ impl Simulation {
             .cores_q
             .peek_time()
             .map_or(u64::MAX, |t| self.clock.cycle_floor(t).saturating_add(self.cross_node_cycles));
-        let exact_until = peek.min(self.nodes[n].others_horizon(c)).min(other_nodes).min(self.horizon);
+        let others = self.nodes[n].others_horizon(c);
+        let exact_until = peek.min(others).min(other_nodes).min(self.horizon);
         let node = &mut self.nodes[n];
         let irq_bit = node.irq_bit();
         if std::mem::replace(&mut node.last_run, c) != c {
             node.cores[c].drop_reservation();
         }
-        let step = sharing_step(node, c);
+        let step = sharing_step(node, c, others);
         let core = &mut node.cores[c];
         // An interruptible core as far as the next event allows, another to its step; either
         // at most a quantum, so the loop looks for a stop in time (`engine/stop.rs`).
@@ -262,11 +263,11 @@ impl Simulation {
 /// once are held a window apart, and a core polling a line within the NIC's RX path of the
 /// earliest other, so each sees the others' stores within a few cycles; a core's stores go
 /// to every core of the node that has yet to finish (docs/models/node.md "Cores sharing
-/// memory"). `u64::MAX` for a core alone, or looping on itself.
-fn sharing_step(node: &mut crate::node::Node, c: usize) -> u64 {
+/// memory"). `others`: the node's `others_horizon(c)`. `u64::MAX` for a core alone, or
+/// looping on itself.
+fn sharing_step(node: &mut crate::node::Node, c: usize, others: u64) -> u64 {
     let own_loop = node.cores[c].looping();
     let sharing = !own_loop && node.state.iter().enumerate().any(|(i, s)| i != c && s.running());
-    let others = node.others_horizon(c);
     let core = &mut node.cores[c];
     let step = if own_loop || others == u64::MAX {
         u64::MAX

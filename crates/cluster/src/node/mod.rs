@@ -10,6 +10,7 @@ use crate::node::boot::{ip_text, mac_text, node_ip, node_mac, BootInfo};
 use crate::node::nic::NodeNic;
 use nanopu_nic::icenic::{IceNic, IceParams};
 use nanopu_nic::Nic;
+use nanopu_riscv::stores::holder_bit;
 use nanopu_riscv::{Core, NodeMem, Program};
 use std::sync::Arc;
 
@@ -137,33 +138,55 @@ impl Node {
         self.nic.ice()
     }
 
-    /// After `core`'s run: the lines it stored to leave the other cores' L1 D-caches
-    /// (crates/riscv/src/core/coherence.rs), and whether it now loops in place is noted.
+    /// After `core`'s run: the lines it stored to leave the other cores' L1 D-caches and
+    /// enter the node's table of stores (crates/riscv/src/core/coherence.rs), and whether
+    /// it now loops in place is noted.
     pub fn publish_stores(&mut self, core: usize) {
         self.cores[core].note_loop(&self.mem);
         let stores = self.cores[core].take_stores();
-        if stores.is_empty() {
+        if !stores.is_empty() {
+            for &(line, cycle) in &stores {
+                let holders = self.mem.record_store(core, line, cycle);
+                self.probe(core, line, holders);
+            }
+            let mut earliest = u64::MAX;
+            for (c, _) in self.cores.iter().zip(&self.state).filter(|(_, s)| s.running()) {
+                earliest = earliest.min(c.cycle());
+            }
+            self.mem.prune_stores(earliest);
+        }
+        self.cores[core].clear_noted(stores);
+    }
+
+    /// `line`, stored to by core `by`, leaves the L1 D-cache of every other core that may
+    /// hold it (`holders`, crates/riscv/src/stores.rs) and has yet to finish. Most lines a
+    /// core stores to, no other core has read since its last store: nothing to do.
+    fn probe(&mut self, by: usize, line: u64, holders: u64) {
+        if holders & !holder_bit(by) == 0 && self.cores.len() <= 64 {
             return;
         }
-        let others = self
-            .cores
-            .iter_mut()
-            .zip(&self.state)
-            .enumerate()
-            .filter(|(i, (_, s))| *i != core && s.running());
-        others.for_each(|(_, (other, _))| other.observe_stores(&stores));
+        for i in 0..self.cores.len() {
+            let may_hold = holders & holder_bit(i) != 0 || holder_bit(i) == 0;
+            if may_hold && i != by && self.state[i].running() {
+                self.cores[i].observe_store(line);
+            }
+        }
     }
 
     /// Earliest cycle at which another runnable core of this node could change what `core`
     /// sees (its own time plus the NIC's RX path). A core looping in place changes nothing
-    /// until an interrupt moves it (`Core::loops_in_place`), and is not counted.
+    /// until an interrupt moves it (`Core::loops_in_place`), and is not counted. Called at
+    /// every dispatch: a plain loop.
     pub fn others_horizon(&self, core: usize) -> u64 {
-        let times = self.state.iter().enumerate().filter(|(i, _)| *i != core);
-        let t = times.filter_map(|(i, s)| match s {
-            CoreState::Scheduled(t) if !self.cores[i].looping() => Some(*t),
-            _ => None,
-        });
-        t.min().map_or(u64::MAX, |t| t + self.nic.rx_path_cycles())
+        let mut t: Option<u64> = None;
+        for (i, s) in self.state.iter().enumerate() {
+            if let CoreState::Scheduled(at) = *s {
+                if t.is_none_or(|t| at < t) && i != core && !self.cores[i].looping() {
+                    t = Some(at);
+                }
+            }
+        }
+        t.map_or(u64::MAX, |t| t + self.nic.rx_path_cycles())
     }
 }
 

@@ -2,23 +2,25 @@
 //! D-caches behind the shared L2 (docs/models/node.md "Cores sharing memory").
 //!
 //! The cores of a node run one after another, each at most a window past the others (a few
-//! cycles while it polls a line; crates/cluster `dispatch`). While another core of its node could read memory, a core
-//! notes the lines it stores to and the cycle of each line's last store; after its run the
-//! other cores observe them: the line leaves their L1 D-cache, as the inclusive L2's probe
-//! takes it away on the prototype, so their next access misses and refills from the L2
-//! (`l2_latency`). A core that reads a line stored at a cycle still in its own future (the
-//! writer ran a few cycles ahead) waits for that cycle first: a store is never seen before
-//! it is made.
+//! cycles while it polls a line; crates/cluster `dispatch`). While another core of its node
+//! could read memory, a core notes the lines it stores to and the cycle of each line's last
+//! store; after its run the other cores observe them: the line leaves their L1 D-cache, as
+//! the inclusive L2's probe takes it away on the prototype, so their next access misses and
+//! refills from the L2 (`l2_latency`). A core that reads a line stored at a cycle still in
+//! its own future (the writer ran a few cycles ahead) waits for that cycle first: a store is
+//! never seen before it is made (the node's `StoreTable` holds the cycles, `stores.rs`).
 
 use super::Core;
 use crate::mem::NodeMem;
-use std::collections::HashMap;
 
 /// Accesses in a row to one line after which a core is taken to be polling it.
 const POLL_ACCESSES: u32 = 16;
 
 /// A line number and the cycle of the last store to it.
 pub type LineStore = (u64, u64);
+
+/// Slots of the index that finds a line already noted in this run (a power of two).
+const NOTED_SLOTS: usize = 32;
 
 /// One core's side of coherence.
 #[derive(Default)]
@@ -35,13 +37,12 @@ pub(crate) struct Coherence {
     yield_now: bool,
     /// The core ended its last run looping in place (`loops_in_place`).
     looping: bool,
-    /// Lines stored to since the others last observed this core, in order.
+    /// Lines stored to since the others last observed this core, mostly each once.
     stores: Vec<LineStore>,
-    /// Lines other cores stored to at cycles after this core's clock when it observed
-    /// them, with the last such cycle.
-    future: HashMap<u64, u64>,
-    /// `future`'s size after it was last pruned (it is pruned when it has doubled).
-    pruned_len: usize,
+    /// Where in `stores` a line may be, by its low bits (plus one; 0: nowhere): a run
+    /// stores to a few lines again and again (its stack, its variables), and each noted
+    /// once is invalidated once in every other core.
+    noted: [u32; NOTED_SLOTS],
 }
 
 impl Core {
@@ -51,8 +52,13 @@ impl Core {
         self.coh.sharing = on;
         self.coh.in_step = in_step;
         if !on {
-            self.coh.stores.clear();
+            self.clear_stores();
         }
+    }
+
+    fn clear_stores(&mut self) {
+        self.coh.stores.clear();
+        self.coh.noted = [0; NOTED_SLOTS];
     }
 
     /// Is the core polling one line (`POLL_ACCESSES` data accesses in a row to it, none to
@@ -88,31 +94,23 @@ impl Core {
         std::mem::take(&mut self.coh.yield_now)
     }
 
-    /// The lines this core stored to since the last call, each once with its last store's
-    /// cycle (a run stores to a few lines again and again: its stack, its variables).
+    /// The lines this core stored to since the last call, with their last store's cycle
+    /// (a line may be there twice); give the vector back with `clear_noted`.
     pub fn take_stores(&mut self) -> Vec<LineStore> {
-        let mut v = std::mem::take(&mut self.coh.stores);
-        v.sort_unstable_by_key(|&(line, s)| (line, std::cmp::Reverse(s)));
-        v.dedup_by_key(|&mut (line, _)| line);
-        v
+        std::mem::take(&mut self.coh.stores)
     }
 
-    /// Another core of the node stored to these lines: drop them from the L1 D-cache, and
-    /// remember the stores this core's clock has not yet reached.
-    pub fn observe_stores(&mut self, stores: &[LineStore]) {
-        let now = self.cycle;
-        for &(line, s) in stores {
-            self.l1d.invalidate(line);
-            if s > now {
-                let e = self.coh.future.entry(line).or_insert(s);
-                *e = (*e).max(s);
-            }
-        }
-        let coh = &mut self.coh;
-        if coh.future.len() >= 2 * coh.pruned_len.max(128) {
-            coh.future.retain(|_, s| *s > now);
-            coh.pruned_len = coh.future.len();
-        }
+    /// After `take_stores`: note the next run's stores in `stores` (cleared), keeping its
+    /// allocation.
+    pub fn clear_noted(&mut self, stores: Vec<LineStore>) {
+        self.coh.stores = stores;
+        self.clear_stores();
+    }
+
+    /// Another core of the node stored to `line`: drop it from the L1 D-cache (the node's
+    /// `StoreTable` keeps the store's cycle).
+    pub fn observe_store(&mut self, line: u64) {
+        self.l1d.invalidate(line);
         self.dline = u64::MAX;
     }
 
@@ -120,20 +118,23 @@ impl Core {
     #[inline(always)]
     pub(crate) fn note_store(&mut self, addr: u64) {
         let line = addr >> self.line_shift;
-        match self.coh.stores.last_mut() {
-            Some(last) if last.0 == line => last.1 = self.cycle,
-            _ => self.coh.stores.push((line, self.cycle)),
+        let coh = &mut self.coh;
+        let slot = &mut coh.noted[line as usize & (NOTED_SLOTS - 1)];
+        match coh.stores.get_mut((*slot as usize).wrapping_sub(1)) {
+            Some(noted) if noted.0 == line => noted.1 = self.cycle,
+            _ => {
+                coh.stores.push((line, self.cycle));
+                *slot = coh.stores.len() as u32;
+            }
         }
     }
 
     /// Before an L1 miss of `line`: if another core stored to it at a cycle still ahead of
     /// this core's clock, the access waits until then (the new data is not there before).
     #[inline(always)]
-    pub(crate) fn await_store(&mut self, line: u64) {
-        if self.coh.future.is_empty() {
-            return;
-        }
-        if let Some(&s) = self.coh.future.get(&line).filter(|&&s| s > self.cycle) {
+    pub(crate) fn await_store(&mut self, mem: &mut NodeMem, line: u64) {
+        let s = mem.stores.on_miss(line, self.hart);
+        if s > self.cycle {
             self.stats.stall_mem += s - self.cycle;
             self.cycle = s;
         }
@@ -156,15 +157,15 @@ impl Core {
     }
 
     fn loops_in_place(&self, mem: &NodeMem) -> bool {
-        let mut b = [0u8; 4];
-        if self.irq_mask_enabled() != 0 || mem.read(self.pc, &mut b[..2]).is_err() {
+        if self.irq_mask_enabled() != 0 {
             return false;
         }
-        let low = u16::from_le_bytes([b[0], b[1]]);
+        let Some(low) = mem.half_at(self.pc) else { return false };
         if low & 3 != 3 {
             return self.compressed_self_loop(low);
         }
-        mem.read(self.pc, &mut b).is_ok() && self.self_loop(u32::from_le_bytes(b))
+        let high = mem.half_at(self.pc.wrapping_add(2));
+        high.is_some_and(|high| self.self_loop(low as u32 | (high as u32) << 16))
     }
 
     /// `jal rd, 0`, or a B-type branch of offset 0 whose condition holds (RISC-V

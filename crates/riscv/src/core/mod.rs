@@ -182,13 +182,15 @@ impl Core {
     }
 
     /// Drop the host pointers cached by a previous run that memory may have invalidated
-    /// since: the fetch page (code may have been re-decoded) always, the data TLBs only if
-    /// a chunk became private (private chunks never move, so most runs keep them warm).
+    /// since: the fetch page (code may have been re-decoded) always, the read TLB only if
+    /// a chunk became private (a read entry may point to the shared chunk it replaced).
+    /// The write TLB points to private chunks only, which never move: it stays warm, which
+    /// matters when the cores of a node run a few hundred cycles at a time, each run after
+    /// another core made a chunk private (`core/coherence.rs`).
     fn begin_run(&mut self, mem: &NodeMem) {
         self.fetch_pn = u64::MAX;
         if self.tlb_gen != mem.page_gen {
             self.tlb_r = [NO_TLB; TLB_SIZE];
-            self.tlb_w = [NO_TLB; TLB_SIZE];
             self.tlb_gen = mem.page_gen;
         }
     }

@@ -1,0 +1,137 @@
+//! The node's table of the stores its cores have shown each other (docs/models/node.md
+//! "Cores sharing memory"): for each line, the cycle of the latest store to it, which core
+//! made it, and the latest store by any other core. A core that misses on a line stored by
+//! another core at a cycle still in its own future waits until then (`core/coherence.rs`).
+//!
+//! One table per node, not one per core: each store is entered once, however many cores
+//! observe it, and a reader asks for the latest store by a core other than itself (the
+//! two figures kept per line answer that for every reader). A store whose cycle a reader
+//! has already passed makes it wait for nothing, so what each reader saw when the store
+//! was published needs no keeping: its clock only moves forward.
+//!
+//! The table also knows which cores may hold each line in their L1 D-cache: the core that
+//! stored to it last and those that missed on it since (a core only gets a line by missing
+//! on it, or by a warm start). A store then probes only their caches; a line no other core
+//! has read since, a core's own stack above all, probes none. Probing a cache that does not
+//! hold the line would change nothing.
+
+use nanopu_sim::hash::IntMap;
+
+/// The latest stores to one line.
+#[derive(Clone, Copy)]
+struct Latest {
+    /// Cycle of the latest store, and the core that made it.
+    cycle: u64,
+    by: usize,
+    /// Cycle of the latest store by any core but `by` (0: none).
+    other: u64,
+    /// Cores that may hold the line in their L1 D-cache (bit `i`: core `i`).
+    holders: u64,
+}
+
+/// Every core may hold the line (it had no entry: none yet, or pruned).
+pub const ANY: u64 = u64::MAX;
+
+/// The bit of core `i` among a line's holders; cores 64 and up have none, and are probed
+/// at every store.
+pub fn holder_bit(i: usize) -> u64 {
+    1u64.checked_shl(i as u32).unwrap_or(0)
+}
+
+/// Lines stored to by the node's cores while another core of the node was running.
+#[derive(Default)]
+pub struct StoreTable {
+    lines: IntMap<u64, Latest>,
+    /// `lines`' size after it was last pruned (it is pruned when it has doubled).
+    pruned_len: usize,
+}
+
+impl StoreTable {
+    /// Core `by` stored to `line` at `cycle`: the cores whose L1 D-cache may hold the line
+    /// and must lose it (bit `i`: core `i`, `by` among them or not; cores 64 and up always).
+    pub fn record(&mut self, by: usize, line: u64, cycle: u64) -> u64 {
+        let e = self.lines.entry(line).or_insert(Latest { cycle, by, other: 0, holders: ANY });
+        if e.by == by {
+            e.cycle = e.cycle.max(cycle);
+        } else if cycle > e.cycle {
+            *e = Latest { cycle, by, other: e.cycle, holders: e.holders };
+        } else {
+            e.other = e.other.max(cycle);
+        }
+        std::mem::replace(&mut e.holders, holder_bit(by))
+    }
+
+    /// Core `reader` missed on `line` and now holds it: the cycle of the latest store to it
+    /// by another core (0: none).
+    #[inline(always)]
+    pub fn on_miss(&mut self, line: u64, reader: usize) -> u64 {
+        if self.lines.is_empty() {
+            return 0;
+        }
+        let Some(e) = self.lines.get_mut(&line) else { return 0 };
+        e.holders |= holder_bit(reader);
+        if e.by == reader {
+            e.other
+        } else {
+            e.cycle
+        }
+    }
+
+    /// Core `core` filled `line` without a timed miss (a warm start): it holds it.
+    pub fn note_fill(&mut self, line: u64, core: usize) {
+        if let Some(e) = self.lines.get_mut(&line) {
+            e.holders |= holder_bit(core);
+        }
+    }
+
+    /// Forget stores no core can wait for any more: every core that may still read is at
+    /// `earliest` or later. Done only once the table has doubled, so its cost is spread; a
+    /// line forgotten may again be in any cache.
+    pub fn prune(&mut self, earliest: u64) {
+        if self.lines.len() >= 2 * self.pruned_len.max(128) {
+            self.lines.retain(|_, e| e.cycle > earliest);
+            self.pruned_len = self.lines.len();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reader_sees_the_latest_store_of_the_others_not_its_own() {
+        let mut t = StoreTable::default();
+        t.record(0, 7, 100);
+        assert_eq!((t.on_miss(7, 0), t.on_miss(7, 1)), (0, 100));
+        t.record(1, 7, 300);
+        t.record(0, 7, 200);
+        assert_eq!((t.on_miss(7, 0), t.on_miss(7, 1), t.on_miss(7, 2)), (300, 200, 300));
+        t.record(2, 7, 250);
+        assert_eq!((t.on_miss(7, 1), t.on_miss(7, 3)), (250, 300));
+        assert_eq!(t.on_miss(8, 1), 0);
+    }
+
+    #[test]
+    fn a_store_probes_the_caches_that_got_the_line_since_the_last_store() {
+        let mut t = StoreTable::default();
+        assert_eq!(t.record(0, 7, 100), ANY, "a line not yet in the table may be anywhere");
+        assert_eq!(t.record(0, 7, 110), holder_bit(0), "no other core missed on it");
+        t.on_miss(7, 2);
+        t.note_fill(7, 3);
+        t.on_miss(9, 1);
+        assert_eq!(t.record(1, 7, 120), holder_bit(0) | holder_bit(2) | holder_bit(3));
+        assert_eq!(t.record(0, 7, 130), holder_bit(1));
+        assert_eq!(holder_bit(64), 0);
+    }
+
+    #[test]
+    fn pruning_keeps_the_stores_a_core_may_still_wait_for() {
+        let mut t = StoreTable::default();
+        (0..256).for_each(|line| _ = t.record(0, line, line));
+        t.prune(200);
+        assert_eq!(t.lines.len(), 55);
+        assert_eq!((t.on_miss(199, 1), t.on_miss(201, 1)), (0, 201));
+        assert_eq!(t.record(0, 199, 300), ANY, "a pruned line may be anywhere again");
+    }
+}
