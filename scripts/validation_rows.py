@@ -1,8 +1,9 @@
-"""Rows of docs/validation.md read from the experiments' results (scripts/validation_experiments.py):
-the NanoSort paper's further figures, the nanoPU prototype's application runs and the
-artifact's NIC comparison, each with its source and, for a gap over 15%, its mechanism as the
-experiment's README or docs/ locate it; and the experiments that have no published figure to
-set beside ours. scripts/validation measures the rest and writes the file."""
+"""Rows of docs/validation.md beyond those scripts/validation defines itself: the NanoSort
+paper's further figures, the nanoPU prototype's application runs and the artifact's NIC
+comparison, each with its source and, for a gap over 15%, its mechanism as the experiment's
+README or docs/ locate it; and the experiments that have no published figure to set beside
+ours. Ours is measured here with the CLI (the sorts, the NIC benchmarks) or read from the
+experiments' results (scripts/validation_experiments.py); scripts/validation writes the file."""
 import validation_experiments as ex
 
 # Where the prototype's FireSim runs of the applications print a figure: the authors'
@@ -14,8 +15,8 @@ CHAIN_SRC = ("the prototype's FireSim run, not the paper's text (its chain figur
 MICA_SRC = "the prototype's FireSim run: l-nic/firesim `deploy/MICA-Eval.ipynb` (commit 2e9c9b03), at 1.01 Mrps"
 SETALG_SRC = ("the prototype's FireSim run: l-nic/firesim `deploy/Set-Intersection-Eval.ipynb` (commit 2e9c9b03), "
               "at 3.15 Mrps")
-# Their figures (us for none: ns): the chain's mean and p99 at its proxy, MICA's and set
-# intersection's p99, each as the notebook prints it.
+# Their figures, ns, each as its notebook prints it: the chain's write mean and p99 at its
+# proxy, MICA's and set intersection's p99 (less one link).
 CHAIN_MEAN, CHAIN_P99 = 1096.7, 1445.0
 MICA_P99 = 949.4
 SETALG_P99 = 1598.75
@@ -33,8 +34,9 @@ TAIL_NOTE = ("bounded by the 256-core row, not located further: 4 us on 1% of th
              "27 us to the paper's; ours starts from a baseline {base_ratio:.2f} times the paper's 26 us (the "
              "256-core row's gap: per-key work and the largest final bucket's fetch), and the paper gives no idle or "
              "per-stage figures for this run")
-MCAST_OFF_NOTE = ("bounded by the 4,096-core row: with multicast ours is already {on_ratio:.2f}x the paper's ({mcast_on:.1f} "
-                  "against 40 us, seed 1); turning it off adds {off_delta:.1f} us to ours and 56 us to the paper's. At "
+MCAST_OFF_NOTE = ("bounded by the 4,096-core row: with multicast ours is already {on_ratio:.2f}x the paper's "
+                  "({mcast_on:.1f} against 40 us, seed 1); turning it off adds {off_delta:.1f} us to ours and 56 us "
+                  "to the paper's. At "
                   "the first level each of the 15 median-tree roots then sends its pivot to the 4,096 cores one "
                   "message after another while they wait (`experiments/nanosort-multicast`); where the further "
                   "{extra:.1f} us go is not located")
@@ -103,11 +105,12 @@ def sorts(nanopu_json):
     ms = {c: nanopu_json("sort", "--algorithm", "millisort", "--cores", str(c), "--keys-per-core", "16",
                          "--reduction", "4", "--json")["figures"]["total_ns"] / 1000 for c in (64, 256)}
     us = {k: f["total_ns"] / 1000 for k, f in fig.items()}
-    return {"tail4": us["tail"], "tail_factor": us["tail"] / us["base"], "nanosort256_msgs": fig["base"]["msgs_sent"],
+    msgs = {k: f["msgs_sent"] for k, f in fig.items()}
+    return {"tail4": us["tail"], "tail_factor": us["tail"] / us["base"], "tail_base": us["base"],
+            "tail_delta": us["tail"] - us["base"], "nanosort256_msgs": msgs["base"], "mcast_on": us["on"],
             "mcast_off": us["off"], "mcast_speedup": us["off"] / us["on"],
-            "mcast_msgs": 100 * (fig["off"]["msgs_sent"] - fig["on"]["msgs_sent"]) / fig["off"]["msgs_sent"],
-            "millisort64": ms[64], "millisort256": ms[256], "tail_base": us["base"], "tail_delta": us["tail"] - us["base"],
-            "mcast_on": us["on"]}
+            "mcast_msgs": 100 * (msgs["off"] - msgs["on"]) / msgs["off"],
+            "millisort64": ms[64], "millisort256": ms[256]}
 
 
 def nic_points(nanopu_json):
@@ -117,10 +120,8 @@ def nic_points(nanopu_json):
     rate = {nic: nanopu_json("bench", "nic-throughput", "--nic", nic, "--json") for nic in NIC_NAMES}
     ours = {}
     for quantity, nic, size in ARTIFACT_POINTS:
-        if quantity == "latency":
-            ours[f"{quantity}_{nic}_{size}"] = next(r["nic_median_ns"] for r in lat[nic] if r["payload_bytes"] == size)
-        else:
-            ours[f"{quantity}_{nic}_{size}"] = next(r["mpps"] for r in rate[nic][quantity] if r["payload_bytes"] == size)
+        found, field = (lat[nic], "nic_median_ns") if quantity == "latency" else (rate[nic][quantity], "mpps")
+        ours[f"{quantity}_{nic}_{size}"] = next(r[field] for r in found if r["payload_bytes"] == size)
     return ours
 
 
@@ -153,7 +154,8 @@ def artifact_row(point):
     """A row of the artifact's NIC comparison (experiments/nic-compare)."""
     quantity, nic, size = point
     what = {"latency": f"{NIC_NAMES[nic]} loopback, {size} B, latency module",
-            "loopback": f"{NIC_NAMES[nic]} loopback rate, {size} B", "stream": f"{NIC_NAMES[nic]} stream rate, {size} B"}
+            "loopback": f"{NIC_NAMES[nic]} loopback rate, {size} B",
+            "stream": f"{NIC_NAMES[nic]} stream rate, {size} B"}
     span = {"nanopu": "the latency module's span, first word in to last word out",
             "icenic": "wire to wire less the MAC's 2 x 26 ns, as the latency module would count"}
     setup = (f"one node, one core, echo; {span[nic]}" if quantity == "latency" else
@@ -210,8 +212,8 @@ def nanosort_rows(notes):
 def nanopu_rows(notes):
     """The nanoPU prototype's application runs, at their setups."""
     chain = ("3 replicas of one core, 16 B keys, 64 B values, 10,000 items, writes only, uniform keys, 0 ns "
-             "switches, 43.75 ns links (`experiments/chain/paper.toml`); the notebook at its lowest load "
-             "(0.64 Mrps), ours unloaded (0.05 Mrps)")
+             "switches, 43.75 ns links (`experiments/chain/paper.toml`); the notebook's point at 0.64 Mrps "
+             "(its sweep's second-lowest load), ours unloaded (0.05 Mrps)")
     return [
         ("chain_mean", "chain replication: write, mean", chain, CHAIN_MEAN, CHAIN_SRC, "ns", 0.0,
          "experiments/chain/run", CHAIN_NOTE),
