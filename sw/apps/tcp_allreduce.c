@@ -108,15 +108,17 @@ static void check(void)
     }
 }
 
-/* Close the ring: our FIN to the next rank, the previous rank's FIN read. */
+/* Close the ring: our FIN to the next rank, the previous rank's FIN read, our FIN to it;
+ * only then wait for the closes, since each waits on a neighbour's FIN (tcp_close). */
 static void finish(int next, int prev)
 {
-    tcp_shutdown(next);
     int r;
+    tcp_shutdown(next);
     while ((r = tcp_recv(prev, rx, RECV_CHUNK)) == TCP_EAGAIN)
         tcp_wait();
     if (r != 0)
-        TAPP_FAIL("allreduce: rank %u: %d more bytes or an error (%d) after the last step\n", rank, r, r);
+        TAPP_FAIL("allreduce: rank %u: %d more bytes or an error after the last step\n", rank, r);
+    tcp_shutdown(prev);
     if (tcp_close(next) < 0 || tcp_close(prev) < 0)
         TAPP_FAIL("allreduce: rank %u: a ring connection did not close cleanly\n", rank);
 }
@@ -135,7 +137,7 @@ int main(int argc, char **argv)
     chunk_elems = elems / hosts;
     for (uint32_t k = 0; k < elems; k++)
         data[k] = tapp_input(rank, k);
-    tcp_init();
+    tapp_init();
     int lfd = tcp_listen(port);
     int next = tapp_connect(nanopu_ip_of_node((rank + 1) % hosts), port);
     int prev = tcp_accept(lfd);
@@ -146,5 +148,6 @@ int main(int argc, char **argv)
     check();
     printf("allreduce: rank=%u hosts=%u elems=%u cycles=%lu\n", rank, hosts, elems, (unsigned long)cycles);
     tapp_report_tcp(cycles);
+    tapp_linger();
     return 0;
 }

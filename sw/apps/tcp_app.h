@@ -55,6 +55,19 @@ static inline int tapp_flag(int argc, char **argv, int from, const char *flag)
     return 0;
 }
 
+/* TIME-WAIT of the workloads, us: ten times the TCP's minimum RTO (tcp.md "Parameters"),
+ * so that a peer whose FIN is resent because our last ACK was lost still finds the
+ * connection in TIME-WAIT (what 2 MSL is for, RFC 9293 3.3.2) and gets that ACK again, not
+ * a reset. A choice: the stack's default (100 us) is shorter than one RTO. */
+#define TAPP_TIME_WAIT_US 2000
+
+/* Start the stack as the workloads run it. */
+static inline void tapp_init(void)
+{
+    tcp_init();
+    tcp_cfg.time_wait_us = TAPP_TIME_WAIT_US;
+}
+
 /* Run the stack (and nothing else) for `us` microseconds. */
 static inline void tapp_spin_us(uint32_t us)
 {
@@ -62,6 +75,12 @@ static inline void tapp_spin_us(uint32_t us)
     while (read_mcycle() < until)
         tcp_poll();
 }
+
+/* Keep the stack running through TIME-WAIT after the last close, as an operating system
+ * keeps a closed connection's TIME-WAIT after its process has exited: a program that
+ * exits at once leaves a peer whose last ACK was lost resending its FIN to no one. Polls
+ * (tcp_wait could sleep for good once TIME-WAIT has ended and no timer is left). */
+static inline void tapp_linger(void) { tapp_spin_us(TAPP_TIME_WAIT_US); }
 
 /* Connect to `ip`:`port`, trying again every 10 us while the peer answers with a reset
  * (it has not listened yet: every node starts at once, and a SYN may overtake the peer's

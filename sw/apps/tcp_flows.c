@@ -189,7 +189,7 @@ int main(int argc, char **argv)
         printf("usage: tcp_flows recv|send:IP PORT FLOWS BYTES [nocheck] [dropone|dupone]\n");
         return 1;
     }
-    tcp_init();
+    tapp_init();
     uint16_t port = (uint16_t)tapp_arg(argc, argv, 4, "port");
     nflows = (uint32_t)tapp_arg(argc, argv, 5, "flows");
     bytes = tapp_arg(argc, argv, 6, "bytes");
@@ -204,5 +204,6 @@ int main(int argc, char **argv)
         sender((uint32_t)tapp_number(tapp_after(argv[3], "send:"), "send:IP"), port);
     else
         TAPP_FAIL("tcp_flows: mode '%s' is neither recv nor send:IP\n", argv[3]);
+    tapp_linger();
     return 0;
 }

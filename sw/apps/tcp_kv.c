@@ -6,8 +6,8 @@
  * Arguments (after program, MAC and IP): PORT CLIENTS [loseset]. It accepts CLIENTS
  * connections, serves them until each has closed, then prints `kv: requests=R gets=G
  * hits=H sets=S errors=E cycles=C` and the stack's counters, and exits with 0.
- * `loseset` is the test hook the clients' checks must catch: the 100th SET answers +OK
- * but stores nothing.
+ * `loseset` is the test hook the clients' checks must catch: from the 100th SET on, a SET
+ * answers +OK but stores nothing.
  *
  * The store is a hash table with open addressing (linear probing, FNV-1a) of KV_SLOTS
  * slots; a full table answers SET with an error.
@@ -86,7 +86,7 @@ static void do_set(struct conn *c, const uint8_t *k, uint32_t kn, const uint8_t 
     struct slot *s = lookup(k, kn);
     if (!s)
         return errors++, reply(c, "-ERR store full\r\n", 17);
-    if (++sets == LOST_SET && lose_set)
+    if (++sets >= LOST_SET && lose_set)
         return reply(c, "+OK\r\n", 5);
     s->klen = (uint8_t)kn;
     s->vlen = (uint16_t)vn;
@@ -195,7 +195,7 @@ int main(int argc, char **argv)
     lose_set = tapp_flag(argc, argv, 5, "loseset");
     if (clients == 0 || clients > MAX_CLIENTS)
         TAPP_FAIL("tcp_kv: clients must be 1..%d, not %u\n", MAX_CLIENTS, clients);
-    tcp_init();
+    tapp_init();
     int lfd = tcp_listen(port);
     for (uint32_t i = 0; i < clients; i++)
         conns[i].fd = tcp_accept(lfd);
@@ -216,5 +216,6 @@ int main(int argc, char **argv)
            (unsigned long)gets, (unsigned long)hits, (unsigned long)sets, (unsigned long)errors,
            (unsigned long)cycles);
     tapp_report_tcp(cycles);
+    tapp_linger();
     return 0;
 }

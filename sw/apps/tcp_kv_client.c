@@ -212,7 +212,7 @@ int main(int argc, char **argv)
                   "VALUE_BYTES(1..%d) GET_PCT(0..100)\n", MAX_DEPTH, MAX_REQUESTS, MAX_KEYS, KV_VAL_MAX);
     node = (uint32_t)nanopu_node_index();
     rng = 0x9e3779b97f4a7c15ull * (node + 1);
-    tcp_init();
+    tapp_init();
     int fd = tapp_connect((uint32_t)tapp_number(ip, "connect:IP"), port);
     uint64_t t0 = read_mcycle();
     run(fd, depth, total, keys, get_pct);
@@ -224,5 +224,6 @@ int main(int argc, char **argv)
            total, (unsigned long)gets, (unsigned long)hits, (unsigned long)sets, (unsigned long)cycles,
            lat[(total - 1) / 2], lat[(total * 99 + 99) / 100 - 1], lat[total - 1]);
     tapp_report_tcp(cycles);
+    tapp_linger();
     return 0;
 }
