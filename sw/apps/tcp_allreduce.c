@@ -44,12 +44,28 @@ static uint32_t mod(int64_t x) { return (uint32_t)(((x % hosts) + hosts) % hosts
 static uint32_t send_chunk(uint32_t s) { return s < hosts - 1 ? mod((int64_t)rank - s) : mod((int64_t)rank + 1 - (s - (hosts - 1))); }
 static uint32_t recv_chunk(uint32_t s) { return s < hosts - 1 ? mod((int64_t)rank - s - 1) : mod((int64_t)rank - (s - (hosts - 1))); }
 
-/* Element `e` of the receive stream (value v): added in the reduce-scatter, stored after. */
-static void take(uint64_t e, uint64_t v)
+/* `n` elements `v` of the receive stream from element `e` on, all within one step: added
+ * into their chunk in the reduce-scatter, stored into it in the all-gather. */
+static void take(uint64_t e, const uint64_t *v, uint32_t n)
 {
-    uint32_t s = (uint32_t)(e / chunk_elems), k = (uint32_t)(e % chunk_elems);
-    uint64_t *d = &data[(uint64_t)recv_chunk(s) * chunk_elems + k];
-    *d = s < hosts - 1 ? *d + v : v;
+    uint32_t s = (uint32_t)(e / chunk_elems);
+    uint64_t *d = &data[(uint64_t)recv_chunk(s) * chunk_elems + e % chunk_elems];
+    if (s < hosts - 1)
+        for (uint32_t i = 0; i < n; i++)
+            d[i] += v[i];
+    else
+        for (uint32_t i = 0; i < n; i++)
+            d[i] = v[i];
+}
+
+/* Take `n` whole elements from element `e` on, split where a step ends. */
+static void take_all(uint64_t e, const uint64_t *v, uint32_t n)
+{
+    while (n) {
+        uint32_t in_step = chunk_elems - (uint32_t)(e % chunk_elems), k = n < in_step ? n : in_step;
+        take(e, v, k);
+        e += k, v += k, n -= k;
+    }
 }
 
 /* Send what the pipeline allows: up to one chunk beyond what was received. */
@@ -77,8 +93,7 @@ static int recv_some(int fd, uint64_t *rcvd, uint32_t *partial)
     if (r <= 0)
         TAPP_FAIL("allreduce: rank %u: receive failed (%d) after %lu bytes\n", rank, r, (unsigned long)*rcvd);
     uint32_t have = *partial + (uint32_t)r, whole = have & ~7u;
-    for (uint32_t i = 0; i < whole; i += 8)
-        take(*rcvd / 8 + i / 8, *(const uint64_t *)(rx + i));
+    take_all(*rcvd / 8, (const uint64_t *)rx, whole / 8);
     *rcvd += whole;
     memcpy(rx, rx + whole, have - whole);
     *partial = have - whole;
@@ -141,7 +156,7 @@ int main(int argc, char **argv)
     int lfd = tcp_listen(port);
     int next = tapp_connect(nanopu_ip_of_node((rank + 1) % hosts), port);
     int prev = tcp_accept(lfd);
-    uint64_t t0 = read_mcycle();
+    uint64_t t0 = tapp_mark();
     ring(next, prev);
     uint64_t cycles = read_mcycle() - t0;
     finish(next, prev);

@@ -117,7 +117,7 @@ static int recv_flow(uint32_t f)
 
 static void receiver(uint16_t port)
 {
-    uint64_t t0 = read_mcycle(), first = 0, last = 0;
+    uint64_t t0 = tapp_mark(), first = 0, last = 0;
     int lfd = tcp_listen(port);
     for (uint32_t f = 0; f < nflows; f++)
         flows[f].fd = tcp_accept(lfd);
@@ -161,7 +161,7 @@ static int send_flow(uint32_t f)
 
 static void sender(uint32_t ip, uint16_t port)
 {
-    uint64_t t0 = read_mcycle();
+    uint64_t t0 = tapp_mark();
     for (uint32_t f = 0; f < nflows; f++) {
         flows[f].fd = tapp_connect(ip, port);
         put32(flows[f].hdr, nanopu_node_ip());

@@ -199,7 +199,7 @@ int main(int argc, char **argv)
     int lfd = tcp_listen(port);
     for (uint32_t i = 0; i < clients; i++)
         conns[i].fd = tcp_accept(lfd);
-    uint64_t t0 = read_mcycle();
+    uint64_t t0 = tapp_mark();
     for (uint32_t open = clients; open;) {
         int busy = 0;
         open = 0;

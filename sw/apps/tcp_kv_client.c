@@ -214,7 +214,7 @@ int main(int argc, char **argv)
     rng = 0x9e3779b97f4a7c15ull * (node + 1);
     tapp_init();
     int fd = tapp_connect((uint32_t)tapp_number(ip, "connect:IP"), port);
-    uint64_t t0 = read_mcycle();
+    uint64_t t0 = tapp_mark();
     run(fd, depth, total, keys, get_pct);
     uint64_t cycles = read_mcycle() - t0;
     if (tcp_close(fd) < 0)

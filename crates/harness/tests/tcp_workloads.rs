@@ -234,7 +234,8 @@ fn a_ring_all_reduce_survives_one_percent_loss() {
 
 /// Node 0 serves `clients` clients (nodes 1..), each `requests` requests `depth` deep.
 fn kv(clients: u32, depth: u32, requests: u32, loss: f64, server_extra: &[&str]) -> ClusterSummary {
-    let (outcome, s) = run_any(Net::Star(clients + 1), 100.0, loss, &kv_programs(clients, depth, requests, server_extra));
+    let (outcome, s) =
+        run_any(Net::Star(clients + 1), 100.0, loss, &kv_programs(clients, depth, requests, server_extra));
     assert_eq!(outcome, Outcome::AllExited, "{}", s.text());
     s
 }
@@ -278,7 +279,16 @@ fn the_key_value_replies_stay_right_under_one_percent_loss() {
 #[test]
 fn a_server_that_loses_sets_is_caught_by_the_clients_model() {
     let (_, s) = run_any(Net::Star(4), 100.0, 0.0, &kv_programs(3, 8, 400, &["loseset"]));
-    let stale = |n| console(&s, n).contains("not the value of the last SET") || console(&s, n).contains("null, but");
+    let stale =
+        |n| console(&s, n).contains("not the value of the last SET") || console(&s, n).contains("null, but");
     assert!((1..=3).any(stale), "a client saw a value its model does not hold: {}", s.text());
     assert!((1..=3).all(|n| !console(&s, n).contains("kvc: ")), "no client reported success: {}", s.text());
+}
+
+#[test]
+fn the_same_lossy_reordered_run_gives_the_same_counters() {
+    let a = incast_over_leaf_spine(0.01);
+    let b = incast_over_leaf_spine(0.01);
+    assert_eq!(a.consoles, b.consoles, "the same counters, cycle for cycle");
+    assert_eq!(a.fabric.drops_random, b.fabric.drops_random);
 }
