@@ -40,9 +40,19 @@ static uint64_t tapp_input(uint32_t h, uint32_t k)
 
 static uint32_t mod(int64_t x) { return (uint32_t)(((x % hosts) + hosts) % hosts); }
 
-/* The chunk step `s` of the whole run (0 .. 2(N-1)-1) sends and receives. */
-static uint32_t send_chunk(uint32_t s) { return s < hosts - 1 ? mod((int64_t)rank - s) : mod((int64_t)rank + 1 - (s - (hosts - 1))); }
-static uint32_t recv_chunk(uint32_t s) { return s < hosts - 1 ? mod((int64_t)rank - s - 1) : mod((int64_t)rank - (s - (hosts - 1))); }
+/* The chunk step `s` of the whole run (0 .. 2(N-1)-1) sends and receives: reduce-scatter
+ * steps first, then all-gather steps (numbered again from 0 in the comment above). */
+static uint32_t send_chunk(uint32_t s)
+{
+    int64_t r = rank, rs = s < hosts - 1;
+    return rs ? mod(r - s) : mod(r + 1 - (s - (hosts - 1)));
+}
+
+static uint32_t recv_chunk(uint32_t s)
+{
+    int64_t r = rank, rs = s < hosts - 1;
+    return rs ? mod(r - s - 1) : mod(r - (s - (hosts - 1)));
+}
 
 /* `n` elements `v` of the receive stream from element `e` on, all within one step: added
  * into their chunk in the reduce-scatter, stored into it in the all-gather. */
@@ -95,7 +105,7 @@ static int recv_some(int fd, uint64_t *rcvd, uint32_t *partial)
     uint32_t have = *partial + (uint32_t)r, whole = have & ~7u;
     take_all(*rcvd / 8, (const uint64_t *)rx, whole / 8);
     *rcvd += whole;
-    memcpy(rx, rx + whole, have - whole);
+    memmove(rx, rx + whole, have - whole);
     *partial = have - whole;
     return 1;
 }
