@@ -5,7 +5,9 @@
  * of N-1 steps, then an all-gather of N-1 steps, each step moving one of N equal chunks to
  * the next node on the ring over one TCP connection. Hart 0 runs it; other harts exit.
  *
- * Arguments (after program, MAC and IP): HOSTS ELEMS PORT; ELEMS a multiple of HOSTS.
+ * Arguments (after program, MAC and IP): HOSTS ELEMS PORT [skipone]; ELEMS a multiple of
+ * HOSTS. `skipone` is the test hook the check must catch: rank 0 leaves out the first
+ * element it should add.
  * The node's rank is its node index (nanopu_node_index), so the ring is nodes 0..HOSTS-1.
  *
  * Steps, for rank r (chunks indexed mod N): reduce-scatter step s sends chunk r-s and adds
@@ -28,6 +30,7 @@
 static uint64_t data[MAX_ELEMS] __attribute__((aligned(64)));
 static uint8_t rx[RECV_CHUNK + 8] __attribute__((aligned(64)));
 static uint32_t hosts, rank, elems, chunk_elems;
+static int skip_one;
 
 /* SplitMix64's finaliser (Steele, Lea and Flood, OOPSLA 2014): a well-mixed input. */
 static uint64_t tapp_input(uint32_t h, uint32_t k)
@@ -61,7 +64,7 @@ static void take(uint64_t e, const uint64_t *v, uint32_t n)
     uint32_t s = (uint32_t)(e / chunk_elems);
     uint64_t *d = &data[(uint64_t)recv_chunk(s) * chunk_elems + e % chunk_elems];
     if (s < hosts - 1)
-        for (uint32_t i = 0; i < n; i++)
+        for (uint32_t i = skip_one && rank == 0 && e == 0; i < n; i++)
             d[i] += v[i];
     else
         for (uint32_t i = 0; i < n; i++)
@@ -156,6 +159,7 @@ int main(int argc, char **argv)
     elems = (uint32_t)tapp_arg(argc, argv, 4, "elems");
     uint16_t port = (uint16_t)tapp_arg(argc, argv, 5, "port");
     rank = (uint32_t)nanopu_node_index();
+    skip_one = tapp_flag(argc, argv, 6, "skipone");
     if (hosts < 2 || rank >= hosts || elems == 0 || elems % hosts || elems > MAX_ELEMS)
         TAPP_FAIL("allreduce: needs 2 or more hosts, this node's rank %u below them, and 1..%u "
                   "elements a multiple of the hosts (hosts %u, elems %u)\n", rank, MAX_ELEMS, hosts, elems);

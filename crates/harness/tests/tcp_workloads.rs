@@ -215,6 +215,17 @@ fn allreduce(hosts: u32, elems: u32, loss: f64) -> ClusterSummary {
 }
 
 #[test]
+fn a_rank_that_skips_one_addition_fails_every_ranks_check() {
+    let args = ["8".to_string(), (8 * 1024).to_string(), PORT.to_string(), "skipone".into()];
+    let (_, s) = run_any(Net::Star(8), 100.0, 0.0, &[program("0-7", "tcp_allreduce.elf", &args)]);
+    for n in 0..8 {
+        let c = console(&s, n);
+        assert!(c.contains("allreduce: rank ") && c.contains(", not "), "rank {n} found a wrong sum: {c}");
+        assert!(!c.contains("allreduce: rank="), "rank {n} never reported success: {c}");
+    }
+}
+
+#[test]
 fn a_ring_all_reduce_over_eight_hosts_sums_every_element() {
     allreduce(8, 8 * 1024, 0.0);
 }
