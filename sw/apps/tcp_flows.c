@@ -67,9 +67,11 @@ static void check_header(uint32_t f)
 static void take(uint32_t f, const uint8_t *p, uint32_t n)
 {
     struct flow *fl = &flows[f];
-    for (; n && fl->at < HDR; n--, p++)
-        if ((fl->hdr[fl->at++] = *p), fl->at == HDR)
+    for (; n && fl->at < HDR; n--, p++) {
+        fl->hdr[fl->at++] = *p;
+        if (fl->at == HDR)
             check_header(f);
+    }
     if (fl->at - HDR + n > bytes)
         TAPP_FAIL("tcp_flows: flow %u: more than %lu bytes arrived\n", f, (unsigned long)bytes);
     for (uint32_t i = 0; i < n && !no_check; i++)

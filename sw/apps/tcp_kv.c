@@ -71,8 +71,10 @@ static void do_get(struct conn *c, const uint8_t *k, uint32_t kn)
 {
     struct slot *s = lookup(k, kn);
     gets++;
-    if (!s || s->klen == 0)
-        return reply(c, "$-1\r\n", 5);
+    if (!s || s->klen == 0) {
+        reply(c, "$-1\r\n", 5);
+        return;
+    }
     hits++;
     c->out[c->out_len++] = '$';
     c->out_len += kv_put_dec(c->out + c->out_len, s->vlen);
@@ -84,14 +86,17 @@ static void do_get(struct conn *c, const uint8_t *k, uint32_t kn)
 static void do_set(struct conn *c, const uint8_t *k, uint32_t kn, const uint8_t *v, uint32_t vn)
 {
     struct slot *s = lookup(k, kn);
-    if (!s)
-        return errors++, reply(c, "-ERR store full\r\n", 17);
-    if (++sets >= LOST_SET && lose_set)
-        return reply(c, "+OK\r\n", 5);
-    s->klen = (uint8_t)kn;
-    s->vlen = (uint16_t)vn;
-    memcpy(s->key, k, kn);
-    memcpy(s->val, v, vn);
+    if (!s) {
+        errors++;
+        reply(c, "-ERR store full\r\n", 17);
+        return;
+    }
+    if (++sets < LOST_SET || !lose_set) {
+        s->klen = (uint8_t)kn;
+        s->vlen = (uint16_t)vn;
+        memcpy(s->key, k, kn);
+        memcpy(s->val, v, vn);
+    }
     reply(c, "+OK\r\n", 5);
 }
 

@@ -119,8 +119,11 @@ static uint32_t check_get(const struct pending *q, const uint8_t *p, uint32_t le
         wrong(q, "not a bulk string");
     if (n == 0 && !used)
         return 0;
-    if (n == -1)
-        return q->version ? (wrong(q, "null, but the key was set"), 0) : 1 + used;
+    if (n == -1) {
+        if (q->version)
+            wrong(q, "null, but the key was set");
+        return 1 + used;
+    }
     if (!q->version)
         wrong(q, "a value, but the key was never set");
     if (1 + used + (uint32_t)n + 2 > len)
