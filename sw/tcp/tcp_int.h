@@ -16,7 +16,11 @@
 #include "tcp.h"
 #include "icenic.h"
 
+/* Connection slots (listeners count): 4 unless a program's build asks for more
+ * (-DTCP_MAX_CONN=N; each slot holds TCP_SNDBUF + TCP_RCVBUF bytes). */
+#ifndef TCP_MAX_CONN
 #define TCP_MAX_CONN  4
+#endif
 #define TCP_MSS       1460            /* 1,500-byte IPv4 MTU less IPv4 and TCP headers */
 #define TCP_SNDBUF    (64u << 10)
 #define TCP_RCVBUF    (256u << 10)    /* more than 65,535: needs window scaling */
