@@ -25,14 +25,59 @@ fn sort_ns(args: &[&str]) -> Value {
     nanopu(&all)["figures"]["total_ns"].clone()
 }
 
+/// The row of `rows` whose `key` is `value`.
+fn row(rows: &Value, key: &str, value: Value) -> Value {
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r[key] == value)
+        .unwrap_or_else(|| panic!("no {key} {value}"))
+        .clone()
+}
+
+/// NanoSort on 256 cores at the tail experiment's setup (experiments/nanosort-tail, seed 1):
+/// its figures, with `extra` arguments.
+fn sort256(extra: &[&str]) -> Value {
+    let mut all =
+        vec!["sort", "--json", "--cores", "256", "--keys-per-core", "32", "--buckets", "8", "--fan-in", "8"];
+    all.extend(["--median-trees", "independent", "--max-msg-bytes", "2048", "--seed", "1"]);
+    all.extend(extra);
+    nanopu(&all)["figures"].clone()
+}
+
+/// Figures of the rows docs/validation.md reads from experiments: the chain at the nanoPU
+/// paper's setup, unloaded (2,000 requests here against the experiment's 20,000); NanoSort's
+/// messages and its slow tail on 256 cores; the nanoPU points of the artifact's NIC comparison.
+/// The 4,096-core multicast rows take two minutes and are left to scripts/validation.
+fn experiment_figures(lat: &Value) -> Value {
+    let chain =
+        nanopu(&["chain", "experiments/chain/paper.toml", "--rates", "0.05", "--requests", "2000", "--json"]);
+    let write = row(&chain["rows"], "class", json!("set"));
+    let nic = nanopu(&["bench", "nic-throughput", "--nic", "nanopu", "--json"]);
+    let size = |rows: &Value, bytes: u64| row(rows, "payload_bytes", json!(bytes));
+    let base = sort256(&[]);
+    json!({
+        "chain paper.toml 0.05 Mrps x 2000: write median (ns)": write["median_ns"],
+        "chain paper.toml 0.05 Mrps x 2000: write p99 (ns)": write["p99_ns"],
+        "sort nanosort 256 x 32, 8 buckets: messages": base["msgs_sent"],
+        "sort nanosort 256 x 32, 8 buckets (ns)": base["total_ns"],
+        "sort nanosort 256 x 32, 8 buckets, 4 us on 1% (ns)":
+            sort256(&["--tail-fraction", "0.01", "--tail-delay-us", "4"])["total_ns"],
+        "bench loopback-latency: 64 B, latency module (ns)": size(&lat["sizes"], 64)["nic_median_ns"],
+        "bench loopback-latency: 256 B, latency module (ns)": size(&lat["sizes"], 256)["nic_median_ns"],
+        "bench nic-throughput: loopback 64 B (Mrps)": size(&nic["loopback"], 64)["mpps"],
+        "bench nic-throughput: stream 64 B (Mrps)": size(&nic["stream"], 64)["mpps"],
+    })
+}
+
 /// Every figure, by name.
 fn measure() -> Map<String, Value> {
     let rx = nanopu(&["bench", "rx", "--json"]);
     let lat = nanopu(&["bench", "loopback-latency", "--json", "--requests", "50"]);
     let tput = nanopu(&["bench", "loopback-throughput", "--json", "--requests", "2000"]);
     let ctx = nanopu(&["bench", "context-switch", "--json"]);
-    let size16 = lat["sizes"].as_array().unwrap().iter().find(|r| r["payload_bytes"] == 16).unwrap().clone();
-    let figures = json!({
+    let size16 = row(&lat["sizes"], "payload_bytes", json!(16));
+    let mut figures = json!({
         "bench rx: 1 message (ns)": rx["rows"][0]["ns"],
         "bench rx: 64 messages (ns)": rx["rows"][1]["ns"],
         "bench loopback-latency: 16 B, latency module (ns)": size16["nic_median_ns"],
@@ -48,6 +93,8 @@ fn measure() -> Map<String, Value> {
         "sort local 1 core x 1024 (ns)":
             sort_ns(&["--algorithm", "local", "--cores", "1", "--keys-per-core", "1024", "--start", "cold"]),
     });
+    let more = experiment_figures(&lat);
+    figures.as_object_mut().unwrap().extend(more.as_object().unwrap().clone());
     figures.as_object().unwrap().clone()
 }
 
