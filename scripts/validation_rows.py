@@ -67,13 +67,13 @@ MICA_NOTE = ("located: our store, not the platform. The prototype's own server (
              "prototype's setup\")")
 SETALG_NOTE = ("located: our program and corpus, not the platform; queueing adds under 10% (the p99 is "
                "{setalg_unloaded:,.0f} ns at 0.32 Mrps). Our server intersects by galloping, the prototype's "
-               "(`lnic-intersect.cc`) by a linear merge of each pair of lists in the query's order: with such a merge "
-               "(`setalg.elf` built -DSETALG_MERGE) ours is 2,196 ns at 3 Mrps. Our corpus's common lists are longer (100, 96, 93 "
-               "documents against 62, 51, 50): the prototype's own index (`word_to_docids.h`) and query generator "
-               "(its switch's `INTERSECT` load: 1 to 4 distinct ids, Zipf 1 over 200, in ascending order) driven "
-               "through the same merge on this model at 3.15 Mrps give 1,265 ns (0.79x) and a mean of 512 ns (its "
-               "642). Measured with `experiments/setalg/prototype-corpus` (docs: `experiments/setalg`, \"Where "
-               "the p99 goes\")")
+               "(`lnic-intersect.cc`) by a linear merge of each pair of lists in the query's order: with such a "
+               "merge (`setalg.elf` built -DSETALG_MERGE) ours is 2,196 ns at 3 Mrps. Our corpus's common lists "
+               "are longer (100, 96, 93 documents against 62, 51, 50): the prototype's own index "
+               "(`word_to_docids.h`) and query generator (its switch's `INTERSECT` load: 1 to 4 distinct ids, "
+               "Zipf 1 over 200, in ascending order) driven through the same merge on this model at 3.15 Mrps give "
+               "1,265 ns (0.79x) and a mean of 512 ns (its 642). Measured with "
+               "`experiments/setalg/prototype-corpus` (`experiments/setalg`, \"Where the p99 goes\")")
 RAFT_NOTE = ("not comparable: a setup and program difference, not a model gap. The 3.26 us is the reflex-plane "
              "paper's abstract, which states neither its network nor its client path; ours is our Raft (`raft.c`) "
              "at the prototype's FireSim network (13.1 ns links, 0.31 ns switch), four link crossings and no "
