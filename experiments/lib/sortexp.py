@@ -25,7 +25,7 @@ try:
     import nanopu
     from nanopu import sweep
 except ImportError:
-    # With NANOPU set, `sorts` needs only that binary.
+    # With NANOPU set, `sort` and `sorts` need only that binary.
     if not os.environ.get("NANOPU"):
         sys.exit("the sort experiments use the Python package (make python, at the repository root) "
                  "or a binary named by NANOPU=PATH")
