@@ -30,7 +30,8 @@ MILLISORT64_NOTE = ("located: the setup. Section 6.2.2's text gives 16 keys per 
                     "the keys (`experiments/millisort`)")
 MILLISORT256_NOTE = ("located on our side, not on the paper's: of ours, 236 us is the root merging the 4,096 "
                      "super-pivots (64 runs of 64 (key, tiebreak) pairs, six pairwise passes: about 30 cycles a pair "
-                     "and pass, the 128 KiB of pairs and buffer outgrowing the 16 KiB L1) and 29 us its reading of "
+                     "and pass, most of it the merge step's 19 instructions and data-dependent branch, 26 cycles "
+                     "where the pairs fit the 16 KiB L1) and 29 us its reading of "
                      "them, while the other cores wait (the root's splitter stage cut at each step with a scratch "
                      "build, `experiments/millisort`, \"Where the root's time goes\"). The prototype's "
                      "`lnic-millisort.c` cannot run this setup (fewer keys than cores: its `partition()` reads "
