@@ -136,7 +136,7 @@ mod core_tests {
     fn muldiv_stalls(a: u64, b: u64, window: &[u32]) -> u64 {
         let mut code = asm::li64(A1, a);
         code.extend(asm::li64(A2, b));
-        while code.len() % 16 != 0 {
+        while !code.len().is_multiple_of(16) {
             code.push(asm::addi(ZERO, ZERO, 0));
         }
         assert!(window.len() <= 16);
