@@ -75,7 +75,7 @@ impl Core {
             self.cycle = self.muldiv_free + 1;
         }
         let ready = self.cycle - 1 + lat;
-        self.muldiv_wb = ready - 1;
+        self.muldiv_watch = ready - 2;
         self.muldiv_free = ready;
         self.muldiv_rd = op.rd;
         self.ready[op.rd as usize] = ready;
@@ -96,7 +96,7 @@ impl Core {
         if self.ready[rd] == self.muldiv_free {
             self.ready[rd] += 1;
         }
-        self.muldiv_wb += 1;
+        self.muldiv_watch += 1;
         self.muldiv_free += 1;
     }
 }
