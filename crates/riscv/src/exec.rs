@@ -52,7 +52,7 @@ impl Core {
         self.stall_for(op.rs1 as usize, op.rs2 as usize);
         self.cycle += 1;
         self.stats.instret += 1;
-        if self.cycle + 1 == self.muldiv_wb {
+        if self.cycle == self.muldiv_watch {
             self.muldiv_port_taken(op);
         }
         let a = self.x[op.rs1 as usize];

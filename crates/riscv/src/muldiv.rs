@@ -75,7 +75,7 @@ impl Core {
             self.cycle = self.muldiv_free + 1;
         }
         let ready = self.cycle - 1 + lat;
-        self.muldiv_wb = ready - 1;
+        self.muldiv_watch = ready - 2;
         self.muldiv_free = ready;
         self.muldiv_rd = op.rd;
         self.ready[op.rd as usize] = ready;
@@ -96,7 +96,7 @@ impl Core {
         if self.ready[rd] == self.muldiv_free {
             self.ready[rd] += 1;
         }
-        self.muldiv_wb += 1;
+        self.muldiv_watch += 1;
         self.muldiv_free += 1;
     }
 }
@@ -136,7 +136,7 @@ mod core_tests {
     fn muldiv_stalls(a: u64, b: u64, window: &[u32]) -> u64 {
         let mut code = asm::li64(A1, a);
         code.extend(asm::li64(A2, b));
-        while code.len() % 16 != 0 {
+        while !code.len().is_multiple_of(16) {
             code.push(asm::addi(ZERO, ZERO, 0));
         }
         assert!(window.len() <= 16);

@@ -66,7 +66,7 @@ pub fn latency(p: &MulDivParams, kind: Kind, a: u64, b: u64) -> Option<u64> {
 pub fn mul_cycles(p: &MulDivParams, kind: Kind, a: u64) -> u64 {
     let u = p.mul_unroll as u64;
     let last = W / u - 1;
-    let fast_w = W / 2 > u && W % (2 * u) == 0;
+    let fast_w = W / 2 > u && W.is_multiple_of(2 * u);
     let first = if kind == Kind::Mulw && fast_w { W / u / 2 } else { 0 };
     let high = matches!(kind, Kind::Mulh | Kind::Mulhsu | Kind::Mulhu);
     let exit = if p.mul_early_out && !high { early_mul_exit(u, first, last, a) } else { last };

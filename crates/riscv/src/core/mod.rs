@@ -79,8 +79,10 @@ pub struct Core {
     pub(crate) tlb_gen: u64,
     /// First cycle the next M instruction can issue (the unit is back in `s_ready`).
     pub(crate) muldiv_free: u64,
-    /// Cycle the unit's pending result is written back (`muldiv.rs`), and to which register.
-    pub(crate) muldiv_wb: u64,
+    /// The value of `cycle` just after the issue of the instruction that is in WB when the
+    /// unit's pending result is due (the due cycle minus one; `exec` compares, `muldiv.rs`
+    /// sets it); and the register the result goes to.
+    pub(crate) muldiv_watch: u64,
     pub(crate) muldiv_rd: u8,
     /// Chunk of `tohost` (8-aligned, so inside one chunk): stores there are checked for
     /// HTIF commands.
@@ -141,7 +143,7 @@ impl Core {
             tlb_w: [NO_TLB; TLB_SIZE],
             tlb_gen: u64::MAX,
             muldiv_free: 0,
-            muldiv_wb: 0,
+            muldiv_watch: 0,
             muldiv_rd: 0,
             htif_cn: program.tohost.map_or(u64::MAX, |a| a / crate::sparse::CHUNK),
             t: timing.clone(),
