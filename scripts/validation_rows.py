@@ -22,13 +22,20 @@ MICA_P99 = 949.4
 SETALG_P99 = 1598.75
 ARTIFACT_SRC = "the artifact's notebook (Verilator), read off its plot (docs/models/icenic.md)"
 
-MILLISORT64_NOTE = ("not located. The setup is ambiguous: section 6.2.2's text gives 16 keys per core, Figure 9's "
-                    "caption 4,096 keys (64 per core on 64 cores); with 64 keys per core and R = 4 ours takes "
-                    "60.8 us (0.99x; `experiments/millisort`, the sweep beside the prototype's program)")
-MILLISORT256_NOTE = ("not located. Of ours, 286 us is the root's merge of 64^2 super-pivots while every other core "
-                     "waits (`experiments/millisort`, \"Where the U comes from\"); the prototype's `lnic-millisort.c` "
-                     "cannot run this setup (fewer keys than cores: its `partition()` reads `keys[-1]`), so how its "
-                     "400 us divide is not known here")
+MILLISORT64_NOTE = ("located: the setup. Section 6.2.2's text gives 16 keys per core, Figure 9's caption 4,096 keys "
+                    "(64 per core on 64 cores; both give 16 per core on 256). With 64 keys per core and R = 4 ours "
+                    "takes 55.3 us (0.91x; `nanopu sort --algorithm millisort --cores 64 --keys-per-core 64 "
+                    "--reduction 4`), and the root's splitter stage is again the longest: 26.9 us of computing "
+                    "against 4.5 on the mean core (`--stages`); with 16 keys per core every stage has a quarter of "
+                    "the keys (`experiments/millisort`)")
+MILLISORT256_NOTE = ("located on our side, not on the paper's: of ours, 236 us is the root merging the 4,096 "
+                     "super-pivots (64 runs of 64 (key, tiebreak) pairs, six pairwise passes: about 30 cycles a pair "
+                     "and pass, most of it the merge step's 19 instructions and data-dependent branch, 26 cycles "
+                     "where the pairs fit the 16 KiB L1) and 29 us its reading of "
+                     "them, while the other cores wait (the root's splitter stage cut at each step with a scratch "
+                     "build, `experiments/millisort`, \"Where the root's time goes\"). The prototype's "
+                     "`lnic-millisort.c` cannot run this setup (fewer keys than cores: its `partition()` reads "
+                     "`keys[-1]`), so the program behind the paper's 400 us and how they divide are not known here")
 TAIL_NOTE = ("bounded by the 256-core row, not located further: 4 us on 1% of the messages add {tail_delta:.1f} us to "
              "ours ({tail_base:.2f} to {tail4:.2f} us, seed 1; in `experiments/nanosort-tail` all of it idle time) and "
              "27 us to the paper's; ours starts from a baseline {base_ratio:.2f} times the paper's 26 us (the "
@@ -59,23 +66,34 @@ MICA_NOTE = ("located: our store, not the platform. The prototype's own server (
              "through the log's wrap-around addressing, against MICA's `FixedTable` overwritten in place, and a "
              "request arriving behind a SET waits up to 550 ns (`experiments/mica`, \"Reading the results at the "
              "prototype's setup\")")
-SETALG_NOTE = ("not located. The known departure is the corpus: the prototype's index (built from Wikipedia) is not "
-               "reproduced, only its size, and our lists of the commonest words are longer (100, 96, 93 documents "
-               "against 62, 51, 50); our intersection gallops where the prototype's merges linearly. Neither was "
-               "measured apart (`experiments/setalg`, \"At the prototype's setup\")")
-RAFT_NOTE = ("not located. Ours is our Raft (`raft.c`, docs/apps/raft.md) with our store, not the prototype's server "
-             "(l-nic/raft, a fork of willemt/raft, over MICA's `FixedTable`), which has not been run on this model; "
-             "that paper's network, client path and load are not in our sources, and the nanoPU paper's own Raft "
-             "figure is not recorded here. With 43.75 ns links and no switching latency ours is 962 ns at p99 "
-             "(`experiments/raft`, \"At the prototype's setup\")")
+SETALG_NOTE = ("located: our program and corpus, not the platform; queueing adds under 10% (the p99 is "
+               "{setalg_unloaded:,.0f} ns at 0.32 Mrps). Our server intersects by galloping, the prototype's "
+               "(`lnic-intersect.cc`) by a linear merge of each pair of lists in the query's order: with such a "
+               "merge (`setalg.elf` built -DSETALG_MERGE) ours is 2,196 ns at 3 Mrps. Our corpus's common lists "
+               "are longer (100, 96, 93 documents against 62, 51, 50): the prototype's own index "
+               "(`word_to_docids.h`) and query generator (its switch's `INTERSECT` load: 1 to 4 distinct ids, "
+               "Zipf 1 over 200, in ascending order) driven through the same merge on this model at 3.15 Mrps give "
+               "1,265 ns (0.79x) and a mean of 512 ns (its 642). Measured with "
+               "`experiments/setalg/prototype-corpus` (`experiments/setalg`, \"Where the p99 goes\")")
+RAFT_NOTE = ("not comparable: a setup and program difference, not a model gap. The 3.26 us is the reflex-plane "
+             "paper's abstract, which states neither its network nor its client path; ours is our Raft (`raft.c`) "
+             "at the prototype's FireSim network (13.1 ns links, 0.31 ns switch), four link crossings and no "
+             "switching on a write's path. With the NanoSort paper's 263 ns switching and 43.75 ns links the same "
+             "write takes 1,953 ns median and 1,999 ns at p99 (four switch crossings, 1,052 ns); the prototype's "
+             "run adds a proxy client on a fourth node (two more crossings) and runs willemt/raft over MICA's "
+             "`FixedTable`, which has not been run on this model. The abstract's p99 is 1.09 times its median, "
+             "ours 1.07 (`experiments/raft`, \"At the prototype's setup\")")
 ICE_LAT_NOTE = ("located in part: our IceNIC echo program. The artifact's own `icenic-cpu-loopback.c` on this model "
                 "takes 78.5, 108.7, 145.8 and 229.8 ns at 64, 256, 512 and 1,024 bytes (1.37x, 1.16x, 1.01x, "
                 "1.04x): 30 to 37 ns of ours is `ice_loopback.c` checking every frame's IPv4 and UDP headers and "
                 "keeping ten buffers posted; the 21 and 15 ns left at 64 and 256 bytes are a per-frame cost of the "
                 "model (register accesses and DMA set-up, whose latencies are estimates) not located further "
                 "(docs/models/icenic.md, \"The artifact's comparison\")")
-NANO_RATE_NOTE = ("not located; the candidate is the echo program, whose copy loop takes 1.77 cycles a word against "
-                  "the prototype's straight-line one (the 1 KiB loopback row), not measured for the rate")
+NANO_RATE_NOTE = ("located: our echo program. The artifact's rate program (`lnic-loopback-throughput.c`) copies a "
+                  "message in straight-line code, one instruction a word; `loopback.c` loops over four words at "
+                  "1.77 cycles a word. The same benchmark with a scratch `loopback.elf` copying 64 words per "
+                  "iteration answers 20.6 Mrps at 1 KiB (1.16x the artifact's) and 31.4 at 512 B, against 13.1 and "
+                  "24.1 (`nanopu bench nic-throughput --sw-build DIR`)")
 STREAM_NOTE = ("not located: our `stream.elf`, like the artifact's `lnic-stream-gpr.c`, increments in a loop of 3 "
                "instructions a word, about 3 cycles a word, where the plot's rate would need about 1.4 "
                "(`experiments/nic-compare`, \"The paper's figures\")")
@@ -225,7 +243,8 @@ def nanopu_rows(notes):
          notes["mica"]),
         ("setalg_p99", "set intersection, 4 cores: p99", "one context on 4 cores with JBSQ, queries of 1-4 words, "
          "Zipf over 200 words, Poisson (`experiments/setalg/prototype.toml`); ours at 3 Mrps; both less one link, "
-         "as the notebook counts", SETALG_P99, SETALG_SRC, "ns", 0.0, "experiments/setalg/run", SETALG_NOTE),
+         "as the notebook counts", SETALG_P99, SETALG_SRC, "ns", 0.0, "experiments/setalg/run",
+         SETALG_NOTE.format(setalg_unloaded=ex.load_p99("setalg", "prototype", "0.32") - ex.NOTEBOOK_LINK_NS)),
         ("raft_p99", "Raft, 3 replicas: replicated write, p99", "the prototype's Raft setup (`experiments/raft/"
          "prototype.toml`: 16 B keys, 64 B values, 5-10 ms election timeouts, 13.125 ns links, 0.3125 ns switching, "
          "writes 3.1 us apart)", 3260.0, "the nanoPU reflex-plane paper (Ibanez et al., arXiv 2212.06658), "

@@ -7,8 +7,9 @@ whose simulator, programs and settings did not change redraws its tables and fig
 once (`NANOPU_CACHE=off` runs everything again). A run that writes a trace or a stages file
 always simulates.
 
-With NANOPU=PATH set, `sorts` runs each configuration instead with that binary's `nanopu
-sort --json` (NANOPU_WORKERS of them at once, default 1; no cache): the same figures, for a
+With NANOPU=PATH set, `sort` and `sorts` run each configuration instead with that binary's
+`nanopu sort --json` (`sorts` NANOPU_WORKERS of them at once, default 1; no cache; the Python
+package is then not needed): the same figures, for a
 binary whose outputs the installed package does not know yet.
 """
 import json
@@ -24,7 +25,10 @@ try:
     import nanopu
     from nanopu import sweep
 except ImportError:
-    sys.exit("the sort experiments use the Python package: make python (at the repository root)")
+    # With NANOPU set, `sort` and `sorts` need only that binary.
+    if not os.environ.get("NANOPU"):
+        sys.exit("the sort experiments use the Python package (make python, at the repository root) "
+                 "or a binary named by NANOPU=PATH")
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 APPS = os.path.join(ROOT, "sw", "build", "apps")
@@ -34,6 +38,8 @@ FILES = ("trace", "stages", "trace_messages")
 def sort(**knobs):
     """One validated run's summary (what `nanopu sort --json` prints); knobs are `nanopu
     sort`'s options as keyword arguments, as `nanopu.sort` takes them."""
+    if os.environ.get("NANOPU"):
+        return sort_cli(knobs)
     if not os.path.exists(os.path.join(APPS, "nanosort.elf")):
         sys.exit("build the programs first: make sw (at the repository root)")
     started = time.time()

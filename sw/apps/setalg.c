@@ -11,6 +11,9 @@
  * are setalg_index.h's, shared with setalg_ice.c (the same on an IceNIC node).
  *
  * Arguments (after program, MAC and IP): SEED DOCUMENTS VOCABULARY WORDS_PER_DOCUMENT.
+ *
+ * Measurement builds (experiments/setalg/prototype-corpus): -DSETALG_MERGE intersects as the
+ * prototype's server does (setalg_index.h); -DSETALG_FIXED_INDEX serves a given index.
  */
 #include "setalg_index.h"          /* the index and the intersection, shared with setalg_ice.c */
 
@@ -57,8 +60,12 @@ int main(int argc, char **argv)
     }
     if (nanopu_core_id() == 0) {
         vocab = nanopu_arg_u64(argc, argv, 2, 0);
+#ifdef SETALG_FIXED_INDEX
+        int err = build_fixed();
+#else
         int err = build(nanopu_arg_u64(argc, argv, 0, 0), nanopu_arg_u64(argc, argv, 1, 0),
                         nanopu_arg_u64(argc, argv, 3, 0));
+#endif
         __atomic_store_n(&built, err ? 2 : 1, __ATOMIC_SEQ_CST);
     }
     while (!built) { }

@@ -18,6 +18,7 @@
 #define MAX_IDS       32                /* document ids in a reply (docs/apps/setalg.md) */
 #define NONE          0xffffu           /* a draw that repeats a word of its document */
 #define GOLDEN        0x9e3779b97f4a7c15ull
+#define MERGE_DOCS    128               /* SETALG_MERGE only: the most documents it serves */
 
 enum { OP_QUERY = 1 };
 enum { ST_OK = 0, ST_BAD = 3 };
@@ -96,13 +97,19 @@ static uint64_t checksum(void)
     return c;
 }
 
-static int build(uint64_t seed, uint64_t docs, uint64_t per_doc)
+static __attribute__((unused)) int build(uint64_t seed, uint64_t docs, uint64_t per_doc)
 {
     if (docs < 1 || docs > MAX_DOCS || vocab < 1 || vocab > MAX_VOCAB || per_doc < 1 ||
         per_doc > MAX_WORDS_DOC || docs * per_doc > MAX_DRAWS) {
         printf("setalg: parameters beyond the limits of docs/apps/setalg.md\n");
         return 2;
     }
+#ifdef SETALG_MERGE
+    if (docs > MERGE_DOCS) {
+        printf("setalg: the linear-merge build serves at most %u documents\n", MERGE_DOCS);
+        return 2;
+    }
+#endif
     weights();
     draw_all(seed, docs, per_doc);
     fill(docs, per_doc);
@@ -111,10 +118,39 @@ static int build(uint64_t seed, uint64_t docs, uint64_t per_doc)
     return 0;
 }
 
+#ifdef SETALG_FIXED_INDEX
+/* For measurement only (experiments/setalg/prototype-corpus): the index given as arrays in
+ * setalg_fixed_index.h, which that script writes from another program's index (FIXED_WORDS
+ * lists; word r's ids are FIXED_POST[FIXED_OFF[r] .. FIXED_OFF[r + 1])), instead of the
+ * generated corpus. Its replies then match no load generator's check. */
+#include "setalg_fixed_index.h"
+#ifdef SETALG_MERGE
+#define FIXED_MAX_LIST MERGE_DOCS   /* the merge's buffers hold a list */
+#else
+#define FIXED_MAX_LIST MAX_DOCS
+#endif
+
+static int build_fixed(void)
+{
+    vocab = FIXED_WORDS;
+    for (uint64_t r = 0; r <= vocab; r++)
+        off[r] = FIXED_OFF[r];
+    for (uint64_t r = 0; r < vocab; r++)
+        if (off[r + 1] - off[r] > FIXED_MAX_LIST) {
+            printf("setalg: word %lu of the fixed index lists more than %u documents\n", r, FIXED_MAX_LIST);
+            return 2;
+        }
+    for (uint32_t i = 0; i < off[vocab]; i++)
+        post[i] = FIXED_POST[i];
+    printf("setalg: a fixed index, %lu words, %u postings\n", vocab, off[vocab]);
+    return 0;
+}
+#endif
+
 /* The first index i >= lo of list a (n long) with a[i] >= x, n if none: galloping
  * (exponential search, Bentley and Yao 1976) then binary search, so a cursor that moves
  * far costs the logarithm of the distance, not the distance. */
-static uint32_t gallop(const uint32_t *a, uint32_t lo, uint32_t n, uint32_t x)
+static __attribute__((unused)) uint32_t gallop(const uint32_t *a, uint32_t lo, uint32_t n, uint32_t x)
 {
     uint32_t step = 1, hi = lo;
     while (hi < n && a[hi] < x) {
@@ -137,7 +173,7 @@ static uint32_t gallop(const uint32_t *a, uint32_t lo, uint32_t n, uint32_t x)
 struct list { const uint32_t *a; uint32_t n, at; };
 
 /* Sort the query's lists shortest first (insertion sort of at most four). */
-static void by_length(struct list *l, uint64_t n)
+static __attribute__((unused)) void by_length(struct list *l, uint64_t n)
 {
     for (uint64_t i = 1; i < n; i++)
         for (uint64_t j = i; j > 0 && l[j].n < l[j - 1].n; j--) {
@@ -149,7 +185,7 @@ static void by_length(struct list *l, uint64_t n)
 
 /* Whether document x is in every list after the first; cursors only move forward. Sets
  * *end when some list is exhausted (no later candidate can match). */
-static int in_rest(struct list *l, uint64_t n, uint32_t x, int *end)
+static __attribute__((unused)) int in_rest(struct list *l, uint64_t n, uint32_t x, int *end)
 {
     for (uint64_t i = 1; i < n; i++) {
         l[i].at = gallop(l[i].a, l[i].at, l[i].n, x);
@@ -161,6 +197,47 @@ static int in_rest(struct list *l, uint64_t n, uint32_t x, int *end)
     return 1;
 }
 
+#ifdef SETALG_MERGE
+/* The nanoPU prototype's intersection, for measurement beside ours (experiments/setalg,
+ * "Where the p99 goes"): its lnic-intersect.cc (l-nic/chipyard branch lnic-dev,
+ * software/set-intersection/, with intersection.h) merges the first list with the second,
+ * that result with the third, and so on in the query's order, each pair by a linear merge,
+ * stopping at an empty result. Written here from that description; as there, the results go
+ * to two buffers on the stack (its intersection_tmp), so a corpus may have at most
+ * MERGE_DOCS documents (build() checks). */
+
+/* The ids in both a[0..na) and b[0..nb) into out; their number. */
+static uint32_t merge_pair(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb, uint32_t *out)
+{
+    uint32_t i = 0, j = 0, k = 0;
+    while (i < na && j < nb) {
+        if (a[i] < b[j])
+            i++;
+        else if (b[j] < a[i])
+            j++;
+        else {
+            out[k++] = a[i];
+            i++;
+            j++;
+        }
+    }
+    return k;
+}
+
+static uint64_t intersect(struct list *l, uint64_t n, uint32_t *ids)
+{
+    uint32_t buf[2][MERGE_DOCS];
+    const uint32_t *r = l[0].a;
+    uint32_t rn = l[0].n;
+    for (uint64_t q = 1; q < n && rn > 0; q++) {
+        rn = merge_pair(r, rn, l[q].a, l[q].n, buf[q % 2]);
+        r = buf[q % 2];
+    }
+    for (uint32_t i = 0; i < rn && i < MAX_IDS; i++)
+        ids[i] = r[i];
+    return rn;
+}
+#else
 /* Intersect: every id of the shortest list is looked up in the others. The number of
  * matches, the first MAX_IDS of them in ids. A one-word query is its list: its length and
  * first ids, without walking it. */
@@ -183,5 +260,6 @@ static uint64_t intersect(struct list *l, uint64_t n, uint32_t *ids)
     }
     return count;
 }
+#endif /* SETALG_MERGE */
 
 #endif

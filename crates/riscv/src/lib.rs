@@ -17,7 +17,9 @@
 //!   x30/x31 nanoPU registers in `net.rs`, the only place that calls the [`Platform`].
 //! - Timing is charged where it arises: one cycle per instruction plus scoreboard stalls
 //!   (`exec.rs`), mispredicts ([`bpred`]), I/D cache misses (`fetch.rs`, `lsu.rs`), trap,
-//!   `mret`, CSR and `fence.i` costs. Every constant is in [`TimingParams`].
+//!   `mret`, CSR and `fence.i` costs, and the multiply/divide unit's operand-dependent
+//!   latency ([`muldiv_timing`], a pure function any executor can call). Every constant is
+//!   in [`TimingParams`].
 //! - [`testing`] runs a single-core program to completion, for tests and tools;
 //!   [`fuzzing`] holds the fuzz targets' bodies (`fuzz/`).
 //!
@@ -52,6 +54,7 @@ mod lsu;
 pub mod mem;
 mod mmio;
 mod muldiv;
+pub mod muldiv_timing;
 mod net;
 pub mod op;
 mod params;
@@ -68,7 +71,7 @@ pub mod unmodelled;
 pub use crate::core::Core;
 pub use error::{BlockOn, CoreError, CoreStats, ErrorKind, Exit, StallKind, TrapInfo};
 pub use mem::NodeMem;
-pub use params::{Ddr3Params, MemParams, TimingParams};
+pub use params::{Ddr3Params, MemParams, MulDivParams, TimingParams};
 pub use platform::{Access, NoNic, Platform, Stop};
 pub use program::abi::{AbiChoice, AbiSource};
 pub use program::elf::ElfError;

@@ -86,15 +86,9 @@ pub struct TimingParams {
     /// Extra cycles of an AMO / LR / SC beyond a load. Default 2 (*estimate*: read-modify-write
     /// in the D-cache's data array).
     pub amo_extra: u64,
-    /// 64-bit multiply latency. Default 10 (*rocket-chip* `MulDivParams(mulUnroll = 8)`:
-    /// 64/8 iterations plus 2 cycles in and out).
-    pub mul_latency: u64,
-    /// 32-bit (`mulw`) multiply latency. Default 6 (same unit, 32/8 + 2).
-    pub mulw_latency: u64,
-    /// 64-bit divide/remainder latency. Default 66 (*rocket-chip*: 1 bit per cycle + 2).
-    pub div_latency: u64,
-    /// 32-bit divide/remainder latency. Default 34 (32 iterations + 2).
-    pub divw_latency: u64,
+    /// The iterative multiply/divide unit every M instruction goes through; its latency
+    /// depends on the operands (`muldiv_timing.rs`).
+    pub muldiv: MulDivParams,
     /// Cycles lost on a mispredicted branch or jump (redirect from execute). Default 3
     /// (*rocket-chip*: 5-stage pipeline resolving branches in EX).
     pub mispredict_penalty: u64,
@@ -191,10 +185,7 @@ impl Default for TimingParams {
             device_load_extra: 0,
             misaligned_penalty: 8,
             amo_extra: 2,
-            mul_latency: 10,
-            mulw_latency: 6,
-            div_latency: 66,
-            divw_latency: 34,
+            muldiv: MulDivParams::default(),
             mispredict_penalty: 3,
             bht_entries: 512,
             btb_entries: 32,
@@ -213,6 +204,44 @@ impl Default for TimingParams {
             fp_ddivsqrt_latency: 56,
             fp_load_extra: 1,
         }
+    }
+}
+
+/// Rocket's multiply/divide unit as the prototype's cores configure it (*rocket-chip*
+/// `MulDivParams` in `rocket/Multiplier.scala`; the prototype's `LNICQuadRocketConfig` uses
+/// `WithNBigCores`, whose values are these: l-nic/rocket-chip 33813784
+/// `src/main/scala/subsystem/Configs.scala` lines 52-55). The divider retires one quotient
+/// bit per cycle (`divUnroll` = 1, the default the prototype keeps; `muldiv_timing.rs`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MulDivParams {
+    /// Multiplier bits retired per cycle (`mulUnroll`). Default 8: 8 cycles for 64 bits.
+    /// A power of two from 1 to 32 (at 64 Rocket builds a pipelined multiplier instead,
+    /// not modelled).
+    pub mul_unroll: u32,
+    /// A multiplication ends once the multiplier's bits not yet retired are zero
+    /// (`mulEarlyOut`). Default true.
+    pub mul_early_out: bool,
+    /// A division skips the quotient bits the operands' leading ones rule out
+    /// (`divEarlyOut`). Default true.
+    pub div_early_out: bool,
+}
+
+impl Default for MulDivParams {
+    fn default() -> Self {
+        MulDivParams { mul_unroll: 8, mul_early_out: true, div_early_out: true }
+    }
+}
+
+impl MulDivParams {
+    /// `Err` naming the field if the unit cannot be built so.
+    pub fn check(&self) -> Result<(), String> {
+        let u = self.mul_unroll;
+        if !(u.is_power_of_two() && u <= 32) {
+            return Err(format!(
+                "TimingParams::muldiv.mul_unroll = {u}: must be a power of two from 1 to 32"
+            ));
+        }
+        Ok(())
     }
 }
 

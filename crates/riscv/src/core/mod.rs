@@ -77,7 +77,13 @@ pub struct Core {
     pub(crate) tlb_w: [TlbEntry; TLB_SIZE],
     /// `NodeMem::page_gen` when the TLBs were last flushed.
     pub(crate) tlb_gen: u64,
+    /// First cycle the next M instruction can issue (the unit is back in `s_ready`).
     pub(crate) muldiv_free: u64,
+    /// The value of `cycle` just after the issue of the instruction that is in WB when the
+    /// unit's pending result is due (the due cycle minus one; `exec` compares, `muldiv.rs`
+    /// sets it); and the register the result goes to.
+    pub(crate) muldiv_watch: u64,
+    pub(crate) muldiv_rd: u8,
     /// Chunk of `tohost` (8-aligned, so inside one chunk): stores there are checked for
     /// HTIF commands.
     pub(crate) htif_cn: u64,
@@ -112,7 +118,11 @@ unsafe impl Send for Core {}
 
 impl Core {
     /// A hart in its reset state (docs/abi.md): pc = entry, a0 = hart id, a1 = boot info.
+    /// Panics if `timing.muldiv` describes no unit Rocket builds (`MulDivParams::check`).
     pub fn new(hart: usize, program: &Arc<Program>, timing: &TimingParams) -> Core {
+        if let Err(e) = timing.muldiv.check() {
+            panic!("{e}");
+        }
         let mut x = [0; NREGS];
         x[10] = hart as u64;
         x[11] = crate::mem::BOOT_BASE;
@@ -133,6 +143,8 @@ impl Core {
             tlb_w: [NO_TLB; TLB_SIZE],
             tlb_gen: u64::MAX,
             muldiv_free: 0,
+            muldiv_watch: 0,
+            muldiv_rd: 0,
             htif_cn: program.tohost.map_or(u64::MAX, |a| a / crate::sparse::CHUNK),
             t: timing.clone(),
             csr: Csrs::default(),
