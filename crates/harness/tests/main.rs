@@ -14,3 +14,4 @@ mod schema;
 mod setalg;
 mod sort;
 mod tcp;
+mod zeronic;

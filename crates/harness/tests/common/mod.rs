@@ -23,7 +23,7 @@ pub const NICS: [NicKind; 2] = [NicKind::Nanopu, NicKind::IceNic];
 pub fn app_elf(app: &str, nic: NicKind) -> Vec<u8> {
     match nic {
         NicKind::Nanopu => elf(&format!("apps/{app}.elf")),
-        NicKind::IceNic => elf(&format!("apps/{app}_ice.elf")),
+        NicKind::IceNic | NicKind::Zeronic => elf(&format!("apps/{app}_ice.elf")),
     }
 }
 

@@ -172,6 +172,7 @@ impl ClusterFile {
         self.program.iter().try_for_each(|p| p.abi_choice().map(|_| ()))?;
         self.program.iter().try_for_each(|p| p.nic_kind().map(|_| ()))?;
         self.program.iter().try_for_each(|p| p.pcie().map(|_| ()))?;
+        self.program.iter().try_for_each(|p| p.zero_params(clock_hz()).map(|_| ()))?;
         self.check_icenic_node()?;
         self.checked_faults().map(|_| ())
     }
