@@ -92,6 +92,7 @@ static int app(void)
     uint64_t rcvd = 0, sent = 0;
     int eof = 0;
     while (!eof || sent < out_bytes || !zc.tx_done) {
+        int closed = zc.closed; /* before rx_ready and rx_eof, which the control core set first */
         uint64_t ready = zc.rx_ready, was = rcvd + sent;
         if (ready > in_bytes)
             fail("more bytes than expected arrived", in_bytes);
@@ -105,10 +106,10 @@ static int app(void)
         sent = put(sent);
         if (sent == out_bytes && (eof || fin_first))
             zc.tx_done = 1;
-        if (rcvd + sent == was && !zc.closed)
-            nap(TICK_US);
-        if (zc.closed && (!eof || sent < out_bytes))
+        if (closed && (!eof || sent < out_bytes))
             fail("the connection closed early", rcvd);
+        if (rcvd + sent == was)
+            nap(TICK_US);
     }
     printf("tcp_zbulk: app checked %lu bytes in, wrote %lu out\n", (unsigned long)rcvd, (unsigned long)sent);
     app_done = 1;

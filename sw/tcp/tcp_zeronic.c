@@ -142,12 +142,14 @@ static int zc_tx(int fd, struct tcp_conn *c, struct tcp_zc *z)
 int tcp_zc_poll(int fd, struct tcp_zc *z)
 {
     struct tcp_conn *c = zc_conn(fd);
-    if (!c || c->state == TS_FREE || c->state == TS_CLOSED || c->state == TS_TIME_WAIT) {
-        z->error = c && c->error ? c->error : 0;
-        z->closed = 1;
+    if (!c || c->state == TS_FREE)
+        return z->closed = 1, 0;
+    int moved = zc_rx(c, z) | zc_tx(fd, c, z);
+    if (c->state == TS_CLOSED || c->state == TS_TIME_WAIT) {
+        z->error = c->error;
+        z->closed = 1; /* after the last rx_ready and rx_eof: the app reads it first */
         return 0;
     }
-    int moved = zc_rx(c, z) | zc_tx(fd, c, z);
     if (moved)
         tcp_output(c);
     return moved;

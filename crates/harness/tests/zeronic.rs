@@ -107,7 +107,7 @@ fn the_control_core_touches_no_payload_byte() {
 
 #[test]
 fn a_control_path_that_skips_reassembly_is_caught() {
-    let r = run("apps/tcp_zbulk_mutant.elf", 2, (200_000, 0), 0.0, 0.05);
+    let r = run("apps/tcp_zbulk_mutant.elf", 2, (200_000, 0), 0.02, 0.1);
     assert_ne!(r.exits[1], Some(0), "the mutant passed: {}", r.console);
     assert!(r.console.contains("received a wrong byte"), "{}", r.console);
 }

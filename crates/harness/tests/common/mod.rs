@@ -52,7 +52,7 @@ pub fn icenic_refusal(app: &str, s: &LoadSpec, cores: usize, args: Vec<String>) 
 pub fn startup_messages(nic: NicKind, cores: usize) -> usize {
     match nic {
         NicKind::Nanopu => cores,
-        NicKind::IceNic => 0,
+        NicKind::IceNic | NicKind::Zeronic => 0,
     }
 }
 
