@@ -12,6 +12,9 @@ use serde::Deserialize;
 pub const ABIS: OneOf = OneOf(&AbiChoice::NAMES);
 /// A node's NIC.
 pub const NICS: OneOf = OneOf(&NicKind::NAMES);
+/// The NICs the harness's workloads (load, chain, raft) have builds for: ZeroNIC runs the
+/// TCP programs only (docs/models/zeronic.md).
+pub const WORKLOAD_NICS: OneOf = OneOf(&["nanopu", "icenic"]);
 
 #[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
