@@ -51,7 +51,15 @@ fn run(elf: &str, cores: usize, (to_node, from_node): (u64, u64), loss: f64, reo
     if reorder > 0.0 {
         sim.host.reorder_frames(reorder, Time::from_us(10), 7);
     }
-    let p = Params { node: 0, port: PORT, opener: Opener::Host, to_node, from_node, buffer: 128 << 10, linger: Time::ZERO };
+    let p = Params {
+        node: 0,
+        port: PORT,
+        opener: Opener::Host,
+        to_node,
+        from_node,
+        buffer: 128 << 10,
+        linger: Time::ZERO,
+    };
     let peer = Peer::new(p).attach(&mut sim.host, START);
     let outcome = sim.run().unwrap();
     let node = &mut sim.nodes[0];
@@ -76,9 +84,18 @@ fn run(elf: &str, cores: usize, (to_node, from_node): (u64, u64), loss: f64, reo
 
 fn assert_delivered(r: &Run, to_node: u64, from_node: u64) {
     assert_eq!(r.exits, [Some(0), Some(0)], "both harts finished: {}", r.console);
-    assert!(r.console.contains(&format!("app checked {to_node} bytes in, wrote {from_node} out")), "{}", r.console);
+    assert!(
+        r.console.contains(&format!("app checked {to_node} bytes in, wrote {from_node} out")),
+        "{}",
+        r.console
+    );
     assert_eq!(r.host.first_wrong, None, "the host got the node's bytes in order: {}", r.console);
-    assert_eq!((r.host.received, r.host.eof), (from_node, true), "every byte once, then the FIN: {}", r.console);
+    assert_eq!(
+        (r.host.received, r.host.eof),
+        (from_node, true),
+        "every byte once, then the FIN: {}",
+        r.console
+    );
     assert_eq!(counter(&r.console, "bytes_in"), to_node);
     assert_eq!(counter(&r.console, "bad_checksums"), 0);
 }
@@ -88,11 +105,18 @@ fn every_byte_arrives_once_and_in_order_under_loss_and_reordering() {
     let (to, from) = (300_000, 200_000);
     let r = run("apps/tcp_zbulk.elf", 2, (to, from), 0.01, 0.05);
     assert_delivered(&r, to, from);
-    assert!(r.lost.iter().sum::<u64>() > 0 && r.delayed.iter().sum::<u64>() > 0, "the link lost and reordered");
+    assert!(
+        r.lost.iter().sum::<u64>() > 0 && r.delayed.iter().sum::<u64>() > 0,
+        "the link lost and reordered"
+    );
     assert!(r.nic.bytes_placed >= to, "the NIC placed every byte, some twice: {:?}", r.nic);
     assert!(r.nic.bytes_merged >= from, "the NIC merged every byte sent: {:?}", r.nic);
     assert!(counter(&r.console, "ooo_segs_in") > 0, "segments arrived out of order: {}", r.console);
-    assert!(counter(&r.console, "segs_retransmitted") > 0, "the node resent from registered memory: {}", r.console);
+    assert!(
+        counter(&r.console, "segs_retransmitted") > 0,
+        "the node resent from registered memory: {}",
+        r.console
+    );
 }
 
 #[test]
@@ -139,7 +163,8 @@ fn two_zeronic_nodes_exchange_a_checked_stream_under_loss() {
     let f = nanopu_cluster::config::cluster::ClusterFile::parse(&text).unwrap();
     let mut sim = Simulation::cluster(&f, &common::sw_build().join("apps")).unwrap();
     let outcome = sim.run().unwrap();
-    let touched: Vec<u64> = sim.nodes.iter().flat_map(|n| n.cores.iter().map(|c| c.watched_bytes())).collect();
+    let touched: Vec<u64> =
+        sim.nodes.iter().flat_map(|n| n.cores.iter().map(|c| c.watched_bytes())).collect();
     let s = nanopu_cluster::report::cluster::summarize_cluster(&mut sim, outcome);
     assert_eq!(outcome, Outcome::AllExited, "{}", s.text());
     assert_eq!(s.cores_ok, 4, "every hart finished, every byte checked: {}", s.text());

@@ -68,7 +68,11 @@ fn payload_goes_to_its_place_and_the_header_follows_it() {
     z.frame_arrived(10, frame(1000 + 1990, &[7; 20]), &mut out);
     let p = places(&out);
     assert_eq!(p.len(), 1);
-    assert_eq!(p[0].1, vec![(RING + 1990, vec![7; 10]), (RING + 2000, vec![7; 10])], "split at the pieces' boundary");
+    assert_eq!(
+        p[0].1,
+        vec![(RING + 1990, vec![7; 10]), (RING + 2000, vec![7; 10])],
+        "split at the pieces' boundary"
+    );
     assert_eq!(headers_buffered(&z), 0, "no header before its payload is in memory");
     z.placed(200, p[0].0, &mut out);
     assert_eq!(headers_buffered(&z), 1);

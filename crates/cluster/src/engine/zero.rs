@@ -38,7 +38,11 @@ impl Simulation {
         }
     }
 
-    fn zero_call(&mut self, n: usize, f: impl FnOnce(&mut nanopu_nic::zeronic::ZeroNic, u64, &mut Vec<ZeroAction>)) {
+    fn zero_call(
+        &mut self,
+        n: usize,
+        f: impl FnOnce(&mut nanopu_nic::zeronic::ZeroNic, u64, &mut Vec<ZeroAction>),
+    ) {
         let now = self.cycles();
         let mut out = Vec::new();
         f(self.nodes[n].nic.zero_mut().expect("a ZeroNIC node"), now, &mut out);

@@ -31,11 +31,14 @@ impl ZeroNic {
 
     /// The header (with metadata) for the control queue, and the payload writes.
     fn split(&mut self, frame: &[u8]) -> (Vec<u8>, Vec<(u64, Vec<u8>)>) {
-        let Some(t) = wire::parse(frame) else { return (with_meta(frame, 0, meta::NO_FLOW, 0, 0, 0), Vec::new()) };
+        let Some(t) = wire::parse(frame) else {
+            return (with_meta(frame, 0, meta::NO_FLOW, 0, 0, 0), Vec::new());
+        };
         self.counters.segments_split += (t.payload_len > 0) as u64;
         let ok = wire::checksum_ok(frame, &t);
         self.counters.bad_checksums += !ok as u64;
-        let flow = self.flows.iter().position(|f| f.as_ref().is_some_and(|f| f.matches(t.src_ip, t.sport, t.dport)));
+        let flow =
+            self.flows.iter().position(|f| f.as_ref().is_some_and(|f| f.matches(t.src_ip, t.sport, t.dport)));
         let (start, writes) = match flow {
             Some(n) if ok => self.placements(n, frame, &t),
             _ => (t.seq, Vec::new()),

@@ -104,7 +104,11 @@ impl Default for ZeroParams {
 impl ZeroParams {
     /// The control queue's IceNIC parameters: `ice` with this depth and buffer.
     pub fn control_queue(&self, ice: &IceParams) -> IceParams {
-        IceParams { queue_depth: self.ctrl_queue_depth, rx_buffer_flits: self.ctrl_buffer_bytes / 8, ..ice.clone() }
+        IceParams {
+            queue_depth: self.ctrl_queue_depth,
+            rx_buffer_flits: self.ctrl_buffer_bytes / 8,
+            ..ice.clone()
+        }
     }
 }
 
@@ -234,13 +238,23 @@ impl ZeroNic {
     }
 
     /// IceNIC's registers; a send request takes the payload written before it.
-    fn ice_write(&mut self, now: u64, addr: u64, size: usize, v: u64, out: &mut Vec<IceAction>) -> Result<(), String> {
+    fn ice_write(
+        &mut self,
+        now: u64,
+        addr: u64,
+        size: usize,
+        v: u64,
+        out: &mut Vec<IceAction>,
+    ) -> Result<(), String> {
         let send = addr - self.ice.params().base == crate::icenic::reg::SEND_REQ;
         if send {
             let hdr = ((v >> 48) & 0x7fff) as usize;
             let total = hdr + self.next_tx.map_or(0, |t| t.len);
             if total > self.ice.params().max_frame_bytes {
-                return Err(format!("ZeroNIC: a {hdr}-byte header with its payload makes a {total}-byte frame (at most {})", self.ice.params().max_frame_bytes));
+                return Err(format!(
+                    "ZeroNIC: a {hdr}-byte header with its payload makes a {total}-byte frame (at most {})",
+                    self.ice.params().max_frame_bytes
+                ));
             }
         }
         self.ice.write(now, addr, size, v, out)?;
@@ -290,12 +304,17 @@ impl ZeroNic {
     fn append(&mut self, n: usize, mr: u8, offset: u64, len: u64) -> Result<(), String> {
         let r = self.region(mr)?;
         if len == 0 || len > u32::MAX as u64 || offset.checked_add(len).is_none_or(|e| e > r.len) {
-            return Err(format!("ZeroNIC: piece of {len} bytes at {offset} outside region {mr} ({} bytes)", r.len));
+            return Err(format!(
+                "ZeroNIC: piece of {len} bytes at {offset} outside region {mr} ({} bytes)",
+                r.len
+            ));
         }
         let max = self.p.pieces;
         let f = self.flow_mut(n)?;
         if f.pieces.len() == max {
-            return Err(format!("ZeroNIC: flow {n}'s Memory Segment already has {max} pieces; retire some first"));
+            return Err(format!(
+                "ZeroNIC: flow {n}'s Memory Segment already has {max} pieces; retire some first"
+            ));
         }
         f.pieces.push(Piece { seq: f.next_seq, mr, offset, len: len as u32 });
         f.next_seq = f.next_seq.wrapping_add(len as u32);
@@ -306,7 +325,10 @@ impl ZeroNic {
         let t = TxPayload { len: (v & 0xffff) as usize, mr: (v >> 16) as u8, offset: v >> 24 };
         let r = self.region(t.mr)?;
         if t.offset + t.len as u64 > r.len {
-            return Err(format!("ZeroNIC: payload of {} bytes at {} outside region {}", t.len, t.offset, t.mr));
+            return Err(format!(
+                "ZeroNIC: payload of {} bytes at {} outside region {}",
+                t.len, t.offset, t.mr
+            ));
         }
         if self.next_tx.replace(t).is_some() {
             return Err("ZeroNIC: a second payload written before a send request took the first".into());
