@@ -3,7 +3,7 @@
 //! after their payload, in arrival order), and the merge on transmit.
 
 use nanopu_nic::icenic::{reg as ice_reg, send_request, IceAction, IceNic, IceParams};
-use nanopu_nic::zeronic::{meta, op, reg, wire, ZeroAction, ZeroNic, ZeroParams};
+use nanopu_nic::zeronic::{meta, op, reg, wire, Writes, ZeroAction, ZeroNic, ZeroParams};
 
 const BASE: u64 = 0x1001_6000;
 const RING: u64 = 0x8010_0000;
@@ -49,7 +49,7 @@ fn frame(seq: u32, payload: &[u8]) -> Vec<u8> {
     f
 }
 
-fn places(out: &[ZeroAction]) -> Vec<(u64, Vec<(u64, Vec<u8>)>)> {
+fn places(out: &[ZeroAction]) -> Vec<(u64, Writes)> {
     let f = |a: &ZeroAction| match a {
         ZeroAction::Place { id, writes, .. } => Some((*id, writes.clone())),
         _ => None,

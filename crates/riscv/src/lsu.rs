@@ -12,8 +12,8 @@ use crate::mem::{NodeMem, BOOT_BASE, CLINT_BASE, CLINT_SIZE, MTIME, MTIMECMP};
 use crate::program::PAGE;
 use crate::sparse::CHUNK;
 
-const LOAD_FAULT: u64 = 5;
-const STORE_FAULT: u64 = 7;
+pub(crate) const LOAD_FAULT: u64 = 5;
+pub(crate) const STORE_FAULT: u64 = 7;
 
 #[inline(always)]
 fn tlb_slot(cn: u64) -> usize {

@@ -5,6 +5,7 @@
 //! core's fast path is unchanged.
 
 use crate::core::{Core, Ex, NO_TLB, TLB_SIZE};
+use crate::lsu::{LOAD_FAULT, STORE_FAULT};
 use crate::mem::NodeMem;
 
 /// The ranges a core watches and the bytes it has loaded or stored in them.
@@ -22,7 +23,7 @@ impl Watch {
         self.ranges.iter().map(inside).sum()
     }
 
-    /// Is any byte of the chunk around `addr` watched?
+    /// Does the core watch anything?
     #[inline]
     pub(crate) fn any(&self) -> bool {
         !self.ranges.is_empty()
@@ -54,13 +55,13 @@ impl Core {
     pub(crate) fn load_watched(&mut self, mem: &mut NodeMem, addr: u64, n: usize) -> Result<u64, Ex> {
         self.watch.bytes += self.watch.overlap(addr, n);
         let mut b = [0u8; 8];
-        mem.read(addr, &mut b[..n]).map_err(|_| Ex::Trap { cause: 5, tval: addr })?;
+        mem.read(addr, &mut b[..n]).map_err(|_| Ex::Trap { cause: LOAD_FAULT, tval: addr })?;
         Ok(u64::from_le_bytes(b))
     }
 
     /// A store of `n` bytes of `v` in a watched chunk: counted, never cached in the TLB.
     pub(crate) fn store_watched(&mut self, mem: &mut NodeMem, addr: u64, n: usize, v: u64) -> Result<(), Ex> {
         self.watch.bytes += self.watch.overlap(addr, n);
-        mem.write(addr, &v.to_le_bytes()[..n]).map_err(|_| Ex::Trap { cause: 7, tval: addr })
+        mem.write(addr, &v.to_le_bytes()[..n]).map_err(|_| Ex::Trap { cause: STORE_FAULT, tval: addr })
     }
 }

@@ -4,13 +4,13 @@
 //! so that the payload bytes a core touches are counted.
 
 use crate::engine::{Ev, Simulation};
-use nanopu_nic::zeronic::ZeroAction;
+use nanopu_nic::zeronic::{Writes, ZeroAction};
 
 /// A ZeroNIC DMA that finished.
 #[derive(Debug)]
 pub enum ZeroEv {
     /// Payload placement `id`: write these bytes, then tell the NIC.
-    Placed { id: u64, writes: Vec<(u64, Vec<u8>)> },
+    Placed { id: u64, writes: Writes },
     /// The payload of a merge: read these bytes, then hand them to the NIC.
     PayloadRead { addr: u64, len: usize },
 }
@@ -63,7 +63,7 @@ impl Simulation {
     }
 
     /// The payload is in memory (and the L2); no core's L1 holds a stale copy.
-    fn zero_placed(&mut self, n: usize, id: u64, writes: Vec<(u64, Vec<u8>)>) {
+    fn zero_placed(&mut self, n: usize, id: u64, writes: Writes) {
         for (addr, bytes) in &writes {
             let node = &mut self.nodes[n];
             if let Err(e) = node.mem.write(*addr, bytes) {

@@ -2,7 +2,7 @@
 //! control queue, in arrival order) and the merge of posted headers with payload read
 //! from registered memory (docs/models/zeronic.md "Receive" and "Transmit").
 
-use super::{meta, wire, Arrival, ZeroAction, ZeroNic};
+use super::{meta, wire, Arrival, Writes, ZeroAction, ZeroNic};
 use crate::icenic::IceAction;
 
 impl ZeroNic {
@@ -30,7 +30,7 @@ impl ZeroNic {
     }
 
     /// The header (with metadata) for the control queue, and the payload writes.
-    fn split(&mut self, frame: &[u8]) -> (Vec<u8>, Vec<(u64, Vec<u8>)>) {
+    fn split(&mut self, frame: &[u8]) -> (Vec<u8>, Writes) {
         let Some(t) = wire::parse(frame) else {
             return (with_meta(frame, 0, meta::NO_FLOW, 0, 0, 0), Vec::new());
         };
@@ -52,7 +52,7 @@ impl ZeroNic {
     }
 
     /// Where flow `n`'s segment `t` goes: runs of registered memory, translated.
-    fn placements(&self, n: usize, frame: &[u8], t: &wire::TcpFrame) -> (u32, Vec<(u64, Vec<u8>)>) {
+    fn placements(&self, n: usize, frame: &[u8], t: &wire::TcpFrame) -> (u32, Writes) {
         let f = self.flows[n].as_ref().expect("matched");
         let (start, runs) = f.place(t.seq, t.payload_len as u32);
         let mut at = t.payload_at + start.wrapping_sub(t.seq) as usize;

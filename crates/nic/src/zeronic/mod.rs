@@ -112,6 +112,9 @@ impl ZeroParams {
     }
 }
 
+/// DMA writes: (address, bytes) each.
+pub type Writes = Vec<(u64, Vec<u8>)>;
+
 /// Something the caller must do for ZeroNIC.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ZeroAction {
@@ -119,7 +122,7 @@ pub enum ZeroAction {
     Ice(IceAction),
     /// Write each (address, bytes) through the memory system from `at`, `stream` cycles of
     /// data plus the slowest line's latency; then call [`ZeroNic::placed`] with `id`.
-    Place { at: u64, id: u64, writes: Vec<(u64, Vec<u8>)>, stream: u64 },
+    Place { at: u64, id: u64, writes: Writes, stream: u64 },
     /// Read `len` bytes of payload at `addr` from `at`; then call [`ZeroNic::payload_read`].
     ReadPayload { at: u64, addr: u64, len: usize, stream: u64 },
 }
