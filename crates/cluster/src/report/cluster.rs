@@ -75,7 +75,7 @@ pub struct ZeroNodeSummary {
 }
 
 impl ZeroNodeSummary {
-    fn of(node: &crate::node::Node) -> Option<ZeroNodeSummary> {
+    pub(crate) fn of(node: &crate::node::Node) -> Option<ZeroNodeSummary> {
         let c = &node.nic.zero()?.counters;
         Some(ZeroNodeSummary {
             node: node.index,
@@ -90,7 +90,7 @@ impl ZeroNodeSummary {
         })
     }
 
-    fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let touched: Vec<String> = self.payload_bytes_touched.iter().map(|b| b.to_string()).collect();
         format!(
             "zeronic: node {}: {} segments split, {} bytes placed, {} not placed, {} bad checksums, {} dropped (buffer full), {} frames merged ({} bytes); payload bytes touched per core: {}\n",
