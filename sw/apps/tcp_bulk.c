@@ -25,6 +25,7 @@
  */
 #include "../tcp/tcp.h"
 #include "nanopu.h"
+#include "tcp_pattern.h"
 
 /* Bytes per send and receive call: ten full segments, or (when every byte is generated and
  * checked, which takes the core a while) fewer, so that the loop polls the NIC before its
@@ -37,10 +38,6 @@ static int no_check;
 static uint32_t chunk = CHECKED_CHUNK;
 static uint32_t tx_dir; /* 0 when listening, 1 when connecting; we receive the other */
 
-static inline uint8_t tcp_pattern(uint32_t dir, uint64_t i)
-{
-    return (uint8_t)(((uint32_t)i * 2654435761u) >> 24) ^ (uint8_t)(i >> 32) ^ (uint8_t)(dir * 0x5a);
-}
 
 static uint64_t number(const char *text, const char *name)
 {

@@ -124,7 +124,8 @@ void tcp_poll(void)
 
 static uint64_t earliest(uint64_t a, uint64_t b) { return !a ? b : !b ? a : a < b ? a : b; }
 
-void tcp_wait(void)
+/* The cycle the earliest timer of any connection expires, 0 if none is armed. */
+static uint64_t next_timer(void)
 {
     uint64_t until = 0;
     for (int i = 0; i < TCP_MAX_CONN; i++) {
@@ -132,9 +133,18 @@ void tcp_wait(void)
         if (c->state > TS_LISTEN)
             until = earliest(earliest(until, c->rto_at), earliest(c->delack_at, c->tw_at));
     }
-    tcp_nic_sleep(until);
+    return until;
+}
+
+void tcp_wait(void)
+{
+    tcp_nic_sleep(next_timer());
     tcp_poll();
 }
+
+#ifdef TCP_ZERONIC
+uint64_t tcp_next_timer(void) { return next_timer(); } /* tcp_zc_wait's */
+#endif
 
 static struct tcp_conn *conn(int fd)
 {

@@ -25,6 +25,9 @@ static void take_syn_options(struct tcp_conn *c, const struct tcp_seg *s)
     c->snd_wl1 = s->seq;
     c->snd_wl2 = s->ack;
     tcp_cc_init(c);
+#ifdef TCP_ZERONIC
+    tcp_nic_flow_open(c); /* the receive ring's pieces, from the peer's first byte */
+#endif
 }
 
 /* RFC 9293 3.10.7.2: a SYN to a listener starts a connection in SYN-RECEIVED. */
@@ -158,6 +161,9 @@ static void text_input(struct tcp_conn *c, const struct tcp_seg *s)
 {
     uint32_t seq = s->seq, len = s->len;
     const uint8_t *data = s->data;
+#ifdef TCP_ZERONIC
+    seq = s->pl_seq, len = s->pl_len; /* only what the NIC placed was received */
+#endif
     if (SEQ_LT(seq, c->rcv_nxt)) {
         uint32_t skip = c->rcv_nxt - seq;
         skip = skip < len ? skip : len;

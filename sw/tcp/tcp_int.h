@@ -7,7 +7,9 @@
  *   tcp_cc.c   congestion control: slow start, avoidance (RFC 5681), NewReno (RFC 6582)
  *   tcp_ack.c  delayed ACKs (RFC 1122 4.2.3.2, RFC 5681 4.2)
  *   tcp_sack.c selective acknowledgments (RFC 2018), range sets
- *   tcp_nic.c  frames in and out of IceNIC, the clock
+ *   tcp_nic.c  frames in and out of IceNIC (or ZeroNIC's control queue), the clock
+ *   tcp_zeronic.c  ZeroNIC's data path: regions, flows, pieces, payload posting, tcp_zc.h
+ *              (built with -DTCP_ZERONIC; docs/models/zeronic.md "Software")
  *   tcp_api.c  connections, timers and the sockets-like API
  */
 #ifndef TCP_INT_H
@@ -62,6 +64,10 @@ struct tcp_seg {
     struct tcp_range sack[4];
     const uint8_t *data;
     uint32_t len;
+#ifdef TCP_ZERONIC
+    /* the payload bytes the NIC placed, [pl_seq, pl_seq + pl_len) (data is 0) */
+    uint32_t pl_seq, pl_len;
+#endif
 };
 
 
@@ -105,6 +111,10 @@ struct tcp_conn {
     /* ACK scheduling (RFC 5681 4.2) */
     int ack_now, unacked_segs;
     uint64_t delack_at, tw_at;
+#ifdef TCP_ZERONIC
+    /* the receive ring's pieces posted to ZeroNIC cover [zn_lo, zn_hi) */
+    uint32_t zn_lo, zn_hi;
+#endif
 };
 
 /* Copy `n` bytes a 64-bit word at a time whatever the pointers' alignment. The runtime's
@@ -149,6 +159,13 @@ void tcp_tx(uint8_t *f, uint32_t len);
 void tcp_nic_init(void);
 void tcp_nic_poll(void);
 void tcp_nic_sleep(uint64_t until);
+
+/* tcp_zeronic.c (TCP_ZERONIC builds only) */
+void tcp_nic_flow_open(struct tcp_conn *c);
+void tcp_nic_consumed(struct tcp_conn *c);
+void tcp_nic_payload(const struct tcp_conn *c, uint32_t seq, uint32_t len);
+uint32_t tcp_nic_contig(const struct tcp_conn *c, uint32_t seq, uint32_t len);
+void tcp_nic_parse_meta(const uint8_t *f, uint32_t *len, struct tcp_seg *s, int *ok);
 
 /* tcp_seg.c */
 int tcp_parse(const uint8_t *f, uint32_t len, struct tcp_seg *s);
@@ -196,6 +213,7 @@ void tcp_ack_timer(struct tcp_conn *c);
 void tcp_ack_sent(struct tcp_conn *c);
 
 /* tcp_api.c */
+uint64_t tcp_next_timer(void);
 struct tcp_conn *tcp_find(uint32_t rip, uint16_t rport, uint16_t lport);
 struct tcp_conn *tcp_find_listener(uint16_t lport);
 struct tcp_conn *tcp_new_conn(void);

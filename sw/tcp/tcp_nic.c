@@ -11,7 +11,12 @@
  */
 #include "tcp_int.h"
 
+#ifdef TCP_ZERONIC
+#include "zeronic.h"
+#define NBUF ZN_CTRL_DEPTH /* ZeroNIC's control queue: headers and metadata only */
+#else
 #define NBUF ICENIC_QUEUE_DEPTH
+#endif
 #define BUF_BYTES 1536
 /* Frames start 2 bytes in so that the IPv4 header is 4-byte aligned (icenet's NET_IP_ALIGN). */
 #define ALIGN_OFF 2

@@ -34,6 +34,9 @@ static void send_one(struct tcp_conn *c, uint32_t room)
         len = room;
     if (len > mss)
         len = mss; /* options and data within the MSS (RFC 9293 3.7.1) */
+#ifdef TCP_ZERONIC
+    len = tcp_nic_contig(c, c->snd_nxt, len); /* a payload is one run of the send ring */
+#endif
     uint8_t flags = c->snd_nxt + len == end ? F_PSH : 0;
     int fin = c->fin_queued && c->snd_nxt + len == end;
     tcp_emit(c, c->snd_nxt, flags | (fin ? F_FIN : 0), len);

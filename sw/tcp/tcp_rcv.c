@@ -21,6 +21,10 @@ static uint32_t ring_at(const struct tcp_conn *c, uint32_t seq, uint32_t len, ui
 
 static void copy_in(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint32_t len)
 {
+#ifdef TCP_ZERONIC
+    (void)c, (void)seq, (void)data, (void)len;
+    return; /* ZeroNIC placed the payload in the ring (the NIC's pieces map it there) */
+#endif
     uint32_t first, at = ring_at(c, seq, len, &first);
     tcp_copy(c->rbuf + at, data, first);
     tcp_copy(c->rbuf, data + first, len - first);
@@ -58,7 +62,13 @@ void tcp_rcv_data(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint32_
 /* Free space in the buffer: what we may advertise beyond rcv_nxt. */
 uint32_t tcp_rcv_window(const struct tcp_conn *c)
 {
-    return TCP_RCVBUF - (c->rcv_nxt - c->rcv_read);
+    uint32_t free = TCP_RCVBUF - (c->rcv_nxt - c->rcv_read);
+#ifdef TCP_ZERONIC
+    /* Only what the NIC's pieces cover: payload beyond them is not placed. */
+    uint32_t posted = SEQ_GT(c->zn_hi, c->rcv_nxt) ? c->zn_hi - c->rcv_nxt : 0;
+    free = posted < free ? posted : free;
+#endif
+    return free;
 }
 
 /* The window field of a segment we send: the free space scaled by our shift (RFC 7323
@@ -91,6 +101,9 @@ uint32_t tcp_rcv_read(struct tcp_conn *c, uint8_t *buf, uint32_t len)
     tcp_copy(buf, c->rbuf + at, first);
     tcp_copy(buf + first, c->rbuf, len - first);
     c->rcv_read += len;
+#ifdef TCP_ZERONIC
+    tcp_nic_consumed(c); /* the pieces read out go back to the NIC for later bytes */
+#endif
     uint32_t opened = (c->rcv_read + TCP_RCVBUF) - c->rcv_adv;
     if (len && opened >= TCP_RCVBUF / 2)
         c->ack_now = 1;

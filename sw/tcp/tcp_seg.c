@@ -32,7 +32,7 @@ static uint16_t csum_fold(uint64_t sum)
 
 /* The TCP checksum of `seg` (`len` bytes of header and data) between the two addresses,
  * over the pseudo-header (RFC 9293 3.1): addresses, protocol 6, TCP length. */
-static uint16_t tcp_checksum(uint32_t src, uint32_t dst, const uint8_t *seg, uint32_t len)
+__attribute__((unused)) static uint16_t tcp_checksum(uint32_t src, uint32_t dst, const uint8_t *seg, uint32_t len)
 {
     uint64_t pseudo = (uint64_t)ice_bswap32(src) + ice_bswap32(dst) + ice_bswap16(6) + ice_bswap16((uint16_t)len);
     return csum_fold(pseudo + csum_words(seg, len));
@@ -71,6 +71,13 @@ static void parse_options(const uint8_t *o, int n, struct tcp_seg *s)
 int tcp_parse(const uint8_t *f, uint32_t len, struct tcp_seg *s)
 {
     const uint8_t *ip = f + ICE_FRAME_IP;
+#ifdef TCP_ZERONIC
+    /* Headers and metadata only: `len` becomes the segment's length on the wire. */
+    int csum_ok = 0;
+    tcp_nic_parse_meta(f, &len, s, &csum_ok);
+    if (!len)
+        return tcp_st.dropped++, -1;
+#endif
     if (len < TCP_FRAME_TCP + TCP_HDR || ice_get16(f, ICE_FRAME_ETH_TYPE) != 0x0800 || ip[0] != 0x45 ||
         ip[9] != 6 || ice_get32(ip, 16) != nanopu_node_ip())
         return tcp_st.dropped++, -1;
@@ -83,10 +90,15 @@ int tcp_parse(const uint8_t *f, uint32_t len, struct tcp_seg *s)
         return tcp_st.dropped++, -1;
     s->src_ip = ice_get32(ip, 12);
     s->dst_ip = ice_get32(ip, 16);
+#ifdef TCP_ZERONIC
+    if (!csum_ok) /* the NIC verified it: software never sees the payload */
+        return tcp_st.bad_checksums++, -1;
+#else
     if (tcp_checksum(s->src_ip, s->dst_ip, t, seg_len) != 0) {
         printf("DEBUG badsum len %u\n", seg_len);
         return tcp_st.bad_checksums++, -1;
     }
+#endif
     s->sport = ice_get16(t, 0);
     s->dport = ice_get16(t, 2);
     s->seq = ice_get32(t, 4);
@@ -98,6 +110,9 @@ int tcp_parse(const uint8_t *f, uint32_t len, struct tcp_seg *s)
     parse_options(t + TCP_HDR, (int)off - TCP_HDR, s);
     s->data = t + off;
     s->len = seg_len - off;
+#ifdef TCP_ZERONIC
+    s->data = 0; /* pl_seq, pl_len: tcp_nic_parse_meta */
+#endif
     tcp_st.segs_in++;
     return 0;
 }
@@ -152,7 +167,7 @@ static void put_tcp(uint8_t *t, uint16_t sport, uint16_t dport, uint32_t seq, ui
 
 /* Copy `len` bytes of the send buffer, from sequence number `seq` on, to `to`: one copy
  * from the ring into the frame, or two where the ring wraps. */
-static void copy_out(const struct tcp_conn *c, uint32_t seq, uint8_t *to, uint32_t len)
+__attribute__((unused)) static void copy_out(const struct tcp_conn *c, uint32_t seq, uint8_t *to, uint32_t len)
 {
     uint32_t at = (seq - c->iss - 1) % TCP_SNDBUF, first = TCP_SNDBUF - at;
     if (first > len)
@@ -171,11 +186,20 @@ void tcp_emit(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len)
     int optlen = (flags & F_SYN) ? put_syn_options(c, t + TCP_HDR) : tcp_sack_option(c, t + TCP_HDR);
     uint16_t wnd = (flags & F_SYN) ? (uint16_t)TCP_SYN_WND : tcp_wnd_field(c);
     put_tcp(t, c->lport, c->rport, seq, (flags & F_ACK) ? c->rcv_nxt : 0, flags, wnd, optlen);
+#ifdef TCP_ZERONIC
+    /* The NIC merges the payload from the send ring and fills in the checksum. */
+    uint32_t tcp_len = TCP_HDR + (uint32_t)optlen + len;
+    put_ip(f, c->rip, tcp_len);
+    if (len)
+        tcp_nic_payload(c, seq, len);
+    tcp_tx(f, TCP_FRAME_TCP + tcp_len - len);
+#else
     copy_out(c, seq, t + TCP_HDR + optlen, len);
     uint32_t tcp_len = TCP_HDR + (uint32_t)optlen + len;
     put_ip(f, c->rip, tcp_len);
     ice_put16(t, 16, tcp_checksum(nanopu_node_ip(), c->rip, t, tcp_len));
     tcp_tx(f, TCP_FRAME_TCP + tcp_len);
+#endif
     if (flags & F_ACK)
         tcp_ack_sent(c);
     if (len == 0 && !(flags & (F_SYN | F_FIN)))
@@ -193,6 +217,8 @@ void tcp_emit_rst(const struct tcp_seg *s)
     uint8_t flags = (s->flags & F_ACK) ? F_RST : (F_RST | F_ACK);
     put_tcp(t, s->dport, s->sport, seq, ack, flags, 0, 0);
     put_ip(f, s->src_ip, TCP_HDR);
-    ice_put16(t, 16, tcp_checksum(nanopu_node_ip(), s->src_ip, t, TCP_HDR));
+#ifndef TCP_ZERONIC
+    ice_put16(t, 16, tcp_checksum(nanopu_node_ip(), s->src_ip, t, TCP_HDR)); /* else the NIC's */
+#endif
     tcp_tx(f, TCP_FRAME_TCP + TCP_HDR);
 }

@@ -125,8 +125,9 @@ pub struct RunArgs {
     partitions: Vec<String>,
     /// The node's NIC: nanopu (messages through x30/x31), or icenic, FireSim's DMA NIC of
     /// the traditional baseline (memory-mapped registers, sw/include/icenic.h;
-    /// docs/models/icenic.md) [default: nanopu].
-    #[arg(long, value_parser = ["nanopu", "icenic"])]
+    /// docs/models/icenic.md), or zeronic, payload placed in registered memory and headers
+    /// to a control queue (sw/include/zeronic.h; docs/models/zeronic.md) [default: nanopu].
+    #[arg(long, value_parser = ["nanopu", "icenic", "zeronic"])]
     nic: Option<String>,
     /// One-way PCIe latency of the IceNIC, ns: the PCIe-attached variant of the DMA NIC
     /// (a commodity NIC), added to each DMA transaction and register access; with --nic
@@ -210,7 +211,7 @@ impl RunArgs {
 
     /// `--pcie-ns` only with `--nic icenic`, and none of the nanoPU NIC's settings with it.
     fn check_nic(&self) -> Result<(), String> {
-        let ice = self.nic.as_deref() == Some("icenic");
+        let ice = matches!(self.nic.as_deref(), Some("icenic" | "zeronic"));
         if self.pcie_ns.is_some_and(|ns| ns != 0.0) && !ice {
             return Err("--pcie-ns: only an IceNIC node has a PCIe-attached variant (add --nic icenic); the nanoPU NIC sits at the core's register file".into());
         }

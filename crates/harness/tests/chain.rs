@@ -24,7 +24,7 @@ const NICS: [NicKind; 2] = [NicKind::Nanopu, NicKind::IceNic];
 fn program(nic: NicKind) -> &'static str {
     match nic {
         NicKind::Nanopu => "apps/chain.elf",
-        NicKind::IceNic => "apps/chain_ice.elf",
+        NicKind::IceNic | NicKind::Zeronic => "apps/chain_ice.elf",
     }
 }
 

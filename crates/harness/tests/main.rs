@@ -15,3 +15,4 @@ mod setalg;
 mod sort;
 mod tcp;
 mod tcp_workloads;
+mod zeronic;

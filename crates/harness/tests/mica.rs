@@ -40,7 +40,7 @@ fn assert_all_checked(nic: NicKind, s: &LoadSpec, r: &LoadResult) {
 fn one_core_rate(nic: NicKind) -> f64 {
     match nic {
         NicKind::Nanopu => 2.0,
-        NicKind::IceNic => 0.5,
+        NicKind::IceNic | NicKind::Zeronic => 0.5,
     }
 }
 
@@ -51,7 +51,7 @@ fn one_core_every_value_checked() {
     for nic in NICS {
         let zipf_steering = match nic {
             NicKind::Nanopu => Steering::Jbsq,
-            NicKind::IceNic => Steering::Static,
+            NicKind::IceNic | NicKind::Zeronic => Steering::Static,
         };
         for (keys, steering) in
             [(Keys::Uniform, Steering::Static), (Keys::Zipf { theta: 0.99 }, zipf_steering)]
@@ -131,7 +131,9 @@ fn same_seed_same_replies() {
     for nic in NICS {
         let s = match nic {
             NicKind::Nanopu => mica_spec(4, Keys::Zipf { theta: 0.99 }, Steering::Jbsq, 8.0),
-            NicKind::IceNic => mica_spec(1, Keys::Zipf { theta: 0.99 }, Steering::Static, 1.0),
+            NicKind::IceNic | NicKind::Zeronic => {
+                mica_spec(1, Keys::Zipf { theta: 0.99 }, Steering::Static, 1.0)
+            }
         };
         let (a, b) = (run(nic, &s, None), run(nic, &s, None));
         assert_eq!((a.requests, a.kv_ops, a.cost), (b.requests, b.kv_ops, b.cost), "{nic:?}");

@@ -56,7 +56,7 @@ fn a_mixed_load_every_reply_checked() {
     for nic in NICS {
         let s = match nic {
             NicKind::Nanopu => spec([0.2; 5], 4.0, 4000),
-            NicKind::IceNic => spec([0.2; 5], 1.0, 3000),
+            NicKind::IceNic | NicKind::Zeronic => spec([0.2; 5], 1.0, 3000),
         };
         let r = run(nic, &s, 1, None);
         assert_all_checked(nic, &s, &r, 1);
@@ -95,7 +95,7 @@ fn a_region_filled_from_another_seed_is_caught() {
     for nic in NICS {
         let rate = match nic {
             NicKind::Nanopu => 2.0,
-            NicKind::IceNic => 1.0,
+            NicKind::IceNic | NicKind::Zeronic => 1.0,
         };
         let s = spec([0.2; 5], rate, 1000);
         let r = run(nic, &s, 1, Some(vec!["10".into()]));
@@ -114,7 +114,7 @@ fn same_seed_same_replies() {
     for nic in NICS {
         let (cores, s) = match nic {
             NicKind::Nanopu => (2, spec([0.2; 5], 8.0, 2000)),
-            NicKind::IceNic => (1, spec([0.2; 5], 2.0, 2000)),
+            NicKind::IceNic | NicKind::Zeronic => (1, spec([0.2; 5], 2.0, 2000)),
         };
         let (a, b) = (run(nic, &s, cores, None), run(nic, &s, cores, None));
         assert_eq!((a.requests, a.rdma_ops, a.cost), (b.requests, b.rdma_ops, b.cost), "{nic:?}");

@@ -12,6 +12,8 @@
 //! - [`stamp`]: the prototype's latency stamps for the testers' context 0x1234.
 //! - [`icenic`]: FireSim's IceNIC, the DMA NIC of the traditional baseline node
 //!   (docs/models/icenic.md).
+//! - [`zeronic`]: ZeroNIC, the split data path / control path NIC of issue 36's third host
+//!   stack (docs/models/zeronic.md), around an IceNIC as its control queue.
 //! - [`transport`]: the NDP- and Homa-style transports terminated in the NIC, and
 //!   multicast sending.
 //!
@@ -30,6 +32,7 @@ pub mod nic;
 pub mod params;
 pub mod stamp;
 pub mod transport;
+pub mod zeronic;
 
 pub use message::{AppHeader, Message};
 pub use nic::{Action, Nic, NicCounters};

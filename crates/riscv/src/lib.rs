@@ -67,6 +67,7 @@ pub mod sparse;
 pub mod stores;
 pub mod testing;
 pub mod unmodelled;
+mod watch;
 
 pub use crate::core::Core;
 pub use error::{BlockOn, CoreError, CoreStats, ErrorKind, Exit, StallKind, TrapInfo};

@@ -12,8 +12,8 @@ use crate::mem::{NodeMem, BOOT_BASE, CLINT_BASE, CLINT_SIZE, MTIME, MTIMECMP};
 use crate::program::PAGE;
 use crate::sparse::CHUNK;
 
-const LOAD_FAULT: u64 = 5;
-const STORE_FAULT: u64 = 7;
+pub(crate) const LOAD_FAULT: u64 = 5;
+pub(crate) const STORE_FAULT: u64 = 7;
 
 #[inline(always)]
 fn tlb_slot(cn: u64) -> usize {
@@ -135,6 +135,11 @@ impl Core {
 
     #[cold]
     fn load_slow<const N: usize>(&mut self, mem: &mut NodeMem, addr: u64) -> Result<u64, Ex> {
+        if self.watched_chunk(addr, N) && Self::in_dram(mem, addr, N) {
+            let v = self.load_watched(mem, addr, N)?;
+            self.data_timing::<N>(mem, addr);
+            return Ok(v);
+        }
         if Self::in_dram(mem, addr, N) {
             let cn = addr / CHUNK;
             self.tlb_r[tlb_slot(cn)] = TlbEntry { cn, ptr: mem.chunk(cn).as_ptr() as *mut u8 };
@@ -160,6 +165,11 @@ impl Core {
 
     #[cold]
     fn store_slow<const N: usize>(&mut self, mem: &mut NodeMem, addr: u64, v: u64) -> Result<(), Ex> {
+        if self.watched_chunk(addr, N) && Self::in_dram(mem, addr, N) {
+            self.store_watched(mem, addr, N, v)?;
+            self.data_timing::<N>(mem, addr);
+            return self.htif_check(mem, addr, N);
+        }
         if self.leaves_unchanged::<N>(addr, v) {
             // What the rest would do, without looking the chunk up: it stays as it is.
             self.data_timing::<N>(mem, addr);

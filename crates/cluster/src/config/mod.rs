@@ -91,8 +91,10 @@ pub struct NodeConfig {
     /// Which NIC the node has: the nanoPU's (default) or IceNIC, the DMA NIC of the
     /// traditional baseline (`--nic`, `[node] nic`; docs/models/icenic.md).
     pub nic_kind: NicKind,
-    /// IceNIC's parameters (used when `nic_kind` is IceNIC).
+    /// IceNIC's parameters (used when `nic_kind` is IceNIC, and for ZeroNIC's control queue).
     pub ice: nanopu_nic::icenic::IceParams,
+    /// ZeroNIC's parameters (used when `nic_kind` is ZeroNIC; docs/models/zeronic.md).
+    pub zero: nanopu_nic::zeronic::ZeroParams,
     /// One-way PCIe latency of an IceNIC node's NIC, ns: 0 (default) is the on-chip IceNIC,
     /// more the PCIe-attached variant (`--pcie-ns`; docs/models/icenic.md "PCIe-attached
     /// variant"). Refused on a nanoPU NIC.
@@ -122,6 +124,7 @@ impl Default for NodeConfig {
             nic: NicParams::default(),
             nic_kind: NicKind::Nanopu,
             ice: Default::default(),
+            zero: Default::default(),
             pcie_ns: 0.0,
             timing: TimingParams::default(),
             mem: MemParams::default(),
@@ -146,6 +149,9 @@ pub enum NicKind {
     /// FireSim's IceNIC: DMA through memory, memory-mapped registers
     /// (docs/models/icenic.md).
     IceNic,
+    /// ZeroNIC: payload placed zero-copy into registered memory, headers to software
+    /// through an IceNIC-like control queue (docs/models/zeronic.md).
+    Zeronic,
 }
 
 impl std::str::FromStr for NicKind {
@@ -160,11 +166,17 @@ impl std::str::FromStr for NicKind {
 
 impl NicKind {
     /// Its names, as files, flags and keywords write them, in `ALL`'s order.
-    pub const NAMES: [&'static str; 2] = ["nanopu", "icenic"];
-    const ALL: [NicKind; 2] = [NicKind::Nanopu, NicKind::IceNic];
+    pub const NAMES: [&'static str; 3] = ["nanopu", "icenic", "zeronic"];
+    const ALL: [NicKind; 3] = [NicKind::Nanopu, NicKind::IceNic, NicKind::Zeronic];
 
     pub fn name(self) -> &'static str {
         NicKind::NAMES[NicKind::ALL.iter().position(|k| *k == self).expect("listed")]
+    }
+
+    /// Does the node take raw frames through IceNIC's registers (IceNIC, or ZeroNIC's
+    /// control queue)?
+    pub fn raw_frames(self) -> bool {
+        matches!(self, NicKind::IceNic | NicKind::Zeronic)
     }
 }
 
@@ -179,7 +191,7 @@ impl NodeConfig {
         self.nic.validate()?;
         self.nic.check_message_fits("nic.max_msg_bytes", "nic.tx_queue_bytes")?;
         check::time_ns(self.pcie_ns, "pcie_ns")?;
-        if self.pcie_ns > 0.0 && self.nic_kind != NicKind::IceNic {
+        if self.pcie_ns > 0.0 && !self.nic_kind.raw_frames() {
             return Err("pcie_ns: only an IceNIC node has a PCIe-attached variant (--nic icenic); the nanoPU NIC sits at the core's register file".into());
         }
         if self.port.rate_bps == 0 {

@@ -144,6 +144,7 @@ impl Simulation {
             cfg.args = f.program[p].args.clone();
             cfg.nic_kind = f.program[p].nic_kind().map_err(setup)?;
             cfg.pcie_ns = f.program[p].pcie().map_err(setup)?;
+            cfg.zero = f.program[p].zero_params(cfg.timing.clock_hz).map_err(setup)?;
             cfg.program_name = f.program[p].elf.rsplit('/').next().unwrap_or("program").to_string();
             let node = Node::new(n as u32, &progs[p], &cfg, spins[p].as_ref())
                 .map_err(|e| setup(format!("node {n}: {e}")))?;

@@ -65,6 +65,7 @@ impl Simulation {
         node.state[c] = CoreState::Scheduled(u64::MAX);
         self.apply(n, actions);
         self.apply_ice(n, ice_actions);
+        self.zero_watch_regions(n);
         self.after_run((n, c), g, exit, last_rx)
     }
 

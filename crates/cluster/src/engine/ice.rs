@@ -57,6 +57,9 @@ impl Simulation {
         if let Err(e) = self.nodes[n].mem.read(addr, &mut frame) {
             return self.ice_fault(n, addr, e);
         }
+        if self.nodes[n].nic.zero().is_some() {
+            return self.zero_header_read(n, frame);
+        }
         self.ice_call(n, |ice, now, out| ice.read_done(now, frame, out));
     }
 
@@ -73,7 +76,7 @@ impl Simulation {
 
     /// A DMA outside memory: the bus would answer with an error the NIC cannot report; the
     /// run stops with the program's mistake named.
-    fn ice_fault(&mut self, n: usize, addr: u64, e: String) {
+    pub(crate) fn ice_fault(&mut self, n: usize, addr: u64, e: String) {
         let why = format!("IceNIC DMA at {addr:#x} (from a send or receive request): {e}");
         let pc = self.nodes[n].cores[IRQ_HART].pc();
         let error = nanopu_riscv::CoreError {
@@ -141,6 +144,9 @@ impl Simulation {
     /// A frame's last byte reaches node `n`'s IceNIC.
     pub(crate) fn ice_arrive(&mut self, n: usize, frame: Vec<u8>) {
         self.last_arrival = self.now;
+        if self.nodes[n].nic.zero().is_some() {
+            return self.zero_arrive(n, frame);
+        }
         self.ice_call(n, |ice, now, out| ice.frame_arrived(now, frame, out));
     }
 

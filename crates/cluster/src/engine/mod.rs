@@ -19,6 +19,7 @@ mod parallel;
 pub use parallel::ranks;
 pub mod progress;
 pub mod stop;
+pub mod zero;
 
 use crate::config::{NodeConfig, PortParams};
 use crate::engine::cores::Cid;
@@ -114,6 +115,11 @@ pub(crate) enum Ev {
     /// Re-evaluate an IceNIC's interrupt line.
     IceIrq {
         node: usize,
+    },
+    /// A ZeroNIC's DMA finished (docs/models/zeronic.md).
+    Zero {
+        node: usize,
+        ev: Box<zero::ZeroEv>,
     },
     /// The test host sends a raw frame to node 0's IceNIC.
     HostFrameSend {
@@ -667,6 +673,7 @@ impl Simulation {
             Ev::IceTx { node, frame } => self.ice_transmit(node, frame),
             Ev::IceRx { node, frame } => self.ice_arrive(node, frame.into_vec()),
             Ev::IceIrq { node } => self.ice_irq(node),
+            Ev::Zero { node, ev } => self.zero_event(node, *ev),
             Ev::HostFrameSend { frame } => self.host_send_frame(frame.into_vec()),
             Ev::HostFrame { frame } => self.host_frame_arrive(frame.into_vec()),
         }

@@ -5,10 +5,11 @@ pub mod nic;
 pub mod platform;
 pub mod spin;
 
-use crate::config::NodeConfig;
+use crate::config::{NicKind, NodeConfig};
 use crate::node::boot::{ip_text, mac_text, node_ip, node_mac, BootInfo};
 use crate::node::nic::NodeNic;
 use nanopu_nic::icenic::{IceNic, IceParams};
+use nanopu_nic::zeronic::ZeroNic;
 use nanopu_nic::Nic;
 use nanopu_riscv::stores::holder_bit;
 use nanopu_riscv::{Core, NodeMem, Program};
@@ -97,7 +98,7 @@ impl Node {
         let argv = node_argv(index, ip, cfg);
         mem.write_boot(&boot_page(index, ip, cfg, &argv)?);
         mem.set_args(argv);
-        let ice = cfg.nic_kind == crate::config::NicKind::IceNic;
+        let ice = cfg.nic_kind.raw_frames();
         // IceNIC nodes' cores have the byte-swap instructions (docs/models/icenic.md).
         let pcie = cfg.pcie_cycles();
         let timing = nanopu_riscv::TimingParams {
@@ -113,13 +114,7 @@ impl Node {
             cores,
             state: vec![CoreState::Scheduled(0); ncores],
             mem,
-            nic: match ice {
-                true => {
-                    let p = IceParams { pcie_cycles: pcie, ..cfg.ice.clone() };
-                    NodeNic::Ice(IceNic::new(p, node_mac(index)))
-                }
-                false => NodeNic::nanopu_alone(Nic::new(cfg.nic.clone(), ip)?),
-            },
+            nic: node_nic(cfg, index, ip, pcie)?,
             spin_pcs,
             last_run: usize::MAX,
             first_exit_ends: cfg.exit.first_exit_ends_node(program),
@@ -188,6 +183,19 @@ impl Node {
         }
         t.map_or(u64::MAX, |t| t + self.nic.rx_path_cycles())
     }
+}
+
+/// The node's NIC, as `cfg.nic_kind` says.
+fn node_nic(cfg: &NodeConfig, index: u32, ip: u32, pcie: u64) -> Result<NodeNic, String> {
+    let ice = IceParams { pcie_cycles: pcie, ..cfg.ice.clone() };
+    Ok(match cfg.nic_kind {
+        NicKind::IceNic => NodeNic::Ice(IceNic::new(ice, node_mac(index))),
+        NicKind::Zeronic => {
+            let control = IceNic::new(cfg.zero.control_queue(&ice), node_mac(index));
+            NodeNic::Zero(Box::new(ZeroNic::new(cfg.zero.clone(), control)))
+        }
+        NicKind::Nanopu => NodeNic::nanopu_alone(Nic::new(cfg.nic.clone(), ip)?),
+    })
 }
 
 /// The program's argv as the prototype passed it: program name, MAC, IP, then the

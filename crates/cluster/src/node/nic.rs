@@ -7,6 +7,7 @@
 use nanopu_nic::icenic::IceNic;
 use nanopu_nic::nic::NicCounters;
 use nanopu_nic::transport::Transport;
+use nanopu_nic::zeronic::ZeroNic;
 use nanopu_nic::Nic;
 
 /// The nanoPU NIC of one node: its core side and its transport endpoint.
@@ -26,6 +27,9 @@ pub enum NodeNic {
     /// FireSim's IceNIC (docs/models/icenic.md): memory-mapped queues and DMA; its frames
     /// go onto the wire as they are.
     Ice(IceNic),
+    /// ZeroNIC (docs/models/zeronic.md): IceNIC's registers as its control queue, and a
+    /// data path placing payload in registered memory.
+    Zero(Box<ZeroNic>),
 }
 
 /// What a core of an IceNIC node meets when it uses the nanoPU NIC's registers.
@@ -41,13 +45,13 @@ impl NodeNic {
     pub fn nanopu(&self) -> Option<&Nic> {
         match self {
             NodeNic::Nanopu(n) => Some(&n.core),
-            NodeNic::Ice(_) => None,
+            _ => None,
         }
     }
     pub fn nanopu_mut(&mut self) -> Option<&mut Nic> {
         match self {
             NodeNic::Nanopu(n) => Some(&mut n.core),
-            NodeNic::Ice(_) => None,
+            _ => None,
         }
     }
 
@@ -62,29 +66,45 @@ impl NodeNic {
     pub fn transport(&self) -> Option<&Transport> {
         match self {
             NodeNic::Nanopu(n) => n.transport.as_deref(),
-            NodeNic::Ice(_) => None,
+            _ => None,
         }
     }
     pub fn transport_mut(&mut self) -> Option<&mut Transport> {
         match self {
             NodeNic::Nanopu(n) => n.transport.as_deref_mut(),
-            NodeNic::Ice(_) => None,
+            _ => None,
         }
     }
+    /// The node's IceNIC registers: IceNIC's, or ZeroNIC's control queue.
     pub fn ice(&self) -> Option<&IceNic> {
         match self {
             NodeNic::Ice(i) => Some(i),
+            NodeNic::Zero(z) => Some(&z.ice),
             NodeNic::Nanopu(_) => None,
         }
     }
     pub fn ice_mut(&mut self) -> Option<&mut IceNic> {
         match self {
             NodeNic::Ice(i) => Some(i),
+            NodeNic::Zero(z) => Some(&mut z.ice),
             NodeNic::Nanopu(_) => None,
         }
     }
+    pub fn zero(&self) -> Option<&ZeroNic> {
+        match self {
+            NodeNic::Zero(z) => Some(z),
+            _ => None,
+        }
+    }
+    pub fn zero_mut(&mut self) -> Option<&mut ZeroNic> {
+        match self {
+            NodeNic::Zero(z) => Some(z),
+            _ => None,
+        }
+    }
+    /// Does the node take raw frames through IceNIC's registers (IceNIC or ZeroNIC)?
     pub fn is_ice(&self) -> bool {
-        matches!(self, NodeNic::Ice(_))
+        !matches!(self, NodeNic::Nanopu(_))
     }
 
     /// The `mip` bit the NIC drives: the nanoPU NIC's line 16 (docs/platform.md), or for
@@ -93,7 +113,7 @@ impl NodeNic {
     pub fn irq_bit(&self) -> u32 {
         match self {
             NodeNic::Nanopu(_) => nanopu_nic::NIC_IRQ_BIT,
-            NodeNic::Ice(_) => crate::node::ICE_IRQ_BIT,
+            NodeNic::Ice(_) | NodeNic::Zero(_) => crate::node::ICE_IRQ_BIT,
         }
     }
 

@@ -147,10 +147,18 @@ impl Platform for NodePlatform<'_> {
         fault(ice.read(now, addr, size, &mut self.ice_actions)).map(Some)
     }
     fn mmio_write(&mut self, _hart: usize, now: u64, addr: u64, size: usize, value: u64) -> Access<bool> {
-        let Some(ice) = self.nic.ice_mut().filter(|i| i.owns(addr)) else { return Ok(false) };
+        if !self.nic.ice().is_some_and(|i| i.owns(addr)) {
+            return Ok(false);
+        }
         if now > self.global {
             return Err(Stop::Blocked);
         }
-        fault(ice.write(now, addr, size, value, &mut self.ice_actions)).map(|()| true)
+        let out = &mut self.ice_actions;
+        // ZeroNIC's registers sit beside its control queue's (docs/models/zeronic.md).
+        let r = match self.nic.zero_mut() {
+            Some(z) => z.write(now, addr, size, value, out),
+            None => self.nic.ice_mut().expect("checked").write(now, addr, size, value, out),
+        };
+        fault(r).map(|()| true)
     }
 }

@@ -50,9 +50,54 @@ pub struct ClusterSummary {
     /// has no IceNIC node and no frame strayed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub icenic: Option<IceTotals>,
+    /// Each ZeroNIC node's data path and the payload bytes its cores touched
+    /// (docs/models/zeronic.md); absent without ZeroNIC nodes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub zeronic: Vec<ZeroNodeSummary>,
     /// Raw frames the test host received, in arrival order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub host_frames: Vec<crate::report::FrameRecord>,
+}
+
+/// A ZeroNIC node's data path (`ZeroCounters`) and the payload bytes (loads and stores in
+/// registered regions) each of its cores touched.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ZeroNodeSummary {
+    pub node: u32,
+    pub segments_split: u64,
+    pub bytes_placed: u64,
+    pub bytes_not_placed: u64,
+    pub bad_checksums: u64,
+    pub dropped_full: u64,
+    pub frames_merged: u64,
+    pub bytes_merged: u64,
+    pub payload_bytes_touched: Vec<u64>,
+}
+
+impl ZeroNodeSummary {
+    pub(crate) fn of(node: &crate::node::Node) -> Option<ZeroNodeSummary> {
+        let c = &node.nic.zero()?.counters;
+        Some(ZeroNodeSummary {
+            node: node.index,
+            segments_split: c.segments_split,
+            bytes_placed: c.bytes_placed,
+            bytes_not_placed: c.bytes_not_placed,
+            bad_checksums: c.bad_checksums,
+            dropped_full: c.dropped_full,
+            frames_merged: c.frames_merged,
+            bytes_merged: c.bytes_merged,
+            payload_bytes_touched: node.cores.iter().map(|c| c.watched_bytes()).collect(),
+        })
+    }
+
+    pub(crate) fn line(&self) -> String {
+        let touched: Vec<String> = self.payload_bytes_touched.iter().map(|b| b.to_string()).collect();
+        format!(
+            "zeronic: node {}: {} segments split, {} bytes placed, {} not placed, {} bad checksums, {} dropped (buffer full), {} frames merged ({} bytes); payload bytes touched per core: {}\n",
+            self.node, self.segments_split, self.bytes_placed, self.bytes_not_placed, self.bad_checksums,
+            self.dropped_full, self.frames_merged, self.bytes_merged, touched.join(" ")
+        )
+    }
 }
 
 /// IceNIC nodes' frames over a cluster run: their NICs' counters summed, and the frames
@@ -204,6 +249,7 @@ pub fn summarize_cluster(sim: &mut Simulation, outcome: Outcome) -> ClusterSumma
         host_received: sim.host.received.iter().map(crate::report::host_record).collect(),
         host_rejected: crate::report::rejected_frames(sim),
         icenic: ice_totals(sim),
+        zeronic: sim.nodes.iter().filter_map(ZeroNodeSummary::of).collect(),
         host_frames: sim.host.frames_received.iter().map(crate::report::frame_record).collect(),
     };
     for node in &mut sim.nodes {
@@ -264,6 +310,7 @@ impl ClusterSummary {
             f.packet_hops, f.trims, f.drops, f.drops_band_full, f.drops_random, f.drops_link_down, f.drops_no_route, f.drops_fault, f.multicast_resends, f.max_switch_queue_bytes
         );
         self.icenic.iter().for_each(|i| s += &i.line());
+        self.zeronic.iter().for_each(|z| s += &z.line());
         self.faults.iter().for_each(|f| s += &f.line());
         self.problems.iter().for_each(|p| s += &format!("{p}\n"));
         self.host_received.iter().take(20).for_each(|m| s += &m.line());

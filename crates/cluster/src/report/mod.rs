@@ -58,6 +58,10 @@ pub struct RunSummary {
     /// An IceNIC node's NIC counters (docs/models/icenic.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub icenic: Option<IceSummary>,
+    /// A ZeroNIC node's data path and the payload bytes each core touched
+    /// (docs/models/zeronic.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zeronic: Option<cluster::ZeroNodeSummary>,
     /// Frames the test host received from an IceNIC node, in arrival order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub host_frames: Vec<FrameRecord>,
@@ -196,6 +200,7 @@ pub fn summarize(sim: &mut Simulation, outcome: Outcome) -> RunSummary {
         host_received: sim.host.received.iter().map(host_record).collect(),
         host_rejected: rejected_frames(sim),
         icenic: sim.nodes[0].ice().map(ice_summary),
+        zeronic: cluster::ZeroNodeSummary::of(&sim.nodes[0]),
         host_frames: sim.host.frames_received.iter().map(frame_record).collect(),
     }
 }
@@ -246,6 +251,7 @@ impl RunSummary {
                 i.frames_sent, i.frames_received, i.dropped_buffer_full, i.dropped_size
             );
         }
+        self.zeronic.iter().for_each(|z| s += &z.line());
         self.host_frames.iter().for_each(|f| s += &f.line());
         for c in self.cores.iter().filter(|c| !c.console.is_empty()) {
             s += &format!("--- console of core {} ---\n{}", c.core, c.console);

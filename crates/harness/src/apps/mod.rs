@@ -76,6 +76,6 @@ pub fn one_node_with(elf: &[u8], cores: usize, nic: NicKind) -> Result<Simulatio
 pub fn elf_name(name: &str, nic: NicKind) -> String {
     match nic {
         NicKind::Nanopu => format!("{name}.elf"),
-        NicKind::IceNic => format!("{name}_ice.elf"),
+        NicKind::IceNic | NicKind::Zeronic => format!("{name}_ice.elf"),
     }
 }

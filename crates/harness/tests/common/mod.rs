@@ -23,7 +23,7 @@ pub const NICS: [NicKind; 2] = [NicKind::Nanopu, NicKind::IceNic];
 pub fn app_elf(app: &str, nic: NicKind) -> Vec<u8> {
     match nic {
         NicKind::Nanopu => elf(&format!("apps/{app}.elf")),
-        NicKind::IceNic => elf(&format!("apps/{app}_ice.elf")),
+        NicKind::IceNic | NicKind::Zeronic => elf(&format!("apps/{app}_ice.elf")),
     }
 }
 
@@ -52,7 +52,7 @@ pub fn icenic_refusal(app: &str, s: &LoadSpec, cores: usize, args: Vec<String>) 
 pub fn startup_messages(nic: NicKind, cores: usize) -> usize {
     match nic {
         NicKind::Nanopu => cores,
-        NicKind::IceNic => 0,
+        NicKind::IceNic | NicKind::Zeronic => 0,
     }
 }
 

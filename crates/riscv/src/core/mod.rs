@@ -109,6 +109,8 @@ pub struct Core {
     pub(crate) done: Option<Exit>,
     pub(crate) console: Vec<u8>,
     pub(crate) traps: crate::core::trap::TrapTrack,
+    /// Watched ranges and the bytes loaded and stored there (`watch`).
+    pub(crate) watch: crate::watch::Watch,
 }
 
 // SAFETY: the raw pointers (fetch page, TLBs) are caches valid only inside one `run` call,
@@ -164,6 +166,7 @@ impl Core {
             done: None,
             console: Vec::new(),
             traps: Default::default(),
+            watch: Default::default(),
         }
     }
 

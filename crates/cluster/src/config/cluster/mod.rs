@@ -58,7 +58,7 @@ use std::path::{Path, PathBuf};
 pub use faults::{Fault, FaultFile};
 pub use links::{LinkFile, SwitchFile};
 pub use node::{NodeFile, TransportFile, CORES};
-pub use programs::{ordered_range, parse_nodes, ProgramFile, NICS};
+pub use programs::{ordered_range, parse_nodes, ProgramFile, NICS, WORKLOAD_NICS};
 pub use topology::TopologyFile;
 
 /// The NIC's transports.
@@ -172,6 +172,7 @@ impl ClusterFile {
         self.program.iter().try_for_each(|p| p.abi_choice().map(|_| ()))?;
         self.program.iter().try_for_each(|p| p.nic_kind().map(|_| ()))?;
         self.program.iter().try_for_each(|p| p.pcie().map(|_| ()))?;
+        self.program.iter().try_for_each(|p| p.zero_params(clock_hz()).map(|_| ()))?;
         self.check_icenic_node()?;
         self.checked_faults().map(|_| ())
     }

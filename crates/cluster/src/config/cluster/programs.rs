@@ -12,6 +12,9 @@ use serde::Deserialize;
 pub const ABIS: OneOf = OneOf(&AbiChoice::NAMES);
 /// A node's NIC.
 pub const NICS: OneOf = OneOf(&NicKind::NAMES);
+/// The NICs the harness's workloads (load, chain, raft) have builds for: ZeroNIC runs the
+/// TCP programs only (docs/models/zeronic.md).
+pub const WORKLOAD_NICS: OneOf = OneOf(&["nanopu", "icenic"]);
 
 #[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
@@ -28,21 +31,39 @@ pub struct ProgramFile {
     /// or uses the LNIC CSRs), "nanopu" or "plain".
     #[schemars(transform = ABIS.schema())]
     pub abi: Option<String>,
-    /// The NIC of its nodes: "nanopu" (default; messages through x30/x31) or "icenic",
+    /// The NIC of its nodes: "nanopu" (default; messages through x30/x31), "icenic",
     /// FireSim's DMA NIC of the traditional baseline, whose raw frames share the network,
-    /// routed by destination IPv4 (sw/include/icenic.h; docs/models/icenic.md "Clusters").
+    /// routed by destination IPv4 (sw/include/icenic.h; docs/models/icenic.md "Clusters"),
+    /// or "zeronic", payload placed in registered memory and headers to software
+    /// (sw/include/zeronic.h; docs/models/zeronic.md).
     #[schemars(transform = NICS.schema())]
     pub nic: Option<String>,
     /// IceNIC nodes only: the one-way PCIe latency, ns, of the PCIe-attached variant
     /// (docs/models/icenic.md "PCIe-attached variant"). Default 0: IceNIC on chip.
     #[schemars(transform = TIME_NS.schema())]
     pub pcie_ns: Option<f64>,
+    /// ZeroNIC nodes only: the IOMMU's translation time per DMA, ns. Default 10 (an
+    /// estimate: an IOTLB hit; docs/models/zeronic.md "Parameters").
+    #[schemars(transform = TIME_NS.schema())]
+    pub zeronic_iommu_ns: Option<f64>,
+    /// ZeroNIC nodes only: the rate of its DMA engines to and from memory, Gb/s, more than
+    /// 0. Default 252 (PCIe 4.0 x16 per direction before TLP overheads: an estimate).
+    pub zeronic_dma_gbps: Option<f64>,
 }
 
 impl ProgramFile {
     /// `elf` with `args` on every node, every other key at its default.
     pub fn on_all(elf: String, args: Vec<String>) -> ProgramFile {
-        ProgramFile { nodes: "all".into(), elf, args, abi: None, nic: None, pcie_ns: None }
+        ProgramFile {
+            nodes: "all".into(),
+            elf,
+            args,
+            abi: None,
+            nic: None,
+            pcie_ns: None,
+            zeronic_iommu_ns: None,
+            zeronic_dma_gbps: None,
+        }
     }
 
     /// The `abi` key, checked ("program.abi: ..." when it names no ABI).
@@ -61,10 +82,31 @@ impl ProgramFile {
     pub fn pcie(&self) -> Result<f64, String> {
         let ns = self.pcie_ns.unwrap_or(0.0);
         crate::config::check::time_ns(ns, "program.pcie_ns")?;
-        if ns > 0.0 && self.nic_kind()? != crate::config::NicKind::IceNic {
-            return Err("program.pcie_ns: only IceNIC nodes have a PCIe-attached variant (add nic = \"icenic\"); the nanoPU NIC sits at the core's register file".into());
+        if ns > 0.0 && !self.nic_kind()?.raw_frames() {
+            return Err("program.pcie_ns: only IceNIC and ZeroNIC nodes have a PCIe-attached variant (add nic = \"icenic\"); the nanoPU NIC sits at the core's register file".into());
         }
         Ok(ns)
+    }
+
+    /// ZeroNIC's parameters with the `zeronic_*` keys applied (`clock_hz` turns ns into
+    /// cycles); the keys only with `nic = "zeronic"`.
+    pub fn zero_params(&self, clock_hz: u64) -> Result<nanopu_nic::zeronic::ZeroParams, String> {
+        let mut p = nanopu_nic::zeronic::ZeroParams::default();
+        let given = self.zeronic_iommu_ns.is_some() || self.zeronic_dma_gbps.is_some();
+        if given && self.nic_kind()? != crate::config::NicKind::Zeronic {
+            return Err("program.zeronic_*: settings of ZeroNIC nodes (add nic = \"zeronic\")".into());
+        }
+        if let Some(ns) = self.zeronic_iommu_ns {
+            crate::config::check::time_ns(ns, "program.zeronic_iommu_ns")?;
+            p.iommu_cycles = (ns * clock_hz as f64 / 1e9).round() as u64;
+        }
+        if let Some(g) = self.zeronic_dma_gbps {
+            if !(g > 0.0 && g.is_finite()) {
+                return Err(format!("program.zeronic_dma_gbps: {g} is not a rate above 0 Gb/s"));
+            }
+            p.dma_bytes_per_cycle = g * 1e9 / 8.0 / clock_hz as f64;
+        }
+        Ok(p)
     }
 }
 

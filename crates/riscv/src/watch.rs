@@ -1,0 +1,67 @@
+//! Watched memory: ranges whose loads and stores a core counts, byte by byte. ZeroNIC nodes
+//! watch the regions registered for payload, so that the payload bytes a control-path core
+//! touches are counted (docs/models/zeronic.md "The count"). A watched chunk never enters
+//! the core's TLBs: its accesses take the slow path, which counts them; an unwatched
+//! core's fast path is unchanged.
+
+use crate::core::{Core, Ex, NO_TLB, TLB_SIZE};
+use crate::lsu::{LOAD_FAULT, STORE_FAULT};
+use crate::mem::NodeMem;
+
+/// The ranges a core watches and the bytes it has loaded or stored in them.
+#[derive(Clone, Debug, Default)]
+pub struct Watch {
+    ranges: Vec<(u64, u64)>,
+    bytes: u64,
+}
+
+impl Watch {
+    /// Bytes of `[addr, addr + n)` inside a watched range.
+    fn overlap(&self, addr: u64, n: usize) -> u64 {
+        let end = addr + n as u64;
+        let inside = |&(a, b): &(u64, u64)| end.min(b).saturating_sub(addr.max(a));
+        self.ranges.iter().map(inside).sum()
+    }
+
+    /// Does the core watch anything?
+    #[inline]
+    pub(crate) fn any(&self) -> bool {
+        !self.ranges.is_empty()
+    }
+}
+
+impl Core {
+    /// Count this core's loads and stores in `[addr, addr + len)` from now on.
+    pub fn watch(&mut self, addr: u64, len: u64) {
+        self.watch.ranges.push((addr, addr + len));
+        self.tlb_r = [NO_TLB; TLB_SIZE];
+        self.tlb_w = [NO_TLB; TLB_SIZE];
+    }
+
+    /// Bytes this core loaded or stored in watched ranges.
+    pub fn watched_bytes(&self) -> u64 {
+        self.watch.bytes
+    }
+
+    /// Does the access touch a chunk with watched bytes (then it must not enter a TLB)?
+    #[inline]
+    pub(crate) fn watched_chunk(&self, addr: u64, n: usize) -> bool {
+        let chunk = crate::sparse::CHUNK;
+        let (lo, hi) = (addr / chunk * chunk, (addr + n as u64).div_ceil(chunk) * chunk);
+        self.watch.any() && self.watch.overlap(lo, (hi - lo) as usize) > 0
+    }
+
+    /// A load of `n` bytes in a watched chunk: counted, never cached in the TLB.
+    pub(crate) fn load_watched(&mut self, mem: &mut NodeMem, addr: u64, n: usize) -> Result<u64, Ex> {
+        self.watch.bytes += self.watch.overlap(addr, n);
+        let mut b = [0u8; 8];
+        mem.read(addr, &mut b[..n]).map_err(|_| Ex::Trap { cause: LOAD_FAULT, tval: addr })?;
+        Ok(u64::from_le_bytes(b))
+    }
+
+    /// A store of `n` bytes of `v` in a watched chunk: counted, never cached in the TLB.
+    pub(crate) fn store_watched(&mut self, mem: &mut NodeMem, addr: u64, n: usize, v: u64) -> Result<(), Ex> {
+        self.watch.bytes += self.watch.overlap(addr, n);
+        mem.write(addr, &v.to_le_bytes()[..n]).map_err(|_| Ex::Trap { cause: STORE_FAULT, tval: addr })
+    }
+}
