@@ -94,10 +94,8 @@ int tcp_parse(const uint8_t *f, uint32_t len, struct tcp_seg *s)
     if (!csum_ok) /* the NIC verified it: software never sees the payload */
         return tcp_st.bad_checksums++, -1;
 #else
-    if (tcp_checksum(s->src_ip, s->dst_ip, t, seg_len) != 0) {
-        printf("DEBUG badsum len %u\n", seg_len);
+    if (tcp_checksum(s->src_ip, s->dst_ip, t, seg_len) != 0)
         return tcp_st.bad_checksums++, -1;
-    }
 #endif
     s->sport = ice_get16(t, 0);
     s->dport = ice_get16(t, 2);
