@@ -115,6 +115,14 @@ pub struct SortArgs {
     /// [default: node:0].
     #[arg(long)]
     pcap_at: Option<String>,
+    /// Node NODE crashes at US microseconds: its cores, NIC and transport stop, what reaches
+    /// it is lost (docs/faults.md; repeatable). The sort is then incomplete.
+    #[arg(long = "crash", value_name = "NODE@US")]
+    crashes: Vec<String>,
+    /// The nodes listed (N, A-B, comma-separated) are cut off from every other node from
+    /// FROM to TO microseconds, e.g. 0-15@5-20 (docs/faults.md; repeatable).
+    #[arg(long = "partition", value_name = "NODES@FROM-TO")]
+    partitions: Vec<String>,
     /// Show progress on stderr.
     #[arg(long)]
     progress: bool,
@@ -170,6 +178,18 @@ impl SortArgs {
     /// cores when there are fewer.
     fn per_node(&self) -> u32 {
         self.cores_per_node.unwrap_or(self.cores.min(4))
+    }
+
+    /// `--crash` and `--partition` as `[[faults]]` entries, each checked as `nanopu run`'s.
+    /// (checked against `spec`'s topology).
+    fn faults(&self, spec: &SortSpec) -> Result<Vec<nanopu_cluster::config::cluster::FaultFile>, String> {
+        let flags = crate::fault_flags::FaultFlags {
+            crashes: self.crashes.clone(),
+            partitions: self.partitions.clone(),
+        };
+        let mut file = spec.cluster_file("")?;
+        flags.apply(&mut file)?;
+        Ok(file.faults)
     }
 
     fn fan_in(&self) -> u32 {
@@ -324,7 +344,7 @@ impl SortArgs {
             Algorithm::MergeMin => vec![self.incast.unwrap_or(4)],
             Algorithm::Local => vec![],
         };
-        Ok(SortSpec {
+        let mut spec = SortSpec {
             algorithm,
             cores: self.cores,
             cores_per_node: self.per_node(),
@@ -346,7 +366,10 @@ impl SortArgs {
             threads: self.threads,
             message_log: self.trace.is_some(), // the trace's messages in flight and flows
             capture_at: self.pcap.as_ref().map(|_| self.pcap_at.clone().unwrap_or_else(|| "node:0".into())),
-        })
+            faults: Vec::new(),
+        };
+        spec.faults = self.faults(&spec)?;
+        Ok(spec)
     }
 }
 

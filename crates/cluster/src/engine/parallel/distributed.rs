@@ -1,8 +1,8 @@
 //! A partitioned run across MPI ranks (docs/parallel.md, "Across MPI ranks").
 //!
-//! Every rank builds the whole cluster and splits it as a threaded run does, then keeps
-//! only its own block of partitions (`ranks::owned`) and advances them, on its threads,
-//! through the same windows. Where the threaded coordinator reads every partition, the
+//! Every rank builds only the nodes of its own block of partitions (`ranks::owned`,
+//! `Simulation::cluster`), splits them as a threaded run does and advances them, on its
+//! threads, through the same windows. Where the threaded coordinator reads every partition, the
 //! ranks gather a few numbers from each other instead, and every rank takes the same
 //! decision from the same numbers. A window costs one gather and, if packets crossed
 //! between ranks, one exchange of them. The gather after a window says how it ended (a
@@ -94,17 +94,17 @@ impl Simulation {
     pub(super) fn run_on_ranks(
         &mut self,
         ranks: &dyn Ranks,
-        mut parts: Vec<Simulation>,
         (lookahead, limit): (Time, Time),
         progress: &mut Progress,
     ) -> Result<Outcome, SimError> {
-        let all = parts.len();
+        let all = self.partitions();
         let mine = ranks::owned(all, ranks.size(), ranks.rank()).map_err(SimError::Setup)?;
-        let wiring = parts[0].net.as_ref().expect("cluster run").fabric.wiring().clone();
+        let wiring = self.net.as_ref().expect("cluster run").fabric.wiring().clone();
         let owner = (0..all).map(|p| ranks::owner(all, ranks.size(), p)).collect();
         let first = mine.start;
-        // The other ranks' partitions are freed here: from now on a rank holds its own.
-        let parts: Vec<Simulation> = parts.drain(mine).collect();
+        // Only this rank's nodes were built (`Simulation::cluster`); the other ranks' parts
+        // of the fabric are dropped here.
+        let parts = self.split(mine);
         if ranks.rank() != 0 {
             progress.quiet();
         }
