@@ -11,6 +11,12 @@ pub fn root() -> bool {
     ranks::current().is_none_or(|r| r.rank() == 0)
 }
 
+/// Rank 0's `yes`, on every rank (collective across ranks: every rank calls it); `yes`
+/// itself in one process.
+pub fn from_root(yes: bool) -> bool {
+    ranks::current().map_or(yes, |r| r.all_gather(&[u64::from(yes)])[0] == 1)
+}
+
 /// Refuse, across ranks, the first of `flags` given (an output no rank writes whole yet).
 pub fn refuse(flags: &[(&str, bool)]) -> Result<(), String> {
     let (Some(r), Some((flag, _))) = (ranks::current(), flags.iter().find(|f| f.1)) else { return Ok(()) };

@@ -153,8 +153,7 @@ impl SortArgs {
         if self.max_us <= 0.0 {
             return Err(format!("--max-us: {} is not a time limit (more than 0 us)", self.max_us));
         }
-        let one_process =
-            [("--trace", self.trace.is_some()), ("--pcap", self.pcap.is_some()), ("--seeds", self.seeds > 1)];
+        let one_process = [("--trace", self.trace.is_some())];
         crate::ranks::refuse(&one_process)?;
         if self.pcap_at.is_some() && self.pcap.is_none() {
             return Err("--pcap-at says where to capture, but no --pcap file was given".into());
@@ -391,13 +390,15 @@ pub fn main(a: SortArgs) -> Result<ExitCode, String> {
             if first { (a.trace.clone(), a.stages.clone(), a.pcap.clone()) } else { (None, None, None) };
         let ran = one_run(&SortArgs { seed, seeds: 1, trace, stages, pcap, ..a.clone() }, deadline)?;
         docs.extend(ran.doc.clone());
-        match ran.time {
-            Some(t) => times.push(t),
-            None => {
-                print_seeds(&a, docs, None);
-                return Ok(ran.status());
-            }
+        // Across MPI ranks rank 0 alone validates: its verdict says whether every rank goes on.
+        if !crate::ranks::from_root(ran.time.is_some()) {
+            print_seeds(&a, docs, None);
+            return Ok(ran.status());
         }
+        times.extend(ran.time);
+    }
+    if !crate::ranks::root() {
+        return Ok(ExitCode::SUCCESS);
     }
     let summary = SeedSummary::of(&times).ok_or("no seed ran: nothing to summarize")?;
     print_seeds(&a, docs, Some(summary));
@@ -408,6 +409,9 @@ pub fn main(a: SortArgs) -> Result<ExitCode, String> {
 /// mean, standard deviation and maximum of the sort time (null if a seed failed the
 /// validator, which ends the runs); as text the summary line.
 fn print_seeds(a: &SortArgs, runs: Vec<serde_json::Value>, s: Option<SeedSummary>) {
+    if !crate::ranks::root() {
+        return;
+    }
     let summary = s.as_ref().map(|s| {
         json!({ "seeds": s.seeds, "first_seed": a.seed, "mean_ns": s.mean_ns, "sd_ns": s.sd_ns, "max_ns": s.max_ns })
     });
@@ -456,6 +460,9 @@ fn one_run(a: &SortArgs, deadline: Option<Instant>) -> Result<Ran, String> {
     let started = Instant::now();
     let mut run = spec.run_limited(&a.apps, a.progress, deadline).map_err(|e| e.to_string())?;
     let wall = started.elapsed().as_secs_f64();
+    if a.pcap.is_some() {
+        run.sim.gather_capture();
+    }
     if !crate::ranks::root() {
         // Across MPI ranks rank 0 alone reports; the others' part went to it.
         return Ok(Ran {

@@ -60,8 +60,7 @@ fn same_on_ranks(ranks: usize, extra: &[&str]) -> Value {
 
 /// `same_on_ranks` for the sort `sort` (4 partitions).
 fn same_run_on_ranks(ranks: usize, sort: &[&str], extra: &[&str]) -> Value {
-    let dir = std::env::temp_dir();
-    let csv = |who: &str| dir.join(format!("nanopu-ranks-{}-{ranks}-{who}.csv", std::process::id()));
+    let csv = |who: &str| temp_file(&format!("{ranks}-{who}.csv"));
     let (a, b) = (csv("threads"), csv("ranks"));
     let (pa, pb) = (a.display().to_string(), b.display().to_string());
     let base: Vec<&str> = sort.iter().chain(extra).copied().collect();
@@ -75,6 +74,13 @@ fn same_run_on_ranks(ranks: usize, sort: &[&str], extra: &[&str]) -> Value {
     assert!(x.len() > 1000 && x == y, "the stages CSVs differ");
     let _ = (std::fs::remove_file(a), std::fs::remove_file(b));
     one
+}
+
+/// A file of its own in the temporary directory (the tests run at once, in one process).
+fn temp_file(name: &str) -> std::path::PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    std::env::temp_dir().join(format!("nanopu-ranks-{}-{n}-{name}", std::process::id()))
 }
 
 /// The sort time of a run's summary, ns.
@@ -171,7 +177,45 @@ fn more_ranks_than_partitions_are_refused_once_naming_both() {
 
 #[test]
 fn outputs_not_gathered_yet_are_refused_naming_the_flag() {
-    let o = on_ranks(2, &["sort", "--cores", "256", "--nodes-per-leaf", "16", "--pcap", "/dev/null"]);
+    let o = on_ranks(2, &["sort", "--cores", "256", "--nodes-per-leaf", "16", "--trace", "/dev/null"]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success() && err.contains("--pcap is not supported across MPI ranks"), "{err}");
+    assert!(!o.status.success() && err.contains("--trace is not supported across MPI ranks"), "{err}");
+}
+
+#[test]
+fn a_capture_across_two_ranks_is_the_threaded_capture_byte_for_byte() {
+    // Spine 6's port 0 (4 leaves, then 16 spines; the spine is partition (6 - 4) % 4 = 2,
+    // rank 1's) leads to leaf 0 (rank 0's): what the spine sends there is captured on rank
+    // 1, what leaf 0 sends it on rank 0, and rank 0 merges them by time.
+    let (a, b) = (temp_file("threads.pcapng"), temp_file("ranks.pcapng"));
+    let (pa, pb) = (a.display().to_string(), b.display().to_string());
+    let args = |p: &'static str, file: &str| -> Vec<String> {
+        let at = ["--pcap", file, "--pcap-at", p];
+        SORT.iter().chain(&at).map(|s| s.to_string()).collect()
+    };
+    let (x, y) = (args("switch:6:0", &pa), args("switch:6:0", &pb));
+    let (x, y): (Vec<&str>, Vec<&str>) = (x.iter().map(String::as_str).collect(), y.iter().map(String::as_str).collect());
+    let (one, many) = (summary(&threaded(2, &x)), summary(&on_ranks(2, &y)));
+    assert_eq!(one, many);
+    let (pa, pb) = (std::fs::read(&a).expect("threaded capture"), std::fs::read(&b).expect("ranks' capture"));
+    assert!(pa.len() > 10_000 && pa == pb, "the captures differ: {} and {} bytes", pa.len(), pb.len());
+    let _ = (std::fs::remove_file(a), std::fs::remove_file(b));
+}
+
+#[test]
+fn several_seeds_on_two_ranks_are_the_threaded_seeds() {
+    // Rank 0 validates each seed and tells the others whether to go on.
+    let args: Vec<&str> = SORT.iter().chain(&["--seeds", "2"]).copied().collect();
+    let strip = |o: &Output| {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut v: Value = serde_json::from_slice(&o.stdout).expect("json");
+        for r in v["runs"].as_array_mut().expect("runs") {
+            let m = r.as_object_mut().expect("a run");
+            assert!(m.remove("wall_seconds").is_some() && m.remove("threads").is_some());
+        }
+        v
+    };
+    let (one, many) = (strip(&threaded(2, &args)), strip(&on_ranks(2, &args)));
+    assert_eq!(one["summary"]["seeds"], 2, "{one}");
+    assert_eq!(serde_json::to_string_pretty(&one).unwrap(), serde_json::to_string_pretty(&many).unwrap());
 }

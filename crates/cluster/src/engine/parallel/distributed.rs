@@ -19,6 +19,7 @@ use crate::engine::outcome::{Outcome, SimError};
 use crate::engine::progress::Progress;
 use crate::engine::Simulation;
 use nanopu_net::fabric::Wiring;
+use nanopu_net::pcapng::Direction;
 use nanopu_sim::packet::Packet;
 use nanopu_sim::Time;
 
@@ -277,5 +278,22 @@ impl Share<'_> {
     fn latest(&self) -> Time {
         let mine = (0..self.plan.slots.len()).map(|i| self.plan.slot(i).sim.now).max().unwrap_or(Time::ZERO);
         Time(self.ranks.all_gather(&[mine.0]).into_iter().max().unwrap_or(0))
+    }
+}
+
+impl Simulation {
+    /// Across MPI ranks (collective: every rank calls it): every rank's captured packets go
+    /// to rank 0 and join its own, in rank order, so that `write_capture_as` there writes the
+    /// capture a threaded run writes (a capture point's packets can be captured by two
+    /// partitions, at a switch port's sending and receiving ends); the other ranks keep none.
+    pub fn gather_capture(&mut self) {
+        let (Some(r), Some(net)) = (ranks::current(), self.net.as_mut()) else { return };
+        let mut words = vec![Vec::new(); r.size()];
+        for (t, dir, p) in net.fabric.take_capture() {
+            wire::put_packet(&mut words[0], t, u32::from(dir == Direction::Outbound), &p);
+        }
+        let got = ranks::send(r, &words);
+        let from = |(t, d, p): (Time, u32, Packet)| (t, if d == 1 { Direction::Outbound } else { Direction::Inbound }, p);
+        net.fabric.add_capture(got.iter().flat_map(|w| wire::packets(w)).map(from).collect());
     }
 }
