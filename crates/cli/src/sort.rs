@@ -4,6 +4,7 @@
 
 use clap::Args;
 use nanopu_cluster::config::keys::Given;
+use nanopu_cluster::report::records::MessageRecord;
 use nanopu_harness::sort::harness::max_records_per_core;
 use nanopu_harness::sort::report::{stage_table, stages_csv, SeedSummary};
 use nanopu_harness::sort::{self, Algorithm, Distribution, SortRun, SortSpec, Start};
@@ -153,8 +154,6 @@ impl SortArgs {
         if self.max_us <= 0.0 {
             return Err(format!("--max-us: {} is not a time limit (more than 0 us)", self.max_us));
         }
-        let one_process = [("--trace", self.trace.is_some())];
-        crate::ranks::refuse(&one_process)?;
         if self.pcap_at.is_some() && self.pcap.is_none() {
             return Err("--pcap-at says where to capture, but no --pcap file was given".into());
         }
@@ -290,14 +289,21 @@ impl SortArgs {
     /// Write the files the flags ask for (--trace, --stages, --pcap) from a finished run,
     /// marked with its judgement's problems if it is incomplete (`report::marks`).
     pub fn write_files(&self, run: &mut SortRun) -> Result<(), String> {
+        let messages = self.trace.as_ref().map(|_| run.sim.message_records());
+        self.write_gathered(run, messages)
+    }
+
+    /// `write_files`, with the trace's message records given (across MPI ranks, gathered:
+    /// `Simulation::gathered_message_records`).
+    fn write_gathered(&self, run: &mut SortRun, messages: Option<Vec<MessageRecord>>) -> Result<(), String> {
         use nanopu_cluster::report::marks;
         let (per_node, hz) = (run.sim.nodes.first().map_or(1, |n| n.cores.len()), run.sim.clock().hz());
         let write =
             |p: &PathBuf, text: String| std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()));
         let problems = &run.judgement.problems;
-        if let Some(p) = &self.trace {
-            let messages = run.sim.message_records();
-            let (outputs, flows, nodes) = (&run.outputs, self.trace_messages, run.sim.nodes.len());
+        if let (Some(p), Some(messages)) = (&self.trace, messages) {
+            // Every sorter's outputs (across MPI ranks gathered on rank 0), so every node.
+            let (outputs, flows, nodes) = (&run.outputs, self.trace_messages, run.outputs.len() / per_node);
             let input = TraceInput {
                 nodes,
                 outputs,
@@ -460,9 +466,11 @@ fn one_run(a: &SortArgs, deadline: Option<Instant>) -> Result<Ran, String> {
     let started = Instant::now();
     let mut run = spec.run_limited(&a.apps, a.progress, deadline).map_err(|e| e.to_string())?;
     let wall = started.elapsed().as_secs_f64();
+    // Collective across MPI ranks: every rank takes part, rank 0 gets the whole cluster's.
     if a.pcap.is_some() {
         run.sim.gather_capture();
     }
+    let messages = a.trace.as_ref().map(|_| run.sim.gathered_message_records());
     if !crate::ranks::root() {
         // Across MPI ranks rank 0 alone reports; the others' part went to it.
         return Ok(Ran {
@@ -473,7 +481,7 @@ fn one_run(a: &SortArgs, deadline: Option<Instant>) -> Result<Ran, String> {
             problems: Vec::new(),
         });
     }
-    a.write_files(&mut run)?;
+    a.write_gathered(&mut run, messages)?;
     let doc = a.json.then(|| summary_json(a, &run, wall));
     if !a.json {
         print_summary(a, &run, wall);

@@ -176,10 +176,29 @@ fn more_ranks_than_partitions_are_refused_once_naming_both() {
 }
 
 #[test]
-fn outputs_not_gathered_yet_are_refused_naming_the_flag() {
-    let o = on_ranks(2, &["sort", "--cores", "256", "--nodes-per-leaf", "16", "--trace", "/dev/null"]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success() && err.contains("--trace is not supported across MPI ranks"), "{err}");
+fn a_trace_with_message_flows_on_two_ranks_is_the_threaded_trace_byte_for_byte() {
+    // A message's send is logged on its sender's rank, its delivery on its receiver's:
+    // rank 0 joins them (`Simulation::gathered_message_records`).
+    let (a, b) = (temp_file("threads.json"), temp_file("ranks.json"));
+    let (pa, pb) = (a.display().to_string(), b.display().to_string());
+    let args = |file: &str| -> Vec<String> {
+        let t = ["--trace", file, "--trace-messages"];
+        SORT.iter().chain(&t).map(|s| s.to_string()).collect()
+    };
+    let (x, y) = (args(&pa), args(&pb));
+    let (x, y): (Vec<&str>, Vec<&str>) =
+        (x.iter().map(String::as_str).collect(), y.iter().map(String::as_str).collect());
+    let (one, many) = (summary(&threaded(2, &x)), summary(&on_ranks(2, &y)));
+    assert_eq!(one, many);
+    let (ta, tb) = (std::fs::read(&a).expect("threaded trace"), std::fs::read(&b).expect("ranks' trace"));
+    let flows = String::from_utf8_lossy(&ta).matches("\"ph\":\"f\"").count();
+    assert!(
+        flows > 100 && ta == tb,
+        "the traces differ ({flows} flows): {} and {} bytes",
+        ta.len(),
+        tb.len()
+    );
+    let _ = (std::fs::remove_file(a), std::fs::remove_file(b));
 }
 
 #[test]
@@ -194,7 +213,8 @@ fn a_capture_across_two_ranks_is_the_threaded_capture_byte_for_byte() {
         SORT.iter().chain(&at).map(|s| s.to_string()).collect()
     };
     let (x, y) = (args("switch:6:0", &pa), args("switch:6:0", &pb));
-    let (x, y): (Vec<&str>, Vec<&str>) = (x.iter().map(String::as_str).collect(), y.iter().map(String::as_str).collect());
+    let (x, y): (Vec<&str>, Vec<&str>) =
+        (x.iter().map(String::as_str).collect(), y.iter().map(String::as_str).collect());
     let (one, many) = (summary(&threaded(2, &x)), summary(&on_ranks(2, &y)));
     assert_eq!(one, many);
     let (pa, pb) = (std::fs::read(&a).expect("threaded capture"), std::fs::read(&b).expect("ranks' capture"));

@@ -293,7 +293,9 @@ impl Simulation {
             wire::put_packet(&mut words[0], t, u32::from(dir == Direction::Outbound), &p);
         }
         let got = ranks::send(r, &words);
-        let from = |(t, d, p): (Time, u32, Packet)| (t, if d == 1 { Direction::Outbound } else { Direction::Inbound }, p);
+        let from = |(t, d, p): (Time, u32, Packet)| {
+            (t, if d == 1 { Direction::Outbound } else { Direction::Inbound }, p)
+        };
         net.fabric.add_capture(got.iter().flat_map(|w| wire::packets(w)).map(from).collect());
     }
 }
