@@ -11,13 +11,10 @@ pub fn root() -> bool {
     ranks::current().is_none_or(|r| r.rank() == 0)
 }
 
-/// Refuse, across ranks, the first of `flags` given (an output no rank writes whole yet).
-pub fn refuse(flags: &[(&str, bool)]) -> Result<(), String> {
-    let (Some(r), Some((flag, _))) = (ranks::current(), flags.iter().find(|f| f.1)) else { return Ok(()) };
-    Err(format!(
-        "{flag} is not supported across MPI ranks yet ({} ranks): run it in one process (docs/parallel.md)",
-        r.size()
-    ))
+/// Rank 0's `yes`, on every rank (collective across ranks: every rank calls it); `yes`
+/// itself in one process.
+pub fn from_root(yes: bool) -> bool {
+    ranks::current().map_or(yes, |r| r.all_gather(&[u64::from(yes)])[0] == 1)
 }
 
 /// The launcher's variables: Open MPI's, then MPICH's (and Intel MPI's).

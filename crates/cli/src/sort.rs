@@ -4,6 +4,7 @@
 
 use clap::Args;
 use nanopu_cluster::config::keys::Given;
+use nanopu_cluster::report::records::MessageRecord;
 use nanopu_harness::sort::harness::max_records_per_core;
 use nanopu_harness::sort::report::{stage_table, stages_csv, SeedSummary};
 use nanopu_harness::sort::{self, Algorithm, Distribution, SortRun, SortSpec, Start};
@@ -115,6 +116,14 @@ pub struct SortArgs {
     /// [default: node:0].
     #[arg(long)]
     pcap_at: Option<String>,
+    /// Node NODE crashes at US microseconds: its cores, NIC and transport stop, what reaches
+    /// it is lost (docs/faults.md; repeatable). The sort is then incomplete.
+    #[arg(long = "crash", value_name = "NODE@US")]
+    crashes: Vec<String>,
+    /// The nodes listed (N, A-B, comma-separated) are cut off from every other node from
+    /// FROM to TO microseconds, e.g. 0-15@5-20 (docs/faults.md; repeatable).
+    #[arg(long = "partition", value_name = "NODES@FROM-TO")]
+    partitions: Vec<String>,
     /// Show progress on stderr.
     #[arg(long)]
     progress: bool,
@@ -145,9 +154,6 @@ impl SortArgs {
         if self.max_us <= 0.0 {
             return Err(format!("--max-us: {} is not a time limit (more than 0 us)", self.max_us));
         }
-        let one_process =
-            [("--trace", self.trace.is_some()), ("--pcap", self.pcap.is_some()), ("--seeds", self.seeds > 1)];
-        crate::ranks::refuse(&one_process)?;
         if self.pcap_at.is_some() && self.pcap.is_none() {
             return Err("--pcap-at says where to capture, but no --pcap file was given".into());
         }
@@ -170,6 +176,18 @@ impl SortArgs {
     /// cores when there are fewer.
     fn per_node(&self) -> u32 {
         self.cores_per_node.unwrap_or(self.cores.min(4))
+    }
+
+    /// `--crash` and `--partition` as `[[faults]]` entries, each checked as `nanopu run`'s.
+    /// (checked against `spec`'s topology).
+    fn faults(&self, spec: &SortSpec) -> Result<Vec<nanopu_cluster::config::cluster::FaultFile>, String> {
+        let flags = crate::fault_flags::FaultFlags {
+            crashes: self.crashes.clone(),
+            partitions: self.partitions.clone(),
+        };
+        let mut file = spec.cluster_file("")?;
+        flags.apply(&mut file)?;
+        Ok(file.faults)
     }
 
     fn fan_in(&self) -> u32 {
@@ -271,14 +289,21 @@ impl SortArgs {
     /// Write the files the flags ask for (--trace, --stages, --pcap) from a finished run,
     /// marked with its judgement's problems if it is incomplete (`report::marks`).
     pub fn write_files(&self, run: &mut SortRun) -> Result<(), String> {
+        let messages = self.trace.as_ref().map(|_| run.sim.message_records());
+        self.write_gathered(run, messages)
+    }
+
+    /// `write_files`, with the trace's message records given (across MPI ranks, gathered:
+    /// `Simulation::gathered_message_records`).
+    fn write_gathered(&self, run: &mut SortRun, messages: Option<Vec<MessageRecord>>) -> Result<(), String> {
         use nanopu_cluster::report::marks;
         let (per_node, hz) = (run.sim.nodes.first().map_or(1, |n| n.cores.len()), run.sim.clock().hz());
         let write =
             |p: &PathBuf, text: String| std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()));
         let problems = &run.judgement.problems;
-        if let Some(p) = &self.trace {
-            let messages = run.sim.message_records();
-            let (outputs, flows, nodes) = (&run.outputs, self.trace_messages, run.sim.nodes.len());
+        if let (Some(p), Some(messages)) = (&self.trace, messages) {
+            // Every sorter's outputs (across MPI ranks gathered on rank 0), so every node.
+            let (outputs, flows, nodes) = (&run.outputs, self.trace_messages, run.outputs.len() / per_node);
             let input = TraceInput {
                 nodes,
                 outputs,
@@ -324,7 +349,7 @@ impl SortArgs {
             Algorithm::MergeMin => vec![self.incast.unwrap_or(4)],
             Algorithm::Local => vec![],
         };
-        Ok(SortSpec {
+        let mut spec = SortSpec {
             algorithm,
             cores: self.cores,
             cores_per_node: self.per_node(),
@@ -346,7 +371,10 @@ impl SortArgs {
             threads: self.threads,
             message_log: self.trace.is_some(), // the trace's messages in flight and flows
             capture_at: self.pcap.as_ref().map(|_| self.pcap_at.clone().unwrap_or_else(|| "node:0".into())),
-        })
+            faults: Vec::new(),
+        };
+        spec.faults = self.faults(&spec)?;
+        Ok(spec)
     }
 }
 
@@ -368,13 +396,15 @@ pub fn main(a: SortArgs) -> Result<ExitCode, String> {
             if first { (a.trace.clone(), a.stages.clone(), a.pcap.clone()) } else { (None, None, None) };
         let ran = one_run(&SortArgs { seed, seeds: 1, trace, stages, pcap, ..a.clone() }, deadline)?;
         docs.extend(ran.doc.clone());
-        match ran.time {
-            Some(t) => times.push(t),
-            None => {
-                print_seeds(&a, docs, None);
-                return Ok(ran.status());
-            }
+        // Across MPI ranks rank 0 alone validates: its verdict says whether every rank goes on.
+        if !crate::ranks::from_root(ran.time.is_some()) {
+            print_seeds(&a, docs, None);
+            return Ok(ran.status());
         }
+        times.extend(ran.time);
+    }
+    if !crate::ranks::root() {
+        return Ok(ExitCode::SUCCESS);
     }
     let summary = SeedSummary::of(&times).ok_or("no seed ran: nothing to summarize")?;
     print_seeds(&a, docs, Some(summary));
@@ -385,6 +415,9 @@ pub fn main(a: SortArgs) -> Result<ExitCode, String> {
 /// mean, standard deviation and maximum of the sort time (null if a seed failed the
 /// validator, which ends the runs); as text the summary line.
 fn print_seeds(a: &SortArgs, runs: Vec<serde_json::Value>, s: Option<SeedSummary>) {
+    if !crate::ranks::root() {
+        return;
+    }
     let summary = s.as_ref().map(|s| {
         json!({ "seeds": s.seeds, "first_seed": a.seed, "mean_ns": s.mean_ns, "sd_ns": s.sd_ns, "max_ns": s.max_ns })
     });
@@ -433,6 +466,11 @@ fn one_run(a: &SortArgs, deadline: Option<Instant>) -> Result<Ran, String> {
     let started = Instant::now();
     let mut run = spec.run_limited(&a.apps, a.progress, deadline).map_err(|e| e.to_string())?;
     let wall = started.elapsed().as_secs_f64();
+    // Collective across MPI ranks: every rank takes part, rank 0 gets the whole cluster's.
+    if a.pcap.is_some() {
+        run.sim.gather_capture();
+    }
+    let messages = a.trace.as_ref().map(|_| run.sim.gathered_message_records());
     if !crate::ranks::root() {
         // Across MPI ranks rank 0 alone reports; the others' part went to it.
         return Ok(Ran {
@@ -443,7 +481,7 @@ fn one_run(a: &SortArgs, deadline: Option<Instant>) -> Result<Ran, String> {
             problems: Vec::new(),
         });
     }
-    a.write_files(&mut run)?;
+    a.write_gathered(&mut run, messages)?;
     let doc = a.json.then(|| summary_json(a, &run, wall));
     if !a.json {
         print_summary(a, &run, wall);

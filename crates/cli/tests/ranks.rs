@@ -53,13 +53,17 @@ fn json(o: &Output) -> Value {
 }
 
 /// The summary and the stages CSV (`--stages`) of the sort on `ranks` ranks are the
-/// threaded run's.
-fn same_on_ranks(ranks: usize, extra: &[&str]) {
-    let dir = std::env::temp_dir();
-    let csv = |who: &str| dir.join(format!("nanopu-ranks-{}-{ranks}-{who}.csv", std::process::id()));
+/// threaded run's; the threaded run's summary.
+fn same_on_ranks(ranks: usize, extra: &[&str]) -> Value {
+    same_run_on_ranks(ranks, &SORT, extra)
+}
+
+/// `same_on_ranks` for the sort `sort` (4 partitions).
+fn same_run_on_ranks(ranks: usize, sort: &[&str], extra: &[&str]) -> Value {
+    let csv = |who: &str| temp_file(&format!("{ranks}-{who}.csv"));
     let (a, b) = (csv("threads"), csv("ranks"));
     let (pa, pb) = (a.display().to_string(), b.display().to_string());
-    let base: Vec<&str> = SORT.iter().chain(extra).copied().collect();
+    let base: Vec<&str> = sort.iter().chain(extra).copied().collect();
     let args_a: Vec<&str> = base.iter().copied().chain(["--stages", pa.as_str()]).collect();
     let args_b: Vec<&str> = base.iter().copied().chain(["--stages", pb.as_str()]).collect();
     let (one, many) = (summary(&threaded(2, &args_a)), summary(&on_ranks(ranks, &args_b)));
@@ -69,6 +73,19 @@ fn same_on_ranks(ranks: usize, extra: &[&str]) {
     let (x, y) = (std::fs::read(&a).expect("threaded stages"), std::fs::read(&b).expect("ranks' stages"));
     assert!(x.len() > 1000 && x == y, "the stages CSVs differ");
     let _ = (std::fs::remove_file(a), std::fs::remove_file(b));
+    one
+}
+
+/// A file of its own in the temporary directory (the tests run at once, in one process).
+fn temp_file(name: &str) -> std::path::PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    std::env::temp_dir().join(format!("nanopu-ranks-{}-{n}-{name}", std::process::id()))
+}
+
+/// The sort time of a run's summary, ns.
+fn total_ns(v: &Value) -> f64 {
+    v["figures"]["total_ns"].as_f64().expect("a sort time")
 }
 
 #[test]
@@ -83,13 +100,53 @@ fn a_lossy_sort_on_three_uneven_ranks_is_the_threaded_sort_byte_for_byte() {
     same_on_ranks(3, &["--drop-prob", "0.01"]);
 }
 
+/// MergeMin's merge tree with an incast of 8 on the 4 leaves of `SORT`.
+const INCAST: [&str; 12] = [
+    "sort",
+    "--json",
+    "--algorithm",
+    "mergemin",
+    "--incast",
+    "8",
+    "--cores",
+    "256",
+    "--nodes-per-leaf",
+    "16",
+    "--keys-per-core",
+    "16",
+];
+
 #[test]
-fn a_sort_cut_short_by_its_time_limit_ends_alike_on_two_ranks() {
-    // Stopped at the same window: what the sorters left, the figures and the counts are the
-    // same; the problems are listed per rank (docs/parallel.md, "Outputs"), so only the
-    // first, how the run stopped, is compared.
-    let args: Vec<&str> = SORT.iter().chain(&["--max-us", "20"]).copied().collect();
-    let (one, many) = (threaded(2, &args), on_ranks(2, &args));
+fn a_lossy_incast_on_two_ranks_is_the_threaded_one_byte_for_byte() {
+    // 2% of packets lost on every link: the run waits for NDP's resends, so it takes far
+    // longer than without loss (which is what shows the loss happened).
+    let lossy = same_run_on_ranks(2, &INCAST, &["--drop-prob", "0.02"]);
+    let clean = summary(&threaded(2, &INCAST));
+    assert!(total_ns(&lossy) > 2.0 * total_ns(&clean), "{} vs {}", total_ns(&lossy), total_ns(&clean));
+}
+
+#[test]
+fn a_sort_with_a_leaf_cut_off_on_two_ranks_is_the_threaded_sort_byte_for_byte() {
+    // Leaf 0 (nodes 0-15, rank 0's) cut off from every other node from 3 to 12 us
+    // (docs/faults.md): the packets crossing the cut are lost and resent after it heals.
+    let cut = same_on_ranks(2, &["--partition", "0-15@3-12"]);
+    let clean = summary(&threaded(2, &SORT));
+    assert!(total_ns(&cut) > total_ns(&clean) + 9000.0, "{} vs {}", total_ns(&cut), total_ns(&clean));
+}
+
+#[test]
+fn a_sort_with_a_crash_ends_alike_on_two_ranks() {
+    // Node 40 (rank 1's) crashes at 10 us: the sort cannot finish and stops at its time
+    // limit; as for any incomplete run the problems are listed per rank (docs/parallel.md,
+    // "Outputs"), so only the first, how the run stopped, is compared.
+    let args: Vec<&str> = SORT.iter().chain(&["--max-us", "200", "--crash", "40@10"]).copied().collect();
+    same_incomplete(&args);
+}
+
+/// The run `args` stops incomplete (exit status 2) alike threaded and on 2 ranks: the same
+/// summary but the problems after the first, the incompleteness reported once.
+fn same_incomplete(args: &[&str]) {
+    let (one, many) = (threaded(2, args), on_ranks(2, args));
     assert_eq!((one.status.code(), many.status.code()), (Some(2), Some(2)));
     let err = String::from_utf8_lossy(&many.stderr);
     assert_eq!(err.matches("the sort is incomplete").count(), 1, "{err}");
@@ -103,6 +160,14 @@ fn a_sort_cut_short_by_its_time_limit_ends_alike_on_two_ranks() {
 }
 
 #[test]
+fn a_sort_cut_short_by_its_time_limit_ends_alike_on_two_ranks() {
+    // Stopped at the same window: what the sorters left, the figures and the counts are the
+    // same.
+    let args: Vec<&str> = SORT.iter().chain(&["--max-us", "20"]).copied().collect();
+    same_incomplete(&args);
+}
+
+#[test]
 fn more_ranks_than_partitions_are_refused_once_naming_both() {
     let o = on_ranks(5, &SORT);
     let err = String::from_utf8_lossy(&o.stderr);
@@ -111,8 +176,66 @@ fn more_ranks_than_partitions_are_refused_once_naming_both() {
 }
 
 #[test]
-fn outputs_not_gathered_yet_are_refused_naming_the_flag() {
-    let o = on_ranks(2, &["sort", "--cores", "256", "--nodes-per-leaf", "16", "--pcap", "/dev/null"]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success() && err.contains("--pcap is not supported across MPI ranks"), "{err}");
+fn a_trace_with_message_flows_on_two_ranks_is_the_threaded_trace_byte_for_byte() {
+    // A message's send is logged on its sender's rank, its delivery on its receiver's:
+    // rank 0 joins them (`Simulation::gathered_message_records`).
+    let (a, b) = (temp_file("threads.json"), temp_file("ranks.json"));
+    let (pa, pb) = (a.display().to_string(), b.display().to_string());
+    let args = |file: &str| -> Vec<String> {
+        let t = ["--trace", file, "--trace-messages"];
+        SORT.iter().chain(&t).map(|s| s.to_string()).collect()
+    };
+    let (x, y) = (args(&pa), args(&pb));
+    let (x, y): (Vec<&str>, Vec<&str>) =
+        (x.iter().map(String::as_str).collect(), y.iter().map(String::as_str).collect());
+    let (one, many) = (summary(&threaded(2, &x)), summary(&on_ranks(2, &y)));
+    assert_eq!(one, many);
+    let (ta, tb) = (std::fs::read(&a).expect("threaded trace"), std::fs::read(&b).expect("ranks' trace"));
+    let flows = String::from_utf8_lossy(&ta).matches("\"ph\":\"f\"").count();
+    assert!(
+        flows > 100 && ta == tb,
+        "the traces differ ({flows} flows): {} and {} bytes",
+        ta.len(),
+        tb.len()
+    );
+    let _ = (std::fs::remove_file(a), std::fs::remove_file(b));
+}
+
+#[test]
+fn a_capture_across_two_ranks_is_the_threaded_capture_byte_for_byte() {
+    // Spine 6's port 0 (4 leaves, then 16 spines; the spine is partition (6 - 4) % 4 = 2,
+    // rank 1's) leads to leaf 0 (rank 0's): what the spine sends there is captured on rank
+    // 1, what leaf 0 sends it on rank 0, and rank 0 merges them by time.
+    let (a, b) = (temp_file("threads.pcapng"), temp_file("ranks.pcapng"));
+    let (pa, pb) = (a.display().to_string(), b.display().to_string());
+    let args = |p: &'static str, file: &str| -> Vec<String> {
+        let at = ["--pcap", file, "--pcap-at", p];
+        SORT.iter().chain(&at).map(|s| s.to_string()).collect()
+    };
+    let (x, y) = (args("switch:6:0", &pa), args("switch:6:0", &pb));
+    let (x, y): (Vec<&str>, Vec<&str>) =
+        (x.iter().map(String::as_str).collect(), y.iter().map(String::as_str).collect());
+    let (one, many) = (summary(&threaded(2, &x)), summary(&on_ranks(2, &y)));
+    assert_eq!(one, many);
+    let (pa, pb) = (std::fs::read(&a).expect("threaded capture"), std::fs::read(&b).expect("ranks' capture"));
+    assert!(pa.len() > 10_000 && pa == pb, "the captures differ: {} and {} bytes", pa.len(), pb.len());
+    let _ = (std::fs::remove_file(a), std::fs::remove_file(b));
+}
+
+#[test]
+fn several_seeds_on_two_ranks_are_the_threaded_seeds() {
+    // Rank 0 validates each seed and tells the others whether to go on.
+    let args: Vec<&str> = SORT.iter().chain(&["--seeds", "2"]).copied().collect();
+    let strip = |o: &Output| {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut v: Value = serde_json::from_slice(&o.stdout).expect("json");
+        for r in v["runs"].as_array_mut().expect("runs") {
+            let m = r.as_object_mut().expect("a run");
+            assert!(m.remove("wall_seconds").is_some() && m.remove("threads").is_some());
+        }
+        v
+    };
+    let (one, many) = (strip(&threaded(2, &args)), strip(&on_ranks(2, &args)));
+    assert_eq!(one["summary"]["seeds"], 2, "{one}");
+    assert_eq!(serde_json::to_string_pretty(&one).unwrap(), serde_json::to_string_pretty(&many).unwrap());
 }

@@ -125,6 +125,21 @@ fn nic_path_cycles(cfg: &NodeConfig) -> u64 {
     nanopu.min(ice)
 }
 
+/// The nodes this process builds: every node, or across MPI ranks those of the
+/// partitions its rank advances (`ranks::owned`; nodes are numbered leaf by leaf, so they
+/// are consecutive). The other ranks' nodes are never built: what crosses ranks is packets
+/// (docs/parallel.md, "Across MPI ranks").
+fn rank_block(f: &ClusterFile) -> Result<std::ops::Range<usize>, String> {
+    let wiring = nanopu_net::fabric::Wiring::new(crate::net::fabric_params(f)?.topology);
+    let all = 0..wiring.nodes as usize;
+    let Some(r) = crate::engine::ranks::current() else { return Ok(all) };
+    let mine = crate::engine::ranks::owned(wiring.partitions() as usize, r.size(), r.rank())?;
+    let of = |n: usize| wiring.part_of_node(n as u32) as usize;
+    let start = all.clone().find(|&n| of(n) >= mine.start).unwrap_or(all.end);
+    let end = (start..all.end).find(|&n| of(n) >= mine.end).unwrap_or(all.end);
+    Ok(start..end)
+}
+
 impl Simulation {
     /// A cluster as a configuration file describes it; ELF paths relative to `base`.
     pub fn cluster(f: &ClusterFile, base: &Path) -> Result<Simulation, SimError> {
@@ -132,15 +147,16 @@ impl Simulation {
         f.validate().map_err(setup)?;
         let size = f.topology().and_then(|t| t.size()).map_err(setup)?;
         let cores = f.node.cores.unwrap_or(NodeConfig::default().nic.cores) as u64;
-        check_memory(size.nodes as u64, cores, size.ports as u64, available_memory()).map_err(setup)?;
-        let total = size.nodes;
-        let who = assignments(f, total).map_err(setup)?;
+        let block = rank_block(f).map_err(setup)?;
+        let built = block.len() as u64;
+        check_memory(built, cores, size.ports as u64, available_memory()).map_err(setup)?;
+        let who = assignments(f, size.nodes).map_err(setup)?;
         let progs = programs(f, base).map_err(setup)?;
         let mut cfg = node_config(f).map_err(setup)?;
         cfg.validate().map_err(setup)?;
-        let mut nodes = Vec::with_capacity(total as usize);
+        let mut nodes = Vec::with_capacity(block.len());
         let mut spins: Vec<Option<Arc<Vec<u64>>>> = vec![None; progs.len()];
-        for (n, p) in who.iter().map(|p| p.expect("assigned")).enumerate() {
+        for (n, p) in who.iter().map(|p| p.expect("assigned")).enumerate().take(block.end).skip(block.start) {
             cfg.args = f.program[p].args.clone();
             cfg.nic_kind = f.program[p].nic_kind().map_err(setup)?;
             cfg.pcie_ns = f.program[p].pcie().map_err(setup)?;
@@ -152,6 +168,7 @@ impl Simulation {
             nodes.push(node);
         }
         let mut sim = Simulation::with_nodes(nodes, &cfg)?;
+        sim.base = block.start;
         sim.net = Some(Network::new(f, &mut sim.nodes).map_err(setup)?);
         sim.faults = f.checked_faults().map_err(setup)?;
         sim.schedule_crashes(&sim.faults.clone());

@@ -13,10 +13,13 @@ impl Simulation {
     /// handles it in the partition that owns the node), and no core of the node runs past it.
     pub(crate) fn schedule_crashes(&mut self, faults: &[Fault]) {
         for f in faults {
-            if let Fault::Crash { node, at } = *f {
-                self.nodes[node as usize].crash_cycle = self.clock.cycle_ceil(at);
-                self.q.push(at, Ev::Crash { node: node as usize });
-            }
+            // Across MPI ranks a rank holds its own nodes only, from `base` on.
+            let Fault::Crash { node, at } = *f else { continue };
+            let Some(n) = (node as usize).checked_sub(self.base).filter(|&n| n < self.nodes.len()) else {
+                continue;
+            };
+            self.nodes[n].crash_cycle = self.clock.cycle_ceil(at);
+            self.q.push(at, Ev::Crash { node: n });
         }
     }
 

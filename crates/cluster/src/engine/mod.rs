@@ -400,7 +400,7 @@ impl Simulation {
             self.q.push(t, Ev::HostFrameSend { frame: frame.into_boxed_slice() });
         }
         let limit = self.clock.time_of(self.max_cycles);
-        let cores = self.nodes.iter().map(|n| n.cores.len()).sum();
+        let cores = self.cluster_cores();
         let mut progress =
             Progress::new(self.progress, cores, self.wall_deadline).with_probe(self.phase_probe);
         // A stop requested before the run (during its set-up, or between the runs of a
@@ -420,6 +420,18 @@ impl Simulation {
         match self.failed.take() {
             Some((_, node, _, error)) => Err(SimError::Core { node, error }),
             None => end,
+        }
+    }
+
+    /// The cores of the whole cluster: across MPI ranks `nodes` holds this rank's nodes,
+    /// and every node of a cluster has the same cores (`Simulation::cluster`).
+    fn cluster_cores(&self) -> usize {
+        let here = self.nodes.iter().map(|n| n.cores.len()).sum();
+        match (ranks::current(), &self.net) {
+            (Some(_), Some(net)) => {
+                net.fabric.wiring().nodes as usize * self.nodes.first().map_or(0, |n| n.cores.len())
+            }
+            _ => here,
         }
     }
 

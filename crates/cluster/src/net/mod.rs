@@ -66,10 +66,11 @@ impl Strays {
 
 impl Network {
     /// The network of `f`, and a transport endpoint in the NIC of each nanoPU node of
-    /// `nodes` (the whole cluster, in node order; each its own RNG stream by node number).
+    /// `nodes` (the whole cluster, or across MPI ranks this rank's nodes; each its own RNG
+    /// stream by node number).
     pub fn new(f: &ClusterFile, nodes: &mut [Node]) -> Result<Network, String> {
         let mut fabric = Fabric::new(fabric_params(f)?)?;
-        fabric.set_cuts(crate::net::fault::fabric_faults(&f.checked_faults()?, nodes.len() as u32).1);
+        fabric.set_cuts(crate::net::fault::fabric_faults(&f.checked_faults()?, f.node_count()?).1);
         let tp = transport_params(f)?;
         for (n, node) in nodes.iter_mut().filter(|n| !n.nic.is_ice()).map(|n| (n.index, n)) {
             let rng = Rng::stream(f.seed, TRANSPORT_STREAMS + n as u64);

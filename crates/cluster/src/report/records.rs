@@ -30,23 +30,80 @@ impl Simulation {
     /// Every message sent through the network, joined with its deliveries.
     pub fn message_records(&self) -> Vec<MessageRecord> {
         let transports = || self.nodes.iter().filter_map(|n| n.nic.transport());
-        let mut sends: BTreeMap<(u32, u16), Vec<(&MsgEvent, bool)>> = BTreeMap::new();
-        for e in transports().flat_map(|t| &t.log.sent) {
-            sends.entry((e.src_ip, e.msg_id)).or_default().push((e, false));
-        }
-        let mut out = Vec::new();
-        for d in transports().flat_map(|t| &t.log.delivered) {
-            let Some(list) = sends.get_mut(&(d.src_ip, d.msg_id)) else { continue };
-            let Some(s) = list.iter_mut().rev().find(|(s, _)| s.time <= d.time) else { continue };
-            s.1 = true;
-            out.push(record(s.0, d.dst_ip, Some(d.time)));
-        }
-        let lost = sends.values().flatten().filter(|(_, used)| !used);
-        out.extend(lost.map(|(s, _)| record(s, s.dst_ip, None)));
-        out.sort_by_key(|r| (r.sent, r.src_ip, r.dst_ip, r.delivered));
-        out
+        join(transports().flat_map(|t| &t.log.sent), transports().flat_map(|t| &t.log.delivered))
     }
 
+    /// `message_records` of the whole cluster on rank 0 across MPI ranks (collective: every
+    /// rank calls it; the others get none): every rank's sends and
+    /// deliveries go to rank 0 and are joined there, in node order, as in one process.
+    pub fn gathered_message_records(&self) -> Vec<MessageRecord> {
+        let Some(r) = crate::engine::ranks::current() else { return self.message_records() };
+        let transports = || self.nodes.iter().filter_map(|n| n.nic.transport());
+        let sent: Vec<u64> = transports().flat_map(|t| &t.log.sent).flat_map(event_words).collect();
+        let mut words = vec![Vec::new(); r.size()];
+        words[0] = std::iter::once(sent.len() as u64 / 3).chain(sent).collect();
+        words[0].extend(transports().flat_map(|t| &t.log.delivered).flat_map(event_words));
+        let got = crate::engine::ranks::send(r, &words);
+        if r.rank() != 0 {
+            return Vec::new();
+        }
+        let halves: Vec<(&[u64], &[u64])> =
+            got.iter().map(Vec::as_slice).filter_map(sends_and_deliveries).collect();
+        let sent: Vec<MsgEvent> = halves.iter().flat_map(|h| h.0.chunks(3).map(word_event)).collect();
+        let delivered: Vec<MsgEvent> = halves.iter().flat_map(|h| h.1.chunks(3).map(word_event)).collect();
+        join(sent.iter(), delivered.iter())
+    }
+}
+
+/// A rank's words: how many sends, then its sends and its deliveries (none from a rank
+/// that sent nothing).
+fn sends_and_deliveries(w: &[u64]) -> Option<(&[u64], &[u64])> {
+    let (&n, rest) = w.split_first()?;
+    Some(rest.split_at(3 * n as usize))
+}
+
+/// A send or delivery as 3 words (to cross MPI ranks).
+fn event_words(e: &MsgEvent) -> [u64; 3] {
+    let ids = u64::from(e.src_context) | u64::from(e.msg_id) << 16 | u64::from(e.dst_context) << 32;
+    [u64::from(e.src_ip) | u64::from(e.dst_ip) << 32, ids | u64::from(e.len) << 48, e.time.0]
+}
+
+fn word_event(w: &[u64]) -> MsgEvent {
+    MsgEvent {
+        src_ip: w[0] as u32,
+        dst_ip: (w[0] >> 32) as u32,
+        src_context: w[1] as u16,
+        msg_id: (w[1] >> 16) as u16,
+        dst_context: (w[1] >> 32) as u16,
+        len: (w[1] >> 48) as u16,
+        time: Time(w[2]),
+    }
+}
+
+/// Every message of `sent` joined with its deliveries among `delivered` (each in node
+/// order): a delivery belongs to the latest send of its source and message id before it.
+fn join<'a>(
+    sent: impl Iterator<Item = &'a MsgEvent>,
+    delivered: impl Iterator<Item = &'a MsgEvent>,
+) -> Vec<MessageRecord> {
+    let mut sends: BTreeMap<(u32, u16), Vec<(&MsgEvent, bool)>> = BTreeMap::new();
+    for e in sent {
+        sends.entry((e.src_ip, e.msg_id)).or_default().push((e, false));
+    }
+    let mut out = Vec::new();
+    for d in delivered {
+        let Some(list) = sends.get_mut(&(d.src_ip, d.msg_id)) else { continue };
+        let Some(s) = list.iter_mut().rev().find(|(s, _)| s.time <= d.time) else { continue };
+        s.1 = true;
+        out.push(record(s.0, d.dst_ip, Some(d.time)));
+    }
+    let lost = sends.values().flatten().filter(|(_, used)| !used);
+    out.extend(lost.map(|(s, _)| record(s, s.dst_ip, None)));
+    out.sort_by_key(|r| (r.sent, r.src_ip, r.dst_ip, r.delivered));
+    out
+}
+
+impl Simulation {
     /// Write per-port statistics of the fabric as CSV: port (see `fabric::Wiring` for the
     /// numbering), where its link leads, packets and bytes sent, largest queue in bytes.
     pub fn write_port_stats<W: Write>(&self, mut w: W) -> std::io::Result<()> {

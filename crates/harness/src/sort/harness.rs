@@ -169,17 +169,24 @@ fn read_words(sim: &Simulation, node: usize, addr: u64, n: usize) -> Result<Vec<
 }
 
 /// Write every sorter's input records (sorter = node * cores + core) and the directories,
-/// warming the caches with them for `Start::Warm`. Returns what the validator needs of them.
+/// warming the caches with them for `Start::Warm`. Returns what the validator needs of
+/// them: of all `sorters`, also those whose nodes another MPI rank holds (`sim` then holds
+/// this rank's nodes only; every node of a sort has the same cores).
 pub fn load(
     sim: &mut Simulation,
     seed: u64,
     n_in: usize,
     dist: Distribution,
     start: Start,
+    sorters: u64,
 ) -> Result<InputDigest, String> {
     let mut all = InputDigest::default();
-    let mut sorter = 0;
-    let sorters = sim.nodes.iter().map(|n| n.cores.len() as u64).sum::<u64>();
+    let per_node = sim.nodes.first().map_or(0, |n| n.cores.len() as u64);
+    let mut sorter = sim.nodes.first().map_or(0, |n| u64::from(n.index)) * per_node;
+    let mine = sorter..sorter + sim.nodes.iter().map(|n| n.cores.len() as u64).sum::<u64>();
+    for other in (0..sorters).filter(|s| !mine.contains(s)) {
+        all.add(&generate(seed, other, n_in, dist));
+    }
     for node in 0..sim.nodes.len() {
         let cores = sim.nodes[node].cores.len();
         let mut dir = vec![DIR_MAGIC, cores as u64];

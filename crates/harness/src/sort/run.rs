@@ -7,7 +7,7 @@ use super::input::Distribution;
 use super::report::{figures, SortFigures};
 use super::validate::{validate_digest, validate_min_digest, Verdict};
 use nanopu_cluster::config::cluster::{
-    ClusterFile, NodeFile, ProgramFile, SwitchFile, TopologyFile, TransportFile,
+    ClusterFile, FaultFile, NodeFile, ProgramFile, SwitchFile, TopologyFile, TransportFile,
 };
 use nanopu_cluster::config::keys::Given;
 use nanopu_cluster::Outcome;
@@ -85,6 +85,8 @@ pub struct SortSpec {
     /// Capture every packet at this point ("node:N" or "switch:S:P"); the run's `sim`
     /// writes them (`Simulation::write_capture_as`).
     pub capture_at: Option<String>,
+    /// Faults injected (docs/faults.md): `nanopu sort --crash` and `--partition`.
+    pub faults: Vec<FaultFile>,
 }
 
 /// The seeds of a run of `count` seeds from `first`: `first`, `first + 1`, ... An error
@@ -187,6 +189,9 @@ impl SortSpec {
             tail_delay_us: Some(self.tail_delay_us),
             ..TransportFile::default()
         };
+        for fault in &self.faults {
+            f.add_fault(fault.clone())?;
+        }
         Ok(f)
     }
 
@@ -223,8 +228,15 @@ impl SortSpec {
         if let Some(d) = deadline {
             sim.set_wall_deadline(d);
         }
-        let inputs = load(&mut sim, self.seed, self.keys_per_core as usize, self.distribution, self.start)
-            .map_err(SimError::Setup)?;
+        let inputs = load(
+            &mut sim,
+            self.seed,
+            self.keys_per_core as usize,
+            self.distribution,
+            self.start,
+            self.cores.into(),
+        )
+        .map_err(SimError::Setup)?;
         let outcome = sim.run()?;
         let outputs = read_outputs(&sim);
         let piece = Piece {

@@ -233,6 +233,12 @@ impl Fabric {
         std::mem::take(&mut self.captured)
     }
 
+    /// Packets captured elsewhere (another process's part of the fabric), added to this
+    /// part's; `take_capture` puts them in time order.
+    pub fn add_capture(&mut self, packets: Vec<Captured>) {
+        self.captured.extend(packets);
+    }
+
     /// Node `node`'s NIC hands a packet to its port at `now`.
     pub fn send(&mut self, now: Time, node: u32, pkt: Packet, out: &mut impl Schedule) {
         if pkt.is_multicast() && !self.p.switch.multicast {

@@ -1,8 +1,8 @@
 //! A partitioned run across MPI ranks (docs/parallel.md, "Across MPI ranks").
 //!
-//! Every rank builds the whole cluster and splits it as a threaded run does, then keeps
-//! only its own block of partitions (`ranks::owned`) and advances them, on its threads,
-//! through the same windows. Where the threaded coordinator reads every partition, the
+//! Every rank builds only the nodes of its own block of partitions (`ranks::owned`,
+//! `Simulation::cluster`), splits them as a threaded run does and advances them, on its
+//! threads, through the same windows. Where the threaded coordinator reads every partition, the
 //! ranks gather a few numbers from each other instead, and every rank takes the same
 //! decision from the same numbers. A window costs one gather and, if packets crossed
 //! between ranks, one exchange of them. The gather after a window says how it ended (a
@@ -19,6 +19,7 @@ use crate::engine::outcome::{Outcome, SimError};
 use crate::engine::progress::Progress;
 use crate::engine::Simulation;
 use nanopu_net::fabric::Wiring;
+use nanopu_net::pcapng::Direction;
 use nanopu_sim::packet::Packet;
 use nanopu_sim::Time;
 
@@ -94,17 +95,17 @@ impl Simulation {
     pub(super) fn run_on_ranks(
         &mut self,
         ranks: &dyn Ranks,
-        mut parts: Vec<Simulation>,
         (lookahead, limit): (Time, Time),
         progress: &mut Progress,
     ) -> Result<Outcome, SimError> {
-        let all = parts.len();
+        let all = self.partitions();
         let mine = ranks::owned(all, ranks.size(), ranks.rank()).map_err(SimError::Setup)?;
-        let wiring = parts[0].net.as_ref().expect("cluster run").fabric.wiring().clone();
+        let wiring = self.net.as_ref().expect("cluster run").fabric.wiring().clone();
         let owner = (0..all).map(|p| ranks::owner(all, ranks.size(), p)).collect();
         let first = mine.start;
-        // The other ranks' partitions are freed here: from now on a rank holds its own.
-        let parts: Vec<Simulation> = parts.drain(mine).collect();
+        // Only this rank's nodes were built (`Simulation::cluster`); the other ranks' parts
+        // of the fabric are dropped here.
+        let parts = self.split(mine);
         if ranks.rank() != 0 {
             progress.quiet();
         }
@@ -277,5 +278,24 @@ impl Share<'_> {
     fn latest(&self) -> Time {
         let mine = (0..self.plan.slots.len()).map(|i| self.plan.slot(i).sim.now).max().unwrap_or(Time::ZERO);
         Time(self.ranks.all_gather(&[mine.0]).into_iter().max().unwrap_or(0))
+    }
+}
+
+impl Simulation {
+    /// Across MPI ranks (collective: every rank calls it): every rank's captured packets go
+    /// to rank 0 and join its own, in rank order, so that `write_capture_as` there writes the
+    /// capture a threaded run writes (a capture point's packets can be captured by two
+    /// partitions, at a switch port's sending and receiving ends); the other ranks keep none.
+    pub fn gather_capture(&mut self) {
+        let (Some(r), Some(net)) = (ranks::current(), self.net.as_mut()) else { return };
+        let mut words = vec![Vec::new(); r.size()];
+        for (t, dir, p) in net.fabric.take_capture() {
+            wire::put_packet(&mut words[0], t, u32::from(dir == Direction::Outbound), &p);
+        }
+        let got = ranks::send(r, &words);
+        let from = |(t, d, p): (Time, u32, Packet)| {
+            (t, if d == 1 { Direction::Outbound } else { Direction::Inbound }, p)
+        };
+        net.fabric.add_capture(got.iter().flat_map(|w| wire::packets(w)).map(from).collect());
     }
 }

@@ -231,10 +231,10 @@ impl Simulation {
         progress: &mut Progress,
     ) -> Result<Outcome, SimError> {
         let lookahead = self.net.as_ref().expect("cluster run").fabric.lookahead();
-        let parts = self.split();
         if let Some(ranks) = ranks::current() {
-            return self.run_on_ranks(ranks, parts, (lookahead, limit), progress);
+            return self.run_on_ranks(ranks, (lookahead, limit), progress);
         }
+        let parts = self.split(0..self.partitions());
         let threads = self.threads.clamp(1, parts.len());
         let plan = Plan::new(parts, threads);
         let end = plan.with_workers(threads, || self.coordinate(&plan, lookahead, limit, progress));

@@ -9,6 +9,7 @@
 use crate::engine::{Ev, Simulation};
 use crate::net::Network;
 use nanopu_net::fabric::Fabric;
+use std::ops::Range;
 
 /// Packet ids of partition p start at p << 40 (unique per run, whatever the thread count).
 const PACKET_ID_BITS: u32 = 40;
@@ -19,16 +20,20 @@ impl Simulation {
         self.net.as_ref().map_or(1, |n| n.fabric.wiring().partitions() as usize)
     }
 
-    /// The partitions, each with its nodes, transports, fabric part and pending events.
-    pub(crate) fn split(&mut self) -> Vec<Simulation> {
+    /// The partitions `mine` (all, or across MPI ranks this rank's: the nodes built are
+    /// theirs, from `base` on), each with its nodes, transports, fabric part and pending
+    /// events; the fabric parts of the others are dropped.
+    pub(crate) fn split(&mut self, mine: Range<usize>) -> Vec<Simulation> {
         let net = self.net.take().expect("a partitioned run is a cluster run");
         let wiring = net.fabric.wiring().clone();
         let mut nodes = std::mem::take(&mut self.nodes).into_iter();
         let (mut host, host_part) = (net.host, wiring.host_node().map(|h| wiring.part_of_node(h) as usize));
         let mut counts = vec![0; wiring.partitions() as usize];
         (0..wiring.nodes).for_each(|n| counts[wiring.part_of_node(n) as usize] += 1);
-        let (mut parts, mut base) = (Vec::new(), 0);
-        for (p, fabric) in net.fabric.split().into_iter().enumerate() {
+        let mut base: usize = counts[..mine.start].iter().sum();
+        debug_assert_eq!(base, self.base, "the nodes built are the partitions'");
+        let mut parts = Vec::new();
+        for (p, fabric) in net.fabric.split().into_iter().enumerate().take(mine.end).skip(mine.start) {
             let count = counts[p];
             let mut part = self.part(nodes.by_ref().take(count).collect(), base);
             debug_assert!(part.nodes.iter().enumerate().all(|(i, n)| n.index as usize == base + i));
@@ -38,32 +43,38 @@ impl Simulation {
             part.net = Some(Network::of(fabric, host, ids));
             parts.push(part);
         }
-        if let Some(p) = host_part {
-            parts[p].host = std::mem::take(&mut self.host);
+        if let Some(p) = host_part.filter(|p| mine.contains(p)) {
+            parts[p - mine.start].host = std::mem::take(&mut self.host);
         }
-        self.move_events(&mut parts, &wiring);
+        self.move_events(&mut parts, &wiring, mine.start);
         parts
     }
 
-    /// Hand the pending events (cores to run, injected messages) to their partitions.
-    fn move_events(&mut self, parts: &mut [Simulation], wiring: &nanopu_net::fabric::Wiring) {
-        let part_of = |n: usize| wiring.part_of_node(n as u32) as usize;
+    /// Hand the pending events (cores to run, injected messages) to their partitions
+    /// (`parts`, the first of which is partition `first`).
+    fn move_events(&mut self, parts: &mut [Simulation], wiring: &nanopu_net::fabric::Wiring, first: usize) {
+        // A node's index here is its position among the nodes built, from `self.base` on.
+        let part_of = |n: usize| wiring.part_of_node((n + self.base) as u32) as usize - first;
+        let base = self.base;
         for (t, (n, c)) in self.cores_q.take_all() {
             let p = &mut parts[part_of(n)];
-            p.cores_q.push(t, (n - p.base, c));
+            p.cores_q.push(t, (n + base - p.base, c));
         }
         let host = wiring.host_node().map(|h| wiring.part_of_node(h) as usize);
         for (t, mut ev) in self.q.take_all() {
             let Some(n) = ev.node_mut() else {
-                // An event that names no node and is not the network's is the test host's.
+                // An event that names no node and is not the network's is the test host's
+                // (held by another rank if its partition is another's).
                 let p = host
                     .filter(|_| !matches!(ev, Ev::Net(_)))
                     .expect("only node and host events are pending when a partitioned run starts");
-                parts[p].q.push(t, ev);
+                if let Some(p) = p.checked_sub(first).filter(|&p| p < parts.len()) {
+                    parts[p].q.push(t, ev);
+                }
                 continue;
             };
             let p = &mut parts[part_of(*n)];
-            *n -= p.base;
+            *n = *n + base - p.base;
             p.q.push(t, ev);
         }
     }
