@@ -37,6 +37,7 @@ pub mod cache;
 mod core;
 pub mod decode;
 mod dma;
+pub mod engine;
 pub mod dram;
 mod error;
 mod exec;
@@ -66,6 +67,7 @@ pub mod testing;
 pub mod unmodelled;
 
 pub use crate::core::Core;
+pub use engine::Engine;
 pub use error::{BlockOn, CoreError, CoreStats, ErrorKind, Exit, StallKind, TrapInfo};
 pub use mem::NodeMem;
 pub use params::{Ddr3Params, MemParams, TimingParams};
