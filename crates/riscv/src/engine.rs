@@ -22,6 +22,8 @@
 //! so there is nothing of the engine's own to invalidate and no memory per core.
 //! `tests` below and `tests/engines.rs` run both engines side by side.
 
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
 use std::ops::ControlFlow;
 use std::str::FromStr;
 
@@ -91,7 +93,6 @@ impl Core {
         let (page, ops) = (self.fetch_pn, self.fetch_ops);
         let (mut pc, mut cycle) = (self.pc, self.cycle);
         while cycle < self.block_end && pc / PAGE == page {
-            cycle = self.enter_line(mem, pc, cycle);
             // SAFETY: `ops` points to the 2048 decoded ops of page `page` (`fetch_ops` while
             // `fetch_pn == page`; nothing here changes either), alive for this run; `pc` is
             // inside that page.
@@ -99,9 +100,10 @@ impl Core {
             let (rs1, rs2) = (op.rs1 as usize, op.rs2 as usize);
             let imm = op.imm as i64 as u64;
             let Some(v) = alu(op.kind(), self.x[rs1], self.x[rs2], imm, pc) else {
-                break;
+                break; // left for `fetch` and `exec`, as one step that a horizon cannot split
             };
-            // `exec`'s order: scoreboard, issue, write back.
+            // `fetch`'s I-cache step, then `exec`'s: scoreboard, issue, write back.
+            cycle = self.enter_line(mem, pc, cycle);
             let r = self.ready[rs1].max(self.ready[rs2]);
             if r > cycle {
                 self.cycle = cycle;
@@ -131,5 +133,30 @@ impl Core {
         (self.pc, self.cycle) = (pc, cycle);
         self.fetch_line(mem, line);
         self.cycle
+    }
+}
+
+impl Core {
+    /// A hash of everything that makes this core's future: registers (integer and FP),
+    /// pc, local cycle, every counter, CSRs, the scoreboards, the mul/div unit, the branch
+    /// predictor, the L1 caches and the lines the fetch and load/store paths hold. Two
+    /// engines that agree on it at every checkpoint agree on the run (`tests/engines.rs`).
+    pub fn state_digest(&self) -> u64 {
+        let mut h = DefaultHasher::new();
+        (self.x, self.ready, self.ready_muldiv, self.pc, self.cycle).hash(&mut h);
+        (self.iline, self.iprev, self.dline, self.muldiv_free, &self.stats).hash(&mut h);
+        (&self.csr, &self.fp, &self.l1i, &self.l1d, &self.bp).hash(&mut h);
+        (self.reservation, self.irq_lines, self.done.is_some()).hash(&mut h);
+        h.finish()
+    }
+}
+
+impl NodeMem {
+    /// A hash of the node's shared timing state (the L2's tags and replacement state), for
+    /// comparing engines (`Core::state_digest` has each core's).
+    pub fn timing_digest(&self) -> u64 {
+        let mut h = DefaultHasher::new();
+        self.l2.hash(&mut h);
+        h.finish()
     }
 }
