@@ -85,6 +85,9 @@ pub struct SortSpec {
     /// Capture every packet at this point ("node:N" or "switch:S:P"); the run's `sim`
     /// writes them (`Simulation::write_capture_as`).
     pub capture_at: Option<String>,
+    /// Which engine executes the cores' instructions (`[node] engine`); the results are
+    /// the same.
+    pub engine: nanopu_riscv::Engine,
 }
 
 /// The seeds of a run of `count` seeds from `first`: `first`, `first + 1`, ... An error
@@ -180,7 +183,11 @@ impl SortSpec {
             multicast: Some(self.multicast),
             ..SwitchFile::default()
         };
-        f.node = NodeFile { cores: Some(self.cores_per_node as usize), ..NodeFile::default() };
+        f.node = NodeFile {
+            cores: Some(self.cores_per_node as usize),
+            engine: Some(self.engine.name().into()),
+            ..NodeFile::default()
+        };
         f.node.nic_settings.max_msg_bytes = Some(self.max_msg_bytes);
         f.transport_params = TransportFile {
             tail_fraction: Some(self.tail_fraction),

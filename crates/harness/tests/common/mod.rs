@@ -97,6 +97,7 @@ pub fn sort_spec(algorithm: Algorithm, cores: u32, keys: u32, args: &[u32]) -> S
         threads: None,
         message_log: true,
         capture_at: None,
+        engine: Default::default(),
     }
 }
 
