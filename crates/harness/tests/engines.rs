@@ -12,18 +12,27 @@ use nanopu_harness::sort::{Algorithm, SortSpec};
 use nanopu_riscv::Engine;
 
 fn fingerprint(engine: Engine) -> String {
-    let spec = SortSpec {
-        cores_per_node: 4,
-        engine,
-        ..common::sort_spec(Algorithm::NanoSort, 64, 16, &[4, 4, 1])
-    };
+    let spec =
+        SortSpec { cores_per_node: 4, engine, ..common::sort_spec(Algorithm::NanoSort, 64, 16, &[4, 4, 1]) };
     let mut r = spec.run(&sw_build().join("apps"), false).unwrap();
     assert!(r.verdict.ok(), "{engine:?}: {:?}", r.verdict.problems);
-    let cores: Vec<(u64, u64, u64)> = r.sim.nodes.iter().flat_map(|n| n.cores.iter()).map(|c| (c.cycle(), c.stats().instret, c.state_digest())).collect();
+    let cores: Vec<(u64, u64, u64)> = r
+        .sim
+        .nodes
+        .iter()
+        .flat_map(|n| n.cores.iter())
+        .map(|c| (c.cycle(), c.stats().instret, c.state_digest()))
+        .collect();
     let records = r.sim.message_records();
     let summary = summarize_cluster(&mut r.sim, r.outcome);
     let (events, now) = (r.sim.events(), r.sim.now());
-    format!("{:?}\n{:?}\n{:?}\n{now:?} {events}\n{cores:?}\n{}\n{records:?}", r.outputs, r.figures, r.verdict, serde_json::to_string(&summary).unwrap())
+    format!(
+        "{:?}\n{:?}\n{:?}\n{now:?} {events}\n{cores:?}\n{}\n{records:?}",
+        r.outputs,
+        r.figures,
+        r.verdict,
+        serde_json::to_string(&summary).unwrap()
+    )
 }
 
 #[test]

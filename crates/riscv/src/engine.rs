@@ -1,26 +1,29 @@
 //! The core engines. `Interp` is the reference: `Core::run_block` fetches every instruction
-//! through `fetch` (I-cache line check, page check, then the pre-decoded op) and executes it
-//! with `exec`. `Fast` gives the same results with less host work per instruction
-//! (docs/profile.md "Core engines"):
+//! through `fetch` (I-cache line step, page check, then the pre-decoded op) and executes it
+//! with `exec`. `Fast` (`Core::run_block_fast`) must give the same architectural state,
+//! cycles and counters with less host work (docs/profile.md "Core engines" has what it
+//! gains, which is nothing yet, and why):
 //!
-//! - A *block* is a run of instructions through one pre-decoded code page, entered by one
-//!   ordinary `fetch` and left at a control transfer, the page's end, the run's horizon or an
-//!   event. Inside it the next op is read straight from the page's ops: the page check is
-//!   made once per block, and the I-cache is consulted exactly where `fetch` would consult
-//!   it, when the PC enters another line.
-//! - Register-to-register and immediate integer instructions (`exec::alu`, the same
-//!   semantics `exec` uses) run with the PC and the cycle count in host registers, with the
-//!   scoreboard check `exec` makes and its stall accounting (`Core::stall`).
-//! - Every other instruction (loads, stores, branches, jumps, mul/div, CSRs, atomics, F/D,
-//!   the network registers, system instructions) goes through `exec` itself, so its timing
-//!   (cache and TLB misses, the branch predictor, mul/div latency, CSR and network-register
-//!   side effects, traps) is the interpreter's by construction. A block goes on after one of
-//!   them only if it fell through to the next instruction in the same page.
+//! - After each instruction `exec` ran, the engine runs the *block* that follows in the
+//!   same pre-decoded code page: the register-to-register and immediate integer
+//!   instructions (`exec::alu`, the semantics `exec` uses), with the PC and the cycle count
+//!   in host registers, the scoreboard check and stall accounting of `exec`
+//!   (`Core::stall`), and the I-cache step of `fetch` exactly where `fetch` takes it, when
+//!   the PC enters another line. No page check: the block stops at the page's end.
+//! - The block stops at the first other instruction (load, store, branch, jump, mul/div,
+//!   CSR, atomic, F/D, network register, system), which `exec` itself then executes, so
+//!   that its timing (cache and TLB misses, the branch predictor, mul/div latency, CSR and
+//!   network-register side effects, traps) is the interpreter's by construction. Its
+//!   I-cache step is taken before the horizon is passed, as `fetch` and `exec` are one step
+//!   the horizon cannot split.
+//! - No block is kept between visits: the page's pre-decoded ops are the cache (shared by
+//!   every core running the program, re-decoded after `fence.i` by `NodeMem::code_page`),
+//!   so there is nothing of the engine's own to invalidate and no memory per core. Code
+//!   that is not pre-decoded (written at run time) runs one instruction at a time.
 //!
-//! No block is kept between visits: the page's pre-decoded ops are the cache (shared by
-//! every core running the program, re-decoded after `fence.i` by `NodeMem::code_page`),
-//! so there is nothing of the engine's own to invalidate and no memory per core.
-//! `tests` below and `tests/engines.rs` run both engines side by side.
+//! `tests/engines.rs` runs both engines side by side on every program of `sw/build` and on
+//! random programs, comparing `Core::state_digest` after every run; the harness's
+//! `engines` test does the same for a 64-core NanoSort.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -31,6 +34,7 @@ use crate::core::Core;
 use crate::error::Exit;
 use crate::exec::alu;
 use crate::mem::NodeMem;
+use crate::op::Op;
 use crate::platform::Platform;
 use crate::program::PAGE;
 
@@ -72,27 +76,38 @@ impl Core {
     /// `run_block` for the fast engine: execute until `block_end` or an event.
     pub(crate) fn run_block_fast<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Option<Exit> {
         while self.cycle < self.block_end {
-            let op = self.fetch(mem);
-            let r = self.exec(op, mem, plat);
-            if let ControlFlow::Break(e) = self.settle(mem, r) {
-                return e;
-            }
-            // Not pre-decoded (code written at run time): one instruction at a time.
-            if self.pc / PAGE == self.fetch_pn {
-                self.run_alu(mem);
+            let mut op = self.fetch(mem);
+            loop {
+                let r = self.exec(op, mem, plat);
+                if let ControlFlow::Break(e) = self.settle(mem, r) {
+                    return e;
+                }
+                // Not pre-decoded (code written at run time): one instruction at a time.
+                if self.pc / PAGE != self.fetch_pn {
+                    break;
+                }
+                match self.run_alu(mem) {
+                    Some(next) => op = next,
+                    None => break,
+                }
             }
         }
         None
     }
 
     /// Execute the integer ALU instructions from `self.pc` on, in the current code page
-    /// (`fetch_pn`, `fetch_ops`), up to the first other instruction (left for `exec`), the
-    /// page's end or the horizon.
+    /// (`fetch_pn`, `fetch_ops`), up to the first other instruction, the page's end or the
+    /// horizon. Returns that other instruction's op, fetched as `fetch` would have fetched
+    /// it (before the horizon, its I-cache step taken): `exec` is next.
     #[inline(always)]
-    fn run_alu(&mut self, mem: &mut NodeMem) {
+    fn run_alu(&mut self, mem: &mut NodeMem) -> Option<Op> {
         let (page, ops) = (self.fetch_pn, self.fetch_ops);
         let (mut pc, mut cycle) = (self.pc, self.cycle);
-        while cycle < self.block_end && pc / PAGE == page {
+        let op = loop {
+            if cycle >= self.block_end || pc / PAGE != page {
+                (self.pc, self.cycle) = (pc, cycle);
+                return None;
+            }
             // SAFETY: `ops` points to the 2048 decoded ops of page `page` (`fetch_ops` while
             // `fetch_pn == page`; nothing here changes either), alive for this run; `pc` is
             // inside that page.
@@ -100,7 +115,7 @@ impl Core {
             let (rs1, rs2) = (op.rs1 as usize, op.rs2 as usize);
             let imm = op.imm as i64 as u64;
             let Some(v) = alu(op.kind(), self.x[rs1], self.x[rs2], imm, pc) else {
-                break; // left for `fetch` and `exec`, as one step that a horizon cannot split
+                break op;
             };
             // `fetch`'s I-cache step, then `exec`'s: scoreboard, issue, write back.
             cycle = self.enter_line(mem, pc, cycle);
@@ -114,8 +129,10 @@ impl Core {
             self.stats.instret += 1;
             self.x[op.rd as usize] = v;
             pc = pc.wrapping_add(op.len() as u64);
-        }
-        (self.pc, self.cycle) = (pc, cycle);
+        };
+        self.cycle = self.enter_line(mem, pc, cycle);
+        self.pc = pc;
+        Some(op)
     }
 
     /// `fetch`'s I-cache step for the instruction at `pc`, at local cycle `cycle`; returns

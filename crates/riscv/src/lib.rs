@@ -15,6 +15,8 @@
 //!   interrupts are in `trap.rs` (with trap-loop detection), error texts in `error.rs`,
 //!   which names unmodelled extensions through [`unmodelled`]; HTIF and semihosting in `htif.rs` and `semihost.rs`; the
 //!   x30/x31 nanoPU registers in `net.rs`, the only place that calls the [`Platform`].
+//! - [`engine`]: `run` executes through the reference interpreter (`Core::run_block`) or the
+//!   fast engine, with the same results (`--engine`); `tests/engines.rs` compares the two.
 //! - Timing is charged where it arises: one cycle per instruction plus scoreboard stalls
 //!   (`exec.rs`), mispredicts ([`bpred`]), I/D cache misses (`fetch.rs`, `lsu.rs`), trap,
 //!   `mret`, CSR and `fence.i` costs. Every constant is in [`TimingParams`].
@@ -37,8 +39,8 @@ pub mod cache;
 mod core;
 pub mod decode;
 mod dma;
-pub mod engine;
 pub mod dram;
+pub mod engine;
 mod error;
 mod exec;
 mod fetch;

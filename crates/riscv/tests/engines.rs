@@ -84,7 +84,11 @@ fn compare(name: &str, elf: &[u8], max_cycles: u64, seed: u64) -> (u64, u64) {
         let until = a.core.cycle() + budget(&mut rng);
         let (ea, eb) = (a.step(until), b.step(until));
         checkpoints += 1;
-        let at = format!("{name}: checkpoint {checkpoints}, interp pc {:#x} cycle {}", a.core.pc(), a.core.cycle());
+        let at = format!(
+            "{name}: checkpoint {checkpoints}, interp pc {:#x} cycle {}",
+            a.core.pc(),
+            a.core.cycle()
+        );
         assert_eq!(ea, eb, "{}: exits differ", at);
         assert_eq!(a.core.stats(), b.core.stats(), "{}: counters differ", at);
         assert_eq!((a.core.pc(), a.core.cycle()), (b.core.pc(), b.core.cycle()), "{}", at);
@@ -105,7 +109,8 @@ fn every_sw_program_runs_the_same_on_both_engines() {
     let mut elfs = Vec::new();
     for dir in ["apps", "tests"] {
         let d = sw_build().join(dir);
-        let list = std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}; build them with `make -C sw`", d.display()));
+        let list = std::fs::read_dir(&d)
+            .unwrap_or_else(|e| panic!("{}: {e}; build them with `make -C sw`", d.display()));
         elfs.extend(list.map(|f| f.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "elf")));
     }
     elfs.sort();
@@ -146,15 +151,32 @@ fn random_insn(rng: &mut Rng, at: usize, len: usize) -> u32 {
     match rng.below(16) {
         0..=3 => {
             const F: [(u32, u32); 18] = [
-                (0, 0), (0x20, 0), (0, 1), (0, 2), (0, 3), (0, 4), (0, 5), (0x20, 5), (0, 6), (0, 7),
-                (1, 0), (1, 1), (1, 2), (1, 3), (1, 4), (1, 5), (1, 6), (1, 7),
+                (0, 0),
+                (0x20, 0),
+                (0, 1),
+                (0, 2),
+                (0, 3),
+                (0, 4),
+                (0, 5),
+                (0x20, 5),
+                (0, 6),
+                (0, 7),
+                (1, 0),
+                (1, 1),
+                (1, 2),
+                (1, 3),
+                (1, 4),
+                (1, 5),
+                (1, 6),
+                (1, 7),
             ];
             let (f7, f3) = F[rng.below(18) as usize];
             asm::r(f7, rs2, rs1, f3, rd, if rng.below(3) == 0 { 0x3b } else { 0x33 })
         }
         4..=6 => {
             let f3 = rng.below(8) as u32;
-            let imm = if f3 == 1 || f3 == 5 { (rng.below(64) as i32) | ((rng.below(2) as i32) << 10) } else { imm };
+            let imm =
+                if f3 == 1 || f3 == 5 { (rng.below(64) as i32) | ((rng.below(2) as i32) << 10) } else { imm };
             asm::i(imm, rs1, f3, rd, if f3 < 2 && rng.below(3) == 0 { 0x1b } else { 0x13 })
         }
         7 => asm::lui(rd, rng.next() as u32 & 0xfffff),
@@ -165,9 +187,9 @@ fn random_insn(rng: &mut Rng, at: usize, len: usize) -> u32 {
         14 => asm::jal(rd, ahead(rng)),
         _ => match rng.below(6) {
             0 => asm::csrrs(rd, [0xb00, 0xb02, 0xc00, 0xc02][rng.below(4) as usize], 0),
-            1 => 0x0000_100f, // fence.i
-            2 => asm::ECALL,  // to the handler, which skips it
-            3 => 0xffff_ffff, // illegal: likewise
+            1 => 0x0000_100f,                                  // fence.i
+            2 => asm::ECALL,                                   // to the handler, which skips it
+            3 => 0xffff_ffff,                                  // illegal: likewise
             4 => asm::amo(rng.below(2) as u32, 3, rd, 8, rs2), // amoadd.d / amoswap.d at s0
             _ => asm::i(imm, 8, 3, rd, 0x03),
         },
