@@ -26,7 +26,7 @@ fn bswap(width: i32, v: u64) -> u64 {
 
 /// The value of a register-to-register or immediate integer instruction (RV64I's OP, OP-IMM,
 /// OP-32, OP-IMM-32, LUI, AUIPC) at `pc`, or `None` for any other kind: the semantics both
-/// engines execute (`exec` here, the fast engine in `engine.rs`).
+/// engines execute (`exec` here, the fast engine in `fast.rs`).
 #[inline(always)]
 pub(crate) fn alu(kind: Kind, a: u64, b: u64, imm: u64, pc: u64) -> Option<u64> {
     Some(match kind {

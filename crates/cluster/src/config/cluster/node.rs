@@ -93,7 +93,11 @@ impl NodeFile {
 
     /// The `engine` key, checked.
     pub fn engine(&self) -> Result<nanopu_riscv::Engine, String> {
-        self.engine.as_deref().map_or(Ok(Default::default()), |s| s.parse().map_err(|e| format!("node.{e}")))
+        let Some(s) = self.engine.as_deref() else {
+            return Ok(Default::default());
+        };
+        ENGINES.position(s, "engine").map_err(|e| format!("node.{e}"))?;
+        s.parse()
     }
 
     pub(super) fn check(&self) -> Result<(), String> {
