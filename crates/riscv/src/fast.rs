@@ -119,10 +119,12 @@ impl Core {
 }
 
 impl Core {
-    /// A hash of everything that makes this core's future: registers (integer and FP),
-    /// pc, local cycle, every counter, CSRs, the scoreboards, the mul/div unit, the branch
-    /// predictor, the L1 caches and the lines the fetch and load/store paths hold. Two
-    /// engines that agree on it at every checkpoint agree on the run (`tests/engines.rs`).
+    /// A hash of the core's state for comparing engines (`tests/engines.rs`): registers
+    /// (integer and FP), pc, local cycle, every counter, CSRs, the scoreboards, the mul/div
+    /// unit, the branch predictor, the L1 caches, the lines the fetch and load/store paths
+    /// hold, the LR reservation. Left out: what only `exec` and the driver touch (the
+    /// coherence bookkeeping of cores sharing memory, the trap-loop tracker, the netRX
+    /// stash) and host-side caches (TLBs, fetch page).
     pub fn state_digest(&self) -> u64 {
         let mut h = DefaultHasher::new();
         (self.x, self.ready, self.ready_muldiv, self.pc, self.cycle).hash(&mut h);
