@@ -99,6 +99,12 @@ pub struct RunArgs {
     /// Show progress on stderr.
     #[arg(long)]
     progress: bool,
+    /// Which engine executes the cores' instructions: interp (the reference interpreter)
+    /// or fast (blocks through a code page, the integer ALU in host registers); the
+    /// simulated results are the same, only the host time differs (docs/profile.md "Core
+    /// engines") [default: interp].
+    #[arg(long, value_parser = nanopu_riscv::Engine::NAMES)]
+    engine: Option<String>,
     /// Host threads of a leaf-spine cluster run (default: NANOPU_THREADS, else every host
     /// core); the results are the same whatever the number.
     #[arg(long, value_parser = positive_threads)]
@@ -300,6 +306,7 @@ impl RunArgs {
         NodeFile {
             cores: Some(self.cores.unwrap_or(DEFAULT_CORES as u64) as usize),
             exit: self.exit.clone(),
+            engine: self.engine.clone(),
             nic_settings: self.nic_settings.clone(),
             ..NodeFile::default()
         }
@@ -315,6 +322,7 @@ impl RunArgs {
         cfg.abi = AbiChoice::parse(self.abi.as_deref().unwrap_or("auto")).map_err(|e| format!("--{e}"))?;
         cfg.exit = ExitMode::parse(self.exit.as_deref().unwrap_or("auto")).map_err(|e| format!("--{e}"))?;
         cfg.progress = self.progress;
+        cfg.engine = self.engine.as_deref().unwrap_or("interp").parse()?;
         cfg.port.mac_fs = check::time_ns(self.mac_ns.unwrap_or(0.0), "--mac-ns")?.as_fs();
         cfg.nic_kind = self.nic.as_deref().unwrap_or("nanopu").parse().map_err(|e| format!("--nic: {e}"))?;
         cfg.pcie_ns = self.pcie_ns.unwrap_or(0.0);

@@ -135,6 +135,10 @@ pub struct SortArgs {
     /// the results are the same whatever the number.
     #[arg(long, value_parser = crate::run::positive_threads)]
     threads: Option<usize>,
+    /// Which engine executes the cores' instructions: interp (the reference) or fast; the
+    /// results are the same (docs/profile.md "Core engines") [default: interp].
+    #[arg(long, value_parser = nanopu_riscv::Engine::NAMES)]
+    engine: Option<String>,
 }
 
 /// Nodes of the cluster a sort builds are numbered in 20 bits (a flag past it is refused
@@ -372,6 +376,7 @@ impl SortArgs {
             message_log: self.trace.is_some(), // the trace's messages in flight and flows
             capture_at: self.pcap.as_ref().map(|_| self.pcap_at.clone().unwrap_or_else(|| "node:0".into())),
             faults: Vec::new(),
+            engine: self.engine.as_deref().unwrap_or("interp").parse()?,
         };
         spec.faults = self.faults(&spec)?;
         Ok(spec)

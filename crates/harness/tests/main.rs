@@ -3,6 +3,7 @@
 mod common;
 
 mod chain;
+mod engines;
 mod erpc;
 mod loadgen;
 mod mica;

@@ -11,6 +11,7 @@
 //! receive loop.
 
 /// Predictor state of one core.
+#[derive(Hash)]
 pub struct BranchPred {
     bht: Box<[u8]>,
     /// Outcomes of the last 8 conditional branches, the newest in bit 7 (Rocket's

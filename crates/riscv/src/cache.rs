@@ -15,6 +15,7 @@ pub(crate) fn xorshift(s: &mut u32) -> u32 {
 }
 
 /// A private L1 cache: set-associative, tags are full line numbers (`addr / line`).
+#[derive(Hash)]
 pub struct L1 {
     tags: Box<[u32]>,
     set_mask: u64,
@@ -71,6 +72,7 @@ impl L1 {
 
 /// The node's shared L2: tags are u16 (line offset within DRAM divided by the number of
 /// sets, plus one; 0 = invalid), allocated on first use so idle nodes cost nothing.
+#[derive(Hash)]
 pub struct L2 {
     tags: Vec<u16>,
     sets: usize,

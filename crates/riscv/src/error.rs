@@ -176,7 +176,7 @@ fn known_hint(raw: u32) -> &'static str {
 }
 
 /// Per-core counters. `stall_*` are in cycles.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, Hash)]
 pub struct CoreStats {
     pub instret: u64,
     pub icache_misses: u64,

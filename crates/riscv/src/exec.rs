@@ -24,6 +24,46 @@ fn bswap(width: i32, v: u64) -> u64 {
     }
 }
 
+/// The value of a register-to-register or immediate integer instruction (RV64I's OP, OP-IMM,
+/// OP-32, OP-IMM-32, LUI, AUIPC) at `pc`, or `None` for any other kind: the semantics both
+/// engines execute (`exec` here, the fast engine in `fast.rs`).
+#[inline(always)]
+pub(crate) fn alu(kind: Kind, a: u64, b: u64, imm: u64, pc: u64) -> Option<u64> {
+    Some(match kind {
+        Kind::Lui => imm,
+        Kind::Auipc => pc.wrapping_add(imm),
+        Kind::Addi => a.wrapping_add(imm),
+        Kind::Slti => ((a as i64) < (imm as i64)) as u64,
+        Kind::Sltiu => (a < imm) as u64,
+        Kind::Xori => a ^ imm,
+        Kind::Ori => a | imm,
+        Kind::Andi => a & imm,
+        Kind::Slli => a << (imm & 63),
+        Kind::Srli => a >> (imm & 63),
+        Kind::Srai => ((a as i64) >> (imm & 63)) as u64,
+        Kind::Add => a.wrapping_add(b),
+        Kind::Sub => a.wrapping_sub(b),
+        Kind::Sll => a << (b & 63),
+        Kind::Slt => ((a as i64) < (b as i64)) as u64,
+        Kind::Sltu => (a < b) as u64,
+        Kind::Xor => a ^ b,
+        Kind::Srl => a >> (b & 63),
+        Kind::Sra => ((a as i64) >> (b & 63)) as u64,
+        Kind::Or => a | b,
+        Kind::And => a & b,
+        Kind::Addiw => sext32(a.wrapping_add(imm)),
+        Kind::Slliw => sext32(((a as u32) << (imm & 31)) as u64),
+        Kind::Srliw => sext32(((a as u32) >> (imm & 31)) as u64),
+        Kind::Sraiw => ((a as i32) >> (imm & 31)) as i64 as u64,
+        Kind::Addw => sext32(a.wrapping_add(b)),
+        Kind::Subw => sext32(a.wrapping_sub(b)),
+        Kind::Sllw => sext32(((a as u32) << (b & 31)) as u64),
+        Kind::Srlw => sext32(((a as u32) >> (b & 31)) as u64),
+        Kind::Sraw => ((a as i32) >> (b & 31)) as i64 as u64,
+        _ => return None,
+    })
+}
+
 impl Core {
     /// Wait for source operands (scoreboard), charging the stall to its producer's kind.
     #[inline(always)]
@@ -35,7 +75,7 @@ impl Core {
     }
 
     #[cold]
-    fn stall(&mut self, r: u64, rs1: usize, rs2: usize) {
+    pub(crate) fn stall(&mut self, r: u64, rs1: usize, rs2: usize) {
         let src = if self.ready[rs1] == r { rs1 } else { rs2 };
         let d = r - self.cycle;
         if self.ready_muldiv[src] {
@@ -60,36 +100,6 @@ impl Core {
         let imm = op.imm as i64 as u64;
         let next = self.pc.wrapping_add(op.len() as u64);
         let v = match op.kind() {
-            Kind::Lui => imm,
-            Kind::Auipc => self.pc.wrapping_add(imm),
-            Kind::Addi => a.wrapping_add(imm),
-            Kind::Slti => ((a as i64) < (imm as i64)) as u64,
-            Kind::Sltiu => (a < imm) as u64,
-            Kind::Xori => a ^ imm,
-            Kind::Ori => a | imm,
-            Kind::Andi => a & imm,
-            Kind::Slli => a << (imm & 63),
-            Kind::Srli => a >> (imm & 63),
-            Kind::Srai => ((a as i64) >> (imm & 63)) as u64,
-            Kind::Add => a.wrapping_add(b),
-            Kind::Sub => a.wrapping_sub(b),
-            Kind::Sll => a << (b & 63),
-            Kind::Slt => ((a as i64) < (b as i64)) as u64,
-            Kind::Sltu => (a < b) as u64,
-            Kind::Xor => a ^ b,
-            Kind::Srl => a >> (b & 63),
-            Kind::Sra => ((a as i64) >> (b & 63)) as u64,
-            Kind::Or => a | b,
-            Kind::And => a & b,
-            Kind::Addiw => sext32(a.wrapping_add(imm)),
-            Kind::Slliw => sext32(((a as u32) << (imm & 31)) as u64),
-            Kind::Srliw => sext32(((a as u32) >> (imm & 31)) as u64),
-            Kind::Sraiw => ((a as i32) >> (imm & 31)) as i64 as u64,
-            Kind::Addw => sext32(a.wrapping_add(b)),
-            Kind::Subw => sext32(a.wrapping_sub(b)),
-            Kind::Sllw => sext32(((a as u32) << (b & 31)) as u64),
-            Kind::Srlw => sext32(((a as u32) >> (b & 31)) as u64),
-            Kind::Sraw => ((a as i32) >> (b & 31)) as i64 as u64,
             Kind::Lb => self.load_op::<1, P>(mem, plat, op, a.wrapping_add(imm))? as i8 as u64,
             Kind::Lh => self.load_op::<2, P>(mem, plat, op, a.wrapping_add(imm))? as i16 as u64,
             Kind::Lw => sext32(self.load_op::<4, P>(mem, plat, op, a.wrapping_add(imm))?),
@@ -109,7 +119,10 @@ impl Core {
             Kind::Bgeu => return self.branch(op, a >= b, next),
             Kind::Jal => return self.jal(op, next),
             Kind::Jalr => return self.jalr(op, a, next),
-            _ => return self.exec_rare(op, mem, plat, a, b),
+            k => match alu(k, a, b, imm, self.pc) {
+                Some(v) => v,
+                None => return self.exec_rare(op, mem, plat, a, b),
+            },
         };
         self.x[op.rd as usize] = v;
         self.pc = next;

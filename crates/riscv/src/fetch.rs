@@ -29,7 +29,7 @@ impl Core {
     }
 
     #[cold]
-    fn fetch_line(&mut self, mem: &mut NodeMem, line: u64) {
+    pub(crate) fn fetch_line(&mut self, mem: &mut NodeMem, line: u64) {
         self.iprev = self.iline;
         self.iline = line;
         if mem.dram_page(self.pc).is_some() && !self.l1i.access(line) {

@@ -15,6 +15,9 @@
 //!   interrupts are in `trap.rs` (with trap-loop detection), error texts in `error.rs`,
 //!   which names unmodelled extensions through [`unmodelled`]; HTIF and semihosting in `htif.rs` and `semihost.rs`; the
 //!   x30/x31 nanoPU registers in `net.rs`, the only place that calls the [`Platform`].
+//! - [`engine`]: `run` executes through the reference interpreter (`Core::run_block`) or the
+//!   fast engine (`fast.rs`), with the same results (`--engine`); `tests/engines.rs`
+//!   compares the two.
 //! - Timing is charged where it arises: one cycle per instruction plus scoreboard stalls
 //!   (`exec.rs`), mispredicts ([`bpred`]), I/D cache misses (`fetch.rs`, `lsu.rs`), trap,
 //!   `mret`, CSR and `fence.i` costs, and the multiply/divide unit's operand-dependent
@@ -40,8 +43,10 @@ mod core;
 pub mod decode;
 mod dma;
 pub mod dram;
+pub mod engine;
 mod error;
 mod exec;
+mod fast;
 mod fetch;
 pub mod fparith;
 pub mod fpconv;
@@ -70,6 +75,7 @@ pub mod unmodelled;
 mod watch;
 
 pub use crate::core::Core;
+pub use engine::Engine;
 pub use error::{BlockOn, CoreError, CoreStats, ErrorKind, Exit, StallKind, TrapInfo};
 pub use mem::NodeMem;
 pub use params::{Ddr3Params, MemParams, MulDivParams, TimingParams};

@@ -7,7 +7,7 @@ pub mod keys;
 pub mod nic;
 
 use nanopu_nic::NicParams;
-use nanopu_riscv::{AbiChoice, MemParams, TimingParams};
+use nanopu_riscv::{AbiChoice, Engine, MemParams, TimingParams};
 
 /// The link between the node's port and the test host.
 #[derive(Clone, Debug, PartialEq)]
@@ -116,6 +116,10 @@ pub struct NodeConfig {
     pub max_cycles: u64,
     /// Print progress to stderr on long runs.
     pub progress: bool,
+    /// Which engine executes the cores' instructions: `interp` (default, the reference) or
+    /// `fast`; the simulated results are the same (`--engine`, `[node] engine`;
+    /// docs/profile.md "Core engines").
+    pub engine: Engine,
 }
 
 impl Default for NodeConfig {
@@ -135,6 +139,7 @@ impl Default for NodeConfig {
             exit: ExitMode::Auto,
             max_cycles: 100_000_000,
             progress: false,
+            engine: Engine::Interp,
         }
     }
 }

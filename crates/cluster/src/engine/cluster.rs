@@ -53,6 +53,7 @@ fn node_config(f: &ClusterFile) -> Result<NodeConfig, String> {
     let (n, mut c) = (&f.node, NodeConfig::default());
     c.nic.cores = n.cores.unwrap_or(c.nic.cores);
     c.exit = n.exit_mode()?;
+    c.engine = n.engine()?;
     let hz = c.timing.clock_hz;
     n.nic_settings.apply(&mut c.nic, Given::Section("node"), hz)?;
     c.max_cycles = f.limit_cycles()?;

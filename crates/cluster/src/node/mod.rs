@@ -12,7 +12,7 @@ use nanopu_nic::icenic::{IceNic, IceParams};
 use nanopu_nic::zeronic::ZeroNic;
 use nanopu_nic::Nic;
 use nanopu_riscv::stores::holder_bit;
-use nanopu_riscv::{Core, NodeMem, Program};
+use nanopu_riscv::{Core, Engine, NodeMem, Program};
 use std::sync::Arc;
 
 /// MEIP: the machine external interrupt pending bit (RISC-V privileged spec 3.1.9).
@@ -106,7 +106,7 @@ impl Node {
             device_load_extra: 2 * pcie,
             ..cfg.timing.clone()
         };
-        let cores = (0..ncores).map(|h| Core::new(h, program, &timing)).collect();
+        let cores = (0..ncores).map(|h| core(h, program, &timing, cfg.engine)).collect();
         let spin_pcs = spins.cloned().unwrap_or_else(|| Arc::new(crate::node::spin::spin_pcs(&mem, program)));
         Ok(Node {
             index,
@@ -220,4 +220,11 @@ fn boot_page(index: u32, ip: u32, cfg: &NodeConfig, argv: &[String]) -> Result<V
         rtc_cycles: cfg.timing.rtc_cycles,
     }
     .encode()
+}
+
+/// Hart `hart` of a node, executing with `engine`.
+fn core(hart: usize, program: &Arc<Program>, timing: &nanopu_riscv::TimingParams, engine: Engine) -> Core {
+    let mut c = Core::new(hart, program, timing);
+    c.set_engine(engine);
+    c
 }

@@ -87,6 +87,9 @@ pub struct SortSpec {
     pub capture_at: Option<String>,
     /// Faults injected (docs/faults.md): `nanopu sort --crash` and `--partition`.
     pub faults: Vec<FaultFile>,
+    /// Which engine executes the cores' instructions (`[node] engine`); the results are
+    /// the same.
+    pub engine: nanopu_riscv::Engine,
 }
 
 /// The seeds of a run of `count` seeds from `first`: `first`, `first + 1`, ... An error
@@ -182,7 +185,11 @@ impl SortSpec {
             multicast: Some(self.multicast),
             ..SwitchFile::default()
         };
-        f.node = NodeFile { cores: Some(self.cores_per_node as usize), ..NodeFile::default() };
+        f.node = NodeFile {
+            cores: Some(self.cores_per_node as usize),
+            engine: Some(self.engine.name().into()),
+            ..NodeFile::default()
+        };
         f.node.nic_settings.max_msg_bytes = Some(self.max_msg_bytes);
         f.transport_params = TransportFile {
             tail_fraction: Some(self.tail_fraction),

@@ -98,6 +98,7 @@ pub fn sort_spec(algorithm: Algorithm, cores: u32, keys: u32, args: &[u32]) -> S
         message_log: true,
         capture_at: None,
         faults: Vec::new(),
+        engine: Default::default(),
     }
 }
 

@@ -18,7 +18,7 @@ const MIE_MASK: u64 = (1 << 3) | (1 << 7) | (1 << 11) | (1 << 16);
 const MISA: u64 = (2 << 62) | 1 | (1 << 2) | (1 << 3) | (1 << 5) | (1 << 8) | (1 << 12);
 
 /// CSR state that is not derived from elsewhere.
-#[derive(Default)]
+#[derive(Default, Hash)]
 pub(crate) struct Csrs {
     pub mstatus: u64,
     pub mie: u64,

@@ -26,7 +26,7 @@ pub fn with_sd(mstatus: u64) -> u64 {
 }
 
 /// FP architectural state and the FPU's timing state.
-#[derive(Default)]
+#[derive(Default, Hash)]
 pub(crate) struct FpState {
     pub f: [u64; 32],
     /// Scoreboard of the f registers (cycle the pending result is available).

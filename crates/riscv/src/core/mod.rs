@@ -13,12 +13,14 @@ pub(crate) mod csr;
 pub(crate) mod fpu;
 pub(crate) mod trap;
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use crate::bpred::BranchPred;
 use crate::cache::L1;
 use crate::core::csr::Csrs;
 use crate::core::trap::{MSIP, MTIP};
+use crate::engine::Engine;
 use crate::error::{CoreStats, Exit, StallKind};
 use crate::mem::NodeMem;
 use crate::op::{Op, NREGS};
@@ -111,6 +113,8 @@ pub struct Core {
     pub(crate) traps: crate::core::trap::TrapTrack,
     /// Watched ranges and the bytes loaded and stored there (`watch`).
     pub(crate) watch: crate::watch::Watch,
+    /// Which engine `run` uses (`engine.rs`); the results are the same.
+    pub(crate) engine: Engine,
 }
 
 // SAFETY: the raw pointers (fetch page, TLBs) are caches valid only inside one `run` call,
@@ -167,6 +171,7 @@ impl Core {
             console: Vec::new(),
             traps: Default::default(),
             watch: Default::default(),
+            engine: Engine::default(),
         }
     }
 
@@ -190,7 +195,11 @@ impl Core {
                 return Exit::Limit;
             }
             self.block_end = self.horizon(mem, until);
-            if let Some(e) = self.run_block(mem, plat) {
+            let ended = match self.engine {
+                Engine::Interp => self.run_block(mem, plat),
+                Engine::Fast => self.run_block_fast(mem, plat),
+            };
+            if let Some(e) = ended {
                 return self.finish(e);
             }
         }
@@ -235,18 +244,36 @@ impl Core {
     fn run_block<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Option<Exit> {
         while self.cycle < self.block_end {
             let op = self.fetch(mem);
-            match self.exec(op, mem, plat) {
-                Ok(()) => {}
-                Err(Ex::Trap { cause, tval }) => {
-                    if let Err(e) = self.take_trap(mem, cause, tval) {
-                        return Some(e);
-                    }
-                }
-                Err(Ex::Recheck) => return None,
-                Err(Ex::Stop) => return Some(self.pending.take().unwrap_or(Exit::Limit)),
+            let r = self.exec(op, mem, plat);
+            if let ControlFlow::Break(e) = self.settle(mem, r) {
+                return e;
             }
         }
         None
+    }
+
+    /// What an instruction's outcome does to the inner loop: go on (after taking a trap),
+    /// or break with `None` (recompute the horizon) or `Some(exit)` (end the run).
+    #[inline(always)]
+    pub(crate) fn settle(&mut self, mem: &NodeMem, r: Result<(), Ex>) -> ControlFlow<Option<Exit>> {
+        match r {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(Ex::Trap { cause, tval }) => match self.take_trap(mem, cause, tval) {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => ControlFlow::Break(Some(e)),
+            },
+            Err(Ex::Recheck) => ControlFlow::Break(None),
+            Err(Ex::Stop) => ControlFlow::Break(Some(self.pending.take().unwrap_or(Exit::Limit))),
+        }
+    }
+
+    /// Execute with `engine` from now on (`engine.rs`): the same results, at another speed.
+    pub fn set_engine(&mut self, engine: Engine) {
+        self.engine = engine;
+    }
+
+    pub fn engine(&self) -> Engine {
+        self.engine
     }
 
     /// Local time in cycles.

@@ -15,6 +15,8 @@ use serde::Deserialize;
 pub const CORES: Bounds<usize> = Bounds::closed(1, 64);
 /// What a core's exit ends.
 pub const EXITS: OneOf = OneOf(&ExitMode::NAMES);
+/// The core engines.
+pub const ENGINES: OneOf = OneOf(&nanopu_riscv::Engine::NAMES);
 /// NDP's window, packets: a message has at most 64.
 pub const RTT_PKTS: Bounds<u32> = Bounds::closed(1, 64);
 /// Homa's unscheduled bytes: one packet to a largest message.
@@ -37,6 +39,11 @@ pub struct NodeFile {
     /// defines `__nanopu_abi`).
     #[schemars(transform = EXITS.schema())]
     pub exit: Option<String>,
+    /// Which engine executes the cores' instructions: "interp" (default, the reference
+    /// interpreter) or "fast"; the simulated results are the same (docs/profile.md "Core
+    /// engines").
+    #[schemars(transform = ENGINES.schema())]
+    pub engine: Option<String>,
     /// The NIC's settings (`config::nic`).
     #[serde(flatten)]
     pub nic_settings: NicSection,
@@ -84,7 +91,17 @@ impl NodeFile {
             .map_or(Ok(ExitMode::Auto), |s| ExitMode::parse(s).map_err(|e| format!("node.{e}")))
     }
 
+    /// The `engine` key, checked.
+    pub fn engine(&self) -> Result<nanopu_riscv::Engine, String> {
+        let Some(s) = self.engine.as_deref() else {
+            return Ok(Default::default());
+        };
+        ENGINES.position(s, "engine").map_err(|e| format!("node.{e}"))?;
+        s.parse()
+    }
+
     pub(super) fn check(&self) -> Result<(), String> {
+        self.engine()?;
         if let Some(c) = self.max_cycles {
             return Err(format!(
                 "node.max_cycles: {c}: a cluster file has no cycle limit; set the simulated-time \

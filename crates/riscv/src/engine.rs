@@ -1,0 +1,55 @@
+//! Which engine executes a core's instructions: the reference interpreter
+//! (`Core::run_block`, `fetch` and `exec` per instruction) or the fast engine (`fast.rs`);
+//! both give the same architectural state, cycles and counters (docs/profile.md "Core
+//! engines"; `tests/engines.rs` compares them).
+
+use std::str::FromStr;
+
+/// Which engine executes a core's instructions (`--engine`, `[node] engine`). Both give
+/// the same architectural state, cycles and counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Engine {
+    /// The reference interpreter: one fetch and one `exec` per instruction (default).
+    #[default]
+    Interp,
+    /// Blocks through a code page with the integer ALU in host registers.
+    Fast,
+}
+
+impl Engine {
+    pub const NAMES: [&'static str; 2] = ["interp", "fast"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Interp => "interp",
+            Engine::Fast => "fast",
+        }
+    }
+}
+
+impl FromStr for Engine {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Engine, String> {
+        match s {
+            "interp" => Ok(Engine::Interp),
+            "fast" => Ok(Engine::Fast),
+            _ => Err(format!("engine: '{s}' is not one of {}", Engine::NAMES.join(", "))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Engine;
+
+    #[test]
+    fn engines_parse_by_name_and_the_default_is_the_interpreter() {
+        for e in [Engine::Interp, Engine::Fast] {
+            assert_eq!(e.name().parse::<Engine>(), Ok(e));
+        }
+        assert_eq!(Engine::default(), Engine::Interp);
+        let err = "jit".parse::<Engine>().unwrap_err();
+        assert!(err.contains("'jit'") && err.contains("interp, fast"), "{err}");
+    }
+}

@@ -1,0 +1,230 @@
+//! Differential test of the core engines (`nanopu_riscv::engine`): the same program on the
+//! reference interpreter and on the fast engine, driven through the same sequence of
+//! `Core::run` calls with run limits drawn at random (mostly a few to a few hundred cycles,
+//! now and then tens of thousands), compared after every run: the whole core state
+//! (`Core::state_digest`: registers, pc, cycle, counters, CSRs, scoreboards, branch
+//! predictor, L1 caches), the node's L2 (`NodeMem::timing_digest`), the exit and the
+//! console output. Programs: every C program of `sw/build` (`make -C sw`) on one core with
+//! no NIC, and random programs from the generator below. The cluster runs are compared in
+//! crates/cli/tests/engines.rs.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use nanopu_riscv::asm::{self, reg::*};
+use nanopu_riscv::{Core, Engine, Exit, MemParams, NoNic, NodeMem, Program, StallKind, TimingParams};
+
+/// xorshift64: the test's only source of randomness, seeded per program (reproducible).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// One core on its own node, running `elf` with `engine`.
+struct Side {
+    core: Core,
+    mem: NodeMem,
+    exit: Option<Exit>,
+}
+
+impl Side {
+    fn new(elf: &[u8], engine: Engine) -> Side {
+        let program = Arc::new(Program::load(elf).expect("a valid ELF"));
+        let timing = TimingParams::default();
+        let mem = NodeMem::new(program.clone(), 1, &MemParams::default(), &timing).expect("fits");
+        let mut core = Core::new(0, &program, &timing);
+        core.set_engine(engine);
+        Side { core, mem, exit: None }
+    }
+
+    /// One run up to `until`, as `testing::run_with` drives a core (wfi sleeps until the
+    /// timer); returns what the driver saw.
+    fn step(&mut self, until: u64) -> Exit {
+        let e = self.core.run(&mut self.mem, &mut NoNic, until);
+        if e == Exit::Wfi {
+            let wake = self.core.timer_deadline(&self.mem).unwrap_or(until).min(until);
+            self.core.advance_to(wake, StallKind::Wfi);
+        }
+        if matches!(e, Exit::Halted(_) | Exit::Error(_) | Exit::Blocked(_)) {
+            self.exit = Some(e.clone());
+        }
+        e
+    }
+
+    fn digest(&self) -> (u64, u64) {
+        (self.core.state_digest(), self.mem.timing_digest())
+    }
+}
+
+/// A run limit: mostly short (checkpoints every few blocks), sometimes long.
+fn budget(rng: &mut Rng) -> u64 {
+    match rng.below(10) {
+        0 => 1 + rng.below(50_000),
+        1..=3 => 1 + rng.below(8),
+        _ => 1 + rng.below(400),
+    }
+}
+
+/// Run `elf` on both engines in lockstep up to `max_cycles`; panics at the first
+/// difference, naming the checkpoint. Returns (checkpoints, instructions).
+fn compare(name: &str, elf: &[u8], max_cycles: u64, seed: u64) -> (u64, u64) {
+    let (mut a, mut b) = (Side::new(elf, Engine::Interp), Side::new(elf, Engine::Fast));
+    let mut rng = Rng(seed | 1);
+    let mut checkpoints = 0;
+    while a.exit.is_none() && a.core.cycle() < max_cycles {
+        let until = a.core.cycle() + budget(&mut rng);
+        let (ea, eb) = (a.step(until), b.step(until));
+        checkpoints += 1;
+        let at = format!(
+            "{name}: checkpoint {checkpoints}, interp pc {:#x} cycle {}",
+            a.core.pc(),
+            a.core.cycle()
+        );
+        assert_eq!(ea, eb, "{}: exits differ", at);
+        assert_eq!(a.core.stats(), b.core.stats(), "{}: counters differ", at);
+        assert_eq!((a.core.pc(), a.core.cycle()), (b.core.pc(), b.core.cycle()), "{}", at);
+        assert_eq!(a.digest(), b.digest(), "{}: state differs", at);
+        assert_eq!(a.core.take_console(), b.core.take_console(), "{}: console differs", at);
+    }
+    (checkpoints, a.core.stats().instret)
+}
+
+fn sw_build() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sw/build")
+}
+
+/// Every program of sw/build (apps and tests) for up to 3 M cycles each: most exit or
+/// block on the NIC (absent here) well before; compute.elf is cut short.
+#[test]
+fn every_sw_program_runs_the_same_on_both_engines() {
+    let mut elfs = Vec::new();
+    for dir in ["apps", "tests"] {
+        let d = sw_build().join(dir);
+        let list = std::fs::read_dir(&d)
+            .unwrap_or_else(|e| panic!("{}: {e}; build them with `make -C sw`", d.display()));
+        elfs.extend(list.map(|f| f.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "elf")));
+    }
+    elfs.sort();
+    assert!(elfs.len() > 50, "sw/build holds {} programs; build them with `make -C sw`", elfs.len());
+    let (mut checks, mut insns) = (0, 0);
+    for (i, p) in elfs.iter().enumerate() {
+        let elf = std::fs::read(p).unwrap();
+        if Program::load(&elf).is_err() {
+            continue; // refused by the loader on both engines alike
+        }
+        let (c, n) = compare(&p.display().to_string(), &elf, 3_000_000, 0x9e37_79b9 + i as u64);
+        (checks, insns) = (checks + c, insns + n);
+    }
+    println!("{} programs, {checks} checkpoints, {insns} instructions", elfs.len());
+    assert!(insns > 10_000_000, "only {insns} instructions compared");
+}
+
+// ---- random programs -------------------------------------------------------------------
+
+/// Data the random programs load and store around (s0 = x8), away from the code below
+/// 0x8000_7000 and the HTIF mailbox at 0x8000_f000.
+const DATA: u64 = 0x8000_8000;
+/// Registers a random instruction may write: not s0 (the data base) nor s1 (loop count).
+fn dest(rng: &mut Rng) -> u32 {
+    loop {
+        let r = rng.below(32) as u32;
+        if r != 8 && r != 9 {
+            return r;
+        }
+    }
+}
+
+/// One random instruction at index `at` of a body of `len` (forward branches stay inside).
+fn random_insn(rng: &mut Rng, at: usize, len: usize) -> u32 {
+    let (rd, rs1, rs2) = (dest(rng), rng.below(32) as u32, rng.below(32) as u32);
+    let imm = rng.below(4096) as i32 - 2048;
+    let ahead = |rng: &mut Rng| 4 * (1 + rng.below((len - at) as u64)) as i32;
+    match rng.below(16) {
+        0..=3 => {
+            const F: [(u32, u32); 18] = [
+                (0, 0),
+                (0x20, 0),
+                (0, 1),
+                (0, 2),
+                (0, 3),
+                (0, 4),
+                (0, 5),
+                (0x20, 5),
+                (0, 6),
+                (0, 7),
+                (1, 0),
+                (1, 1),
+                (1, 2),
+                (1, 3),
+                (1, 4),
+                (1, 5),
+                (1, 6),
+                (1, 7),
+            ];
+            let (f7, f3) = F[rng.below(18) as usize];
+            asm::r(f7, rs2, rs1, f3, rd, if rng.below(3) == 0 { 0x3b } else { 0x33 })
+        }
+        4..=6 => {
+            let f3 = rng.below(8) as u32;
+            let imm =
+                if f3 == 1 || f3 == 5 { (rng.below(64) as i32) | ((rng.below(2) as i32) << 10) } else { imm };
+            asm::i(imm, rs1, f3, rd, if f3 < 2 && rng.below(3) == 0 { 0x1b } else { 0x13 })
+        }
+        7 => asm::lui(rd, rng.next() as u32 & 0xfffff),
+        8 => asm::auipc(rd, rng.below(16) as u32),
+        9 | 10 => asm::i(imm, 8, [0, 1, 2, 3, 4, 5, 6][rng.below(7) as usize], rd, 0x03),
+        11 => asm::s(imm, rs2, 8, rng.below(4) as u32),
+        12 | 13 => asm::b(ahead(rng), rs2, rs1, [0, 1, 4, 5, 6, 7][rng.below(6) as usize]),
+        14 => asm::jal(rd, ahead(rng)),
+        _ => match rng.below(6) {
+            0 => asm::csrrs(rd, [0xb00, 0xb02, 0xc00, 0xc02][rng.below(4) as usize], 0),
+            1 => 0x0000_100f,                                  // fence.i
+            2 => asm::ECALL,                                   // to the handler, which skips it
+            3 => 0xffff_ffff,                                  // illegal: likewise
+            4 => asm::amo(rng.below(2) as u32, 3, rd, 8, rs2), // amoadd.d / amoswap.d at s0
+            _ => asm::i(imm, 8, 3, rd, 0x03),
+        },
+    }
+}
+
+/// A random program: a trap handler that skips the trapping instruction, the data base in
+/// s0, then `iters` passes over a random body, then exit with a0.
+fn random_program(rng: &mut Rng, len: usize, iters: i32) -> Vec<u32> {
+    let mut c = vec![asm::jal(ZERO, 20)];
+    // handler (at TEXT + 4): mepc += 4; mret
+    c.extend([asm::csrrs(T0, 0x341, 0), asm::addi(T0, T0, 4), asm::csrrw(ZERO, 0x341, T0), asm::MRET]);
+    c.extend([asm::auipc(T0, 0), asm::addi(T0, T0, -20), asm::csrrw(ZERO, 0x305, T0)]); // mtvec
+    c.extend(asm::la_dram(8, DATA));
+    c.push(asm::addi(9, ZERO, iters));
+    let top = c.len();
+    c.extend((0..len).map(|at| random_insn(rng, at, len)));
+    c.push(asm::addi(9, 9, -1));
+    c.push(asm::bne(9, ZERO, -4 * (c.len() - top) as i32));
+    c.extend(asm::exit_with(A0));
+    c
+}
+
+#[test]
+fn random_programs_run_the_same_on_both_engines() {
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let (mut checks, mut insns) = (0, 0);
+    for n in 0..300 {
+        let len = 8 + rng.below(400) as usize;
+        let iters = 1 + rng.below(40) as i32;
+        let code = random_program(&mut rng, len, iters);
+        let elf = asm::elf_image(&code, false);
+        let (c, i) = compare(&format!("random program {n}"), &elf, 2_000_000, rng.next());
+        (checks, insns) = (checks + c, insns + i);
+    }
+    println!("300 random programs, {checks} checkpoints, {insns} instructions");
+    assert!(insns > 300_000, "only {insns} instructions compared");
+}
