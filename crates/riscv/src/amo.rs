@@ -2,14 +2,12 @@
 //! naturally aligned (else address-misaligned traps, spec 14.4) and target DRAM (else access
 //! faults). Timing: a load plus `amo_extra`, result latency of a sub-word load.
 
-use crate::core::{Core, Ex};
+use crate::core::{Core, Ex, LOAD_FAULT, STORE_FAULT};
 use crate::mem::NodeMem;
 use crate::op::{Amo, Kind, Op};
 
 const LOAD_MISALIGNED: u64 = 4;
-const LOAD_FAULT: u64 = 5;
 const STORE_MISALIGNED: u64 = 6;
-const STORE_FAULT: u64 = 7;
 
 fn amo_value(f: Amo, old: u64, src: u64, word: bool) -> u64 {
     let (so, ss) = if word { (old as i32 as i64, src as i32 as i64) } else { (old as i64, src as i64) };

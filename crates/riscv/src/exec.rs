@@ -185,7 +185,7 @@ impl Core {
     ) -> Result<u64, Ex> {
         let v = match self.load::<N>(mem, addr) {
             Ok(v) => v,
-            Err(Ex::Trap { cause: crate::mmio::LOAD_FAULT, tval }) => {
+            Err(Ex::Trap { cause: crate::core::LOAD_FAULT, tval }) => {
                 self.device_load::<N, P>(plat, op, tval)?
             }
             Err(e) => return Err(e),

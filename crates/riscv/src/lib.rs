@@ -72,7 +72,6 @@ pub mod sparse;
 pub mod stores;
 pub mod testing;
 pub mod unmodelled;
-mod watch;
 
 pub use crate::core::Core;
 pub use engine::Engine;

@@ -7,13 +7,10 @@
 
 use std::ptr;
 
-use crate::core::{Core, Ex, TlbEntry, TLB_SIZE};
+use crate::core::{Core, Ex, TlbEntry, LOAD_FAULT, STORE_FAULT, TLB_SIZE};
 use crate::mem::{NodeMem, BOOT_BASE, CLINT_BASE, CLINT_SIZE, MTIME, MTIMECMP};
 use crate::program::PAGE;
 use crate::sparse::CHUNK;
-
-pub(crate) const LOAD_FAULT: u64 = 5;
-pub(crate) const STORE_FAULT: u64 = 7;
 
 #[inline(always)]
 fn tlb_slot(cn: u64) -> usize {

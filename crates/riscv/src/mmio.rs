@@ -8,14 +8,11 @@
 //! device access ends the core's run (`Exit::Limit`) once it completes: it may have moved
 //! an interrupt line or started work the event loop must schedule before the core goes on.
 
-use crate::core::{Core, Ex};
+use crate::core::{Core, Ex, LOAD_FAULT, STORE_FAULT};
 use crate::error::{BlockOn, Exit};
 use crate::mem::NodeMem;
 use crate::op::{Kind, Op};
 use crate::platform::Platform;
-
-pub(crate) const LOAD_FAULT: u64 = 5;
-pub(crate) const STORE_FAULT: u64 = 7;
 
 impl Core {
     /// The cycle the current load or store issued at: before `exec`'s one cycle and the

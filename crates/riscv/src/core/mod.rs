@@ -12,6 +12,7 @@ pub(crate) mod coherence;
 pub(crate) mod csr;
 pub(crate) mod fpu;
 pub(crate) mod trap;
+pub(crate) mod watch;
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -43,6 +44,11 @@ pub(crate) struct TlbEntry {
 }
 
 pub(crate) const NO_TLB: TlbEntry = TlbEntry { cn: u64::MAX, ptr: std::ptr::null_mut() };
+
+/// Access-fault causes (RISC-V privileged spec 3.1.15): a load or store outside every
+/// memory and device.
+pub(crate) const LOAD_FAULT: u64 = 5;
+pub(crate) const STORE_FAULT: u64 = 7;
 
 /// Why an instruction left the straight-line path.
 pub(crate) enum Ex {
@@ -112,7 +118,7 @@ pub struct Core {
     pub(crate) console: Vec<u8>,
     pub(crate) traps: crate::core::trap::TrapTrack,
     /// Watched ranges and the bytes loaded and stored there (`watch`).
-    pub(crate) watch: crate::watch::Watch,
+    pub(crate) watch: watch::Watch,
     /// Which engine `run` uses (`engine.rs`); the results are the same.
     pub(crate) engine: Engine,
 }

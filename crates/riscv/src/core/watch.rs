@@ -4,8 +4,7 @@
 //! the core's TLBs: its accesses take the slow path, which counts them; an unwatched
 //! core's fast path is unchanged.
 
-use crate::core::{Core, Ex, NO_TLB, TLB_SIZE};
-use crate::lsu::{LOAD_FAULT, STORE_FAULT};
+use super::{Core, Ex, LOAD_FAULT, NO_TLB, STORE_FAULT, TLB_SIZE};
 use crate::mem::NodeMem;
 
 /// The ranges a core watches and the bytes it has loaded or stored in them.
