@@ -12,6 +12,8 @@
 //! - [`stamp`]: the prototype's latency stamps for the testers' context 0x1234.
 //! - [`icenic`]: FireSim's IceNIC, the DMA NIC of the traditional baseline node
 //!   (docs/models/icenic.md).
+//! - [`rdma`]: an RDMA NIC with the InfiniBand reliable-connection transport in hardware
+//!   (go-back-N), as RoCEv2 NICs have (docs/models/rdma-nic.md).
 //! - [`transport`]: the NDP- and Homa-style transports terminated in the NIC, and
 //!   multicast sending.
 //!
@@ -28,6 +30,7 @@ pub mod icenic;
 pub mod message;
 pub mod nic;
 pub mod params;
+pub mod rdma;
 pub mod stamp;
 pub mod transport;
 
