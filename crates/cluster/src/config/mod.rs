@@ -93,6 +93,9 @@ pub struct NodeConfig {
     pub nic_kind: NicKind,
     /// IceNIC's parameters (used when `nic_kind` is IceNIC).
     pub ice: nanopu_nic::icenic::IceParams,
+    /// The RDMA NIC's parameters (used when `nic_kind` is Rdma; a cluster sets its link
+    /// rate from `[link] rate_gbps`).
+    pub rdma: nanopu_nic::rdma::RdmaParams,
     /// One-way PCIe latency of an IceNIC node's NIC, ns: 0 (default) is the on-chip IceNIC,
     /// more the PCIe-attached variant (`--pcie-ns`; docs/models/icenic.md "PCIe-attached
     /// variant"). Refused on a nanoPU NIC.
@@ -122,6 +125,7 @@ impl Default for NodeConfig {
             nic: NicParams::default(),
             nic_kind: NicKind::Nanopu,
             ice: Default::default(),
+            rdma: Default::default(),
             pcie_ns: 0.0,
             timing: TimingParams::default(),
             mem: MemParams::default(),
@@ -136,7 +140,7 @@ impl Default for NodeConfig {
     }
 }
 
-/// The NIC of a node; its names are "nanopu" and "icenic" wherever it is written.
+/// The NIC of a node; its names are "nanopu", "icenic" and "rdma" wherever it is written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum NicKind {
@@ -146,6 +150,10 @@ pub enum NicKind {
     /// FireSim's IceNIC: DMA through memory, memory-mapped registers
     /// (docs/models/icenic.md).
     IceNic,
+    /// An RDMA NIC: the InfiniBand reliable-connection transport in hardware, queue pairs
+    /// and work requests through memory-mapped registers, zero-copy DMA
+    /// (docs/models/rdma-nic.md).
+    Rdma,
 }
 
 impl std::str::FromStr for NicKind {
@@ -160,8 +168,8 @@ impl std::str::FromStr for NicKind {
 
 impl NicKind {
     /// Its names, as files, flags and keywords write them, in `ALL`'s order.
-    pub const NAMES: [&'static str; 2] = ["nanopu", "icenic"];
-    const ALL: [NicKind; 2] = [NicKind::Nanopu, NicKind::IceNic];
+    pub const NAMES: [&'static str; 3] = ["nanopu", "icenic", "rdma"];
+    const ALL: [NicKind; 3] = [NicKind::Nanopu, NicKind::IceNic, NicKind::Rdma];
 
     pub fn name(self) -> &'static str {
         NicKind::NAMES[NicKind::ALL.iter().position(|k| *k == self).expect("listed")]

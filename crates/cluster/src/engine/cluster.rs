@@ -56,6 +56,7 @@ fn node_config(f: &ClusterFile) -> Result<NodeConfig, String> {
     let hz = c.timing.clock_hz;
     n.nic_settings.apply(&mut c.nic, Given::Section("node"), hz)?;
     c.max_cycles = f.limit_cycles()?;
+    c.rdma.link_bps = (f.link.rate_gbps * 1e9).round() as u64;
     Ok(c)
 }
 
@@ -122,7 +123,8 @@ fn nic_path_cycles(cfg: &NodeConfig) -> u64 {
     let i = &cfg.ice;
     let stream = (i.min_frame_bytes as u64).div_ceil(i.flit_bytes.max(1));
     let ice = i.tx_pipe_cycles + i.rx_pipe_cycles + 2 * (cfg.timing.l2_latency + stream);
-    nanopu.min(ice)
+    let rdma = cfg.rdma.tx_pipe_cycles + cfg.rdma.rx_pipe_cycles;
+    nanopu.min(ice).min(rdma)
 }
 
 impl Simulation {

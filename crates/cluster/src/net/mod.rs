@@ -71,7 +71,7 @@ impl Network {
         let mut fabric = Fabric::new(fabric_params(f)?)?;
         fabric.set_cuts(crate::net::fault::fabric_faults(&f.checked_faults()?, nodes.len() as u32).1);
         let tp = transport_params(f)?;
-        for (n, node) in nodes.iter_mut().filter(|n| !n.nic.is_ice()).map(|n| (n.index, n)) {
+        for (n, node) in nodes.iter_mut().filter(|n| !n.nic.takes_frames()).map(|n| (n.index, n)) {
             let rng = Rng::stream(f.seed, TRANSPORT_STREAMS + n as u64);
             node.nic.attach_transport(Transport::new(tp.clone(), node.ip, rng)?);
         }

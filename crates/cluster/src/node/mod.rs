@@ -9,6 +9,7 @@ use crate::config::NodeConfig;
 use crate::node::boot::{ip_text, mac_text, node_ip, node_mac, BootInfo};
 use crate::node::nic::NodeNic;
 use nanopu_nic::icenic::{IceNic, IceParams};
+use nanopu_nic::rdma::{RdmaNic, RdmaParams};
 use nanopu_nic::Nic;
 use nanopu_riscv::stores::holder_bit;
 use nanopu_riscv::{Core, NodeMem, Program};
@@ -113,12 +114,16 @@ impl Node {
             cores,
             state: vec![CoreState::Scheduled(0); ncores],
             mem,
-            nic: match ice {
-                true => {
+            nic: match cfg.nic_kind {
+                crate::config::NicKind::IceNic => {
                     let p = IceParams { pcie_cycles: pcie, ..cfg.ice.clone() };
                     NodeNic::Ice(IceNic::new(p, node_mac(index)))
                 }
-                false => NodeNic::nanopu_alone(Nic::new(cfg.nic.clone(), ip)?),
+                crate::config::NicKind::Rdma => {
+                    let p = RdmaParams { clock_hz: cfg.timing.clock_hz, ..cfg.rdma.clone() };
+                    NodeNic::Rdma(Box::new(RdmaNic::new(p, node_mac(index), ip)?))
+                }
+                crate::config::NicKind::Nanopu => NodeNic::nanopu_alone(Nic::new(cfg.nic.clone(), ip)?),
             },
             spin_pcs,
             last_run: usize::MAX,

@@ -6,6 +6,7 @@
 
 use nanopu_nic::icenic::IceNic;
 use nanopu_nic::nic::NicCounters;
+use nanopu_nic::rdma::RdmaNic;
 use nanopu_nic::transport::Transport;
 use nanopu_nic::Nic;
 
@@ -26,6 +27,9 @@ pub enum NodeNic {
     /// FireSim's IceNIC (docs/models/icenic.md): memory-mapped queues and DMA; its frames
     /// go onto the wire as they are.
     Ice(IceNic),
+    /// The RDMA NIC (docs/models/rdma-nic.md): queue pairs, work requests and completions
+    /// through memory-mapped registers; its RoCEv2 frames go onto the wire as they are.
+    Rdma(Box<RdmaNic>),
 }
 
 /// What a core of an IceNIC node meets when it uses the nanoPU NIC's registers.
@@ -41,13 +45,13 @@ impl NodeNic {
     pub fn nanopu(&self) -> Option<&Nic> {
         match self {
             NodeNic::Nanopu(n) => Some(&n.core),
-            NodeNic::Ice(_) => None,
+            _ => None,
         }
     }
     pub fn nanopu_mut(&mut self) -> Option<&mut Nic> {
         match self {
             NodeNic::Nanopu(n) => Some(&mut n.core),
-            NodeNic::Ice(_) => None,
+            _ => None,
         }
     }
 
@@ -62,29 +66,46 @@ impl NodeNic {
     pub fn transport(&self) -> Option<&Transport> {
         match self {
             NodeNic::Nanopu(n) => n.transport.as_deref(),
-            NodeNic::Ice(_) => None,
+            _ => None,
         }
     }
     pub fn transport_mut(&mut self) -> Option<&mut Transport> {
         match self {
             NodeNic::Nanopu(n) => n.transport.as_deref_mut(),
-            NodeNic::Ice(_) => None,
+            _ => None,
         }
     }
     pub fn ice(&self) -> Option<&IceNic> {
         match self {
             NodeNic::Ice(i) => Some(i),
-            NodeNic::Nanopu(_) => None,
+            _ => None,
         }
     }
     pub fn ice_mut(&mut self) -> Option<&mut IceNic> {
         match self {
             NodeNic::Ice(i) => Some(i),
-            NodeNic::Nanopu(_) => None,
+            _ => None,
         }
     }
     pub fn is_ice(&self) -> bool {
         matches!(self, NodeNic::Ice(_))
+    }
+    pub fn rdma(&self) -> Option<&RdmaNic> {
+        match self {
+            NodeNic::Rdma(r) => Some(r),
+            _ => None,
+        }
+    }
+    pub fn rdma_mut(&mut self) -> Option<&mut RdmaNic> {
+        match self {
+            NodeNic::Rdma(r) => Some(r),
+            _ => None,
+        }
+    }
+    /// Does the NIC take raw frames rather than nanoPU transport packets (IceNIC, the RDMA
+    /// NIC)?
+    pub fn takes_frames(&self) -> bool {
+        !matches!(self, NodeNic::Nanopu(_))
     }
 
     /// The `mip` bit the NIC drives: the nanoPU NIC's line 16 (docs/platform.md), or for
@@ -93,7 +114,7 @@ impl NodeNic {
     pub fn irq_bit(&self) -> u32 {
         match self {
             NodeNic::Nanopu(_) => nanopu_nic::NIC_IRQ_BIT,
-            NodeNic::Ice(_) => crate::node::ICE_IRQ_BIT,
+            NodeNic::Ice(_) | NodeNic::Rdma(_) => crate::node::ICE_IRQ_BIT,
         }
     }
 

@@ -11,6 +11,7 @@
 use crate::node::nic::{NodeNic, NO_NANOPU_NIC};
 use nanopu_nic::icenic::IceAction;
 use nanopu_nic::nic::RxState;
+use nanopu_nic::rdma::RdmaAction;
 use nanopu_nic::{Action, Nic};
 use nanopu_riscv::{Access, Platform, Stop};
 
@@ -33,6 +34,8 @@ pub struct NodePlatform<'a> {
     pub cross_node_cycles: u64,
     /// What the IceNIC asked the event loop to do.
     pub ice_actions: Vec<IceAction>,
+    /// What the RDMA NIC asked the event loop to do.
+    pub rdma_actions: Vec<RdmaAction>,
 }
 
 impl<'a> NodePlatform<'a> {
@@ -46,6 +49,7 @@ impl<'a> NodePlatform<'a> {
             spin_pcs,
             cross_node_cycles: u64::MAX,
             ice_actions: Vec::new(),
+            rdma_actions: Vec::new(),
         }
     }
     /// The earliest cycle at which a message this core sends at `at` could change what a
@@ -138,6 +142,9 @@ impl Platform for NodePlatform<'_> {
     /// IceNIC registers. Reads that pop a completion change the NIC and happen only at
     /// global time, like writes; other reads of counts are answered when exact.
     fn mmio_read(&mut self, _hart: usize, now: u64, addr: u64, size: usize) -> Access<Option<u64>> {
+        if self.nic.rdma().is_some() {
+            return self.rdma_read(now, addr, size);
+        }
         let Some(ice) = self.nic.ice_mut().filter(|i| i.owns(addr)) else { return Ok(None) };
         let pops = ice.read_pops(addr);
         let late = if pops { now > self.global } else { !(now <= self.global || now < self.exact_until) };
@@ -146,11 +153,37 @@ impl Platform for NodePlatform<'_> {
         }
         fault(ice.read(now, addr, size, &mut self.ice_actions)).map(Some)
     }
-    fn mmio_write(&mut self, _hart: usize, now: u64, addr: u64, size: usize, value: u64) -> Access<bool> {
+    fn mmio_write(&mut self, hart: usize, now: u64, addr: u64, size: usize, value: u64) -> Access<bool> {
+        if self.nic.rdma().is_some() {
+            return self.rdma_write(hart, now, addr, size, value);
+        }
         let Some(ice) = self.nic.ice_mut().filter(|i| i.owns(addr)) else { return Ok(false) };
         if now > self.global {
             return Err(Stop::Blocked);
         }
         fault(ice.write(now, addr, size, value, &mut self.ice_actions)).map(|()| true)
+    }
+}
+
+impl NodePlatform<'_> {
+    /// The RDMA NIC's registers, under IceNIC's rules: a read that takes a completion, and
+    /// every write, only at global time; a count read when exact (docs/models/rdma-nic.md
+    /// "Registers").
+    fn rdma_read(&mut self, now: u64, addr: u64, size: usize) -> Access<Option<u64>> {
+        let Some(r) = self.nic.rdma_mut().filter(|r| r.owns(addr)) else { return Ok(None) };
+        let pops = r.read_pops(addr);
+        let late = if pops { now > self.global } else { !(now <= self.global || now < self.exact_until) };
+        if late && (pops || r.depends_on_arrivals(addr)) {
+            return Err(Stop::Blocked);
+        }
+        fault(r.read(now, addr, size, &mut self.rdma_actions)).map(Some)
+    }
+
+    fn rdma_write(&mut self, hart: usize, now: u64, addr: u64, size: usize, value: u64) -> Access<bool> {
+        let Some(r) = self.nic.rdma_mut().filter(|r| r.owns(addr)) else { return Ok(false) };
+        if now > self.global {
+            return Err(Stop::Blocked);
+        }
+        fault(r.write(now, hart, addr, size, value, &mut self.rdma_actions)).map(|()| true)
     }
 }

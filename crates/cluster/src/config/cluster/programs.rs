@@ -30,7 +30,9 @@ pub struct ProgramFile {
     pub abi: Option<String>,
     /// The NIC of its nodes: "nanopu" (default; messages through x30/x31) or "icenic",
     /// FireSim's DMA NIC of the traditional baseline, whose raw frames share the network,
-    /// routed by destination IPv4 (sw/include/icenic.h; docs/models/icenic.md "Clusters").
+    /// routed by destination IPv4 (sw/include/icenic.h; docs/models/icenic.md "Clusters"),
+    /// or "rdma", a NIC with the InfiniBand RC transport, whose RoCEv2 frames share the
+    /// network likewise (sw/include/rdmanic.h; docs/models/rdma-nic.md).
     #[schemars(transform = NICS.schema())]
     pub nic: Option<String>,
     /// IceNIC nodes only: the one-way PCIe latency, ns, of the PCIe-attached variant

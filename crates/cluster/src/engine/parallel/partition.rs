@@ -107,7 +107,8 @@ impl Ev {
             | Ev::IceWrite { node, .. }
             | Ev::IceTx { node, .. }
             | Ev::IceRx { node, .. }
-            | Ev::IceIrq { node } => Some(node),
+            | Ev::IceIrq { node }
+            | Ev::Rdma { node, .. } => Some(node),
             Ev::HostSend { .. }
             | Ev::HostRaw { .. }
             | Ev::HostArrive { .. }

@@ -72,7 +72,7 @@ pub fn max_batch(nic: NicKind, extra: u64) -> u32 {
     let frame = nanopu_nic::icenic::IceParams::default().max_frame_bytes as u64;
     let words = match nic {
         NicKind::Nanopu => 2048 / 8,
-        NicKind::IceNic => (frame - crate::apps::hostnet::WORDS as u64) / 8,
+        NicKind::IceNic | NicKind::Rdma => (frame - crate::apps::hostnet::WORDS as u64) / 8,
     };
     ((words - 8) / (6 + extra)) as u32
 }
@@ -278,6 +278,9 @@ impl RaftFile {
             Some(n) => NICS.check(n, &format!("{name}: nic"))?.parse().expect("listed"),
             None => NicKind::Nanopu,
         };
+        if nic == NicKind::Rdma {
+            return Err(format!("{name}: nic: raft runs on the nanoPU NIC or IceNIC, not the RDMA NIC"));
+        }
         self.check_timers().map_err(|e| format!("{name}: {e}"))?;
         let (extra_words, fixed_arrivals) = self.choices().map_err(|e| format!("{name}: {e}"))?;
         let program = if extra_words > 0 { "raft_kv" } else { "raft" };
