@@ -9,7 +9,7 @@ use crate::common;
 use common::sw_build;
 use nanopu_cluster::config::cluster::ClusterFile;
 use nanopu_cluster::report::cluster::{summarize_cluster, ClusterSummary};
-use nanopu_cluster::{Outcome, Simulation};
+use nanopu_cluster::Simulation;
 use nanopu_nic::rdma::{Mutant, RdmaCounters};
 
 /// 10.0.0.2 + n, as rdma_bulk takes a peer's address.
@@ -31,9 +31,14 @@ fn pair(from: u32, to: u32, bytes: u64, qps: u32, op: &str, msg: u64) -> String 
 
 /// A cluster: `topology` keys, every link losing `drop_prob` of its packets, `programs`.
 fn cluster(topology: &str, drop_prob: f64, seed: u64, programs: &str) -> Simulation {
+    cluster_with(topology, drop_prob, seed, "", programs)
+}
+
+/// `cluster` with more `[switch]` keys.
+fn cluster_with(topology: &str, drop_prob: f64, seed: u64, switch: &str, programs: &str) -> Simulation {
     let text = format!(
         "max_us = 200000.0\nseed = {seed}\n[topology]\n{topology}\n[link]\nrate_gbps = 100.0\n\
-         drop_prob = {drop_prob}\n[switch]\nuplink = \"spray\"\n[node]\ncores = 1\n{programs}"
+         drop_prob = {drop_prob}\n[switch]\nuplink = \"spray\"\n{switch}[node]\ncores = 1\n{programs}"
     );
     let f = ClusterFile::parse(&text).unwrap();
     Simulation::cluster(&f, &sw_build().join("apps")).unwrap()
@@ -131,4 +136,34 @@ fn a_nic_that_skips_a_lost_packet_is_caught() {
 #[test]
 fn a_nic_that_replays_a_duplicate_is_caught() {
     assert!(mutant_caught(Mutant::ReplayDuplicates, "write"));
+}
+
+/// Nodes 0 and 1 (leaf 0) write to nodes 2 and 3 (leaf 1) at once over leaf 0's one
+/// uplink, whose data band holds 40 KiB: twice its rate arrives, and its queue overflows
+/// unless PFC pauses the senders.
+fn shared_uplink(pfc: bool) -> (Simulation, ClusterSummary) {
+    let programs = pair(0, 2, 1_000_000, 1, "write", 65_536) + &pair(1, 3, 1_000_000, 1, "write", 65_536);
+    let band = "band_bytes = [65536, 40960]\n";
+    let keys = match pfc {
+        true => format!("{band}pfc = true\npfc_xoff_bytes = 16384\npfc_xon_bytes = 8192\n"),
+        false => band.to_string(),
+    };
+    let topology = "kind = \"leaf-spine\"\nnodes_per_leaf = 2\nleaves = 2\nspines = 1";
+    let mut sim = cluster_with(topology, 0.0, 1, &keys, &programs);
+    let s = run(&mut sim);
+    (sim, s)
+}
+
+#[test]
+fn pfc_turns_congestion_loss_into_pauses() {
+    let (lossy_sim, lossy) = shared_uplink(false);
+    assert_all_checked(&lossy);
+    assert!(lossy.fabric.drops > 0, "without PFC the shared uplink drops: {}", lossy.text());
+    assert!(counters(&lossy_sim).retransmitted > 0);
+    let (sim, s) = shared_uplink(true);
+    assert_all_checked(&s);
+    assert_eq!(s.fabric.drops, 0, "PFC keeps the fabric lossless: {}", s.text());
+    let stats = sim.net_stats().expect("a cluster");
+    assert!(stats.pfc_pauses > 0 && stats.pfc_resumes > 0, "{stats:?}");
+    assert_eq!(counters(&sim).retransmitted, 0, "nothing lost, nothing resent");
 }

@@ -116,3 +116,10 @@ impl Simulation {
         self.wake_if_interrupted((n, IRQ_HART));
     }
 }
+
+impl Simulation {
+    /// The fabric's totals (a cluster run's; none for a single node), PFC's among them.
+    pub fn net_stats(&self) -> Option<nanopu_net::fabric::FabricStats> {
+        self.net.as_ref().map(|n| n.fabric.stats())
+    }
+}
