@@ -87,6 +87,9 @@ impl Simulation {
             }
         }
         self.net().delivered = delivered;
+        for (node, on) in self.net().fabric.take_node_pauses() {
+            self.rdma_pause(self.end_of(node), on);
+        }
     }
 
     /// A raw frame's last byte reached an endpoint: an IceNIC takes it, the test host

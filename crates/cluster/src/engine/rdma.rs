@@ -94,6 +94,17 @@ impl Simulation {
         self.rdma_call(n, |r, now, out| r.write_done(now, tag, out));
     }
 
+    /// A PFC PAUSE or resume reached an endpoint's port: an RDMA NIC stops or restarts its
+    /// transmit side (IEEE 802.1Qbb: the MAC client stops); other NICs are held by their
+    /// port alone.
+    pub(crate) fn rdma_pause(&mut self, end: crate::net::End, on: bool) {
+        if let crate::net::End::Node(n) = end {
+            if self.nodes[n].nic.rdma().is_some() {
+                self.rdma_call(n, |r, now, out| r.set_paused(now, on, out));
+            }
+        }
+    }
+
     /// A frame's last byte reaches node `n`'s RDMA NIC.
     pub(crate) fn rdma_arrive(&mut self, n: usize, frame: Vec<u8>) {
         self.last_arrival = self.now;

@@ -50,6 +50,9 @@ pub struct ClusterSummary {
     /// has no IceNIC node and no frame strayed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub icenic: Option<IceTotals>,
+    /// The RDMA NIC nodes' transport (docs/models/rdma-nic.md); absent without them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rdma: Option<crate::report::rdma::RdmaTotals>,
     /// Raw frames the test host received, in arrival order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub host_frames: Vec<crate::report::FrameRecord>,
@@ -204,6 +207,7 @@ pub fn summarize_cluster(sim: &mut Simulation, outcome: Outcome) -> ClusterSumma
         host_received: sim.host.received.iter().map(crate::report::host_record).collect(),
         host_rejected: crate::report::rejected_frames(sim),
         icenic: ice_totals(sim),
+        rdma: crate::report::rdma::RdmaTotals::of(sim),
         host_frames: sim.host.frames_received.iter().map(crate::report::frame_record).collect(),
     };
     for node in &mut sim.nodes {
@@ -264,6 +268,7 @@ impl ClusterSummary {
             f.packet_hops, f.trims, f.drops, f.drops_band_full, f.drops_random, f.drops_link_down, f.drops_no_route, f.drops_fault, f.multicast_resends, f.max_switch_queue_bytes
         );
         self.icenic.iter().for_each(|i| s += &i.line());
+        self.rdma.iter().for_each(|r| s += &r.line());
         self.faults.iter().for_each(|f| s += &f.line());
         self.problems.iter().for_each(|p| s += &format!("{p}\n"));
         self.host_received.iter().take(20).for_each(|m| s += &m.line());

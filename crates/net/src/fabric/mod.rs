@@ -158,6 +158,8 @@ pub struct Fabric {
     fs_per_byte: Option<u64>,
     /// Priority flow control, when the switches have it (`SwitchParams::pfc`).
     pfc: Option<Box<pfc::Pfc>>,
+    /// PAUSEs and resumes that reached nodes' ports since the last `take_node_pauses`.
+    node_pauses: Vec<(u32, bool)>,
 }
 
 impl Fabric {
@@ -176,6 +178,7 @@ impl Fabric {
         let pfc = p.switch.pfc.map(|pp| Box::new(pfc::Pfc::new(pp, &wiring)));
         Ok(Fabric {
             pfc,
+            node_pauses: Vec::new(),
             ports: vec![Port::default(); ports as usize],
             link_rng,
             switch_rng,
@@ -282,11 +285,20 @@ impl Fabric {
     /// one partition's fabric).
     fn pause(&mut self, now: Time, port: u32, on: bool, out: &mut impl Schedule) {
         let Some(pfc) = self.pfc.as_mut().filter(|_| self.scope.ports.contains(port)) else { return };
+        if port < self.wiring.nodes {
+            self.node_pauses.push((port, on));
+        }
         if on {
             pfc.paused.insert(port);
         } else if pfc.paused.remove(&port) {
             self.kick(now, port, out);
         }
+    }
+
+    /// The PAUSEs (true) and resumes that reached node ports since the last call, by node:
+    /// a NIC that honours PFC stops its transmit side while paused (the caller tells it).
+    pub fn take_node_pauses(&mut self) -> Vec<(u32, bool)> {
+        std::mem::take(&mut self.node_pauses)
     }
 
     /// Send a PFC signal upstream: a 64-byte PAUSE frame on the reverse link, one

@@ -49,6 +49,7 @@ impl Fabric {
             outbox: Vec::new(),
             fs_per_byte: self.fs_per_byte,
             pfc: self.pfc.clone(),
+            node_pauses: Vec::new(),
         }
     }
 

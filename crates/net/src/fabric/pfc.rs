@@ -21,12 +21,14 @@ pub struct PfcParams {
 }
 
 impl Default for PfcParams {
-    /// XOFF 40 KiB, XON 20 KiB (*estimate*): half the default 80 KiB data band above XOFF
-    /// is headroom for what is in flight when a PAUSE leaves, far more than the 2 x link
-    /// propagation x rate + 2 frames (about 11 KB at 200 Gb/s, 43.75 ns and 4 KiB frames)
-    /// that vendors size headroom by.
+    /// XOFF 16 KiB, XON 8 KiB (*estimate*). What arrives after XOFF is passed (the
+    /// headroom) is what the link holds both ways plus the frame the upstream is sending
+    /// and the one arriving: 2 x propagation x rate + 2 frames, about 11 KB at 200 Gb/s,
+    /// 43.75 ns and 4 KiB frames (the rule vendors size headroom by). Inputs x (XOFF +
+    /// headroom) within a queue's bytes keeps a switch lossless: three inputs in the
+    /// default 80 KiB data band.
     fn default() -> Self {
-        PfcParams { xoff_bytes: 40 << 10, xon_bytes: 20 << 10 }
+        PfcParams { xoff_bytes: 16 << 10, xon_bytes: 8 << 10 }
     }
 }
 

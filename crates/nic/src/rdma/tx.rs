@@ -32,6 +32,8 @@ pub(super) struct TxEngine {
     wire_free: u64,
     /// A `Pump` timer is pending for this cycle.
     pump_at: Option<u64>,
+    /// A PFC PAUSE holds the port: nothing is sent.
+    paused: bool,
     /// Acknowledgments to send: (QP, AETH syndrome).
     ctrl: VecDeque<(usize, u8)>,
     /// The QP the round-robin looks at first.
@@ -52,7 +54,7 @@ impl RdmaNic {
 
     /// One frame onto the wire, if the MAC is free and one is ready.
     fn send_one(&mut self, now: u64, out: &mut Vec<RdmaAction>) -> bool {
-        if self.tx.wire_free > now {
+        if self.tx.wire_free > now || self.tx.paused {
             return false;
         }
         if let Some((q, syn)) = self.tx.ctrl.pop_front() {
@@ -132,6 +134,15 @@ impl RdmaNic {
         }
         self.tx.pump_at = Some(at);
         out.push(RdmaAction::Timer { at, timer: RdmaTimer::Pump });
+    }
+
+    /// A PFC PAUSE (`on`) or resume reached the port (IEEE 802.1Qbb): the transmit side
+    /// stops starting frames, or goes on.
+    pub fn set_paused(&mut self, now: u64, on: bool, out: &mut Vec<RdmaAction>) {
+        self.tx.paused = on;
+        if !on {
+            self.pump(now, out);
+        }
     }
 
     /// A DMA read of a packet's payload finished.

@@ -73,9 +73,9 @@ pub struct SwitchFile {
     /// while the bytes queued from that input exceed `pfc_xoff_bytes`, until they fall to
     /// `pfc_xon_bytes` (docs/models/network.md "PFC"). Default false.
     pub pfc: Option<bool>,
-    /// PFC's XOFF threshold, bytes queued from one input. Default 40,960; with `pfc`.
+    /// PFC's XOFF threshold, bytes queued from one input. Default 16,384; with `pfc`.
     pub pfc_xoff_bytes: Option<u32>,
-    /// PFC's XON threshold, bytes; below `pfc_xoff_bytes`. Default 20,480; with `pfc`.
+    /// PFC's XON threshold, bytes; below `pfc_xoff_bytes`. Default 8,192; with `pfc`.
     pub pfc_xon_bytes: Option<u32>,
 }
 

@@ -12,6 +12,9 @@ use serde::Deserialize;
 pub const ABIS: OneOf = OneOf(&AbiChoice::NAMES);
 /// A node's NIC.
 pub const NICS: OneOf = OneOf(&NicKind::NAMES);
+/// The NICs the appnet workloads (load, chain and Raft files) run on; the RDMA NIC runs
+/// programs of its own (sw/apps/rdma_bulk.c).
+pub const APP_NICS: OneOf = OneOf(&["nanopu", "icenic"]);
 
 #[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]

@@ -43,7 +43,7 @@
 use super::{Fault, RaftSpec, Target};
 use nanopu_cluster::config::bounds::{Bounds, OneOf};
 use nanopu_cluster::config::check::{time_ns, FRACTION, TIME_NS};
-use nanopu_cluster::config::cluster::NICS;
+use nanopu_cluster::config::cluster::APP_NICS;
 use nanopu_cluster::config::NicKind;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -110,7 +110,7 @@ pub struct RaftFile {
     /// The replicas' NIC: "nanopu" (default) or "icenic", the traditional baseline's DMA NIC
     /// (docs/models/icenic.md), running raft.c's IceNIC build: every message one UDP frame
     /// (docs/apps/raft.md "On IceNIC").
-    #[schemars(transform = NICS.schema())]
+    #[schemars(transform = APP_NICS.schema())]
     pub nic: Option<String>,
     /// Seeds the client's arrivals and keys and the replicas' election timeouts. Default 1.
     pub seed: Option<u64>,
@@ -275,12 +275,9 @@ impl RaftFile {
     /// ELF relative to `base`.
     pub fn to_spec(&self, base: &Path, name: &str) -> Result<RaftSpec, String> {
         let nic: NicKind = match &self.nic {
-            Some(n) => NICS.check(n, &format!("{name}: nic"))?.parse().expect("listed"),
+            Some(n) => APP_NICS.check(n, &format!("{name}: nic"))?.parse().expect("listed"),
             None => NicKind::Nanopu,
         };
-        if nic == NicKind::Rdma {
-            return Err(format!("{name}: nic: raft runs on the nanoPU NIC or IceNIC, not the RDMA NIC"));
-        }
         self.check_timers().map_err(|e| format!("{name}: {e}"))?;
         let (extra_words, fixed_arrivals) = self.choices().map_err(|e| format!("{name}: {e}"))?;
         let program = if extra_words > 0 { "raft_kv" } else { "raft" };
