@@ -12,6 +12,9 @@
 //! PSN when the local ACK timer expires, and completes a work request once all of it is
 //! acknowledged. Completions go to one completion queue the cores poll (or sleep on).
 //!
+//! [IBA] is the InfiniBand Architecture Specification, volume 1 (IBTA): chapter 9, the
+//! transport layer, and annex A17, RoCEv2; docs/models/rdma-nic.md lists every source.
+//!
 //! Like IceNIC it never schedules anything: its methods return [`RdmaAction`]s with the
 //! cycle (of the node clock) at which the caller must act; memory is the caller's.
 
@@ -190,7 +193,7 @@ impl RdmaNic {
         self.cq.len()
     }
 
-    /// Add a completion; an overflow is fatal (the CQ overrun error of IB spec 11.4.2).
+    /// Add a completion; an overflow is fatal (a CQ overrun, [IBA] ch. 11).
     fn complete(&mut self, now: u64, c: Cqe, out: &mut Vec<RdmaAction>) {
         if self.cq.len() == self.p.cq_depth {
             self.fatal = Some(format!(

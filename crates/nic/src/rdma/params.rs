@@ -20,7 +20,7 @@ pub struct RdmaParams {
     /// Memory regions. Default 16 (*estimate*).
     pub mrs: usize,
     /// Path MTU: payload bytes per packet. Default 4,096, the largest InfiniBand MTU and
-    /// what RoCEv2 uses on 9,000-byte Ethernet (IB spec vol. 1 section 7.7.1, PMTU).
+    /// what RoCEv2 uses on 9,000-byte Ethernet ([IBA] PMTU; docs/models/rdma-nic.md).
     pub mtu: usize,
     /// The port's link rate, bits per second: the MAC sends no faster (the cluster sets it
     /// from `[link] rate_gbps`). Default 200 Gb/s.
@@ -45,23 +45,23 @@ pub struct RdmaParams {
     /// finds it full is dropped. Default 256 KiB (*estimate*).
     pub rx_buffer_bytes: usize,
     /// Packets a responder accepts before it sends a coalesced ACK (besides one for every
-    /// packet with the AckReq bit). Default 8 (*estimate*; the IB spec lets a responder
-    /// coalesce, section 9.7.5.1.1).
+    /// packet with the AckReq bit). Default 8 (*estimate*; [IBA] lets a responder
+    /// coalesce ACKs).
     pub ack_coalesce: u32,
     /// Unacknowledged packets a queue pair may have in flight. Default 512 (*estimate*:
     /// about 4 bandwidth-delay products at 200 Gb/s and a few microseconds of RTT; RoCE
-    /// NICs bound it only by the PSN space, 2^23, IB spec 9.7.5.1.4).
+    /// NICs bound it only by the PSN space, 2^23, [IBA] ch. 9).
     pub max_inflight: u32,
-    /// The local ACK timeout's exponent: the timeout is 4.096 us x 2^exp (IB spec
-    /// 9.7.6.1.3; Linux `rdma_set_ack_timeout`). Default 5 (131 us: *estimate*, chosen
+    /// The local ACK timeout's exponent: the timeout is 4.096 us x 2^exp ([IBA];
+    /// Linux `rdma_set_ack_timeout`, drivers/infiniband/core/cma.c). Default 5 (131 us: *estimate*, chosen
     /// short so that a lost tail is repaired in a run of milliseconds; drivers default
     /// to 14 to 16, 67 to 268 ms).
     pub ack_timeout_exp: u32,
     /// Retries after a timeout before the QP fails its work request. Default 7, the largest
-    /// `retry_cnt` (IB spec 9.7.6.1.3).
+    /// `retry_cnt` ([IBA] ch. 9; docs/models/rdma-nic.md).
     pub retry_cnt: u32,
-    /// Wait after an RNR NAK, cycles. Default 32,000 (10 us, *estimate*; the spec's
-    /// smallest non-zero RNR timer is 0.01 ms, table 45).
+    /// Wait after an RNR NAK, cycles. Default 32,000 (10 us, *estimate*; [IBA]'s
+    /// smallest non-zero RNR timer is 0.01 ms).
     pub rnr_cycles: u64,
 }
 

@@ -1,14 +1,14 @@
 //! A queue pair's state, both halves: the requester (send queue, PSNs sent and
 //! acknowledged, the local ACK timer) and the responder (receive queue, the expected PSN,
-//! the NAK state). IB spec vol. 1 section 9.7 (reliable connection), as
-//! docs/models/rdma-nic.md "Transport" summarizes it.
+//! the NAK state). [IBA] ch. 9 (the reliable connection), as docs/models/rdma-nic.md
+//! "Transport" summarizes it with its sources.
 
 use super::wire::op;
 use super::wr_op;
 use std::collections::VecDeque;
 
 /// A posted SEND or WRITE: its PSNs are `first_psn .. first_psn + npkts`, given at post
-/// time (a request's packets are numbered consecutively, IB spec 9.7.1).
+/// time (a request's packets are numbered consecutively, [IBA] ch. 9).
 #[derive(Clone, Debug)]
 pub(super) struct Wr {
     pub wr_id: u64,
@@ -68,7 +68,8 @@ pub(super) struct Qp {
     pub rq: VecDeque<RecvWr>,
     /// The expected PSN.
     pub epsn: u64,
-    /// A NAK was sent for the current gap: no other until the gap closes (IB spec 9.7.5.2.2).
+    /// A NAK was sent for the current gap: no other until the gap closes ([IBA] ch. 9;
+    /// Linux rxe `rxe_resp.c`, docs/models/rdma-nic.md).
     pub nak_sent: bool,
     /// Completed request messages, mod 2^24 on the wire.
     pub msn: u32,
@@ -134,7 +135,7 @@ impl Qp {
     }
 }
 
-/// The opcode of a request's packet (IB spec table 35).
+/// The opcode of a request's packet ([IBA] ch. 9; Linux `ib_pack.h`).
 fn opcode(wr: u8, first: bool, last: bool) -> u8 {
     let send = wr == wr_op::SEND;
     match (first, last) {

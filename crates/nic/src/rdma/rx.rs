@@ -49,7 +49,7 @@ impl RdmaNic {
     }
 
     /// A request packet: only the expected PSN is executed; a duplicate is acknowledged, a
-    /// packet past a gap dropped with one NAK per gap (IB spec 9.7.5.2).
+    /// packet past a gap dropped with one NAK per gap ([IBA] ch. 9; Linux rxe `rxe_resp.c`).
     fn on_request(&mut self, now: u64, q: usize, p: &Parsed, out: &mut Vec<RdmaAction>) {
         let qp = &mut self.qps[q];
         let psn = wire::unwrap_psn(p.bth.psn, qp.epsn);

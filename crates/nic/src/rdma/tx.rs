@@ -169,7 +169,7 @@ impl RdmaNic {
     }
 
     /// The local ACK timer expired: go back to the oldest unacknowledged PSN, or fail the
-    /// QP after `retry_cnt` retries (IB spec 9.7.6.1.3).
+    /// QP after `retry_cnt` retries ([IBA] ch. 9; docs/models/rdma-nic.md).
     fn retry_timer(&mut self, now: u64, q: usize, gen: u32, out: &mut Vec<RdmaAction>) {
         let qp = &mut self.qps[q];
         if qp.timer_gen != gen || !qp.timer_on || qp.error {
@@ -208,7 +208,7 @@ impl RdmaNic {
         }
     }
 
-    /// An ACK, RNR NAK or NAK for QP `q`'s requests (IB spec 9.7.5.1).
+    /// An ACK, RNR NAK or NAK for QP `q`'s requests ([IBA] ch. 9).
     pub(super) fn on_ack(&mut self, now: u64, q: usize, psn: u32, syn: u8, out: &mut Vec<RdmaAction>) {
         self.counters.acks_received += 1;
         let qp = &self.qps[q];

@@ -1,7 +1,7 @@
 //! RoCEv2 packets as the RDMA NIC sends them: Ethernet, IPv4, UDP to port 4791, then the
 //! InfiniBand Base Transport Header (BTH), the RDMA Extended Transport Header (RETH) of a
 //! WRITE's first packet, the ACK Extended Transport Header (AETH) of an acknowledgment, the
-//! payload and the 4-byte invariant CRC (IB spec vol. 1 sections 9.2-9.4; RoCEv2 annex
+//! payload and the 4-byte invariant CRC ([IBA] ch. 9; RoCEv2, [IBA] annex
 //! A17). The ICRC is carried as zeros: frames are never corrupted in the simulator, only
 //! lost (docs/models/rdma-nic.md "Deviations").
 
@@ -20,7 +20,7 @@ pub const ICRC_LEN: usize = 4;
 /// PSNs are 24 bits (BTH).
 pub const PSN_MASK: u32 = 0xff_ffff;
 
-/// RC opcodes (IB spec table 35), the ones this NIC sends and takes.
+/// RC opcodes ([IBA] ch. 9; Linux `ib_pack.h`), the ones this NIC sends and takes.
 pub mod op {
     pub const SEND_FIRST: u8 = 0x00;
     pub const SEND_MIDDLE: u8 = 0x01;
@@ -33,7 +33,7 @@ pub mod op {
     pub const ACK: u8 = 0x11;
 }
 
-/// AETH syndromes (IB spec table 41): ACK, RNR NAK, NAK with a code.
+/// AETH syndromes ([IBA] ch. 9; Linux rxe `rxe_hdr.h`): ACK, RNR NAK, NAK with a code.
 pub mod syndrome {
     pub const ACK: u8 = 0x1f; // ACK with "no credit limit" (credit code 31)
     pub const RNR_NAK: u8 = 0x20;
@@ -187,7 +187,7 @@ fn read_aeth(b: Option<&[u8]>) -> Option<Aeth> {
 }
 
 /// The absolute PSN nearest `reference` whose low 24 bits are `psn` (PSN arithmetic is
-/// modulo 2^24, IB spec 9.7.1).
+/// modulo 2^24, [IBA] ch. 9).
 pub fn unwrap_psn(psn: u32, reference: u64) -> u64 {
     let diff = (psn.wrapping_sub(reference as u32) & PSN_MASK) as i64;
     let signed = if diff >= 1 << 23 { diff - (1 << 24) } else { diff };
