@@ -93,3 +93,39 @@ impl Pfc {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fabric::{Hdr, Topology};
+    use crate::packet::Packet;
+
+    fn pkt(r: u32) -> Pkt {
+        Pkt { r, hdr: Hdr::of(&Packet::frame(1, 2, &[0; 1000])) }
+    }
+
+    #[test]
+    fn an_input_is_paused_above_xoff_once_and_resumed_at_xon() {
+        let w = Wiring::new(Topology::Star { nodes: 2 });
+        let mut pfc = Pfc::new(PfcParams { xoff_bytes: 2500, xon_bytes: 1000 }, &w);
+        let input = (0, 1); // switch 0's port from node 1, fed by node 1's uplink
+        let up = w.uplink_port(1);
+        assert_eq!(pfc.queued(pkt(0), input, 1000), None);
+        assert_eq!(pfc.queued(pkt(1), input, 1000), None);
+        assert_eq!(pfc.queued(pkt(2), input, 1000), Some((up, true)), "3,000 bytes pass XOFF");
+        assert_eq!(pfc.queued(pkt(3), input, 1000), None, "one PAUSE per crossing");
+        assert_eq!(pfc.dequeued(pkt(0)), None);
+        assert_eq!(pfc.dequeued(pkt(1)), None, "2,000 bytes: still above XON");
+        assert_eq!(pfc.dequeued(pkt(2)), Some((up, false)), "1,000 bytes: resume");
+        assert_eq!(pfc.dequeued(pkt(2)), None, "a packet is counted out once");
+    }
+
+    #[test]
+    fn inputs_are_counted_apart() {
+        let w = Wiring::new(Topology::Star { nodes: 3 });
+        let mut pfc = Pfc::new(PfcParams { xoff_bytes: 1500, xon_bytes: 500 }, &w);
+        assert_eq!(pfc.queued(pkt(0), (0, 1), 1000), None);
+        assert_eq!(pfc.queued(pkt(1), (0, 2), 1000), None, "each input has 1,000 bytes, under XOFF");
+        assert_eq!(pfc.queued(pkt(2), (0, 2), 1000), Some((w.uplink_port(2), true)));
+    }
+}
