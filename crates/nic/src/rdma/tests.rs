@@ -129,7 +129,14 @@ impl World {
         self.call(h, |n, now, o| n.write(now, 0, base + off, 8, v, o).unwrap());
     }
 
-    fn post(&mut self, h: usize, qp: u8, op: u8, id: u64, laddr: u64, raddr: u64, len: u32, rkey: u16) {
+    /// Post on host `h`'s QP `qp` a work request `op` with id `id` of `len` bytes at
+    /// `laddr` (to `raddr` under `rkey`, for a WRITE).
+    fn post(
+        &mut self,
+        h: usize,
+        (qp, op, id): (u8, u8, u64),
+        (laddr, raddr, len, rkey): (u64, u64, u32, u16),
+    ) {
         self.reg(h, reg::WQE_ID, id);
         self.reg(h, reg::WQE_LADDR, laddr);
         self.reg(h, reg::WQE_RADDR, raddr);
@@ -190,7 +197,7 @@ fn bulk(loss: f64, reorder: f64, seed: u64, mutant: Mutant) -> Outcome {
     w.setup(2);
     for i in 0..MSGS {
         let addr = MEM_BASE + (i as u64) * 16_384;
-        w.post(1, 0, wr_op::RECV, i as u64, addr, 0, 16_384, 0);
+        w.post(1, (0, wr_op::RECV, i as u64), (addr, 0, 16_384, 0));
         let len = msg_len(i) as usize;
         for k in 0..len {
             w.mem[0][i * 16_384 + k] = pattern(k, i as u8);
@@ -203,11 +210,11 @@ fn bulk(loss: f64, reorder: f64, seed: u64, mutant: Mutant) -> Outcome {
         w.mem[1][src + k] = !pattern(k, 0x5a);
     }
     for i in 0..MSGS {
-        w.post(0, 0, wr_op::SEND, 1000 + i as u64, MEM_BASE + i as u64 * 16_384, 0, msg_len(i), 0);
+        w.post(0, (0, wr_op::SEND, 1000 + i as u64), (MEM_BASE + i as u64 * 16_384, 0, msg_len(i), 0));
     }
     let half = WRITE_BYTES as u32 / 2;
-    w.post(0, 1, wr_op::WRITE, 2000, WRITE_SRC, WRITE_SRC, half, 7);
-    w.post(0, 1, wr_op::WRITE, 2001, WRITE_SRC + half as u64, WRITE_SRC + half as u64, half, 7);
+    w.post(0, (1, wr_op::WRITE, 2000), (WRITE_SRC, WRITE_SRC, half, 7));
+    w.post(0, (1, wr_op::WRITE, 2001), (WRITE_SRC + half as u64, WRITE_SRC + half as u64, half, 7));
     w.run(2_000_000_000);
     let recv_cqes = w.completions(1);
     let send_cqes = w.completions(0).len();
@@ -298,8 +305,8 @@ fn a_responder_that_replays_duplicates_is_caught() {
 fn a_write_outside_the_remote_region_fails_with_an_access_error() {
     let mut w = World::new(0.0, 0.0, 1, Mutant::None);
     w.setup(1);
-    w.post(0, 0, wr_op::WRITE, 5, MEM_BASE, MEM_BASE, 100, 9); // key 9 is not registered
-    w.post(0, 0, wr_op::WRITE, 6, MEM_BASE, MEM_BASE, 100, 7);
+    w.post(0, (0, wr_op::WRITE, 5), (MEM_BASE, MEM_BASE, 100, 9)); // key 9 is not registered
+    w.post(0, (0, wr_op::WRITE, 6), (MEM_BASE, MEM_BASE, 100, 7));
     w.run(100_000_000);
     let c = w.completions(0);
     assert_eq!(c.len(), 2);
@@ -311,11 +318,11 @@ fn a_write_outside_the_remote_region_fails_with_an_access_error() {
 fn a_send_without_a_receive_buffer_waits_for_one() {
     let mut w = World::new(0.0, 0.0, 1, Mutant::None);
     w.setup(1);
-    w.post(0, 0, wr_op::SEND, 1, MEM_BASE, 0, 64, 0);
+    w.post(0, (0, wr_op::SEND, 1), (MEM_BASE, 0, 64, 0));
     w.run_until(w.now + 40_000); // the first RNR NAK and its wait
     let rnr = w.nics[1].counters.rnr_naks_sent;
     assert!(rnr >= 1, "{:?}", w.nics[1].counters);
-    w.post(1, 0, wr_op::RECV, 9, MEM_BASE + 4096, 0, 64, 0);
+    w.post(1, (0, wr_op::RECV, 9), (MEM_BASE + 4096, 0, 64, 0));
     w.run(100_000_000);
     assert_eq!(w.completions(1).len(), 1);
 }
