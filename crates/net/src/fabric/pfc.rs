@@ -6,6 +6,8 @@
 //! count falls to `xon_bytes` it sends a resume (a PAUSE of zero quanta). The model pauses
 //! the whole upstream port: the lossless class is every class (the RDMA runs carry one).
 //! Nothing else changes: a packet that still finds its band full is dropped and counted.
+//! A PAUSE reaches only a port of the same partition (`scope`): in a leaf-spine, links
+//! between a leaf and a spine of another partition are never paused.
 
 use super::store::Pkt;
 use super::topology::{Peer, Wiring};
