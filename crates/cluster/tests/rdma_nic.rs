@@ -167,3 +167,13 @@ fn pfc_turns_congestion_loss_into_pauses() {
     assert!(stats.pfc_pauses > 0 && stats.pfc_resumes > 0, "{stats:?}");
     assert_eq!(counters(&sim).retransmitted, 0, "nothing lost, nothing resent");
 }
+
+#[test]
+fn the_same_seed_gives_the_same_run() {
+    let (mut a, mut b) = (crossing("send", 0.01, 5), crossing("send", 0.01, 5));
+    let (sa, sb) = (run(&mut a), run(&mut b));
+    assert_all_checked(&sa);
+    assert_eq!(sa.consoles, sb.consoles, "the same cycles, counter for counter");
+    assert_eq!(sa.rdma, sb.rdma);
+    assert_eq!(a.net_stats(), b.net_stats());
+}
