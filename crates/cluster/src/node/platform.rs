@@ -69,6 +69,14 @@ impl<'a> NodePlatform<'a> {
         now <= self.global || now < self.exact_until
     }
 
+    /// Must a device register read at `now` wait for global time? One that takes something
+    /// (`pops`: a completion) happens at global time only; one whose value `depends` on
+    /// arrivals, once the core is past what is exact.
+    fn read_waits(&self, now: u64, pops: bool, depends: bool) -> bool {
+        let late = if pops { now > self.global } else { !self.exact(now) };
+        late && (pops || depends)
+    }
+
     /// The nanoPU NIC, or the fault of a node that has IceNIC instead.
     fn nanopu(&mut self) -> Result<&mut Nic, String> {
         self.nic.nanopu_mut().ok_or_else(|| NO_NANOPU_NIC.to_string())
@@ -145,12 +153,11 @@ impl Platform for NodePlatform<'_> {
         if self.nic.rdma().is_some() {
             return self.rdma_read(now, addr, size);
         }
-        let Some(ice) = self.nic.ice_mut().filter(|i| i.owns(addr)) else { return Ok(None) };
-        let pops = ice.read_pops(addr);
-        let late = if pops { now > self.global } else { !(now <= self.global || now < self.exact_until) };
-        if late && (pops || ice.depends_on_arrivals(addr)) {
+        let Some(ice) = self.nic.ice().filter(|i| i.owns(addr)) else { return Ok(None) };
+        if self.read_waits(now, ice.read_pops(addr), ice.depends_on_arrivals(addr)) {
             return Err(Stop::Blocked);
         }
+        let ice = self.nic.ice_mut().expect("checked above");
         fault(ice.read(now, addr, size, &mut self.ice_actions)).map(Some)
     }
     fn mmio_write(&mut self, hart: usize, now: u64, addr: u64, size: usize, value: u64) -> Access<bool> {
@@ -170,12 +177,11 @@ impl NodePlatform<'_> {
     /// every write, only at global time; a count read when exact (docs/models/rdma-nic.md
     /// "Registers").
     fn rdma_read(&mut self, now: u64, addr: u64, size: usize) -> Access<Option<u64>> {
-        let Some(r) = self.nic.rdma_mut().filter(|r| r.owns(addr)) else { return Ok(None) };
-        let pops = r.read_pops(addr);
-        let late = if pops { now > self.global } else { !(now <= self.global || now < self.exact_until) };
-        if late && (pops || r.depends_on_arrivals(addr)) {
+        let Some(r) = self.nic.rdma().filter(|r| r.owns(addr)) else { return Ok(None) };
+        if self.read_waits(now, r.read_pops(addr), r.depends_on_arrivals(addr)) {
             return Err(Stop::Blocked);
         }
+        let r = self.nic.rdma_mut().expect("checked above");
         fault(r.read(now, addr, size, &mut self.rdma_actions)).map(Some)
     }
 
