@@ -116,8 +116,9 @@ fn cgroup_room(limit: &str, usage: &str) -> Option<u64> {
 /// Fewest cycles a NIC of this configuration takes from a core's send to a core of
 /// another node seeing it, besides the links: the nanoPU NIC's TX and RX paths, or an
 /// IceNIC's shortest (a DMA read hitting the L2, the transmit pipe, the receive pipe and a
-/// DMA write hitting the L2, for the shortest frame; docs/models/icenic.md "Clusters"),
-/// whichever is less, so that the bound holds for every node of a mixed cluster.
+/// DMA write hitting the L2, for the shortest frame; docs/models/icenic.md "Clusters"), or
+/// the RDMA NIC's transmit and receive pipes (docs/models/rdma-nic.md), whichever is
+/// least, so that the bound holds for every node of a mixed cluster.
 fn nic_path_cycles(cfg: &NodeConfig) -> u64 {
     let nanopu = cfg.nic.tx_path_cycles + cfg.nic.rx_path_cycles;
     let i = &cfg.ice;
