@@ -12,6 +12,7 @@ mod icenic_cluster;
 mod nanokernel;
 mod network;
 mod nic_compare;
+mod rdma_nic;
 mod run_ahead;
 mod shared_memory;
 mod stops;

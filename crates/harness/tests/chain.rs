@@ -25,6 +25,7 @@ fn program(nic: NicKind) -> &'static str {
     match nic {
         NicKind::Nanopu => "apps/chain.elf",
         NicKind::IceNic | NicKind::Zeronic => "apps/chain_ice.elf",
+        NicKind::Rdma => unreachable!("these apps have no RDMA NIC build"),
     }
 }
 

@@ -57,6 +57,7 @@ fn a_mixed_load_every_reply_checked() {
         let s = match nic {
             NicKind::Nanopu => spec([0.2; 5], 4.0, 4000),
             NicKind::IceNic | NicKind::Zeronic => spec([0.2; 5], 1.0, 3000),
+            NicKind::Rdma => unreachable!("these apps have no RDMA NIC build"),
         };
         let r = run(nic, &s, 1, None);
         assert_all_checked(nic, &s, &r, 1);
@@ -96,6 +97,7 @@ fn a_region_filled_from_another_seed_is_caught() {
         let rate = match nic {
             NicKind::Nanopu => 2.0,
             NicKind::IceNic | NicKind::Zeronic => 1.0,
+            NicKind::Rdma => unreachable!("these apps have no RDMA NIC build"),
         };
         let s = spec([0.2; 5], rate, 1000);
         let r = run(nic, &s, 1, Some(vec!["10".into()]));
@@ -115,6 +117,7 @@ fn same_seed_same_replies() {
         let (cores, s) = match nic {
             NicKind::Nanopu => (2, spec([0.2; 5], 8.0, 2000)),
             NicKind::IceNic | NicKind::Zeronic => (1, spec([0.2; 5], 2.0, 2000)),
+            NicKind::Rdma => unreachable!("these apps have no RDMA NIC build"),
         };
         let (a, b) = (run(nic, &s, cores, None), run(nic, &s, cores, None));
         assert_eq!((a.requests, a.rdma_ops, a.cost), (b.requests, b.rdma_ops, b.cost), "{nic:?}");

@@ -42,6 +42,7 @@ fn one_core_every_answer_right() {
         let s = match nic {
             NicKind::Nanopu => spec(1.0, 2000),
             NicKind::IceNic | NicKind::Zeronic => spec(0.3, 1500),
+            NicKind::Rdma => unreachable!("these apps have no RDMA NIC build"),
         };
         let r = run(nic, &s, 1, None);
         let line = corpus().index().start_up_line(&corpus());
@@ -73,6 +74,7 @@ fn an_index_from_another_seed_is_caught() {
         let rate = match nic {
             NicKind::Nanopu => 1.0,
             NicKind::IceNic | NicKind::Zeronic => 0.3,
+            NicKind::Rdma => unreachable!("these apps have no RDMA NIC build"),
         };
         let s = spec(rate, 400);
         let mut args = s.setalg.as_ref().unwrap().corpus.server_args();
@@ -93,6 +95,7 @@ fn same_seed_same_replies() {
         let (cores, s) = match nic {
             NicKind::Nanopu => (4, spec(4.0, 1000)),
             NicKind::IceNic | NicKind::Zeronic => (1, spec(0.5, 1000)),
+            NicKind::Rdma => unreachable!("these apps have no RDMA NIC build"),
         };
         let (a, b) = (run(nic, &s, cores, None), run(nic, &s, cores, None));
         assert_eq!((a.requests, a.setalg_ops, a.cost), (b.requests, b.setalg_ops, b.cost), "{nic:?}");

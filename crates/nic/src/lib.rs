@@ -14,6 +14,8 @@
 //!   (docs/models/icenic.md).
 //! - [`zeronic`]: ZeroNIC, the split data path / control path NIC of issue 36's third host
 //!   stack (docs/models/zeronic.md), around an IceNIC as its control queue.
+//! - [`rdma`]: an RDMA NIC with the InfiniBand reliable-connection transport in hardware
+//!   (go-back-N), as RoCEv2 NICs have (docs/models/rdma-nic.md).
 //! - [`transport`]: the NDP- and Homa-style transports terminated in the NIC, and
 //!   multicast sending.
 //!
@@ -30,6 +32,7 @@ pub mod icenic;
 pub mod message;
 pub mod nic;
 pub mod params;
+pub mod rdma;
 pub mod stamp;
 pub mod transport;
 pub mod zeronic;

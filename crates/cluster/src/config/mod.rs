@@ -95,6 +95,9 @@ pub struct NodeConfig {
     pub ice: nanopu_nic::icenic::IceParams,
     /// ZeroNIC's parameters (used when `nic_kind` is ZeroNIC; docs/models/zeronic.md).
     pub zero: nanopu_nic::zeronic::ZeroParams,
+    /// The RDMA NIC's parameters (used when `nic_kind` is Rdma; a cluster sets its link
+    /// rate from `[link] rate_gbps`).
+    pub rdma: nanopu_nic::rdma::RdmaParams,
     /// One-way PCIe latency of an IceNIC node's NIC, ns: 0 (default) is the on-chip IceNIC,
     /// more the PCIe-attached variant (`--pcie-ns`; docs/models/icenic.md "PCIe-attached
     /// variant"). Refused on a nanoPU NIC.
@@ -129,6 +132,7 @@ impl Default for NodeConfig {
             nic_kind: NicKind::Nanopu,
             ice: Default::default(),
             zero: Default::default(),
+            rdma: Default::default(),
             pcie_ns: 0.0,
             timing: TimingParams::default(),
             mem: MemParams::default(),
@@ -144,7 +148,7 @@ impl Default for NodeConfig {
     }
 }
 
-/// The NIC of a node; its names are "nanopu" and "icenic" wherever it is written.
+/// The NIC of a node; its names are "nanopu", "icenic" and "rdma" wherever it is written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum NicKind {
@@ -157,6 +161,10 @@ pub enum NicKind {
     /// ZeroNIC: payload placed zero-copy into registered memory, headers to software
     /// through an IceNIC-like control queue (docs/models/zeronic.md).
     Zeronic,
+    /// An RDMA NIC: the InfiniBand reliable-connection transport in hardware, queue pairs
+    /// and work requests through memory-mapped registers, zero-copy DMA
+    /// (docs/models/rdma-nic.md).
+    Rdma,
 }
 
 impl std::str::FromStr for NicKind {
@@ -171,8 +179,8 @@ impl std::str::FromStr for NicKind {
 
 impl NicKind {
     /// Its names, as files, flags and keywords write them, in `ALL`'s order.
-    pub const NAMES: [&'static str; 3] = ["nanopu", "icenic", "zeronic"];
-    const ALL: [NicKind; 3] = [NicKind::Nanopu, NicKind::IceNic, NicKind::Zeronic];
+    pub const NAMES: [&'static str; 4] = ["nanopu", "icenic", "zeronic", "rdma"];
+    const ALL: [NicKind; 4] = [NicKind::Nanopu, NicKind::IceNic, NicKind::Zeronic, NicKind::Rdma];
 
     pub fn name(self) -> &'static str {
         NicKind::NAMES[NicKind::ALL.iter().position(|k| *k == self).expect("listed")]

@@ -57,6 +57,7 @@ fn node_config(f: &ClusterFile) -> Result<NodeConfig, String> {
     let hz = c.timing.clock_hz;
     n.nic_settings.apply(&mut c.nic, Given::Section("node"), hz)?;
     c.max_cycles = f.limit_cycles()?;
+    c.rdma.link_bps = (f.link.rate_gbps * 1e9).round() as u64;
     Ok(c)
 }
 
@@ -116,14 +117,16 @@ fn cgroup_room(limit: &str, usage: &str) -> Option<u64> {
 /// Fewest cycles a NIC of this configuration takes from a core's send to a core of
 /// another node seeing it, besides the links: the nanoPU NIC's TX and RX paths, or an
 /// IceNIC's shortest (a DMA read hitting the L2, the transmit pipe, the receive pipe and a
-/// DMA write hitting the L2, for the shortest frame; docs/models/icenic.md "Clusters"),
-/// whichever is less, so that the bound holds for every node of a mixed cluster.
+/// DMA write hitting the L2, for the shortest frame; docs/models/icenic.md "Clusters"), or
+/// the RDMA NIC's transmit and receive pipes (docs/models/rdma-nic.md), whichever is
+/// least, so that the bound holds for every node of a mixed cluster.
 fn nic_path_cycles(cfg: &NodeConfig) -> u64 {
     let nanopu = cfg.nic.tx_path_cycles + cfg.nic.rx_path_cycles;
     let i = &cfg.ice;
     let stream = (i.min_frame_bytes as u64).div_ceil(i.flit_bytes.max(1));
     let ice = i.tx_pipe_cycles + i.rx_pipe_cycles + 2 * (cfg.timing.l2_latency + stream);
-    nanopu.min(ice)
+    let rdma = cfg.rdma.tx_pipe_cycles + cfg.rdma.rx_pipe_cycles;
+    nanopu.min(ice).min(rdma)
 }
 
 /// The nodes this process builds: every node, or across MPI ranks those of the

@@ -61,11 +61,13 @@ impl Simulation {
         self.work += crate::engine::stop::dispatch_units(core.cycle().saturating_sub(before));
         let (actions, last_rx) = (std::mem::take(&mut plat.actions), plat.last_rx);
         let ice_actions = std::mem::take(&mut plat.ice_actions);
+        let rdma_actions = std::mem::take(&mut plat.rdma_actions);
         node.publish_stores(c);
         node.state[c] = CoreState::Scheduled(u64::MAX);
         self.apply(n, actions);
         self.apply_ice(n, ice_actions);
         self.zero_watch_regions(n);
+        self.apply_rdma(n, rdma_actions);
         self.after_run((n, c), g, exit, last_rx)
     }
 

@@ -16,6 +16,7 @@ mod network;
 mod nic_path;
 pub mod outcome;
 mod parallel;
+mod rdma;
 pub use parallel::ranks;
 pub mod progress;
 pub mod stop;
@@ -128,6 +129,11 @@ pub(crate) enum Ev {
     /// A frame from an IceNIC node reaches the test host.
     HostFrame {
         frame: Box<[u8]>,
+    },
+    /// Something an RDMA NIC asked for is due (docs/models/rdma-nic.md).
+    Rdma {
+        node: usize,
+        ev: Box<rdma::RdmaEv>,
     },
 }
 
@@ -668,7 +674,7 @@ impl Simulation {
             Ev::CoreTimer { node, core } => self.wake_if_interrupted((node, core)),
             Ev::HostSend { msg } => self.host_send(*msg),
             // An IceNIC takes raw frames as they are (docs/models/icenic.md "Frames").
-            Ev::HostRaw { frame } if self.nodes[0].nic.is_ice() => self.host_send_frame(frame),
+            Ev::HostRaw { frame } if self.nodes[0].nic.takes_frames() => self.host_send_frame(frame),
             Ev::HostRaw { frame } => match crate::host::message_of_frame(&frame, self.node_count()) {
                 Ok(msg) => self.host_send(msg),
                 Err(why) => self.host.rejected.push((self.now, why)),
@@ -683,11 +689,15 @@ impl Simulation {
             Ev::IceRead { node, addr, len } => self.ice_read_done(node, addr, len as usize),
             Ev::IceWrite { node, w } => self.ice_write_done(node, w.0, w.1),
             Ev::IceTx { node, frame } => self.ice_transmit(node, frame),
+            Ev::IceRx { node, frame } if self.nodes[node].nic.rdma().is_some() => {
+                self.rdma_arrive(node, frame.into_vec())
+            }
             Ev::IceRx { node, frame } => self.ice_arrive(node, frame.into_vec()),
             Ev::IceIrq { node } => self.ice_irq(node),
             Ev::Zero { node, ev } => self.zero_event(node, *ev),
             Ev::HostFrameSend { frame } => self.host_send_frame(frame.into_vec()),
             Ev::HostFrame { frame } => self.host_frame_arrive(frame.into_vec()),
+            Ev::Rdma { node, ev } => self.rdma_event(node, *ev),
         }
     }
 

@@ -80,13 +80,16 @@ impl Simulation {
             let end = self.end_of(node);
             if pkt.is_frame() {
                 self.frame_arrived(end, pkt);
-            } else if matches!(end, End::Node(n) if self.nodes[n].nic.is_ice()) {
+            } else if matches!(end, End::Node(n) if self.nodes[n].nic.takes_frames()) {
                 self.net().strays.transport_at_icenic_nodes += 1;
             } else {
                 self.with_transport(end, |t, now, out| t.on_packet(now, pkt, out));
             }
         }
         self.net().delivered = delivered;
+        for (node, on) in self.net().fabric.take_node_pauses() {
+            self.rdma_pause(self.end_of(node), on);
+        }
     }
 
     /// A raw frame's last byte reached an endpoint: an IceNIC takes it, the test host
@@ -95,6 +98,7 @@ impl Simulation {
         match end {
             End::Host => self.host_frame_arrive(pkt.frame_bytes()),
             End::Node(n) if self.nodes[n].nic.is_ice() => self.ice_arrive(n, pkt.frame_bytes()),
+            End::Node(n) if self.nodes[n].nic.rdma().is_some() => self.rdma_arrive(n, pkt.frame_bytes()),
             End::Node(_) => self.net().strays.frames_at_nanopu_nodes += 1,
         }
     }

@@ -19,7 +19,7 @@ impl Simulation {
     /// takes raw frames only: the message is dropped there and counted (a stray in a
     /// cluster, a rejection by the NIC on a single node), never silently.
     pub(crate) fn nic_arrive(&mut self, n: usize, mut msg: Box<Message>) {
-        if self.nodes[n].nic.is_ice() {
+        if self.nodes[n].nic.takes_frames() {
             return match self.net.as_mut() {
                 Some(net) => net.strays.transport_at_icenic_nodes += 1,
                 None => self.host.rejected.push((self.now, crate::node::nic::NO_NANOPU_NIC.into())),

@@ -72,7 +72,7 @@ impl Network {
         let mut fabric = Fabric::new(fabric_params(f)?)?;
         fabric.set_cuts(crate::net::fault::fabric_faults(&f.checked_faults()?, f.node_count()?).1);
         let tp = transport_params(f)?;
-        for (n, node) in nodes.iter_mut().filter(|n| !n.nic.is_ice()).map(|n| (n.index, n)) {
+        for (n, node) in nodes.iter_mut().filter(|n| !n.nic.takes_frames()).map(|n| (n.index, n)) {
             let rng = Rng::stream(f.seed, TRANSPORT_STREAMS + n as u64);
             node.nic.attach_transport(Transport::new(tp.clone(), node.ip, rng)?);
         }
@@ -143,6 +143,7 @@ fn switch_params(f: &ClusterFile) -> Result<SwitchParams, String> {
     p.latency_fs = s.latency_ns.map_or(p.latency_fs, fs);
     p.multicast = s.multicast.unwrap_or(p.multicast);
     p.mcast_timeout_fs = s.mcast_timeout_us.map_or(p.mcast_timeout_fs, |u| us(u).as_fs());
+    p.pfc = s.pfc_params(crate::config::keys::Given::Section("switch"))?;
     p.uplink = match s.uplink.as_deref() {
         None | Some("spray") => UplinkChoice::Spray,
         Some("hash") => UplinkChoice::Hash,

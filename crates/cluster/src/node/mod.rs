@@ -10,6 +10,7 @@ use crate::node::boot::{ip_text, mac_text, node_ip, node_mac, BootInfo};
 use crate::node::nic::NodeNic;
 use nanopu_nic::icenic::{IceNic, IceParams};
 use nanopu_nic::zeronic::ZeroNic;
+use nanopu_nic::rdma::{RdmaNic, RdmaParams};
 use nanopu_nic::Nic;
 use nanopu_riscv::stores::holder_bit;
 use nanopu_riscv::{Core, Engine, NodeMem, Program};
@@ -193,6 +194,10 @@ fn node_nic(cfg: &NodeConfig, index: u32, ip: u32, pcie: u64) -> Result<NodeNic,
         NicKind::Zeronic => {
             let control = IceNic::new(cfg.zero.control_queue(&ice), node_mac(index));
             NodeNic::Zero(Box::new(ZeroNic::new(cfg.zero.clone(), control)))
+        }
+        NicKind::Rdma => {
+            let p = RdmaParams { clock_hz: cfg.timing.clock_hz, ..cfg.rdma.clone() };
+            NodeNic::Rdma(Box::new(RdmaNic::new(p, node_mac(index), ip)?))
         }
         NicKind::Nanopu => NodeNic::nanopu_alone(Nic::new(cfg.nic.clone(), ip)?),
     })

@@ -6,6 +6,7 @@
 
 use nanopu_nic::icenic::IceNic;
 use nanopu_nic::nic::NicCounters;
+use nanopu_nic::rdma::RdmaNic;
 use nanopu_nic::transport::Transport;
 use nanopu_nic::zeronic::ZeroNic;
 use nanopu_nic::Nic;
@@ -30,6 +31,9 @@ pub enum NodeNic {
     /// ZeroNIC (docs/models/zeronic.md): IceNIC's registers as its control queue, and a
     /// data path placing payload in registered memory.
     Zero(Box<ZeroNic>),
+    /// The RDMA NIC (docs/models/rdma-nic.md): queue pairs, work requests and completions
+    /// through memory-mapped registers; its RoCEv2 frames go onto the wire as they are.
+    Rdma(Box<RdmaNic>),
 }
 
 /// What a core of an IceNIC node meets when it uses the nanoPU NIC's registers.
@@ -80,14 +84,14 @@ impl NodeNic {
         match self {
             NodeNic::Ice(i) => Some(i),
             NodeNic::Zero(z) => Some(&z.ice),
-            NodeNic::Nanopu(_) => None,
+            _ => None,
         }
     }
     pub fn ice_mut(&mut self) -> Option<&mut IceNic> {
         match self {
             NodeNic::Ice(i) => Some(i),
             NodeNic::Zero(z) => Some(&mut z.ice),
-            NodeNic::Nanopu(_) => None,
+            _ => None,
         }
     }
     pub fn zero(&self) -> Option<&ZeroNic> {
@@ -106,6 +110,23 @@ impl NodeNic {
     pub fn is_ice(&self) -> bool {
         !matches!(self, NodeNic::Nanopu(_))
     }
+    pub fn rdma(&self) -> Option<&RdmaNic> {
+        match self {
+            NodeNic::Rdma(r) => Some(r),
+            _ => None,
+        }
+    }
+    pub fn rdma_mut(&mut self) -> Option<&mut RdmaNic> {
+        match self {
+            NodeNic::Rdma(r) => Some(r),
+            _ => None,
+        }
+    }
+    /// Does the NIC take raw frames rather than nanoPU transport packets (IceNIC, the RDMA
+    /// NIC)?
+    pub fn takes_frames(&self) -> bool {
+        !matches!(self, NodeNic::Nanopu(_))
+    }
 
     /// The `mip` bit the NIC drives: the nanoPU NIC's line 16 (docs/platform.md), or for
     /// IceNIC the machine external interrupt, 11, as the PLIC delivers it
@@ -113,7 +134,7 @@ impl NodeNic {
     pub fn irq_bit(&self) -> u32 {
         match self {
             NodeNic::Nanopu(_) => nanopu_nic::NIC_IRQ_BIT,
-            NodeNic::Ice(_) | NodeNic::Zero(_) => crate::node::ICE_IRQ_BIT,
+            NodeNic::Ice(_) | NodeNic::Zero(_) | NodeNic::Rdma(_) => crate::node::ICE_IRQ_BIT,
         }
     }
 

@@ -11,6 +11,7 @@
 use crate::node::nic::{NodeNic, NO_NANOPU_NIC};
 use nanopu_nic::icenic::IceAction;
 use nanopu_nic::nic::RxState;
+use nanopu_nic::rdma::RdmaAction;
 use nanopu_nic::{Action, Nic};
 use nanopu_riscv::{Access, Platform, Stop};
 
@@ -33,6 +34,8 @@ pub struct NodePlatform<'a> {
     pub cross_node_cycles: u64,
     /// What the IceNIC asked the event loop to do.
     pub ice_actions: Vec<IceAction>,
+    /// What the RDMA NIC asked the event loop to do.
+    pub rdma_actions: Vec<RdmaAction>,
 }
 
 impl<'a> NodePlatform<'a> {
@@ -46,6 +49,7 @@ impl<'a> NodePlatform<'a> {
             spin_pcs,
             cross_node_cycles: u64::MAX,
             ice_actions: Vec::new(),
+            rdma_actions: Vec::new(),
         }
     }
     /// The earliest cycle at which a message this core sends at `at` could change what a
@@ -63,6 +67,14 @@ impl<'a> NodePlatform<'a> {
 
     fn exact(&self, now: u64) -> bool {
         now <= self.global || now < self.exact_until
+    }
+
+    /// Must a device register read at `now` wait for global time? One that takes something
+    /// (`pops`: a completion) happens at global time only; one whose value `depends` on
+    /// arrivals, once the core is past what is exact.
+    fn read_waits(&self, now: u64, pops: bool, depends: bool) -> bool {
+        let late = if pops { now > self.global } else { !self.exact(now) };
+        late && (pops || depends)
     }
 
     /// The nanoPU NIC, or the fault of a node that has IceNIC instead.
@@ -138,15 +150,20 @@ impl Platform for NodePlatform<'_> {
     /// IceNIC registers. Reads that pop a completion change the NIC and happen only at
     /// global time, like writes; other reads of counts are answered when exact.
     fn mmio_read(&mut self, _hart: usize, now: u64, addr: u64, size: usize) -> Access<Option<u64>> {
-        let Some(ice) = self.nic.ice_mut().filter(|i| i.owns(addr)) else { return Ok(None) };
-        let pops = ice.read_pops(addr);
-        let late = if pops { now > self.global } else { !(now <= self.global || now < self.exact_until) };
-        if late && (pops || ice.depends_on_arrivals(addr)) {
+        if self.nic.rdma().is_some() {
+            return self.rdma_read(now, addr, size);
+        }
+        let Some(ice) = self.nic.ice().filter(|i| i.owns(addr)) else { return Ok(None) };
+        if self.read_waits(now, ice.read_pops(addr), ice.depends_on_arrivals(addr)) {
             return Err(Stop::Blocked);
         }
+        let ice = self.nic.ice_mut().expect("checked above");
         fault(ice.read(now, addr, size, &mut self.ice_actions)).map(Some)
     }
-    fn mmio_write(&mut self, _hart: usize, now: u64, addr: u64, size: usize, value: u64) -> Access<bool> {
+    fn mmio_write(&mut self, hart: usize, now: u64, addr: u64, size: usize, value: u64) -> Access<bool> {
+        if self.nic.rdma().is_some() {
+            return self.rdma_write(hart, now, addr, size, value);
+        }
         if !self.nic.ice().is_some_and(|i| i.owns(addr)) {
             return Ok(false);
         }
@@ -160,5 +177,27 @@ impl Platform for NodePlatform<'_> {
             None => self.nic.ice_mut().expect("checked").write(now, addr, size, value, out),
         };
         fault(r).map(|()| true)
+    }
+}
+
+impl NodePlatform<'_> {
+    /// The RDMA NIC's registers, under IceNIC's rules: a read that takes a completion, and
+    /// every write, only at global time; a count read when exact (docs/models/rdma-nic.md
+    /// "Registers").
+    fn rdma_read(&mut self, now: u64, addr: u64, size: usize) -> Access<Option<u64>> {
+        let Some(r) = self.nic.rdma().filter(|r| r.owns(addr)) else { return Ok(None) };
+        if self.read_waits(now, r.read_pops(addr), r.depends_on_arrivals(addr)) {
+            return Err(Stop::Blocked);
+        }
+        let r = self.nic.rdma_mut().expect("checked above");
+        fault(r.read(now, addr, size, &mut self.rdma_actions)).map(Some)
+    }
+
+    fn rdma_write(&mut self, hart: usize, now: u64, addr: u64, size: usize, value: u64) -> Access<bool> {
+        let Some(r) = self.nic.rdma_mut().filter(|r| r.owns(addr)) else { return Ok(false) };
+        if now > self.global {
+            return Err(Stop::Blocked);
+        }
+        fault(r.write(now, hart, addr, size, value, &mut self.rdma_actions)).map(|()| true)
     }
 }

@@ -54,6 +54,9 @@ pub struct ClusterSummary {
     /// (docs/models/zeronic.md); absent without ZeroNIC nodes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub zeronic: Vec<ZeroNodeSummary>,
+    /// The RDMA NIC nodes' transport (docs/models/rdma-nic.md); absent without them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rdma: Option<crate::report::rdma::RdmaTotals>,
     /// Raw frames the test host received, in arrival order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub host_frames: Vec<crate::report::FrameRecord>,
@@ -250,6 +253,7 @@ pub fn summarize_cluster(sim: &mut Simulation, outcome: Outcome) -> ClusterSumma
         host_rejected: crate::report::rejected_frames(sim),
         icenic: ice_totals(sim),
         zeronic: sim.nodes.iter().filter_map(ZeroNodeSummary::of).collect(),
+        rdma: crate::report::rdma::RdmaTotals::of(sim),
         host_frames: sim.host.frames_received.iter().map(crate::report::frame_record).collect(),
     };
     for node in &mut sim.nodes {
@@ -311,6 +315,7 @@ impl ClusterSummary {
         );
         self.icenic.iter().for_each(|i| s += &i.line());
         self.zeronic.iter().for_each(|z| s += &z.line());
+        self.rdma.iter().for_each(|r| s += &r.line());
         self.faults.iter().for_each(|f| s += &f.line());
         self.problems.iter().for_each(|p| s += &format!("{p}\n"));
         self.host_received.iter().take(20).for_each(|m| s += &m.line());

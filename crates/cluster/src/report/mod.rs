@@ -3,6 +3,7 @@
 pub mod cluster;
 pub mod judge;
 pub mod marks;
+pub mod rdma;
 pub mod records;
 
 use crate::engine::outcome::Outcome;

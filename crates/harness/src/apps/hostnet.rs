@@ -56,7 +56,7 @@ impl HostNet {
     pub fn send_at(self, sim: &mut Simulation, at: Time, m: Message) {
         match self.0 {
             NicKind::Nanopu => sim.host.send_at(at, m),
-            NicKind::IceNic | NicKind::Zeronic => sim.host.send_frame_at(at, frame_of(&m)),
+            NicKind::IceNic | NicKind::Zeronic | NicKind::Rdma => sim.host.send_frame_at(at, frame_of(&m)),
         }
     }
 
@@ -69,7 +69,7 @@ impl HostNet {
     ) {
         match self.0 {
             NicKind::Nanopu => sim.host.on_receive(f),
-            NicKind::IceNic | NicKind::Zeronic => sim.host.on_frame(move |now, frame| {
+            NicKind::IceNic | NicKind::Zeronic | NicKind::Rdma => sim.host.on_frame(move |now, frame| {
                 let Ok(m) = message_of(frame) else { return vec![] };
                 f(now, &m).into_iter().map(|(t, m)| (t, frame_of(&m))).collect()
             }),
@@ -102,7 +102,7 @@ impl HostNet {
     pub fn stop_after(self, sim: &mut Simulation, count: usize) {
         match self.0 {
             NicKind::Nanopu => sim.host.stop_after(count, |_| true),
-            NicKind::IceNic | NicKind::Zeronic => sim.host.stop_after_frames(count),
+            NicKind::IceNic | NicKind::Zeronic | NicKind::Rdma => sim.host.stop_after_frames(count),
         }
     }
 
@@ -125,7 +125,7 @@ impl HostNet {
     ) {
         match self.0 {
             NicKind::Nanopu => sim.host.stop_after(count, counts),
-            NicKind::IceNic | NicKind::Zeronic => {
+            NicKind::IceNic | NicKind::Zeronic | NicKind::Rdma => {
                 sim.host.stop_after_frames_where(count, move |f| message_of(f).is_ok_and(|m| counts(&m)))
             }
         }

@@ -77,5 +77,7 @@ pub fn elf_name(name: &str, nic: NicKind) -> String {
     match nic {
         NicKind::Nanopu => format!("{name}.elf"),
         NicKind::IceNic | NicKind::Zeronic => format!("{name}_ice.elf"),
+        // No appnet build exists for the RDMA NIC: loading the name reports it missing.
+        NicKind::Rdma => format!("{name}_rdma.elf"),
     }
 }

@@ -32,7 +32,7 @@ use crate::loadgen::LoadSpec;
 use crate::workload::kv::KvFormat;
 use nanopu_cluster::config::bounds::{Bounds, OneOf};
 use nanopu_cluster::config::check::{time_us, TIME_US};
-use nanopu_cluster::config::cluster::{ClusterFile, FaultFile, ProgramFile, TopologyFile, WORKLOAD_NICS};
+use nanopu_cluster::config::cluster::{ClusterFile, FaultFile, ProgramFile, TopologyFile, APP_NICS};
 use nanopu_cluster::config::NicKind;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -111,7 +111,7 @@ pub struct ChainSection {
     /// NIC (docs/models/icenic.md), with `elf` the IceNIC build of the same program,
     /// `chain_ice.elf`: every message is then one UDP frame (docs/apps/chain.md "On IceNIC").
     #[serde(default = "nanopu_nic")]
-    #[schemars(transform = WORKLOAD_NICS.schema())]
+    #[schemars(transform = APP_NICS.schema())]
     pub nic: String,
     /// Whose chain: "ours" (default: `sw/apps/chain.c`, a master and the replicas) or
     /// "prototype", the nanoPU prototype's `lnic-multi-core-chain-rep.cc` driven as its load
@@ -313,7 +313,7 @@ impl ChainSection {
     }
 
     fn nic_kind(&self) -> Result<NicKind, String> {
-        Ok(WORKLOAD_NICS.check(&self.nic, "chain.nic")?.parse().expect("listed"))
+        Ok(APP_NICS.check(&self.nic, "chain.nic")?.parse().expect("listed"))
     }
 }
 

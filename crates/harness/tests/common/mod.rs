@@ -24,6 +24,7 @@ pub fn app_elf(app: &str, nic: NicKind) -> Vec<u8> {
     match nic {
         NicKind::Nanopu => elf(&format!("apps/{app}.elf")),
         NicKind::IceNic | NicKind::Zeronic => elf(&format!("apps/{app}_ice.elf")),
+        NicKind::Rdma => unreachable!("these apps have no RDMA NIC build"),
     }
 }
 
@@ -53,6 +54,7 @@ pub fn startup_messages(nic: NicKind, cores: usize) -> usize {
     match nic {
         NicKind::Nanopu => cores,
         NicKind::IceNic | NicKind::Zeronic => 0,
+        NicKind::Rdma => unreachable!("these apps have no RDMA NIC build"),
     }
 }
 

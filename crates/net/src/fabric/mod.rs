@@ -12,6 +12,7 @@
 mod cut;
 mod params;
 mod parts;
+mod pfc;
 mod port;
 mod scope;
 mod store;
@@ -19,11 +20,12 @@ mod topology;
 
 pub use cut::Cut;
 pub use params::{FabricParams, LinkFault, LinkId, LinkParams, SwitchParams, Topology, UplinkChoice};
+pub use pfc::PfcParams;
 pub use scope::{Ranges, Scope};
 pub use store::{Hdr, Pkt, PktRef};
 pub use topology::{Peer, Wiring, NODE_IP_BASE};
 
-use crate::packet::Packet;
+use crate::packet::{Packet, MIN_FRAME};
 pub use crate::pcapng::Direction;
 use nanopu_sim::time::serialization;
 use nanopu_sim::{Rng, Time};
@@ -43,6 +45,8 @@ pub enum NetEvent {
     Forward { sw: u32, inport: u32, pkt: Pkt },
     /// A multicast copy lost on `port`'s hop is sent again.
     Resend { port: u32, pkt: Pkt },
+    /// A PFC PAUSE (`on`) or resume reaches the sender of `port`'s link (`pfc`).
+    Pause { port: u32, on: bool },
 }
 
 /// Where the fabric's events go: the caller's event queue (or a vector, in tests).
@@ -123,6 +127,9 @@ pub struct FabricStats {
     pub multicast_resends: u64,
     /// Largest queue at any switch port, bytes.
     pub max_switch_queue_bytes: u32,
+    /// PFC PAUSEs and resumes the switches sent (`SwitchParams::pfc`; 0 without PFC).
+    pub pfc_pauses: u64,
+    pub pfc_resumes: u64,
 }
 
 pub struct Fabric {
@@ -149,6 +156,10 @@ pub struct Fabric {
     outbox: Vec<(Time, u32, Packet)>,
     /// Femtoseconds per byte on a link, when the rate makes it whole (see `ser`).
     fs_per_byte: Option<u64>,
+    /// Priority flow control, when the switches have it (`SwitchParams::pfc`).
+    pfc: Option<Box<pfc::Pfc>>,
+    /// PAUSEs and resumes that reached nodes' ports since the last `take_node_pauses`.
+    node_pauses: Vec<(u32, bool)>,
 }
 
 impl Fabric {
@@ -164,7 +175,10 @@ impl Fabric {
         let loss = faults.iter().filter_map(|(port, k, f)| Some((*port, (f.drop_prob?, *k)))).collect();
         let stats = FabricStats { link_fault_drops: vec![0; p.faults.len()], ..Default::default() };
         let scope = Scope::whole(&wiring);
+        let pfc = p.switch.pfc.map(|pp| Box::new(pfc::Pfc::new(pp, &wiring)));
         Ok(Fabric {
+            pfc,
+            node_pauses: Vec::new(),
             ports: vec![Port::default(); ports as usize],
             link_rng,
             switch_rng,
@@ -268,19 +282,64 @@ impl Fabric {
                 self.stats.multicast_resends += 1;
                 self.offer(now, port, pkt, out);
             }
+            NetEvent::Pause { port, on } => self.pause(now, port, on, out),
+        }
+    }
+
+    /// A PFC PAUSE or resume reached the sender of `port`'s link: it stops starting packets,
+    /// or starts again (a port of another partition is not paused: PFC is modelled within
+    /// one partition's fabric).
+    fn pause(&mut self, now: Time, port: u32, on: bool, out: &mut impl Schedule) {
+        let Some(pfc) = self.pfc.as_mut().filter(|_| self.scope.ports.contains(port)) else { return };
+        if port < self.wiring.nodes {
+            self.node_pauses.push((port, on));
+        }
+        if on {
+            pfc.paused.insert(port);
+        } else if pfc.paused.remove(&port) {
+            self.kick(now, port, out);
+        }
+    }
+
+    /// The PAUSEs (true) and resumes that reached node ports since the last call, by node:
+    /// a NIC that honours PFC stops its transmit side while paused (the caller tells it).
+    pub fn take_node_pauses(&mut self) -> Vec<(u32, bool)> {
+        std::mem::take(&mut self.node_pauses)
+    }
+
+    /// Send a PFC signal upstream: a 64-byte PAUSE frame on the reverse link, one
+    /// serialization and propagation away (IEEE 802.1Qbb; it does not queue behind data).
+    fn signal(&mut self, now: Time, s: pfc::Signal, out: &mut impl Schedule) {
+        if let Some((port, on)) = s {
+            *if on { &mut self.stats.pfc_pauses } else { &mut self.stats.pfc_resumes } += 1;
+            let at = now + self.ser(64) + Time(self.p.link.propagation_fs);
+            out.at(at, NetEvent::Pause { port, on });
         }
     }
 
     /// Queue a packet at a port (node uplinks are unlimited) and start it if idle.
     fn offer(&mut self, now: Time, port: u32, r: Pkt, out: &mut impl Schedule) {
+        self.offer_from(now, port, r, None, out)
+    }
+
+    /// `offer`, for a packet that came into a switch through `input` (counted by PFC).
+    fn offer_from(
+        &mut self,
+        now: Time,
+        port: u32,
+        r: Pkt,
+        input: Option<(u32, u32)>,
+        out: &mut impl Schedule,
+    ) {
         let sw = &self.p.switch;
         let limits = (!self.wiring.is_uplink(port)).then_some(sw.band_bytes.as_slice());
         let i = self.scope.ports.local(port);
         match self.ports[i].offer(r, limits, sw.trim) {
-            Admit::Queued => {}
+            Admit::Queued => self.pfc_queued(now, r, input, r.hdr.wire_len(), out),
             Admit::Trimmed => {
                 self.stats.trims += 1;
                 self.packets.get_mut(r).trim();
+                self.pfc_queued(now, r, input, MIN_FRAME, out);
             }
             // Refused as it was: a multicast copy is resent as it is.
             Admit::Full => {
@@ -289,6 +348,20 @@ impl Fabric {
             }
         }
         self.kick(now, port, out);
+    }
+
+    fn pfc_queued(
+        &mut self,
+        now: Time,
+        r: Pkt,
+        input: Option<(u32, u32)>,
+        len: u32,
+        out: &mut impl Schedule,
+    ) {
+        if let (Some(pfc), Some(input)) = (self.pfc.as_mut(), input) {
+            let s = pfc.queued(r, input, len);
+            self.signal(now, s, out);
+        }
     }
 
     /// Start the port's next packet if its link is free, else make sure the port wakes
@@ -332,7 +405,14 @@ impl Fabric {
     /// Start serializing the port's next packet.
     fn start(&mut self, now: Time, port: u32, out: &mut impl Schedule) {
         let i = self.scope.ports.local(port);
+        if self.pfc.as_ref().is_some_and(|p| p.paused.contains(&port)) {
+            return; // a PAUSE holds it: the resume kicks it
+        }
         let Some(r) = self.ports[i].pop() else { return };
+        if let Some(pfc) = self.pfc.as_mut() {
+            let s = pfc.dequeued(r);
+            self.signal(now, s, out);
+        }
         self.stats.packet_hops += 1;
         self.capture_if(now, self.captures_out(port), r, Direction::Outbound);
         let ser = self.ser(r.hdr.wire_len());
@@ -406,7 +486,7 @@ impl Fabric {
         match self.wiring.node_of(r.hdr.dst_ip) {
             Some(dst) => {
                 let port = self.wiring.out_port(sw, dst, || topology::flow_hash(packets.get(r)), choice, rng);
-                self.offer(now, port, r, out);
+                self.offer_from(now, port, r, Some((sw, inport)), out);
             }
             None => {
                 self.stats.drops_no_route += 1;

@@ -133,6 +133,10 @@ pub struct SwitchParams {
     /// A multicast copy lost on a hop is resent after this long. Default 10 us (*estimate*:
     /// several hop round trips).
     pub mcast_timeout_fs: u64,
+    /// Priority flow control (IEEE 802.1Qbb): pause a switch input's upstream when the
+    /// bytes it queued pass XOFF, resume at XON. Default None: off (docs/models/network.md
+    /// "PFC").
+    pub pfc: Option<super::PfcParams>,
 }
 
 impl SwitchParams {
@@ -151,6 +155,7 @@ impl Default for SwitchParams {
             uplink: UplinkChoice::Spray,
             multicast: true,
             mcast_timeout_fs: 10_000_000_000,
+            pfc: None,
         }
     }
 }
@@ -216,6 +221,8 @@ impl FabricParams {
         )?;
         let probs_ok = self.faults.iter().all(|f| f.drop_prob.is_none_or(|p| (0.0..1.0).contains(&p)));
         check(probs_ok, "faults.drop_prob", "must be in [0, 1)")?;
+        let pfc_ok = self.switch.pfc.is_none_or(|p| p.xon_bytes < p.xoff_bytes);
+        check(pfc_ok, "switch.pfc_xon_bytes", "must be below pfc_xoff_bytes")?;
         check(self.switch.mcast_timeout_fs > 0, "switch.mcast_timeout", "must be positive")
     }
 }

@@ -48,6 +48,8 @@ impl Fabric {
             scope,
             outbox: Vec::new(),
             fs_per_byte: self.fs_per_byte,
+            pfc: self.pfc.clone(),
+            node_pauses: Vec::new(),
         }
     }
 
@@ -128,6 +130,8 @@ impl FabricStats {
         self.first_no_route = [self.first_no_route, o.first_no_route].into_iter().flatten().min();
         self.drops_multicast_disabled += o.drops_multicast_disabled;
         self.multicast_resends += o.multicast_resends;
+        self.pfc_pauses += o.pfc_pauses;
+        self.pfc_resumes += o.pfc_resumes;
         self.cut_drops.resize(self.cut_drops.len().max(o.cut_drops.len()), 0);
         self.cut_drops.iter_mut().zip(&o.cut_drops).for_each(|(a, b)| *a += b);
         self.link_fault_drops.resize(self.link_fault_drops.len().max(o.link_fault_drops.len()), 0);

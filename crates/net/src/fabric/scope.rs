@@ -83,6 +83,11 @@ impl Ranges {
         panic!("fabric: id {id} is outside this partition's {:?}", self.runs)
     }
 
+    /// Is global id `id` in these ranges?
+    pub fn contains(&self, id: u32) -> bool {
+        self.runs.iter().any(|&(start, len, _)| id.wrapping_sub(start) < len)
+    }
+
     pub fn len(&self) -> usize {
         self.runs.iter().map(|&(_, n, _)| n as usize).sum()
     }

@@ -69,6 +69,14 @@ pub struct SwitchFile {
     /// packet's serialization plus an unloaded hop round trip), at most 3.6e9.
     #[schemars(transform = TIME_US.schema())]
     pub mcast_timeout_us: Option<f64>,
+    /// Priority flow control (IEEE 802.1Qbb): a switch pauses an input's upstream sender
+    /// while the bytes queued from that input exceed `pfc_xoff_bytes`, until they fall to
+    /// `pfc_xon_bytes` (docs/models/network.md "PFC"). Default false.
+    pub pfc: Option<bool>,
+    /// PFC's XOFF threshold, bytes queued from one input. Default 16,384; with `pfc`.
+    pub pfc_xoff_bytes: Option<u32>,
+    /// PFC's XON threshold, bytes; below `pfc_xoff_bytes`. Default 8,192; with `pfc`.
+    pub pfc_xon_bytes: Option<u32>,
 }
 
 impl ClusterFile {
@@ -91,7 +99,37 @@ impl SwitchFile {
         }
         self.latency_ns.map(|v| time_ns(v, &at.name("latency_ns"))).transpose()?;
         self.uplink.as_deref().map(|u| UPLINKS.check(u, &at.name("uplink"))).transpose()?;
-        Ok(())
+        self.pfc_params(at).map(|_| ())
+    }
+
+    /// PFC's thresholds when `pfc` is on; a threshold given without it, or XON not below
+    /// XOFF, is an error naming the key.
+    pub fn pfc_params(&self, at: Given) -> Result<Option<nanopu_net::fabric::PfcParams>, String> {
+        let d = nanopu_net::fabric::PfcParams::default();
+        let given = self.pfc_xoff_bytes.is_some() || self.pfc_xon_bytes.is_some();
+        if self.pfc != Some(true) {
+            return match given {
+                true => Err(format!(
+                    "{}: PFC thresholds need {} = true",
+                    at.name("pfc_xoff_bytes"),
+                    at.name("pfc")
+                )),
+                false => Ok(None),
+            };
+        }
+        let p = nanopu_net::fabric::PfcParams {
+            xoff_bytes: self.pfc_xoff_bytes.unwrap_or(d.xoff_bytes),
+            xon_bytes: self.pfc_xon_bytes.unwrap_or(d.xon_bytes),
+        };
+        if p.xon_bytes >= p.xoff_bytes {
+            return Err(format!(
+                "{}: {} must be below {}",
+                at.name("pfc_xon_bytes"),
+                p.xon_bytes,
+                p.xoff_bytes
+            ));
+        }
+        Ok(Some(p))
     }
 }
 

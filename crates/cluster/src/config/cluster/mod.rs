@@ -58,7 +58,7 @@ use std::path::{Path, PathBuf};
 pub use faults::{Fault, FaultFile};
 pub use links::{LinkFile, SwitchFile};
 pub use node::{NodeFile, TransportFile, CORES};
-pub use programs::{ordered_range, parse_nodes, ProgramFile, NICS, WORKLOAD_NICS};
+pub use programs::{ordered_range, parse_nodes, ProgramFile, APP_NICS, NICS};
 pub use topology::TopologyFile;
 
 /// The NIC's transports.

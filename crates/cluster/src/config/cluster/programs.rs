@@ -12,9 +12,10 @@ use serde::Deserialize;
 pub const ABIS: OneOf = OneOf(&AbiChoice::NAMES);
 /// A node's NIC.
 pub const NICS: OneOf = OneOf(&NicKind::NAMES);
-/// The NICs the harness's workloads (load, chain, raft) have builds for: ZeroNIC runs the
-/// TCP programs only (docs/models/zeronic.md).
-pub const WORKLOAD_NICS: OneOf = OneOf(&["nanopu", "icenic"]);
+/// The NICs the harness's workloads (load, chain and Raft files) have builds for: ZeroNIC
+/// runs the TCP programs only (docs/models/zeronic.md), the RDMA NIC programs of its own
+/// (sw/apps/rdma_bulk.c).
+pub const APP_NICS: OneOf = OneOf(&["nanopu", "icenic"]);
 
 #[derive(Deserialize, JsonSchema, Debug, Clone)]
 #[serde(deny_unknown_fields)]
@@ -34,8 +35,10 @@ pub struct ProgramFile {
     /// The NIC of its nodes: "nanopu" (default; messages through x30/x31), "icenic",
     /// FireSim's DMA NIC of the traditional baseline, whose raw frames share the network,
     /// routed by destination IPv4 (sw/include/icenic.h; docs/models/icenic.md "Clusters"),
-    /// or "zeronic", payload placed in registered memory and headers to software
-    /// (sw/include/zeronic.h; docs/models/zeronic.md).
+    /// "zeronic", payload placed in registered memory and headers to software
+    /// (sw/include/zeronic.h; docs/models/zeronic.md), or "rdma", a NIC with the InfiniBand
+    /// RC transport, whose RoCEv2 frames share the network likewise (sw/include/rdmanic.h;
+    /// docs/models/rdma-nic.md).
     #[schemars(transform = NICS.schema())]
     pub nic: Option<String>,
     /// IceNIC nodes only: the one-way PCIe latency, ns, of the PCIe-attached variant

@@ -43,7 +43,7 @@
 use super::{Fault, RaftSpec, Target};
 use nanopu_cluster::config::bounds::{Bounds, OneOf};
 use nanopu_cluster::config::check::{time_ns, FRACTION, TIME_NS};
-use nanopu_cluster::config::cluster::WORKLOAD_NICS;
+use nanopu_cluster::config::cluster::APP_NICS;
 use nanopu_cluster::config::NicKind;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -72,7 +72,7 @@ pub fn max_batch(nic: NicKind, extra: u64) -> u32 {
     let frame = nanopu_nic::icenic::IceParams::default().max_frame_bytes as u64;
     let words = match nic {
         NicKind::Nanopu => 2048 / 8,
-        NicKind::IceNic | NicKind::Zeronic => (frame - crate::apps::hostnet::WORDS as u64) / 8,
+        NicKind::IceNic | NicKind::Zeronic | NicKind::Rdma => (frame - crate::apps::hostnet::WORDS as u64) / 8,
     };
     ((words - 8) / (6 + extra)) as u32
 }
@@ -110,7 +110,7 @@ pub struct RaftFile {
     /// The replicas' NIC: "nanopu" (default) or "icenic", the traditional baseline's DMA NIC
     /// (docs/models/icenic.md), running raft.c's IceNIC build: every message one UDP frame
     /// (docs/apps/raft.md "On IceNIC").
-    #[schemars(transform = WORKLOAD_NICS.schema())]
+    #[schemars(transform = APP_NICS.schema())]
     pub nic: Option<String>,
     /// Seeds the client's arrivals and keys and the replicas' election timeouts. Default 1.
     pub seed: Option<u64>,
@@ -275,7 +275,7 @@ impl RaftFile {
     /// ELF relative to `base`.
     pub fn to_spec(&self, base: &Path, name: &str) -> Result<RaftSpec, String> {
         let nic: NicKind = match &self.nic {
-            Some(n) => WORKLOAD_NICS.check(n, &format!("{name}: nic"))?.parse().expect("listed"),
+            Some(n) => APP_NICS.check(n, &format!("{name}: nic"))?.parse().expect("listed"),
             None => NicKind::Nanopu,
         };
         self.check_timers().map_err(|e| format!("{name}: {e}"))?;

@@ -5,7 +5,7 @@
 use super::LoadFile;
 use crate::workload::kv::KvFormat;
 use nanopu_cluster::config::check::{self, time_ns, TIME_NS};
-use nanopu_cluster::config::cluster::{CORES, WORKLOAD_NICS};
+use nanopu_cluster::config::cluster::{APP_NICS, CORES};
 use nanopu_cluster::config::keys::Given;
 use nanopu_cluster::config::keys::NoOtherKeys;
 use nanopu_cluster::config::nic::NicSection;
@@ -35,7 +35,7 @@ pub struct ServerFile {
     /// program is the workload's IceNIC build, `mica_ice.elf`, `rdma_ice.elf` or
     /// `setalg_ice.elf` (docs/apps/mica.md, rdma.md, setalg.md "On IceNIC").
     #[serde(default = "nanopu_nic")]
-    #[schemars(transform = WORKLOAD_NICS.schema())]
+    #[schemars(transform = APP_NICS.schema())]
     pub nic: String,
     /// Ethernet MAC and serial I/O latency each way, ns. Default 0; 0..=3.6e12 (1 h).
     #[serde(default)]
@@ -122,7 +122,7 @@ fn program(name: &str, nic: NicKind) -> String {
 impl ServerFile {
     /// The server's NIC.
     pub(super) fn nic_kind(&self) -> Result<NicKind, String> {
-        Ok(WORKLOAD_NICS.check(&self.nic, "server.nic")?.parse().expect("listed"))
+        Ok(APP_NICS.check(&self.nic, "server.nic")?.parse().expect("listed"))
     }
 
     pub(super) fn check(&self) -> Result<(), String> {

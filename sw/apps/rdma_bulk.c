@@ -1,0 +1,233 @@
+/*
+ * rdma_bulk.c - a bulk transfer over the RDMA NIC (nic = "rdma"; sw/include/rdmanic.h,
+ * docs/models/rdma-nic.md): one node sends BYTES to another over Q queue pairs, as RDMA
+ * WRITEs or SENDs of MSG bytes each, every byte checked at the receiver. Hart 0 runs it;
+ * other harts exit.
+ *
+ * Arguments (after program, MAC and IP): role (`send` or `recv`), the peer's IPv4 address
+ * as a number (167772162 is 10.0.0.2, node 0), BYTES, Q (1..64), `write` or `send`, MSG
+ * (bytes per work request, up to 1 GiB), then optionally `nocheck` (neither fill nor
+ * check the buffers: the transfer's own cost, for throughput runs) and `window=W` (WRs in
+ * flight per QP at the sender, default 16).
+ *
+ * Byte i of the transfer is pattern(i). The receiver fills its buffer with the pattern's
+ * complement, registers it (key 1), posts its receive buffers and sends READY on QP 0;
+ * the sender, having waited for READY, posts message k on QP k mod Q into offset k x MSG.
+ * WRITEs: after its last WRITE on each QP the sender SENDs DONE there; RC delivers a QP's
+ * requests in order, so the receiver's DONE completion on a QP comes after that QP's
+ * bytes are in its memory. SENDs: each lands in the receive buffer posted for its offset,
+ * and the receiver checks each completion's length and order. At the end the receiver
+ * checks every byte (exit 2 and the offset on the first wrong one) and each node prints
+ * `rdma: key=value ...` (bytes, cycles from READY to the end, idle_cycles slept in wfi,
+ * wrs, completions) and exits with 0.
+ */
+#include "nanopu.h"
+#include "rdmanic.h"
+
+#define REGION_MAX (24u << 20)
+#define MAX_QPS 64
+/* Receive buffers kept posted per QP (the NIC's queues hold 1,024). */
+#define RECV_WINDOW 256
+#define KEY_DATA 1
+#define KEY_CTL 2
+
+static uint8_t region[REGION_MAX] __attribute__((aligned(4096)));
+/* READY and DONE messages: one 8-byte slot per QP, each way. */
+static uint64_t ctl_rx[MAX_QPS], ctl_tx[MAX_QPS];
+
+enum { READY = 0x52454144, DONE = 0x444f4e45 };
+
+static struct {
+    int sender, writes, check;
+    uint32_t peer, qps, window;
+    uint64_t bytes, msg, msgs;
+} cfg;
+
+static struct {
+    uint64_t start, end, idle, wrs, cqes;
+} st;
+
+static inline uint8_t pattern(uint64_t i)
+{
+    return (uint8_t)(((uint32_t)i * 2654435761u) >> 24) ^ (uint8_t)(i >> 32);
+}
+
+static void fail(const char *what, uint64_t a, uint64_t b)
+{
+    printf("rdma_bulk: %s (%lu, %lu)\n", what, (unsigned long)a, (unsigned long)b);
+    nanopu_exit(2);
+}
+
+static int starts_with(const char *s, const char *prefix)
+{
+    while (*prefix && *s == *prefix)
+        s++, prefix++;
+    return *prefix == 0;
+}
+
+static uint64_t number(const char *text)
+{
+    uint64_t v = 0;
+    for (const char *p = text; *p; p++) {
+        if (*p < '0' || *p > '9')
+            fail("an argument is not a number", 0, 0);
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    return v;
+}
+
+static void parse(int argc, char **argv)
+{
+    if (argc < 9)
+        fail("usage: send|recv PEER_IP BYTES QPS write|send MSG [nocheck] [window=W]", (uint64_t)argc, 9);
+    cfg.sender = strcmp(argv[3], "send") == 0;
+    cfg.peer = (uint32_t)number(argv[4]);
+    cfg.bytes = number(argv[5]);
+    cfg.qps = (uint32_t)number(argv[6]);
+    cfg.writes = strcmp(argv[7], "write") == 0;
+    cfg.msg = number(argv[8]);
+    cfg.check = 1;
+    cfg.window = 16;
+    for (int i = 9; i < argc; i++) {
+        if (strcmp(argv[i], "nocheck") == 0)
+            cfg.check = 0;
+        else if (starts_with(argv[i], "window="))
+            cfg.window = (uint32_t)number(argv[i] + 7);
+    }
+    if (cfg.bytes > REGION_MAX || cfg.qps < 1 || cfg.qps > MAX_QPS || cfg.msg < 1 || cfg.msg > (1u << 30) || cfg.window < 1)
+        fail("BYTES, QPS, MSG or window out of range", cfg.bytes, cfg.qps);
+    cfg.msgs = (cfg.bytes + cfg.msg - 1) / cfg.msg;
+}
+
+static uint32_t msg_len(uint64_t k)
+{
+    uint64_t left = cfg.bytes - k * cfg.msg;
+    return (uint32_t)(left < cfg.msg ? left : cfg.msg);
+}
+
+/* The next completion, sleeping in wfi while there is none; a failed one stops us. */
+static void next_wc(struct rdma_wc *wc)
+{
+    while (!rdma_poll_cq(wc))
+        st.idle += rdma_sleep_cq();
+    st.cqes++;
+    if (wc->status != RDMA_WC_SUCCESS)
+        fail("a work request failed (status, wr_id)", wc->status, wc->wr_id);
+}
+
+static void setup(void)
+{
+    rdma_reg_mr(region, REGION_MAX, KEY_DATA);
+    rdma_reg_mr(ctl_rx, sizeof ctl_rx, KEY_CTL);
+    rdma_reg_mr(ctl_tx, sizeof ctl_tx, KEY_CTL + 1);
+    for (uint32_t q = 0; q < cfg.qps; q++)
+        rdma_connect((uint8_t)q, (uint8_t)q, cfg.peer);
+}
+
+/* Post message k: on QP k mod Q, from offset k x MSG. */
+static void post_msg(uint64_t k)
+{
+    uint8_t q = (uint8_t)(k % cfg.qps);
+    uint8_t *p = region + k * cfg.msg;
+    if (cfg.writes)
+        rdma_post_write(q, k, p, msg_len(k), (uintptr_t)p, KEY_DATA);
+    else
+        rdma_post_send(q, k, p, msg_len(k));
+    st.wrs++;
+}
+
+static void send_side(void)
+{
+    if (cfg.check)
+        for (uint64_t i = 0; i < cfg.bytes; i++)
+            region[i] = pattern(i);
+    rdma_post_recv(0, READY, &ctl_rx[0], 8);
+    struct rdma_wc wc;
+    next_wc(&wc);
+    if (wc.opcode != RDMA_OP_RECV || ctl_rx[0] != READY)
+        fail("the first message was not READY", wc.opcode, ctl_rx[0]);
+    st.start = read_mcycle();
+    st.idle = 0; /* from READY on */
+    uint32_t inflight[MAX_QPS] = {0};
+    uint64_t next = 0, done = 0;
+    while (done < cfg.msgs) {
+        while (next < cfg.msgs && inflight[next % cfg.qps] < cfg.window)
+            inflight[next % cfg.qps]++, post_msg(next++);
+        next_wc(&wc);
+        inflight[wc.qp]--, done++;
+    }
+    for (uint32_t q = 0; q < cfg.qps && cfg.writes; q++) {
+        ctl_tx[q] = DONE;
+        rdma_post_send((uint8_t)q, DONE, &ctl_tx[q], 8);
+    }
+    for (uint32_t q = 0; q < cfg.qps && cfg.writes; q++)
+        next_wc(&wc);
+    st.end = read_mcycle();
+}
+
+/* SENDs: the receive buffer of message k, posted on its QP (they complete in order). */
+static void post_recv_msg(uint64_t k)
+{
+    rdma_post_recv((uint8_t)(k % cfg.qps), k, region + k * cfg.msg, msg_len(k));
+    st.wrs++;
+}
+
+static void recv_side(void)
+{
+    if (cfg.check)
+        for (uint64_t i = 0; i < cfg.bytes; i++)
+            region[i] = (uint8_t)~pattern(i);
+    uint64_t posted = 0, expect[MAX_QPS], got = 0, want;
+    for (uint32_t q = 0; q < cfg.qps; q++)
+        expect[q] = q;
+    if (cfg.writes) {
+        for (uint32_t q = 0; q < cfg.qps; q++)
+            rdma_post_recv((uint8_t)q, DONE, &ctl_rx[q], 8);
+        want = cfg.qps;
+    } else {
+        for (; posted < cfg.msgs && posted < (uint64_t)RECV_WINDOW * cfg.qps; posted++)
+            post_recv_msg(posted);
+        want = cfg.msgs;
+    }
+    st.start = read_mcycle();
+    ctl_tx[0] = READY;
+    rdma_post_send(0, READY, &ctl_tx[0], 8);
+    struct rdma_wc wc;
+    while (got < want) {
+        next_wc(&wc);
+        if (wc.opcode != RDMA_OP_RECV)
+            continue; /* READY's send completion */
+        if (cfg.writes) {
+            if (ctl_rx[wc.qp] != DONE || wc.byte_len != 8)
+                fail("a DONE message was wrong (qp, value)", wc.qp, ctl_rx[wc.qp]);
+        } else {
+            if (wc.wr_id != (uint32_t)expect[wc.qp] || wc.byte_len != msg_len(expect[wc.qp]))
+                fail("a message completed out of order or with the wrong length (wr_id, len)", wc.wr_id, wc.byte_len);
+            expect[wc.qp] += cfg.qps;
+            if (posted < cfg.msgs)
+                post_recv_msg(posted++);
+        }
+        got++;
+    }
+    st.end = read_mcycle();
+    for (uint64_t i = 0; i < cfg.bytes && cfg.check; i++)
+        if (region[i] != pattern(i))
+            fail("byte is wrong: lost, misplaced or written twice (offset, value)", i, region[i]);
+}
+
+int main(int argc, char **argv)
+{
+    if (nanopu_core_id() != 0)
+        return 0;
+    parse(argc, argv);
+    setup();
+    if (cfg.sender)
+        send_side();
+    else
+        recv_side();
+    printf("rdma: role=%s bytes=%lu qps=%u msg=%lu cycles=%lu idle_cycles=%lu wrs=%lu completions=%lu checked=%d\n",
+           cfg.sender ? "send" : "recv", (unsigned long)cfg.bytes, cfg.qps, (unsigned long)cfg.msg,
+           (unsigned long)(st.end - st.start), (unsigned long)st.idle, (unsigned long)st.wrs,
+           (unsigned long)st.cqes, cfg.check);
+    return 0;
+}
