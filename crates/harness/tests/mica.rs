@@ -133,7 +133,9 @@ fn same_seed_same_replies() {
     for nic in NICS {
         let s = match nic {
             NicKind::Nanopu => mica_spec(4, Keys::Zipf { theta: 0.99 }, Steering::Jbsq, 8.0),
-            NicKind::IceNic | NicKind::Zeronic => mica_spec(1, Keys::Zipf { theta: 0.99 }, Steering::Static, 1.0),
+            NicKind::IceNic | NicKind::Zeronic => {
+                mica_spec(1, Keys::Zipf { theta: 0.99 }, Steering::Static, 1.0)
+            }
             NicKind::Rdma => unreachable!("these apps have no RDMA NIC build"),
         };
         let (a, b) = (run(nic, &s, None), run(nic, &s, None));

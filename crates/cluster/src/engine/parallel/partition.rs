@@ -120,7 +120,7 @@ impl Ev {
             | Ev::IceRx { node, .. }
             | Ev::IceIrq { node }
             | Ev::Zero { node, .. } => Some(node),
-            | Ev::Rdma { node, .. } => Some(node),
+            Ev::Rdma { node, .. } => Some(node),
             Ev::HostSend { .. }
             | Ev::HostRaw { .. }
             | Ev::HostArrive { .. }

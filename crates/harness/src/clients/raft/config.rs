@@ -72,7 +72,9 @@ pub fn max_batch(nic: NicKind, extra: u64) -> u32 {
     let frame = nanopu_nic::icenic::IceParams::default().max_frame_bytes as u64;
     let words = match nic {
         NicKind::Nanopu => 2048 / 8,
-        NicKind::IceNic | NicKind::Zeronic | NicKind::Rdma => (frame - crate::apps::hostnet::WORDS as u64) / 8,
+        NicKind::IceNic | NicKind::Zeronic | NicKind::Rdma => {
+            (frame - crate::apps::hostnet::WORDS as u64) / 8
+        }
     };
     ((words - 8) / (6 + extra)) as u32
 }
