@@ -108,7 +108,7 @@ impl NodeNic {
     }
     /// Does the node take raw frames through IceNIC's registers (IceNIC or ZeroNIC)?
     pub fn is_ice(&self) -> bool {
-        !matches!(self, NodeNic::Nanopu(_))
+        matches!(self, NodeNic::Ice(_) | NodeNic::Zero(_))
     }
     pub fn rdma(&self) -> Option<&RdmaNic> {
         match self {
@@ -122,8 +122,8 @@ impl NodeNic {
             _ => None,
         }
     }
-    /// Does the NIC take raw frames rather than nanoPU transport packets (IceNIC, the RDMA
-    /// NIC)?
+    /// Does the NIC take raw frames rather than nanoPU transport packets (IceNIC, ZeroNIC,
+    /// the RDMA NIC)?
     pub fn takes_frames(&self) -> bool {
         !matches!(self, NodeNic::Nanopu(_))
     }
