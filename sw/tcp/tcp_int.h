@@ -123,15 +123,18 @@ struct tcp_conn {
  * differs from the destination's mod 8 is read as aligned words and shifted into place
  * (little-endian), as word-at-a-time memcpy implementations do. Ring offsets lose their
  * alignment as soon as a segment shorter than the MSS arrives (after losses, at the end of
- * a write). The last aligned word read may hold bytes past the source's end: an aligned
- * word never crosses a page. */
+ * a write). The first and last aligned words read may hold up to 7 bytes before and after
+ * the source: an aligned word never crosses a page. */
 static inline void tcp_copy_shifted(uint64_t *d, const uint8_t *s, uint32_t words)
 {
     const uint64_t *w = (const uint64_t *)((uintptr_t)s & ~(uintptr_t)7);
     unsigned sh = ((uintptr_t)s & 7) * 8;
     uint64_t lo = *w++;
-    for (; words; words--, lo = *w++)
-        *d++ = (lo >> sh) | (w[0] << (64 - sh));
+    for (; words; words--) {
+        uint64_t hi = *w++; /* each source word loaded once: a store through d may alias */
+        *d++ = (lo >> sh) | (hi << (64 - sh));
+        lo = hi;
+    }
 }
 
 static inline void tcp_copy(uint8_t *d, const uint8_t *s, uint32_t n)

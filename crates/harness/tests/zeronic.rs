@@ -143,8 +143,11 @@ fn the_plain_socket_api_runs_unchanged_on_zeronic() {
     assert_eq!(r.exits[0], Some(0), "{}", r.console);
     assert_eq!((r.host.received, r.host.first_wrong, r.host.eof), (from, None, true), "{}", r.console);
     assert_eq!(counter(&r.console, "bytes_in"), to);
-    // One core is stack and application: tcp_recv and tcp_send copy each byte once.
-    assert_eq!(r.touched[0], to + from, "{}", r.console);
+    // One core is stack and application: tcp_recv and tcp_send copy each byte once, a word
+    // at a time; a copy whose source and destination differ in alignment reads whole aligned
+    // source words, up to 7 bytes on either side of its range (sw/tcp/tcp_int.h `tcp_copy`).
+    let touched = r.touched[0];
+    assert!(touched >= to + from && touched <= (to + from) * 101 / 100, "{touched}: {}", r.console);
 }
 
 /// Two ZeroNIC nodes through a switch, 1% of packets lost on every link: node 1 sends,

@@ -92,6 +92,9 @@ impl Core {
             }
             cycle += 1;
             self.stats.instret += 1;
+            if cycle == self.muldiv_watch {
+                self.muldiv_port_taken(op); // as `exec` does: the M unit's write port
+            }
             self.x[op.rd as usize] = v;
             pc = pc.wrapping_add(op.len() as u64);
         };
