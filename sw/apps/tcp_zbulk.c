@@ -11,8 +11,11 @@
  * tcp_bulk's (tcp_pattern.h), so either may be the other end.
  *
  * Hart 1 checks every received byte once, in order, and exits 2 naming the first wrong
- * offset or a stream of the wrong length; hart 0 prints the stack's counters,
- * `tcp: key=value ...` as tcp_bulk does, and exits 0 once the connection has closed.
+ * offset or a stream of the wrong length; at the end it prints its own counters,
+ * `app: cycles=... idle_cycles=... checked=0|1` (cycles from the stream's start to its end,
+ * and those asleep in wfi; `checked=0` under `nocheck`, when the "app checked" line counts
+ * bytes taken, not checked). Hart 0 prints the stack's counters, `tcp: key=value ...` as
+ * tcp_bulk does, and exits 0 once the connection has closed.
  */
 #include "../tcp/tcp_zc.h"
 #include "nanopu.h"
@@ -27,6 +30,7 @@ static volatile uint64_t app_done, app_failed;
 static uint32_t tx_dir;
 static uint64_t in_bytes, out_bytes;
 static int no_check, fin_first;
+static uint64_t app_idle; /* cycles hart 1 spent asleep in nap's wfi */
 
 static int has_flag(int argc, char **argv, const char *flag)
 {
@@ -58,7 +62,9 @@ static void nap(uint32_t us)
     csr_clear(mstatus, 1ul << 3);
     *CLINT_MTIMECMP(hart) = *CLINT_MTIME + us;
     csr_set(mie, 1ul << 7);
+    uint64_t t = read_mcycle();
     __asm__ volatile("wfi");
+    app_idle += read_mcycle() - t;
     csr_clear(mie, 1ul << 7);
     *CLINT_MTIMECMP(hart) = ~0ull;
 }
@@ -89,8 +95,9 @@ static int app(void)
 {
     while (!zc.rx_ring)
         nap(TICK_US);
-    uint64_t rcvd = 0, sent = 0;
+    uint64_t rcvd = 0, sent = 0, t0 = read_mcycle();
     int eof = 0;
+    app_idle = 0;
     while (!eof || sent < out_bytes || !zc.tx_done) {
         int closed = zc.closed; /* before rx_ready and rx_eof, which the control core set first */
         uint64_t ready = zc.rx_ready, was = rcvd + sent;
@@ -112,6 +119,8 @@ static int app(void)
             nap(TICK_US);
     }
     printf("tcp_zbulk: app checked %lu bytes in, wrote %lu out\n", (unsigned long)rcvd, (unsigned long)sent);
+    printf("app: cycles=%lu idle_cycles=%lu checked=%d\n", (unsigned long)(read_mcycle() - t0),
+           (unsigned long)app_idle, !no_check);
     app_done = 1;
     return 0;
 }
