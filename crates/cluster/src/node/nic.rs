@@ -106,8 +106,7 @@ impl NodeNic {
             _ => None,
         }
     }
-    /// Does the node take raw frames through IceNIC's registers (IceNIC or ZeroNIC)? Not
-    /// the RDMA NIC: its frames go to `rdma_arrive` (engine/network.rs asks this first).
+    /// Does the node take raw frames through IceNIC's registers (IceNIC or ZeroNIC)?
     pub fn is_ice(&self) -> bool {
         matches!(self, NodeNic::Ice(_) | NodeNic::Zero(_))
     }
