@@ -108,7 +108,7 @@ impl NodeNic {
     }
     /// Does the node take raw frames through IceNIC's registers (IceNIC or ZeroNIC)?
     pub fn is_ice(&self) -> bool {
-        !matches!(self, NodeNic::Nanopu(_))
+        matches!(self, NodeNic::Ice(_) | NodeNic::Zero(_))
     }
     pub fn rdma(&self) -> Option<&RdmaNic> {
         match self {
