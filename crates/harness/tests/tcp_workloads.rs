@@ -6,7 +6,9 @@
 //! loss on every link and under reordering (packets sprayed over a leaf-spine's spines), and
 //! the test hooks that spoil delivered data, which the checks must catch. The all-reduce and
 //! the key-value store also run unchanged on ZeroNIC nodes (the same sources built with
-//! `-DTCP_ZERONIC`, `*_zn.elf`: tcp.h's plain API over ZeroNIC's control path).
+//! `-DTCP_ZERONIC`, `*_zn.elf`: tcp.h's plain API over ZeroNIC's control path), and the
+//! all-reduce on RDMA NIC nodes (`rdma_allreduce.c`: the same inputs and check over the NIC's
+//! reliable connections).
 
 use crate::common;
 
@@ -401,4 +403,49 @@ fn zeronic_key_value_replies_stay_right_under_one_percent_loss() {
 fn a_zeronic_server_that_loses_sets_is_caught() {
     let (_, s) = run_any(Net::Star(4), 100.0, 0.0, &kv_programs(Stack::Zero, 3, 8, 400, &["loseset"]));
     assert!((1..=3).all(|n| !console(&s, n).contains("kvc: ")), "no client reported success: {}", s.text());
+}
+
+// ---- the ring all-reduce on RDMA NIC nodes ----
+
+fn rdma_allreduce_programs(hosts: u32, elems: u32, extra: &[&str]) -> [Program; 1] {
+    let mut args = vec![hosts.to_string(), elems.to_string()];
+    args.extend(extra.iter().map(|e| e.to_string()));
+    let p = program(format!("0-{}", hosts - 1), "rdma_allreduce.elf", &args);
+    [Program { nic: "rdma", ..p }]
+}
+
+fn rdma_allreduce(hosts: u32, elems: u32, loss: f64) -> ClusterSummary {
+    let s = run(Net::Star(hosts), 100.0, loss, &rdma_allreduce_programs(hosts, elems, &[]));
+    assert_eq!(s.cores_ok, hosts as usize, "every rank checked every element: {}", s.text());
+    let bytes = 2 * u64::from(hosts - 1) * u64::from(elems / hosts) * 8;
+    for n in 0..hosts {
+        assert_eq!(get(&s, n, "allreduce", "rank"), u64::from(n));
+        assert_eq!(get(&s, n, "rdma", "bytes_in"), bytes, "rank {n} received 2(N-1) chunks");
+        assert_eq!(get(&s, n, "rdma", "bytes_out"), bytes, "rank {n} sent 2(N-1) chunks");
+    }
+    s
+}
+
+#[test]
+fn a_ring_all_reduce_over_eight_rdma_hosts_sums_every_element() {
+    let s = rdma_allreduce(8, 8 * 1024, 0.0);
+    let r = s.rdma.as_ref().expect("RDMA NIC totals");
+    assert_eq!((r.nodes, r.retransmitted), (8, 0), "{}", s.text());
+}
+
+#[test]
+fn a_ring_all_reduce_on_rdma_survives_one_percent_loss() {
+    let s = rdma_allreduce(8, 8 * 1024, 0.01);
+    assert!(s.fabric.drops_random > 0, "the links lost packets: {}", s.text());
+    assert!(s.rdma.as_ref().unwrap().retransmitted > 0, "go-back-N resent: {}", s.text());
+}
+
+#[test]
+fn an_rdma_rank_that_skips_one_addition_fails_every_ranks_check() {
+    let (_, s) = run_any(Net::Star(8), 100.0, 0.0, &rdma_allreduce_programs(8, 8 * 1024, &["skipone"]));
+    for n in 0..8 {
+        let c = console(&s, n);
+        assert!(c.contains("an element is wrong"), "rank {n} found a wrong sum: {c}");
+        assert!(!c.contains("allreduce: rank="), "rank {n} never reported success: {c}");
+    }
 }
