@@ -25,7 +25,7 @@
  * Before sending, a rank waits for READY from the next rank (sent once that rank's RECVs are
  * posted), so no message meets an empty receive queue (RNR). The timed part runs from READY
  * to the last message received and every send completed; idle_cycles (asleep in wfi) count
- * from the start, READY's wait included. Then every element of `result` is
+ * from READY too. Then every element of `result` is
  * checked against the sums of tapp_input (allreduce_input.h); a wrong one stops the program
  * with exit code 2. It prints `allreduce: rank=R hosts=N elems=E cycles=C` and
  * `rdma: cycles=C idle_cycles=I wrs=W completions=K bytes_in=B bytes_out=B`.
@@ -177,6 +177,7 @@ static void on_completion(const struct rdma_wc *wc, uint32_t *rcvd, uint32_t *do
         if (*t0 || ctl_rx != READY)
             fail("a message from the next rank that is not one READY (value, qp)", ctl_rx, wc->qp);
         *t0 = read_mcycle();
+        st.idle = 0; /* idle_cycles count from READY, as the timed part */
     } else if (wc->opcode == RDMA_OP_RECV) {
         if (wc->wr_id != *rcvd)
             fail("a message completed out of order (message, expected)", wc->wr_id, *rcvd);
