@@ -379,7 +379,9 @@ fn a_zeronic_rank_that_skips_one_addition_fails_the_check() {
     let args = ["8".to_string(), (8 * 1024).to_string(), PORT.to_string(), "skipone".into()];
     let (_, s) = run_any(Net::Star(8), 100.0, 0.0, &[program_on(Stack::Zero, "0-7", "tcp_allreduce", &args)]);
     for n in 0..8 {
-        assert!(console(&s, n).contains(", not "), "rank {n} found a wrong sum: {}", console(&s, n));
+        let c = console(&s, n);
+        assert!(c.contains("allreduce: rank ") && c.contains(", not "), "rank {n} found a wrong sum: {c}");
+        assert!(!c.contains("allreduce: rank="), "rank {n} never reported success: {c}");
     }
 }
 
@@ -402,6 +404,9 @@ fn zeronic_key_value_replies_stay_right_under_one_percent_loss() {
 #[test]
 fn a_zeronic_server_that_loses_sets_is_caught() {
     let (_, s) = run_any(Net::Star(4), 100.0, 0.0, &kv_programs(Stack::Zero, 3, 8, 400, &["loseset"]));
+    let stale =
+        |n| console(&s, n).contains("not the value of the last SET") || console(&s, n).contains("null, but");
+    assert!((1..=3).any(stale), "a client saw a value its model does not hold: {}", s.text());
     assert!((1..=3).all(|n| !console(&s, n).contains("kvc: ")), "no client reported success: {}", s.text());
 }
 
