@@ -4,7 +4,11 @@
 //! (`tcp_allreduce.c`), and a RESP key-value server with pipelined clients that check every
 //! reply against their model of the store (`tcp_kv.c`, `tcp_kv_client.c`); clean, under 1%
 //! loss on every link and under reordering (packets sprayed over a leaf-spine's spines), and
-//! the test hooks that spoil delivered data, which the checks must catch.
+//! the test hooks that spoil delivered data, which the checks must catch. The all-reduce and
+//! the key-value store also run unchanged on ZeroNIC nodes (the same sources built with
+//! `-DTCP_ZERONIC`, `*_zn.elf`: tcp.h's plain API over ZeroNIC's control path), and the
+//! all-reduce on RDMA NIC nodes (`rdma_allreduce.c`: the same inputs and check over the NIC's
+//! reliable connections).
 
 use crate::common;
 
@@ -19,15 +23,46 @@ fn ip(node: u32) -> u32 {
     0x0a00_0002 + node
 }
 
+/// The host stack a program runs on: the C TCP over IceNIC (traditional, copying), or the
+/// same TCP as ZeroNIC's control path with the NIC placing and fetching payload.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Stack {
+    Ice,
+    Zero,
+}
+
+impl Stack {
+    /// The build of program `name` for this stack (sw/Makefile: TCP_APPS, TCP_ZN_PLAIN).
+    fn elf(self, name: &str) -> String {
+        match self {
+            Stack::Ice => format!("{name}.elf"),
+            Stack::Zero => format!("{name}_zn.elf"),
+        }
+    }
+
+    fn nic(self) -> &'static str {
+        match self {
+            Stack::Ice => "icenic",
+            Stack::Zero => "zeronic",
+        }
+    }
+}
+
 /// One `[[program]]` of a cluster file.
 struct Program {
     nodes: String,
-    elf: &'static str,
+    elf: String,
+    nic: &'static str,
     args: Vec<String>,
 }
 
-fn program(nodes: impl ToString, elf: &'static str, args: &[String]) -> Program {
-    Program { nodes: nodes.to_string(), elf, args: args.to_vec() }
+fn program(nodes: impl ToString, elf: &str, args: &[String]) -> Program {
+    Program { nodes: nodes.to_string(), elf: elf.to_string(), nic: "icenic", args: args.to_vec() }
+}
+
+/// Program `name` (no `.elf`) built for `stack`.
+fn program_on(stack: Stack, nodes: impl ToString, name: &str, args: &[String]) -> Program {
+    Program { nic: stack.nic(), ..program(nodes, &stack.elf(name), args) }
 }
 
 /// The network: a star of `n` nodes, or a leaf-spine of `leaves` leaves with
@@ -66,9 +101,10 @@ fn run_any(net: Net, gbps: f64, loss: f64, programs: &[Program]) -> (Outcome, Cl
     for p in programs {
         let args: Vec<String> = p.args.iter().map(|a| format!("\"{a}\"")).collect();
         text += &format!(
-            "[[program]]\nnodes = \"{}\"\nelf = \"{}\"\nnic = \"icenic\"\nargs = [{}]\n",
+            "[[program]]\nnodes = \"{}\"\nelf = \"{}\"\nnic = \"{}\"\nargs = [{}]\n",
             p.nodes,
             p.elf,
+            p.nic,
             args.join(", ")
         );
     }
@@ -200,8 +236,12 @@ fn a_dropped_or_duplicated_read_fails_the_flow_check() {
 // ---- ring all-reduce ----
 
 fn allreduce(hosts: u32, elems: u32, loss: f64) -> ClusterSummary {
+    allreduce_on(Stack::Ice, hosts, elems, loss)
+}
+
+fn allreduce_on(stack: Stack, hosts: u32, elems: u32, loss: f64) -> ClusterSummary {
     let args = [hosts.to_string(), elems.to_string(), PORT.to_string()];
-    let progs = [program(format!("0-{}", hosts - 1), "tcp_allreduce.elf", &args)];
+    let progs = [program_on(stack, format!("0-{}", hosts - 1), "tcp_allreduce", &args)];
     let s = run(Net::Star(hosts), 100.0, loss, &progs);
     assert_eq!(s.cores_ok, hosts as usize, "every rank checked every element: {}", s.text());
     for n in 0..hosts {
@@ -243,22 +283,25 @@ fn a_ring_all_reduce_survives_one_percent_loss() {
 
 // ---- key-value store ----
 
-/// Node 0 serves `clients` clients (nodes 1..), each `requests` requests `depth` deep.
-fn kv(clients: u32, depth: u32, requests: u32, loss: f64, server_extra: &[&str]) -> ClusterSummary {
-    let (outcome, s) =
-        run_any(Net::Star(clients + 1), 100.0, loss, &kv_programs(clients, depth, requests, server_extra));
+/// Node 0 serves `clients` clients (nodes 1..), each `requests` requests `depth` deep, on `stack`.
+fn kv(stack: Stack, clients: u32, depth: u32, requests: u32, loss: f64) -> ClusterSummary {
+    let progs = kv_programs(stack, clients, depth, requests, &[]);
+    let (outcome, s) = run_any(Net::Star(clients + 1), 100.0, loss, &progs);
     assert_eq!(outcome, Outcome::AllExited, "{}", s.text());
     s
 }
 
-fn kv_programs(clients: u32, depth: u32, requests: u32, server_extra: &[&str]) -> [Program; 2] {
+fn kv_programs(stack: Stack, clients: u32, depth: u32, requests: u32, server_extra: &[&str]) -> [Program; 2] {
     let mut sargs = vec![PORT.to_string(), clients.to_string()];
     sargs.extend(server_extra.iter().map(|e| e.to_string()));
     let cargs: Vec<String> = [format!("connect:{}", ip(0)), PORT.to_string(), depth.to_string()]
         .into_iter()
         .chain([requests, 64, 100, 50].map(|v| v.to_string()))
         .collect();
-    [program(0, "tcp_kv.elf", &sargs), program(format!("1-{clients}"), "tcp_kv_client.elf", &cargs)]
+    [
+        program_on(stack, 0, "tcp_kv", &sargs),
+        program_on(stack, format!("1-{clients}"), "tcp_kv_client", &cargs),
+    ]
 }
 
 fn assert_kv_checked(s: &ClusterSummary, clients: u32, requests: u32) {
@@ -275,21 +318,21 @@ fn assert_kv_checked(s: &ClusterSummary, clients: u32, requests: u32) {
 #[test]
 fn pipelined_clients_get_every_reply_the_model_predicts() {
     for depth in [1, 8, 32] {
-        let s = kv(3, depth, 400, 0.0, &[]);
+        let s = kv(Stack::Ice, 3, depth, 400, 0.0);
         assert_kv_checked(&s, 3, 400);
     }
 }
 
 #[test]
 fn the_key_value_replies_stay_right_under_one_percent_loss() {
-    let s = kv(3, 16, 400, 0.01, &[]);
+    let s = kv(Stack::Ice, 3, 16, 400, 0.01);
     assert_kv_checked(&s, 3, 400);
     assert!(s.fabric.drops_random > 0, "the links lost packets: {}", s.text());
 }
 
 #[test]
 fn a_server_that_loses_sets_is_caught_by_the_clients_model() {
-    let (_, s) = run_any(Net::Star(4), 100.0, 0.0, &kv_programs(3, 8, 400, &["loseset"]));
+    let (_, s) = run_any(Net::Star(4), 100.0, 0.0, &kv_programs(Stack::Ice, 3, 8, 400, &["loseset"]));
     let stale =
         |n| console(&s, n).contains("not the value of the last SET") || console(&s, n).contains("null, but");
     assert!((1..=3).any(stale), "a client saw a value its model does not hold: {}", s.text());
@@ -302,4 +345,112 @@ fn the_same_lossy_reordered_run_gives_the_same_counters() {
     let b = incast_over_leaf_spine(0.01);
     assert_eq!(a.consoles, b.consoles, "the same counters, cycle for cycle");
     assert_eq!(a.fabric.drops_random, b.fabric.drops_random);
+}
+
+// ---- the same programs on ZeroNIC nodes ----
+
+/// The run went over ZeroNIC: on every node the NIC placed every byte the program read (some
+/// twice if resent) and merged every byte it sent, as the TCP's counters say.
+fn assert_zeronic_moved_payload(s: &ClusterSummary, nodes: u32) {
+    assert_eq!(s.zeronic.len(), nodes as usize, "every node has a ZeroNIC: {}", s.text());
+    for z in &s.zeronic {
+        assert!(z.bytes_placed >= get(s, z.node, "tcp", "bytes_in"), "node {}: {}", z.node, s.text());
+        assert!(z.bytes_merged >= get(s, z.node, "tcp", "bytes_out"), "node {}: {}", z.node, s.text());
+        assert_eq!(z.bad_checksums, 0, "node {}", z.node);
+    }
+}
+
+#[test]
+fn a_ring_all_reduce_over_eight_zeronic_hosts_sums_every_element() {
+    let s = allreduce_on(Stack::Zero, 8, 8 * 1024, 0.0);
+    assert_zeronic_moved_payload(&s, 8);
+}
+
+#[test]
+fn a_ring_all_reduce_on_zeronic_survives_one_percent_loss() {
+    let s = allreduce_on(Stack::Zero, 8, 8 * 1024, 0.01);
+    assert!(s.fabric.drops_random > 0, "the links lost packets: {}", s.text());
+    assert!((0..8).map(|n| get(&s, n, "tcp", "segs_retransmitted")).sum::<u64>() > 0, "{}", s.text());
+    assert_zeronic_moved_payload(&s, 8);
+}
+
+#[test]
+fn a_zeronic_rank_that_skips_one_addition_fails_the_check() {
+    let args = ["8".to_string(), (8 * 1024).to_string(), PORT.to_string(), "skipone".into()];
+    let (_, s) = run_any(Net::Star(8), 100.0, 0.0, &[program_on(Stack::Zero, "0-7", "tcp_allreduce", &args)]);
+    for n in 0..8 {
+        let c = console(&s, n);
+        assert!(c.contains("allreduce: rank ") && c.contains(", not "), "rank {n} found a wrong sum: {c}");
+        assert!(!c.contains("allreduce: rank="), "rank {n} never reported success: {c}");
+    }
+}
+
+#[test]
+fn pipelined_clients_of_a_zeronic_server_get_every_reply_the_model_predicts() {
+    for depth in [1, 16] {
+        let s = kv(Stack::Zero, 3, depth, 400, 0.0);
+        assert_kv_checked(&s, 3, 400);
+        assert_zeronic_moved_payload(&s, 4);
+    }
+}
+
+#[test]
+fn zeronic_key_value_replies_stay_right_under_one_percent_loss() {
+    let s = kv(Stack::Zero, 3, 16, 400, 0.01);
+    assert_kv_checked(&s, 3, 400);
+    assert!(s.fabric.drops_random > 0, "the links lost packets: {}", s.text());
+}
+
+#[test]
+fn a_zeronic_server_that_loses_sets_is_caught() {
+    let (_, s) = run_any(Net::Star(4), 100.0, 0.0, &kv_programs(Stack::Zero, 3, 8, 400, &["loseset"]));
+    let stale =
+        |n| console(&s, n).contains("not the value of the last SET") || console(&s, n).contains("null, but");
+    assert!((1..=3).any(stale), "a client saw a value its model does not hold: {}", s.text());
+    assert!((1..=3).all(|n| !console(&s, n).contains("kvc: ")), "no client reported success: {}", s.text());
+}
+
+// ---- the ring all-reduce on RDMA NIC nodes ----
+
+fn rdma_allreduce_programs(hosts: u32, elems: u32, extra: &[&str]) -> [Program; 1] {
+    let mut args = vec![hosts.to_string(), elems.to_string()];
+    args.extend(extra.iter().map(|e| e.to_string()));
+    let p = program(format!("0-{}", hosts - 1), "rdma_allreduce.elf", &args);
+    [Program { nic: "rdma", ..p }]
+}
+
+fn rdma_allreduce(hosts: u32, elems: u32, loss: f64) -> ClusterSummary {
+    let s = run(Net::Star(hosts), 100.0, loss, &rdma_allreduce_programs(hosts, elems, &[]));
+    assert_eq!(s.cores_ok, hosts as usize, "every rank checked every element: {}", s.text());
+    let bytes = 2 * u64::from(hosts - 1) * u64::from(elems / hosts) * 8;
+    for n in 0..hosts {
+        assert_eq!(get(&s, n, "allreduce", "rank"), u64::from(n));
+        assert_eq!(get(&s, n, "rdma", "bytes_in"), bytes, "rank {n} received 2(N-1) chunks");
+        assert_eq!(get(&s, n, "rdma", "bytes_out"), bytes, "rank {n} sent 2(N-1) chunks");
+    }
+    s
+}
+
+#[test]
+fn a_ring_all_reduce_over_eight_rdma_hosts_sums_every_element() {
+    let s = rdma_allreduce(8, 8 * 1024, 0.0);
+    let r = s.rdma.as_ref().expect("RDMA NIC totals");
+    assert_eq!((r.nodes, r.retransmitted), (8, 0), "{}", s.text());
+}
+
+#[test]
+fn a_ring_all_reduce_on_rdma_survives_one_percent_loss() {
+    let s = rdma_allreduce(8, 8 * 1024, 0.01);
+    assert!(s.fabric.drops_random > 0, "the links lost packets: {}", s.text());
+    assert!(s.rdma.as_ref().unwrap().retransmitted > 0, "go-back-N resent: {}", s.text());
+}
+
+#[test]
+fn an_rdma_rank_that_skips_one_addition_fails_every_ranks_check() {
+    let (_, s) = run_any(Net::Star(8), 100.0, 0.0, &rdma_allreduce_programs(8, 8 * 1024, &["skipone"]));
+    for n in 0..8 {
+        let c = console(&s, n);
+        assert!(c.contains("an element is wrong"), "rank {n} found a wrong sum: {c}");
+        assert!(!c.contains("allreduce: rank="), "rank {n} never reported success: {c}");
+    }
 }
