@@ -62,9 +62,9 @@ CHAIN_NOTE = ("located: each replica's work per write, not the network. On singl
               "the request. The notebook's point is at 0.64 Mrps, ours unloaded (at 0.75 Mrps ours: 1,494 ns mean)")
 MICA_NOTE = ("located: our store, not the platform. The prototype's own server (`lnic-multi-core-mica.cc`) under the "
              "same load on this model: {proto:.1f} ns ({proto_ratio:.2f}x; that difference is not located). Ours costs "
-             "1,361 busy cycles a request against its 769, the SET most: a 64-word append to a log-structured store "
+             "1,324 busy cycles a request against its 756, the SET most: a 64-word append to a log-structured store "
              "through the log's wrap-around addressing, against MICA's `FixedTable` overwritten in place, and a "
-             "request arriving behind a SET waits up to 550 ns (`experiments/mica`, \"Reading the results at the "
+             "request arriving behind a SET waits up to 539 ns (`experiments/mica`, \"Reading the results at the "
              "prototype's setup\")")
 SETALG_NOTE = ("located: our program and corpus, not the platform; queueing adds under 10% (the p99 is "
                "{setalg_unloaded:,.0f} ns at 0.32 Mrps). Our server intersects by galloping, the prototype's "
@@ -274,7 +274,7 @@ def without_figure():
         ("NanoSort buckets (4,096 cores, 32 keys per core)", "Figure 11: 4, 8 and 16 buckets perform alike "
          "(section 6.2.3; no values)", "not alike: " + ", ".join(f"{b} buckets {t:.1f} us" for b, t in
                                                                  sorted(buckets.items())) +
-         " (fan-in equal to the buckets; measured on 2026-11-26)", "experiments/nanosort-buckets/run"),
+         " (fan-in equal to the buckets; measured on 2026-12-02)", "experiments/nanosort-buckets/run"),
         ("NanoSort keys, skew, switching latency, fan-in", "Figures 12, 13 and 15 (curves; the text states no "
          "values)", "the experiments' tables", "experiments/nanosort-{keys,switch-latency,fanin}/run"),
         ("MilliSort reduction factor (128 cores, 4,096 keys)", "Figure 10: a rise with the factor (no values)",

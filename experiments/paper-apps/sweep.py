@@ -48,7 +48,8 @@ def nn():
     node (IceNIC nodes drive their NIC from one core): the same neurons on 4x the nodes."""
     points = [(nic, cores, layers) for nic, cores in [("nanopu", 4), ("nanopu", 1), ("icenic", 1)]
               for layers in ["4,4,2", "8,16,16,4", "16,32,32,8", "32,64,64,16"]]
-    flags = [{"layers": layers, "inferences": 10, "cores": cores, "nic": nic} for nic, cores, layers in points]
+    flags = [{"layers": [int(n) for n in layers.split(",")], "inferences": 10, "cores": cores, "nic": nic}
+             for nic, cores, layers in points]
     for (nic, cores, layers), d in zip(points, apps(runs("nn", flags), accept=DROPPED)):
         lat = d["latency_ns"] if d else {"median": "", "min": "", "max": ""}
         yield {"nic": nic, "cores": cores, "layers": layers.replace(",", "-"),
