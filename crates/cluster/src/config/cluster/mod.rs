@@ -173,19 +173,20 @@ impl ClusterFile {
         self.program.iter().try_for_each(|p| p.nic_kind().map(|_| ()))?;
         self.program.iter().try_for_each(|p| p.pcie().map(|_| ()))?;
         self.program.iter().try_for_each(|p| p.zero_params(clock_hz()).map(|_| ()))?;
-        self.check_icenic_node()?;
+        self.check_no_nanopu_node()?;
         self.checked_faults().map(|_| ())
     }
 
-    /// An IceNIC node takes none of `[node]`'s nanoPU NIC settings: in a cluster of IceNIC
-    /// nodes only, a setting given would apply to no node and is refused by name (in a mixed
-    /// cluster the nanoPU nodes take them).
-    fn check_icenic_node(&self) -> Result<(), String> {
-        let ice = |p: &ProgramFile| p.nic_kind() == Ok(crate::config::NicKind::IceNic);
+    /// Only nanoPU nodes take `[node]`'s nanoPU NIC settings: in a cluster without one (every
+    /// program on IceNIC, ZeroNIC or the RDMA NIC), a setting given would apply to no node
+    /// and is refused by name (in a mixed cluster the nanoPU nodes take them).
+    fn check_no_nanopu_node(&self) -> Result<(), String> {
+        let other = |p: &ProgramFile| p.nic_kind().is_ok_and(|k| k != crate::config::NicKind::Nanopu);
         match self.program.first() {
-            Some(p) if self.program.iter().all(ice) => {
+            Some(p) if self.program.iter().all(other) => {
+                let nic = p.nic.as_deref().unwrap_or_default();
                 (self.node.nic_settings.none_on_icenic(Given::Section("node")))
-                    .map_err(|e| format!("{e} (program.nodes \"{}\" has nic = \"icenic\")", p.nodes))
+                    .map_err(|e| format!("{e} (program.nodes \"{}\" has nic = \"{nic}\")", p.nodes))
             }
             _ => Ok(()),
         }

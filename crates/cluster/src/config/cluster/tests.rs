@@ -203,6 +203,10 @@ fn inapplicable_nic_and_tail_settings_are_refused() {
     let e = ClusterFile::parse(&format!("{MIN}nic = \"icenic\"\n[node]\njbsq_n = 5\n")).unwrap_err();
     assert!(e.starts_with("node.jbsq_n: the nanoPU NIC's core selection"), "{e}");
     assert!(e.contains("(program.nodes \"all\" has nic = \"icenic\")"), "{e}");
+    for nic in ["zeronic", "rdma"] {
+        let e = ClusterFile::parse(&format!("{MIN}nic = \"{nic}\"\n[node]\njbsq_n = 5\n")).unwrap_err();
+        assert!(e.contains(&format!("(program.nodes \"all\" has nic = \"{nic}\")")), "{e}");
+    }
     let e = refused("[transport_params]\ntail_delay_us = 5.0\n", "transport_params.tail_delay_us");
     assert!(e.contains("transport_params.tail_fraction"), "{e}");
 }
