@@ -10,7 +10,7 @@
 //!   cache ([`llc`]) and DDR3 bank timing ([`dram`]), and the table of the stores its cores
 //!   have shown each other ([`stores`]; the cores' side is `core/coherence.rs`).
 //! - [`Core`] (`core.rs`) is one hart. Its run loop (`core.rs`) fetches by index into the
-//!   current code page (`fetch.rs`) and executes (`exec.rs`, `muldiv.rs`, `amo.rs`,
+//!   current code page (`fetch.rs`) and executes (`exec.rs`, `muldiv/`, `amo.rs`,
 //!   `csr.rs`, `fpu.rs` with the soft-float arithmetic in `fparith.rs`/`fpconv.rs`); loads and stores go through a per-core software TLB (`lsu.rs`). Traps and
 //!   interrupts are in `trap.rs` (with trap-loop detection), error texts in `error.rs`,
 //!   which names unmodelled extensions through [`unmodelled`]; HTIF and semihosting in `htif.rs` and `semihost.rs`; the
@@ -59,7 +59,7 @@ mod lsu;
 pub mod mem;
 mod mmio;
 mod muldiv;
-pub mod muldiv_timing;
+pub use muldiv::timing as muldiv_timing;
 mod net;
 pub mod op;
 mod params;

@@ -87,7 +87,7 @@ pub struct TimingParams {
     /// in the D-cache's data array).
     pub amo_extra: u64,
     /// The iterative multiply/divide unit every M instruction goes through; its latency
-    /// depends on the operands (`muldiv_timing.rs`).
+    /// depends on the operands (`muldiv/timing.rs`).
     pub muldiv: MulDivParams,
     /// Cycles lost on a mispredicted branch or jump (redirect from execute). Default 3
     /// (*rocket-chip*: 5-stage pipeline resolving branches in EX).
@@ -211,7 +211,7 @@ impl Default for TimingParams {
 /// `MulDivParams` in `rocket/Multiplier.scala`; the prototype's `LNICQuadRocketConfig` uses
 /// `WithNBigCores`, whose values are these: l-nic/rocket-chip 33813784
 /// `src/main/scala/subsystem/Configs.scala` lines 52-55). The divider retires one quotient
-/// bit per cycle (`divUnroll` = 1, the default the prototype keeps; `muldiv_timing.rs`).
+/// bit per cycle (`divUnroll` = 1, the default the prototype keeps; `muldiv/timing.rs`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MulDivParams {
     /// Multiplier bits retired per cycle (`mulUnroll`). Default 8: 8 cycles for 64 bits.

@@ -35,7 +35,8 @@ impl Simulation {
         }
     }
 
-    fn dma_latency(&mut self, n: usize, addr: u64, len: usize) -> u64 {
+    /// The time node `n`'s memory system takes to move `len` bytes at `addr` for a NIC's DMA.
+    pub(crate) fn dma_latency(&mut self, n: usize, addr: u64, len: usize) -> u64 {
         let node = &mut self.nodes[n];
         node.mem.dma_latency(addr, len, node.cores[0].timing())
     }

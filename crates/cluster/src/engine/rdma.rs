@@ -40,23 +40,17 @@ impl Simulation {
         for a in actions {
             let (at, ev) = match a {
                 RdmaAction::DmaRead { at, tag, addr, len, stream } => {
-                    (at + stream + self.rdma_dma_latency(n, addr, len), RdmaEv::Read { tag, addr, len })
+                    (at + stream + self.dma_latency(n, addr, len), RdmaEv::Read { tag, addr, len })
                 }
-                RdmaAction::DmaWrite { at, tag, addr, bytes, stream } => (
-                    at + stream + self.rdma_dma_latency(n, addr, bytes.len()),
-                    RdmaEv::Write { tag, addr, bytes },
-                ),
+                RdmaAction::DmaWrite { at, tag, addr, bytes, stream } => {
+                    (at + stream + self.dma_latency(n, addr, bytes.len()), RdmaEv::Write { tag, addr, bytes })
+                }
                 RdmaAction::Transmit { at, frame } => (at, RdmaEv::Tx { frame }),
                 RdmaAction::Timer { at, timer } => (at, RdmaEv::Timer(timer)),
                 RdmaAction::Update { at } => (at, RdmaEv::Irq),
             };
             self.q.push(self.at(at), Ev::Rdma { node: n, ev: Box::new(ev) });
         }
-    }
-
-    fn rdma_dma_latency(&mut self, n: usize, addr: u64, len: usize) -> u64 {
-        let node = &mut self.nodes[n];
-        node.mem.dma_latency(addr, len, node.cores[0].timing())
     }
 
     pub(crate) fn rdma_event(&mut self, n: usize, ev: RdmaEv) {

@@ -1,11 +1,13 @@
 //! M extension (RISC-V unprivileged spec chapter 13) and the timing of Rocket's iterative,
 //! unpipelined multiply/divide unit: a result is ready after its operand-dependent latency
-//! (`muldiv_timing.rs`), later if other instructions hold the register file's write port
+//! (`muldiv/timing.rs`), later if other instructions hold the register file's write port
 //! then, and the next M instruction waits until the unit is free.
 
 use crate::core::Core;
-use crate::muldiv_timing::latency;
+pub mod timing;
+
 use crate::op::{Kind, Op};
+use timing::latency;
 
 fn sext32(v: u64) -> u64 {
     v as i32 as i64 as u64
@@ -153,7 +155,7 @@ mod core_tests {
         // mul with a multiplier of -1: 8 steps, latency 10; of 3: latency 4.
         assert_eq!(muldiv_stalls(u64::MAX, 3, &[mul(A3, A1, A2), use_it]), 9);
         assert_eq!(muldiv_stalls(3, u64::MAX, &[mul(A3, A1, A2), use_it]), 3);
-        // divu 1000 / 10: latency 11 (muldiv_timing tests).
+        // divu 1000 / 10: latency 11 (muldiv/timing tests).
         let divu = asm::r(1, A2, A1, 5, A3, 0x33);
         assert_eq!(muldiv_stalls(1000, 10, &[divu, use_it]), 10);
         // The next M instruction waits for the unit the same way.
