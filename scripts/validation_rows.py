@@ -40,7 +40,11 @@ TAIL_NOTE = ("bounded by the 256-core row, not located further: 4 us on 1% of th
              "ours ({tail_base:.2f} to {tail4:.2f} us, seed 1; in `experiments/nanosort-tail` all of it idle time) and "
              "27 us to the paper's; ours starts from a baseline {base_ratio:.2f} times the paper's 26 us (the "
              "256-core row's gap: per-key work and the largest final bucket's fetch), and the paper gives no idle or "
-             "per-stage figures for this run")
+             "per-stage figures for this run. Ruled out as the reason ours adds less: the seed (seeds 1 to 10 add "
+             "12.0 to 19.4 us, mean 15.5, seed 1 the most; the same command with `--seed N`, with and without "
+             "`--tail-fraction 0.01 --tail-delay-us 4`) and our one transfer per (sender, bucket) where the paper "
+             "sends a message per key (`nanosort.c` built with -DNS_KEYS_PER_MSG=1, `--apps DIR`: 50,614 messages, "
+             "47.47 to 62.49 us, 15.0 us added)")
 MCAST_OFF_NOTE = ("bounded by the 4,096-core row: with multicast ours is already {on_ratio:.2f}x the paper's "
                   "({mcast_on:.1f} against 40 us, seed 1); turning it off adds {off_delta:.1f} us to ours and 56 us "
                   "to the paper's. At "
@@ -61,11 +65,19 @@ CHAIN_NOTE = ("located: each replica's work per write, not the network. On singl
               "to a log-structured store; the prototype's overwrites a fixed table in place with the hash carried in "
               "the request. The notebook's point is at 0.64 Mrps, ours unloaded (at 0.75 Mrps ours: 1,494 ns mean)")
 MICA_NOTE = ("located: our store, not the platform. The prototype's own server (`lnic-multi-core-mica.cc`) under the "
-             "same load on this model: {proto:.1f} ns ({proto_ratio:.2f}x; that difference is not located). Ours costs "
+             "same load on this model: {proto:.1f} ns ({proto_ratio:.2f}x; not located, see below). Ours costs "
              "1,324 busy cycles a request against its 756, the SET most: a 64-word append to a log-structured store "
              "through the log's wrap-around addressing, against MICA's `FixedTable` overwritten in place, and a "
              "request arriving behind a SET waits up to 539 ns (`experiments/mica`, \"Reading the results at the "
-             "prototype's setup\")")
+             "prototype's setup\"). The prototype's server's 0.79x, ruled out: the point compared (the notebook "
+             "takes the second-lowest load of its sweep, `sorted(mean_arrival_time)[-2]`, 3,100 cycles, 1.014 Mrps "
+             "measured; there, at 1.0323 Mrps, that server on this model has a mean of 391 ns against the notebook's "
+             "433 and a p99 of 758 against 949, both less one link: `nanopu load prototype-server.toml --rates "
+             "1.0323 --records`), so it is faster in the body too, not only in the tail; the load generator (its "
+             "sends fall on 140-cycle batch boundaries, at most one a batch, so its arrivals are never closer than "
+             "43.75 ns and less bursty than our Poisson ones, which would lower its tail, not raise it; its reply "
+             "stamp is the first flit's own cycle, `this_iter_cycles_start + tokenno` in l-nic/firesim "
+             "`target-design/switch/switch.cc`). What else makes the prototype's requests slower is not located")
 SETALG_NOTE = ("located: our program and corpus, not the platform; queueing adds under 10% (the p99 is "
                "{setalg_unloaded:,.0f} ns at 0.32 Mrps). Our server intersects by galloping, the prototype's "
                "(`lnic-intersect.cc`) by a linear merge of each pair of lists in the query's order: with such a "

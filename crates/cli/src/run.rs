@@ -468,7 +468,7 @@ fn parse_frame(spec: &str) -> Result<(Time, Vec<u8>), String> {
 
 /// The bytes of an even-length hex string, if it spells a frame of `min` to 1,516 bytes.
 fn hex_frame(hex: &str, min: usize) -> Option<Vec<u8>> {
-    if hex.len() % 2 != 0 || !(min..=1516).contains(&(hex.len() / 2)) {
+    if !hex.len().is_multiple_of(2) || !(min..=1516).contains(&(hex.len() / 2)) {
         return None;
     }
     (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok()).collect()
