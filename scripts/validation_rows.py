@@ -49,8 +49,14 @@ MCAST_OFF_NOTE = ("bounded by the 4,096-core row: with multicast ours is already
                   "({mcast_on:.1f} against 40 us, seed 1); turning it off adds {off_delta:.1f} us to ours and 56 us "
                   "to the paper's. At "
                   "the first level each of the 15 median-tree roots then sends its pivot to the 4,096 cores one "
-                  "message after another while they wait (`experiments/nanosort-multicast`); where the further "
-                  "{extra:.1f} us go is not located")
+                  "message after another while they wait (`experiments/nanosort-multicast`). The further "
+                  "{extra:.1f} us are located: our program counts every message it sends in memory (`tx_begin` in "
+                  "`nanosort.c`: `msgs_sent` and `bytes_sent`, 8 instructions, which the summary reports), about 9 "
+                  "cycles of a root's 49 a unicast (at 1,024 cores each root's level-1 busy time for its 1,023 "
+                  "unicasts falls from 23.6 to 20.7 us without them, `--stages`). With a scratch `nanosort.c` "
+                  "without the two counters (`--apps DIR`), turning multicast off adds 53.8 us (51.21 to 105.01 "
+                  "us, seed 1) against the paper's 56; the prototype's `lnic-sort.c` takes a message's header from "
+                  "a table (`g_node_addrs[dst] | msg_len`) and counts nothing")
 SD_NOTE = ("not located: our runs differ only in the seed (keys and PivotSelect's draws; the simulation is "
            "deterministic), and what differed between the paper's ten runs is not stated")
 MAX_NOTE = ("the paper states a bound (every run under 78 us), not its slowest run's time; ours is below it, "
@@ -110,7 +116,7 @@ NANO_RATE_NOTE = ("located: our echo program. The artifact's rate program (`lnic
                   "iteration answers 20.6 Mrps at 1 KiB (1.16x the artifact's) and 31.4 at 512 B, against 13.1 and "
                   "24.1 (`nanopu bench nic-throughput --sw-build DIR`). The artifact's program measured as its "
                   "tester measured it (a Config and 20 requests back to back, the bytes of all 21 packets over the "
-                  "span the latency module stamps) gives {lb1024:.1f} Gb/s at 1 KiB against the plot's 154.1 "
+                  "span the latency module stamps) gives {lb1024:.1f} Gb/s at 1 KiB against the plot's {lb1024a} "
                   "({lb1024r:.2f}x) and {lb64r:.2f}x at 64 B (`experiments/nic-compare/artifact-programs`)")
 # What the tester's throughput tests measure (net-app-tester.py, l-nic/chipyard 1fe1357), said once.
 TESTER_WAY = ("the tester sends a Config and {n} requests back to back and divides the bytes of all {m} packets by "
@@ -121,7 +127,7 @@ STREAM_NOTE = ("located: the plot's program and how it was measured. Figure 5's 
                "straight-line code, one `addi x31, x30, 1` a word (`lnic-loopback.h`, `inc_payload`), where "
                "`stream.c` loops at 3 instructions a word (as `lnic-stream-gpr.c` does for sizes outside its "
                "table); " + TESTER_WAY.format(n=30, m=31) + ". That program measured that way on this model "
-               "gives {st1024:.1f} Gb/s at 1 KiB against the plot's 153.2 ({st1024r:.2f}x) and {st64r:.2f}x at "
+               "gives {st1024:.1f} Gb/s at 1 KiB against the plot's {st1024a} ({st1024r:.2f}x) and {st64r:.2f}x at "
                "64 B (`experiments/nic-compare/artifact-programs`)")
 ICE_SIZES = ("the artifact's IceNIC had 64-entry control queues and a 1,800-flit receive buffer (`icenet.WithIceNIC` "
              "of l-nic/icenet 512c87e, which chipyard's `IceNICRocketConfig` adds unchanged), where our model keeps "
@@ -130,22 +136,23 @@ ICE_RATE_NOTE = ("located: the plot's program, how it was measured and the artif
                  "\"Traditional\" points come from `icenic-loopback-throughput-batch.c`, which posts its 20 buffers "
                  "at once, sends each reply without waiting for its completion and takes the completions at the "
                  "end, where `ice_loopback.c` waits for each; " + TESTER_WAY.format(n=20, m=21) + "; and "
-                 + ICE_SIZES + ". All three on this model: {il64:.1f} Gb/s at 64 B against the plot's 15.0 "
+                 + ICE_SIZES + ". All three on this model: {il64:.1f} Gb/s at 64 B against the plot's {il64a} "
                  "({il64r:.2f}x); with our default sizes {dl64:.1f} Gb/s ({dl64r:.2f}x), and from 256 B on the "
                  "burst overflows the 379-flit buffer before the program has posted its buffers, so it never "
                  "finishes (`experiments/nic-compare/artifact-programs`)")
 ICE_RATE_1K_NOTE = ("located in part: as at 64 B, the plot's program, its measurement and the artifact's IceNIC "
-                    "sizes; with all three ours is {il1024r:.2f}x the plot at 1 KiB ({il1024:.1f} against 78.5 "
+                    "sizes; with all three ours is {il1024r:.2f}x the plot at 1 KiB ({il1024:.1f} against {il1024a} "
                     "Gb/s; {il512r:.2f}x at 512 B). From 64 B to 1 KiB the artifact's span for the 21 packets grows "
                     "by {art_grow:.0f} ns, as if each request's 960 added bytes passed once at one 8-byte flit a "
                     "cycle (130 cycles) in series with its other work; ours grows by {our_grow:.0f} ns, our NIC "
                     "moving a frame's bytes while the program works on others. What serialises them in the "
                     "artifact's SoC is not located (`experiments/nic-compare/artifact-programs`)")
 ICE_STREAM64_NOTE = ("located: the plot's program (`icenic-stream-batch.c`), how it was measured ("
-                     + TESTER_WAY.format(n=30, m=31) + ") and the artifact's IceNIC sizes (64-entry control queues, a "
-                     "1,800-flit receive buffer: **IceNIC loopback rate, 64 B**): all three on this model give {is64:.1f} Gb/s at 64 B against the "
-                     "plot's 10.8 ({is64r:.2f}x). With our default queues of 10 the program, which posts 30 receive "
-                     "requests before taking a completion, stops (`experiments/nic-compare/artifact-programs`)")
+                     + TESTER_WAY.format(n=30, m=31) + ") and the artifact's IceNIC sizes (64-entry control "
+                     "queues, a 1,800-flit receive buffer: **IceNIC loopback rate, 64 B**): all three on this model "
+                     "give {is64:.1f} Gb/s at 64 B against the plot's {is64a} ({is64r:.2f}x). With our default "
+                     "queues of 10 the program, which posts 30 receive requests before taking a completion, stops "
+                     "(`experiments/nic-compare/artifact-programs`)")
 ICE_STREAM_NOTE = ("located: the artifact's stream program swaps the byte order of every word (`ntohl`), ours adds to "
                    "the words in the cores' order (`experiments/nic-compare`)")
 
@@ -219,14 +226,16 @@ def artifact_notes():
         "dl": ("loopback", "icenic", "model default"), "is": ("stream", "icenic", "artifact"),
         "lat": ("latency", "icenic", "artifact")}.items()
         for size in (64, 256, 512, 1024) if (q, nic, sizes, size) in run}
-    f = {**{k: v[0] for k, v in g.items()}, **{k + "r": v[1] for k, v in g.items()}}
+    f = {k + suffix: v[i] for k, v in g.items() for i, suffix in enumerate(("", "r", "span", "a"))}
     art_span = lambda gbps, size: (88 + 20 * (64 + size)) * 8 / gbps  # noqa: E731 (the tester's bytes over its Gb/s)
-    f["art_grow"] = art_span(78.5, 1024) - art_span(15.0, 64)
-    f["our_grow"] = g["il1024"][2] - g["il64"][2]
+    f["art_grow"] = art_span(f["il1024a"], 1024) - art_span(f["il64a"], 64)
+    f["our_grow"] = f["il1024span"] - f["il64span"]
     return {("latency", "icenic"): ICE_LAT_NOTE.format(**f), ("loopback", "nanopu"): NANO_RATE_NOTE.format(**f),
             ("stream", "nanopu"): STREAM_NOTE.format(**f), ("loopback", "icenic", 64): ICE_RATE_NOTE.format(**f),
             ("loopback", "icenic", 1024): ICE_RATE_1K_NOTE.format(**f),
             ("stream", "icenic", 64): ICE_STREAM64_NOTE.format(**f), ("stream", "icenic", 1024): ICE_STREAM_NOTE}
+
+
 def artifact_row(point, notes):
     """A row of the artifact's NIC comparison (experiments/nic-compare)."""
     quantity, nic, size = point
