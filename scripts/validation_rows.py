@@ -145,8 +145,15 @@ ICE_RATE_1K_NOTE = ("located in part: as at 64 B, the plot's program, its measur
                     "Gb/s; {il512r:.2f}x at 512 B). From 64 B to 1 KiB the artifact's span for the 21 packets grows "
                     "by {art_grow:.0f} ns, as if each request's 960 added bytes passed once at one 8-byte flit a "
                     "cycle (130 cycles) in series with its other work; ours grows by {our_grow:.0f} ns, our NIC "
-                    "moving a frame's bytes while the program works on others. What serialises them in the "
-                    "artifact's SoC is not located (`experiments/nic-compare/artifact-programs`)")
+                    "moving a frame's bytes while the program works on others. Part of it is the L2: the artifact's "
+                    "SoC has one bank (`WithInclusiveCache`, nBanks = 1), whose `SourceD` serves one request at a "
+                    "time, one 8-byte beat a cycle, for the NIC's writes and reads and the core's refills alike "
+                    "(sifive/block-inclusivecache-sifive d3d95ec, `SourceD.scala`: `busy`, `s1_counter`), where "
+                    "our model lets the NIC's reads and writes stream at once. A scratch build making the NIC's "
+                    "reads and writes share one 8-byte-a-cycle path gives 93.0 Gb/s at 1 KiB (1.18x) and moves no "
+                    "other of these figures; the core's refills through the same path are not in it, and the rest "
+                    "is not located (`experiments/nic-compare/artifact-programs`; docs/models/icenic.md, \"The "
+                    "L2's one response path\")")
 ICE_STREAM64_NOTE = ("located: the plot's program (`icenic-stream-batch.c`), how it was measured ("
                      + TESTER_WAY.format(n=30, m=31) + ") and the artifact's IceNIC sizes (64-entry control "
                      "queues, a 1,800-flit receive buffer: **IceNIC loopback rate, 64 B**): all three on this model "
