@@ -22,7 +22,7 @@
  * wrs, completions) and exits with 0.
  */
 #include "nanopu.h"
-#include "rdmanic.h"
+#include "rdma_app.h"
 
 #define REGION_MAX (24u << 20)
 #define MAX_QPS 64
@@ -44,8 +44,9 @@ static struct {
 } cfg;
 
 static struct {
-    uint64_t start, end, idle, wrs, cqes;
+    uint64_t start, end, wrs;
 } st;
+static struct rdma_app_counts cq; /* completions taken, cycles asleep waiting */
 
 static inline uint8_t pattern(uint64_t i)
 {
@@ -105,16 +106,6 @@ static uint32_t msg_len(uint64_t k)
     return (uint32_t)(left < cfg.msg ? left : cfg.msg);
 }
 
-/* The next completion, sleeping in wfi while there is none; a failed one stops us. */
-static void next_wc(struct rdma_wc *wc)
-{
-    while (!rdma_poll_cq(wc))
-        st.idle += rdma_sleep_cq();
-    st.cqes++;
-    if (wc->status != RDMA_WC_SUCCESS)
-        fail("a work request failed (status, wr_id)", wc->status, wc->wr_id);
-}
-
 static void setup(void)
 {
     rdma_reg_mr(region, REGION_MAX, KEY_DATA);
@@ -143,17 +134,17 @@ static void send_side(void)
             region[i] = pattern(i);
     rdma_post_recv(0, READY, &ctl_rx[0], 8);
     struct rdma_wc wc;
-    next_wc(&wc);
+    rdma_next_wc(&wc, &cq);
     if (wc.opcode != RDMA_OP_RECV || ctl_rx[0] != READY)
         fail("the first message was not READY", wc.opcode, ctl_rx[0]);
     st.start = read_mcycle();
-    st.idle = 0; /* from READY on */
+    cq.idle = 0; /* from READY on */
     uint32_t inflight[MAX_QPS] = {0};
     uint64_t next = 0, done = 0;
     while (done < cfg.msgs) {
         while (next < cfg.msgs && inflight[next % cfg.qps] < cfg.window)
             inflight[next % cfg.qps]++, post_msg(next++);
-        next_wc(&wc);
+        rdma_next_wc(&wc, &cq);
         inflight[wc.qp]--, done++;
     }
     for (uint32_t q = 0; q < cfg.qps && cfg.writes; q++) {
@@ -161,7 +152,7 @@ static void send_side(void)
         rdma_post_send((uint8_t)q, DONE, &ctl_tx[q], 8);
     }
     for (uint32_t q = 0; q < cfg.qps && cfg.writes; q++)
-        next_wc(&wc);
+        rdma_next_wc(&wc, &cq);
     st.end = read_mcycle();
 }
 
@@ -194,7 +185,7 @@ static void recv_side(void)
     rdma_post_send(0, READY, &ctl_tx[0], 8);
     struct rdma_wc wc;
     while (got < want) {
-        next_wc(&wc);
+        rdma_next_wc(&wc, &cq);
         if (wc.opcode != RDMA_OP_RECV)
             continue; /* READY's send completion */
         if (cfg.writes) {
@@ -227,7 +218,7 @@ int main(int argc, char **argv)
         recv_side();
     printf("rdma: role=%s bytes=%lu qps=%u msg=%lu cycles=%lu idle_cycles=%lu wrs=%lu completions=%lu checked=%d\n",
            cfg.sender ? "send" : "recv", (unsigned long)cfg.bytes, cfg.qps, (unsigned long)cfg.msg,
-           (unsigned long)(st.end - st.start), (unsigned long)st.idle, (unsigned long)st.wrs,
-           (unsigned long)st.cqes, cfg.check);
+           (unsigned long)(st.end - st.start), (unsigned long)cq.idle, (unsigned long)st.wrs,
+           (unsigned long)cq.cqes, cfg.check);
     return 0;
 }
