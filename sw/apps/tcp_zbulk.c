@@ -17,6 +17,7 @@
  * bytes taken, not checked). Hart 0 prints the stack's counters, `tcp: key=value ...` as
  * tcp_bulk does, and exits 0 once the connection has closed.
  */
+#include "../tcp/tcp_prof.h"
 #include "../tcp/tcp_zc.h"
 #include "nanopu.h"
 #include "tcp_pattern.h"
@@ -153,14 +154,23 @@ static int control(char **argv, int argc)
         return 2;
     }
     uint64_t t0 = read_mcycle();
+#ifdef TCP_PROF
+    tcp_prof_start();
+#endif
     tcp_zc_attach(fd, &zc);
     while (!zc.closed && !app_failed) {
-        if (tcp_zc_poll(fd, &zc))
+        TCP_PROF_IN(TP_APP);
+        int moved = tcp_zc_poll(fd, &zc);
+        TCP_PROF_OUT();
+        if (moved)
             tcp_poll();
         else
             tcp_zc_wait(TICK_US);
     }
     report(read_mcycle() - t0);
+#ifdef TCP_PROF
+    tcp_prof_print();
+#endif
     while (!app_done && !app_failed)
         tcp_zc_wait(TICK_US);
     return zc.error ? 2 : 0;

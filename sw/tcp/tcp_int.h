@@ -17,6 +17,7 @@
 
 #include "tcp.h"
 #include "icenic.h"
+#include "tcp_prof.h"
 
 /* Connection slots (listeners count): 4 unless a program's build asks for more
  * (-DTCP_MAX_CONN=N; each slot holds TCP_SNDBUF + TCP_RCVBUF bytes). */

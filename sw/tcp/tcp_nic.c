@@ -53,35 +53,47 @@ static void reap_sends(void)
 /* A free send buffer, waiting for the NIC to finish with the oldest if all are in use. */
 uint8_t *tcp_tx_buf(void)
 {
+    TCP_PROF_IN(TP_TX);
     reap_sends();
     while (tx_busy == NBUF || icenic_send_space() == 0) {
         icenic_wait_send();
         tx_busy--;
     }
+    TCP_PROF_OUT();
     return tx_bufs[tx_next] + ALIGN_OFF;
 }
 
 /* Send the frame built in the buffer tcp_tx_buf() returned. */
 void tcp_tx(uint8_t *f, uint32_t len)
 {
+    TCP_PROF_IN(TP_TX);
     icenic_send(f, len);
     tx_next = (tx_next + 1) % NBUF;
     tx_busy++;
     tcp_st.segs_out++;
+    TCP_PROF_OUT();
 }
 
 void tcp_nic_poll(void)
 {
     uint32_t len;
+    TCP_PROF_IN(TP_RX);
     reap_sends();
     while ((len = icenic_take_recv_comp()) != 0) {
         uint8_t *f = rx_bufs[rx_next] + ALIGN_OFF;
         struct tcp_seg s;
-        if (tcp_parse(f, len, &s) == 0)
+        TCP_PROF_IN(TP_PARSE);
+        int ok = tcp_parse(f, len, &s) == 0;
+        TCP_PROF_OUT();
+        if (ok) {
+            TCP_PROF_IN(TP_INPUT);
             tcp_input(&s);
+            TCP_PROF_OUT();
+        }
         icenic_post_recv(f);
         rx_next = (rx_next + 1) % NBUF;
     }
+    TCP_PROF_OUT();
 }
 
 /* Sleep until a frame is received or the cycle count reaches `until` (0: no timer). */
@@ -104,7 +116,9 @@ void tcp_nic_sleep(uint64_t until)
     csr_set(mie, 1ul << ICENIC_IRQ);
     if (!icenic_recv_comps()) {
         uint64_t t0 = tcp_now();
+        TCP_PROF_IN(TP_IDLE);
         __asm__ volatile("wfi");
+        TCP_PROF_OUT();
         tcp_st.idle_cycles += tcp_now() - t0;
     }
     csr_clear(mie, MIE_MTIE | (1ul << ICENIC_IRQ));

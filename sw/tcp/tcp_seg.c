@@ -178,6 +178,7 @@ __attribute__((unused)) static void copy_out(const struct tcp_conn *c, uint32_t 
  * (ACK is added whenever we have the peer's ISN; a SYN carries our options). */
 void tcp_emit(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len)
 {
+    TCP_PROF_IN(TP_EMIT);
     uint8_t *f = tcp_tx_buf(), *t = f + TCP_FRAME_TCP;
     if (c->state != TS_SYN_SENT)
         flags |= F_ACK;
@@ -202,6 +203,7 @@ void tcp_emit(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len)
         tcp_ack_sent(c);
     if (len == 0 && !(flags & (F_SYN | F_FIN)))
         tcp_st.acks_out++;
+    TCP_PROF_OUT();
 }
 
 /* Answer segment `s`, which belongs to no connection, with a reset (RFC 9293 3.10.7.1). */
