@@ -156,6 +156,20 @@ extern struct tcp_conn tcp_conns[TCP_MAX_CONN];
 extern struct tcp_stats tcp_st;
 
 /* tcp_nic.c */
+#ifdef TCP_ZERONIC
+/* The node's own addresses, read once at tcp_nic_init, as Linux keeps a device's address
+ * in memory (dev->dev_addr) and the interface's in its in_ifaddr list, instead of reading
+ * the NIC's MAC register and the boot words for every segment (docs/apps/tcp.md
+ * "Profile"). The IceNIC build keeps its reads so that its figures stay comparable with
+ * the runs already recorded (the same change would serve it equally). */
+extern uint64_t tcp_my_mac;
+extern uint32_t tcp_my_ip;
+#define TCP_MY_MAC() tcp_my_mac
+#define TCP_MY_IP()  tcp_my_ip
+#else
+#define TCP_MY_MAC() icenic_mac()
+#define TCP_MY_IP()  nanopu_node_ip()
+#endif
 uint64_t tcp_now(void);
 uint64_t tcp_us(uint32_t us);
 uint8_t *tcp_tx_buf(void);

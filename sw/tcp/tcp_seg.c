@@ -79,7 +79,7 @@ int tcp_parse(const uint8_t *f, uint32_t len, struct tcp_seg *s)
         return tcp_st.dropped++, -1;
 #endif
     if (len < TCP_FRAME_TCP + TCP_HDR || ice_get16(f, ICE_FRAME_ETH_TYPE) != 0x0800 || ip[0] != 0x45 ||
-        ip[9] != 6 || ice_get32(ip, 16) != nanopu_node_ip())
+        ip[9] != 6 || ice_get32(ip, 16) != TCP_MY_IP())
         return tcp_st.dropped++, -1;
     uint32_t ip_len = ice_get16(ip, 2);
     if (ip_len + ICE_FRAME_IP > len || ip_len < 40)
@@ -124,7 +124,7 @@ static void put_mac_of(uint8_t *f, int off, uint32_t ip)
 static void put_ip(uint8_t *f, uint32_t dst, uint32_t tcp_len)
 {
     put_mac_of(f, ICE_FRAME_ETH_DST, dst);
-    ice_put_mac(f, ICE_FRAME_ETH_SRC, icenic_mac());
+    ice_put_mac(f, ICE_FRAME_ETH_SRC, TCP_MY_MAC());
     ice_put16(f, ICE_FRAME_ETH_TYPE, 0x0800);
     uint8_t *ip = f + ICE_FRAME_IP;
     ice_put16(ip, 0, 0x4500);
@@ -132,7 +132,7 @@ static void put_ip(uint8_t *f, uint32_t dst, uint32_t tcp_len)
     ice_put32(ip, 4, 0x00004000); /* DF: we never send more than the path's MTU */
     ice_put16(ip, 8, (64 << 8) | 6);
     ice_put16(ip, 10, 0);
-    ice_put32(ip, 12, nanopu_node_ip());
+    ice_put32(ip, 12, TCP_MY_IP());
     ice_put32(ip, 16, dst);
     ice_put16(ip, 10, ice_ip_checksum(ip));
 }
@@ -196,7 +196,7 @@ void tcp_emit(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len)
     copy_out(c, seq, t + TCP_HDR + optlen, len);
     uint32_t tcp_len = TCP_HDR + (uint32_t)optlen + len;
     put_ip(f, c->rip, tcp_len);
-    ice_put16(t, 16, tcp_checksum(nanopu_node_ip(), c->rip, t, tcp_len));
+    ice_put16(t, 16, tcp_checksum(TCP_MY_IP(), c->rip, t, tcp_len));
     tcp_tx(f, TCP_FRAME_TCP + tcp_len);
 #endif
     if (flags & F_ACK)
@@ -218,7 +218,7 @@ void tcp_emit_rst(const struct tcp_seg *s)
     put_tcp(t, s->dport, s->sport, seq, ack, flags, 0, 0);
     put_ip(f, s->src_ip, TCP_HDR);
 #ifndef TCP_ZERONIC
-    ice_put16(t, 16, tcp_checksum(nanopu_node_ip(), s->src_ip, t, TCP_HDR)); /* else the NIC's */
+    ice_put16(t, 16, tcp_checksum(TCP_MY_IP(), s->src_ip, t, TCP_HDR)); /* else the NIC's */
 #endif
     tcp_tx(f, TCP_FRAME_TCP + TCP_HDR);
 }
