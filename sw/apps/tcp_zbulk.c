@@ -138,6 +138,7 @@ static void report(uint64_t cycles)
            (unsigned long)s.fast_retransmits, (unsigned long)s.segs_retransmitted,
            (unsigned long)s.ooo_segs_in, (unsigned long)s.dup_segs_in, (unsigned long)s.acks_out,
            (unsigned long)s.bad_checksums, (unsigned long)s.dropped, (unsigned long)s.idle_cycles);
+    printf("tcp_gro: merged=%lu\n", (unsigned long)tcp_gro_merged);
 }
 
 /* Hart 0: the control path. */

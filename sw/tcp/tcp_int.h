@@ -173,6 +173,7 @@ extern uint32_t tcp_my_ip;
 uint64_t tcp_now(void);
 uint64_t tcp_us(uint32_t us);
 uint8_t *tcp_tx_buf(void);
+uint8_t *tcp_tx_copy(const uint8_t *prev, uint32_t hdr); /* TCP_ZERONIC builds only */
 void tcp_tx(uint8_t *f, uint32_t len);
 void tcp_nic_init(void);
 void tcp_nic_poll(void);
@@ -185,9 +186,17 @@ void tcp_nic_payload(const struct tcp_conn *c, uint32_t seq, uint32_t len);
 uint32_t tcp_nic_contig(const struct tcp_conn *c, uint32_t seq, uint32_t len);
 void tcp_nic_parse_meta(const uint8_t *f, uint32_t *len, struct tcp_seg *s, int *ok);
 
+/* tcp_gro.c (TCP_ZERONIC builds only) */
+struct tcp_seg *tcp_gro_slot(void);
+void tcp_gro_receive(struct tcp_seg *s);
+void tcp_gro_flush(void);
+
 /* tcp_seg.c */
 int tcp_parse(const uint8_t *f, uint32_t len, struct tcp_seg *s);
 void tcp_emit(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len);
+/* TCP_ZERONIC builds only: around a tcp_output pass, whose segments may share headers */
+void tcp_gso_begin(void);
+void tcp_gso_end(void);
 void tcp_emit_rst(const struct tcp_seg *s);
 
 /* tcp_in.c */

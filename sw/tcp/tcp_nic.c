@@ -85,6 +85,21 @@ uint8_t *tcp_tx_buf(void)
     return tx_bufs[tx_next] + ALIGN_OFF;
 }
 
+#ifdef TCP_ZERONIC
+/* A free send buffer holding a copy of the first `hdr` bytes of `prev`, a frame built in
+ * an earlier one (tcp_seg.c's segmentation; every buffer starts ALIGN_OFF into a 64-byte
+ * aligned slot, so whole words are copied). */
+uint8_t *tcp_tx_copy(const uint8_t *prev, uint32_t hdr)
+{
+    uint8_t *f = tcp_tx_buf();
+    const uint64_t *s = (const uint64_t *)(prev - ALIGN_OFF);
+    uint64_t *d = (uint64_t *)(f - ALIGN_OFF);
+    for (uint32_t i = 0; i < (hdr + ALIGN_OFF + 7) / 8; i++)
+        d[i] = s[i];
+    return f;
+}
+#endif
+
 /* Send the frame built in the buffer tcp_tx_buf() returned. */
 void tcp_tx(uint8_t *f, uint32_t len)
 {
@@ -103,6 +118,14 @@ void tcp_nic_poll(void)
     reap_sends();
     while ((len = icenic_take_recv_comp()) != 0) {
         uint8_t *f = rx_bufs[rx_next] + ALIGN_OFF;
+#ifdef TCP_ZERONIC
+        struct tcp_seg *s = tcp_gro_slot(); /* headers only: coalesced (tcp_gro.c) */
+        TCP_PROF_IN(TP_PARSE);
+        int ok = tcp_parse(f, len, s) == 0;
+        TCP_PROF_OUT();
+        if (ok)
+            tcp_gro_receive(s);
+#else
         struct tcp_seg s;
         TCP_PROF_IN(TP_PARSE);
         int ok = tcp_parse(f, len, &s) == 0;
@@ -112,9 +135,13 @@ void tcp_nic_poll(void)
             tcp_input(&s);
             TCP_PROF_OUT();
         }
+#endif
         icenic_post_recv(f);
         rx_next = (rx_next + 1) % NBUF;
     }
+#ifdef TCP_ZERONIC
+    tcp_gro_flush(); /* the end of the poll ends a batch (napi_gro_flush) */
+#endif
     TCP_PROF_OUT();
 }
 
