@@ -15,7 +15,9 @@
  * `app: cycles=... idle_cycles=... checked=0|1` (cycles from the stream's start to its end,
  * and those asleep in wfi; `checked=0` under `nocheck`, when the "app checked" line counts
  * bytes taken, not checked). Hart 0 prints the stack's counters, `tcp: key=value ...` as
- * tcp_bulk does, and exits 0 once the connection has closed.
+ * tcp_bulk does, then `tcp_gro: merged=N` (segments that joined another on input,
+ * tcp_gro.c), and exits 0 once the connection has closed. Built with -DTCP_PROF
+ * (tcp_zbulk_prof.elf) it also prints the TCP's cycles by region (tcp_prof.h).
  */
 #include "../tcp/tcp_prof.h"
 #include "../tcp/tcp_zc.h"

@@ -10,6 +10,8 @@
  *   tcp_nic.c  frames in and out of IceNIC (or ZeroNIC's control queue), the clock
  *   tcp_zeronic.c  ZeroNIC's data path: regions, flows, pieces, payload posting, tcp_zc.h
  *              (built with -DTCP_ZERONIC; docs/models/zeronic.md "Software")
+ *   tcp_gro.c  ZeroNIC builds: in-order segments of one poll coalesced, as Linux's GRO
+ *   tcp_prof.c per-region cycle counts (-DTCP_PROF only; tcp_prof.h, docs/apps/tcp.md)
  *   tcp_api.c  connections, timers and the sockets-like API
  */
 #ifndef TCP_INT_H
