@@ -25,6 +25,12 @@
 #include "tcp_pattern.h"
 
 #define TICK_US 1 /* how often each core looks at the other's progress when idle */
+/* TIME-WAIT, us: longer than the peer's retransmission timer (the stack's default 100 us is
+ * shorter than its 200 us minimum RTO; the workload programs set 2 ms too), and the control
+ * core stays up through it, so that a peer whose last FIN was not acknowledged (our last
+ * ACK lost) gets the ACK again instead of retrying into an exited node until it gives up
+ * (RFC 9293 3.3.2, TIME-WAIT's purpose). */
+#define TIME_WAIT_US 2000
 #define CLINT_MTIMECMP(h) ((volatile uint64_t *)(0x2004000ul + 8 * (h)))
 #define CLINT_MTIME       ((volatile uint64_t *)0x200bff8ul)
 
@@ -150,6 +156,7 @@ static int control(char **argv, int argc)
     tcp_cfg.delayed_ack = !has_flag(argc, argv, "nodelack");
     tcp_cfg.newreno = !has_flag(argc, argv, "noreno");
     tcp_cfg.sack = !has_flag(argc, argv, "nosack");
+    tcp_cfg.time_wait_us = TIME_WAIT_US;
     uint16_t port = (uint16_t)number(argv[4]);
     int fd = tx_dir ? tcp_connect((uint32_t)number(argv[3] + 8), port) : tcp_accept(tcp_listen(port));
     if (fd < 0) {
@@ -175,6 +182,9 @@ static int control(char **argv, int argc)
     tcp_prof_print();
 #endif
     while (!app_done && !app_failed)
+        tcp_zc_wait(TICK_US);
+    uint64_t linger = read_mcycle() + (uint64_t)TIME_WAIT_US * nanopu_rtc_cycles();
+    while (read_mcycle() < linger)
         tcp_zc_wait(TICK_US);
     return zc.error ? 2 : 0;
 }
