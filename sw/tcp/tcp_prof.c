@@ -10,29 +10,16 @@ struct tcp_prof tcp_prof;
 static const char *const names[TP_N] = {"loop", "app",    "rx",     "parse", "input", "ack",  "text",
                                         "output", "emit", "tx",     "timers", "wait", "idle"};
 
-#define CALIBRATE 64
-
-/* Clear the counts, then measure a mark: CALIBRATE empty regions entered and left inside
- * TP_LOOP cost 2 x CALIBRATE marks, all charged to the two. */
 void tcp_prof_start(void)
 {
     memset(&tcp_prof, 0, sizeof tcp_prof);
-    tcp_prof_charge();
-    for (int i = 0; i < CALIBRATE; i++) {
-        tcp_prof_in(TP_IDLE);
-        tcp_prof_out();
-    }
-    tcp_prof_charge();
-    uint64_t mark = (tcp_prof.cycles[TP_LOOP] + tcp_prof.cycles[TP_IDLE]) / (2 * CALIBRATE);
-    memset(&tcp_prof, 0, sizeof tcp_prof);
-    tcp_prof.mark = mark;
     tcp_prof.last = read_mcycle();
 }
 
 void tcp_prof_print(void)
 {
     tcp_prof_charge();
-    printf("tcp_prof: mark=%lu", (unsigned long)tcp_prof.mark);
+    printf("tcp_prof:");
     for (int r = 0; r < TP_N; r++)
         printf(" %s=%lu/%lu/%lu", names[r], (unsigned long)tcp_prof.cycles[r], (unsigned long)tcp_prof.calls[r],
                (unsigned long)tcp_prof.kids[r]);

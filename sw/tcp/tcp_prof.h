@@ -6,9 +6,12 @@
  * Each region's cycles are exclusive: entering a region charges the cycles since the last
  * mark to the region running until then, and leaving charges them to the region left, so
  * the regions' sums add up to the core's cycles since tcp_prof_start(). A mark reads only
- * mcycle (reading minstret and the miss counter as well made it ten times dearer). A mark's own cost falls in the regions around it: each region's entry
- * and exit and each entry of a region inside it (`kids`) add about one mark's cost, which
- * tcp_prof_start() measures (`mark`) so that the report can take it off.
+ * mcycle (reading minstret and the miss counter as well made it ten times dearer). Its own
+ * cost falls in the regions around it: each region's entry and exit and each entry of a
+ * region inside it (`kids`) add about one mark's cost, which the report's reader takes off
+ * (experiments/zeronic-bulk/profile: the profiled run's extra cycles over the plain
+ * build's, spread over the marks: 26-45 cycles; marks timed back to back in a loop came
+ * out near 200 cycles each, why not traced, so that is no guide).
  */
 #ifndef TCP_PROF_H
 #define TCP_PROF_H
@@ -36,7 +39,7 @@ enum tcp_prof_region {
 #include "nanopu.h"
 
 struct tcp_prof {
-    uint64_t cycles[TP_N], calls[TP_N], kids[TP_N], last, mark;
+    uint64_t cycles[TP_N], calls[TP_N], kids[TP_N], last;
     uint32_t depth;
     uint8_t stack[16];
 };
@@ -65,8 +68,8 @@ static inline void tcp_prof_out(void)
 
 /* Start counting now, in TP_LOOP (all counts cleared). */
 void tcp_prof_start(void);
-/* Print `tcp_prof: mark=CYCLES` and, per region, `NAME=CYCLES/CALLS/KIDS` (raw: the
- * marks' cost not yet taken off). */
+/* Print `tcp_prof:` and, per region, `NAME=CYCLES/CALLS/KIDS` (raw: the marks' cost not
+ * yet taken off). */
 void tcp_prof_print(void);
 #define TCP_PROF_IN(r) tcp_prof_in(r)
 #define TCP_PROF_OUT() tcp_prof_out()
