@@ -30,6 +30,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::ops::ControlFlow;
 
+use crate::blocks::Block;
 use crate::core::{Core, Ex};
 use crate::error::Exit;
 use crate::exec::alu;
@@ -43,10 +44,10 @@ use crate::program::PAGE;
 /// cycle read back after.
 macro_rules! load {
     ($core:ident, $mem:ident, $plat:ident, $op:ident, $pc:ident, $cycle:ident, $addr:expr, $n:literal, $ext:expr) => {{
-        ($core.pc, $core.cycle) = ($pc, $cycle);
-        // SAFETY: `$op` points to the op in its code page (`run_page`).
+        ($core.pc, $core.cycle) = ($pc, *$cycle);
+        // SAFETY: `$op` points to an op of a cached block (`run_page`).
         let v = $core.load_op::<$n, P>($mem, $plat, unsafe { *$op }, $addr)?;
-        $cycle = $core.cycle;
+        *$cycle = $core.cycle;
         $ext(v)
     }};
 }
@@ -55,9 +56,9 @@ macro_rules! load {
 /// `store_op` (a trap puts it back); evaluates to the pc after it.
 macro_rules! store {
     ($core:ident, $mem:ident, $plat:ident, $pc:ident, $cycle:ident, $addr:expr, $v:expr, $next:expr, $n:literal) => {{
-        ($core.pc, $core.cycle) = ($pc, $cycle);
+        ($core.pc, $core.cycle) = ($pc, *$cycle);
         $core.int_store::<$n, P>($mem, $plat, $addr, $v, $next)?;
-        $cycle = $core.cycle;
+        *$cycle = $core.cycle;
         $core.pc
     }};
 }
@@ -80,113 +81,119 @@ impl Core {
         None
     }
 
-    /// Execute from `self.pc` in the current code page until the horizon, the page's end
-    /// or a jump out of it (`Ok`, the core's pc and cycle written back), after an
-    /// instruction `exec_rare` ran (`Ok`), or at an instruction's trap or event (`Err`, as
-    /// `exec` returns it, for `settle`).
+    /// Execute blocks (`blocks.rs`) from `self.pc` in the current code page until the
+    /// horizon or a pc outside the page (`Ok`, the core's pc and cycle written back),
+    /// after an instruction `exec_rare` ran (`Ok`), or at an instruction's trap or event
+    /// (`Err`, as `exec` returns it, for `settle`).
     #[inline(always)]
     fn run_page<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
-        let (page, ops) = (self.fetch_pn, self.fetch_ops);
+        let page = self.fetch_pn;
+        mem.blocks.use_lines(self.line_shift);
         let (mut pc, mut cycle) = (self.pc, self.cycle);
-        // The line the last instruction was fetched from, once it is known to lie in this
-        // page: a pc in that line is in the page too, so the page check goes with the line
-        // change (a line no larger than a page; otherwise every instruction takes that path).
-        let shift = self.line_shift;
-        let lines_fit = shift <= PAGE.trailing_zeros();
-        let mut line = u64::MAX;
-        while cycle < self.block_end {
-            if pc >> shift != line {
-                if pc / PAGE != page {
-                    break;
-                }
-                cycle = self.enter_line(mem, pc, cycle);
-                line = if lines_fit { self.iline } else { u64::MAX };
-            }
-            // SAFETY: `ops` points to the 2048 decoded ops of page `page` (`fetch_ops` while
-            // `fetch_pn == page`; nothing in this loop changes either: `fence.i` is left to
-            // `exec_rare`, after which the loop returns), alive for this run; `pc` is
-            // inside that page. The slow paths read the op again through `at`, so that it
-            // is not kept whole in the hot loop.
-            let at = unsafe { ops.add(((pc % PAGE) / 2) as usize) };
-            let op = unsafe { *at };
-            cycle = self.issue(at, cycle);
-            let (a, b) = (self.slot(op.rs1), self.slot(op.rs2));
-            let imm = op.imm as i64 as u64;
-            let next = pc.wrapping_add(op.len() as u64);
-            let addr = a.wrapping_add(imm);
-            let v = match op.kind() {
-                Kind::Lb => load!(self, mem, plat, at, pc, cycle, addr, 1, |v| v as i8 as u64),
-                Kind::Lh => load!(self, mem, plat, at, pc, cycle, addr, 2, |v| v as i16 as u64),
-                Kind::Lw => load!(self, mem, plat, at, pc, cycle, addr, 4, |v| v as i32 as u64),
-                Kind::Ld => load!(self, mem, plat, at, pc, cycle, addr, 8, |v| v),
-                Kind::Lbu => load!(self, mem, plat, at, pc, cycle, addr, 1, |v| v),
-                Kind::Lhu => load!(self, mem, plat, at, pc, cycle, addr, 2, |v| v),
-                Kind::Lwu => load!(self, mem, plat, at, pc, cycle, addr, 4, |v| v),
-                Kind::Sb => {
-                    pc = store!(self, mem, plat, pc, cycle, addr, b, next, 1);
-                    continue;
-                }
-                Kind::Sh => {
-                    pc = store!(self, mem, plat, pc, cycle, addr, b, next, 2);
-                    continue;
-                }
-                Kind::Sw => {
-                    pc = store!(self, mem, plat, pc, cycle, addr, b, next, 4);
-                    continue;
-                }
-                Kind::Sd => {
-                    pc = store!(self, mem, plat, pc, cycle, addr, b, next, 8);
-                    continue;
-                }
-                Kind::Beq => {
-                    pc = self.branch_to(op, pc, a == b, next, &mut cycle);
-                    continue;
-                }
-                Kind::Bne => {
-                    pc = self.branch_to(op, pc, a != b, next, &mut cycle);
-                    continue;
-                }
-                Kind::Blt => {
-                    pc = self.branch_to(op, pc, (a as i64) < (b as i64), next, &mut cycle);
-                    continue;
-                }
-                Kind::Bge => {
-                    pc = self.branch_to(op, pc, (a as i64) >= (b as i64), next, &mut cycle);
-                    continue;
-                }
-                Kind::Bltu => {
-                    pc = self.branch_to(op, pc, a < b, next, &mut cycle);
-                    continue;
-                }
-                Kind::Bgeu => {
-                    pc = self.branch_to(op, pc, a >= b, next, &mut cycle);
-                    continue;
-                }
-                Kind::Jal => {
-                    pc = self.jal_to(op, pc, next, &mut cycle);
-                    continue;
-                }
-                Kind::Jalr => {
-                    (self.pc, self.cycle) = (pc, cycle);
-                    // SAFETY: as above.
-                    self.jalr(unsafe { *at }, a, next)?;
-                    (pc, cycle) = (self.pc, self.cycle);
-                    continue;
-                }
-                k => match alu(k, a, b, imm, pc) {
-                    Some(v) => v,
-                    None => {
-                        (self.pc, self.cycle) = (pc, cycle);
-                        // SAFETY: as above.
-                        return self.exec_rare(unsafe { *at }, mem, plat, a, b);
-                    }
-                },
+        'blocks: while cycle < self.block_end && pc / PAGE == page {
+            let block = match mem.blocks.get(pc) {
+                Some(b) => b,
+                None => self.build_block(mem, pc),
             };
-            self.set_slot(op.rd, v);
-            pc = next;
+            // `fetch`'s I-cache step: the block is inside one line.
+            cycle = self.enter_line(mem, pc, cycle);
+            let ops = mem.blocks.ops(block);
+            for i in 0..block.len as usize {
+                if i > 0 && cycle >= self.block_end {
+                    break 'blocks;
+                }
+                // SAFETY: op `i` of the block; the cache changes only in `build_block` and
+                // when `NodeMem::code_page` decodes a page again, neither of which happens
+                // in this loop (`fence.i` is left to `exec_rare`, after which it returns).
+                match self.step(unsafe { ops.add(i) }, pc, &mut cycle, mem, plat)? {
+                    Some(next) => pc = next,
+                    None => return Ok(()),
+                }
+            }
         }
         (self.pc, self.cycle) = (pc, cycle);
         Ok(())
+    }
+
+    /// Cut and cache the block at `pc`, from the current code page's ops (what `fetch`
+    /// reads while `fetch_pn` is `pc`'s page).
+    #[cold]
+    #[inline(never)]
+    fn build_block(&mut self, mem: &mut NodeMem, pc: u64) -> Block {
+        let (ops, shift) = (self.fetch_ops, self.line_shift);
+        let (page, line) = (pc / PAGE, pc >> shift);
+        let (mut at, mut ended) = (pc, false);
+        let next = std::iter::from_fn(|| {
+            if ended || at / PAGE != page || at >> shift != line {
+                return None;
+            }
+            // SAFETY: `ops` points to the 2048 decoded ops of page `fetch_pn`, which holds
+            // `at` (`run_page` checked `pc`'s page).
+            let op = unsafe { *ops.add(((at % PAGE) / 2) as usize) };
+            at += op.len() as u64;
+            ended = !straight(op.kind());
+            Some(op)
+        });
+        mem.blocks.insert(pc, next)
+    }
+
+    /// Execute the op at `at` (of a block), at `pc`, as `exec` does: `Some(next pc)`, or
+    /// `None` after `exec_rare` ran it (the core's pc and cycle are then its own).
+    #[inline(always)]
+    fn step<P: Platform>(
+        &mut self,
+        at: *const Op,
+        pc: u64,
+        cycle: &mut u64,
+        mem: &mut NodeMem,
+        plat: &mut P,
+    ) -> Result<Option<u64>, Ex> {
+        // SAFETY: `at` is an op of a cached block (`run_page`).
+        let op = unsafe { *at };
+        *cycle = self.issue(at, *cycle);
+        let (a, b) = (self.slot(op.rs1), self.slot(op.rs2));
+        let imm = op.imm as i64 as u64;
+        let next = pc.wrapping_add(op.len() as u64);
+        let addr = a.wrapping_add(imm);
+        let c = cycle;
+        let v = match op.kind() {
+            Kind::Lb => load!(self, mem, plat, at, pc, c, addr, 1, |v| v as i8 as u64),
+            Kind::Lh => load!(self, mem, plat, at, pc, c, addr, 2, |v| v as i16 as u64),
+            Kind::Lw => load!(self, mem, plat, at, pc, c, addr, 4, |v| v as i32 as u64),
+            Kind::Ld => load!(self, mem, plat, at, pc, c, addr, 8, |v| v),
+            Kind::Lbu => load!(self, mem, plat, at, pc, c, addr, 1, |v| v),
+            Kind::Lhu => load!(self, mem, plat, at, pc, c, addr, 2, |v| v),
+            Kind::Lwu => load!(self, mem, plat, at, pc, c, addr, 4, |v| v),
+            Kind::Sb => return Ok(Some(store!(self, mem, plat, pc, c, addr, b, next, 1))),
+            Kind::Sh => return Ok(Some(store!(self, mem, plat, pc, c, addr, b, next, 2))),
+            Kind::Sw => return Ok(Some(store!(self, mem, plat, pc, c, addr, b, next, 4))),
+            Kind::Sd => return Ok(Some(store!(self, mem, plat, pc, c, addr, b, next, 8))),
+            Kind::Beq => return Ok(Some(self.branch_to(op, pc, a == b, next, c))),
+            Kind::Bne => return Ok(Some(self.branch_to(op, pc, a != b, next, c))),
+            Kind::Blt => return Ok(Some(self.branch_to(op, pc, (a as i64) < (b as i64), next, c))),
+            Kind::Bge => return Ok(Some(self.branch_to(op, pc, (a as i64) >= (b as i64), next, c))),
+            Kind::Bltu => return Ok(Some(self.branch_to(op, pc, a < b, next, c))),
+            Kind::Bgeu => return Ok(Some(self.branch_to(op, pc, a >= b, next, c))),
+            Kind::Jal => return Ok(Some(self.jal_to(op, pc, next, c))),
+            Kind::Jalr => {
+                (self.pc, self.cycle) = (pc, *c);
+                // SAFETY: as above.
+                self.jalr(unsafe { *at }, a, next)?;
+                *c = self.cycle;
+                return Ok(Some(self.pc));
+            }
+            k => match alu(k, a, b, imm, pc) {
+                Some(v) => v,
+                None => {
+                    (self.pc, self.cycle) = (pc, *c);
+                    // SAFETY: as above.
+                    self.exec_rare(unsafe { *at }, mem, plat, a, b)?;
+                    return Ok(None);
+                }
+            },
+        };
+        self.set_slot(op.rd, v);
+        Ok(Some(next))
     }
 
     /// Integer register slot `i` of a pre-decoded op.
@@ -307,4 +314,11 @@ impl NodeMem {
         self.l2.hash(&mut h);
         h.finish()
     }
+}
+
+/// Whether `run_page` executes `kind` inline and goes on with the next op of its block:
+/// loads, stores and the integer ALU. Any other op ends a block.
+fn straight(kind: Kind) -> bool {
+    use Kind::*;
+    matches!(kind, Lb | Lh | Lw | Ld | Lbu | Lhu | Lwu | Sb | Sh | Sw | Sd) || alu(kind, 0, 0, 0, 0).is_some()
 }

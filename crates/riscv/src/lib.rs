@@ -37,6 +37,7 @@
 
 mod amo;
 pub mod asm;
+mod blocks;
 pub mod bpred;
 pub mod cache;
 mod core;
