@@ -90,24 +90,33 @@ impl Core {
         let page = self.fetch_pn;
         mem.blocks.use_lines(self.line_shift);
         let (mut pc, mut cycle) = (self.pc, self.cycle);
+        // The block last run: a loop of one block runs it again without a lookup.
+        let mut block = Block { pc: u64::MAX, first: 0, len: 0 };
         'blocks: while cycle < self.block_end && pc / PAGE == page {
-            let block = match mem.blocks.get(pc) {
-                Some(b) => b,
-                None => self.build_block(mem, pc),
-            };
+            if block.pc != pc {
+                block = match mem.blocks.get(pc) {
+                    Some(b) => b,
+                    None => self.build_block(mem, pc),
+                };
+            }
             // `fetch`'s I-cache step: the block is inside one line.
             cycle = self.enter_line(mem, pc, cycle);
             let ops = mem.blocks.ops(block);
-            for i in 0..block.len as usize {
-                if i > 0 && cycle >= self.block_end {
-                    break 'blocks;
-                }
+            let mut i = 0;
+            loop {
                 // SAFETY: op `i` of the block; the cache changes only in `build_block` and
                 // when `NodeMem::code_page` decodes a page again, neither of which happens
                 // in this loop (`fence.i` is left to `exec_rare`, after which it returns).
                 match self.step(unsafe { ops.add(i) }, pc, &mut cycle, mem, plat)? {
                     Some(next) => pc = next,
                     None => return Ok(()),
+                }
+                i += 1;
+                if i == block.len as usize {
+                    break;
+                }
+                if cycle >= self.block_end {
+                    break 'blocks;
                 }
             }
         }
@@ -242,7 +251,7 @@ impl Core {
     #[inline(always)]
     fn branch_to(&mut self, op: Op, pc: u64, taken: bool, next: u64, cycle: &mut u64) -> u64 {
         let target = pc.wrapping_add(op.imm as i64 as u64);
-        if self.bp.branch(pc, taken, target) {
+        if self.bp.branch_inline(pc, taken, target) {
             self.charge_mispredict(cycle);
         }
         if taken {
