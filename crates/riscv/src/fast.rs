@@ -48,6 +48,8 @@ macro_rules! load {
         // SAFETY: `$op` points to an op of a cached block (`run_page`).
         let v = $core.load_op::<$n, P>($mem, $plat, unsafe { *$op }, $addr)?;
         *$cycle = $core.cycle;
+        // SAFETY: as above; the load set its destination's scoreboard entry.
+        $core.quiet_from = $core.quiet_from.max($core.ready[unsafe { (*$op).rd } as usize]);
         $ext(v)
     }};
 }
@@ -89,6 +91,7 @@ impl Core {
     fn run_page<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
         let page = self.fetch_pn;
         mem.blocks.use_lines(self.line_shift);
+        self.quiet_from = self.ready.iter().fold(self.muldiv_watch, |m, &r| m.max(r));
         let (mut pc, mut cycle) = (self.pc, self.cycle);
         // The block last run: a loop of one block runs it again without a lookup.
         let mut block = Block { pc: u64::MAX, first: 0, len: 0 };
@@ -223,25 +226,36 @@ impl Core {
 
     /// `exec`'s prologue at local cycle `cycle`: wait for the source operands (scoreboard),
     /// issue, count the instruction, and the mul/div write-port rule. Returns the cycle
-    /// after issue.
+    /// after issue. From `quiet_from` on neither a stall nor the port rule can happen
+    /// (every scoreboard entry and `muldiv_watch` are at most that), so only the issue is
+    /// left: one comparison for the common case.
     #[inline(always)]
-    fn issue(&mut self, at: *const Op, mut cycle: u64) -> u64 {
-        // SAFETY: `at` is an op of the current code page (`run_page`).
+    fn issue(&mut self, at: *const Op, cycle: u64) -> u64 {
+        self.stats.instret += 1;
+        if cycle >= self.quiet_from {
+            return cycle + 1;
+        }
+        self.issue_checked(at, cycle)
+    }
+
+    /// `issue` before `quiet_from`: `exec`'s checks, then the bound again (the port rule
+    /// may have moved a scoreboard entry and `muldiv_watch` on).
+    #[inline(never)]
+    fn issue_checked(&mut self, at: *const Op, mut cycle: u64) -> u64 {
+        // SAFETY: `at` is an op of a cached block (`run_page`).
         let op = unsafe { *at };
         let (rs1, rs2) = (op.rs1 as usize, op.rs2 as usize);
-        debug_assert!(rs1.max(rs2) < NREGS);
-        // SAFETY: as in `slot`.
-        let r = unsafe { (*self.ready.get_unchecked(rs1)).max(*self.ready.get_unchecked(rs2)) };
+        let r = self.ready[rs1].max(self.ready[rs2]);
         if r > cycle {
             self.cycle = cycle;
             self.stall(r, rs1, rs2);
             cycle = self.cycle;
         }
         cycle += 1;
-        self.stats.instret += 1;
         if cycle == self.muldiv_watch {
-            // SAFETY: as above.
-            self.muldiv_port_taken(unsafe { *at });
+            self.muldiv_port_taken(op);
+            let rd = self.muldiv_rd as usize;
+            self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready[rd]);
         }
         cycle
     }
