@@ -1,6 +1,7 @@
-//! The fast engine's basic blocks (`fast.rs`): straight runs of pre-decoded ops inside one
-//! I-cache line, ending after the first op that is not executed inline (a branch, a jump,
-//! or anything `exec_rare` runs) or at the line's end. A block is run with one lookup, one
+//! The fast engine's blocks (`fast.rs`): runs of pre-decoded ops inside one I-cache line,
+//! ending after the first jump or op that is not executed inline (anything `exec_rare`
+//! runs) or at the line's end; a conditional branch ends the run only when taken (a
+//! superblock: one entry, an exit at each branch). A block is run with one lookup, one
 //! line step and one page check, where the interpreter takes each per instruction.
 //!
 //! One cache per node (`NodeMem::blocks`), since the decoded code it copies is the node's

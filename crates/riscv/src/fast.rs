@@ -4,27 +4,30 @@
 //! cycles and counters with less host work (docs/profile.md "Core engines" has the
 //! figures):
 //!
-//! - Inside a pre-decoded code page (`fetch_pn`, `fetch_ops`) it runs a loop of its own
-//!   with the PC and the cycle count in host registers: the page check once per control
-//!   transfer that leaves the page, the horizon and I-cache line checks against the core's
-//!   fields, the op read straight from the page. The page's pre-decoded ops are the block
-//!   cache (shared by every core running the program, re-decoded after `fence.i` by
-//!   `NodeMem::code_page`), so there is nothing of the engine's own to invalidate.
-//! - The common instructions are executed inline with the interpreter's own pieces: the
-//!   integer ALU (`exec::alu`), loads and stores (`load_op`, `int_store`: TLB, caches,
-//!   devices, traps), conditional branches and `jal` (the same `BranchPred` calls and
-//!   mispredict charge as `exec`), `jalr` (`Core::jalr`); each after `exec`'s prologue
-//!   (scoreboard stall, issue, `instret`, the mul/div write-port rule).
+//! - It runs blocks (`blocks.rs`: ops inside one I-cache line, left at the first taken
+//!   branch, jump or instruction it does not run inline), cut from the current code page
+//!   (`fetch_pn`, `fetch_ops`) and cached per node, with the pc and the cycle count in host
+//!   registers: one lookup (none when a block loops on itself), one I-cache line step and
+//!   one page check per block, where `fetch` takes them per instruction. A block is only
+//!   entered from its own page while that page is the one `fetch` holds, and the cache is
+//!   emptied whenever `NodeMem::code_page` decodes a page again (after `fence.i`, or a
+//!   store that marked it): a block always holds the ops `fetch` would read.
+//! - The common instructions run inline with the interpreter's own pieces: the integer
+//!   ALU (`exec::alu`), loads and stores (`load_op`, `int_store`: TLB, caches, devices,
+//!   traps), conditional branches and `jal` (the same `BranchPred` calls and mispredict
+//!   charge as `exec`), `jalr` (`Core::jalr`); each after `exec`'s prologue (scoreboard
+//!   stall, issue, `instret`, the mul/div write-port rule), whose checks are skipped while
+//!   the cycle is past every pending result (`Core::quiet_from`).
 //! - Everything else (mul/div, CSRs, atomics, F/D, network registers, system) goes to
 //!   `exec_rare`, the interpreter's code for it, after the same prologue; the loop then
 //!   hands back to `run_block_fast`, which looks at the page again (`fence.i` may have
 //!   re-decoded it) and the horizon (a CSR write may have moved it).
-//! - Code that is not pre-decoded (written at run time) runs one instruction at a time
-//!   through `fetch` and `exec`.
+//! - Code that is not pre-decoded (written at run time) and the first instruction in
+//!   another page run through `fetch` and `exec`.
 //!
-//! `tests/engines.rs` runs both engines side by side on every program of `sw/build` and on
-//! random programs, comparing `Core::state_digest` after every run; the harness's
-//! `engines` test does the same for a 64-core NanoSort.
+//! `tests/engines.rs` runs both engines side by side on every program of `sw/build`, on
+//! random programs and on random self-modifying programs, comparing `Core::state_digest`
+//! after every run; the harness's `engines` test does the same for a 64-core NanoSort.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -45,7 +48,7 @@ use crate::program::PAGE;
 macro_rules! load {
     ($core:ident, $mem:ident, $plat:ident, $op:ident, $pc:ident, $cycle:ident, $addr:expr, $n:literal, $ext:expr) => {{
         ($core.pc, $core.cycle) = ($pc, *$cycle);
-        // SAFETY: `$op` points to an op of a cached block (`run_page`).
+        // SAFETY: `$op` points to an op of a cached block (`run_blocks`).
         let v = $core.load_op::<$n, P>($mem, $plat, unsafe { *$op }, $addr)?;
         *$cycle = $core.cycle;
         // SAFETY: as above; the load set its destination's scoreboard entry.
@@ -65,12 +68,22 @@ macro_rules! store {
     }};
 }
 
+/// Where an op of a block leaves the pc (`Core::step`).
+enum Flow {
+    /// The next op of the block (or of the next block, after its last op).
+    Next(u64),
+    /// A taken branch or a jump: the block ends here.
+    Jump(u64),
+    /// `exec_rare` ran the op: the core's pc and cycle are its own.
+    Rare,
+}
+
 impl Core {
     /// `run_block` for the fast engine: execute until `block_end` or an event.
     pub(crate) fn run_block_fast<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Option<Exit> {
         while self.cycle < self.block_end {
             let r = if self.pc / PAGE == self.fetch_pn {
-                self.run_page(mem, plat)
+                self.run_blocks(mem, plat)
             } else {
                 // Another page (`fetch` looks it up) or code that is not pre-decoded.
                 let op = self.fetch(mem);
@@ -88,7 +101,7 @@ impl Core {
     /// after an instruction `exec_rare` ran (`Ok`), or at an instruction's trap or event
     /// (`Err`, as `exec` returns it, for `settle`).
     #[inline(always)]
-    fn run_page<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
+    fn run_blocks<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
         let page = self.fetch_pn;
         mem.blocks.use_lines(self.line_shift);
         self.quiet_from = self.ready.iter().fold(self.muldiv_watch, |m, &r| m.max(r));
@@ -111,8 +124,12 @@ impl Core {
                 // when `NodeMem::code_page` decodes a page again, neither of which happens
                 // in this loop (`fence.i` is left to `exec_rare`, after which it returns).
                 match self.step(unsafe { ops.add(i) }, pc, &mut cycle, mem, plat)? {
-                    Some(next) => pc = next,
-                    None => return Ok(()),
+                    Flow::Next(next) => pc = next,
+                    Flow::Jump(to) => {
+                        pc = to;
+                        break;
+                    }
+                    Flow::Rare => return Ok(()),
                 }
                 i += 1;
                 if i == block.len as usize {
@@ -140,7 +157,7 @@ impl Core {
                 return None;
             }
             // SAFETY: `ops` points to the 2048 decoded ops of page `fetch_pn`, which holds
-            // `at` (`run_page` checked `pc`'s page).
+            // `at` (`run_blocks` checked `pc`'s page).
             let op = unsafe { *ops.add(((at % PAGE) / 2) as usize) };
             at += op.len() as u64;
             ended = !straight(op.kind());
@@ -149,8 +166,7 @@ impl Core {
         mem.blocks.insert(pc, next)
     }
 
-    /// Execute the op at `at` (of a block), at `pc`, as `exec` does: `Some(next pc)`, or
-    /// `None` after `exec_rare` ran it (the core's pc and cycle are then its own).
+    /// Execute the op at `at` (of a block), at `pc`, as `exec` does; says where the pc went.
     #[inline(always)]
     fn step<P: Platform>(
         &mut self,
@@ -159,8 +175,8 @@ impl Core {
         cycle: &mut u64,
         mem: &mut NodeMem,
         plat: &mut P,
-    ) -> Result<Option<u64>, Ex> {
-        // SAFETY: `at` is an op of a cached block (`run_page`).
+    ) -> Result<Flow, Ex> {
+        // SAFETY: `at` is an op of a cached block (`run_blocks`).
         let op = unsafe { *at };
         *cycle = self.issue(at, *cycle);
         let (a, b) = (self.slot(op.rs1), self.slot(op.rs2));
@@ -176,23 +192,23 @@ impl Core {
             Kind::Lbu => load!(self, mem, plat, at, pc, c, addr, 1, |v| v),
             Kind::Lhu => load!(self, mem, plat, at, pc, c, addr, 2, |v| v),
             Kind::Lwu => load!(self, mem, plat, at, pc, c, addr, 4, |v| v),
-            Kind::Sb => return Ok(Some(store!(self, mem, plat, pc, c, addr, b, next, 1))),
-            Kind::Sh => return Ok(Some(store!(self, mem, plat, pc, c, addr, b, next, 2))),
-            Kind::Sw => return Ok(Some(store!(self, mem, plat, pc, c, addr, b, next, 4))),
-            Kind::Sd => return Ok(Some(store!(self, mem, plat, pc, c, addr, b, next, 8))),
-            Kind::Beq => return Ok(Some(self.branch_to(op, pc, a == b, next, c))),
-            Kind::Bne => return Ok(Some(self.branch_to(op, pc, a != b, next, c))),
-            Kind::Blt => return Ok(Some(self.branch_to(op, pc, (a as i64) < (b as i64), next, c))),
-            Kind::Bge => return Ok(Some(self.branch_to(op, pc, (a as i64) >= (b as i64), next, c))),
-            Kind::Bltu => return Ok(Some(self.branch_to(op, pc, a < b, next, c))),
-            Kind::Bgeu => return Ok(Some(self.branch_to(op, pc, a >= b, next, c))),
-            Kind::Jal => return Ok(Some(self.jal_to(op, pc, next, c))),
+            Kind::Sb => return Ok(Flow::Next(store!(self, mem, plat, pc, c, addr, b, next, 1))),
+            Kind::Sh => return Ok(Flow::Next(store!(self, mem, plat, pc, c, addr, b, next, 2))),
+            Kind::Sw => return Ok(Flow::Next(store!(self, mem, plat, pc, c, addr, b, next, 4))),
+            Kind::Sd => return Ok(Flow::Next(store!(self, mem, plat, pc, c, addr, b, next, 8))),
+            Kind::Beq => return Ok(self.branch_to(op, pc, a == b, next, c)),
+            Kind::Bne => return Ok(self.branch_to(op, pc, a != b, next, c)),
+            Kind::Blt => return Ok(self.branch_to(op, pc, (a as i64) < (b as i64), next, c)),
+            Kind::Bge => return Ok(self.branch_to(op, pc, (a as i64) >= (b as i64), next, c)),
+            Kind::Bltu => return Ok(self.branch_to(op, pc, a < b, next, c)),
+            Kind::Bgeu => return Ok(self.branch_to(op, pc, a >= b, next, c)),
+            Kind::Jal => return Ok(Flow::Jump(self.jal_to(op, pc, next, c))),
             Kind::Jalr => {
                 (self.pc, self.cycle) = (pc, *c);
                 // SAFETY: as above.
                 self.jalr(unsafe { *at }, a, next)?;
                 *c = self.cycle;
-                return Ok(Some(self.pc));
+                return Ok(Flow::Jump(self.pc));
             }
             k => match alu(k, a, b, imm, pc) {
                 Some(v) => v,
@@ -200,12 +216,12 @@ impl Core {
                     (self.pc, self.cycle) = (pc, *c);
                     // SAFETY: as above.
                     self.exec_rare(unsafe { *at }, mem, plat, a, b)?;
-                    return Ok(None);
+                    return Ok(Flow::Rare);
                 }
             },
         };
         self.set_slot(op.rd, v);
-        Ok(Some(next))
+        Ok(Flow::Next(next))
     }
 
     /// Integer register slot `i` of a pre-decoded op.
@@ -240,9 +256,9 @@ impl Core {
 
     /// `issue` before `quiet_from`: `exec`'s checks, then the bound again (the port rule
     /// may have moved a scoreboard entry and `muldiv_watch` on).
-    #[inline(never)]
+    #[inline(always)]
     fn issue_checked(&mut self, at: *const Op, mut cycle: u64) -> u64 {
-        // SAFETY: `at` is an op of a cached block (`run_page`).
+        // SAFETY: `at` is an op of a cached block (`run_blocks`).
         let op = unsafe { *at };
         let (rs1, rs2) = (op.rs1 as usize, op.rs2 as usize);
         let r = self.ready[rs1].max(self.ready[rs2]);
@@ -261,17 +277,17 @@ impl Core {
     }
 
     /// `exec`'s conditional branch at `pc`: the predictor, a mispredict's penalty added to
-    /// `cycle`; returns the next pc.
+    /// `cycle`; a taken branch leaves the block, a branch not taken goes on in it.
     #[inline(always)]
-    fn branch_to(&mut self, op: Op, pc: u64, taken: bool, next: u64, cycle: &mut u64) -> u64 {
+    fn branch_to(&mut self, op: Op, pc: u64, taken: bool, next: u64, cycle: &mut u64) -> Flow {
         let target = pc.wrapping_add(op.imm as i64 as u64);
         if self.bp.branch_inline(pc, taken, target) {
             self.charge_mispredict(cycle);
         }
         if taken {
-            target
+            Flow::Jump(target)
         } else {
-            next
+            Flow::Next(next)
         }
     }
 
@@ -339,9 +355,13 @@ impl NodeMem {
     }
 }
 
-/// Whether `run_page` executes `kind` inline and goes on with the next op of its block:
-/// loads, stores and the integer ALU. Any other op ends a block.
+/// Whether `run_blocks` executes `kind` inline and may go on with the next op of its
+/// block: loads, stores, the integer ALU, and conditional branches (taken, they leave it).
+/// Any other op ends a block.
 fn straight(kind: Kind) -> bool {
     use Kind::*;
-    matches!(kind, Lb | Lh | Lw | Ld | Lbu | Lhu | Lwu | Sb | Sh | Sw | Sd) || alu(kind, 0, 0, 0, 0).is_some()
+    matches!(
+        kind,
+        Lb | Lh | Lw | Ld | Lbu | Lhu | Lwu | Sb | Sh | Sw | Sd | Beq | Bne | Blt | Bge | Bltu | Bgeu
+    ) || alu(kind, 0, 0, 0, 0).is_some()
 }
