@@ -61,6 +61,14 @@ def nanosort_buckets():
     return {int(r["buckets"]): float(r["total_ns"]) / 1000 for r in found}
 
 
+def nanosort_buckets_fan_in_fixed():
+    """experiments/nanosort-fanin: buckets -> (mean sort time, standard deviation, seeds), us,
+    with the median trees' fan-in fixed at 16."""
+    found, _ = rows("nanosort-fanin", "results.csv")
+    return {int(r["buckets"]): (float(r["total_mean_ns"]) / 1000, float(r["total_sd_ns"] or 0) / 1000, int(r["seeds"]))
+            for r in found if r["fan_in"] == "16"}
+
+
 def mergemin_sweet_spot():
     """The incast at which experiments/mergemin's merge tree answers soonest."""
     found, _ = rows("mergemin", "results.csv")

@@ -336,6 +336,8 @@ def without_figure():
     worst, bound = ex.bounded_worst()
     rss, jbsq = ex.load_p99("core-selection", "rss", "4"), ex.load_p99("core-selection", "jbsq", "4")
     buckets = ex.nanosort_buckets()
+    fixed = ex.nanosort_buckets_fan_in_fixed()
+    seeds = min(n for _, _, n in fixed.values())
     return [
         ("thread scheduling, NIC-driven against a 5 us timer", "the nanoPU paper's abstract: \"about 5x\" lower "
          "tail latency and 20% more load; no load stated", f"p99 of the priority-0 context {lo_r:.1f}x lower at "
@@ -350,7 +352,9 @@ def without_figure():
         ("NanoSort buckets (4,096 cores, 32 keys per core)", "Figure 11: 4, 8 and 16 buckets perform alike "
          "(section 6.2.3; no values)", "not alike: " + ", ".join(f"{b} buckets {t:.1f} us" for b, t in
                                                                  sorted(buckets.items())) +
-         " (fan-in equal to the buckets; measured on 2026-12-02)", "experiments/nanosort-buckets/run"),
+         " (fan-in equal to the buckets, seed 1; measured on 2026-12-02); with the fan-in fixed at 16, over "
+         f"{seeds} seeds: " + ", ".join(f"{b} buckets {m:.1f} +- {sd:.1f} us" for b, (m, sd, _) in sorted(fixed.items())),
+         "experiments/nanosort-{buckets,fanin}/run"),
         ("NanoSort keys, skew, switching latency, fan-in", "Figures 12, 13 and 15 (curves; the text states no "
          "values)", "the experiments' tables", "experiments/nanosort-{keys,switch-latency,fanin}/run"),
         ("MilliSort reduction factor (128 cores, 4,096 keys)", "Figure 10: a rise with the factor (no values)",
