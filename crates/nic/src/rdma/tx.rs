@@ -226,12 +226,8 @@ impl RdmaNic {
         if upto < qp.una || upto > qp.high_psn.max(qp.next_psn) {
             return; // an old acknowledgment, overtaken
         }
-        let progress = upto > qp.una;
         self.advance(now, q, upto, out);
         match syn {
-            // Only an ACK that moves forward gives the retries back (a NAK's implied
-            // acknowledgment does not: Linux rxe `reset_retry_counters`, qib `do_rc_ack`).
-            _ if is_ack && progress => self.qps[q].retries = 0,
             _ if is_ack => {}
             syndrome::NAK_PSN_SEQ => {
                 self.counters.naks_received += 1;
@@ -257,6 +253,7 @@ impl RdmaNic {
             return;
         }
         qp.una = upto;
+        qp.retries = 0; // forward progress gives the retries back
         let outstanding = qp.una < qp.next_psn;
         let gen = qp.rearm(outstanding);
         if outstanding {

@@ -1,7 +1,7 @@
 //! Retry counting ([IBA] ch. 9; docs/models/rdma-nic.md "Retry counting"): a local ACK
-//! timeout and a NAK-sequence error each use one of `retry_cnt` retries, only an ACK that
-//! moves forward gives them back, and the QP fails with `RETRY_EXC_ERR` on the retry after
-//! the last. The wire loses everything; the test plays the responder's acknowledgments.
+//! timeout and a NAK-sequence error each use one of `retry_cnt` retries, an acknowledgment
+//! that moves forward (an ACK, or a NAK's implied one) gives them back, and the QP fails
+//! with `RETRY_EXC_ERR` on the retry after the last. The wire loses everything; the test plays the responder's acknowledgments.
 
 use super::*;
 use crate::rdma::wire::{self, syndrome, Aeth, Bth, Ends};
@@ -59,6 +59,22 @@ fn an_ack_that_moves_forward_gives_the_retries_back() {
         ack(&mut w, syndrome::NAK_PSN_SEQ, 1, NAK_GAP);
     }
     assert_eq!(statuses(&mut w), Vec::<u64>::new(), "the count restarted at the ACK");
+    ack(&mut w, syndrome::NAK_PSN_SEQ, 1, NAK_GAP);
+    assert_eq!(statuses(&mut w), vec![status::RETRY_EXC_ERR as u64]);
+}
+
+#[test]
+fn a_nak_that_moves_forward_restarts_the_count_and_uses_one() {
+    let mut w = posted();
+    let retry_cnt = w.nics[0].params().retry_cnt;
+    for _ in 0..retry_cnt {
+        ack(&mut w, syndrome::NAK_PSN_SEQ, 0, NAK_GAP);
+    }
+    ack(&mut w, syndrome::NAK_PSN_SEQ, 1, NAK_GAP); // PSN 0 received, 1 missing: one retry
+    for _ in 1..retry_cnt {
+        ack(&mut w, syndrome::NAK_PSN_SEQ, 1, NAK_GAP);
+    }
+    assert_eq!(statuses(&mut w), Vec::<u64>::new(), "{retry_cnt} retries since PSN 0 was acknowledged");
     ack(&mut w, syndrome::NAK_PSN_SEQ, 1, NAK_GAP);
     assert_eq!(statuses(&mut w), vec![status::RETRY_EXC_ERR as u64]);
 }
