@@ -238,9 +238,11 @@ fn a_flow_locked_out_of_a_full_queue_exhausts_its_retries() {
 }
 
 #[test]
-fn a_timer_longer_than_the_queue_or_pfc_lets_both_flows_finish() {
-    // The same run with a local ACK timeout twice the full queue's drain time, and with
-    // PFC (the fabric RoCE expects): every byte of both flows arrives.
+fn retries_that_outlast_the_other_flow_or_pfc_let_both_flows_finish() {
+    // The same run with the local ACK timeout doubled: 8 retries now span 2.1 ms, more than
+    // the winning flow's 400,000 bytes take (0.64 ms at 5 Gb/s), so the locked-out QP is
+    // still retrying when the queue frees; and with PFC (the fabric RoCE expects), which
+    // pauses the senders instead of dropping: every byte of both flows arrives.
     let (_, s) = shared_uplink_5g("rdma_ack_timeout_exp = 6\n", "");
     assert_all_checked(&s);
     let (sim, s) = shared_uplink_5g("", "pfc = true\n");
