@@ -1,7 +1,8 @@
 //! Retry counting ([IBA] ch. 9; docs/models/rdma-nic.md "Retry counting"): a local ACK
 //! timeout and a NAK-sequence error each use one of `retry_cnt` retries, an acknowledgment
 //! that moves forward (an ACK, or a NAK's implied one) gives them back, and the QP fails
-//! with `RETRY_EXC_ERR` on the retry after the last. The wire loses everything; the test plays the responder's acknowledgments.
+//! with `RETRY_EXC_ERR` on the retry after the last. The wire loses everything; the test
+//! plays the responder's acknowledgments. Each test fails on a NIC whose NAKs use no retry.
 
 use super::*;
 use crate::rdma::wire::{self, syndrome, Aeth, Bth, Ends};
