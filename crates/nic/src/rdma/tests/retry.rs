@@ -26,6 +26,11 @@ fn ack(w: &mut World, syn: u8, psn: u32, gap: u64) {
     w.run_until(w.now + gap);
 }
 
+/// `n` NAK-sequence errors naming `psn`, `NAK_GAP` apart.
+fn naks(w: &mut World, psn: u32, n: u32) {
+    (0..n).for_each(|_| ack(w, syndrome::NAK_PSN_SEQ, psn, NAK_GAP));
+}
+
 /// A's completion statuses so far.
 fn statuses(w: &mut World) -> Vec<u64> {
     w.completions(0).iter().map(|(c, _)| (c >> 56) & 0x7f).collect()
@@ -38,11 +43,9 @@ const NAK_GAP: u64 = 1_000;
 fn nak_sequence_errors_use_up_the_retry_count() {
     let mut w = posted();
     let retry_cnt = w.nics[0].params().retry_cnt;
-    for _ in 0..retry_cnt {
-        ack(&mut w, syndrome::NAK_PSN_SEQ, 0, NAK_GAP);
-    }
+    naks(&mut w, 0, retry_cnt);
     assert_eq!(statuses(&mut w), Vec::<u64>::new(), "{retry_cnt} retries are allowed");
-    ack(&mut w, syndrome::NAK_PSN_SEQ, 0, NAK_GAP);
+    naks(&mut w, 0, 1);
     assert_eq!(w.nics[0].counters.timeouts, 0, "NAKs alone, before any timer expiry");
     assert_eq!(statuses(&mut w), vec![status::RETRY_EXC_ERR as u64], "the retry after the last fails");
 }
@@ -51,16 +54,12 @@ fn nak_sequence_errors_use_up_the_retry_count() {
 fn an_ack_that_moves_forward_gives_the_retries_back() {
     let mut w = posted();
     let retry_cnt = w.nics[0].params().retry_cnt;
-    for _ in 0..retry_cnt {
-        ack(&mut w, syndrome::NAK_PSN_SEQ, 0, NAK_GAP);
-    }
+    naks(&mut w, 0, retry_cnt);
     ack(&mut w, syndrome::ACK, 0, NAK_GAP); // PSN 0 received: progress
     ack(&mut w, syndrome::ACK, 0, NAK_GAP); // the same again: no progress, nothing back
-    for _ in 0..retry_cnt {
-        ack(&mut w, syndrome::NAK_PSN_SEQ, 1, NAK_GAP);
-    }
+    naks(&mut w, 1, retry_cnt);
     assert_eq!(statuses(&mut w), Vec::<u64>::new(), "the count restarted at the ACK");
-    ack(&mut w, syndrome::NAK_PSN_SEQ, 1, NAK_GAP);
+    naks(&mut w, 1, 1);
     assert_eq!(statuses(&mut w), vec![status::RETRY_EXC_ERR as u64]);
 }
 
@@ -68,15 +67,11 @@ fn an_ack_that_moves_forward_gives_the_retries_back() {
 fn a_nak_that_moves_forward_restarts_the_count_and_uses_one() {
     let mut w = posted();
     let retry_cnt = w.nics[0].params().retry_cnt;
-    for _ in 0..retry_cnt {
-        ack(&mut w, syndrome::NAK_PSN_SEQ, 0, NAK_GAP);
-    }
-    ack(&mut w, syndrome::NAK_PSN_SEQ, 1, NAK_GAP); // PSN 0 received, 1 missing: one retry
-    for _ in 1..retry_cnt {
-        ack(&mut w, syndrome::NAK_PSN_SEQ, 1, NAK_GAP);
-    }
+    naks(&mut w, 0, retry_cnt);
+    naks(&mut w, 1, 1); // PSN 0 received, 1 missing: one retry
+    naks(&mut w, 1, retry_cnt - 1);
     assert_eq!(statuses(&mut w), Vec::<u64>::new(), "{retry_cnt} retries since PSN 0 was acknowledged");
-    ack(&mut w, syndrome::NAK_PSN_SEQ, 1, NAK_GAP);
+    naks(&mut w, 1, 1);
     assert_eq!(statuses(&mut w), vec![status::RETRY_EXC_ERR as u64]);
 }
 
@@ -84,7 +79,7 @@ fn a_nak_that_moves_forward_restarts_the_count_and_uses_one() {
 fn a_nak_then_timer_expiries_share_one_count() {
     let mut w = posted();
     let (retry_cnt, timeout) = (w.nics[0].params().retry_cnt, w.nics[0].params().ack_timeout_cycles());
-    ack(&mut w, syndrome::NAK_PSN_SEQ, 0, NAK_GAP);
+    naks(&mut w, 0, 1);
     w.run_until(w.now + retry_cnt as u64 * timeout); // the NAK, then retry_cnt - 1 expiries
     assert_eq!(w.nics[0].counters.timeouts, retry_cnt as u64 - 1);
     assert_eq!(statuses(&mut w), Vec::<u64>::new());
