@@ -96,3 +96,13 @@ def artifact(quantity, nic, size):
               payload_bytes=str(size))
     value = float(art["value"])
     return value if quantity == "latency" else value * 1e3 / ((size + 64) * 8)
+
+
+def artifact_programs():
+    """experiments/nic-compare/artifact-programs' runs: the artifact's rate programs measured
+    the tester's way, {(quantity, nic, IceNIC sizes, payload): (ours, Gb/s or ns, or None; ratio; span
+    ns; the artifact's plot)}."""
+    found, _ = rows("nic-compare", "results", "artifact-programs.csv")
+    num = lambda s: float(s) if s else None  # noqa: E731 (a run that never finished has none)
+    return {(r["quantity"], r["nic"], r["nic_sizes"], int(r["payload_bytes"])):
+            (num(r["value"]), num(r["ratio"]), num(r["span_ns"]), num(r["artifact"])) for r in found}

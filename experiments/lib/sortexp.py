@@ -87,6 +87,8 @@ def sorts(configs, workers=None):
 def sort_cli(knobs):
     """One validated run through `$NANOPU sort --json`; a failing run stops the experiment."""
     started = time.time()
+    # The CLI runs at the repository root: output files are named relative to the caller's directory.
+    knobs = {k: os.path.abspath(v) if k in FILES else v for k, v in knobs.items()}
     flags = [f"--{k.replace('_', '-')}={str(v).lower() if isinstance(v, bool) else v}" for k, v in knobs.items()]
     done = subprocess.run([os.environ["NANOPU"], "sort", "--apps", APPS, "--json", *flags],
                           capture_output=True, text=True, cwd=ROOT)

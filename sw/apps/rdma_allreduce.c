@@ -32,7 +32,7 @@
  */
 #include "allreduce_input.h"
 #include "nanopu.h"
-#include "rdmanic.h"
+#include "rdma_app.h"
 
 #define MAX_ELEMS (1u << 19) /* 4 MiB per array per node */
 #define MAX_HOSTS 64
@@ -55,8 +55,9 @@ static uint32_t hosts, rank, elems, chunk_elems, slice_elems, per_chunk, units;
 static int skip_one;
 
 static struct {
-    uint64_t idle, wrs, cqes, bytes_in, bytes_out;
+    uint64_t wrs, bytes_in, bytes_out;
 } st;
+static struct rdma_app_counts cq; /* completions taken, cycles asleep waiting */
 
 static void fail(const char *what, uint64_t a, uint64_t b)
 {
@@ -96,16 +97,6 @@ static uint32_t unit_len(uint32_t u)
 {
     uint32_t off = (u % per_chunk) * slice_elems, left = chunk_elems - off;
     return left < slice_elems ? left : slice_elems;
-}
-
-/* The next completion, sleeping in wfi while there is none; a failed one stops us. */
-static void next_wc(struct rdma_wc *wc)
-{
-    while (!rdma_poll_cq(wc))
-        st.idle += rdma_sleep_cq();
-    st.cqes++;
-    if (wc->status != RDMA_WC_SUCCESS)
-        fail("a work request failed (status, wr_id)", wc->status, wc->wr_id);
 }
 
 static void parse(int argc, char **argv)
@@ -177,7 +168,7 @@ static void on_completion(const struct rdma_wc *wc, uint32_t *rcvd, uint32_t *do
         if (*t0 || ctl_rx != READY)
             fail("a message from the next rank that is not one READY (value, qp)", ctl_rx, wc->qp);
         *t0 = read_mcycle();
-        st.idle = 0; /* idle_cycles count from READY, as the timed part */
+        cq.idle = 0; /* idle_cycles count from READY, as the timed part */
     } else if (wc->opcode == RDMA_OP_RECV) {
         if (wc->wr_id != *rcvd)
             fail("a message completed out of order (message, expected)", wc->wr_id, *rcvd);
@@ -199,7 +190,7 @@ static uint64_t ring(void)
     while (rcvd < units || done < units) {
         while (t0 && sent < units && (sent < per_chunk || sent - per_chunk < rcvd))
             send_unit(sent++);
-        next_wc(&wc);
+        rdma_next_wc(&wc, &cq);
         on_completion(&wc, &rcvd, &done, &t0);
     }
     return read_mcycle() - t0;
@@ -229,7 +220,7 @@ int main(int argc, char **argv)
     check();
     printf("allreduce: rank=%u hosts=%u elems=%u cycles=%lu\n", rank, hosts, elems, (unsigned long)cycles);
     printf("rdma: cycles=%lu idle_cycles=%lu wrs=%lu completions=%lu bytes_in=%lu bytes_out=%lu\n",
-           (unsigned long)cycles, (unsigned long)st.idle, (unsigned long)st.wrs, (unsigned long)st.cqes,
+           (unsigned long)cycles, (unsigned long)cq.idle, (unsigned long)st.wrs, (unsigned long)cq.cqes,
            (unsigned long)st.bytes_in, (unsigned long)st.bytes_out);
     return 0;
 }

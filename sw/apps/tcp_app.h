@@ -1,13 +1,15 @@
 /*
  * tcp_app.h - what the workloads over the C TCP share (tcp_flows.c, tcp_allreduce.c,
  * tcp_kv.c, tcp_kv_client.c; docs/apps/tcp-workloads.md): arguments, a patient connect,
- * the checked byte pattern and the counter line. Written against tcp.h and the platform
- * (nanopu.h) only, never the NIC, so the same programs run over any NIC the TCP runs on.
+ * the checked byte pattern (app_pattern.h) and the counter line. Written against tcp.h and
+ * the platform (nanopu.h) only, never the NIC, so the same programs run over any NIC the
+ * TCP runs on.
  */
 #ifndef TCP_APP_H
 #define TCP_APP_H
 
 #include "../tcp/tcp.h"
+#include "app_pattern.h"
 #include "nanopu.h"
 
 /* Stop with exit code 2 (a failed check or a broken connection), printing why. */
@@ -95,15 +97,6 @@ static inline int tapp_connect(uint32_t ip, uint16_t port)
     }
     TAPP_FAIL("could not connect to %u:%u\n", (unsigned)ip, (unsigned)port);
     return -1;
-}
-
-/* Byte i of the stream with seed `seed`: neighbouring segments differ, and streams of
- * different seeds are the same sequence shifted far apart, so a byte delivered twice, late,
- * or in another flow's stream is caught. */
-static inline uint8_t tapp_pattern(uint32_t seed, uint64_t i)
-{
-    uint32_t x = ((uint32_t)i + seed * 0x01000193u) * 2654435761u;
-    return (uint8_t)(x >> 24) ^ (uint8_t)(i >> 32);
 }
 
 /* The stack's sleeping cycles when the timed part began (tapp_mark). */

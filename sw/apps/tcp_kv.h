@@ -1,5 +1,6 @@
 /*
- * tcp_kv.h - the text protocol of the key-value workload (tcp_kv.c, tcp_kv_client.c;
+ * tcp_kv.h - the text protocol of the key-value workload (tcp_kv.c, tcp_kv_client.c, and
+ * rdma_kv.c, rdma_kv_client.c on the RDMA NIC;
  * docs/apps/tcp-workloads.md): a subset of RESP, Redis's serialization protocol
  * (redis.io/docs/latest/develop/reference/protocol-spec/, RESP2): a request is an array of
  * bulk strings, `*N\r\n` then N times `$LEN\r\nBYTES\r\n`; GET key answers a bulk string
@@ -13,6 +14,16 @@
 
 #define KV_KEY_MAX 32   /* bytes of a key */
 #define KV_VAL_MAX 1024 /* bytes of a value */
+/* Room a request may need: the largest key and value and the framing. */
+#define KV_REQ_MAX (KV_KEY_MAX + KV_VAL_MAX + 64)
+/* Room a reply may need: the largest value, its length line and the framing. */
+#define KV_REPLY_MAX (KV_VAL_MAX + 32)
+/* The deepest pipeline a client keeps: requests outstanding. */
+#define KV_MAX_DEPTH 256
+/* QUIT, Redis's command to end a connection (answered +OK): how a client over a transport
+ * without connections (rdma_kv_client.c) says it is done. */
+#define KV_QUIT "*1\r\n$4\r\nQUIT\r\n"
+#define KV_QUIT_LEN 14
 
 /* Write `v` in decimal at `p`; the digits written. */
 static inline uint32_t kv_put_dec(uint8_t *p, uint64_t v)

@@ -140,10 +140,22 @@ pub struct RunArgs {
     /// icenic only (docs/models/icenic.md "PCIe-attached variant") [default: 0, on chip].
     #[arg(long)]
     pcie_ns: Option<f64>,
+    /// IceNIC node: depth of its four control queues, 1 to 255 (`ctrlQueueDepth`)
+    /// [default: 10, icenet's NICConfig; the nanoPU artifact's IceNIC SoC had 64,
+    /// docs/models/icenic.md "Queue and buffer sizes"].
+    #[arg(long)]
+    ice_queue_depth: Option<usize>,
+    /// IceNIC node: its receive packet buffer in 8-byte flits, from one longest frame's
+    /// (190) to 1,048,576 (`inBufFlits`) [default: 379, icenet's NICConfig; the nanoPU
+    /// artifact's IceNIC SoC had 1,800].
+    #[arg(long)]
+    ice_buffer_flits: Option<usize>,
     /// IceNIC node: have the test host send it a UDP frame of BYTES bytes in all (42 to
     /// 1,516; payload bytes 0, 1, 2...) at AT_NS, from 10.0.0.1 port 7000 to port 9000;
-    /// repeatable. The frames that come back are listed in the summary.
-    #[arg(long = "send-frame", value_name = "AT_NS:BYTES", allow_hyphen_values = true)]
+    /// or, as `AT_NS:0xHEX`, the frame whose bytes HEX spells (Ethernet header first, as the
+    /// summary's `host_frames` print them; routed by its IPv4 destination); repeatable. The
+    /// frames that come back are listed in the summary.
+    #[arg(long = "send-frame", value_name = "AT_NS:BYTES|AT_NS:0xHEX", allow_hyphen_values = true)]
     send_frames: Vec<String>,
     /// Arguments for the program (after `--`); they follow `program MAC IP` in argv.
     #[arg(last = true)]
@@ -221,6 +233,11 @@ impl RunArgs {
         if self.pcie_ns.is_some_and(|ns| ns != 0.0) && !ice {
             return Err("--pcie-ns: only an IceNIC node has a PCIe-attached variant (add --nic icenic); the nanoPU NIC sits at the core's register file".into());
         }
+        if !ice && (self.ice_queue_depth.is_some() || self.ice_buffer_flits.is_some()) {
+            return Err(
+                "--ice-queue-depth, --ice-buffer-flits: an IceNIC node's sizes (add --nic icenic)".into()
+            );
+        }
         match ice {
             true => self.nic_settings.none_on_icenic(Given::Flags),
             false => Ok(()),
@@ -260,6 +277,8 @@ impl RunArgs {
                 self.until_us.is_some(),
             ),
             ("--send-frame (a single IceNIC node's test host sends frames)", !self.send_frames.is_empty()),
+            ("--ice-queue-depth (a single IceNIC node's)", self.ice_queue_depth.is_some()),
+            ("--ice-buffer-flits (a single IceNIC node's)", self.ice_buffer_flits.is_some()),
             ("--host-sniffs (a cluster's test host is a node of its fabric)", self.host_sniffs),
         ]
     }
@@ -327,9 +346,35 @@ impl RunArgs {
         cfg.nic_kind = self.nic.as_deref().unwrap_or("nanopu").parse().map_err(|e| format!("--nic: {e}"))?;
         cfg.pcie_ns = self.pcie_ns.unwrap_or(0.0);
         self.check_nic()?;
+        self.ice_sizes(&mut cfg.ice)?;
         cfg.program_name =
             self.program.file_name().map_or("program".into(), |n| n.to_string_lossy().into_owned());
         Ok(cfg)
+    }
+}
+
+impl RunArgs {
+    /// `--ice-queue-depth` and `--ice-buffer-flits`, checked against what the NIC needs:
+    /// counts of one byte each (the COUNTS register), room for one longest frame.
+    fn ice_sizes(&self, ice: &mut nanopu_nic::icenic::IceParams) -> Result<(), String> {
+        if let Some(d) = self.ice_queue_depth {
+            if !(1..=255).contains(&d) {
+                return Err(format!(
+                    "--ice-queue-depth {d}: expected 1 to 255 (each count is one byte of COUNTS)"
+                ));
+            }
+            ice.queue_depth = d;
+        }
+        if let Some(f) = self.ice_buffer_flits {
+            let least = ice.max_frame_bytes.div_ceil(ice.flit_bytes as usize);
+            if !(least..=1 << 20).contains(&f) {
+                return Err(format!(
+                    "--ice-buffer-flits {f}: expected {least} (one longest frame) to 1048576"
+                ));
+            }
+            ice.rx_buffer_flits = f;
+        }
+        Ok(())
     }
 }
 
@@ -392,12 +437,17 @@ fn queue_frames(a: &RunArgs, sim: &mut Simulation) -> Result<(), String> {
     Ok(())
 }
 
-/// `AT_NS:BYTES`: a UDP frame from the test host to node 0 (nanopu_cluster::net::frame).
+/// `AT_NS:BYTES`: a UDP frame from the test host to node 0 (nanopu_cluster::net::frame);
+/// `AT_NS:0xHEX`: the frame HEX spells.
 fn parse_frame(spec: &str) -> Result<(Time, Vec<u8>), String> {
     use nanopu_cluster::net::frame::{udp_frame, Ends, PAYLOAD};
-    let bad = || format!("--send-frame {spec}: expected AT_NS:BYTES (BYTES from {PAYLOAD} to 1516)");
+    let bad =
+        || format!("--send-frame {spec}: expected AT_NS:BYTES (BYTES from {PAYLOAD} to 1516) or AT_NS:0xHEX");
     let (at, bytes) = spec.split_once(':').ok_or_else(bad)?;
     let at = check::time_ns(at.parse().map_err(|_| bad())?, "--send-frame")?;
+    if let Some(hex) = bytes.strip_prefix("0x") {
+        return Ok((at, hex_frame(hex, PAYLOAD).ok_or_else(bad)?));
+    }
     let len: usize = bytes.parse().map_err(|_| bad())?;
     if !(PAYLOAD..=1516).contains(&len) {
         return Err(bad());
@@ -414,6 +464,14 @@ fn parse_frame(spec: &str) -> Result<(Time, Vec<u8>), String> {
     };
     let payload: Vec<u8> = (0..len - PAYLOAD).map(|i| i as u8).collect();
     Ok((at, udp_frame(host, node, &payload)))
+}
+
+/// The bytes of an even-length hex string, if it spells a frame of `min` to 1,516 bytes.
+fn hex_frame(hex: &str, min: usize) -> Option<Vec<u8>> {
+    if !hex.len().is_multiple_of(2) || !(min..=1516).contains(&(hex.len() / 2)) {
+        return None;
+    }
+    (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok()).collect()
 }
 
 fn report(sim: &mut Simulation, outcome: Result<Outcome, SimError>, json: bool) -> Result<ExitCode, String> {

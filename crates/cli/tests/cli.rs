@@ -71,6 +71,26 @@ fn an_icenic_node_echoes_a_frame_from_the_command_line() {
     assert!(stderr(&o).contains("takes raw frames"), "{}", stderr(&o));
 }
 
+/// `--send-frame AT_NS:0xHEX` sends the frame its bytes spell: the same UDP frame as
+/// `2000:64` gets the same reply; an odd number of digits is refused by name.
+#[test]
+fn an_icenic_node_echoes_a_frame_given_as_hex() {
+    use nanopu_cluster::net::frame::{udp_frame, Ends};
+    let (host, node) = (nanopu_cluster::node::boot::node_mac(0) - 1, nanopu_cluster::node::boot::node_mac(0));
+    let src = Ends { mac: host, ip: nanopu_sim::packet::HOST_IP, port: 7000 };
+    let dst = Ends { mac: node, ip: nanopu_cluster::node::boot::node_ip(0), port: 9000 };
+    let payload: Vec<u8> = (0..22).collect();
+    let hex: String = udp_frame(src, dst, &payload).iter().map(|b| format!("{b:02x}")).collect();
+    let app = "sw/build/apps/ice_loopback.elf";
+    let run = |frame: &str| {
+        nanopu(&["run", app, "--nic", "icenic", "--cores", "1", "--send-frame", frame, "--", "1"])
+    };
+    let (by_size, by_bytes) = (run("2000:64"), run(&format!("2000:0x{hex}")));
+    assert!(by_bytes.status.success(), "{}", stderr(&by_bytes));
+    assert_eq!(String::from_utf8_lossy(&by_size.stdout), String::from_utf8_lossy(&by_bytes.stdout));
+    assert!(stderr(&run("2000:0xabc")).contains("--send-frame 2000:0xabc"), "an odd number of digits");
+}
+
 /// `--nic icenic --nodes N`: a cluster of IceNIC nodes whose frames cross the switch
 /// (docs/models/icenic.md "Clusters"); a cluster file sets each program's NIC itself.
 #[test]

@@ -127,6 +127,15 @@ fn negative_numbers_reach_the_check_that_names_the_flag() {
             &["--send-frame"],
         ),
         (&["sort", "--drop-prob", "-0.1"], &["--drop-prob", "-0.1"]),
+        (
+            &["run", "sw/build/apps/ice_loopback.elf", "--nic", "icenic", "--ice-queue-depth", "0"],
+            &["--ice-queue-depth 0", "1 to 255"],
+        ),
+        (
+            &["run", "sw/build/apps/ice_loopback.elf", "--nic", "icenic", "--ice-buffer-flits", "100"],
+            &["--ice-buffer-flits 100", "190"],
+        ),
+        (&["run", elf, "--ice-queue-depth", "64"], &["--ice-queue-depth", "--nic icenic"]),
         (&["sort", "--switch-latency-ns", "-5"], &["--switch-latency-ns", "not a time"]),
     ] {
         refused_saying(args, want);

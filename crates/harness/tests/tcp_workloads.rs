@@ -8,7 +8,8 @@
 //! the key-value store also run unchanged on ZeroNIC nodes (the same sources built with
 //! `-DTCP_ZERONIC`, `*_zn.elf`: tcp.h's plain API over ZeroNIC's control path), and the
 //! all-reduce on RDMA NIC nodes (`rdma_allreduce.c`: the same inputs and check over the NIC's
-//! reliable connections).
+//! reliable connections), and the key-value store there too (`rdma_kv.c`, `rdma_kv_client.c`:
+//! the same store, RESP text and checked model, each request and reply one SEND).
 
 use crate::common;
 
@@ -453,4 +454,53 @@ fn an_rdma_rank_that_skips_one_addition_fails_every_ranks_check() {
         assert!(c.contains("an element is wrong"), "rank {n} found a wrong sum: {c}");
         assert!(!c.contains("allreduce: rank="), "rank {n} never reported success: {c}");
     }
+}
+
+// ---- the key-value store on RDMA NIC nodes ----
+
+/// `rdma_kv.c` on node 0 serving `clients` `rdma_kv_client.c`s (nodes 1..), each `requests`
+/// requests `depth` deep: the same store, RESP text and checked model as the TCP programs,
+/// every request and reply one SEND.
+fn rdma_kv_programs(clients: u32, depth: u32, requests: u32, server_extra: &[&str]) -> [Program; 2] {
+    let mut sargs = vec![clients.to_string()];
+    sargs.extend(server_extra.iter().map(|e| e.to_string()));
+    let cargs = [depth, requests, 64, 100, 50].map(|v| v.to_string());
+    let server = program(0, "rdma_kv.elf", &sargs);
+    let client = program(format!("1-{clients}"), "rdma_kv_client.elf", &cargs);
+    [Program { nic: "rdma", ..server }, Program { nic: "rdma", ..client }]
+}
+
+fn rdma_kv(clients: u32, depth: u32, requests: u32, loss: f64) -> ClusterSummary {
+    let s = run(Net::Star(clients + 1), 100.0, loss, &rdma_kv_programs(clients, depth, requests, &[]));
+    assert_kv_checked(&s, clients, requests);
+    for n in 1..=clients {
+        // Each request and its reply is one SEND; QUIT is one more of each.
+        assert_eq!(get(&s, n, "rdma", "completions"), 2 * u64::from(requests + 1) + 1, "{}", console(&s, n));
+    }
+    s
+}
+
+#[test]
+fn pipelined_clients_of_an_rdma_server_get_every_reply_the_model_predicts() {
+    for depth in [1, 8, 32] {
+        let s = rdma_kv(3, depth, 400, 0.0);
+        let r = s.rdma.as_ref().expect("RDMA NIC totals");
+        assert_eq!((r.nodes, r.retransmitted), (4, 0), "{}", s.text());
+    }
+}
+
+#[test]
+fn rdma_key_value_replies_stay_right_under_one_percent_loss() {
+    let s = rdma_kv(3, 16, 400, 0.01);
+    assert!(s.fabric.drops_random > 0, "the links lost packets: {}", s.text());
+    assert!(s.rdma.as_ref().unwrap().retransmitted > 0, "go-back-N resent: {}", s.text());
+}
+
+#[test]
+fn an_rdma_server_that_loses_sets_is_caught() {
+    let (_, s) = run_any(Net::Star(4), 100.0, 0.0, &rdma_kv_programs(3, 8, 400, &["loseset"]));
+    let stale =
+        |n| console(&s, n).contains("not the value of the last SET") || console(&s, n).contains("null, but");
+    assert!((1..=3).any(stale), "a client saw a value its model does not hold: {}", s.text());
+    assert!((1..=3).all(|n| !console(&s, n).contains("kvc: ")), "no client reported success: {}", s.text());
 }

@@ -3,7 +3,9 @@
 //! (`tcp_zbulk.elf`). Every byte both ways once and in order under loss and reordering,
 //! against smoltcp on the test host and between two ZeroNIC nodes; the payload bytes the
 //! control core touches, counted by the simulator, are 0 while the application core's are
-//! exactly the bytes it checked and wrote; a control path without reassembly is caught.
+//! exactly the bytes it checked and wrote; a control path without reassembly is caught;
+//! several tagged flows, from one sender or from several (incast), each checked in its own
+//! ring.
 
 use crate::common;
 
@@ -173,4 +175,60 @@ fn two_zeronic_nodes_exchange_a_checked_stream_under_loss() {
     assert_eq!(s.cores_ok, 4, "every hart finished, every byte checked: {}", s.text());
     assert!(s.fabric.drops > 0, "the fabric lost packets: {}", s.text());
     assert_eq!(touched, vec![0, bytes, 0, bytes], "control cores none, applications each byte once");
+}
+
+/// A star of ZeroNIC nodes (two cores each) with 1 listener (node 0) taking `flows` tagged
+/// flows of `bytes` from `senders` nodes (nodes 1.., `flows / senders` each), every link
+/// losing `loss`: the outcome, the summary and each core's payload bytes touched.
+fn zn_flows(
+    elf: &str,
+    senders: u32,
+    flows: u32,
+    bytes: u64,
+    loss: f64,
+) -> (Outcome, nanopu_cluster::report::cluster::ClusterSummary, Vec<u64>) {
+    let per = flows / senders;
+    let node0 = format!("[\"listen\", \"{PORT}\", \"{bytes}\", \"0\", \"flows={flows}\", \"tagged\"]");
+    let others = format!(
+        "[\"connect:167772162\", \"{PORT}\", \"0\", \"{bytes}\", \"finfirst\", \"flows={per}\", \"tagged\"]"
+    );
+    let text = format!(
+        "max_us = 2000000.0\n[topology]\nkind = \"star\"\nnodes = {}\n[link]\nrate_gbps = 100.0\n\
+         drop_prob = {loss}\n[node]\ncores = 2\n\
+         [[program]]\nnodes = \"0\"\nelf = \"{elf}\"\nnic = \"zeronic\"\nargs = {node0}\n\
+         [[program]]\nnodes = \"1-{senders}\"\nelf = \"{elf}\"\nnic = \"zeronic\"\nargs = {others}\n",
+        senders + 1
+    );
+    let f = nanopu_cluster::config::cluster::ClusterFile::parse(&text).unwrap();
+    let mut sim = Simulation::cluster(&f, &common::sw_build().join("apps")).unwrap();
+    let outcome = sim.run().unwrap();
+    let touched = sim.nodes.iter().flat_map(|n| n.cores.iter().map(|c| c.watched_bytes())).collect();
+    (outcome, nanopu_cluster::report::cluster::summarize_cluster(&mut sim, outcome), touched)
+}
+
+/// Several flows into one ZeroNIC node, from one sender (4 flows) or from several (incast:
+/// 4 senders under loss, 8 clean): every byte of every flow checked once and in order in its
+/// own ring, and the control cores touch none of them.
+#[test]
+fn several_zeronic_flows_and_senders_deliver_every_byte_of_every_flow() {
+    for (senders, flows, loss) in [(1, 4, 0.01), (4, 4, 0.01), (8, 8, 0.0)] {
+        let bytes = 200_000;
+        let (outcome, s, touched) = zn_flows("tcp_zbulk.elf", senders, flows, bytes, loss);
+        assert_eq!(outcome, Outcome::AllExited, "{}", s.text());
+        assert_eq!(s.cores_ok, s.cores, "every flow's bytes checked: {}", s.text());
+        assert!(s.consoles[1].contains(&format!("app checked {} bytes in", u64::from(flows) * (bytes + 8))));
+        assert!(loss == 0.0 || s.fabric.drops_random > 0, "the fabric lost packets: {}", s.text());
+        let control: Vec<u64> = touched.iter().step_by(2).copied().collect();
+        assert_eq!(control, vec![0; senders as usize + 1], "control cores touch no payload");
+        assert_eq!(touched[1], u64::from(flows) * (bytes + 8), "the application each byte once");
+    }
+}
+
+/// The reassembly mutant (`tcp_zbulk_mutant.elf`) with four flows under loss: the
+/// receiver's per-flow checks catch it.
+#[test]
+fn several_flows_over_a_control_path_without_reassembly_fail_the_check() {
+    let (_, s, _) = zn_flows("tcp_zbulk_mutant.elf", 1, 4, 200_000, 0.02);
+    let caught = s.consoles.iter().any(|c| c.contains("tcp_zbulk: flow") && c.contains("wrong byte"));
+    assert!(caught, "a wrong byte was found: {}", s.text());
 }

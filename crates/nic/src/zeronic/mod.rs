@@ -78,7 +78,8 @@ pub struct ZeroParams {
     /// IOMMU translation of one DMA, cycles. Default 32 (10 ns at 3.2 GHz: an IOTLB hit;
     /// *estimate*, nothing published for ZeroNIC).
     pub iommu_cycles: u64,
-    /// Memory Region table entries. Default 16 (*estimate*).
+    /// Memory Region table entries. Default 32 (*estimate*: two per flow-table entry, as the
+    /// C TCP registers a send and a receive ring per connection slot; 16 held only 8 slots).
     pub regions: usize,
     /// Flow table entries. Default 16 (*estimate*).
     pub flows: usize,
@@ -94,7 +95,7 @@ impl Default for ZeroParams {
             payload_buffer_bytes: 256 << 10,
             dma_bytes_per_cycle: 252e9 / 8.0 / 3.2e9,
             iommu_cycles: 32,
-            regions: 16,
+            regions: 32,
             flows: 16,
             pieces: 16,
         }
