@@ -23,14 +23,23 @@
  * start to their end, and those asleep in wfi; `checked=0` under `nocheck`, when the "app
  * checked" line counts bytes taken, not checked). Hart 0 prints the stack's counters,
  * `tcp: key=value ...` as tcp_bulk does (summed over the flows; cycles from the last
- * connection established), and exits 0 once every connection has closed.
+ * connection established), then `tcp_gro: merged=N` (segments that joined another on input,
+ * tcp_gro.c), and exits 0 once every connection has closed. Built with -DTCP_PROF
+ * (tcp_zbulk_prof.elf) it also prints the TCP's cycles by region (tcp_prof.h).
  */
+#include "../tcp/tcp_prof.h"
 #include "../tcp/tcp_zc.h"
 #include "app_pattern.h"
 #include "nanopu.h"
 #include "tcp_pattern.h"
 
 #define TICK_US 1 /* how often each core looks at the other's progress when idle */
+/* TIME-WAIT, us: longer than the peer's retransmission timer (the stack's default 100 us is
+ * shorter than its 200 us minimum RTO; the workload programs set 2 ms too), and the control
+ * core stays up through it, so that a peer whose last FIN was not acknowledged (our last
+ * ACK lost) gets the ACK again instead of retrying into an exited node until it gives up
+ * (RFC 9293 3.3.2, TIME-WAIT's purpose). */
+#define TIME_WAIT_US 2000
 #define CLINT_MTIMECMP(h) ((volatile uint64_t *)(0x2004000ul + 8 * (h)))
 #define CLINT_MTIME       ((volatile uint64_t *)0x200bff8ul)
 /* Flows: the stack's connection slots less the listener's (TCP_MAX_CONN, sw/Makefile). */
@@ -242,6 +251,7 @@ static void report(uint64_t cycles)
            (unsigned long)s.fast_retransmits, (unsigned long)s.segs_retransmitted,
            (unsigned long)s.ooo_segs_in, (unsigned long)s.dup_segs_in, (unsigned long)s.acks_out,
            (unsigned long)s.bad_checksums, (unsigned long)s.dropped, (unsigned long)s.idle_cycles);
+    printf("tcp_gro: merged=%lu\n", (unsigned long)tcp_gro_merged);
 }
 
 /* Connect, trying again every 10 us while the peer answers with a reset (it has not
@@ -266,8 +276,12 @@ static void serve(const int *fd)
         int moved = 0;
         open = 0;
         for (uint32_t f = 0; f < nflows; f++)
-            if (!zc[f].closed)
-                moved |= tcp_zc_poll(fd[f], &zc[f]), open++;
+            if (!zc[f].closed) {
+                TCP_PROF_IN(TP_APP);
+                moved |= tcp_zc_poll(fd[f], &zc[f]);
+                TCP_PROF_OUT();
+                open++;
+            }
         if (moved)
             tcp_poll();
         else if (open)
@@ -282,6 +296,7 @@ static int control(char **argv, int argc)
     tcp_cfg.delayed_ack = !has_flag(argc, argv, "nodelack");
     tcp_cfg.newreno = !has_flag(argc, argv, "noreno");
     tcp_cfg.sack = !has_flag(argc, argv, "nosack");
+    tcp_cfg.time_wait_us = TIME_WAIT_US;
     uint16_t port = (uint16_t)number(argv[4]);
     int fd[MAX_FLOWS], lfd = tx_dir ? -1 : tcp_listen(port), err = 0;
     for (uint32_t f = 0; f < nflows; f++) {
@@ -292,11 +307,20 @@ static int control(char **argv, int argc)
         }
     }
     uint64_t t0 = read_mcycle();
+#ifdef TCP_PROF
+    tcp_prof_start();
+#endif
     for (uint32_t f = 0; f < nflows; f++)
         tcp_zc_attach(fd[f], &zc[f]);
     serve(fd);
     report(read_mcycle() - t0);
+#ifdef TCP_PROF
+    tcp_prof_print();
+#endif
     while (!app_done && !app_failed)
+        tcp_zc_wait(TICK_US);
+    uint64_t linger = read_mcycle() + (uint64_t)TIME_WAIT_US * nanopu_rtc_cycles();
+    while (read_mcycle() < linger)
         tcp_zc_wait(TICK_US);
     for (uint32_t f = 0; f < nflows; f++)
         err |= zc[f].error != 0;

@@ -112,6 +112,7 @@ void tcp_poll(void)
 {
     tcp_nic_poll();
     uint64_t now = tcp_now();
+    TCP_PROF_IN(TP_TIMERS);
     for (int i = 0; i < TCP_MAX_CONN; i++) {
         struct tcp_conn *c = &tcp_conns[i];
         if (c->state <= TS_LISTEN)
@@ -120,6 +121,7 @@ void tcp_poll(void)
         if (c->state > TS_CLOSED)
             tcp_output(c);
     }
+    TCP_PROF_OUT();
 }
 
 static uint64_t earliest(uint64_t a, uint64_t b) { return !a ? b : !b ? a : a < b ? a : b; }

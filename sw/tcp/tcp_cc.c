@@ -33,7 +33,16 @@ static uint32_t half_flight(const struct tcp_conn *c)
 static void grow(struct tcp_conn *c, uint32_t acked)
 {
     if (c->cwnd < c->ssthresh) {
+#ifdef TCP_ZERONIC
+        /* A stretch ACK (the peer coalesced, tcp_gro.c) counts every segment it covers,
+         * up to ssthresh, as Linux's tcp_slow_start does (RFC 3465 3.2 leaves L open
+         * beyond 2 SMSS; Linux takes L unlimited). */
+        c->cwnd += acked;
+        if (c->cwnd > c->ssthresh)
+            c->cwnd = c->ssthresh;
+#else
         c->cwnd += acked < c->mss ? acked : c->mss;
+#endif
         return;
     }
     c->acked_ca += acked;

@@ -224,12 +224,20 @@ static void synchronized_input(struct tcp_conn *c, const struct tcp_seg *s)
     }
     if (s->flags & F_SYN)
         return (void)(c->ack_now = 1); /* RFC 5961 4.2: a challenge ACK */
-    if (!(s->flags & F_ACK) || !ack_input(c, s))
+    if (!(s->flags & F_ACK))
+        return;
+    TCP_PROF_IN(TP_ACK);
+    int ack_ok = ack_input(c, s);
+    TCP_PROF_OUT();
+    if (!ack_ok)
         return;
     if (c->state == TS_TIME_WAIT && (s->flags & F_FIN))
         c->tw_at = tcp_now() + tcp_us(tcp_cfg.time_wait_us), c->ack_now = 1;
-    if (s->len && receives_text(c))
+    if (s->len && receives_text(c)) {
+        TCP_PROF_IN(TP_TEXT);
         text_input(c, s);
+        TCP_PROF_OUT();
+    }
     if (c->state != TS_CLOSED)
         fin_input(c, s);
 }

@@ -54,6 +54,10 @@ static int can_send(const struct tcp_conn *c)
 /* Send what the windows allow; then an ACK if one is owed and nothing carried it. */
 void tcp_output(struct tcp_conn *c)
 {
+    TCP_PROF_IN(TP_OUTPUT);
+#ifdef TCP_ZERONIC
+    tcp_gso_begin();
+#endif
     uint32_t wnd = c->cwnd < c->snd_wnd ? c->cwnd : c->snd_wnd;
     while (can_send(c)) {
         uint32_t end = tcp_fin_seq(c), flight = tcp_flight(c);
@@ -71,6 +75,10 @@ void tcp_output(struct tcp_conn *c)
     }
     if (c->ack_now)
         tcp_send_ack(c);
+#ifdef TCP_ZERONIC
+    tcp_gso_end(); /* outside the pass, ACK number and window may change */
+#endif
+    TCP_PROF_OUT();
 }
 
 void tcp_send_ack(struct tcp_conn *c) { tcp_emit(c, c->snd_nxt, 0, 0); }

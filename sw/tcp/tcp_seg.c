@@ -79,7 +79,7 @@ int tcp_parse(const uint8_t *f, uint32_t len, struct tcp_seg *s)
         return tcp_st.dropped++, -1;
 #endif
     if (len < TCP_FRAME_TCP + TCP_HDR || ice_get16(f, ICE_FRAME_ETH_TYPE) != 0x0800 || ip[0] != 0x45 ||
-        ip[9] != 6 || ice_get32(ip, 16) != nanopu_node_ip())
+        ip[9] != 6 || ice_get32(ip, 16) != TCP_MY_IP())
         return tcp_st.dropped++, -1;
     uint32_t ip_len = ice_get16(ip, 2);
     if (ip_len + ICE_FRAME_IP > len || ip_len < 40)
@@ -124,7 +124,7 @@ static void put_mac_of(uint8_t *f, int off, uint32_t ip)
 static void put_ip(uint8_t *f, uint32_t dst, uint32_t tcp_len)
 {
     put_mac_of(f, ICE_FRAME_ETH_DST, dst);
-    ice_put_mac(f, ICE_FRAME_ETH_SRC, icenic_mac());
+    ice_put_mac(f, ICE_FRAME_ETH_SRC, TCP_MY_MAC());
     ice_put16(f, ICE_FRAME_ETH_TYPE, 0x0800);
     uint8_t *ip = f + ICE_FRAME_IP;
     ice_put16(ip, 0, 0x4500);
@@ -132,7 +132,7 @@ static void put_ip(uint8_t *f, uint32_t dst, uint32_t tcp_len)
     ice_put32(ip, 4, 0x00004000); /* DF: we never send more than the path's MTU */
     ice_put16(ip, 8, (64 << 8) | 6);
     ice_put16(ip, 10, 0);
-    ice_put32(ip, 12, nanopu_node_ip());
+    ice_put32(ip, 12, TCP_MY_IP());
     ice_put32(ip, 16, dst);
     ice_put16(ip, 10, ice_ip_checksum(ip));
 }
@@ -174,10 +174,47 @@ __attribute__((unused)) static void copy_out(const struct tcp_conn *c, uint32_t 
     tcp_copy(to + first, c->sbuf, len - first);
 }
 
+#ifdef TCP_ZERONIC
+/* Segmentation in software, after Linux's GSO (net/ipv4/tcp_offload.c tcp_gso_segment,
+ * used when the NIC has no TSO; ZeroNIC's published descriptions name none): within one
+ * tcp_output pass the ACK number, window and options do not change, so a segment of the
+ * same length and flags as the one just built takes a copy of its headers with only the
+ * sequence number changed. Every segment copied is full-sized like the first, and the IPv4
+ * identification is 0 (DF set), so the IPv4 header, its checksum included, is the same
+ * (Linux's inet_gso_segment rewrites tot_len, id and the checksum per segment). The TCP
+ * checksum is the NIC's. */
+static int gso_on;                      /* inside a tcp_output pass */
+static const struct tcp_conn *gso_conn; /* the connection of its last frame built, if any */
+static const uint8_t *gso_frame;
+static uint32_t gso_len, gso_hdr;
+static uint8_t gso_flags;
+
+void tcp_gso_begin(void) { gso_on = 1, gso_conn = 0; }
+void tcp_gso_end(void) { gso_on = 0, gso_conn = 0; }
+
+static int gso_next(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len)
+{
+    if (gso_conn != c || len != gso_len || flags != gso_flags || !len)
+        return 0;
+    uint8_t *f = tcp_tx_copy(gso_frame, gso_hdr);
+    ice_put32(f + TCP_FRAME_TCP, 4, seq);
+    tcp_nic_payload(c, seq, len);
+    tcp_tx(f, gso_hdr);
+    gso_frame = f;
+    tcp_ack_sent(c);
+    return 1;
+}
+#endif
+
 /* Send a segment of connection `c`: `len` bytes of its send buffer at `seq`, with `flags`
  * (ACK is added whenever we have the peer's ISN; a SYN carries our options). */
 void tcp_emit(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len)
 {
+    TCP_PROF_IN(TP_EMIT);
+#ifdef TCP_ZERONIC
+    if (c->state != TS_SYN_SENT && gso_next(c, seq, flags | F_ACK, len))
+        return TCP_PROF_OUT();
+#endif
     uint8_t *f = tcp_tx_buf(), *t = f + TCP_FRAME_TCP;
     if (c->state != TS_SYN_SENT)
         flags |= F_ACK;
@@ -191,17 +228,20 @@ void tcp_emit(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len)
     if (len)
         tcp_nic_payload(c, seq, len);
     tcp_tx(f, TCP_FRAME_TCP + tcp_len - len);
+    if (gso_on)
+        gso_conn = c, gso_frame = f, gso_len = len, gso_hdr = TCP_FRAME_TCP + tcp_len - len, gso_flags = flags;
 #else
     copy_out(c, seq, t + TCP_HDR + optlen, len);
     uint32_t tcp_len = TCP_HDR + (uint32_t)optlen + len;
     put_ip(f, c->rip, tcp_len);
-    ice_put16(t, 16, tcp_checksum(nanopu_node_ip(), c->rip, t, tcp_len));
+    ice_put16(t, 16, tcp_checksum(TCP_MY_IP(), c->rip, t, tcp_len));
     tcp_tx(f, TCP_FRAME_TCP + tcp_len);
 #endif
     if (flags & F_ACK)
         tcp_ack_sent(c);
     if (len == 0 && !(flags & (F_SYN | F_FIN)))
         tcp_st.acks_out++;
+    TCP_PROF_OUT();
 }
 
 /* Answer segment `s`, which belongs to no connection, with a reset (RFC 9293 3.10.7.1). */
@@ -216,7 +256,7 @@ void tcp_emit_rst(const struct tcp_seg *s)
     put_tcp(t, s->dport, s->sport, seq, ack, flags, 0, 0);
     put_ip(f, s->src_ip, TCP_HDR);
 #ifndef TCP_ZERONIC
-    ice_put16(t, 16, tcp_checksum(nanopu_node_ip(), s->src_ip, t, TCP_HDR)); /* else the NIC's */
+    ice_put16(t, 16, tcp_checksum(TCP_MY_IP(), s->src_ip, t, TCP_HDR)); /* else the NIC's */
 #endif
     tcp_tx(f, TCP_FRAME_TCP + TCP_HDR);
 }

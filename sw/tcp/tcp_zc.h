@@ -42,5 +42,7 @@ int tcp_zc_poll(int fd, struct tcp_zc *z);
 /* Control core: sleep as tcp_wait() does, but at most `us` microseconds (the app's
  * progress is seen only when the control core looks). */
 void tcp_zc_wait(uint32_t us);
+/* Segments that joined another on input (tcp_gro.c), since tcp_init. */
+extern uint64_t tcp_gro_merged;
 
 #endif /* TCP_ZC_H */

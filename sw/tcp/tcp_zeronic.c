@@ -157,8 +157,10 @@ int tcp_zc_poll(int fd, struct tcp_zc *z)
 
 void tcp_zc_wait(uint32_t us)
 {
+    TCP_PROF_IN(TP_WAIT);
     uint64_t until = tcp_next_timer(), cap = tcp_now() + tcp_us(us);
     tcp_nic_sleep(until && until < cap ? until : cap);
+    TCP_PROF_OUT();
     tcp_poll();
 }
 #endif /* TCP_ZERONIC */

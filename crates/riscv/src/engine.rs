@@ -12,7 +12,7 @@ pub enum Engine {
     /// The reference interpreter: one fetch and one `exec` per instruction (default).
     #[default]
     Interp,
-    /// Blocks through a code page with the integer ALU in host registers.
+    /// Cached basic blocks with the pc and cycle in host registers (`fast.rs`).
     Fast,
 }
 

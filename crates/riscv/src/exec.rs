@@ -131,7 +131,7 @@ impl Core {
 
     /// Mul/div, system, atomics, and the slow paths.
     #[inline(never)]
-    fn exec_rare<P: Platform>(
+    pub(crate) fn exec_rare<P: Platform>(
         &mut self,
         op: Op,
         mem: &mut NodeMem,
@@ -176,7 +176,7 @@ impl Core {
 
     /// Load and record the result latency in the scoreboard (after any miss stall).
     #[inline(always)]
-    fn load_op<const N: usize, P: Platform>(
+    pub(crate) fn load_op<const N: usize, P: Platform>(
         &mut self,
         mem: &mut NodeMem,
         plat: &mut P,
@@ -244,7 +244,7 @@ impl Core {
         Ok(())
     }
 
-    fn jalr(&mut self, op: Op, base: u64, next: u64) -> Result<(), Ex> {
+    pub(crate) fn jalr(&mut self, op: Op, base: u64, next: u64) -> Result<(), Ex> {
         let target = base.wrapping_add(op.imm as i64 as u64) & !1;
         let link = matches!(op.rd, 1 | 5).then_some(next);
         let ret = op.rd == SINK && matches!(op.rs1, 1 | 5);

@@ -1,106 +1,313 @@
 //! The fast core engine (`Engine::Fast`). The reference, `Core::run_block`, fetches every
 //! instruction through `fetch` (I-cache line step, page check, then the pre-decoded op) and
-//! executes it with `exec`; `Core::run_block_fast` must give the same architectural state,
-//! cycles and counters with less host work (docs/profile.md "Core engines" has what it
-//! gains, which is nothing yet, and why):
+//! executes it with `exec`; `Core::run_block_fast` gives the same architectural state,
+//! cycles and counters with less host work (docs/profile.md "Core engines" has the
+//! figures):
 //!
-//! - After each instruction `exec` ran, the engine runs the *block* that follows in the
-//!   same pre-decoded code page: the register-to-register and immediate integer
-//!   instructions (`exec::alu`, the semantics `exec` uses), with the PC and the cycle count
-//!   in host registers, the scoreboard check and stall accounting of `exec`
-//!   (`Core::stall`), and the I-cache step of `fetch` exactly where `fetch` takes it, when
-//!   the PC enters another line. No page check: the block stops at the page's end.
-//! - The block stops at the first other instruction (load, store, branch, jump, mul/div,
-//!   CSR, atomic, F/D, network register, system), which `exec` itself then executes, so
-//!   that its timing (cache and TLB misses, the branch predictor, mul/div latency, CSR and
-//!   network-register side effects, traps) is the interpreter's by construction. Its
-//!   I-cache step is taken before the horizon is passed, as `fetch` and `exec` are one step
-//!   the horizon cannot split.
-//! - No block is kept between visits: the page's pre-decoded ops are the cache (shared by
-//!   every core running the program, re-decoded after `fence.i` by `NodeMem::code_page`),
-//!   so there is nothing of the engine's own to invalidate and no memory per core. Code
-//!   that is not pre-decoded (written at run time) runs one instruction at a time.
+//! - It runs blocks (`blocks.rs`: ops inside one I-cache line, left at the first taken
+//!   branch, jump or instruction it does not run inline), cut from the current code page
+//!   (`fetch_pn`, `fetch_ops`) and cached per node, with the pc and the cycle count in host
+//!   registers: one lookup (none when a block loops on itself), one I-cache line step and
+//!   one page check per block, where `fetch` takes them per instruction. A block is only
+//!   entered from its own page while that page is the one `fetch` holds, and the cache is
+//!   emptied whenever `NodeMem::code_page` decodes a page again (after `fence.i`, or a
+//!   store that marked it): a block always holds the ops `fetch` would read.
+//! - The common instructions run inline with the interpreter's own pieces: the integer
+//!   ALU (`exec::alu`), loads and stores (`load_op`, `int_store`: TLB, caches, devices,
+//!   traps), conditional branches and `jal` (the same `BranchPred` calls and mispredict
+//!   charge as `exec`), `jalr` (`Core::jalr`); each after `exec`'s prologue (scoreboard
+//!   stall, issue, `instret`, the mul/div write-port rule), whose checks are skipped while
+//!   the cycle is past every pending result (`Core::quiet_from`).
+//! - Everything else (mul/div, CSRs, atomics, F/D, network registers, system) goes to
+//!   `exec_rare`, the interpreter's code for it, after the same prologue; the loop then
+//!   hands back to `run_block_fast`, which looks at the page again (`fence.i` may have
+//!   re-decoded it) and the horizon (a CSR write may have moved it).
+//! - Code that is not pre-decoded (written at run time) and the first instruction in
+//!   another page run through `fetch` and `exec`.
 //!
-//! `tests/engines.rs` runs both engines side by side on every program of `sw/build` and on
-//! random programs, comparing `Core::state_digest` after every run; the harness's
-//! `engines` test does the same for a 64-core NanoSort.
+//! `tests/engines.rs` runs both engines side by side on every program of `sw/build`, on
+//! random programs and on random self-modifying programs, comparing `Core::state_digest`
+//! after every run; the harness's `engines` test does the same for a 64-core NanoSort.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::ops::ControlFlow;
 
-use crate::core::Core;
+use crate::blocks::Block;
+use crate::core::{Core, Ex};
 use crate::error::Exit;
 use crate::exec::alu;
 use crate::mem::NodeMem;
-use crate::op::Op;
+use crate::op::{Kind, Op, NREGS};
 use crate::platform::Platform;
 use crate::program::PAGE;
+
+/// A load at `$addr` of `$n` bytes, extended by `$ext`, as `exec` does it: the core's pc
+/// and cycle written back first (the load's miss, trap or device access sees them), the
+/// cycle read back after.
+macro_rules! load {
+    ($core:ident, $mem:ident, $plat:ident, $op:ident, $pc:ident, $cycle:ident, $addr:expr, $n:literal, $ext:expr) => {{
+        ($core.pc, $core.cycle) = ($pc, *$cycle);
+        // SAFETY: `$op` points to an op of a cached block (`run_blocks`).
+        let v = $core.load_op::<$n, P>($mem, $plat, unsafe { *$op }, $addr)?;
+        *$cycle = $core.cycle;
+        // SAFETY: as above; the load set its destination's scoreboard entry.
+        $core.quiet_from = $core.quiet_from.max($core.ready[unsafe { (*$op).rd } as usize]);
+        $ext(v)
+    }};
+}
+
+/// A store of the low `$n` bytes of `$v` at `$addr`, as `exec` does it; the pc moves on in
+/// `store_op` (a trap puts it back); evaluates to the pc after it.
+macro_rules! store {
+    ($core:ident, $mem:ident, $plat:ident, $pc:ident, $cycle:ident, $addr:expr, $v:expr, $next:expr, $n:literal) => {{
+        ($core.pc, $core.cycle) = ($pc, *$cycle);
+        $core.int_store::<$n, P>($mem, $plat, $addr, $v, $next)?;
+        *$cycle = $core.cycle;
+        $core.pc
+    }};
+}
+
+/// Where an op of a block leaves the pc (`Core::step`).
+enum Flow {
+    /// The next op of the block (or of the next block, after its last op).
+    Next(u64),
+    /// A taken branch or a jump: the block ends here.
+    Jump(u64),
+    /// `exec_rare` ran the op: the core's pc and cycle are its own.
+    Rare,
+}
 
 impl Core {
     /// `run_block` for the fast engine: execute until `block_end` or an event.
     pub(crate) fn run_block_fast<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Option<Exit> {
         while self.cycle < self.block_end {
-            let mut op = self.fetch(mem);
-            loop {
-                let r = self.exec(op, mem, plat);
-                if let ControlFlow::Break(e) = self.settle(mem, r) {
-                    return e;
-                }
-                // Not pre-decoded (code written at run time): one instruction at a time.
-                if self.pc / PAGE != self.fetch_pn {
-                    break;
-                }
-                match self.run_alu(mem) {
-                    Some(next) => op = next,
-                    None => break,
-                }
+            let r = if self.pc / PAGE == self.fetch_pn {
+                self.run_blocks(mem, plat)
+            } else {
+                // Another page (`fetch` looks it up) or code that is not pre-decoded.
+                let op = self.fetch(mem);
+                self.exec(op, mem, plat)
+            };
+            if let ControlFlow::Break(e) = self.settle(mem, r) {
+                return e;
             }
         }
         None
     }
 
-    /// Execute the integer ALU instructions from `self.pc` on, in the current code page
-    /// (`fetch_pn`, `fetch_ops`), up to the first other instruction, the page's end or the
-    /// horizon. Returns that other instruction's op, fetched as `fetch` would have fetched
-    /// it (before the horizon, its I-cache step taken): `exec` is next.
+    /// Execute blocks (`blocks.rs`) from `self.pc` in the current code page until the
+    /// horizon or a pc outside the page (`Ok`, the core's pc and cycle written back),
+    /// after an instruction `exec_rare` ran (`Ok`), or at an instruction's trap or event
+    /// (`Err`, as `exec` returns it, for `settle`).
     #[inline(always)]
-    fn run_alu(&mut self, mem: &mut NodeMem) -> Option<Op> {
-        let (page, ops) = (self.fetch_pn, self.fetch_ops);
+    fn run_blocks<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
+        let page = self.fetch_pn;
+        mem.blocks.use_lines(self.line_shift);
+        self.quiet_from = self.ready.iter().fold(self.muldiv_watch, |m, &r| m.max(r));
         let (mut pc, mut cycle) = (self.pc, self.cycle);
-        let op = loop {
-            if cycle >= self.block_end || pc / PAGE != page {
-                (self.pc, self.cycle) = (pc, cycle);
+        // The block last run: a loop of one block runs it again without a lookup.
+        let mut block = Block { pc: u64::MAX, first: 0, len: 0 };
+        'blocks: while cycle < self.block_end && pc / PAGE == page {
+            if block.pc != pc {
+                block = match mem.blocks.get(pc) {
+                    Some(b) => b,
+                    None => self.build_block(mem, pc),
+                };
+            }
+            // `fetch`'s I-cache step: the block is inside one line.
+            cycle = self.enter_line(mem, pc, cycle);
+            let ops = mem.blocks.ops(block);
+            let mut i = 0;
+            loop {
+                // SAFETY: op `i` of the block; the cache changes only in `build_block` and
+                // when `NodeMem::code_page` decodes a page again, neither of which happens
+                // in this loop (`fence.i` is left to `exec_rare`, after which it returns).
+                match self.step(unsafe { ops.add(i) }, pc, &mut cycle, mem, plat)? {
+                    Flow::Next(next) => pc = next,
+                    Flow::Jump(to) => {
+                        pc = to;
+                        break;
+                    }
+                    Flow::Rare => return Ok(()),
+                }
+                i += 1;
+                if i == block.len as usize {
+                    break;
+                }
+                if cycle >= self.block_end {
+                    break 'blocks;
+                }
+            }
+        }
+        (self.pc, self.cycle) = (pc, cycle);
+        Ok(())
+    }
+
+    /// Cut and cache the block at `pc`, from the current code page's ops (what `fetch`
+    /// reads while `fetch_pn` is `pc`'s page).
+    #[cold]
+    #[inline(never)]
+    fn build_block(&mut self, mem: &mut NodeMem, pc: u64) -> Block {
+        let (ops, shift) = (self.fetch_ops, self.line_shift);
+        let (page, line) = (pc / PAGE, pc >> shift);
+        let (mut at, mut ended) = (pc, false);
+        let next = std::iter::from_fn(|| {
+            if ended || at / PAGE != page || at >> shift != line {
                 return None;
             }
-            // SAFETY: `ops` points to the 2048 decoded ops of page `page` (`fetch_ops` while
-            // `fetch_pn == page`; nothing here changes either), alive for this run; `pc` is
-            // inside that page.
-            let op = unsafe { *ops.add(((pc % PAGE) / 2) as usize) };
-            let (rs1, rs2) = (op.rs1 as usize, op.rs2 as usize);
-            let imm = op.imm as i64 as u64;
-            let Some(v) = alu(op.kind(), self.x[rs1], self.x[rs2], imm, pc) else {
-                break op;
-            };
-            // `fetch`'s I-cache step, then `exec`'s: scoreboard, issue, write back.
-            cycle = self.enter_line(mem, pc, cycle);
-            let r = self.ready[rs1].max(self.ready[rs2]);
-            if r > cycle {
-                self.cycle = cycle;
-                self.stall(r, rs1, rs2);
-                cycle = self.cycle;
+            // SAFETY: `ops` points to the 2048 decoded ops of page `fetch_pn`, which holds
+            // `at` (`run_blocks` checked `pc`'s page).
+            let op = unsafe { *ops.add(((at % PAGE) / 2) as usize) };
+            at += op.len() as u64;
+            ended = !straight(op.kind());
+            Some(op)
+        });
+        mem.blocks.insert(pc, next)
+    }
+
+    /// Execute the op at `at` (of a block), at `pc`, as `exec` does; says where the pc went.
+    #[inline(always)]
+    fn step<P: Platform>(
+        &mut self,
+        at: *const Op,
+        pc: u64,
+        cycle: &mut u64,
+        mem: &mut NodeMem,
+        plat: &mut P,
+    ) -> Result<Flow, Ex> {
+        // SAFETY: `at` is an op of a cached block (`run_blocks`).
+        let op = unsafe { *at };
+        *cycle = self.issue(at, *cycle);
+        let (a, b) = (self.slot(op.rs1), self.slot(op.rs2));
+        let imm = op.imm as i64 as u64;
+        let next = pc.wrapping_add(op.len() as u64);
+        let addr = a.wrapping_add(imm);
+        let c = cycle;
+        let v = match op.kind() {
+            Kind::Lb => load!(self, mem, plat, at, pc, c, addr, 1, |v| v as i8 as u64),
+            Kind::Lh => load!(self, mem, plat, at, pc, c, addr, 2, |v| v as i16 as u64),
+            Kind::Lw => load!(self, mem, plat, at, pc, c, addr, 4, |v| v as i32 as u64),
+            Kind::Ld => load!(self, mem, plat, at, pc, c, addr, 8, |v| v),
+            Kind::Lbu => load!(self, mem, plat, at, pc, c, addr, 1, |v| v),
+            Kind::Lhu => load!(self, mem, plat, at, pc, c, addr, 2, |v| v),
+            Kind::Lwu => load!(self, mem, plat, at, pc, c, addr, 4, |v| v),
+            Kind::Sb => return Ok(Flow::Next(store!(self, mem, plat, pc, c, addr, b, next, 1))),
+            Kind::Sh => return Ok(Flow::Next(store!(self, mem, plat, pc, c, addr, b, next, 2))),
+            Kind::Sw => return Ok(Flow::Next(store!(self, mem, plat, pc, c, addr, b, next, 4))),
+            Kind::Sd => return Ok(Flow::Next(store!(self, mem, plat, pc, c, addr, b, next, 8))),
+            Kind::Beq => return Ok(self.branch_to(op, pc, a == b, next, c)),
+            Kind::Bne => return Ok(self.branch_to(op, pc, a != b, next, c)),
+            Kind::Blt => return Ok(self.branch_to(op, pc, (a as i64) < (b as i64), next, c)),
+            Kind::Bge => return Ok(self.branch_to(op, pc, (a as i64) >= (b as i64), next, c)),
+            Kind::Bltu => return Ok(self.branch_to(op, pc, a < b, next, c)),
+            Kind::Bgeu => return Ok(self.branch_to(op, pc, a >= b, next, c)),
+            Kind::Jal => return Ok(Flow::Jump(self.jal_to(op, pc, next, c))),
+            Kind::Jalr => {
+                (self.pc, self.cycle) = (pc, *c);
+                // SAFETY: as above.
+                self.jalr(unsafe { *at }, a, next)?;
+                *c = self.cycle;
+                return Ok(Flow::Jump(self.pc));
             }
-            cycle += 1;
-            self.stats.instret += 1;
-            if cycle == self.muldiv_watch {
-                self.muldiv_port_taken(op); // as `exec` does: the M unit's write port
-            }
-            self.x[op.rd as usize] = v;
-            pc = pc.wrapping_add(op.len() as u64);
+            k => match alu(k, a, b, imm, pc) {
+                Some(v) => v,
+                None => {
+                    (self.pc, self.cycle) = (pc, *c);
+                    // SAFETY: as above.
+                    self.exec_rare(unsafe { *at }, mem, plat, a, b)?;
+                    return Ok(Flow::Rare);
+                }
+            },
         };
-        self.cycle = self.enter_line(mem, pc, cycle);
-        self.pc = pc;
-        Some(op)
+        self.set_slot(op.rd, v);
+        Ok(Flow::Next(next))
+    }
+
+    /// Integer register slot `i` of a pre-decoded op.
+    #[inline(always)]
+    fn slot(&self, i: u8) -> u64 {
+        debug_assert!((i as usize) < NREGS);
+        // SAFETY: the ops of a code page come from `decode_parcels`, whose register fields
+        // are below NREGS (op.rs: x0..x31, SINK, RX1, RX2).
+        unsafe { *self.x.get_unchecked(i as usize) }
+    }
+
+    #[inline(always)]
+    fn set_slot(&mut self, i: u8, v: u64) {
+        debug_assert!((i as usize) < NREGS);
+        // SAFETY: as in `slot`.
+        unsafe { *self.x.get_unchecked_mut(i as usize) = v }
+    }
+
+    /// `exec`'s prologue at local cycle `cycle`: wait for the source operands (scoreboard),
+    /// issue, count the instruction, and the mul/div write-port rule. Returns the cycle
+    /// after issue. From `quiet_from` on neither a stall nor the port rule can happen
+    /// (every scoreboard entry and `muldiv_watch` are at most that), so only the issue is
+    /// left: one comparison for the common case.
+    #[inline(always)]
+    fn issue(&mut self, at: *const Op, cycle: u64) -> u64 {
+        self.stats.instret += 1;
+        if cycle >= self.quiet_from {
+            return cycle + 1;
+        }
+        self.issue_checked(at, cycle)
+    }
+
+    /// `issue` before `quiet_from`: `exec`'s checks, then the bound again (the port rule
+    /// may have moved a scoreboard entry and `muldiv_watch` on).
+    #[inline(always)]
+    fn issue_checked(&mut self, at: *const Op, mut cycle: u64) -> u64 {
+        // SAFETY: `at` is an op of a cached block (`run_blocks`).
+        let op = unsafe { *at };
+        let (rs1, rs2) = (op.rs1 as usize, op.rs2 as usize);
+        let r = self.ready[rs1].max(self.ready[rs2]);
+        if r > cycle {
+            self.cycle = cycle;
+            self.stall(r, rs1, rs2);
+            cycle = self.cycle;
+        }
+        cycle += 1;
+        if cycle == self.muldiv_watch {
+            self.muldiv_port_taken(op);
+            let rd = self.muldiv_rd as usize;
+            self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready[rd]);
+        }
+        cycle
+    }
+
+    /// `exec`'s conditional branch at `pc`: the predictor, a mispredict's penalty added to
+    /// `cycle`; a taken branch leaves the block, a branch not taken goes on in it.
+    #[inline(always)]
+    fn branch_to(&mut self, op: Op, pc: u64, taken: bool, next: u64, cycle: &mut u64) -> Flow {
+        let target = pc.wrapping_add(op.imm as i64 as u64);
+        if self.bp.branch_inline(pc, taken, target) {
+            self.charge_mispredict(cycle);
+        }
+        if taken {
+            Flow::Jump(target)
+        } else {
+            Flow::Next(next)
+        }
+    }
+
+    /// `exec`'s `jal` at `pc`; returns the target.
+    #[inline(always)]
+    fn jal_to(&mut self, op: Op, pc: u64, next: u64, cycle: &mut u64) -> u64 {
+        let target = pc.wrapping_add(op.imm as i64 as u64);
+        let link = matches!(op.rd, 1 | 5).then_some(next);
+        if self.bp.jal(pc, target, link) {
+            self.charge_mispredict(cycle);
+        }
+        self.set_slot(op.rd, next);
+        target
+    }
+
+    /// `Core::mispredict` on a local cycle count.
+    #[inline(always)]
+    fn charge_mispredict(&mut self, cycle: &mut u64) {
+        *cycle += self.t.mispredict_penalty;
+        self.stats.stall_branch += self.t.mispredict_penalty;
     }
 
     /// `fetch`'s I-cache step for the instruction at `pc`, at local cycle `cycle`; returns
@@ -146,4 +353,15 @@ impl NodeMem {
         self.l2.hash(&mut h);
         h.finish()
     }
+}
+
+/// Whether `run_blocks` executes `kind` inline and may go on with the next op of its
+/// block: loads, stores, the integer ALU, and conditional branches (taken, they leave it).
+/// Any other op ends a block.
+fn straight(kind: Kind) -> bool {
+    use Kind::*;
+    matches!(
+        kind,
+        Lb | Lh | Lw | Ld | Lbu | Lhu | Lwu | Sb | Sh | Sw | Sd | Beq | Bne | Blt | Bge | Bltu | Bgeu
+    ) || alu(kind, 0, 0, 0, 0).is_some()
 }

@@ -133,11 +133,12 @@ fn every_sw_program_runs_the_same_on_both_engines() {
 /// Data the random programs load and store around (s0 = x8), away from the code below
 /// 0x8000_7000 and the HTIF mailbox at 0x8000_f000.
 const DATA: u64 = 0x8000_8000;
-/// Registers a random instruction may write: not s0 (the data base) nor s1 (loop count).
+/// Registers a random instruction may write: not s0 (the data base), s1 (loop count) nor
+/// s2 (the body's address, for the programs that store to their code).
 fn dest(rng: &mut Rng) -> u32 {
     loop {
         let r = rng.below(32) as u32;
-        if r != 8 && r != 9 {
+        if r != 8 && r != 9 && r != 18 {
             return r;
         }
     }
@@ -196,17 +197,32 @@ fn random_insn(rng: &mut Rng, at: usize, len: usize) -> u32 {
     }
 }
 
+/// With `smc`, now and then a store of a register's value over an instruction of the body
+/// (s2 holds its address) or a `fence.i`: self-modifying code, which the fast engine's
+/// blocks must follow exactly as the interpreter's fetch does (the new instruction seen
+/// after `fence.i`, or when the page is fetched again after another store to it).
+fn body_insn(rng: &mut Rng, at: usize, len: usize, smc: bool) -> u32 {
+    if !smc || rng.below(8) != 0 {
+        return random_insn(rng, at, len);
+    }
+    match rng.below(3) {
+        0 => 0x0000_100f,                                                           // fence.i
+        _ => asm::s(4 * rng.below(len as u64) as i32, rng.below(32) as u32, 18, 2), // sw rs2, k(s2)
+    }
+}
+
 /// A random program: a trap handler that skips the trapping instruction, the data base in
 /// s0, then `iters` passes over a random body, then exit with a0.
-fn random_program(rng: &mut Rng, len: usize, iters: i32) -> Vec<u32> {
+fn random_program(rng: &mut Rng, len: usize, iters: i32, smc: bool) -> Vec<u32> {
     let mut c = vec![asm::jal(ZERO, 20)];
     // handler (at TEXT + 4): mepc += 4; mret
     c.extend([asm::csrrs(T0, 0x341, 0), asm::addi(T0, T0, 4), asm::csrrw(ZERO, 0x341, T0), asm::MRET]);
     c.extend([asm::auipc(T0, 0), asm::addi(T0, T0, -20), asm::csrrw(ZERO, 0x305, T0)]); // mtvec
     c.extend(asm::la_dram(8, DATA));
     c.push(asm::addi(9, ZERO, iters));
+    c.extend([asm::auipc(18, 0), asm::addi(18, 18, 8)]); // s2 = the body
     let top = c.len();
-    c.extend((0..len).map(|at| random_insn(rng, at, len)));
+    c.extend((0..len).map(|at| body_insn(rng, at, len, smc)));
     c.push(asm::addi(9, 9, -1));
     c.push(asm::bne(9, ZERO, -4 * (c.len() - top) as i32));
     c.extend(asm::exit_with(A0));
@@ -220,11 +236,29 @@ fn random_programs_run_the_same_on_both_engines() {
     for n in 0..300 {
         let len = 8 + rng.below(400) as usize;
         let iters = 1 + rng.below(40) as i32;
-        let code = random_program(&mut rng, len, iters);
+        let code = random_program(&mut rng, len, iters, false);
         let elf = asm::elf_image(&code, false);
         let (c, i) = compare(&format!("random program {n}"), &elf, 2_000_000, rng.next());
         (checks, insns) = (checks + c, insns + i);
     }
     println!("300 random programs, {checks} checkpoints, {insns} instructions");
     assert!(insns > 300_000, "only {insns} instructions compared");
+}
+
+/// Random programs that overwrite their own instructions (`body_insn`), with and without
+/// `fence.i`: the fast engine's block cache against the interpreter's decoded pages.
+#[test]
+fn self_modifying_programs_run_the_same_on_both_engines() {
+    let mut rng = Rng(0x5eed_1234_abcd_0002);
+    let (mut checks, mut insns) = (0, 0);
+    for n in 0..200 {
+        let len = 8 + rng.below(400) as usize;
+        let iters = 1 + rng.below(40) as i32;
+        let code = random_program(&mut rng, len, iters, true);
+        let elf = asm::elf_image(&code, false);
+        let (c, i) = compare(&format!("self-modifying program {n}"), &elf, 2_000_000, rng.next());
+        (checks, insns) = (checks + c, insns + i);
+    }
+    println!("200 self-modifying programs, {checks} checkpoints, {insns} instructions");
+    assert!(insns > 200_000, "only {insns} instructions compared");
 }

@@ -121,6 +121,9 @@ pub struct Core {
     pub(crate) watch: watch::Watch,
     /// Which engine `run` uses (`engine.rs`); the results are the same.
     pub(crate) engine: Engine,
+    /// The fast engine's bound on the scoreboard (`fast.rs`): no earlier cycle than this
+    /// can stall on a register or meet the mul/div write-port rule.
+    pub(crate) quiet_from: u64,
 }
 
 // SAFETY: the raw pointers (fetch page, TLBs) are caches valid only inside one `run` call,
@@ -178,6 +181,7 @@ impl Core {
             traps: Default::default(),
             watch: Default::default(),
             engine: Engine::default(),
+            quiet_from: u64::MAX,
         }
     }
 
