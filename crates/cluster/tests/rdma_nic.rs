@@ -20,9 +20,14 @@ fn ip(n: u32) -> String {
 
 /// Node `from` sends `bytes` to node `to` on `qps` QPs (`op`: "write" or "send").
 fn pair(from: u32, to: u32, bytes: u64, qps: u32, op: &str, msg: u64) -> String {
+    pair_keys(from, to, (bytes, qps, op, msg), "")
+}
+
+/// `pair` with more `[[program]]` keys for both ends.
+fn pair_keys(from: u32, to: u32, (bytes, qps, op, msg): (u64, u32, &str, u64), keys: &str) -> String {
     let prog = |n: u32, role: &str, peer: u32| {
         format!(
-            "[[program]]\nnodes = \"{n}\"\nelf = \"rdma_bulk.elf\"\nnic = \"rdma\"\n\
+            "[[program]]\nnodes = \"{n}\"\nelf = \"rdma_bulk.elf\"\nnic = \"rdma\"\n{keys}\
              args = [\"{role}\", \"{}\", \"{bytes}\", \"{qps}\", \"{op}\", \"{msg}\"]\n",
             ip(peer)
         )
@@ -37,8 +42,20 @@ fn cluster(topology: &str, drop_prob: f64, seed: u64, programs: &str) -> Simulat
 
 /// `cluster` with more `[switch]` keys.
 fn cluster_with(topology: &str, drop_prob: f64, seed: u64, switch: &str, programs: &str) -> Simulation {
+    cluster_at(100.0, topology, drop_prob, seed, switch, programs)
+}
+
+/// `cluster_with` at `gbps` on every link.
+fn cluster_at(
+    gbps: f64,
+    topology: &str,
+    drop_prob: f64,
+    seed: u64,
+    switch: &str,
+    programs: &str,
+) -> Simulation {
     let text = format!(
-        "max_us = 200000.0\nseed = {seed}\n[topology]\n{topology}\n[link]\nrate_gbps = 100.0\n\
+        "max_us = 200000.0\nseed = {seed}\n[topology]\n{topology}\n[link]\nrate_gbps = {gbps}\n\
          drop_prob = {drop_prob}\n[switch]\nuplink = \"spray\"\n{switch}[node]\ncores = 1\n{programs}"
     );
     let f = ClusterFile::parse(&text).unwrap();
@@ -215,4 +232,60 @@ fn the_same_seed_gives_the_same_run() {
     assert_eq!(sa.consoles, sb.consoles, "the same cycles, counter for counter");
     assert_eq!(sa.rdma, sb.rdma);
     assert_eq!(a.net_stats(), b.net_stats());
+}
+
+/// experiments/host-stacks' failed run (RDMA, 5 Gb/s, hashed uplinks), made small: nodes 0
+/// and 1 write 400,000 bytes each to nodes 2 and 3 through leaf 0's one uplink, twice its
+/// rate offered, with the default data band (80 KiB: 131 us of sending at 5 Gb/s, as long
+/// as the default local ACK timeout). `keys`: more `[[program]]` keys, `switch`: `[switch]`'s.
+fn shared_uplink_5g(keys: &str, switch: &str) -> (Simulation, ClusterSummary) {
+    let w = (400_000, 1, "write", 65_536);
+    let programs = pair_keys(0, 2, w, keys) + &pair_keys(1, 3, w, keys);
+    let topology = "kind = \"leaf-spine\"\nnodes_per_leaf = 2\nleaves = 2\nspines = 1";
+    let mut sim = cluster_at(5.0, topology, 0.0, 1, switch, &programs);
+    let s = run(&mut sim);
+    (sim, s)
+}
+
+/// Node `n`'s NIC counters.
+fn node_counters(sim: &Simulation, n: usize) -> RdmaCounters {
+    sim.nodes[n].nic.rdma().expect("an RDMA node").counters.clone()
+}
+
+#[test]
+fn a_flow_locked_out_of_a_full_queue_exhausts_its_retries() {
+    // docs/models/rdma-nic.md "Lock-out": both senders send back to back at the rate the
+    // uplink drains, node 1's frames reach the full queue just before node 0's, so node 1's
+    // take every place a departure frees and node 0's are dropped. Node 0's QP sees no
+    // ACK and no NAK (its receiver gets nothing past a gap to NAK): only its timer, which
+    // expires retry_cnt + 1 times without progress.
+    let (sim, s) = shared_uplink_5g("", "");
+    let failed = "node 0 core 0: rdma: node 0: a work request failed (status 2, ";
+    assert!(s.consoles.iter().any(|c| c.starts_with(failed)), "RETRY_EXC_ERR: {:?}", s.consoles);
+    assert!(s
+        .consoles
+        .iter()
+        .any(|c| c.starts_with("node 3 core 0: rdma: role=recv") && c.contains("checked=1")));
+    let (tx0, rx2, tx1, rx3) =
+        (node_counters(&sim, 0), node_counters(&sim, 2), node_counters(&sim, 1), node_counters(&sim, 3));
+    assert!(tx0.timeouts > sim.nodes[0].nic.rdma().unwrap().params().retry_cnt as u64, "{tx0:?}");
+    assert!(s.fabric.drops > 0 && s.fabric.drops_band_full == s.fabric.drops, "{}", s.text());
+    // Node 0's requests reach its receiver far less often than node 1's reach theirs.
+    let share =
+        |rx: &RdmaCounters, tx: &RdmaCounters| rx.packets_received as f64 / tx.data_packets_sent as f64;
+    assert!(share(&rx2, &tx0) < 0.5 * share(&rx3, &tx1), "locked out: {tx0:?} {rx2:?} {tx1:?} {rx3:?}");
+}
+
+#[test]
+fn retries_that_outlast_the_other_flow_or_pfc_let_both_flows_finish() {
+    // The same run with the local ACK timeout doubled: 8 retries now span 2.1 ms, more than
+    // the winning flow's 400,000 bytes take (0.64 ms at 5 Gb/s), so the locked-out QP is
+    // still retrying when the queue frees; and with PFC (the fabric RoCE expects), which
+    // pauses the senders instead of dropping: every byte of both flows arrives.
+    let (_, s) = shared_uplink_5g("rdma_ack_timeout_exp = 6\n", "");
+    assert_all_checked(&s);
+    let (sim, s) = shared_uplink_5g("", "pfc = true\n");
+    assert_all_checked(&s);
+    assert_eq!(s.fabric.drops, 0, "{}", s.text());
+    assert_eq!(counters(&sim).timeouts, 0);
 }

@@ -57,8 +57,9 @@ pub struct RdmaParams {
     /// short so that a lost tail is repaired in a run of milliseconds; drivers default
     /// to 14 to 16, 67 to 268 ms).
     pub ack_timeout_exp: u32,
-    /// Retries after a timeout before the QP fails its work request. Default 7, the largest
-    /// `retry_cnt` ([IBA] ch. 9; docs/models/rdma-nic.md).
+    /// Retries (local ACK timeouts and NAK-sequence errors) a QP makes without forward
+    /// progress before it fails its work request. Default 7, the largest `retry_cnt`
+    /// ([IBA] ch. 9; docs/models/rdma-nic.md "Retry counting").
     pub retry_cnt: u32,
     /// Wait after an RNR NAK, cycles. Default 32,000 (10 us, *estimate*; [IBA]'s
     /// smallest non-zero RNR timer is 0.01 ms).

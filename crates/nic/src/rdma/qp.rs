@@ -57,6 +57,7 @@ pub(super) struct Qp {
     pub una: u64,
     /// One past the highest PSN ever sent: a packet below it is a retransmission.
     pub high_psn: u64,
+    /// Retries (local ACK timeouts and NAK-sequence errors) since `una` last moved forward.
     pub retries: u32,
     /// The local ACK timer's generation (a timer of another generation is stale) and
     /// whether it runs.

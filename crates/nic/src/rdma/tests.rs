@@ -346,3 +346,5 @@ fn unregistered_local_buffers_are_refused_at_post() {
         w.nics[0].write(0, 0, base + reg::DOORBELL, 8, 64 | (wr_op::SEND as u64) << 48, &mut o).unwrap_err();
     assert!(e.contains("no registered memory region"), "{e}");
 }
+
+mod retry;

@@ -168,8 +168,7 @@ impl RdmaNic {
         self.pump(now, out);
     }
 
-    /// The local ACK timer expired: go back to the oldest unacknowledged PSN, or fail the
-    /// QP after `retry_cnt` retries ([IBA] ch. 9; docs/models/rdma-nic.md).
+    /// The local ACK timer expired: go back to the oldest unacknowledged PSN, a retry.
     fn retry_timer(&mut self, now: u64, q: usize, gen: u32, out: &mut Vec<RdmaAction>) {
         let qp = &mut self.qps[q];
         if qp.timer_gen != gen || !qp.timer_on || qp.error {
@@ -180,12 +179,20 @@ impl RdmaNic {
             return; // nothing outstanding
         }
         self.counters.timeouts += 1;
+        let una = qp.una;
+        self.retry(now, q, una, out);
+    }
+
+    /// Go back to `psn` for a local ACK timeout or a NAK-sequence error, each of which uses
+    /// one of the QP's `retry_cnt` retries; with none left, the QP fails ([IBA] ch. 9,
+    /// docs/models/rdma-nic.md "Retry counting").
+    fn retry(&mut self, now: u64, q: usize, psn: u64, out: &mut Vec<RdmaAction>) {
+        let qp = &mut self.qps[q];
         qp.retries += 1;
         if qp.retries > self.p.retry_cnt {
             return self.fail(now, q, status::RETRY_EXC_ERR, out);
         }
-        let una = qp.una;
-        self.go_back(q, una);
+        self.go_back(q, psn);
     }
 
     /// Go back to `psn`: the QP's packets not yet on the wire are dropped, and everything
@@ -224,7 +231,7 @@ impl RdmaNic {
             _ if is_ack => {}
             syndrome::NAK_PSN_SEQ => {
                 self.counters.naks_received += 1;
-                self.go_back(q, upto);
+                self.retry(now, q, upto, out);
             }
             s if s >> 5 == 1 => {
                 self.counters.naks_received += 1;
@@ -246,7 +253,7 @@ impl RdmaNic {
             return;
         }
         qp.una = upto;
-        qp.retries = 0;
+        qp.retries = 0; // forward progress gives the retries back
         let outstanding = qp.una < qp.next_psn;
         let gen = qp.rearm(outstanding);
         if outstanding {

@@ -52,6 +52,14 @@ pub struct ProgramFile {
     /// ZeroNIC nodes only: the rate of its DMA engines to and from memory, Gb/s, more than
     /// 0. Default 252 (PCIe 4.0 x16 per direction before TLP overheads: an estimate).
     pub zeronic_dma_gbps: Option<f64>,
+    /// RDMA NIC nodes only: the local ACK timeout's exponent, 0 to 31: the timeout is
+    /// 4.096 us x 2^exp (InfiniBand's Local ACK Timeout). Default 5 (131 us; drivers use
+    /// 14 to 16; docs/models/rdma-nic.md "Parameters").
+    pub rdma_ack_timeout_exp: Option<u32>,
+    /// RDMA NIC nodes only: the retry count, 0 to 7: local ACK timeouts and NAK-sequence
+    /// errors a QP retries without progress before it fails its work request. Default 7
+    /// (docs/models/rdma-nic.md "Retry counting").
+    pub rdma_retry_cnt: Option<u32>,
 }
 
 impl ProgramFile {
@@ -66,6 +74,8 @@ impl ProgramFile {
             pcie_ns: None,
             zeronic_iommu_ns: None,
             zeronic_dma_gbps: None,
+            rdma_ack_timeout_exp: None,
+            rdma_retry_cnt: None,
         }
     }
 
@@ -109,6 +119,23 @@ impl ProgramFile {
             }
             p.dma_bytes_per_cycle = g * 1e9 / 8.0 / clock_hz as f64;
         }
+        Ok(p)
+    }
+
+    /// `base` (the RDMA NIC's parameters of every node) with the `rdma_*` keys applied and
+    /// checked; the keys only with `nic = "rdma"`.
+    pub fn rdma_params(
+        &self,
+        base: &nanopu_nic::rdma::RdmaParams,
+    ) -> Result<nanopu_nic::rdma::RdmaParams, String> {
+        let given = self.rdma_ack_timeout_exp.is_some() || self.rdma_retry_cnt.is_some();
+        if given && self.nic_kind()? != crate::config::NicKind::Rdma {
+            return Err("program.rdma_*: settings of RDMA NIC nodes (add nic = \"rdma\")".into());
+        }
+        let mut p = base.clone();
+        p.ack_timeout_exp = self.rdma_ack_timeout_exp.unwrap_or(p.ack_timeout_exp);
+        p.retry_cnt = self.rdma_retry_cnt.unwrap_or(p.retry_cnt);
+        p.validate().map_err(|e| format!("program.{}", e.replacen("rdma.", "rdma_", 1)))?;
         Ok(p)
     }
 }

@@ -210,3 +210,17 @@ fn inapplicable_nic_and_tail_settings_are_refused() {
     let e = refused("[transport_params]\ntail_delay_us = 5.0\n", "transport_params.tail_delay_us");
     assert!(e.contains("transport_params.tail_fraction"), "{e}");
 }
+
+#[test]
+fn rdma_keys_are_checked_and_only_for_rdma_nodes() {
+    let e = refused("rdma_ack_timeout_exp = 6\n", "program.rdma_*");
+    assert!(e.contains("add nic = \"rdma\""), "{e}");
+    let rdma = |keys: &str| format!("nic = \"rdma\"\n{keys}");
+    let e = refused(&rdma("rdma_ack_timeout_exp = 32\n"), "program.rdma_ack_timeout_exp");
+    assert!(e.contains("0..=31"), "{e}");
+    refused(&rdma("rdma_retry_cnt = 8\n"), "program.rdma_retry_cnt");
+    let f = ClusterFile::parse(&format!("{MIN}{}", rdma("rdma_ack_timeout_exp = 14\nrdma_retry_cnt = 3\n")))
+        .unwrap();
+    let p = f.program[0].rdma_params(&Default::default()).unwrap();
+    assert_eq!((p.ack_timeout_exp, p.retry_cnt), (14, 3));
+}
