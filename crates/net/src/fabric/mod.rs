@@ -10,6 +10,7 @@
 //! few header fields switches read.
 
 mod cut;
+pub mod ecn;
 mod params;
 mod parts;
 mod pfc;
@@ -127,6 +128,8 @@ pub struct FabricStats {
     pub multicast_resends: u64,
     /// Largest queue at any switch port, bytes.
     pub max_switch_queue_bytes: u32,
+    /// ECN-capable packets the switches marked CE (`SwitchParams::ecn_k_bytes`; 0 without).
+    pub ecn_marks: u64,
     /// PFC PAUSEs and resumes the switches sent (`SwitchParams::pfc`; 0 without PFC).
     pub pfc_pauses: u64,
     pub pfc_resumes: u64,
@@ -334,8 +337,15 @@ impl Fabric {
         let sw = &self.p.switch;
         let limits = (!self.wiring.is_uplink(port)).then_some(sw.band_bytes.as_slice());
         let i = self.scope.ports.local(port);
+        // DCTCP's step: the queue as the packet arrives, before it joins (ecn.rs).
+        let above = limits.is_some() && ecn::above_threshold(sw.ecn_k_bytes, self.ports[i].queued_bytes());
         match self.ports[i].offer(r, limits, sw.trim) {
-            Admit::Queued => self.pfc_queued(now, r, input, r.hdr.wire_len(), out),
+            Admit::Queued => {
+                if above && ecn::mark(self.packets.get_mut(r)) {
+                    self.stats.ecn_marks += 1;
+                }
+                self.pfc_queued(now, r, input, r.hdr.wire_len(), out)
+            }
             Admit::Trimmed => {
                 self.stats.trims += 1;
                 self.packets.get_mut(r).trim();

@@ -63,6 +63,11 @@ impl Port {
         Admit::Trimmed
     }
 
+    /// Bytes queued in all bands now (ECN marking's instantaneous queue).
+    pub fn queued_bytes(&self) -> u32 {
+        self.total
+    }
+
     fn push(&mut self, band: usize, p: Pkt) {
         let len = p.hdr.wire_len();
         self.used[band] += len;
