@@ -135,6 +135,9 @@ static inline void tapp_report_tcp(uint64_t cycles)
            (unsigned long)s.segs_retransmitted, (unsigned long)s.dupacks_in,
            (unsigned long)s.ooo_segs_in, (unsigned long)s.dup_segs_in, (unsigned long)s.acks_out,
            (unsigned long)s.bad_checksums, (unsigned long)s.idle_cycles);
+#ifdef TCP_DCTCP
+    tcp_report_dctcp(&s);
+#endif
 }
 
 #endif /* TCP_APP_H */
