@@ -172,6 +172,9 @@ pub struct FabricTotals {
     pub max_switch_queue_bytes: u32,
     /// Packets the switches marked CE (`[switch] ecn_k_bytes`; 0 without ECN marking).
     pub ecn_marks: u64,
+    /// The mean number of bytes a packet found queued at the switch output port it joined
+    /// (0 if none did).
+    pub mean_switch_queue_bytes: f64,
 }
 
 impl From<nanopu_net::fabric::FabricStats> for FabricTotals {
@@ -197,6 +200,7 @@ impl From<nanopu_net::fabric::FabricStats> for FabricTotals {
             multicast_resends: f.multicast_resends,
             max_switch_queue_bytes: f.max_switch_queue_bytes,
             ecn_marks: f.ecn_marks,
+            mean_switch_queue_bytes: f.switch_queue_found_bytes as f64 / f.switch_arrivals.max(1) as f64,
         }
     }
 }
@@ -317,7 +321,10 @@ impl ClusterSummary {
             f.packet_hops, f.trims, f.drops, f.drops_band_full, f.drops_random, f.drops_link_down, f.drops_no_route, f.drops_fault, f.multicast_resends, f.max_switch_queue_bytes
         );
         if f.ecn_marks > 0 {
-            s += &format!("ecn: {} packets marked CE\n", f.ecn_marks);
+            s += &format!(
+                "ecn: {} packets marked CE; packets found {:.0} bytes queued on average\n",
+                f.ecn_marks, f.mean_switch_queue_bytes
+            );
         }
         self.icenic.iter().for_each(|i| s += &i.line());
         self.zeronic.iter().for_each(|z| s += &z.line());

@@ -90,18 +90,68 @@ mod tests {
 
     /// An Ethernet + IPv4 + 40-byte payload frame whose TOS carries `ecn`.
     fn frame(ecn: u8) -> Packet {
-        let mut b = vec![0u8; 74];
+        frame_of(ecn, 74, 0x0a00_0003, 0x0a00_0002)
+    }
+
+    /// A `len`-byte Ethernet + IPv4 frame from `src` to `dst` whose TOS carries `ecn`.
+    fn frame_of(ecn: u8, len: usize, src: u32, dst: u32) -> Packet {
+        let mut b = vec![0u8; len];
         b[12..14].copy_from_slice(&ethernet::ETHERTYPE_IPV4.to_be_bytes());
         let mut ip = ipv4::Ipv4Packet::new_unchecked(&mut b[14..34]);
         ip.set_version_ihl();
         ip.set_tos(ecn);
-        ip.set_total_len(60);
+        ip.set_total_len((len - 14) as u16);
         ip.set_ttl(64);
         ip.set_protocol(6);
-        ip.set_src(0x0a00_0003);
-        ip.set_dst(0x0a00_0002);
+        ip.set_src(src);
+        ip.set_dst(dst);
         ip.fill_checksum();
-        Packet::frame(0x0a00_0003, 0x0a00_0002, &b)
+        Packet::frame(src, dst, &b)
+    }
+
+    /// Nodes 1 and 2 of a three-node star each send eight 1,000-byte frames with `ecn` to
+    /// node 0 at once: the switch's port to node 0 takes two frames per frame time and sends
+    /// one, so its queue grows a frame (1,000 bytes) at a time. The frames node 0 received
+    /// marked CE and the fabric's count of marks.
+    fn incast(k: Option<u32>, ecn: u8) -> (usize, u64) {
+        use crate::fabric::{
+            Fabric, FabricParams, LinkParams, NetEvent, SwitchParams, Topology, NODE_IP_BASE,
+        };
+        use nanopu_sim::Time;
+        let switch = SwitchParams { ecn_k_bytes: k, ..SwitchParams::default() };
+        let (topology, link) = (Topology::Star { nodes: 3 }, LinkParams::default());
+        let p = FabricParams { topology, link, switch, faults: vec![], seed: 1, host: false };
+        let mut f = Fabric::new(p).unwrap();
+        let mut q: Vec<(Time, NetEvent)> = Vec::new();
+        for (node, _) in (1..3).flat_map(|n| (0..8).map(move |i| (n, i))) {
+            f.send(Time::ZERO, node, frame_of(ecn, 1000, NODE_IP_BASE + node, NODE_IP_BASE), &mut q);
+        }
+        let mut got = Vec::new();
+        while let Some(i) = (0..q.len()).min_by_key(|&i| (q[i].0, i)) {
+            let (t, ev) = q.swap_remove(i);
+            f.handle(t, ev, &mut q, &mut got);
+        }
+        assert_eq!(got.len(), 16, "nothing dropped: the band holds 16 KB");
+        assert!(got.iter().all(|(_, p)| checksum_ok(p)), "every header checksum right");
+        (got.iter().filter(|(_, p)| codepoint(p) == Some(CE)).count(), f.stats().ecn_marks)
+    }
+
+    #[test]
+    fn a_switch_marks_what_arrives_to_a_queue_longer_than_k() {
+        let marks = |k| incast(k, ECT0);
+        assert_eq!(marks(None), (0, 0), "off by default");
+        let (at_0, counted) = marks(Some(0));
+        assert!(at_0 > 0 && at_0 < 16, "a packet that finds the queue empty is not marked: {at_0}");
+        assert_eq!(counted as usize, at_0, "the fabric counts what it marked");
+        // The queue holds whole 1,000-byte frames: K = 999 marks what K = 0 does, K = 1,000
+        // spares the packets that found exactly 1,000 bytes (greater than K, not equal).
+        assert_eq!(marks(Some(999)).0, at_0);
+        let at_1000 = marks(Some(1000)).0;
+        assert!(at_1000 < at_0, "{at_1000} vs {at_0}");
+        assert!(marks(Some(4000)).0 < at_1000);
+        assert_eq!(marks(Some(1 << 20)).0, 0, "the queue never passes 1 MiB");
+        assert_eq!(incast(Some(0), NOT_ECT), (0, 0), "Not-ECT frames are never marked");
+        assert_eq!(incast(Some(0), ECT1).0, at_0, "ECT(1) as ECT(0)");
     }
 
     fn checksum_ok(p: &Packet) -> bool {

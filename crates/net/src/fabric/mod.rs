@@ -128,6 +128,11 @@ pub struct FabricStats {
     pub multicast_resends: u64,
     /// Largest queue at any switch port, bytes.
     pub max_switch_queue_bytes: u32,
+    /// Packets offered to switch output ports, and the bytes each found queued there on
+    /// arrival, summed: their ratio is the mean queue an arriving packet finds (what ECN
+    /// marking compares with K, and the queueing delay it will see).
+    pub switch_arrivals: u64,
+    pub switch_queue_found_bytes: u64,
     /// ECN-capable packets the switches marked CE (`SwitchParams::ecn_k_bytes`; 0 without).
     pub ecn_marks: u64,
     /// PFC PAUSEs and resumes the switches sent (`SwitchParams::pfc`; 0 without PFC).
@@ -338,7 +343,12 @@ impl Fabric {
         let limits = (!self.wiring.is_uplink(port)).then_some(sw.band_bytes.as_slice());
         let i = self.scope.ports.local(port);
         // DCTCP's step: the queue as the packet arrives, before it joins (ecn.rs).
-        let above = limits.is_some() && ecn::above_threshold(sw.ecn_k_bytes, self.ports[i].queued_bytes());
+        let found = self.ports[i].queued_bytes();
+        let above = limits.is_some() && ecn::above_threshold(sw.ecn_k_bytes, found);
+        if limits.is_some() {
+            self.stats.switch_arrivals += 1;
+            self.stats.switch_queue_found_bytes += u64::from(found);
+        }
         match self.ports[i].offer(r, limits, sw.trim) {
             Admit::Queued => {
                 if above && ecn::mark(self.packets.get_mut(r)) {
