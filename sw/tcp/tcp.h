@@ -27,7 +27,7 @@ struct tcp_config {
     uint32_t rto_min_us;    /* RFC 6298 (2.4): 1 s SHOULD; ours is scaled likewise */
     uint32_t rto_max_us;    /* RFC 6298 (2.5): at least 60 s MAY cap; ours is scaled */
     uint32_t delack_us;     /* RFC 1122 4.2.3.2 / RFC 5681 4.2: under 500 ms */
-    uint32_t time_wait_us;  /* RFC 9293 3.4.2: 2 MSL; ours is scaled */
+    uint32_t time_wait_us;  /* RFC 9293 3.3.2: 2 MSL; ours is scaled, above rto_max_us */
     uint32_t max_retries;   /* RFC 1122 4.2.3.5 R2: give up after this many timeouts */
     int delayed_ack;        /* 1: delay ACKs (RFC 5681 4.2); 0: ACK every segment */
     int newreno;            /* 1: fast retransmit and NewReno recovery (RFC 6582) */
