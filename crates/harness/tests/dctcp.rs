@@ -44,10 +44,8 @@ fn incast(elf: &str) -> ClusterSummary {
 fn counter(s: &ClusterSummary, n: u32, what: &str, key: &str) -> u64 {
     let prefix = format!("node {n} core 0: ");
     let c = s.consoles.iter().find(|c| c.starts_with(&prefix)).expect("the node's console");
-    let line = c.lines().find_map(|l| {
-        l.strip_prefix(&format!("{what}: "))
-            .or_else(|| l.strip_prefix(&prefix).and_then(|l| l.strip_prefix(&format!("{what}: "))))
-    });
+    let tag = format!("{what}: ");
+    let line = c.lines().find_map(|l| l.strip_prefix(&prefix).unwrap_or(l).strip_prefix(&tag));
     let line = line.unwrap_or_else(|| panic!("no {what} line: {c}"));
     let kv = line.split_whitespace().find_map(|kv| kv.strip_prefix(&format!("{key}=")));
     kv.unwrap_or_else(|| panic!("no {key} in {line}")).parse().unwrap()
