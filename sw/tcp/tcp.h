@@ -56,7 +56,7 @@ struct tcp_stats {
     uint64_t ce_in;                   /* data segments that arrived marked CE */
     uint64_t ece_in;                  /* ACKs that arrived with ECE */
     uint64_t ecn_reductions;          /* cwnd cut by alpha (RFC 8257 3.4), once per window */
-    uint64_t alpha_1024;              /* the last connection's DCTCP.Alpha, in 1/1024 */
+    uint64_t alpha_1024;              /* DCTCP.Alpha at its latest update (any connection), 1/1024 */
 #endif
 };
 
