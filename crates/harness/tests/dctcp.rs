@@ -63,7 +63,7 @@ fn dctcp_keeps_the_incast_queue_shorter_than_reno() {
     assert!(d.drops_band_full < r.drops_band_full, "DCTCP loses fewer packets\n{both}");
     assert!(
         d.mean_switch_queue_bytes < r.mean_switch_queue_bytes,
-        "DCTCP's packets find a shorter queue\n{both}"
+        "the receiver port's queue is shorter on average\n{both}"
     );
     for n in 1..=SENDERS {
         assert_eq!(counter(&dctcp, n, "dctcp", "ecn_conns"), 1, "ECN negotiated\n{both}");

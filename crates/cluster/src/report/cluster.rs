@@ -172,9 +172,9 @@ pub struct FabricTotals {
     pub max_switch_queue_bytes: u32,
     /// Packets the switches marked CE (`[switch] ecn_k_bytes`; 0 without ECN marking).
     pub ecn_marks: u64,
-    /// The mean number of bytes a packet found queued at the switch output port it joined
-    /// (0 if none did).
-    pub mean_switch_queue_bytes: f64,
+    /// The largest time-averaged queue of any switch output port, bytes, each averaged from
+    /// its first queued packet to its last change (0 if none queued).
+    pub mean_switch_queue_bytes: u64,
 }
 
 impl From<nanopu_net::fabric::FabricStats> for FabricTotals {
@@ -200,7 +200,7 @@ impl From<nanopu_net::fabric::FabricStats> for FabricTotals {
             multicast_resends: f.multicast_resends,
             max_switch_queue_bytes: f.max_switch_queue_bytes,
             ecn_marks: f.ecn_marks,
-            mean_switch_queue_bytes: f.switch_queue_found_bytes as f64 / f.switch_arrivals.max(1) as f64,
+            mean_switch_queue_bytes: f.mean_switch_queue_bytes,
         }
     }
 }
@@ -322,7 +322,7 @@ impl ClusterSummary {
         );
         if f.ecn_marks > 0 {
             s += &format!(
-                "ecn: {} packets marked CE; packets found {:.0} bytes queued on average\n",
+                "ecn: {} packets marked CE; busiest switch port's mean queue {} bytes\n",
                 f.ecn_marks, f.mean_switch_queue_bytes
             );
         }

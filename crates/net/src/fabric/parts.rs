@@ -131,8 +131,6 @@ impl FabricStats {
         self.drops_multicast_disabled += o.drops_multicast_disabled;
         self.multicast_resends += o.multicast_resends;
         self.ecn_marks += o.ecn_marks;
-        self.switch_arrivals += o.switch_arrivals;
-        self.switch_queue_found_bytes += o.switch_queue_found_bytes;
         self.pfc_pauses += o.pfc_pauses;
         self.pfc_resumes += o.pfc_resumes;
         self.cut_drops.resize(self.cut_drops.len().max(o.cut_drops.len()), 0);
