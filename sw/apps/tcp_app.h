@@ -60,7 +60,9 @@ static inline int tapp_flag(int argc, char **argv, int from, const char *flag)
 /* TIME-WAIT of the workloads, us: ten times the TCP's minimum RTO (tcp.md "Parameters"),
  * so that a peer whose FIN is resent because our last ACK was lost still finds the
  * connection in TIME-WAIT (what 2 MSL is for, RFC 9293 3.3.2) and gets that ACK again, not
- * a reset. A choice: the stack's default (100 us) is shorter than one RTO. */
+ * a reset. A choice: shorter than the stack's default (245.76 ms, above its largest RTO)
+ * because each workload lingers this long before it exits (tapp_linger) and its runs'
+ * RTOs stay near the minimum. */
 #define TAPP_TIME_WAIT_US 2000
 
 /* Start the stack as the workloads run it. */
@@ -128,6 +130,9 @@ static inline void tapp_report_tcp(uint64_t cycles)
            (unsigned long)s.segs_retransmitted, (unsigned long)s.dupacks_in,
            (unsigned long)s.ooo_segs_in, (unsigned long)s.dup_segs_in, (unsigned long)s.acks_out,
            (unsigned long)s.bad_checksums, (unsigned long)s.idle_cycles);
+#ifdef TCP_DCTCP
+    tcp_report_dctcp(&s);
+#endif
 }
 
 #endif /* TCP_APP_H */

@@ -145,6 +145,9 @@ static void report(uint64_t cycles)
            (unsigned long)s.segs_retransmitted, (unsigned long)s.dupacks_in, (unsigned long)s.ooo_segs_in,
            (unsigned long)s.dup_segs_in, (unsigned long)s.acks_out, (unsigned long)s.delayed_acks,
            (unsigned long)s.bad_checksums, (unsigned long)s.dropped, (unsigned long)s.idle_cycles);
+#ifdef TCP_DCTCP
+    tcp_report_dctcp(&s);
+#endif
 }
 
 int main(int argc, char **argv)

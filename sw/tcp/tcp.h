@@ -27,7 +27,7 @@ struct tcp_config {
     uint32_t rto_min_us;    /* RFC 6298 (2.4): 1 s SHOULD; ours is scaled likewise */
     uint32_t rto_max_us;    /* RFC 6298 (2.5): at least 60 s MAY cap; ours is scaled */
     uint32_t delack_us;     /* RFC 1122 4.2.3.2 / RFC 5681 4.2: under 500 ms */
-    uint32_t time_wait_us;  /* RFC 9293 3.4.2: 2 MSL; ours is scaled */
+    uint32_t time_wait_us;  /* RFC 9293 3.3.2: 2 MSL; ours is scaled, above rto_max_us */
     uint32_t max_retries;   /* RFC 1122 4.2.3.5 R2: give up after this many timeouts */
     int delayed_ack;        /* 1: delay ACKs (RFC 5681 4.2); 0: ACK every segment */
     int newreno;            /* 1: fast retransmit and NewReno recovery (RFC 6582) */
@@ -50,6 +50,14 @@ struct tcp_stats {
     uint64_t delayed_acks;            /* ACKs sent by the delayed-ACK timer */
     uint64_t bad_checksums, dropped;  /* refused on input */
     uint64_t idle_cycles;             /* cycles asleep in wfi (tcp_wait): the rest is busy */
+#ifdef TCP_DCTCP
+    /* DCTCP builds only (-DTCP_DCTCP, tcp_dctcp.c) */
+    uint64_t ecn_conns;               /* connections that negotiated ECN (RFC 3168 6.1.1) */
+    uint64_t ce_in;                   /* data segments that arrived marked CE */
+    uint64_t ece_in;                  /* ACKs that arrived with ECE */
+    uint64_t ecn_reductions;          /* cwnd cut by alpha (RFC 8257 3.4), once per window */
+    uint64_t alpha_1024;              /* DCTCP.Alpha at its latest update (any connection), 1/1024 */
+#endif
 };
 
 extern struct tcp_config tcp_cfg;
@@ -81,6 +89,10 @@ void tcp_poll(void);
 void tcp_wait(void);
 
 void tcp_stats(struct tcp_stats *out);
+#ifdef TCP_DCTCP
+/* Print the DCTCP counters of `s` as one line, `dctcp: key=value ...`. */
+void tcp_report_dctcp(const struct tcp_stats *s);
+#endif
 /* The smoothed RTT and current RTO of `fd`, in cycles (RFC 6298). */
 uint64_t tcp_srtt(int fd);
 uint64_t tcp_rto(int fd);

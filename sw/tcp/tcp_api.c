@@ -18,7 +18,7 @@ void tcp_init(void)
     tcp_cfg.rto_min_us = 200;
     tcp_cfg.rto_max_us = 100000;
     tcp_cfg.delack_us = 40;
-    tcp_cfg.time_wait_us = 100;
+    tcp_cfg.time_wait_us = 245760; /* 2 MSL scaled: docs/apps/tcp.md "Parameters" */
     tcp_cfg.max_retries = 15;
     tcp_cfg.delayed_ack = 1;
     tcp_cfg.newreno = 1;

@@ -25,6 +25,9 @@ static void take_syn_options(struct tcp_conn *c, const struct tcp_seg *s)
     c->snd_wl1 = s->seq;
     c->snd_wl2 = s->ack;
     tcp_cc_init(c);
+#ifdef TCP_DCTCP
+    tcp_dctcp_syn_in(c, s);
+#endif
 #ifdef TCP_ZERONIC
     tcp_nic_flow_open(c); /* the receive ring's pieces, from the peer's first byte */
 #endif
@@ -141,11 +144,17 @@ static int ack_input(struct tcp_conn *c, const struct tcp_seg *s)
         return c->ack_now = 1, 0;
     uint32_t wnd = (uint32_t)s->wnd << c->snd_shift;
     tcp_sack_input(c, s);
+#ifdef TCP_DCTCP
+    uint32_t una = c->snd_una;
+#endif
     if (SEQ_GT(s->ack, c->snd_una))
         new_ack(c, s->ack);
     else if (s->ack == c->snd_una && s->len == 0 && !(s->flags & (F_SYN | F_FIN)) &&
              c->snd_una != c->snd_max && wnd == c->snd_wnd)
         tcp_cc_dupack(c); /* RFC 5681 2: the definition of a duplicate ACK */
+#ifdef TCP_DCTCP
+    tcp_dctcp_ack_in(c, s, c->snd_una - una);
+#endif
     if (SEQ_LT(c->snd_wl1, s->seq) || (c->snd_wl1 == s->seq && SEQ_LE(c->snd_wl2, s->ack))) {
         if (wnd && !c->snd_wnd)
             c->timeouts = 0; /* the window reopened: the persist probes worked */
@@ -233,6 +242,10 @@ static void synchronized_input(struct tcp_conn *c, const struct tcp_seg *s)
         return;
     if (c->state == TS_TIME_WAIT && (s->flags & F_FIN))
         c->tw_at = tcp_now() + tcp_us(tcp_cfg.time_wait_us), c->ack_now = 1;
+#ifdef TCP_DCTCP
+    if (s->len && receives_text(c))
+        tcp_dctcp_data_in(c, s);
+#endif
     if (s->len && receives_text(c)) {
         TCP_PROF_IN(TP_TEXT);
         text_input(c, s);

@@ -5,6 +5,7 @@
  *   tcp_out.c  send buffer, output, retransmission timer (RFC 6298)
  *   tcp_rcv.c  receive buffer, reassembly, window scaling (RFC 7323)
  *   tcp_cc.c   congestion control: slow start, avoidance (RFC 5681), NewReno (RFC 6582)
+ *   tcp_dctcp.c  ECN (RFC 3168) and DCTCP (RFC 8257), built with -DTCP_DCTCP only
  *   tcp_ack.c  delayed ACKs (RFC 1122 4.2.3.2, RFC 5681 4.2)
  *   tcp_sack.c selective acknowledgments (RFC 2018), range sets
  *   tcp_nic.c  frames in and out of IceNIC (or ZeroNIC's control queue), the clock
@@ -67,6 +68,9 @@ struct tcp_seg {
     struct tcp_range sack[4];
     const uint8_t *data;
     uint32_t len;
+#ifdef TCP_DCTCP
+    uint8_t ecn;  /* the IPv4 header's ECN field (RFC 3168 5) */
+#endif
 #ifdef TCP_ZERONIC
     /* the payload bytes the NIC placed, [pl_seq, pl_seq + pl_len) (data is 0) */
     uint32_t pl_seq, pl_len;
@@ -114,6 +118,13 @@ struct tcp_conn {
     /* ACK scheduling (RFC 5681 4.2) */
     int ack_now, unacked_segs;
     uint64_t delack_at, tw_at;
+#ifdef TCP_DCTCP
+    /* ECN (RFC 3168) and DCTCP (RFC 8257 3): negotiated; the receiver's DCTCP.CE; the
+     * sender's DCTCP.Alpha (in 1/1024), bytes acknowledged and marked in the observation
+     * window ending at window_end; cwnd was last cut with cwr_end outstanding; CWR owed */
+    int ecn_ok, ce_state, cwr_pending;
+    uint32_t alpha, dc_acked, dc_marked, window_end, cwr_end;
+#endif
 #ifdef TCP_ZERONIC
     /* the receive ring's pieces posted to ZeroNIC cover [zn_lo, zn_hi) */
     uint32_t zn_lo, zn_hi;
@@ -235,6 +246,13 @@ void tcp_cc_ack(struct tcp_conn *c, uint32_t acked);
 int tcp_cc_dupack(struct tcp_conn *c);
 void tcp_cc_timeout(struct tcp_conn *c);
 uint32_t tcp_flight(const struct tcp_conn *c);
+
+/* tcp_dctcp.c (TCP_DCTCP builds only) */
+void tcp_dctcp_syn_in(struct tcp_conn *c, const struct tcp_seg *s);
+uint8_t tcp_dctcp_flags(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len);
+void tcp_dctcp_ect(uint8_t *f, const struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len);
+void tcp_dctcp_data_in(struct tcp_conn *c, const struct tcp_seg *s);
+void tcp_dctcp_ack_in(struct tcp_conn *c, const struct tcp_seg *s, uint32_t acked);
 
 /* tcp_ack.c */
 void tcp_ack_segment(struct tcp_conn *c, uint32_t len, int in_order);

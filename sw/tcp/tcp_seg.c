@@ -108,6 +108,9 @@ int tcp_parse(const uint8_t *f, uint32_t len, struct tcp_seg *s)
     parse_options(t + TCP_HDR, (int)off - TCP_HDR, s);
     s->data = t + off;
     s->len = seg_len - off;
+#ifdef TCP_DCTCP
+    s->ecn = ip[1] & 3;
+#endif
 #ifdef TCP_ZERONIC
     s->data = 0; /* pl_seq, pl_len: tcp_nic_parse_meta */
 #endif
@@ -218,6 +221,9 @@ void tcp_emit(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len)
     uint8_t *f = tcp_tx_buf(), *t = f + TCP_FRAME_TCP;
     if (c->state != TS_SYN_SENT)
         flags |= F_ACK;
+#ifdef TCP_DCTCP
+    flags |= tcp_dctcp_flags(c, seq, flags, len);
+#endif
     int optlen = (flags & F_SYN) ? put_syn_options(c, t + TCP_HDR) : tcp_sack_option(c, t + TCP_HDR);
     uint16_t wnd = (flags & F_SYN) ? (uint16_t)TCP_SYN_WND : tcp_wnd_field(c);
     put_tcp(t, c->lport, c->rport, seq, (flags & F_ACK) ? c->rcv_nxt : 0, flags, wnd, optlen);
@@ -234,6 +240,9 @@ void tcp_emit(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len)
     copy_out(c, seq, t + TCP_HDR + optlen, len);
     uint32_t tcp_len = TCP_HDR + (uint32_t)optlen + len;
     put_ip(f, c->rip, tcp_len);
+#ifdef TCP_DCTCP
+    tcp_dctcp_ect(f, c, seq, flags, len);
+#endif
     ice_put16(t, 16, tcp_checksum(TCP_MY_IP(), c->rip, t, tcp_len));
     tcp_tx(f, TCP_FRAME_TCP + tcp_len);
 #endif

@@ -271,7 +271,16 @@ fn a_crash_cuts_a_core_off_at_the_same_instruction_whatever_the_run_ahead() {
             .collect();
         (serde_json::to_string(&s).unwrap(), instret, pc, format!("{sent:?}"))
     };
-    let (free, held) = (once(None), once(Some(1)));
+    // The busiest switch queue's time average depends on that order too (two packets of
+    // different sizes joining a queue at one instant leave it in either order:
+    // docs/reliability.md): not compared.
+    let no_mean = |mut r: (String, u64, u64, String)| {
+        let at = r.0.find("\"mean_switch_queue_bytes\":").expect("the fabric's mean queue");
+        let end = at + r.0[at..].find([',', '}']).unwrap();
+        r.0.replace_range(at..end, "");
+        r
+    };
+    let (free, held) = (no_mean(once(None)), no_mean(once(Some(1))));
     assert!(free.0.contains("node 3 crashed at 0.800 us"), "{}", free.0);
     // Node 3 (10.0.0.5) sends its messages from 0.44 us on, one every 0.16 us, when nothing
     // crashes: three of seven before 0.8 us.

@@ -3,6 +3,7 @@
 mod common;
 
 mod chain;
+mod dctcp;
 mod engines;
 mod erpc;
 mod loadgen;

@@ -296,3 +296,30 @@ fn sack_blocks_from_smoltcp_repair_several_losses_in_one_recovery() {
     assert!(sack.get("sack_retransmits") > 0, "holes resent from SACK blocks: {}", sack.console);
     assert_eq!(plain.get("sack_retransmits"), 0, "{}", plain.console);
 }
+
+/// The DCTCP build (`tcp_bulk_dctcp.elf`, docs/apps/tcp.md "DCTCP") against smoltcp, which
+/// does not do ECN: the node's SYN asks for it (ECE and CWR, RFC 3168 6.1.1), smoltcp's
+/// SYN-ACK does not agree, a SYN-ACK answering smoltcp's plain SYN offers nothing, and the
+/// connection runs as Reno/NewReno: no frame of the node is ECN-capable, every byte arrives
+/// once and in order both ways under loss and reordering. Three link seeds: of seeds 1-30,
+/// seed 5 ends with the node's close timing out (docs/apps/tcp.md "DCTCP": smoltcp's
+/// one-a-second challenge ACKs in TIME-WAIT against our 15 retries).
+#[test]
+fn dctcp_falls_back_to_reno_against_a_tcp_without_ecn() {
+    const ECE_CWR: u8 = 0xc0;
+    for (seed, opener) in (1..=3).flat_map(|s| [(s, Opener::Host), (s, Opener::Node)]) {
+        let link = Link { loss: 0.01, reorder: 0.02, seed };
+        let r = run_elf("apps/tcp_bulk_dctcp.elf", opener, 200_000, 200_000, link, &[]);
+        assert_delivered(&r, 200_000, 200_000);
+        let dctcp =
+            r.console.lines().find_map(|l| l.strip_prefix("dctcp: ")).expect("the DCTCP build's line");
+        assert!(dctcp.starts_with("ecn_conns=0 "), "ECN was not agreed: {dctcp}");
+        let flags: Vec<u8> = r.frames.iter().map(|f| tcp_header(f)[13]).collect();
+        let syns: Vec<u8> = flags.iter().copied().filter(|fl| fl & 0x02 != 0).collect();
+        assert!(!syns.is_empty(), "the node's SYN or SYN-ACK reached the host");
+        let want = if opener == Opener::Node { ECE_CWR } else { 0 };
+        assert!(syns.iter().all(|fl| fl & ECE_CWR == want), "{opener:?}: SYN flags {syns:x?}");
+        assert!(flags.iter().all(|fl| fl & 0x02 != 0 || fl & ECE_CWR == 0), "ECE or CWR after the handshake");
+        assert!(r.frames.iter().all(|f| f[15] & 3 == 0), "{opener:?}: a frame was ECT without ECN agreed");
+    }
+}

@@ -144,6 +144,7 @@ fn switch_params(f: &ClusterFile) -> Result<SwitchParams, String> {
     p.multicast = s.multicast.unwrap_or(p.multicast);
     p.mcast_timeout_fs = s.mcast_timeout_us.map_or(p.mcast_timeout_fs, |u| us(u).as_fs());
     p.pfc = s.pfc_params(crate::config::keys::Given::Section("switch"))?;
+    p.ecn_k_bytes = s.ecn_k_bytes;
     p.uplink = match s.uplink.as_deref() {
         None | Some("spray") => UplinkChoice::Spray,
         Some("hash") => UplinkChoice::Hash,

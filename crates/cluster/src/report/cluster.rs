@@ -170,6 +170,11 @@ pub struct FabricTotals {
     pub drops_fault: u64,
     pub multicast_resends: u64,
     pub max_switch_queue_bytes: u32,
+    /// Packets the switches marked CE (`[switch] ecn_k_bytes`; 0 without ECN marking).
+    pub ecn_marks: u64,
+    /// The largest time-averaged queue of any switch output port, bytes, each averaged from
+    /// its first queued packet to its last change (0 if none queued).
+    pub mean_switch_queue_bytes: u64,
 }
 
 impl From<nanopu_net::fabric::FabricStats> for FabricTotals {
@@ -194,6 +199,8 @@ impl From<nanopu_net::fabric::FabricStats> for FabricTotals {
             drops_fault,
             multicast_resends: f.multicast_resends,
             max_switch_queue_bytes: f.max_switch_queue_bytes,
+            ecn_marks: f.ecn_marks,
+            mean_switch_queue_bytes: f.mean_switch_queue_bytes,
         }
     }
 }
@@ -313,6 +320,12 @@ impl ClusterSummary {
             "fabric: {} packet hops, {} trims, {} drops ({} queue full, {} random, {} link down, {} no route, {} crash or partition), {} multicast resends, largest switch queue {} bytes\n",
             f.packet_hops, f.trims, f.drops, f.drops_band_full, f.drops_random, f.drops_link_down, f.drops_no_route, f.drops_fault, f.multicast_resends, f.max_switch_queue_bytes
         );
+        if f.ecn_marks > 0 {
+            s += &format!(
+                "ecn: {} packets marked CE; busiest switch port's mean queue {} bytes\n",
+                f.ecn_marks, f.mean_switch_queue_bytes
+            );
+        }
         self.icenic.iter().for_each(|i| s += &i.line());
         self.zeronic.iter().for_each(|z| s += &z.line());
         self.rdma.iter().for_each(|r| s += &r.line());

@@ -10,6 +10,7 @@
 //! few header fields switches read.
 
 mod cut;
+pub mod ecn;
 mod params;
 mod parts;
 mod pfc;
@@ -127,6 +128,11 @@ pub struct FabricStats {
     pub multicast_resends: u64,
     /// Largest queue at any switch port, bytes.
     pub max_switch_queue_bytes: u32,
+    /// The largest time-averaged queue of any switch port, bytes, each port's averaged from
+    /// when it first queued a packet to its last change (`Port::mean_bytes`).
+    pub mean_switch_queue_bytes: u64,
+    /// ECN-capable packets the switches marked CE (`SwitchParams::ecn_k_bytes`; 0 without).
+    pub ecn_marks: u64,
     /// PFC PAUSEs and resumes the switches sent (`SwitchParams::pfc`; 0 without PFC).
     pub pfc_pauses: u64,
     pub pfc_resumes: u64,
@@ -208,7 +214,9 @@ impl Fabric {
         let mut s = self.stats.clone();
         let ports = self.scope.ports.ids().zip(&self.ports);
         let switch_ports = ports.filter(|(g, _)| !self.wiring.is_uplink(*g));
-        s.max_switch_queue_bytes = switch_ports.map(|(_, p)| p.max_bytes).max().unwrap_or(0);
+        let (max, mean) =
+            switch_ports.fold((0, 0), |(m, a), (_, p)| (m.max(p.max_bytes), a.max(p.mean_bytes())));
+        (s.max_switch_queue_bytes, s.mean_switch_queue_bytes) = (max, mean);
         s
     }
 
@@ -334,8 +342,16 @@ impl Fabric {
         let sw = &self.p.switch;
         let limits = (!self.wiring.is_uplink(port)).then_some(sw.band_bytes.as_slice());
         let i = self.scope.ports.local(port);
+        // DCTCP's step: the queue as the packet arrives, before it joins (ecn.rs).
+        let above = limits.is_some() && ecn::above_threshold(sw.ecn_k_bytes, self.ports[i].queued_bytes());
+        self.ports[i].advance(now);
         match self.ports[i].offer(r, limits, sw.trim) {
-            Admit::Queued => self.pfc_queued(now, r, input, r.hdr.wire_len(), out),
+            Admit::Queued => {
+                if above && ecn::mark(self.packets.get_mut(r)) {
+                    self.stats.ecn_marks += 1;
+                }
+                self.pfc_queued(now, r, input, r.hdr.wire_len(), out)
+            }
             Admit::Trimmed => {
                 self.stats.trims += 1;
                 self.packets.get_mut(r).trim();
@@ -408,6 +424,7 @@ impl Fabric {
         if self.pfc.as_ref().is_some_and(|p| p.paused.contains(&port)) {
             return; // a PAUSE holds it: the resume kicks it
         }
+        self.ports[i].advance(now);
         let Some(r) = self.ports[i].pop() else { return };
         if let Some(pfc) = self.pfc.as_mut() {
             let s = pfc.dequeued(r);

@@ -137,6 +137,12 @@ pub struct SwitchParams {
     /// bytes it queued pass XOFF, resume at XON. Default None: off (docs/models/network.md
     /// "PFC").
     pub pfc: Option<super::PfcParams>,
+    /// ECN marking threshold K, bytes: an ECN-capable IPv4 packet (ECT(0) or ECT(1))
+    /// arriving at a switch output port that already queues more than K bytes is marked CE
+    /// (DCTCP, Alizadeh et al. SIGCOMM 2010 section 3.1; RFC 3168 section 5). Default None:
+    /// off. The paper's guidance: K > C x RTT / 7 (section 3.3), 20 packets at 1 Gb/s and 65
+    /// at 10 Gb/s in its testbed (section 4); docs/models/network.md "ECN".
+    pub ecn_k_bytes: Option<u32>,
 }
 
 impl SwitchParams {
@@ -156,6 +162,7 @@ impl Default for SwitchParams {
             multicast: true,
             mcast_timeout_fs: 10_000_000_000,
             pfc: None,
+            ecn_k_bytes: None,
         }
     }
 }
@@ -223,6 +230,13 @@ impl FabricParams {
         check(probs_ok, "faults.drop_prob", "must be in [0, 1)")?;
         let pfc_ok = self.switch.pfc.is_none_or(|p| p.xon_bytes < p.xoff_bytes);
         check(pfc_ok, "switch.pfc_xon_bytes", "must be below pfc_xoff_bytes")?;
+        let queue_max: u64 = self.switch.band_bytes.iter().map(|&b| u64::from(b)).sum();
+        let ecn_ok = self.switch.ecn_k_bytes.is_none_or(|k| u64::from(k) < queue_max);
+        check(
+            ecn_ok,
+            "switch.ecn_k_bytes",
+            "must be below the port's queue limit (the sum of band_bytes): nothing would be marked",
+        )?;
         check(self.switch.mcast_timeout_fs > 0, "switch.mcast_timeout", "must be positive")
     }
 }
@@ -241,6 +255,22 @@ mod tests {
         assert_eq!((s.nodes, s.switches, s.ports_per_switch, s.ports), (16_384, 320, 256, 98_304));
         let s = Topology::Star { nodes: 1 << 20 }.size().unwrap();
         assert_eq!((s.nodes, s.switches, s.ports), (1 << 20, 1, 1 << 21));
+    }
+
+    #[test]
+    fn an_ecn_threshold_the_queue_cannot_pass_is_refused() {
+        let with_k = |k| FabricParams {
+            topology: Topology::Star { nodes: 2 },
+            link: LinkParams::default(),
+            switch: SwitchParams { ecn_k_bytes: Some(k), ..SwitchParams::default() },
+            faults: vec![],
+            seed: 1,
+            host: false,
+        };
+        let limit = 64 * 1024 + 80 * 1024; // the default bands'
+        assert!(with_k(limit - 1).validate().is_ok());
+        let e = with_k(limit).validate().unwrap_err();
+        assert!(e.starts_with("fabric.switch.ecn_k_bytes: "), "{e}");
     }
 
     #[test]

@@ -130,6 +130,7 @@ impl FabricStats {
         self.first_no_route = [self.first_no_route, o.first_no_route].into_iter().flatten().min();
         self.drops_multicast_disabled += o.drops_multicast_disabled;
         self.multicast_resends += o.multicast_resends;
+        self.ecn_marks += o.ecn_marks;
         self.pfc_pauses += o.pfc_pauses;
         self.pfc_resumes += o.pfc_resumes;
         self.cut_drops.resize(self.cut_drops.len().max(o.cut_drops.len()), 0);

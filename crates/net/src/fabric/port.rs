@@ -36,6 +36,11 @@ pub struct Port {
     pub wake: bool,
     /// Largest number of bytes queued at once.
     pub max_bytes: u32,
+    /// The bytes queued integrated over time (byte-femtoseconds) up to `since`, and when the
+    /// port first queued a packet (`mean_bytes`).
+    area: u128,
+    since: Time,
+    first: Option<Time>,
     pub sent_packets: u64,
     pub sent_bytes: u64,
 }
@@ -61,6 +66,31 @@ impl Port {
         p.hdr.trim();
         self.push(0, p);
         Admit::Trimmed
+    }
+
+    /// Bytes queued in all bands now (ECN marking's instantaneous queue).
+    pub fn queued_bytes(&self) -> u32 {
+        self.total
+    }
+
+    /// Bring the queue's time integral up to `now`; call before the queue changes.
+    pub fn advance(&mut self, now: Time) {
+        self.area += u128::from(self.total) * u128::from(now.0.saturating_sub(self.since.0));
+        self.since = now;
+        if self.first.is_none() && self.total > 0 {
+            self.first = Some(now);
+        }
+    }
+
+    /// The time-averaged bytes queued from when the port first held a packet to its last
+    /// change (0 if it never held one). Simultaneous arrivals give the same average in any
+    /// order, unlike a per-packet sample.
+    pub fn mean_bytes(&self) -> u64 {
+        let span = self.first.map_or(0, |f| self.since.0 - f.0);
+        if span == 0 {
+            return 0;
+        }
+        (self.area / u128::from(span)) as u64
     }
 
     fn push(&mut self, band: usize, p: Pkt) {
@@ -95,5 +125,37 @@ impl Port {
         self.sent_packets += 1;
         self.sent_bytes += len as u64;
         Some(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fabric::Hdr;
+    use crate::packet::Packet;
+
+    fn frame(r: u32, len: usize) -> Pkt {
+        Pkt { r, hdr: Hdr::of(&Packet::frame(1, 2, &vec![0; len])) }
+    }
+
+    /// 1,500 bytes for 10 fs, then 500 or 1,000 for 10 fs: a mean of 1,000 or 1,250
+    /// bytes, whichever of two simultaneous arrivals came first.
+    #[test]
+    fn the_mean_queue_is_a_time_average_of_the_bytes_queued() {
+        let mean = |first: usize, second: usize| {
+            let mut p = Port::default();
+            for (r, len) in [(0, first), (1, second)] {
+                p.advance(Time(0));
+                assert_eq!(p.offer(frame(r, len), None, false), Admit::Queued);
+            }
+            p.advance(Time(10));
+            p.pop();
+            p.advance(Time(20));
+            p.pop();
+            p.mean_bytes()
+        };
+        assert_eq!(mean(1000, 500), 1000);
+        assert_eq!(mean(500, 1000), 1250, "FIFO: the first to arrive leaves first");
+        assert_eq!(Port::default().mean_bytes(), 0);
     }
 }

@@ -77,6 +77,13 @@ pub struct SwitchFile {
     pub pfc_xoff_bytes: Option<u32>,
     /// PFC's XON threshold, bytes; below `pfc_xoff_bytes`. Default 8,192; with `pfc`.
     pub pfc_xon_bytes: Option<u32>,
+    /// ECN marking threshold K, bytes: a switch marks an ECN-capable IPv4 packet (ECT(0) or
+    /// ECT(1)) Congestion Experienced when the output queue it joins already holds more than
+    /// K bytes (DCTCP's step marking, SIGCOMM 2010 section 3.1; RFC 3168). Not-ECT packets are
+    /// never marked. Below the sum of `band_bytes`. Default: absent, no marking. The DCTCP
+    /// paper's guidance: K > C x RTT / 7, 20 packets (30,000 bytes) at 1 Gb/s, 65 (97,500)
+    /// at 10 Gb/s (docs/models/network.md "ECN").
+    pub ecn_k_bytes: Option<u32>,
 }
 
 impl ClusterFile {
