@@ -51,7 +51,7 @@ pub(crate) struct Network {
 /// Packets that reached a node whose NIC cannot take them, dropped there and counted
 /// (docs/models/icenic.md "Clusters"): raw frames at a nanoPU node, the transport's
 /// packets at an IceNIC node.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Strays {
     pub frames_at_nanopu_nodes: u64,
     pub transport_at_icenic_nodes: u64,
