@@ -44,34 +44,60 @@ fn judgement(s: &ClusterSummary) -> Judgement {
     Judgement { complete: s.complete, problems: s.problems.clone(), exit_status: s.exit_status }
 }
 
-/// The next rank's summary `p` added to `s` (the judgement apart: `merge`).
+/// The next rank's summary `p` added to `s` (the judgement apart: `merge`). Every field is
+/// named, so that a field added to the summary cannot be forgotten here.
 fn add(s: &mut ClusterSummary, p: ClusterSummary) {
-    s.simulated_ns = s.simulated_ns.max(p.simulated_ns);
-    s.last_arrival_ns = s.last_arrival_ns.max(p.last_arrival_ns);
-    s.nodes += p.nodes;
-    s.cores += p.cores;
-    s.cores_ok += p.cores_ok;
-    s.cores_crashed += p.cores_crashed;
-    s.messages_sent += p.messages_sent;
-    s.messages_received += p.messages_received;
-    s.messages_delivered += p.messages_delivered;
-    s.messages_held += p.messages_held;
-    for (f, g) in s.faults.iter_mut().zip(p.faults) {
+    let ClusterSummary {
+        outcome: _,
+        complete: _,
+        problems: _,
+        exit_status: _,
+        simulated_ns,
+        nodes,
+        cores,
+        cores_ok,
+        cores_crashed,
+        faults,
+        failures,
+        messages_sent,
+        messages_received,
+        messages_delivered,
+        messages_held,
+        last_arrival_ns,
+        transport,
+        fabric,
+        consoles,
+        host_received,
+        host_rejected,
+        icenic,
+        zeronic,
+        rdma,
+        host_frames,
+    } = p;
+    s.simulated_ns = s.simulated_ns.max(simulated_ns);
+    s.last_arrival_ns = s.last_arrival_ns.max(last_arrival_ns);
+    (s.nodes, s.cores, s.cores_ok, s.cores_crashed) =
+        (s.nodes + nodes, s.cores + cores, s.cores_ok + cores_ok, s.cores_crashed + cores_crashed);
+    s.messages_sent += messages_sent;
+    s.messages_received += messages_received;
+    s.messages_delivered += messages_delivered;
+    s.messages_held += messages_held;
+    for (f, g) in s.faults.iter_mut().zip(faults) {
         f.dropped += g.dropped;
         if f.fault.is_empty() {
             f.fault = g.fault;
         }
     }
-    s.failures.extend(p.failures);
-    s.consoles.extend(p.consoles);
-    s.host_received.extend(p.host_received);
-    s.host_rejected.extend(p.host_rejected);
-    s.host_frames.extend(p.host_frames);
-    s.zeronic.extend(p.zeronic);
-    add_transport(&mut s.transport, &p.transport);
-    add_fabric(&mut s.fabric, &p.fabric);
-    s.icenic = add_ice(s.icenic.take(), p.icenic);
-    if let (Some(a), Some(b)) = (s.rdma.as_mut(), p.rdma.as_ref()) {
+    s.failures.extend(failures);
+    s.consoles.extend(consoles);
+    s.host_received.extend(host_received);
+    s.host_rejected.extend(host_rejected);
+    s.host_frames.extend(host_frames);
+    s.zeronic.extend(zeronic);
+    add_transport(&mut s.transport, &transport);
+    add_fabric(&mut s.fabric, &fabric);
+    s.icenic = add_ice(s.icenic.take(), icenic);
+    if let (Some(a), Some(b)) = (s.rdma.as_mut(), rdma.as_ref()) {
         a.add(b);
     }
 }
