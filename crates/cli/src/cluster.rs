@@ -2,7 +2,8 @@
 //! `nanopu run PROGRAM.elf --nodes N` (N nodes on one switch).
 
 use nanopu_cluster::config::cluster::{ClusterFile, NodeFile, ProgramFile};
-use nanopu_cluster::report::cluster::summarize_cluster;
+use nanopu_cluster::report::gather::gathered_summary;
+use nanopu_cluster::report::records::MessageRecord;
 use nanopu_cluster::Simulation;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -10,7 +11,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 /// Files a cluster run writes besides its summary, created before the run so that an
-/// unwritable path fails at once rather than after the whole run; and its host threads.
+/// unwritable path fails at once rather than after the whole run (across MPI ranks by rank
+/// 0 alone, which writes them); and its host threads.
 pub struct Outputs {
     /// Host threads (None: the default; see `Simulation::set_threads`).
     pub threads: Option<usize>,
@@ -22,15 +24,20 @@ pub struct Outputs {
     pub trace: Option<(Out, bool)>,
 }
 
-/// An output file, open for writing, and its path for messages.
+/// An output file, open for writing (None on MPI ranks but 0, which do not write it), and
+/// its path for messages.
 pub struct Out {
     path: String,
-    file: BufWriter<File>,
+    file: Option<BufWriter<File>>,
 }
 
 fn create(p: &Path) -> Result<Out, String> {
+    let path = p.display().to_string();
+    if !crate::ranks::root() {
+        return Ok(Out { path, file: None });
+    }
     let file = File::create(p).map_err(|e| format!("{}: {e}", p.display()))?;
-    Ok(Out { path: p.display().to_string(), file: BufWriter::new(file) })
+    Ok(Out { path, file: Some(BufWriter::new(file)) })
 }
 
 impl Outputs {
@@ -147,8 +154,10 @@ fn run(
     let setup = Setup { progress, limit, threads: out.threads, pcap_at };
     let mut sim = cluster_sim(file, base, sends, &setup).map_err(|e| format!("{}: {e}", path.display()))?;
     let outcome = sim.run().map_err(|e| e.to_string())?;
-    let s = summarize_cluster(&mut sim, outcome);
-    write_files(&mut sim, out, &s.problems)?;
+    // Collective across MPI ranks: every rank's part goes to rank 0, which alone reports.
+    let gathered = Gathered::of(&mut sim, &out);
+    let Some(s) = gathered_summary(&mut sim, outcome) else { return Ok(ExitCode::SUCCESS) };
+    write_files(&mut sim, out, gathered, &s.problems)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&s).expect("summary serializes"));
     } else {
@@ -157,30 +166,53 @@ fn run(
     Ok(crate::report::judged::judged(&s.problems, s.exit_status))
 }
 
+/// What the output files need of every node and port: across MPI ranks gathered on rank 0
+/// (collective: every rank calls it), in one process read from it.
+struct Gathered {
+    messages: Vec<MessageRecord>,
+    ports: Vec<(u32, u64, u64, u32)>,
+    /// Nodes of the whole cluster (a rank holds its own only).
+    nodes: usize,
+}
+
+impl Gathered {
+    fn of(sim: &mut Simulation, out: &Outputs) -> Gathered {
+        if out.pcap.is_some() {
+            sim.gather_capture();
+        }
+        let need_messages = out.messages.is_some() || out.trace.is_some();
+        let messages = if need_messages { sim.gathered_message_records() } else { Vec::new() };
+        let ports = if out.port_stats.is_some() { sim.gathered_port_stats() } else { Vec::new() };
+        Gathered { messages, ports, nodes: sim.cluster_nodes() }
+    }
+}
+
 /// Write the requested files (whatever the outcome: an incomplete run's are partial, and
 /// marked with its `problems`, `report::marks`), flushing each so that a write error is
-/// reported, not lost when the buffer drops.
-fn write_files(sim: &mut Simulation, out: Outputs, problems: &[String]) -> Result<(), String> {
+/// reported, not lost when the buffer drops. Across MPI ranks rank 0 alone calls it.
+fn write_files(sim: &mut Simulation, out: Outputs, g: Gathered, problems: &[String]) -> Result<(), String> {
     use nanopu_cluster::report::marks;
+    use nanopu_cluster::report::records::write_message_csv;
     if let Some((o, _)) = out.pcap {
         let format = nanopu_cluster::net::capture::CaptureFormat::of_path(Path::new(&o.path));
-        let file = sim.write_capture_as(o.file, format).map_err(|e| format!("{}: {e}", o.path))?;
-        finish(file, &o.path)?;
-        marks::capture_sidecar(Path::new(&o.path), problems).map_err(|e| format!("{}: {e}", o.path))?;
+        let (file, path) = o.into_parts();
+        let file = sim.write_capture_as(file, format).map_err(|e| format!("{path}: {e}"))?;
+        finish(file, &path)?;
+        marks::capture_sidecar(Path::new(&path), problems).map_err(|e| format!("{path}: {e}"))?;
     }
     if let Some(mut o) = out.messages {
-        sim.write_message_records(&mut o.file).map_err(|e| format!("{}: {e}", o.path))?;
+        write_message_csv(&g.messages, o.file_mut()).map_err(|e| format!("{}: {e}", o.path))?;
         o.write_csv_trailer(problems)?;
     }
     if let Some(mut o) = out.port_stats {
-        sim.write_port_stats(&mut o.file).map_err(|e| format!("{}: {e}", o.path))?;
+        sim.write_port_rows(&g.ports, o.file_mut()).map_err(|e| format!("{}: {e}", o.path))?;
         o.write_csv_trailer(problems)?;
     }
     if let Some((mut o, flows)) = out.trace {
-        o.file
-            .write_all(trace_of(sim, flows, problems).as_bytes())
-            .map_err(|e| format!("{}: {e}", o.path))?;
-        finish(o.file, &o.path)?;
+        let text = trace_of(sim, &g, flows, problems);
+        o.file_mut().write_all(text.as_bytes()).map_err(|e| format!("{}: {e}", o.path))?;
+        let (file, path) = o.into_parts();
+        finish(file, &path)?;
     }
     Ok(())
 }
@@ -189,17 +221,27 @@ impl Out {
     /// End a CSV file with the marks of an incomplete run, and flush it.
     fn write_csv_trailer(mut self, problems: &[String]) -> Result<(), String> {
         let trailer = nanopu_cluster::report::marks::csv_trailer(problems);
-        self.file.write_all(trailer.as_bytes()).map_err(|e| format!("{}: {e}", self.path))?;
-        finish(self.file, &self.path)
+        self.file_mut().write_all(trailer.as_bytes()).map_err(|e| format!("{}: {e}", self.path))?;
+        let (file, path) = self.into_parts();
+        finish(file, &path)
+    }
+
+    /// The open file (rank 0's: the other ranks never write) and its path.
+    fn into_parts(self) -> (BufWriter<File>, String) {
+        (self.file.expect("rank 0 opened the file"), self.path)
+    }
+
+    fn file_mut(&mut self) -> &mut BufWriter<File> {
+        self.file.as_mut().expect("rank 0 opened the file")
     }
 }
 
 /// The run as a Perfetto trace (`nanopu_harness::trace`): no stages outside a sort.
-fn trace_of(sim: &Simulation, flows: bool, problems: &[String]) -> String {
+fn trace_of(sim: &Simulation, g: &Gathered, flows: bool, problems: &[String]) -> String {
     use nanopu_harness::trace::{trace_json, TraceInput};
-    let (nodes, hz, messages) = (sim.nodes.len(), sim.clock().hz(), sim.message_records());
+    let (nodes, hz, messages) = (g.nodes, sim.clock().hz(), &g.messages);
     let cores_per_node = sim.nodes.first().map_or(1, |n| n.cores.len());
-    trace_json(&TraceInput { nodes, outputs: &[], cores_per_node, hz, messages: &messages, flows, problems })
+    trace_json(&TraceInput { nodes, outputs: &[], cores_per_node, hz, messages, flows, problems })
 }
 
 fn finish(mut file: BufWriter<File>, path: &str) -> Result<(), String> {

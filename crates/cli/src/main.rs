@@ -128,12 +128,14 @@ fn main() -> ExitCode {
     }
 }
 
-/// Across MPI ranks, only `nanopu sort` gathers its results from every rank so far.
+/// Across MPI ranks, `nanopu sort` and `nanopu run CLUSTER.toml` gather their results from
+/// every rank; the other commands do not (yet).
 fn across_ranks(cmd: &Cmd) -> Result<(), String> {
     match (nanopu_cluster::engine::ranks::current(), cmd) {
         (None, _) | (_, Cmd::Sort(_)) => Ok(()),
+        (Some(_), Cmd::Run(a)) if a.program.extension().is_some_and(|e| e == "toml") => Ok(()),
         (Some(r), _) => Err(format!(
-            "only `nanopu sort` runs across MPI ranks so far ({} ranks; docs/parallel.md)",
+            "only `nanopu sort` and `nanopu run CLUSTER.toml` run across MPI ranks so far ({} ranks; docs/parallel.md)",
             r.size()
         )),
     }

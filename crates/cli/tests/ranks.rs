@@ -239,3 +239,92 @@ fn several_seeds_on_two_ranks_are_the_threaded_seeds() {
     assert_eq!(one["summary"]["seeds"], 2, "{one}");
     assert_eq!(serde_json::to_string_pretty(&one).unwrap(), serde_json::to_string_pretty(&many).unwrap());
 }
+
+/// A cluster file: all-to-all among 32 nodes on 4 leaves of 8 (4 partitions), 1% loss on
+/// every link, leaf 0 cut off from the others from 1 to 4 us and leaf 2's uplink to spine 1
+/// losing 20%; `programs` are its `[[program]]` entries, `extra` more keys at the end.
+fn cluster_file(name: &str, programs: &[(&str, &str)], extra: &str) -> std::path::PathBuf {
+    let apps = format!("{ROOT}/sw/build");
+    let mut toml = String::from(
+        "seed = 3\nmax_us = 500.0\ntransport = \"ndp\"\n\
+         [topology]\nkind = \"leaf-spine\"\nnodes_per_leaf = 8\nleaves = 4\nspines = 2\n\
+         [link]\ndrop_prob = 0.01\n[switch]\nlatency_ns = 263.0\n[node]\ncores = 4\n\
+         [[faults]]\nkind = \"partition\"\nnodes = [0, 1, 2, 3, 4, 5, 6, 7]\nfrom_us = 1.0\nto_us = 4.0\n\
+         [[faults]]\nlink = \"leaf:2:up:1\"\ndrop_prob = 0.2\n",
+    );
+    for (nodes, elf) in programs {
+        toml +=
+            &format!("[[program]]\nnodes = \"{nodes}\"\nelf = \"{apps}/{elf}\"\nargs = [\"32\", \"1024\"]\n");
+    }
+    let path = temp_file(name);
+    std::fs::write(&path, toml + extra).expect("a temporary file");
+    path
+}
+
+const ALLTOALL: [(&str, &str); 1] = [("all", "apps/alltoall.elf")];
+
+#[test]
+fn a_cluster_run_with_faults_on_two_ranks_is_the_threaded_run_byte_for_byte() {
+    // Summary, message and port CSVs, trace, and a capture at spine 0 (switch 4, rank 0's)
+    // toward leaf 2 (rank 1's): every file's content crosses ranks.
+    let cfg = cluster_file("alltoall.toml", &ALLTOALL, "");
+    let files = ["pcap", "messages", "port-stats", "trace"];
+    let run = |who: &str, with: &dyn Fn(&[&str]) -> Output| {
+        let paths: Vec<String> =
+            files.iter().map(|f| temp_file(&format!("{who}-{f}")).display().to_string()).collect();
+        let mut args: Vec<String> =
+            ["run", cfg.to_str().unwrap(), "--json", "--pcap-at", "switch:4:2"].map(String::from).to_vec();
+        files.iter().zip(&paths).for_each(|(f, p)| args.extend([format!("--{f}"), p.clone()]));
+        let o = with(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let read: Vec<Vec<u8>> = paths.iter().map(|p| std::fs::read(p).expect("an output file")).collect();
+        paths.iter().for_each(|p| drop(std::fs::remove_file(p)));
+        (o.stdout, read)
+    };
+    let (one, files_one) = run("threads", &|a| threaded(2, a));
+    let (many, files_many) = run("ranks", &|a| on_ranks(2, a));
+    let v: Value = serde_json::from_slice(&one).expect("a summary");
+    assert_eq!((v["complete"].clone(), v["nodes"].clone()), (Value::Bool(true), Value::from(32)), "{v}");
+    assert!(
+        v["faults"][0]["dropped"].as_u64() > Some(0) && v["transport"]["retransmissions"].as_u64() > Some(0)
+    );
+    assert_eq!(String::from_utf8_lossy(&one), String::from_utf8_lossy(&many));
+    for (f, (a, b)) in files.iter().zip(files_one.iter().zip(&files_many)) {
+        assert!(a.len() > 1000 && a == b, "--{f}: {} and {} bytes", a.len(), b.len());
+    }
+    let _ = std::fs::remove_file(cfg);
+}
+
+#[test]
+fn a_cluster_run_with_a_crash_ends_alike_on_two_ranks() {
+    // Node 20 (rank 1's) crashes at 30 us: the others wait for its messages until the time
+    // limit. The crash is reported in rank 1's words; the problems are per rank
+    // (docs/parallel.md, "Outputs"), so only how the run stopped is compared.
+    let cfg =
+        cluster_file("crash.toml", &ALLTOALL, "[[faults]]\nkind = \"crash\"\nnode = 20\nat_us = 30.0\n");
+    let args = ["run", cfg.to_str().unwrap(), "--json"];
+    let (one, many) = (threaded(2, &args), on_ranks(2, &args));
+    assert_eq!((one.status.code(), many.status.code()), (Some(2), Some(2)));
+    let parse = |o: &Output| serde_json::from_slice::<Value>(&o.stdout).expect("a summary");
+    let (mut a, mut b) = (parse(&one), parse(&many));
+    assert_eq!(a["faults"][2]["fault"], "node 20 crashed at 30.000 us", "{a}");
+    assert_eq!(a["problems"][0], b["problems"][0]);
+    assert!(a["problems"][0].as_str().unwrap().starts_with("incomplete: stopped at the time limit"), "{a}");
+    a.as_object_mut().unwrap().remove("problems");
+    b.as_object_mut().unwrap().remove("problems");
+    assert_eq!(serde_json::to_string_pretty(&a).unwrap(), serde_json::to_string_pretty(&b).unwrap());
+    let _ = std::fs::remove_file(cfg);
+}
+
+#[test]
+fn a_program_error_on_rank_1_is_reported_once_naming_the_rank_and_the_node() {
+    let programs =
+        [("0-19", "apps/alltoall.elf"), ("21-31", "apps/alltoall.elf"), ("20", "tests/err_bad_access.elf")];
+    let cfg = cluster_file("error.toml", &programs, "");
+    let o = on_ranks(2, &["run", cfg.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.matches("nanopu: error: rank 1: node 20, core 1, pc 0x").count(), 1, "{err}");
+    assert_eq!(err.matches("load access fault").count(), 1, "{err}");
+    let _ = std::fs::remove_file(cfg);
+}

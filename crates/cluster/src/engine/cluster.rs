@@ -129,19 +129,31 @@ fn nic_path_cycles(cfg: &NodeConfig) -> u64 {
     nanopu.min(ice).min(rdma)
 }
 
-/// The nodes this process builds: every node, or across MPI ranks those of the
-/// partitions its rank advances (`ranks::owned`; nodes are numbered leaf by leaf, so they
-/// are consecutive). The other ranks' nodes are never built: what crosses ranks is packets
-/// (docs/parallel.md, "Across MPI ranks").
-fn rank_block(f: &ClusterFile) -> Result<std::ops::Range<usize>, String> {
-    let wiring = nanopu_net::fabric::Wiring::new(crate::net::fabric_params(f)?.topology);
+/// What this process builds of the cluster: every partition and node, or across MPI ranks
+/// the partitions its rank advances (`ranks::owned`), their nodes (numbered leaf by leaf,
+/// so consecutive) and their ports and switches. The other ranks' are never built: what
+/// crosses ranks is packets (docs/parallel.md, "Across MPI ranks").
+struct Share {
+    parts: Option<std::ops::Range<u32>>,
+    nodes: std::ops::Range<usize>,
+    /// The ports of `parts`, for the memory estimate.
+    ports: u64,
+}
+
+fn rank_share(f: &ClusterFile) -> Result<Share, String> {
+    let p = crate::net::fabric_params(f)?;
+    let wiring = nanopu_net::fabric::Wiring::new(p.topology).with_host(p.host);
     let all = 0..wiring.nodes as usize;
-    let Some(r) = crate::engine::ranks::current() else { return Ok(all) };
+    let Some(r) = crate::engine::ranks::current() else {
+        return Ok(Share { parts: None, nodes: all, ports: wiring.ports() as u64 });
+    };
     let mine = crate::engine::ranks::owned(wiring.partitions() as usize, r.size(), r.rank())?;
     let of = |n: usize| wiring.part_of_node(n as u32) as usize;
     let start = all.clone().find(|&n| of(n) >= mine.start).unwrap_or(all.end);
     let end = (start..all.end).find(|&n| of(n) >= mine.end).unwrap_or(all.end);
-    Ok(start..end)
+    let parts = mine.start as u32..mine.end as u32;
+    let ports = nanopu_net::fabric::Scope::parts(&wiring, parts.clone()).ports.len() as u64;
+    Ok(Share { parts: Some(parts), nodes: start..end, ports })
 }
 
 impl Simulation {
@@ -151,9 +163,9 @@ impl Simulation {
         f.validate().map_err(setup)?;
         let size = f.topology().and_then(|t| t.size()).map_err(setup)?;
         let cores = f.node.cores.unwrap_or(NodeConfig::default().nic.cores) as u64;
-        let block = rank_block(f).map_err(setup)?;
-        let built = block.len() as u64;
-        check_memory(built, cores, size.ports as u64, available_memory()).map_err(setup)?;
+        let share = rank_share(f).map_err(setup)?;
+        let block = share.nodes.clone();
+        check_memory(block.len() as u64, cores, share.ports, available_memory()).map_err(setup)?;
         let who = assignments(f, size.nodes).map_err(setup)?;
         let progs = programs(f, base).map_err(setup)?;
         let mut cfg = node_config(f).map_err(setup)?;
@@ -175,7 +187,7 @@ impl Simulation {
         }
         let mut sim = Simulation::with_nodes(nodes, &cfg)?;
         sim.base = block.start;
-        sim.net = Some(Network::new(f, &mut sim.nodes).map_err(setup)?);
+        sim.net = Some(Network::new(f, &mut sim.nodes, share.parts).map_err(setup)?);
         sim.faults = f.checked_faults().map_err(setup)?;
         sim.schedule_crashes(&sim.faults.clone());
         let prop = check::time_ns(f.link.propagation_ns, "link.propagation_ns").map_err(setup)?;

@@ -13,14 +13,17 @@ impl Simulation {
     /// handles it in the partition that owns the node), and no core of the node runs past it.
     pub(crate) fn schedule_crashes(&mut self, faults: &[Fault]) {
         for f in faults {
-            // Across MPI ranks a rank holds its own nodes only, from `base` on.
             let Fault::Crash { node, at } = *f else { continue };
-            let Some(n) = (node as usize).checked_sub(self.base).filter(|&n| n < self.nodes.len()) else {
-                continue;
-            };
+            let Some(n) = self.held(node) else { continue };
             self.nodes[n].crash_cycle = self.clock.cycle_ceil(at);
             self.q.push(at, Ev::Crash { node: n });
         }
+    }
+
+    /// Where node `node` (the cluster's numbering) is among the nodes this simulation holds:
+    /// across MPI ranks a rank holds its own nodes only, from `base` on (None: another's).
+    pub(crate) fn held(&self, node: u32) -> Option<usize> {
+        (node as usize).checked_sub(self.base).filter(|&n| n < self.nodes.len())
     }
 
     /// Node `n` crashes now: its cores execute nothing more (a core that exited stays
@@ -77,7 +80,7 @@ fn runs(nodes: &[u32]) -> String {
 }
 
 /// What a fault did in a run, for its summary.
-#[derive(Clone, Debug, serde::Serialize, PartialEq)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq)]
 pub struct FaultReport {
     /// "crash", "partition" or "link".
     pub kind: String,
@@ -109,9 +112,13 @@ impl Simulation {
     fn fault_report(&self, f: &Fault, dropped: u64) -> FaultReport {
         let us = |t: Time| format!("{:.3} us", t.as_us_f64());
         let (kind, fault) = match f {
-            Fault::Crash { node, at } => match self.nodes[*node as usize].crashed {
-                Some(t) => ("crash", format!("node {node} crashed at {}", us(t))),
-                None => ("crash", format!("node {node} did not crash: the run ended before {}", us(*at))),
+            Fault::Crash { node, at } => match self.held(*node).map(|n| self.nodes[n].crashed) {
+                Some(Some(t)) => ("crash", format!("node {node} crashed at {}", us(t))),
+                Some(None) => {
+                    ("crash", format!("node {node} did not crash: the run ended before {}", us(*at)))
+                }
+                // Another MPI rank's node: that rank's report says (`report::gather`).
+                None => ("crash", String::new()),
             },
             Fault::Partition { nodes, host, from, to } => {
                 let with = if *host { " and the test host" } else { "" };

@@ -51,7 +51,7 @@ pub(crate) struct Network {
 /// Packets that reached a node whose NIC cannot take them, dropped there and counted
 /// (docs/models/icenic.md "Clusters"): raw frames at a nanoPU node, the transport's
 /// packets at an IceNIC node.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Strays {
     pub frames_at_nanopu_nodes: u64,
     pub transport_at_icenic_nodes: u64,
@@ -67,9 +67,13 @@ impl Strays {
 impl Network {
     /// The network of `f`, and a transport endpoint in the NIC of each nanoPU node of
     /// `nodes` (the whole cluster, or across MPI ranks this rank's nodes; each its own RNG
-    /// stream by node number).
-    pub fn new(f: &ClusterFile, nodes: &mut [Node]) -> Result<Network, String> {
-        let mut fabric = Fabric::new(fabric_params(f)?)?;
+    /// stream by node number); the fabric of partitions `parts` (None: all of it).
+    pub fn new(
+        f: &ClusterFile,
+        nodes: &mut [Node],
+        parts: Option<std::ops::Range<u32>>,
+    ) -> Result<Network, String> {
+        let mut fabric = Fabric::of_parts(fabric_params(f)?, parts)?;
         fabric.set_cuts(crate::net::fault::fabric_faults(&f.checked_faults()?, f.node_count()?).1);
         let tp = transport_params(f)?;
         for (n, node) in nodes.iter_mut().filter(|n| !n.nic.takes_frames()).map(|n| (n.index, n)) {

@@ -4,10 +4,10 @@ use crate::engine::outcome::Outcome;
 use crate::engine::Simulation;
 use crate::node::CoreState;
 use nanopu_nic::transport::TransportCounters;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A cluster run, summed over nodes.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ClusterSummary {
     pub outcome: String,
     /// False when the run has a problem (`judge::Judgement`): its figures are partial.
@@ -44,7 +44,7 @@ pub struct ClusterSummary {
     pub host_received: Vec<crate::report::HostRecord>,
     /// Raw frames the test host was to send that no node takes, and why (`send_raw_at`);
     /// absent when there were none.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub host_rejected: Vec<crate::report::RejectedFrame>,
     /// The IceNIC nodes' frames (docs/models/icenic.md "Clusters"); absent when the cluster
     /// has no IceNIC node and no frame strayed.
@@ -52,19 +52,19 @@ pub struct ClusterSummary {
     pub icenic: Option<IceTotals>,
     /// Each ZeroNIC node's data path and the payload bytes its cores touched
     /// (docs/models/zeronic.md); absent without ZeroNIC nodes.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub zeronic: Vec<ZeroNodeSummary>,
     /// The RDMA NIC nodes' transport (docs/models/rdma-nic.md); absent without them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rdma: Option<crate::report::rdma::RdmaTotals>,
     /// Raw frames the test host received, in arrival order.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub host_frames: Vec<crate::report::FrameRecord>,
 }
 
 /// A ZeroNIC node's data path (`ZeroCounters`) and the payload bytes (loads and stores in
 /// registered regions) each of its cores touched.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ZeroNodeSummary {
     pub node: u32,
     pub segments_split: u64,
@@ -105,7 +105,7 @@ impl ZeroNodeSummary {
 
 /// IceNIC nodes' frames over a cluster run: their NICs' counters summed, and the frames
 /// the fabric or a node dropped (each also in the problems).
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct IceTotals {
     pub nodes: usize,
     pub frames_sent: u64,
@@ -155,7 +155,7 @@ fn ice_totals(sim: &Simulation) -> Option<IceTotals> {
 }
 
 /// What the fabric did (`nanopu_net::fabric::FabricStats`).
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct FabricTotals {
     pub packet_hops: u64,
     pub delivered: u64,
@@ -206,7 +206,7 @@ impl From<nanopu_net::fabric::FabricStats> for FabricTotals {
 }
 
 /// Transport counters summed over nodes.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct TransportTotals {
     pub data_packets_sent: u64,
     pub retransmissions: u64,

@@ -23,6 +23,25 @@ pub struct Judgement {
     pub exit_status: u8,
 }
 
+impl Judgement {
+    /// The judgements of the parts of one run (across MPI ranks, each rank's, in rank
+    /// order) as one: complete if every part is, the problems in order, once each (every
+    /// rank says how the run stopped, in the same words); the exit status of the worst
+    /// problem, else the first core's non-zero exit code in node order (as `judge` gives it).
+    pub fn merged(js: &[&Judgement]) -> Judgement {
+        let mut seen = std::collections::HashSet::new();
+        let every = js.iter().flat_map(|j| j.problems.iter());
+        let problems: Vec<String> = every.filter(|p| seen.insert(p.as_str())).cloned().collect();
+        let with_problems = js.iter().filter(|j| !j.problems.is_empty()).map(|j| j.exit_status).min();
+        let first_code = js.iter().map(|j| j.exit_status).find(|&s| s != 0).unwrap_or(0);
+        Judgement {
+            complete: problems.is_empty(),
+            exit_status: with_problems.unwrap_or(first_code),
+            problems,
+        }
+    }
+}
+
 /// Why a problem fails a run: the exit status it gives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -121,7 +140,8 @@ fn unacknowledged(sim: &Simulation) -> Option<String> {
 /// program addressed a node that does not exist, and its transport retries until the limit
 /// (an IceNIC's raw frames, which no transport retries, are counted apart).
 fn no_route(sim: &Simulation) -> Option<String> {
-    let stats = sim.net.as_ref()?.fabric.stats();
+    let fabric = &sim.net.as_ref()?.fabric;
+    let stats = fabric.stats();
     let ip = stats.first_no_route?;
     let frames = match stats.frames_no_route {
         0 => String::new(),
@@ -132,7 +152,8 @@ fn no_route(sim: &Simulation) -> Option<String> {
         stats.drops_no_route,
         ip_text(ip),
         ip_text(node_ip(0)),
-        ip_text(node_ip(sim.nodes.len() as u32 - 1))
+        // The cluster's last node (across MPI ranks a rank holds only its own).
+        ip_text(node_ip(fabric.wiring().nodes - 1))
     ))
 }
 

@@ -1,6 +1,7 @@
 //! What a run reports: per-core summaries (text and JSON); progress on long runs is `progress`.
 
 pub mod cluster;
+pub mod gather;
 pub mod judge;
 pub mod marks;
 pub mod rdma;
@@ -69,7 +70,7 @@ pub struct RunSummary {
 }
 
 /// A raw frame from the test host that the node's NIC dropped.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct RejectedFrame {
     pub time_ns: f64,
     pub reason: String,
@@ -94,7 +95,7 @@ pub struct IceSummary {
 }
 
 /// A frame seen by the test host.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct FrameRecord {
     /// Arrival of its last byte at the host.
     pub time_ns: f64,
@@ -125,7 +126,7 @@ pub(crate) fn frame_record(f: &crate::host::HostFrame) -> FrameRecord {
 }
 
 /// A message seen by the test host.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct HostRecord {
     /// Arrival of its last byte at the host.
     pub time_ns: f64,

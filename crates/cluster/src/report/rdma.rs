@@ -5,7 +5,7 @@ use crate::engine::Simulation;
 use serde::Serialize;
 
 /// RDMA NIC nodes' transport over a run.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct RdmaTotals {
     pub nodes: usize,
     pub data_packets_sent: u64,
@@ -26,6 +26,12 @@ pub struct RdmaTotals {
 impl RdmaTotals {
     /// The totals of `sim`'s RDMA NIC nodes; none when it has none.
     pub fn of(sim: &Simulation) -> Option<RdmaTotals> {
+        Some(RdmaTotals::counted(sim)).filter(|t| t.nodes > 0)
+    }
+
+    /// The totals of `sim`'s RDMA NIC nodes, and its switches' PFC signals, even without
+    /// RDMA nodes (across MPI ranks another rank's switches may pause them).
+    pub(crate) fn counted(sim: &Simulation) -> RdmaTotals {
         let mut t = RdmaTotals::default();
         for c in sim.nodes.iter().filter_map(|n| n.nic.rdma()).map(|r| &r.counters) {
             t.nodes += 1;
@@ -39,7 +45,21 @@ impl RdmaTotals {
         }
         let f = sim.net_stats().unwrap_or_default();
         (t.pfc_pauses, t.pfc_resumes) = (f.pfc_pauses, f.pfc_resumes);
-        (t.nodes > 0).then_some(t)
+        t
+    }
+
+    /// Another rank's totals added.
+    pub(crate) fn add(&mut self, o: &RdmaTotals) {
+        self.nodes += o.nodes;
+        self.data_packets_sent += o.data_packets_sent;
+        self.retransmitted += o.retransmitted;
+        self.naks_received += o.naks_received;
+        self.timeouts += o.timeouts;
+        self.out_of_sequence += o.out_of_sequence;
+        self.duplicates += o.duplicates;
+        self.rx_buffer_drops += o.rx_buffer_drops;
+        self.pfc_pauses += o.pfc_pauses;
+        self.pfc_resumes += o.pfc_resumes;
     }
 
     pub fn line(&self) -> String {

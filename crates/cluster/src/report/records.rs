@@ -40,10 +40,9 @@ impl Simulation {
         let Some(r) = crate::engine::ranks::current() else { return self.message_records() };
         let transports = || self.nodes.iter().filter_map(|n| n.nic.transport());
         let sent: Vec<u64> = transports().flat_map(|t| &t.log.sent).flat_map(event_words).collect();
-        let mut words = vec![Vec::new(); r.size()];
-        words[0] = std::iter::once(sent.len() as u64 / 3).chain(sent).collect();
-        words[0].extend(transports().flat_map(|t| &t.log.delivered).flat_map(event_words));
-        let got = crate::engine::ranks::send(r, &words);
+        let mut words: Vec<u64> = std::iter::once(sent.len() as u64 / 3).chain(sent).collect();
+        words.extend(transports().flat_map(|t| &t.log.delivered).flat_map(event_words));
+        let got = crate::engine::ranks::to_root(r, words);
         if r.rank() != 0 {
             return Vec::new();
         }
@@ -104,12 +103,38 @@ fn join<'a>(
 }
 
 impl Simulation {
+    /// Nodes of the whole cluster (across MPI ranks a rank holds its own only).
+    pub fn cluster_nodes(&self) -> usize {
+        self.net.as_ref().map_or(self.nodes.len(), |n| n.fabric.wiring().nodes as usize)
+    }
+
+    /// The fabric's per-port statistics (`Fabric::port_stats`: port, packets, bytes, largest
+    /// queue), of the whole cluster on rank 0 across MPI ranks (collective: every rank calls
+    /// it; the others get none). A port is one partition's, so one rank's: the ranks' lists,
+    /// put in port order, are the threaded run's.
+    pub fn gathered_port_stats(&self) -> Vec<(u32, u64, u64, u32)> {
+        let mine = self.net.as_ref().map(|n| n.fabric.port_stats()).unwrap_or_default();
+        let Some(r) = crate::engine::ranks::current() else { return mine };
+        let words = mine.iter().flat_map(|&(p, n, b, q)| [u64::from(p), n, b, u64::from(q)]).collect();
+        let got = crate::engine::ranks::to_root(r, words);
+        let row = |w: &[u64]| (w[0] as u32, w[1], w[2], w[3] as u32);
+        let mut all: Vec<_> = got.iter().flat_map(|w| w.chunks(4).map(row)).collect();
+        all.sort_by_key(|r| r.0);
+        all
+    }
+
     /// Write per-port statistics of the fabric as CSV: port (see `fabric::Wiring` for the
     /// numbering), where its link leads, packets and bytes sent, largest queue in bytes.
-    pub fn write_port_stats<W: Write>(&self, mut w: W) -> std::io::Result<()> {
+    pub fn write_port_stats<W: Write>(&self, w: W) -> std::io::Result<()> {
+        let rows = self.net.as_ref().map(|n| n.fabric.port_stats()).unwrap_or_default();
+        self.write_port_rows(&rows, w)
+    }
+
+    /// `write_port_stats` of the rows given (across MPI ranks, `gathered_port_stats`).
+    pub fn write_port_rows<W: Write>(&self, rows: &[(u32, u64, u64, u32)], mut w: W) -> std::io::Result<()> {
         let Some(net) = &self.net else { return Ok(()) };
         writeln!(w, "port,leads_to,packets,bytes,max_queue_bytes")?;
-        for (port, packets, bytes, max) in net.fabric.port_stats() {
+        for &(port, packets, bytes, max) in rows {
             let wiring = net.fabric.wiring();
             let to = match wiring.peer(port) {
                 nanopu_net::fabric::Peer::Node(n) if Some(n) == wiring.host_node() => "host".to_string(),
@@ -122,16 +147,22 @@ impl Simulation {
     }
 
     /// Write the records as CSV (times in ns; `delivered_ns` empty if never delivered).
-    pub fn write_message_records<W: Write>(&self, mut w: W) -> std::io::Result<()> {
-        writeln!(w, "src,src_context,dst,dst_context,bytes,sent_ns,delivered_ns")?;
-        for r in self.message_records() {
-            let d = r.delivered.map_or(String::new(), |t| format!("{:.3}", t.as_ns_f64()));
-            let (src, dst) = (ip_text(r.src_ip), ip_text(r.dst_ip));
-            let (sc, dc, len, sent) = (r.src_context, r.dst_context, r.len, r.sent.as_ns_f64());
-            writeln!(w, "{src},{sc},{dst},{dc},{len},{sent:.3},{d}")?;
-        }
-        w.flush()
+    pub fn write_message_records<W: Write>(&self, w: W) -> std::io::Result<()> {
+        write_message_csv(&self.message_records(), w)
     }
+}
+
+/// `records` as CSV (`Simulation::write_message_records`; across MPI ranks, rank 0 writes
+/// `gathered_message_records`).
+pub fn write_message_csv<W: Write>(records: &[MessageRecord], mut w: W) -> std::io::Result<()> {
+    writeln!(w, "src,src_context,dst,dst_context,bytes,sent_ns,delivered_ns")?;
+    for r in records {
+        let d = r.delivered.map_or(String::new(), |t| format!("{:.3}", t.as_ns_f64()));
+        let (src, dst) = (ip_text(r.src_ip), ip_text(r.dst_ip));
+        let (sc, dc, len, sent) = (r.src_context, r.dst_context, r.len, r.sent.as_ns_f64());
+        writeln!(w, "{src},{sc},{dst},{dc},{len},{sent:.3},{d}")?;
+    }
+    w.flush()
 }
 
 fn record(s: &MsgEvent, dst_ip: u32, delivered: Option<Time>) -> MessageRecord {

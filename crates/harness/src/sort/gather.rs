@@ -80,15 +80,13 @@ pub(crate) struct Piece {
 
 /// Every rank's piece, put together on rank 0 (None on the others).
 pub(crate) fn gather(ranks: &dyn Ranks, mine: &Piece) -> Option<Piece> {
-    let mut out = vec![Vec::new(); ranks.size()];
-    out[0] = encode(mine);
-    let got = nanopu_cluster::engine::ranks::send(ranks, &out);
+    let got = nanopu_cluster::engine::ranks::to_root(ranks, encode(mine));
     (ranks.rank() == 0).then(|| merge(got.iter().map(|w| decode(w)).collect()))
 }
 
 fn merge(pieces: Vec<Piece>) -> Piece {
     let judgements: Vec<&Judgement> = pieces.iter().map(|p| &p.judgement).collect();
-    let judgement = merge_judgements(&judgements);
+    let judgement = Judgement::merged(&judgements);
     let unreadable =
         pieces.iter().enumerate().find_map(|(r, p)| Some(format!("rank {r}: {}", p.unreadable.as_ref()?)));
     let (exits, totals) = (Vec::new(), Totals::default());
@@ -99,18 +97,6 @@ fn merge(pieces: Vec<Piece>) -> Piece {
         all.totals.add(&p.totals.words());
     }
     all
-}
-
-/// Complete if every rank's is; the problems in rank order, once each (every rank says how
-/// the run stopped, in the same words); the exit status of the worst problem, else the
-/// first core's non-zero exit code in node order (as `judge` gives it).
-fn merge_judgements(js: &[&Judgement]) -> Judgement {
-    let mut seen = std::collections::HashSet::new();
-    let every = js.iter().flat_map(|j| j.problems.iter());
-    let problems: Vec<String> = every.filter(|p| seen.insert(p.as_str())).cloned().collect();
-    let with_problems = js.iter().filter(|j| !j.problems.is_empty()).map(|j| j.exit_status).min();
-    let first_code = js.iter().map(|j| j.exit_status).find(|&s| s != 0).unwrap_or(0);
-    Judgement { complete: problems.is_empty(), exit_status: with_problems.unwrap_or(first_code), problems }
 }
 
 /// Appends words to a vector: counts first, then the items.

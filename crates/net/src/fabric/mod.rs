@@ -170,22 +170,28 @@ pub struct Fabric {
 
 impl Fabric {
     pub fn new(p: FabricParams) -> Result<Fabric, String> {
+        Fabric::of_parts(p, None)
+    }
+
+    /// The ports and switches of partitions `parts` only (`Scope::parts`; None: all), as an
+    /// MPI rank builds its share of the fabric: it is split into those partitions when a run
+    /// starts (`split`), and what leads to another rank's crosses as packets.
+    pub fn of_parts(p: FabricParams, parts: Option<std::ops::Range<u32>>) -> Result<Fabric, String> {
         p.validate()?;
         let wiring = Wiring::new(p.topology.clone()).with_host(p.host);
-        let ports = wiring.ports();
+        let scope = Scope::parts(&wiring, parts.unwrap_or(0..wiring.partitions()));
         let rng = |base: u64| move |i: u32| Rng::stream(p.seed, base + i as u64);
-        let link_rng = (0..ports).map(rng(0)).collect();
-        let switch_rng = (0..wiring.switches).map(rng(1 << 32)).collect();
+        let link_rng = scope.ports.ids().map(rng(0)).collect();
+        let switch_rng = scope.switches.ids().map(rng(1 << 32)).collect();
         let faults = fault_ports(&wiring, &p)?;
         let down_at = faults.iter().filter_map(|(port, k, f)| Some((*port, (f.down_at?, *k)))).collect();
         let loss = faults.iter().filter_map(|(port, k, f)| Some((*port, (f.drop_prob?, *k)))).collect();
         let stats = FabricStats { link_fault_drops: vec![0; p.faults.len()], ..Default::default() };
-        let scope = Scope::whole(&wiring);
         let pfc = p.switch.pfc.map(|pp| Box::new(pfc::Pfc::new(pp, &wiring)));
         Ok(Fabric {
             pfc,
             node_pauses: Vec::new(),
-            ports: vec![Port::default(); ports as usize],
+            ports: vec![Port::default(); scope.ports.len()],
             link_rng,
             switch_rng,
             down_at,

@@ -15,12 +15,13 @@ impl Fabric {
         self.scope.part
     }
 
-    /// One fabric per partition. The fabric must hold no packet (split before a run).
+    /// One fabric per partition this one holds (every partition, or across MPI ranks the
+    /// rank's: `of_parts`), in partition order. The fabric must hold no packet (split before
+    /// a run).
     pub fn split(mut self) -> Vec<Fabric> {
         assert!(self.scope.part.is_none() && self.packets.live() == 0, "fabric: split a whole, idle fabric");
-        let parts = self.wiring.partitions();
         let mut first = Some((std::mem::take(&mut self.stats), std::mem::take(&mut self.captured)));
-        (0..parts)
+        (self.scope.parts.clone())
             .map(|p| self.piece(Scope::part(&self.wiring, p), first.take().unwrap_or_default()))
             .collect()
     }
@@ -29,9 +30,10 @@ impl Fabric {
     fn piece(&mut self, scope: Scope, (mut stats, captured): (FabricStats, Vec<super::Captured>)) -> Fabric {
         stats.cut_drops.resize(self.cuts.len(), 0);
         stats.link_fault_drops.resize(self.p.faults.len(), 0);
-        let ports = scope.ports.ids().map(|g| std::mem::take(&mut self.ports[g as usize])).collect();
-        let link_rng = scope.ports.ids().map(|g| self.link_rng[g as usize].clone()).collect();
-        let switch_rng = scope.switches.ids().map(|s| self.switch_rng[s as usize].clone()).collect();
+        let (mine, sws) = (&self.scope.ports, &self.scope.switches);
+        let ports = scope.ports.ids().map(|g| std::mem::take(&mut self.ports[mine.local(g)])).collect();
+        let link_rng = scope.ports.ids().map(|g| self.link_rng[mine.local(g)].clone()).collect();
+        let switch_rng = scope.switches.ids().map(|s| self.switch_rng[sws.local(s)].clone()).collect();
         Fabric {
             p: self.p.clone(),
             wiring: self.wiring.clone(),
@@ -53,18 +55,22 @@ impl Fabric {
         }
     }
 
-    /// The whole fabric again, with every partition's ports, counters and captures. Packets
-    /// still in flight are dropped: a joined fabric is for reading results.
+    /// The fabric of partitions `parts` (consecutive, in order: every partition, or across
+    /// MPI ranks the rank's) again, with their ports, counters and captures. Packets still in
+    /// flight are dropped: a joined fabric is for reading results.
     pub fn join(parts: Vec<Fabric>) -> Fabric {
-        let mut whole = Fabric::new(parts[0].p.clone()).expect("parameters were valid");
+        let held = parts[0].scope.parts.start..parts[parts.len() - 1].scope.parts.end;
+        let mut whole = Fabric::of_parts(parts[0].p.clone(), Some(held)).expect("parameters were valid");
         whole.capture = parts[0].capture;
         whole.set_cuts(parts[0].cuts.clone());
         for f in parts {
+            let (ports, sws) = (&whole.scope.ports, &whole.scope.switches);
             for (g, (port, rng)) in f.scope.ports.ids().zip(f.ports.into_iter().zip(f.link_rng)) {
-                (whole.ports[g as usize], whole.link_rng[g as usize]) = (port, rng);
+                let i = ports.local(g);
+                (whole.ports[i], whole.link_rng[i]) = (port, rng);
             }
             for (s, rng) in f.scope.switches.ids().zip(f.switch_rng) {
-                whole.switch_rng[s as usize] = rng;
+                whole.switch_rng[sws.local(s)] = rng;
             }
             whole.stats.add(&f.stats);
             whole.captured.extend(f.captured);
@@ -137,5 +143,37 @@ impl FabricStats {
         self.cut_drops.iter_mut().zip(&o.cut_drops).for_each(|(a, b)| *a += b);
         self.link_fault_drops.resize(self.link_fault_drops.len().max(o.link_fault_drops.len()), 0);
         self.link_fault_drops.iter_mut().zip(&o.link_fault_drops).for_each(|(a, b)| *a += b);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::fabric::{Fabric, FabricParams, LinkParams, Scope, SwitchParams, Topology};
+
+    fn params() -> FabricParams {
+        let topology = Topology::LeafSpine { nodes_per_leaf: 4, leaves: 4, spines: 4 };
+        let (link, switch) = (LinkParams::default(), SwitchParams::default());
+        FabricParams { topology, link, switch, faults: vec![], seed: 1, host: true }
+    }
+
+    /// A rank's share of the fabric holds only its partitions' ports, splits into exactly
+    /// those partitions, each with the random streams a whole fabric's split gives it, and
+    /// joins back into the same share.
+    #[test]
+    fn a_share_of_partitions_splits_into_them_and_joins_back() {
+        let share = Fabric::of_parts(params(), Some(1..3)).unwrap();
+        let whole = Fabric::new(params()).unwrap();
+        assert_eq!(share.ports.len(), Scope::parts(whole.wiring(), 1..3).ports.len());
+        assert!(share.ports.len() < whole.ports.len() / 2 + 2);
+        let (mine, all) = (share.split(), whole.split());
+        assert_eq!(mine.len(), 2);
+        for (m, a) in mine.iter().zip(&all[1..3]) {
+            assert_eq!(m.scope, a.scope);
+            let draws = |f: &Fabric| f.link_rng.iter().map(|r| r.clone().next_f64()).collect::<Vec<_>>();
+            assert_eq!(draws(m), draws(a), "partition {:?}", m.part());
+        }
+        let back = Fabric::join(mine);
+        assert_eq!(back.scope, Scope::parts(back.wiring(), 1..3));
+        assert_eq!(Fabric::join(all).scope, Scope::whole(back.wiring()));
     }
 }

@@ -10,6 +10,7 @@
 
 use super::params::Topology;
 use super::topology::{Peer, Wiring};
+use std::ops::Range;
 
 impl Wiring {
     /// How many partitions the fabric splits into.
@@ -96,17 +97,25 @@ impl Ranges {
         self.len() == 0
     }
 
+    /// The runs as (first id, end id), in local order.
+    fn spans(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.runs.iter().map(|&(s, n, _)| (s, s + n))
+    }
+
     /// The global ids in local order.
     pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
         self.runs.iter().flat_map(|&(s, n, _)| s..s + n)
     }
 }
 
-/// What one fabric instance simulates: every port and switch, or one partition's.
+/// What one fabric instance simulates: every port and switch, one partition's, or (across
+/// MPI ranks) a block of partitions', the ports and switches one rank builds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Scope {
-    /// None for the whole fabric.
+    /// The one partition simulated (None: several, or all of them).
     pub part: Option<u32>,
+    /// The partitions whose ports and switches are here.
+    pub parts: Range<u32>,
     pub ports: Ranges,
     pub switches: Ranges,
     /// By local port: does what crosses its link arrive in another partition? (Empty for
@@ -117,7 +126,27 @@ pub struct Scope {
 impl Scope {
     pub fn whole(w: &Wiring) -> Scope {
         let (ports, switches) = (Ranges::new(&[(0, w.ports())]), Ranges::new(&[(0, w.switches)]));
-        Scope { part: None, ports, switches, cross: Vec::new() }
+        Scope { part: None, parts: 0..w.partitions(), ports, switches, cross: Vec::new() }
+    }
+
+    /// Partitions `parts` together, as one MPI rank builds them: every partition's ports,
+    /// then its switches, partition after partition (the whole fabric, in global order,
+    /// when `parts` is every partition). Such a fabric is split into its partitions before
+    /// a run and joined after it, never run itself (nothing crosses from it: `crosses`).
+    pub fn parts(w: &Wiring, parts: Range<u32>) -> Scope {
+        if parts == (0..w.partitions()) {
+            return Scope::whole(w);
+        }
+        let each: Vec<Scope> = parts.clone().map(|p| Scope::part(w, p)).collect();
+        let ports: Vec<(u32, u32)> = each.iter().flat_map(|s| s.ports.spans()).collect();
+        let switches: Vec<(u32, u32)> = each.iter().flat_map(|s| s.switches.spans()).collect();
+        Scope {
+            part: None,
+            parts,
+            ports: Ranges::new(&ports),
+            switches: Ranges::new(&switches),
+            cross: Vec::new(),
+        }
     }
 
     /// Partition `p`: its nodes' ports, then each of its switches' ports.
@@ -133,7 +162,7 @@ impl Scope {
         }
         let ports = Ranges::new(&ports);
         let cross = ports.ids().map(|g| w.part_of_peer(g) != p).collect();
-        Scope { part: Some(p), ports, switches: Ranges::new(&runs(&switches)), cross }
+        Scope { part: Some(p), parts: p..p + 1, ports, switches: Ranges::new(&runs(&switches)), cross }
     }
 
     /// Is an arrival over the link of the port with local index `i` handled elsewhere?
@@ -208,6 +237,22 @@ mod tests {
             let locals: Vec<usize> = s.ports.ids().map(|g| s.ports.local(g)).collect();
             assert_eq!(locals, (0..s.ports.len()).collect::<Vec<_>>());
         }
+    }
+
+    /// A block of partitions (an MPI rank's) holds exactly their ports and switches, with
+    /// dense local indices; every partition is the whole fabric in global order.
+    #[test]
+    fn a_block_of_partitions_holds_theirs_only() {
+        let w = leaf_spine().with_host(true);
+        let block = Scope::parts(&w, 1..3);
+        let (one, two) = (Scope::part(&w, 1), Scope::part(&w, 2));
+        let ids = |s: &Scope| s.ports.ids().collect::<Vec<_>>();
+        assert_eq!(ids(&block), [ids(&one), ids(&two)].concat());
+        let sws = |s: &Scope| s.switches.ids().collect::<Vec<_>>();
+        assert_eq!(sws(&block), [sws(&one), sws(&two)].concat());
+        assert!(ids(&block).iter().all(|&g| block.ports.local(g) < block.ports.len()));
+        assert!(!block.ports.contains(w.uplink_port(0)), "node 0 is partition 0's");
+        assert_eq!(Scope::parts(&w, 0..3), Scope::whole(&w));
     }
 
     /// Only leaf-spine links cross partitions.

@@ -288,11 +288,11 @@ impl Simulation {
     /// partitions, at a switch port's sending and receiving ends); the other ranks keep none.
     pub fn gather_capture(&mut self) {
         let (Some(r), Some(net)) = (ranks::current(), self.net.as_mut()) else { return };
-        let mut words = vec![Vec::new(); r.size()];
+        let mut words = Vec::new();
         for (t, dir, p) in net.fabric.take_capture() {
-            wire::put_packet(&mut words[0], t, u32::from(dir == Direction::Outbound), &p);
+            wire::put_packet(&mut words, t, u32::from(dir == Direction::Outbound), &p);
         }
-        let got = ranks::send(r, &words);
+        let got = ranks::to_root(r, words);
         let from = |(t, d, p): (Time, u32, Packet)| {
             (t, if d == 1 { Direction::Outbound } else { Direction::Inbound }, p)
         };

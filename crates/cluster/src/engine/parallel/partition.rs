@@ -20,9 +20,9 @@ impl Simulation {
         self.net.as_ref().map_or(1, |n| n.fabric.wiring().partitions() as usize)
     }
 
-    /// The partitions `mine` (all, or across MPI ranks this rank's: the nodes built are
-    /// theirs, from `base` on), each with its nodes, transports, fabric part and pending
-    /// events; the fabric parts of the others are dropped.
+    /// The partitions `mine` (all, or across MPI ranks this rank's: the nodes and the fabric
+    /// built are theirs, nodes from `base` on), each with its nodes, transports, fabric part
+    /// and pending events.
     pub(crate) fn split(&mut self, mine: Range<usize>) -> Vec<Simulation> {
         let net = self.net.take().expect("a partitioned run is a cluster run");
         let wiring = net.fabric.wiring().clone();
@@ -33,7 +33,10 @@ impl Simulation {
         let mut base: usize = counts[..mine.start].iter().sum();
         debug_assert_eq!(base, self.base, "the nodes built are the partitions'");
         let mut parts = Vec::new();
-        for (p, fabric) in net.fabric.split().into_iter().enumerate().take(mine.end).skip(mine.start) {
+        // The fabric holds the partitions `mine` (all, or across MPI ranks the rank's).
+        let fabrics = net.fabric.split();
+        debug_assert_eq!(fabrics.len(), mine.len(), "the fabric built is the partitions'");
+        for (p, fabric) in mine.clone().zip(fabrics) {
             let count = counts[p];
             let mut part = self.part(nodes.by_ref().take(count).collect(), base);
             debug_assert!(part.nodes.iter().enumerate().all(|(i, n)| n.index as usize == base + i));

@@ -31,6 +31,14 @@ pub fn send(ranks: &dyn Ranks, out: &[Vec<u64>]) -> Vec<Vec<u64>> {
     ranks.all_to_all(out, &lens)
 }
 
+/// Send `mine` to rank 0 (collective): there every rank's words, in rank order; elsewhere
+/// nothing (empty buffers).
+pub fn to_root(ranks: &dyn Ranks, mine: Vec<u64>) -> Vec<Vec<u64>> {
+    let mut out = vec![Vec::new(); ranks.size()];
+    out[0] = mine;
+    send(ranks, &out)
+}
+
 static RANKS: OnceLock<Box<dyn Ranks>> = OnceLock::new();
 
 /// Run every partitioned simulation of this process across `ranks` (once per process).
