@@ -328,3 +328,31 @@ fn a_program_error_on_rank_1_is_reported_once_naming_the_rank_and_the_node() {
     assert_eq!(err.matches("load access fault").count(), 1, "{err}");
     let _ = std::fs::remove_file(cfg);
 }
+
+#[test]
+fn a_dctcp_incast_with_ecn_marking_on_two_ranks_is_the_threaded_run_byte_for_byte() {
+    // Two DCTCP incasts across two leaves (two partitions, one a rank): nodes 4 and 5 into
+    // node 0, nodes 1 and 2 into node 3, through switches that mark CE past 8,000 bytes,
+    // so that each rank's leaf marks and the totals are gathered across ranks.
+    let apps = format!("{ROOT}/sw/build/apps");
+    let prog = |nodes: &str, args: &str| {
+        format!("[[program]]\nnodes = \"{nodes}\"\nelf = \"{apps}/tcp_flows_dctcp.elf\"\nnic = \"icenic\"\nargs = [{args}]\n")
+    };
+    let toml = String::from(
+        "max_us = 100000.0\n[topology]\nkind = \"leaf-spine\"\nnodes_per_leaf = 3\nleaves = 2\nspines = 1\n\
+         [link]\nrate_gbps = 10\n[switch]\necn_k_bytes = 8000\n[node]\ncores = 1\n",
+    ) + &prog("0", "\"recv\", \"5001\", \"2\", \"200000\", \"nocheck\"")
+        + &prog("3", "\"recv\", \"5001\", \"2\", \"200000\", \"nocheck\"")
+        + &prog("1-2", "\"send:167772165\", \"5001\", \"1\", \"200000\", \"nocheck\"")
+        + &prog("4-5", "\"send:167772162\", \"5001\", \"1\", \"200000\", \"nocheck\"");
+    let cfg = temp_file("dctcp.toml");
+    std::fs::write(&cfg, toml).expect("a temporary file");
+    let args = ["run", cfg.to_str().unwrap(), "--json"];
+    let (one, many) = (threaded(2, &args), on_ranks(2, &args));
+    assert!(one.status.success(), "{}", String::from_utf8_lossy(&one.stderr));
+    let v: Value = serde_json::from_slice(&one.stdout).expect("a summary");
+    assert_eq!(v["complete"], Value::Bool(true), "{v}");
+    assert!(v["fabric"]["ecn_marks"].as_u64() > Some(0), "{}", v["fabric"]);
+    assert_eq!(String::from_utf8_lossy(&one.stdout), String::from_utf8_lossy(&many.stdout));
+    let _ = std::fs::remove_file(cfg);
+}

@@ -127,6 +127,9 @@ fn add_fabric(f: &mut FabricTotals, o: &FabricTotals) {
     f.drops_fault += o.drops_fault;
     f.multicast_resends += o.multicast_resends;
     f.max_switch_queue_bytes = f.max_switch_queue_bytes.max(o.max_switch_queue_bytes);
+    f.ecn_marks += o.ecn_marks;
+    // The largest of any port's time average: each port is on one rank.
+    f.mean_switch_queue_bytes = f.mean_switch_queue_bytes.max(o.mean_switch_queue_bytes);
 }
 
 /// IceNIC totals of two ranks: present if either has any.
