@@ -197,6 +197,8 @@ int main(int argc, char **argv)
     }
     int r = tcp_close(fd);
     report(read_mcycle() - t0);
+    while (tcp_lingering()) /* after the counters: TIME-WAIT is no part of the transfer */
+        tcp_wait();
     if (r < 0) {
         printf("tcp_bulk: close failed (%d)\n", r);
         return 2;

@@ -82,6 +82,10 @@ int tcp_shutdown(int fd);
 int tcp_close(int fd);
 /* Bytes queued and not yet acknowledged. */
 uint32_t tcp_unacked(int fd);
+/* Whether a connection is still in TIME-WAIT (RFC 9293 3.3.2): a program that exits before
+ * it ends leaves no one to acknowledge the peer's FIN again if our last ACK was lost (a
+ * kernel's TIME-WAIT outlives the process); call tcp_wait() until this is 0. */
+int tcp_lingering(void);
 
 /* Process what arrived and what timers expired, and send what may be sent. */
 void tcp_poll(void);

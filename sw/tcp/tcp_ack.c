@@ -13,13 +13,9 @@ void tcp_ack_segment(struct tcp_conn *c, uint32_t len, int may_delay)
         c->ack_now = 1;
         return;
     }
-#ifdef TCP_ZERONIC
     /* A coalesced segment (tcp_gro.c) counts as the full-sized ones it holds, as Linux's
      * __tcp_ack_snd_check compares the bytes unacknowledged with the MSS. */
-    c->unacked_segs += len >= c->mss ? 2 * (len / c->mss) : 1;
-#else
-    c->unacked_segs += len >= c->mss ? 2 : 1; /* counts full-sized segments double */
-#endif
+    c->unacked_segs += len >= c->mss ? 2 * (len / c->mss) : 1; /* full-sized count double */
     if (c->unacked_segs >= 4)                 /* ... so two full-sized ones reach 4 */
         c->ack_now = 1;
     else if (!c->delack_at)

@@ -271,6 +271,14 @@ int tcp_close(int fd)
     return r == 0 && c->error ? c->error : r;
 }
 
+int tcp_lingering(void)
+{
+    for (int i = 0; i < TCP_MAX_CONN; i++)
+        if (tcp_conns[i].state == TS_TIME_WAIT)
+            return 1;
+    return 0;
+}
+
 uint32_t tcp_unacked(int fd)
 {
     struct tcp_conn *c = conn(fd);

@@ -27,22 +27,18 @@ static uint32_t half_flight(const struct tcp_conn *c)
     return h > 2u * c->mss ? h : 2u * c->mss;
 }
 
-/* An ACK outside recovery acknowledged `acked` new bytes: slow start adds min(acked, SMSS)
- * (RFC 5681 3.1 eq. 2, RFC 3465's L = 1); congestion avoidance adds SMSS once per cwnd of
+/* An ACK outside recovery acknowledged `acked` new bytes: slow start adds them all up to
+ * ssthresh (RFC 5681 3.1 eq. 2 with RFC 3465's L unlimited, as Linux); congestion avoidance adds SMSS once per cwnd of
  * bytes acknowledged (RFC 5681 3.1, the byte-counting form). */
 static void grow(struct tcp_conn *c, uint32_t acked)
 {
     if (c->cwnd < c->ssthresh) {
-#ifdef TCP_ZERONIC
         /* A stretch ACK (the peer coalesced, tcp_gro.c) counts every segment it covers,
          * up to ssthresh, as Linux's tcp_slow_start does (RFC 3465 3.2 leaves L open
          * beyond 2 SMSS; Linux takes L unlimited). */
         c->cwnd += acked;
         if (c->cwnd > c->ssthresh)
             c->cwnd = c->ssthresh;
-#else
-        c->cwnd += acked < c->mss ? acked : c->mss;
-#endif
         return;
     }
     c->acked_ca += acked;

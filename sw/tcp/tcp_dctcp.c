@@ -80,7 +80,7 @@ void tcp_dctcp_data_in(struct tcp_conn *c, const struct tcp_seg *s)
     if (!c->ecn_ok)
         return;
     int ce = s->ecn == CE;
-    tcp_st.ce_in += (uint64_t)ce;
+    tcp_st.ce_in += ce ? (uint64_t)s->segs : 0; /* marked segments, coalesced or not */
     if (ce == c->ce_state)
         return;
     if (c->unacked_segs)

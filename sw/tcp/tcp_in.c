@@ -170,9 +170,8 @@ static void text_input(struct tcp_conn *c, const struct tcp_seg *s)
 {
     uint32_t seq = s->seq, len = s->len;
     const uint8_t *data = s->data;
-#ifdef TCP_ZERONIC
-    seq = s->pl_seq, len = s->pl_len; /* only what the NIC placed was received */
-#endif
+    if (!data) /* already in the ring: only what ZeroNIC placed was received */
+        seq = s->pl_seq, len = s->pl_len;
     if (SEQ_LT(seq, c->rcv_nxt)) {
         uint32_t skip = c->rcv_nxt - seq;
         skip = skip < len ? skip : len;

@@ -11,7 +11,7 @@
  *   tcp_nic.c  frames in and out of IceNIC (or ZeroNIC's control queue), the clock
  *   tcp_zeronic.c  ZeroNIC's data path: regions, flows, pieces, payload posting, tcp_zc.h
  *              (built with -DTCP_ZERONIC; docs/models/zeronic.md "Software")
- *   tcp_gro.c  ZeroNIC builds: in-order segments of one poll coalesced, as Linux's GRO
+ *   tcp_gro.c  in-order segments of one poll coalesced, as Linux's GRO
  *   tcp_prof.c per-region cycle counts (-DTCP_PROF only; tcp_prof.h, docs/apps/tcp.md)
  *   tcp_api.c  connections, timers and the sockets-like API
  */
@@ -70,11 +70,11 @@ struct tcp_seg {
     uint32_t len;
 #ifdef TCP_DCTCP
     uint8_t ecn;  /* the IPv4 header's ECN field (RFC 3168 5) */
+    uint32_t segs; /* segments coalesced into this one (tcp_gro.c; Linux's NAPI_GRO_CB count) */
 #endif
-#ifdef TCP_ZERONIC
-    /* the payload bytes the NIC placed, [pl_seq, pl_seq + pl_len) (data is 0) */
+    /* when data is 0: the payload bytes already in the receive ring, [pl_seq, pl_seq +
+     * pl_len), placed by ZeroNIC or copied there by tcp_gro.c */
     uint32_t pl_seq, pl_len;
-#endif
 };
 
 
@@ -169,24 +169,18 @@ extern struct tcp_conn tcp_conns[TCP_MAX_CONN];
 extern struct tcp_stats tcp_st;
 
 /* tcp_nic.c */
-#ifdef TCP_ZERONIC
 /* The node's own addresses, read once at tcp_nic_init, as Linux keeps a device's address
  * in memory (dev->dev_addr) and the interface's in its in_ifaddr list, instead of reading
  * the NIC's MAC register and the boot words for every segment (docs/apps/tcp.md
- * "Profile"). The IceNIC build keeps its reads so that its figures stay comparable with
- * the runs already recorded (the same change would serve it equally). */
+ * "Profile"). */
 extern uint64_t tcp_my_mac;
 extern uint32_t tcp_my_ip;
 #define TCP_MY_MAC() tcp_my_mac
 #define TCP_MY_IP()  tcp_my_ip
-#else
-#define TCP_MY_MAC() icenic_mac()
-#define TCP_MY_IP()  nanopu_node_ip()
-#endif
 uint64_t tcp_now(void);
 uint64_t tcp_us(uint32_t us);
 uint8_t *tcp_tx_buf(void);
-uint8_t *tcp_tx_copy(const uint8_t *prev, uint32_t hdr); /* TCP_ZERONIC builds only */
+uint8_t *tcp_tx_copy(const uint8_t *prev, uint32_t hdr);
 void tcp_tx(uint8_t *f, uint32_t len);
 void tcp_nic_init(void);
 void tcp_nic_poll(void);
@@ -199,7 +193,7 @@ void tcp_nic_payload(const struct tcp_conn *c, uint32_t seq, uint32_t len);
 uint32_t tcp_nic_contig(const struct tcp_conn *c, uint32_t seq, uint32_t len);
 void tcp_nic_parse_meta(const uint8_t *f, uint32_t *len, struct tcp_seg *s, int *ok);
 
-/* tcp_gro.c (TCP_ZERONIC builds only) */
+/* tcp_gro.c */
 struct tcp_seg *tcp_gro_slot(void);
 void tcp_gro_receive(struct tcp_seg *s);
 void tcp_gro_flush(void);
@@ -207,7 +201,7 @@ void tcp_gro_flush(void);
 /* tcp_seg.c */
 int tcp_parse(const uint8_t *f, uint32_t len, struct tcp_seg *s);
 void tcp_emit(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len);
-/* TCP_ZERONIC builds only: around a tcp_output pass, whose segments may share headers */
+/* around a tcp_output pass, whose segments may share headers */
 void tcp_gso_begin(void);
 void tcp_gso_end(void);
 void tcp_emit_rst(const struct tcp_seg *s);
@@ -228,6 +222,7 @@ uint32_t tcp_retransmit_at(struct tcp_conn *c, uint32_t seq, uint32_t room);
 
 /* tcp_rcv.c */
 void tcp_rcv_data(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint32_t len);
+void tcp_rcv_copy(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint32_t len);
 uint32_t tcp_rcv_window(const struct tcp_conn *c);
 uint16_t tcp_wnd_field(struct tcp_conn *c);
 uint32_t tcp_rcv_read(struct tcp_conn *c, uint8_t *buf, uint32_t len);

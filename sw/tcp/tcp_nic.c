@@ -37,17 +37,13 @@ uint64_t tcp_now(void) { return read_mcycle(); }
  * every nanopu_rtc_cycles() core cycles. */
 uint64_t tcp_us(uint32_t us) { return (uint64_t)us * nanopu_rtc_cycles(); }
 
-#ifdef TCP_ZERONIC
 uint64_t tcp_my_mac;
 uint32_t tcp_my_ip;
-#endif
 
 void tcp_nic_init(void)
 {
-#ifdef TCP_ZERONIC
     tcp_my_mac = icenic_mac();
     tcp_my_ip = nanopu_node_ip();
-#endif
     for (int i = 0; i < NBUF; i++)
         icenic_post_recv(rx_bufs[i] + ALIGN_OFF);
     rx_next = tx_next = tx_busy = 0;
@@ -63,29 +59,22 @@ static void reap_sends(void)
 uint8_t *tcp_tx_buf(void)
 {
     TCP_PROF_IN(TP_TX);
-#ifdef TCP_ZERONIC
     /* Send completions are taken in tcp_nic_poll, and here only once every buffer is in
      * use, as a Linux driver cleans its transmit ring in its NAPI poll rather than on every
-     * transmit (docs/apps/tcp.md "Profile"). With fewer than NBUF requests not yet reaped
-     * the NIC's send queue (ctrl_queue_depth, NBUF deep) has room: no register read. */
+     * transmit (docs/apps/tcp.md "Profile"). A request leaves the NIC's send queue (NBUF
+     * deep: IceNIC's ICENIC_QUEUE_DEPTH, ZeroNIC's ctrl_queue_depth) before its completion
+     * is posted, so with fewer than NBUF not yet reaped the queue has room: no register
+     * read. */
     if (tx_busy == NBUF)
         reap_sends();
     while (tx_busy == NBUF) {
         icenic_wait_send();
         tx_busy--;
     }
-#else
-    reap_sends();
-    while (tx_busy == NBUF || icenic_send_space() == 0) {
-        icenic_wait_send();
-        tx_busy--;
-    }
-#endif
     TCP_PROF_OUT();
     return tx_bufs[tx_next] + ALIGN_OFF;
 }
 
-#ifdef TCP_ZERONIC
 /* A free send buffer holding a copy of the first `hdr` bytes of `prev`, a frame built in
  * an earlier one (tcp_seg.c's segmentation; every buffer starts ALIGN_OFF into a 64-byte
  * aligned slot, so whole words are copied). */
@@ -98,7 +87,6 @@ uint8_t *tcp_tx_copy(const uint8_t *prev, uint32_t hdr)
         d[i] = s[i];
     return f;
 }
-#endif
 
 /* Send the frame built in the buffer tcp_tx_buf() returned. */
 void tcp_tx(uint8_t *f, uint32_t len)
@@ -118,30 +106,16 @@ void tcp_nic_poll(void)
     reap_sends();
     while ((len = icenic_take_recv_comp()) != 0) {
         uint8_t *f = rx_bufs[rx_next] + ALIGN_OFF;
-#ifdef TCP_ZERONIC
-        struct tcp_seg *s = tcp_gro_slot(); /* headers only: coalesced (tcp_gro.c) */
+        struct tcp_seg *s = tcp_gro_slot(); /* coalesced (tcp_gro.c) */
         TCP_PROF_IN(TP_PARSE);
         int ok = tcp_parse(f, len, s) == 0;
         TCP_PROF_OUT();
         if (ok)
-            tcp_gro_receive(s);
-#else
-        struct tcp_seg s;
-        TCP_PROF_IN(TP_PARSE);
-        int ok = tcp_parse(f, len, &s) == 0;
-        TCP_PROF_OUT();
-        if (ok) {
-            TCP_PROF_IN(TP_INPUT);
-            tcp_input(&s);
-            TCP_PROF_OUT();
-        }
-#endif
+            tcp_gro_receive(s); /* on IceNIC, copies what it holds out of `f` first */
         icenic_post_recv(f);
         rx_next = (rx_next + 1) % NBUF;
     }
-#ifdef TCP_ZERONIC
     tcp_gro_flush(); /* the end of the poll ends a batch (napi_gro_flush) */
-#endif
     TCP_PROF_OUT();
 }
 

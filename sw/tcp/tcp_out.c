@@ -55,9 +55,7 @@ static int can_send(const struct tcp_conn *c)
 void tcp_output(struct tcp_conn *c)
 {
     TCP_PROF_IN(TP_OUTPUT);
-#ifdef TCP_ZERONIC
     tcp_gso_begin();
-#endif
     uint32_t wnd = c->cwnd < c->snd_wnd ? c->cwnd : c->snd_wnd;
     while (can_send(c)) {
         uint32_t end = tcp_fin_seq(c), flight = tcp_flight(c);
@@ -75,9 +73,7 @@ void tcp_output(struct tcp_conn *c)
     }
     if (c->ack_now)
         tcp_send_ack(c);
-#ifdef TCP_ZERONIC
     tcp_gso_end(); /* outside the pass, ACK number and window may change */
-#endif
     TCP_PROF_OUT();
 }
 

@@ -19,12 +19,12 @@ static uint32_t ring_at(const struct tcp_conn *c, uint32_t seq, uint32_t len, ui
     return at;
 }
 
-static void copy_in(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint32_t len)
+/* Copy `len` bytes at `seq` into the ring, unless `data` is 0: the bytes are there already
+ * (ZeroNIC placed them through the NIC's pieces, or tcp_gro.c copied them). */
+void tcp_rcv_copy(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint32_t len)
 {
-#ifdef TCP_ZERONIC
-    (void)c, (void)seq, (void)data, (void)len;
-    return; /* ZeroNIC placed the payload in the ring (the NIC's pieces map it there) */
-#endif
+    if (!data)
+        return;
     uint32_t first, at = ring_at(c, seq, len, &first);
     tcp_copy(c->rbuf + at, data, first);
     tcp_copy(c->rbuf, data + first, len - first);
@@ -44,7 +44,7 @@ void tcp_rcv_data(struct tcp_conn *c, uint32_t seq, const uint8_t *data, uint32_
     seq = c->rcv_nxt; /* the mutation the tests must catch: data taken in arrival order */
 #endif
     int in_order = seq == c->rcv_nxt, filled_hole = c->nooo > 0;
-    copy_in(c, seq, data, len);
+    tcp_rcv_copy(c, seq, data, len);
     if (in_order) {
         c->rcv_nxt += len;
         ooo_advance(c);

@@ -110,6 +110,7 @@ int tcp_parse(const uint8_t *f, uint32_t len, struct tcp_seg *s)
     s->len = seg_len - off;
 #ifdef TCP_DCTCP
     s->ecn = ip[1] & 3;
+    s->segs = 1;
 #endif
 #ifdef TCP_ZERONIC
     s->data = 0; /* pl_seq, pl_len: tcp_nic_parse_meta */
@@ -177,47 +178,71 @@ __attribute__((unused)) static void copy_out(const struct tcp_conn *c, uint32_t 
     tcp_copy(to + first, c->sbuf, len - first);
 }
 
-#ifdef TCP_ZERONIC
 /* Segmentation in software, after Linux's GSO (net/ipv4/tcp_offload.c tcp_gso_segment,
- * used when the NIC has no TSO; ZeroNIC's published descriptions name none): within one
- * tcp_output pass the ACK number, window and options do not change, so a segment of the
- * same length and flags as the one just built takes a copy of its headers with only the
- * sequence number changed. Every segment copied is full-sized like the first, and the IPv4
- * identification is 0 (DF set), so the IPv4 header, its checksum included, is the same
- * (Linux's inet_gso_segment rewrites tot_len, id and the checksum per segment). The TCP
- * checksum is the NIC's. */
+ * used when the NIC has no TSO: neither IceNIC nor ZeroNIC's published descriptions name
+ * one): within one tcp_output pass the ACK number, window and options do not change, so a
+ * segment of the same length and flags as the one just built takes a copy of its headers
+ * with only the sequence number changed. Every segment copied is full-sized like the
+ * first, and the IPv4 identification is 0 (DF set), so the IPv4 header, its checksum
+ * included, is the same (Linux's inet_gso_segment rewrites tot_len, id and the checksum
+ * per segment). The TCP checksum is ZeroNIC's; on IceNIC the core still copies the payload
+ * and sums it per segment, as Linux's skb_segment does without checksum offload. */
 static int gso_on;                      /* inside a tcp_output pass */
 static const struct tcp_conn *gso_conn; /* the connection of its last frame built, if any */
 static const uint8_t *gso_frame;
 static uint32_t gso_len, gso_hdr;
 static uint8_t gso_flags;
+#ifdef TCP_DCTCP
+static int gso_resent; /* the last frame resent data: no ECT (tcp_dctcp_ect), so no copy */
+#endif
 
 void tcp_gso_begin(void) { gso_on = 1, gso_conn = 0; }
 void tcp_gso_end(void) { gso_on = 0, gso_conn = 0; }
+
+static void gso_note(const struct tcp_conn *c, const uint8_t *f, uint32_t seq, uint32_t len, uint32_t hdr,
+                     uint8_t flags)
+{
+    if (!gso_on)
+        return;
+    gso_conn = c, gso_frame = f, gso_len = len, gso_hdr = hdr, gso_flags = flags;
+    (void)seq;
+#ifdef TCP_DCTCP
+    gso_resent = SEQ_LT(seq, c->snd_max);
+#endif
+}
 
 static int gso_next(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len)
 {
     if (gso_conn != c || len != gso_len || flags != gso_flags || !len)
         return 0;
-    uint8_t *f = tcp_tx_copy(gso_frame, gso_hdr);
-    ice_put32(f + TCP_FRAME_TCP, 4, seq);
+#ifdef TCP_DCTCP
+    if (SEQ_LT(seq, c->snd_max) != gso_resent)
+        return 0;
+#endif
+    uint8_t *f = tcp_tx_copy(gso_frame, gso_hdr), *t = f + TCP_FRAME_TCP;
+    ice_put32(t, 4, seq);
+#ifdef TCP_ZERONIC
     tcp_nic_payload(c, seq, len);
     tcp_tx(f, gso_hdr);
+#else
+    uint32_t tcp_len = gso_hdr - TCP_FRAME_TCP + len;
+    copy_out(c, seq, f + gso_hdr, len);
+    ice_put16(t, 16, 0);
+    ice_put16(t, 16, tcp_checksum(TCP_MY_IP(), c->rip, t, tcp_len));
+    tcp_tx(f, gso_hdr + len);
+#endif
     gso_frame = f;
     tcp_ack_sent(c);
     return 1;
 }
-#endif
 
 /* Send a segment of connection `c`: `len` bytes of its send buffer at `seq`, with `flags`
  * (ACK is added whenever we have the peer's ISN; a SYN carries our options). */
 void tcp_emit(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len)
 {
     TCP_PROF_IN(TP_EMIT);
-#ifdef TCP_ZERONIC
     if (c->state != TS_SYN_SENT && gso_next(c, seq, flags | F_ACK, len))
         return TCP_PROF_OUT();
-#endif
     uint8_t *f = tcp_tx_buf(), *t = f + TCP_FRAME_TCP;
     if (c->state != TS_SYN_SENT)
         flags |= F_ACK;
@@ -234,8 +259,6 @@ void tcp_emit(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len)
     if (len)
         tcp_nic_payload(c, seq, len);
     tcp_tx(f, TCP_FRAME_TCP + tcp_len - len);
-    if (gso_on)
-        gso_conn = c, gso_frame = f, gso_len = len, gso_hdr = TCP_FRAME_TCP + tcp_len - len, gso_flags = flags;
 #else
     copy_out(c, seq, t + TCP_HDR + optlen, len);
     uint32_t tcp_len = TCP_HDR + (uint32_t)optlen + len;
@@ -246,6 +269,7 @@ void tcp_emit(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint32_t len)
     ice_put16(t, 16, tcp_checksum(TCP_MY_IP(), c->rip, t, tcp_len));
     tcp_tx(f, TCP_FRAME_TCP + tcp_len);
 #endif
+    gso_note(c, f, seq, len, TCP_FRAME_TCP + TCP_HDR + (uint32_t)optlen, flags);
     if (flags & F_ACK)
         tcp_ack_sent(c);
     if (len == 0 && !(flags & (F_SYN | F_FIN)))
