@@ -145,7 +145,7 @@ fn rank_share(f: &ClusterFile) -> Result<Share, String> {
     let wiring = nanopu_net::fabric::Wiring::new(p.topology).with_host(p.host);
     let all = 0..wiring.nodes as usize;
     let Some(r) = crate::engine::ranks::current() else {
-        return Ok(Share { parts: None, nodes: all, ports: wiring.ports() as u64 });
+        return Ok(Share { parts: None, nodes: all, ports: wiring.port_count() });
     };
     let mine = crate::engine::ranks::owned(wiring.partitions() as usize, r.size(), r.rank())?;
     let of = |n: usize| wiring.part_of_node(n as u32) as usize;

@@ -238,12 +238,16 @@ impl Fabric {
         let w = &self.wiring;
         let ok = match point {
             CapturePoint::Node(n) => n < w.nodes,
-            CapturePoint::SwitchPort { sw, port } => sw < w.switches && port < w.ports_per_switch,
+            CapturePoint::SwitchPort { sw, port } => sw < w.switches && port < w.ports_of(sw),
         };
         if !ok {
-            let (n, sw, ports) = (w.nodes, w.switches, w.ports_per_switch);
+            let (n, sw) = (w.nodes, w.switches);
+            let ports = match point {
+                CapturePoint::SwitchPort { sw: s, .. } if s < sw => format!(", switch {s} has {} ports", w.ports_of(s)),
+                _ => String::new(),
+            };
             return Err(format!(
-                "capture point {point} does not exist in this topology (nodes: {n}, switches: {sw} of {ports} ports each, numbered from 0)"
+                "capture point {point} does not exist in this topology (nodes: {n}, switches: {sw}{ports}, numbered from 0)"
             ));
         }
         self.capture = Some(point);

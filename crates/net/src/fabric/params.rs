@@ -17,9 +17,10 @@ pub enum Topology {
 pub struct Size {
     pub nodes: u32,
     pub switches: u32,
-    /// Ports of every switch (switches of a kind share the largest count, `Wiring`).
+    /// The largest switch's port count: the stride of switch port ids (`Wiring`; each
+    /// switch builds only its own, `Wiring::ports_of`).
     pub ports_per_switch: u32,
-    /// Node ports plus switch ports.
+    /// The port id space: node ports plus switches x the stride.
     pub ports: u32,
 }
 

@@ -176,4 +176,43 @@ mod tests {
         assert_eq!(back.scope, Scope::parts(back.wiring(), 1..3));
         assert_eq!(Fabric::join(all).scope, Scope::whole(back.wiring()));
     }
+
+    /// Leaves and spines of different port counts (3 down + 2 up against 6 leaves; 2 down +
+    /// 5 up against 3 leaves): each switch builds only its own ports, fewer than the ids
+    /// its stride spans, and one packet from every node to every other arrives, whole or
+    /// split into partitions and joined back.
+    #[test]
+    fn switches_of_different_widths_build_their_own_ports_only() {
+        for (d, leaves, spines) in [(3, 6, 2), (2, 3, 5)] {
+            let mut p = params();
+            p.topology = Topology::LeafSpine { nodes_per_leaf: d, leaves, spines };
+            let whole = Fabric::new(p.clone()).unwrap();
+            let w = whole.wiring().clone();
+            assert_eq!(whole.ports.len() as u64, w.port_count());
+            assert!(w.port_count() < w.port_id_end() as u64, "a narrower switch builds fewer ports");
+            assert_eq!(every_pair(whole, &w), (d * leaves) * (d * leaves - 1));
+            let parts = Fabric::new(p).unwrap().split();
+            assert_eq!(parts.iter().map(|f| f.ports.len() as u64).sum::<u64>(), w.port_count());
+            assert_eq!(Fabric::join(parts).ports.len() as u64, w.port_count());
+        }
+    }
+
+    /// Packets delivered when every node sends one to every other node through `f`.
+    fn every_pair(mut f: Fabric, w: &crate::fabric::Wiring) -> u32 {
+        use crate::fabric::{NetEvent, NODE_IP_BASE};
+        use crate::packet::Packet;
+        use nanopu_sim::Time;
+        let mut q: Vec<(Time, NetEvent)> = Vec::new();
+        for (a, b) in (0..w.nodes).flat_map(|a| (0..w.nodes).map(move |b| (a, b))).filter(|(a, b)| a != b) {
+            let pkt = Packet { src_ip: NODE_IP_BASE + a, dst_ip: NODE_IP_BASE + b, payload_len: 64, ..Default::default() };
+            f.send(Time::ZERO, a, pkt, &mut q);
+        }
+        let mut delivered = Vec::new();
+        while let Some(i) = (0..q.len()).min_by_key(|&i| q[i].0) {
+            let (t, ev) = q.swap_remove(i);
+            f.handle(t, ev, &mut q, &mut delivered);
+        }
+        assert!(delivered.iter().all(|(n, p)| p.dst_ip == NODE_IP_BASE + n), "each at its destination");
+        delivered.len() as u32
+    }
 }

@@ -58,7 +58,7 @@ pub(super) type Signal = Option<(u32, bool)>;
 
 impl Pfc {
     pub fn new(p: PfcParams, w: &Wiring) -> Pfc {
-        let upstream = (0..w.ports())
+        let upstream = (super::Scope::whole(w).ports.ids())
             .filter_map(|port| match w.peer(port) {
                 Peer::Switch { sw, inport } => Some(((sw, inport), port)),
                 Peer::Node(_) => None,

@@ -57,36 +57,55 @@ impl Wiring {
 pub struct Ranges {
     /// (first id, ids in the run, local index of the first), in local order.
     runs: Vec<(u32, u32, u32)>,
+    /// Are the runs in increasing id order too (then a long list is searched by halves)?
+    sorted: bool,
 }
 
+/// Runs looked at one by one up to this many (a partition has its nodes', its switches'
+/// and perhaps the host's); more (the whole fabric of a leaf-spine: a run per switch) and
+/// in id order, by halves.
+const SCAN_RUNS: usize = 4;
+
 impl Ranges {
-    /// Runs given as (first id, end id), in local order.
-    pub fn new(runs: &[(u32, u32)]) -> Ranges {
+    /// Runs given as (first id, end id), in local order; a run that starts where the one
+    /// before it ends joins it.
+    pub fn new(spans: &[(u32, u32)]) -> Ranges {
+        let mut runs: Vec<(u32, u32, u32)> = Vec::new();
         let mut base = 0;
-        let runs = runs.iter().map(|&(s, e)| {
-            let run = (s, e - s, base);
+        for &(s, e) in spans.iter().filter(|(s, e)| e > s) {
+            match runs.last_mut() {
+                Some(last) if last.0 + last.1 == s => last.1 += e - s,
+                _ => runs.push((s, e - s, base)),
+            }
             base += e - s;
-            run
-        });
-        Ranges { runs: runs.collect() }
+        }
+        let sorted = runs.windows(2).all(|w| w[0].0 < w[1].0);
+        Ranges { runs, sorted }
     }
 
     /// The local index of global id `id` (which the ranges must contain). Asked several
     /// times per packet-hop: one subtraction and one comparison per run.
     #[inline]
     pub fn local(&self, id: u32) -> usize {
-        for &(start, len, base) in &self.runs {
-            let d = id.wrapping_sub(start);
-            if d < len {
-                return (base + d) as usize;
-            }
+        match self.find(id) {
+            Some(&(start, _, base)) => (base + id - start) as usize,
+            None => panic!("fabric: id {id} is outside this partition's {:?}", self.runs),
         }
-        panic!("fabric: id {id} is outside this partition's {:?}", self.runs)
+    }
+
+    /// The run holding `id`, if any.
+    #[inline]
+    fn find(&self, id: u32) -> Option<&(u32, u32, u32)> {
+        if self.runs.len() > SCAN_RUNS && self.sorted {
+            let after = self.runs.partition_point(|&(start, _, _)| start <= id);
+            return self.runs[..after].last().filter(|&&(start, len, _)| id - start < len);
+        }
+        self.runs.iter().find(|&&(start, len, _)| id.wrapping_sub(start) < len)
     }
 
     /// Is global id `id` in these ranges?
     pub fn contains(&self, id: u32) -> bool {
-        self.runs.iter().any(|&(start, len, _)| id.wrapping_sub(start) < len)
+        self.find(id).is_some()
     }
 
     pub fn len(&self) -> usize {
@@ -124,8 +143,12 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// Every port and switch, in global order.
     pub fn whole(w: &Wiring) -> Scope {
-        let (ports, switches) = (Ranges::new(&[(0, w.ports())]), Ranges::new(&[(0, w.switches)]));
+        let mut ports = vec![(0, w.nodes)];
+        ports.extend((0..w.switches).map(|sw| w.switch_ports(sw)));
+        ports.extend(w.host_node().map(|h| (w.uplink_port(h), w.port_id_end())));
+        let (ports, switches) = (Ranges::new(&ports), Ranges::new(&[(0, w.switches)]));
         Scope { part: None, parts: 0..w.partitions(), ports, switches, cross: Vec::new() }
     }
 
@@ -154,11 +177,9 @@ impl Scope {
         let nodes: Vec<u32> = (0..w.nodes).filter(|&n| w.part_of_node(n) == p).collect();
         let mut ports = runs(&nodes);
         let switches = w.switches_of(p);
-        for &sw in &switches {
-            ports.push((w.switch_port(sw, 0), w.switch_port(sw, 0) + w.ports_per_switch));
-        }
+        ports.extend(switches.iter().map(|&sw| w.switch_ports(sw)));
         if let Some(h) = w.host_node().filter(|&h| w.part_of_node(h) == p) {
-            ports.push((w.uplink_port(h), w.ports()));
+            ports.push((w.uplink_port(h), w.port_id_end()));
         }
         let ports = Ranges::new(&ports);
         let cross = ports.ids().map(|g| w.part_of_peer(g) != p).collect();
@@ -197,6 +218,25 @@ mod tests {
     fn partitions_cover_everything_once() {
         cover_everything_once(leaf_spine());
         cover_everything_once(leaf_spine().with_host(true));
+        for (d, leaves, spines) in [(3, 6, 2), (2, 3, 5), (4, 1, 6)] {
+            let w = Wiring::new(Topology::LeafSpine { nodes_per_leaf: d, leaves, spines });
+            cover_everything_once(w.clone().with_host(true));
+            let whole = Scope::whole(&w);
+            assert_eq!(whole.ports.len() as u64, w.port_count(), "no id past a switch's own ports");
+            let narrow = (0..w.switches).find(|&sw| w.ports_of(sw) < w.ports_per_switch).unwrap();
+            assert!(!whole.ports.contains(w.switch_port(narrow, w.ports_of(narrow))), "an id past its ports");
+        }
+    }
+
+    /// The local index of an id is the same whether the runs are scanned or halved.
+    #[test]
+    fn many_runs_are_searched_by_halves_alike() {
+        let spans: Vec<(u32, u32)> = (0..20).map(|k| (10 * k, 10 * k + 3 + k % 4)).collect();
+        let r = Ranges::new(&spans);
+        let ids: Vec<u32> = spans.iter().flat_map(|&(s, e)| s..e).collect();
+        assert_eq!(ids.iter().map(|&g| r.local(g)).collect::<Vec<_>>(), (0..ids.len()).collect::<Vec<_>>());
+        assert!(!r.contains(9) && !r.contains(200) && r.contains(190));
+        assert_eq!(Ranges::new(&[(0, 4), (4, 9), (12, 13)]).runs.len(), 2, "touching runs join");
     }
 
     /// The host's two ports live with switch 0 and cross nowhere; packets to it leave
@@ -207,7 +247,7 @@ mod tests {
         let h = w.host_node().unwrap();
         assert_eq!((h, w.node_of(super::super::topology::HOST_IP)), (12, Some(12)));
         let (up, down) = (w.uplink_port(h), w.uplink_port(h) + 1);
-        assert_eq!(w.ports(), down + 1);
+        assert_eq!(w.port_id_end(), down + 1);
         assert_eq!(w.peer(up), Peer::Switch { sw: 0, inport: w.ports_per_switch });
         assert_eq!(w.peer(down), Peer::Node(h));
         let s0 = Scope::part(&w, 0);
@@ -230,7 +270,8 @@ mod tests {
         let scopes: Vec<Scope> = (0..w.partitions()).map(|p| Scope::part(&w, p)).collect();
         let mut ports: Vec<u32> = scopes.iter().flat_map(|s| s.ports.ids().collect::<Vec<_>>()).collect();
         ports.sort_unstable();
-        assert_eq!(ports, (0..w.ports()).collect::<Vec<_>>());
+        assert_eq!(ports, Scope::whole(&w).ports.ids().collect::<Vec<_>>());
+        assert_eq!(ports.len() as u64, w.port_count());
         let switches: usize = scopes.iter().map(|s| s.switches.len()).sum();
         assert_eq!(switches, w.switches as usize);
         for s in &scopes {

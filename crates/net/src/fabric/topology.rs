@@ -19,15 +19,20 @@ pub enum Peer {
 }
 
 /// The shape of the network. Port ids: node n's uplink is port n; switch s's port k is
-/// port `nodes + s * ports_per_switch + k` (switches of a kind share a port count; spines
-/// use the first `leaves` of theirs). With the test host attached, two ports follow: the
-/// host's uplink into switch 0 (which sees it as input `ports_per_switch`) and switch 0's
-/// port down to the host; the host is node `nodes` to the fabric.
+/// port `nodes + s * ports_per_switch + k`, where the stride `ports_per_switch` is the
+/// largest switch's port count. A switch has [`Wiring::ports_of`] ports (a leaf its down
+/// and up links, a spine one per leaf): the ids past those, up to the stride, are never
+/// built (`Scope`), so the ids stay those of every earlier build (port statistics, random
+/// streams) while memory follows the ports that exist. With the test host attached, two
+/// ports follow: the host's uplink into switch 0 (which sees it as input
+/// `ports_per_switch`) and switch 0's port down to the host; the host is node `nodes` to
+/// the fabric.
 #[derive(Clone, Debug)]
 pub struct Wiring {
     pub topology: Topology,
     pub nodes: u32,
     pub switches: u32,
+    /// The stride of switch port ids (the largest switch's port count).
     pub ports_per_switch: u32,
     /// Is the test host (10.0.0.1) attached to switch 0?
     pub host: bool,
@@ -69,8 +74,33 @@ impl Wiring {
         Wiring { host, ..self }
     }
 
-    pub fn ports(&self) -> u32 {
+    /// One past the largest port id. Ids are sparse (a switch's ids past its
+    /// [`ports_of`](Wiring::ports_of) are not ports): [`port_count`](Wiring::port_count)
+    /// counts the ports.
+    pub fn port_id_end(&self) -> u32 {
         self.host_uplink() + if self.host { 2 } else { 0 }
+    }
+
+    /// How many ports switch `sw` has: a star's one per node, a leaf one per node below it
+    /// and one per spine, a spine one per leaf.
+    pub fn ports_of(&self, sw: u32) -> u32 {
+        match self.topology {
+            Topology::Star { nodes } => nodes,
+            Topology::LeafSpine { nodes_per_leaf: d, leaves, spines } if sw < leaves => d + spines,
+            Topology::LeafSpine { leaves, .. } => leaves,
+        }
+    }
+
+    /// The port ids of switch `sw`, as (first, end).
+    pub fn switch_ports(&self, sw: u32) -> (u32, u32) {
+        let first = self.switch_port(sw, 0);
+        (first, first + self.ports_of(sw))
+    }
+
+    /// The ports that exist: the nodes', every switch's own, the host's.
+    pub fn port_count(&self) -> u64 {
+        let switches: u64 = (0..self.switches).map(|sw| self.ports_of(sw) as u64).sum();
+        self.nodes as u64 + switches + if self.host { 2 } else { 0 }
     }
 
     /// The host's uplink port id (the first after the switches' ports, host or not).
