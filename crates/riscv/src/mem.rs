@@ -113,6 +113,12 @@ impl NodeMem {
         self.stores.prune(earliest);
     }
 
+    /// Every core of the node has exited: no store can be waited for any more, and the
+    /// table's memory is freed.
+    pub fn forget_stores(&mut self) {
+        self.stores.clear();
+    }
+
     /// Set the contents of the boot info page (at most 4096 bytes; the rest reads as 0).
     /// Only bytes up to the last non-zero one are kept: the boot info is a few hundred
     /// bytes in a zero-padded page.

@@ -91,7 +91,15 @@ impl StoreTable {
         if self.lines.len() >= 2 * self.pruned_len.max(128) {
             self.lines.retain(|_, e| e.cycle > earliest);
             self.pruned_len = self.lines.len();
+            // The table keeps the size of its busiest moment otherwise (a few hundred
+            // lines, 20 KiB, per node of a sort: docs/profile.md).
+            self.lines.shrink_to(2 * self.pruned_len);
         }
+    }
+
+    /// Forget every store and free the table: no core of the node will run again.
+    pub fn clear(&mut self) {
+        *self = StoreTable::default();
     }
 }
 
@@ -133,5 +141,8 @@ mod tests {
         assert_eq!(t.lines.len(), 55);
         assert_eq!((t.on_miss(199, 1), t.on_miss(201, 1)), (0, 201));
         assert_eq!(t.record(0, 199, 300), ANY, "a pruned line may be anywhere again");
+        assert!(t.lines.capacity() < 256, "the table shrinks with what it keeps");
+        t.clear();
+        assert_eq!((t.lines.capacity(), t.on_miss(201, 1)), (0, 0));
     }
 }

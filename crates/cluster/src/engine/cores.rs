@@ -101,6 +101,9 @@ impl Simulation {
                 if self.nodes[n].first_exit_ends {
                     self.stop_node(n, c);
                 }
+                if !self.nodes[n].state.iter().any(CoreState::running) {
+                    self.nodes[n].mem.forget_stores();
+                }
                 // A core runs ahead of global time: it exited at its own cycle, not at the
                 // dispatch that ran it.
                 self.exited_at = self.exited_at.max(self.at(local));
