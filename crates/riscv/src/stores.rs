@@ -38,6 +38,11 @@ pub fn holder_bit(i: usize) -> u64 {
     1u64.checked_shl(i as u32).unwrap_or(0)
 }
 
+/// Entries below which the table is not pruned: a pruning costs a pass over the table and
+/// a pass over the node's cores (*estimate*: small enough that a node's table stays within
+/// a few KiB, large enough that a pass is made every few dozen lines stored).
+const PRUNE_MIN: usize = 32;
+
 /// Lines stored to by the node's cores while another core of the node was running.
 #[derive(Default)]
 pub struct StoreTable {
@@ -88,12 +93,13 @@ impl StoreTable {
     /// `earliest` or later. Done only once the table has doubled, so its cost is spread; a
     /// line forgotten may again be in any cache.
     pub fn prune(&mut self, earliest: u64) {
-        if self.lines.len() >= 2 * self.pruned_len.max(128) {
+        if self.lines.len() >= 2 * self.pruned_len.max(PRUNE_MIN) {
             self.lines.retain(|_, e| e.cycle > earliest);
             self.pruned_len = self.lines.len();
-            // The table keeps the size of its busiest moment otherwise (a few hundred
-            // lines, 20 KiB, per node of a sort: docs/profile.md).
-            self.lines.shrink_to(2 * self.pruned_len);
+            // The table keeps the size of its busiest moment otherwise (hundreds of lines,
+            // 20 KiB, per node of a sort: docs/profile.md); room for what is kept and as
+            // many again is what it fills before the next pruning.
+            self.lines.shrink_to(2 * self.pruned_len.max(PRUNE_MIN));
         }
     }
 
@@ -139,6 +145,9 @@ mod tests {
         (0..256).for_each(|line| _ = t.record(0, line, line));
         t.prune(200);
         assert_eq!(t.lines.len(), 55);
+        (256..300).for_each(|line| _ = t.record(0, line, line));
+        t.prune(1_000);
+        assert_eq!(t.lines.len(), 99, "kept until twice what the last pruning kept");
         assert_eq!((t.on_miss(199, 1), t.on_miss(201, 1)), (0, 201));
         assert_eq!(t.record(0, 199, 300), ANY, "a pruned line may be anywhere again");
         assert!(t.lines.capacity() < 256, "the table shrinks with what it keeps");

@@ -62,7 +62,7 @@ impl Simulation {
         let (actions, last_rx) = (std::mem::take(&mut plat.actions), plat.last_rx);
         let ice_actions = std::mem::take(&mut plat.ice_actions);
         let rdma_actions = std::mem::take(&mut plat.rdma_actions);
-        node.publish_stores(c);
+        node.publish_stores(c, g);
         node.state[c] = CoreState::Scheduled(u64::MAX);
         self.apply(n, actions);
         self.apply_ice(n, ice_actions);

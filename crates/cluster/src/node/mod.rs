@@ -134,10 +134,10 @@ impl Node {
         self.nic.ice()
     }
 
-    /// After `core`'s run: the lines it stored to leave the other cores' L1 D-caches and
-    /// enter the node's table of stores (crates/riscv/src/core/coherence.rs), and whether
-    /// it now loops in place is noted.
-    pub fn publish_stores(&mut self, core: usize) {
+    /// After `core`'s run, dispatched at global cycle `now`: the lines it stored to leave
+    /// the other cores' L1 D-caches and enter the node's table of stores
+    /// (crates/riscv/src/core/coherence.rs), and whether it now loops in place is noted.
+    pub fn publish_stores(&mut self, core: usize, now: u64) {
         self.cores[core].note_loop(&self.mem);
         let stores = self.cores[core].take_stores();
         if !stores.is_empty() {
@@ -145,13 +145,25 @@ impl Node {
                 let holders = self.mem.record_store(core, line, cycle);
                 self.probe(core, line, holders);
             }
-            let mut earliest = u64::MAX;
-            for (c, _) in self.cores.iter().zip(&self.state).filter(|(_, s)| s.running()) {
-                earliest = earliest.min(c.cycle());
-            }
+            let earliest = self.earliest_read(now);
             self.mem.prune_stores(earliest);
         }
         self.cores[core].clear_noted(stores);
+    }
+
+    /// The earliest cycle at which a core of the node that has yet to exit may read memory
+    /// again, global time being `now`: a scheduled core's own clock; a core parked (netRX,
+    /// netTX) or in `wfi` resumes only when woken, and waking moves its clock to the global
+    /// time then, at least `now` (`engine/cores.rs`, `wake`). Stores before it can no
+    /// longer make a core wait (`StoreTable::prune`), so a node whose other cores wait for
+    /// messages keeps only the stores of its run-ahead, not every store since they parked.
+    fn earliest_read(&self, now: u64) -> u64 {
+        let resumes = |(c, s): (&Core, &CoreState)| match s {
+            CoreState::Scheduled(_) => c.cycle(),
+            _ => c.cycle().max(now),
+        };
+        let running = self.cores.iter().zip(&self.state).filter(|(_, s)| s.running());
+        running.map(resumes).min().unwrap_or(u64::MAX)
     }
 
     /// `line`, stored to by core `by`, leaves the L1 D-cache of every other core that may
