@@ -243,7 +243,9 @@ impl Fabric {
         if !ok {
             let (n, sw) = (w.nodes, w.switches);
             let ports = match point {
-                CapturePoint::SwitchPort { sw: s, .. } if s < sw => format!(", switch {s} has {} ports", w.ports_of(s)),
+                CapturePoint::SwitchPort { sw: s, .. } if s < sw => {
+                    format!(", switch {s} has {} ports", w.ports_of(s))
+                }
                 _ => String::new(),
             };
             return Err(format!(

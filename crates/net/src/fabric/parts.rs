@@ -204,7 +204,12 @@ mod tests {
         use nanopu_sim::Time;
         let mut q: Vec<(Time, NetEvent)> = Vec::new();
         for (a, b) in (0..w.nodes).flat_map(|a| (0..w.nodes).map(move |b| (a, b))).filter(|(a, b)| a != b) {
-            let pkt = Packet { src_ip: NODE_IP_BASE + a, dst_ip: NODE_IP_BASE + b, payload_len: 64, ..Default::default() };
+            let pkt = Packet {
+                src_ip: NODE_IP_BASE + a,
+                dst_ip: NODE_IP_BASE + b,
+                payload_len: 64,
+                ..Default::default()
+            };
             f.send(Time::ZERO, a, pkt, &mut q);
         }
         let mut delivered = Vec::new();
