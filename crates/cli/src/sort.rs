@@ -486,10 +486,15 @@ fn one_run(a: &SortArgs, deadline: Option<Instant>) -> Result<Ran, String> {
             problems: Vec::new(),
         });
     }
+    let mut reporting = nanopu_cluster::engine::host_time::Stopwatch::start();
     a.write_gathered(&mut run, messages)?;
     let doc = a.json.then(|| summary_json(a, &run, wall));
     if !a.json {
         print_summary(a, &run, wall);
+    }
+    if a.progress {
+        let report = reporting.lap().describe("report");
+        eprintln!("host time: {}, {report}", run.host.describe());
     }
     let (judgement, problems) = (run.judgement.clone(), run.verdict.problems.clone());
     let time = run.verdict.ok().then_some(run.figures.total_ns);
