@@ -399,7 +399,11 @@ pub fn main(a: SortArgs) -> Result<ExitCode, String> {
         let first = seed == a.seed;
         let (trace, stages, pcap) =
             if first { (a.trace.clone(), a.stages.clone(), a.pcap.clone()) } else { (None, None, None) };
-        let ran = one_run(&SortArgs { seed, seeds: 1, trace, stages, pcap, ..a.clone() }, deadline, Teardown::Free)?;
+        let ran = one_run(
+            &SortArgs { seed, seeds: 1, trace, stages, pcap, ..a.clone() },
+            deadline,
+            Teardown::Free,
+        )?;
         docs.extend(ran.doc.clone());
         // Across MPI ranks rank 0 alone validates: its verdict says whether every rank goes on.
         if !crate::ranks::from_root(ran.time.is_some()) {

@@ -56,12 +56,21 @@ fn load_tells_each_point_only_with_progress() {
 /// `--progress`: a leaf-spine sort of 4 leaves runs in windows on 2 threads.
 #[test]
 fn sort_says_where_the_host_time_went_only_with_progress() {
-    let args = ["sort", "--cores", "256", "--cores-per-node", "4", "--nodes-per-leaf", "16", "--threads", "2"];
+    let args =
+        ["sort", "--cores", "256", "--cores-per-node", "4", "--nodes-per-leaf", "16", "--threads", "2"];
     let quiet = nanopu(&args);
     assert!(quiet.status.success() && quiet.stderr.is_empty(), "without --progress: {}", stderr(&quiet));
     let told = stderr(&nanopu(&[&args[..], &["--progress"]].concat()));
     let line = told.lines().find(|l| l.starts_with("host time: build ")).unwrap_or_else(|| panic!("{told}"));
-    for part in [", inputs ", ", run ", "(2 threads busy ", "between windows", "split and join", ", results ", ", report "] {
+    for part in [
+        ", inputs ",
+        ", run ",
+        "(2 threads busy ",
+        "between windows",
+        "split and join",
+        ", results ",
+        ", report ",
+    ] {
         assert!(line.contains(part), "{part:?} missing: {line}");
     }
 }

@@ -135,7 +135,8 @@ pub struct SortHostTimes {
 impl SortHostTimes {
     /// One line: "build 3.10 s (CPU 3.08 s), inputs ..., run ..., results ...".
     pub fn describe(&self) -> String {
-        let (b, l, r) = (self.build.describe("build"), self.load.describe("inputs"), self.results.describe("results"));
+        let (b, l, r) =
+            (self.build.describe("build"), self.load.describe("inputs"), self.results.describe("results"));
         format!("{b}, {l}, {}, {r}", self.run.describe())
     }
 }

@@ -24,16 +24,16 @@ mod partition;
 pub mod ranks;
 mod wire;
 
+use crate::engine::host_time::{nanos, since, HostTimes};
 use crate::engine::outcome::{Outcome, SimError};
 use crate::engine::parallel::barrier::SpinBarrier;
 use crate::engine::progress::Progress;
-use crate::engine::host_time::{nanos, since, HostTimes};
 use crate::engine::Simulation;
 use nanopu_sim::Time;
-use std::time::Instant;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
 
 /// A partition and the error its last window ended with, if any.
 struct Slot {
