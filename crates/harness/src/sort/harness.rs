@@ -135,28 +135,29 @@ fn count_stages(sim: &Simulation, counts: &mut Phases) {
 }
 
 /// Where one sorter is: done, in the stage its log has open or last closed, or starting.
-/// Reads the four words it needs, not the whole area: the progress line asks for every
-/// sorter twice a second, on the coordinating thread while the others wait.
+/// Reads the words it needs, two at a time, not the whole area: the progress line asks for
+/// every sorter twice a second, on the coordinating thread while the others wait.
 fn current_phase(sim: &Simulation, node: usize, area: u64) -> u64 {
-    let word = |i: usize| read_word(sim, node, area + 8 * i as u64);
-    let (Ok(done), Ok(stages)) = (word(10), word(11)) else { return STARTING };
+    let Ok([done, stages]) = read_pair(sim, node, area + 8 * 10) else { return STARTING };
     if done == 1 {
         return DONE;
     }
     let n = stages.min(MAX_STAGES as u64 - 1) as usize;
-    let stage = |i: usize, field: usize| word(HEADER_WORDS + 4 * i + field);
-    let at = match (stage(n, 1).is_ok_and(|start| start != 0), n) {
-        (true, _) => n,
-        (false, 1..) => n - 1,
-        (false, 0) => return STARTING,
-    };
-    stage(at, 0).map_or(STARTING, |id| id + 1)
+    // A stage's first two words: its id and its start.
+    let stage = |i: usize| read_pair(sim, node, area + 8 * (HEADER_WORDS + 4 * i) as u64);
+    match (stage(n), n) {
+        (Ok([id, start]), _) if start != 0 => id + 1,
+        (_, 1..) => stage(n - 1).map_or(STARTING, |[id, _]| id + 1),
+        (_, 0) => STARTING,
+    }
 }
 
-fn read_word(sim: &Simulation, node: usize, addr: u64) -> Result<u64, String> {
-    let mut b = [0u8; 8];
+/// The two words at `addr`.
+fn read_pair(sim: &Simulation, node: usize, addr: u64) -> Result<[u64; 2], String> {
+    let mut b = [0u8; 16];
     sim.nodes[node].mem.read(addr, &mut b)?;
-    Ok(u64::from_le_bytes(b))
+    let word = |i: usize| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+    Ok([word(0), word(1)])
 }
 
 fn phase_name(id: u64) -> String {
