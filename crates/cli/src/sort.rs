@@ -389,7 +389,7 @@ pub fn main(a: SortArgs) -> Result<ExitCode, String> {
     let seeds = nanopu_harness::sort::seeds(a.seed, a.seeds).map_err(|e| format!("--seeds: {e}"))?;
     let deadline = a.deadline()?;
     if a.seeds == 1 {
-        let ran = one_run(&a, deadline)?;
+        let ran = one_run(&a, deadline, Teardown::Exit)?;
         ran.doc.iter().for_each(|d| println!("{}", serde_json::to_string_pretty(d).expect("json")));
         return Ok(ran.status());
     }
@@ -399,7 +399,11 @@ pub fn main(a: SortArgs) -> Result<ExitCode, String> {
         let first = seed == a.seed;
         let (trace, stages, pcap) =
             if first { (a.trace.clone(), a.stages.clone(), a.pcap.clone()) } else { (None, None, None) };
-        let ran = one_run(&SortArgs { seed, seeds: 1, trace, stages, pcap, ..a.clone() }, deadline)?;
+        let ran = one_run(
+            &SortArgs { seed, seeds: 1, trace, stages, pcap, ..a.clone() },
+            deadline,
+            Teardown::Free,
+        )?;
         docs.extend(ran.doc.clone());
         // Across MPI ranks rank 0 alone validates: its verdict says whether every rank goes on.
         if !crate::ranks::from_root(ran.time.is_some()) {
@@ -465,8 +469,19 @@ impl Ran {
     }
 }
 
+/// What becomes of a run's simulation once it is reported.
+#[derive(Clone, Copy, PartialEq)]
+enum Teardown {
+    /// Freed: another run follows.
+    Free,
+    /// Left to the operating system, which takes back the whole process at once when the
+    /// command exits right after: freeing a 65,536-core cluster allocation by allocation
+    /// took about 1 s of CPU, serial, after the summary was printed (docs/profile.md).
+    Exit,
+}
+
 /// One validated run with its outputs, stopped at `deadline` (`--max-wall-s`) if it comes.
-fn one_run(a: &SortArgs, deadline: Option<Instant>) -> Result<Ran, String> {
+fn one_run(a: &SortArgs, deadline: Option<Instant>, teardown: Teardown) -> Result<Ran, String> {
     let spec = a.spec()?;
     let started = Instant::now();
     let mut run = spec.run_limited(&a.apps, a.progress, deadline).map_err(|e| e.to_string())?;
@@ -486,14 +501,23 @@ fn one_run(a: &SortArgs, deadline: Option<Instant>) -> Result<Ran, String> {
             problems: Vec::new(),
         });
     }
+    let mut reporting = nanopu_cluster::engine::host_time::Stopwatch::start();
     a.write_gathered(&mut run, messages)?;
     let doc = a.json.then(|| summary_json(a, &run, wall));
     if !a.json {
         print_summary(a, &run, wall);
     }
+    if a.progress {
+        let report = reporting.lap().describe("report");
+        eprintln!("host time: {}, {report}", run.host.describe());
+    }
     let (judgement, problems) = (run.judgement.clone(), run.verdict.problems.clone());
     let time = run.verdict.ok().then_some(run.figures.total_ns);
-    Ok(Ran { time, doc, judgement, outcome: run.outcome.name(), problems })
+    let outcome = run.outcome.name();
+    if teardown == Teardown::Exit {
+        std::mem::forget(run);
+    }
+    Ok(Ran { time, doc, judgement, outcome, problems })
 }
 
 /// The packets the run captured, into `path` (pcapng for a `.pcapng` name).

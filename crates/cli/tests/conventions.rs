@@ -52,6 +52,29 @@ fn load_tells_each_point_only_with_progress() {
     assert!(stderr(&told).contains("Mrps offered"), "{}", stderr(&told));
 }
 
+/// Where the host time went (docs/profile.md "The main job"), at the end and only with
+/// `--progress`: a leaf-spine sort of 4 leaves runs in windows on 2 threads.
+#[test]
+fn sort_says_where_the_host_time_went_only_with_progress() {
+    let args =
+        ["sort", "--cores", "256", "--cores-per-node", "4", "--nodes-per-leaf", "16", "--threads", "2"];
+    let quiet = nanopu(&args);
+    assert!(quiet.status.success() && quiet.stderr.is_empty(), "without --progress: {}", stderr(&quiet));
+    let told = stderr(&nanopu(&[&args[..], &["--progress"]].concat()));
+    let line = told.lines().find(|l| l.starts_with("host time: build ")).unwrap_or_else(|| panic!("{told}"));
+    for part in [
+        ", inputs ",
+        ", run ",
+        "(2 threads busy ",
+        "between windows",
+        "split and join",
+        ", results ",
+        ", report ",
+    ] {
+        assert!(line.contains(part), "{part:?} missing: {line}");
+    }
+}
+
 #[test]
 fn raft_says_how_long_it_ran_only_with_progress() {
     let args = ["raft", "experiments/raft/load.toml", "--requests", "100"];

@@ -292,3 +292,45 @@ fn warm_inputs_start_in_the_caches_cold_ones_in_dram() {
     assert!(w.figures.total_ns < c.figures.total_ns);
     assert!(w.outputs[0].records == c.outputs[0].records, "the same records either way");
 }
+
+/// The progress probe reads four words of each sorter's area; what it finds is what the
+/// whole area says (`struct sort_area`, sw/include/sortbench.h: word 10 `done`, word 11
+/// `n_stages`, then 4-word stages `id, start, end, idle` from word 16), on runs cut at
+/// several points of the sort.
+#[test]
+fn the_progress_probe_agrees_with_the_whole_area_mid_run() {
+    use nanopu_harness::sort::harness::{DIR_ADDR, PROBE};
+    let words = |sim: &Simulation, n: usize, addr: u64, count: usize| {
+        let mut b = vec![0u8; 8 * count];
+        sim.nodes[n].mem.read(addr, &mut b).expect("readable");
+        b.chunks(8).map(|c| u64::from_le_bytes(c.try_into().expect("8"))).collect::<Vec<u64>>()
+    };
+    let whole = |sim: &Simulation, n: usize, area: u64| -> String {
+        let h = words(sim, n, area, 16 + 4 * 32);
+        let k = h[11].min(31) as usize;
+        let at = match (h[16 + 4 * k + 1] != 0, k) {
+            (_, _) if h[10] == 1 => return "done".into(),
+            (true, _) => k,
+            (false, 1..) => k - 1,
+            (false, 0) => return "starting".into(),
+        };
+        (PROBE.name)(h[16 + 4 * at] + 1)
+    };
+    let mut phases_seen = std::collections::BTreeSet::new();
+    for max_us in [1.0, 5.0, 9.0, 13.0, 17.0] {
+        let mut s = spec(Algorithm::NanoSort, 64, 16, &[4, 4, 1]);
+        s.max_us = max_us;
+        let r = s.run(&sw_build().join("apps"), false).expect("runs to its time limit");
+        let mut expected = std::collections::BTreeMap::<String, usize>::new();
+        for n in 0..r.sim.nodes.len() {
+            let dir = words(&r.sim, n, DIR_ADDR, 2 + r.sim.nodes[n].cores.len());
+            dir[2..].iter().for_each(|&area| *expected.entry(whole(&r.sim, n, area)).or_default() += 1);
+        }
+        let probed: std::collections::BTreeMap<String, usize> =
+            r.sim.phases().into_iter().map(|(id, n)| ((PROBE.name)(id), n)).collect();
+        assert_eq!(probed, expected, "cut at {max_us} us");
+        phases_seen.extend(probed.into_keys());
+    }
+    // Not only "starting" and "done": the cuts land inside the sort's stages.
+    assert!(phases_seen.len() >= 4, "{phases_seen:?}");
+}

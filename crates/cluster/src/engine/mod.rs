@@ -10,6 +10,7 @@
 pub mod cluster;
 mod cores;
 pub mod fault;
+pub mod host_time;
 pub mod ice;
 mod link;
 mod network;
@@ -198,6 +199,8 @@ pub struct Simulation {
     pub(crate) in_partition: bool,
     /// The run's faults (cluster runs; `fault`), for its report.
     pub(crate) faults: Vec<crate::config::cluster::Fault>,
+    /// Where the last `run`'s host time went (`host_times`).
+    pub(crate) host_times: host_time::HostTimes,
 }
 
 /// A core error at (time, node, core).
@@ -253,6 +256,7 @@ impl Simulation {
             failed: None,
             in_partition: false,
             faults: Vec::new(),
+            host_times: Default::default(),
         })
     }
 
@@ -393,8 +397,21 @@ impl Simulation {
         self.core_dispatches
     }
 
+    /// Where the last `run`'s host time went.
+    pub fn host_times(&self) -> host_time::HostTimes {
+        self.host_times
+    }
+
     /// Run until every core exits, nothing is left to do, or an error.
     pub fn run(&mut self) -> Result<Outcome, SimError> {
+        let mut clock = host_time::Stopwatch::start();
+        self.host_times = Default::default();
+        let end = self.run_timed();
+        self.host_times.run = clock.lap();
+        end
+    }
+
+    fn run_timed(&mut self) -> Result<Outcome, SimError> {
         self.check_script()?;
         for (t, msg) in std::mem::take(&mut self.host.script) {
             self.q.push(t, Ev::HostSend { msg: Box::new(msg) });

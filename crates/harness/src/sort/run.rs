@@ -10,6 +10,7 @@ use nanopu_cluster::config::cluster::{
     ClusterFile, FaultFile, NodeFile, ProgramFile, SwitchFile, TopologyFile, TransportFile,
 };
 use nanopu_cluster::config::keys::Given;
+use nanopu_cluster::engine::host_time::{Lap, Stopwatch};
 use nanopu_cluster::Outcome;
 use nanopu_cluster::SimError;
 use nanopu_cluster::Simulation;
@@ -117,6 +118,27 @@ pub struct SortRun {
     pub totals: super::gather::Totals,
     /// After a run across MPI ranks: this rank's nodes only (docs/parallel.md).
     pub sim: Simulation,
+    /// Where this process's host time went (`--progress` prints it).
+    pub host: SortHostTimes,
+}
+
+/// Host seconds of a sort run by part: building the cluster, loading the inputs, the run
+/// (`Simulation::host_times`), and reading back, judging and validating the results.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SortHostTimes {
+    pub build: Lap,
+    pub load: Lap,
+    pub run: nanopu_cluster::engine::host_time::HostTimes,
+    pub results: Lap,
+}
+
+impl SortHostTimes {
+    /// One line: "build 3.10 s (CPU 3.08 s), inputs ..., run ..., results ...".
+    pub fn describe(&self) -> String {
+        let (b, l, r) =
+            (self.build.describe("build"), self.load.describe("inputs"), self.results.describe("results"));
+        format!("{b}, {l}, {}, {r}", self.run.describe())
+    }
 }
 
 impl SortSpec {
@@ -221,6 +243,8 @@ impl SortSpec {
         }
         self.check_records().map_err(SimError::Setup)?;
         let f = self.cluster_file(self.algorithm.elf()).map_err(SimError::Setup)?;
+        let mut clock = Stopwatch::start();
+        let mut lap = || clock.lap();
         let mut sim = Simulation::cluster(&f, apps)?;
         sim.set_progress(progress);
         sim.set_phase_probe(super::harness::PROBE);
@@ -235,6 +259,7 @@ impl SortSpec {
         if let Some(d) = deadline {
             sim.set_wall_deadline(d);
         }
+        let build = lap();
         let inputs = load(
             &mut sim,
             self.seed,
@@ -244,7 +269,9 @@ impl SortSpec {
             self.cores.into(),
         )
         .map_err(SimError::Setup)?;
+        let load = lap();
         let outcome = sim.run()?;
+        lap();
         let outputs = read_outputs(&sim);
         let piece = Piece {
             unreadable: outputs.as_ref().err().cloned(),
@@ -273,7 +300,9 @@ impl SortSpec {
         first.append(&mut verdict.problems);
         verdict.problems = first;
         let hz = sim.clock().hz();
-        Ok(SortRun { outcome, judgement, verdict, figures: figures(&outputs, hz), outputs, totals, sim })
+        let figures = figures(&outputs, hz);
+        let host = SortHostTimes { build, load, run: sim.host_times(), results: lap() };
+        Ok(SortRun { outcome, judgement, verdict, figures, outputs, totals, sim, host })
     }
 }
 

@@ -35,6 +35,11 @@ impl SpinBarrier {
         SpinBarrier { threads, arrived, generation, sleepers: Mutex::new(0), wake: Condvar::new() }
     }
 
+    /// The threads that meet here.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
     /// Wait until every thread has called `wait`. What a thread wrote before is visible to
     /// every thread after (the arrivals chain through `arrived` to the last thread, whose
     /// release of `generation` the others acquire).

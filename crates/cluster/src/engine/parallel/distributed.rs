@@ -112,7 +112,9 @@ impl Simulation {
         let threads = self.threads.clamp(1, parts.len());
         let plan = Plan::new(parts, threads);
         let share = Share { plan: &plan, ranks, first, owner, wiring };
+        let started = std::time::Instant::now();
         let end = plan.with_workers(threads, || self.coordinate_ranks(&share, lookahead, limit, progress));
+        plan.times(&mut self.host_times, crate::engine::host_time::since(started));
         if !matches!(end, End::Panicked(_)) {
             self.now = share.latest();
         }

@@ -24,6 +24,7 @@ mod partition;
 pub mod ranks;
 mod wire;
 
+use crate::engine::host_time::{nanos, since, HostTimes};
 use crate::engine::outcome::{Outcome, SimError};
 use crate::engine::parallel::barrier::SpinBarrier;
 use crate::engine::progress::Progress;
@@ -32,6 +33,7 @@ use nanopu_sim::Time;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
 
 /// A partition and the error its last window ended with, if any.
 struct Slot {
@@ -57,6 +59,11 @@ struct Plan {
     quit: AtomicBool,
     /// A partition stopped within this window: the partitions not yet begun are skipped.
     halt: AtomicBool,
+    /// Host nanoseconds the threads spent inside partitions' windows (`HostTimes::busy`).
+    busy: AtomicU64,
+    /// Host nanoseconds of the windows, start to end, and how many (`HostTimes`).
+    window_ns: AtomicU64,
+    window_count: AtomicU64,
 }
 
 /// How the coordinator's loop ended (a cycle limit is reported once the cluster is whole).
@@ -83,6 +90,9 @@ impl Plan {
             next: AtomicUsize::new(0),
             quit: AtomicBool::new(false),
             halt: AtomicBool::new(false),
+            busy: AtomicU64::new(0),
+            window_ns: AtomicU64::new(0),
+            window_count: AtomicU64::new(0),
         }
     }
 
@@ -93,6 +103,12 @@ impl Plan {
     /// Take partitions one at a time and run their window, until none is left.
     fn work(&self) {
         let (from, to) = (Time(self.from.load(Relaxed)), Time(self.to.load(Relaxed)));
+        let started = Instant::now();
+        self.take_partitions(from, to);
+        self.busy.fetch_add(nanos(started.elapsed()), Relaxed);
+    }
+
+    fn take_partitions(&self, from: Time, to: Time) {
         loop {
             let i = self.next.fetch_add(1, Relaxed);
             if i >= self.slots.len() || self.halt.load(Relaxed) {
@@ -125,6 +141,7 @@ impl Plan {
 
     /// One window on every thread (the barriers order the stores before the loads).
     fn window(&self, from: Time, to: Time) {
+        let started = Instant::now();
         self.from.store(from.0, Relaxed);
         self.to.store(to.0, Relaxed);
         self.next.store(0, Relaxed);
@@ -132,6 +149,17 @@ impl Plan {
         self.start.wait();
         self.work();
         self.done.wait();
+        self.window_ns.fetch_add(nanos(started.elapsed()), Relaxed);
+        self.window_count.fetch_add(1, Relaxed);
+    }
+
+    /// The windows' host times into `t`; `coordinating`: the coordinator's whole loop.
+    fn times(&self, t: &mut HostTimes, coordinating: f64) {
+        t.busy = self.busy.load(Relaxed) as f64 * 1e-9;
+        t.windows = self.window_ns.load(Relaxed) as f64 * 1e-9;
+        t.window_count = self.window_count.load(Relaxed);
+        t.between = coordinating - t.windows;
+        t.threads = self.start.threads();
     }
 
     fn stop_workers(&self) {
@@ -234,10 +262,14 @@ impl Simulation {
         if let Some(ranks) = ranks::current() {
             return self.run_on_ranks(ranks, (lookahead, limit), progress);
         }
+        let started = Instant::now();
         let parts = self.split(0..self.partitions());
         let threads = self.threads.clamp(1, parts.len());
         let plan = Plan::new(parts, threads);
+        self.host_times.split_join = since(started);
+        let started = Instant::now();
         let end = plan.with_workers(threads, || self.coordinate(&plan, lookahead, limit, progress));
+        plan.times(&mut self.host_times, since(started));
         self.finish_partitioned(plan, end, limit)
     }
 
@@ -246,6 +278,7 @@ impl Simulation {
         if let End::Panicked(p) = end {
             std::panic::resume_unwind(p);
         }
+        let started = Instant::now();
         let mut parts: Vec<Simulation> =
             plan.slots.into_iter().map(|m| m.into_inner().expect("partition").sim).collect();
         for f in parts.iter_mut().filter_map(|p| p.failed.take()) {
@@ -254,6 +287,7 @@ impl Simulation {
         // Across MPI ranks `now` is already the latest of every rank's partitions.
         self.now = parts.iter().map(|p| p.now).max().unwrap_or(self.now).max(self.now);
         self.join(parts);
+        self.host_times.split_join += since(started);
         match end {
             End::Done(Outcome::AllExited) => {
                 self.end_settled();
