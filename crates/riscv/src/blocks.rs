@@ -25,7 +25,8 @@ const SLOTS: usize = 1024;
 /// Ops held before the cache starts again from empty (16 Ki ops of 12 bytes, 192 KiB):
 /// blocks displaced from their slot stay in `ops` until then.
 const MAX_OPS: usize = 16 * 1024;
-/// A block spans at most this many bytes, so that an op's offset fits its byte.
+/// A block spans at most this many bytes, so that an op's offset fits its byte (and the
+/// ops after it, at 2 bytes or more each, a signed one).
 pub(crate) const MAX_SPAN: u64 = 256;
 
 /// An op of a block with what the quick path needs to know of it without looking around.
@@ -40,8 +41,8 @@ pub(crate) struct BOp {
     pub chk: bool,
     /// Its pc less the block's.
     pub off: u8,
-    /// Its index in the block (the end marker's is the block's length).
-    pub idx: u8,
+    /// The ops of the block after it (-1 for the end marker).
+    pub left: i8,
 }
 
 const _: () = assert!(std::mem::size_of::<BOp>() == 12);
@@ -119,13 +120,15 @@ impl BlockCache {
         let first = self.ops.len();
         let (mut off, mut loaded) = (0u64, 0u64);
         for op in ops {
-            let idx = (self.ops.len() - first) as u8;
-            self.ops.push(BOp { op, kind: op.kind(), chk: reads(op, loaded), off: off as u8, idx });
+            self.ops.push(BOp { op, kind: op.kind(), chk: reads(op, loaded), off: off as u8, left: 0 });
             loaded |= loads_into(op);
             off += op.len() as u64;
         }
         let len = self.ops.len() - first;
-        let end = BOp { op: Op::ILLEGAL0, kind: Kind::Illegal, chk: false, off: off as u8, idx: len as u8 };
+        for (i, b) in self.ops[first..].iter_mut().enumerate() {
+            b.left = (len - 1 - i) as i8;
+        }
+        let end = BOp { op: Op::ILLEGAL0, kind: Kind::Illegal, chk: false, off: off as u8, left: -1 };
         self.ops.push(end);
         self.blocks.push(Block { pc, first: first as u32, len: len as u32, ..Block::NONE });
         let id = self.blocks.len() as u32;

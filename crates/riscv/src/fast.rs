@@ -68,6 +68,16 @@ macro_rules! store {
     }};
 }
 
+/// Where the careful path (`Core::careful`) left a block.
+enum Careful {
+    /// For this pc (or it stopped there at the horizon).
+    Left(u64),
+    /// `exec_rare` ran an op: the core's pc and cycle are its own.
+    Rare,
+    /// The quick path can run the block from op `i` on.
+    Quiet(usize),
+}
+
 /// Where an op of a block leaves the pc (`Core::step`).
 enum Flow {
     /// The next op of the block (or of the next block, after its last op).
@@ -119,22 +129,7 @@ impl Core {
             }
             // `fetch`'s I-cache step: the block is inside one line.
             cycle = self.enter_line(mem, pc, cycle);
-            let ops = mem.blocks.ops(block);
-            let len = block.len as usize;
-            // The horizon was checked before the line step (as `run_block` checks it before
-            // `fetch`): the first op runs whatever the step cost.
-            let mut from = (0, false);
-            if cycle >= self.quiet_from && cycle + len as u64 <= self.block_end {
-                from = match self.quick(ops, block.pc, len, &mut cycle, mem, plat)? {
-                    Quick::Left(to) => {
-                        pc = to;
-                        continue;
-                    }
-                    Quick::Careful(i) => (i, false),
-                    Quick::Late(i) => (i, true),
-                };
-            }
-            match self.careful(ops, block.pc, len, from, &mut cycle, mem, plat)? {
+            match self.run_one(mem.blocks.ops(block), block.pc, block.len as usize, &mut cycle, mem, plat)? {
                 Some(to) => pc = to,
                 None => return Ok(()),
             }
@@ -143,11 +138,44 @@ impl Core {
         Ok(())
     }
 
+    /// Run the block `ops` (`len` ops at `bpc`) from local cycle `cycle`: on the quick
+    /// path (`quick.rs`) while the scoreboard is quiet and the horizon at least the ops
+    /// left away, else on the careful one (`careful`). Returns the pc the block was left
+    /// for (or where it stopped at the horizon), or `None` after `exec_rare` ran an op
+    /// (the core's pc and cycle are its own).
+    #[inline(always)]
+    fn run_one<P: Platform>(
+        &mut self,
+        ops: *const BOp,
+        bpc: u64,
+        len: usize,
+        cycle: &mut u64,
+        mem: &mut NodeMem,
+        plat: &mut P,
+    ) -> Result<Option<u64>, Ex> {
+        // The horizon was checked before the line step (as `run_block` checks it before
+        // `fetch`): the first op runs whatever the step cost.
+        let mut from = (0, false);
+        loop {
+            if *cycle >= self.quiet_from && *cycle + (len - from.0) as u64 <= self.block_end {
+                from = match self.quick(ops, bpc, len, from.0, cycle, mem, plat)? {
+                    Quick::Left(to) => return Ok(Some(to)),
+                    Quick::Careful(i) => (i, false),
+                    Quick::Late(i) => (i, true),
+                };
+            }
+            match self.careful(ops, bpc, len, from, cycle, mem, plat)? {
+                Careful::Left(to) => return Ok(Some(to)),
+                Careful::Rare => return Ok(None),
+                Careful::Quiet(i) => from = (i, false),
+            }
+        }
+    }
+
     /// Run ops `i..` of a block (`ops`, `len` of them, at `bpc`; `(i, check)` in `from`)
     /// one by one, as `exec` does: the horizon (before op `i` only if `check`) and the
-    /// scoreboard checked before each. Returns the pc the block
-    /// was left for (or where it stopped at the horizon), or `None` after `exec_rare` ran
-    /// an op (the core's pc and cycle are its own).
+    /// scoreboard checked before each, until the block is left, `exec_rare` ran an op, or
+    /// the quick path can take the rest of the block again.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn careful<P: Platform>(
@@ -159,7 +187,7 @@ impl Core {
         cycle: &mut u64,
         mem: &mut NodeMem,
         plat: &mut P,
-    ) -> Result<Option<u64>, Ex> {
+    ) -> Result<Careful, Ex> {
         let (mut i, mut check) = from;
         loop {
             // SAFETY: ops `0..=len` of a cached block (the last the end marker); the cache
@@ -169,15 +197,18 @@ impl Core {
             let at = unsafe { ops.add(i) };
             let pc = bpc + unsafe { (*at).off } as u64;
             if i == len || (check && *cycle >= self.block_end) {
-                return Ok(Some(pc));
+                return Ok(Careful::Left(pc));
             }
-            check = true;
             // SAFETY: as above; `op` is the first field of `BOp` (repr(C)).
             match self.step(at as *const Op, pc, cycle, mem, plat)? {
                 Flow::Next => i += 1,
-                Flow::Jump(to) => return Ok(Some(to)),
-                Flow::Rare => return Ok(None),
+                Flow::Jump(to) => return Ok(Careful::Left(to)),
+                Flow::Rare => return Ok(Careful::Rare),
             }
+            if i < len && *cycle >= self.quiet_from && *cycle + (len - i) as u64 <= self.block_end {
+                return Ok(Careful::Quiet(i));
+            }
+            check = true;
         }
     }
 

@@ -44,12 +44,12 @@ pub(crate) enum Quick {
 /// `fast.rs`); a trap gives back the ops after it.
 macro_rules! qload {
     ($core:ident, $mem:ident, $plat:ident, $op:ident, $pc:ident, $c:ident, $left:ident, $addr:expr, $n:literal, $ext:expr) => {{
-        ($core.pc, $core.cycle) = ($pc, *$c);
+        ($core.pc, $core.cycle) = ($pc, $c);
         let v = match $core.load_op::<$n, P>($mem, $plat, $op, $addr) {
             Ok(v) => v,
-            Err(e) => return $core.give_back($left, Err(e)),
+            Err(e) => break $core.give_back($left, Err(e)),
         };
-        *$c = $core.cycle;
+        $c = $core.cycle;
         $core.quiet_from = $core.quiet_from.max($core.ready[$op.rd as usize]);
         $core.set_slot($op.rd, $ext(v));
     }};
@@ -57,113 +57,129 @@ macro_rules! qload {
 
 /// `exec`'s store of the low `$n` bytes of `$v` at `$addr` (as `store!` in `fast.rs`).
 macro_rules! qstore {
-    ($core:ident, $mem:ident, $plat:ident, $pc:ident, $c:ident, $left:ident, $addr:expr, $v:expr, $next:expr, $n:literal) => {{
-        ($core.pc, $core.cycle) = ($pc, *$c);
-        if let Err(e) = $core.int_store::<$n, P>($mem, $plat, $addr, $v, $next) {
-            return $core.give_back($left, Err(e));
+    ($core:ident, $mem:ident, $plat:ident, $op:ident, $pc:ident, $c:ident, $left:ident, $addr:expr, $v:expr, $n:literal) => {{
+        ($core.pc, $core.cycle) = ($pc, $c);
+        let next = $pc + $op.len() as u64;
+        if let Err(e) = $core.int_store::<$n, P>($mem, $plat, $addr, $v, next) {
+            break $core.give_back($left, Err(e));
         }
-        *$c = $core.cycle;
+        $c = $core.cycle;
+    }};
+}
+
+/// `exec`'s conditional branch (`Core::quick_branch`): leaves the block if taken.
+macro_rules! qbranch {
+    ($core:ident, $op:ident, $pc:ident, $taken:expr, $c:ident, $left:ident, $len:ident) => {{
+        let (taken, target) = ($taken, $pc.wrapping_add($op.imm as i64 as u64));
+        if $core.bp.branch_inline($pc, taken, target) {
+            $c += $core.t.mispredict_penalty;
+            $core.stats.stall_branch += $core.t.mispredict_penalty;
+            if !taken && $c + $left as u64 > $core.block_end {
+                break Ok($core.give_back($left, Quick::Late($len - $left)));
+            }
+        }
+        if taken {
+            break Ok($core.give_back($left, Quick::Left(target)));
+        }
+        continue;
     }};
 }
 
 impl Core {
-    /// Run the block `ops` (`len` ops at `bpc`) from its first op on the quick path (see
-    /// the module's text), from local cycle `cycle`, which the caller made sure is at or
-    /// past `quiet_from` and at least `len` before the horizon.
+    /// Run the block `ops` (`len` ops at `bpc`) from op `start` on the quick path (see the
+    /// module's text), from local cycle `cycle`, which the caller made sure is at or past
+    /// `quiet_from` and at least the ops left before the horizon.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn quick<P: Platform>(
         &mut self,
         ops: *const BOp,
         bpc: u64,
         len: usize,
+        start: usize,
         cycle: &mut u64,
         mem: &mut NodeMem,
         plat: &mut P,
     ) -> Result<Quick, Ex> {
-        self.stats.instret += len as u64;
-        let mut at = ops;
-        loop {
-            // SAFETY: ops `0..=len` of a cached block, the last the end marker, which
-            // leaves the loop (`Kind::Illegal`); see `Core::careful` on why they stay.
+        use Kind::*;
+        self.stats.instret += (len - start) as u64;
+        let mut c = *cycle;
+        // SAFETY: ops `0..=len` of a cached block, the last the end marker, which leaves
+        // the loop (`Kind::Illegal`); see `Core::careful` on why they stay.
+        let mut at = unsafe { ops.add(start) };
+        let r = loop {
+            // SAFETY: as above.
             let u = unsafe { *at };
             at = unsafe { at.add(1) };
-            let (op, i) = (u.op, u.idx as usize);
-            // Ops of the block after this one.
-            let left = len.wrapping_sub(i + 1);
+            let op = u.op;
+            // The ops of the block after this one.
+            let left = u.left as isize as usize;
             if u.chk {
-                if let Some(q) = self.quick_stall(op, *cycle, i, len) {
-                    return Ok(q);
+                if let Some(q) = self.quick_stall(op, c, len - left - 1, len) {
+                    break Ok(q);
                 }
-                *cycle = self.cycle;
+                c = self.cycle;
             }
-            *cycle += 1;
+            c += 1;
             let (a, b) = (self.slot(op.rs1), self.slot(op.rs2));
             let imm = op.imm as i64 as u64;
             let pc = bpc + u.off as u64;
-            let next = pc + op.len() as u64;
             let addr = a.wrapping_add(imm);
-            let c = &mut *cycle;
             match u.kind {
-                Kind::Lb => qload!(self, mem, plat, op, pc, c, left, addr, 1, |v| v as i8 as u64),
-                Kind::Lh => qload!(self, mem, plat, op, pc, c, left, addr, 2, |v| v as i16 as u64),
-                Kind::Lw => qload!(self, mem, plat, op, pc, c, left, addr, 4, |v| v as i32 as u64),
-                Kind::Ld => qload!(self, mem, plat, op, pc, c, left, addr, 8, |v| v),
-                Kind::Lbu => qload!(self, mem, plat, op, pc, c, left, addr, 1, |v| v),
-                Kind::Lhu => qload!(self, mem, plat, op, pc, c, left, addr, 2, |v| v),
-                Kind::Lwu => qload!(self, mem, plat, op, pc, c, left, addr, 4, |v| v),
-                Kind::Sb => qstore!(self, mem, plat, pc, c, left, addr, b, next, 1),
-                Kind::Sh => qstore!(self, mem, plat, pc, c, left, addr, b, next, 2),
-                Kind::Sw => qstore!(self, mem, plat, pc, c, left, addr, b, next, 4),
-                Kind::Sd => qstore!(self, mem, plat, pc, c, left, addr, b, next, 8),
-                Kind::Beq => match self.quick_branch(op, pc, a == b, c, i, left) {
-                    Some(q) => return Ok(q),
-                    None => continue,
-                },
-                Kind::Bne => match self.quick_branch(op, pc, a != b, c, i, left) {
-                    Some(q) => return Ok(q),
-                    None => continue,
-                },
-                Kind::Blt => match self.quick_branch(op, pc, (a as i64) < (b as i64), c, i, left) {
-                    Some(q) => return Ok(q),
-                    None => continue,
-                },
-                Kind::Bge => match self.quick_branch(op, pc, (a as i64) >= (b as i64), c, i, left) {
-                    Some(q) => return Ok(q),
-                    None => continue,
-                },
-                Kind::Bltu => match self.quick_branch(op, pc, a < b, c, i, left) {
-                    Some(q) => return Ok(q),
-                    None => continue,
-                },
-                Kind::Bgeu => match self.quick_branch(op, pc, a >= b, c, i, left) {
-                    Some(q) => return Ok(q),
-                    None => continue,
-                },
+                Lb => qload!(self, mem, plat, op, pc, c, left, addr, 1, |v| v as i8 as u64),
+                Lh => qload!(self, mem, plat, op, pc, c, left, addr, 2, |v| v as i16 as u64),
+                Lw => qload!(self, mem, plat, op, pc, c, left, addr, 4, |v| v as i32 as u64),
+                Ld => qload!(self, mem, plat, op, pc, c, left, addr, 8, |v| v),
+                Lbu => qload!(self, mem, plat, op, pc, c, left, addr, 1, |v| v),
+                Lhu => qload!(self, mem, plat, op, pc, c, left, addr, 2, |v| v),
+                Lwu => qload!(self, mem, plat, op, pc, c, left, addr, 4, |v| v),
+                Sb => qstore!(self, mem, plat, op, pc, c, left, addr, b, 1),
+                Sh => qstore!(self, mem, plat, op, pc, c, left, addr, b, 2),
+                Sw => qstore!(self, mem, plat, op, pc, c, left, addr, b, 4),
+                Sd => qstore!(self, mem, plat, op, pc, c, left, addr, b, 8),
+                Beq => qbranch!(self, op, pc, a == b, c, left, len),
+                Bne => qbranch!(self, op, pc, a != b, c, left, len),
+                Blt => qbranch!(self, op, pc, (a as i64) < (b as i64), c, left, len),
+                Bge => qbranch!(self, op, pc, (a as i64) >= (b as i64), c, left, len),
+                Bltu => qbranch!(self, op, pc, a < b, c, left, len),
+                Bgeu => qbranch!(self, op, pc, a >= b, c, left, len),
                 // A jump is a block's last op: nothing to give back.
-                Kind::Jal => return Ok(Quick::Left(self.jal_to(op, pc, next, c))),
-                Kind::Jalr => {
-                    (self.pc, self.cycle) = (pc, *c);
-                    self.jalr(op, a, next)?;
-                    *c = self.cycle;
-                    return Ok(Quick::Left(self.pc));
+                Jal => {
+                    let to = self.jal_to(op, pc, pc + op.len() as u64, &mut c);
+                    break Ok(Quick::Left(to));
                 }
-                k => match alu(k, a, b, imm, pc) {
-                    Some(v) => {
-                        self.set_slot(op.rd, v);
-                        continue;
-                    }
-                    // `exec_rare`'s ops and the end marker: the careful path's, from here.
-                    None => {
-                        *c -= 1;
-                        return self.give_back(len - i, Ok(Quick::Careful(i)));
-                    }
-                },
+                Jalr => {
+                    (self.pc, self.cycle) = (pc, c);
+                    self.jalr(op, a, pc + op.len() as u64)?;
+                    c = self.cycle;
+                    break Ok(Quick::Left(self.pc));
+                }
+                // `exec_rare`'s ops and the end marker (`Illegal`): the careful path's,
+                // from here.
+                Illegal | Net | FetchFault | Mul | Mulh | Mulhsu | Mulhu | Div | Divu | Rem | Remu | Mulw
+                | Divw | Divuw | Remw | Remuw | Fence | FenceI | Ecall | Ebreak | Mret | Wfi | Csrrw
+                | Csrrs | Csrrc | Csrrwi | Csrrsi | Csrrci | LrW | ScW | AmoW | LrD | ScD | AmoD | Bswap
+                | Fp => {
+                    c -= 1;
+                    let i = len.wrapping_sub(left).wrapping_sub(1);
+                    break Ok(self.give_back(len - i, Quick::Careful(i)));
+                }
+                Lui | Auipc | Addi | Slti | Sltiu | Xori | Ori | Andi | Slli | Srli | Srai | Add | Sub
+                | Sll | Slt | Sltu | Xor | Srl | Sra | Or | And | Addiw | Slliw | Srliw | Sraiw | Addw
+                | Subw | Sllw | Srlw | Sraw => {
+                    // SAFETY: `alu` gives a value for each of these kinds.
+                    let v = unsafe { alu(u.kind, a, b, imm, pc).unwrap_unchecked() };
+                    self.set_slot(op.rd, v);
+                    continue;
+                }
             }
             // A load or a store: it may have taken more than a cycle or moved the horizon.
-            if *cycle + left as u64 > self.block_end {
-                return self.give_back(left, Ok(Quick::Late(i + 1)));
+            if c + left as u64 > self.block_end {
+                break Ok(self.give_back(left, Quick::Late(len - left)));
             }
-        }
+        };
+        *cycle = c;
+        r
     }
 
     /// Take back the `n` ops of the block that will not run here from `instret`; `r`.
@@ -189,25 +205,6 @@ impl Core {
             return Some(self.give_back(len - i, Quick::Careful(i)));
         }
         self.stall(r, rs1, rs2);
-        None
-    }
-
-    /// `exec`'s conditional branch at `pc` (`Core::branch_to`), op `i` of the block with
-    /// `left` ops after it: `Some` if the block ends here (taken) or the careful path goes
-    /// on after it (a mispredict brought the horizon within reach), `None` to go on.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn quick_branch(&mut self, op: Op, pc: u64, taken: bool, cycle: &mut u64, i: usize, left: usize) -> Option<Quick> {
-        let target = pc.wrapping_add(op.imm as i64 as u64);
-        if self.bp.branch_inline(pc, taken, target) {
-            self.charge_mispredict(cycle);
-            if !taken && *cycle + left as u64 > self.block_end {
-                return Some(self.give_back(left, Quick::Late(i + 1)));
-            }
-        }
-        if taken {
-            return Some(self.give_back(left, Quick::Left(target)));
-        }
         None
     }
 }
