@@ -18,7 +18,7 @@
 //! always holds the ops the interpreter's `fetch` would read (docs/profile.md "Core
 //! engines"). It is empty, and costs nothing, until the fast engine runs on the node.
 
-use crate::op::{Kind, Op, NREGS};
+use crate::op::{Kind, Op};
 
 /// Direct-mapped lookup slots (by pc); a collision replaces the older block's slot.
 const SLOTS: usize = 1024;
@@ -36,9 +36,6 @@ pub(crate) struct BOp {
     pub op: Op,
     /// `op.kind()`, unpacked (`Illegal` for the end marker).
     pub kind: Kind,
-    /// It reads a register that a load earlier in the block wrote: its scoreboard check
-    /// cannot be skipped even in a block entered quiet.
-    pub chk: bool,
     /// Its pc less the block's.
     pub off: u8,
     /// The ops of the block after it (-1 for the end marker).
@@ -118,17 +115,16 @@ impl BlockCache {
             self.slots = vec![0; SLOTS];
         }
         let first = self.ops.len();
-        let (mut off, mut loaded) = (0u64, 0u64);
+        let mut off = 0u64;
         for op in ops {
-            self.ops.push(BOp { op, kind: op.kind(), chk: reads(op, loaded), off: off as u8, left: 0 });
-            loaded |= loads_into(op);
+            self.ops.push(BOp { op, kind: op.kind(), off: off as u8, left: 0 });
             off += op.len() as u64;
         }
         let len = self.ops.len() - first;
         for (i, b) in self.ops[first..].iter_mut().enumerate() {
             b.left = (len - 1 - i) as i8;
         }
-        let end = BOp { op: Op::ILLEGAL0, kind: Kind::Illegal, chk: false, off: off as u8, left: -1 };
+        let end = BOp { op: Op::ILLEGAL0, kind: Kind::Illegal, off: off as u8, left: -1 };
         self.ops.push(end);
         self.blocks.push(Block { pc, first: first as u32, len: len as u32, ..Block::NONE });
         let id = self.blocks.len() as u32;
@@ -152,19 +148,4 @@ impl BlockCache {
             self.line_shift = line_shift;
         }
     }
-}
-
-/// The register a load writes, as a bit of a mask over the register slots (0 for others).
-fn loads_into(op: Op) -> u64 {
-    use Kind::*;
-    const _: () = assert!(NREGS <= 64);
-    match op.kind() {
-        Lb | Lh | Lw | Ld | Lbu | Lhu | Lwu => 1 << op.rd,
-        _ => 0,
-    }
-}
-
-/// Does `op` read a register in the mask `loaded`?
-fn reads(op: Op, loaded: u64) -> bool {
-    (loaded >> op.rs1) & 1 != 0 || (loaded >> op.rs2) & 1 != 0
 }

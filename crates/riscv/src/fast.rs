@@ -125,46 +125,49 @@ impl Core {
         while cycle < self.block_end && pc / PAGE == page {
             if block.pc != pc {
                 id = if block.next_pc == pc { block.next } else { self.find_block(mem, id, pc) };
-                block = mem.blocks.block(id);
             }
             // `fetch`'s I-cache step: the block is inside one line.
             cycle = self.enter_line(mem, pc, cycle);
-            match self.run_one(mem.blocks.ops(block), block.pc, block.len as usize, &mut cycle, mem, plat)? {
+            match self.run_one(mem, plat, page, &mut id, &mut cycle)? {
                 Some(to) => pc = to,
                 None => return Ok(()),
             }
+            // The quick path may have gone on to other blocks.
+            block = mem.blocks.block(id);
         }
         (self.pc, self.cycle) = (pc, cycle);
         Ok(())
     }
 
-    /// Run the block `ops` (`len` ops at `bpc`) from local cycle `cycle`: on the quick
-    /// path (`quick.rs`) while the scoreboard is quiet and the horizon at least the ops
-    /// left away, else on the careful one (`careful`). Returns the pc the block was left
-    /// for (or where it stopped at the horizon), or `None` after `exec_rare` ran an op
-    /// (the core's pc and cycle are its own).
+    /// Run block `*id` (in code page `page`, its line stepped into) from local cycle
+    /// `cycle`: on the quick path (`quick.rs`, which may go on into the blocks after it)
+    /// while the scoreboard is quiet and the horizon at least the ops left away, else on
+    /// the careful one (`careful`). Returns the pc the last block run was left for (or
+    /// where it stopped at the horizon), or `None` after `exec_rare` ran an op (the core's
+    /// pc and cycle are its own); `*id` is then the last block run.
     #[inline(always)]
     fn run_one<P: Platform>(
         &mut self,
-        ops: *const BOp,
-        bpc: u64,
-        len: usize,
-        cycle: &mut u64,
         mem: &mut NodeMem,
         plat: &mut P,
+        page: u64,
+        id: &mut u32,
+        cycle: &mut u64,
     ) -> Result<Option<u64>, Ex> {
         // The horizon was checked before the line step (as `run_block` checks it before
         // `fetch`): the first op runs whatever the step cost.
         let mut from = (0, false);
         loop {
-            if *cycle >= self.quiet_from && *cycle + (len - from.0) as u64 <= self.block_end {
-                from = match self.quick(ops, bpc, len, from.0, cycle, mem, plat)? {
+            let len = mem.blocks.block(*id).len as usize;
+            if *cycle >= self.muldiv_watch && *cycle + (len - from.0) as u64 <= self.block_end {
+                from = match self.quick(mem, plat, page, from.0, id, cycle)? {
                     Quick::Left(to) => return Ok(Some(to)),
                     Quick::Careful(i) => (i, false),
                     Quick::Late(i) => (i, true),
                 };
             }
-            match self.careful(ops, bpc, len, from, cycle, mem, plat)? {
+            let b = mem.blocks.block(*id);
+            match self.careful(mem.blocks.ops(b), b.pc, b.len as usize, from, cycle, mem, plat)? {
                 Careful::Left(to) => return Ok(Some(to)),
                 Careful::Rare => return Ok(None),
                 Careful::Quiet(i) => from = (i, false),
@@ -205,7 +208,7 @@ impl Core {
                 Flow::Jump(to) => return Ok(Careful::Left(to)),
                 Flow::Rare => return Ok(Careful::Rare),
             }
-            if i < len && *cycle >= self.quiet_from && *cycle + (len - i) as u64 <= self.block_end {
+            if i < len && *cycle >= self.muldiv_watch && *cycle + (len - i) as u64 <= self.block_end {
                 return Ok(Careful::Quiet(i));
             }
             check = true;

@@ -28,6 +28,7 @@ use crate::exec::alu;
 use crate::mem::NodeMem;
 use crate::op::{Kind, Op};
 use crate::platform::Platform;
+use crate::program::PAGE;
 
 /// Where a block's quick run stopped.
 pub(crate) enum Quick {
@@ -43,11 +44,11 @@ pub(crate) enum Quick {
 /// `exec`'s load of `$n` bytes at `$addr`, extended by `$ext`, into `$op.rd` (as `load!` in
 /// `fast.rs`); a trap gives back the ops after it.
 macro_rules! qload {
-    ($core:ident, $mem:ident, $plat:ident, $op:ident, $pc:ident, $c:ident, $left:ident, $addr:expr, $n:literal, $ext:expr) => {{
+    ($ops:lifetime, $core:ident, $mem:ident, $plat:ident, $op:ident, $pc:ident, $c:ident, $left:ident, $addr:expr, $n:literal, $ext:expr) => {{
         ($core.pc, $core.cycle) = ($pc, $c);
         let v = match $core.load_op::<$n, P>($mem, $plat, $op, $addr) {
             Ok(v) => v,
-            Err(e) => break $core.give_back($left, Err(e)),
+            Err(e) => break $ops $core.give_back($left, Err(e)),
         };
         $c = $core.cycle;
         $core.quiet_from = $core.quiet_from.max($core.ready[$op.rd as usize]);
@@ -57,11 +58,11 @@ macro_rules! qload {
 
 /// `exec`'s store of the low `$n` bytes of `$v` at `$addr` (as `store!` in `fast.rs`).
 macro_rules! qstore {
-    ($core:ident, $mem:ident, $plat:ident, $op:ident, $pc:ident, $c:ident, $left:ident, $addr:expr, $v:expr, $n:literal) => {{
+    ($ops:lifetime, $core:ident, $mem:ident, $plat:ident, $op:ident, $pc:ident, $c:ident, $left:ident, $addr:expr, $v:expr, $n:literal) => {{
         ($core.pc, $core.cycle) = ($pc, $c);
         let next = $pc + $op.len() as u64;
         if let Err(e) = $core.int_store::<$n, P>($mem, $plat, $addr, $v, next) {
-            break $core.give_back($left, Err(e));
+            break $ops $core.give_back($left, Err(e));
         }
         $c = $core.cycle;
     }};
@@ -69,29 +70,105 @@ macro_rules! qstore {
 
 /// `exec`'s conditional branch (`Core::quick_branch`): leaves the block if taken.
 macro_rules! qbranch {
-    ($core:ident, $op:ident, $pc:ident, $taken:expr, $c:ident, $left:ident, $len:ident) => {{
+    ($ops:lifetime, $core:ident, $op:ident, $pc:ident, $taken:expr, $c:ident, $left:ident, $len:ident) => {{
         let (taken, target) = ($taken, $pc.wrapping_add($op.imm as i64 as u64));
         if $core.bp.branch_inline($pc, taken, target) {
             $c += $core.t.mispredict_penalty;
             $core.stats.stall_branch += $core.t.mispredict_penalty;
             if !taken && $c + $left as u64 > $core.block_end {
-                break Ok($core.give_back($left, Quick::Late($len - $left)));
+                break $ops Ok($core.give_back($left, Quick::Late($len - $left)));
             }
         }
         if taken {
-            break Ok($core.give_back($left, Quick::Left(target)));
+            break $ops Ok($core.give_back($left, Quick::Left(target)));
         }
-        continue;
+        continue $ops;
+    }};
+}
+
+/// An integer ALU op of kind `$k` (`exec::alu`, folded for the one kind).
+macro_rules! qalu {
+    ($ops:lifetime, $core:ident, $op:ident, $k:ident, $a:ident, $b:ident, $imm:ident, $pc:ident) => {{
+        // SAFETY: `alu` gives a value for every kind `qalu!` is used with.
+        let v = unsafe { alu(Kind::$k, $a, $b, $imm, $pc).unwrap_unchecked() };
+        $core.set_slot($op.rd, v);
+        continue $ops;
     }};
 }
 
 impl Core {
-    /// Run the block `ops` (`len` ops at `bpc`) from op `start` on the quick path (see the
-    /// module's text), from local cycle `cycle`, which the caller made sure is at or past
-    /// `quiet_from` and at least the ops left before the horizon.
+    /// Run block `*id` (at its pc, in code page `page`, its line stepped into) from op
+    /// `start` on the quick path (see the module's text), from local cycle `cycle`, which
+    /// the caller made sure is at or past `quiet_from` and at least the ops left before the
+    /// horizon; then the blocks it leaves for, as long as each is cached, in the page and
+    /// the line `fetch` holds or the one before, and meets the same two conditions. `*id`
+    /// is then the last block run (the one `Quick::Careful` and `Late` speak of).
+    #[inline(never)]
+    pub(crate) fn quick<P: Platform>(
+        &mut self,
+        mem: &mut NodeMem,
+        plat: &mut P,
+        page: u64,
+        start: usize,
+        id: &mut u32,
+        cycle: &mut u64,
+    ) -> Result<Quick, Ex> {
+        let (mut at, mut c) = (*id, *cycle);
+        let mut b = mem.blocks.block(at);
+        let mut r = self.quick_ops(mem.blocks.ops(b), b.pc, b.len as usize, start, &mut c, mem, plat);
+        while let Ok(Quick::Left(to)) = r {
+            let Some(next) = self.quick_next(mem, page, at, to, c) else { break };
+            at = next;
+            b = mem.blocks.block(at);
+            r = self.quick_ops(mem.blocks.ops(b), b.pc, b.len as usize, 0, &mut c, mem, plat);
+        }
+        (*id, *cycle) = (at, c);
+        r
+    }
+
+    /// The block the quick path goes on with after block `from` left for `to` at cycle
+    /// `c`, if it can: `to` is in `page` and starts a cached block (the same, the one
+    /// `from` last left for, or found and then remembered in `from`) that the quick
+    /// conditions hold for, in the line `fetch` holds or the one before (`enter_line`
+    /// without a miss; the horizon is checked first, as `run_block` checks it before
+    /// `fetch`).
+    #[inline(always)]
+    fn quick_next(&mut self, mem: &mut NodeMem, page: u64, from: u32, to: u64, c: u64) -> Option<u32> {
+        if to / PAGE != page {
+            return None;
+        }
+        let b = mem.blocks.block(from);
+        let next = if b.pc == to {
+            from
+        } else if b.next_pc == to {
+            b.next
+        } else {
+            match mem.blocks.find(to) {
+                0 => return None,
+                n => {
+                    mem.blocks.chain(from, to, n);
+                    n
+                }
+            }
+        };
+        let len = mem.blocks.block(next).len as u64;
+        if c < self.muldiv_watch || c + len > self.block_end {
+            return None;
+        }
+        let line = to >> self.line_shift;
+        if line != self.iline {
+            if line != self.iprev {
+                return None;
+            }
+            (self.iprev, self.iline) = (self.iline, line);
+        }
+        Some(next)
+    }
+
+    /// One block's ops from op `start` on the quick path.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn quick<P: Platform>(
+    fn quick_ops<P: Platform>(
         &mut self,
         ops: *const BOp,
         bpc: u64,
@@ -107,72 +184,109 @@ impl Core {
         // SAFETY: ops `0..=len` of a cached block, the last the end marker, which leaves
         // the loop (`Kind::Illegal`); see `Core::careful` on why they stay.
         let mut at = unsafe { ops.add(start) };
-        let r = loop {
-            // SAFETY: as above.
-            let u = unsafe { *at };
+        let r = 'ops: loop {
+            let p = at;
+            // SAFETY: as above (the fields are read where they are needed, through `p`).
+            let op = unsafe { (*p).op };
             at = unsafe { at.add(1) };
-            let op = u.op;
-            // The ops of the block after this one.
-            let left = u.left as isize as usize;
-            if u.chk {
-                if let Some(q) = self.quick_stall(op, c, len - left - 1, len) {
-                    break Ok(q);
+            // The ops of the block after this one; this op's pc.
+            macro_rules! left {
+                () => {
+                    unsafe { (*p).left } as isize as usize
+                };
+            }
+            macro_rules! pc {
+                () => {
+                    bpc + unsafe { (*p).off } as u64
+                };
+            }
+            // `exec`'s scoreboard check, while a load's result may be pending.
+            if c < self.quiet_from {
+                if let Some(q) = self.quick_stall(op, c, len - left!() - 1, len) {
+                    break 'ops Ok(q);
                 }
                 c = self.cycle;
             }
             c += 1;
             let (a, b) = (self.slot(op.rs1), self.slot(op.rs2));
             let imm = op.imm as i64 as u64;
-            let pc = bpc + u.off as u64;
             let addr = a.wrapping_add(imm);
-            match u.kind {
-                Lb => qload!(self, mem, plat, op, pc, c, left, addr, 1, |v| v as i8 as u64),
-                Lh => qload!(self, mem, plat, op, pc, c, left, addr, 2, |v| v as i16 as u64),
-                Lw => qload!(self, mem, plat, op, pc, c, left, addr, 4, |v| v as i32 as u64),
-                Ld => qload!(self, mem, plat, op, pc, c, left, addr, 8, |v| v),
-                Lbu => qload!(self, mem, plat, op, pc, c, left, addr, 1, |v| v),
-                Lhu => qload!(self, mem, plat, op, pc, c, left, addr, 2, |v| v),
-                Lwu => qload!(self, mem, plat, op, pc, c, left, addr, 4, |v| v),
-                Sb => qstore!(self, mem, plat, op, pc, c, left, addr, b, 1),
-                Sh => qstore!(self, mem, plat, op, pc, c, left, addr, b, 2),
-                Sw => qstore!(self, mem, plat, op, pc, c, left, addr, b, 4),
-                Sd => qstore!(self, mem, plat, op, pc, c, left, addr, b, 8),
-                Beq => qbranch!(self, op, pc, a == b, c, left, len),
-                Bne => qbranch!(self, op, pc, a != b, c, left, len),
-                Blt => qbranch!(self, op, pc, (a as i64) < (b as i64), c, left, len),
-                Bge => qbranch!(self, op, pc, (a as i64) >= (b as i64), c, left, len),
-                Bltu => qbranch!(self, op, pc, a < b, c, left, len),
-                Bgeu => qbranch!(self, op, pc, a >= b, c, left, len),
-                // A jump is a block's last op: nothing to give back.
-                Jal => {
-                    let to = self.jal_to(op, pc, pc + op.len() as u64, &mut c);
-                    break Ok(Quick::Left(to));
-                }
-                Jalr => {
-                    (self.pc, self.cycle) = (pc, c);
-                    self.jalr(op, a, pc + op.len() as u64)?;
-                    c = self.cycle;
-                    break Ok(Quick::Left(self.pc));
-                }
-                // `exec_rare`'s ops and the end marker (`Illegal`): the careful path's,
-                // from here.
-                Illegal | Net | FetchFault | Mul | Mulh | Mulhsu | Mulhu | Div | Divu | Rem | Remu | Mulw
-                | Divw | Divuw | Remw | Remuw | Fence | FenceI | Ecall | Ebreak | Mret | Wfi | Csrrw
-                | Csrrs | Csrrc | Csrrwi | Csrrsi | Csrrci | LrW | ScW | AmoW | LrD | ScD | AmoD | Bswap
-                | Fp => {
-                    c -= 1;
-                    let i = len.wrapping_sub(left).wrapping_sub(1);
-                    break Ok(self.give_back(len - i, Quick::Careful(i)));
-                }
-                Lui | Auipc | Addi | Slti | Sltiu | Xori | Ori | Andi | Slli | Srli | Srai | Add | Sub
-                | Sll | Slt | Sltu | Xor | Srl | Sra | Or | And | Addiw | Slliw | Srliw | Sraiw | Addw
-                | Subw | Sllw | Srlw | Sraw => {
-                    // SAFETY: `alu` gives a value for each of these kinds.
-                    let v = unsafe { alu(u.kind, a, b, imm, pc).unwrap_unchecked() };
-                    self.set_slot(op.rd, v);
-                    continue;
+            {
+                let (pc, left) = (pc!(), left!());
+                match unsafe { (*p).kind } {
+                    Lb => qload!('ops, self, mem, plat, op, pc, c, left, addr, 1, |v| v as i8 as u64),
+                    Lh => qload!('ops, self, mem, plat, op, pc, c, left, addr, 2, |v| v as i16 as u64),
+                    Lw => qload!('ops, self, mem, plat, op, pc, c, left, addr, 4, |v| v as i32 as u64),
+                    Ld => qload!('ops, self, mem, plat, op, pc, c, left, addr, 8, |v| v),
+                    Lbu => qload!('ops, self, mem, plat, op, pc, c, left, addr, 1, |v| v),
+                    Lhu => qload!('ops, self, mem, plat, op, pc, c, left, addr, 2, |v| v),
+                    Lwu => qload!('ops, self, mem, plat, op, pc, c, left, addr, 4, |v| v),
+                    Sb => qstore!('ops, self, mem, plat, op, pc, c, left, addr, b, 1),
+                    Sh => qstore!('ops, self, mem, plat, op, pc, c, left, addr, b, 2),
+                    Sw => qstore!('ops, self, mem, plat, op, pc, c, left, addr, b, 4),
+                    Sd => qstore!('ops, self, mem, plat, op, pc, c, left, addr, b, 8),
+                    Beq => qbranch!('ops, self, op, pc, a == b, c, left, len),
+                    Bne => qbranch!('ops, self, op, pc, a != b, c, left, len),
+                    Blt => qbranch!('ops, self, op, pc, (a as i64) < (b as i64), c, left, len),
+                    Bge => qbranch!('ops, self, op, pc, (a as i64) >= (b as i64), c, left, len),
+                    Bltu => qbranch!('ops, self, op, pc, a < b, c, left, len),
+                    Bgeu => qbranch!('ops, self, op, pc, a >= b, c, left, len),
+                    // A jump is a block's last op: nothing to give back.
+                    Jal => {
+                        let to = self.jal_to(op, pc, pc + op.len() as u64, &mut c);
+                        break 'ops Ok(Quick::Left(to));
+                    }
+                    Jalr => {
+                        (self.pc, self.cycle) = (pc, c);
+                        if let Err(e) = self.jalr(op, a, pc + op.len() as u64) {
+                            break 'ops Err(e);
+                        }
+                        c = self.cycle;
+                        break 'ops Ok(Quick::Left(self.pc));
+                    }
+                    // `exec_rare`'s ops and the end marker (`Illegal`): the careful path's,
+                    // from here.
+                    Illegal | Net | FetchFault | Mul | Mulh | Mulhsu | Mulhu | Div | Divu | Rem | Remu | Mulw | Divw
+                    | Divuw | Remw | Remuw | Fence | FenceI | Ecall | Ebreak | Mret | Wfi | Csrrw | Csrrs
+                    | Csrrc | Csrrwi | Csrrsi | Csrrci | LrW | ScW | AmoW | LrD | ScD | AmoD | Bswap | Fp => {
+                        c -= 1;
+                        let i = len.wrapping_sub(left).wrapping_sub(1);
+                        break 'ops Ok(self.give_back(len - i, Quick::Careful(i)));
+                    }
+                    // One arm per kind, so that each is its own target of the dispatch.
+                    Lui => qalu!('ops, self, op, Lui, a, b, imm, pc),
+                    Auipc => qalu!('ops, self, op, Auipc, a, b, imm, pc),
+                    Addi => qalu!('ops, self, op, Addi, a, b, imm, pc),
+                    Slti => qalu!('ops, self, op, Slti, a, b, imm, pc),
+                    Sltiu => qalu!('ops, self, op, Sltiu, a, b, imm, pc),
+                    Xori => qalu!('ops, self, op, Xori, a, b, imm, pc),
+                    Ori => qalu!('ops, self, op, Ori, a, b, imm, pc),
+                    Andi => qalu!('ops, self, op, Andi, a, b, imm, pc),
+                    Slli => qalu!('ops, self, op, Slli, a, b, imm, pc),
+                    Srli => qalu!('ops, self, op, Srli, a, b, imm, pc),
+                    Srai => qalu!('ops, self, op, Srai, a, b, imm, pc),
+                    Add => qalu!('ops, self, op, Add, a, b, imm, pc),
+                    Sub => qalu!('ops, self, op, Sub, a, b, imm, pc),
+                    Sll => qalu!('ops, self, op, Sll, a, b, imm, pc),
+                    Slt => qalu!('ops, self, op, Slt, a, b, imm, pc),
+                    Sltu => qalu!('ops, self, op, Sltu, a, b, imm, pc),
+                    Xor => qalu!('ops, self, op, Xor, a, b, imm, pc),
+                    Srl => qalu!('ops, self, op, Srl, a, b, imm, pc),
+                    Sra => qalu!('ops, self, op, Sra, a, b, imm, pc),
+                    Or => qalu!('ops, self, op, Or, a, b, imm, pc),
+                    And => qalu!('ops, self, op, And, a, b, imm, pc),
+                    Addiw => qalu!('ops, self, op, Addiw, a, b, imm, pc),
+                    Slliw => qalu!('ops, self, op, Slliw, a, b, imm, pc),
+                    Srliw => qalu!('ops, self, op, Srliw, a, b, imm, pc),
+                    Sraiw => qalu!('ops, self, op, Sraiw, a, b, imm, pc),
+                    Addw => qalu!('ops, self, op, Addw, a, b, imm, pc),
+                    Subw => qalu!('ops, self, op, Subw, a, b, imm, pc),
+                    Sllw => qalu!('ops, self, op, Sllw, a, b, imm, pc),
+                    Srlw => qalu!('ops, self, op, Srlw, a, b, imm, pc),
+                    Sraw => qalu!('ops, self, op, Sraw, a, b, imm, pc),
                 }
             }
+            let left = left!();
             // A load or a store: it may have taken more than a cycle or moved the horizon.
             if c + left as u64 > self.block_end {
                 break Ok(self.give_back(left, Quick::Late(len - left)));
