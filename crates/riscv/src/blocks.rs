@@ -40,6 +40,8 @@ pub(crate) struct BOp {
     pub off: u8,
     /// The ops of the block after it (-1 for the end marker).
     pub left: i8,
+    /// Its index in the block (the end marker's is the block's length).
+    pub idx: u8,
 }
 
 const _: () = assert!(std::mem::size_of::<BOp>() == 12);
@@ -117,14 +119,15 @@ impl BlockCache {
         let first = self.ops.len();
         let mut off = 0u64;
         for op in ops {
-            self.ops.push(BOp { op, kind: op.kind(), off: off as u8, left: 0 });
+            let idx = (self.ops.len() - first) as u8;
+            self.ops.push(BOp { op, kind: op.kind(), off: off as u8, left: 0, idx });
             off += op.len() as u64;
         }
         let len = self.ops.len() - first;
         for (i, b) in self.ops[first..].iter_mut().enumerate() {
             b.left = (len - 1 - i) as i8;
         }
-        let end = BOp { op: Op::ILLEGAL0, kind: Kind::Illegal, off: off as u8, left: -1 };
+        let end = BOp { op: Op::ILLEGAL0, kind: Kind::Illegal, off: off as u8, left: -1, idx: len as u8 };
         self.ops.push(end);
         self.blocks.push(Block { pc, first: first as u32, len: len as u32, ..Block::NONE });
         let id = self.blocks.len() as u32;

@@ -41,46 +41,46 @@ pub(crate) enum Quick {
     Late(usize),
 }
 
-/// `exec`'s load of `$n` bytes at `$addr`, extended by `$ext`, into `$op.rd` (as `load!` in
-/// `fast.rs`); a trap gives back the ops after it.
+/// `exec`'s load of `$n` bytes at `$addr`, extended by `$ext`, into `$op.rd`, at `$pc`; a
+/// trap gives back the ops after it.
 macro_rules! qload {
-    ($ops:lifetime, $core:ident, $mem:ident, $plat:ident, $op:ident, $pc:ident, $c:ident, $left:ident, $addr:expr, $n:literal, $ext:expr) => {{
-        ($core.pc, $core.cycle) = ($pc, $c);
+    ($ops:lifetime, $core:ident, $mem:ident, $plat:ident, $op:ident, $pc:expr, $left:expr, $addr:expr, $n:literal, $ext:expr) => {{
+        $core.pc = $pc;
         let v = match $core.load_op::<$n, P>($mem, $plat, $op, $addr) {
             Ok(v) => v,
             Err(e) => break $ops $core.give_back($left, Err(e)),
         };
-        $c = $core.cycle;
         $core.quiet_from = $core.quiet_from.max($core.ready[$op.rd as usize]);
         $core.set_slot($op.rd, $ext(v));
     }};
 }
 
-/// `exec`'s store of the low `$n` bytes of `$v` at `$addr` (as `store!` in `fast.rs`).
+/// `exec`'s store of the low `$n` bytes of `$v` at `$addr`, at `$pc`.
 macro_rules! qstore {
-    ($ops:lifetime, $core:ident, $mem:ident, $plat:ident, $op:ident, $pc:ident, $c:ident, $left:ident, $addr:expr, $v:expr, $n:literal) => {{
-        ($core.pc, $core.cycle) = ($pc, $c);
-        let next = $pc + $op.len() as u64;
-        if let Err(e) = $core.int_store::<$n, P>($mem, $plat, $addr, $v, next) {
+    ($ops:lifetime, $core:ident, $mem:ident, $plat:ident, $op:ident, $pc:expr, $left:expr, $addr:expr, $v:expr, $n:literal) => {{
+        let pc = $pc;
+        $core.pc = pc;
+        if let Err(e) = $core.int_store::<$n, P>($mem, $plat, $addr, $v, pc + $op.len() as u64) {
             break $ops $core.give_back($left, Err(e));
         }
-        $c = $core.cycle;
     }};
 }
 
-/// `exec`'s conditional branch (`Core::quick_branch`): leaves the block if taken.
+/// `exec`'s conditional branch at `$pc`: leaves the block if taken; after a mispredict of
+/// a branch not taken, the horizon is checked again for the ops after it.
 macro_rules! qbranch {
-    ($ops:lifetime, $core:ident, $op:ident, $pc:ident, $taken:expr, $c:ident, $left:ident, $len:ident) => {{
-        let (taken, target) = ($taken, $pc.wrapping_add($op.imm as i64 as u64));
-        if $core.bp.branch_inline($pc, taken, target) {
-            $c += $core.t.mispredict_penalty;
-            $core.stats.stall_branch += $core.t.mispredict_penalty;
-            if !taken && $c + $left as u64 > $core.block_end {
-                break $ops Ok($core.give_back($left, Quick::Late($len - $left)));
+    ($ops:lifetime, $core:ident, $op:ident, $p:ident, $pc:expr, $taken:expr) => {{
+        let (pc, taken) = ($pc, $taken);
+        let target = pc.wrapping_add($op.imm as i64 as u64);
+        if $core.bp.branch_inline(pc, taken, target) {
+            $core.mispredict();
+            let left = unsafe { (*$p).left } as u64;
+            if !taken && $core.cycle + left > $core.block_end {
+                break $ops Ok($core.give_back(left as usize, Quick::Late(unsafe { (*$p).idx } as usize + 1)));
             }
         }
         if taken {
-            break $ops Ok($core.give_back($left, Quick::Left(target)));
+            break $ops Ok($core.give_back(unsafe { (*$p).left } as usize, Quick::Left(target)));
         }
         continue $ops;
     }};
@@ -88,12 +88,23 @@ macro_rules! qbranch {
 
 /// An integer ALU op of kind `$k` (`exec::alu`, folded for the one kind).
 macro_rules! qalu {
-    ($ops:lifetime, $core:ident, $op:ident, $k:ident, $a:ident, $b:ident, $imm:ident, $pc:ident) => {{
+    ($ops:lifetime, $core:ident, $op:ident, $k:ident, $a:ident, $b:ident, $imm:ident, $pc:expr) => {{
+        let pc = $pc;
         // SAFETY: `alu` gives a value for every kind `qalu!` is used with.
-        let v = unsafe { alu(Kind::$k, $a, $b, $imm, $pc).unwrap_unchecked() };
+        let v = unsafe { alu(Kind::$k, $a, $b, $imm, pc).unwrap_unchecked() };
         $core.set_slot($op.rd, v);
         continue $ops;
     }};
+}
+
+/// What the quick path does after a block (`Core::quick_next`).
+enum Next {
+    /// Run this block (index + 1) quickly too.
+    Block(u32),
+    /// Hand this block, its line stepped into, to the careful path from its first op.
+    Careful(u32),
+    /// Hand the pc to `run_blocks`.
+    Stop,
 }
 
 impl Core {
@@ -113,29 +124,40 @@ impl Core {
         id: &mut u32,
         cycle: &mut u64,
     ) -> Result<Quick, Ex> {
-        let (mut at, mut c) = (*id, *cycle);
+        // The cycle is the core's own here, as in `exec`.
+        let mut at = *id;
+        self.cycle = *cycle;
         let mut b = mem.blocks.block(at);
-        let mut r = self.quick_ops(mem.blocks.ops(b), b.pc, b.len as usize, start, &mut c, mem, plat);
+        self.stats.instret += (b.len as usize - start) as u64;
+        // SAFETY: `start` is at most the block's length (`run_one`).
+        let mut r = self.quick_ops(unsafe { mem.blocks.ops(b).add(start) }, b.pc, mem, plat);
         while let Ok(Quick::Left(to)) = r {
-            let Some(next) = self.quick_next(mem, page, at, to, c) else { break };
-            at = next;
+            match self.quick_next(mem, page, at, to) {
+                Next::Block(next) => at = next,
+                Next::Careful(next) => {
+                    (at, r) = (next, Ok(Quick::Careful(0)));
+                    break;
+                }
+                Next::Stop => break,
+            }
             b = mem.blocks.block(at);
-            r = self.quick_ops(mem.blocks.ops(b), b.pc, b.len as usize, 0, &mut c, mem, plat);
+            self.stats.instret += b.len as u64;
+            r = self.quick_ops(mem.blocks.ops(b), b.pc, mem, plat);
         }
-        (*id, *cycle) = (at, c);
+        (*id, *cycle) = (at, self.cycle);
         r
     }
 
-    /// The block the quick path goes on with after block `from` left for `to` at cycle
-    /// `c`, if it can: `to` is in `page` and starts a cached block (the same, the one
-    /// `from` last left for, or found and then remembered in `from`) that the quick
-    /// conditions hold for, in the line `fetch` holds or the one before (`enter_line`
-    /// without a miss; the horizon is checked first, as `run_block` checks it before
-    /// `fetch`).
+    /// The block the quick path goes on with after block `from` left for `to`, if it can:
+    /// `to` is in `page` and starts a cached block (the same, the one `from` last left
+    /// for, or found and then remembered in `from`) that the quick conditions hold for;
+    /// then `fetch`'s line step (`enter_line`), after which a miss may leave the block to
+    /// the careful path. `Stop` changes nothing but the successor remembered.
     #[inline(always)]
-    fn quick_next(&mut self, mem: &mut NodeMem, page: u64, from: u32, to: u64, c: u64) -> Option<u32> {
+    fn quick_next(&mut self, mem: &mut NodeMem, page: u64, from: u32, to: u64) -> Next {
+        let c = self.cycle;
         if to / PAGE != page {
-            return None;
+            return Next::Stop;
         }
         let b = mem.blocks.block(from);
         let next = if b.pc == to {
@@ -144,7 +166,7 @@ impl Core {
             b.next
         } else {
             match mem.blocks.find(to) {
-                0 => return None,
+                0 => return Next::Stop,
                 n => {
                     mem.blocks.chain(from, to, n);
                     n
@@ -153,147 +175,136 @@ impl Core {
         };
         let len = mem.blocks.block(next).len as u64;
         if c < self.muldiv_watch || c + len > self.block_end {
-            return None;
+            return Next::Stop;
         }
         let line = to >> self.line_shift;
         if line != self.iline {
             if line != self.iprev {
-                return None;
+                self.pc = to;
+                self.fetch_line(mem, line);
+                if self.cycle + len > self.block_end {
+                    return Next::Careful(next);
+                }
+            } else {
+                (self.iprev, self.iline) = (self.iline, line);
             }
-            (self.iprev, self.iline) = (self.iline, line);
         }
-        Some(next)
+        Next::Block(next)
     }
 
-    /// One block's ops from op `start` on the quick path.
+    /// A block's ops from `at` on, on the quick path, at the core's cycle (`instret`
+    /// already counts them).
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn quick_ops<P: Platform>(
-        &mut self,
-        ops: *const BOp,
-        bpc: u64,
-        len: usize,
-        start: usize,
-        cycle: &mut u64,
-        mem: &mut NodeMem,
-        plat: &mut P,
-    ) -> Result<Quick, Ex> {
+    fn quick_ops<P: Platform>(&mut self, mut at: *const BOp, bpc: u64, mem: &mut NodeMem, plat: &mut P) -> Result<Quick, Ex> {
         use Kind::*;
-        self.stats.instret += (len - start) as u64;
-        let mut c = *cycle;
-        // SAFETY: ops `0..=len` of a cached block, the last the end marker, which leaves
-        // the loop (`Kind::Illegal`); see `Core::careful` on why they stay.
-        let mut at = unsafe { ops.add(start) };
-        let r = 'ops: loop {
+        'ops: loop {
             let p = at;
-            // SAFETY: as above (the fields are read where they are needed, through `p`).
+            // SAFETY: ops of a cached block up to its end marker, which leaves the loop
+            // (`Kind::Illegal`); see `Core::careful` on why they stay. The other fields
+            // are read where they are needed, through `p`.
             let op = unsafe { (*p).op };
             at = unsafe { at.add(1) };
-            // The ops of the block after this one; this op's pc.
-            macro_rules! left {
-                () => {
-                    unsafe { (*p).left } as isize as usize
-                };
-            }
+            // This op's pc; the ops of the block after it.
             macro_rules! pc {
                 () => {
                     bpc + unsafe { (*p).off } as u64
                 };
             }
-            // `exec`'s scoreboard check, while a load's result may be pending.
-            if c < self.quiet_from {
-                if let Some(q) = self.quick_stall(op, c, len - left!() - 1, len) {
-                    break 'ops Ok(q);
-                }
-                c = self.cycle;
+            macro_rules! left {
+                () => {
+                    unsafe { (*p).left } as isize as usize
+                };
             }
-            c += 1;
+            // `exec`'s scoreboard check, while a load's result may be pending.
+            if self.cycle < self.quiet_from {
+                if let Some(q) = self.quick_stall(op, unsafe { &*p }) {
+                    break Ok(q);
+                }
+            }
+            self.cycle += 1;
             let (a, b) = (self.slot(op.rs1), self.slot(op.rs2));
             let imm = op.imm as i64 as u64;
             let addr = a.wrapping_add(imm);
-            {
-                let (pc, left) = (pc!(), left!());
-                match unsafe { (*p).kind } {
-                    Lb => qload!('ops, self, mem, plat, op, pc, c, left, addr, 1, |v| v as i8 as u64),
-                    Lh => qload!('ops, self, mem, plat, op, pc, c, left, addr, 2, |v| v as i16 as u64),
-                    Lw => qload!('ops, self, mem, plat, op, pc, c, left, addr, 4, |v| v as i32 as u64),
-                    Ld => qload!('ops, self, mem, plat, op, pc, c, left, addr, 8, |v| v),
-                    Lbu => qload!('ops, self, mem, plat, op, pc, c, left, addr, 1, |v| v),
-                    Lhu => qload!('ops, self, mem, plat, op, pc, c, left, addr, 2, |v| v),
-                    Lwu => qload!('ops, self, mem, plat, op, pc, c, left, addr, 4, |v| v),
-                    Sb => qstore!('ops, self, mem, plat, op, pc, c, left, addr, b, 1),
-                    Sh => qstore!('ops, self, mem, plat, op, pc, c, left, addr, b, 2),
-                    Sw => qstore!('ops, self, mem, plat, op, pc, c, left, addr, b, 4),
-                    Sd => qstore!('ops, self, mem, plat, op, pc, c, left, addr, b, 8),
-                    Beq => qbranch!('ops, self, op, pc, a == b, c, left, len),
-                    Bne => qbranch!('ops, self, op, pc, a != b, c, left, len),
-                    Blt => qbranch!('ops, self, op, pc, (a as i64) < (b as i64), c, left, len),
-                    Bge => qbranch!('ops, self, op, pc, (a as i64) >= (b as i64), c, left, len),
-                    Bltu => qbranch!('ops, self, op, pc, a < b, c, left, len),
-                    Bgeu => qbranch!('ops, self, op, pc, a >= b, c, left, len),
-                    // A jump is a block's last op: nothing to give back.
-                    Jal => {
-                        let to = self.jal_to(op, pc, pc + op.len() as u64, &mut c);
-                        break 'ops Ok(Quick::Left(to));
-                    }
-                    Jalr => {
-                        (self.pc, self.cycle) = (pc, c);
-                        if let Err(e) = self.jalr(op, a, pc + op.len() as u64) {
-                            break 'ops Err(e);
-                        }
-                        c = self.cycle;
-                        break 'ops Ok(Quick::Left(self.pc));
-                    }
-                    // `exec_rare`'s ops and the end marker (`Illegal`): the careful path's,
-                    // from here.
-                    Illegal | Net | FetchFault | Mul | Mulh | Mulhsu | Mulhu | Div | Divu | Rem | Remu | Mulw | Divw
-                    | Divuw | Remw | Remuw | Fence | FenceI | Ecall | Ebreak | Mret | Wfi | Csrrw | Csrrs
-                    | Csrrc | Csrrwi | Csrrsi | Csrrci | LrW | ScW | AmoW | LrD | ScD | AmoD | Bswap | Fp => {
-                        c -= 1;
-                        let i = len.wrapping_sub(left).wrapping_sub(1);
-                        break 'ops Ok(self.give_back(len - i, Quick::Careful(i)));
-                    }
-                    // One arm per kind, so that each is its own target of the dispatch.
-                    Lui => qalu!('ops, self, op, Lui, a, b, imm, pc),
-                    Auipc => qalu!('ops, self, op, Auipc, a, b, imm, pc),
-                    Addi => qalu!('ops, self, op, Addi, a, b, imm, pc),
-                    Slti => qalu!('ops, self, op, Slti, a, b, imm, pc),
-                    Sltiu => qalu!('ops, self, op, Sltiu, a, b, imm, pc),
-                    Xori => qalu!('ops, self, op, Xori, a, b, imm, pc),
-                    Ori => qalu!('ops, self, op, Ori, a, b, imm, pc),
-                    Andi => qalu!('ops, self, op, Andi, a, b, imm, pc),
-                    Slli => qalu!('ops, self, op, Slli, a, b, imm, pc),
-                    Srli => qalu!('ops, self, op, Srli, a, b, imm, pc),
-                    Srai => qalu!('ops, self, op, Srai, a, b, imm, pc),
-                    Add => qalu!('ops, self, op, Add, a, b, imm, pc),
-                    Sub => qalu!('ops, self, op, Sub, a, b, imm, pc),
-                    Sll => qalu!('ops, self, op, Sll, a, b, imm, pc),
-                    Slt => qalu!('ops, self, op, Slt, a, b, imm, pc),
-                    Sltu => qalu!('ops, self, op, Sltu, a, b, imm, pc),
-                    Xor => qalu!('ops, self, op, Xor, a, b, imm, pc),
-                    Srl => qalu!('ops, self, op, Srl, a, b, imm, pc),
-                    Sra => qalu!('ops, self, op, Sra, a, b, imm, pc),
-                    Or => qalu!('ops, self, op, Or, a, b, imm, pc),
-                    And => qalu!('ops, self, op, And, a, b, imm, pc),
-                    Addiw => qalu!('ops, self, op, Addiw, a, b, imm, pc),
-                    Slliw => qalu!('ops, self, op, Slliw, a, b, imm, pc),
-                    Srliw => qalu!('ops, self, op, Srliw, a, b, imm, pc),
-                    Sraiw => qalu!('ops, self, op, Sraiw, a, b, imm, pc),
-                    Addw => qalu!('ops, self, op, Addw, a, b, imm, pc),
-                    Subw => qalu!('ops, self, op, Subw, a, b, imm, pc),
-                    Sllw => qalu!('ops, self, op, Sllw, a, b, imm, pc),
-                    Srlw => qalu!('ops, self, op, Srlw, a, b, imm, pc),
-                    Sraw => qalu!('ops, self, op, Sraw, a, b, imm, pc),
+            match unsafe { (*p).kind } {
+                Lb => qload!('ops, self, mem, plat, op, pc!(), left!(), addr, 1, |v| v as i8 as u64),
+                Lh => qload!('ops, self, mem, plat, op, pc!(), left!(), addr, 2, |v| v as i16 as u64),
+                Lw => qload!('ops, self, mem, plat, op, pc!(), left!(), addr, 4, |v| v as i32 as u64),
+                Ld => qload!('ops, self, mem, plat, op, pc!(), left!(), addr, 8, |v| v),
+                Lbu => qload!('ops, self, mem, plat, op, pc!(), left!(), addr, 1, |v| v),
+                Lhu => qload!('ops, self, mem, plat, op, pc!(), left!(), addr, 2, |v| v),
+                Lwu => qload!('ops, self, mem, plat, op, pc!(), left!(), addr, 4, |v| v),
+                Sb => qstore!('ops, self, mem, plat, op, pc!(), left!(), addr, b, 1),
+                Sh => qstore!('ops, self, mem, plat, op, pc!(), left!(), addr, b, 2),
+                Sw => qstore!('ops, self, mem, plat, op, pc!(), left!(), addr, b, 4),
+                Sd => qstore!('ops, self, mem, plat, op, pc!(), left!(), addr, b, 8),
+                Beq => qbranch!('ops, self, op, p, pc!(), a == b),
+                Bne => qbranch!('ops, self, op, p, pc!(), a != b),
+                Blt => qbranch!('ops, self, op, p, pc!(), (a as i64) < (b as i64)),
+                Bge => qbranch!('ops, self, op, p, pc!(), (a as i64) >= (b as i64)),
+                Bltu => qbranch!('ops, self, op, p, pc!(), a < b),
+                Bgeu => qbranch!('ops, self, op, p, pc!(), a >= b),
+                // A jump is a block's last op: nothing to give back.
+                Jal => {
+                    let pc = pc!();
+                    let mut c = self.cycle;
+                    let to = self.jal_to(op, pc, pc + op.len() as u64, &mut c);
+                    self.cycle = c;
+                    break Ok(Quick::Left(to));
                 }
+                Jalr => {
+                    let pc = pc!();
+                    self.pc = pc;
+                    if let Err(e) = self.jalr(op, a, pc + op.len() as u64) {
+                        break Err(e);
+                    }
+                    break Ok(Quick::Left(self.pc));
+                }
+                // `exec_rare`'s ops and the end marker (`Illegal`): the careful path's,
+                // from here.
+                Illegal | Net | FetchFault | Mul | Mulh | Mulhsu | Mulhu | Div | Divu | Rem | Remu | Mulw
+                | Divw | Divuw | Remw | Remuw | Fence | FenceI | Ecall | Ebreak | Mret | Wfi | Csrrw | Csrrs
+                | Csrrc | Csrrwi | Csrrsi | Csrrci | LrW | ScW | AmoW | LrD | ScD | AmoD | Bswap | Fp => {
+                    self.cycle -= 1;
+                    break Ok(self.give_back(left!().wrapping_add(1), Quick::Careful(unsafe { (*p).idx } as usize)));
+                }
+                // One arm per kind, so that each is its own target of the dispatch.
+                Lui => qalu!('ops, self, op, Lui, a, b, imm, pc!()),
+                Auipc => qalu!('ops, self, op, Auipc, a, b, imm, pc!()),
+                Addi => qalu!('ops, self, op, Addi, a, b, imm, pc!()),
+                Slti => qalu!('ops, self, op, Slti, a, b, imm, pc!()),
+                Sltiu => qalu!('ops, self, op, Sltiu, a, b, imm, pc!()),
+                Xori => qalu!('ops, self, op, Xori, a, b, imm, pc!()),
+                Ori => qalu!('ops, self, op, Ori, a, b, imm, pc!()),
+                Andi => qalu!('ops, self, op, Andi, a, b, imm, pc!()),
+                Slli => qalu!('ops, self, op, Slli, a, b, imm, pc!()),
+                Srli => qalu!('ops, self, op, Srli, a, b, imm, pc!()),
+                Srai => qalu!('ops, self, op, Srai, a, b, imm, pc!()),
+                Add => qalu!('ops, self, op, Add, a, b, imm, pc!()),
+                Sub => qalu!('ops, self, op, Sub, a, b, imm, pc!()),
+                Sll => qalu!('ops, self, op, Sll, a, b, imm, pc!()),
+                Slt => qalu!('ops, self, op, Slt, a, b, imm, pc!()),
+                Sltu => qalu!('ops, self, op, Sltu, a, b, imm, pc!()),
+                Xor => qalu!('ops, self, op, Xor, a, b, imm, pc!()),
+                Srl => qalu!('ops, self, op, Srl, a, b, imm, pc!()),
+                Sra => qalu!('ops, self, op, Sra, a, b, imm, pc!()),
+                Or => qalu!('ops, self, op, Or, a, b, imm, pc!()),
+                And => qalu!('ops, self, op, And, a, b, imm, pc!()),
+                Addiw => qalu!('ops, self, op, Addiw, a, b, imm, pc!()),
+                Slliw => qalu!('ops, self, op, Slliw, a, b, imm, pc!()),
+                Srliw => qalu!('ops, self, op, Srliw, a, b, imm, pc!()),
+                Sraiw => qalu!('ops, self, op, Sraiw, a, b, imm, pc!()),
+                Addw => qalu!('ops, self, op, Addw, a, b, imm, pc!()),
+                Subw => qalu!('ops, self, op, Subw, a, b, imm, pc!()),
+                Sllw => qalu!('ops, self, op, Sllw, a, b, imm, pc!()),
+                Srlw => qalu!('ops, self, op, Srlw, a, b, imm, pc!()),
+                Sraw => qalu!('ops, self, op, Sraw, a, b, imm, pc!()),
             }
-            let left = left!();
             // A load or a store: it may have taken more than a cycle or moved the horizon.
-            if c + left as u64 > self.block_end {
-                break Ok(self.give_back(left, Quick::Late(len - left)));
+            let left = left!();
+            if self.cycle + left as u64 > self.block_end {
+                break Ok(self.give_back(left, Quick::Late(unsafe { (*p).idx } as usize + 1)));
             }
-        };
-        *cycle = c;
-        r
+        }
     }
 
     /// Take back the `n` ops of the block that will not run here from `instret`; `r`.
@@ -303,20 +314,19 @@ impl Core {
         r
     }
 
-    /// `exec`'s scoreboard stall for `op`, op `i` of a block of `len` (a `chk` op), at
-    /// `cycle`: `None` after the stall, if any (the core's cycle is then the one the op
-    /// issues after), or the careful path from op `i` if the stall would bring the horizon
-    /// within reach of the block's ops.
+    /// `exec`'s scoreboard stall for `op` (the op `at` of a block) at the core's cycle:
+    /// `None` after the stall, if any, or the careful path from the op if the stall would
+    /// bring the horizon within reach of the block's ops.
     #[inline(always)]
-    fn quick_stall(&mut self, op: Op, cycle: u64, i: usize, len: usize) -> Option<Quick> {
+    fn quick_stall(&mut self, op: Op, at: &BOp) -> Option<Quick> {
         let (rs1, rs2) = (op.rs1 as usize, op.rs2 as usize);
         let r = self.ready[rs1].max(self.ready[rs2]);
-        self.cycle = cycle;
-        if r <= cycle {
+        if r <= self.cycle {
             return None;
         }
-        if r + (len - i) as u64 > self.block_end {
-            return Some(self.give_back(len - i, Quick::Careful(i)));
+        let rest = at.left as usize + 1;
+        if r + rest as u64 > self.block_end {
+            return Some(self.give_back(rest, Quick::Careful(at.idx as usize)));
         }
         self.stall(r, rs1, rs2);
         None
