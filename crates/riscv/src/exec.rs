@@ -217,7 +217,7 @@ impl Core {
     }
 
     #[inline(always)]
-    pub(crate) fn mispredict(&mut self) {
+    fn mispredict(&mut self) {
         self.cycle += self.t.mispredict_penalty;
         self.stats.stall_branch += self.t.mispredict_penalty;
     }

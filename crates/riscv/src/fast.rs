@@ -33,7 +33,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::ops::ControlFlow;
 
-use crate::blocks::{BOp, Block, MAX_SPAN};
+use crate::blocks::Block;
 use crate::core::{Core, Ex};
 use crate::error::Exit;
 use crate::exec::alu;
@@ -41,7 +41,6 @@ use crate::mem::NodeMem;
 use crate::op::{Kind, Op, NREGS};
 use crate::platform::Platform;
 use crate::program::PAGE;
-use crate::quick::Quick;
 
 /// A load at `$addr` of `$n` bytes, extended by `$ext`, as `exec` does it: the core's pc
 /// and cycle written back first (the load's miss, trap or device access sees them), the
@@ -58,30 +57,21 @@ macro_rules! load {
     }};
 }
 
-/// A store of the low `$n` bytes of `$v` at `$addr`, as `exec` does it (the pc moves on in
-/// `store_op`; a trap puts it back).
+/// A store of the low `$n` bytes of `$v` at `$addr`, as `exec` does it; the pc moves on in
+/// `store_op` (a trap puts it back); evaluates to the pc after it.
 macro_rules! store {
     ($core:ident, $mem:ident, $plat:ident, $pc:ident, $cycle:ident, $addr:expr, $v:expr, $next:expr, $n:literal) => {{
         ($core.pc, $core.cycle) = ($pc, *$cycle);
         $core.int_store::<$n, P>($mem, $plat, $addr, $v, $next)?;
         *$cycle = $core.cycle;
+        $core.pc
     }};
-}
-
-/// Where the careful path (`Core::careful`) left a block.
-enum Careful {
-    /// For this pc (or it stopped there at the horizon).
-    Left(u64),
-    /// `exec_rare` ran an op: the core's pc and cycle are its own.
-    Rare,
-    /// The quick path can run the block from op `i` on.
-    Quiet(usize),
 }
 
 /// Where an op of a block leaves the pc (`Core::step`).
 enum Flow {
     /// The next op of the block (or of the next block, after its last op).
-    Next,
+    Next(u64),
     /// A taken branch or a jump: the block ends here.
     Jump(u64),
     /// `exec_rare` ran the op: the core's pc and cycle are its own.
@@ -109,138 +99,61 @@ impl Core {
     /// Execute blocks (`blocks.rs`) from `self.pc` in the current code page until the
     /// horizon or a pc outside the page (`Ok`, the core's pc and cycle written back),
     /// after an instruction `exec_rare` ran (`Ok`), or at an instruction's trap or event
-    /// (`Err`, as `exec` returns it, for `settle`). A block entered with the scoreboard
-    /// quiet and the horizon at least its length away runs on the quick path (`quick.rs`),
-    /// the rest of it on the careful one (`careful`) from wherever the quick path hands it
-    /// over.
+    /// (`Err`, as `exec` returns it, for `settle`).
     #[inline(always)]
     fn run_blocks<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
         let page = self.fetch_pn;
         mem.blocks.use_lines(self.line_shift);
         self.quiet_from = self.ready.iter().fold(self.muldiv_watch, |m, &r| m.max(r));
         let (mut pc, mut cycle) = (self.pc, self.cycle);
-        // The block last run (`id`: its index + 1): a loop of one block runs it again
-        // without a lookup, and the block it last left for is cached in it.
-        let (mut id, mut block) = (0, Block::NONE);
-        while cycle < self.block_end && pc / PAGE == page {
+        // The block last run: a loop of one block runs it again without a lookup.
+        let mut block = Block { pc: u64::MAX, first: 0, len: 0 };
+        'blocks: while cycle < self.block_end && pc / PAGE == page {
             if block.pc != pc {
-                id = if block.next_pc == pc { block.next } else { self.find_block(mem, id, pc) };
+                block = match mem.blocks.get(pc) {
+                    Some(b) => b,
+                    None => self.build_block(mem, pc),
+                };
             }
             // `fetch`'s I-cache step: the block is inside one line.
             cycle = self.enter_line(mem, pc, cycle);
-            match self.run_one(mem, plat, page, &mut id, &mut cycle)? {
-                Some(to) => pc = to,
-                None => return Ok(()),
+            let ops = mem.blocks.ops(block);
+            let mut i = 0;
+            loop {
+                // SAFETY: op `i` of the block; the cache changes only in `build_block` and
+                // when `NodeMem::code_page` decodes a page again, neither of which happens
+                // in this loop (`fence.i` is left to `exec_rare`, after which it returns).
+                match self.step(unsafe { ops.add(i) }, pc, &mut cycle, mem, plat)? {
+                    Flow::Next(next) => pc = next,
+                    Flow::Jump(to) => {
+                        pc = to;
+                        break;
+                    }
+                    Flow::Rare => return Ok(()),
+                }
+                i += 1;
+                if i == block.len as usize {
+                    break;
+                }
+                if cycle >= self.block_end {
+                    break 'blocks;
+                }
             }
-            // The quick path may have gone on to other blocks.
-            block = mem.blocks.block(id);
         }
         (self.pc, self.cycle) = (pc, cycle);
         Ok(())
     }
 
-    /// Run block `*id` (in code page `page`, its line stepped into) from local cycle
-    /// `cycle`: on the quick path (`quick.rs`, which may go on into the blocks after it)
-    /// while the scoreboard is quiet and the horizon at least the ops left away, else on
-    /// the careful one (`careful`). Returns the pc the last block run was left for (or
-    /// where it stopped at the horizon), or `None` after `exec_rare` ran an op (the core's
-    /// pc and cycle are its own); `*id` is then the last block run.
-    #[inline(always)]
-    fn run_one<P: Platform>(
-        &mut self,
-        mem: &mut NodeMem,
-        plat: &mut P,
-        page: u64,
-        id: &mut u32,
-        cycle: &mut u64,
-    ) -> Result<Option<u64>, Ex> {
-        // The horizon was checked before the line step (as `run_block` checks it before
-        // `fetch`): the first op runs whatever the step cost.
-        let mut from = (0, false);
-        loop {
-            let len = mem.blocks.block(*id).len as usize;
-            if *cycle >= self.muldiv_watch && *cycle + (len - from.0) as u64 <= self.block_end {
-                from = match self.quick(mem, plat, page, from.0, id, cycle)? {
-                    Quick::Left(to) => return Ok(Some(to)),
-                    Quick::Careful(i) => (i, false),
-                    Quick::Late(i) => (i, true),
-                };
-            }
-            let b = mem.blocks.block(*id);
-            match self.careful(mem.blocks.ops(b), b.pc, b.len as usize, from, cycle, mem, plat)? {
-                Careful::Left(to) => return Ok(Some(to)),
-                Careful::Rare => return Ok(None),
-                Careful::Quiet(i) => from = (i, false),
-            }
-        }
-    }
-
-    /// Run ops `i..` of a block (`ops`, `len` of them, at `bpc`; `(i, check)` in `from`)
-    /// one by one, as `exec` does: the horizon (before op `i` only if `check`) and the
-    /// scoreboard checked before each, until the block is left, `exec_rare` ran an op, or
-    /// the quick path can take the rest of the block again.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn careful<P: Platform>(
-        &mut self,
-        ops: *const BOp,
-        bpc: u64,
-        len: usize,
-        from: (usize, bool),
-        cycle: &mut u64,
-        mem: &mut NodeMem,
-        plat: &mut P,
-    ) -> Result<Careful, Ex> {
-        let (mut i, mut check) = from;
-        loop {
-            // SAFETY: ops `0..=len` of a cached block (the last the end marker); the cache
-            // changes only in `build_block` and when `NodeMem::code_page` decodes a page
-            // again, neither of which happens while a block runs (`fence.i` is left to
-            // `exec_rare`, after which `run_blocks` returns).
-            let at = unsafe { ops.add(i) };
-            let pc = bpc + unsafe { (*at).off } as u64;
-            if i == len || (check && *cycle >= self.block_end) {
-                return Ok(Careful::Left(pc));
-            }
-            // SAFETY: as above; `op` is the first field of `BOp` (repr(C)).
-            match self.step(at as *const Op, pc, cycle, mem, plat)? {
-                Flow::Next => i += 1,
-                Flow::Jump(to) => return Ok(Careful::Left(to)),
-                Flow::Rare => return Ok(Careful::Rare),
-            }
-            if i < len && *cycle >= self.muldiv_watch && *cycle + (len - i) as u64 <= self.block_end {
-                return Ok(Careful::Quiet(i));
-            }
-            check = true;
-        }
-    }
-
-    /// The block at `pc`: cached (and then remembered as the successor of block `from`,
-    /// if any), or cut now.
-    #[inline(always)]
-    fn find_block(&mut self, mem: &mut NodeMem, from: u32, pc: u64) -> u32 {
-        match mem.blocks.find(pc) {
-            0 => self.build_block(mem, pc),
-            to => {
-                if from != 0 {
-                    mem.blocks.chain(from, pc, to);
-                }
-                to
-            }
-        }
-    }
-
     /// Cut and cache the block at `pc`, from the current code page's ops (what `fetch`
-    /// reads while `fetch_pn` is `pc`'s page); returns its index + 1. Caching may empty
-    /// the cache first, so no other block is chained to it.
+    /// reads while `fetch_pn` is `pc`'s page).
     #[cold]
     #[inline(never)]
-    fn build_block(&mut self, mem: &mut NodeMem, pc: u64) -> u32 {
+    fn build_block(&mut self, mem: &mut NodeMem, pc: u64) -> Block {
         let (ops, shift) = (self.fetch_ops, self.line_shift);
         let (page, line) = (pc / PAGE, pc >> shift);
         let (mut at, mut ended) = (pc, false);
         let next = std::iter::from_fn(|| {
-            if ended || at / PAGE != page || at >> shift != line || at - pc > MAX_SPAN - 8 {
+            if ended || at / PAGE != page || at >> shift != line {
                 return None;
             }
             // SAFETY: `ops` points to the 2048 decoded ops of page `fetch_pn`, which holds
@@ -279,28 +192,16 @@ impl Core {
             Kind::Lbu => load!(self, mem, plat, at, pc, c, addr, 1, |v| v),
             Kind::Lhu => load!(self, mem, plat, at, pc, c, addr, 2, |v| v),
             Kind::Lwu => load!(self, mem, plat, at, pc, c, addr, 4, |v| v),
-            Kind::Sb => {
-                store!(self, mem, plat, pc, c, addr, b, next, 1);
-                return Ok(Flow::Next);
-            },
-            Kind::Sh => {
-                store!(self, mem, plat, pc, c, addr, b, next, 2);
-                return Ok(Flow::Next);
-            },
-            Kind::Sw => {
-                store!(self, mem, plat, pc, c, addr, b, next, 4);
-                return Ok(Flow::Next);
-            },
-            Kind::Sd => {
-                store!(self, mem, plat, pc, c, addr, b, next, 8);
-                return Ok(Flow::Next);
-            },
-            Kind::Beq => return Ok(self.branch_to(op, pc, a == b, c)),
-            Kind::Bne => return Ok(self.branch_to(op, pc, a != b, c)),
-            Kind::Blt => return Ok(self.branch_to(op, pc, (a as i64) < (b as i64), c)),
-            Kind::Bge => return Ok(self.branch_to(op, pc, (a as i64) >= (b as i64), c)),
-            Kind::Bltu => return Ok(self.branch_to(op, pc, a < b, c)),
-            Kind::Bgeu => return Ok(self.branch_to(op, pc, a >= b, c)),
+            Kind::Sb => return Ok(Flow::Next(store!(self, mem, plat, pc, c, addr, b, next, 1))),
+            Kind::Sh => return Ok(Flow::Next(store!(self, mem, plat, pc, c, addr, b, next, 2))),
+            Kind::Sw => return Ok(Flow::Next(store!(self, mem, plat, pc, c, addr, b, next, 4))),
+            Kind::Sd => return Ok(Flow::Next(store!(self, mem, plat, pc, c, addr, b, next, 8))),
+            Kind::Beq => return Ok(self.branch_to(op, pc, a == b, next, c)),
+            Kind::Bne => return Ok(self.branch_to(op, pc, a != b, next, c)),
+            Kind::Blt => return Ok(self.branch_to(op, pc, (a as i64) < (b as i64), next, c)),
+            Kind::Bge => return Ok(self.branch_to(op, pc, (a as i64) >= (b as i64), next, c)),
+            Kind::Bltu => return Ok(self.branch_to(op, pc, a < b, next, c)),
+            Kind::Bgeu => return Ok(self.branch_to(op, pc, a >= b, next, c)),
             Kind::Jal => return Ok(Flow::Jump(self.jal_to(op, pc, next, c))),
             Kind::Jalr => {
                 (self.pc, self.cycle) = (pc, *c);
@@ -315,25 +216,17 @@ impl Core {
                     (self.pc, self.cycle) = (pc, *c);
                     // SAFETY: as above.
                     self.exec_rare(unsafe { *at }, mem, plat, a, b)?;
-                    if crate::muldiv::compute(k, 0, 0).is_none() {
-                        return Ok(Flow::Rare);
-                    }
-                    // A multiply or divide changes neither the code, the horizon nor the
-                    // page: the blocks go on, with the bound on the scoreboard raised to
-                    // the two entries it set (`Core::muldiv`).
-                    *c = self.cycle;
-                    self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready[op.rd as usize]);
-                    return Ok(Flow::Jump(self.pc));
+                    return Ok(Flow::Rare);
                 }
             },
         };
         self.set_slot(op.rd, v);
-        Ok(Flow::Next)
+        Ok(Flow::Next(next))
     }
 
     /// Integer register slot `i` of a pre-decoded op.
     #[inline(always)]
-    pub(crate) fn slot(&self, i: u8) -> u64 {
+    fn slot(&self, i: u8) -> u64 {
         debug_assert!((i as usize) < NREGS);
         // SAFETY: the ops of a code page come from `decode_parcels`, whose register fields
         // are below NREGS (op.rs: x0..x31, SINK, RX1, RX2).
@@ -341,7 +234,7 @@ impl Core {
     }
 
     #[inline(always)]
-    pub(crate) fn set_slot(&mut self, i: u8, v: u64) {
+    fn set_slot(&mut self, i: u8, v: u64) {
         debug_assert!((i as usize) < NREGS);
         // SAFETY: as in `slot`.
         unsafe { *self.x.get_unchecked_mut(i as usize) = v }
@@ -386,7 +279,7 @@ impl Core {
     /// `exec`'s conditional branch at `pc`: the predictor, a mispredict's penalty added to
     /// `cycle`; a taken branch leaves the block, a branch not taken goes on in it.
     #[inline(always)]
-    fn branch_to(&mut self, op: Op, pc: u64, taken: bool, cycle: &mut u64) -> Flow {
+    fn branch_to(&mut self, op: Op, pc: u64, taken: bool, next: u64, cycle: &mut u64) -> Flow {
         let target = pc.wrapping_add(op.imm as i64 as u64);
         if self.bp.branch_inline(pc, taken, target) {
             self.charge_mispredict(cycle);
@@ -394,13 +287,13 @@ impl Core {
         if taken {
             Flow::Jump(target)
         } else {
-            Flow::Next
+            Flow::Next(next)
         }
     }
 
     /// `exec`'s `jal` at `pc`; returns the target.
     #[inline(always)]
-    pub(crate) fn jal_to(&mut self, op: Op, pc: u64, next: u64, cycle: &mut u64) -> u64 {
+    fn jal_to(&mut self, op: Op, pc: u64, next: u64, cycle: &mut u64) -> u64 {
         let target = pc.wrapping_add(op.imm as i64 as u64);
         let link = matches!(op.rd, 1 | 5).then_some(next);
         if self.bp.jal(pc, target, link) {
@@ -412,7 +305,7 @@ impl Core {
 
     /// `Core::mispredict` on a local cycle count.
     #[inline(always)]
-    pub(crate) fn charge_mispredict(&mut self, cycle: &mut u64) {
+    fn charge_mispredict(&mut self, cycle: &mut u64) {
         *cycle += self.t.mispredict_penalty;
         self.stats.stall_branch += self.t.mispredict_penalty;
     }

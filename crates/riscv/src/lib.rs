@@ -67,7 +67,6 @@ pub mod op;
 mod params;
 pub mod platform;
 mod program;
-mod quick;
 mod runaway;
 pub mod rvc;
 mod semihost;
