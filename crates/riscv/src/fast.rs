@@ -216,7 +216,15 @@ impl Core {
                     (self.pc, self.cycle) = (pc, *c);
                     // SAFETY: as above.
                     self.exec_rare(unsafe { *at }, mem, plat, a, b)?;
-                    return Ok(Flow::Rare);
+                    if crate::muldiv::compute(k, 0, 0).is_none() {
+                        return Ok(Flow::Rare);
+                    }
+                    // A multiply or divide changes neither the code, the horizon nor the
+                    // page: the blocks go on, with the bound on the scoreboard raised to
+                    // the two entries it set (`Core::muldiv`).
+                    *c = self.cycle;
+                    self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready[op.rd as usize]);
+                    return Ok(Flow::Jump(self.pc));
                 }
             },
         };
