@@ -68,6 +68,14 @@ macro_rules! store {
     }};
 }
 
+/// `exec::alu` for the one kind `$k` (which it gives a value for), folded at compile time.
+macro_rules! alu_of {
+    ($k:ident, $a:ident, $b:ident, $imm:ident, $pc:ident) => {
+        // SAFETY: `alu` gives a value for every kind `alu_of!` is used with.
+        unsafe { alu(Kind::$k, $a, $b, $imm, $pc).unwrap_unchecked() }
+    };
+}
+
 /// Where an op of a block leaves the pc (`Core::step`).
 enum Flow {
     /// The next op of the block (or of the next block, after its last op).
@@ -184,6 +192,7 @@ impl Core {
         let next = pc.wrapping_add(op.len() as u64);
         let addr = a.wrapping_add(imm);
         let c = cycle;
+        use Kind::*;
         let v = match op.kind() {
             Kind::Lb => load!(self, mem, plat, at, pc, c, addr, 1, |v| v as i8 as u64),
             Kind::Lh => load!(self, mem, plat, at, pc, c, addr, 2, |v| v as i16 as u64),
@@ -210,23 +219,54 @@ impl Core {
                 *c = self.cycle;
                 return Ok(Flow::Jump(self.pc));
             }
-            k => match alu(k, a, b, imm, pc) {
-                Some(v) => v,
-                None => {
-                    (self.pc, self.cycle) = (pc, *c);
-                    // SAFETY: as above.
-                    self.exec_rare(unsafe { *at }, mem, plat, a, b)?;
-                    if crate::muldiv::compute(k, 0, 0).is_none() {
-                        return Ok(Flow::Rare);
-                    }
-                    // A multiply or divide changes neither the code, the horizon nor the
-                    // page: the blocks go on, with the bound on the scoreboard raised to
-                    // the two entries it set (`Core::muldiv`).
-                    *c = self.cycle;
-                    self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready[op.rd as usize]);
-                    return Ok(Flow::Jump(self.pc));
+            // Everything `exec_rare` runs, named, and one arm per ALU kind: the dispatch is
+            // then one jump table over every kind, with no range check.
+            Illegal | Net | FetchFault | Mul | Mulh | Mulhsu | Mulhu | Div | Divu | Rem | Remu | Mulw | Divw
+            | Divuw | Remw | Remuw | Fence | FenceI | Ecall | Ebreak | Mret | Wfi | Csrrw | Csrrs | Csrrc
+            | Csrrwi | Csrrsi | Csrrci | LrW | ScW | AmoW | LrD | ScD | AmoD | Bswap | Fp => {
+                (self.pc, self.cycle) = (pc, *c);
+                // SAFETY: as above.
+                self.exec_rare(unsafe { *at }, mem, plat, a, b)?;
+                if crate::muldiv::compute(op.kind(), 0, 0).is_none() {
+                    return Ok(Flow::Rare);
                 }
-            },
+                // A multiply or divide changes neither the code, the horizon nor the page:
+                // the blocks go on, with the bound on the scoreboard raised to the two
+                // entries it set (`Core::muldiv`).
+                *c = self.cycle;
+                self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready[op.rd as usize]);
+                return Ok(Flow::Jump(self.pc));
+            }
+            Lui => alu_of!(Lui, a, b, imm, pc),
+            Auipc => alu_of!(Auipc, a, b, imm, pc),
+            Addi => alu_of!(Addi, a, b, imm, pc),
+            Slti => alu_of!(Slti, a, b, imm, pc),
+            Sltiu => alu_of!(Sltiu, a, b, imm, pc),
+            Xori => alu_of!(Xori, a, b, imm, pc),
+            Ori => alu_of!(Ori, a, b, imm, pc),
+            Andi => alu_of!(Andi, a, b, imm, pc),
+            Slli => alu_of!(Slli, a, b, imm, pc),
+            Srli => alu_of!(Srli, a, b, imm, pc),
+            Srai => alu_of!(Srai, a, b, imm, pc),
+            Add => alu_of!(Add, a, b, imm, pc),
+            Sub => alu_of!(Sub, a, b, imm, pc),
+            Sll => alu_of!(Sll, a, b, imm, pc),
+            Slt => alu_of!(Slt, a, b, imm, pc),
+            Sltu => alu_of!(Sltu, a, b, imm, pc),
+            Xor => alu_of!(Xor, a, b, imm, pc),
+            Srl => alu_of!(Srl, a, b, imm, pc),
+            Sra => alu_of!(Sra, a, b, imm, pc),
+            Or => alu_of!(Or, a, b, imm, pc),
+            And => alu_of!(And, a, b, imm, pc),
+            Addiw => alu_of!(Addiw, a, b, imm, pc),
+            Slliw => alu_of!(Slliw, a, b, imm, pc),
+            Srliw => alu_of!(Srliw, a, b, imm, pc),
+            Sraiw => alu_of!(Sraiw, a, b, imm, pc),
+            Addw => alu_of!(Addw, a, b, imm, pc),
+            Subw => alu_of!(Subw, a, b, imm, pc),
+            Sllw => alu_of!(Sllw, a, b, imm, pc),
+            Srlw => alu_of!(Srlw, a, b, imm, pc),
+            Sraw => alu_of!(Sraw, a, b, imm, pc),
         };
         self.set_slot(op.rd, v);
         Ok(Flow::Next(next))
