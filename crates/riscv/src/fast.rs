@@ -194,9 +194,9 @@ impl Core {
             }
             // Everything `exec_rare` runs, named, and one arm per ALU kind: the dispatch is
             // then one jump table over every kind, with no range check.
-            Illegal | Net | FetchFault | Mul | Mulh | Mulhsu | Mulhu | Div | Divu | Rem | Remu | Mulw | Divw
-            | Divuw | Remw | Remuw | Fence | FenceI | Ecall | Ebreak | Mret | Wfi | Csrrw | Csrrs | Csrrc
-            | Csrrwi | Csrrsi | Csrrci | LrW | ScW | AmoW | LrD | ScD | AmoD | Bswap | Fp => {
+            Illegal | Net | FetchFault | Mul | Mulh | Mulhsu | Mulhu | Div | Divu | Rem | Remu | Mulw
+            | Divw | Divuw | Remw | Remuw | Fence | FenceI | Ecall | Ebreak | Mret | Wfi | Csrrw | Csrrs
+            | Csrrc | Csrrwi | Csrrsi | Csrrci | LrW | ScW | AmoW | LrD | ScD | AmoD | Bswap | Fp => {
                 (self.pc, self.cycle) = (pc, *c);
                 // SAFETY: as above.
                 self.exec_rare(unsafe { *at }, mem, plat, a, b)?;
