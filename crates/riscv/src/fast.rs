@@ -6,8 +6,8 @@
 //!
 //! - It runs line by line (`run_lines`): the ops of the current code page (`fetch_pn`,
 //!   `fetch_ops`, the node's decoded ops that `fetch` reads, shared with every node that
-//!   did not write its code) from the pc to the end of its I-cache line or the first taken
-//!   branch or jump, with the pc and the cycle count in host registers: one I-cache line
+//!   did not write its code) from the pc to the end of its I-cache line, the first taken
+//!   branch or jump, or an instruction `exec_rare` runs, with the pc and the cycle count in host registers: one I-cache line
 //!   step and one page check per run, where `fetch` takes them per instruction. Nothing
 //!   is copied or cached per node: an earlier version cut blocks into a cache per node,
 //!   which cost a lookup per block and, with one cache per node, 18% more host L1 data
@@ -105,8 +105,8 @@ impl Core {
         None
     }
 
-    /// Execute line runs (the module's text) from `self.pc` in the current code page until the
-    /// horizon or a pc outside the page (`Ok`, the core's pc and cycle written back),
+    /// Execute line runs (the module's text) from `self.pc` in the current code page until
+    /// the horizon or a pc outside the page (`Ok`, the core's pc and cycle written back),
     /// after an instruction `exec_rare` ran (`Ok`), or at an instruction's trap or event
     /// (`Err`, as `exec` returns it, for `settle`).
     #[inline(always)]
