@@ -120,14 +120,20 @@ impl Core {
             cycle = self.enter_line(mem, pc, cycle);
             // Ops run in order inside a line (a jump leaves the loop): past its end is out.
             let line_end = ((pc >> shift) + 1) << shift;
+            // SAFETY: `ops` points to the 2048 decoded ops of page `fetch_pn`, which holds
+            // `pc` (and every pc of the line); they change only when `NodeMem::code_page`
+            // decodes a page again, which does not happen in this loop (`fence.i` is left
+            // to `exec_rare`, after which it returns).
+            let mut at = unsafe { ops.add(((pc % PAGE) / 2) as usize) };
             loop {
-                // SAFETY: `ops` points to the 2048 decoded ops of page `fetch_pn`, which
-                // holds `pc`; they change only when `NodeMem::code_page` decodes a page
-                // again, which does not happen in this loop (`fence.i` is left to
-                // `exec_rare`, after which it returns).
-                let at = unsafe { ops.add(((pc % PAGE) / 2) as usize) };
                 match self.step(at, pc, &mut cycle, mem, plat)? {
-                    Flow::Next(next) => pc = next,
+                    Flow::Next(next) => {
+                        // The op at `next` (a slot per 2 bytes); read only if `next` is
+                        // still in the line, so in the page (`wrapping_add`: a 4-byte op
+                        // in the page's last slot points it past the page's end).
+                        at = at.wrapping_add(((next - pc) / 2) as usize);
+                        pc = next;
+                    }
                     Flow::Jump(to) => {
                         pc = to;
                         break;
