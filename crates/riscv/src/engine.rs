@@ -12,7 +12,8 @@ pub enum Engine {
     /// The reference interpreter: one fetch and one `exec` per instruction (default).
     #[default]
     Interp,
-    /// Cached basic blocks with the pc and cycle in host registers (`fast.rs`).
+    /// Runs of ops within an I-cache line, with the pc and cycle in host registers
+    /// (`fast.rs`).
     Fast,
 }
 

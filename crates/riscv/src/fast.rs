@@ -4,24 +4,26 @@
 //! cycles and counters with less host work (docs/profile.md "Core engines" has the
 //! figures):
 //!
-//! - It runs blocks (`blocks.rs`: ops inside one I-cache line, left at the first taken
-//!   branch, jump or instruction it does not run inline), cut from the current code page
-//!   (`fetch_pn`, `fetch_ops`) and cached per node, with the pc and the cycle count in host
-//!   registers: one lookup (none when a block loops on itself), one I-cache line step and
-//!   one page check per block, where `fetch` takes them per instruction. A block is only
-//!   entered from its own page while that page is the one `fetch` holds, and the cache is
-//!   emptied whenever `NodeMem::code_page` decodes a page again (after `fence.i`, or a
-//!   store that marked it): a block always holds the ops `fetch` would read.
+//! - It runs line by line (`run_lines`): the ops of the current code page (`fetch_pn`,
+//!   `fetch_ops`, the node's decoded ops that `fetch` reads, shared with every node that
+//!   did not write its code) from the pc to the end of its I-cache line, the first taken
+//!   branch or jump, or an instruction `exec_rare` runs, with the pc and the cycle count in host registers: one I-cache line
+//!   step and one page check per run, where `fetch` takes them per instruction. Nothing
+//!   is copied or cached per node: an earlier version cut blocks into a cache per node,
+//!   which cost a lookup per block and, with one cache per node, 18% more host L1 data
+//!   misses than the interpreter on a 256-core NanoSort (docs/profile.md "Core engines").
 //! - The common instructions run inline with the interpreter's own pieces: the integer
 //!   ALU (`exec::alu`), loads and stores (`load_op`, `int_store`: TLB, caches, devices,
 //!   traps), conditional branches and `jal` (the same `BranchPred` calls and mispredict
 //!   charge as `exec`), `jalr` (`Core::jalr`); each after `exec`'s prologue (scoreboard
 //!   stall, issue, `instret`, the mul/div write-port rule), whose checks are skipped while
-//!   the cycle is past every pending result (`Core::quiet_from`).
+//!   the cycle is past every pending result (`Core::quiet_from`). The dispatch names every
+//!   kind (one jump table, no range check).
 //! - Everything else (mul/div, CSRs, atomics, F/D, network registers, system) goes to
-//!   `exec_rare`, the interpreter's code for it, after the same prologue; the loop then
-//!   hands back to `run_block_fast`, which looks at the page again (`fence.i` may have
-//!   re-decoded it) and the horizon (a CSR write may have moved it).
+//!   `exec_rare`, the interpreter's code for it, after the same prologue. After a multiply
+//!   or divide the run goes on (it changes neither code, horizon nor page); after anything
+//!   else the loop hands back to `run_block_fast`, which looks at the page again
+//!   (`fence.i` may have re-decoded it) and the horizon (a CSR write may have moved it).
 //! - Code that is not pre-decoded (written at run time) and the first instruction in
 //!   another page run through `fetch` and `exec`.
 //!
@@ -33,7 +35,6 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::ops::ControlFlow;
 
-use crate::blocks::Block;
 use crate::core::{Core, Ex};
 use crate::error::Exit;
 use crate::exec::alu;
@@ -48,7 +49,7 @@ use crate::program::PAGE;
 macro_rules! load {
     ($core:ident, $mem:ident, $plat:ident, $op:ident, $pc:ident, $cycle:ident, $addr:expr, $n:literal, $ext:expr) => {{
         ($core.pc, $core.cycle) = ($pc, *$cycle);
-        // SAFETY: `$op` points to an op of a cached block (`run_blocks`).
+        // SAFETY: `$op` points to an op of the current code page (`run_lines`).
         let v = $core.load_op::<$n, P>($mem, $plat, unsafe { *$op }, $addr)?;
         *$cycle = $core.cycle;
         // SAFETY: as above; the load set its destination's scoreboard entry.
@@ -68,11 +69,19 @@ macro_rules! store {
     }};
 }
 
-/// Where an op of a block leaves the pc (`Core::step`).
+/// `exec::alu` for the one kind `$k` (which it gives a value for), folded at compile time.
+macro_rules! alu_of {
+    ($k:ident, $a:ident, $b:ident, $imm:ident, $pc:ident) => {
+        // SAFETY: `alu` gives a value for every kind `alu_of!` is used with.
+        unsafe { alu(Kind::$k, $a, $b, $imm, $pc).unwrap_unchecked() }
+    };
+}
+
+/// Where an op leaves the pc (`Core::step`).
 enum Flow {
-    /// The next op of the block (or of the next block, after its last op).
+    /// The next op, in order.
     Next(u64),
-    /// A taken branch or a jump: the block ends here.
+    /// A taken branch or a jump: the run ends here.
     Jump(u64),
     /// `exec_rare` ran the op: the core's pc and cycle are its own.
     Rare,
@@ -83,7 +92,7 @@ impl Core {
     pub(crate) fn run_block_fast<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Option<Exit> {
         while self.cycle < self.block_end {
             let r = if self.pc / PAGE == self.fetch_pn {
-                self.run_blocks(mem, plat)
+                self.run_lines(mem, plat)
             } else {
                 // Another page (`fetch` looks it up) or code that is not pre-decoded.
                 let op = self.fetch(mem);
@@ -96,47 +105,46 @@ impl Core {
         None
     }
 
-    /// Execute blocks (`blocks.rs`) from `self.pc` in the current code page until the
-    /// horizon or a pc outside the page (`Ok`, the core's pc and cycle written back),
+    /// Execute line runs (the module's text) from `self.pc` in the current code page until
+    /// the horizon or a pc outside the page (`Ok`, the core's pc and cycle written back),
     /// after an instruction `exec_rare` ran (`Ok`), or at an instruction's trap or event
     /// (`Err`, as `exec` returns it, for `settle`).
     #[inline(always)]
-    fn run_blocks<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
+    fn run_lines<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
         let page = self.fetch_pn;
-        mem.blocks.use_lines(self.line_shift);
         self.quiet_from = self.ready.iter().fold(self.muldiv_watch, |m, &r| m.max(r));
         let (mut pc, mut cycle) = (self.pc, self.cycle);
-        // The block last run: a loop of one block runs it again without a lookup.
-        let mut block = Block { pc: u64::MAX, first: 0, len: 0 };
-        'blocks: while cycle < self.block_end && pc / PAGE == page {
-            if block.pc != pc {
-                block = match mem.blocks.get(pc) {
-                    Some(b) => b,
-                    None => self.build_block(mem, pc),
-                };
-            }
-            // `fetch`'s I-cache step: the block is inside one line.
+        let (ops, shift) = (self.fetch_ops, self.line_shift);
+        'lines: while cycle < self.block_end && pc / PAGE == page {
+            // `fetch`'s I-cache step, once for the ops of one line.
             cycle = self.enter_line(mem, pc, cycle);
-            let ops = mem.blocks.ops(block);
-            let mut i = 0;
+            // Ops run in order inside a line (a jump leaves the loop): past its end is out.
+            let line_end = ((pc >> shift) + 1) << shift;
+            // SAFETY: `ops` points to the 2048 decoded ops of page `fetch_pn`, which holds
+            // `pc` (and every pc of the line); they change only when `NodeMem::code_page`
+            // decodes a page again, which does not happen in this loop (`fence.i` is left
+            // to `exec_rare`, after which it returns).
+            let mut at = unsafe { ops.add(((pc % PAGE) / 2) as usize) };
             loop {
-                // SAFETY: op `i` of the block; the cache changes only in `build_block` and
-                // when `NodeMem::code_page` decodes a page again, neither of which happens
-                // in this loop (`fence.i` is left to `exec_rare`, after which it returns).
-                match self.step(unsafe { ops.add(i) }, pc, &mut cycle, mem, plat)? {
-                    Flow::Next(next) => pc = next,
+                match self.step(at, pc, &mut cycle, mem, plat)? {
+                    Flow::Next(next) => {
+                        // The op at `next` (a slot per 2 bytes); read only if `next` is
+                        // still in the line, so in the page (`wrapping_add`: a 4-byte op
+                        // in the page's last slot points it past the page's end).
+                        at = at.wrapping_add(((next - pc) / 2) as usize);
+                        pc = next;
+                    }
                     Flow::Jump(to) => {
                         pc = to;
                         break;
                     }
                     Flow::Rare => return Ok(()),
                 }
-                i += 1;
-                if i == block.len as usize {
+                if pc >= line_end {
                     break;
                 }
                 if cycle >= self.block_end {
-                    break 'blocks;
+                    break 'lines;
                 }
             }
         }
@@ -144,29 +152,8 @@ impl Core {
         Ok(())
     }
 
-    /// Cut and cache the block at `pc`, from the current code page's ops (what `fetch`
-    /// reads while `fetch_pn` is `pc`'s page).
-    #[cold]
-    #[inline(never)]
-    fn build_block(&mut self, mem: &mut NodeMem, pc: u64) -> Block {
-        let (ops, shift) = (self.fetch_ops, self.line_shift);
-        let (page, line) = (pc / PAGE, pc >> shift);
-        let (mut at, mut ended) = (pc, false);
-        let next = std::iter::from_fn(|| {
-            if ended || at / PAGE != page || at >> shift != line {
-                return None;
-            }
-            // SAFETY: `ops` points to the 2048 decoded ops of page `fetch_pn`, which holds
-            // `at` (`run_blocks` checked `pc`'s page).
-            let op = unsafe { *ops.add(((at % PAGE) / 2) as usize) };
-            at += op.len() as u64;
-            ended = !straight(op.kind());
-            Some(op)
-        });
-        mem.blocks.insert(pc, next)
-    }
-
-    /// Execute the op at `at` (of a block), at `pc`, as `exec` does; says where the pc went.
+    /// Execute the op at `at` (of the current code page), at `pc`, as `exec` does; says
+    /// where the pc went.
     #[inline(always)]
     fn step<P: Platform>(
         &mut self,
@@ -176,7 +163,7 @@ impl Core {
         mem: &mut NodeMem,
         plat: &mut P,
     ) -> Result<Flow, Ex> {
-        // SAFETY: `at` is an op of a cached block (`run_blocks`).
+        // SAFETY: `at` is an op of the current code page (`run_lines`).
         let op = unsafe { *at };
         *cycle = self.issue(at, *cycle);
         let (a, b) = (self.slot(op.rs1), self.slot(op.rs2));
@@ -184,6 +171,7 @@ impl Core {
         let next = pc.wrapping_add(op.len() as u64);
         let addr = a.wrapping_add(imm);
         let c = cycle;
+        use Kind::*;
         let v = match op.kind() {
             Kind::Lb => load!(self, mem, plat, at, pc, c, addr, 1, |v| v as i8 as u64),
             Kind::Lh => load!(self, mem, plat, at, pc, c, addr, 2, |v| v as i16 as u64),
@@ -210,15 +198,54 @@ impl Core {
                 *c = self.cycle;
                 return Ok(Flow::Jump(self.pc));
             }
-            k => match alu(k, a, b, imm, pc) {
-                Some(v) => v,
-                None => {
-                    (self.pc, self.cycle) = (pc, *c);
-                    // SAFETY: as above.
-                    self.exec_rare(unsafe { *at }, mem, plat, a, b)?;
+            // Everything `exec_rare` runs, named, and one arm per ALU kind: the dispatch is
+            // then one jump table over every kind, with no range check.
+            Illegal | Net | FetchFault | Mul | Mulh | Mulhsu | Mulhu | Div | Divu | Rem | Remu | Mulw
+            | Divw | Divuw | Remw | Remuw | Fence | FenceI | Ecall | Ebreak | Mret | Wfi | Csrrw | Csrrs
+            | Csrrc | Csrrwi | Csrrsi | Csrrci | LrW | ScW | AmoW | LrD | ScD | AmoD | Bswap | Fp => {
+                (self.pc, self.cycle) = (pc, *c);
+                // SAFETY: as above.
+                self.exec_rare(unsafe { *at }, mem, plat, a, b)?;
+                if crate::muldiv::compute(op.kind(), 0, 0).is_none() {
                     return Ok(Flow::Rare);
                 }
-            },
+                // A multiply or divide changes neither the code, the horizon nor the page:
+                // the run goes on, with the bound on the scoreboard raised to the two
+                // entries it set (`Core::muldiv`).
+                *c = self.cycle;
+                self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready[op.rd as usize]);
+                return Ok(Flow::Jump(self.pc));
+            }
+            Lui => alu_of!(Lui, a, b, imm, pc),
+            Auipc => alu_of!(Auipc, a, b, imm, pc),
+            Addi => alu_of!(Addi, a, b, imm, pc),
+            Slti => alu_of!(Slti, a, b, imm, pc),
+            Sltiu => alu_of!(Sltiu, a, b, imm, pc),
+            Xori => alu_of!(Xori, a, b, imm, pc),
+            Ori => alu_of!(Ori, a, b, imm, pc),
+            Andi => alu_of!(Andi, a, b, imm, pc),
+            Slli => alu_of!(Slli, a, b, imm, pc),
+            Srli => alu_of!(Srli, a, b, imm, pc),
+            Srai => alu_of!(Srai, a, b, imm, pc),
+            Add => alu_of!(Add, a, b, imm, pc),
+            Sub => alu_of!(Sub, a, b, imm, pc),
+            Sll => alu_of!(Sll, a, b, imm, pc),
+            Slt => alu_of!(Slt, a, b, imm, pc),
+            Sltu => alu_of!(Sltu, a, b, imm, pc),
+            Xor => alu_of!(Xor, a, b, imm, pc),
+            Srl => alu_of!(Srl, a, b, imm, pc),
+            Sra => alu_of!(Sra, a, b, imm, pc),
+            Or => alu_of!(Or, a, b, imm, pc),
+            And => alu_of!(And, a, b, imm, pc),
+            Addiw => alu_of!(Addiw, a, b, imm, pc),
+            Slliw => alu_of!(Slliw, a, b, imm, pc),
+            Srliw => alu_of!(Srliw, a, b, imm, pc),
+            Sraiw => alu_of!(Sraiw, a, b, imm, pc),
+            Addw => alu_of!(Addw, a, b, imm, pc),
+            Subw => alu_of!(Subw, a, b, imm, pc),
+            Sllw => alu_of!(Sllw, a, b, imm, pc),
+            Srlw => alu_of!(Srlw, a, b, imm, pc),
+            Sraw => alu_of!(Sraw, a, b, imm, pc),
         };
         self.set_slot(op.rd, v);
         Ok(Flow::Next(next))
@@ -258,7 +285,7 @@ impl Core {
     /// may have moved a scoreboard entry and `muldiv_watch` on).
     #[inline(always)]
     fn issue_checked(&mut self, at: *const Op, mut cycle: u64) -> u64 {
-        // SAFETY: `at` is an op of a cached block (`run_blocks`).
+        // SAFETY: `at` is an op of the current code page (`run_lines`).
         let op = unsafe { *at };
         let (rs1, rs2) = (op.rs1 as usize, op.rs2 as usize);
         let r = self.ready[rs1].max(self.ready[rs2]);
@@ -277,7 +304,7 @@ impl Core {
     }
 
     /// `exec`'s conditional branch at `pc`: the predictor, a mispredict's penalty added to
-    /// `cycle`; a taken branch leaves the block, a branch not taken goes on in it.
+    /// `cycle`; a taken branch ends the run, a branch not taken goes on in it.
     #[inline(always)]
     fn branch_to(&mut self, op: Op, pc: u64, taken: bool, next: u64, cycle: &mut u64) -> Flow {
         let target = pc.wrapping_add(op.imm as i64 as u64);
@@ -353,15 +380,4 @@ impl NodeMem {
         self.l2.hash(&mut h);
         h.finish()
     }
-}
-
-/// Whether `run_blocks` executes `kind` inline and may go on with the next op of its
-/// block: loads, stores, the integer ALU, and conditional branches (taken, they leave it).
-/// Any other op ends a block.
-fn straight(kind: Kind) -> bool {
-    use Kind::*;
-    matches!(
-        kind,
-        Lb | Lh | Lw | Ld | Lbu | Lhu | Lwu | Sb | Sh | Sw | Sd | Beq | Bne | Blt | Bge | Bltu | Bgeu
-    ) || alu(kind, 0, 0, 0, 0).is_some()
 }

@@ -16,8 +16,8 @@
 //!   which names unmodelled extensions through [`unmodelled`]; HTIF and semihosting in `htif.rs` and `semihost.rs`; the
 //!   x30/x31 nanoPU registers in `net.rs`, the only place that calls the [`Platform`].
 //! - [`engine`]: `run` executes through the reference interpreter (`Core::run_block`) or the
-//!   fast engine (`fast.rs`: basic blocks cached per node in `blocks.rs`, with the
-//!   interpreter's own pieces inline), with the same results (`--engine`);
+//!   fast engine (`fast.rs`: runs of ops within an I-cache line, straight from the decoded
+//!   code page, with the interpreter's own pieces inline), with the same results (`--engine`);
 //!   `tests/engines.rs` compares the two.
 //! - Timing is charged where it arises: one cycle per instruction plus scoreboard stalls
 //!   (`exec.rs`), mispredicts ([`bpred`]), I/D cache misses (`fetch.rs`, `lsu.rs`), trap,
@@ -38,7 +38,6 @@
 
 mod amo;
 pub mod asm;
-mod blocks;
 pub mod bpred;
 pub mod cache;
 mod core;

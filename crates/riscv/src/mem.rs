@@ -10,7 +10,6 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use crate::blocks::BlockCache;
 use crate::cache::L2;
 use crate::decode::decode_parcels;
 use crate::dram::Dram;
@@ -56,8 +55,6 @@ pub struct NodeMem {
     pub(crate) page_gen: u64,
     /// What the cores have shown each other of their stores (`stores.rs`).
     pub(crate) stores: StoreTable,
-    /// The fast engine's blocks of this node's decoded code (`blocks.rs`).
-    pub(crate) blocks: BlockCache,
 }
 
 impl NodeMem {
@@ -91,7 +88,6 @@ impl NodeMem {
             code_dirty: BTreeSet::new(),
             page_gen: 0,
             stores: StoreTable::default(),
-            blocks: BlockCache::default(),
         })
     }
 
@@ -263,7 +259,6 @@ impl NodeMem {
     pub(crate) fn code_page(&mut self, pn: u64) -> Option<&[Op]> {
         if self.code_dirty.remove(&pn) {
             self.refresh_code(pn);
-            self.blocks.clear(); // they may hold the ops decoded before
         }
         if let Some(code) = self.code_over.get(&pn) {
             return Some(&code.ops);
