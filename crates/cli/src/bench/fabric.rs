@@ -38,9 +38,9 @@ fn packet(src: u32, dst: u32, data: bool) -> Packet {
     p
 }
 
-/// On the network benchmark's `nodes`-node leaf-spine (`network::leaves_spines`).
-pub fn fabric_alone(nodes: u32) -> Result<Value, String> {
-    let runs: Result<Vec<Value>, String> = (0..RUNS).map(|_| one_run(nodes)).collect();
+/// On the network benchmark's leaf-spine: `leaves` of `per_leaf` nodes under `spines`.
+pub fn fabric_alone(per_leaf: u32, leaves: u32, spines: u32) -> Result<Value, String> {
+    let runs: Result<Vec<Value>, String> = (0..RUNS).map(|_| one_run(per_leaf, leaves, spines)).collect();
     let mut runs = runs?;
     let rate = |v: &Value| v["million_packet_hops_per_host_second"].as_f64().unwrap_or(0.0);
     runs.sort_by(|a, b| rate(a).total_cmp(&rate(b)));
@@ -50,9 +50,9 @@ pub fn fabric_alone(nodes: u32) -> Result<Value, String> {
     Ok(median)
 }
 
-fn one_run(nodes: u32) -> Result<Value, String> {
-    let (leaves, spines) = super::network::leaves_spines(nodes);
-    let topology = Topology::LeafSpine { nodes_per_leaf: super::network::PER_LEAF, leaves, spines };
+fn one_run(per_leaf: u32, leaves: u32, spines: u32) -> Result<Value, String> {
+    let nodes = per_leaf * leaves;
+    let topology = Topology::LeafSpine { nodes_per_leaf: per_leaf, leaves, spines };
     let p = FabricParams {
         topology,
         link: Default::default(),
@@ -65,9 +65,9 @@ fn one_run(nodes: u32) -> Result<Value, String> {
     let mut q = EventQueue::new();
     let pairs = (0..nodes).flat_map(|s| (0..nodes).filter(move |&d| d != s).map(move |d| (s, d)));
     pairs.for_each(|(s, d)| q.push(Time::from_us(1), Ev::Send(s, d)));
-    let (start, cpu) = (std::time::Instant::now(), super::network::cpu_seconds());
+    let (start, cpu) = (std::time::Instant::now(), super::common::cpu_seconds());
     let (data, acks) = drive(&mut fabric, &mut q);
-    let (wall, cpu) = (start.elapsed().as_secs_f64(), super::network::cpu_seconds() - cpu);
+    let (wall, cpu) = (start.elapsed().as_secs_f64(), super::common::cpu_seconds() - cpu);
     let s = fabric.stats();
     let expected = (nodes * (nodes - 1)) as u64;
     if data != expected || acks != expected {

@@ -66,8 +66,8 @@ pub struct BenchArgs {
     /// the messages (`with_cores` is then null); for profiling the fabric and transports.
     #[arg(long)]
     network_only: bool,
-    /// `network`: nodes of the all-to-all, 16 per leaf under half as many spines as leaves
-    /// [default: 256: 16 leaves, 8 spines; 512 is issue 40's 32 leaves and 16 spines].
+    /// `network`: nodes of the all-to-all, 16 per leaf, under 8 spines below 512 nodes and
+    /// 16 from 512 [default: 256: 16 leaves, 8 spines; 512 is issue 40's 32 leaves under 16]
     #[arg(long, value_parser = network::parse_nodes)]
     nodes: Option<u32>,
 }

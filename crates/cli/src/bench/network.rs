@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 // ---- network speed --------------------------------------------------------------------------
 
 /// Nodes per leaf of the benchmark's leaf-spine.
-pub(super) const PER_LEAF: u32 = 16;
+const PER_LEAF: u32 = 16;
 /// Nodes without `--nodes`: 16 leaves under 8 spines.
 const DEFAULT_NODES: u32 = 256;
 
@@ -19,18 +19,21 @@ const DEFAULT_NODES: u32 = 256;
 pub(super) fn parse_nodes(s: &str) -> Result<u32, String> {
     let n: u32 = s.parse().map_err(|_| format!("\"{s}\" is not a number of nodes"))?;
     match n {
-        32..=1024 if n % PER_LEAF == 0 => Ok(n),
+        32..=1024 if n.is_multiple_of(PER_LEAF) => Ok(n),
         _ => Err(format!("{n}: the network benchmark takes 32 to 1,024 nodes, a multiple of {PER_LEAF}")),
     }
 }
 
-/// (leaves, spines) of an `n`-node benchmark: 16 nodes a leaf, half as many spines as leaves.
-pub(super) fn leaves_spines(n: u32) -> (u32, u32) {
-    (n / PER_LEAF, n / PER_LEAF / 2)
+/// (leaves, spines) of an `n`-node benchmark: 16 nodes a leaf; 8 spines below 512 nodes, so
+/// that a leaf's 16 nodes share 8 uplinks (2:1, the default 256 nodes' fabric), and 16 from
+/// 512 (issue 40's 32 leaves under 16 spines, 1:1). With one spine (32 nodes, 16:1) the
+/// all-to-all did not finish: every retransmission was trimmed (`docs/profile.md`, "The
+/// network").
+fn leaves_spines(n: u32) -> (u32, u32) {
+    (n / PER_LEAF, if n < 512 { 8 } else { 16 })
 }
 
-/// An `n`-node leaf-spine (16 nodes per leaf, half as many spines as leaves), NDP, every
-/// node running `elf`.
+/// An `n`-node leaf-spine (`leaves_spines`), NDP, every node running `elf`.
 fn network_config(elf: &std::path::Path, n: u32) -> String {
     let (leaves, spines) = leaves_spines(n);
     format!(
@@ -38,18 +41,6 @@ fn network_config(elf: &std::path::Path, n: u32) -> String {
          [node]\ncores = 4\n[[program]]\nnodes = \"all\"\nelf = \"{}\"\nargs = [\"{n}\", \"1024\"]\n",
         elf.display()
     )
-}
-
-/// User plus system CPU seconds this process has used, all its threads (`getrusage`): on a
-/// shared host steadier than wall time, which counts the time other jobs held the cores.
-pub(super) fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage only writes the struct it is given.
-    let mut r: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut r) } != 0 {
-        return 0.0;
-    }
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    secs(r.ru_utime) + secs(r.ru_stime)
 }
 
 /// Peak resident memory of this process, bytes (Linux `VmHWM`).
@@ -64,8 +55,8 @@ pub(super) fn network(a: &BenchArgs, sw: &Programs) -> Result<Value, String> {
     let with_cores = if a.network_only { Value::Null } else { network_run(a, sw, "alltoall", false, n)? };
     let network_only = network_run(a, sw, "idle", true, n)?;
     let rss = peak_rss().unwrap_or(0);
-    let fabric_alone = super::fabric::fabric_alone(n)?;
     let (leaves, spines) = leaves_spines(n);
+    let fabric_alone = super::fabric::fabric_alone(PER_LEAF, leaves, spines)?;
     let workload = format!("all-to-all of 1 KiB messages among {n} nodes, leaf-spine {leaves} leaves x {PER_LEAF} nodes, {spines} spines, 200 Gb/s, NDP");
     Ok(json!({ "benchmark": "network", "workload": workload,
         "with_cores": with_cores, "network_only": network_only, "fabric_alone": fabric_alone,
@@ -79,7 +70,7 @@ fn network_run(a: &BenchArgs, sw: &Programs, app: &str, inject: bool, n: u32) ->
     use nanopu_cluster::report::cluster::summarize_cluster;
     sw.read(app)?;
     let file = ClusterFile::parse(&network_config(&sw.path(app)?, n))?;
-    let (start, cpu) = (std::time::Instant::now(), cpu_seconds());
+    let (start, cpu) = (std::time::Instant::now(), super::common::cpu_seconds());
     let mut sim = Simulation::cluster(&file, std::path::Path::new(".")).map_err(|e| e.to_string())?;
     if let Some(t) = a.threads {
         sim.set_threads(t);
@@ -89,7 +80,7 @@ fn network_run(a: &BenchArgs, sw: &Programs, app: &str, inject: bool, n: u32) ->
     }
     let setup = start.elapsed().as_secs_f64();
     let outcome = sim.run().map_err(|e| e.to_string())?;
-    let (wall, cpu) = (start.elapsed().as_secs_f64(), cpu_seconds() - cpu);
+    let (wall, cpu) = (start.elapsed().as_secs_f64(), super::common::cpu_seconds() - cpu);
     let s = summarize_cluster(&mut sim, outcome);
     if !s.failures.is_empty() || s.messages_received != n as u64 * (n as u64 - 1) {
         return Err(format!("the all-to-all failed:\n{}", s.text()));
