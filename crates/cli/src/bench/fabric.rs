@@ -75,10 +75,9 @@ fn one_run(per_leaf: u32, leaves: u32, spines: u32) -> Result<Value, String> {
             "fabric alone: {data} data packets and {acks} ACKs arrived, expected {expected} each"
         ));
     }
-    Ok(
-        json!({ "packet_hops": s.packet_hops, "events": q.popped(), "trims": s.trims, "host_seconds": wall, "host_cpu_seconds": cpu,
-        "million_packet_hops_per_host_second": s.packet_hops as f64 / wall / 1e6 }),
-    )
+    let rate = s.packet_hops as f64 / wall / 1e6;
+    Ok(json!({ "packet_hops": s.packet_hops, "events": q.popped(), "trims": s.trims, "host_seconds": wall,
+        "host_cpu_seconds": cpu, "million_packet_hops_per_host_second": rate }))
 }
 
 /// Run until nothing is left; (data packets, ACKs) that arrived. Not inlined, so that a

@@ -15,7 +15,7 @@ const PER_LEAF: u32 = 16;
 /// Nodes without `--nodes`: 16 leaves under 8 spines.
 const DEFAULT_NODES: u32 = 256;
 
-/// `--nodes`: whole leaves of 16, at least two (a leaf-spine with one spine per two leaves).
+/// `--nodes`: whole leaves of 16, from 2 to 64 leaves (1,024 nodes inject a million messages).
 pub(super) fn parse_nodes(s: &str) -> Result<u32, String> {
     let n: u32 = s.parse().map_err(|_| format!("\"{s}\" is not a number of nodes"))?;
     match n {
