@@ -114,3 +114,16 @@ pub fn console_value(console: &str, key: &str) -> Result<u64, String> {
         .and_then(|v| v.parse().ok())
         .ok_or_else(|| format!("the program printed {console:?}, without {key}=N"))
 }
+
+/// User plus system CPU seconds this process has used, all its threads (`getrusage`): on a
+/// shared host steadier than wall time, which counts the time other jobs held the cores.
+pub fn cpu_seconds() -> f64 {
+    // SAFETY: rusage is plain integers, for which all zeros is a valid value.
+    let mut r: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage only writes the struct it is given, which outlives the call.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut r) } != 0 {
+        return 0.0;
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(r.ru_utime) + secs(r.ru_stime)
+}

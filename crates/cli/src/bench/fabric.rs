@@ -14,8 +14,6 @@ use nanopu_sim::packet::flags;
 use nanopu_sim::{EventQueue, Time};
 use serde_json::{json, Value};
 
-/// The network benchmark's nodes: 16 leaves of 16, 8 spines (see `bench::network_config`).
-const NODES: u32 = 256;
 /// Runs; the figure is their median (one run takes tens of milliseconds).
 const RUNS: usize = 5;
 
@@ -40,8 +38,9 @@ fn packet(src: u32, dst: u32, data: bool) -> Packet {
     p
 }
 
-pub fn fabric_alone() -> Result<Value, String> {
-    let runs: Result<Vec<Value>, String> = (0..RUNS).map(|_| one_run()).collect();
+/// On the network benchmark's leaf-spine: `leaves` of `per_leaf` nodes under `spines`.
+pub fn fabric_alone(per_leaf: u32, leaves: u32, spines: u32) -> Result<Value, String> {
+    let runs: Result<Vec<Value>, String> = (0..RUNS).map(|_| one_run(per_leaf, leaves, spines)).collect();
     let mut runs = runs?;
     let rate = |v: &Value| v["million_packet_hops_per_host_second"].as_f64().unwrap_or(0.0);
     runs.sort_by(|a, b| rate(a).total_cmp(&rate(b)));
@@ -51,8 +50,9 @@ pub fn fabric_alone() -> Result<Value, String> {
     Ok(median)
 }
 
-fn one_run() -> Result<Value, String> {
-    let topology = Topology::LeafSpine { nodes_per_leaf: 16, leaves: NODES / 16, spines: 8 };
+fn one_run(per_leaf: u32, leaves: u32, spines: u32) -> Result<Value, String> {
+    let nodes = per_leaf * leaves;
+    let topology = Topology::LeafSpine { nodes_per_leaf: per_leaf, leaves, spines };
     let p = FabricParams {
         topology,
         link: Default::default(),
@@ -63,20 +63,21 @@ fn one_run() -> Result<Value, String> {
     };
     let mut fabric = Fabric::new(p)?;
     let mut q = EventQueue::new();
-    let pairs = (0..NODES).flat_map(|s| (0..NODES).filter(move |&d| d != s).map(move |d| (s, d)));
+    let pairs = (0..nodes).flat_map(|s| (0..nodes).filter(move |&d| d != s).map(move |d| (s, d)));
     pairs.for_each(|(s, d)| q.push(Time::from_us(1), Ev::Send(s, d)));
-    let start = std::time::Instant::now();
+    let (start, cpu) = (std::time::Instant::now(), super::common::cpu_seconds());
     let (data, acks) = drive(&mut fabric, &mut q);
-    let wall = start.elapsed().as_secs_f64();
+    let (wall, cpu) = (start.elapsed().as_secs_f64(), super::common::cpu_seconds() - cpu);
     let s = fabric.stats();
-    let expected = (NODES * (NODES - 1)) as u64;
+    let expected = (nodes * (nodes - 1)) as u64;
     if data != expected || acks != expected {
         return Err(format!(
             "fabric alone: {data} data packets and {acks} ACKs arrived, expected {expected} each"
         ));
     }
+    let rate = s.packet_hops as f64 / wall / 1e6;
     Ok(json!({ "packet_hops": s.packet_hops, "events": q.popped(), "trims": s.trims, "host_seconds": wall,
-        "million_packet_hops_per_host_second": s.packet_hops as f64 / wall / 1e6 }))
+        "host_cpu_seconds": cpu, "million_packet_hops_per_host_second": rate }))
 }
 
 /// Run until nothing is left; (data packets, ACKs) that arrived. Not inlined, so that a

@@ -66,6 +66,10 @@ pub struct BenchArgs {
     /// the messages (`with_cores` is then null); for profiling the fabric and transports.
     #[arg(long)]
     network_only: bool,
+    /// `network`: nodes of the all-to-all, 16 per leaf, under 8 spines below 512 nodes and
+    /// 16 from 512 [default: 256: 16 leaves, 8 spines; 512 is issue 40's 32 leaves under 16]
+    #[arg(long, value_parser = network::parse_nodes)]
+    nodes: Option<u32>,
 }
 
 /// How this binary was built, for the figures: "pgo" from `scripts/build-pgo` (`make build`),
@@ -116,7 +120,7 @@ impl Bench {
             Bench::ErpcLoopbackLatency | Bench::ErpcRequestRate | Bench::LoopbackThroughput => {
                 &["--requests"]
             }
-            Bench::Network => &["--threads", "--network-only"],
+            Bench::Network => &["--threads", "--network-only", "--nodes"],
             Bench::Rx | Bench::Iss | Bench::ContextSwitch => &[],
         }
     }
@@ -131,7 +135,7 @@ impl Bench {
 /// A list of flags in words.
 fn or_none(flags: &[&str]) -> String {
     match flags {
-        [] => "none of --app, --nic, --requests, --threads, --network-only".into(),
+        [] => "none of --app, --nic, --requests, --threads, --network-only, --nodes".into(),
         _ => flags.join(" and "),
     }
 }
@@ -197,6 +201,7 @@ impl BenchArgs {
             ("--requests", self.requests.is_some()),
             ("--threads", self.threads.is_some()),
             ("--network-only", self.network_only),
+            ("--nodes", self.nodes.is_some()),
         ];
         let takes = self.name.flags();
         match given.iter().find(|(flag, on)| *on && !takes.contains(flag)) {
