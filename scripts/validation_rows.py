@@ -108,8 +108,8 @@ ICE_LAT_NOTE = ("located: our echo program and the frames. Figure 3's \"Traditio
                 "{lat64:.1f}, {lat256:.1f}, {lat512:.1f} and {lat1024:.1f} ns at 64, 256, 512 and 1,024 bytes "
                 "({lat64r:.2f}x, {lat256r:.2f}x, {lat512r:.2f}x, {lat1024r:.2f}x; the tester's median of ten, "
                 "`experiments/nic-compare/artifact-programs`), where ours, `ice_loopback.c`, also checks every "
-                "frame's IPv4 and UDP headers and keeps ten buffers posted (docs/models/icenic.md, \"The artifact's "
-                "comparison\"). The artifact's queue and buffer sizes do not change these figures")
+                "frame's IPv4 and UDP headers and keeps 64 buffers posted (docs/models/icenic.md, \"The artifact's "
+                "comparison\"). icenet `NICConfig`'s queue and buffer sizes (10, 379) do not change these figures")
 NANO_RATE_NOTE = ("located: our echo program. The artifact's rate program (`lnic-loopback-throughput.c`) copies a "
                   "message in straight-line code, one instruction a word; `loopback.c` loops over four words at "
                   "1.77 cycles a word. The same benchmark with a scratch `loopback.elf` copying 64 words per "
@@ -130,14 +130,15 @@ STREAM_NOTE = ("located: the plot's program and how it was measured. Figure 5's 
                "gives {st1024:.1f} Gb/s at 1 KiB against the plot's {st1024a} ({st1024r:.2f}x) and {st64r:.2f}x at "
                "64 B (`experiments/nic-compare/artifact-programs`)")
 ICE_SIZES = ("the artifact's IceNIC had 64-entry control queues and a 1,800-flit receive buffer (`icenet.WithIceNIC` "
-             "of l-nic/icenet 512c87e, which chipyard's `IceNICRocketConfig` adds unchanged), where our model keeps "
-             "icenet `NICConfig`'s 10 and 379 (docs/models/icenic.md, \"Queue and buffer sizes\")")
+             "of l-nic/icenet 512c87e, which chipyard's `IceNICRocketConfig` adds unchanged), our model's defaults "
+             "since 2026-12-02, where icenet `NICConfig` has 10 and 379 (docs/models/icenic.md, \"Queue and buffer "
+             "sizes\")")
 ICE_RATE_NOTE = ("located: the plot's program, how it was measured and the artifact's IceNIC sizes. Figure 4's "
                  "\"Traditional\" points come from `icenic-loopback-throughput-batch.c`, which posts its 20 buffers "
                  "at once, sends each reply without waiting for its completion and takes the completions at the "
                  "end, where `ice_loopback.c` waits for each; " + TESTER_WAY.format(n=20, m=21) + "; and "
                  + ICE_SIZES + ". All three on this model: {il64:.1f} Gb/s at 64 B against the plot's {il64a} "
-                 "({il64r:.2f}x); with our default sizes {dl64:.1f} Gb/s ({dl64r:.2f}x), and from 256 B on the "
+                 "({il64r:.2f}x); with `NICConfig`'s sizes {dl64:.1f} Gb/s ({dl64r:.2f}x), and from 256 B on the "
                  "burst overflows the 379-flit buffer before the program has posted its buffers, so it never "
                  "finishes (`experiments/nic-compare/artifact-programs`)")
 ICE_RATE_1K_NOTE = ("located in part: as at 64 B, the plot's program, its measurement and the artifact's IceNIC "
@@ -157,7 +158,7 @@ ICE_RATE_1K_NOTE = ("located in part: as at 64 B, the plot's program, its measur
 ICE_STREAM64_NOTE = ("located: the plot's program (`icenic-stream-batch.c`), how it was measured ("
                      + TESTER_WAY.format(n=30, m=31) + ") and the artifact's IceNIC sizes (64-entry control "
                      "queues, a 1,800-flit receive buffer: **IceNIC loopback rate, 64 B**): all three on this model "
-                     "give {is64:.1f} Gb/s at 64 B against the plot's {is64a} ({is64r:.2f}x). With our default "
+                     "give {is64:.1f} Gb/s at 64 B against the plot's {is64a} ({is64r:.2f}x). With `NICConfig`'s "
                      "queues of 10 the program, which posts 30 receive requests before taking a completion, stops "
                      "(`experiments/nic-compare/artifact-programs`)")
 ICE_STREAM_NOTE = ("located: the artifact's stream program swaps the byte order of every word (`ntohl`), ours adds to "
@@ -230,7 +231,7 @@ def artifact_notes():
     run = ex.artifact_programs()
     g = {f"{k}{size}": run[(q, nic, sizes, size)] for k, (q, nic, sizes) in {
         "lb": ("loopback", "nanopu", "-"), "st": ("stream", "nanopu", "-"), "il": ("loopback", "icenic", "artifact"),
-        "dl": ("loopback", "icenic", "model default"), "is": ("stream", "icenic", "artifact"),
+        "dl": ("loopback", "icenic", "NICConfig"), "is": ("stream", "icenic", "artifact"),
         "lat": ("latency", "icenic", "artifact")}.items()
         for size in (64, 256, 512, 1024) if (q, nic, sizes, size) in run}
     f = {k + suffix: v[i] for k, v in g.items() for i, suffix in enumerate(("", "r", "span", "a"))}

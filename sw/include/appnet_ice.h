@@ -106,11 +106,28 @@ static inline int appnet_ice_ours(const uint8_t *f, uint32_t len)
            ice_get16(f, ICE_FRAME_UDP + 2) == appnet_ice.port;
 }
 
-/* Take the next frame's completion (polling the counts, as the artifact's nic_recv does)
- * and return its buffer; *len is its length. */
+/* Wait for a receive completion (polling the counts, as the artifact's nic_recv does)
+ * and take it. While none is pending, the poll takes one send completion per counts read,
+ * as a Linux driver cleans its transmit ring in its NAPI poll: with ICENIC_QUEUE_DEPTH (64)
+ * send buffers, taking them only once all are in use would put 64 register reads on one
+ * request's path (docs/models/icenic.md "Queue and buffer sizes"). */
+static inline uint32_t appnet_ice_wait_recv(void)
+{
+    for (;;) {
+        uint32_t c = icenic_counts();
+        if (c >> 24)
+            return icenic_take_recv_comp();
+        if (((c >> 16) & 0xff) && appnet_ice.tx_busy) {
+            icenic_take_send_comp();
+            appnet_ice.tx_busy--;
+        }
+    }
+}
+
+/* Take the next frame's completion and return its buffer; *len is its length. */
 static inline uint8_t *appnet_ice_next_frame(uint32_t *len)
 {
-    *len = icenic_wait_recv();
+    *len = appnet_ice_wait_recv();
     return appnet_ice_rx[appnet_ice.rx_next];
 }
 
@@ -181,7 +198,7 @@ static inline void appnet_ice_address(uint8_t *f, struct appnet_peer to, uint32_
 
 /* Send w[0..n) (1 <= n <= APPNET_ICE_MAX_WORDS) to `to`: copy the words into the next send
  * buffer after its header and queue the frame (the send request queue has room: at most
- * ten sends are outstanding). */
+ * APPNET_ICE_BUFS, the queue's depth, sends are outstanding). */
 static inline void appnet_send(struct appnet_peer to, const uint64_t *w, uint32_t n)
 {
     uint8_t *f = appnet_ice_tx_buffer();

@@ -141,13 +141,14 @@ pub struct RunArgs {
     #[arg(long)]
     pcie_ns: Option<f64>,
     /// IceNIC node: depth of its four control queues, 1 to 255 (`ctrlQueueDepth`)
-    /// [default: 10, icenet's NICConfig; the nanoPU artifact's IceNIC SoC had 64,
-    /// docs/models/icenic.md "Queue and buffer sizes"].
+    /// [default: 64, the nanoPU artifact's IceNIC SoC; icenet's NICConfig has 10,
+    /// docs/models/icenic.md "Queue and buffer sizes"]. Programs built for another depth:
+    /// `make -C sw EXTRA_CFLAGS=-DICENIC_QUEUE_DEPTH=N`.
     #[arg(long)]
     ice_queue_depth: Option<usize>,
     /// IceNIC node: its receive packet buffer in 8-byte flits, from one longest frame's
-    /// (190) to 1,048,576 (`inBufFlits`) [default: 379, icenet's NICConfig; the nanoPU
-    /// artifact's IceNIC SoC had 1,800].
+    /// (190) to 1,048,576 (`inBufFlits`) [default: 1,800, the nanoPU artifact's IceNIC
+    /// SoC; icenet's NICConfig has 379].
     #[arg(long)]
     ice_buffer_flits: Option<usize>,
     /// IceNIC node: have the test host send it a UDP frame of BYTES bytes in all (42 to
