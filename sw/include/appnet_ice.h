@@ -11,9 +11,9 @@
  * sender's.  A node's MAC is 02:00 followed by its IPv4 address (boot::node_mac), so
  * no address resolution is needed.
  *
- * Hart 0 alone drives the NIC (icenet has one send and one receive queue): ten receive
- * buffers are posted at init and each is posted again once its frame has been read; ten
- * send buffers are used in turn, a buffer reused only after its send completed.  Every
+ * Hart 0 alone drives the NIC (icenet has one send and one receive queue): its queue depth
+ * of receive buffers are posted at init and each is posted again once its frame has been
+ * read; as many send buffers are used in turn, a buffer reused only after its send completed.  Every
  * frame costs what a driver's does: register accesses (20 cycles each), the header built
  * or checked in memory, the words copied between the buffer and the program.
  */
@@ -172,12 +172,9 @@ static inline void appnet_recv_end(void)
 /* The next send buffer, once the send that last used it has completed. */
 static inline uint8_t *appnet_ice_tx_buffer(void)
 {
-    while (appnet_ice.tx_busy == APPNET_ICE_BUFS) {
-        uint32_t done = icenic_send_comps();
-        for (uint32_t i = 0; i < done; i++)
-            icenic_take_send_comp();
-        appnet_ice.tx_busy -= done;
-    }
+    /* One completion at a time: the receive poll takes the rest (appnet_ice_wait_recv). */
+    while (appnet_ice.tx_busy == APPNET_ICE_BUFS)
+        appnet_ice.tx_busy -= icenic_take_send_comp();
     return appnet_ice_tx[appnet_ice.tx_next];
 }
 

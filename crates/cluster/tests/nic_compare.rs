@@ -102,16 +102,16 @@ fn ice_tput_counts_what_it_took_and_the_nic_counts_what_it_dropped() {
 #[test]
 fn ice_tput_transmits_the_start_frame_turned_around_n_times() {
     let mut sim = Simulation::new(&common::elf("apps/ice_tput.elf"), ice_cfg(&["1"])).unwrap();
-    let start = frame(&[2, 37, 5, 5, 5, 5, 5, 5]);
+    let start = frame(&[2, 100, 5, 5, 5, 5, 5, 5]);
     sim.host.send_frame_at(Time::from_us(2), start.clone());
     assert_eq!(sim.run().unwrap(), Outcome::AllExited);
     let got = &sim.host.frames_received;
     let mut want = turned_around(&start);
     want[PAYLOAD..PAYLOAD + 8].copy_from_slice(&0u64.to_le_bytes());
-    assert_eq!(got.len(), 37);
+    assert_eq!(got.len(), 100);
     assert!(got.iter().all(|f| f.frame == want));
-    // More than the ten send requests the queue holds, so the program refilled it.
-    assert_eq!(sim.nodes[0].ice().unwrap().counters.frames_sent, 37);
+    // More than the 64 send requests the queue holds, so the program refilled it.
+    assert_eq!(sim.nodes[0].ice().unwrap().counters.frames_sent, 100);
 }
 
 #[test]
