@@ -91,6 +91,37 @@ impl Default for IceParams {
     }
 }
 
+impl IceParams {
+    /// These parameters with the queue depth and the receive buffer (flits) given (`None`:
+    /// unchanged), checked against what the NIC needs: counts of one byte each (the COUNTS
+    /// register) and room for one longest frame. `names` name the two settings in errors.
+    pub fn with_sizes(
+        &self,
+        depth: Option<usize>,
+        flits: Option<usize>,
+        names: [&str; 2],
+    ) -> Result<IceParams, String> {
+        let mut p = self.clone();
+        if let Some(d) = depth {
+            if !(1..=255).contains(&d) {
+                return Err(format!(
+                    "{} {d}: expected 1 to 255 (each count is one byte of COUNTS)",
+                    names[0]
+                ));
+            }
+            p.queue_depth = d;
+        }
+        if let Some(f) = flits {
+            let least = p.max_frame_bytes.div_ceil(p.flit_bytes as usize);
+            if !(least..=1 << 20).contains(&f) {
+                return Err(format!("{} {f}: expected {least} (one longest frame) to 1048576", names[1]));
+            }
+            p.rx_buffer_flits = f;
+        }
+        Ok(p)
+    }
+}
+
 /// Something the caller must do at cycle `at` of the node clock.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum IceAction {
