@@ -83,7 +83,22 @@ MICA_NOTE = ("located: our store, not the platform. The prototype's own server (
              "sends fall on 140-cycle batch boundaries, at most one a batch, so its arrivals are never closer than "
              "43.75 ns and less bursty than our Poisson ones, which would lower its tail, not raise it; its reply "
              "stamp is the first flit's own cycle, `this_iter_cycles_start + tokenno` in l-nic/firesim "
-             "`target-design/switch/switch.cc`). What else makes the prototype's requests slower is not located")
+             "`target-design/switch/switch.cc`). Measured since (2026-12-02): the clock does not enter (the notebook "
+             "converts the switch's cycles at 3.2 GHz, `resp_time /= 3.2e3`, and FASED counts its DDR3 timings in the "
+             "same target cycles, docs/models/node.md \"Memory system\"); the run's switch stamps with no switching "
+             "latency (`switchinglatency=0`, `deploy/workloads/lnic-multi-core-mica/config_lnic_mica_runtime.ini`) "
+             "and puts each request on its port at its batch's first token, as ours does; and the prototype's "
+             "FireSim node has no Ethernet MAC or serial I/O delay (the LNIC's `io.net` goes straight to FireSim's "
+             "token bridge: l-nic/lnic `LNIC.scala`, l-nic/firesim `sim/firesim-lib/.../LNICBridge.scala`), where "
+             "`prototype-server.toml` adds 26 ns each way: with `mac_ns = 0` that server has a mean of 339 ns and a "
+             "p99 of 706 (0.78x and 0.74x), so the gap is larger than this row shows. Two memory-system effects "
+             "the model leaves out would slow the prototype's requests: dirty write-backs (a scratch build counting "
+             "them at that server's saturation, `prototype-server-peak.toml`: 2.5 dirty L1 victims and 2.3 dirty L2 "
+             "victims a request, each a 64-byte write-back ahead of its refill, about 8 cycles each by the 8-byte "
+             "bus: some 40 cycles, 13 ns, an estimate) and DDR3 refresh (tRFC 160 cycles every tREFI 7,800 in the "
+             "run's settings; its 1.6 LLC misses a request meet one about 3% of the time, up to 50 ns each, enough "
+             "to reach the p99). What else makes the prototype's requests slower (some 80 ns of the mean) is not "
+             "located")
 SETALG_NOTE = ("located: our program and corpus, not the platform; queueing adds under 10% (the p99 is "
                "{setalg_unloaded:,.0f} ns at 0.32 Mrps). Our server intersects by galloping, the prototype's "
                "(`lnic-intersect.cc`) by a linear merge of each pair of lists in the query's order: with such a "
@@ -108,8 +123,8 @@ ICE_LAT_NOTE = ("located: our echo program and the frames. Figure 3's \"Traditio
                 "{lat64:.1f}, {lat256:.1f}, {lat512:.1f} and {lat1024:.1f} ns at 64, 256, 512 and 1,024 bytes "
                 "({lat64r:.2f}x, {lat256r:.2f}x, {lat512r:.2f}x, {lat1024r:.2f}x; the tester's median of ten, "
                 "`experiments/nic-compare/artifact-programs`), where ours, `ice_loopback.c`, also checks every "
-                "frame's IPv4 and UDP headers and keeps ten buffers posted (docs/models/icenic.md, \"The artifact's "
-                "comparison\"). The artifact's queue and buffer sizes do not change these figures")
+                "frame's IPv4 and UDP headers and keeps 64 buffers posted (docs/models/icenic.md, \"The artifact's "
+                "comparison\"). icenet `NICConfig`'s queue and buffer sizes (10, 379) do not change these figures")
 NANO_RATE_NOTE = ("located: our echo program. The artifact's rate program (`lnic-loopback-throughput.c`) copies a "
                   "message in straight-line code, one instruction a word; `loopback.c` loops over four words at "
                   "1.77 cycles a word. The same benchmark with a scratch `loopback.elf` copying 64 words per "
@@ -130,14 +145,15 @@ STREAM_NOTE = ("located: the plot's program and how it was measured. Figure 5's 
                "gives {st1024:.1f} Gb/s at 1 KiB against the plot's {st1024a} ({st1024r:.2f}x) and {st64r:.2f}x at "
                "64 B (`experiments/nic-compare/artifact-programs`)")
 ICE_SIZES = ("the artifact's IceNIC had 64-entry control queues and a 1,800-flit receive buffer (`icenet.WithIceNIC` "
-             "of l-nic/icenet 512c87e, which chipyard's `IceNICRocketConfig` adds unchanged), where our model keeps "
-             "icenet `NICConfig`'s 10 and 379 (docs/models/icenic.md, \"Queue and buffer sizes\")")
+             "of l-nic/icenet 512c87e, which chipyard's `IceNICRocketConfig` adds unchanged), our model's defaults "
+             "since 2026-12-02, where icenet `NICConfig` has 10 and 379 (docs/models/icenic.md, \"Queue and buffer "
+             "sizes\")")
 ICE_RATE_NOTE = ("located: the plot's program, how it was measured and the artifact's IceNIC sizes. Figure 4's "
                  "\"Traditional\" points come from `icenic-loopback-throughput-batch.c`, which posts its 20 buffers "
                  "at once, sends each reply without waiting for its completion and takes the completions at the "
                  "end, where `ice_loopback.c` waits for each; " + TESTER_WAY.format(n=20, m=21) + "; and "
                  + ICE_SIZES + ". All three on this model: {il64:.1f} Gb/s at 64 B against the plot's {il64a} "
-                 "({il64r:.2f}x); with our default sizes {dl64:.1f} Gb/s ({dl64r:.2f}x), and from 256 B on the "
+                 "({il64r:.2f}x); with `NICConfig`'s sizes {dl64:.1f} Gb/s ({dl64r:.2f}x), and from 256 B on the "
                  "burst overflows the 379-flit buffer before the program has posted its buffers, so it never "
                  "finishes (`experiments/nic-compare/artifact-programs`)")
 ICE_RATE_1K_NOTE = ("located in part: as at 64 B, the plot's program, its measurement and the artifact's IceNIC "
@@ -157,7 +173,7 @@ ICE_RATE_1K_NOTE = ("located in part: as at 64 B, the plot's program, its measur
 ICE_STREAM64_NOTE = ("located: the plot's program (`icenic-stream-batch.c`), how it was measured ("
                      + TESTER_WAY.format(n=30, m=31) + ") and the artifact's IceNIC sizes (64-entry control "
                      "queues, a 1,800-flit receive buffer: **IceNIC loopback rate, 64 B**): all three on this model "
-                     "give {is64:.1f} Gb/s at 64 B against the plot's {is64a} ({is64r:.2f}x). With our default "
+                     "give {is64:.1f} Gb/s at 64 B against the plot's {is64a} ({is64r:.2f}x). With `NICConfig`'s "
                      "queues of 10 the program, which posts 30 receive requests before taking a completion, stops "
                      "(`experiments/nic-compare/artifact-programs`)")
 ICE_STREAM_NOTE = ("located: the artifact's stream program swaps the byte order of every word (`ntohl`), ours adds to "
@@ -230,7 +246,7 @@ def artifact_notes():
     run = ex.artifact_programs()
     g = {f"{k}{size}": run[(q, nic, sizes, size)] for k, (q, nic, sizes) in {
         "lb": ("loopback", "nanopu", "-"), "st": ("stream", "nanopu", "-"), "il": ("loopback", "icenic", "artifact"),
-        "dl": ("loopback", "icenic", "model default"), "is": ("stream", "icenic", "artifact"),
+        "dl": ("loopback", "icenic", "NICConfig"), "is": ("stream", "icenic", "artifact"),
         "lat": ("latency", "icenic", "artifact")}.items()
         for size in (64, 256, 512, 1024) if (q, nic, sizes, size) in run}
     f = {k + suffix: v[i] for k, v in g.items() for i, suffix in enumerate(("", "r", "span", "a"))}

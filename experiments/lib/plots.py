@@ -1,4 +1,4 @@
 """The experiments' figures: the Python package's plotting module, nanopu.plots
 (crates/py/python/nanopu/plots.py; docs/python.md "Plots"), under the name the experiments'
 scripts import from here. `make python` installs the package."""
-from nanopu.plots import bars, boxplot, mean_ci, plot, rows_csv  # noqa: F401
+from nanopu.plots import SIZE, bars, boxplot, finish, mean_ci, plot, plt, rows_csv  # noqa: F401

@@ -5,7 +5,7 @@
  * Every frame from the host is IPv4/UDP whose payload's first 8-byte word (in the cores'
  * byte order) is its type: 0 data, 1 done, 2 start transmitting.
  *
- * Receive (argument 0 = 0): ten receive buffers stay posted; each frame's completion is
+ * Receive (argument 0 = 0): ICE_NBUF (64) receive buffers stay posted; each frame's completion is
  * taken, its type read from its buffer, and the buffer posted again.  Data frames are
  * counted, the cycle noted when the MARK-th (argument 1, default 100) and the last were
  * taken; at a done frame the program prints "frames=C mark_cycle=M end_cycle=E" and exits

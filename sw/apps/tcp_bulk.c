@@ -29,7 +29,7 @@
 
 /* Bytes per send and receive call: ten full segments, or (when every byte is generated and
  * checked, which takes the core a while) fewer, so that the loop polls the NIC before its
- * ten receive buffers fill. */
+ * receive buffers fill. */
 #define CHUNK 14600
 #define CHECKED_CHUNK 2048
 

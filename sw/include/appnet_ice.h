@@ -11,9 +11,9 @@
  * sender's.  A node's MAC is 02:00 followed by its IPv4 address (boot::node_mac), so
  * no address resolution is needed.
  *
- * Hart 0 alone drives the NIC (icenet has one send and one receive queue): ten receive
- * buffers are posted at init and each is posted again once its frame has been read; ten
- * send buffers are used in turn, a buffer reused only after its send completed.  Every
+ * Hart 0 alone drives the NIC (icenet has one send and one receive queue): its queue depth
+ * of receive buffers are posted at init and each is posted again once its frame has been
+ * read; as many send buffers are used in turn, a buffer reused only after its send completed.  Every
  * frame costs what a driver's does: register accesses (20 cycles each), the header built
  * or checked in memory, the words copied between the buffer and the program.
  */
@@ -106,11 +106,28 @@ static inline int appnet_ice_ours(const uint8_t *f, uint32_t len)
            ice_get16(f, ICE_FRAME_UDP + 2) == appnet_ice.port;
 }
 
-/* Take the next frame's completion (polling the counts, as the artifact's nic_recv does)
- * and return its buffer; *len is its length. */
+/* Wait for a receive completion (polling the counts, as the artifact's nic_recv does)
+ * and take it. While none is pending, the poll takes one send completion per counts read,
+ * as a Linux driver cleans its transmit ring in its NAPI poll: with ICENIC_QUEUE_DEPTH (64)
+ * send buffers, taking them only once all are in use would put 64 register reads on one
+ * request's path (docs/models/icenic.md "Queue and buffer sizes"). */
+static inline uint32_t appnet_ice_wait_recv(void)
+{
+    for (;;) {
+        uint32_t c = icenic_counts();
+        if (c >> 24)
+            return icenic_take_recv_comp();
+        if (((c >> 16) & 0xff) && appnet_ice.tx_busy) {
+            icenic_take_send_comp();
+            appnet_ice.tx_busy--;
+        }
+    }
+}
+
+/* Take the next frame's completion and return its buffer; *len is its length. */
 static inline uint8_t *appnet_ice_next_frame(uint32_t *len)
 {
-    *len = icenic_wait_recv();
+    *len = appnet_ice_wait_recv();
     return appnet_ice_rx[appnet_ice.rx_next];
 }
 
@@ -155,12 +172,9 @@ static inline void appnet_recv_end(void)
 /* The next send buffer, once the send that last used it has completed. */
 static inline uint8_t *appnet_ice_tx_buffer(void)
 {
-    while (appnet_ice.tx_busy == APPNET_ICE_BUFS) {
-        uint32_t done = icenic_send_comps();
-        for (uint32_t i = 0; i < done; i++)
-            icenic_take_send_comp();
-        appnet_ice.tx_busy -= done;
-    }
+    /* One completion at a time: the receive poll takes the rest (appnet_ice_wait_recv). */
+    while (appnet_ice.tx_busy == APPNET_ICE_BUFS)
+        appnet_ice.tx_busy -= icenic_take_send_comp();
     return appnet_ice_tx[appnet_ice.tx_next];
 }
 
@@ -181,7 +195,7 @@ static inline void appnet_ice_address(uint8_t *f, struct appnet_peer to, uint32_
 
 /* Send w[0..n) (1 <= n <= APPNET_ICE_MAX_WORDS) to `to`: copy the words into the next send
  * buffer after its header and queue the frame (the send request queue has room: at most
- * ten sends are outstanding). */
+ * APPNET_ICE_BUFS, the queue's depth, sends are outstanding). */
 static inline void appnet_send(struct appnet_peer to, const uint64_t *w, uint32_t n)
 {
     uint8_t *f = appnet_ice_tx_buffer();

@@ -31,7 +31,13 @@
 #define ICENIC_COUNTS      0x14 /* read 32: send space, recv space, send comps, recv comps */
 #define ICENIC_MACADDR     0x18 /* read 64: the node's MAC (48 bits) */
 #define ICENIC_INTMASK     0x20 /* read/write 8: bit 0 send, bit 1 receive completion */
-#define ICENIC_QUEUE_DEPTH 10
+/* The depth of the NIC's four control queues, which the programs' buffer rings mirror: 64,
+ * the nanoPU artifact's IceNIC SoC's (`icenet.WithIceNIC`, l-nic/icenet 512c87e), as the
+ * model's default; a node run with another --ice-queue-depth needs programs built with
+ * EXTRA_CFLAGS=-DICENIC_QUEUE_DEPTH=N (icenet's own NICConfig has 10). */
+#ifndef ICENIC_QUEUE_DEPTH
+#define ICENIC_QUEUE_DEPTH 64
+#endif
 #define ICENIC_MAX_FRAME   1516
 #define ICENIC_IRQ         11 /* mcause of its interrupt: machine external */
 

@@ -141,13 +141,14 @@ pub struct RunArgs {
     #[arg(long)]
     pcie_ns: Option<f64>,
     /// IceNIC node: depth of its four control queues, 1 to 255 (`ctrlQueueDepth`)
-    /// [default: 10, icenet's NICConfig; the nanoPU artifact's IceNIC SoC had 64,
-    /// docs/models/icenic.md "Queue and buffer sizes"].
+    /// [default: 64, the nanoPU artifact's IceNIC SoC; icenet's NICConfig has 10,
+    /// docs/models/icenic.md "Queue and buffer sizes"]. Programs built for another depth:
+    /// `make -C sw EXTRA_CFLAGS=-DICENIC_QUEUE_DEPTH=N`.
     #[arg(long)]
     ice_queue_depth: Option<usize>,
     /// IceNIC node: its receive packet buffer in 8-byte flits, from one longest frame's
-    /// (190) to 1,048,576 (`inBufFlits`) [default: 379, icenet's NICConfig; the nanoPU
-    /// artifact's IceNIC SoC had 1,800].
+    /// (190) to 1,048,576 (`inBufFlits`) [default: 1,800, the nanoPU artifact's IceNIC
+    /// SoC; icenet's NICConfig has 379].
     #[arg(long)]
     ice_buffer_flits: Option<usize>,
     /// IceNIC node: have the test host send it a UDP frame of BYTES bytes in all (42 to
@@ -277,8 +278,14 @@ impl RunArgs {
                 self.until_us.is_some(),
             ),
             ("--send-frame (a single IceNIC node's test host sends frames)", !self.send_frames.is_empty()),
-            ("--ice-queue-depth (a single IceNIC node's)", self.ice_queue_depth.is_some()),
-            ("--ice-buffer-flits (a single IceNIC node's)", self.ice_buffer_flits.is_some()),
+            (
+                "--ice-queue-depth (the file's [[program]] ice_queue_depth sets it)",
+                self.ice_queue_depth.is_some(),
+            ),
+            (
+                "--ice-buffer-flits (the file's [[program]] ice_buffer_flits sets it)",
+                self.ice_buffer_flits.is_some(),
+            ),
             ("--host-sniffs (a cluster's test host is a node of its fabric)", self.host_sniffs),
         ]
     }
@@ -357,23 +364,8 @@ impl RunArgs {
     /// `--ice-queue-depth` and `--ice-buffer-flits`, checked against what the NIC needs:
     /// counts of one byte each (the COUNTS register), room for one longest frame.
     fn ice_sizes(&self, ice: &mut nanopu_nic::icenic::IceParams) -> Result<(), String> {
-        if let Some(d) = self.ice_queue_depth {
-            if !(1..=255).contains(&d) {
-                return Err(format!(
-                    "--ice-queue-depth {d}: expected 1 to 255 (each count is one byte of COUNTS)"
-                ));
-            }
-            ice.queue_depth = d;
-        }
-        if let Some(f) = self.ice_buffer_flits {
-            let least = ice.max_frame_bytes.div_ceil(ice.flit_bytes as usize);
-            if !(least..=1 << 20).contains(&f) {
-                return Err(format!(
-                    "--ice-buffer-flits {f}: expected {least} (one longest frame) to 1048576"
-                ));
-            }
-            ice.rx_buffer_flits = f;
-        }
+        let names = ["--ice-queue-depth", "--ice-buffer-flits"];
+        *ice = ice.with_sizes(self.ice_queue_depth, self.ice_buffer_flits, names)?;
         Ok(())
     }
 }

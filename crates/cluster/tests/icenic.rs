@@ -89,20 +89,21 @@ fn ice_loopback_sleeping_in_wfi_is_woken_by_the_receive_interrupt() {
 
 #[test]
 fn a_burst_overflows_the_receive_buffer_and_the_drops_are_counted() {
-    // 200 frames of 256 bytes back to back at line rate (10.24 ns each), to a server that
-    // answers one at a time: the 379-flit buffer (11 frames of 32 flits) overflows.
+    // 400 frames of 256 bytes back to back at line rate (10.24 ns each), to a server that
+    // answers one at a time: once its 64 posted buffers are taken, the 1,800-flit buffer
+    // (56 frames of 32 flits) overflows.
     let mut sim = Simulation::new(&common::elf("apps/ice_loopback.elf"), ice_cfg(&["0"])).unwrap();
-    for i in 0..200 {
+    for i in 0..400 {
         sim.host.send_frame_at(Time::from_us(2), frame(i, 256));
     }
     sim.set_deadline(Time::from_us(200));
     sim.run().unwrap();
     let c = sim.nodes[0].ice().unwrap().counters.clone();
     let got = sim.host.frames_received.len() as u64;
-    assert!(c.dropped_full > 100, "{c:?}");
+    assert!(c.dropped_full > 200, "{c:?}");
     assert_eq!(
         c.frames_received + c.dropped_full,
-        200,
+        400,
         "every frame either taken or counted as dropped: {c:?}"
     );
     assert_eq!(got, c.frames_received, "every frame taken was echoed");

@@ -15,7 +15,7 @@ use nanopu_sim::Time;
 const START: Time = Time::from_us(20);
 const PORT: u16 = 5001;
 /// The host's link: a rate the node's core keeps up with (checking every byte it receives,
-/// it takes frames more slowly than 5 Gb/s brings them, and IceNIC's ten receive buffers
+/// it takes frames more slowly than 5 Gb/s brings them, and IceNIC's receive buffers
 /// then overflow: docs/apps/tcp.md "Speed"), so that what is lost is what a test injects.
 const GBPS: u64 = 2;
 /// 10.0.0.1, the test host, as tcp_bulk's `connect:` takes it.

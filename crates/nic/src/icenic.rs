@@ -3,7 +3,7 @@
 //!
 //! Software talks to it through memory-mapped registers: it writes send requests (one
 //! 64-bit word: frame length and buffer address) and receive requests (a buffer address)
-//! into two queues of 10, and reads completions back: a count of finished sends, and a
+//! into two queues of 64, and reads completions back: a count of finished sends, and a
 //! queue of the lengths of received frames. A DMA read engine fetches each frame to send
 //! from memory, one request at a time; arriving frames wait in a receive packet buffer
 //! (dropped when it is full) until the DMA write engine can copy the oldest into the
@@ -36,17 +36,21 @@ pub mod reg {
     pub const INTMASK: u64 = 0x20;
 }
 
-/// IceNIC's parameters; defaults from the RTL (docs/models/icenic.md).
+/// IceNIC's parameters; defaults from the RTL (docs/models/icenic.md). The queue and buffer
+/// sizes are those of the nanoPU artifact's IceNIC SoC, whose figures the paper plots
+/// (docs/models/icenic.md "Queue and buffer sizes").
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IceParams {
     /// Base of the register block. Default 0x1001_6000 (`CanHavePeripheryIceNIC`).
     pub base: u64,
     /// Size of the register block: 4 KiB (a TileLink register router's default).
     pub size: u64,
-    /// Depth of the four control queues. Default 10 (`NICConfig.ctrlQueueDepth`).
+    /// Depth of the four control queues. Default 64: `ctrlQueueDepth` of `WithIceNIC`
+    /// (l-nic/icenet 512c87e `Configs.scala`), which the artifact's `IceNICRocketConfig`
+    /// (l-nic/chipyard 1fe1357) adds unchanged. icenet's own `NICConfig` default is 10.
     pub queue_depth: usize,
-    /// Receive packet buffer in 8-byte flits. Default 379 (`NICConfig.inBufFlits` =
-    /// 2 x 1,516 / 8).
+    /// Receive packet buffer in 8-byte flits. Default 1,800: `inBufFlits` of the same
+    /// `WithIceNIC`. icenet's own `NICConfig` default is 379 (2 x 1,516 / 8).
     pub rx_buffer_flits: usize,
     /// Longest frame accepted. Default 1,516 bytes (`ETH_STANDARD_MAX_BYTES`: MTU 1,500 +
     /// the 16-byte padded Ethernet header).
@@ -75,8 +79,8 @@ impl Default for IceParams {
         IceParams {
             base: 0x1001_6000,
             size: 0x1000,
-            queue_depth: 10,
-            rx_buffer_flits: 2 * 1516 / 8,
+            queue_depth: 64,
+            rx_buffer_flits: 1800,
             max_frame_bytes: 1516,
             min_frame_bytes: 16,
             flit_bytes: 8,
@@ -84,6 +88,37 @@ impl Default for IceParams {
             rx_pipe_cycles: 2,
             pcie_cycles: 0,
         }
+    }
+}
+
+impl IceParams {
+    /// These parameters with the queue depth and the receive buffer (flits) given (`None`:
+    /// unchanged), checked against what the NIC needs: counts of one byte each (the COUNTS
+    /// register) and room for one longest frame. `names` name the two settings in errors.
+    pub fn with_sizes(
+        &self,
+        depth: Option<usize>,
+        flits: Option<usize>,
+        names: [&str; 2],
+    ) -> Result<IceParams, String> {
+        let mut p = self.clone();
+        if let Some(d) = depth {
+            if !(1..=255).contains(&d) {
+                return Err(format!(
+                    "{} {d}: expected 1 to 255 (each count is one byte of COUNTS)",
+                    names[0]
+                ));
+            }
+            p.queue_depth = d;
+        }
+        if let Some(f) = flits {
+            let least = p.max_frame_bytes.div_ceil(p.flit_bytes as usize);
+            if !(least..=1 << 20).contains(&f) {
+                return Err(format!("{} {f}: expected {least} (one longest frame) to 1048576", names[1]));
+            }
+            p.rx_buffer_flits = f;
+        }
+        Ok(p)
     }
 }
 

@@ -4,9 +4,24 @@
 use nanopu_nic::icenic::{reg, send_request, IceAction, IceNic, IceParams};
 
 const BASE: u64 = 0x1001_6000;
+/// The default queue depth: the nanoPU artifact's IceNIC SoC's (docs/models/icenic.md).
+const D: u64 = 64;
 
 fn nic() -> IceNic {
     IceNic::new(IceParams::default(), 0x0203_0405_0607)
+}
+
+/// A NIC with icenet `NICConfig`'s own sizes (10-deep queues, 379 flits).
+fn nic_config_sized() -> IceNic {
+    IceNic::new(IceParams { queue_depth: 10, rx_buffer_flits: 379, ..IceParams::default() }, 0x0203_0405_0607)
+}
+
+#[test]
+fn the_default_sizes_are_the_artifact_socs() {
+    // `icenet.WithIceNIC` of l-nic/icenet 512c87e: ctrlQueueDepth 64, inBufFlits 1,800.
+    let p = IceParams::default();
+    assert_eq!((p.queue_depth, p.rx_buffer_flits), (64, 1800));
+    assert_eq!(counts(&mut nic()), [D, D, 0, 0]);
 }
 
 /// The four counts at 0x14: send space, receive space, send completions, receive completions.
@@ -27,12 +42,12 @@ fn a_send_request_is_read_by_dma_sent_and_counted_once() {
     n.write(101, BASE + reg::SEND_REQ, 8, send_request(0x8000_2000, 72), &mut out).unwrap();
     // One request at a time: the second waits in the queue.
     assert_eq!(out, vec![IceAction::DmaRead { at: 100, addr: 0x8000_1000, len: 64, stream: 8 }]);
-    assert_eq!(counts(&mut n), [9, 10, 0, 0]);
+    assert_eq!(counts(&mut n), [D - 1, D, 0, 0]);
     out.clear();
     n.read_done(130, frame(64, 1), &mut out);
     assert_eq!(out[0], IceAction::Transmit { at: 134, frame: frame(64, 1) });
     assert!(out.contains(&IceAction::DmaRead { at: 130, addr: 0x8000_2000, len: 72, stream: 9 }));
-    assert_eq!(counts(&mut n), [10, 10, 1, 0]);
+    assert_eq!(counts(&mut n), [D, D, 1, 0]);
     // The completion register pops one completion per read, then reads 0.
     assert_eq!(n.read(140, BASE + reg::SEND_COMP, 1, &mut out).unwrap(), 1);
     assert_eq!(n.read(141, BASE + reg::SEND_COMP, 1, &mut out).unwrap(), 0);
@@ -48,10 +63,10 @@ fn a_received_frame_waits_for_a_receive_request_then_completes_with_its_length()
     assert_eq!(n.buffered(), 1);
     n.write(60, BASE + reg::RECV_REQ, 8, 0x8000_4000, &mut out).unwrap();
     assert_eq!(out, vec![IceAction::DmaWrite { at: 60, addr: 0x8000_4000, frame: frame(60, 7), stream: 8 }]);
-    assert_eq!(counts(&mut n), [10, 10, 0, 0]);
+    assert_eq!(counts(&mut n), [D, D, 0, 0]);
     out.clear();
     n.write_done(90, 60, &mut out);
-    assert_eq!(counts(&mut n), [10, 10, 0, 1]);
+    assert_eq!(counts(&mut n), [D, D, 0, 1]);
     assert_eq!(n.read(95, BASE + reg::RECV_COMP, 2, &mut out).unwrap(), 60);
     assert_eq!(n.read(96, BASE + reg::RECV_COMP, 2, &mut out).unwrap(), 0);
 }
@@ -60,18 +75,18 @@ fn a_received_frame_waits_for_a_receive_request_then_completes_with_its_length()
 fn the_receive_buffer_drops_frames_when_full_and_counts_them() {
     let mut n = nic();
     let mut out = Vec::new();
-    // 379 flits of 8 bytes: 47 frames of 64 bytes (8 flits each) fit, the rest are dropped.
-    for i in 0..60 {
+    // 1,800 flits of 8 bytes: 225 frames of 64 bytes (8 flits each) fit, the rest are dropped.
+    for i in 0..240 {
         n.frame_arrived(i, frame(64, i as u8), &mut out);
     }
-    assert_eq!((n.buffered(), n.counters.dropped_full), (47, 13));
+    assert_eq!((n.buffered(), n.counters.dropped_full), (225, 15));
     // Draining one frame frees its flits: the next arrival fits again.
-    n.write(100, BASE + reg::RECV_REQ, 8, 0x8000_0000, &mut out).unwrap();
-    n.frame_arrived(101, frame(64, 99), &mut out);
-    assert_eq!((n.buffered(), n.counters.dropped_full), (47, 13));
+    n.write(300, BASE + reg::RECV_REQ, 8, 0x8000_0000, &mut out).unwrap();
+    n.frame_arrived(301, frame(64, 99), &mut out);
+    assert_eq!((n.buffered(), n.counters.dropped_full), (225, 15));
     // Too long and too short frames are dropped apart.
-    n.frame_arrived(102, frame(1517, 0), &mut out);
-    n.frame_arrived(103, frame(15, 0), &mut out);
+    n.frame_arrived(302, frame(1517, 0), &mut out);
+    n.frame_arrived(303, frame(15, 0), &mut out);
     assert_eq!(n.counters.dropped_size, 2);
 }
 
@@ -97,21 +112,22 @@ fn the_interrupt_line_follows_completions_through_the_mask() {
 }
 
 #[test]
-fn queues_hold_ten_requests_and_refuse_the_eleventh() {
-    let mut n = nic();
-    let mut out = Vec::new();
-    for i in 0..10 {
-        n.write(i, BASE + reg::RECV_REQ, 8, 0x8000_0000 + 2048 * i, &mut out).unwrap();
+fn queues_hold_depth_requests_and_refuse_one_more() {
+    for (mut n, d) in [(nic(), D), (nic_config_sized(), 10)] {
+        let mut out = Vec::new();
+        for i in 0..d {
+            n.write(i, BASE + reg::RECV_REQ, 8, 0x8000_0000 + 2048 * i, &mut out).unwrap();
+        }
+        assert_eq!(counts(&mut n), [d, 0, 0, 0]);
+        let e = n.write(d + 1, BASE + reg::RECV_REQ, 8, 0x8010_0000, &mut out).unwrap_err();
+        assert!(e.contains("queue full"), "{e}");
+        // The reader holds one request; `d` more fill the send queue.
+        for i in 0..=d {
+            n.write(200 + i, BASE + reg::SEND_REQ, 8, send_request(0x8000_0000, 64), &mut out).unwrap();
+        }
+        assert!(n.write(300, BASE + reg::SEND_REQ, 8, send_request(0x8000_0000, 64), &mut out).is_err());
+        assert_eq!(n.read(0, BASE + reg::MACADDR, 8, &mut out).unwrap(), 0x0203_0405_0607);
     }
-    assert_eq!(counts(&mut n), [10, 0, 0, 0]);
-    let e = n.write(11, BASE + reg::RECV_REQ, 8, 0x8000_8000, &mut out).unwrap_err();
-    assert!(e.contains("queue full"), "{e}");
-    // The reader holds one request; ten more fill the send queue.
-    for i in 0..11 {
-        n.write(20 + i, BASE + reg::SEND_REQ, 8, send_request(0x8000_0000, 64), &mut out).unwrap();
-    }
-    assert!(n.write(40, BASE + reg::SEND_REQ, 8, send_request(0x8000_0000, 64), &mut out).is_err());
-    assert_eq!(n.read(0, BASE + reg::MACADDR, 8, &mut out).unwrap(), 0x0203_0405_0607);
 }
 
 #[test]

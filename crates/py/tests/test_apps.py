@@ -45,9 +45,10 @@ def test_app_errors_are_the_simulators():
         nanopu.app("nn-edges", edgs=4, sw_build=SW)
     with pytest.raises(nanopu.NanopuError, match="nbody-root is an incast IceNIC cannot take"):
         nanopu.app("nbody-root", nic="icenic", sw_build=SW)
-    # Round of 64 frames back to back: IceNIC's receive buffer overflows (no flow control).
+    # A 5-ply search: MAP frames pile up at busy workers until an IceNIC's receive buffer
+    # overflows (no flow control; experiments/paper-apps, "Othello on IceNIC").
     with pytest.raises(nanopu.NanopuError, match="receive buffer full"):
-        nanopu.app("nn-edges", edges=64, rounds=1, nic="icenic", sw_build=SW)
+        nanopu.app("othello", depth=5, nodes=16, cores=1, nic="icenic", sw_build=SW)
     with pytest.raises(nanopu.NanopuError, match="nn_edges.elf: No such file"):
         nanopu.app("nn-edges", sw_build="/nonexistent")
 

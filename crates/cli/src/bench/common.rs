@@ -92,8 +92,8 @@ pub const PAYLOAD: usize = 64;
 
 /// Requests the host keeps in flight in the loopback measurement: enough that the server
 /// never waits for the next (the round trip is at most a few service times; doubling it
-/// changes no rate, experiments/nic-compare/README.md), and fewer than IceNIC's ten receive
-/// buffers, so that no request waits for a buffer and none is dropped.
+/// changes no rate, experiments/nic-compare/README.md), and fewer than IceNIC's receive
+/// buffers (64), so that no request waits for a buffer and none is dropped.
 pub const OUTSTANDING: usize = 8;
 
 /// A NIC's name, its rx and tx rates, and its request rates per size of loopback and stream.

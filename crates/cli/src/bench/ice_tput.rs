@@ -19,7 +19,7 @@ const START_TX: u64 = 2;
 /// the window.
 const OFFERED_PER_MESSAGE: usize = 16;
 /// How long after the flood's last frame has left the done frame follows: time for the
-/// program to drain what the NIC holds (at most ten receive buffers and the packet buffer,
+/// program to drain what the NIC holds (at most 64 receive buffers and the packet buffer,
 /// a few microseconds), so that the done frame is never the one dropped.
 const DRAIN: Time = Time::from_us(20);
 

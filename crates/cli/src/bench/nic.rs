@@ -3,7 +3,7 @@
 //!
 //! - **rx**: the host floods the node with 64-byte messages back to back at line rate; the
 //!   program receives and discards them (`rxcount.elf` on the nanoPU, reading every word
-//!   from netRX; `ice_tput.elf` on IceNIC, keeping ten receive buffers posted and reading
+//!   from netRX; `ice_tput.elf` on IceNIC, keeping 64 receive buffers posted and reading
 //!   each frame's type word). Rate on IceNIC: frames the program took after the MARK-th,
 //!   over the cycles from taking it to taking the last (its own `mcycle` readings); the
 //!   host offers 16 frames per `--requests` at line rate, and the NIC drops what its

@@ -170,7 +170,7 @@ impl Simulation {
         let progs = programs(f, base).map_err(setup)?;
         let mut cfg = node_config(f).map_err(setup)?;
         cfg.validate().map_err(setup)?;
-        let rdma = cfg.rdma.clone();
+        let (rdma, ice) = (cfg.rdma.clone(), cfg.ice.clone());
         let mut nodes = Vec::with_capacity(block.len());
         let mut spins: Vec<Option<Arc<Vec<u64>>>> = vec![None; progs.len()];
         for (n, p) in who.iter().map(|p| p.expect("assigned")).enumerate().take(block.end).skip(block.start) {
@@ -179,6 +179,7 @@ impl Simulation {
             cfg.pcie_ns = f.program[p].pcie().map_err(setup)?;
             cfg.zero = f.program[p].zero_params(cfg.timing.clock_hz).map_err(setup)?;
             cfg.rdma = f.program[p].rdma_params(&rdma).map_err(setup)?;
+            cfg.ice = f.program[p].ice_params(&ice).map_err(setup)?;
             cfg.program_name = f.program[p].elf.rsplit('/').next().unwrap_or("program").to_string();
             let node = Node::new(n as u32, &progs[p], &cfg, spins[p].as_ref())
                 .map_err(|e| setup(format!("node {n}: {e}")))?;

@@ -66,7 +66,18 @@ pub fn one_node(elf: &[u8], cores: usize) -> Result<Simulation, String> {
 /// One node of `cores` cores with a NIC of kind `nic` running `elf` (for IceNIC, the
 /// program's `_ice.elf` build), the test host on its port.
 pub fn one_node_with(elf: &[u8], cores: usize, nic: NicKind) -> Result<Simulation, String> {
-    let mut cfg = NodeConfig { nic_kind: nic, ..NodeConfig::default() };
+    one_node_ice(elf, cores, nic, nanopu_nic::icenic::IceParams::default())
+}
+
+/// `one_node_with`, the IceNIC (if `nic` is one) with parameters `ice` (other queue and
+/// buffer sizes than the default: docs/models/icenic.md "Queue and buffer sizes").
+pub fn one_node_ice(
+    elf: &[u8],
+    cores: usize,
+    nic: NicKind,
+    ice: nanopu_nic::icenic::IceParams,
+) -> Result<Simulation, String> {
+    let mut cfg = NodeConfig { nic_kind: nic, ice, ..NodeConfig::default() };
     cfg.nic.cores = cores;
     Simulation::new(elf, cfg).map_err(|e| e.to_string())
 }

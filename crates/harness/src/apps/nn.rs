@@ -3,11 +3,12 @@
 //! The same fixed-point integers as `sw/apps/nn.h`, so results match bit for bit.
 
 use super::hostnet::HostNet;
-use super::{one_node_with, star_cluster};
+use super::{one_node_ice, star_cluster};
 use nanopu_cluster::config::NicKind;
 use nanopu_cluster::host::HostMessage;
 use nanopu_cluster::node::boot::node_ip;
 use nanopu_cluster::TestHost;
+use nanopu_nic::icenic::IceParams;
 use nanopu_nic::Message;
 use nanopu_sim::Time;
 use std::path::Path;
@@ -194,7 +195,20 @@ fn edges_config(nic: NicKind, seed: u64, edges: u64) -> (Vec<(Time, Message)>, T
 /// core: configure `edges` edges and their weights, then `reps` rounds of inputs, each sent
 /// back to back when the previous result arrived.
 pub fn run_edges(elf: &[u8], nic: NicKind, seed: u64, edges: u64, reps: u64) -> Result<EdgesRun, String> {
-    let (net, mut sim) = (HostNet(nic), one_node_with(elf, 1, nic)?);
+    run_edges_ice(elf, nic, IceParams::default(), seed, edges, reps)
+}
+
+/// `run_edges` on an IceNIC with parameters `ice` (docs/models/icenic.md "Queue and buffer
+/// sizes"; ignored on the nanoPU NIC).
+pub fn run_edges_ice(
+    elf: &[u8],
+    nic: NicKind,
+    ice: IceParams,
+    seed: u64,
+    edges: u64,
+    reps: u64,
+) -> Result<EdgesRun, String> {
+    let (net, mut sim) = (HostNet(nic), one_node_ice(elf, 1, nic, ice)?);
     let (config, start) = edges_config(nic, seed, edges);
     config.into_iter().for_each(|(t, m)| net.send_at(&mut sim, t, m));
     let data = move |r: u64| -> Vec<Message> {

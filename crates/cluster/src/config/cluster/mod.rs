@@ -174,6 +174,7 @@ impl ClusterFile {
         self.program.iter().try_for_each(|p| p.pcie().map(|_| ()))?;
         self.program.iter().try_for_each(|p| p.zero_params(clock_hz()).map(|_| ()))?;
         self.program.iter().try_for_each(|p| p.rdma_params(&Default::default()).map(|_| ()))?;
+        self.program.iter().try_for_each(|p| p.ice_params(&Default::default()).map(|_| ()))?;
         self.check_no_nanopu_node()?;
         self.checked_faults().map(|_| ())
     }

@@ -52,6 +52,15 @@ pub struct ProgramFile {
     /// ZeroNIC nodes only: the rate of its DMA engines to and from memory, Gb/s, more than
     /// 0. Default 252 (PCIe 4.0 x16 per direction before TLP overheads: an estimate).
     pub zeronic_dma_gbps: Option<f64>,
+    /// IceNIC nodes only: the depth of its four control queues, 1 to 255. Default 64, the
+    /// nanoPU artifact's IceNIC SoC's; icenet's `NICConfig` has 10 (docs/models/icenic.md
+    /// "Queue and buffer sizes"; programs built for another depth: `make -C sw
+    /// EXTRA_CFLAGS=-DICENIC_QUEUE_DEPTH=N`).
+    pub ice_queue_depth: Option<usize>,
+    /// IceNIC nodes only: its receive packet buffer in 8-byte flits, from one longest
+    /// frame's (190) to 1,048,576. Default 1,800, the nanoPU artifact's IceNIC SoC's; icenet's
+    /// `NICConfig` has 379.
+    pub ice_buffer_flits: Option<usize>,
     /// RDMA NIC nodes only: the local ACK timeout's exponent, 0 to 31: the timeout is
     /// 4.096 us x 2^exp (InfiniBand's Local ACK Timeout). Default 5 (131 us; drivers use
     /// 14 to 16; docs/models/rdma-nic.md "Parameters").
@@ -74,6 +83,8 @@ impl ProgramFile {
             pcie_ns: None,
             zeronic_iommu_ns: None,
             zeronic_dma_gbps: None,
+            ice_queue_depth: None,
+            ice_buffer_flits: None,
             rdma_ack_timeout_exp: None,
             rdma_retry_cnt: None,
         }
@@ -99,6 +110,20 @@ impl ProgramFile {
             return Err("program.pcie_ns: only IceNIC and ZeroNIC nodes have a PCIe-attached variant (add nic = \"icenic\"); the nanoPU NIC sits at the core's register file".into());
         }
         Ok(ns)
+    }
+
+    /// `base` (IceNIC's parameters of every node) with the `ice_*` keys applied and checked;
+    /// the keys only with `nic = "icenic"`.
+    pub fn ice_params(
+        &self,
+        base: &nanopu_nic::icenic::IceParams,
+    ) -> Result<nanopu_nic::icenic::IceParams, String> {
+        let given = self.ice_queue_depth.is_some() || self.ice_buffer_flits.is_some();
+        if given && self.nic_kind()? != crate::config::NicKind::IceNic {
+            return Err("program.ice_*: settings of IceNIC nodes (add nic = \"icenic\")".into());
+        }
+        let names = ["program.ice_queue_depth", "program.ice_buffer_flits"];
+        base.with_sizes(self.ice_queue_depth, self.ice_buffer_flits, names)
     }
 
     /// ZeroNIC's parameters with the `zeronic_*` keys applied (`clock_hz` turns ns into

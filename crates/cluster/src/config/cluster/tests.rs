@@ -224,3 +224,18 @@ fn rdma_keys_are_checked_and_only_for_rdma_nodes() {
     let p = f.program[0].rdma_params(&Default::default()).unwrap();
     assert_eq!((p.ack_timeout_exp, p.retry_cnt), (14, 3));
 }
+
+#[test]
+fn ice_size_keys_are_checked_and_only_for_icenic_nodes() {
+    let e = refused("ice_queue_depth = 10\n", "program.ice_*");
+    assert!(e.contains("add nic = \"icenic\""), "{e}");
+    let ice = |keys: &str| format!("nic = \"icenic\"\n{keys}");
+    let e = refused(&ice("ice_queue_depth = 0\n"), "program.ice_queue_depth 0");
+    assert!(e.contains("1 to 255"), "{e}");
+    refused(&ice("ice_buffer_flits = 189\n"), "program.ice_buffer_flits 189");
+    // icenet NICConfig's own sizes, reachable from a cluster file.
+    let f = ClusterFile::parse(&format!("{MIN}{}", ice("ice_queue_depth = 10\nice_buffer_flits = 379\n")))
+        .unwrap();
+    let p = f.program[0].ice_params(&Default::default()).unwrap();
+    assert_eq!((p.queue_depth, p.rx_buffer_flits), (10, 379));
+}
