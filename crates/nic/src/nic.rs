@@ -411,8 +411,8 @@ impl Nic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::AppHeader;
     use crate::core_if::TxCounts;
+    use crate::message::AppHeader;
 
     fn nic() -> Nic {
         Nic::new(NicParams { cores: 2, ..NicParams::default() }, 0x0a00_0002).unwrap()

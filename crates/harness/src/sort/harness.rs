@@ -260,12 +260,7 @@ fn read_area(sim: &Simulation, node: usize, area: u64) -> Result<SorterOutput, S
         .map(|i| &h[HEADER_WORDS + 4 * i..HEADER_WORDS + 4 * i + 4])
         .map(|s| Stage { id: s[0], start: s[1], end: s[2], idle: s[3] })
         .collect();
-    let mut o = SorterOutput {
-        done: h[10] == 1,
-        stages,
-        result: h[12],
-        ..Default::default()
-    };
+    let mut o = SorterOutput { done: h[10] == 1, stages, result: h[12], ..Default::default() };
     if n_out > cap {
         o.error = Some(format!("n_out = {n_out} exceeds the output capacity of {cap} records"));
         return Ok(o);
