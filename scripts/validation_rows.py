@@ -24,8 +24,8 @@ ARTIFACT_SRC = "the artifact's notebook (Verilator), read off its plot (docs/mod
 
 MILLISORT64_NOTE = ("located: the setup. Section 6.2.2's text gives 16 keys per core, Figure 9's caption 4,096 keys "
                     "(64 per core on 64 cores; both give 16 per core on 256). With 64 keys per core and R = 4 ours "
-                    "takes 55.3 us (0.91x; `nanopu sort --algorithm millisort --cores 64 --keys-per-core 64 "
-                    "--reduction 4`), and the root's splitter stage is again the longest: 26.9 us of computing "
+                    "takes 55.0 us (0.90x; `nanopu sort --algorithm millisort --cores 64 --keys-per-core 64 "
+                    "--reduction 4`), and the root's splitter stage is again the longest: 26.7 us of computing "
                     "against 4.5 on the mean core (`--stages`); with 16 keys per core every stage has a quarter of "
                     "the keys (`experiments/millisort`)")
 MILLISORT256_NOTE = ("located on our side, not on the paper's: of ours, 236 us is the root merging the 4,096 "
