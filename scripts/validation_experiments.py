@@ -55,6 +55,12 @@ def raft_prototype():
     return float(found[0]["set_p99_ns"])
 
 
+def datacenter_seeds():
+    """experiments/nanosort-datacenter: the seeds its results.csv holds, in order."""
+    found, _ = rows("nanosort-datacenter", "results.csv")
+    return [int(r["seed"]) for r in found]
+
+
 def nanosort_buckets():
     """experiments/nanosort-buckets: sort time (us) for each number of buckets (fan-in equal)."""
     found, _ = rows("nanosort-buckets", "results.csv")

@@ -24,8 +24,8 @@ ARTIFACT_SRC = "the artifact's notebook (Verilator), read off its plot (docs/mod
 
 MILLISORT64_NOTE = ("located: the setup. Section 6.2.2's text gives 16 keys per core, Figure 9's caption 4,096 keys "
                     "(64 per core on 64 cores; both give 16 per core on 256). With 64 keys per core and R = 4 ours "
-                    "takes 55.3 us (0.91x; `nanopu sort --algorithm millisort --cores 64 --keys-per-core 64 "
-                    "--reduction 4`), and the root's splitter stage is again the longest: 26.9 us of computing "
+                    "takes 55.0 us (0.90x; `nanopu sort --algorithm millisort --cores 64 --keys-per-core 64 "
+                    "--reduction 4`), and the root's splitter stage is again the longest: 26.7 us of computing "
                     "against 4.5 on the mean core (`--stages`); with 16 keys per core every stage has a quarter of "
                     "the keys (`experiments/millisort`)")
 MILLISORT256_NOTE = ("located on our side, not on the paper's: of ours, 236 us is the root merging the 4,096 "
@@ -41,22 +41,22 @@ TAIL_NOTE = ("bounded by the 256-core row, not located further: 4 us on 1% of th
              "27 us to the paper's; ours starts from a baseline {base_ratio:.2f} times the paper's 26 us (the "
              "256-core row's gap: per-key work and the largest final bucket's fetch), and the paper gives no idle or "
              "per-stage figures for this run. Ruled out as the reason ours adds less: the seed (seeds 1 to 10 add "
-             "12.0 to 19.4 us, mean 15.5, seed 1 the most; the same command with `--seed N`, with and without "
+             "13.0 to 18.4 us, mean 15.2, seed 1 the most; the same command with `--seed N`, with and without "
              "`--tail-fraction 0.01 --tail-delay-us 4`) and our one transfer per (sender, bucket) where the paper "
              "sends a message per key (`nanosort.c` built with -DNS_KEYS_PER_MSG=1, `--apps DIR`: 50,614 messages, "
-             "47.47 to 62.49 us, 15.0 us added)")
-MCAST_OFF_NOTE = ("bounded by the 4,096-core row: with multicast ours is already {on_ratio:.2f}x the paper's "
-                  "({mcast_on:.1f} against 40 us, seed 1); turning it off adds {off_delta:.1f} us to ours and 56 us "
-                  "to the paper's. At "
-                  "the first level each of the 15 median-tree roots then sends its pivot to the 4,096 cores one "
-                  "message after another while they wait (`experiments/nanosort-multicast`). The further "
-                  "{extra:.1f} us are located: our program counts every message it sends in memory (`tx_begin` in "
-                  "`nanosort.c`: `msgs_sent` and `bytes_sent`, 8 instructions, which the summary reports), about 9 "
-                  "cycles of a root's 49 a unicast (at 1,024 cores each root's level-1 busy time for its 1,023 "
-                  "unicasts falls from 23.6 to 20.7 us without them, `--stages`). With a scratch `nanosort.c` "
-                  "without the two counters (`--apps DIR`), turning multicast off adds 53.8 us (51.21 to 105.01 "
-                  "us, seed 1) against the paper's 56; the prototype's `lnic-sort.c` takes a message's header from "
-                  "a table (`g_node_addrs[dst] | msg_len`) and counts nothing")
+             "46.76 to 61.79 us, 15.0 us added)")
+MCAST_NOTE = ("bounded by the 4,096-core row: the speed-up is the run without multicast over the same run with "
+              "it, and ours with multicast is already {on_ratio:.2f}x the paper's ({mcast_on:.1f} against 40 us, "
+              "seed 1), while turning multicast off adds {off_delta:.1f} us to ours and 56 us to the paper's "
+              "({delta_ratio:.2f}x). At the first level each of the 15 median-tree roots then sends its pivot to "
+              "the 4,096 cores one message after another while they wait, 38 cycles of the root's core a unicast "
+              "(at 1,024 cores each root's level-1 busy time for its 1,023 unicasts is 20.0 us against 7.7 with "
+              "multicast, `--stages`; `experiments/nanosort-multicast`). Until 2026-12-02 our program also "
+              "counted every message it sent in memory (`tx_begin` in `nanosort.c`: 8 instructions, about 9 "
+              "cycles of a root's 49 a unicast), which the prototype's `lnic-sort.c` does not; that located "
+              "the run without multicast's 9.9 us over the paper's (118.0 us then, 1.23x); the counts the "
+              "summary reports now come from the NIC model, out of band (docs/sort-harness.md, \"Figures\"), "
+              "and that run is {off_ratio:.2f}x the paper's")
 SD_NOTE = ("not located: our runs differ only in the seed (keys and PivotSelect's draws; the simulation is "
            "deterministic), and what differed between the paper's ten runs is not stated")
 MAX_NOTE = ("the paper states a bound (every run under 78 us), not its slowest run's time; ours is below it, "
@@ -229,8 +229,9 @@ def measure(nanopu_json, mergemin_note):
          "raft_p99": ex.raft_prototype(), **sorts(nanopu_json), **nic_points(nanopu_json)}
     notes = {"mergemin": mergemin_note, "mica": MICA_NOTE.format(proto=proto, proto_ratio=proto / MICA_P99),
              "tail": TAIL_NOTE.format(**m, base_ratio=m["tail_base"] / 26),
-             "mcast": MCAST_OFF_NOTE.format(**m, on_ratio=m["mcast_on"] / 40, off_delta=m["mcast_off"] - m["mcast_on"],
-                                            extra=m["mcast_off"] - m["mcast_on"] - 56)}
+             "mcast": MCAST_NOTE.format(**m, on_ratio=m["mcast_on"] / 40, off_delta=m["mcast_off"] - m["mcast_on"],
+                                        delta_ratio=(m["mcast_off"] - m["mcast_on"]) / 56,
+                                        off_ratio=m["mcast_off"] / 96)}
     return m, rows(notes)
 
 
@@ -284,7 +285,8 @@ def nanosort_rows(notes):
     """The NanoSort paper's figures beyond those scripts/validation tabulates itself."""
     sort256 = "as the 256-core row: 64 nodes x 4 cores, 8 buckets, 32 keys per core, 263 ns switching; seed 1"
     mcast = "as the 4,096-core row: 1,024 nodes x 4 cores, 16 buckets, 32 keys per core, 263 ns switching; seed 1"
-    dc = "as the 65,536-core row, 10 runs (ours: seeds 1-10)"
+    seeds = ex.datacenter_seeds()
+    dc = f"as the 65,536-core row, 10 runs (ours: {len(seeds)} runs, seeds {seeds[0]}-{seeds[-1]})"
     millisort = ("16 keys per core (section 6.2.2's text; Figure 9's caption: 4,096 keys), reduction factor 4, "
                  "nodes of 4 cores, 263 ns switching, multicast")
     fig9 = "the NanoSort paper, section 6.2.2 (Figure 9)"
@@ -306,7 +308,7 @@ def nanosort_rows(notes):
         ("mcast_off", "NanoSort, 4,096 cores without multicast", mcast + "; each median tree's root unicasts its "
          "pivot to the group", 96.0, sec623, "us", 0.0, "experiments/nanosort-multicast/run", notes["mcast"]),
         ("mcast_speedup", "NanoSort, 4,096 cores: speed-up from multicast", "the row above over the same run with "
-         "multicast", 2.4, sec623, "x", 0.0, "experiments/nanosort-multicast/run", ""),
+         "multicast", 2.4, sec623, "x", 0.0, "experiments/nanosort-multicast/run", notes["mcast"]),
         ("mcast_msgs", "NanoSort, 4,096 cores: messages saved by multicast", "as above (a multicast counts as one "
          "message sent)", 18.0, sec623, "%", 0.0, "experiments/nanosort-multicast/run", ""),
         ("nanosort65536_sd", "NanoSort, 65,536 cores: standard deviation", dc, 4.127,

@@ -262,12 +262,11 @@ static void ms_init(struct ms *m, struct sort_area *a, uint64_t R)
 
 /* ---- sending -------------------------------------------------------------------------------- */
 
-/* Header of a `words`-word message to sorter d, counted. */
+/* Header of a `words`-word message to sorter d (the simulator counts messages and bytes at
+ * the NIC, docs/sort-harness.md "Figures"). */
 static void put_hdr(struct ms *m, uint64_t d, uint64_t words)
 {
     lnic_write_r(sort_hdr(d, m->C, words * LNIC_WORD_BYTES));
-    m->a->msgs_sent++;
-    m->a->bytes_sent += words * LNIC_WORD_BYTES;
 }
 
 static void put_pairs(const struct pair *p, uint64_t n)
@@ -311,8 +310,6 @@ static void bcast_pairs(struct ms *m, uint64_t type, uint64_t first, const struc
     uint64_t words = 1 + 2 * c, nodes = m->P / m->C, my_core = m->me % m->C, my_node = m->me / m->C;
     for (uint64_t ctx = 0; nodes > 1 && ctx < m->C; ctx++) {
         lnic_write_multicast_hdr(0, (uint32_t)nodes, (uint16_t)ctx, (uint16_t)(words * LNIC_WORD_BYTES));
-        m->a->msgs_sent++;
-        m->a->bytes_sent += words * LNIC_WORD_BYTES;
         lnic_write_r(tag(type, first, c));
         put_pairs(p, c);
     }

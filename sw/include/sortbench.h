@@ -42,7 +42,7 @@ struct sort_stage {
 };
 
 /* One sorter's area, written by the simulator before the run (inputs, capacities) and by
- * the program during it (outputs, stages, counters). */
+ * the program during it (outputs, stages). */
 struct sort_area {
     uint64_t magic;
     uint64_t sorter, sorters;   /* this sorter's id, and how many there are */
@@ -55,9 +55,9 @@ struct sort_area {
     uint64_t n_out;             /* program: records in the output arrays */
     uint64_t done;              /* program: 1 once the output is in place */
     uint64_t n_stages;          /* program: entries used in stages[] */
-    uint64_t msgs_sent, bytes_sent; /* program: messages and payload bytes it sent */
     uint64_t result;            /* program: a scalar answer (MergeMin's minimum at the root) */
-    uint64_t reserved;
+    uint64_t reserved[3];       /* unused; keeps stages[] where it was (the messages and
+                                   bytes sent are the NIC's counts, docs/sort-harness.md) */
     struct sort_stage stages[SORT_MAX_STAGES];
 };
 

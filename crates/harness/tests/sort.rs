@@ -138,6 +138,38 @@ fn millisort_and_mergemin_pass() {
     }
 }
 
+/// The messages and bytes a sort reports are its NIC's counts (docs/sort-harness.md,
+/// "Figures"), checked against two counts that share no code with them: MergeMin's, known
+/// from the algorithm (every sorter but the root sends its parent one 8-byte minimum), and,
+/// with one core per node so that every message crosses the network, the transports' logs
+/// of each message they launch (one per multicast), per sorter, with their lengths.
+#[test]
+fn messages_and_bytes_sent_are_those_the_network_carried() {
+    for incast in [1, 8] {
+        let r = run(&spec(Algorithm::MergeMin, 64, 16, &[incast]));
+        let sent: Vec<(u64, u64)> = r.outputs.iter().map(|o| (o.msgs_sent, o.bytes_sent)).collect();
+        assert_eq!(sent[0], (0, 0), "the root sends nothing");
+        assert!(sent[1..].iter().all(|&s| s == (1, 8)), "incast {incast}: {sent:?}");
+        assert_eq!((r.figures.msgs_sent, r.figures.bytes_sent), (63, 504));
+    }
+    for s in [spec(Algorithm::NanoSort, 64, 16, &[16, 4, 1]), spec(Algorithm::MilliSort, 64, 16, &[4])] {
+        let r = run(&s);
+        let mut logged = vec![(0u64, 0u64); r.outputs.len()];
+        for n in &r.sim.nodes {
+            for e in &n.nic.transport().expect("a cluster node has a transport").log.sent {
+                let sorter = e.src_ip - nanopu_sim::packet::NODE_IP_BASE;
+                logged[sorter as usize].0 += 1;
+                logged[sorter as usize].1 += u64::from(e.len);
+            }
+        }
+        let counted: Vec<(u64, u64)> = r.outputs.iter().map(|o| (o.msgs_sent, o.bytes_sent)).collect();
+        assert_eq!(counted, logged, "{:?}", s.algorithm);
+        let total = logged.iter().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        assert_eq!((r.figures.msgs_sent, r.figures.bytes_sent), total);
+        assert!(total.0 > 64, "{:?}: {total:?}", s.algorithm);
+    }
+}
+
 /// MilliSort's pivot sorters each send the root as many super-pivots as there are pivot
 /// sorters (its pickSuperPivots, docs/nanosort.md), so the root merges G^2: on 128 cores
 /// a reduction factor of 2 (G = 64) makes the splitter stage several times slower than 8

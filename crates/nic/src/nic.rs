@@ -144,6 +144,8 @@ impl Nic {
         let src = (ip, c.cur_context);
         if let Some(msg) = c.tx_assembler().push(word, src, max)? {
             c.tx_queued += msg.tx_words();
+            c.sent.msgs += 1;
+            c.sent.bytes += u64::from(msg.len);
             self.counters.msgs_sent += 1;
             out.push(Action::Send { core, at: now + self.params.tx_path_cycles, msg });
         }
@@ -409,6 +411,7 @@ impl Nic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core_if::TxCounts;
     use crate::message::AppHeader;
 
     fn nic() -> Nic {
@@ -508,6 +511,21 @@ mod tests {
         let Action::Send { at, msg, .. } = &out[0] else { panic!("{out:?}") };
         assert_eq!((*at, msg.words.clone(), msg.src_ip), (62, vec![77], 0x0a00_0002));
         assert_eq!(n.core(0).tx_queued, 2);
+    }
+
+    /// A core's sent counts move when a message is finished, by its header's length in
+    /// bytes, not by the words written; other cores' do not move.
+    #[test]
+    fn sent_counts_are_finished_messages_and_their_length() {
+        let mut n = nic();
+        let mut out = vec![];
+        let hdr = AppHeader { ip: 0x0a00_0002, context: 0, len: 12 }.to_word();
+        n.tx_push(0, 50, hdr, &mut out).unwrap();
+        n.tx_push(0, 51, 1, &mut out).unwrap();
+        assert_eq!(n.core(0).sent, TxCounts::default(), "unfinished");
+        n.tx_push(0, 52, 2, &mut out).unwrap();
+        assert_eq!(n.core(0).sent, TxCounts { msgs: 1, bytes: 12 });
+        assert_eq!(n.core(1).sent, TxCounts::default());
     }
 
     #[test]

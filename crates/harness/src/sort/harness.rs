@@ -51,6 +51,8 @@ pub struct SorterOutput {
     pub done: bool,
     pub records: Records,
     pub stages: Vec<Stage>,
+    /// Messages (a multicast is one) and payload bytes its core's NIC sent: the simulator's
+    /// count, not the program's (`read_outputs`).
     pub msgs_sent: u64,
     pub bytes_sent: u64,
     pub result: u64,
@@ -249,11 +251,21 @@ pub fn read_outputs(sim: &Simulation) -> Result<Vec<SorterOutput>, String> {
     let mut out = Vec::new();
     for node in 0..sim.nodes.len() {
         let dir = read_words(sim, node, DIR_ADDR, 2 + sim.nodes[node].cores.len())?;
-        for &area in &dir[2..] {
-            out.push(read_area(sim, node, area)?);
+        for (core, &area) in dir[2..].iter().enumerate() {
+            let mut o = read_area(sim, node, area)?;
+            (o.msgs_sent, o.bytes_sent) = sent(sim, node, core);
+            out.push(o);
         }
     }
     Ok(out)
+}
+
+/// Messages and payload bytes the sorter on `core` of `node` sent: the NIC's own counts,
+/// read from outside as FireSim's out-of-band counters are, so that the programs spend no
+/// instruction on them (docs/sort-harness.md, "Figures").
+fn sent(sim: &Simulation, node: usize, core: usize) -> (u64, u64) {
+    let nic = sim.nodes[node].nic.nanopu();
+    nic.map_or((0, 0), |n| (n.core(core).sent.msgs, n.core(core).sent.bytes))
 }
 
 fn read_area(sim: &Simulation, node: usize, area: u64) -> Result<SorterOutput, String> {
@@ -263,14 +275,7 @@ fn read_area(sim: &Simulation, node: usize, area: u64) -> Result<SorterOutput, S
         .map(|i| &h[HEADER_WORDS + 4 * i..HEADER_WORDS + 4 * i + 4])
         .map(|s| Stage { id: s[0], start: s[1], end: s[2], idle: s[3] })
         .collect();
-    let mut o = SorterOutput {
-        done: h[10] == 1,
-        stages,
-        msgs_sent: h[12],
-        bytes_sent: h[13],
-        result: h[14],
-        ..Default::default()
-    };
+    let mut o = SorterOutput { done: h[10] == 1, stages, result: h[12], ..Default::default() };
     if n_out > cap {
         o.error = Some(format!("n_out = {n_out} exceeds the output capacity of {cap} records"));
         return Ok(o);

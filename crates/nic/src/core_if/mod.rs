@@ -140,6 +140,16 @@ impl TxAssembler {
     }
 }
 
+/// What one core handed the NIC to send: finished messages (a multicast is one) and their
+/// payload bytes (the header's length). Kept by the model out of band, as FireSim's
+/// out-of-band counters are read from outside the target, so counting costs the program
+/// nothing (the sort harness reports these, docs/sort-harness.md "Figures").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TxCounts {
+    pub msgs: u64,
+    pub bytes: u64,
+}
+
 /// NIC-side state of one core.
 #[derive(Clone, Debug)]
 pub struct CoreIf {
@@ -160,6 +170,8 @@ pub struct CoreIf {
     pub tx: TxAssembler,
     /// Words of finished messages still in the TX queue (not yet taken by the NIC).
     pub tx_queued: usize,
+    /// Messages and payload bytes this core sent.
+    pub sent: TxCounts,
     pub msg_cycles: u64,
     pub idle_cycles: u64,
     /// Level of the interrupt line into this core.
@@ -178,6 +190,7 @@ impl CoreIf {
             contexts: Vec::new(),
             tx: TxAssembler::default(),
             tx_queued: 0,
+            sent: TxCounts::default(),
             msg_cycles,
             idle_cycles,
             irq: false,
