@@ -70,6 +70,10 @@ pub struct BenchArgs {
     /// 16 from 512 [default: 256: 16 leaves, 8 spines; 512 is issue 40's 32 leaves under 16]
     #[arg(long, value_parser = network::parse_nodes)]
     nodes: Option<u32>,
+    /// `iss`: the engine that executes the instructions, interp (the reference) or fast
+    /// (docs/profile.md "Core engines"); both give the same cycles [default: interp].
+    #[arg(long, value_parser = nanopu_riscv::Engine::NAMES)]
+    engine: Option<String>,
 }
 
 /// How this binary was built, for the figures: "pgo" from `scripts/build-pgo` (`make build`),
@@ -121,7 +125,8 @@ impl Bench {
                 &["--requests"]
             }
             Bench::Network => &["--threads", "--network-only", "--nodes"],
-            Bench::Rx | Bench::Iss | Bench::ContextSwitch => &[],
+            Bench::Iss => &["--engine"],
+            Bench::Rx | Bench::ContextSwitch => &[],
         }
     }
 
@@ -177,7 +182,7 @@ impl BenchArgs {
                 tput::throughput(&sw.read("loopback_tput")?, a.requests.unwrap_or(20_000))?
             }
             Bench::Rx => node::rx(sw)?,
-            Bench::Iss => node::iss(sw)?,
+            Bench::Iss => node::iss(sw, a.engine.as_deref().unwrap_or("interp").parse()?)?,
             Bench::Network => network::network(a, sw)?,
             Bench::ContextSwitch => ctx::context_switch(&sw.read("ctxswitch")?)?,
         })
@@ -202,6 +207,7 @@ impl BenchArgs {
             ("--threads", self.threads.is_some()),
             ("--network-only", self.network_only),
             ("--nodes", self.nodes.is_some()),
+            ("--engine", self.engine.is_some()),
         ];
         let takes = self.name.flags();
         match given.iter().find(|(flag, on)| *on && !takes.contains(flag)) {

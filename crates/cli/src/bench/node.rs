@@ -132,10 +132,11 @@ fn rx_row(elf: &[u8], k: usize) -> Result<Value, String> {
 
 // ---- ISS speed ------------------------------------------------------------------------------
 
-pub(super) fn iss(sw: &Programs) -> Result<Value, String> {
+pub(super) fn iss(sw: &Programs, engine: nanopu_riscv::Engine) -> Result<Value, String> {
     let elf = sw.read("compute")?;
     let mut cfg = node_cfg(1, 0.0);
     cfg.max_cycles = 20_000_000_000;
+    cfg.engine = engine;
     let mut sim = Simulation::new(&elf, cfg).map_err(|e| e.to_string())?;
     let start = std::time::Instant::now();
     let outcome = sim.run().map_err(|e| e.to_string())?;
@@ -145,7 +146,8 @@ pub(super) fn iss(sw: &Programs) -> Result<Value, String> {
         return Err(format!("compute.elf did not exit cleanly: {outcome:?}, {:?}", core.halted()));
     }
     let instret = core.stats().instret;
-    Ok(json!({ "benchmark": "iss", "program": "compute.elf", "instructions": instret,
+    Ok(json!({ "benchmark": "iss", "program": "compute.elf", "engine": engine.name(),
+        "instructions": instret,
         "cycles": core.cycle(), "host_seconds": wall,
         "million_instructions_per_host_second": instret as f64 / wall / 1e6,
         "target_mips": 100 }))
