@@ -206,7 +206,7 @@ impl Core {
                 (self.pc, self.cycle) = (pc, *c);
                 // SAFETY: as above.
                 self.exec_rare(unsafe { *at }, mem, plat, a, b)?;
-                if crate::muldiv::compute(op.kind(), 0, 0).is_none() {
+                if !crate::muldiv::is_muldiv(op.kind()) {
                     return Ok(Flow::Rare);
                 }
                 // A multiply or divide changes neither the code, the horizon nor the page:

@@ -46,6 +46,12 @@ pub fn remw(a: u64, b: u64) -> u64 {
     }
 }
 
+/// Whether `kind` is an M-extension instruction (one `compute` gives a value for).
+pub fn is_muldiv(kind: Kind) -> bool {
+    use Kind::*;
+    matches!(kind, Mul | Mulh | Mulhsu | Mulhu | Div | Divu | Rem | Remu | Mulw | Divw | Divuw | Remw | Remuw)
+}
+
 /// Compute an M-extension result; `None` if `op` is not one.
 pub fn compute(kind: Kind, a: u64, b: u64) -> Option<u64> {
     Some(match kind {
@@ -114,8 +120,7 @@ fn holds_write_port(op: Op) -> bool {
     match op.kind() {
         Beq | Bne | Blt | Bge | Bltu | Bgeu | Sb | Sh | Sw | Sd => false,
         Fence | FenceI | Ecall | Ebreak | Mret | Wfi | Illegal | FetchFault | Net => false,
-        Mul | Mulh | Mulhsu | Mulhu | Div | Divu | Rem | Remu => false,
-        Mulw | Divw | Divuw | Remw | Remuw => false,
+        k if is_muldiv(k) => false,
         Fp => op.rd != crate::op::SINK,
         _ => true,
     }
