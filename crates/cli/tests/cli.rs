@@ -436,8 +436,15 @@ fn help_lists_the_choices_and_seeds_print_one_json_document() {
     }
     // Every benchmark with what it measures in the long help; all names in the short one.
     let help = String::from_utf8_lossy(&nanopu(&["bench", "--help"]).stdout).into_owned();
-    for name in ["loopback-latency", "rx", "network", "context-switch", "nic-throughput", "erpc-request-rate"]
-    {
+    for name in [
+        "loopback-latency",
+        "rx",
+        "network",
+        "context-switch",
+        "nic-throughput",
+        "erpc-request-rate",
+        "host-sort",
+    ] {
         assert!(help.contains(&format!("- {name}: ")), "{name}: {help}");
     }
     let help = String::from_utf8_lossy(&nanopu(&["bench", "-h"]).stdout).into_owned();

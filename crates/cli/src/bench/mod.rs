@@ -19,11 +19,14 @@
 //!   with the fabric alone beside it (`bench_fabric`).
 //! - `context-switch`: the nanokernel's switch, interrupt to target (see `bench_ctx`).
 //! - `iss`: simulated instructions per host second on the compute-bound `compute.elf`.
+//! - `host-sort`: the host's own sort of the main job's 1M keys, the host-speed yardstick
+//!   (`bench/yardstick` states the main job's host time as a multiple of it).
 
 mod common;
 mod ctx;
 mod erpc;
 mod fabric;
+mod host_sort;
 mod ice;
 mod ice_tput;
 mod network;
@@ -113,6 +116,8 @@ enum Bench {
     ErpcLoopbackLatency,
     /// The eRPC-like stack's one-core request rate
     ErpcRequestRate,
+    /// The host's native sort of 1M 64-bit keys: the host-speed yardstick
+    HostSort,
 }
 
 impl Bench {
@@ -126,7 +131,7 @@ impl Bench {
             }
             Bench::Network => &["--threads", "--network-only", "--nodes"],
             Bench::Iss => &["--engine"],
-            Bench::Rx | Bench::ContextSwitch => &[],
+            Bench::Rx | Bench::ContextSwitch | Bench::HostSort => &[],
         }
     }
 
@@ -185,6 +190,7 @@ impl BenchArgs {
             Bench::Iss => node::iss(sw, a.engine.as_deref().unwrap_or("interp").parse()?)?,
             Bench::Network => network::network(a, sw)?,
             Bench::ContextSwitch => ctx::context_switch(&sw.read("ctxswitch")?)?,
+            Bench::HostSort => host_sort::host_sort(),
         })
     }
 
@@ -237,6 +243,7 @@ impl BenchArgs {
             Bench::Iss => vec!["compute"],
             Bench::Network => vec!["alltoall", "idle"],
             Bench::ContextSwitch => vec!["ctxswitch"],
+            Bench::HostSort => vec![],
         };
         names.into_iter().map(String::from).collect()
     }
