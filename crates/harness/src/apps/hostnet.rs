@@ -104,9 +104,10 @@ impl HostNet {
     /// The first time from `not_before` on at which every IceNIC node's program has posted
     /// its whole receive ring (as many buffers as its NIC's queue depth: the last step of
     /// appnet_init, `sw/include/appnet_ice.h`), the run advanced to it. A host that times
-    /// one request from then on times the request, not the programs' start-up (64 send
-    /// headers and 64 receive buffers take appnet_init about 2 us; experiments/paper-apps
-    /// "Othello on IceNIC"). A nanoPU program needs no buffers: `not_before` itself.
+    /// one request from then on times the request, not the programs' start-up (writing 64
+    /// send headers and posting 64 receive buffers keeps appnet_init busy until about 4.1 us;
+    /// experiments/paper-apps "Othello on IceNIC"). A nanoPU program needs no buffers:
+    /// `not_before` itself.
     pub fn ready_at(self, sim: &mut Simulation, not_before: Time) -> Result<Time, String> {
         if self.0 != NicKind::IceNic {
             return Ok(not_before);
