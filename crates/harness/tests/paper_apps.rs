@@ -57,7 +57,8 @@ fn a_four_layer_network_on_36_cores_matches_the_host_bit_for_bit() {
 }
 
 use nanopu_harness::apps::nbody::{run_forces, TreeNode};
-use nanopu_harness::apps::othello::{run_search, Board, SearchSpec, PASS};
+use nanopu_harness::apps::othello::{run_search, run_search_from, Board, SearchSpec, PASS};
+use nanopu_sim::Time;
 
 #[test]
 fn othello_rules_hold_on_known_positions() {
@@ -92,6 +93,30 @@ fn a_deeper_othello_search_on_icenic_reports_the_frames_it_dropped() {
     let spec = SearchSpec { nodes: 16, cores: 1, board: Board::opening(1, 10), depth: 5, local_depth: 1 };
     let err = run_search(&spec, &app_path("othello", NicKind::IceNic), NicKind::IceNic).unwrap_err();
     assert!(err.contains("dropped") && err.contains("receive buffer full"), "{err}");
+}
+
+/// The search's latency is the search's, not the workers' start-up: on IceNIC appnet_init
+/// writes 64 send headers and posts 64 receive buffers, which on worker 0 lasted past the
+/// host's 2 us (11.4 us for a depth-2 search started at 2 us before 2026-12-03, 9.4 us started
+/// at 20 us). The host now waits for every ring (`HostNet::ready_at`), so a start at 20 us
+/// moves the latency by no more than where a few arrivals fall in the workers' poll loops
+/// (8-15 ns an iteration; starts at 5, 10 and 20 us differ by up to 7 ns).
+#[test]
+fn othello_times_the_search_not_the_workers_start_up() {
+    let spec = SearchSpec { nodes: 16, cores: 1, board: Board::opening(1, 10), depth: 2, local_depth: 1 };
+    for nic in NICS {
+        let elf = app_path("othello", nic);
+        let (now, late) = (
+            run_search(&spec, &elf, nic).unwrap(),
+            run_search_from(&spec, &elf, nic, Time::from_us(20)).unwrap(),
+        );
+        assert!(
+            (now.latency_ns - late.latency_ns).abs() < 50.0,
+            "{nic:?}: {} ns against {} ns",
+            now.latency_ns,
+            late.latency_ns
+        );
+    }
 }
 
 #[test]

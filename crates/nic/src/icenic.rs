@@ -195,6 +195,11 @@ impl IceNic {
         &self.p
     }
 
+    /// Receive buffers posted and not yet filled: what the receive request queue holds.
+    pub fn posted_recvs(&self) -> usize {
+        self.recv_req.len()
+    }
+
     /// Is `addr` in the register block?
     pub fn owns(&self, addr: u64) -> bool {
         addr.wrapping_sub(self.p.base) < self.p.size

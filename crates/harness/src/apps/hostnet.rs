@@ -16,6 +16,11 @@ use nanopu_sim::Time;
 /// How often an IceNIC run stops to look for dropped frames (simulated time).
 const ICE_SLICE: Time = Time::from_us(20);
 
+/// How finely `HostNet::ready_at` looks for the programs' receive rings (simulated time).
+const READY_SLICE: Time = Time::from_ns(100);
+/// How long it waits for them before calling the run broken.
+const READY_LIMIT: Time = Time::from_us(1000);
+
 /// Zero bytes between the UDP header and the words (appnet_ice.h: the words 8-byte aligned).
 pub const PAD: usize = 6;
 /// Offset of the first word in a frame.
@@ -96,6 +101,33 @@ impl HostNet {
         }
     }
 
+    /// The first time from `not_before` on at which every IceNIC node's program has posted
+    /// its whole receive ring (as many buffers as its NIC's queue depth: the last step of
+    /// appnet_init, `sw/include/appnet_ice.h`), the run advanced to it. A host that times
+    /// one request from then on times the request, not the programs' start-up (writing 64
+    /// send headers and posting 64 receive buffers keeps appnet_init busy until about 4.1 us;
+    /// experiments/paper-apps "Othello on IceNIC"). A nanoPU program needs no buffers:
+    /// `not_before` itself.
+    pub fn ready_at(self, sim: &mut Simulation, not_before: Time) -> Result<Time, String> {
+        if self.0 != NicKind::IceNic {
+            return Ok(not_before);
+        }
+        let mut until = sim.now();
+        while let Some(i) = sim.nodes.iter().position(|n| n.ice().is_some_and(ring_unposted)) {
+            if until >= READY_LIMIT {
+                return Err(unready(sim, i));
+            }
+            until += READY_SLICE; // the deadline, not sim.now(): a core runs to it in one step
+            sim.set_deadline(until);
+            let outcome = sim.run().map_err(|e| e.to_string())?;
+            if outcome != Outcome::Deadline {
+                super::check_outcome(sim, outcome)?;
+                return Err(format!("the run ended ({}) before every program was ready", outcome.name()));
+            }
+        }
+        Ok(not_before.max(until))
+    }
+
     /// End the run once `count` messages have reached the host. A nanoPU server waiting on
     /// netRX lets the run go quiet by itself; an IceNIC server polls its completion counts
     /// forever, so its runs end here.
@@ -174,6 +206,23 @@ impl HostNet {
         };
         sim.host.frames_received.iter().map(msg).collect()
     }
+}
+
+/// Whether an IceNIC's program has yet to post its whole receive ring (`HostNet::ready_at`).
+fn ring_unposted(ice: &nanopu_nic::icenic::IceNic) -> bool {
+    ice.posted_recvs() < ice.params().queue_depth
+}
+
+/// `HostNet::ready_at`'s error: node `i` had not posted its ring by `READY_LIMIT`.
+fn unready(sim: &Simulation, i: usize) -> String {
+    let ice = sim.nodes[i].ice().expect("an IceNIC node");
+    format!(
+        "IceNIC node {i} posted {} of its {} receive buffers in {} us: a program built for another \
+         ICENIC_QUEUE_DEPTH (docs/models/icenic.md \"Queue and buffer sizes\")?",
+        ice.posted_recvs(),
+        ice.params().queue_depth,
+        READY_LIMIT.as_ns_f64() / 1e3
+    )
 }
 
 /// Frames the nodes' IceNICs dropped: with a receive buffer full, and of a size refused.

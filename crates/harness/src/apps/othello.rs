@@ -172,13 +172,25 @@ pub struct SearchRun {
 }
 
 /// Run othello at `elf` (othello.elf, or othello_ice.elf on IceNIC nodes of one core): the
-/// host maps the root board to worker 0 and waits for its reduce.
+/// host maps the root board to worker 0 at 2 us or, on IceNIC, once every worker has
+/// posted its receive ring (`HostNet::ready_at`), and waits for its reduce.
 pub fn run_search(spec: &SearchSpec, elf: &Path, nic: NicKind) -> Result<SearchRun, String> {
+    run_search_from(spec, elf, nic, Time::from_us(2))
+}
+
+/// `run_search` with the root board sent no earlier than `not_before`.
+pub fn run_search_from(
+    spec: &SearchSpec,
+    elf: &Path,
+    nic: NicKind,
+    not_before: Time,
+) -> Result<SearchRun, String> {
     super::nn::one_core_on_icenic(nic, spec.cores)?;
     let args = vec![spec.nodes.to_string(), spec.local_depth.to_string()];
     let (net, mut sim) = (HostNet(nic), star_cluster(spec.nodes, spec.cores, nic, elf, &args, 100_000.0)?);
     let root = [0, spec.board.p, spec.board.o, spec.depth, 0, PASS];
-    net.send_at(&mut sim, Time::from_us(2), TestHost::message(0, node_ip(0), 0, &root));
+    let start = net.ready_at(&mut sim, not_before)?;
+    net.send_at(&mut sim, start, TestHost::message(0, node_ip(0), 0, &root));
     net.stop_after(&mut sim, 1);
     net.run(&mut sim)?;
     let received = net.received(&sim)?;
