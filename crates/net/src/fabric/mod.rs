@@ -188,10 +188,11 @@ impl Fabric {
         let loss = faults.iter().filter_map(|(port, k, f)| Some((*port, (f.drop_prob?, *k)))).collect();
         let stats = FabricStats { link_fault_drops: vec![0; p.faults.len()], ..Default::default() };
         let pfc = p.switch.pfc.map(|pp| Box::new(pfc::Pfc::new(pp, &wiring)));
+        let port = |g: u32| Port::new(weight_at(&wiring, g, &p.switch));
         Ok(Fabric {
             pfc,
             node_pauses: Vec::new(),
-            ports: vec![Port::default(); scope.ports.len()],
+            ports: scope.ports.ids().map(port).collect(),
             link_rng,
             switch_rng,
             down_at,
@@ -560,6 +561,16 @@ impl Fabric {
     #[cold]
     fn capture_now(&mut self, now: Time, r: Pkt, dir: Direction) {
         self.captured.push((now, dir, self.packets.get(r).clone()));
+    }
+}
+
+/// Port `port`'s header weight: the switches', a node's own port strict (its NIC sends
+/// control frames strictly before data: docs/models/node.md, "The port towards the test host").
+fn weight_at(w: &Wiring, port: u32, s: &SwitchParams) -> u8 {
+    if w.is_uplink(port) {
+        0
+    } else {
+        s.header_weight
     }
 }
 
