@@ -294,8 +294,9 @@ impl Fabric {
     ) {
         match ev {
             NetEvent::TxDone { port } => {
-                self.ports[self.scope.ports.local(port)].wake = false;
-                self.start(now, port, out);
+                let i = self.scope.ports.local(port);
+                self.ports[i].wake = false;
+                self.start(now, port, i, out);
             }
             NetEvent::Arrive { port, pkt } => self.arrive(now, port, pkt, delivered),
             NetEvent::Forward { sw, inport, pkt } => self.forward(now, sw, inport, pkt, out),
@@ -318,7 +319,7 @@ impl Fabric {
         if on {
             pfc.paused.insert(port);
         } else if pfc.paused.remove(&port) {
-            self.kick(now, port, out);
+            self.kick(now, port, self.scope.ports.local(port), out);
         }
     }
 
@@ -376,7 +377,7 @@ impl Fabric {
                 self.lost(now, port, r, out, |s| &mut s.drops_band_full)
             }
         }
-        self.kick(now, port, out);
+        self.kick(now, port, i, out);
     }
 
     fn pfc_queued(
@@ -394,14 +395,14 @@ impl Fabric {
     }
 
     /// Start the port's next packet if its link is free, else make sure the port wakes
-    /// when it is.
-    fn kick(&mut self, now: Time, port: u32, out: &mut impl Schedule) {
-        let p = &mut self.ports[self.scope.ports.local(port)];
+    /// when it is. `i` is the port's local index (`scope`), which its callers know.
+    fn kick(&mut self, now: Time, port: u32, i: usize, out: &mut impl Schedule) {
+        let p = &mut self.ports[i];
         if p.wake {
             return;
         }
         if p.free_at <= now {
-            return self.start(now, port, out);
+            return self.start(now, port, i, out);
         }
         p.wake = true;
         out.at(p.free_at, NetEvent::TxDone { port });
@@ -431,9 +432,8 @@ impl Fabric {
         out.at(now + Time(self.p.switch.mcast_timeout_fs), NetEvent::Resend { port, pkt: r });
     }
 
-    /// Start serializing the port's next packet.
-    fn start(&mut self, now: Time, port: u32, out: &mut impl Schedule) {
-        let i = self.scope.ports.local(port);
+    /// Start serializing the next packet of `port` (local index `i`).
+    fn start(&mut self, now: Time, port: u32, i: usize, out: &mut impl Schedule) {
         if self.pfc.as_ref().is_some_and(|p| p.paused.contains(&port)) {
             return; // a PAUSE holds it: the resume kicks it
         }
