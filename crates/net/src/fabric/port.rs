@@ -119,11 +119,12 @@ impl Port {
 
     /// The band sending next: the highest holding a packet, unless band 0 has had its
     /// `header_weight` turns in a row while a lower band waited (then the highest of those).
+    #[inline]
     fn next_band(&self) -> Option<usize> {
-        let lower = self.occupied & !1;
-        if self.occupied & 1 == 0 || lower == 0 {
+        if !self.contested() {
             return (self.occupied != 0).then(|| self.occupied.trailing_zeros() as usize);
         }
+        let lower = self.occupied & !1;
         let turn_over = self.header_weight != 0 && self.header_run >= self.header_weight;
         Some(if turn_over { lower.trailing_zeros() as usize } else { 0 })
     }
@@ -133,10 +134,17 @@ impl Port {
         self.bands[self.next_band()?].front().copied()
     }
 
+    /// Do band 0 and a lower band both hold packets?
+    #[inline]
+    fn contested(&self) -> bool {
+        self.occupied & 1 != 0 && self.occupied > 1
+    }
+
     /// The next packet to send: the band `next_band` picks, FIFO within a band.
+    #[inline]
     pub fn pop(&mut self) -> Option<Pkt> {
         let b = self.next_band()?;
-        if self.occupied & 1 != 0 && self.occupied & !1 != 0 {
+        if self.contested() {
             self.header_run = if b == 0 { self.header_run.saturating_add(1) } else { 0 };
         }
         let p = self.bands[b].pop_front().expect("occupied band");
