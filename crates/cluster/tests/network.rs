@@ -93,7 +93,7 @@ fn oversubscribed_all_to_all(header_weight: u8, max_us: u32) -> ClusterSummary {
 /// NDP under a 16:1 core (`docs/models/network.md`, "Bands, trimming, drops"). Each receiver
 /// pulls at its own link's rate, 16 times what the one uplink carries, so nearly every
 /// resend is trimmed again; with strict priority the trimmed headers, NACKs and PULLs then
-/// fill the uplinks and no data crosses (congestion collapse). The NDP paper's switch serves
+/// fill the uplinks and data hardly crosses (congestion collapse). The NDP paper's switch serves
 /// 10 headers to 1 data packet, and the all-to-all ends, slowly but surely.
 #[test]
 fn ndp_crosses_an_oversubscribed_core_when_headers_cannot_starve_data() {
