@@ -25,6 +25,9 @@ pub struct Hdr {
     wire: u16,
 }
 
+// Every queued packet and fabric event carries one: the wire length fits its padding.
+const _: () = assert!(std::mem::size_of::<Hdr>() == 12);
+
 impl Hdr {
     pub fn of(p: &Packet) -> Hdr {
         let wire = u16::try_from(p.wire_len()).expect("a packet's wire length fits 16 bits");
