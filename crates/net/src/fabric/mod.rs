@@ -142,6 +142,9 @@ pub struct Fabric {
     p: FabricParams,
     wiring: Wiring,
     ports: Vec<Port>,
+    /// Where each port's link leads (`Wiring::peer`), in the ports' local order: asked at
+    /// every hop, where working it out takes divisions.
+    peers: Vec<Peer>,
     link_rng: Vec<Rng>,
     switch_rng: Vec<Rng>,
     /// Links that go down, by port (both directions): when, and the fault's index.
@@ -193,6 +196,7 @@ impl Fabric {
             pfc,
             node_pauses: Vec::new(),
             ports: scope.ports.ids().map(port).collect(),
+            peers: scope.ports.ids().map(|g| wiring.peer(g)).collect(),
             link_rng,
             switch_rng,
             down_at,
@@ -466,10 +470,11 @@ impl Fabric {
             self.stats.cut_drops[k] += 1;
             return self.discard(at, port, r, out);
         }
+        let peer = self.peers[i];
         if self.scope.crosses(i) {
-            return self.cross(at, port, r);
+            return self.cross(at, port, peer, r);
         }
-        match self.wiring.peer(port) {
+        match peer {
             Peer::Node(n) => {
                 out.arriving(n, self.packets.get(r));
                 out.at(at, NetEvent::Arrive { port, pkt: r })
