@@ -76,6 +76,40 @@ fn ndp_waits_for_pulls_longer_than_the_timeout_without_timing_out() {
     assert_eq!(t.pulls_sent, t.trimmed_received, "one PULL per trimmed 1-packet message");
 }
 
+/// An all-to-all of 1 KiB messages among 32 nodes, 2 leaves under one spine (16:1), with
+/// the switches' `header_weight` and a time limit.
+fn oversubscribed_all_to_all(header_weight: u8, max_us: u32) -> ClusterSummary {
+    let cfg = format!(
+        "seed = 1\nmax_us = {max_us}.0\n[topology]\nkind = \"leaf-spine\"\nnodes_per_leaf = 16\nleaves = 2\n\
+         spines = 1\n[switch]\nheader_weight = {header_weight}\n[node]\ncores = 1\n\
+         [[program]]\nnodes = \"all\"\nelf = \"apps/alltoall.elf\"\nargs = [\"32\", \"1024\"]\n"
+    );
+    let sw = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sw/build");
+    let mut sim = Simulation::cluster(&ClusterFile::parse(&cfg).unwrap(), &sw).unwrap();
+    let outcome = sim.run().unwrap();
+    summarize_cluster(&mut sim, outcome)
+}
+
+/// NDP under a 16:1 core (`docs/models/network.md`, "Bands, trimming, drops"). Each receiver
+/// pulls at its own link's rate, 16 times what the one uplink carries, so nearly every
+/// resend is trimmed again; with strict priority the trimmed headers, NACKs and PULLs then
+/// fill the uplinks and data hardly crosses (congestion collapse). The NDP paper's switch serves
+/// 10 headers to 1 data packet, and the all-to-all ends, slowly but surely.
+#[test]
+fn ndp_crosses_an_oversubscribed_core_when_headers_cannot_starve_data() {
+    let wrr = oversubscribed_all_to_all(10, 10_000);
+    assert!(wrr.failures.is_empty() && wrr.cores_ok == wrr.cores, "{}", wrr.text());
+    assert_eq!(wrr.messages_delivered, 32 * 31);
+    assert!(wrr.fabric.trims > 500 && wrr.fabric.drops == 0, "{}", wrr.text());
+    assert_eq!(wrr.transport.timeouts, 0, "{}", wrr.text());
+    assert!(wrr.last_arrival_ns < 30_000.0, "{}", wrr.text());
+    // Strict priority, five times as long: the 480 messages within a leaf, and of the 512
+    // across the core fewer than half (those that found room in the first burst).
+    let strict = oversubscribed_all_to_all(0, 150);
+    assert!(strict.messages_delivered < 32 * 15 + 256, "{}", strict.text());
+    assert!(strict.fabric.trims > 20 * wrr.fabric.trims && strict.fabric.drops == 0, "{}", strict.text());
+}
+
 /// `alltoall_unrolled.elf` (one instruction per payload word) sends the words `alltoall.elf`
 /// checks, whole blocks of 32 and a remainder alike, and its cores hand their messages to
 /// the NIC sooner, so the last one arrives sooner (`docs/models/network.md`, "The 512-node

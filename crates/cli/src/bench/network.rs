@@ -27,8 +27,8 @@ pub(super) fn parse_nodes(s: &str) -> Result<u32, String> {
 /// (leaves, spines) of an `n`-node benchmark: 16 nodes a leaf; 8 spines below 512 nodes, so
 /// that a leaf's 16 nodes share 8 uplinks (2:1, the default 256 nodes' fabric), and 16 from
 /// 512 (issue 40's 32 leaves under 16 spines, 1:1). With one spine (32 nodes, 16:1) the
-/// all-to-all did not finish: every retransmission was trimmed (`docs/profile.md`, "The
-/// network").
+/// all-to-all does not finish under the default strict priority of headers over data
+/// (`docs/models/network.md`, "Bands, trimming, drops").
 fn leaves_spines(n: u32) -> (u32, u32) {
     (n / PER_LEAF, if n < 512 { 8 } else { 16 })
 }

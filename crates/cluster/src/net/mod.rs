@@ -144,6 +144,7 @@ fn switch_params(f: &ClusterFile) -> Result<SwitchParams, String> {
         p.band_bytes.resize(p.bands as usize, *p.band_bytes.last().unwrap_or(&65536));
     }
     p.trim = s.trim.unwrap_or(p.trim);
+    p.header_weight = s.header_weight.unwrap_or(p.header_weight);
     p.latency_fs = s.latency_ns.map_or(p.latency_fs, fs);
     p.multicast = s.multicast.unwrap_or(p.multicast);
     p.mcast_timeout_fs = s.mcast_timeout_us.map_or(p.mcast_timeout_fs, |u| us(u).as_fs());

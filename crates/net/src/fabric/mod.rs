@@ -142,6 +142,9 @@ pub struct Fabric {
     p: FabricParams,
     wiring: Wiring,
     ports: Vec<Port>,
+    /// Where each port's link leads (`Wiring::peer`), in the ports' local order: asked at
+    /// every hop, where working it out takes divisions.
+    peers: Vec<Peer>,
     link_rng: Vec<Rng>,
     switch_rng: Vec<Rng>,
     /// Links that go down, by port (both directions): when, and the fault's index.
@@ -188,10 +191,12 @@ impl Fabric {
         let loss = faults.iter().filter_map(|(port, k, f)| Some((*port, (f.drop_prob?, *k)))).collect();
         let stats = FabricStats { link_fault_drops: vec![0; p.faults.len()], ..Default::default() };
         let pfc = p.switch.pfc.map(|pp| Box::new(pfc::Pfc::new(pp, &wiring)));
+        let port = |g: u32| Port::new(weight_at(&wiring, g, &p.switch));
         Ok(Fabric {
             pfc,
             node_pauses: Vec::new(),
-            ports: vec![Port::default(); scope.ports.len()],
+            ports: scope.ports.ids().map(port).collect(),
+            peers: scope.ports.ids().map(|g| wiring.peer(g)).collect(),
             link_rng,
             switch_rng,
             down_at,
@@ -293,8 +298,9 @@ impl Fabric {
     ) {
         match ev {
             NetEvent::TxDone { port } => {
-                self.ports[self.scope.ports.local(port)].wake = false;
-                self.start(now, port, out);
+                let i = self.scope.ports.local(port);
+                self.ports[i].wake = false;
+                self.start(now, port, i, out);
             }
             NetEvent::Arrive { port, pkt } => self.arrive(now, port, pkt, delivered),
             NetEvent::Forward { sw, inport, pkt } => self.forward(now, sw, inport, pkt, out),
@@ -317,7 +323,7 @@ impl Fabric {
         if on {
             pfc.paused.insert(port);
         } else if pfc.paused.remove(&port) {
-            self.kick(now, port, out);
+            self.kick(now, port, self.scope.ports.local(port), out);
         }
     }
 
@@ -375,7 +381,7 @@ impl Fabric {
                 self.lost(now, port, r, out, |s| &mut s.drops_band_full)
             }
         }
-        self.kick(now, port, out);
+        self.kick(now, port, i, out);
     }
 
     fn pfc_queued(
@@ -393,14 +399,14 @@ impl Fabric {
     }
 
     /// Start the port's next packet if its link is free, else make sure the port wakes
-    /// when it is.
-    fn kick(&mut self, now: Time, port: u32, out: &mut impl Schedule) {
-        let p = &mut self.ports[self.scope.ports.local(port)];
+    /// when it is. `i` is the port's local index (`scope`), which its callers know.
+    fn kick(&mut self, now: Time, port: u32, i: usize, out: &mut impl Schedule) {
+        let p = &mut self.ports[i];
         if p.wake {
             return;
         }
         if p.free_at <= now {
-            return self.start(now, port, out);
+            return self.start(now, port, i, out);
         }
         p.wake = true;
         out.at(p.free_at, NetEvent::TxDone { port });
@@ -430,9 +436,8 @@ impl Fabric {
         out.at(now + Time(self.p.switch.mcast_timeout_fs), NetEvent::Resend { port, pkt: r });
     }
 
-    /// Start serializing the port's next packet.
-    fn start(&mut self, now: Time, port: u32, out: &mut impl Schedule) {
-        let i = self.scope.ports.local(port);
+    /// Start serializing the next packet of `port` (local index `i`).
+    fn start(&mut self, now: Time, port: u32, i: usize, out: &mut impl Schedule) {
         if self.pfc.as_ref().is_some_and(|p| p.paused.contains(&port)) {
             return; // a PAUSE holds it: the resume kicks it
         }
@@ -465,10 +470,11 @@ impl Fabric {
             self.stats.cut_drops[k] += 1;
             return self.discard(at, port, r, out);
         }
+        let peer = self.peers[i];
         if self.scope.crosses(i) {
-            return self.cross(at, port, r);
+            return self.cross(at, port, peer, r);
         }
-        match self.wiring.peer(port) {
+        match peer {
             Peer::Node(n) => {
                 out.arriving(n, self.packets.get(r));
                 out.at(at, NetEvent::Arrive { port, pkt: r })
@@ -560,6 +566,16 @@ impl Fabric {
     #[cold]
     fn capture_now(&mut self, now: Time, r: Pkt, dir: Direction) {
         self.captured.push((now, dir, self.packets.get(r).clone()));
+    }
+}
+
+/// Port `port`'s header weight: the switches', a node's own port strict (its NIC sends
+/// control frames strictly before data: docs/models/node.md, "The port towards the test host").
+fn weight_at(w: &Wiring, port: u32, s: &SwitchParams) -> u8 {
+    if w.is_uplink(port) {
+        0
+    } else {
+        s.header_weight
     }
 }
 

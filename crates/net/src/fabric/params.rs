@@ -126,6 +126,15 @@ pub struct SwitchParams {
     pub band_bytes: Vec<u32>,
     /// Trim data that does not fit to its header instead of dropping it. Default true (NDP).
     pub trim: bool,
+    /// How band 0 (control packets and trimmed headers) shares a switch port with the bands
+    /// below it: while both hold packets, band 0 sends this many for each one of a lower
+    /// band (weighted round robin); 0 is strict priority. Default 0, the prototype's switch
+    /// (l-nic/firesim 09dcba70, `target-design/switch/baseport.h`, `write_flits_to_output`
+    /// takes the first band holding a packet). The NDP paper's switch uses 10 (Handley et
+    /// al., SIGCOMM 2017, section 3.1), so that headers cannot starve data: with strict
+    /// priority an oversubscribed core can carry nothing but headers and control packets
+    /// (docs/models/network.md "Bands, trimming, drops"). Nodes' own ports stay strict.
+    pub header_weight: u8,
     /// Switching latency, femtoseconds. Default 0 (docs/platform.md section 4: 0 in single-rack runs).
     pub latency_fs: u64,
     pub uplink: UplinkChoice,
@@ -158,6 +167,7 @@ impl Default for SwitchParams {
             bands: 2,
             band_bytes: vec![64 * 1024, 80 * 1024],
             trim: true,
+            header_weight: 0,
             latency_fs: 0,
             uplink: UplinkChoice::Spray,
             multicast: true,

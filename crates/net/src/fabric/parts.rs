@@ -33,11 +33,13 @@ impl Fabric {
         let (mine, sws) = (&self.scope.ports, &self.scope.switches);
         let ports = scope.ports.ids().map(|g| std::mem::take(&mut self.ports[mine.local(g)])).collect();
         let link_rng = scope.ports.ids().map(|g| self.link_rng[mine.local(g)].clone()).collect();
+        let peers = scope.ports.ids().map(|g| self.peers[mine.local(g)]).collect();
         let switch_rng = scope.switches.ids().map(|s| self.switch_rng[sws.local(s)].clone()).collect();
         Fabric {
             p: self.p.clone(),
             wiring: self.wiring.clone(),
             ports,
+            peers,
             link_rng,
             switch_rng,
             down_at: self.down_at.clone(),
@@ -88,13 +90,12 @@ impl Fabric {
         Time(self.p.link.propagation_fs) + ser + Time(self.p.switch.latency_fs)
     }
 
-    /// A packet whose link leads to another partition's switch, arriving at `at`: what the
-    /// switch does on arrival (capture) happens here, and its forwarding, a switching
-    /// latency later, there (`accept`). Partitions meet only at switches.
-    pub(super) fn cross(&mut self, at: Time, port: u32, r: Pkt) {
-        let Peer::Switch { sw, inport } = self.wiring.peer(port) else {
-            unreachable!("partitions meet at switches")
-        };
+    /// A packet whose link (`port`'s, to `peer`) leads to another partition's switch,
+    /// arriving at `at`: what the switch does on arrival (capture) happens here, and its
+    /// forwarding, a switching latency later, there (`accept`). Partitions meet only at
+    /// switches.
+    pub(super) fn cross(&mut self, at: Time, port: u32, peer: Peer, r: Pkt) {
+        let Peer::Switch { sw, inport } = peer else { unreachable!("partitions meet at switches") };
         let seen = self.capture == Some(CapturePoint::SwitchPort { sw, port: inport });
         self.capture_if(at, seen, r, super::Direction::Inbound);
         self.outbox.push((at + Time(self.p.switch.latency_fs), port, self.packets.take(r)));

@@ -1,4 +1,8 @@
-//! An output port: strict-priority bands with byte limits, feeding one directed link.
+//! An output port: priority bands with byte limits, feeding one directed link. Band 0
+//! (control and trimmed headers) goes first, either strictly or, with a header weight, in
+//! weighted round robin against the lower bands, as the NDP paper's switch does (Handley et
+//! al., SIGCOMM 2017, section 3.1: 10 headers to 1 data packet, so that headers cannot starve
+//! data into congestion collapse; docs/models/network.md "Bands, trimming, drops").
 
 use super::store::Pkt;
 use crate::packet::MIN_FRAME;
@@ -27,6 +31,12 @@ pub struct Port {
     used: [u32; MAX_BANDS],
     /// Bit b set when band b holds a packet.
     occupied: u8,
+    /// Weighted round robin between band 0 and the bands below it (`SwitchParams::
+    /// header_weight`): band 0 sends this many packets for each one of a lower band while
+    /// both hold packets; 0 is strict priority.
+    header_weight: u8,
+    /// Band-0 packets sent in a row while a lower band waited.
+    header_run: u8,
     /// Bytes queued in all bands.
     total: u32,
     /// When the link finishes serializing the packet it is sending.
@@ -46,6 +56,11 @@ pub struct Port {
 }
 
 impl Port {
+    /// An empty port whose band 0 has `header_weight` (see the field).
+    pub fn new(header_weight: u8) -> Port {
+        Port { header_weight, ..Port::default() }
+    }
+
     /// Offer a packet. `limits` is None for an unlimited port (a NIC's own queue). When
     /// the answer is `Trimmed`, the queued header is trimmed and the caller trims the packet.
     pub fn offer(&mut self, mut p: Pkt, limits: Option<&[u32]>, trim: bool) -> Admit {
@@ -102,19 +117,36 @@ impl Port {
         self.max_bytes = self.max_bytes.max(self.total);
     }
 
-    /// The highest band holding a packet.
-    fn top_band(&self) -> Option<usize> {
-        (self.occupied != 0).then(|| self.occupied.trailing_zeros() as usize)
+    /// The band sending next: the highest holding a packet, unless band 0 has had its
+    /// `header_weight` turns in a row while a lower band waited (then the highest of those).
+    #[inline]
+    fn next_band(&self) -> Option<usize> {
+        if !self.contested() {
+            return (self.occupied != 0).then(|| self.occupied.trailing_zeros() as usize);
+        }
+        let lower = self.occupied & !1;
+        let turn_over = self.header_weight != 0 && self.header_run >= self.header_weight;
+        Some(if turn_over { lower.trailing_zeros() as usize } else { 0 })
     }
 
     /// The packet `pop` would give, if any.
     pub fn next(&self) -> Option<Pkt> {
-        self.bands[self.top_band()?].front().copied()
+        self.bands[self.next_band()?].front().copied()
     }
 
-    /// The next packet to send: highest band first, FIFO within a band.
+    /// Do band 0 and a lower band both hold packets?
+    #[inline]
+    fn contested(&self) -> bool {
+        self.occupied & 1 != 0 && self.occupied > 1
+    }
+
+    /// The next packet to send: the band `next_band` picks, FIFO within a band.
+    #[inline]
     pub fn pop(&mut self) -> Option<Pkt> {
-        let b = self.top_band()?;
+        let b = self.next_band()?;
+        if self.contested() {
+            self.header_run = if b == 0 { self.header_run.saturating_add(1) } else { 0 };
+        }
         let p = self.bands[b].pop_front().expect("occupied band");
         if self.bands[b].is_empty() {
             self.occupied &= !(1 << b);
@@ -157,5 +189,37 @@ mod tests {
         assert_eq!(mean(1000, 500), 1000);
         assert_eq!(mean(500, 1000), 1250, "FIFO: the first to arrive leaves first");
         assert_eq!(Port::default().mean_bytes(), 0);
+    }
+
+    fn in_band(r: u32, band: u8) -> Pkt {
+        let mut p = frame(r, 64);
+        p.hdr.band = band;
+        p
+    }
+
+    /// The order in which a port with `weight` sends 4 band-0 and 3 band-1 packets queued at
+    /// once, 2 more band-0 packets arriving after the fifth has left.
+    fn order(weight: u8) -> Vec<u32> {
+        let mut p = Port::new(weight);
+        for (r, band) in [(0, 0), (1, 0), (2, 0), (3, 0), (10, 1), (11, 1), (12, 1)] {
+            assert_eq!(p.offer(in_band(r, band), None, false), Admit::Queued);
+        }
+        let mut sent = Vec::new();
+        for _ in 0..5 {
+            let next = p.next().map(|k| k.r);
+            sent.push(p.pop().unwrap().r);
+            assert_eq!(next, sent.last().copied(), "next is what pop gives");
+        }
+        (4..6).for_each(|r| assert_eq!(p.offer(in_band(r, 0), None, false), Admit::Queued));
+        sent.extend(std::iter::from_fn(|| p.pop()).map(|k| k.r));
+        sent
+    }
+
+    #[test]
+    fn band_0_goes_first_strictly_or_by_its_weight() {
+        assert_eq!(order(0), [0, 1, 2, 3, 10, 4, 5, 11, 12], "strict: band 0 whenever it holds one");
+        // Two of band 0 for one of band 1; the count carries over the moment band 0 was empty.
+        assert_eq!(order(2), [0, 1, 10, 2, 3, 11, 4, 5, 12]);
+        assert_eq!(order(10), order(0), "never 10 in a row here");
     }
 }

@@ -20,14 +20,21 @@ pub struct Hdr {
     pub band: u8,
     pub flags: u8,
     pub kind: PacketKind,
+    /// Bytes on the wire (`wire_len` of the fields above), kept rather than derived: a hop
+    /// asks for it four or five times (band limits, queue bytes, serialization).
+    wire: u16,
 }
+
+// Every queued packet and fabric event carries one: the wire length fits its padding.
+const _: () = assert!(std::mem::size_of::<Hdr>() == 12);
 
 impl Hdr {
     pub fn of(p: &Packet) -> Hdr {
-        Hdr { dst_ip: p.dst_ip, payload_len: p.payload_len, band: p.band, flags: p.flags, kind: p.kind }
+        let wire = u16::try_from(p.wire_len()).expect("a packet's wire length fits 16 bits");
+        Hdr { dst_ip: p.dst_ip, payload_len: p.payload_len, band: p.band, flags: p.flags, kind: p.kind, wire }
     }
     pub fn wire_len(&self) -> u32 {
-        wire_len(self.kind, self.flags, self.payload_len)
+        u32::from(self.wire)
     }
     /// A raw frame (IceNIC's): never trimmed, since no transport would recover it.
     pub fn is_frame(&self) -> bool {
@@ -39,7 +46,8 @@ impl Hdr {
     /// What `Packet::trim` does to the packet.
     pub fn trim(&mut self) {
         (self.flags, self.payload_len, self.band) = trimmed(self.flags);
-        debug_assert_eq!(self.wire_len(), MIN_FRAME);
+        self.wire = MIN_FRAME as u16;
+        debug_assert_eq!(wire_len(self.kind, self.flags, self.payload_len), MIN_FRAME);
     }
 }
 

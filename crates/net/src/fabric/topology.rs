@@ -41,6 +41,8 @@ pub struct Wiring {
     per_switch: Div32,
     per_leaf: Div32,
     spray_threshold: u64,
+    /// The host's port id, past every switch's (`host_uplink`): asked at every hop.
+    host_port: u32,
 }
 
 impl Wiring {
@@ -66,6 +68,7 @@ impl Wiring {
             per_switch,
             per_leaf,
             spray_threshold,
+            host_port: nodes + switches * ports_per_switch,
         }
     }
 
@@ -105,7 +108,7 @@ impl Wiring {
 
     /// The host's uplink port id (the first after the switches' ports, host or not).
     fn host_uplink(&self) -> u32 {
-        self.nodes + self.switches * self.ports_per_switch
+        self.host_port
     }
 
     /// The host's node number to the fabric, if it is attached.

@@ -55,6 +55,13 @@ pub struct SwitchFile {
     /// Trim the payload of a packet that finds its queue full (NDP) instead of dropping it.
     /// Default true (NDP), false (Homa).
     pub trim: Option<bool>,
+    /// How band 0 (control packets and trimmed headers) shares a switch port with the lower
+    /// bands: while both hold packets, band 0 sends this many packets for each one of a lower
+    /// band (weighted round robin). Default 0: strict priority, as the prototype's switch.
+    /// 10 is the NDP paper's switch (SIGCOMM 2017, section 3.1), under which headers cannot
+    /// starve data in an oversubscribed core (docs/models/network.md "Bands, trimming,
+    /// drops"); 0..=255.
+    pub header_weight: Option<u8>,
     /// Switching latency, ns, from a packet's arrival to when it may leave. Default 0;
     /// 0..=3.6e12 (1 h).
     #[schemars(transform = TIME_NS.schema())]
