@@ -78,6 +78,37 @@ pub struct TimingParams {
     pub llc_latency: u64,
     /// The DDR3 timing of an LLC miss (*FASED*).
     pub dram: Ddr3Params,
+    /// Bytes a beat moves on the system and memory buses and through the L2's data path.
+    /// Default 8 (*rocket-chip*: `SystemBusKey` and `MemoryBusKey` beatBytes = XLen / 8,
+    /// l-nic/rocket-chip 33813784 `subsystem/Configs.scala`).
+    pub bus_beat_bytes: u64,
+    /// Dirty lines are written back when evicted: from the L1 D-cache to the L2 ahead of
+    /// the refill, from the L2 to the LLC, from the LLC to DRAM (docs/models/node.md
+    /// "Write-backs"). Default true (the prototype's caches are write-back).
+    pub write_backs: bool,
+    /// Cycles a dirty L1 D-cache victim's write-back holds up the refill that evicted it.
+    /// Default 14: the 8 beats of the Release's data (`line_bytes / bus_beat_bytes`), 2 for
+    /// the data array's read pipeline ahead of them and 1 for the metadata write
+    /// (rocket-chip 33813784 `rocket/DCache.scala`: `s_voluntary_writeback`,
+    /// `s1/s2_release_data_valid`, `s_voluntary_write_meta`; with `acquireBeforeRelease =
+    /// false` the miss is not sent before the write-back, and `can_acquire_before_release`
+    /// waits for its ReleaseAck), plus 3 for the L2's ReleaseAck (*estimate*: the L2 hit's
+    /// round trip of `l2_latency`, 10 cycles, less the 7 data beats an ack has not).
+    pub l1_writeback: u64,
+    /// Cycles a dirty L2 victim's write-back holds up the L2 miss that evicted it. Default
+    /// 9: the L2 schedules the victim's Release before the refill's Acquire (sifive
+    /// block-inclusivecache d3d95ec `MSHR.scala`: `a.valid := !s_acquire && s_release`),
+    /// and FASED's LLC serves one request at a time, a write holding it for its 8 data beats
+    /// after its metadata cycle (FireSim 1.10 `LastLevelCache.scala`: `llc_w_mdaccess`,
+    /// `llc_w_daccess`). If that write evicts a dirty LLC block, its
+    /// `llc_block_bytes / bus_beat_bytes` beats to DRAM come first (`llc_w_wb`).
+    pub l2_writeback: u64,
+    /// The node's L2 answers through one data path, one request at a time and one beat a
+    /// cycle (sifive block-inclusivecache d3d95ec `SourceD.scala`: `busy`, `s1_counter`;
+    /// the prototype's `WithInclusiveCache` has `nBanks = 1`): a device's DMA reads and
+    /// writes, the cores' refills and L1 write-backs take turns (docs/models/node.md "The
+    /// L2's one response path"). Default true.
+    pub l2_one_port: bool,
     /// Uncached MMIO access (CLINT, boot page). Default 20 (*estimate*, like an L2 round trip).
     pub mmio_latency: u64,
     /// Extra cycles of a misaligned load/store (performed, not trapped). Default 8
@@ -180,6 +211,11 @@ impl Default for TimingParams {
             llc_block_bytes: 128,
             llc_latency: 12,
             dram: Ddr3Params::default(),
+            bus_beat_bytes: 8,
+            write_backs: true,
+            l1_writeback: 14,
+            l2_writeback: 9,
+            l2_one_port: true,
             mmio_latency: 20,
             bswap_insns: false,
             device_load_extra: 0,
@@ -265,6 +301,13 @@ pub struct Ddr3Params {
     /// Rows stay open after an access (open-page policy). Default true
     /// (`+mm_openPagePolicy=1`).
     pub open_page: bool,
+    /// Refresh interval, cycles: each rank refreshes every `t_refi + 1` cycles from reset
+    /// (`DramCommon.scala` `RankStateTracker`). Default 7,800 (`+mm_dramTimings_tREFI=7800`);
+    /// 0 turns refresh off, as in FASED.
+    pub t_refi: u64,
+    /// Refresh cycle time: a refreshing rank takes no activate for this many cycles after
+    /// its REF. Default 160 (`+mm_dramTimings_tRFC=160`).
+    pub t_rfc: u64,
     /// Bank = (address >> offset) & mask. Default 13 and 7 (`+mm_bankAddr_offset=13`,
     /// `+mm_bankAddr_mask=7`: 8 KiB rows, 8 banks).
     pub bank_offset: u32,
@@ -288,6 +331,8 @@ impl Default for Ddr3Params {
             t_al: 0,
             backend_latency: 2,
             open_page: true,
+            t_refi: 7_800,
+            t_rfc: 160,
             bank_offset: 13,
             bank_mask: 7,
             rank_offset: 16,
