@@ -30,6 +30,14 @@ impl Fill {
     pub fn hit(self) -> bool {
         self == Fill::Hit
     }
+
+    /// The dirty victim, if write-backs are modelled (`write_backs`).
+    pub fn victim(self, write_backs: bool) -> Option<u64> {
+        match self {
+            Fill::Dirty(v) if write_backs => Some(v),
+            _ => None,
+        }
+    }
 }
 
 /// One dirty bit per way, as 64-bit words.

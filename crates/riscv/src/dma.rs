@@ -4,7 +4,6 @@
 //! one response path (`port.rs`), and the coherence probes that drop the lines it writes
 //! from the cores' L1 D-caches.
 
-use crate::cache::Fill;
 use crate::core::Core;
 use crate::mem::NodeMem;
 use crate::params::TimingParams;
@@ -37,19 +36,8 @@ impl NodeMem {
         if fill.hit() {
             return t.l2_latency;
         }
-        let mut lat = t.l2_latency;
-        if let (Fill::Dirty(victim), true) = (fill, t.write_backs) {
-            lat += self.l2_victim(victim << shift, at + lat, t);
-        }
-        let llc = self.llc.access_rw(a - self.base, false);
-        if llc.hit() {
-            return lat + t.llc_latency;
-        }
-        lat += t.llc_latency + self.dram.read(a, at + lat + t.llc_latency);
-        if let (Fill::Dirty(block), true) = (llc, t.write_backs) {
-            self.dram.write(self.base + block, at + lat);
-        }
-        lat
+        let victim = fill.victim(t.write_backs).map(|v| v << shift);
+        t.l2_latency + self.beyond_l2(a, at + t.l2_latency, victim, t).0
     }
 }
 

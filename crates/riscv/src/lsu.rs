@@ -98,7 +98,7 @@ impl Core {
     fn d_miss(&mut self, mem: &mut NodeMem, line: u64, fill: Fill) {
         self.stats.dcache_misses += 1;
         self.await_store(mem, line);
-        if let (Fill::Dirty(victim), true) = (fill, self.t.write_backs) {
+        if let Some(victim) = fill.victim(self.t.write_backs) {
             self.write_back(mem, victim);
         }
         self.miss(mem, line);
@@ -127,39 +127,23 @@ impl Core {
     }
 
     /// An L1 miss (I or D) stalls the in-order pipeline for the refill, whose data leaves
-    /// the L2 through its one response path.
+    /// the L2 through its one response path; an L2 miss goes on to the LLC and DRAM
+    /// (`writeback.rs`), taking a dirty L2 victim along.
     pub(crate) fn miss(&mut self, mem: &mut NodeMem, line: u64) {
         let rel = line - (mem.base >> self.line_shift);
         let mut lat = self.t.l2_latency;
         let fill = mem.l2.access_rw(rel, false);
         if !fill.hit() {
             self.stats.l2_misses += 1;
-            if let (Fill::Dirty(victim), true) = (fill, self.t.write_backs) {
-                lat += mem.l2_victim(victim << self.line_shift, self.cycle + lat, &self.t);
-            }
-            lat += self.beyond_l2(mem, line << self.line_shift, self.cycle + lat);
+            let victim = fill.victim(self.t.write_backs).map(|v| v << self.line_shift);
+            let (cycles, llc_miss) = mem.beyond_l2(line << self.line_shift, self.cycle + lat, victim, &self.t);
+            self.stats.llc_misses += llc_miss as u64;
+            lat += cycles;
         }
         let beats = self.t.line_bytes / self.t.bus_beat_bytes.max(1);
         lat += self.port_line(mem, (self.cycle + lat).saturating_sub(beats));
         self.cycle += lat;
         self.stats.stall_mem += lat;
-    }
-
-    /// Extra cycles of an L2 miss of the line at `addr` at cycle `at`: the LLC, and DRAM if
-    /// it misses there too (docs/models/node.md "Memory system").
-    fn beyond_l2(&mut self, mem: &mut NodeMem, addr: u64, at: u64) -> u64 {
-        let fill = mem.llc.access_rw(addr - mem.base, false);
-        if fill.hit() {
-            return self.t.llc_latency;
-        }
-        self.stats.llc_misses += 1;
-        let lat = self.t.llc_latency + mem.dram.read(addr, at + self.t.llc_latency);
-        if let (Fill::Dirty(block), true) = (fill, self.t.write_backs) {
-            // Written beside the refill's read, after it (`dram.rs`); its 16 beats leave
-            // the LLC while the read is in DRAM, which takes longer (docs/models/node.md).
-            mem.dram.write(mem.base + block, at + self.t.llc_latency);
-        }
-        lat
     }
 
     /// Leave the caches as if this core had just written `[addr, addr + len)` in order:
@@ -393,11 +377,11 @@ mod tests {
         assert!(l2 > 2048 && llc == 0, "{l2} L2 misses, {llc} LLC misses");
         // A line never written is in none of them.
         let d = &t.dram;
-        // Warming reads no DRAM, so the bank is still precharged; the L2's victim is one
-        // of the lines the L1 wrote back to it while warming, so it is written to the LLC
-        // first.
+        // Warming reads no DRAM, so the bank is still precharged (the L2's victim, dirty
+        // from the L1's write-backs while warming, goes to the LLC after the read, and its
+        // block is there: no cost).
         let cold = t.l2_latency + t.llc_latency + d.t_rcd + d.t_cas + d.backend_latency;
-        assert_eq!(miss(&mut b, a + (1 << 20)), (cold + t.l2_writeback, 1, 1));
+        assert_eq!(miss(&mut b, a + (1 << 20)), (cold, 1, 1));
         let l1_hits = (0..256).filter(|k| b.core.l1d.access((a + (1 << 20) - 64 * k) >> 6)).count();
         assert!(l1_hits > 128, "most of the last 16 KiB still in the L1: {l1_hits} of 256");
     }
@@ -445,21 +429,34 @@ mod tests {
         assert_eq!(fifth_line(true, a), fifth_line(false, a) + t.l1_writeback);
     }
 
-    /// Cycles of an L1 miss of `addr` whose L2 set holds eight other lines, dirty if
-    /// `dirty`.
+    /// Cycles of an L1 miss of `addr`, its DRAM row open, whose L2 set holds eight other
+    /// lines, dirty if `dirty`, each of whose LLC sets is full of dirty blocks.
     fn l2_set_full(dirty: bool, addr: u64) -> u64 {
         let mut b = Bench::new(&[0], false);
         let rel = (addr - b.mem.base) >> 6;
-        // 1,024 sets: lines 1,024 apart share one.
-        (1..=8).for_each(|k| _ = b.mem.l2.access_rw(rel + k * 1024, dirty));
+        // 1,024 L2 sets: lines 1,024 apart share one; odd multiples, so that none shares
+        // the LLC set of `addr` (512 KiB apart).
+        for k in (1..16).step_by(2) {
+            let line = rel + k * 1024;
+            _ = b.mem.l2.access_rw(line, dirty);
+            // 4,096 LLC sets of 128-byte blocks: 512 KiB apart share one.
+            (100..108).for_each(|j| _ = b.mem.llc.access_rw(line * 64 + j * (512 << 10), true));
+        }
+        b.mem.dram.read(addr, 0);
         miss(&mut b, addr).0
     }
 
     #[test]
-    fn a_dirty_l2_victim_goes_to_the_llc_before_the_refill() {
+    fn a_dirty_l2_victim_holds_the_llc_after_the_read() {
         let t = TimingParams::default();
+        let d = &t.dram;
         let a = 0x8010_0000;
-        assert_eq!(l2_set_full(true, a), l2_set_full(false, a) + t.l2_writeback);
+        let clean = l2_set_full(false, a);
+        assert_eq!(clean, t.l2_latency + t.llc_latency + d.t_cas + d.backend_latency, "a row hit");
+        // The victim's write enters FASED after its 8 beats, then holds the LLC for a
+        // metadata cycle, 16 beats of the dirty block it evicts and its own 8: to cycle 33
+        // after the read's metadata cycle, whose DRAM data was back at 1 + 16.
+        assert_eq!(l2_set_full(true, a), clean + 33 - 17);
     }
 
     #[test]

@@ -83,8 +83,9 @@ pub struct TimingParams {
     /// l-nic/rocket-chip 33813784 `subsystem/Configs.scala`).
     pub bus_beat_bytes: u64,
     /// Dirty lines are written back when evicted: from the L1 D-cache to the L2 ahead of
-    /// the refill, from the L2 to the LLC, from the LLC to DRAM (docs/models/node.md
-    /// "Write-backs"). Default true (the prototype's caches are write-back).
+    /// the refill (`l1_writeback`), from the L2 to the LLC and from the LLC to DRAM, timed
+    /// as FASED's LLC serves them (`writeback.rs`; docs/models/node.md "Write-backs").
+    /// Default true (the prototype's caches are write-back).
     pub write_backs: bool,
     /// Cycles a dirty L1 D-cache victim's write-back holds up the refill that evicted it.
     /// Default 14: the 8 beats of the Release's data (`line_bytes / bus_beat_bytes`), 2 for
@@ -95,14 +96,6 @@ pub struct TimingParams {
     /// waits for its ReleaseAck), plus 3 for the L2's ReleaseAck (*estimate*: the L2 hit's
     /// round trip of `l2_latency`, 10 cycles, less the 7 data beats an ack has not).
     pub l1_writeback: u64,
-    /// Cycles a dirty L2 victim's write-back holds up the L2 miss that evicted it. Default
-    /// 9: the L2 schedules the victim's Release before the refill's Acquire (sifive
-    /// block-inclusivecache d3d95ec `MSHR.scala`: `a.valid := !s_acquire && s_release`),
-    /// and FASED's LLC serves one request at a time, a write holding it for its 8 data beats
-    /// after its metadata cycle (FireSim 1.10 `LastLevelCache.scala`: `llc_w_mdaccess`,
-    /// `llc_w_daccess`). If that write evicts a dirty LLC block, its
-    /// `llc_block_bytes / bus_beat_bytes` beats to DRAM come first (`llc_w_wb`).
-    pub l2_writeback: u64,
     /// The node's L2 answers through one data path, one request at a time and one beat a
     /// cycle (sifive block-inclusivecache d3d95ec `SourceD.scala`: `busy`, `s1_counter`;
     /// the prototype's `WithInclusiveCache` has `nBanks = 1`): a device's DMA reads and
@@ -214,7 +207,6 @@ impl Default for TimingParams {
             bus_beat_bytes: 8,
             write_backs: true,
             l1_writeback: 14,
-            l2_writeback: 9,
             l2_one_port: true,
             mmio_latency: 20,
             bswap_insns: false,
