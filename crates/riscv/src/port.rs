@@ -8,7 +8,8 @@
 //! The path is a calendar of busy intervals, so that requests simulated out of time order
 //! (the cores of a node run one after another, each ahead of global time; a DMA happens
 //! at global time) each wait only for what actually overlaps them:
-//! - a DMA takes the first gap at or after its start that holds all its beats;
+//! - a DMA takes the free cycles from its start on until it has all its beats (it is a
+//!   train of line requests, and the L2 interleaves other masters' requests with them);
 //! - a core's refill or write-back, which is one request of a line, waits if its first
 //!   beat falls on a busy cycle until the request in service there ends (a DMA is a train
 //!   of line requests, `line_beats` each, and the L2 takes the core's between two of them),
@@ -29,16 +30,34 @@ pub struct Port {
 }
 
 impl Port {
-    /// A DMA of `beats` beats ready at cycle `at`: the cycle its first beat passes.
+    /// A DMA of `beats` beats ready at cycle `at`: the cycles its last beat passes later
+    /// than on a free path.
     pub fn dma(&mut self, at: u64, beats: u64) -> u64 {
-        let mut start = at;
+        let (mut t, mut left) = (at, beats);
+        let mut taken = Vec::new();
         let mut i = self.busy.partition_point(|&(_, e)| e <= at);
-        while i < self.busy.len() && self.busy[i].0 < start + beats {
-            start = start.max(self.busy[i].1);
-            i += 1;
+        while left > 0 {
+            let free_until = self.busy.get(i).map_or(u64::MAX, |&(s, _)| s);
+            let take = left.min(free_until.saturating_sub(t));
+            if take > 0 {
+                taken.push((t, t + take));
+                (t, left) = (t + take, left - take);
+            }
+            if left > 0 {
+                t = t.max(self.busy[i].1);
+                i += 1;
+            }
         }
-        self.insert(i, start, start + beats);
-        start
+        for (s, e) in taken {
+            self.add(s, e);
+        }
+        t - at - beats
+    }
+
+    /// Mark the free cycles `[s, e)` busy.
+    fn add(&mut self, s: u64, e: u64) {
+        let i = self.busy.partition_point(|&(_, end)| end <= s);
+        self.insert(i, s, e);
     }
 
     /// A core's request of `beats` beats (one line, `line_beats` = `beats`) ready at cycle
@@ -82,12 +101,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn dmas_take_turns_in_the_first_gap_that_fits() {
+    fn dmas_take_the_free_cycles_in_turn() {
         let mut p = Port::default();
-        assert_eq!(p.dma(100, 16), 100);
-        assert_eq!(p.dma(104, 8), 116, "behind the first");
-        assert_eq!(p.dma(90, 8), 90, "90..98 is free");
-        assert_eq!(p.dma(95, 8), 124, "neither 98..100 nor before 124 holds 8 beats");
+        assert_eq!(p.dma(100, 16), 0);
+        assert_eq!(p.dma(104, 8), 12, "behind the first: 116..124, not 104..112");
+        assert_eq!(p.dma(90, 8), 0, "90..98 is free");
+        assert_eq!(p.dma(95, 8), 27, "2 beats at 98..100, 6 from 124: done at 130, not 103");
+        assert_eq!(p.busy, vec![(90, 130)]);
     }
 
     #[test]
@@ -98,10 +118,10 @@ mod tests {
         assert_eq!(p.line(103, 8), 5);
         assert_eq!(p.line(160, 8), 4, "the last request ends at 164");
         assert_eq!(p.line(164, 8), 0);
-        assert_eq!(p.dma(164, 8), 172, "the line took 164..172");
+        assert_eq!(p.dma(164, 8), 8, "the line took 164..172");
         assert_eq!(p.line(50, 8), 0);
         assert_eq!(p.line(95, 8), 0, "its beats would overlap the DMA: not taken");
-        assert_eq!(p.dma(45, 8), 58, "50..58 is the line's");
+        assert_eq!(p.dma(45, 8), 8, "5 beats, then 50..58 is the line's, then 3");
     }
 
     #[test]
