@@ -79,7 +79,7 @@ impl Dram {
     fn refresh_window(&self, rank: u64, at: u64) -> Option<(u64, u64)> {
         let t = &self.t;
         let first = t.t_refi + rank;
-        if t.t_refi == 0 || at < first {
+        if !t.refresh || t.t_refi == 0 || at < first {
             return None;
         }
         let start = first + (at - first) / (t.t_refi + 1) * (t.t_refi + 1);
@@ -121,7 +121,12 @@ mod tests {
 
     /// The run's timings with refresh off, to time the bank states alone.
     fn no_refresh() -> Ddr3Params {
-        Ddr3Params { t_refi: 0, ..Ddr3Params::default() }
+        Ddr3Params { refresh: false, ..Ddr3Params::default() }
+    }
+
+    /// The run's timings with refresh.
+    fn refreshing() -> Ddr3Params {
+        Ddr3Params { refresh: true, ..Ddr3Params::default() }
     }
 
     #[test]
@@ -141,7 +146,7 @@ mod tests {
 
     #[test]
     fn a_read_meeting_a_refresh_waits_for_it_and_finds_its_bank_closed() {
-        let mut d = Dram::new(&Ddr3Params::default());
+        let mut d = Dram::new(&refreshing());
         assert_eq!(d.read(BASE, 100), 30);
         assert_eq!(d.read(BASE, 7_799), 16, "row still open just before the first refresh");
         // Rank 0 refreshes from cycle 7,800: precharge (tRP 14) then tRFC 160, to 7,974.
@@ -153,6 +158,9 @@ mod tests {
         assert_eq!(d.read(BASE, 15_600), 16);
         assert_eq!(d.read(BASE, 16_000), 30);
         assert_eq!(d.read(BASE + (1 << 13), 15_601 + 10), 164 + 30);
+        // tREFI = 0 turns it off, as in FASED.
+        let mut d = Dram::new(&Ddr3Params { t_refi: 0, ..refreshing() });
+        assert_eq!(d.read(BASE, 7_800), 30);
     }
 
     #[test]

@@ -351,6 +351,11 @@ mod tests {
     use crate::testing::Bench;
     use crate::TimingParams;
 
+    /// The timings with the prototype's memory system in full.
+    fn full() -> TimingParams {
+        TimingParams::default().prototype_memory()
+    }
+
     /// Cycles and (L2, LLC) misses that one L1 miss of the line at `addr` costs.
     fn miss(b: &mut Bench, addr: u64) -> (u64, u64, u64) {
         let (c, s) = (b.core.cycle, b.core.stats.clone());
@@ -361,8 +366,8 @@ mod tests {
 
     #[test]
     fn warm_leaves_lines_where_stores_would_and_costs_nothing() {
-        let t = TimingParams::default();
-        let mut b = Bench::new(&[0], false);
+        let t = full();
+        let mut b = Bench::with_timing(&[0], false, &t);
         let a = 0x8010_0000;
         // 1 MiB written in order: the last 16 KiB fit the L1 (partly: random replacement),
         // the last 512 KiB the L2 (likewise), all of it the 4 MiB LLC.
@@ -409,7 +414,7 @@ mod tests {
     /// L1 set, so that its miss evicts one of them (the replacement is random and may pick
     /// a way it filled before: 32 fills leave none of the four empty).
     fn fifth_line(store: bool, addr: u64) -> u64 {
-        let mut b = Bench::new(&[0], false);
+        let mut b = Bench::with_timing(&[0], false, &full());
         // 64 sets of 64 bytes: lines 4 KiB apart share a set.
         for k in 1..=32 {
             match store {
@@ -424,15 +429,14 @@ mod tests {
 
     #[test]
     fn a_dirty_l1_victim_is_written_back_before_the_refill() {
-        let t = TimingParams::default();
         let a = 0x8010_0000;
-        assert_eq!(fifth_line(true, a), fifth_line(false, a) + t.l1_writeback);
+        assert_eq!(fifth_line(true, a), fifth_line(false, a) + full().l1_writeback);
     }
 
     /// Cycles of an L1 miss of `addr`, its DRAM row open, whose L2 set holds eight other
     /// lines, dirty if `dirty`, each of whose LLC sets is full of dirty blocks.
     fn l2_set_full(dirty: bool, addr: u64) -> u64 {
-        let mut b = Bench::new(&[0], false);
+        let mut b = Bench::with_timing(&[0], false, &full());
         let rel = (addr - b.mem.base) >> 6;
         // 1,024 L2 sets: lines 1,024 apart share one; odd multiples, so that none shares
         // the LLC set of `addr` (512 KiB apart).
@@ -461,8 +465,8 @@ mod tests {
 
     #[test]
     fn a_refill_waits_for_the_l2_path_a_dma_holds() {
-        let t = TimingParams::default();
-        let mut b = Bench::new(&[0], false);
+        let t = full();
+        let mut b = Bench::with_timing(&[0], false, &t);
         let a = 0x8010_0000;
         let first = miss(&mut b, a).0;
         b.core.l1d.flush();

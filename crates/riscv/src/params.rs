@@ -85,7 +85,10 @@ pub struct TimingParams {
     /// Dirty lines are written back when evicted: from the L1 D-cache to the L2 ahead of
     /// the refill (`l1_writeback`), from the L2 to the LLC and from the LLC to DRAM, timed
     /// as FASED's LLC serves them (`writeback.rs`; docs/models/node.md "Write-backs").
-    /// Default true (the prototype's caches are write-back).
+    /// The prototype's caches are write-back, so true is the hardware; default false until
+    /// every experiment has been rerun with it (docs/models/node.md "Write-backs, the L2's
+    /// one path and refresh: off by default"). [`TimingParams::prototype_memory`] turns it
+    /// on with the other two.
     pub write_backs: bool,
     /// Cycles a dirty L1 D-cache victim's write-back holds up the refill that evicted it.
     /// Default 14: the 8 beats of the Release's data (`line_bytes / bus_beat_bytes`), 2 for
@@ -100,7 +103,7 @@ pub struct TimingParams {
     /// cycle (sifive block-inclusivecache d3d95ec `SourceD.scala`: `busy`, `s1_counter`;
     /// the prototype's `WithInclusiveCache` has `nBanks = 1`): a device's DMA reads and
     /// writes, the cores' refills and L1 write-backs take turns (docs/models/node.md "The
-    /// L2's one response path"). Default true.
+    /// L2's one response path"). True is the hardware; default false, as `write_backs`.
     pub l2_one_port: bool,
     /// Uncached MMIO access (CLINT, boot page). Default 20 (*estimate*, like an L2 round trip).
     pub mmio_latency: u64,
@@ -205,9 +208,9 @@ impl Default for TimingParams {
             llc_latency: 12,
             dram: Ddr3Params::default(),
             bus_beat_bytes: 8,
-            write_backs: true,
+            write_backs: false,
             l1_writeback: 14,
-            l2_one_port: true,
+            l2_one_port: false,
             mmio_latency: 20,
             bswap_insns: false,
             device_load_extra: 0,
@@ -232,6 +235,16 @@ impl Default for TimingParams {
             fp_ddivsqrt_latency: 56,
             fp_load_extra: 1,
         }
+    }
+}
+
+impl TimingParams {
+    /// These timings with the prototype's memory system in full: dirty write-backs, the
+    /// L2's one response path and DDR3 refresh, each off by default for now
+    /// (docs/models/node.md "Write-backs, the L2's one path and refresh: off by default").
+    pub fn prototype_memory(self) -> TimingParams {
+        let dram = Ddr3Params { refresh: true, ..self.dram };
+        TimingParams { write_backs: true, l2_one_port: true, dram, ..self }
     }
 }
 
@@ -293,6 +306,9 @@ pub struct Ddr3Params {
     /// Rows stay open after an access (open-page policy). Default true
     /// (`+mm_openPagePolicy=1`).
     pub open_page: bool,
+    /// Ranks refresh (`t_refi`, `t_rfc`; `dram.rs`). The prototype's FASED did; default
+    /// false, as `TimingParams::write_backs`.
+    pub refresh: bool,
     /// Refresh interval, cycles: each rank refreshes every `t_refi + 1` cycles from reset
     /// (`DramCommon.scala` `RankStateTracker`). Default 7,800 (`+mm_dramTimings_tREFI=7800`);
     /// 0 turns refresh off, as in FASED.
@@ -323,6 +339,7 @@ impl Default for Ddr3Params {
             t_al: 0,
             backend_latency: 2,
             open_page: true,
+            refresh: false,
             t_refi: 7_800,
             t_rfc: 160,
             bank_offset: 13,
