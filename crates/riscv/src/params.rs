@@ -84,7 +84,7 @@ pub struct TimingParams {
     pub bus_beat_bytes: u64,
     /// Dirty lines are written back when evicted: from the L1 D-cache to the L2 ahead of
     /// the refill (`l1_writeback`), from the L2 to the LLC and from the LLC to DRAM, timed
-    /// as FASED's LLC serves them (`writeback.rs`; docs/models/node.md "Write-backs").
+    /// as FASED's LLC serves them (`writeback.rs`).
     /// The prototype's caches are write-back, so true is the hardware; default false until
     /// every experiment has been rerun with it (docs/models/node.md "Write-backs, the L2's
     /// one path and refresh: off by default"). [`TimingParams::prototype_memory`] turns it
@@ -102,8 +102,8 @@ pub struct TimingParams {
     /// The node's L2 answers through one data path, one request at a time and one beat a
     /// cycle (sifive block-inclusivecache d3d95ec `SourceD.scala`: `busy`, `s1_counter`;
     /// the prototype's `WithInclusiveCache` has `nBanks = 1`): a device's DMA reads and
-    /// writes, the cores' refills and L1 write-backs take turns (docs/models/node.md "The
-    /// L2's one response path"). True is the hardware; default false, as `write_backs`.
+    /// writes, the cores' refills and L1 write-backs take turns (docs/models/node.md, as
+    /// `write_backs`). True is the hardware; default false, as `write_backs`.
     pub l2_one_port: bool,
     /// Uncached MMIO access (CLINT, boot page). Default 20 (*estimate*, like an L2 round trip).
     pub mmio_latency: u64,
