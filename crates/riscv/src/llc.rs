@@ -75,7 +75,9 @@ impl Llc {
         let was_dirty = self.put_dirty((set * self.ways + way) as u32, write, hit);
         match (hit, was_dirty) {
             (true, _) => Fill::Hit,
-            (false, true) => Fill::Dirty(((old as u64 - 1) * self.sets as u64 + set as u64) << self.block_shift),
+            (false, true) => {
+                Fill::Dirty(((old as u64 - 1) * self.sets as u64 + set as u64) << self.block_shift)
+            }
             (false, false) => Fill::Miss,
         }
     }

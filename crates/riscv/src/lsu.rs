@@ -136,7 +136,8 @@ impl Core {
         if !fill.hit() {
             self.stats.l2_misses += 1;
             let victim = fill.victim(self.t.write_backs).map(|v| v << self.line_shift);
-            let (cycles, llc_miss) = mem.beyond_l2(line << self.line_shift, self.cycle + lat, victim, &self.t);
+            let (cycles, llc_miss) =
+                mem.beyond_l2(line << self.line_shift, self.cycle + lat, victim, &self.t);
             self.stats.llc_misses += llc_miss as u64;
             lat += cycles;
         }

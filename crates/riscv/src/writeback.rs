@@ -31,7 +31,13 @@ impl NodeMem {
     /// Cycles of an L2 miss of the line at physical `addr` beyond the L2, reaching the LLC
     /// at cycle `at`, with the dirty L2 victim at DRAM-relative `victim` if any; and
     /// whether it missed in the LLC.
-    pub(crate) fn beyond_l2(&mut self, addr: u64, at: u64, victim: Option<u64>, t: &TimingParams) -> (u64, bool) {
+    pub(crate) fn beyond_l2(
+        &mut self,
+        addr: u64,
+        at: u64,
+        victim: Option<u64>,
+        t: &TimingParams,
+    ) -> (u64, bool) {
         let llc = self.llc.access_rw(addr - self.base, false);
         if llc.hit() {
             victim.map(|v| self.write_to_llc(v, at));

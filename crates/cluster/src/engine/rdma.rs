@@ -42,9 +42,10 @@ impl Simulation {
                 RdmaAction::DmaRead { at, tag, addr, len, stream } => {
                     (at + stream + self.dma_latency(n, addr, len, at, false), RdmaEv::Read { tag, addr, len })
                 }
-                RdmaAction::DmaWrite { at, tag, addr, bytes, stream } => {
-                    (at + stream + self.dma_latency(n, addr, bytes.len(), at, true), RdmaEv::Write { tag, addr, bytes })
-                }
+                RdmaAction::DmaWrite { at, tag, addr, bytes, stream } => (
+                    at + stream + self.dma_latency(n, addr, bytes.len(), at, true),
+                    RdmaEv::Write { tag, addr, bytes },
+                ),
                 RdmaAction::Transmit { at, frame } => (at, RdmaEv::Tx { frame }),
                 RdmaAction::Timer { at, timer } => (at, RdmaEv::Timer(timer)),
                 RdmaAction::Update { at } => (at, RdmaEv::Irq),
