@@ -7,7 +7,7 @@
 //! tAL + FASED's backend latency after the CAS (`FRFCFSModel.scala`: `readLatency`), and a
 //! CAS may follow an activate after tRCD - tAL (`DramCommon.scala`, bank state machine).
 //!
-//! Refresh (`DramCommon.scala` `RankStateTracker`, `RefreshUnit`): every rank counts
+//! Refresh (l-nic/firesim c2d8e3a4 `DramCommon.scala` `RankStateTracker`, `RefreshUnit`): every rank counts
 //! cycles from reset and wants a refresh each time its counter reaches tREFI (then restarts
 //! from 0, so every tREFI + 1 cycles, all ranks in step); the refresh unit, ahead of every
 //! other command, precharges the rank's open banks and issues REF, one command a cycle,

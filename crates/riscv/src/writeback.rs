@@ -4,7 +4,7 @@
 //!
 //! The L2 sends a dirty victim's Release before the refill's Acquire (sifive
 //! block-inclusivecache d3d95ec `MSHR.scala`: `a.valid := !s_acquire && s_release`), but
-//! FASED takes a write only once its last data beat has arrived (FireSim 1.10
+//! FASED takes a write only once its last data beat has arrived (l-nic/firesim c2d8e3a4,
 //! `TimingModel.scala`: `newWReq` counts `w.bits.last` with the LLC model), so the read,
 //! a cycle behind the write's address, reaches the LLC first. The LLC serves one request at
 //! a time (`LastLevelCache.scala`'s state machine) and takes a refill's data from DRAM only
