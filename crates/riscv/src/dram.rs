@@ -7,12 +7,12 @@
 //! tAL + FASED's backend latency after the CAS (`FRFCFSModel.scala`: `readLatency`), and a
 //! CAS may follow an activate after tRCD - tAL (`DramCommon.scala`, bank state machine).
 //!
-//! Refresh (l-nic/firesim c2d8e3a4 `DramCommon.scala` `RankStateTracker`, `RefreshUnit`): every rank counts
-//! cycles from reset and wants a refresh each time its counter reaches tREFI (then restarts
-//! from 0, so every tREFI + 1 cycles, all ranks in step); the refresh unit, ahead of every
-//! other command, precharges the rank's open banks and issues REF, one command a cycle,
-//! ranks in priority order (rank 0 first); the rank then takes no activate for tRFC. So a
-//! read to a rank in refresh waits for its end, and finds its bank closed.
+//! Refresh (l-nic/firesim c2d8e3a4 `DramCommon.scala` `RankStateTracker`, `RefreshUnit`):
+//! every rank counts cycles from reset and wants a refresh each time its counter reaches
+//! tREFI (then restarts from 0, so every tREFI + 1 cycles, all ranks in step); the refresh
+//! unit, ahead of every other command, precharges the rank's open banks and issues REF, one
+//! command a cycle, ranks in priority order (rank 0 first); the rank then takes no activate
+//! for tRFC. So a read to a rank in refresh waits for its end, and finds its bank closed.
 //!
 //! Writes (the LLC's dirty victims) leave their row open in their bank as a read does and
 //! cost the reader nothing: FASED's LLC issues the victim's write beside the refill's read
