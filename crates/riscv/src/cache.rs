@@ -1,4 +1,6 @@
-//! Tag-only cache models. Only hit/miss matters for timing, so no data is stored.
+//! Tag-only cache models. Only hit/miss matters for timing, so no data is stored; a dirty
+//! bit per way says whether evicting the line writes it back (docs/models/node.md
+//! "Write-backs, the L2's one path and refresh: off by default").
 //!
 //! Replacement is pseudo-random, as in Rocket's L1 caches (rocket-chip
 //! `DCacheParams.replacementPolicy = "random"`), which also keeps the state to the tags
@@ -14,10 +16,53 @@ pub(crate) fn xorshift(s: &mut u32) -> u32 {
     *s
 }
 
+/// What a filling access did: hit, or missed and evicted a clean way, or missed and
+/// evicted a dirty line (its line number for the L1, its DRAM-relative line for the L2),
+/// which must be written back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fill {
+    Hit,
+    Miss,
+    Dirty(u64),
+}
+
+impl Fill {
+    pub fn hit(self) -> bool {
+        self == Fill::Hit
+    }
+
+    /// The dirty victim, if write-backs are modelled (`write_backs`).
+    pub fn victim(self, write_backs: bool) -> Option<u64> {
+        match self {
+            Fill::Dirty(v) if write_backs => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// One dirty bit per way, as 64-bit words.
+#[derive(Hash, Clone, Default)]
+struct DirtyBits(Box<[u64]>);
+
+impl DirtyBits {
+    fn new(ways: usize) -> DirtyBits {
+        DirtyBits(vec![0; ways.div_ceil(64)].into_boxed_slice())
+    }
+
+    /// Set or clear way `i`'s bit; return what it was.
+    fn put(&mut self, i: usize, dirty: bool) -> bool {
+        let (w, b) = (&mut self.0[i / 64], 1u64 << (i % 64));
+        let was = *w & b != 0;
+        *w = if dirty { *w | b } else { *w & !b };
+        was
+    }
+}
+
 /// A private L1 cache: set-associative, tags are full line numbers (`addr / line`).
 #[derive(Hash)]
 pub struct L1 {
     tags: Box<[u32]>,
+    dirty: DirtyBits,
     set_mask: u64,
     ways: usize,
     rng: u32,
@@ -30,6 +75,7 @@ impl L1 {
         let ways = ways.next_power_of_two().max(1);
         L1 {
             tags: vec![INVALID; sets * ways].into_boxed_slice(),
+            dirty: DirtyBits::new(sets * ways),
             set_mask: sets as u64 - 1,
             ways,
             rng: 0x9e37_79b9,
@@ -39,33 +85,47 @@ impl L1 {
     /// Access line number `line`; fill on a miss. Returns true on a hit.
     #[inline(always)]
     pub fn access(&mut self, line: u64) -> bool {
+        self.access_rw(line, false).hit()
+    }
+
+    /// Access line number `line`, a store if `write` (the line becomes dirty); fill on a
+    /// miss, reporting a dirty victim.
+    #[inline(always)]
+    pub fn access_rw(&mut self, line: u64, write: bool) -> Fill {
         let base = (line & self.set_mask) as usize * self.ways;
         let Some(set) = self.tags.get_mut(base..base + self.ways) else {
-            return false;
+            return Fill::Miss;
         };
-        if set.contains(&(line as u32)) {
-            return true;
+        if let Some(way) = set.iter().position(|&t| t == line as u32) {
+            if write {
+                self.dirty.put(base + way, true);
+            }
+            return Fill::Hit;
         }
-        let victim = xorshift(&mut self.rng) as usize & (set.len() - 1);
-        set[victim] = line as u32;
-        false
+        let way = xorshift(&mut self.rng) as usize & (set.len() - 1);
+        let old = std::mem::replace(&mut set[way], line as u32);
+        match self.dirty.put(base + way, write) {
+            true => Fill::Dirty(old as u64),
+            false => Fill::Miss,
+        }
     }
 
     pub fn flush(&mut self) {
         self.tags.fill(INVALID);
+        self.dirty.0.fill(0);
     }
 
-    /// Drop line number `line` if held (a coherence probe: another agent wrote it). A line
+    /// Drop line number `line` if held (a coherence probe: another agent wrote it; a dirty
+    /// copy's data goes to the L2 with the probe's answer, at the prober's cost). A line
     /// is held in one way at most: `access` fills only on a miss.
     #[inline]
     pub fn invalidate(&mut self, line: u64) {
         let base = (line & self.set_mask) as usize * self.ways;
         // In bounds: base + ways <= sets * ways, as the set index is masked.
-        for t in &mut self.tags[base..base + self.ways] {
-            if *t == line as u32 {
-                *t = INVALID;
-                return;
-            }
+        let set = &mut self.tags[base..base + self.ways];
+        if let Some(way) = set.iter().position(|&t| t == line as u32) {
+            set[way] = INVALID;
+            self.dirty.put(base + way, false);
         }
     }
 }
@@ -75,6 +135,7 @@ impl L1 {
 #[derive(Hash)]
 pub struct L2 {
     tags: Vec<u16>,
+    dirty: DirtyBits,
     sets: usize,
     ways: usize,
     rng: u32,
@@ -82,7 +143,8 @@ pub struct L2 {
 
 impl L2 {
     pub fn new(sets: usize, ways: usize) -> L2 {
-        L2 { tags: Vec::new(), sets: sets.next_power_of_two().max(1), ways: ways.max(1), rng: 0x2545_f491 }
+        let (sets, ways) = (sets.next_power_of_two().max(1), ways.max(1));
+        L2 { tags: Vec::new(), dirty: DirtyBits::default(), sets, ways, rng: 0x2545_f491 }
     }
 
     /// Can `lines` DRAM lines be tagged in 16 bits with this geometry?
@@ -92,18 +154,45 @@ impl L2 {
 
     /// Access DRAM-relative line number `rel`; fill on a miss. Returns true on a hit.
     pub fn access(&mut self, rel: u64) -> bool {
+        self.access_rw(rel, false).hit()
+    }
+
+    /// Access DRAM-relative line number `rel`, a write if `write` (a device's write, or an
+    /// L1's write-back: the line becomes dirty); fill on a miss, reporting a dirty victim.
+    pub fn access_rw(&mut self, rel: u64, write: bool) -> Fill {
         if self.tags.is_empty() {
             self.tags = vec![0; self.sets * self.ways];
+            self.dirty = DirtyBits::new(self.sets * self.ways);
+        }
+        let set_index = rel as usize & (self.sets - 1);
+        let base = set_index * self.ways;
+        let tag = (rel / self.sets as u64 + 1) as u16;
+        let set = &mut self.tags[base..base + self.ways];
+        if let Some(way) = set.iter().position(|&t| t == tag) {
+            if write {
+                self.dirty.put(base + way, true);
+            }
+            return Fill::Hit;
+        }
+        let way = xorshift(&mut self.rng) as usize % self.ways;
+        let old = std::mem::replace(&mut set[way], tag) as u64;
+        match self.dirty.put(base + way, write) {
+            true => Fill::Dirty((old - 1) * self.sets as u64 + set_index as u64),
+            false => Fill::Miss,
+        }
+    }
+
+    /// An L1's write-back of DRAM-relative line `rel`: dirty in the L2 if it holds it
+    /// (the inclusive L2 always does; this model's L2 does not enforce inclusion, and a
+    /// line it no longer holds goes on past it: false).
+    pub fn write_back(&mut self, rel: u64) -> bool {
+        if self.tags.is_empty() {
+            return false;
         }
         let base = (rel as usize & (self.sets - 1)) * self.ways;
         let tag = (rel / self.sets as u64 + 1) as u16;
-        let set = &mut self.tags[base..base + self.ways];
-        if set.contains(&tag) {
-            return true;
-        }
-        let victim = xorshift(&mut self.rng) as usize % self.ways;
-        set[victim] = tag;
-        false
+        let way = self.tags[base..base + self.ways].iter().position(|&t| t == tag);
+        way.map(|w| self.dirty.put(base + w, true)).is_some()
     }
 }
 
@@ -132,5 +221,29 @@ mod tests {
         assert!(!c.access(3));
         assert!(c.access(3));
         assert!(c.fits((256 << 20) / 64));
+    }
+
+    #[test]
+    fn l1_reports_a_dirty_victim_once() {
+        // One set of one way: every new line evicts the last.
+        let mut c = L1::new(1, 1);
+        assert_eq!(c.access_rw(5, false), Fill::Miss);
+        assert_eq!(c.access_rw(5, true), Fill::Hit, "a store hit dirties the line");
+        assert_eq!(c.access_rw(6, false), Fill::Dirty(5));
+        assert_eq!(c.access_rw(7, true), Fill::Miss, "6 was only read");
+        c.invalidate(7);
+        assert_eq!(c.access_rw(8, false), Fill::Miss, "a probed line leaves no write-back");
+    }
+
+    #[test]
+    fn l2_names_its_dirty_victim_and_takes_write_backs() {
+        let mut c = L2::new(4, 1);
+        assert!(!c.write_back(3), "nothing held yet");
+        assert_eq!(c.access_rw(3, false), Fill::Miss);
+        assert!(c.write_back(3));
+        // Line 7 maps to set 3 too: the dirty 3 goes.
+        assert_eq!(c.access_rw(7, true), Fill::Dirty(3));
+        assert_eq!(c.access_rw(11, false), Fill::Dirty(7), "a device write dirties it");
+        assert_eq!(c.access_rw(3, false), Fill::Miss);
     }
 }

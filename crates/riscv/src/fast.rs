@@ -373,11 +373,12 @@ impl Core {
 }
 
 impl NodeMem {
-    /// A hash of the node's shared timing state (the L2's tags and replacement state), for
-    /// comparing engines (`Core::state_digest` has each core's).
+    /// A hash of the node's shared timing state (the L2's tags, dirty bits and replacement
+    /// state, the busy cycles of its response path), for comparing engines
+    /// (`Core::state_digest` has each core's).
     pub fn timing_digest(&self) -> u64 {
         let mut h = DefaultHasher::new();
-        self.l2.hash(&mut h);
+        (&self.l2, &self.port).hash(&mut h);
         h.finish()
     }
 }

@@ -7,8 +7,10 @@
 //!   compressed forms) into [`op::Op`]s shared by every core of every node.
 //! - [`NodeMem`] (`mem.rs`) is one node: DRAM pages materialized on first write, the boot
 //!   page, the CLINT, the shared L2 tags ([`cache`]) and, behind them, FASED's last-level
-//!   cache ([`llc`]) and DDR3 bank timing ([`dram`]), and the table of the stores its cores
-//!   have shown each other ([`stores`]; the cores' side is `core/coherence.rs`).
+//!   cache ([`llc`]) and DDR3 bank timing ([`dram`]), the dirty lines' write-backs between
+//!   them (`writeback.rs`), the L2's one response path (`port.rs`), devices' DMA
+//!   (`dma.rs`), and the table of the stores its cores have shown each other ([`stores`];
+//!   the cores' side is `core/coherence.rs`).
 //! - [`Core`] (`core.rs`) is one hart. Its run loop (`core.rs`) fetches by index into the
 //!   current code page (`fetch.rs`) and executes (`exec.rs`, `muldiv/`, `amo.rs`,
 //!   `csr.rs`, `fpu.rs` with the soft-float arithmetic in `fparith.rs`/`fpconv.rs`); loads and stores go through a per-core software TLB (`lsu.rs`). Traps and
@@ -65,6 +67,7 @@ mod net;
 pub mod op;
 mod params;
 pub mod platform;
+mod port;
 mod program;
 mod runaway;
 pub mod rvc;
@@ -73,6 +76,7 @@ pub mod sparse;
 pub mod stores;
 pub mod testing;
 pub mod unmodelled;
+mod writeback;
 
 pub use crate::core::Core;
 pub use engine::Engine;

@@ -10,8 +10,12 @@
 //! sorted list of the ways in use, 4 bytes each, and turn into the full array once the list
 //! would be a quarter of its size. Nothing is ever invalidated, so the ways in use of a set
 //! are always 0..n: both forms hold the same ways and draw the same victims.
+//!
+//! Writes (the L2's write-backs) make a block dirty (`llc_w_mdaccess` sets `dirty`), and a
+//! miss that evicts a dirty block names it, for its write to DRAM. The dirty blocks are a
+//! sorted list of way indices (few blocks are ever dirty in a node).
 
-use crate::cache::xorshift;
+use crate::cache::{xorshift, Fill};
 
 /// Entries the list holds before its first reallocation.
 const FIRST_LIST: usize = 1024;
@@ -27,6 +31,8 @@ enum Tags {
 /// A node's LLC. Tags are u16: block number divided by the number of sets, plus one.
 pub struct Llc {
     tags: Tags,
+    /// `set * ways + way` of each dirty block, sorted.
+    dirty: Vec<u32>,
     sets: usize,
     ways: usize,
     block_shift: u32,
@@ -41,7 +47,7 @@ impl Llc {
         let listable = sets <= 1 << 13 && ways <= 8;
         let tags = if listable { Tags::List(Vec::new()) } else { Tags::Array(vec![0; sets * ways].into()) };
         let block_shift = block_bytes.max(1).next_power_of_two().trailing_zeros();
-        Llc { tags, sets, ways, block_shift, rng: 0x6c07_8965 }
+        Llc { tags, dirty: Vec::new(), sets, ways, block_shift, rng: 0x6c07_8965 }
     }
 
     /// Can a DRAM of `bytes` be tagged in 16 bits with this geometry?
@@ -52,15 +58,47 @@ impl Llc {
     /// Access the block holding DRAM-relative byte address `rel`; fill on a miss. Returns
     /// true on a hit.
     pub fn access(&mut self, rel: u64) -> bool {
+        self.access_rw(rel, false).hit()
+    }
+
+    /// Access the block holding DRAM-relative byte address `rel`, a write if `write` (it
+    /// becomes dirty); fill on a miss, naming a dirty victim by its DRAM-relative address.
+    pub fn access_rw(&mut self, rel: u64, write: bool) -> Fill {
         let block = rel >> self.block_shift;
         let tag = (block / self.sets as u64 + 1) as u16;
         let set = block as usize & (self.sets - 1);
-        let hit = match &mut self.tags {
+        let (hit, way, old) = match &mut self.tags {
             Tags::List(list) => list_access(list, set, tag, self.ways, &mut self.rng),
             Tags::Array(a) => array_access(&mut a[set * self.ways..][..self.ways], tag, &mut self.rng),
         };
         self.grow();
-        hit
+        let was_dirty = self.put_dirty((set * self.ways + way) as u32, write, hit);
+        match (hit, was_dirty) {
+            (true, _) => Fill::Hit,
+            (false, true) => {
+                Fill::Dirty(((old as u64 - 1) * self.sets as u64 + set as u64) << self.block_shift)
+            }
+            (false, false) => Fill::Miss,
+        }
+    }
+
+    /// Way `i` was accessed: a write dirties it, a fill of a read cleans it (a hit read
+    /// leaves it). Returns whether it was dirty.
+    fn put_dirty(&mut self, i: u32, write: bool, hit: bool) -> bool {
+        let at = self.dirty.binary_search(&i);
+        match (at, write) {
+            (Ok(_), true) => true,
+            (Ok(k), false) if !hit => {
+                self.dirty.remove(k);
+                true
+            }
+            (Ok(_), false) => true,
+            (Err(k), true) => {
+                self.dirty.insert(k, i);
+                false
+            }
+            (Err(_), false) => false,
+        }
     }
 
     /// Turn the list into the array once it holds a quarter of the array's bytes.
@@ -94,26 +132,30 @@ fn victim(used: usize, ways: usize, rng: &mut u32) -> usize {
     xorshift(rng) as usize % ways
 }
 
-fn array_access(set: &mut [u16], tag: u16, rng: &mut u32) -> bool {
-    if set.contains(&tag) {
-        return true;
+/// (hit, the way hit or filled, the tag the way held before: 0 if empty).
+type Access = (bool, usize, u16);
+
+fn array_access(set: &mut [u16], tag: u16, rng: &mut u32) -> Access {
+    if let Some(way) = set.iter().position(|&t| t == tag) {
+        return (true, way, tag);
     }
     let used = set.iter().position(|&t| t == 0).unwrap_or(set.len());
-    set[victim(used, set.len(), rng)] = tag;
-    false
+    let way = victim(used, set.len(), rng);
+    (false, way, std::mem::replace(&mut set[way], tag))
 }
 
-fn list_access(list: &mut Vec<u32>, set: usize, tag: u16, ways: usize, rng: &mut u32) -> bool {
+fn list_access(list: &mut Vec<u32>, set: usize, tag: u16, ways: usize, rng: &mut u32) -> Access {
     let key = (set as u32) << 19;
     let start = list.partition_point(|&k| k < key);
     let used = list[start..].iter().take_while(|&&k| k >> 19 == set as u32).count();
-    if list[start..start + used].iter().any(|&k| k as u16 == tag) {
-        return true;
+    if let Some(way) = list[start..start + used].iter().position(|&k| k as u16 == tag) {
+        return (true, way, tag);
     }
     let way = victim(used, ways, rng);
     if way < used {
+        let old = list[start + way] as u16;
         list[start + way] = key | (way as u32) << 16 | tag as u32;
-        return false;
+        return (false, way, old);
     }
     if list.capacity() == 0 {
         // One allocation holds a typical node (about 550 blocks in the 65,536-core sort);
@@ -121,7 +163,7 @@ fn list_access(list: &mut Vec<u32>, set: usize, tag: u16, ways: usize, rng: &mut
         list.reserve_exact(FIRST_LIST);
     }
     list.insert(start + used, key | (way as u32) << 16 | tag as u32);
-    false
+    (false, way, 0)
 }
 
 #[cfg(test)]
@@ -176,10 +218,23 @@ mod tests {
         let (mut r1, mut r2, mut x) = (7u32, 7u32, 1u32);
         for _ in 0..2000 {
             let (set, tag) = (xorshift(&mut x) as usize % 4, (xorshift(&mut x) % 12 + 1) as u16);
-            let hit = list_access(&mut list, set, tag, 4, &mut r1);
-            assert_eq!(hit, array_access(&mut array[set * 4..][..4], tag, &mut r2));
+            let got = list_access(&mut list, set, tag, 4, &mut r1);
+            assert_eq!(got, array_access(&mut array[set * 4..][..4], tag, &mut r2));
         }
         let from_list: Vec<u16> = list.iter().map(|&k| k as u16).collect();
         assert_eq!(from_list, array, "same tags in the same ways");
+    }
+
+    #[test]
+    fn a_written_block_is_written_back_when_evicted() {
+        // One set of one way: each new block evicts the last.
+        let mut c = Llc::new(1, 1, 128);
+        assert_eq!(c.access_rw(0, true), Fill::Miss, "a write allocates");
+        assert_eq!(c.access_rw(64, false), Fill::Hit, "same block, still dirty");
+        assert_eq!(c.access_rw(128, false), Fill::Dirty(0));
+        assert_eq!(c.access_rw(256, false), Fill::Miss, "the refill was clean");
+        let mut c = Llc::new(4096, 1, 128);
+        c.access_rw(addr(4096, 9, 3), true);
+        assert_eq!(c.access_rw(addr(4096, 9, 5), false), Fill::Dirty(addr(4096, 9, 3)));
     }
 }

@@ -7,6 +7,7 @@
 
 use std::ptr;
 
+use crate::cache::Fill;
 use crate::core::{Core, Ex, TlbEntry, LOAD_FAULT, STORE_FAULT, TLB_SIZE};
 use crate::mem::{NodeMem, BOOT_BASE, CLINT_BASE, CLINT_SIZE, MTIME, MTIMECMP};
 use crate::program::PAGE;
@@ -27,7 +28,7 @@ impl Core {
         if e.cn != cn || off + N > CHUNK as usize {
             return self.load_slow::<N>(mem, addr);
         }
-        self.data_timing::<N>(mem, addr);
+        self.data_timing::<N, false>(mem, addr);
         let mut b = [0u8; 8];
         // SAFETY: `e.ptr` points to a live chunk for the duration of this `run` (see
         // `Core::begin_run`) and off + N <= CHUNK.
@@ -54,7 +55,7 @@ impl Core {
         if e.cn != cn || off + N > CHUNK as usize {
             return self.store_slow::<N>(mem, addr, v);
         }
-        self.data_timing::<N>(mem, addr);
+        self.data_timing::<N, true>(mem, addr);
         let b = v.to_le_bytes();
         // SAFETY: as in `load`; write entries only point to this node's private chunks.
         unsafe { ptr::copy_nonoverlapping(b.as_ptr(), e.ptr.add(off), N) };
@@ -64,62 +65,116 @@ impl Core {
         Ok(())
     }
 
-    /// L1 D-cache (and L2/DRAM on a miss) plus the misaligned penalty.
+    /// L1 D-cache (and L2/DRAM on a miss) plus the misaligned penalty; a store (`W`)
+    /// dirties its line.
     #[inline(always)]
-    fn data_timing<const N: usize>(&mut self, mem: &mut NodeMem, addr: u64) {
+    fn data_timing<const N: usize, const W: bool>(&mut self, mem: &mut NodeMem, addr: u64) {
         if addr & (N as u64 - 1) != 0 {
             self.cycle += self.t.misaligned_penalty;
         }
         let line = addr >> self.line_shift;
         if line != self.dline {
             self.dline = line;
+            self.dline_dirty = W;
             self.note_line(line);
-            if !self.l1d.access(line) {
-                self.stats.dcache_misses += 1;
-                self.await_store(mem, line);
-                self.miss(mem, line);
+            match self.l1d.access_rw(line, W) {
+                Fill::Hit => {}
+                fill => self.d_miss(mem, line, fill),
             }
-        } else if self.coh.sharing {
-            self.note_repeat();
+        } else {
+            if W && !self.dline_dirty {
+                // The line was last read: the store dirties it (a hit, `dline` is held).
+                self.dline_dirty = true;
+                self.l1d.access_rw(line, true);
+            }
+            if self.coh.sharing {
+                self.note_repeat();
+            }
         }
     }
 
-    /// An L1 miss (I or D) stalls the in-order pipeline for the refill.
+    /// An L1 D-cache miss: a dirty victim's write-back, then the refill.
+    #[cold]
+    fn d_miss(&mut self, mem: &mut NodeMem, line: u64, fill: Fill) {
+        self.stats.dcache_misses += 1;
+        self.await_store(mem, line);
+        if let Some(victim) = fill.victim(self.t.write_backs) {
+            self.write_back(mem, victim);
+        }
+        self.miss(mem, line);
+    }
+
+    /// A dirty L1 victim goes to the L2 before the refill is asked for (`l1_writeback`),
+    /// its data through the L2's one path. The L2 holds the line dirty; if it does not
+    /// hold it (this model's L2 does not enforce inclusion), the write goes on to the LLC.
+    fn write_back(&mut self, mem: &mut NodeMem, victim: u64) {
+        let wait = self.port_line(mem, self.cycle);
+        let lat = wait + self.t.l1_writeback;
+        self.cycle += lat;
+        self.stats.stall_mem += lat;
+        let rel = victim - (mem.base >> self.line_shift);
+        if !mem.l2.write_back(rel) {
+            mem.write_to_llc(rel << self.line_shift, self.cycle);
+        }
+    }
+
+    /// Cycles a line's transfer ready at `at` waits for the L2's one response path.
+    fn port_line(&self, mem: &mut NodeMem, at: u64) -> u64 {
+        if !self.t.l2_one_port {
+            return 0;
+        }
+        mem.port.line(at, self.t.line_bytes / self.t.bus_beat_bytes.max(1))
+    }
+
+    /// An L1 miss (I or D) stalls the in-order pipeline for the refill, whose data leaves
+    /// the L2 through its one response path; an L2 miss goes on to the LLC and DRAM
+    /// (`writeback.rs`), taking a dirty L2 victim along.
     pub(crate) fn miss(&mut self, mem: &mut NodeMem, line: u64) {
         let rel = line - (mem.base >> self.line_shift);
         let mut lat = self.t.l2_latency;
-        if !mem.l2.access(rel) {
+        let fill = mem.l2.access_rw(rel, false);
+        if !fill.hit() {
             self.stats.l2_misses += 1;
-            lat += self.beyond_l2(mem, line << self.line_shift);
+            let victim = fill.victim(self.t.write_backs).map(|v| v << self.line_shift);
+            let (cycles, llc_miss) =
+                mem.beyond_l2(line << self.line_shift, self.cycle + lat, victim, &self.t);
+            self.stats.llc_misses += llc_miss as u64;
+            lat += cycles;
         }
+        let beats = self.t.line_bytes / self.t.bus_beat_bytes.max(1);
+        lat += self.port_line(mem, (self.cycle + lat).saturating_sub(beats));
         self.cycle += lat;
         self.stats.stall_mem += lat;
     }
 
-    /// Extra cycles of an L2 miss of the line at `addr`: the LLC, and DRAM if it misses
-    /// there too (docs/models/node.md "Memory system").
-    fn beyond_l2(&mut self, mem: &mut NodeMem, addr: u64) -> u64 {
-        if mem.llc.access(addr - mem.base) {
-            return self.t.llc_latency;
-        }
-        self.stats.llc_misses += 1;
-        self.t.llc_latency + mem.dram.read(addr)
-    }
-
     /// Leave the caches as if this core had just written `[addr, addr + len)` in order:
     /// each line through the L1 D-cache, and on a miss through the L2 and the LLC, as the
-    /// stores would (write-allocate). No time passes and no counter moves: this places a
-    /// program's inputs where its own writes would have left them (docs/sort-harness.md
-    /// "Warm and cold starts").
+    /// stores would (write-allocate), dirty and with the write-backs of the dirty lines
+    /// they evict. No time passes and no counter moves: this places a program's inputs
+    /// where its own writes would have left them (docs/sort-harness.md "Warm and cold
+    /// starts").
     pub fn warm(&mut self, mem: &mut NodeMem, addr: u64, len: u64) {
         let shift = self.line_shift;
+        let base = mem.base >> shift;
+        let wb = self.t.write_backs;
         for line in addr >> shift..(addr + len).div_ceil(1 << shift) {
-            if self.l1d.access(line) {
+            let fill = self.l1d.access_rw(line, wb);
+            if fill.hit() {
                 continue;
             }
             mem.stores.note_fill(line, self.hart);
-            if !mem.l2.access(line - (mem.base >> shift)) {
-                mem.llc.access((line << shift) - mem.base);
+            if let Fill::Dirty(victim) = fill {
+                if !mem.l2.write_back(victim - base) {
+                    mem.write_to_llc((victim - base) << shift, self.cycle);
+                }
+            }
+            match mem.l2.access_rw(line - base, false) {
+                Fill::Hit => {}
+                Fill::Miss => _ = mem.llc.access((line << shift) - mem.base),
+                Fill::Dirty(victim) => {
+                    mem.write_to_llc(victim << shift, self.cycle);
+                    mem.llc.access((line << shift) - mem.base);
+                }
             }
         }
         self.dline = u64::MAX;
@@ -134,7 +189,7 @@ impl Core {
     fn load_slow<const N: usize>(&mut self, mem: &mut NodeMem, addr: u64) -> Result<u64, Ex> {
         if self.watched_chunk(addr, N) && Self::in_dram(mem, addr, N) {
             let v = self.load_watched(mem, addr, N)?;
-            self.data_timing::<N>(mem, addr);
+            self.data_timing::<N, false>(mem, addr);
             return Ok(v);
         }
         if Self::in_dram(mem, addr, N) {
@@ -147,7 +202,7 @@ impl Core {
             } else {
                 mem.read(addr, &mut b[..N]).map_err(|_| Ex::Trap { cause: LOAD_FAULT, tval: addr })?;
             }
-            self.data_timing::<N>(mem, addr);
+            self.data_timing::<N, false>(mem, addr);
             return Ok(u64::from_le_bytes(b));
         }
         self.cycle += self.t.mmio_latency;
@@ -164,12 +219,12 @@ impl Core {
     fn store_slow<const N: usize>(&mut self, mem: &mut NodeMem, addr: u64, v: u64) -> Result<(), Ex> {
         if self.watched_chunk(addr, N) && Self::in_dram(mem, addr, N) {
             self.store_watched(mem, addr, N, v)?;
-            self.data_timing::<N>(mem, addr);
+            self.data_timing::<N, true>(mem, addr);
             return self.htif_check(mem, addr, N);
         }
         if self.leaves_unchanged::<N>(addr, v) {
             // What the rest would do, without looking the chunk up: it stays as it is.
-            self.data_timing::<N>(mem, addr);
+            self.data_timing::<N, true>(mem, addr);
             if addr / CHUNK == self.htif_cn {
                 return self.htif_check(mem, addr, N);
             }
@@ -194,7 +249,7 @@ impl Core {
                 .map_err(|_| Ex::Trap { cause: STORE_FAULT, tval: addr })?;
             self.tlb_r = [crate::core::NO_TLB; TLB_SIZE];
         }
-        self.data_timing::<N>(mem, addr);
+        self.data_timing::<N, true>(mem, addr);
         self.htif_check(mem, addr, N)
     }
 
@@ -297,6 +352,11 @@ mod tests {
     use crate::testing::Bench;
     use crate::TimingParams;
 
+    /// The timings with the prototype's memory system in full.
+    fn full() -> TimingParams {
+        TimingParams::default().prototype_memory()
+    }
+
     /// Cycles and (L2, LLC) misses that one L1 miss of the line at `addr` costs.
     fn miss(b: &mut Bench, addr: u64) -> (u64, u64, u64) {
         let (c, s) = (b.core.cycle, b.core.stats.clone());
@@ -307,8 +367,8 @@ mod tests {
 
     #[test]
     fn warm_leaves_lines_where_stores_would_and_costs_nothing() {
-        let t = TimingParams::default();
-        let mut b = Bench::new(&[0], false);
+        let t = full();
+        let mut b = Bench::with_timing(&[0], false, &t);
         let a = 0x8010_0000;
         // 1 MiB written in order: the last 16 KiB fit the L1 (partly: random replacement),
         // the last 512 KiB the L2 (likewise), all of it the 4 MiB LLC.
@@ -323,7 +383,9 @@ mod tests {
         assert!(l2 > 2048 && llc == 0, "{l2} L2 misses, {llc} LLC misses");
         // A line never written is in none of them.
         let d = &t.dram;
-        // Warming reads no DRAM, so the bank is still precharged.
+        // Warming reads no DRAM, so the bank is still precharged (the L2's victim, dirty
+        // from the L1's write-backs while warming, goes to the LLC after the read, and its
+        // block is there: no cost).
         let cold = t.l2_latency + t.llc_latency + d.t_rcd + d.t_cas + d.backend_latency;
         assert_eq!(miss(&mut b, a + (1 << 20)), (cold, 1, 1));
         let l1_hits = (0..256).filter(|k| b.core.l1d.access((a + (1 << 20) - 64 * k) >> 6)).count();
@@ -347,5 +409,76 @@ mod tests {
         // Same bank and rank, another row: precharge, activate, CAS.
         let conflict = l2 + llc + d.t_rp + d.t_rcd + d.t_cas + d.backend_latency;
         assert_eq!(miss(&mut b, a + (1 << 18)), (conflict, 1, 1));
+    }
+
+    /// Cycles of a load of `addr` after writing (`store`) or reading 32 other lines of its
+    /// L1 set, so that its miss evicts one of them (the replacement is random and may pick
+    /// a way it filled before: 32 fills leave none of the four empty).
+    fn fifth_line(store: bool, addr: u64) -> u64 {
+        let mut b = Bench::with_timing(&[0], false, &full());
+        // 64 sets of 64 bytes: lines 4 KiB apart share a set.
+        for k in 1..=32 {
+            match store {
+                true => b.core.data_timing::<8, true>(&mut b.mem, addr + k * 4096),
+                false => b.core.data_timing::<8, false>(&mut b.mem, addr + k * 4096),
+            }
+        }
+        let c = b.core.cycle;
+        b.core.data_timing::<8, false>(&mut b.mem, addr);
+        b.core.cycle - c
+    }
+
+    #[test]
+    fn a_dirty_l1_victim_is_written_back_before_the_refill() {
+        let a = 0x8010_0000;
+        assert_eq!(fifth_line(true, a), fifth_line(false, a) + full().l1_writeback);
+    }
+
+    /// Cycles of an L1 miss of `addr`, its DRAM row open, whose L2 set holds eight other
+    /// lines, dirty if `dirty`, each of whose LLC sets is full of dirty blocks.
+    fn l2_set_full(dirty: bool, addr: u64) -> u64 {
+        let mut b = Bench::with_timing(&[0], false, &full());
+        let rel = (addr - b.mem.base) >> 6;
+        // 1,024 L2 sets: lines 1,024 apart share one; odd multiples, so that none shares
+        // the LLC set of `addr` (512 KiB apart).
+        for k in (1..16).step_by(2) {
+            let line = rel + k * 1024;
+            _ = b.mem.l2.access_rw(line, dirty);
+            // 4,096 LLC sets of 128-byte blocks: 512 KiB apart share one.
+            (100..108).for_each(|j| _ = b.mem.llc.access_rw(line * 64 + j * (512 << 10), true));
+        }
+        b.mem.dram.read(addr, 0);
+        miss(&mut b, addr).0
+    }
+
+    #[test]
+    fn a_dirty_l2_victim_holds_the_llc_after_the_read() {
+        let t = TimingParams::default();
+        let d = &t.dram;
+        let a = 0x8010_0000;
+        let clean = l2_set_full(false, a);
+        assert_eq!(clean, t.l2_latency + t.llc_latency + d.t_cas + d.backend_latency, "a row hit");
+        // The victim's write enters FASED after its 8 beats, then holds the LLC for a
+        // metadata cycle, 16 beats of the dirty block it evicts and its own 8: to cycle 33
+        // after the read's metadata cycle, whose DRAM data was back at 1 + 16.
+        assert_eq!(l2_set_full(true, a), clean + 33 - 17);
+    }
+
+    #[test]
+    fn a_refill_waits_for_the_l2_path_a_dma_holds() {
+        let t = full();
+        let mut b = Bench::with_timing(&[0], false, &t);
+        let a = 0x8010_0000;
+        let first = miss(&mut b, a).0;
+        b.core.l1d.flush();
+        assert_eq!(miss(&mut b, a).0, t.l2_latency, "an L2 hit, the path free");
+        // A 1 KiB DMA (128 beats) from now: the L2 hit's data would pass in its 14th line
+        // request (13 + 3 cycles in, less the 8 beats), and waits for its end.
+        let now = b.core.cycle;
+        b.mem.port.dma(now, 128);
+        b.core.l1d.flush();
+        let (l2, into) = (t.l2_latency, t.l2_latency - 8);
+        assert_eq!(miss(&mut b, a).0, l2 + (8 - into % 8));
+        assert!(first > l2);
     }
 }

@@ -47,6 +47,8 @@ pub struct NodeMem {
     /// FASED's last-level cache and DDR3 banks behind the L2 (docs/models/node.md).
     pub(crate) llc: Llc,
     pub(crate) dram: Dram,
+    /// The L2's one response path (`port.rs`).
+    pub(crate) port: crate::port::Port,
     /// Code pages re-decoded after stores (self-modifying code), and pages stored to since.
     code_over: HashMap<u64, NodeCode>,
     code_dirty: BTreeSet<u64>,
@@ -84,6 +86,7 @@ impl NodeMem {
             l2,
             llc,
             dram: Dram::new(&timing.dram),
+            port: crate::port::Port::default(),
             code_over: HashMap::new(),
             code_dirty: BTreeSet::new(),
             page_gen: 0,

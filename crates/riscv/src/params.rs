@@ -78,6 +78,33 @@ pub struct TimingParams {
     pub llc_latency: u64,
     /// The DDR3 timing of an LLC miss (*FASED*).
     pub dram: Ddr3Params,
+    /// Bytes a beat moves on the system and memory buses and through the L2's data path.
+    /// Default 8 (*rocket-chip*: `SystemBusKey` and `MemoryBusKey` beatBytes = XLen / 8,
+    /// l-nic/rocket-chip 33813784 `subsystem/Configs.scala`).
+    pub bus_beat_bytes: u64,
+    /// Dirty lines are written back when evicted: from the L1 D-cache to the L2 ahead of
+    /// the refill (`l1_writeback`), from the L2 to the LLC and from the LLC to DRAM, timed
+    /// as FASED's LLC serves them (`writeback.rs`).
+    /// The prototype's caches are write-back, so true is the hardware; default false until
+    /// every experiment has been rerun with it (docs/models/node.md "Write-backs, the L2's
+    /// one path and refresh: off by default"). [`TimingParams::prototype_memory`] turns it
+    /// on with the other two.
+    pub write_backs: bool,
+    /// Cycles a dirty L1 D-cache victim's write-back holds up the refill that evicted it.
+    /// Default 14: the 8 beats of the Release's data (`line_bytes / bus_beat_bytes`), 2 for
+    /// the data array's read pipeline ahead of them and 1 for the metadata write
+    /// (rocket-chip 33813784 `rocket/DCache.scala`: `s_voluntary_writeback`,
+    /// `s1/s2_release_data_valid`, `s_voluntary_write_meta`; with `acquireBeforeRelease =
+    /// false` the miss is not sent before the write-back, and `can_acquire_before_release`
+    /// waits for its ReleaseAck), plus 3 for the L2's ReleaseAck (*estimate*: the L2 hit's
+    /// round trip of `l2_latency`, 10 cycles, less the 7 data beats an ack has not).
+    pub l1_writeback: u64,
+    /// The node's L2 answers through one data path, one request at a time and one beat a
+    /// cycle (sifive block-inclusivecache d3d95ec `SourceD.scala`: `busy`, `s1_counter`;
+    /// the prototype's `WithInclusiveCache` has `nBanks = 1`): a device's DMA reads and
+    /// writes, the cores' refills and L1 write-backs take turns (docs/models/node.md, as
+    /// `write_backs`). True is the hardware; default false, as `write_backs`.
+    pub l2_one_port: bool,
     /// Uncached MMIO access (CLINT, boot page). Default 20 (*estimate*, like an L2 round trip).
     pub mmio_latency: u64,
     /// Extra cycles of a misaligned load/store (performed, not trapped). Default 8
@@ -180,6 +207,10 @@ impl Default for TimingParams {
             llc_block_bytes: 128,
             llc_latency: 12,
             dram: Ddr3Params::default(),
+            bus_beat_bytes: 8,
+            write_backs: false,
+            l1_writeback: 14,
+            l2_one_port: false,
             mmio_latency: 20,
             bswap_insns: false,
             device_load_extra: 0,
@@ -204,6 +235,16 @@ impl Default for TimingParams {
             fp_ddivsqrt_latency: 56,
             fp_load_extra: 1,
         }
+    }
+}
+
+impl TimingParams {
+    /// These timings with the prototype's memory system in full: dirty write-backs, the
+    /// L2's one response path and DDR3 refresh, each off by default for now
+    /// (docs/models/node.md "Write-backs, the L2's one path and refresh: off by default").
+    pub fn prototype_memory(self) -> TimingParams {
+        let dram = Ddr3Params { refresh: true, ..self.dram };
+        TimingParams { write_backs: true, l2_one_port: true, dram, ..self }
     }
 }
 
@@ -265,6 +306,16 @@ pub struct Ddr3Params {
     /// Rows stay open after an access (open-page policy). Default true
     /// (`+mm_openPagePolicy=1`).
     pub open_page: bool,
+    /// Ranks refresh (`t_refi`, `t_rfc`; `dram.rs`). The prototype's FASED did; default
+    /// false, as `TimingParams::write_backs`.
+    pub refresh: bool,
+    /// Refresh interval, cycles: each rank refreshes every `t_refi + 1` cycles from reset
+    /// (`DramCommon.scala` `RankStateTracker`). Default 7,800 (`+mm_dramTimings_tREFI=7800`);
+    /// 0 turns refresh off, as in FASED.
+    pub t_refi: u64,
+    /// Refresh cycle time: a refreshing rank takes no activate for this many cycles after
+    /// its REF. Default 160 (`+mm_dramTimings_tRFC=160`).
+    pub t_rfc: u64,
     /// Bank = (address >> offset) & mask. Default 13 and 7 (`+mm_bankAddr_offset=13`,
     /// `+mm_bankAddr_mask=7`: 8 KiB rows, 8 banks).
     pub bank_offset: u32,
@@ -288,6 +339,9 @@ impl Default for Ddr3Params {
             t_al: 0,
             backend_latency: 2,
             open_page: true,
+            refresh: false,
+            t_refi: 7_800,
+            t_rfc: 160,
             bank_offset: 13,
             bank_mask: 7,
             rank_offset: 16,

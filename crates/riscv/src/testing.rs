@@ -52,11 +52,15 @@ pub struct Bench {
 
 impl Bench {
     pub fn new(code: &[u32], nanopu: bool) -> Bench {
+        Bench::with_timing(code, nanopu, &TimingParams::default())
+    }
+
+    /// As `new`, with these timings.
+    pub fn with_timing(code: &[u32], nanopu: bool, timing: &TimingParams) -> Bench {
         let elf = crate::asm::elf_image(code, nanopu);
         let program = Arc::new(Program::load(&elf).expect("test image is a valid ELF"));
-        let timing = TimingParams::default();
-        let mem = NodeMem::new(program.clone(), 1, &MemParams::default(), &timing).expect("fits in DRAM");
-        Bench { core: Core::new(0, &program, &timing), mem }
+        let mem = NodeMem::new(program.clone(), 1, &MemParams::default(), timing).expect("fits in DRAM");
+        Bench { core: Core::new(0, &program, timing), mem }
     }
 
     /// Run with no NIC until an exit or `max_cycles`.

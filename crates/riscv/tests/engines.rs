@@ -39,7 +39,9 @@ struct Side {
 impl Side {
     fn new(elf: &[u8], engine: Engine) -> Side {
         let program = Arc::new(Program::load(elf).expect("a valid ELF"));
-        let timing = TimingParams::default();
+        // The prototype's memory system in full (off by default for now): both engines
+        // reach it through the same load/store path, and this checks they agree with it on.
+        let timing = TimingParams::default().prototype_memory();
         let mem = NodeMem::new(program.clone(), 1, &MemParams::default(), &timing).expect("fits");
         let mut core = Core::new(0, &program, &timing);
         core.set_engine(engine);

@@ -19,11 +19,11 @@ impl Simulation {
         for a in actions {
             match a {
                 IceAction::DmaRead { at, addr, len, stream } => {
-                    let lat = self.dma_latency(n, addr, len);
+                    let lat = self.dma_latency(n, addr, len, at, false);
                     self.q.push(self.at(at + lat + stream), Ev::IceRead { node: n, addr, len: len as u32 });
                 }
                 IceAction::DmaWrite { at, addr, frame, stream } => {
-                    let lat = self.dma_latency(n, addr, frame.len());
+                    let lat = self.dma_latency(n, addr, frame.len(), at, true);
                     let t = self.at(at + stream + lat);
                     self.q.push(t, Ev::IceWrite { node: n, w: Box::new((addr, frame)) });
                 }
@@ -35,10 +35,11 @@ impl Simulation {
         }
     }
 
-    /// The time node `n`'s memory system takes to move `len` bytes at `addr` for a NIC's DMA.
-    pub(crate) fn dma_latency(&mut self, n: usize, addr: u64, len: usize) -> u64 {
+    /// The time node `n`'s memory system takes to move `len` bytes at `addr` for a NIC's DMA
+    /// (a write if `write`) starting at cycle `at`.
+    pub(crate) fn dma_latency(&mut self, n: usize, addr: u64, len: usize, at: u64, write: bool) -> u64 {
         let node = &mut self.nodes[n];
-        node.mem.dma_latency(addr, len, node.cores[0].timing())
+        node.mem.dma_latency(addr, len, node.cores[0].timing(), at, write)
     }
 
     fn ice_call(

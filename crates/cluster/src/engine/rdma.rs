@@ -40,11 +40,12 @@ impl Simulation {
         for a in actions {
             let (at, ev) = match a {
                 RdmaAction::DmaRead { at, tag, addr, len, stream } => {
-                    (at + stream + self.dma_latency(n, addr, len), RdmaEv::Read { tag, addr, len })
+                    (at + stream + self.dma_latency(n, addr, len, at, false), RdmaEv::Read { tag, addr, len })
                 }
-                RdmaAction::DmaWrite { at, tag, addr, bytes, stream } => {
-                    (at + stream + self.dma_latency(n, addr, bytes.len()), RdmaEv::Write { tag, addr, bytes })
-                }
+                RdmaAction::DmaWrite { at, tag, addr, bytes, stream } => (
+                    at + stream + self.dma_latency(n, addr, bytes.len(), at, true),
+                    RdmaEv::Write { tag, addr, bytes },
+                ),
                 RdmaAction::Transmit { at, frame } => (at, RdmaEv::Tx { frame }),
                 RdmaAction::Timer { at, timer } => (at, RdmaEv::Timer(timer)),
                 RdmaAction::Update { at } => (at, RdmaEv::Irq),

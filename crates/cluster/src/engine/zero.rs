@@ -22,12 +22,12 @@ impl Simulation {
             match a {
                 ZeroAction::Ice(a) => self.apply_ice(n, vec![a]),
                 ZeroAction::Place { at, id, writes, stream } => {
-                    let lat = writes.iter().map(|(a, b)| self.dma_latency(n, *a, b.len())).max();
+                    let lat = writes.iter().map(|(a, b)| self.dma_latency(n, *a, b.len(), at, true)).max();
                     let t = self.at(at + stream + lat.unwrap_or(0));
                     self.q.push(t, Ev::Zero { node: n, ev: Box::new(ZeroEv::Placed { id, writes }) });
                 }
                 ZeroAction::ReadPayload { at, addr, len, stream } => {
-                    let lat = self.dma_latency(n, addr, len);
+                    let lat = self.dma_latency(n, addr, len, at, false);
                     let t = self.at(at + lat + stream);
                     self.q.push(t, Ev::Zero { node: n, ev: Box::new(ZeroEv::PayloadRead { addr, len }) });
                 }

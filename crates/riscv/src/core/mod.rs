@@ -77,6 +77,8 @@ pub struct Core {
     /// lines goes back and forth without consulting the cache model.
     pub(crate) iprev: u64,
     pub(crate) dline: u64,
+    /// A store has dirtied `dline` in the L1 D-cache since it became `dline`.
+    pub(crate) dline_dirty: bool,
     /// Where the inner loop stops (`run_block`): the horizon, or now if the core must yield.
     pub(crate) block_end: u64,
     /// log2 of the cache line size (a shift, not a division, on the hot path).
@@ -152,6 +154,7 @@ impl Core {
             iline: u64::MAX,
             iprev: u64::MAX,
             dline: u64::MAX,
+            dline_dirty: false,
             block_end: 0,
             line_shift: timing.line_bytes.max(1).next_power_of_two().trailing_zeros(),
             tlb_r: [NO_TLB; TLB_SIZE],
