@@ -14,6 +14,7 @@ use nanopu_cluster::Outcome;
 use nanopu_cluster::SimError;
 use nanopu_cluster::Simulation;
 use nanopu_riscv::AbiChoice;
+use nanopu_riscv::MemorySystem;
 use nanopu_sim::Time;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -105,6 +106,12 @@ pub struct RunArgs {
     /// engines") [default: interp].
     #[arg(long, value_parser = nanopu_riscv::Engine::NAMES)]
     engine: Option<String>,
+    /// The memory system the cores' timing follows: simple (reads only, no refresh: what
+    /// the experiments were run with) or prototype (its dirty write-backs, the L2's one
+    /// response path, DDR3 refresh; docs/models/node.md "Write-backs, the L2's one path and
+    /// refresh: off by default") [default: simple].
+    #[arg(long, value_parser = nanopu_riscv::MemorySystem::NAMES)]
+    memory: Option<String>,
     /// Host threads of a leaf-spine cluster run (default: NANOPU_THREADS, else every host
     /// core); the results are the same whatever the number.
     #[arg(long, value_parser = positive_threads)]
@@ -333,6 +340,7 @@ impl RunArgs {
             cores: Some(self.cores.unwrap_or(DEFAULT_CORES as u64) as usize),
             exit: self.exit.clone(),
             engine: self.engine.clone(),
+            memory: self.memory.clone(),
             nic_settings: self.nic_settings.clone(),
             ..NodeFile::default()
         }
@@ -349,6 +357,7 @@ impl RunArgs {
         cfg.exit = ExitMode::parse(self.exit.as_deref().unwrap_or("auto")).map_err(|e| format!("--{e}"))?;
         cfg.progress = self.progress;
         cfg.engine = self.engine.as_deref().unwrap_or("interp").parse()?;
+        cfg.timing = self.memory.as_deref().unwrap_or("simple").parse::<MemorySystem>()?.apply(cfg.timing);
         cfg.port.mac_fs = check::time_ns(self.mac_ns.unwrap_or(0.0), "--mac-ns")?.as_fs();
         cfg.nic_kind = self.nic.as_deref().unwrap_or("nanopu").parse().map_err(|e| format!("--nic: {e}"))?;
         cfg.pcie_ns = self.pcie_ns.unwrap_or(0.0);

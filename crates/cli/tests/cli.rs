@@ -632,3 +632,23 @@ fn erpc_benches_run_on_chip_and_behind_pcie() {
     assert!(v["loopback"].as_array().unwrap().iter().all(|r| r["mpps"].as_f64().unwrap() > 0.5));
     assert!(v["rx"].is_null() && v["stream"].is_null(), "not measured for the stack");
 }
+
+/// `--memory prototype` turns on the prototype's write-backs, the L2's one path and DDR3
+/// refresh (docs/models/node.md): the one-core sort, which sweeps 1 MiB of dirty lines,
+/// takes longer with them, the same instructions, and `simple` is the default.
+#[test]
+fn the_prototype_memory_system_slows_a_program_that_writes_back() {
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "sw/build/apps/sort1024.elf", "--cores", "1", "--json"];
+        args.extend_from_slice(extra);
+        let o = nanopu(&args);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (v["simulated_ns"].as_f64().unwrap(), v["cores"][0]["instructions"].as_u64().unwrap())
+    };
+    let (default, simple, prototype) =
+        (run(&[]), run(&["--memory", "simple"]), run(&["--memory", "prototype"]));
+    assert_eq!(default, simple);
+    assert_eq!(prototype.1, simple.1, "the same program, the same instructions");
+    assert!(prototype.0 > simple.0 * 1.05, "{prototype:?} against {simple:?}");
+}

@@ -86,6 +86,7 @@ fn bench_flags_a_benchmark_does_not_read_are_errors() {
         (&["bench", "rx", "--threads", "2"], &["--threads", "rx"]),
         (&["bench", "rx", "--nodes", "512"], &["--nodes", "rx"]),
         (&["bench", "host-sort", "--threads", "2"], &["--threads", "host-sort"]),
+        (&["sort", "--memory", "full"], &["full", "simple", "prototype"]),
         (&["bench", "network", "--nodes", "100"], &["100", "multiple of 16"]),
         (&["bench", "network", "--nodes", "2048"], &["2048", "32 to 1,024"]),
         (&["bench", "loopback-latency", "--requests", "0"], &["--requests", "0"]),

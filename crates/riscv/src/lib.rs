@@ -82,7 +82,7 @@ pub use crate::core::Core;
 pub use engine::Engine;
 pub use error::{BlockOn, CoreError, CoreStats, ErrorKind, Exit, StallKind, TrapInfo};
 pub use mem::NodeMem;
-pub use params::{Ddr3Params, MemParams, MulDivParams, TimingParams};
+pub use params::{Ddr3Params, MemParams, MemorySystem, MulDivParams, TimingParams};
 pub use platform::{Access, NoNic, Platform, Stop};
 pub use program::abi::{AbiChoice, AbiSource};
 pub use program::elf::ElfError;

@@ -238,6 +238,47 @@ impl Default for TimingParams {
     }
 }
 
+/// Which memory system the nodes' timing follows (`[node] memory`, `--memory`):
+/// docs/models/node.md "Write-backs, the L2's one path and refresh: off by default".
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MemorySystem {
+    /// The L2, LLC and DRAM see reads only, DMA and refills have paths of their own, no
+    /// refresh: what every experiment has been run with (default).
+    #[default]
+    Simple,
+    /// The prototype's hardware in full: dirty write-backs, the L2's one response path and
+    /// DDR3 refresh (`TimingParams::prototype_memory`).
+    Prototype,
+}
+
+impl MemorySystem {
+    pub const NAMES: [&'static str; 2] = ["simple", "prototype"];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    /// `t` with this memory system's mechanisms on.
+    pub fn apply(self, t: TimingParams) -> TimingParams {
+        match self {
+            MemorySystem::Simple => t,
+            MemorySystem::Prototype => t.prototype_memory(),
+        }
+    }
+}
+
+impl std::str::FromStr for MemorySystem {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<MemorySystem, String> {
+        match Self::NAMES.iter().position(|n| *n == s) {
+            Some(0) => Ok(MemorySystem::Simple),
+            Some(_) => Ok(MemorySystem::Prototype),
+            None => Err(format!("memory: '{s}' is not one of {}", Self::NAMES.join(", "))),
+        }
+    }
+}
+
 impl TimingParams {
     /// These timings with the prototype's memory system in full: dirty write-backs, the
     /// L2's one response path and DDR3 refresh, each off by default for now
@@ -349,5 +390,23 @@ impl Default for Ddr3Params {
             row_offset: 18,
             row_mask: 65535,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MemorySystem, TimingParams};
+
+    #[test]
+    fn memory_systems_parse_by_name_and_prototype_turns_the_three_mechanisms_on() {
+        for m in [MemorySystem::Simple, MemorySystem::Prototype] {
+            assert_eq!(m.name().parse::<MemorySystem>(), Ok(m));
+        }
+        let t = MemorySystem::default().apply(TimingParams::default());
+        assert!(!t.write_backs && !t.l2_one_port && !t.dram.refresh);
+        let t = MemorySystem::Prototype.apply(TimingParams::default());
+        assert!(t.write_backs && t.l2_one_port && t.dram.refresh);
+        let err = "full".parse::<MemorySystem>().unwrap_err();
+        assert!(err.contains("'full'") && err.contains("simple, prototype"), "{err}");
     }
 }

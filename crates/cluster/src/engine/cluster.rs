@@ -54,6 +54,7 @@ fn node_config(f: &ClusterFile) -> Result<NodeConfig, String> {
     c.nic.cores = n.cores.unwrap_or(c.nic.cores);
     c.exit = n.exit_mode()?;
     c.engine = n.engine()?;
+    c.timing = n.memory()?.apply(c.timing);
     let hz = c.timing.clock_hz;
     n.nic_settings.apply(&mut c.nic, Given::Section("node"), hz)?;
     c.max_cycles = f.limit_cycles()?;

@@ -211,6 +211,7 @@ impl ChainFile {
             nic: "nanopu".into(),
             mac_ns: 0.0,
             link_ns: 0.0,
+            memory: None,
             nic_settings: Default::default(),
             other: Default::default(),
         };

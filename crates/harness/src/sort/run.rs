@@ -91,6 +91,8 @@ pub struct SortSpec {
     /// Which engine executes the cores' instructions (`[node] engine`); the results are
     /// the same.
     pub engine: nanopu_riscv::Engine,
+    /// The memory system the cores' timing follows (`[node] memory`).
+    pub memory: nanopu_riscv::MemorySystem,
 }
 
 /// The seeds of a run of `count` seeds from `first`: `first`, `first + 1`, ... An error
@@ -210,6 +212,7 @@ impl SortSpec {
         f.node = NodeFile {
             cores: Some(self.cores_per_node as usize),
             engine: Some(self.engine.name().into()),
+            memory: Some(self.memory.name().into()),
             ..NodeFile::default()
         };
         f.node.nic_settings.max_msg_bytes = Some(self.max_msg_bytes);

@@ -101,6 +101,7 @@ pub fn sort_spec(algorithm: Algorithm, cores: u32, keys: u32, args: &[u32]) -> S
         capture_at: None,
         faults: Vec::new(),
         engine: Default::default(),
+        memory: Default::default(),
     }
 }
 

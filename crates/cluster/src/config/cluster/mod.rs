@@ -57,7 +57,7 @@ use std::path::{Path, PathBuf};
 
 pub use faults::{Fault, FaultFile};
 pub use links::{LinkFile, SwitchFile};
-pub use node::{NodeFile, TransportFile, CORES};
+pub use node::{memory_system, NodeFile, TransportFile, CORES, MEMORIES};
 pub use programs::{ordered_range, parse_nodes, ProgramFile, APP_NICS, NICS};
 pub use topology::TopologyFile;
 

@@ -17,6 +17,8 @@ pub const CORES: Bounds<usize> = Bounds::closed(1, 64);
 pub const EXITS: OneOf = OneOf(&ExitMode::NAMES);
 /// The core engines.
 pub const ENGINES: OneOf = OneOf(&nanopu_riscv::Engine::NAMES);
+/// The memory systems.
+pub const MEMORIES: OneOf = OneOf(&nanopu_riscv::MemorySystem::NAMES);
 /// NDP's window, packets: a message has at most 64.
 pub const RTT_PKTS: Bounds<u32> = Bounds::closed(1, 64);
 /// Homa's unscheduled bytes: one packet to a largest message.
@@ -44,6 +46,12 @@ pub struct NodeFile {
     /// engines").
     #[schemars(transform = ENGINES.schema())]
     pub engine: Option<String>,
+    /// The memory system the cores' timing follows: "simple" (default; the L2, LLC and DRAM
+    /// see reads only, no refresh: what the experiments were run with) or "prototype" (the
+    /// prototype's dirty write-backs, its L2's one response path and DDR3 refresh;
+    /// docs/models/node.md "Write-backs, the L2's one path and refresh: off by default").
+    #[schemars(transform = MEMORIES.schema())]
+    pub memory: Option<String>,
     /// The NIC's settings (`config::nic`).
     #[serde(flatten)]
     pub nic_settings: NicSection,
@@ -100,8 +108,14 @@ impl NodeFile {
         s.parse()
     }
 
+    /// The `memory` key, checked.
+    pub fn memory(&self) -> Result<nanopu_riscv::MemorySystem, String> {
+        memory_system(self.memory.as_deref(), "node")
+    }
+
     pub(super) fn check(&self) -> Result<(), String> {
         self.engine()?;
+        self.memory()?;
         if let Some(c) = self.max_cycles {
             return Err(format!(
                 "node.max_cycles: {c}: a cluster file has no cycle limit; set the simulated-time \
@@ -112,6 +126,15 @@ impl NodeFile {
         self.exit_mode()?;
         self.nic_settings.check(Given::Section("node"), clock_hz())
     }
+}
+
+/// A `memory` key of section `section` (`[node]`, `[server]`), checked; simple if absent.
+pub fn memory_system(v: Option<&str>, section: &str) -> Result<nanopu_riscv::MemorySystem, String> {
+    let Some(s) = v else {
+        return Ok(Default::default());
+    };
+    MEMORIES.position(s, "memory").map_err(|e| format!("{section}.{e}"))?;
+    s.parse()
 }
 
 impl ClusterFile {

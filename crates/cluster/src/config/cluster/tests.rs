@@ -42,6 +42,16 @@ fn abi_and_exit_name_their_choices() {
 }
 
 #[test]
+fn the_memory_system_is_named_and_checked() {
+    let e = refused("[node]\nmemory = \"full\"\n", "node.memory");
+    assert!(e.contains("\"simple\" or \"prototype\""), "{e}");
+    let f = ClusterFile::parse(&format!("{MIN}[node]\nmemory = \"prototype\"\n")).unwrap();
+    assert_eq!(f.node.memory(), Ok(nanopu_riscv::MemorySystem::Prototype));
+    let f = ClusterFile::parse(MIN).unwrap();
+    assert_eq!(f.node.memory(), Ok(nanopu_riscv::MemorySystem::Simple));
+}
+
+#[test]
 fn times_that_wrapped_to_zero_are_refused() {
     // 1e30 ns would wrap to 0 fs through `as u64` of the product: refused.
     let e = refused("[link]\npropagation_ns = 1e30\n", "link.propagation_ns");

@@ -5,7 +5,7 @@
 use super::LoadFile;
 use crate::workload::kv::KvFormat;
 use nanopu_cluster::config::check::{self, time_ns, TIME_NS};
-use nanopu_cluster::config::cluster::{APP_NICS, CORES};
+use nanopu_cluster::config::cluster::{memory_system, APP_NICS, CORES, MEMORIES};
 use nanopu_cluster::config::keys::Given;
 use nanopu_cluster::config::keys::NoOtherKeys;
 use nanopu_cluster::config::nic::NicSection;
@@ -48,6 +48,12 @@ pub struct ServerFile {
     #[serde(default)]
     #[schemars(transform = TIME_NS.schema())]
     pub link_ns: f64,
+    /// The memory system the server's cores' timing follows: "simple" (default) or
+    /// "prototype" (as `[node] memory` of a cluster file; docs/models/node.md "Write-backs,
+    /// the L2's one path and refresh: off by default").
+    #[serde(default)]
+    #[schemars(transform = MEMORIES.schema())]
+    pub memory: Option<String>,
     /// The nanoPU NIC's settings (`nanopu_cluster::config::nic`); an IceNIC server takes none.
     #[serde(flatten)]
     pub nic_settings: NicSection,
@@ -84,6 +90,7 @@ impl LoadFile {
         let hz = cfg.timing.clock_hz;
         cfg.nic.cores = s.cores;
         cfg.nic_kind = s.nic_kind()?;
+        cfg.timing = memory_system(s.memory.as_deref(), "server")?.apply(cfg.timing);
         s.nic_settings.apply(&mut cfg.nic, Given::Section("server"), hz)?;
         cfg.port.mac_fs = time_ns(s.mac_ns, "server.mac_ns")?.as_fs();
         cfg.port.propagation_fs = time_ns(s.link_ns, "server.link_ns")?.as_fs();
@@ -132,6 +139,7 @@ impl ServerFile {
         self.nic_settings.check(Given::Section("server"), hz)?;
         time_ns(self.mac_ns, "server.mac_ns")?;
         time_ns(self.link_ns, "server.link_ns")?;
+        memory_system(self.memory.as_deref(), "server")?;
         Ok(())
     }
 }
