@@ -285,11 +285,20 @@ impl NodeMem {
     }
 
     /// Chunks of page `pn` (and the next page's first, where its last op may end) whose
-    /// bytes differ from those its ops were decoded from. Only private chunks can.
+    /// bytes differ from those its ops were decoded from. Only private chunks can. Of the
+    /// next page's first chunk only the two bytes the page's last op may reach count: a
+    /// program's data right after its code (NanoSort's `.bss` follows the page of `.htif`)
+    /// would otherwise give every node that runs `fence.i` its own copy of the page's ops,
+    /// 16 KiB (docs/profile.md).
     fn changed_chunks(&self, pn: u64) -> Vec<u64> {
         let first = pn * CHUNKS_PER_PAGE;
-        (first..=first + CHUNKS_PER_PAGE)
-            .filter(|&cn| self.is_private_chunk(cn) && self.decoded_from(pn, cn) != self.chunk(cn))
+        let next = first + CHUNKS_PER_PAGE;
+        let reach = |cn: u64| if cn == next { 2 } else { CHUNK as usize };
+        (first..=next)
+            .filter(|&cn| {
+                let n = reach(cn);
+                self.is_private_chunk(cn) && self.decoded_from(pn, cn)[..n] != self.chunk(cn)[..n]
+            })
             .collect()
     }
 
@@ -432,6 +441,22 @@ mod tests {
         let ops = b.mem.code_page(PN).unwrap().as_ptr();
         b.mem.write(TEXT + 0x800, &[0x13, 0, 0, 0]).unwrap();
         assert_eq!(b.mem.code_page(PN).unwrap().as_ptr(), ops);
+    }
+
+    /// Data written just past a code page, beyond the two bytes its last op may reach,
+    /// leaves the page's ops shared; those two bytes are decoded again.
+    #[test]
+    fn data_after_a_code_page_keeps_its_ops_shared_past_the_last_ops_reach() {
+        let mut b = bench();
+        let next = TEXT + super::PAGE;
+        b.mem.chunk_mut(TEXT / super::CHUNK); // private, with the image's bytes
+        b.mem.write(next + 2, &[0xff; 8]).unwrap();
+        b.mem.invalidate_code();
+        let shared = b.mem.program.clone();
+        assert_eq!(b.mem.code_page(PN).unwrap().as_ptr(), shared.code_page(PN).unwrap().as_ptr());
+        b.mem.write(next, &[0x13, 0]).unwrap();
+        b.mem.invalidate_code();
+        assert_ne!(b.mem.code_page(PN).unwrap().as_ptr(), shared.code_page(PN).unwrap().as_ptr());
     }
 
     #[test]
