@@ -43,6 +43,19 @@ pub struct NicCounters {
     pub words_dropped_on_remove: u64,
 }
 
+/// Entries a drained queue keeps; a queue that grew past them gives the rest back. The
+/// queues fill in bursts (a shuffle's messages waiting for a core, a message's words in a
+/// context's RX queue) and would otherwise keep the capacity of their busiest moment for the
+/// whole run: at 16 bytes a word and 56 a waiting message, several KiB per node.
+const KEEP: usize = 8;
+
+/// Give back what a drained queue holds beyond `KEEP` entries.
+fn release<T>(q: &mut VecDeque<T>) {
+    if q.capacity() > KEEP {
+        q.shrink_to(KEEP);
+    }
+}
+
 /// One node's NIC.
 #[derive(Clone, Debug)]
 pub struct Nic {
@@ -125,7 +138,11 @@ impl Nic {
         let cur = c.cur_context;
         let ctx = c.context_mut(cur).expect("rx_pop without a registered current context");
         self.counters.words_read += 1;
-        ctx.rxq.pop_front().expect("rx_pop on an empty queue").1
+        let word = ctx.rxq.pop_front().expect("rx_pop on an empty queue").1;
+        if ctx.rxq.is_empty() {
+            release(&mut ctx.rxq);
+        }
+        word
     }
 
     // ---- netTX -------------------------------------------------------------------------
@@ -173,9 +190,11 @@ impl Nic {
     /// Hand waiting messages of `context` to cores while JBSQ allows (docs/platform.md section 3).
     fn assign(&mut self, context: u16, now: u64, out: &mut Vec<Action>) {
         while let Some(core) = self.pick_core(context) {
-            let Some((seq, msg)) = self.waiting.get_mut(&context).and_then(|q| q.pop_front()) else {
-                return;
-            };
+            let Some(q) = self.waiting.get_mut(&context) else { return };
+            let Some((seq, msg)) = q.pop_front() else { return };
+            if q.is_empty() {
+                release(q);
+            }
             self.deliver(core, seq, msg, now, out);
         }
     }
@@ -336,6 +355,9 @@ impl Nic {
                 "lnic_add_context({id}): this core already has {max} contexts (nic.contexts_per_core)"
             ));
         }
+        // Exactly the room needed: a `Context` is about 170 bytes and most cores register
+        // one or two, where a growing vector would make room for four.
+        c.contexts.reserve_exact(1);
         c.contexts.push(Context::new(id, prio));
         let cores = self.registry.entry(id).or_default();
         cores.push(core);

@@ -273,6 +273,7 @@ mod tests {
     use crate::asm::{self, reg::*};
     use crate::testing::Bench;
     use crate::Exit;
+    use std::sync::Arc;
 
     /// Run `code` followed by an HTIF exit with a0; return the bench after it halted.
     fn run(code: &[u32]) -> Bench {
@@ -356,7 +357,7 @@ mod tests {
         let mut all = code.clone();
         all.extend(asm::exit_with(A0));
         let mut b = Bench::new(&all, false);
-        b.core.t.bswap_insns = true;
+        Arc::make_mut(&mut b.core.t).bswap_insns = true;
         assert!(matches!(b.run(1_000_000), Exit::Halted(_)));
         assert_eq!((b.core.reg(13), b.core.reg(14)), (0x0807, 0x0807_0605));
         assert_eq!(b.core.reg(12), 0x0807_0605_0403_0201);

@@ -288,11 +288,26 @@ impl NodeMem {
     }
 
     /// Chunks of page `pn` (and the next page's first, where its last op may end) whose
-    /// bytes differ from those its ops were decoded from. Only private chunks can.
+    /// bytes differ from those its ops were decoded from. Only private chunks can. Of the
+    /// next page's first chunk only the two bytes the page's last op reaches count, and only
+    /// if that op is a 32-bit one as memory holds it now (if its parcel changed, its own
+    /// chunk is decoded again anyway): a program's data right after its code (NanoSort's
+    /// `.bss` follows the page of `.htif`) would otherwise give every node that runs
+    /// `fence.i` its own copy of the page's ops, 16 KiB (docs/profile.md).
     fn changed_chunks(&self, pn: u64) -> Vec<u64> {
         let first = pn * CHUNKS_PER_PAGE;
-        (first..=first + CHUNKS_PER_PAGE)
-            .filter(|&cn| self.is_private_chunk(cn) && self.decoded_from(pn, cn) != self.chunk(cn))
+        let next = first + CHUNKS_PER_PAGE;
+        let long_last = self.half_at((pn + 1) * PAGE - 2).is_some_and(|h| h & 3 == 3);
+        let reach = |cn: u64| match cn == next {
+            false => CHUNK as usize,
+            true if long_last => 2,
+            true => 0,
+        };
+        (first..=next)
+            .filter(|&cn| {
+                let n = reach(cn);
+                self.is_private_chunk(cn) && self.decoded_from(pn, cn)[..n] != self.chunk(cn)[..n]
+            })
             .collect()
     }
 
@@ -435,6 +450,29 @@ mod tests {
         let ops = b.mem.code_page(PN).unwrap().as_ptr();
         b.mem.write(TEXT + 0x800, &[0x13, 0, 0, 0]).unwrap();
         assert_eq!(b.mem.code_page(PN).unwrap().as_ptr(), ops);
+    }
+
+    /// Data written just past a code page leaves the page's ops shared, unless it changes
+    /// the upper half of a 32-bit instruction that starts in the page's last two bytes.
+    #[test]
+    fn data_after_a_code_page_keeps_its_ops_shared_unless_the_last_op_reaches_it() {
+        let next = TEXT + super::PAGE;
+        let changes_page = |code: &[u32], addr: u64| {
+            let mut b = Bench::new(code, false);
+            b.mem.chunk_mut(TEXT / super::CHUNK); // private, with the image's bytes
+            b.mem.write(addr, &[0xff; 2]).unwrap();
+            b.mem.invalidate_code();
+            let shared = b.mem.program.clone();
+            b.mem.code_page(PN).unwrap().as_ptr() != shared.code_page(PN).unwrap().as_ptr()
+        };
+        // The page ends in zeros (a 16-bit parcel): its last op reaches nothing past it.
+        assert!(!changes_page(&[asm::NOP; 4], next));
+        // 1,023 NOPs, a c.nop and an `addi` straddling the end of the page.
+        let addi = asm::addi(10, 0, 1);
+        let mut long = vec![asm::NOP; 1023];
+        long.extend([0x0001 | addi << 16, addi >> 16]);
+        assert!(!changes_page(&long, next + 2), "past the straddling op");
+        assert!(changes_page(&long, next), "the straddling op's upper half");
     }
 
     #[test]

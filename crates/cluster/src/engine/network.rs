@@ -125,6 +125,7 @@ impl Simulation {
         for (t, port, p) in net.inbox.drain(..) {
             self.q.push(t, Ev::Net(net.fabric.accept(port, p)));
         }
+        crate::net::release_packets(&mut net.inbox);
     }
 }
 

@@ -102,11 +102,11 @@ impl Node {
         let ice = cfg.nic_kind.raw_frames();
         // IceNIC nodes' cores have the byte-swap instructions (docs/models/icenic.md).
         let pcie = cfg.pcie_cycles();
-        let timing = nanopu_riscv::TimingParams {
+        let timing = Arc::new(nanopu_riscv::TimingParams {
             bswap_insns: ice || cfg.timing.bswap_insns,
             device_load_extra: 2 * pcie,
             ..cfg.timing.clone()
-        };
+        });
         let cores = (0..ncores).map(|h| core(h, program, &timing, cfg.engine)).collect();
         let spin_pcs = spins.cloned().unwrap_or_else(|| Arc::new(crate::node::spin::spin_pcs(&mem, program)));
         Ok(Node {
@@ -240,8 +240,13 @@ fn boot_page(index: u32, ip: u32, cfg: &NodeConfig, argv: &[String]) -> Result<V
 }
 
 /// Hart `hart` of a node, executing with `engine`.
-fn core(hart: usize, program: &Arc<Program>, timing: &nanopu_riscv::TimingParams, engine: Engine) -> Core {
-    let mut c = Core::new(hart, program, timing);
+fn core(
+    hart: usize,
+    program: &Arc<Program>,
+    timing: &Arc<nanopu_riscv::TimingParams>,
+    engine: Engine,
+) -> Core {
+    let mut c = Core::sharing(hart, program, Arc::clone(timing));
     c.set_engine(engine);
     c
 }

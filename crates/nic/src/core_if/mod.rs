@@ -120,6 +120,9 @@ impl TxAssembler {
             return Err(too_long(word, h.len, max_len));
         }
         self.pending = Some((h, src_context));
+        // The words go with the message to the transport and stay until it is acknowledged:
+        // room for exactly them, not a doubling vector's up to twice as much.
+        self.words.reserve_exact(words_for(h.len));
         Ok(())
     }
     fn finish(&mut self, src_ip: u32) -> Option<Message> {

@@ -65,6 +65,27 @@ impl Deadlines {
         None
     }
 
+    /// Drop the entries no message owns any more, once they outnumber the messages in flight
+    /// twice over (plus `SLACK`), and give their room back. Every ACK that moves a deadline
+    /// earlier adds an entry and a finished message leaves its entries behind until their
+    /// time comes, so without this the heap holds about every message sent in the last
+    /// timeout and keeps the capacity of its busiest moment. Behaviour is unchanged: only
+    /// entries `owner` rejects go, which `due` and `earliest` would pop and skip.
+    pub fn tidy(&mut self, out: &mut OutMsgs) {
+        const SLACK: usize = 16;
+        if self.heap.len() <= 2 * out.len() + SLACK {
+            return;
+        }
+        self.heap.retain(|&Reverse((t, key))| Self::owner(out, t, key).is_some());
+        self.heap.shrink_to(2 * self.heap.len() + SLACK);
+    }
+
+    /// Entries in the heap, live or not (tests).
+    #[cfg(test)]
+    pub fn entries(&self) -> usize {
+        self.heap.len()
+    }
+
     /// Pop entries up to `now` until one that is its message's own; that message's key.
     fn pop_until(&mut self, now: Time, out: &mut OutMsgs) -> Option<OutKey> {
         while let Some(&Reverse((t, key))) = self.heap.peek().filter(|e| e.0 .0 <= now) {
@@ -122,7 +143,11 @@ mod tests {
                     out.insert(key, msg(key, at));
                     d.note(key, out.get_mut(&key).unwrap(), at);
                 }
-                1 => out.remove(&key),
+                1 => {
+                    out.remove(&key);
+                    d.tidy(&mut out);
+                    assert!(d.entries() <= 2 * out.len() + 16, "step {step}: {} entries", d.entries());
+                }
                 _ => {
                     if let Some(m) = out.get_mut(&key) {
                         m.last_progress = at;

@@ -97,7 +97,8 @@ pub struct Core {
     /// Chunk of `tohost` (8-aligned, so inside one chunk): stores there are checked for
     /// HTIF commands.
     pub(crate) htif_cn: u64,
-    pub(crate) t: TimingParams,
+    /// Shared by the node's cores (`Core::sharing`).
+    pub(crate) t: Arc<TimingParams>,
     pub(crate) csr: Csrs,
     pub(crate) fp: crate::core::fpu::FpState,
     pub(crate) l1i: L1,
@@ -137,6 +138,12 @@ impl Core {
     /// A hart in its reset state (docs/abi.md): pc = entry, a0 = hart id, a1 = boot info.
     /// Panics if `timing.muldiv` describes no unit Rocket builds (`MulDivParams::check`).
     pub fn new(hart: usize, program: &Arc<Program>, timing: &TimingParams) -> Core {
+        Core::sharing(hart, program, Arc::new(timing.clone()))
+    }
+
+    /// As [`Core::new`], with timing parameters shared with other cores (a node's cores
+    /// share one copy: 392 bytes each otherwise, docs/profile.md).
+    pub fn sharing(hart: usize, program: &Arc<Program>, timing: Arc<TimingParams>) -> Core {
         if let Err(e) = timing.muldiv.check() {
             panic!("{e}");
         }
@@ -164,7 +171,7 @@ impl Core {
             muldiv_watch: 0,
             muldiv_rd: 0,
             htif_cn: program.tohost.map_or(u64::MAX, |a| a / crate::sparse::CHUNK),
-            t: timing.clone(),
+            t: Arc::clone(&timing),
             csr: Csrs::default(),
             fp: Default::default(),
             l1i: L1::new(timing.l1i_sets, timing.l1i_ways),

@@ -195,6 +195,7 @@ impl Share<'_> {
                     r => wire::put_packet(&mut sent.words[r], t, port, &pkt),
                 }
             }
+            crate::net::release_packets(&mut out);
             net.fabric.give_back_outbox(out);
         }
         sent

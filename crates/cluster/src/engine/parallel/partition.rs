@@ -145,6 +145,7 @@ pub(crate) fn exchange(parts: &mut [&mut Simulation]) {
         for (t, port, pkt) in out.drain(..) {
             net(parts[wiring.part_of_peer(port) as usize]).inbox.push((t, port, pkt));
         }
+        crate::net::release_packets(&mut out);
         net(parts[i]).fabric.give_back_outbox(out);
     }
 }

@@ -190,6 +190,7 @@ impl Transport {
         let done = if whole { true } else { m.ack(s.pkt_offset, now) };
         if done {
             self.out.remove(&key);
+            self.deadlines.tidy(&mut self.out);
             self.unblock(now, out);
         } else {
             // The last packet in flight answered: the deadline may now be earlier.
