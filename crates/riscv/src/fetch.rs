@@ -7,17 +7,17 @@ use crate::mem::NodeMem;
 use crate::op::{Kind, Op, SINK};
 use crate::program::PAGE;
 
+/// Slots of `Core::iknown` (a power of two; *estimate*: a sort's inner loops and the
+/// functions they call span a few dozen lines).
+pub(crate) const IKNOWN: usize = 16;
+
 impl Core {
     #[inline(always)]
     pub(crate) fn fetch(&mut self, mem: &mut NodeMem) -> Op {
         let pc = self.pc;
         let line = pc >> self.line_shift;
-        if line != self.iline {
-            if line == self.iprev {
-                (self.iprev, self.iline) = (self.iline, line);
-            } else {
-                self.fetch_line(mem, line);
-            }
+        if line != self.iline && !self.known_line(line) {
+            self.fetch_line(mem, line);
         }
         if pc / PAGE == self.fetch_pn {
             // SAFETY: fetch_ops points to the 2048 decoded ops of page fetch_pn, alive for
@@ -28,6 +28,20 @@ impl Core {
         }
     }
 
+    /// The PC entered `line`, another than the current one: if the line is known to be in
+    /// the L1 I-cache (the line before, or in `iknown`), it becomes the current line and
+    /// the cache is not looked up (that would hit and change nothing, and reading its tags
+    /// is a host cache miss when thousands of cores take turns).
+    #[inline(always)]
+    pub(crate) fn known_line(&mut self, line: u64) -> bool {
+        if line == self.iprev || self.iknown[line as usize & (IKNOWN - 1)] == line {
+            (self.iprev, self.iline) = (self.iline, line);
+            return true;
+        }
+        false
+    }
+
+    /// The PC entered `line`, not known to be in the L1 I-cache: look it up.
     #[cold]
     pub(crate) fn fetch_line(&mut self, mem: &mut NodeMem, line: u64) {
         self.iprev = self.iline;
@@ -35,7 +49,19 @@ impl Core {
         if mem.dram_page(self.pc).is_some() && !self.l1i.access(line) {
             self.stats.icache_misses += 1;
             self.iprev = u64::MAX; // the fill may have evicted it
+            self.forget_set(line);
             self.miss(mem, line);
+        }
+        self.iknown[line as usize & (IKNOWN - 1)] = line;
+    }
+
+    /// A fill of `line` may have evicted any line of its set: those are no longer known.
+    fn forget_set(&mut self, line: u64) {
+        let set_mask = self.t.l1i_sets.next_power_of_two() as u64 - 1; // as `L1::new`
+        for known in &mut self.iknown {
+            if (*known ^ line) & set_mask == 0 {
+                *known = u64::MAX;
+            }
         }
     }
 
@@ -62,6 +88,7 @@ impl Core {
         self.l1i.flush();
         self.iline = u64::MAX;
         self.iprev = u64::MAX;
+        self.iknown = [u64::MAX; IKNOWN];
         self.fetch_pn = u64::MAX;
         self.cycle += self.t.fence_i_penalty;
     }

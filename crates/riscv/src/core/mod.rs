@@ -33,7 +33,7 @@ use crate::program::Program;
 pub(crate) const TLB_SIZE: usize = 16;
 /// Entries of `Core::net_ops` (a power of two; u32::MAX, never a nanoPU instruction's bits,
 /// marks an empty one).
-pub(crate) const NET_OPS: usize = 8;
+pub(crate) const NET_OPS: usize = 32;
 
 /// A software TLB entry: host address of a DRAM chunk (`sparse::CHUNK` bytes) valid for
 /// the current `run` only.
@@ -76,6 +76,10 @@ pub struct Core {
     /// random, so a hit changes no state and only a fill can evict it): a loop over two
     /// lines goes back and forth without consulting the cache model.
     pub(crate) iprev: u64,
+    /// Lines known to be in the L1 I-cache, by their low bits (`fetch.rs`): each has hit
+    /// or been filled since the last fill, which alone can evict (the replacement is
+    /// random), so looking one up again would hit and change nothing.
+    pub(crate) iknown: [u64; crate::fetch::IKNOWN],
     pub(crate) dline: u64,
     /// Where the inner loop stops (`run_block`): the horizon, or now if the core must yield.
     pub(crate) block_end: u64,
@@ -151,6 +155,7 @@ impl Core {
             fetch_ops: std::ptr::null(),
             iline: u64::MAX,
             iprev: u64::MAX,
+            iknown: [u64::MAX; crate::fetch::IKNOWN],
             dline: u64::MAX,
             block_end: 0,
             line_shift: timing.line_bytes.max(1).next_power_of_two().trailing_zeros(),
