@@ -39,7 +39,7 @@ use crate::core::{Core, Ex};
 use crate::error::Exit;
 use crate::exec::alu;
 use crate::mem::NodeMem;
-use crate::op::{Kind, Op, NREGS};
+use crate::op::{Kind, Op};
 use crate::platform::Platform;
 use crate::program::PAGE;
 
@@ -266,22 +266,6 @@ impl Core {
         };
         self.set_slot(op.rd, v);
         Ok(Flow::Next(next))
-    }
-
-    /// Integer register slot `i` of a pre-decoded op.
-    #[inline(always)]
-    fn slot(&self, i: u8) -> u64 {
-        debug_assert!((i as usize) < NREGS);
-        // SAFETY: the ops of a code page come from `decode_parcels`, whose register fields
-        // are below NREGS (op.rs: x0..x31, SINK, RX1, RX2).
-        unsafe { *self.x.get_unchecked(i as usize) }
-    }
-
-    #[inline(always)]
-    fn set_slot(&mut self, i: u8, v: u64) {
-        debug_assert!((i as usize) < NREGS);
-        // SAFETY: as in `slot`.
-        unsafe { *self.x.get_unchecked_mut(i as usize) = v }
     }
 
     /// `exec`'s prologue at local cycle `cycle`: wait for the source operands (scoreboard),
