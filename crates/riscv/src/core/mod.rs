@@ -292,6 +292,7 @@ impl Core {
     }
 
     /// Local time in cycles.
+    #[inline]
     pub fn cycle(&self) -> u64 {
         self.cycle
     }
