@@ -87,9 +87,8 @@ impl Core {
     pub(crate) fn stall_for(&mut self, rs1: u8, rs2: u8) {
         debug_assert!((rs1 as usize) < NREGS && (rs2 as usize) < NREGS);
         // SAFETY: register fields of a decoded op, as in `slot`.
-        let r = unsafe {
-            (*self.ready.get_unchecked(rs1 as usize)).max(*self.ready.get_unchecked(rs2 as usize))
-        };
+        let r =
+            unsafe { (*self.ready.get_unchecked(rs1 as usize)).max(*self.ready.get_unchecked(rs2 as usize)) };
         if r > self.cycle {
             self.stall(r, rs1 as usize, rs2 as usize);
         }
