@@ -97,6 +97,7 @@ impl Core {
 #[cfg(test)]
 mod tests {
     use crate::asm::{self, reg::*};
+    use crate::cache::{xorshift, L1};
     use crate::testing::Bench;
     use crate::Exit;
 
@@ -116,6 +117,33 @@ mod tests {
         c.extend(asm::exit_with(A0));
         let mut b = Bench::new(&c, false);
         assert_eq!(b.run(100_000), Exit::Halted(42));
+    }
+
+    /// The known lines (`iknown`, `iprev`) skip only look-ups that would hit: on a small
+    /// I-cache and a random walk over more lines than it holds, the core counts the misses
+    /// of a model looked up at every change of line.
+    #[test]
+    fn known_lines_miss_as_a_lookup_at_every_line_change() {
+        let mut b = Bench::new(&[asm::NOP], false);
+        let (sets, ways) = (4, 2);
+        b.core.t.l1i_sets = sets;
+        b.core.l1i = L1::new(sets, ways);
+        let mut model = L1::new(sets, ways);
+        let first = b.mem.base >> b.core.line_shift;
+        let (mut rng, mut misses, mut at) = (0x2545_f491u32, 0, u64::MAX);
+        for _ in 0..20_000 {
+            let line = first + (xorshift(&mut rng) % 24) as u64;
+            b.core.pc = line << b.core.line_shift;
+            if line != b.core.iline && !b.core.known_line(line) {
+                b.core.fetch_line(&mut b.mem, line);
+            }
+            if line != at && !model.access(line) {
+                misses += 1;
+            }
+            at = line;
+        }
+        assert_eq!(b.core.stats.icache_misses, misses);
+        assert!(misses > 1_000, "the walk evicts ({misses} misses)");
     }
 
     #[test]
