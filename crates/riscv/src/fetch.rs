@@ -1,15 +1,11 @@
 //! Instruction fetch: an index into the pre-decoded ops of the current code page, with the
 //! L1 I-cache consulted only when the PC enters a new line.
 
-use crate::core::Core;
+use crate::core::{Core, IKNOWN};
 use crate::decode::decode_parcels;
 use crate::mem::NodeMem;
 use crate::op::{Kind, Op, SINK};
 use crate::program::PAGE;
-
-/// Slots of `Core::iknown` (a power of two; *estimate*: a sort's inner loops and the
-/// functions they call span a few dozen lines).
-pub(crate) const IKNOWN: usize = 16;
 
 impl Core {
     #[inline(always)]

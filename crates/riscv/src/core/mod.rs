@@ -31,6 +31,9 @@ use crate::program::Program;
 
 /// Entries of each software TLB (direct-mapped, by chunk number).
 pub(crate) const TLB_SIZE: usize = 16;
+/// Slots of `Core::iknown` (a power of two; *estimate*: a sort's inner loops and the
+/// functions they call span a few dozen lines).
+pub(crate) const IKNOWN: usize = 16;
 /// Entries of `Core::net_ops` (a power of two; u32::MAX, never a nanoPU instruction's bits,
 /// marks an empty one).
 pub(crate) const NET_OPS: usize = 32;
@@ -79,7 +82,7 @@ pub struct Core {
     /// Lines known to be in the L1 I-cache, by their low bits (`fetch.rs`): each has hit
     /// or been filled since the last fill, which alone can evict (the replacement is
     /// random), so looking one up again would hit and change nothing.
-    pub(crate) iknown: [u64; crate::fetch::IKNOWN],
+    pub(crate) iknown: [u64; IKNOWN],
     pub(crate) dline: u64,
     /// Where the inner loop stops (`run_block`): the horizon, or now if the core must yield.
     pub(crate) block_end: u64,
@@ -155,7 +158,7 @@ impl Core {
             fetch_ops: std::ptr::null(),
             iline: u64::MAX,
             iprev: u64::MAX,
-            iknown: [u64::MAX; crate::fetch::IKNOWN],
+            iknown: [u64::MAX; IKNOWN],
             dline: u64::MAX,
             block_end: 0,
             line_shift: timing.line_bytes.max(1).next_power_of_two().trailing_zeros(),
