@@ -5,7 +5,7 @@
 
 use crate::core::{Core, Ex};
 use crate::mem::NodeMem;
-use crate::op::{Kind, Op, SINK};
+use crate::op::{Kind, Op, NREGS, SINK};
 use crate::platform::Platform;
 
 const ECALL_M: u64 = 11;
@@ -65,12 +65,32 @@ pub(crate) fn alu(kind: Kind, a: u64, b: u64, imm: u64, pc: u64) -> Option<u64> 
 }
 
 impl Core {
+    /// Integer register slot `i` of a decoded op (x0..x31, SINK, RX1, RX2: op.rs).
+    #[inline(always)]
+    pub(crate) fn slot(&self, i: u8) -> u64 {
+        debug_assert!((i as usize) < NREGS);
+        // SAFETY: every op comes from `decode_parcels` (or is `FetchFault`'s, on SINK),
+        // whose register fields are below NREGS (op.rs); `bind_rx` sets RX1 and RX2 only.
+        // The bounds checks this spares were a tenth of the interpreter's common path.
+        unsafe { *self.x.get_unchecked(i as usize) }
+    }
+
+    #[inline(always)]
+    pub(crate) fn set_slot(&mut self, i: u8, v: u64) {
+        debug_assert!((i as usize) < NREGS);
+        // SAFETY: as in `slot`.
+        unsafe { *self.x.get_unchecked_mut(i as usize) = v }
+    }
+
     /// Wait for source operands (scoreboard), charging the stall to its producer's kind.
     #[inline(always)]
-    pub(crate) fn stall_for(&mut self, rs1: usize, rs2: usize) {
-        let r = self.ready[rs1].max(self.ready[rs2]);
+    pub(crate) fn stall_for(&mut self, rs1: u8, rs2: u8) {
+        debug_assert!((rs1 as usize) < NREGS && (rs2 as usize) < NREGS);
+        // SAFETY: register fields of a decoded op, as in `slot`.
+        let r =
+            unsafe { (*self.ready.get_unchecked(rs1 as usize)).max(*self.ready.get_unchecked(rs2 as usize)) };
         if r > self.cycle {
-            self.stall(r, rs1, rs2);
+            self.stall(r, rs1 as usize, rs2 as usize);
         }
     }
 
@@ -89,14 +109,13 @@ impl Core {
     /// Execute one instruction at `self.pc`.
     #[inline(always)]
     pub(crate) fn exec<P: Platform>(&mut self, op: Op, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
-        self.stall_for(op.rs1 as usize, op.rs2 as usize);
+        self.stall_for(op.rs1, op.rs2);
         self.cycle += 1;
         self.stats.instret += 1;
         if self.cycle == self.muldiv_watch {
             self.muldiv_port_taken(op);
         }
-        let a = self.x[op.rs1 as usize];
-        let b = self.x[op.rs2 as usize];
+        let (a, b) = (self.slot(op.rs1), self.slot(op.rs2));
         let imm = op.imm as i64 as u64;
         let next = self.pc.wrapping_add(op.len() as u64);
         let v = match op.kind() {
@@ -124,7 +143,7 @@ impl Core {
                 None => return self.exec_rare(op, mem, plat, a, b),
             },
         };
-        self.x[op.rd as usize] = v;
+        self.set_slot(op.rd, v);
         self.pc = next;
         Ok(())
     }
@@ -191,9 +210,12 @@ impl Core {
             Err(e) => return Err(e),
         };
         let lat = if N < 4 { self.t.load_latency_subword } else { self.t.load_latency };
-        let rd = op.rd as usize;
-        self.ready[rd] = self.cycle - 1 + lat;
-        self.ready_muldiv[rd] = false;
+        debug_assert!((op.rd as usize) < NREGS);
+        // SAFETY: a decoded op's register field, as in `slot`.
+        unsafe {
+            *self.ready.get_unchecked_mut(op.rd as usize) = self.cycle - 1 + lat;
+            *self.ready_muldiv.get_unchecked_mut(op.rd as usize) = false;
+        }
         Ok(v)
     }
 
@@ -239,7 +261,7 @@ impl Core {
         if self.bp.jal(self.pc, target, link) {
             self.mispredict();
         }
-        self.x[op.rd as usize] = next;
+        self.set_slot(op.rd, next);
         self.pc = target;
         Ok(())
     }

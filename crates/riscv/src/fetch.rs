@@ -1,7 +1,7 @@
 //! Instruction fetch: an index into the pre-decoded ops of the current code page, with the
 //! L1 I-cache consulted only when the PC enters a new line.
 
-use crate::core::Core;
+use crate::core::{Core, IKNOWN};
 use crate::decode::decode_parcels;
 use crate::mem::NodeMem;
 use crate::op::{Kind, Op, SINK};
@@ -12,12 +12,8 @@ impl Core {
     pub(crate) fn fetch(&mut self, mem: &mut NodeMem) -> Op {
         let pc = self.pc;
         let line = pc >> self.line_shift;
-        if line != self.iline {
-            if line == self.iprev {
-                (self.iprev, self.iline) = (self.iline, line);
-            } else {
-                self.fetch_line(mem, line);
-            }
+        if line != self.iline && !self.known_line(line) {
+            self.fetch_line(mem, line);
         }
         if pc / PAGE == self.fetch_pn {
             // SAFETY: fetch_ops points to the 2048 decoded ops of page fetch_pn, alive for
@@ -28,6 +24,20 @@ impl Core {
         }
     }
 
+    /// The PC entered `line`, another than the current one: if the line is known to be in
+    /// the L1 I-cache (the line before, or in `iknown`), it becomes the current line and
+    /// the cache is not looked up (that would hit and change nothing, and reading its tags
+    /// is a host cache miss when thousands of cores take turns).
+    #[inline(always)]
+    pub(crate) fn known_line(&mut self, line: u64) -> bool {
+        if line == self.iprev || self.iknown[line as usize & (IKNOWN - 1)] == line {
+            (self.iprev, self.iline) = (self.iline, line);
+            return true;
+        }
+        false
+    }
+
+    /// The PC entered `line`, not known to be in the L1 I-cache: look it up.
     #[cold]
     pub(crate) fn fetch_line(&mut self, mem: &mut NodeMem, line: u64) {
         self.iprev = self.iline;
@@ -35,7 +45,19 @@ impl Core {
         if mem.dram_page(self.pc).is_some() && !self.l1i.access(line) {
             self.stats.icache_misses += 1;
             self.iprev = u64::MAX; // the fill may have evicted it
+            self.forget_set(line);
             self.miss(mem, line);
+        }
+        self.iknown[line as usize & (IKNOWN - 1)] = line;
+    }
+
+    /// A fill of `line` may have evicted any line of its set: those are no longer known.
+    fn forget_set(&mut self, line: u64) {
+        let set_mask = self.t.l1i_sets.next_power_of_two() as u64 - 1; // as `L1::new`
+        for known in &mut self.iknown {
+            if (*known ^ line) & set_mask == 0 {
+                *known = u64::MAX;
+            }
         }
     }
 
@@ -62,6 +84,7 @@ impl Core {
         self.l1i.flush();
         self.iline = u64::MAX;
         self.iprev = u64::MAX;
+        self.iknown = [u64::MAX; IKNOWN];
         self.fetch_pn = u64::MAX;
         self.cycle += self.t.fence_i_penalty;
     }
@@ -70,6 +93,7 @@ impl Core {
 #[cfg(test)]
 mod tests {
     use crate::asm::{self, reg::*};
+    use crate::cache::{xorshift, L1};
     use crate::testing::Bench;
     use crate::Exit;
 
@@ -89,6 +113,33 @@ mod tests {
         c.extend(asm::exit_with(A0));
         let mut b = Bench::new(&c, false);
         assert_eq!(b.run(100_000), Exit::Halted(42));
+    }
+
+    /// The known lines (`iknown`, `iprev`) skip only look-ups that would hit: on a small
+    /// I-cache and a random walk over more lines than it holds, the core counts the misses
+    /// of a model looked up at every change of line.
+    #[test]
+    fn known_lines_miss_as_a_lookup_at_every_line_change() {
+        let mut b = Bench::new(&[asm::NOP], false);
+        let (sets, ways) = (4, 2);
+        b.core.t.l1i_sets = sets;
+        b.core.l1i = L1::new(sets, ways);
+        let mut model = L1::new(sets, ways);
+        let first = b.mem.base >> b.core.line_shift;
+        let (mut rng, mut misses, mut at) = (0x2545_f491u32, 0, u64::MAX);
+        for _ in 0..20_000 {
+            let line = first + (xorshift(&mut rng) % 24) as u64;
+            b.core.pc = line << b.core.line_shift;
+            if line != b.core.iline && !b.core.known_line(line) {
+                b.core.fetch_line(&mut b.mem, line);
+            }
+            if line != at && !model.access(line) {
+                misses += 1;
+            }
+            at = line;
+        }
+        assert_eq!(b.core.stats.icache_misses, misses);
+        assert!(misses > 1_000, "the walk evicts ({misses} misses)");
     }
 
     #[test]

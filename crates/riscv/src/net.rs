@@ -31,7 +31,7 @@ impl Core {
         self.cycle -= 1;
         self.stats.instret -= 1;
         let mut op = self.net_op(raw.imm as u32);
-        self.stall_for(op.rs1 as usize, op.rs2 as usize);
+        self.stall_for(op.rs1, op.rs2);
         let pops = (op.rs1 == NETRX) as usize + (op.rs2 == NETRX) as usize;
         let push = op.rd == NETTX;
         if push {

@@ -15,19 +15,22 @@
 //! has read since, a core's own stack above all, probes none. Probing a cache that does not
 //! hold the line would change nothing.
 
-use nanopu_sim::hash::IntMap;
-
-/// The latest stores to one line.
+/// The latest stores to one line: one slot of the table.
 #[derive(Clone, Copy)]
 struct Latest {
-    /// Cycle of the latest store, and the core that made it.
+    line: u64,
+    /// Cycle of the latest store, and the core that made it (`EMPTY`: a free slot).
     cycle: u64,
-    by: usize,
+    by: u32,
     /// Cycle of the latest store by any core but `by` (0: none).
     other: u64,
     /// Cores that may hold the line in their L1 D-cache (bit `i`: core `i`).
     holders: u64,
 }
+
+/// `Latest::by` of a free slot: no node has 2^32 - 1 cores.
+const EMPTY: u32 = u32::MAX;
+const FREE: Latest = Latest { line: 0, cycle: 0, by: EMPTY, other: 0, holders: 0 };
 
 /// Every core may hold the line (it had no entry: none yet, or pruned).
 pub const ANY: u64 = u64::MAX;
@@ -43,11 +46,28 @@ pub fn holder_bit(i: usize) -> u64 {
 /// a few KiB, large enough that a pass is made every few dozen lines stored).
 const PRUNE_MIN: usize = 32;
 
+/// Slots of a table's first allocation (*estimate*: 640 bytes, a few runs' stores).
+const MIN_SLOTS: usize = 16;
+
+/// Slots (a power of two) that hold `entries` lines at most three quarters full.
+fn slots_for(entries: usize) -> usize {
+    (entries * 4).div_ceil(3).next_power_of_two()
+}
+
 /// Lines stored to by the node's cores while another core of the node was running.
+///
+/// An open-addressed table probed linearly from the line's hash, at most three quarters
+/// full: a line's slot holds its key and figures together, so a look-up reads the slot
+/// alone where a general hash map reads its control bytes and then the entry (fewer host
+/// instructions; the time is mostly the host cache miss on a node's cold table either
+/// way: CHANGELOG 2026-12-03). Slots are only ever freed all at once (`prune` rebuilds
+/// the table), so there are no tombstones.
 #[derive(Default)]
 pub struct StoreTable {
-    lines: IntMap<u64, Latest>,
-    /// `lines`' size after it was last pruned (it is pruned when it has doubled).
+    /// A power of two of slots, or none.
+    slots: Vec<Latest>,
+    len: usize,
+    /// `len` after the table was last pruned (it is pruned when it has doubled).
     pruned_len: usize,
 }
 
@@ -55,11 +75,19 @@ impl StoreTable {
     /// Core `by` stored to `line` at `cycle`: the cores whose L1 D-cache may hold the line
     /// and must lose it (bit `i`: core `i`, `by` among them or not; cores 64 and up always).
     pub fn record(&mut self, by: usize, line: u64, cycle: u64) -> u64 {
-        let e = self.lines.entry(line).or_insert(Latest { cycle, by, other: 0, holders: ANY });
-        if e.by == by {
+        if 4 * (self.len + 1) > 3 * self.slots.len() {
+            self.rebuild((2 * self.slots.len()).max(MIN_SLOTS), |_| true);
+        }
+        let i = self.slot_of(line);
+        let by32 = by as u32;
+        let e = &mut self.slots[i];
+        if e.by == EMPTY {
+            *e = Latest { line, cycle, by: by32, other: 0, holders: ANY };
+            self.len += 1;
+        } else if e.by == by32 {
             e.cycle = e.cycle.max(cycle);
         } else if cycle > e.cycle {
-            *e = Latest { cycle, by, other: e.cycle, holders: e.holders };
+            *e = Latest { line, cycle, by: by32, other: e.cycle, holders: e.holders };
         } else {
             e.other = e.other.max(cycle);
         }
@@ -70,12 +98,12 @@ impl StoreTable {
     /// by another core (0: none).
     #[inline(always)]
     pub fn on_miss(&mut self, line: u64, reader: usize) -> u64 {
-        if self.lines.is_empty() {
+        if self.len == 0 {
             return 0;
         }
-        let Some(e) = self.lines.get_mut(&line) else { return 0 };
+        let Some(e) = self.get_mut(line) else { return 0 };
         e.holders |= holder_bit(reader);
-        if e.by == reader {
+        if e.by == reader as u32 {
             e.other
         } else {
             e.cycle
@@ -84,7 +112,7 @@ impl StoreTable {
 
     /// Core `core` filled `line` without a timed miss (a warm start): it holds it.
     pub fn note_fill(&mut self, line: u64, core: usize) {
-        if let Some(e) = self.lines.get_mut(&line) {
+        if let Some(e) = self.get_mut(line) {
             e.holders |= holder_bit(core);
         }
     }
@@ -93,19 +121,61 @@ impl StoreTable {
     /// `earliest` or later. Done only once the table has doubled, so its cost is spread; a
     /// line forgotten may again be in any cache.
     pub fn prune(&mut self, earliest: u64) {
-        if self.lines.len() >= 2 * self.pruned_len.max(PRUNE_MIN) {
-            self.lines.retain(|_, e| e.cycle > earliest);
-            self.pruned_len = self.lines.len();
+        if self.len >= 2 * self.pruned_len.max(PRUNE_MIN) {
+            let kept = self.slots.iter().filter(|e| e.by != EMPTY && e.cycle > earliest).count();
+            self.pruned_len = kept;
             // The table keeps the size of its busiest moment otherwise (hundreds of lines,
             // 20 KiB, per node of a sort: docs/profile.md); room for what is kept and as
             // many again is what it fills before the next pruning.
-            self.lines.shrink_to(2 * self.pruned_len.max(PRUNE_MIN));
+            self.rebuild(slots_for(2 * kept.max(PRUNE_MIN)), |e| e.cycle > earliest);
         }
     }
 
     /// Forget every store and free the table: no core of the node will run again.
     pub fn clear(&mut self) {
         *self = StoreTable::default();
+    }
+
+    /// Lines the table holds before it grows (three quarters of its slots).
+    #[cfg(test)]
+    fn capacity(&self) -> usize {
+        3 * self.slots.len() / 4
+    }
+
+    /// A table of `n` slots (a power of two) holding the current lines that `keep`.
+    fn rebuild(&mut self, n: usize, keep: impl Fn(&Latest) -> bool) {
+        let old = std::mem::replace(&mut self.slots, vec![FREE; n]);
+        self.len = 0;
+        for e in old.into_iter().filter(|e| e.by != EMPTY && keep(e)) {
+            let i = self.slot_of(e.line);
+            self.slots[i] = e;
+            self.len += 1;
+        }
+    }
+
+    /// The slot of `line`, or the free slot where it would go (the table has a free slot).
+    #[inline(always)]
+    fn slot_of(&self, line: u64) -> usize {
+        let mask = self.slots.len() - 1;
+        // Fibonacci hashing (Knuth, TAOCP vol. 3, 6.4): a node's lines are mostly
+        // consecutive, which the multiply spreads over the table.
+        let mut i = (line.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as usize & mask;
+        loop {
+            let e = &self.slots[i];
+            if e.by == EMPTY || e.line == line {
+                return i;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    #[inline(always)]
+    fn get_mut(&mut self, line: u64) -> Option<&mut Latest> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let i = self.slot_of(line);
+        Some(&mut self.slots[i]).filter(|e| e.by != EMPTY)
     }
 }
 
@@ -140,18 +210,34 @@ mod tests {
     }
 
     #[test]
+    fn every_line_is_found_however_the_table_grew() {
+        let mut t = StoreTable::default();
+        let lines: Vec<u64> = (0..2_000u64).map(|i| i.wrapping_mul(0x1_0000_0001) ^ (i << 40)).collect();
+        for (i, &line) in lines.iter().enumerate() {
+            assert_eq!(t.record(i % 4, line, 10 + i as u64), ANY, "line {line:#x} is new");
+        }
+        assert_eq!(t.len, lines.len());
+        assert!(4 * t.len <= 3 * t.slots.len(), "at most three quarters full");
+        for (i, &line) in lines.iter().enumerate() {
+            let other = (i + 1) % 4;
+            assert_eq!(t.on_miss(line, other), 10 + i as u64, "line {line:#x}");
+        }
+        assert_eq!(t.on_miss(0xdead_beef, 0), 0);
+    }
+
+    #[test]
     fn pruning_keeps_the_stores_a_core_may_still_wait_for() {
         let mut t = StoreTable::default();
         (0..256).for_each(|line| _ = t.record(0, line, line));
         t.prune(200);
-        assert_eq!(t.lines.len(), 55);
+        assert_eq!(t.len, 55);
         (256..300).for_each(|line| _ = t.record(0, line, line));
         t.prune(1_000);
-        assert_eq!(t.lines.len(), 99, "kept until twice what the last pruning kept");
+        assert_eq!(t.len, 99, "kept until twice what the last pruning kept");
         assert_eq!((t.on_miss(199, 1), t.on_miss(201, 1)), (0, 201));
         assert_eq!(t.record(0, 199, 300), ANY, "a pruned line may be anywhere again");
-        assert!(t.lines.capacity() < 256, "the table shrinks with what it keeps");
+        assert!(t.capacity() < 256, "the table shrinks with what it keeps");
         t.clear();
-        assert_eq!((t.lines.capacity(), t.on_miss(201, 1)), (0, 0));
+        assert_eq!((t.capacity(), t.on_miss(201, 1)), (0, 0));
     }
 }

@@ -63,6 +63,7 @@ impl Core {
 
     /// Is the core polling one line (`POLL_ACCESSES` data accesses in a row to it, none to
     /// another)? A spin on a flag is; the driver then keeps it in step with the others.
+    #[inline]
     pub fn polls(&self) -> bool {
         self.coh.repeats >= POLL_ACCESSES
     }
@@ -109,6 +110,7 @@ impl Core {
 
     /// Another core of the node stored to `line`: drop it from the L1 D-cache (the node's
     /// `StoreTable` keeps the store's cycle).
+    #[inline]
     pub fn observe_store(&mut self, line: u64) {
         self.l1d.invalidate(line);
         self.dline = u64::MAX;
@@ -144,6 +146,7 @@ impl Core {
 impl Core {
     /// Did this core end its last run looping in place (`note_loop`)? Only it can leave
     /// the loop, so the answer holds until it runs again.
+    #[inline]
     pub fn looping(&self) -> bool {
         self.coh.looping
     }

@@ -31,9 +31,12 @@ use crate::program::Program;
 
 /// Entries of each software TLB (direct-mapped, by chunk number).
 pub(crate) const TLB_SIZE: usize = 16;
+/// Slots of `Core::iknown` (a power of two; *estimate*: a sort's inner loops and the
+/// functions they call span a few dozen lines).
+pub(crate) const IKNOWN: usize = 16;
 /// Entries of `Core::net_ops` (a power of two; u32::MAX, never a nanoPU instruction's bits,
 /// marks an empty one).
-pub(crate) const NET_OPS: usize = 8;
+pub(crate) const NET_OPS: usize = 32;
 
 /// A software TLB entry: host address of a DRAM chunk (`sparse::CHUNK` bytes) valid for
 /// the current `run` only.
@@ -76,6 +79,10 @@ pub struct Core {
     /// random, so a hit changes no state and only a fill can evict it): a loop over two
     /// lines goes back and forth without consulting the cache model.
     pub(crate) iprev: u64,
+    /// Lines known to be in the L1 I-cache, by their low bits (`fetch.rs`): each has hit
+    /// or been filled since the last fill, which alone can evict (the replacement is
+    /// random), so looking one up again would hit and change nothing.
+    pub(crate) iknown: [u64; IKNOWN],
     pub(crate) dline: u64,
     /// A store has dirtied `dline` in the L1 D-cache since it became `dline`.
     pub(crate) dline_dirty: bool,
@@ -160,6 +167,7 @@ impl Core {
             fetch_ops: std::ptr::null(),
             iline: u64::MAX,
             iprev: u64::MAX,
+            iknown: [u64::MAX; IKNOWN],
             dline: u64::MAX,
             dline_dirty: false,
             block_end: 0,
@@ -297,6 +305,7 @@ impl Core {
     }
 
     /// Local time in cycles.
+    #[inline]
     pub fn cycle(&self) -> u64 {
         self.cycle
     }
