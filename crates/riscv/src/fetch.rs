@@ -96,6 +96,7 @@ mod tests {
     use crate::cache::{xorshift, L1};
     use crate::testing::Bench;
     use crate::Exit;
+    use std::sync::Arc;
 
     #[test]
     fn stores_to_code_take_effect_after_fence_i() {
@@ -122,7 +123,7 @@ mod tests {
     fn known_lines_miss_as_a_lookup_at_every_line_change() {
         let mut b = Bench::new(&[asm::NOP], false);
         let (sets, ways) = (4, 2);
-        b.core.t.l1i_sets = sets;
+        Arc::make_mut(&mut b.core.t).l1i_sets = sets;
         b.core.l1i = L1::new(sets, ways);
         let mut model = L1::new(sets, ways);
         let first = b.mem.base >> b.core.line_shift;
