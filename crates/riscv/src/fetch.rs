@@ -16,8 +16,10 @@ impl Core {
             self.fetch_line(mem, line);
         }
         if pc / PAGE == self.fetch_pn {
-            // SAFETY: fetch_ops points to the 2048 decoded ops of page fetch_pn, alive for
-            // this run (reset in begin_run; replaced only by fetch_slow itself).
+            // SAFETY: fetch_ops points to the 2048 decoded ops of page fetch_pn, in the
+            // program or the node's own copy (`NodeMem::code_over`, whose boxes never move
+            // or drop): it is dropped in begin_run when the node's code_gen has changed
+            // since, and replaced only by fetch_slow itself.
             unsafe { *self.fetch_ops.add(((pc % PAGE) / 2) as usize) }
         } else {
             self.fetch_slow(mem)
@@ -81,6 +83,7 @@ impl Core {
     /// `fence.i`: later fetches see earlier stores (Zifencei, unprivileged spec chapter 6).
     pub(crate) fn fence_i(&mut self, mem: &mut NodeMem) {
         mem.invalidate_code();
+        self.fetch_gen = mem.code_gen; // fetch_pn is dropped below
         self.l1i.flush();
         self.iline = u64::MAX;
         self.iprev = u64::MAX;
@@ -122,7 +125,7 @@ mod tests {
     fn known_lines_miss_as_a_lookup_at_every_line_change() {
         let mut b = Bench::new(&[asm::NOP], false);
         let (sets, ways) = (4, 2);
-        b.core.t.l1i_sets = sets;
+        std::sync::Arc::make_mut(&mut b.core.t).l1i_sets = sets;
         b.core.l1i = L1::new(sets, ways);
         let mut model = L1::new(sets, ways);
         let first = b.mem.base >> b.core.line_shift;
