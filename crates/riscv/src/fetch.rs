@@ -118,6 +118,37 @@ mod tests {
         assert_eq!(b.run(100_000), Exit::Halted(42));
     }
 
+    /// A core keeps its fetch page across runs (`begin_run`) only while no code page of
+    /// its node was marked stale: hart 0 waits for a flag in the page it runs from; hart 1
+    /// rewrites the instruction after the wait, runs `fence.i`, then sets the flag. Hart 0's
+    /// next run must run the new instruction.
+    #[test]
+    fn another_cores_fence_i_reaches_a_core_that_kept_its_fetch_page() {
+        const FLAG: usize = 40;
+        let mut c = vec![0]; // bne a0, zero, writer (below)
+        c.extend(asm::la_index(A2, 1, FLAG));
+        c.extend([asm::i(0, A2, 2, T0, 0x03), asm::beq(T0, ZERO, -4)]); // lw t0, 0(a2)
+        let target = c.len();
+        c.push(asm::addi(A0, ZERO, 1));
+        c.extend(asm::exit_with(A0));
+        let writer = c.len();
+        c[0] = asm::bne(A0, ZERO, 4 * writer as i32);
+        c.extend(asm::la_index(A1, writer, target));
+        let new = asm::addi(A0, ZERO, 42);
+        c.extend([asm::lui(T1, new >> 12), asm::addi(T1, T1, (new & 0xfff) as i32)]);
+        c.extend([asm::s(0, T1, A1, 2), 0x0000_100f, asm::addi(T2, ZERO, 1)]);
+        c.extend(asm::la_index(A2, c.len(), FLAG));
+        c.extend([asm::s(0, T2, A2, 2), asm::jal(0, 0)]);
+        c.resize(FLAG + 1, asm::NOP);
+        c[FLAG] = 0;
+        let mut b = Bench::new(&c, false);
+        let mut writer = crate::Core::new(1, &b.mem.program, &crate::TimingParams::default());
+        assert_eq!(b.run(500), Exit::Limit);
+        assert_ne!(b.core.fetch_pn, u64::MAX, "hart 0 holds its fetch page");
+        assert_eq!(writer.run(&mut b.mem, &mut crate::NoNic, 2_000), Exit::Limit);
+        assert_eq!(b.run(100_000), Exit::Halted(42));
+    }
+
     /// The known lines (`iknown`, `iprev`) skip only look-ups that would hit: on a small
     /// I-cache and a random walk over more lines than it holds, the core counts the misses
     /// of a model looked up at every change of line.
