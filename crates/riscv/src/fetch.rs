@@ -66,7 +66,16 @@ impl Core {
     #[cold]
     fn fetch_slow(&mut self, mem: &mut NodeMem) -> Op {
         let pn = self.pc / PAGE;
+        if pn == self.other_pn && self.fetch_gen == mem.code_gen {
+            // Back to the page before (a call into a routine on the next page, and its
+            // return): its ops are current while the node's code generation holds.
+            std::mem::swap(&mut self.fetch_pn, &mut self.other_pn);
+            std::mem::swap(&mut self.fetch_ops, &mut self.other_ops);
+            // SAFETY: as in `fetch`.
+            return unsafe { *self.fetch_ops.add(((self.pc % PAGE) / 2) as usize) };
+        }
         if let Some(ops) = mem.code_page(pn) {
+            (self.other_pn, self.other_ops) = (self.fetch_pn, self.fetch_ops);
             self.fetch_pn = pn;
             self.fetch_ops = ops.as_ptr();
             return ops[((self.pc % PAGE) / 2) as usize];
@@ -89,6 +98,7 @@ impl Core {
         self.iprev = u64::MAX;
         self.iknown = [u64::MAX; IKNOWN];
         self.fetch_pn = u64::MAX;
+        self.other_pn = u64::MAX;
         self.cycle += self.t.fence_i_penalty;
     }
 }

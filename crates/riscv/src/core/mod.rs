@@ -77,6 +77,9 @@ pub struct Core {
     pub(crate) fetch_pn: u64,
     pub(crate) fetch_ops: *const Op,
     pub(crate) fetch_gen: u64,
+    /// The code page fetched from before `fetch_pn` and its ops, under the same terms.
+    pub(crate) other_pn: u64,
+    pub(crate) other_ops: *const Op,
     pub(crate) iline: u64,
     /// The line fetched from before `iline`, still in the L1 I-cache (its replacement is
     /// random, so a hit changes no state and only a fill can evict it): a loop over two
@@ -169,6 +172,8 @@ impl Core {
             fetch_pn: u64::MAX,
             fetch_ops: std::ptr::null(),
             fetch_gen: 0,
+            other_pn: u64::MAX,
+            other_ops: std::ptr::null(),
             iline: u64::MAX,
             iprev: u64::MAX,
             iknown: [u64::MAX; IKNOWN],
@@ -248,6 +253,7 @@ impl Core {
     fn begin_run(&mut self, mem: &NodeMem) {
         if self.fetch_gen != mem.code_gen {
             self.fetch_pn = u64::MAX;
+            self.other_pn = u64::MAX;
             self.fetch_gen = mem.code_gen;
         }
         if self.tlb_gen != mem.page_gen {
