@@ -226,3 +226,31 @@ impl Core {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::asm::{self, reg::*};
+    use crate::testing::Bench;
+    use crate::Exit;
+
+    /// Whether `code` ends a run looping in place, asked with the fetch page current (the
+    /// decoded op) and again with it dropped (memory alone): both must agree.
+    fn loops(code: &[u32]) -> bool {
+        let mut b = Bench::new(code, false);
+        assert_eq!(b.run(1_000), Exit::Limit);
+        b.core.note_loop(&b.mem);
+        let from_op = b.core.looping();
+        b.core.fetch_pn = u64::MAX;
+        b.core.note_loop(&b.mem);
+        assert_eq!(b.core.looping(), from_op, "the decoded op and memory agree");
+        from_op
+    }
+
+    #[test]
+    fn a_branch_or_jump_to_itself_loops_in_place_and_a_loop_of_two_does_not() {
+        assert!(loops(&[asm::addi(T0, ZERO, 1), asm::bne(T0, ZERO, 0)]));
+        assert!(loops(&[asm::jal(0, 0)]));
+        assert!(!loops(&[asm::addi(T0, ZERO, 1), asm::beq(T0, ZERO, 0), asm::jal(0, -4)]));
+        assert!(!loops(&[asm::addi(T0, T0, 1), asm::jal(0, -4)]));
+    }
+}
