@@ -245,7 +245,7 @@ impl Core {
     /// Drop the host pointers cached by a previous run that memory may have invalidated
     /// since: the fetch page only if a code page was marked stale (it may be decoded again
     /// when next fetched; an unchanged `code_gen` means `code_page` would give the same
-    /// ops, and asking it after every run cost 4 M calls in a 4,096-core sort), the read
+    /// ops, and asking it after every run cost 3.96 M calls in a 4,096-core sort), the read
     /// TLB only if a chunk became private (a read entry may point to the shared chunk it
     /// replaced). The write TLB points to private chunks only, which never move: it stays
     /// warm, which matters when the cores of a node run a few hundred cycles at a time,
