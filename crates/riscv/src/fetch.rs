@@ -16,8 +16,10 @@ impl Core {
             self.fetch_line(mem, line);
         }
         if pc / PAGE == self.fetch_pn {
-            // SAFETY: fetch_ops points to the 2048 decoded ops of page fetch_pn, alive for
-            // this run (reset in begin_run; replaced only by fetch_slow itself).
+            // SAFETY: fetch_ops points to the 2048 decoded ops of page fetch_pn, in the
+            // program or the node's own copy (`NodeMem::code_over`, whose boxes never move
+            // or drop): it is dropped in begin_run when the node's code_gen has changed
+            // since, and replaced only by fetch_slow itself.
             unsafe { *self.fetch_ops.add(((pc % PAGE) / 2) as usize) }
         } else {
             self.fetch_slow(mem)
@@ -64,7 +66,16 @@ impl Core {
     #[cold]
     fn fetch_slow(&mut self, mem: &mut NodeMem) -> Op {
         let pn = self.pc / PAGE;
+        if pn == self.other_pn && self.fetch_gen == mem.code_gen {
+            // Back to the page before (a call into a routine on the next page, and its
+            // return): its ops are current while the node's code generation holds.
+            std::mem::swap(&mut self.fetch_pn, &mut self.other_pn);
+            std::mem::swap(&mut self.fetch_ops, &mut self.other_ops);
+            // SAFETY: as in `fetch`.
+            return unsafe { *self.fetch_ops.add(((self.pc % PAGE) / 2) as usize) };
+        }
         if let Some(ops) = mem.code_page(pn) {
+            (self.other_pn, self.other_ops) = (self.fetch_pn, self.fetch_ops);
             self.fetch_pn = pn;
             self.fetch_ops = ops.as_ptr();
             return ops[((self.pc % PAGE) / 2) as usize];
@@ -81,11 +92,13 @@ impl Core {
     /// `fence.i`: later fetches see earlier stores (Zifencei, unprivileged spec chapter 6).
     pub(crate) fn fence_i(&mut self, mem: &mut NodeMem) {
         mem.invalidate_code();
+        self.fetch_gen = mem.code_gen; // fetch_pn is dropped below
         self.l1i.flush();
         self.iline = u64::MAX;
         self.iprev = u64::MAX;
         self.iknown = [u64::MAX; IKNOWN];
         self.fetch_pn = u64::MAX;
+        self.other_pn = u64::MAX;
         self.cycle += self.t.fence_i_penalty;
     }
 }
@@ -113,6 +126,37 @@ mod tests {
         c.push(asm::addi(A0, ZERO, 1));
         c.extend(asm::exit_with(A0));
         let mut b = Bench::new(&c, false);
+        assert_eq!(b.run(100_000), Exit::Halted(42));
+    }
+
+    /// A core keeps its fetch page across runs (`begin_run`) only while no code page of
+    /// its node was marked stale: hart 0 waits for a flag in the page it runs from; hart 1
+    /// rewrites the instruction after the wait, runs `fence.i`, then sets the flag. Hart 0's
+    /// next run must run the new instruction.
+    #[test]
+    fn another_cores_fence_i_reaches_a_core_that_kept_its_fetch_page() {
+        const FLAG: usize = 40;
+        let mut c = vec![0]; // bne a0, zero, writer (below)
+        c.extend(asm::la_index(A2, 1, FLAG));
+        c.extend([asm::i(0, A2, 2, T0, 0x03), asm::beq(T0, ZERO, -4)]); // lw t0, 0(a2)
+        let target = c.len();
+        c.push(asm::addi(A0, ZERO, 1));
+        c.extend(asm::exit_with(A0));
+        let writer = c.len();
+        c[0] = asm::bne(A0, ZERO, 4 * writer as i32);
+        c.extend(asm::la_index(A1, writer, target));
+        let new = asm::addi(A0, ZERO, 42);
+        c.extend([asm::lui(T1, new >> 12), asm::addi(T1, T1, (new & 0xfff) as i32)]);
+        c.extend([asm::s(0, T1, A1, 2), 0x0000_100f, asm::addi(T2, ZERO, 1)]);
+        c.extend(asm::la_index(A2, c.len(), FLAG));
+        c.extend([asm::s(0, T2, A2, 2), asm::jal(0, 0)]);
+        c.resize(FLAG + 1, asm::NOP);
+        c[FLAG] = 0;
+        let mut b = Bench::new(&c, false);
+        let mut writer = crate::Core::new(1, &b.mem.program, &crate::TimingParams::default());
+        assert_eq!(b.run(500), Exit::Limit);
+        assert_ne!(b.core.fetch_pn, u64::MAX, "hart 0 holds its fetch page");
+        assert_eq!(writer.run(&mut b.mem, &mut crate::NoNic, 2_000), Exit::Limit);
         assert_eq!(b.run(100_000), Exit::Halted(42));
     }
 

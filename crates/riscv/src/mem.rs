@@ -52,6 +52,11 @@ pub struct NodeMem {
     /// Code pages re-decoded after stores (self-modifying code), and pages stored to since.
     code_over: HashMap<u64, NodeCode>,
     code_dirty: BTreeSet<u64>,
+    /// Names what `code_page` gives: changed, to a value no node has had, whenever a code
+    /// page is marked stale (`note_store`, `invalidate_code`). A core keeps its fetch page
+    /// across runs while this is unchanged (`Core::begin_run`), and cannot mistake another
+    /// node's memory for this one.
+    pub(crate) code_gen: u64,
     /// Private chunks created so far: host pointers to shared chunks (the image, zeros)
     /// that a core cached are stale once this has changed.
     pub(crate) page_gen: u64,
@@ -89,6 +94,7 @@ impl NodeMem {
             port: crate::port::Port::default(),
             code_over: HashMap::new(),
             code_dirty: BTreeSet::new(),
+            code_gen: fresh_code_gen(),
             page_gen: 0,
             stores: StoreTable::default(),
         })
@@ -242,6 +248,7 @@ impl NodeMem {
     pub(crate) fn note_store(&mut self, pn: u64) {
         if self.program.is_code_page(pn) {
             self.code_dirty.insert(pn);
+            self.code_gen = fresh_code_gen();
         }
     }
 
@@ -251,6 +258,7 @@ impl NodeMem {
     pub(crate) fn invalidate_code(&mut self) {
         let written: Vec<u64> = self.program.code_pages().filter(|&pn| self.is_private(pn)).collect();
         self.code_dirty.extend(written);
+        self.code_gen = fresh_code_gen();
     }
 
     fn is_private(&self, pn: u64) -> bool {
@@ -393,6 +401,13 @@ impl NodeCode {
             None => self.seen.push((cn, Box::new(*bytes))),
         }
     }
+}
+
+/// A code generation no node has had (`NodeMem::code_gen`). Only equality matters, so the
+/// order in which threads draw them leaves every simulated result as it is.
+fn fresh_code_gen() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The node's L2 and LLC tags for a DRAM of `size` bytes; both tag in 16 bits.

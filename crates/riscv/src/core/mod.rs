@@ -72,8 +72,14 @@ pub struct Core {
     pub(crate) ready_muldiv: [bool; NREGS],
     pub(crate) pc: u64,
     pub(crate) cycle: u64,
+    /// The current code page and its decoded ops (`fetch.rs`), valid while the node's
+    /// `NodeMem::code_gen` is `fetch_gen`.
     pub(crate) fetch_pn: u64,
     pub(crate) fetch_ops: *const Op,
+    pub(crate) fetch_gen: u64,
+    /// The code page fetched from before `fetch_pn` and its ops, under the same terms.
+    pub(crate) other_pn: u64,
+    pub(crate) other_ops: *const Op,
     pub(crate) iline: u64,
     /// The line fetched from before `iline`, still in the L1 I-cache (its replacement is
     /// random, so a hit changes no state and only a fill can evict it): a loop over two
@@ -165,6 +171,9 @@ impl Core {
             cycle: 0,
             fetch_pn: u64::MAX,
             fetch_ops: std::ptr::null(),
+            fetch_gen: 0,
+            other_pn: u64::MAX,
+            other_ops: std::ptr::null(),
             iline: u64::MAX,
             iprev: u64::MAX,
             iknown: [u64::MAX; IKNOWN],
@@ -234,13 +243,19 @@ impl Core {
     }
 
     /// Drop the host pointers cached by a previous run that memory may have invalidated
-    /// since: the fetch page (code may have been re-decoded) always, the read TLB only if
-    /// a chunk became private (a read entry may point to the shared chunk it replaced).
-    /// The write TLB points to private chunks only, which never move: it stays warm, which
-    /// matters when the cores of a node run a few hundred cycles at a time, each run after
-    /// another core made a chunk private (`core/coherence.rs`).
+    /// since: the fetch page only if a code page was marked stale (it may be decoded again
+    /// when next fetched; an unchanged `code_gen` means `code_page` would give the same
+    /// ops, and asking it after every run cost 3.96 M calls in a 4,096-core sort), the read
+    /// TLB only if a chunk became private (a read entry may point to the shared chunk it
+    /// replaced). The write TLB points to private chunks only, which never move: it stays
+    /// warm, which matters when the cores of a node run a few hundred cycles at a time,
+    /// each run after another core made a chunk private (`core/coherence.rs`).
     fn begin_run(&mut self, mem: &NodeMem) {
-        self.fetch_pn = u64::MAX;
+        if self.fetch_gen != mem.code_gen {
+            self.fetch_pn = u64::MAX;
+            self.other_pn = u64::MAX;
+            self.fetch_gen = mem.code_gen;
+        }
         if self.tlb_gen != mem.page_gen {
             self.tlb_r = [NO_TLB; TLB_SIZE];
             self.tlb_gen = mem.page_gen;
