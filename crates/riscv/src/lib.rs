@@ -57,6 +57,7 @@ pub mod fpconv;
 mod fpu_tests;
 pub mod fuzzing;
 mod htif;
+pub mod l2;
 pub mod llc;
 mod lsu;
 pub mod mem;
