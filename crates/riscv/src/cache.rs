@@ -171,5 +171,4 @@ mod tests {
         c.invalidate(7);
         assert_eq!(c.access_rw(8, false), Fill::Miss, "a probed line leaves no write-back");
     }
-
 }

@@ -7,7 +7,9 @@
 //! the tags start as a sorted list of the ways in use, 4 bytes each, and turn into the full
 //! array once the list would hold a quarter of its ways. Both forms hold the same tags in
 //! the same ways and draw the same victims, so the simulated results do not depend on the
-//! form (a test replays random accesses through both).
+//! form (a test replays random accesses through both). A directory says where each group
+//! of 16 sets starts in the list, so a lookup reads a few entries near each other, not the
+//! cache lines a binary search of the whole list would touch.
 
 use crate::cache::{xorshift, DirtyBits, Fill};
 
@@ -246,9 +248,7 @@ mod tests {
             }
         }
         assert!(matches!(list.tags, Tags::Array(..)), "the list grew into the array");
-        let (Tags::Array(a1, d1), Tags::Array(a2, d2)) = (&list.tags, &arr.tags) else {
-            unreachable!()
-        };
+        let (Tags::Array(a1, d1), Tags::Array(a2, d2)) = (&list.tags, &arr.tags) else { unreachable!() };
         assert!(a1 == a2 && d1 == d2, "same tags and dirty bits in the same ways");
     }
 

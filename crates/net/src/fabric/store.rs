@@ -123,7 +123,6 @@ impl Store {
         self.slots.shrink_to(KEEP_SLOTS);
         self.free.shrink_to(KEEP_SLOTS);
     }
-
 }
 
 #[cfg(test)]
