@@ -165,7 +165,7 @@ impl List {
         let g = set / GROUP;
         let (lo, hi) = (self.starts[g] as usize, self.starts[g + 1] as usize);
         let group = &self.entries[lo..hi];
-        let start = group.iter().take_while(|&&k| (k >> SET_SHIFT) < set as u32).count();
+        let start = group.partition_point(|&k| (k >> SET_SHIFT) < set as u32);
         let used = group[start..].iter().take_while(|&&k| k >> SET_SHIFT == set as u32).count();
         lo + start..lo + start + used
     }
