@@ -52,6 +52,7 @@ impl DirtyBits {
     }
 
     /// Way `i`'s bit.
+    #[cfg(test)]
     pub(crate) fn get(&self, i: usize) -> bool {
         self.0[i / 64] & 1 << (i % 64) != 0
     }

@@ -260,7 +260,7 @@ mod tests {
         let (mut r1, mut r2, mut x) = (9u32, 9u32, 3u32);
         for _ in 0..3000 {
             let (set, tag) = (xorshift(&mut x) as usize % 64, (xorshift(&mut x) % 20 + 1) as u16);
-            let write = xorshift(&mut x) % 2 == 0;
+            let write = xorshift(&mut x) & 1 == 0;
             let got = list.access(set, tag, write, || xorshift(&mut r1) as usize % 8);
             assert_eq!(got, array_access(&mut a, &mut d, set * 8, 8, tag, write, &mut r2));
         }

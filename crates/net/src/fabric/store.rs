@@ -96,8 +96,9 @@ impl Store {
     pub fn prefetch(&self, p: Pkt) {
         nanopu_sim::hint::prefetch(&self.slots[p.r as usize]);
     }
-    /// Slots the store has room for (for tests).
-    pub fn capacity(&self) -> usize {
+    /// Slots the store has room for.
+    #[cfg(test)]
+    fn capacity(&self) -> usize {
         self.slots.capacity()
     }
     /// Packets held.
