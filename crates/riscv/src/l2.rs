@@ -7,9 +7,7 @@
 //! the tags start as a sorted list of the ways in use, 4 bytes each, and turn into the full
 //! array once the list would hold a quarter of its ways. Both forms hold the same tags in
 //! the same ways and draw the same victims, so the simulated results do not depend on the
-//! form (a test replays random accesses through both). A directory says where each group
-//! of 16 sets starts in the list, so a lookup reads a few entries near each other, not the
-//! cache lines a binary search of the whole list would touch.
+//! form (a test replays random accesses through both).
 
 use crate::cache::{xorshift, DirtyBits, Fill};
 
@@ -17,23 +15,12 @@ use crate::cache::{xorshift, DirtyBits, Fill};
 const SET_SHIFT: u32 = 20;
 const WAY_SHIFT: u32 = 17;
 const DIRTY: u32 = 1 << 16;
-/// Sets per group of the list's directory: a lookup scans its group's few entries, in one
-/// or two host cache lines, instead of binary-searching the whole list.
-const GROUP: usize = 16;
-
-/// The ways in use: entries sorted (a set's ways adjacent, in way order), and where each
-/// group of `GROUP` sets starts among them.
-#[derive(Hash)]
-struct List {
-    entries: Vec<u32>,
-    /// `starts[g]` is group g's first entry; one more than the groups, the last the length.
-    starts: Box<[u16]>,
-}
 
 /// The ways in use, or all of them.
 #[derive(Hash)]
 enum Tags {
-    List(List),
+    /// List entries, sorted: a set's ways are adjacent, in way order.
+    List(Vec<u32>),
     /// `sets * ways` tags (0 = invalid) and their dirty bits.
     Array(Box<[u16]>, DirtyBits),
 }
@@ -51,10 +38,9 @@ pub struct L2 {
 impl L2 {
     pub fn new(sets: usize, ways: usize) -> L2 {
         let (sets, ways) = (sets.next_power_of_two().max(1), ways.max(1));
-        // The list form needs set and way to fit in the 15 bits above the dirty bit, and
-        // its length (a quarter of the ways) in 16 bits.
+        // The list form needs set and way to fit in the 15 bits above the dirty bit.
         let listable = sets <= 1 << (32 - SET_SHIFT) && ways <= 1 << (SET_SHIFT - WAY_SHIFT);
-        let tags = if listable { Tags::List(List::new(sets)) } else { array(sets * ways) };
+        let tags = if listable { Tags::List(Vec::new()) } else { array(sets * ways) };
         L2 { tags, sets, ways, rng: 0x2545_f491 }
     }
 
@@ -75,7 +61,7 @@ impl L2 {
         let tag = (rel / self.sets as u64 + 1) as u16;
         let (ways, rng) = (self.ways, &mut self.rng);
         let old = match &mut self.tags {
-            Tags::List(list) => list.access(set, tag, write, || xorshift(rng) as usize % ways),
+            Tags::List(list) => list_access(list, set, tag, write, || xorshift(rng) as usize % ways),
             Tags::Array(a, d) => array_access(a, d, set * ways, ways, tag, write, rng),
         };
         self.grow();
@@ -93,7 +79,7 @@ impl L2 {
         let set = rel as usize & (self.sets - 1);
         let tag = (rel / self.sets as u64 + 1) as u16;
         match &mut self.tags {
-            Tags::List(list) => list.find(set, tag).map(|i| list.entries[i] |= DIRTY).is_some(),
+            Tags::List(list) => list_find(list, set, tag).map(|i| list[i] |= DIRTY).is_some(),
             Tags::Array(a, d) => {
                 let base = set * self.ways;
                 let way = a[base..base + self.ways].iter().position(|&t| t == tag);
@@ -105,11 +91,11 @@ impl L2 {
     /// Turn the list into the array once it holds a quarter of the ways.
     fn grow(&mut self) {
         let Tags::List(list) = &self.tags else { return };
-        if list.entries.len() * 4 < self.sets * self.ways {
+        if list.len() * 4 < self.sets * self.ways {
             return;
         }
         let Tags::Array(mut a, mut d) = array(self.sets * self.ways) else { unreachable!() };
-        for &k in &list.entries {
+        for &k in list {
             let i = (k >> SET_SHIFT) as usize * self.ways + (k >> WAY_SHIFT & 7) as usize;
             a[i] = k as u16;
             d.put(i, k & DIRTY != 0);
@@ -120,7 +106,7 @@ impl L2 {
     /// Host bytes held by the tags and dirty bits (for memory accounting and tests).
     pub fn tag_bytes(&self) -> usize {
         match &self.tags {
-            Tags::List(l) => 4 * l.entries.capacity() + 2 * l.starts.len(),
+            Tags::List(l) => 4 * l.capacity(),
             Tags::Array(a, d) => 2 * a.len() + d.bytes(),
         }
     }
@@ -155,49 +141,41 @@ fn array_access(
     Some((old, d.put(base + way, write)))
 }
 
-impl List {
-    fn new(sets: usize) -> List {
-        List { entries: Vec::new(), starts: vec![0; sets.div_ceil(GROUP) + 1].into() }
-    }
+/// The list's entries of `set`: their range.
+fn list_set(list: &[u32], set: usize) -> std::ops::Range<usize> {
+    let key = (set as u32) << SET_SHIFT;
+    let start = list.partition_point(|&k| k < key);
+    let used = list[start..].iter().take_while(|&&k| k >> SET_SHIFT == set as u32).count();
+    start..start + used
+}
 
-    /// The entries of `set`: their range.
-    fn set(&self, set: usize) -> std::ops::Range<usize> {
-        let g = set / GROUP;
-        let (lo, hi) = (self.starts[g] as usize, self.starts[g + 1] as usize);
-        let group = &self.entries[lo..hi];
-        let start = group.partition_point(|&k| (k >> SET_SHIFT) < set as u32);
-        let used = group[start..].iter().take_while(|&&k| k >> SET_SHIFT == set as u32).count();
-        lo + start..lo + start + used
-    }
+fn list_find(list: &[u32], set: usize, tag: u16) -> Option<usize> {
+    list_set(list, set).find(|&i| list[i] as u16 == tag)
+}
 
-    fn find(&self, set: usize, tag: u16) -> Option<usize> {
-        self.set(set).find(|&i| self.entries[i] as u16 == tag)
+/// The list form of `array_access`; `draw` gives the way a miss fills.
+fn list_access(
+    list: &mut Vec<u32>,
+    set: usize,
+    tag: u16,
+    write: bool,
+    draw: impl FnOnce() -> usize,
+) -> Evicted {
+    let range = list_set(list, set);
+    if let Some(i) = range.clone().find(|&i| list[i] as u16 == tag) {
+        list[i] |= if write { DIRTY } else { 0 };
+        return None;
     }
-
-    /// Entry `k` of `set` goes in at `at`.
-    fn insert(&mut self, set: usize, at: usize, k: u32) {
-        self.entries.insert(at, k);
-        self.starts[set / GROUP + 1..].iter_mut().for_each(|s| *s += 1);
-    }
-
-    /// The list form of `array_access`; `draw` gives the way a miss fills.
-    fn access(&mut self, set: usize, tag: u16, write: bool, draw: impl FnOnce() -> usize) -> Evicted {
-        let range = self.set(set);
-        if let Some(i) = range.clone().find(|&i| self.entries[i] as u16 == tag) {
-            self.entries[i] |= if write { DIRTY } else { 0 };
-            return None;
+    let way = draw() as u32;
+    let new = (set as u32) << SET_SHIFT | way << WAY_SHIFT | (write as u32) << 16 | tag as u32;
+    match list[range.clone()].binary_search_by_key(&way, |&k| k >> WAY_SHIFT & 7) {
+        Ok(j) => {
+            let old = std::mem::replace(&mut list[range.start + j], new);
+            Some((old as u16, old & DIRTY != 0))
         }
-        let way = draw() as u32;
-        let new = (set as u32) << SET_SHIFT | way << WAY_SHIFT | (write as u32) << 16 | tag as u32;
-        match self.entries[range.clone()].binary_search_by_key(&way, |&k| k >> WAY_SHIFT & 7) {
-            Ok(j) => {
-                let old = std::mem::replace(&mut self.entries[range.start + j], new);
-                Some((old as u16, old & DIRTY != 0))
-            }
-            Err(j) => {
-                self.insert(set, range.start + j, new);
-                Some((0, false))
-            }
+        Err(j) => {
+            list.insert(range.start + j, new);
+            Some((0, false))
         }
     }
 }
@@ -209,7 +187,7 @@ mod tests {
     #[test]
     fn l2_is_lazy_and_tags_fit() {
         let mut c = L2::new(1024, 8);
-        assert_eq!(c.tag_bytes(), 2 * 65, "the directory only");
+        assert_eq!(c.tag_bytes(), 0);
         assert!(!c.access(3));
         assert!(c.access(3));
         assert!(c.tag_bytes() > 0 && c.tag_bytes() < 1024);
@@ -255,25 +233,19 @@ mod tests {
     #[test]
     fn the_list_replays_the_array_before_it_grows() {
         // Below a quarter of the ways the list form is kept; compare it step by step.
-        let mut list = List::new(64);
+        let mut list = Vec::new();
         let (mut a, mut d) = (vec![0u16; 64 * 8], DirtyBits::new(64 * 8));
         let (mut r1, mut r2, mut x) = (9u32, 9u32, 3u32);
         for _ in 0..3000 {
             let (set, tag) = (xorshift(&mut x) as usize % 64, (xorshift(&mut x) % 20 + 1) as u16);
             let write = xorshift(&mut x) & 1 == 0;
-            let got = list.access(set, tag, write, || xorshift(&mut r1) as usize % 8);
+            let got = list_access(&mut list, set, tag, write, || xorshift(&mut r1) as usize % 8);
             assert_eq!(got, array_access(&mut a, &mut d, set * 8, 8, tag, write, &mut r2));
         }
-        assert!(list.entries.windows(2).all(|w| w[0] < w[1]), "sorted");
-        for g in 0..64 / GROUP {
-            let (lo, hi) = (list.starts[g] as usize, list.starts[g + 1] as usize);
-            let in_group = |k: &u32| (k >> SET_SHIFT) as usize / GROUP == g;
-            assert!(list.entries[lo..hi].iter().all(in_group), "group {g} starts right");
-        }
-        for &k in &list.entries {
+        for &k in &list {
             let i = (k >> SET_SHIFT) as usize * 8 + (k >> WAY_SHIFT & 7) as usize;
             assert_eq!((a[i], d.get(i)), (k as u16, k & DIRTY != 0));
         }
-        assert_eq!(list.entries.len(), a.iter().filter(|&&t| t != 0).count());
+        assert_eq!(list.len(), a.iter().filter(|&&t| t != 0).count());
     }
 }
