@@ -9,8 +9,6 @@
 /// Invalid L1 tag (no DRAM line number reaches it).
 const INVALID: u32 = u32::MAX;
 
-pub use crate::l2::L2;
-
 pub(crate) fn xorshift(s: &mut u32) -> u32 {
     *s ^= *s << 13;
     *s ^= *s >> 17;
