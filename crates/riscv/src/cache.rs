@@ -41,16 +41,27 @@ impl Fill {
 }
 
 /// One dirty bit per way, as 64-bit words.
-#[derive(Hash, Clone, Default)]
-struct DirtyBits(Box<[u64]>);
+#[derive(Hash, Clone, Default, PartialEq, Eq, Debug)]
+pub(crate) struct DirtyBits(Box<[u64]>);
 
 impl DirtyBits {
-    fn new(ways: usize) -> DirtyBits {
+    pub(crate) fn new(ways: usize) -> DirtyBits {
         DirtyBits(vec![0; ways.div_ceil(64)].into_boxed_slice())
     }
 
+    /// Way `i`'s bit.
+    #[cfg(test)]
+    pub(crate) fn get(&self, i: usize) -> bool {
+        self.0[i / 64] & 1 << (i % 64) != 0
+    }
+
+    /// Host bytes held.
+    pub(crate) fn bytes(&self) -> usize {
+        8 * self.0.len()
+    }
+
     /// Set or clear way `i`'s bit; return what it was.
-    fn put(&mut self, i: usize, dirty: bool) -> bool {
+    pub(crate) fn put(&mut self, i: usize, dirty: bool) -> bool {
         let (w, b) = (&mut self.0[i / 64], 1u64 << (i % 64));
         let was = *w & b != 0;
         *w = if dirty { *w | b } else { *w & !b };
@@ -130,72 +141,6 @@ impl L1 {
     }
 }
 
-/// The node's shared L2: tags are u16 (line offset within DRAM divided by the number of
-/// sets, plus one; 0 = invalid), allocated on first use so idle nodes cost nothing.
-#[derive(Hash)]
-pub struct L2 {
-    tags: Vec<u16>,
-    dirty: DirtyBits,
-    sets: usize,
-    ways: usize,
-    rng: u32,
-}
-
-impl L2 {
-    pub fn new(sets: usize, ways: usize) -> L2 {
-        let (sets, ways) = (sets.next_power_of_two().max(1), ways.max(1));
-        L2 { tags: Vec::new(), dirty: DirtyBits::default(), sets, ways, rng: 0x2545_f491 }
-    }
-
-    /// Can `lines` DRAM lines be tagged in 16 bits with this geometry?
-    pub fn fits(&self, lines: u64) -> bool {
-        lines / (self.sets as u64) < u16::MAX as u64
-    }
-
-    /// Access DRAM-relative line number `rel`; fill on a miss. Returns true on a hit.
-    pub fn access(&mut self, rel: u64) -> bool {
-        self.access_rw(rel, false).hit()
-    }
-
-    /// Access DRAM-relative line number `rel`, a write if `write` (a device's write, or an
-    /// L1's write-back: the line becomes dirty); fill on a miss, reporting a dirty victim.
-    pub fn access_rw(&mut self, rel: u64, write: bool) -> Fill {
-        if self.tags.is_empty() {
-            self.tags = vec![0; self.sets * self.ways];
-            self.dirty = DirtyBits::new(self.sets * self.ways);
-        }
-        let set_index = rel as usize & (self.sets - 1);
-        let base = set_index * self.ways;
-        let tag = (rel / self.sets as u64 + 1) as u16;
-        let set = &mut self.tags[base..base + self.ways];
-        if let Some(way) = set.iter().position(|&t| t == tag) {
-            if write {
-                self.dirty.put(base + way, true);
-            }
-            return Fill::Hit;
-        }
-        let way = xorshift(&mut self.rng) as usize % self.ways;
-        let old = std::mem::replace(&mut set[way], tag) as u64;
-        match self.dirty.put(base + way, write) {
-            true => Fill::Dirty((old - 1) * self.sets as u64 + set_index as u64),
-            false => Fill::Miss,
-        }
-    }
-
-    /// An L1's write-back of DRAM-relative line `rel`: dirty in the L2 if it holds it
-    /// (the inclusive L2 always does; this model's L2 does not enforce inclusion, and a
-    /// line it no longer holds goes on past it: false).
-    pub fn write_back(&mut self, rel: u64) -> bool {
-        if self.tags.is_empty() {
-            return false;
-        }
-        let base = (rel as usize & (self.sets - 1)) * self.ways;
-        let tag = (rel / self.sets as u64 + 1) as u16;
-        let way = self.tags[base..base + self.ways].iter().position(|&t| t == tag);
-        way.map(|w| self.dirty.put(base + w, true)).is_some()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,15 +160,6 @@ mod tests {
     }
 
     #[test]
-    fn l2_is_lazy_and_tags_fit() {
-        let mut c = L2::new(1024, 8);
-        assert!(c.tags.is_empty());
-        assert!(!c.access(3));
-        assert!(c.access(3));
-        assert!(c.fits((256 << 20) / 64));
-    }
-
-    #[test]
     fn l1_reports_a_dirty_victim_once() {
         // One set of one way: every new line evicts the last.
         let mut c = L1::new(1, 1);
@@ -233,17 +169,5 @@ mod tests {
         assert_eq!(c.access_rw(7, true), Fill::Miss, "6 was only read");
         c.invalidate(7);
         assert_eq!(c.access_rw(8, false), Fill::Miss, "a probed line leaves no write-back");
-    }
-
-    #[test]
-    fn l2_names_its_dirty_victim_and_takes_write_backs() {
-        let mut c = L2::new(4, 1);
-        assert!(!c.write_back(3), "nothing held yet");
-        assert_eq!(c.access_rw(3, false), Fill::Miss);
-        assert!(c.write_back(3));
-        // Line 7 maps to set 3 too: the dirty 3 goes.
-        assert_eq!(c.access_rw(7, true), Fill::Dirty(3));
-        assert_eq!(c.access_rw(11, false), Fill::Dirty(7), "a device write dirties it");
-        assert_eq!(c.access_rw(3, false), Fill::Miss);
     }
 }

@@ -6,7 +6,7 @@
 //!   initial image and pre-decodes every 2-byte code slot once ([`decode`], [`rvc`] for
 //!   compressed forms) into [`op::Op`]s shared by every core of every node.
 //! - [`NodeMem`] (`mem.rs`) is one node: DRAM pages materialized on first write, the boot
-//!   page, the CLINT, the shared L2 tags ([`cache`]) and, behind them, FASED's last-level
+//!   page, the CLINT, the shared L2 tags ([`l2`]) and, behind them, FASED's last-level
 //!   cache ([`llc`]) and DDR3 bank timing ([`dram`]), the dirty lines' write-backs between
 //!   them (`writeback.rs`), the L2's one response path (`port.rs`), devices' DMA
 //!   (`dma.rs`), and the table of the stores its cores have shown each other ([`stores`];
@@ -57,6 +57,7 @@ pub mod fpconv;
 mod fpu_tests;
 pub mod fuzzing;
 mod htif;
+pub mod l2;
 pub mod llc;
 mod lsu;
 pub mod mem;

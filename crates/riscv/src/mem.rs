@@ -10,9 +10,9 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use crate::cache::L2;
 use crate::decode::decode_parcels;
 use crate::dram::Dram;
+use crate::l2::L2;
 use crate::llc::Llc;
 use crate::op::Op;
 use crate::params::{MemParams, TimingParams};

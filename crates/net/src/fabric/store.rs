@@ -58,6 +58,12 @@ pub struct Pkt {
     pub hdr: Hdr,
 }
 
+/// Slots an emptied store keeps room for. A fabric fills in bursts (the sort's shuffle) and
+/// kept its busiest moment's room for the whole run: 8 KiB per node of the 16,384-core sort
+/// at the heap's peak (docs/profile.md). As `KEEP_PACKETS` in crates/cluster for the vectors
+/// of packets between partitions.
+const KEEP_SLOTS: usize = 64;
+
 /// The packets in the fabric, each in a slot until it is delivered or lost.
 #[derive(Default)]
 pub struct Store {
@@ -90,6 +96,11 @@ impl Store {
     pub fn prefetch(&self, p: Pkt) {
         nanopu_sim::hint::prefetch(&self.slots[p.r as usize]);
     }
+    /// Slots the store has room for.
+    #[cfg(test)]
+    fn capacity(&self) -> usize {
+        self.slots.capacity()
+    }
     /// Packets held.
     pub fn live(&self) -> usize {
         self.slots.len() - self.free.len()
@@ -97,6 +108,38 @@ impl Store {
     /// Take the packet out, freeing its slot (the payload's reference goes with it).
     pub fn take(&mut self, p: Pkt) -> Packet {
         self.free.push(p.r);
-        std::mem::take(&mut self.slots[p.r as usize])
+        let packet = std::mem::take(&mut self.slots[p.r as usize]);
+        if self.free.len() == self.slots.len() && self.slots.capacity() > KEEP_SLOTS {
+            self.release();
+        }
+        packet
+    }
+
+    /// The store is empty: give back what it holds beyond `KEEP_SLOTS`. Which slot a packet
+    /// takes is invisible outside the fabric (PFC indexes its counts by slot, and finds
+    /// them again at the packet's dequeue), so results do not change.
+    fn release(&mut self) {
+        self.slots.clear();
+        self.free.clear();
+        self.slots.shrink_to(KEEP_SLOTS);
+        self.free.shrink_to(KEEP_SLOTS);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_emptied_store_gives_back_its_burst() {
+        let mut s = Store::default();
+        let held: Vec<Pkt> = (0..1000).map(|_| s.put(Packet::default())).collect();
+        assert!(s.capacity() >= 1000);
+        held[..999].iter().for_each(|&p| _ = s.take(p));
+        assert!(s.capacity() >= 1000, "one packet still held: its slot stays put");
+        s.take(held[999]);
+        assert_eq!((s.live(), s.capacity()), (0, KEEP_SLOTS));
+        let (a, b) = (s.put(Packet::default()), s.put(Packet::default()));
+        assert_eq!((a.r, b.r, s.live()), (0, 1, 2), "slots are numbered afresh");
     }
 }
