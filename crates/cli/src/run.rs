@@ -106,10 +106,10 @@ pub struct RunArgs {
     /// engines") [default: interp].
     #[arg(long, value_parser = nanopu_riscv::Engine::NAMES)]
     engine: Option<String>,
-    /// The memory system the cores' timing follows: simple (reads only, no refresh: what
-    /// the experiments were run with) or prototype (its dirty write-backs, the L2's one
-    /// response path, DDR3 refresh; docs/models/node.md "Write-backs, the L2's one path and
-    /// refresh: off by default") [default: simple].
+    /// The memory system the cores' timing follows: prototype (its dirty write-backs, the
+    /// L2's one response path, DDR3 refresh; docs/models/node.md "Write-backs, the L2's one
+    /// path and refresh") or simple (reads only, no refresh: the model before 2026-12-03)
+    /// [default: prototype].
     #[arg(long, value_parser = nanopu_riscv::MemorySystem::NAMES)]
     memory: Option<String>,
     /// Host threads of a leaf-spine cluster run (default: NANOPU_THREADS, else every host
@@ -357,7 +357,7 @@ impl RunArgs {
         cfg.exit = ExitMode::parse(self.exit.as_deref().unwrap_or("auto")).map_err(|e| format!("--{e}"))?;
         cfg.progress = self.progress;
         cfg.engine = self.engine.as_deref().unwrap_or("interp").parse()?;
-        cfg.timing = self.memory.as_deref().unwrap_or("simple").parse::<MemorySystem>()?.apply(cfg.timing);
+        cfg.timing = self.memory.as_deref().unwrap_or("prototype").parse::<MemorySystem>()?.apply(cfg.timing);
         cfg.port.mac_fs = check::time_ns(self.mac_ns.unwrap_or(0.0), "--mac-ns")?.as_fs();
         cfg.nic_kind = self.nic.as_deref().unwrap_or("nanopu").parse().map_err(|e| format!("--nic: {e}"))?;
         cfg.pcie_ns = self.pcie_ns.unwrap_or(0.0);

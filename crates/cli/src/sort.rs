@@ -139,10 +139,10 @@ pub struct SortArgs {
     /// results are the same (docs/profile.md "Core engines") [default: interp].
     #[arg(long, value_parser = nanopu_riscv::Engine::NAMES)]
     engine: Option<String>,
-    /// The memory system the cores' timing follows: simple (reads only, no refresh: what
-    /// the experiments were run with) or prototype (its dirty write-backs, the L2's one
-    /// response path, DDR3 refresh; docs/models/node.md "Write-backs, the L2's one path and
-    /// refresh: off by default") [default: simple].
+    /// The memory system the cores' timing follows: prototype (its dirty write-backs, the
+    /// L2's one response path, DDR3 refresh; docs/models/node.md "Write-backs, the L2's one
+    /// path and refresh") or simple (reads only, no refresh: the model before 2026-12-03)
+    /// [default: prototype].
     #[arg(long, value_parser = nanopu_riscv::MemorySystem::NAMES)]
     memory: Option<String>,
 }
@@ -383,7 +383,7 @@ impl SortArgs {
             capture_at: self.pcap.as_ref().map(|_| self.pcap_at.clone().unwrap_or_else(|| "node:0".into())),
             faults: Vec::new(),
             engine: self.engine.as_deref().unwrap_or("interp").parse()?,
-            memory: self.memory.as_deref().unwrap_or("simple").parse()?,
+            memory: self.memory.as_deref().unwrap_or("prototype").parse()?,
         };
         spec.faults = self.faults(&spec)?;
         Ok(spec)

@@ -100,7 +100,9 @@ fn a_deeper_othello_search_on_icenic_reports_the_frames_it_dropped() {
 /// host's 2 us (11.4 us for a depth-2 search started at 2 us before 2026-12-03, 9.4 us started
 /// at 20 us). The host now waits for every ring (`HostNet::ready_at`), so a start at 20 us
 /// moves the latency by no more than where a few arrivals fall in the workers' poll loops
-/// (8-15 ns an iteration; starts at 5, 10 and 20 us differ by up to 7 ns).
+/// (8-15 ns an iteration; starts at 5, 10 and 20 us differed by up to 7 ns) and where DRAM
+/// refreshes fall (each rank every 7,801 cycles, from reset, for tRFC = 160 cycles, 50 ns:
+/// docs/models/node.md; 61 ns between the starts at 2 and 20 us on the nanoPU).
 #[test]
 fn othello_times_the_search_not_the_workers_start_up() {
     let spec = SearchSpec { nodes: 16, cores: 1, board: Board::opening(1, 10), depth: 2, local_depth: 1 };
@@ -111,7 +113,7 @@ fn othello_times_the_search_not_the_workers_start_up() {
             run_search_from(&spec, &elf, nic, Time::from_us(20)).unwrap(),
         );
         assert!(
-            (now.latency_ns - late.latency_ns).abs() < 50.0,
+            (now.latency_ns - late.latency_ns).abs() < 100.0,
             "{nic:?}: {} ns against {} ns",
             now.latency_ns,
             late.latency_ns

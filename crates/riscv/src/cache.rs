@@ -1,6 +1,6 @@
 //! Tag-only cache models. Only hit/miss matters for timing, so no data is stored; a dirty
 //! bit per way says whether evicting the line writes it back (docs/models/node.md
-//! "Write-backs, the L2's one path and refresh: off by default").
+//! "Write-backs, the L2's one path and refresh").
 //!
 //! Replacement is pseudo-random, as in Rocket's L1 caches (rocket-chip
 //! `DCacheParams.replacementPolicy = "random"`), which also keeps the state to the tags

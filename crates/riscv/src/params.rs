@@ -85,10 +85,9 @@ pub struct TimingParams {
     /// Dirty lines are written back when evicted: from the L1 D-cache to the L2 ahead of
     /// the refill (`l1_writeback`), from the L2 to the LLC and from the LLC to DRAM, timed
     /// as FASED's LLC serves them (`writeback.rs`).
-    /// The prototype's caches are write-back, so true is the hardware; default false until
-    /// every experiment has been rerun with it (docs/models/node.md "Write-backs, the L2's
-    /// one path and refresh: off by default"). [`TimingParams::prototype_memory`] turns it
-    /// on with the other two.
+    /// The prototype's caches are write-back, so true is the hardware and the default
+    /// (docs/models/node.md "Write-backs, the L2's one path and refresh");
+    /// [`TimingParams::simple_memory`] turns it off with the other two.
     pub write_backs: bool,
     /// Cycles a dirty L1 D-cache victim's write-back holds up the refill that evicted it.
     /// Default 14: the 8 beats of the Release's data (`line_bytes / bus_beat_bytes`), 2 for
@@ -103,7 +102,7 @@ pub struct TimingParams {
     /// cycle (sifive block-inclusivecache d3d95ec `SourceD.scala`: `busy`, `s1_counter`;
     /// the prototype's `WithInclusiveCache` has `nBanks = 1`): a device's DMA reads and
     /// writes, the cores' refills and L1 write-backs take turns (docs/models/node.md, as
-    /// `write_backs`). True is the hardware; default false, as `write_backs`.
+    /// `write_backs`). True is the hardware and the default, as `write_backs`.
     pub l2_one_port: bool,
     /// Uncached MMIO access (CLINT, boot page). Default 20 (*estimate*, like an L2 round trip).
     pub mmio_latency: u64,
@@ -208,9 +207,9 @@ impl Default for TimingParams {
             llc_latency: 12,
             dram: Ddr3Params::default(),
             bus_beat_bytes: 8,
-            write_backs: false,
+            write_backs: true,
             l1_writeback: 14,
-            l2_one_port: false,
+            l2_one_port: true,
             mmio_latency: 20,
             bswap_insns: false,
             device_load_extra: 0,
@@ -239,15 +238,15 @@ impl Default for TimingParams {
 }
 
 /// Which memory system the nodes' timing follows (`[node] memory`, `--memory`):
-/// docs/models/node.md "Write-backs, the L2's one path and refresh: off by default".
+/// docs/models/node.md "Write-backs, the L2's one path and refresh".
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum MemorySystem {
     /// The L2, LLC and DRAM see reads only, DMA and refills have paths of their own, no
-    /// refresh: what every experiment has been run with (default).
-    #[default]
+    /// refresh: the model every experiment was run with until 2026-12-03, kept to compare.
     Simple,
     /// The prototype's hardware in full: dirty write-backs, the L2's one response path and
-    /// DDR3 refresh (`TimingParams::prototype_memory`).
+    /// DDR3 refresh (the default, as `TimingParams::default()`).
+    #[default]
     Prototype,
 }
 
@@ -258,10 +257,10 @@ impl MemorySystem {
         Self::NAMES[self as usize]
     }
 
-    /// `t` with this memory system's mechanisms on.
+    /// `t` with this memory system's mechanisms on or off.
     pub fn apply(self, t: TimingParams) -> TimingParams {
         match self {
-            MemorySystem::Simple => t,
+            MemorySystem::Simple => t.simple_memory(),
             MemorySystem::Prototype => t.prototype_memory(),
         }
     }
@@ -281,11 +280,19 @@ impl std::str::FromStr for MemorySystem {
 
 impl TimingParams {
     /// These timings with the prototype's memory system in full: dirty write-backs, the
-    /// L2's one response path and DDR3 refresh, each off by default for now
-    /// (docs/models/node.md "Write-backs, the L2's one path and refresh: off by default").
+    /// L2's one response path and DDR3 refresh (the default's).
     pub fn prototype_memory(self) -> TimingParams {
-        let dram = Ddr3Params { refresh: true, ..self.dram };
-        TimingParams { write_backs: true, l2_one_port: true, dram, ..self }
+        self.with_memory_mechanisms(true)
+    }
+
+    /// These timings with the three mechanisms off: the L2, LLC and DRAM see reads only.
+    pub fn simple_memory(self) -> TimingParams {
+        self.with_memory_mechanisms(false)
+    }
+
+    fn with_memory_mechanisms(self, on: bool) -> TimingParams {
+        let dram = Ddr3Params { refresh: on, ..self.dram };
+        TimingParams { write_backs: on, l2_one_port: on, dram, ..self }
     }
 }
 
@@ -348,7 +355,7 @@ pub struct Ddr3Params {
     /// (`+mm_openPagePolicy=1`).
     pub open_page: bool,
     /// Ranks refresh (`t_refi`, `t_rfc`; `dram.rs`). The prototype's FASED did; default
-    /// false, as `TimingParams::write_backs`.
+    /// true, as `TimingParams::write_backs`.
     pub refresh: bool,
     /// Refresh interval, cycles: each rank refreshes every `t_refi + 1` cycles from reset
     /// (`DramCommon.scala` `RankStateTracker`). Default 7,800 (`+mm_dramTimings_tREFI=7800`);
@@ -380,7 +387,7 @@ impl Default for Ddr3Params {
             t_al: 0,
             backend_latency: 2,
             open_page: true,
-            refresh: false,
+            refresh: true,
             t_refi: 7_800,
             t_rfc: 160,
             bank_offset: 13,
@@ -398,14 +405,16 @@ mod tests {
     use super::{MemorySystem, TimingParams};
 
     #[test]
-    fn memory_systems_parse_by_name_and_prototype_turns_the_three_mechanisms_on() {
+    fn memory_systems_parse_by_name_and_the_default_is_the_prototypes() {
         for m in [MemorySystem::Simple, MemorySystem::Prototype] {
             assert_eq!(m.name().parse::<MemorySystem>(), Ok(m));
         }
-        let t = MemorySystem::default().apply(TimingParams::default());
+        let d = TimingParams::default();
+        assert!(d.write_backs && d.l2_one_port && d.dram.refresh);
+        assert_eq!(MemorySystem::default().apply(d.clone()), d);
+        let t = MemorySystem::Simple.apply(d);
         assert!(!t.write_backs && !t.l2_one_port && !t.dram.refresh);
-        let t = MemorySystem::Prototype.apply(TimingParams::default());
-        assert!(t.write_backs && t.l2_one_port && t.dram.refresh);
+        assert_eq!(MemorySystem::Prototype.apply(t.clone()), TimingParams::default());
         let err = "full".parse::<MemorySystem>().unwrap_err();
         assert!(err.contains("'full'") && err.contains("simple, prototype"), "{err}");
     }

@@ -1,5 +1,5 @@
 //! The L2's one response path (docs/models/node.md
-//! "Write-backs, the L2's one path and refresh: off by default"): the
+//! "Write-backs, the L2's one path and refresh"): the
 //! prototype's L2 has one bank, whose `SourceD` takes one request at a time and moves one
 //! 8-byte beat a cycle (sifive block-inclusivecache d3d95ec `SourceD.scala`: `busy` from
 //! the request until its last beat, `s1_counter`). A device's DMA reads (Get) and writes

@@ -1,5 +1,5 @@
 //! Below the L2 (docs/models/node.md
-//! "Write-backs, the L2's one path and refresh: off by default"): an L2 miss's read
+//! "Write-backs, the L2's one path and refresh"): an L2 miss's read
 //! through FASED's LLC and DDR3 banks, with the dirty lines leaving the L2 and the LLC.
 //!
 //! The L2 sends a dirty victim's Release before the refill's Acquire (sifive

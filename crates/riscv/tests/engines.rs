@@ -39,7 +39,7 @@ struct Side {
 impl Side {
     fn new(elf: &[u8], engine: Engine) -> Side {
         let program = Arc::new(Program::load(elf).expect("a valid ELF"));
-        // The prototype's memory system in full (off by default for now): both engines
+        // The prototype's memory system in full (the default): both engines
         // reach it through the same load/store path, and this checks they agree with it on.
         let timing = TimingParams::default().prototype_memory();
         let mem = NodeMem::new(program.clone(), 1, &MemParams::default(), &timing).expect("fits");

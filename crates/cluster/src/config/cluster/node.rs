@@ -46,10 +46,10 @@ pub struct NodeFile {
     /// engines").
     #[schemars(transform = ENGINES.schema())]
     pub engine: Option<String>,
-    /// The memory system the cores' timing follows: "simple" (default; the L2, LLC and DRAM
-    /// see reads only, no refresh: what the experiments were run with) or "prototype" (the
-    /// prototype's dirty write-backs, its L2's one response path and DDR3 refresh;
-    /// docs/models/node.md "Write-backs, the L2's one path and refresh: off by default").
+    /// The memory system the cores' timing follows: "prototype" (default: the prototype's
+    /// dirty write-backs, its L2's one response path and DDR3 refresh; docs/models/node.md
+    /// "Write-backs, the L2's one path and refresh") or "simple" (the L2, LLC and DRAM see
+    /// reads only, no refresh: the model before 2026-12-03, kept to compare).
     #[schemars(transform = MEMORIES.schema())]
     pub memory: Option<String>,
     /// The NIC's settings (`config::nic`).
@@ -128,7 +128,7 @@ impl NodeFile {
     }
 }
 
-/// A `memory` key of section `section` (`[node]`, `[server]`), checked; simple if absent.
+/// A `memory` key of section `section` (`[node]`, `[server]`), checked; prototype if absent.
 pub fn memory_system(v: Option<&str>, section: &str) -> Result<nanopu_riscv::MemorySystem, String> {
     let Some(s) = v else {
         return Ok(Default::default());

@@ -45,10 +45,10 @@ fn abi_and_exit_name_their_choices() {
 fn the_memory_system_is_named_and_checked() {
     let e = refused("[node]\nmemory = \"full\"\n", "node.memory");
     assert!(e.contains("\"simple\" or \"prototype\""), "{e}");
-    let f = ClusterFile::parse(&format!("{MIN}[node]\nmemory = \"prototype\"\n")).unwrap();
-    assert_eq!(f.node.memory(), Ok(nanopu_riscv::MemorySystem::Prototype));
-    let f = ClusterFile::parse(MIN).unwrap();
+    let f = ClusterFile::parse(&format!("{MIN}[node]\nmemory = \"simple\"\n")).unwrap();
     assert_eq!(f.node.memory(), Ok(nanopu_riscv::MemorySystem::Simple));
+    let f = ClusterFile::parse(MIN).unwrap();
+    assert_eq!(f.node.memory(), Ok(nanopu_riscv::MemorySystem::Prototype), "the default");
 }
 
 #[test]

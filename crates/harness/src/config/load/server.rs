@@ -48,9 +48,9 @@ pub struct ServerFile {
     #[serde(default)]
     #[schemars(transform = TIME_NS.schema())]
     pub link_ns: f64,
-    /// The memory system the server's cores' timing follows: "simple" (default) or
-    /// "prototype" (as `[node] memory` of a cluster file; docs/models/node.md "Write-backs,
-    /// the L2's one path and refresh: off by default").
+    /// The memory system the server's cores' timing follows: "prototype" (default) or
+    /// "simple" (as `[node] memory` of a cluster file; docs/models/node.md "Write-backs,
+    /// the L2's one path and refresh").
     #[serde(default)]
     #[schemars(transform = MEMORIES.schema())]
     pub memory: Option<String>,
