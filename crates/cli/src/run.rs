@@ -229,6 +229,8 @@ impl RunArgs {
             ("program arguments after -- (the file's [[program]] args set them)", !self.args.is_empty()),
             ("--abi (the file's [[program]] abi sets it)", self.abi.is_some()),
             ("--exit (the file's [node] exit sets it)", self.exit.is_some()),
+            ("--engine (the file's [node] engine sets it)", self.engine.is_some()),
+            ("--memory (the file's [node] memory sets it)", self.memory.is_some()),
             ("--nic (the file's [[program]] nic sets it)", self.nic.is_some()),
             ("--pcie-ns (the file's [[program]] pcie_ns sets it)", self.pcie_ns.is_some()),
         ];

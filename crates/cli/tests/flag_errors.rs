@@ -87,6 +87,8 @@ fn bench_flags_a_benchmark_does_not_read_are_errors() {
         (&["bench", "rx", "--nodes", "512"], &["--nodes", "rx"]),
         (&["bench", "host-sort", "--threads", "2"], &["--threads", "host-sort"]),
         (&["sort", "--memory", "full"], &["full", "simple", "prototype"]),
+        (&["run", "experiments/incast/ndp-drop.toml", "--memory", "simple"], &["--memory", "[node] memory"]),
+        (&["run", "experiments/incast/ndp-drop.toml", "--engine", "fast"], &["--engine", "[node] engine"]),
         (&["bench", "network", "--nodes", "100"], &["100", "multiple of 16"]),
         (&["bench", "network", "--nodes", "2048"], &["2048", "32 to 1,024"]),
         (&["bench", "loopback-latency", "--requests", "0"], &["--requests", "0"]),
