@@ -31,9 +31,6 @@ use crate::program::Program;
 
 /// Entries of each software TLB (direct-mapped, by chunk number).
 pub(crate) const TLB_SIZE: usize = 16;
-/// Slots of `Core::iknown` (a power of two; *estimate*: a sort's inner loops and the
-/// functions they call span a few dozen lines).
-pub(crate) const IKNOWN: usize = 16;
 /// Entries of `Core::net_ops` (a power of two; u32::MAX, never a nanoPU instruction's bits,
 /// marks an empty one).
 pub(crate) const NET_OPS: usize = 32;
@@ -85,10 +82,6 @@ pub struct Core {
     /// random, so a hit changes no state and only a fill can evict it): a loop over two
     /// lines goes back and forth without consulting the cache model.
     pub(crate) iprev: u64,
-    /// Lines known to be in the L1 I-cache, by their low bits (`fetch.rs`): each has hit
-    /// or been filled since the last fill, which alone can evict (the replacement is
-    /// random), so looking one up again would hit and change nothing.
-    pub(crate) iknown: [u64; IKNOWN],
     pub(crate) dline: u64,
     /// A store has dirtied `dline` in the L1 D-cache since it became `dline`.
     pub(crate) dline_dirty: bool,
@@ -176,7 +169,6 @@ impl Core {
             other_ops: std::ptr::null(),
             iline: u64::MAX,
             iprev: u64::MAX,
-            iknown: [u64::MAX; IKNOWN],
             dline: u64::MAX,
             dline_dirty: false,
             block_end: 0,
@@ -385,5 +377,17 @@ impl Core {
             Some(Exit::Halted(c)) => Some(c),
             _ => None,
         }
+    }
+}
+#[cfg(test)]
+mod layout_probe {
+    use super::*;
+    use std::mem::{offset_of, size_of};
+    #[test]
+    fn probe() {
+        macro_rules! o { ($($f:ident),*) => { $( eprintln!("{:5} {:5} {}", offset_of!(Core, $f), 0, stringify!($f)); )* } }
+        eprintln!("size {}", size_of::<Core>());
+        o!(x, ready, ready_muldiv, pc, cycle, fetch_pn, fetch_ops, fetch_gen, other_pn, other_ops, iline, iprev, dline, dline_dirty, block_end, line_shift, tlb_r, tlb_w, tlb_gen, muldiv_free, muldiv_watch, muldiv_rd, htif_cn, t, csr, fp, l1i, l1d, coh, bp, stats, hart, program, irq_lines, reservation, rx_stash, net_ops, pending, done, console, traps, watch, engine, quiet_from);
+        eprintln!("csr {} fp {} coh {} stats {} traps {} watch {} bp {} l1 {}", size_of::<Csrs>(), size_of::<crate::core::fpu::FpState>(), size_of::<coherence::Coherence>(), size_of::<CoreStats>(), size_of::<crate::core::trap::TrapTrack>(), size_of::<watch::Watch>(), size_of::<BranchPred>(), size_of::<L1>());
     }
 }
