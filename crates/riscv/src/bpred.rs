@@ -87,19 +87,19 @@ impl Btb {
         match (&mut *self, pack(pc, target)) {
             (Btb::Narrow(e), Some(w)) => e[i] = w,
             (Btb::Wide(e), _) => e[i] = (pc, target),
-            (Btb::Narrow(_), None) => {
-                self.widen();
-                self.set(i, pc, target);
-            }
+            (Btb::Narrow(_), None) => self.widen_with(i, pc, target),
         }
     }
 
-    /// From packed words to full pairs, keeping every entry.
+    /// From packed words to full pairs, keeping every entry, then slot `i` set.
     #[cold]
-    fn widen(&mut self) {
+    #[inline(never)]
+    fn widen_with(&mut self, i: usize, pc: u64, target: u64) {
         if let Btb::Narrow(e) = self {
             let wide = e.iter().map(|&w| if w == EMPTY { (u64::MAX, 0) } else { (w >> 32, w & 0xffff_ffff) });
-            *self = Btb::Wide(wide.collect());
+            let mut wide: Box<[(u64, u64)]> = wide.collect();
+            wide[i] = (pc, target);
+            *self = Btb::Wide(wide);
         }
     }
 }
@@ -133,6 +133,7 @@ impl BranchPred {
         self.btb.get(self.btb_slot(pc), pc)
     }
 
+    #[inline(always)]
     fn btb_set(&mut self, pc: u64, target: u64) {
         let i = self.btb_slot(pc);
         self.btb.set(i, pc, target);

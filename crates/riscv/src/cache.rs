@@ -83,13 +83,14 @@ pub(crate) const KNOWN: usize = 16;
 /// turns, the tags are a host cache miss at nearly every look-up, `known` sits in the
 /// `Core` beside the other state a run touches (docs/profile.md "Core engines").
 #[derive(Hash)]
+#[repr(C)]
 pub struct L1 {
-    known: [u64; KNOWN],
     tags: Box<[u32]>,
-    dirty: DirtyBits,
     set_mask: u64,
     ways: usize,
+    dirty: DirtyBits,
     rng: u32,
+    known: [u64; KNOWN],
 }
 
 /// An empty `known` slot (no line number is `u64::MAX >> 1`: lines are addresses / 64).
@@ -160,7 +161,13 @@ impl L1 {
     }
 
     /// A fill into `line`'s set may have evicted any line of it: those are no longer known.
+    /// With at least `KNOWN` sets only `line`'s own slot can hold one, and the caller
+    /// overwrites it.
+    #[inline(always)]
     fn forget_set(&mut self, line: u64) {
+        if self.set_mask as usize >= KNOWN - 1 {
+            return;
+        }
         for k in &mut self.known {
             if (*k >> 1 ^ line) & self.set_mask == 0 {
                 *k = UNKNOWN;
@@ -185,11 +192,12 @@ impl L1 {
         if let Some(way) = set.iter().position(|&t| t == line as u32) {
             set[way] = INVALID;
             self.dirty.put(base + way, false);
-        }
-        // As the tags compare: a line 2^32 lines away is the same tag.
-        let k = &mut self.known[line as usize & (KNOWN - 1)];
-        if (*k >> 1) as u32 == line as u32 {
-            *k = UNKNOWN;
+            // Only a held line can be known. As the tags compare, a line 2^32 lines away
+            // is the same line.
+            let k = &mut self.known[line as usize & (KNOWN - 1)];
+            if (*k >> 1) as u32 == line as u32 {
+                *k = UNKNOWN;
+            }
         }
     }
 }
