@@ -30,6 +30,8 @@ pub struct BranchPred {
     /// `history := Cat(taken, history >> 1)`).
     history: u8,
     btb: Btb,
+    /// The BTB's entries less one (a power of two).
+    btb_mask: usize,
     ras: Box<[u64]>,
     ras_top: usize,
     ras_len: usize,
@@ -58,13 +60,6 @@ fn pack(pc: u64, target: u64) -> Option<u64> {
 impl Btb {
     fn new(n: usize) -> Btb {
         Btb::Narrow(vec![EMPTY; n].into_boxed_slice())
-    }
-
-    fn len(&self) -> usize {
-        match self {
-            Btb::Narrow(e) => e.len(),
-            Btb::Wide(e) => e.len(),
-        }
     }
 
     /// The target slot `i` holds for `pc`, if it holds `pc`.
@@ -116,6 +111,7 @@ impl BranchPred {
             bht_bits: bht.trailing_zeros(),
             history: 0,
             btb: Btb::new(pow2(btb)),
+            btb_mask: pow2(btb) - 1,
             ras: vec![0; ras.max(1)].into_boxed_slice(),
             ras_top: 0,
             ras_len: 0,
@@ -124,7 +120,7 @@ impl BranchPred {
 
     #[inline]
     fn btb_slot(&self, pc: u64) -> usize {
-        (pc >> 1) as usize & (self.btb.len() - 1)
+        (pc >> 1) as usize & self.btb_mask
     }
 
     /// BTB prediction for `pc`, if it holds one.
@@ -174,7 +170,8 @@ impl BranchPred {
     }
 
     /// Direct jump; `link`: it is a call (rd = ra/t0). Returns true if mispredicted.
-    #[inline]
+    /// Always inlined: the packed BTB's code made the compiler keep it a call.
+    #[inline(always)]
     pub fn jal(&mut self, pc: u64, target: u64, link: Option<u64>) -> bool {
         if let Some(ret) = link {
             self.push(ret);
