@@ -80,8 +80,8 @@ pub(crate) const KNOWN: usize = 16;
 /// its set, and replacement is random, so only a fill can evict it and looking it up again
 /// would hit and change nothing (or, for a store, nothing once it is dirty). An access to a
 /// known line answers from there, without reading the tags: with thousands of cores taking
-/// turns, the tags are a host cache miss at nearly every look-up, `known` sits in the
-/// `Core` beside the other state a run touches (docs/profile.md "Core engines").
+/// turns, the tags are a host cache miss at nearly every look-up, while `known` sits in
+/// the `Core` beside the other state a run touches (docs/profile.md "What keeps it fast").
 #[derive(Hash)]
 #[repr(C)]
 pub struct L1 {
@@ -93,7 +93,8 @@ pub struct L1 {
     known: [u64; KNOWN],
 }
 
-/// An empty `known` slot (no line number is `u64::MAX >> 1`: lines are addresses / 64).
+/// An empty `known` slot: a line number is an address over the line size, below 2^63 for
+/// lines of 2 bytes or more, so `line << 1 | dirty` is never this.
 const UNKNOWN: u64 = u64::MAX;
 
 impl L1 {

@@ -66,7 +66,7 @@ pub(crate) enum Ex {
 /// scalars a run reads at every instruction first, together in three host lines, then what
 /// a run touches by the instruction (CSRs, counters, predictor, L1s, registers, TLBs), then
 /// the rest. With thousands of cores taking turns, each line a dispatched core touches is a
-/// likely host cache miss (docs/profile.md "Core engines").
+/// likely host cache miss (docs/profile.md "What keeps it fast").
 #[repr(C, align(64))]
 pub struct Core {
     pub(crate) pc: u64,
@@ -113,7 +113,7 @@ pub struct Core {
     /// Which engine `run` uses (`engine.rs`); the results are the same.
     pub(crate) engine: Engine,
     // Read at every run or nearly every instruction of one, above; what a run may touch
-    // next, then the rest (`repr(C)`: in this order, docs/profile.md "Core engines").
+    // next, then the rest (`repr(C)`: in this order).
     pub(crate) csr: Csrs,
     pub(crate) stats: CoreStats,
     /// Read at the start of every run.
