@@ -10,14 +10,14 @@
 //! "Receiving, request by request", has the RTL's lines and what the indexing does to a
 //! receive loop.
 //!
-//! Host layout: the state is read at nearly every branch of a core that thousands of
-//! others dispatch in turn, so each read is likely a host cache miss; it is kept dense
-//! (docs/profile.md, "What keeps it fast"). The BHT's 1-bit counters are bits, 64 to a
-//! word (512 counters: one host cache line, not eight); the BTB holds each (pc, target) pair in one
-//! `u64` while every pc and target given to it fits in 32 bits (the default memory map's
-//! code does: DRAM at 0x8000_0000, 256 MiB), and full pairs from the first one that does
-//! not (`Btb`). The predictions are the same either way (`tests` replays traces through
-//! both and through the byte-per-counter, pair-per-entry layout this replaced).
+//! Host layout: the state is read at nearly every branch of a core that thousands of others
+//! dispatch in turn, so each read is likely a host cache miss; it is kept dense
+//! (docs/profile.md, "What keeps it fast"). The BHT's 1-bit counters are bits, 64 to a word
+//! (512 counters: one host cache line, not eight); the BTB holds each (pc, target) pair in
+//! one `u64` while every pc and target given to it fits in 32 bits (the default memory
+//! map's code does: DRAM at 0x8000_0000, 256 MiB), and full pairs from the first one that
+//! does not (`Btb`). The predictions are the same either way (`tests` replays traces
+//! through both and through the byte-per-counter, pair-per-entry layout this replaced).
 
 /// Predictor state of one core.
 #[derive(Hash)]

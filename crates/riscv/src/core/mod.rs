@@ -62,11 +62,11 @@ pub(crate) enum Ex {
 
 /// One RISC-V hart with its timing model.
 ///
-/// The fields are laid out in the order given (`repr(C)`), starting on a host cache line: the
-/// scalars a run reads at every instruction first, together in three host lines, then what
-/// a run touches by the instruction (CSRs, counters, predictor, L1s, registers, TLBs), then
-/// the rest. With thousands of cores taking turns, each line a dispatched core touches is a
-/// likely host cache miss (docs/profile.md "What keeps it fast").
+/// The fields are laid out in the order given (`repr(C)`), starting on a host cache line:
+/// the scalars a run reads at every instruction first, together in three host lines, then
+/// what a run touches by the instruction (CSRs, counters, predictor, L1s, registers, TLBs),
+/// then the rest. With thousands of cores taking turns, each line a dispatched core touches
+/// is a likely host cache miss (docs/profile.md, "What keeps it fast").
 #[repr(C, align(64))]
 pub struct Core {
     pub(crate) pc: u64,
