@@ -9,19 +9,94 @@
 //! and every branch updates the table (Rocket's only on a BTB hit). docs/models/node.md,
 //! "Receiving, request by request", has the RTL's lines and what the indexing does to a
 //! receive loop.
+//!
+//! Host layout: the state is read at nearly every branch of a core that thousands of others
+//! dispatch in turn, so each read is likely a host cache miss; it is kept dense
+//! (docs/profile.md, "What keeps it fast"). The BHT's 1-bit counters are bits, 64 to a word
+//! (512 counters: one host cache line, not eight); the BTB holds each (pc, target) pair in
+//! one `u64` while every pc and target given to it fits in 32 bits (the default memory
+//! map's code does: DRAM at 0x8000_0000, 256 MiB), and full pairs from the first one that
+//! does not (`Btb`). The predictions are the same either way (`tests` replays traces
+//! through both and through the byte-per-counter, pair-per-entry layout this replaced).
 
 /// Predictor state of one core.
 #[derive(Hash)]
 pub struct BranchPred {
-    bht: Box<[u8]>,
+    /// BHT counter `i` is bit `i % 64` of word `i / 64`.
+    bht: Box<[u64]>,
+    /// log2 of the BHT's entries.
+    bht_bits: u32,
     /// Outcomes of the last 8 conditional branches, the newest in bit 7 (Rocket's
     /// `history := Cat(taken, history >> 1)`).
     history: u8,
-    /// (branch PC, target) pairs, so that a lookup touches one host cache line.
-    btb: Box<[(u64, u64)]>,
+    btb: Btb,
+    /// The BTB's entries less one (a power of two).
+    btb_mask: usize,
     ras: Box<[u64]>,
     ras_top: usize,
     ras_len: usize,
+}
+
+/// The BTB's entries: `Narrow` while every pc and target stored fits in 32 bits (pc in
+/// the high half, target in the low; `EMPTY` marks an unused slot, and a pair that would
+/// pack to it goes wide), `Wide` (pc, target) pairs after. A slot's index is the same in
+/// both.
+#[derive(Hash)]
+enum Btb {
+    Narrow(Box<[u64]>),
+    Wide(Box<[(u64, u64)]>),
+}
+
+/// An unused narrow slot.
+const EMPTY: u64 = u64::MAX;
+
+/// `(pc, target)` packed in one word, if both fit and the word is not `EMPTY`.
+#[inline(always)]
+fn pack(pc: u64, target: u64) -> Option<u64> {
+    let w = pc << 32 | target;
+    (pc >> 32 == 0 && target >> 32 == 0 && w != EMPTY).then_some(w)
+}
+
+impl Btb {
+    fn new(n: usize) -> Btb {
+        Btb::Narrow(vec![EMPTY; n].into_boxed_slice())
+    }
+
+    /// The target slot `i` holds for `pc`, if it holds `pc`.
+    #[inline(always)]
+    fn get(&self, i: usize, pc: u64) -> Option<u64> {
+        match self {
+            Btb::Narrow(e) => {
+                let w = e[i];
+                (w != EMPTY && w >> 32 == pc).then_some(w & 0xffff_ffff)
+            }
+            Btb::Wide(e) => {
+                let (at, target) = e[i];
+                (at == pc).then_some(target)
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn set(&mut self, i: usize, pc: u64, target: u64) {
+        match (&mut *self, pack(pc, target)) {
+            (Btb::Narrow(e), Some(w)) => e[i] = w,
+            (Btb::Wide(e), _) => e[i] = (pc, target),
+            (Btb::Narrow(_), None) => self.widen_with(i, pc, target),
+        }
+    }
+
+    /// From packed words to full pairs, keeping every entry, then slot `i` set.
+    #[cold]
+    #[inline(never)]
+    fn widen_with(&mut self, i: usize, pc: u64, target: u64) {
+        if let Btb::Narrow(e) = self {
+            let wide = e.iter().map(|&w| if w == EMPTY { (u64::MAX, 0) } else { (w >> 32, w & 0xffff_ffff) });
+            let mut wide: Box<[(u64, u64)]> = wide.collect();
+            wide[i] = (pc, target);
+            *self = Btb::Wide(wide);
+        }
+    }
 }
 
 fn pow2(n: usize) -> usize {
@@ -30,10 +105,13 @@ fn pow2(n: usize) -> usize {
 
 impl BranchPred {
     pub fn new(bht: usize, btb: usize, ras: usize) -> BranchPred {
+        let bht = pow2(bht);
         BranchPred {
-            bht: vec![0; pow2(bht)].into_boxed_slice(),
+            bht: vec![0; bht.div_ceil(64)].into_boxed_slice(),
+            bht_bits: bht.trailing_zeros(),
             history: 0,
-            btb: vec![(u64::MAX, 0); pow2(btb)].into_boxed_slice(),
+            btb: Btb::new(pow2(btb)),
+            btb_mask: pow2(btb) - 1,
             ras: vec![0; ras.max(1)].into_boxed_slice(),
             ras_top: 0,
             ras_len: 0,
@@ -42,19 +120,19 @@ impl BranchPred {
 
     #[inline]
     fn btb_slot(&self, pc: u64) -> usize {
-        (pc >> 1) as usize & (self.btb.len() - 1)
+        (pc >> 1) as usize & self.btb_mask
     }
 
     /// BTB prediction for `pc`, if it holds one.
     #[inline]
     fn btb(&self, pc: u64) -> Option<u64> {
-        let (at, target) = self.btb[self.btb_slot(pc)];
-        (at == pc).then_some(target)
+        self.btb.get(self.btb_slot(pc), pc)
     }
 
+    #[inline(always)]
     fn btb_set(&mut self, pc: u64, target: u64) {
         let i = self.btb_slot(pc);
-        self.btb[i] = (pc, target);
+        self.btb.set(i, pc, target);
     }
 
     /// Rocket's `BHT.index`: the fetch packet's address (4 bytes) folded to the table's
@@ -62,14 +140,14 @@ impl BranchPred {
     /// in the index's top bits.
     #[inline]
     fn bht_slot(&self, pc: u64) -> usize {
-        let bits = self.bht.len().trailing_zeros();
+        let bits = self.bht_bits;
         let hi = pc >> 2;
         let addr = (hi ^ (hi >> bits) & 3) as usize;
         let hash = ((221 * self.history as u32) >> 5) as usize & 7;
-        (addr ^ hash << bits.saturating_sub(3)) & (self.bht.len() - 1)
+        (addr ^ hash << bits.saturating_sub(3)) & ((1 << bits) - 1)
     }
 
-    /// Conditional branch at `pc` resolved `taken` to `target`. Returns true if mispredicted.
+    /// Conditional branch at `pc`, resolved `taken` to `target`. Returns true if mispredicted.
     #[inline]
     pub fn branch(&mut self, pc: u64, taken: bool, target: u64) -> bool {
         self.branch_inline(pc, taken, target)
@@ -80,8 +158,10 @@ impl BranchPred {
     #[inline(always)]
     pub fn branch_inline(&mut self, pc: u64, taken: bool, target: u64) -> bool {
         let i = self.bht_slot(pc);
-        let predicted = self.bht[i] != 0 && self.btb(pc).is_some();
-        self.bht[i] = taken as u8;
+        let bit = 1u64 << (i % 64);
+        let predicted = self.bht[i / 64] & bit != 0 && self.btb(pc).is_some();
+        let w = &mut self.bht[i / 64];
+        *w = if taken { *w | bit } else { *w & !bit };
         self.history = (taken as u8) << 7 | self.history >> 1;
         if taken {
             self.btb_set(pc, target);
@@ -90,7 +170,8 @@ impl BranchPred {
     }
 
     /// Direct jump; `link`: it is a call (rd = ra/t0). Returns true if mispredicted.
-    #[inline]
+    /// Always inlined: the packed BTB's code made the compiler keep it a call.
+    #[inline(always)]
     pub fn jal(&mut self, pc: u64, target: u64, link: Option<u64>) -> bool {
         if let Some(ret) = link {
             self.push(ret);
@@ -170,5 +251,86 @@ mod tests {
         bp.jal(0x100, 0x200, Some(0x104));
         assert!(!bp.jalr(0x208, 0x104, true, None));
         assert!(bp.jalr(0x208, 0x104, true, None));
+    }
+
+    /// The layout this one replaced: a byte per BHT counter, a (pc, target) pair per BTB
+    /// entry. Only the tables; the history and the RAS are the predictor's own.
+    struct Bytes {
+        bht: Vec<u8>,
+        btb: Vec<(u64, u64)>,
+    }
+
+    impl Bytes {
+        fn btb(&self, pc: u64) -> Option<u64> {
+            let (at, target) = self.btb[(pc >> 1) as usize % self.btb.len()];
+            (at == pc).then_some(target)
+        }
+
+        /// A conditional branch, as `BranchPred::branch` did with slot `i` of the BHT.
+        fn branch(&mut self, i: usize, pc: u64, taken: bool, target: u64) -> bool {
+            let predicted = self.bht[i] != 0 && self.btb(pc).is_some();
+            self.bht[i] = taken as u8;
+            if taken {
+                let n = self.btb.len();
+                self.btb[(pc >> 1) as usize % n] = (pc, target);
+            }
+            predicted != taken
+        }
+
+        fn jal(&mut self, pc: u64, target: u64) -> bool {
+            let hit = self.btb(pc) == Some(target);
+            let n = self.btb.len();
+            self.btb[(pc >> 1) as usize % n] = (pc, target);
+            !hit
+        }
+    }
+
+    /// Random branches and jumps over `pcs` code addresses from `base`, targets anywhere
+    /// in `span` bytes from it: both layouts predict the same at every step.
+    fn replay(base: u64, span: u64, pcs: u64, steps: usize) {
+        let mut rng = 0x2545_f491u32;
+        let mut next = move |m: u64| crate::cache::xorshift(&mut rng) as u64 % m;
+        for (bht, btb) in [(512, 32), (64, 8), (2048, 64)] {
+            let mut bp = BranchPred::new(bht, btb, 6);
+            let mut old = Bytes { bht: vec![0; bht], btb: vec![(u64::MAX, 0); btb] };
+            for step in 0..steps {
+                let pc = base + 2 * next(pcs);
+                let target = base.wrapping_add(2 * next(span / 2));
+                let (new, was) = if next(4) == 0 {
+                    (bp.jal(pc, target, None), old.jal(pc, target))
+                } else {
+                    let taken = next(3) != 0;
+                    let i = bp.bht_slot(pc);
+                    (bp.branch(pc, taken, target), old.branch(i, pc, taken, target))
+                };
+                assert_eq!(new, was, "step {step}: pc {pc:#x} -> {target:#x}, BHT {bht}, BTB {btb}");
+            }
+        }
+    }
+
+    #[test]
+    fn packed_tables_predict_as_bytes_and_pairs_did() {
+        replay(0x8000_0000, 1 << 12, 300, 20_000);
+    }
+
+    #[test]
+    fn a_target_past_4_gib_widens_the_btb_and_keeps_its_entries() {
+        // Targets across the 4 GiB boundary: the first one above it widens the BTB mid-trace.
+        replay(0xffff_f000, 1 << 13, 300, 20_000);
+        let mut bp = BranchPred::new(512, 32, 6);
+        bp.jal(0x8000_0000, 0x8000_0100, None);
+        assert!(matches!(bp.btb, Btb::Narrow(_)));
+        bp.jal(0x8000_0004, 0x1_0000_0000, None);
+        assert!(matches!(bp.btb, Btb::Wide(_)));
+        assert!(!bp.jal(0x8000_0000, 0x8000_0100, None), "kept when widened");
+        assert!(!bp.jal(0x8000_0004, 0x1_0000_0000, None));
+    }
+
+    #[test]
+    fn a_pair_that_packs_to_the_empty_mark_is_kept_wide() {
+        let mut bp = BranchPred::new(512, 32, 6);
+        bp.jal(0xffff_ffff, 0xffff_ffff, None);
+        assert!(matches!(bp.btb, Btb::Wide(_)));
+        assert!(!bp.jal(0xffff_ffff, 0xffff_ffff, None));
     }
 }

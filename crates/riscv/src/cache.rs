@@ -69,15 +69,33 @@ impl DirtyBits {
     }
 }
 
+/// Slots of `L1::known` (a power of two; *estimate*: a sort's inner loops and the functions
+/// they call span a few dozen code lines, and a run of a core touches a few dozen data lines).
+pub(crate) const KNOWN: usize = 16;
+
 /// A private L1 cache: set-associative, tags are full line numbers (`addr / line`).
+///
+/// `known` holds lines known to be in the cache, by their low bits, each with whether it
+/// is known dirty (`line << 1 | dirty`): each has hit or been filled since the last fill of
+/// its set, and replacement is random, so only a fill can evict it and looking it up again
+/// would hit and change nothing (or, for a store, nothing once it is dirty). An access to a
+/// known line answers from there, without reading the tags: with thousands of cores taking
+/// turns, the tags are a host cache miss at nearly every look-up, while `known` sits in
+/// the `Core` beside the other state a run touches (docs/profile.md "What keeps it fast").
 #[derive(Hash)]
+#[repr(C)]
 pub struct L1 {
     tags: Box<[u32]>,
-    dirty: DirtyBits,
     set_mask: u64,
     ways: usize,
+    dirty: DirtyBits,
     rng: u32,
+    known: [u64; KNOWN],
 }
+
+/// An empty `known` slot: a line number is an address over the line size, below 2^63 for
+/// lines of 2 bytes or more, so `line << 1 | dirty` is never this.
+const UNKNOWN: u64 = u64::MAX;
 
 impl L1 {
     /// Sets and ways are rounded up to powers of two (Rocket's geometries are).
@@ -85,12 +103,20 @@ impl L1 {
         let sets = sets.next_power_of_two().max(1);
         let ways = ways.next_power_of_two().max(1);
         L1 {
+            known: [UNKNOWN; KNOWN],
             tags: vec![INVALID; sets * ways].into_boxed_slice(),
             dirty: DirtyBits::new(sets * ways),
             set_mask: sets as u64 - 1,
             ways,
             rng: 0x9e37_79b9,
         }
+    }
+
+    /// Is line number `line` known to be in the cache (`known`)? Then `access(line)` would
+    /// hit and change nothing.
+    #[inline(always)]
+    pub fn knows(&self, line: u64) -> bool {
+        self.known[line as usize & (KNOWN - 1)] >> 1 == line
     }
 
     /// Access line number `line`; fill on a miss. Returns true on a hit.
@@ -103,6 +129,16 @@ impl L1 {
     /// miss, reporting a dirty victim.
     #[inline(always)]
     pub fn access_rw(&mut self, line: u64, write: bool) -> Fill {
+        let k = self.known[line as usize & (KNOWN - 1)];
+        if k == line << 1 | 1 || (!write && k >> 1 == line) {
+            return Fill::Hit;
+        }
+        self.look_up(line, write)
+    }
+
+    /// `access_rw` through the tags; the line becomes known.
+    #[inline(always)]
+    fn look_up(&mut self, line: u64, write: bool) -> Fill {
         let base = (line & self.set_mask) as usize * self.ways;
         let Some(set) = self.tags.get_mut(base..base + self.ways) else {
             return Fill::Miss;
@@ -111,17 +147,37 @@ impl L1 {
             if write {
                 self.dirty.put(base + way, true);
             }
+            self.known[line as usize & (KNOWN - 1)] = line << 1 | write as u64;
             return Fill::Hit;
         }
         let way = xorshift(&mut self.rng) as usize & (set.len() - 1);
         let old = std::mem::replace(&mut set[way], line as u32);
-        match self.dirty.put(base + way, write) {
+        let was_dirty = self.dirty.put(base + way, write);
+        self.forget_set(line);
+        self.known[line as usize & (KNOWN - 1)] = line << 1 | write as u64;
+        match was_dirty {
             true => Fill::Dirty(old as u64),
             false => Fill::Miss,
         }
     }
 
+    /// A fill into `line`'s set may have evicted any line of it: those are no longer known.
+    /// With at least `KNOWN` sets only `line`'s own slot can hold one, and the caller
+    /// overwrites it.
+    #[inline(always)]
+    fn forget_set(&mut self, line: u64) {
+        if self.set_mask as usize >= KNOWN - 1 {
+            return;
+        }
+        for k in &mut self.known {
+            if (*k >> 1 ^ line) & self.set_mask == 0 {
+                *k = UNKNOWN;
+            }
+        }
+    }
+
     pub fn flush(&mut self) {
+        self.known = [UNKNOWN; KNOWN];
         self.tags.fill(INVALID);
         self.dirty.0.fill(0);
     }
@@ -137,6 +193,12 @@ impl L1 {
         if let Some(way) = set.iter().position(|&t| t == line as u32) {
             set[way] = INVALID;
             self.dirty.put(base + way, false);
+            // Only a held line can be known. As the tags compare, a line 2^32 lines away
+            // is the same line.
+            let k = &mut self.known[line as usize & (KNOWN - 1)];
+            if (*k >> 1) as u32 == line as u32 {
+                *k = UNKNOWN;
+            }
         }
     }
 }
@@ -169,5 +231,39 @@ mod tests {
         assert_eq!(c.access_rw(7, true), Fill::Miss, "6 was only read");
         c.invalidate(7);
         assert_eq!(c.access_rw(8, false), Fill::Miss, "a probed line leaves no write-back");
+    }
+
+    /// Known lines answer only what the tags would: random loads, stores, probes and
+    /// flushes over more lines than a small cache holds, through `access_rw` and through
+    /// the tags alone (`look_up`), give the same fills, victims and tags at every step.
+    #[test]
+    fn known_lines_answer_as_the_tags_would() {
+        for (sets, ways) in [(4, 2), (64, 4), (1, 4), (32, 1)] {
+            let (mut c, mut tags) = (L1::new(sets, ways), L1::new(sets, ways));
+            let mut rng = 0x2545_f491u32;
+            let mut known = 0;
+            for step in 0..50_000 {
+                let r = xorshift(&mut rng);
+                let line = 0x200_0000 + (r % (3 * (sets * ways) as u32)) as u64;
+                match r >> 28 {
+                    0 => {
+                        c.invalidate(line);
+                        tags.invalidate(line);
+                    }
+                    1 if step % 1_000 == 0 => {
+                        c.flush();
+                        tags.flush();
+                    }
+                    op => {
+                        let write = op & 1 == 1;
+                        known += c.knows(line) as u32;
+                        let want = tags.look_up(line, write);
+                        assert_eq!(c.access_rw(line, write), want, "step {step}, line {line:#x}");
+                    }
+                }
+                assert_eq!((&c.tags, &c.dirty, c.rng), (&tags.tags, &tags.dirty, tags.rng), "step {step}");
+            }
+            assert!(known > 500, "{sets} x {ways}: the known lines answered {known} times");
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! Instruction fetch: an index into the pre-decoded ops of the current code page, with the
 //! L1 I-cache consulted only when the PC enters a new line.
 
-use crate::core::{Core, IKNOWN};
+use crate::core::Core;
 use crate::decode::decode_parcels;
 use crate::mem::NodeMem;
 use crate::op::{Kind, Op, SINK};
@@ -27,12 +27,12 @@ impl Core {
     }
 
     /// The PC entered `line`, another than the current one: if the line is known to be in
-    /// the L1 I-cache (the line before, or in `iknown`), it becomes the current line and
-    /// the cache is not looked up (that would hit and change nothing, and reading its tags
-    /// is a host cache miss when thousands of cores take turns).
+    /// the L1 I-cache (the line before, or one the cache knows, `L1::knows`), it becomes
+    /// the current line and the cache is not looked up (that would hit and change nothing,
+    /// and reading its tags is a host cache miss when thousands of cores take turns).
     #[inline(always)]
     pub(crate) fn known_line(&mut self, line: u64) -> bool {
-        if line == self.iprev || self.iknown[line as usize & (IKNOWN - 1)] == line {
+        if line == self.iprev || self.l1i.knows(line) {
             (self.iprev, self.iline) = (self.iline, line);
             return true;
         }
@@ -47,19 +47,7 @@ impl Core {
         if mem.dram_page(self.pc).is_some() && !self.l1i.access(line) {
             self.stats.icache_misses += 1;
             self.iprev = u64::MAX; // the fill may have evicted it
-            self.forget_set(line);
             self.miss(mem, line);
-        }
-        self.iknown[line as usize & (IKNOWN - 1)] = line;
-    }
-
-    /// A fill of `line` may have evicted any line of its set: those are no longer known.
-    fn forget_set(&mut self, line: u64) {
-        let set_mask = self.t.l1i_sets.next_power_of_two() as u64 - 1; // as `L1::new`
-        for known in &mut self.iknown {
-            if (*known ^ line) & set_mask == 0 {
-                *known = u64::MAX;
-            }
         }
     }
 
@@ -96,7 +84,6 @@ impl Core {
         self.l1i.flush();
         self.iline = u64::MAX;
         self.iprev = u64::MAX;
-        self.iknown = [u64::MAX; IKNOWN];
         self.fetch_pn = u64::MAX;
         self.other_pn = u64::MAX;
         self.cycle += self.t.fence_i_penalty;
@@ -160,7 +147,7 @@ mod tests {
         assert_eq!(b.run(100_000), Exit::Halted(42));
     }
 
-    /// The known lines (`iknown`, `iprev`) skip only look-ups that would hit: on a small
+    /// The known lines (`L1::knows`, `iprev`) skip only look-ups that would hit: on a small
     /// I-cache and a random walk over more lines than it holds, the core counts the misses
     /// of a model looked up at every change of line.
     #[test]

@@ -31,9 +31,6 @@ use crate::program::Program;
 
 /// Entries of each software TLB (direct-mapped, by chunk number).
 pub(crate) const TLB_SIZE: usize = 16;
-/// Slots of `Core::iknown` (a power of two; *estimate*: a sort's inner loops and the
-/// functions they call span a few dozen lines).
-pub(crate) const IKNOWN: usize = 16;
 /// Entries of `Core::net_ops` (a power of two; u32::MAX, never a nanoPU instruction's bits,
 /// marks an empty one).
 pub(crate) const NET_OPS: usize = 32;
@@ -64,14 +61,27 @@ pub(crate) enum Ex {
 }
 
 /// One RISC-V hart with its timing model.
+///
+/// The fields are laid out in the order given (`repr(C)`), starting on a host cache line:
+/// the scalars a run reads at every instruction first, together in three host lines, then
+/// what a run touches by the instruction (CSRs, counters, predictor, L1s, registers, TLBs),
+/// then the rest. With thousands of cores taking turns, each line a dispatched core touches
+/// is a likely host cache miss (docs/profile.md, "What keeps it fast").
+#[repr(C, align(64))]
 pub struct Core {
-    pub(crate) x: [u64; NREGS],
-    /// Scoreboard: cycle at which each register's pending result is available.
-    pub(crate) ready: [u64; NREGS],
-    /// What produced the pending result (for stall accounting): true = mul/div.
-    pub(crate) ready_muldiv: [bool; NREGS],
     pub(crate) pc: u64,
     pub(crate) cycle: u64,
+    /// Where the inner loop stops (`run_block`): the horizon, or now if the core must yield.
+    pub(crate) block_end: u64,
+    /// The fast engine's bound on the scoreboard (`fast.rs`): no earlier cycle than this
+    /// can stall on a register or meet the mul/div write-port rule.
+    pub(crate) quiet_from: u64,
+    pub(crate) iline: u64,
+    /// The line fetched from before `iline`, still in the L1 I-cache (its replacement is
+    /// random, so a hit changes no state and only a fill can evict it): a loop over two
+    /// lines goes back and forth without consulting the cache model.
+    pub(crate) iprev: u64,
+    pub(crate) dline: u64,
     /// The current code page and its decoded ops (`fetch.rs`), valid while the node's
     /// `NodeMem::code_gen` is `fetch_gen`.
     pub(crate) fetch_pn: u64,
@@ -80,66 +90,60 @@ pub struct Core {
     /// The code page fetched from before `fetch_pn` and its ops, under the same terms.
     pub(crate) other_pn: u64,
     pub(crate) other_ops: *const Op,
-    pub(crate) iline: u64,
-    /// The line fetched from before `iline`, still in the L1 I-cache (its replacement is
-    /// random, so a hit changes no state and only a fill can evict it): a loop over two
-    /// lines goes back and forth without consulting the cache model.
-    pub(crate) iprev: u64,
-    /// Lines known to be in the L1 I-cache, by their low bits (`fetch.rs`): each has hit
-    /// or been filled since the last fill, which alone can evict (the replacement is
-    /// random), so looking one up again would hit and change nothing.
-    pub(crate) iknown: [u64; IKNOWN],
-    pub(crate) dline: u64,
-    /// A store has dirtied `dline` in the L1 D-cache since it became `dline`.
-    pub(crate) dline_dirty: bool,
-    /// Where the inner loop stops (`run_block`): the horizon, or now if the core must yield.
-    pub(crate) block_end: u64,
-    /// log2 of the cache line size (a shift, not a division, on the hot path).
-    pub(crate) line_shift: u32,
-    pub(crate) tlb_r: [TlbEntry; TLB_SIZE],
-    pub(crate) tlb_w: [TlbEntry; TLB_SIZE],
     /// `NodeMem::page_gen` when the TLBs were last flushed.
     pub(crate) tlb_gen: u64,
     /// First cycle the next M instruction can issue (the unit is back in `s_ready`).
     pub(crate) muldiv_free: u64,
     /// The value of `cycle` just after the issue of the instruction that is in WB when the
     /// unit's pending result is due (the due cycle minus one; `exec` compares, `muldiv.rs`
-    /// sets it); and the register the result goes to.
+    /// sets it); `muldiv_rd` is the register the result goes to.
     pub(crate) muldiv_watch: u64,
-    pub(crate) muldiv_rd: u8,
     /// Chunk of `tohost` (8-aligned, so inside one chunk): stores there are checked for
     /// HTIF commands.
     pub(crate) htif_cn: u64,
     /// Shared by the node's cores (`Core::sharing`).
     pub(crate) t: Arc<TimingParams>,
+    pub(crate) irq_lines: u64,
+    /// log2 of the cache line size (a shift, not a division, on the hot path).
+    pub(crate) line_shift: u32,
+    /// The register the mul/div unit's pending result goes to (`muldiv_watch`).
+    pub(crate) muldiv_rd: u8,
+    /// A store has dirtied `dline` in the L1 D-cache since it became `dline`.
+    pub(crate) dline_dirty: bool,
+    /// Which engine `run` uses (`engine.rs`); the results are the same.
+    pub(crate) engine: Engine,
+    // Read at every run or nearly every instruction of one, above; what a run may touch
+    // next, then the rest (`repr(C)`: in this order).
     pub(crate) csr: Csrs,
-    pub(crate) fp: crate::core::fpu::FpState,
-    pub(crate) l1i: L1,
-    pub(crate) l1d: L1,
+    pub(crate) stats: CoreStats,
+    /// Read at the start of every run.
+    pub(crate) done: Option<Exit>,
+    pub(crate) bp: BranchPred,
     /// Stores shared with the node's other cores (`core/coherence.rs`).
     pub(crate) coh: coherence::Coherence,
-    pub(crate) bp: BranchPred,
-    pub(crate) stats: CoreStats,
+    pub(crate) l1d: L1,
+    pub(crate) l1i: L1,
+    pub(crate) x: [u64; NREGS],
+    /// Scoreboard: cycle at which each register's pending result is available.
+    pub(crate) ready: [u64; NREGS],
+    pub(crate) tlb_r: [TlbEntry; TLB_SIZE],
+    pub(crate) tlb_w: [TlbEntry; TLB_SIZE],
+    /// What produced the pending result (for stall accounting): true = mul/div.
+    pub(crate) ready_muldiv: [bool; NREGS],
+    pub(crate) pending: Option<Exit>,
     pub(crate) hart: usize,
-    pub(crate) program: Arc<Program>,
-    pub(crate) irq_lines: u64,
     pub(crate) reservation: Option<u64>,
+    pub(crate) program: Arc<Program>,
     /// netRX words popped by an instruction that then blocked; consumed on its retry.
     pub(crate) rx_stash: Vec<u64>,
     /// nanoPU register instructions lately run, decoded: (raw bits, op). `exec_net` decoded
     /// them at every execution, a quarter of its cost (callgrind, 256-core NanoSort).
     pub(crate) net_ops: [(u32, Op); NET_OPS],
-    pub(crate) pending: Option<Exit>,
-    pub(crate) done: Option<Exit>,
+    pub(crate) fp: crate::core::fpu::FpState,
     pub(crate) console: Vec<u8>,
     pub(crate) traps: crate::core::trap::TrapTrack,
     /// Watched ranges and the bytes loaded and stored there (`watch`).
     pub(crate) watch: watch::Watch,
-    /// Which engine `run` uses (`engine.rs`); the results are the same.
-    pub(crate) engine: Engine,
-    /// The fast engine's bound on the scoreboard (`fast.rs`): no earlier cycle than this
-    /// can stall on a register or meet the mul/div write-port rule.
-    pub(crate) quiet_from: u64,
 }
 
 // SAFETY: the raw pointers (fetch page, TLBs) are caches valid only inside one `run` call,
@@ -176,7 +180,6 @@ impl Core {
             other_ops: std::ptr::null(),
             iline: u64::MAX,
             iprev: u64::MAX,
-            iknown: [u64::MAX; IKNOWN],
             dline: u64::MAX,
             dline_dirty: false,
             block_end: 0,
@@ -385,5 +388,19 @@ impl Core {
             Some(Exit::Halted(c)) => Some(c),
             _ => None,
         }
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::offset_of;
+
+    /// The scalars a run reads at every instruction stay in the `Core`'s first three host
+    /// cache lines (64 bytes each, the `Core` aligned to one).
+    #[test]
+    fn the_hot_scalars_share_three_host_lines() {
+        assert_eq!(std::mem::align_of::<Core>(), 64);
+        let last = [offset_of!(Core, engine), offset_of!(Core, dline_dirty), offset_of!(Core, t)];
+        assert!(last.iter().all(|&o| o < 3 * 64), "{last:?}");
     }
 }
