@@ -113,7 +113,7 @@ pub struct Core {
     /// Shared by the node's cores (`Core::sharing`).
     pub(crate) t: Arc<TimingParams>,
     pub(crate) csr: Csrs,
-    pub(crate) fp: crate::core::fpu::FpState,
+    pub(crate) fp: crate::core::fpu::LazyFp,
     pub(crate) l1i: L1,
     pub(crate) l1d: L1,
     /// Stores shared with the node's other cores (`core/coherence.rs`).
