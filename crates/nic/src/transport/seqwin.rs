@@ -328,7 +328,9 @@ mod tests {
         w.delivered(SRC, 90);
         assert_eq!((w.few.len(), w.many.len()), (0, 1));
         assert_eq!(w.len(SRC), 5);
-        assert!((0..4).all(|k| w.seen(SRC, 100 + k) == Seen::Delivered) && w.seen(SRC, 90) == Seen::Delivered);
+        assert!(
+            (0..4).all(|k| w.seen(SRC, 100 + k) == Seen::Delivered) && w.seen(SRC, 90) == Seen::Delivered
+        );
     }
 
     #[test]
