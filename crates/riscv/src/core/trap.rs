@@ -22,6 +22,9 @@ const TRAP_LOOP_LIMIT: u32 = 3;
 #[derive(Default)]
 pub(crate) struct TrapTrack(Option<Box<TrapState>>);
 
+/// An exception as taken: (pc, cause, mtval).
+type Taken = (u64, u64, u64);
+
 #[derive(Default)]
 struct TrapState {
     /// The first trap since the last `mret`: the one that entered the handler.
@@ -29,7 +32,7 @@ struct TrapState {
     /// The latest exception (pc, cause, mtval), the integer registers when it was taken,
     /// and how many times in a row it was taken. The registers are allocated at the first
     /// exception: a core that only takes interrupts needs none.
-    last: Option<(u64, u64, u64)>,
+    last: Option<Taken>,
     regs: Vec<u64>,
     repeats: u32,
 }
@@ -47,7 +50,7 @@ impl TrapTrack {
     }
 
     /// The latest exception and the registers when it was taken.
-    fn last(&self) -> Option<((u64, u64, u64), &[u64])> {
+    fn last(&self) -> Option<(Taken, &[u64])> {
         self.0.as_ref().and_then(|t| Some((t.last?, &t.regs[..])))
     }
 
