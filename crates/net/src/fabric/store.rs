@@ -61,13 +61,21 @@ pub struct Pkt {
 /// Slots an emptied store keeps room for. A fabric fills in bursts (the sort's shuffle) and
 /// kept its busiest moment's room for the whole run: 8 KiB per node of the 16,384-core sort
 /// at the heap's peak (docs/profile.md). As `KEEP_PACKETS` in crates/cluster for the vectors
-/// of packets between partitions.
-const KEEP_SLOTS: usize = 64;
+/// of packets between partitions. One page.
+const KEEP_SLOTS: usize = PAGE;
 
-/// The packets in the fabric, each in a slot until it is delivered or lost.
+/// Slots per page of the store: 4 KiB of 64-byte packets.
+const PAGE: usize = 64;
+
+/// The packets in the fabric, each in a slot until it is delivered or lost. Slots come in
+/// pages that never move: a vector of packets doubled its room as it grew, so that a burst
+/// left it between half and all unused (8 KiB per node of the 16,384-core sort at its peak,
+/// docs/profile.md), and each doubling held the old copy and the new at once.
 #[derive(Default)]
 pub struct Store {
-    slots: Vec<Packet>,
+    pages: Vec<Box<[Packet; PAGE]>>,
+    /// Slots handed out so far (the next new one's number).
+    len: usize,
     free: Vec<PktRef>,
 }
 
@@ -75,41 +83,49 @@ impl Store {
     pub fn put(&mut self, p: Packet) -> Pkt {
         let hdr = Hdr::of(&p);
         let r = match self.free.pop() {
-            Some(r) => {
-                self.slots[r as usize] = p;
-                r
-            }
-            None => {
-                self.slots.push(p);
-                (self.slots.len() - 1) as PktRef
-            }
+            Some(r) => r,
+            None => self.new_slot(),
         };
+        *self.slot_mut(r) = p;
         Pkt { r, hdr }
     }
     pub fn get(&self, p: Pkt) -> &Packet {
-        &self.slots[p.r as usize]
+        let r = p.r as usize;
+        &self.pages[r / PAGE][r % PAGE]
     }
     pub fn get_mut(&mut self, p: Pkt) -> &mut Packet {
-        &mut self.slots[p.r as usize]
+        self.slot_mut(p.r)
+    }
+    fn slot_mut(&mut self, r: PktRef) -> &mut Packet {
+        let r = r as usize;
+        &mut self.pages[r / PAGE][r % PAGE]
+    }
+    /// A slot never used, on a new page if the last is full.
+    fn new_slot(&mut self) -> PktRef {
+        if self.len == self.pages.len() * PAGE {
+            self.pages.push(Box::new(std::array::from_fn(|_| Packet::default())));
+        }
+        self.len += 1;
+        (self.len - 1) as PktRef
     }
     /// Start loading packet `p`'s slot (it leaves its port next; a crossing takes it out).
     pub fn prefetch(&self, p: Pkt) {
-        nanopu_sim::hint::prefetch(&self.slots[p.r as usize]);
+        nanopu_sim::hint::prefetch(self.get(p));
     }
     /// Slots the store has room for.
     #[cfg(test)]
     fn capacity(&self) -> usize {
-        self.slots.capacity()
+        self.pages.len() * PAGE
     }
     /// Packets held.
     pub fn live(&self) -> usize {
-        self.slots.len() - self.free.len()
+        self.len - self.free.len()
     }
     /// Take the packet out, freeing its slot (the payload's reference goes with it).
     pub fn take(&mut self, p: Pkt) -> Packet {
         self.free.push(p.r);
-        let packet = std::mem::take(&mut self.slots[p.r as usize]);
-        if self.free.len() == self.slots.len() && self.slots.capacity() > KEEP_SLOTS {
+        let packet = std::mem::take(self.slot_mut(p.r));
+        if self.free.len() == self.len && self.pages.len() * PAGE > KEEP_SLOTS {
             self.release();
         }
         packet
@@ -119,9 +135,10 @@ impl Store {
     /// takes is invisible outside the fabric (PFC indexes its counts by slot, and finds
     /// them again at the packet's dequeue), so results do not change.
     fn release(&mut self) {
-        self.slots.clear();
+        self.pages.truncate(KEEP_SLOTS / PAGE);
+        self.pages.shrink_to(KEEP_SLOTS / PAGE);
+        self.len = 0;
         self.free.clear();
-        self.slots.shrink_to(KEEP_SLOTS);
         self.free.shrink_to(KEEP_SLOTS);
     }
 }
@@ -134,7 +151,7 @@ mod tests {
     fn an_emptied_store_gives_back_its_burst() {
         let mut s = Store::default();
         let held: Vec<Pkt> = (0..1000).map(|_| s.put(Packet::default())).collect();
-        assert!(s.capacity() >= 1000);
+        assert!(s.capacity() >= 1000 && s.capacity() < 1000 + PAGE, "whole pages, not doubled");
         held[..999].iter().for_each(|&p| _ = s.take(p));
         assert!(s.capacity() >= 1000, "one packet still held: its slot stays put");
         s.take(held[999]);

@@ -12,7 +12,6 @@ use super::params::TransportParams;
 use super::pktset::PacketSet;
 use super::segment::{flags, Segment};
 use nanopu_sim::Time;
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// A message being sent, until every packet is acknowledged.
@@ -22,12 +21,14 @@ pub struct OutMsg {
     pub proto: Segment,
     pub words: Arc<Vec<u64>>,
     pub packets: u32,
-    /// Next packet never sent yet.
-    pub next_new: u32,
-    /// Packets to send again before new ones (NACKed or asked for).
-    pub resend: VecDeque<u16>,
+    /// Next packet never sent yet (offsets are 16 bits on the wire).
+    pub next_new: u16,
+    /// Packets to send again before new ones (NACKed or asked for), the next first. A
+    /// vector, not a deque: 8 bytes less in a message's state (192 bytes with the 16-bit
+    /// counts and no count of what `acked` holds, the allocator's size class below 224),
+    /// and it holds a few packets at most.
+    pub resend: Vec<u16>,
     pub acked: PacketSet,
-    pub acked_count: u32,
     /// NDP: transmissions allowed in total; Homa: packets below this offset may be sent.
     pub allowed: u32,
     /// Transmissions so far (NDP credit accounting; the latest one's number).
@@ -37,7 +38,7 @@ pub struct OutMsg {
     /// NDP: per packet, the number of its transmission in flight (0: none).
     in_flight: Box<[u16]>,
     /// NDP: packets in flight.
-    flying: u32,
+    flying: u16,
     /// NDP: the latest of the in-flight packets' departures and the answers since (the
     /// timeout's reference: RFC 6298 section 5 restarts the timer on an answer).
     flight_base: Time,
@@ -52,9 +53,8 @@ impl OutMsg {
             words,
             packets,
             next_new: 0,
-            resend: VecDeque::new(),
+            resend: Vec::new(),
             acked: PacketSet::default(),
-            acked_count: 0,
             allowed,
             sent: 0,
             last_progress: now,
@@ -82,11 +82,10 @@ impl OutMsg {
     /// transmissions is the truth about the packet, so it is no longer in flight either.
     pub fn ack(&mut self, offset: u16, now: Time) -> bool {
         if (offset as u32) < self.packets && self.acked.insert(offset as usize) {
-            self.acked_count += 1;
             self.last_progress = now;
             self.land(offset as usize, now);
         }
-        self.acked_count == self.packets
+        self.acked.len() == self.packets
     }
 
     /// NDP: a NACK of transmission `tx` of `offset`. Only the answer to the packet's latest
@@ -107,7 +106,7 @@ impl OutMsg {
             self.in_flight = vec![0; self.packets as usize].into_boxed_slice();
         }
         let slot = &mut self.in_flight[offset as usize];
-        self.flying += (*slot == 0) as u32;
+        self.flying += (*slot == 0) as u16;
         *slot = tx;
         self.flight_base = self.flight_base.max(departs);
     }
@@ -140,16 +139,16 @@ impl OutMsg {
         for &o in lost.iter().rev() {
             self.land(o, now);
             self.resend.retain(|&r| r as usize != o);
-            self.resend.push_front(o as u16);
+            self.resend.insert(0, o as u16);
         }
         lost.len() as u32
     }
 
     /// Queue `offset` to be sent again (unless already acknowledged or queued).
     pub fn nack(&mut self, offset: u16) {
-        let known = (offset as u32) < self.next_new && !self.acked.contains(offset as usize);
+        let known = offset < self.next_new && !self.acked.contains(offset as usize);
         if known && !self.resend.contains(&offset) {
-            self.resend.push_back(offset);
+            self.resend.push(offset);
         }
     }
 
@@ -169,7 +168,8 @@ impl OutMsg {
     }
 
     fn take_resend(&mut self) -> Option<u32> {
-        while let Some(o) = self.resend.pop_front() {
+        while !self.resend.is_empty() {
+            let o = self.resend.remove(0);
             if !self.acked.contains(o as usize) {
                 return Some(o as u32);
             }
@@ -178,16 +178,27 @@ impl OutMsg {
     }
 
     fn take_new(&mut self, limit: u32) -> Option<u32> {
-        (self.next_new < limit).then(|| {
+        (u32::from(self.next_new) < limit).then(|| {
             self.next_new += 1;
-            self.next_new - 1
+            u32::from(self.next_new - 1)
         })
     }
 
     /// Homa, after a timeout: every packet sent and not acknowledged goes again.
     pub fn requeue_unacked(&mut self) {
-        for o in 0..self.next_new as u16 {
+        for o in 0..self.next_new {
             self.nack(o);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A message's state fits the allocator's 192-byte size class (docs/profile.md).
+    #[test]
+    fn a_message_being_sent_is_at_most_192_bytes() {
+        assert!(std::mem::size_of::<OutMsg>() <= 192, "{}", std::mem::size_of::<OutMsg>());
     }
 }

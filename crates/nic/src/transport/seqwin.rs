@@ -45,6 +45,7 @@
 //! delivery would deliver it again when, under heavy loss, a sender still without an ACK
 //! retransmits it after that time.
 
+use nanopu_sim::hash::IntMap;
 use std::collections::VecDeque;
 
 /// How far (in messages started) a sender's oldest unfinished unicast message may lag its
@@ -62,142 +63,190 @@ pub enum Seen {
     Behind,
 }
 
-/// The sequence numbers delivered from one sender within `SEQ_WINDOW` of the newest, in
-/// ascending order (the newest last).
+/// Per sender (by IP), the sequence numbers delivered from it within `SEQ_WINDOW` of the
+/// newest. A node hears from many senders a few messages each (a 16,384-core NanoSort node
+/// from about 340, 45 of them more than 3 messages): most senders' numbers are kept in
+/// place in a 16-byte table entry, the rest in a deque each, in a table of their own.
 #[derive(Clone, Debug, Default)]
-pub struct SeqWindow {
-    done: Done,
+pub struct Delivered {
+    few: IntMap<u32, Few>,
+    many: IntMap<u32, VecDeque<u32>>,
 }
 
-/// How many sequence numbers a `SeqWindow` holds without an allocation of its own.
-const INLINE: usize = 3;
-
-/// A `SeqWindow`'s numbers: up to `INLINE` in place, more in a deque. A node hears from
-/// many senders a few messages each (a 16,384-core NanoSort node from about 450, fewer than
-/// two messages each on average), and a deque per sender plus the 40-byte table entries
-/// holding them were the largest item of a node's heap (docs/profile.md); in place, an
-/// entry of the endpoint's table is 24 bytes and most senders allocate nothing.
-#[derive(Clone, Debug)]
-enum Done {
-    Few(u8, [u32; INLINE]),
-    // Boxed on purpose: a deque in place (32 bytes) would double the entry.
-    #[allow(clippy::box_collection)]
-    Many(Box<VecDeque<u32>>),
-}
-
-impl Default for Done {
-    fn default() -> Done {
-        Done::Few(0, [0; INLINE])
-    }
-}
-
-impl Done {
-    fn len(&self) -> usize {
-        match self {
-            Done::Few(n, _) => *n as usize,
-            Done::Many(d) => d.len(),
+impl Delivered {
+    /// What a data packet of message `seq` from `src` is, if not being reassembled.
+    pub fn seen(&self, src: u32, seq: u32) -> Seen {
+        match self.few.get(&src) {
+            Some(f) => seen(&f.unpack(), seq),
+            None => self.many.get(&src).map_or(Seen::New, |d| seen(d, seq)),
         }
     }
 
-    fn get(&self, i: usize) -> Option<u32> {
-        match self {
-            Done::Few(n, s) => s[..*n as usize].get(i).copied(),
-            Done::Many(d) => d.get(i).copied(),
+    /// Message `seq` from `src` was delivered. One already out of the window stays
+    /// forgotten (only a late multicast message can be: see the module's comment).
+    pub fn delivered(&mut self, src: u32, seq: u32) {
+        if let Some(d) = self.many.get_mut(&src) {
+            return delivered(d, seq);
+        }
+        let mut small = self.few.get(&src).map_or_else(Small::default, Few::unpack);
+        if small.len < INLINE {
+            delivered(&mut small, seq);
+            self.few.insert(src, Few::pack(&small));
+            return;
+        }
+        self.few.remove(&src);
+        let mut d: VecDeque<u32> = small.v.into_iter().collect();
+        delivered(&mut d, seq);
+        self.many.insert(src, d);
+    }
+
+    /// Sequence numbers remembered from `src` (tests, memory accounting).
+    pub fn len(&self, src: u32) -> usize {
+        match self.few.get(&src) {
+            Some(f) => f.unpack().len,
+            None => self.many.get(&src).map_or(0, VecDeque::len),
         }
     }
+}
+
+/// How many sequence numbers a sender keeps in place: the newest and 3 older ones.
+const INLINE: usize = 4;
+
+/// A sender's numbers in place, 12 bytes: the newest, and how far behind it each older one
+/// is (under `SEQ_WINDOW` = 2^15, so 16 bits are enough), farthest first. With the sender's
+/// IP a table entry is 16 bytes, where a deque per sender and then numbers in place with a
+/// tag (24 bytes) were the largest item of a node's heap (docs/profile.md).
+#[derive(Clone, Copy, Debug, Default)]
+struct Few {
+    newest: u32,
+    len: u16,
+    behind: [u16; INLINE - 1],
+}
+
+const _: () = assert!(std::mem::size_of::<(u32, Few)>() == 16);
+
+impl Few {
+    fn unpack(&self) -> Small {
+        let mut v = [0; INLINE];
+        let older = (self.len as usize).saturating_sub(1);
+        for (x, b) in v.iter_mut().zip(&self.behind[..older]) {
+            *x = self.newest.wrapping_sub(u32::from(*b));
+        }
+        v[older] = self.newest;
+        Small { len: self.len as usize, v }
+    }
+
+    /// Every number of `s` is within `SEQ_WINDOW` of its newest (`delivered` keeps it so).
+    fn pack(s: &Small) -> Few {
+        let newest = s.back().unwrap_or(0);
+        let mut behind = [0; INLINE - 1];
+        for (b, x) in behind.iter_mut().zip(&s.v[..s.len.saturating_sub(1)]) {
+            *b = u16::try_from(newest.wrapping_sub(*x)).expect("within SEQ_WINDOW of the newest");
+        }
+        Few { newest, len: s.len as u16, behind }
+    }
+}
+
+/// A sender's numbers in place, unpacked, to apply the rule to.
+#[derive(Clone, Copy, Debug, Default)]
+struct Small {
+    len: usize,
+    v: [u32; INLINE],
+}
+
+/// A sender's numbers within `SEQ_WINDOW` of the newest, in ascending order (the newest
+/// last): what the rule reads and changes.
+trait Seqs {
+    fn len(&self) -> usize;
+    fn get(&self, i: usize) -> Option<u32>;
+    /// Put `seq` at position `i` (a `Small` has room: `Delivered::delivered` sees to it).
+    fn insert(&mut self, i: usize, seq: u32);
+    fn pop_front(&mut self);
 
     fn back(&self) -> Option<u32> {
         self.len().checked_sub(1).and_then(|i| self.get(i))
     }
+}
 
-    fn binary_search_by(&self, f: impl FnMut(&u32) -> std::cmp::Ordering) -> Result<usize, usize> {
-        match self {
-            Done::Few(n, s) => s[..*n as usize].binary_search_by(f),
-            Done::Many(d) => d.binary_search_by(f),
-        }
+impl Seqs for Small {
+    fn len(&self) -> usize {
+        self.len
     }
-
-    /// Put `seq` at position `i`, moving to a deque when the place is full.
+    fn get(&self, i: usize) -> Option<u32> {
+        self.v[..self.len].get(i).copied()
+    }
     fn insert(&mut self, i: usize, seq: u32) {
-        match self {
-            Done::Few(n, s) if (*n as usize) < INLINE => {
-                s.copy_within(i..*n as usize, i + 1);
-                s[i] = seq;
-                *n += 1;
-            }
-            Done::Few(_, s) => {
-                let mut d: VecDeque<u32> = s.iter().copied().collect();
-                d.insert(i, seq);
-                *self = Done::Many(Box::new(d));
-            }
-            Done::Many(d) => d.insert(i, seq),
-        }
+        self.v.copy_within(i..self.len, i + 1);
+        self.v[i] = seq;
+        self.len += 1;
     }
-
     fn pop_front(&mut self) {
-        match self {
-            Done::Few(n, s) => {
-                s.copy_within(1..*n as usize, 0);
-                *n -= 1;
-            }
-            Done::Many(d) => drop(d.pop_front()),
-        }
+        self.v.copy_within(1..self.len, 0);
+        self.len -= 1;
     }
 }
 
-impl SeqWindow {
-    /// How far `seq` lies behind the newest delivered (negative: ahead of it).
-    fn behind(&self, seq: u32) -> Option<i32> {
-        self.done.back().map(|newest| newest.wrapping_sub(seq) as i32)
+impl Seqs for VecDeque<u32> {
+    fn len(&self) -> usize {
+        VecDeque::len(self)
     }
+    fn get(&self, i: usize) -> Option<u32> {
+        VecDeque::get(self, i).copied()
+    }
+    fn insert(&mut self, i: usize, seq: u32) {
+        VecDeque::insert(self, i, seq);
+    }
+    fn pop_front(&mut self) {
+        VecDeque::pop_front(self);
+    }
+}
 
-    pub fn seen(&self, seq: u32) -> Seen {
-        match self.behind(seq) {
-            Some(b) if b >= SEQ_WINDOW as i32 => Seen::Behind,
-            Some(b) if b >= 0 && self.position(seq).is_ok() => Seen::Delivered,
-            _ => Seen::New,
+/// How far `seq` lies behind the newest delivered (negative: ahead of it).
+fn behind(d: &impl Seqs, seq: u32) -> Option<i32> {
+    d.back().map(|newest| newest.wrapping_sub(seq) as i32)
+}
+
+fn seen(d: &impl Seqs, seq: u32) -> Seen {
+    match behind(d, seq) {
+        Some(b) if b >= SEQ_WINDOW as i32 => Seen::Behind,
+        Some(b) if b >= 0 && position(d, seq).is_ok() => Seen::Delivered,
+        _ => Seen::New,
+    }
+}
+
+/// Where `seq` is, or would go, in `d` (ordered by distance behind the newest, decreasing).
+fn position(d: &impl Seqs, seq: u32) -> Result<usize, usize> {
+    let newest = d.back().expect("not empty");
+    let b = newest.wrapping_sub(seq);
+    let (mut lo, mut hi) = (0, d.len());
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        match newest.wrapping_sub(d.get(mid).expect("in range")).cmp(&b) {
+            std::cmp::Ordering::Equal => return Ok(mid),
+            std::cmp::Ordering::Greater => lo = mid + 1,
+            std::cmp::Ordering::Less => hi = mid,
         }
     }
+    Err(lo)
+}
 
-    /// Where `seq` is, or would go, in `done` (ordered by distance behind the newest,
-    /// decreasing).
-    fn position(&self, seq: u32) -> Result<usize, usize> {
-        let newest = self.done.back().expect("not empty");
-        let b = newest.wrapping_sub(seq);
-        self.done.binary_search_by(|&x| b.cmp(&newest.wrapping_sub(x)))
-    }
-
-    /// `seq` was delivered. One already out of the window stays forgotten (only a late
-    /// multicast message can be: see the module's comment).
-    pub fn delivered(&mut self, seq: u32) {
-        match self.behind(seq) {
-            None => self.done.insert(0, seq),
-            Some(b) if b < 0 => self.advance(seq),
-            Some(b) if b < SEQ_WINDOW as i32 => self.insert(seq),
-            Some(_) => {}
+fn delivered(d: &mut impl Seqs, seq: u32) {
+    match behind(d, seq) {
+        None => d.insert(0, seq),
+        Some(b) if b < 0 => advance(d, seq),
+        Some(b) if b < SEQ_WINDOW as i32 => {
+            if let Err(i) = position(d, seq) {
+                d.insert(i, seq);
+            }
         }
+        Some(_) => {}
     }
+}
 
-    fn advance(&mut self, seq: u32) {
-        self.done.insert(self.done.len(), seq);
-        while self.done.get(0).is_some_and(|x| seq.wrapping_sub(x) >= SEQ_WINDOW) {
-            self.done.pop_front();
-        }
-    }
-
-    fn insert(&mut self, seq: u32) {
-        if let Err(i) = self.position(seq) {
-            self.done.insert(i, seq);
-        }
-    }
-
-    /// Sequence numbers remembered (tests, memory accounting).
-    pub fn len(&self) -> usize {
-        self.done.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.done.len() == 0
+fn advance(d: &mut impl Seqs, seq: u32) {
+    d.insert(d.len(), seq);
+    while d.get(0).is_some_and(|x| seq.wrapping_sub(x) >= SEQ_WINDOW) {
+        d.pop_front();
     }
 }
 
@@ -205,40 +254,44 @@ impl SeqWindow {
 mod tests {
     use super::*;
 
+    const SRC: u32 = 0x0a00_0007;
+
     #[test]
     fn remembers_what_was_delivered_out_of_order_and_across_the_wrap() {
-        let mut w = SeqWindow::default();
-        assert_eq!(w.seen(5), Seen::New);
+        let mut w = Delivered::default();
+        assert_eq!(w.seen(SRC, 5), Seen::New);
         let start = u32::MAX - 3;
         for k in [0u32, 2, 1, 7, 5] {
-            w.delivered(start.wrapping_add(k));
+            w.delivered(SRC, start.wrapping_add(k));
         }
         for k in [0u32, 1, 2, 5, 7] {
-            assert_eq!(w.seen(start.wrapping_add(k)), Seen::Delivered, "{k}");
+            assert_eq!(w.seen(SRC, start.wrapping_add(k)), Seen::Delivered, "{k}");
         }
         for k in [3u32, 4, 6, 8, 100] {
-            assert_eq!(w.seen(start.wrapping_add(k)), Seen::New, "{k}");
+            assert_eq!(w.seen(SRC, start.wrapping_add(k)), Seen::New, "{k}");
         }
-        assert_eq!(w.len(), 5);
+        assert_eq!(w.len(SRC), 5);
+        assert_eq!(w.seen(SRC + 1, start), Seen::New, "another sender");
     }
 
     /// The in-place numbers behave as the deque they replaced: random deliveries (in and out
-    /// of order, some a window behind) give the same answers as a plain sorted deque of the
-    /// same rule, across the move from in place to a deque.
+    /// of order, some a window behind, of senders in place and with a deque) give the same
+    /// answers as a plain sorted deque of the same rule, across the move from in place to a
+    /// deque and across the wrap of the 32-bit numbers.
     #[test]
     fn in_place_numbers_agree_with_a_deque() {
         let mut rng = nanopu_sim::Rng::new(3);
         for _ in 0..200 {
-            let (mut w, mut model) = (SeqWindow::default(), VecDeque::<u32>::new());
-            let base = rng.next_u64() as u32;
+            let (mut w, mut model) = (Delivered::default(), VecDeque::<u32>::new());
+            let base = [rng.next_u64() as u32, u32::MAX - 3][rng.below(2) as usize];
             for _ in 0..rng.below(12) {
                 let seq = base.wrapping_add(rng.below(8) as u32 + [0, SEQ_WINDOW][rng.below(2) as usize]);
-                w.delivered(seq);
+                w.delivered(SRC, seq);
                 model_delivered(&mut model, seq);
-                assert_eq!(w.len(), model.len());
+                assert_eq!(w.len(SRC), model.len());
                 for k in (0..8).chain(SEQ_WINDOW..SEQ_WINDOW + 8) {
                     let q = base.wrapping_add(k);
-                    assert_eq!(w.seen(q), model_seen(&model, q), "{q}");
+                    assert_eq!(w.seen(SRC, q), model_seen(&model, q), "{q}");
                 }
             }
         }
@@ -252,7 +305,7 @@ mod tests {
         }
     }
 
-    /// The rule of `SeqWindow::delivered` on a deque, newest last.
+    /// The rule of `delivered` on a plain deque, newest last.
     fn model_delivered(d: &mut VecDeque<u32>, seq: u32) {
         let newest = d.back().copied().unwrap_or(seq);
         let behind = |x: u32| newest.wrapping_sub(x) as i32;
@@ -265,25 +318,35 @@ mod tests {
         d.retain(|&x| newest.wrapping_sub(x) < SEQ_WINDOW);
     }
 
+    /// A sender's fifth number moves it from in place to a deque, and both stay in one
+    /// table only.
     #[test]
-    fn a_table_entry_is_24_bytes() {
-        assert_eq!(std::mem::size_of::<(u32, SeqWindow)>(), 24);
+    fn the_fifth_number_moves_a_sender_to_a_deque() {
+        let mut w = Delivered::default();
+        (0..4).for_each(|k| w.delivered(SRC, 100 + k));
+        assert_eq!((w.few.len(), w.many.len()), (1, 0));
+        w.delivered(SRC, 90);
+        assert_eq!((w.few.len(), w.many.len()), (0, 1));
+        assert_eq!(w.len(SRC), 5);
+        assert!(
+            (0..4).all(|k| w.seen(SRC, 100 + k) == Seen::Delivered) && w.seen(SRC, 90) == Seen::Delivered
+        );
     }
 
     #[test]
     fn forgets_only_what_is_a_window_behind() {
-        let mut w = SeqWindow::default();
-        w.delivered(10);
-        w.delivered(12);
-        w.delivered(10 + SEQ_WINDOW - 1);
-        assert_eq!(w.seen(10), Seen::Delivered);
-        assert_eq!(w.seen(11), Seen::New, "not delivered, inside the window");
-        w.delivered(10 + SEQ_WINDOW);
-        assert_eq!(w.seen(10), Seen::Behind);
-        assert_eq!(w.seen(11), Seen::New, "still inside the window");
-        assert_eq!(w.seen(12), Seen::Delivered);
-        assert_eq!(w.len(), 3);
-        w.delivered(5);
-        assert_eq!(w.len(), 3, "a late one out of the window is not kept");
+        let mut w = Delivered::default();
+        w.delivered(SRC, 10);
+        w.delivered(SRC, 12);
+        w.delivered(SRC, 10 + SEQ_WINDOW - 1);
+        assert_eq!(w.seen(SRC, 10), Seen::Delivered);
+        assert_eq!(w.seen(SRC, 11), Seen::New, "not delivered, inside the window");
+        w.delivered(SRC, 10 + SEQ_WINDOW);
+        assert_eq!(w.seen(SRC, 10), Seen::Behind);
+        assert_eq!(w.seen(SRC, 11), Seen::New, "still inside the window");
+        assert_eq!(w.seen(SRC, 12), Seen::Delivered);
+        assert_eq!(w.len(SRC), 3);
+        w.delivered(SRC, 5);
+        assert_eq!(w.len(SRC), 3, "a late one out of the window is not kept");
     }
 }

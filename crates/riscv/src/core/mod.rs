@@ -139,7 +139,7 @@ pub struct Core {
     /// nanoPU register instructions lately run, decoded: (raw bits, op). `exec_net` decoded
     /// them at every execution, a quarter of its cost (callgrind, 256-core NanoSort).
     pub(crate) net_ops: [(u32, Op); NET_OPS],
-    pub(crate) fp: crate::core::fpu::FpState,
+    pub(crate) fp: crate::core::fpu::LazyFp,
     pub(crate) console: Vec<u8>,
     pub(crate) traps: crate::core::trap::TrapTrack,
     /// Watched ranges and the bytes loaded and stored there (`watch`).

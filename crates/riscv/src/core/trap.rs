@@ -16,15 +16,23 @@ const PRIORITY: [u32; 6] = [11, 3, 7, 9, 1, 5];
 const TRAP_LOOP_LIMIT: u32 = 3;
 
 /// What the trap path remembers, to detect a trap loop and name the trap that led into it.
-/// Only `take_trap` and `mret` touch it: the run loop's fast path pays nothing.
+/// Only `take_trap` and `mret` touch it: the run loop's fast path pays nothing. Allocated at
+/// a core's first trap: most cores (NanoSort's) take none, and 104 bytes in place were 4%
+/// of a `Core` (docs/profile.md).
 #[derive(Default)]
-pub(crate) struct TrapTrack {
+pub(crate) struct TrapTrack(Option<Box<TrapState>>);
+
+/// An exception as taken: (pc, cause, mtval).
+type Taken = (u64, u64, u64);
+
+#[derive(Default)]
+struct TrapState {
     /// The first trap since the last `mret`: the one that entered the handler.
     first: Option<TrapInfo>,
     /// The latest exception (pc, cause, mtval), the integer registers when it was taken,
     /// and how many times in a row it was taken. The registers are allocated at the first
-    /// exception: most cores take none, and 256 bytes in place were 8% of a `Core`.
-    last: Option<(u64, u64, u64)>,
+    /// exception: a core that only takes interrupts needs none.
+    last: Option<Taken>,
     regs: Vec<u64>,
     repeats: u32,
 }
@@ -32,8 +40,22 @@ pub(crate) struct TrapTrack {
 impl TrapTrack {
     /// `mret` ends the handling of a trap (privileged spec 3.3.2): the next trap is a first.
     fn handled(&mut self) {
-        self.first = None;
-        self.last = None;
+        if let Some(t) = &mut self.0 {
+            (t.first, t.last) = (None, None);
+        }
+    }
+
+    fn first(&self) -> Option<TrapInfo> {
+        self.0.as_ref().and_then(|t| t.first)
+    }
+
+    /// The latest exception and the registers when it was taken.
+    fn last(&self) -> Option<(Taken, &[u64])> {
+        self.0.as_ref().and_then(|t| Some((t.last?, &t.regs[..])))
+    }
+
+    fn state(&mut self) -> &mut TrapState {
+        self.0.get_or_insert_with(Box::default)
     }
 }
 
@@ -154,35 +176,37 @@ impl Core {
     /// first instruction traps), or, with no `mret` since, at the same PC inside the handler
     /// with the same integer registers (the handler traps each time it runs).
     fn note_trap(&mut self, mem: &NodeMem, base: u64, cause: u64, tval: u64) -> Result<(), Exit> {
-        if self.traps.first.is_none() {
-            self.traps.first = Some(self.trap_info(mem, cause, tval));
-        }
+        let first = self.traps.first().is_none().then(|| self.trap_info(mem, cause, tval));
+        let repeats = self.repeats_last(base, cause, tval);
+        let t = self.traps.state();
+        t.first = t.first.or(first);
         if cause & INTERRUPT != 0 {
-            self.traps.last = None;
+            t.last = None;
             return Ok(());
         }
-        if self.repeats_last(base, cause, tval) {
-            self.traps.repeats += 1;
+        if repeats {
+            t.repeats += 1;
         } else {
-            self.traps.last = Some((self.pc, cause, tval));
-            self.traps.regs.clear();
-            self.traps.regs.extend_from_slice(&self.x[..32]);
-            self.traps.repeats = 1;
+            t.last = Some((self.pc, cause, tval));
+            t.regs.clear();
+            t.regs.extend_from_slice(&self.x[..32]);
+            t.repeats = 1;
         }
-        if self.traps.repeats < TRAP_LOOP_LIMIT {
+        if t.repeats < TRAP_LOOP_LIMIT {
             return Ok(());
         }
         Err(self.trap_loop(mem, base, cause, tval))
     }
 
     fn repeats_last(&self, base: u64, cause: u64, tval: u64) -> bool {
-        self.traps.last == Some((self.pc, cause, tval))
-            && (self.pc == base || self.traps.regs == self.x[..32])
+        self.traps.last().is_some_and(|(last, regs)| {
+            last == (self.pc, cause, tval) && (self.pc == base || regs == &self.x[..32])
+        })
     }
 
     /// The trap-loop error, naming the trap that entered the handler unless it is this one.
     fn trap_loop(&self, mem: &NodeMem, base: u64, cause: u64, tval: u64) -> Exit {
-        let first = self.traps.first.filter(|f| (f.pc, f.cause, f.tval) != (self.pc, cause, tval));
+        let first = self.traps.first().filter(|f| (f.pc, f.cause, f.tval) != (self.pc, cause, tval));
         let text = self.loaded_text(mem);
         self.fatal_trap(mem, ErrorKind::TrapLoop { cause, tval, mtvec: base, first, text })
     }

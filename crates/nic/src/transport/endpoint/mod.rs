@@ -19,7 +19,7 @@ use super::outmsgs::OutMsgs;
 use super::params::TransportParams;
 use super::receiver::InMsg;
 use super::segment::{flags, Segment};
-use super::seqwin::SeqWindow;
+use super::seqwin::Delivered;
 use crate::message::Message;
 use nanopu_sim::hash::IntMap as MsgMap;
 use nanopu_sim::{Rng, Time};
@@ -90,14 +90,14 @@ pub struct Transport {
     /// Sequence number of the next message started (its low 16 bits are its `msg_id`).
     next_seq: u32,
     rng: Rng,
-    /// Boxed (an `OutMsg` is 176 bytes): see `OutMsgs`.
+    /// Boxed (an `OutMsg` is 192 bytes): see `OutMsgs`.
     out: OutMsgs,
     /// Messages waiting until the oldest unfinished one is less than `SEQ_WINDOW` behind
     /// (`seqwin`), in the order they came.
     blocked: VecDeque<Message>,
     inbound: MsgMap<InKey, InMsg>,
     /// Per source IP, what was delivered from it (`seqwin`).
-    delivered: MsgMap<u32, SeqWindow>,
+    delivered: Delivered,
     /// Messages owed a PULL, one entry per PULL.
     pulls: VecDeque<InKey>,
     pull_free_at: Time,
@@ -149,7 +149,7 @@ impl Transport {
             out: OutMsgs::default(),
             blocked: VecDeque::new(),
             inbound: MsgMap::default(),
-            delivered: MsgMap::default(),
+            delivered: Delivered::default(),
             pulls: VecDeque::new(),
             pull_free_at: Time::ZERO,
             pull_armed: false,
@@ -203,7 +203,7 @@ impl Transport {
     /// delivered all the same.
     pub fn has_delivered(&self, src: u32, seq: u32) -> bool {
         use super::seqwin::Seen;
-        self.delivered.get(&src).is_some_and(|w| w.seen(seq) != Seen::New)
+        self.delivered.seen(src, seq) != Seen::New
     }
 
     /// `s` will arrive soon: start loading what its handling reads first (the sender's

@@ -20,7 +20,7 @@ impl Transport {
         // A message is open or delivered, never both, so most packets need one lookup.
         if !self.inbound.contains_key(&key) {
             let unicast = s.mcast_count == 0;
-            match self.delivered.get(&s.src_ip).map_or(Seen::New, |w| w.seen(s.mcast_seq)) {
+            match self.delivered.seen(s.src_ip, s.mcast_seq) {
                 Seen::Delivered => return self.duplicate_of_delivered(now, &s, out),
                 // Finished at its sender (`seqwin`): nothing to answer.
                 Seen::Behind if unicast => return self.counters.duplicates_received += 1,
@@ -92,7 +92,7 @@ impl Transport {
 
     fn deliver(&mut self, now: Time, key: InKey, s: &Segment, out: &mut impl Actions) {
         let m = self.inbound.remove(&key).expect("complete");
-        self.delivered.entry(key.0).or_default().delivered(key.1);
+        self.delivered.delivered(key.0, key.1);
         self.counters.messages_delivered += 1;
         self.record_delivered(&m, now);
         if s.mcast_count == 0 && self.p.protocol == Protocol::Homa {
