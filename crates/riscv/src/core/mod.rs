@@ -390,6 +390,7 @@ impl Core {
         }
     }
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;
