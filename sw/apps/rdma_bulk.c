@@ -10,7 +10,11 @@
  * check the buffers: the transfer's own cost, for throughput runs), `window=W` (WRs in
  * flight per QP at the sender, default 16), and for incast `peers=N` (receiver: N senders,
  * at PEER_IP and the N-1 addresses after it, each sending BYTES over its own Q QPs, N x Q
- * at most 64) and `index=P` (sender: it is the receiver's peer P, default 0).
+ * at most 64) and `index=P` (sender: it is the receiver's peer P, default 0). The build
+ * rdma_bulk_wait.elf (-DRDMA_BULK_WAIT) also takes `wait=C` (sender: post the first WR C
+ * cycles after READY, default 0): a start moved by a few ns, to compare senders' start
+ * phases (experiments/host-stacks, "Why the 8-sender RDMA incast fails"); the plain build
+ * has none of it, so its timing is not moved by the option's code.
  *
  * Sender P's bytes go to offset P x BYTES of the receiver's buffer, over the receiver's
  * QPs P x Q .. P x Q + Q-1 (its own QPs 0..Q-1); byte i of the receiver's buffer is
@@ -49,6 +53,9 @@ static struct {
     int sender, writes, check;
     uint32_t peer, qps, window, peers, index;
     uint64_t bytes, msg, msgs, base; /* base: this sender's offset, index x BYTES */
+#ifdef RDMA_BULK_WAIT
+    uint64_t wait;                   /* cycles from READY to the first WR (`wait=C`) */
+#endif
 } cfg;
 
 static struct {
@@ -115,6 +122,10 @@ static void parse(int argc, char **argv)
             cfg.peers = (uint32_t)number(argv[i] + 6);
         else if (starts_with(argv[i], "index="))
             cfg.index = (uint32_t)number(argv[i] + 6);
+#ifdef RDMA_BULK_WAIT
+        else if (starts_with(argv[i], "wait="))
+            cfg.wait = number(argv[i] + 5);
+#endif
     }
     uint32_t lanes = (cfg.sender ? cfg.index + 1 : cfg.peers) * cfg.qps;
     if (cfg.qps < 1 || cfg.peers < 1 || lanes > MAX_QPS || (uint64_t)lanes / cfg.qps * cfg.bytes > REGION_MAX ||
@@ -172,6 +183,10 @@ static void send_side(void)
     }
     st.start = read_mcycle();
     cq.idle = 0; /* from READY on */
+#ifdef RDMA_BULK_WAIT
+    while (read_mcycle() - st.start < cfg.wait)
+        ;
+#endif
     uint32_t inflight[MAX_QPS] = {0};
     uint64_t next = 0, done = 0;
     while (done < cfg.msgs) {
