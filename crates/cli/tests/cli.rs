@@ -652,3 +652,13 @@ fn the_prototype_memory_system_is_the_default_and_slows_a_program_that_writes_ba
     assert_eq!(prototype.1, simple.1, "the same program, the same instructions");
     assert!(prototype.0 > simple.0 * 1.05, "{prototype:?} against {simple:?}");
 }
+
+#[test]
+fn a_cluster_core_that_exits_from_its_trap_handler_is_reported_with_the_fault() {
+    let o = nanopu(&["run", "sw/build/tests/err_handler_exits.elf", "--nodes", "2", "--cores", "1"]);
+    assert_eq!(o.status.code(), Some(7), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let want = "node 1 core 0: exited with code 7 from its trap handler, entered by load access fault at \
+                0x40000000 (outside memory) at pc 0x";
+    assert!(out.contains(want), "{out}");
+}

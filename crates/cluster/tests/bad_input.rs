@@ -231,3 +231,13 @@ fn spinning_after_a_send_without_a_context_ends_quiescent() {
         assert_eq!(sim.host.not_for_host.messages, 1 - arrived as u64, "{args:?}");
     }
 }
+
+#[test]
+fn an_exit_from_the_trap_handler_names_the_fault_that_entered_it() {
+    let (_, s) = run(&elf("tests/err_handler_exits.elf"), cfg(1)).expect("the program exits");
+    assert_eq!(s.cores[0].exit_code, Some(7));
+    let state = without_pcs(&s.cores[0].state);
+    let want = "exited from its trap handler, entered by load access fault at 0x40000000 (outside \
+                memory) at pc _, instruction 0x";
+    assert!(state.starts_with(want), "{state}");
+}

@@ -294,7 +294,7 @@ fn count_node(s: &mut ClusterSummary, node: &mut crate::node::Node) {
                     "node {} core {}: {}: {first}",
                     node.index,
                     core.hart(),
-                    st.describe()
+                    failed(core, *st)
                 ));
             }
         }
@@ -351,5 +351,13 @@ impl ClusterSummary {
             s += &format!("  ... and {} more\n", self.failures.len() - 20);
         }
         s
+    }
+}
+
+/// A failed core's state, with where it exited from (`super::exited_from`).
+fn failed(core: &nanopu_riscv::Core, st: CoreState) -> String {
+    match st {
+        CoreState::Halted(_) => format!("{}{}", st.describe(), super::exited_from(core)),
+        _ => st.describe(),
     }
 }

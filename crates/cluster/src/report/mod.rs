@@ -213,7 +213,7 @@ fn core_summary(core: &mut nanopu_riscv::Core, state: CoreState) -> CoreSummary 
         core: core.hart(),
         exit_code: core.halted(),
         state: match state {
-            CoreState::Halted(_) => "exited".into(),
+            CoreState::Halted(_) => format!("exited{}", exited_from(core)),
             other => other.describe(),
         },
         pc: format!("{:#x}", core.pc()),
@@ -228,6 +228,12 @@ fn core_summary(core: &mut nanopu_riscv::Core, state: CoreState) -> CoreSummary 
         wfi_cycles: s.stall_wfi,
         console: String::from_utf8_lossy(&core.take_console()).into_owned(),
     }
+}
+
+/// For a core that exited from inside its trap handler, the fault that entered it
+/// (`Core::handling_fault`), which its exit code alone does not say; else nothing.
+pub(crate) fn exited_from(core: &nanopu_riscv::Core) -> String {
+    core.handling_fault().map_or(String::new(), |t| format!(" from its trap handler, entered by {t}"))
 }
 
 impl RunSummary {

@@ -60,6 +60,16 @@ impl TrapTrack {
 }
 
 impl Core {
+    /// The fault that entered the trap handler the core is in (a trap since the last `mret`),
+    /// if a fault did: for a program that exits from its handler (as runtimes do when they
+    /// give up on a trap) the cause its exit code stands for, which the code alone does not
+    /// say. Environment calls and breakpoints are requests, not faults, and interrupts are
+    /// not the running code's doing: none of them is given.
+    pub fn handling_fault(&self) -> Option<TrapInfo> {
+        let fault = |t: &TrapInfo| t.cause >> 63 == 0 && !matches!(t.cause, 3 | 8 | 9 | 11);
+        self.traps.first().filter(fault)
+    }
+
     /// Current `mip`: external lines, CLINT software and timer interrupts.
     pub(crate) fn mip(&self, mem: &NodeMem) -> u64 {
         let h = self.hart;
@@ -304,6 +314,45 @@ mod tests {
         assert_eq!(b.run(100_000), Exit::Halted(11));
         assert_eq!(b.core.reg(11), 1);
         assert_eq!(b.core.stats().traps, 1);
+    }
+
+    /// `trap` at index 3 with the handler at index 16 (`handler`), then exit with a0 = 7.
+    fn trap_with_handler(trap: u32, handler: &[u32]) -> Bench {
+        let mut c = asm::la_index(T0, 0, 16).to_vec();
+        c.extend([asm::csrrw(ZERO, MTVEC, T0), trap, asm::addi(A0, ZERO, 7)]);
+        c.extend(asm::exit_with(A0));
+        pad(&mut c, 16);
+        c.extend(handler);
+        Bench::new(&c, false)
+    }
+
+    /// A handler that exits with 7 at once.
+    fn exiting_handler() -> Vec<u32> {
+        let mut h = vec![asm::addi(A0, ZERO, 7)];
+        h.extend(asm::exit_with(A0));
+        h
+    }
+
+    #[test]
+    fn the_fault_that_entered_the_handler_is_named_until_mret() {
+        let mut b = trap_with_handler(asm::ld(A1, ZERO, 0x10), &exiting_handler());
+        assert_eq!(b.run(100_000), Exit::Halted(7));
+        let t = b.core.handling_fault().expect("the load's fault entered the handler");
+        assert_eq!((t.cause, t.tval, t.pc), (5, 0x10, 0x8000_000c));
+        // A handler that skips the load and returns: the exit is no longer in its handling.
+        let skip = [asm::csrrs(T1, MEPC, ZERO), asm::addi(T1, T1, 4), asm::csrrw(ZERO, MEPC, T1), asm::MRET];
+        let mut r = trap_with_handler(asm::ld(A1, ZERO, 0x10), &skip);
+        assert_eq!(r.run(100_000), Exit::Halted(7));
+        assert_eq!(r.core.stats().traps, 1);
+        assert_eq!(r.core.handling_fault(), None, "mret ended the handling");
+    }
+
+    #[test]
+    fn an_ecall_is_a_request_not_a_fault() {
+        let mut b = trap_with_handler(asm::ECALL, &exiting_handler());
+        assert_eq!(b.run(100_000), Exit::Halted(7));
+        assert_eq!(b.core.stats().traps, 1);
+        assert_eq!(b.core.handling_fault(), None);
     }
 
     #[test]
