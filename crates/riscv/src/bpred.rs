@@ -153,20 +153,49 @@ impl BranchPred {
         self.branch_inline(pc, taken, target)
     }
 
-    /// `branch`'s body, always inlined where it is called (the fast engine's block loop,
-    /// `fast.rs`, where the compiler had kept it a call of about 57 host instructions).
+    /// `branch`'s body, always inlined where it is called (the fast engine's line loop,
+    /// `fast.rs`). The common case, a packed BTB and a pc and target below 4 GiB, reads
+    /// each table once without bounds checks; any other goes through `Btb::get`/`set`.
     #[inline(always)]
     pub fn branch_inline(&mut self, pc: u64, taken: bool, target: u64) -> bool {
         let i = self.bht_slot(pc);
         let bit = 1u64 << (i % 64);
-        let predicted = self.bht[i / 64] & bit != 0 && self.btb(pc).is_some();
-        let w = &mut self.bht[i / 64];
+        debug_assert!(i / 64 < self.bht.len());
+        // SAFETY: `bht_slot` is below 2^bht_bits, the counters `bht` holds (`new`).
+        let w = unsafe { self.bht.get_unchecked_mut(i / 64) };
+        let counter = *w & bit != 0;
         *w = if taken { *w | bit } else { *w & !bit };
         self.history = (taken as u8) << 7 | self.history >> 1;
+        let slot = self.btb_slot(pc);
+        let held = match &mut self.btb {
+            Btb::Narrow(e) if (pc | target) >> 32 == 0 => {
+                debug_assert!(slot < e.len());
+                // SAFETY: `btb_slot` is masked by `btb_mask`, the table's length less one.
+                let e = unsafe { e.get_unchecked_mut(slot) };
+                let held = *e >> 32 == pc && *e != EMPTY;
+                let packed = pc << 32 | target;
+                if taken && packed != EMPTY {
+                    *e = packed;
+                } else if taken {
+                    self.btb.set(slot, pc, target);
+                }
+                held
+            }
+            _ => self.branch_btb_slow(slot, pc, taken, target),
+        };
+        (counter && held) != taken
+    }
+
+    /// `branch_inline`'s BTB part outside its common case: whether the BTB held `pc`, and
+    /// a taken branch's entry set.
+    #[cold]
+    #[inline(never)]
+    fn branch_btb_slow(&mut self, slot: usize, pc: u64, taken: bool, target: u64) -> bool {
+        let held = self.btb.get(slot, pc).is_some();
         if taken {
-            self.btb_set(pc, target);
+            self.btb.set(slot, pc, target);
         }
-        predicted != taken
+        held
     }
 
     /// Direct jump; `link`: it is a call (rd = ra/t0). Returns true if mispredicted.

@@ -45,46 +45,94 @@ use crate::program::PAGE;
 
 /// A load at `$addr` of `$n` bytes, extended by `$ext`, as `exec` does it: the core's pc
 /// and cycle written back first (the load's miss, trap or device access sees them), the
-/// cycle read back after.
+/// cycle read back after; the bound `quiet` raised to the result's scoreboard entry.
 macro_rules! load {
-    ($core:ident, $mem:ident, $plat:ident, $op:ident, $pc:ident, $cycle:ident, $addr:expr, $n:literal, $ext:expr) => {{
-        ($core.pc, $core.cycle) = ($pc, *$cycle);
-        // SAFETY: `$op` points to an op of the current code page (`run_lines`).
-        let v = $core.load_op::<$n, P>($mem, $plat, unsafe { *$op }, $addr)?;
-        *$cycle = $core.cycle;
-        // SAFETY: as above; the load set its destination's scoreboard entry.
-        $core.quiet_from = $core.quiet_from.max($core.ready[unsafe { (*$op).rd } as usize]);
+    ($core:ident, $mem:ident, $plat:ident, $op:ident, $r:ident, $addr:expr, $n:literal, $ext:expr) => {{
+        ($core.pc, $core.cycle) = ($r.pc(), $r.cycle);
+        let v = $core.load_op::<$n, P>($mem, $plat, $op, $addr)?;
+        $r.cycle = $core.cycle;
+        $r.quiet = $r.quiet.max($core.ready[$op.rd as usize]);
+        $r.settle_access($core.block_end);
         $ext(v)
     }};
 }
 
-/// A store of the low `$n` bytes of `$v` at `$addr`, as `exec` does it; the pc moves on in
-/// `store_op` (a trap puts it back); evaluates to the pc after it.
+/// A store of the low `$n` bytes of `$v` at `$addr`, as `exec` does it (`int_store` moves
+/// the core's pc on; a trap puts it back).
 macro_rules! store {
-    ($core:ident, $mem:ident, $plat:ident, $pc:ident, $cycle:ident, $addr:expr, $v:expr, $next:expr, $n:literal) => {{
-        ($core.pc, $core.cycle) = ($pc, *$cycle);
-        $core.int_store::<$n, P>($mem, $plat, $addr, $v, $next)?;
-        *$cycle = $core.cycle;
-        $core.pc
+    ($core:ident, $mem:ident, $plat:ident, $op:ident, $r:ident, $addr:expr, $v:expr, $n:literal) => {{
+        let pc = $r.pc();
+        ($core.pc, $core.cycle) = (pc, $r.cycle);
+        $core.int_store::<$n, P>($mem, $plat, $addr, $v, pc + $op.len() as u64)?;
+        $r.cycle = $core.cycle;
+        $r.settle_access($core.block_end);
+        return Ok(Flow::Next);
     }};
 }
 
 /// `exec::alu` for the one kind `$k` (which it gives a value for), folded at compile time.
 macro_rules! alu_of {
-    ($k:ident, $a:ident, $b:ident, $imm:ident, $pc:ident) => {
-        // SAFETY: `alu` gives a value for every kind `alu_of!` is used with.
-        unsafe { alu(Kind::$k, $a, $b, $imm, $pc).unwrap_unchecked() }
+    ($k:ident, $a:ident, $b:ident, $imm:ident, $r:ident) => {
+        // SAFETY: `alu` gives a value for every kind `alu_of!` is used with; only `Auipc`
+        // reads the pc (computed then, `Run::pc`).
+        unsafe { alu(Kind::$k, $a, $b, $imm, if matches!(Kind::$k, Kind::Auipc) { $r.pc() } else { 0 }).unwrap_unchecked() }
     };
 }
 
-/// Where an op leaves the pc (`Core::step`).
+/// Where an op leaves the run (`Core::step`).
 enum Flow {
-    /// The next op, in order.
-    Next(u64),
-    /// A taken branch or a jump: the run ends here.
+    /// The next op, in order (`Run::at` is moved on by the caller).
+    Next,
+    /// A taken branch or a jump to this pc: the line run ends here.
     Jump(u64),
     /// `exec_rare` ran the op: the core's pc and cycle are its own.
     Rare,
+}
+
+// `Run::pc` relies on the ops' size and alignment.
+const _: () = assert!(std::mem::size_of::<Op>() == 8 && std::mem::align_of::<Op>() % 4 == 0);
+
+/// The state of a line run in host registers (`run_lines`).
+struct Run {
+    /// The op to execute; the pc is derived from it (`pc`).
+    at: *const Op,
+    /// `pc() == (at as u64 >> 2) + bias`: ops are 8 bytes, one per 2-byte code slot, and
+    /// 4-aligned, so the slot's pc is `page base + (at - ops) / 4`.
+    bias: u64,
+    /// The run stops once `at` reaches this: the end of the I-cache line, or sooner.
+    end: *const Op,
+    cycle: u64,
+    /// `Core::quiet_from`, kept here during the run.
+    quiet: u64,
+    /// Below this cycle, no op of the rest of the line can reach the horizon by its one
+    /// issue cycle (each op takes at least one, and the line holds at most `slots` more);
+    /// an op that adds more (a stall, a miss, a mispredict) compares with it afterwards.
+    far_limit: u64,
+}
+
+impl Run {
+    #[inline(always)]
+    fn pc(&self) -> u64 {
+        (self.at as u64 >> 2).wrapping_add(self.bias)
+    }
+
+    /// After an op that may have taken more than its issue cycle: if the horizon may now
+    /// be within reach of the rest of the line, the run ends after this op (the outer
+    /// loop compares with the horizon, as `run_block` does after every instruction).
+    #[inline(always)]
+    fn settle_variable(&mut self) {
+        if self.cycle >= self.far_limit {
+            self.end = self.at;
+        }
+    }
+
+    /// `settle_variable` after a load or store, which may also have moved the horizon to
+    /// now (`Core::note_repeat`: a core found polling yields after this instruction).
+    #[inline(always)]
+    fn settle_access(&mut self, block_end: u64) {
+        self.far_limit = self.far_limit.min(block_end);
+        self.settle_variable();
+    }
 }
 
 impl Core {
@@ -106,7 +154,8 @@ impl Core {
                 return e;
             }
             if stopped {
-                // An op that trapped may have set a scoreboard entry before it did.
+                // An op that trapped may have set a scoreboard entry before it did; the
+                // run's bound was not written back.
                 self.bound_scoreboard();
             }
         }
@@ -116,226 +165,228 @@ impl Core {
     /// Set `quiet_from` to the latest pending result (and `muldiv_watch`). Computed when
     /// the engine starts on a horizon, and after what runs outside `run_lines`; inside it,
     /// every op that sets an entry raises the bound (`load!`, `issue_checked`, `step`'s
-    /// `exec_rare` arm), so the bound holds without a pass over the registers at each
-    /// entry (2.7% of the engine's host time when it made one, docs/profile.md).
+    /// mul/div and `exec_rare` arms), so the bound holds without a pass over the registers
+    /// at each entry (2.7% of the engine's host time when it made one, docs/profile.md).
     fn bound_scoreboard(&mut self) {
         self.quiet_from = self.ready.iter().fold(self.muldiv_watch, |m, &r| m.max(r));
     }
 
     /// Execute line runs (the module's text) from `self.pc` in the current code page until
-    /// the horizon or a pc outside the page (`Ok`, the core's pc and cycle written back),
-    /// after an instruction `exec_rare` ran (`Ok`), or at an instruction's trap or event
-    /// (`Err`, as `exec` returns it, for `settle`).
+    /// the horizon or a pc outside the page (`Ok`, the core's pc, cycle and bound written
+    /// back), after an instruction `exec_rare` ran (`Ok`), or at an instruction's trap or
+    /// event (`Err`, as `exec` returns it, for `settle`; the bound is computed again).
     #[inline(always)]
     fn run_lines<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
         let page = self.fetch_pn;
-        let (mut pc, mut cycle) = (self.pc, self.cycle);
         let (ops, shift) = (self.fetch_ops, self.line_shift);
-        'lines: while cycle < self.block_end && pc / PAGE == page {
+        let mut pc = self.pc;
+        let bias = (page * PAGE).wrapping_sub(ops as u64 >> 2);
+        let mut r = Run { at: ops, bias, end: ops, cycle: self.cycle, quiet: self.quiet_from, far_limit: 0 };
+        // `block_end` is read again at each line: a load or store may move it (`load!`).
+        while r.cycle < self.block_end && pc / PAGE == page {
             // `fetch`'s I-cache step, once for the ops of one line.
-            cycle = self.enter_line(mem, pc, cycle);
+            r.cycle = self.enter_line(mem, pc, r.cycle);
             // Ops run in order inside a line (a jump leaves the loop): past its end is out.
-            let line_end = ((pc >> shift) + 1) << shift;
             // SAFETY: `ops` points to the 2048 decoded ops of page `fetch_pn`, which holds
-            // `pc` (and every pc of the line); they change only when `NodeMem::code_page`
+            // `pc` and every pc of its line; they change only when `NodeMem::code_page`
             // decodes a page again, which does not happen in this loop (`fence.i` is left
             // to `exec_rare`, after which it returns).
-            let mut at = unsafe { ops.add(((pc % PAGE) / 2) as usize) };
-            loop {
-                match self.step(at, pc, &mut cycle, mem, plat)? {
-                    Flow::Next(next) => {
-                        // The op at `next` (a slot per 2 bytes); read only if `next` is
-                        // still in the line, so in the page (`wrapping_add`: a 4-byte op
-                        // in the page's last slot points it past the page's end).
-                        at = at.wrapping_add(((next - pc) / 2) as usize);
-                        pc = next;
+            r.at = unsafe { ops.add(((pc % PAGE) / 2) as usize) };
+            let slots = ((((pc >> shift) + 1) << shift) - pc) / 2;
+            r.end = r.at.wrapping_add(slots as usize);
+            r.far_limit = self.block_end.saturating_sub(slots);
+            if r.cycle >= r.far_limit {
+                // Near the horizon: one op at a time, the horizon compared after each.
+                r.end = r.at.wrapping_add(1);
+            }
+            pc = loop {
+                // SAFETY: `at` is below `end`, in the line, so in the page.
+                let op = unsafe { *r.at };
+                match self.step(op, &mut r, mem, plat)? {
+                    Flow::Next => {
+                        // The op after it; read only if still in the line (`wrapping_add`:
+                        // a 4-byte op in the page's last slot points it past the page).
+                        r.at = r.at.wrapping_add(op.slots());
+                        if r.at >= r.end {
+                            break r.pc();
+                        }
                     }
-                    Flow::Jump(to) => {
-                        pc = to;
-                        break;
-                    }
+                    Flow::Jump(to) => break to,
                     Flow::Rare => return Ok(()),
                 }
-                if pc >= line_end {
-                    break;
-                }
-                if cycle >= self.block_end {
-                    break 'lines;
-                }
-            }
+            };
         }
-        (self.pc, self.cycle) = (pc, cycle);
+        (self.pc, self.cycle, self.quiet_from) = (pc, r.cycle, r.quiet);
         Ok(())
     }
 
-    /// Execute the op at `at` (of the current code page), at `pc`, as `exec` does; says
-    /// where the pc went.
+    /// Execute `op`, the op at `r.at` (of the current code page), as `exec` does; says
+    /// where the run goes.
     #[inline(always)]
-    fn step<P: Platform>(
-        &mut self,
-        at: *const Op,
-        pc: u64,
-        cycle: &mut u64,
-        mem: &mut NodeMem,
-        plat: &mut P,
-    ) -> Result<Flow, Ex> {
-        // SAFETY: `at` is an op of the current code page (`run_lines`).
-        let op = unsafe { *at };
-        *cycle = self.issue(at, *cycle);
+    fn step<P: Platform>(&mut self, op: Op, r: &mut Run, mem: &mut NodeMem, plat: &mut P) -> Result<Flow, Ex> {
+        self.issue(op, r);
         let (a, b) = (self.slot(op.rs1), self.slot(op.rs2));
         let imm = op.imm as i64 as u64;
-        let next = pc.wrapping_add(op.len() as u64);
         let addr = a.wrapping_add(imm);
-        let c = cycle;
         use Kind::*;
         let v = match op.kind() {
-            Kind::Lb => load!(self, mem, plat, at, pc, c, addr, 1, |v| v as i8 as u64),
-            Kind::Lh => load!(self, mem, plat, at, pc, c, addr, 2, |v| v as i16 as u64),
-            Kind::Lw => load!(self, mem, plat, at, pc, c, addr, 4, |v| v as i32 as u64),
-            Kind::Ld => load!(self, mem, plat, at, pc, c, addr, 8, |v| v),
-            Kind::Lbu => load!(self, mem, plat, at, pc, c, addr, 1, |v| v),
-            Kind::Lhu => load!(self, mem, plat, at, pc, c, addr, 2, |v| v),
-            Kind::Lwu => load!(self, mem, plat, at, pc, c, addr, 4, |v| v),
-            Kind::Sb => return Ok(Flow::Next(store!(self, mem, plat, pc, c, addr, b, next, 1))),
-            Kind::Sh => return Ok(Flow::Next(store!(self, mem, plat, pc, c, addr, b, next, 2))),
-            Kind::Sw => return Ok(Flow::Next(store!(self, mem, plat, pc, c, addr, b, next, 4))),
-            Kind::Sd => return Ok(Flow::Next(store!(self, mem, plat, pc, c, addr, b, next, 8))),
-            Kind::Beq => return Ok(self.branch_to(op, pc, a == b, next, c)),
-            Kind::Bne => return Ok(self.branch_to(op, pc, a != b, next, c)),
-            Kind::Blt => return Ok(self.branch_to(op, pc, (a as i64) < (b as i64), next, c)),
-            Kind::Bge => return Ok(self.branch_to(op, pc, (a as i64) >= (b as i64), next, c)),
-            Kind::Bltu => return Ok(self.branch_to(op, pc, a < b, next, c)),
-            Kind::Bgeu => return Ok(self.branch_to(op, pc, a >= b, next, c)),
-            Kind::Jal => return Ok(Flow::Jump(self.jal_to(op, pc, next, c))),
+            Kind::Lb => load!(self, mem, plat, op, r, addr, 1, |v| v as i8 as u64),
+            Kind::Lh => load!(self, mem, plat, op, r, addr, 2, |v| v as i16 as u64),
+            Kind::Lw => load!(self, mem, plat, op, r, addr, 4, |v| v as i32 as u64),
+            Kind::Ld => load!(self, mem, plat, op, r, addr, 8, |v| v),
+            Kind::Lbu => load!(self, mem, plat, op, r, addr, 1, |v| v),
+            Kind::Lhu => load!(self, mem, plat, op, r, addr, 2, |v| v),
+            Kind::Lwu => load!(self, mem, plat, op, r, addr, 4, |v| v),
+            Kind::Sb => store!(self, mem, plat, op, r, addr, b, 1),
+            Kind::Sh => store!(self, mem, plat, op, r, addr, b, 2),
+            Kind::Sw => store!(self, mem, plat, op, r, addr, b, 4),
+            Kind::Sd => store!(self, mem, plat, op, r, addr, b, 8),
+            Kind::Beq => return Ok(self.branch_to(op, r, a == b)),
+            Kind::Bne => return Ok(self.branch_to(op, r, a != b)),
+            Kind::Blt => return Ok(self.branch_to(op, r, (a as i64) < (b as i64))),
+            Kind::Bge => return Ok(self.branch_to(op, r, (a as i64) >= (b as i64))),
+            Kind::Bltu => return Ok(self.branch_to(op, r, a < b)),
+            Kind::Bgeu => return Ok(self.branch_to(op, r, a >= b)),
+            Kind::Jal => return Ok(Flow::Jump(self.jal_to(op, r))),
             Kind::Jalr => {
-                (self.pc, self.cycle) = (pc, *c);
-                // SAFETY: as above.
-                self.jalr(unsafe { *at }, a, next)?;
-                *c = self.cycle;
+                let pc = r.pc();
+                (self.pc, self.cycle) = (pc, r.cycle);
+                self.jalr(op, a, pc + op.len() as u64)?;
+                r.cycle = self.cycle;
                 return Ok(Flow::Jump(self.pc));
             }
-            // Everything `exec_rare` runs, named, and one arm per ALU kind: the dispatch is
-            // then one jump table over every kind, with no range check.
-            Illegal | Net | FetchFault | Mul | Mulh | Mulhsu | Mulhu | Div | Divu | Rem | Remu | Mulw
-            | Divw | Divuw | Remw | Remuw | Fence | FenceI | Ecall | Ebreak | Mret | Wfi | Csrrw | Csrrs
-            | Csrrc | Csrrwi | Csrrsi | Csrrci | LrW | ScW | AmoW | LrD | ScD | AmoD | Bswap | Fp => {
-                (self.pc, self.cycle) = (pc, *c);
-                // SAFETY: as above.
-                self.exec_rare(unsafe { *at }, mem, plat, a, b)?;
+            Mul | Mulh | Mulhsu | Mulhu | Div | Divu | Rem | Remu | Mulw | Divw | Divuw | Remw | Remuw => {
+                return Ok(self.muldiv_in_run(op, r, a, b))
+            }
+            // Everything else `exec_rare` runs, named, and one arm per ALU kind: the
+            // dispatch is then one jump table over every kind, with no range check.
+            Illegal | Net | FetchFault | Fence | FenceI | Ecall | Ebreak | Mret | Wfi | Csrrw | Csrrs | Csrrc
+            | Csrrwi | Csrrsi | Csrrci | LrW | ScW | AmoW | LrD | ScD | AmoD | Bswap | Fp => {
+                (self.pc, self.cycle) = (r.pc(), r.cycle);
+                self.exec_rare(op, mem, plat, a, b)?;
                 // The entries it may have set: its destination's (a CSR read, an atomic,
-                // an FP compare or move, a multiply or divide) and `muldiv_watch`.
-                self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready[op.rd as usize]);
-                if !crate::muldiv::is_muldiv(op.kind()) {
-                    return Ok(Flow::Rare);
-                }
-                // A multiply or divide changes neither the code, the horizon nor the page:
-                // the run goes on.
-                *c = self.cycle;
-                return Ok(Flow::Jump(self.pc));
+                // an FP compare or move) and `muldiv_watch` (the port rule, at issue).
+                self.quiet_from = r.quiet.max(self.muldiv_watch).max(self.ready[op.rd as usize]);
+                return Ok(Flow::Rare);
             }
-            Lui => alu_of!(Lui, a, b, imm, pc),
-            Auipc => alu_of!(Auipc, a, b, imm, pc),
-            Addi => alu_of!(Addi, a, b, imm, pc),
-            Slti => alu_of!(Slti, a, b, imm, pc),
-            Sltiu => alu_of!(Sltiu, a, b, imm, pc),
-            Xori => alu_of!(Xori, a, b, imm, pc),
-            Ori => alu_of!(Ori, a, b, imm, pc),
-            Andi => alu_of!(Andi, a, b, imm, pc),
-            Slli => alu_of!(Slli, a, b, imm, pc),
-            Srli => alu_of!(Srli, a, b, imm, pc),
-            Srai => alu_of!(Srai, a, b, imm, pc),
-            Add => alu_of!(Add, a, b, imm, pc),
-            Sub => alu_of!(Sub, a, b, imm, pc),
-            Sll => alu_of!(Sll, a, b, imm, pc),
-            Slt => alu_of!(Slt, a, b, imm, pc),
-            Sltu => alu_of!(Sltu, a, b, imm, pc),
-            Xor => alu_of!(Xor, a, b, imm, pc),
-            Srl => alu_of!(Srl, a, b, imm, pc),
-            Sra => alu_of!(Sra, a, b, imm, pc),
-            Or => alu_of!(Or, a, b, imm, pc),
-            And => alu_of!(And, a, b, imm, pc),
-            Addiw => alu_of!(Addiw, a, b, imm, pc),
-            Slliw => alu_of!(Slliw, a, b, imm, pc),
-            Srliw => alu_of!(Srliw, a, b, imm, pc),
-            Sraiw => alu_of!(Sraiw, a, b, imm, pc),
-            Addw => alu_of!(Addw, a, b, imm, pc),
-            Subw => alu_of!(Subw, a, b, imm, pc),
-            Sllw => alu_of!(Sllw, a, b, imm, pc),
-            Srlw => alu_of!(Srlw, a, b, imm, pc),
-            Sraw => alu_of!(Sraw, a, b, imm, pc),
+            Lui => alu_of!(Lui, a, b, imm, r),
+            Auipc => alu_of!(Auipc, a, b, imm, r),
+            Addi => alu_of!(Addi, a, b, imm, r),
+            Slti => alu_of!(Slti, a, b, imm, r),
+            Sltiu => alu_of!(Sltiu, a, b, imm, r),
+            Xori => alu_of!(Xori, a, b, imm, r),
+            Ori => alu_of!(Ori, a, b, imm, r),
+            Andi => alu_of!(Andi, a, b, imm, r),
+            Slli => alu_of!(Slli, a, b, imm, r),
+            Srli => alu_of!(Srli, a, b, imm, r),
+            Srai => alu_of!(Srai, a, b, imm, r),
+            Add => alu_of!(Add, a, b, imm, r),
+            Sub => alu_of!(Sub, a, b, imm, r),
+            Sll => alu_of!(Sll, a, b, imm, r),
+            Slt => alu_of!(Slt, a, b, imm, r),
+            Sltu => alu_of!(Sltu, a, b, imm, r),
+            Xor => alu_of!(Xor, a, b, imm, r),
+            Srl => alu_of!(Srl, a, b, imm, r),
+            Sra => alu_of!(Sra, a, b, imm, r),
+            Or => alu_of!(Or, a, b, imm, r),
+            And => alu_of!(And, a, b, imm, r),
+            Addiw => alu_of!(Addiw, a, b, imm, r),
+            Slliw => alu_of!(Slliw, a, b, imm, r),
+            Srliw => alu_of!(Srliw, a, b, imm, r),
+            Sraiw => alu_of!(Sraiw, a, b, imm, r),
+            Addw => alu_of!(Addw, a, b, imm, r),
+            Subw => alu_of!(Subw, a, b, imm, r),
+            Sllw => alu_of!(Sllw, a, b, imm, r),
+            Srlw => alu_of!(Srlw, a, b, imm, r),
+            Sraw => alu_of!(Sraw, a, b, imm, r),
         };
         self.set_slot(op.rd, v);
-        Ok(Flow::Next(next))
+        Ok(Flow::Next)
     }
 
-    /// `exec`'s prologue at local cycle `cycle`: wait for the source operands (scoreboard),
-    /// issue, count the instruction, and the mul/div write-port rule. Returns the cycle
-    /// after issue. From `quiet_from` on neither a stall nor the port rule can happen
-    /// (every scoreboard entry and `muldiv_watch` are at most that), so only the issue is
-    /// left: one comparison for the common case.
+    /// `exec`'s prologue: wait for the source operands (scoreboard), issue, count the
+    /// instruction, and the mul/div write-port rule. From `quiet` on neither a stall nor
+    /// the port rule can happen (every scoreboard entry and `muldiv_watch` are at most
+    /// that), so only the issue is left: one comparison for the common case.
     #[inline(always)]
-    fn issue(&mut self, at: *const Op, cycle: u64) -> u64 {
+    fn issue(&mut self, op: Op, r: &mut Run) {
         self.stats.instret += 1;
-        if cycle >= self.quiet_from {
-            return cycle + 1;
+        if r.cycle >= r.quiet {
+            r.cycle += 1;
+            return;
         }
-        self.issue_checked(at, cycle)
+        self.issue_checked(op, r);
     }
 
-    /// `issue` before `quiet_from`: `exec`'s checks, then the bound again (the port rule
-    /// may have moved a scoreboard entry and `muldiv_watch` on).
+    /// `issue` before `quiet`: `exec`'s checks, then the bound again (the port rule may
+    /// have moved a scoreboard entry and `muldiv_watch` on).
     #[inline(always)]
-    fn issue_checked(&mut self, at: *const Op, mut cycle: u64) -> u64 {
-        // SAFETY: `at` is an op of the current code page (`run_lines`).
-        let op = unsafe { *at };
+    fn issue_checked(&mut self, op: Op, r: &mut Run) {
         let (rs1, rs2) = (op.rs1 as usize, op.rs2 as usize);
-        let r = self.ready[rs1].max(self.ready[rs2]);
-        if r > cycle {
-            self.cycle = cycle;
-            self.stall(r, rs1, rs2);
-            cycle = self.cycle;
+        let ready = self.ready[rs1].max(self.ready[rs2]);
+        if ready > r.cycle {
+            self.cycle = r.cycle;
+            self.stall(ready, rs1, rs2);
+            r.cycle = self.cycle;
+            r.settle_variable();
         }
-        cycle += 1;
-        if cycle == self.muldiv_watch {
+        r.cycle += 1;
+        if r.cycle == self.muldiv_watch {
             self.muldiv_port_taken(op);
             let rd = self.muldiv_rd as usize;
-            self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready[rd]);
+            r.quiet = r.quiet.max(self.muldiv_watch).max(self.ready[rd]);
         }
-        cycle
     }
 
-    /// `exec`'s conditional branch at `pc`: the predictor, a mispredict's penalty added to
-    /// `cycle`; a taken branch ends the run, a branch not taken goes on in it.
+    /// A multiply or divide (`exec_rare`'s first arm, `Core::muldiv`), inside the run: it
+    /// changes neither the code, the horizon nor the page. It may wait for the unit.
     #[inline(always)]
-    fn branch_to(&mut self, op: Op, pc: u64, taken: bool, next: u64, cycle: &mut u64) -> Flow {
+    fn muldiv_in_run(&mut self, op: Op, r: &mut Run, a: u64, b: u64) -> Flow {
+        self.cycle = r.cycle;
+        // SAFETY: `muldiv` gives a value for every M kind, the only ones that come here.
+        let v = unsafe { self.muldiv(op, a, b).unwrap_unchecked() };
+        self.x[op.rd as usize] = v;
+        r.cycle = self.cycle;
+        r.quiet = r.quiet.max(self.muldiv_watch).max(self.ready[op.rd as usize]);
+        r.settle_variable();
+        Flow::Next
+    }
+
+    /// `exec`'s conditional branch at the run's op: the predictor, a mispredict's penalty;
+    /// a taken branch ends the run, a branch not taken goes on in it.
+    #[inline(always)]
+    fn branch_to(&mut self, op: Op, r: &mut Run, taken: bool) -> Flow {
+        let pc = r.pc();
         let target = pc.wrapping_add(op.imm as i64 as u64);
         if self.bp.branch_inline(pc, taken, target) {
-            self.charge_mispredict(cycle);
+            self.charge_mispredict(r);
         }
         if taken {
             Flow::Jump(target)
         } else {
-            Flow::Next(next)
+            Flow::Next
         }
     }
 
-    /// `exec`'s `jal` at `pc`; returns the target.
+    /// `exec`'s `jal` at the run's op; returns the target.
     #[inline(always)]
-    fn jal_to(&mut self, op: Op, pc: u64, next: u64, cycle: &mut u64) -> u64 {
-        let target = pc.wrapping_add(op.imm as i64 as u64);
+    fn jal_to(&mut self, op: Op, r: &mut Run) -> u64 {
+        let pc = r.pc();
+        let (target, next) = (pc.wrapping_add(op.imm as i64 as u64), pc + op.len() as u64);
         let link = matches!(op.rd, 1 | 5).then_some(next);
         if self.bp.jal(pc, target, link) {
-            self.charge_mispredict(cycle);
+            self.charge_mispredict(r);
         }
         self.set_slot(op.rd, next);
         target
     }
 
-    /// `Core::mispredict` on a local cycle count.
+    /// `Core::mispredict` in a run.
     #[inline(always)]
-    fn charge_mispredict(&mut self, cycle: &mut u64) {
-        *cycle += self.t.mispredict_penalty;
+    fn charge_mispredict(&mut self, r: &mut Run) {
+        r.cycle += self.t.mispredict_penalty;
         self.stats.stall_branch += self.t.mispredict_penalty;
+        r.settle_variable();
     }
 
     /// `fetch`'s I-cache step for the instruction at `pc`, at local cycle `cycle`; returns
