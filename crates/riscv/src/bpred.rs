@@ -26,6 +26,10 @@ pub struct BranchPred {
     bht: Box<[u64]>,
     /// log2 of the BHT's entries.
     bht_bits: u32,
+    /// The BHT's entries less one, and where the history's hash goes in an index
+    /// (`bht_slot`): fixed by `bht_bits`, kept so that a branch does not compute them.
+    bht_mask: usize,
+    hash_shift: u32,
     /// Outcomes of the last 8 conditional branches, the newest in bit 7 (Rocket's
     /// `history := Cat(taken, history >> 1)`).
     history: u8,
@@ -109,6 +113,8 @@ impl BranchPred {
         BranchPred {
             bht: vec![0; bht.div_ceil(64)].into_boxed_slice(),
             bht_bits: bht.trailing_zeros(),
+            bht_mask: bht - 1,
+            hash_shift: bht.trailing_zeros().saturating_sub(3),
             history: 0,
             btb: Btb::new(pow2(btb)),
             btb_mask: pow2(btb) - 1,
@@ -144,7 +150,7 @@ impl BranchPred {
         let hi = pc >> 2;
         let addr = (hi ^ (hi >> bits) & 3) as usize;
         let hash = ((221 * self.history as u32) >> 5) as usize & 7;
-        (addr ^ hash << bits.saturating_sub(3)) & ((1 << bits) - 1)
+        (addr ^ hash << self.hash_shift) & self.bht_mask
     }
 
     /// Conditional branch at `pc`, resolved `taken` to `target`. Returns true if mispredicted.

@@ -49,7 +49,7 @@ use crate::program::PAGE;
 macro_rules! load {
     ($core:ident, $mem:ident, $plat:ident, $op:ident, $r:ident, $addr:expr, $n:literal, $ext:expr) => {{
         ($core.pc, $core.cycle) = ($r.pc(), $r.cycle);
-        let v = $core.load_op::<$n, P>($mem, $plat, $op, $addr)?;
+        let v = $core.load_op::<$n, P>($mem, $plat, $r.op(), $addr)?;
         $r.cycle = $core.cycle;
         $r.quiet = $r.quiet.max($core.ready[$op.rd as usize]);
         $r.settle_access($core.block_end);
@@ -66,6 +66,7 @@ macro_rules! store {
         $core.int_store::<$n, P>($mem, $plat, $addr, $v, pc + $op.len() as u64)?;
         $r.cycle = $core.cycle;
         $r.settle_access($core.block_end);
+        $r.at = $r.at.wrapping_add($op.slots());
         return Ok(Flow::Next);
     }};
 }
@@ -81,7 +82,8 @@ macro_rules! alu_of {
 
 /// Where an op leaves the run (`Core::step`).
 enum Flow {
-    /// The next op, in order (`Run::at` is moved on by the caller).
+    /// The next op, in order (`Run::at` moved on to it: read only while below `end`;
+    /// `wrapping_add`, since a 4-byte op in the page's last slot points it past the page).
     Next,
     /// A taken branch or a jump to this pc: the line run ends here.
     Jump(u64),
@@ -105,12 +107,21 @@ struct Run {
     /// `Core::quiet_from`, kept here during the run.
     quiet: u64,
     /// Below this cycle, no op of the rest of the line can reach the horizon by its one
-    /// issue cycle (each op takes at least one, and the line holds at most `slots` more);
-    /// an op that adds more (a stall, a miss, a mispredict) compares with it afterwards.
+    /// issue cycle (each op takes at least one, and a line holds at most `slots` ops): the
+    /// horizon less a line's slots. An op that adds more (a stall, a miss, a mispredict)
+    /// compares with it afterwards, and so does a branch taken back into its own line.
     far_limit: u64,
 }
 
 impl Run {
+    /// The op at `at`, read again where it is passed on whole: a value kept from the
+    /// step's start made the compiler assemble it in a register for every op.
+    #[inline(always)]
+    fn op(&self) -> Op {
+        // SAFETY: `at` is below `end`, in the line, so in the page (`run_lines`).
+        unsafe { *self.at }
+    }
+
     #[inline(always)]
     fn pc(&self) -> u64 {
         (self.at as u64 >> 2).wrapping_add(self.bias)
@@ -181,7 +192,8 @@ impl Core {
         let (ops, shift) = (self.fetch_ops, self.line_shift);
         let mut pc = self.pc;
         let bias = (page * PAGE).wrapping_sub(ops as u64 >> 2);
-        let mut r = Run { at: ops, bias, end: ops, cycle: self.cycle, quiet: self.quiet_from, far_limit: 0 };
+        let far_limit = self.block_end.saturating_sub((1 << shift) / 2);
+        let mut r = Run { at: ops, bias, end: ops, cycle: self.cycle, quiet: self.quiet_from, far_limit };
         // `block_end` is read again at each line: a load or store may move it (`load!`).
         while r.cycle < self.block_end && pc / PAGE == page {
             // `fetch`'s I-cache step, once for the ops of one line.
@@ -194,19 +206,13 @@ impl Core {
             r.at = unsafe { ops.add(((pc % PAGE) / 2) as usize) };
             let slots = ((((pc >> shift) + 1) << shift) - pc) / 2;
             r.end = r.at.wrapping_add(slots as usize);
-            r.far_limit = self.block_end.saturating_sub(slots);
             if r.cycle >= r.far_limit {
                 // Near the horizon: one op at a time, the horizon compared after each.
                 r.end = r.at.wrapping_add(1);
             }
             pc = loop {
-                // SAFETY: `at` is below `end`, in the line, so in the page.
-                let op = unsafe { *r.at };
-                match self.step(op, &mut r, mem, plat)? {
+                match self.step(&mut r, mem, plat)? {
                     Flow::Next => {
-                        // The op after it; read only if still in the line (`wrapping_add`:
-                        // a 4-byte op in the page's last slot points it past the page).
-                        r.at = r.at.wrapping_add(op.slots());
                         if r.at >= r.end {
                             break r.pc();
                         }
@@ -220,11 +226,13 @@ impl Core {
         Ok(())
     }
 
-    /// Execute `op`, the op at `r.at` (of the current code page), as `exec` does; says
-    /// where the run goes.
+    /// Execute the op at `r.at` (of the current code page) as `exec` does; says where the
+    /// run goes.
     #[inline(always)]
-    fn step<P: Platform>(&mut self, op: Op, r: &mut Run, mem: &mut NodeMem, plat: &mut P) -> Result<Flow, Ex> {
-        self.issue(op, r);
+    fn step<P: Platform>(&mut self, r: &mut Run, mem: &mut NodeMem, plat: &mut P) -> Result<Flow, Ex> {
+        // SAFETY: `at` is below `end`, in the line, so in the page (`run_lines`).
+        let op = unsafe { *r.at };
+        self.issue(r);
         let (a, b) = (self.slot(op.rs1), self.slot(op.rs2));
         let imm = op.imm as i64 as u64;
         let addr = a.wrapping_add(imm);
@@ -251,7 +259,7 @@ impl Core {
             Kind::Jalr => {
                 let pc = r.pc();
                 (self.pc, self.cycle) = (pc, r.cycle);
-                self.jalr(op, a, pc + op.len() as u64)?;
+                self.jalr(r.op(), a, pc + op.len() as u64)?;
                 r.cycle = self.cycle;
                 return Ok(Flow::Jump(self.pc));
             }
@@ -263,7 +271,7 @@ impl Core {
             Illegal | Net | FetchFault | Fence | FenceI | Ecall | Ebreak | Mret | Wfi | Csrrw | Csrrs | Csrrc
             | Csrrwi | Csrrsi | Csrrci | LrW | ScW | AmoW | LrD | ScD | AmoD | Bswap | Fp => {
                 (self.pc, self.cycle) = (r.pc(), r.cycle);
-                self.exec_rare(op, mem, plat, a, b)?;
+                self.exec_rare(r.op(), mem, plat, a, b)?;
                 // The entries it may have set: its destination's (a CSR read, an atomic,
                 // an FP compare or move) and `muldiv_watch` (the port rule, at issue).
                 self.quiet_from = r.quiet.max(self.muldiv_watch).max(self.ready[op.rd as usize]);
@@ -301,6 +309,7 @@ impl Core {
             Sraw => alu_of!(Sraw, a, b, imm, r),
         };
         self.set_slot(op.rd, v);
+        r.at = r.at.wrapping_add(op.slots());
         Ok(Flow::Next)
     }
 
@@ -309,19 +318,20 @@ impl Core {
     /// the port rule can happen (every scoreboard entry and `muldiv_watch` are at most
     /// that), so only the issue is left: one comparison for the common case.
     #[inline(always)]
-    fn issue(&mut self, op: Op, r: &mut Run) {
+    fn issue(&mut self, r: &mut Run) {
         self.stats.instret += 1;
         if r.cycle >= r.quiet {
             r.cycle += 1;
             return;
         }
-        self.issue_checked(op, r);
+        self.issue_checked(r);
     }
 
     /// `issue` before `quiet`: `exec`'s checks, then the bound again (the port rule may
     /// have moved a scoreboard entry and `muldiv_watch` on).
     #[inline(always)]
-    fn issue_checked(&mut self, op: Op, r: &mut Run) {
+    fn issue_checked(&mut self, r: &mut Run) {
+        let op = r.op();
         let (rs1, rs2) = (op.rs1 as usize, op.rs2 as usize);
         let ready = self.ready[rs1].max(self.ready[rs2]);
         if ready > r.cycle {
@@ -344,11 +354,12 @@ impl Core {
     fn muldiv_in_run(&mut self, op: Op, r: &mut Run, a: u64, b: u64) -> Flow {
         self.cycle = r.cycle;
         // SAFETY: `muldiv` gives a value for every M kind, the only ones that come here.
-        let v = unsafe { self.muldiv(op, a, b).unwrap_unchecked() };
+        let v = unsafe { self.muldiv(r.op(), a, b).unwrap_unchecked() };
         self.x[op.rd as usize] = v;
         r.cycle = self.cycle;
         r.quiet = r.quiet.max(self.muldiv_watch).max(self.ready[op.rd as usize]);
         r.settle_variable();
+        r.at = r.at.wrapping_add(op.slots());
         Flow::Next
     }
 
@@ -361,11 +372,18 @@ impl Core {
         if self.bp.branch_inline(pc, taken, target) {
             self.charge_mispredict(r);
         }
-        if taken {
-            Flow::Jump(target)
-        } else {
-            Flow::Next
+        if taken && ((target ^ pc) >> self.line_shift != 0 || r.cycle >= r.far_limit) {
+            return Flow::Jump(target);
         }
+        if taken {
+            // Back (or on) into the same I-cache line, far from the horizon: the run goes
+            // on there, as the outer loop would (no line step: `fetch` takes none while
+            // the line stays the same; the target is in the page).
+            r.at = r.at.wrapping_offset((target.wrapping_sub(pc) as i64 / 2) as isize);
+            return Flow::Next;
+        }
+        r.at = r.at.wrapping_add(op.slots());
+        Flow::Next
     }
 
     /// `exec`'s `jal` at the run's op; returns the target.
