@@ -51,7 +51,7 @@ macro_rules! load {
         ($core.pc, $core.cycle) = ($r.pc(), $r.cycle);
         let v = $core.load_op::<$n, P>($mem, $plat, $r.op(), $addr)?;
         $r.cycle = $core.cycle;
-        $r.quiet = $r.quiet.max($core.ready[$op.rd as usize]);
+        $r.quiet = $r.quiet.max($core.ready_of($op.rd));
         $r.settle_access($core.block_end);
         $ext(v)
     }};
@@ -274,7 +274,7 @@ impl Core {
                 self.exec_rare(r.op(), mem, plat, a, b)?;
                 // The entries it may have set: its destination's (a CSR read, an atomic,
                 // an FP compare or move) and `muldiv_watch` (the port rule, at issue).
-                self.quiet_from = r.quiet.max(self.muldiv_watch).max(self.ready[op.rd as usize]);
+                self.quiet_from = r.quiet.max(self.muldiv_watch).max(self.ready_of(op.rd));
                 return Ok(Flow::Rare);
             }
             Lui => alu_of!(Lui, a, b, imm, r),
@@ -332,8 +332,8 @@ impl Core {
     #[inline(always)]
     fn issue_checked(&mut self, r: &mut Run) {
         let op = r.op();
+        let ready = self.ready_of(op.rs1).max(self.ready_of(op.rs2));
         let (rs1, rs2) = (op.rs1 as usize, op.rs2 as usize);
-        let ready = self.ready[rs1].max(self.ready[rs2]);
         if ready > r.cycle {
             self.cycle = r.cycle;
             self.stall(ready, rs1, rs2);
@@ -343,8 +343,8 @@ impl Core {
         r.cycle += 1;
         if r.cycle == self.muldiv_watch {
             self.muldiv_port_taken(op);
-            let rd = self.muldiv_rd as usize;
-            r.quiet = r.quiet.max(self.muldiv_watch).max(self.ready[rd]);
+            let rd = self.muldiv_rd;
+            r.quiet = r.quiet.max(self.muldiv_watch).max(self.ready_of(rd));
         }
     }
 
@@ -355,9 +355,9 @@ impl Core {
         self.cycle = r.cycle;
         // SAFETY: `muldiv` gives a value for every M kind, the only ones that come here.
         let v = unsafe { self.muldiv(r.op(), a, b).unwrap_unchecked() };
-        self.x[op.rd as usize] = v;
+        self.set_slot(op.rd, v);
         r.cycle = self.cycle;
-        r.quiet = r.quiet.max(self.muldiv_watch).max(self.ready[op.rd as usize]);
+        r.quiet = r.quiet.max(self.muldiv_watch).max(self.ready_of(op.rd));
         r.settle_variable();
         r.at = r.at.wrapping_add(op.slots());
         Flow::Next
@@ -397,6 +397,14 @@ impl Core {
         }
         self.set_slot(op.rd, next);
         target
+    }
+
+    /// Scoreboard entry `i` (a register slot of a decoded op, or `muldiv_rd`, which is one).
+    #[inline(always)]
+    fn ready_of(&self, i: u8) -> u64 {
+        debug_assert!((i as usize) < crate::op::NREGS);
+        // SAFETY: as in `Core::slot`: register fields of decoded ops are below NREGS.
+        unsafe { *self.ready.get_unchecked(i as usize) }
     }
 
     /// `Core::mispredict` in a run.
