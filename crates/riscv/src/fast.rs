@@ -232,7 +232,7 @@ impl Core {
     fn step<P: Platform>(&mut self, r: &mut Run, mem: &mut NodeMem, plat: &mut P) -> Result<Flow, Ex> {
         // SAFETY: `at` is below `end`, in the line, so in the page (`run_lines`).
         let op = unsafe { *r.at };
-        self.issue(r);
+        self.issue(op.rs1, op.rs2, r);
         let (a, b) = (self.slot(op.rs1), self.slot(op.rs2));
         let imm = op.imm as i64 as u64;
         let addr = a.wrapping_add(imm);
@@ -318,31 +318,29 @@ impl Core {
     /// the port rule can happen (every scoreboard entry and `muldiv_watch` are at most
     /// that), so only the issue is left: one comparison for the common case.
     #[inline(always)]
-    fn issue(&mut self, r: &mut Run) {
+    fn issue(&mut self, rs1: u8, rs2: u8, r: &mut Run) {
         self.stats.instret += 1;
         if r.cycle >= r.quiet {
             r.cycle += 1;
             return;
         }
-        self.issue_checked(r);
+        self.issue_checked(rs1, rs2, r);
     }
 
     /// `issue` before `quiet`: `exec`'s checks, then the bound again (the port rule may
     /// have moved a scoreboard entry and `muldiv_watch` on).
     #[inline(always)]
-    fn issue_checked(&mut self, r: &mut Run) {
-        let op = r.op();
-        let ready = self.ready_of(op.rs1).max(self.ready_of(op.rs2));
-        let (rs1, rs2) = (op.rs1 as usize, op.rs2 as usize);
+    fn issue_checked(&mut self, rs1: u8, rs2: u8, r: &mut Run) {
+        let ready = self.ready_of(rs1).max(self.ready_of(rs2));
         if ready > r.cycle {
             self.cycle = r.cycle;
-            self.stall(ready, rs1, rs2);
+            self.stall(ready, rs1 as usize, rs2 as usize);
             r.cycle = self.cycle;
             r.settle_variable();
         }
         r.cycle += 1;
         if r.cycle == self.muldiv_watch {
-            self.muldiv_port_taken(op);
+            self.muldiv_port_taken(r.op());
             let rd = self.muldiv_rd;
             r.quiet = r.quiet.max(self.muldiv_watch).max(self.ready_of(rd));
         }
