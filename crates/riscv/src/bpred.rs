@@ -160,7 +160,7 @@ impl BranchPred {
     }
 
     /// `branch`'s body, always inlined where it is called (the fast engine's line loop,
-    /// `fast.rs`). The common case, a packed BTB and a pc and target below 4 GiB, reads
+    /// `fast.rs`). The common case, a packed BTB and a pc and target below 4 GiB (less one), reads
     /// each table once without bounds checks; any other goes through `Btb::get`/`set`.
     #[inline(always)]
     pub fn branch_inline(&mut self, pc: u64, taken: bool, target: u64) -> bool {
@@ -174,16 +174,15 @@ impl BranchPred {
         self.history = (taken as u8) << 7 | self.history >> 1;
         let slot = self.btb_slot(pc);
         let held = match &mut self.btb {
-            Btb::Narrow(e) if (pc | target) >> 32 == 0 => {
+            // Both below 4 GiB, and not both 0xffff_ffff: then `pc` is not `EMPTY`'s high
+            // half, and the pair does not pack to `EMPTY`.
+            Btb::Narrow(e) if (pc | target) < EMPTY >> 32 => {
                 debug_assert!(slot < e.len());
                 // SAFETY: `btb_slot` is masked by `btb_mask`, the table's length less one.
                 let e = unsafe { e.get_unchecked_mut(slot) };
-                let held = *e >> 32 == pc && *e != EMPTY;
-                let packed = pc << 32 | target;
-                if taken && packed != EMPTY {
-                    *e = packed;
-                } else if taken {
-                    self.btb.set(slot, pc, target);
+                let held = *e >> 32 == pc;
+                if taken {
+                    *e = pc << 32 | target;
                 }
                 held
             }

@@ -308,7 +308,11 @@ impl Core {
             Srlw => alu_of!(Srlw, a, b, imm, r),
             Sraw => alu_of!(Sraw, a, b, imm, r),
         };
-        self.set_slot(op.rd, v);
+        // The destination read here, not kept from the op's first read: kept, it went to
+        // the stack and back at every op.
+        // SAFETY: `at` is the op's (`run_lines`); a volatile read is not merged with the first.
+        let rd = unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*r.at).rd)) };
+        self.set_slot(rd, v);
         r.at = r.at.wrapping_add(op.slots());
         Ok(Flow::Next)
     }
