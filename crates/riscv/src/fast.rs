@@ -51,7 +51,7 @@ macro_rules! load {
         ($core.pc, $core.cycle) = ($r.pc(), $r.cycle);
         let v = $core.load_op::<$n, P>($mem, $plat, $r.op(), $addr)?;
         $r.cycle = $core.cycle;
-        $r.quiet = $r.quiet.max($core.ready_of($op.rd));
+        $r.quiet = $r.quiet.max($core.ready_of($r.rd()));
         $r.settle_access($core.block_end);
         $ext(v)
     }};
@@ -120,6 +120,14 @@ impl Run {
     fn op(&self) -> Op {
         // SAFETY: `at` is below `end`, in the line, so in the page (`run_lines`).
         unsafe { *self.at }
+    }
+
+    /// The op's destination register, read where it is used rather than kept from the
+    /// op's first read: kept, it went to the stack and back at every op.
+    #[inline(always)]
+    fn rd(&self) -> u8 {
+        // SAFETY: as in `op`; a volatile read is not merged with the first one.
+        unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*self.at).rd)) }
     }
 
     #[inline(always)]
@@ -308,11 +316,7 @@ impl Core {
             Srlw => alu_of!(Srlw, a, b, imm, r),
             Sraw => alu_of!(Sraw, a, b, imm, r),
         };
-        // The destination read here, not kept from the op's first read: kept, it went to
-        // the stack and back at every op.
-        // SAFETY: `at` is the op's (`run_lines`); a volatile read is not merged with the first.
-        let rd = unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*r.at).rd)) };
-        self.set_slot(rd, v);
+        self.set_slot(r.rd(), v);
         r.at = r.at.wrapping_add(op.slots());
         Ok(Flow::Next)
     }
