@@ -45,13 +45,13 @@ use crate::program::PAGE;
 
 /// A load at `$addr` of `$n` bytes, extended by `$ext`, as `exec` does it: the core's pc
 /// and cycle written back first (the load's miss, trap or device access sees them), the
-/// cycle read back after; the bound `quiet` raised to the result's scoreboard entry.
+/// cycle read back after; the bound `quiet_from` raised to the result's scoreboard entry.
 macro_rules! load {
     ($core:ident, $mem:ident, $plat:ident, $op:ident, $r:ident, $addr:expr, $n:literal, $ext:expr) => {{
         ($core.pc, $core.cycle) = ($r.pc(), $r.cycle);
         let v = $core.load_op::<$n, P>($mem, $plat, $r.op(), $addr)?;
         $r.cycle = $core.cycle;
-        $r.quiet = $r.quiet.max($core.ready_of($r.rd()));
+        $core.quiet_from = $core.quiet_from.max($core.ready_of($r.rd()));
         $r.settle_access($core.block_end);
         $ext(v)
     }};
@@ -104,8 +104,6 @@ struct Run {
     /// The run stops once `at` reaches this: the end of the I-cache line, or sooner.
     end: *const Op,
     cycle: u64,
-    /// `Core::quiet_from`, kept here during the run.
-    quiet: u64,
     /// Below this cycle, no op of the rest of the line can reach the horizon by its one
     /// issue cycle (each op takes at least one, and a line holds at most `slots` ops): the
     /// horizon less a line's slots. An op that adds more (a stall, a miss, a mispredict)
@@ -201,7 +199,7 @@ impl Core {
         let mut pc = self.pc;
         let bias = (page * PAGE).wrapping_sub(ops as u64 >> 2);
         let far_limit = self.block_end.saturating_sub((1 << shift) / 2);
-        let mut r = Run { at: ops, bias, end: ops, cycle: self.cycle, quiet: self.quiet_from, far_limit };
+        let mut r = Run { at: ops, bias, end: ops, cycle: self.cycle, far_limit };
         // `block_end` is read again at each line: a load or store may move it (`load!`).
         while r.cycle < self.block_end && pc / PAGE == page {
             // `fetch`'s I-cache step, once for the ops of one line.
@@ -230,7 +228,7 @@ impl Core {
                 }
             };
         }
-        (self.pc, self.cycle, self.quiet_from) = (pc, r.cycle, r.quiet);
+        (self.pc, self.cycle) = (pc, r.cycle);
         Ok(())
     }
 
@@ -282,7 +280,7 @@ impl Core {
                 self.exec_rare(r.op(), mem, plat, a, b)?;
                 // The entries it may have set: its destination's (a CSR read, an atomic,
                 // an FP compare or move) and `muldiv_watch` (the port rule, at issue).
-                self.quiet_from = r.quiet.max(self.muldiv_watch).max(self.ready_of(op.rd));
+                self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready_of(op.rd));
                 return Ok(Flow::Rare);
             }
             Lui => alu_of!(Lui, a, b, imm, r),
@@ -322,20 +320,20 @@ impl Core {
     }
 
     /// `exec`'s prologue: wait for the source operands (scoreboard), issue, count the
-    /// instruction, and the mul/div write-port rule. From `quiet` on neither a stall nor
+    /// instruction, and the mul/div write-port rule. From `quiet_from` on neither a stall nor
     /// the port rule can happen (every scoreboard entry and `muldiv_watch` are at most
     /// that), so only the issue is left: one comparison for the common case.
     #[inline(always)]
     fn issue(&mut self, rs1: u8, rs2: u8, r: &mut Run) {
         self.stats.instret += 1;
-        if r.cycle >= r.quiet {
+        if r.cycle >= self.quiet_from {
             r.cycle += 1;
             return;
         }
         self.issue_checked(rs1, rs2, r);
     }
 
-    /// `issue` before `quiet`: `exec`'s checks, then the bound again (the port rule may
+    /// `issue` before `quiet_from`: `exec`'s checks, then the bound again (the port rule may
     /// have moved a scoreboard entry and `muldiv_watch` on).
     #[inline(always)]
     fn issue_checked(&mut self, rs1: u8, rs2: u8, r: &mut Run) {
@@ -350,7 +348,7 @@ impl Core {
         if r.cycle == self.muldiv_watch {
             self.muldiv_port_taken(r.op());
             let rd = self.muldiv_rd;
-            r.quiet = r.quiet.max(self.muldiv_watch).max(self.ready_of(rd));
+            self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready_of(rd));
         }
     }
 
@@ -363,7 +361,7 @@ impl Core {
         let v = unsafe { self.muldiv(r.op(), a, b).unwrap_unchecked() };
         self.set_slot(op.rd, v);
         r.cycle = self.cycle;
-        r.quiet = r.quiet.max(self.muldiv_watch).max(self.ready_of(op.rd));
+        self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready_of(op.rd));
         r.settle_variable();
         r.at = r.at.wrapping_add(op.slots());
         Flow::Next
