@@ -7,23 +7,32 @@
 //! - It runs line by line (`run_lines`): the ops of the current code page (`fetch_pn`,
 //!   `fetch_ops`, the node's decoded ops that `fetch` reads, shared with every node that
 //!   did not write its code) from the pc to the end of its I-cache line, the first taken
-//!   branch or jump, or an instruction `exec_rare` runs, with the pc and the cycle count in host registers: one I-cache line
-//!   step and one page check per run, where `fetch` takes them per instruction. Nothing
-//!   is copied or cached per node: an earlier version cut blocks into a cache per node,
-//!   which cost a lookup per block and, with one cache per node, 18% more host L1 data
-//!   misses than the interpreter on a 256-core NanoSort (docs/profile.md "Core engines").
+//!   branch or jump that leaves the line, or an instruction `exec_rare` runs. The op
+//!   pointer (the pc is derived from it where an op needs it) and the cycle count stay in
+//!   host registers: one I-cache line step and one page check per run, where `fetch` takes
+//!   them per instruction. Nothing is copied or cached per node: an earlier version cut
+//!   blocks into a cache per node, which cost a lookup per block and, with one cache per
+//!   node, 18% more host L1 data misses than the interpreter on a 256-core NanoSort
+//!   (docs/profile.md "Core engines").
+//! - The horizon (`block_end`) is not compared after every op: an op takes at least its
+//!   issue cycle and a line holds at most `line_bytes / 2` ops, so below the horizon less
+//!   that (`Run::far_limit`) no run of single-cycle ops can reach it. Only an op that may
+//!   take more (a stall, a miss, a mispredict, the mul/div unit) compares afterwards, and
+//!   ends the run if the horizon is within reach; a line entered closer than that runs one
+//!   op at a time. A branch taken back into its own line goes on in the run under the
+//!   same bound.
 //! - The common instructions run inline with the interpreter's own pieces: the integer
 //!   ALU (`exec::alu`), loads and stores (`load_op`, `int_store`: TLB, caches, devices,
 //!   traps), conditional branches and `jal` (the same `BranchPred` calls and mispredict
-//!   charge as `exec`), `jalr` (`Core::jalr`); each after `exec`'s prologue (scoreboard
-//!   stall, issue, `instret`, the mul/div write-port rule), whose checks are skipped while
-//!   the cycle is past every pending result (`Core::quiet_from`). The dispatch names every
-//!   kind (one jump table, no range check).
-//! - Everything else (mul/div, CSRs, atomics, F/D, network registers, system) goes to
-//!   `exec_rare`, the interpreter's code for it, after the same prologue. After a multiply
-//!   or divide the run goes on (it changes neither code, horizon nor page); after anything
-//!   else the loop hands back to `run_block_fast`, which looks at the page again
-//!   (`fence.i` may have re-decoded it) and the horizon (a CSR write may have moved it).
+//!   charge as `exec`), `jalr` (`Core::jalr`), multiplies and divides (`Core::muldiv`);
+//!   each after `exec`'s prologue (scoreboard stall, issue, `instret`, the mul/div
+//!   write-port rule), whose checks are skipped while the cycle is past every pending
+//!   result (`Core::quiet_from`). The dispatch names every kind (one jump table, no range
+//!   check).
+//! - Everything else (CSRs, atomics, F/D, network registers, system) goes to `exec_rare`,
+//!   the interpreter's code for it, after the same prologue; the loop then hands back to
+//!   `run_block_fast`, which looks at the page again (`fence.i` may have re-decoded it)
+//!   and the horizon (a CSR write may have moved it).
 //! - Code that is not pre-decoded (written at run time) and the first instruction in
 //!   another page run through `fetch` and `exec`.
 //!
@@ -76,7 +85,10 @@ macro_rules! alu_of {
     ($k:ident, $a:ident, $b:ident, $imm:ident, $r:ident) => {
         // SAFETY: `alu` gives a value for every kind `alu_of!` is used with; only `Auipc`
         // reads the pc (computed then, `Run::pc`).
-        unsafe { alu(Kind::$k, $a, $b, $imm, if matches!(Kind::$k, Kind::Auipc) { $r.pc() } else { 0 }).unwrap_unchecked() }
+        unsafe {
+            alu(Kind::$k, $a, $b, $imm, if matches!(Kind::$k, Kind::Auipc) { $r.pc() } else { 0 })
+                .unwrap_unchecked()
+        }
     };
 }
 
@@ -171,8 +183,7 @@ impl Core {
                 return e;
             }
             if stopped {
-                // An op that trapped may have set a scoreboard entry before it did; the
-                // run's bound was not written back.
+                // An op that trapped may have set a scoreboard entry before it did.
                 self.bound_scoreboard();
             }
         }
@@ -189,9 +200,9 @@ impl Core {
     }
 
     /// Execute line runs (the module's text) from `self.pc` in the current code page until
-    /// the horizon or a pc outside the page (`Ok`, the core's pc, cycle and bound written
-    /// back), after an instruction `exec_rare` ran (`Ok`), or at an instruction's trap or
-    /// event (`Err`, as `exec` returns it, for `settle`; the bound is computed again).
+    /// the horizon or a pc outside the page (`Ok`, the core's pc and cycle written back),
+    /// after an instruction `exec_rare` ran (`Ok`), or at an instruction's trap or event
+    /// (`Err`, as `exec` returns it, for `settle`).
     #[inline(always)]
     fn run_lines<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
         let page = self.fetch_pn;
@@ -274,8 +285,8 @@ impl Core {
             }
             // Everything else `exec_rare` runs, named, and one arm per ALU kind: the
             // dispatch is then one jump table over every kind, with no range check.
-            Illegal | Net | FetchFault | Fence | FenceI | Ecall | Ebreak | Mret | Wfi | Csrrw | Csrrs | Csrrc
-            | Csrrwi | Csrrsi | Csrrci | LrW | ScW | AmoW | LrD | ScD | AmoD | Bswap | Fp => {
+            Illegal | Net | FetchFault | Fence | FenceI | Ecall | Ebreak | Mret | Wfi | Csrrw | Csrrs
+            | Csrrc | Csrrwi | Csrrsi | Csrrci | LrW | ScW | AmoW | LrD | ScD | AmoD | Bswap | Fp => {
                 (self.pc, self.cycle) = (r.pc(), r.cycle);
                 self.exec_rare(r.op(), mem, plat, a, b)?;
                 // The entries it may have set: its destination's (a CSR read, an atomic,
