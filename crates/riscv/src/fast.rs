@@ -104,7 +104,7 @@ enum Flow {
 }
 
 // `Run::pc` relies on the ops' size and alignment.
-const _: () = assert!(std::mem::size_of::<Op>() == 8 && std::mem::align_of::<Op>() % 4 == 0);
+const _: () = assert!(std::mem::size_of::<Op>() == 8 && std::mem::align_of::<Op>().is_multiple_of(4));
 
 /// The state of a line run in host registers (`run_lines`).
 struct Run {
