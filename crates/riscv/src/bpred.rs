@@ -160,8 +160,9 @@ impl BranchPred {
     }
 
     /// `branch`'s body, always inlined where it is called (the fast engine's line loop,
-    /// `fast.rs`). The common case, a packed BTB and a pc and target below 4 GiB (less one), reads
-    /// each table once without bounds checks; any other goes through `Btb::get`/`set`.
+    /// `fast.rs`). The common case, a packed BTB with a pc and a target below 4 GiB (less
+    /// one), reads each table once without bounds checks; any other goes through
+    /// `Btb::get` and `Btb::set`.
     #[inline(always)]
     pub fn branch_inline(&mut self, pc: u64, taken: bool, target: u64) -> bool {
         let i = self.bht_slot(pc);

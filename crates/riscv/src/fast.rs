@@ -56,7 +56,7 @@ use crate::program::PAGE;
 /// and cycle written back first (the load's miss, trap or device access sees them), the
 /// cycle read back after; the bound `quiet_from` raised to the result's scoreboard entry.
 macro_rules! load {
-    ($core:ident, $mem:ident, $plat:ident, $op:ident, $r:ident, $addr:expr, $n:literal, $ext:expr) => {{
+    ($core:ident, $mem:ident, $plat:ident, $r:ident, $addr:expr, $n:literal, $ext:expr) => {{
         ($core.pc, $core.cycle) = ($r.pc(), $r.cycle);
         let v = $core.load_op::<$n, P>($mem, $plat, $r.op(), $addr)?;
         $r.cycle = $core.cycle;
@@ -255,13 +255,13 @@ impl Core {
         let addr = a.wrapping_add(imm);
         use Kind::*;
         let v = match op.kind() {
-            Kind::Lb => load!(self, mem, plat, op, r, addr, 1, |v| v as i8 as u64),
-            Kind::Lh => load!(self, mem, plat, op, r, addr, 2, |v| v as i16 as u64),
-            Kind::Lw => load!(self, mem, plat, op, r, addr, 4, |v| v as i32 as u64),
-            Kind::Ld => load!(self, mem, plat, op, r, addr, 8, |v| v),
-            Kind::Lbu => load!(self, mem, plat, op, r, addr, 1, |v| v),
-            Kind::Lhu => load!(self, mem, plat, op, r, addr, 2, |v| v),
-            Kind::Lwu => load!(self, mem, plat, op, r, addr, 4, |v| v),
+            Kind::Lb => load!(self, mem, plat, r, addr, 1, |v| v as i8 as u64),
+            Kind::Lh => load!(self, mem, plat, r, addr, 2, |v| v as i16 as u64),
+            Kind::Lw => load!(self, mem, plat, r, addr, 4, |v| v as i32 as u64),
+            Kind::Ld => load!(self, mem, plat, r, addr, 8, |v| v),
+            Kind::Lbu => load!(self, mem, plat, r, addr, 1, |v| v),
+            Kind::Lhu => load!(self, mem, plat, r, addr, 2, |v| v),
+            Kind::Lwu => load!(self, mem, plat, r, addr, 4, |v| v),
             Kind::Sb => store!(self, mem, plat, op, r, addr, b, 1),
             Kind::Sh => store!(self, mem, plat, op, r, addr, b, 2),
             Kind::Sw => store!(self, mem, plat, op, r, addr, b, 4),
