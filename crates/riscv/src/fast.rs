@@ -252,20 +252,19 @@ impl Core {
         self.issue(op.rs1, op.rs2, r);
         let (a, b) = (self.slot(op.rs1), self.slot(op.rs2));
         let imm = op.imm as i64 as u64;
-        let addr = a.wrapping_add(imm);
         use Kind::*;
         let v = match op.kind() {
-            Kind::Lb => load!(self, mem, plat, r, addr, 1, |v| v as i8 as u64),
-            Kind::Lh => load!(self, mem, plat, r, addr, 2, |v| v as i16 as u64),
-            Kind::Lw => load!(self, mem, plat, r, addr, 4, |v| v as i32 as u64),
-            Kind::Ld => load!(self, mem, plat, r, addr, 8, |v| v),
-            Kind::Lbu => load!(self, mem, plat, r, addr, 1, |v| v),
-            Kind::Lhu => load!(self, mem, plat, r, addr, 2, |v| v),
-            Kind::Lwu => load!(self, mem, plat, r, addr, 4, |v| v),
-            Kind::Sb => store!(self, mem, plat, op, r, addr, b, 1),
-            Kind::Sh => store!(self, mem, plat, op, r, addr, b, 2),
-            Kind::Sw => store!(self, mem, plat, op, r, addr, b, 4),
-            Kind::Sd => store!(self, mem, plat, op, r, addr, b, 8),
+            Kind::Lb => load!(self, mem, plat, r, a.wrapping_add(imm), 1, |v| v as i8 as u64),
+            Kind::Lh => load!(self, mem, plat, r, a.wrapping_add(imm), 2, |v| v as i16 as u64),
+            Kind::Lw => load!(self, mem, plat, r, a.wrapping_add(imm), 4, |v| v as i32 as u64),
+            Kind::Ld => load!(self, mem, plat, r, a.wrapping_add(imm), 8, |v| v),
+            Kind::Lbu => load!(self, mem, plat, r, a.wrapping_add(imm), 1, |v| v),
+            Kind::Lhu => load!(self, mem, plat, r, a.wrapping_add(imm), 2, |v| v),
+            Kind::Lwu => load!(self, mem, plat, r, a.wrapping_add(imm), 4, |v| v),
+            Kind::Sb => store!(self, mem, plat, op, r, a.wrapping_add(imm), b, 1),
+            Kind::Sh => store!(self, mem, plat, op, r, a.wrapping_add(imm), b, 2),
+            Kind::Sw => store!(self, mem, plat, op, r, a.wrapping_add(imm), b, 4),
+            Kind::Sd => store!(self, mem, plat, op, r, a.wrapping_add(imm), b, 8),
             Kind::Beq => return Ok(self.branch_to(op, r, a == b)),
             Kind::Bne => return Ok(self.branch_to(op, r, a != b)),
             Kind::Blt => return Ok(self.branch_to(op, r, (a as i64) < (b as i64))),
