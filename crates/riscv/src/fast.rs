@@ -117,8 +117,8 @@ struct Run {
     end: *const Op,
     cycle: u64,
     /// Below this cycle, no op of the rest of the line can reach the horizon by its one
-    /// issue cycle (each op takes at least one, and a line holds at most `slots` ops): the
-    /// horizon less a line's slots. An op that adds more (a stall, a miss, a mispredict)
+    /// issue cycle (each op takes at least one, and a line holds at most `line_bytes / 2`
+    /// ops): the horizon less that. An op that adds more (a stall, a miss, a mispredict)
     /// compares with it afterwards, and so does a branch taken back into its own line.
     far_limit: u64,
 }
