@@ -26,6 +26,10 @@ pub struct BranchPred {
     bht: Box<[u64]>,
     /// log2 of the BHT's entries.
     bht_bits: u32,
+    /// The BHT's entries less one, and where the history's hash goes in an index
+    /// (`bht_slot`): fixed by `bht_bits`, kept so that a branch does not compute them.
+    bht_mask: usize,
+    hash_shift: u32,
     /// Outcomes of the last 8 conditional branches, the newest in bit 7 (Rocket's
     /// `history := Cat(taken, history >> 1)`).
     history: u8,
@@ -109,6 +113,8 @@ impl BranchPred {
         BranchPred {
             bht: vec![0; bht.div_ceil(64)].into_boxed_slice(),
             bht_bits: bht.trailing_zeros(),
+            bht_mask: bht - 1,
+            hash_shift: bht.trailing_zeros().saturating_sub(3),
             history: 0,
             btb: Btb::new(pow2(btb)),
             btb_mask: pow2(btb) - 1,
@@ -144,7 +150,7 @@ impl BranchPred {
         let hi = pc >> 2;
         let addr = (hi ^ (hi >> bits) & 3) as usize;
         let hash = ((221 * self.history as u32) >> 5) as usize & 7;
-        (addr ^ hash << bits.saturating_sub(3)) & ((1 << bits) - 1)
+        (addr ^ hash << self.hash_shift) & self.bht_mask
     }
 
     /// Conditional branch at `pc`, resolved `taken` to `target`. Returns true if mispredicted.
@@ -153,20 +159,49 @@ impl BranchPred {
         self.branch_inline(pc, taken, target)
     }
 
-    /// `branch`'s body, always inlined where it is called (the fast engine's block loop,
-    /// `fast.rs`, where the compiler had kept it a call of about 57 host instructions).
+    /// `branch`'s body, always inlined where it is called (the fast engine's line loop,
+    /// `fast.rs`). The common case, a packed BTB with a pc and a target below 4 GiB (less
+    /// one), reads each table once without bounds checks; any other goes through
+    /// `Btb::get` and `Btb::set`.
     #[inline(always)]
     pub fn branch_inline(&mut self, pc: u64, taken: bool, target: u64) -> bool {
         let i = self.bht_slot(pc);
         let bit = 1u64 << (i % 64);
-        let predicted = self.bht[i / 64] & bit != 0 && self.btb(pc).is_some();
-        let w = &mut self.bht[i / 64];
+        debug_assert!(i / 64 < self.bht.len());
+        // SAFETY: `bht_slot` is below 2^bht_bits, the counters `bht` holds (`new`).
+        let w = unsafe { self.bht.get_unchecked_mut(i / 64) };
+        let counter = *w & bit != 0;
         *w = if taken { *w | bit } else { *w & !bit };
         self.history = (taken as u8) << 7 | self.history >> 1;
+        let slot = self.btb_slot(pc);
+        let held = match &mut self.btb {
+            // Both below 4 GiB, and not both 0xffff_ffff: then `pc` is not `EMPTY`'s high
+            // half, and the pair does not pack to `EMPTY`.
+            Btb::Narrow(e) if (pc | target) < EMPTY >> 32 => {
+                debug_assert!(slot < e.len());
+                // SAFETY: `btb_slot` is masked by `btb_mask`, the table's length less one.
+                let e = unsafe { e.get_unchecked_mut(slot) };
+                let held = *e >> 32 == pc;
+                if taken {
+                    *e = pc << 32 | target;
+                }
+                held
+            }
+            _ => self.branch_btb_slow(slot, pc, taken, target),
+        };
+        (counter && held) != taken
+    }
+
+    /// `branch_inline`'s BTB part outside its common case: whether the BTB held `pc`, and
+    /// a taken branch's entry set.
+    #[cold]
+    #[inline(never)]
+    fn branch_btb_slow(&mut self, slot: usize, pc: u64, taken: bool, target: u64) -> bool {
+        let held = self.btb.get(slot, pc).is_some();
         if taken {
-            self.btb_set(pc, target);
+            self.btb.set(slot, pc, target);
         }
-        predicted != taken
+        held
     }
 
     /// Direct jump; `link`: it is a call (rd = ra/t0). Returns true if mispredicted.

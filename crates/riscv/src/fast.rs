@@ -7,23 +7,32 @@
 //! - It runs line by line (`run_lines`): the ops of the current code page (`fetch_pn`,
 //!   `fetch_ops`, the node's decoded ops that `fetch` reads, shared with every node that
 //!   did not write its code) from the pc to the end of its I-cache line, the first taken
-//!   branch or jump, or an instruction `exec_rare` runs, with the pc and the cycle count in host registers: one I-cache line
-//!   step and one page check per run, where `fetch` takes them per instruction. Nothing
-//!   is copied or cached per node: an earlier version cut blocks into a cache per node,
-//!   which cost a lookup per block and, with one cache per node, 18% more host L1 data
-//!   misses than the interpreter on a 256-core NanoSort (docs/profile.md "Core engines").
+//!   branch or jump that leaves the line, or an instruction `exec_rare` runs. The op
+//!   pointer (the pc is derived from it where an op needs it) and the cycle count stay in
+//!   host registers: one I-cache line step and one page check per run, where `fetch` takes
+//!   them per instruction. Nothing is copied or cached per node: an earlier version cut
+//!   blocks into a cache per node, which cost a lookup per block and, with one cache per
+//!   node, 18% more host L1 data misses than the interpreter on a 256-core NanoSort
+//!   (docs/profile.md "Core engines").
+//! - The horizon (`block_end`) is not compared after every op: an op takes at least its
+//!   issue cycle and a line holds at most `line_bytes / 2` ops, so below the horizon less
+//!   that (`Run::far_limit`) no run of single-cycle ops can reach it. Only an op that may
+//!   take more (a stall, a miss, a mispredict, the mul/div unit) compares afterwards, and
+//!   ends the run if the horizon is within reach; a line entered closer than that runs one
+//!   op at a time. A branch taken back into its own line goes on in the run under the
+//!   same bound.
 //! - The common instructions run inline with the interpreter's own pieces: the integer
 //!   ALU (`exec::alu`), loads and stores (`load_op`, `int_store`: TLB, caches, devices,
 //!   traps), conditional branches and `jal` (the same `BranchPred` calls and mispredict
-//!   charge as `exec`), `jalr` (`Core::jalr`); each after `exec`'s prologue (scoreboard
-//!   stall, issue, `instret`, the mul/div write-port rule), whose checks are skipped while
-//!   the cycle is past every pending result (`Core::quiet_from`). The dispatch names every
-//!   kind (one jump table, no range check).
-//! - Everything else (mul/div, CSRs, atomics, F/D, network registers, system) goes to
-//!   `exec_rare`, the interpreter's code for it, after the same prologue. After a multiply
-//!   or divide the run goes on (it changes neither code, horizon nor page); after anything
-//!   else the loop hands back to `run_block_fast`, which looks at the page again
-//!   (`fence.i` may have re-decoded it) and the horizon (a CSR write may have moved it).
+//!   charge as `exec`), `jalr` (`Core::jalr`), multiplies and divides (`Core::muldiv`);
+//!   each after `exec`'s prologue (scoreboard stall, issue, `instret`, the mul/div
+//!   write-port rule), whose checks are skipped while the cycle is past every pending
+//!   result (`Core::quiet_from`). The dispatch names every kind (one jump table, no range
+//!   check).
+//! - Everything else (CSRs, atomics, F/D, network registers, system) goes to `exec_rare`,
+//!   the interpreter's code for it, after the same prologue; the loop then hands back to
+//!   `run_block_fast`, which looks at the page again (`fence.i` may have re-decoded it)
+//!   and the horizon (a CSR write may have moved it).
 //! - Code that is not pre-decoded (written at run time) and the first instruction in
 //!   another page run through `fetch` and `exec`.
 //!
@@ -45,46 +54,114 @@ use crate::program::PAGE;
 
 /// A load at `$addr` of `$n` bytes, extended by `$ext`, as `exec` does it: the core's pc
 /// and cycle written back first (the load's miss, trap or device access sees them), the
-/// cycle read back after.
+/// cycle read back after; the bound `quiet_from` raised to the result's scoreboard entry.
 macro_rules! load {
-    ($core:ident, $mem:ident, $plat:ident, $op:ident, $pc:ident, $cycle:ident, $addr:expr, $n:literal, $ext:expr) => {{
-        ($core.pc, $core.cycle) = ($pc, *$cycle);
-        // SAFETY: `$op` points to an op of the current code page (`run_lines`).
-        let v = $core.load_op::<$n, P>($mem, $plat, unsafe { *$op }, $addr)?;
-        *$cycle = $core.cycle;
-        // SAFETY: as above; the load set its destination's scoreboard entry.
-        $core.quiet_from = $core.quiet_from.max($core.ready[unsafe { (*$op).rd } as usize]);
+    ($core:ident, $mem:ident, $plat:ident, $r:ident, $addr:expr, $n:literal, $ext:expr) => {{
+        ($core.pc, $core.cycle) = ($r.pc(), $r.cycle);
+        let v = $core.load_op::<$n, P>($mem, $plat, $r.op(), $addr)?;
+        $r.cycle = $core.cycle;
+        $core.quiet_from = $core.quiet_from.max($core.ready_of($r.rd()));
+        $r.settle_access($core.block_end);
         $ext(v)
     }};
 }
 
-/// A store of the low `$n` bytes of `$v` at `$addr`, as `exec` does it; the pc moves on in
-/// `store_op` (a trap puts it back); evaluates to the pc after it.
+/// A store of the low `$n` bytes of `$v` at `$addr`, as `exec` does it (`int_store` moves
+/// the core's pc on; a trap puts it back).
 macro_rules! store {
-    ($core:ident, $mem:ident, $plat:ident, $pc:ident, $cycle:ident, $addr:expr, $v:expr, $next:expr, $n:literal) => {{
-        ($core.pc, $core.cycle) = ($pc, *$cycle);
-        $core.int_store::<$n, P>($mem, $plat, $addr, $v, $next)?;
-        *$cycle = $core.cycle;
-        $core.pc
+    ($core:ident, $mem:ident, $plat:ident, $op:ident, $r:ident, $addr:expr, $v:expr, $n:literal) => {{
+        let pc = $r.pc();
+        ($core.pc, $core.cycle) = (pc, $r.cycle);
+        $core.int_store::<$n, P>($mem, $plat, $addr, $v, pc + $op.len() as u64)?;
+        $r.cycle = $core.cycle;
+        $r.settle_access($core.block_end);
+        $r.at = $r.at.wrapping_add($op.slots());
+        return Ok(Flow::Next);
     }};
 }
 
 /// `exec::alu` for the one kind `$k` (which it gives a value for), folded at compile time.
 macro_rules! alu_of {
-    ($k:ident, $a:ident, $b:ident, $imm:ident, $pc:ident) => {
-        // SAFETY: `alu` gives a value for every kind `alu_of!` is used with.
-        unsafe { alu(Kind::$k, $a, $b, $imm, $pc).unwrap_unchecked() }
+    ($k:ident, $a:ident, $b:ident, $imm:ident, $r:ident) => {
+        // SAFETY: `alu` gives a value for every kind `alu_of!` is used with; only `Auipc`
+        // reads the pc (computed then, `Run::pc`).
+        unsafe {
+            alu(Kind::$k, $a, $b, $imm, if matches!(Kind::$k, Kind::Auipc) { $r.pc() } else { 0 })
+                .unwrap_unchecked()
+        }
     };
 }
 
-/// Where an op leaves the pc (`Core::step`).
+/// Where an op leaves the run (`Core::step`).
 enum Flow {
-    /// The next op, in order.
-    Next(u64),
-    /// A taken branch or a jump: the run ends here.
+    /// The next op, in order (`Run::at` moved on to it: read only while below `end`;
+    /// `wrapping_add`, since a 4-byte op in the page's last slot points it past the page).
+    Next,
+    /// A taken branch or a jump to this pc: the line run ends here.
     Jump(u64),
     /// `exec_rare` ran the op: the core's pc and cycle are its own.
     Rare,
+}
+
+// `Run::pc` relies on the ops' size and alignment.
+const _: () = assert!(std::mem::size_of::<Op>() == 8 && std::mem::align_of::<Op>().is_multiple_of(4));
+
+/// The state of a line run in host registers (`run_lines`).
+struct Run {
+    /// The op to execute; the pc is derived from it (`pc`).
+    at: *const Op,
+    /// `pc() == (at as u64 >> 2) + bias`: ops are 8 bytes, one per 2-byte code slot, and
+    /// 4-aligned, so the slot's pc is `page base + (at - ops) / 4`.
+    bias: u64,
+    /// The run stops once `at` reaches this: the end of the I-cache line, or sooner.
+    end: *const Op,
+    cycle: u64,
+    /// Below this cycle, no op of the rest of the line can reach the horizon by its one
+    /// issue cycle (each op takes at least one, and a line holds at most `line_bytes / 2`
+    /// ops): the horizon less that. An op that adds more (a stall, a miss, a mispredict)
+    /// compares with it afterwards, and so does a branch taken back into its own line.
+    far_limit: u64,
+}
+
+impl Run {
+    /// The op at `at`, read again where it is passed on whole: a value kept from the
+    /// step's start made the compiler assemble it in a register for every op.
+    #[inline(always)]
+    fn op(&self) -> Op {
+        // SAFETY: `at` is below `end`, in the line, so in the page (`run_lines`).
+        unsafe { *self.at }
+    }
+
+    /// The op's destination register, read where it is used rather than kept from the
+    /// op's first read: kept, it went to the stack and back at every op.
+    #[inline(always)]
+    fn rd(&self) -> u8 {
+        // SAFETY: as in `op`; a volatile read is not merged with the first one.
+        unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*self.at).rd)) }
+    }
+
+    #[inline(always)]
+    fn pc(&self) -> u64 {
+        (self.at as u64 >> 2).wrapping_add(self.bias)
+    }
+
+    /// After an op that may have taken more than its issue cycle: if the horizon may now
+    /// be within reach of the rest of the line, the run ends after this op (the outer
+    /// loop compares with the horizon, as `run_block` does after every instruction).
+    #[inline(always)]
+    fn settle_variable(&mut self) {
+        if self.cycle >= self.far_limit {
+            self.end = self.at;
+        }
+    }
+
+    /// `settle_variable` after a load or store, which may also have moved the horizon to
+    /// now (`Core::note_repeat`: a core found polling yields after this instruction).
+    #[inline(always)]
+    fn settle_access(&mut self, block_end: u64) {
+        self.far_limit = self.far_limit.min(block_end);
+        self.settle_variable();
+    }
 }
 
 impl Core {
@@ -116,8 +193,8 @@ impl Core {
     /// Set `quiet_from` to the latest pending result (and `muldiv_watch`). Computed when
     /// the engine starts on a horizon, and after what runs outside `run_lines`; inside it,
     /// every op that sets an entry raises the bound (`load!`, `issue_checked`, `step`'s
-    /// `exec_rare` arm), so the bound holds without a pass over the registers at each
-    /// entry (2.7% of the engine's host time when it made one, docs/profile.md).
+    /// mul/div and `exec_rare` arms), so the bound holds without a pass over the registers
+    /// at each entry (2.7% of the engine's host time when it made one, docs/profile.md).
     fn bound_scoreboard(&mut self) {
         self.quiet_from = self.ready.iter().fold(self.muldiv_watch, |m, &r| m.max(r));
     }
@@ -129,213 +206,227 @@ impl Core {
     #[inline(always)]
     fn run_lines<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
         let page = self.fetch_pn;
-        let (mut pc, mut cycle) = (self.pc, self.cycle);
         let (ops, shift) = (self.fetch_ops, self.line_shift);
-        'lines: while cycle < self.block_end && pc / PAGE == page {
+        let mut pc = self.pc;
+        let bias = (page * PAGE).wrapping_sub(ops as u64 >> 2);
+        let far_limit = self.block_end.saturating_sub((1 << shift) / 2);
+        let mut r = Run { at: ops, bias, end: ops, cycle: self.cycle, far_limit };
+        // `block_end` is read again at each line: a load or store may move it (`load!`).
+        while r.cycle < self.block_end && pc / PAGE == page {
             // `fetch`'s I-cache step, once for the ops of one line.
-            cycle = self.enter_line(mem, pc, cycle);
+            r.cycle = self.enter_line(mem, pc, r.cycle);
             // Ops run in order inside a line (a jump leaves the loop): past its end is out.
-            let line_end = ((pc >> shift) + 1) << shift;
             // SAFETY: `ops` points to the 2048 decoded ops of page `fetch_pn`, which holds
-            // `pc` (and every pc of the line); they change only when `NodeMem::code_page`
+            // `pc` and every pc of its line; they change only when `NodeMem::code_page`
             // decodes a page again, which does not happen in this loop (`fence.i` is left
             // to `exec_rare`, after which it returns).
-            let mut at = unsafe { ops.add(((pc % PAGE) / 2) as usize) };
-            loop {
-                match self.step(at, pc, &mut cycle, mem, plat)? {
-                    Flow::Next(next) => {
-                        // The op at `next` (a slot per 2 bytes); read only if `next` is
-                        // still in the line, so in the page (`wrapping_add`: a 4-byte op
-                        // in the page's last slot points it past the page's end).
-                        at = at.wrapping_add(((next - pc) / 2) as usize);
-                        pc = next;
+            r.at = unsafe { ops.add(((pc % PAGE) / 2) as usize) };
+            let slots = ((((pc >> shift) + 1) << shift) - pc) / 2;
+            r.end = r.at.wrapping_add(slots as usize);
+            if r.cycle >= r.far_limit {
+                // Near the horizon: one op at a time, the horizon compared after each.
+                r.end = r.at.wrapping_add(1);
+            }
+            pc = loop {
+                match self.step(&mut r, mem, plat)? {
+                    Flow::Next => {
+                        if r.at >= r.end {
+                            break r.pc();
+                        }
                     }
-                    Flow::Jump(to) => {
-                        pc = to;
-                        break;
-                    }
+                    Flow::Jump(to) => break to,
                     Flow::Rare => return Ok(()),
                 }
-                if pc >= line_end {
-                    break;
-                }
-                if cycle >= self.block_end {
-                    break 'lines;
-                }
-            }
+            };
         }
-        (self.pc, self.cycle) = (pc, cycle);
+        (self.pc, self.cycle) = (pc, r.cycle);
         Ok(())
     }
 
-    /// Execute the op at `at` (of the current code page), at `pc`, as `exec` does; says
-    /// where the pc went.
+    /// Execute the op at `r.at` (of the current code page) as `exec` does; says where the
+    /// run goes.
     #[inline(always)]
-    fn step<P: Platform>(
-        &mut self,
-        at: *const Op,
-        pc: u64,
-        cycle: &mut u64,
-        mem: &mut NodeMem,
-        plat: &mut P,
-    ) -> Result<Flow, Ex> {
-        // SAFETY: `at` is an op of the current code page (`run_lines`).
-        let op = unsafe { *at };
-        *cycle = self.issue(at, *cycle);
+    fn step<P: Platform>(&mut self, r: &mut Run, mem: &mut NodeMem, plat: &mut P) -> Result<Flow, Ex> {
+        // SAFETY: `at` is below `end`, in the line, so in the page (`run_lines`).
+        let op = unsafe { *r.at };
+        self.issue(op.rs1, op.rs2, r);
         let (a, b) = (self.slot(op.rs1), self.slot(op.rs2));
         let imm = op.imm as i64 as u64;
-        let next = pc.wrapping_add(op.len() as u64);
-        let addr = a.wrapping_add(imm);
-        let c = cycle;
         use Kind::*;
         let v = match op.kind() {
-            Kind::Lb => load!(self, mem, plat, at, pc, c, addr, 1, |v| v as i8 as u64),
-            Kind::Lh => load!(self, mem, plat, at, pc, c, addr, 2, |v| v as i16 as u64),
-            Kind::Lw => load!(self, mem, plat, at, pc, c, addr, 4, |v| v as i32 as u64),
-            Kind::Ld => load!(self, mem, plat, at, pc, c, addr, 8, |v| v),
-            Kind::Lbu => load!(self, mem, plat, at, pc, c, addr, 1, |v| v),
-            Kind::Lhu => load!(self, mem, plat, at, pc, c, addr, 2, |v| v),
-            Kind::Lwu => load!(self, mem, plat, at, pc, c, addr, 4, |v| v),
-            Kind::Sb => return Ok(Flow::Next(store!(self, mem, plat, pc, c, addr, b, next, 1))),
-            Kind::Sh => return Ok(Flow::Next(store!(self, mem, plat, pc, c, addr, b, next, 2))),
-            Kind::Sw => return Ok(Flow::Next(store!(self, mem, plat, pc, c, addr, b, next, 4))),
-            Kind::Sd => return Ok(Flow::Next(store!(self, mem, plat, pc, c, addr, b, next, 8))),
-            Kind::Beq => return Ok(self.branch_to(op, pc, a == b, next, c)),
-            Kind::Bne => return Ok(self.branch_to(op, pc, a != b, next, c)),
-            Kind::Blt => return Ok(self.branch_to(op, pc, (a as i64) < (b as i64), next, c)),
-            Kind::Bge => return Ok(self.branch_to(op, pc, (a as i64) >= (b as i64), next, c)),
-            Kind::Bltu => return Ok(self.branch_to(op, pc, a < b, next, c)),
-            Kind::Bgeu => return Ok(self.branch_to(op, pc, a >= b, next, c)),
-            Kind::Jal => return Ok(Flow::Jump(self.jal_to(op, pc, next, c))),
+            Kind::Lb => load!(self, mem, plat, r, a.wrapping_add(imm), 1, |v| v as i8 as u64),
+            Kind::Lh => load!(self, mem, plat, r, a.wrapping_add(imm), 2, |v| v as i16 as u64),
+            Kind::Lw => load!(self, mem, plat, r, a.wrapping_add(imm), 4, |v| v as i32 as u64),
+            Kind::Ld => load!(self, mem, plat, r, a.wrapping_add(imm), 8, |v| v),
+            Kind::Lbu => load!(self, mem, plat, r, a.wrapping_add(imm), 1, |v| v),
+            Kind::Lhu => load!(self, mem, plat, r, a.wrapping_add(imm), 2, |v| v),
+            Kind::Lwu => load!(self, mem, plat, r, a.wrapping_add(imm), 4, |v| v),
+            Kind::Sb => store!(self, mem, plat, op, r, a.wrapping_add(imm), b, 1),
+            Kind::Sh => store!(self, mem, plat, op, r, a.wrapping_add(imm), b, 2),
+            Kind::Sw => store!(self, mem, plat, op, r, a.wrapping_add(imm), b, 4),
+            Kind::Sd => store!(self, mem, plat, op, r, a.wrapping_add(imm), b, 8),
+            Kind::Beq => return Ok(self.branch_to(op, r, a == b)),
+            Kind::Bne => return Ok(self.branch_to(op, r, a != b)),
+            Kind::Blt => return Ok(self.branch_to(op, r, (a as i64) < (b as i64))),
+            Kind::Bge => return Ok(self.branch_to(op, r, (a as i64) >= (b as i64))),
+            Kind::Bltu => return Ok(self.branch_to(op, r, a < b)),
+            Kind::Bgeu => return Ok(self.branch_to(op, r, a >= b)),
+            Kind::Jal => return Ok(Flow::Jump(self.jal_to(op, r))),
             Kind::Jalr => {
-                (self.pc, self.cycle) = (pc, *c);
-                // SAFETY: as above.
-                self.jalr(unsafe { *at }, a, next)?;
-                *c = self.cycle;
+                let pc = r.pc();
+                (self.pc, self.cycle) = (pc, r.cycle);
+                self.jalr(r.op(), a, pc + op.len() as u64)?;
+                r.cycle = self.cycle;
                 return Ok(Flow::Jump(self.pc));
             }
-            // Everything `exec_rare` runs, named, and one arm per ALU kind: the dispatch is
-            // then one jump table over every kind, with no range check.
-            Illegal | Net | FetchFault | Mul | Mulh | Mulhsu | Mulhu | Div | Divu | Rem | Remu | Mulw
-            | Divw | Divuw | Remw | Remuw | Fence | FenceI | Ecall | Ebreak | Mret | Wfi | Csrrw | Csrrs
+            Mul | Mulh | Mulhsu | Mulhu | Div | Divu | Rem | Remu | Mulw | Divw | Divuw | Remw | Remuw => {
+                return Ok(self.muldiv_in_run(op, r, a, b))
+            }
+            // Everything else `exec_rare` runs, named, and one arm per ALU kind: the
+            // dispatch is then one jump table over every kind, with no range check.
+            Illegal | Net | FetchFault | Fence | FenceI | Ecall | Ebreak | Mret | Wfi | Csrrw | Csrrs
             | Csrrc | Csrrwi | Csrrsi | Csrrci | LrW | ScW | AmoW | LrD | ScD | AmoD | Bswap | Fp => {
-                (self.pc, self.cycle) = (pc, *c);
-                // SAFETY: as above.
-                self.exec_rare(unsafe { *at }, mem, plat, a, b)?;
+                (self.pc, self.cycle) = (r.pc(), r.cycle);
+                self.exec_rare(r.op(), mem, plat, a, b)?;
                 // The entries it may have set: its destination's (a CSR read, an atomic,
-                // an FP compare or move, a multiply or divide) and `muldiv_watch`.
-                self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready[op.rd as usize]);
-                if !crate::muldiv::is_muldiv(op.kind()) {
-                    return Ok(Flow::Rare);
-                }
-                // A multiply or divide changes neither the code, the horizon nor the page:
-                // the run goes on.
-                *c = self.cycle;
-                return Ok(Flow::Jump(self.pc));
+                // an FP compare or move) and `muldiv_watch` (the port rule, at issue).
+                self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready_of(op.rd));
+                return Ok(Flow::Rare);
             }
-            Lui => alu_of!(Lui, a, b, imm, pc),
-            Auipc => alu_of!(Auipc, a, b, imm, pc),
-            Addi => alu_of!(Addi, a, b, imm, pc),
-            Slti => alu_of!(Slti, a, b, imm, pc),
-            Sltiu => alu_of!(Sltiu, a, b, imm, pc),
-            Xori => alu_of!(Xori, a, b, imm, pc),
-            Ori => alu_of!(Ori, a, b, imm, pc),
-            Andi => alu_of!(Andi, a, b, imm, pc),
-            Slli => alu_of!(Slli, a, b, imm, pc),
-            Srli => alu_of!(Srli, a, b, imm, pc),
-            Srai => alu_of!(Srai, a, b, imm, pc),
-            Add => alu_of!(Add, a, b, imm, pc),
-            Sub => alu_of!(Sub, a, b, imm, pc),
-            Sll => alu_of!(Sll, a, b, imm, pc),
-            Slt => alu_of!(Slt, a, b, imm, pc),
-            Sltu => alu_of!(Sltu, a, b, imm, pc),
-            Xor => alu_of!(Xor, a, b, imm, pc),
-            Srl => alu_of!(Srl, a, b, imm, pc),
-            Sra => alu_of!(Sra, a, b, imm, pc),
-            Or => alu_of!(Or, a, b, imm, pc),
-            And => alu_of!(And, a, b, imm, pc),
-            Addiw => alu_of!(Addiw, a, b, imm, pc),
-            Slliw => alu_of!(Slliw, a, b, imm, pc),
-            Srliw => alu_of!(Srliw, a, b, imm, pc),
-            Sraiw => alu_of!(Sraiw, a, b, imm, pc),
-            Addw => alu_of!(Addw, a, b, imm, pc),
-            Subw => alu_of!(Subw, a, b, imm, pc),
-            Sllw => alu_of!(Sllw, a, b, imm, pc),
-            Srlw => alu_of!(Srlw, a, b, imm, pc),
-            Sraw => alu_of!(Sraw, a, b, imm, pc),
+            Lui => alu_of!(Lui, a, b, imm, r),
+            Auipc => alu_of!(Auipc, a, b, imm, r),
+            Addi => alu_of!(Addi, a, b, imm, r),
+            Slti => alu_of!(Slti, a, b, imm, r),
+            Sltiu => alu_of!(Sltiu, a, b, imm, r),
+            Xori => alu_of!(Xori, a, b, imm, r),
+            Ori => alu_of!(Ori, a, b, imm, r),
+            Andi => alu_of!(Andi, a, b, imm, r),
+            Slli => alu_of!(Slli, a, b, imm, r),
+            Srli => alu_of!(Srli, a, b, imm, r),
+            Srai => alu_of!(Srai, a, b, imm, r),
+            Add => alu_of!(Add, a, b, imm, r),
+            Sub => alu_of!(Sub, a, b, imm, r),
+            Sll => alu_of!(Sll, a, b, imm, r),
+            Slt => alu_of!(Slt, a, b, imm, r),
+            Sltu => alu_of!(Sltu, a, b, imm, r),
+            Xor => alu_of!(Xor, a, b, imm, r),
+            Srl => alu_of!(Srl, a, b, imm, r),
+            Sra => alu_of!(Sra, a, b, imm, r),
+            Or => alu_of!(Or, a, b, imm, r),
+            And => alu_of!(And, a, b, imm, r),
+            Addiw => alu_of!(Addiw, a, b, imm, r),
+            Slliw => alu_of!(Slliw, a, b, imm, r),
+            Srliw => alu_of!(Srliw, a, b, imm, r),
+            Sraiw => alu_of!(Sraiw, a, b, imm, r),
+            Addw => alu_of!(Addw, a, b, imm, r),
+            Subw => alu_of!(Subw, a, b, imm, r),
+            Sllw => alu_of!(Sllw, a, b, imm, r),
+            Srlw => alu_of!(Srlw, a, b, imm, r),
+            Sraw => alu_of!(Sraw, a, b, imm, r),
         };
-        self.set_slot(op.rd, v);
-        Ok(Flow::Next(next))
+        self.set_slot(r.rd(), v);
+        r.at = r.at.wrapping_add(op.slots());
+        Ok(Flow::Next)
     }
 
-    /// `exec`'s prologue at local cycle `cycle`: wait for the source operands (scoreboard),
-    /// issue, count the instruction, and the mul/div write-port rule. Returns the cycle
-    /// after issue. From `quiet_from` on neither a stall nor the port rule can happen
-    /// (every scoreboard entry and `muldiv_watch` are at most that), so only the issue is
-    /// left: one comparison for the common case.
+    /// `exec`'s prologue: wait for the source operands (scoreboard), issue, count the
+    /// instruction, and the mul/div write-port rule. From `quiet_from` on neither a stall nor
+    /// the port rule can happen (every scoreboard entry and `muldiv_watch` are at most
+    /// that), so only the issue is left: one comparison for the common case.
     #[inline(always)]
-    fn issue(&mut self, at: *const Op, cycle: u64) -> u64 {
+    fn issue(&mut self, rs1: u8, rs2: u8, r: &mut Run) {
         self.stats.instret += 1;
-        if cycle >= self.quiet_from {
-            return cycle + 1;
+        if r.cycle >= self.quiet_from {
+            r.cycle += 1;
+            return;
         }
-        self.issue_checked(at, cycle)
+        self.issue_checked(rs1, rs2, r);
     }
 
-    /// `issue` before `quiet_from`: `exec`'s checks, then the bound again (the port rule
-    /// may have moved a scoreboard entry and `muldiv_watch` on).
+    /// `issue` before `quiet_from`: `exec`'s checks, then the bound again (the port rule may
+    /// have moved a scoreboard entry and `muldiv_watch` on).
     #[inline(always)]
-    fn issue_checked(&mut self, at: *const Op, mut cycle: u64) -> u64 {
-        // SAFETY: `at` is an op of the current code page (`run_lines`).
-        let op = unsafe { *at };
-        let (rs1, rs2) = (op.rs1 as usize, op.rs2 as usize);
-        let r = self.ready[rs1].max(self.ready[rs2]);
-        if r > cycle {
-            self.cycle = cycle;
-            self.stall(r, rs1, rs2);
-            cycle = self.cycle;
+    fn issue_checked(&mut self, rs1: u8, rs2: u8, r: &mut Run) {
+        let ready = self.ready_of(rs1).max(self.ready_of(rs2));
+        if ready > r.cycle {
+            self.cycle = r.cycle;
+            self.stall(ready, rs1 as usize, rs2 as usize);
+            r.cycle = self.cycle;
+            r.settle_variable();
         }
-        cycle += 1;
-        if cycle == self.muldiv_watch {
-            self.muldiv_port_taken(op);
-            let rd = self.muldiv_rd as usize;
-            self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready[rd]);
+        r.cycle += 1;
+        if r.cycle == self.muldiv_watch {
+            self.muldiv_port_taken(r.op());
+            let rd = self.muldiv_rd;
+            self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready_of(rd));
         }
-        cycle
     }
 
-    /// `exec`'s conditional branch at `pc`: the predictor, a mispredict's penalty added to
-    /// `cycle`; a taken branch ends the run, a branch not taken goes on in it.
+    /// A multiply or divide (`exec_rare`'s first arm, `Core::muldiv`), inside the run: it
+    /// changes neither the code, the horizon nor the page. It may wait for the unit.
     #[inline(always)]
-    fn branch_to(&mut self, op: Op, pc: u64, taken: bool, next: u64, cycle: &mut u64) -> Flow {
+    fn muldiv_in_run(&mut self, op: Op, r: &mut Run, a: u64, b: u64) -> Flow {
+        self.cycle = r.cycle;
+        // SAFETY: `muldiv` gives a value for every M kind, the only ones that come here.
+        let v = unsafe { self.muldiv(r.op(), a, b).unwrap_unchecked() };
+        self.set_slot(op.rd, v);
+        r.cycle = self.cycle;
+        self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready_of(op.rd));
+        r.settle_variable();
+        r.at = r.at.wrapping_add(op.slots());
+        Flow::Next
+    }
+
+    /// `exec`'s conditional branch at the run's op: the predictor, a mispredict's penalty;
+    /// a taken branch ends the run, a branch not taken goes on in it.
+    #[inline(always)]
+    fn branch_to(&mut self, op: Op, r: &mut Run, taken: bool) -> Flow {
+        let pc = r.pc();
         let target = pc.wrapping_add(op.imm as i64 as u64);
         if self.bp.branch_inline(pc, taken, target) {
-            self.charge_mispredict(cycle);
+            self.charge_mispredict(r);
+        }
+        if taken && ((target ^ pc) >> self.line_shift != 0 || r.cycle >= r.far_limit) {
+            return Flow::Jump(target);
         }
         if taken {
-            Flow::Jump(target)
-        } else {
-            Flow::Next(next)
+            // Back (or on) into the same I-cache line, far from the horizon: the run goes
+            // on there, as the outer loop would (no line step: `fetch` takes none while
+            // the line stays the same; the target is in the page).
+            r.at = r.at.wrapping_offset((target.wrapping_sub(pc) as i64 / 2) as isize);
+            return Flow::Next;
         }
+        r.at = r.at.wrapping_add(op.slots());
+        Flow::Next
     }
 
-    /// `exec`'s `jal` at `pc`; returns the target.
+    /// `exec`'s `jal` at the run's op; returns the target.
     #[inline(always)]
-    fn jal_to(&mut self, op: Op, pc: u64, next: u64, cycle: &mut u64) -> u64 {
-        let target = pc.wrapping_add(op.imm as i64 as u64);
+    fn jal_to(&mut self, op: Op, r: &mut Run) -> u64 {
+        let pc = r.pc();
+        let (target, next) = (pc.wrapping_add(op.imm as i64 as u64), pc + op.len() as u64);
         let link = matches!(op.rd, 1 | 5).then_some(next);
         if self.bp.jal(pc, target, link) {
-            self.charge_mispredict(cycle);
+            self.charge_mispredict(r);
         }
         self.set_slot(op.rd, next);
         target
     }
 
-    /// `Core::mispredict` on a local cycle count.
+    /// Scoreboard entry `i` (a register slot of a decoded op, or `muldiv_rd`, which is one).
     #[inline(always)]
-    fn charge_mispredict(&mut self, cycle: &mut u64) {
-        *cycle += self.t.mispredict_penalty;
+    fn ready_of(&self, i: u8) -> u64 {
+        debug_assert!((i as usize) < crate::op::NREGS);
+        // SAFETY: as in `Core::slot`: register fields of decoded ops are below NREGS.
+        unsafe { *self.ready.get_unchecked(i as usize) }
+    }
+
+    /// `Core::mispredict` in a run.
+    #[inline(always)]
+    fn charge_mispredict(&mut self, r: &mut Run) {
+        r.cycle += self.t.mispredict_penalty;
         self.stats.stall_branch += self.t.mispredict_penalty;
+        r.settle_variable();
     }
 
     /// `fetch`'s I-cache step for the instruction at `pc`, at local cycle `cycle`; returns

@@ -185,6 +185,12 @@ impl Op {
         unsafe { std::mem::transmute::<u8, Kind>(self.code & 0x7f) }
     }
 
+    /// Code slots (of 2 bytes) the instruction spans: 1 or 2.
+    #[inline(always)]
+    pub fn slots(self) -> usize {
+        1 + (self.code >> 7) as usize
+    }
+
     /// Length in bytes: 2 or 4 (never empty, hence no `is_empty`).
     #[inline(always)]
     #[allow(clippy::len_without_is_empty)]
