@@ -14,7 +14,7 @@ use crate::program::PAGE;
 use crate::sparse::CHUNK;
 
 #[inline(always)]
-fn tlb_slot(cn: u64) -> usize {
+pub(crate) fn tlb_slot(cn: u64) -> usize {
     cn as usize & (TLB_SIZE - 1)
 }
 

@@ -31,6 +31,10 @@ pub const MTIME: u64 = 0x0200_bff8;
 
 static ZERO_CHUNK: Chunk = [0; CHUNK as usize];
 
+/// Chunks made private that a node remembers (`NodeMem::made`): a node's cores take turns
+/// every few hundred cycles, and a turn rarely makes more.
+const MADE: usize = 8;
+
 /// Memory, CLINT and L2 of one node; shared by its cores.
 pub struct NodeMem {
     pub(crate) program: Arc<Program>,
@@ -60,8 +64,14 @@ pub struct NodeMem {
     /// Private chunks created so far: host pointers to shared chunks (the image, zeros)
     /// that a core cached are stale once this has changed.
     pub(crate) page_gen: u64,
+    /// The last `MADE` chunks made private, chunk `page_gen - k` at `made[(page_gen - k) %
+    /// MADE]`: a core that saw `page_gen` a few chunks ago drops only their entries from
+    /// its read TLB (`made_since`), not all of them.
+    made: [u64; MADE],
     /// What the cores have shown each other of their stores (`stores.rs`).
     pub(crate) stores: StoreTable,
+    /// The nanoPU instructions the cores ran lately, decoded (`net.rs`).
+    pub(crate) net_ops: crate::net::NetOps,
 }
 
 impl NodeMem {
@@ -96,7 +106,9 @@ impl NodeMem {
             code_dirty: BTreeSet::new(),
             code_gen: fresh_code_gen(),
             page_gen: 0,
+            made: [u64::MAX; MADE],
             stores: StoreTable::default(),
+            net_ops: Default::default(),
         })
     }
 
@@ -228,8 +240,18 @@ impl NodeMem {
     pub(crate) fn chunk_mut(&mut self, cn: u64) -> &mut Chunk {
         let image = *self.image_chunk(cn);
         let (c, made) = self.private.get_or_make(cn, || image);
-        self.page_gen += made as u64;
+        if made {
+            self.page_gen += 1;
+            self.made[(self.page_gen % MADE as u64) as usize] = cn;
+        }
         c
+    }
+
+    /// The chunks made private since `page_gen` was `gen`, if they are few enough to be
+    /// known (else the caller forgets every shared chunk it holds).
+    pub(crate) fn made_since(&self, gen: u64) -> Option<impl Iterator<Item = u64> + '_> {
+        let n = self.page_gen.checked_sub(gen).filter(|&n| n <= MADE as u64)?;
+        Some((self.page_gen - n + 1..=self.page_gen).map(|g| self.made[(g % MADE as u64) as usize]))
     }
 
     /// Store `bytes` (inside one DRAM chunk) at `addr`. A store that leaves the bytes as

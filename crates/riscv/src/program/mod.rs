@@ -5,7 +5,7 @@ pub mod abi;
 pub mod elf;
 pub mod stack;
 
-use std::collections::BTreeMap;
+use nanopu_sim::hash::IntMap;
 
 use crate::decode::decode_parcels;
 use crate::op::Op;
@@ -33,7 +33,9 @@ pub struct Program {
     ours: bool,
     symbols: Symbols,
     pub(crate) segments: Vec<Segment>,
-    image: BTreeMap<u64, Box<Page>>,
+    /// By page number; a hash table, as every software-TLB miss to memory a node has not
+    /// written looks a page up here (a B-tree cost twice the host instructions).
+    image: IntMap<u64, Box<Page>>,
     code: Vec<CodeRegion>,
     pub(crate) tohost: Option<u64>,
     pub(crate) fromhost: Option<u64>,
@@ -69,7 +71,7 @@ impl Program {
             fromhost,
             symbols: parsed.symbols,
             segments: parsed.segments,
-            image: BTreeMap::new(),
+            image: IntMap::default(),
             code: Vec::new(),
         };
         p.check_entry(&parsed.code)?;
@@ -170,7 +172,7 @@ impl Program {
 }
 
 /// Copies `data` into the image at `addr`, a page at a time.
-fn copy_into(image: &mut BTreeMap<u64, Box<Page>>, mut addr: u64, mut data: &[u8]) {
+fn copy_into(image: &mut IntMap<u64, Box<Page>>, mut addr: u64, mut data: &[u8]) {
     while !data.is_empty() {
         let at = (addr % PAGE) as usize;
         let n = data.len().min(PAGE as usize - at);
