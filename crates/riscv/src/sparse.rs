@@ -122,12 +122,13 @@ impl Sparse {
     }
 }
 
-/// Page numbers to their entries (`Sparse::pages`): open addressing with linear probing,
-/// at most half full. Written out rather than a `HashMap` because it is looked up at every
-/// software-TLB miss: inlined, a look-up is a multiply and a load or two (a `HashMap`'s
-/// took 88 host instructions here, its hash and key comparison out of line).
+/// Page numbers to their entries (`Sparse::pages`, the program image's pages): open
+/// addressing with linear probing, at most half full. Written out rather than a `HashMap`
+/// because it is looked up at every software-TLB miss: inlined, a look-up is a multiply
+/// and a load or two (a `HashMap`'s took 88 host instructions here, its hash and key
+/// comparison out of line).
 #[derive(Default)]
-struct PageIndex {
+pub(crate) struct PageIndex {
     /// Page numbers, `EMPTY` where none; a power of two long (or empty).
     keys: Vec<u64>,
     /// The entry of the page in `keys`' slot.
@@ -138,8 +139,9 @@ struct PageIndex {
 const EMPTY: u64 = u64::MAX;
 
 impl PageIndex {
+    /// The entry of page `pn`, if it has one.
     #[inline]
-    fn find(&self, pn: u64) -> Option<u32> {
+    pub(crate) fn find(&self, pn: u64) -> Option<u32> {
         let mask = self.keys.len().wrapping_sub(1);
         let mut h = self.home(pn);
         while self.keys.get(h)? != &EMPTY {
@@ -164,7 +166,7 @@ impl PageIndex {
 
     /// Add `pn` (not present) at entry `p`, doubling the table first if it would be more
     /// than half full.
-    fn insert(&mut self, pn: u64, p: u32) {
+    pub(crate) fn insert(&mut self, pn: u64, p: u32) {
         if 2 * (self.len + 1) > self.keys.len() {
             self.grow();
         }
