@@ -194,11 +194,12 @@ impl Core {
         }
         if Self::in_dram(mem, addr, N) {
             let cn = addr / CHUNK;
-            self.tlb_r[tlb_slot(cn)] = TlbEntry { cn, ptr: mem.chunk(cn).as_ptr() as *mut u8 };
+            let chunk = mem.chunk(cn);
+            self.tlb_r[tlb_slot(cn)] = TlbEntry { cn, ptr: chunk.as_ptr() as *mut u8 };
             let mut b = [0u8; 8];
             let off = (addr % CHUNK) as usize;
             if off + N <= CHUNK as usize {
-                b[..N].copy_from_slice(&mem.chunk(cn)[off..off + N]); // N is a constant: no memmove
+                b[..N].copy_from_slice(&chunk[off..off + N]); // N is a constant: no memmove
             } else {
                 mem.read(addr, &mut b[..N]).map_err(|_| Ex::Trap { cause: LOAD_FAULT, tval: addr })?;
             }

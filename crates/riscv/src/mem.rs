@@ -224,11 +224,7 @@ impl NodeMem {
 
     /// Chunk `cn` of the program image (zeros where the image has nothing).
     fn image_chunk(&self, cn: u64) -> &Chunk {
-        let Some(page) = self.program.page(cn / CHUNKS_PER_PAGE) else {
-            return &ZERO_CHUNK;
-        };
-        let at = ((cn % CHUNKS_PER_PAGE) * CHUNK) as usize;
-        page[at..at + CHUNK as usize].try_into().expect("a chunk lies inside its page")
+        image_chunk(&self.program, cn)
     }
 
     /// Is chunk `cn` (in DRAM) private to this node?
@@ -238,8 +234,8 @@ impl NodeMem {
 
     /// Writable DRAM chunk `cn`, copied from the image (or zeroed) on first touch.
     pub(crate) fn chunk_mut(&mut self, cn: u64) -> &mut Chunk {
-        let image = *self.image_chunk(cn);
-        let (c, made) = self.private.get_or_make(cn, || image);
+        let program = &self.program;
+        let (c, made) = self.private.get_or_make(cn, || *image_chunk(program, cn));
         if made {
             self.page_gen += 1;
             self.made[(self.page_gen % MADE as u64) as usize] = cn;
@@ -259,7 +255,11 @@ impl NodeMem {
     /// before use) then costs the host nothing. Returns whether the chunk is private now.
     pub(crate) fn store_in_chunk(&mut self, addr: u64, bytes: &[u8]) -> bool {
         let (cn, range) = (addr / CHUNK, chunk_range(addr, bytes.len()));
-        if !self.is_private_chunk(cn) && self.chunk(cn)[range.clone()] == *bytes {
+        if let Some(c) = self.private.get_mut(cn) {
+            c[range].copy_from_slice(bytes);
+            return true;
+        }
+        if self.image_chunk(cn)[range.clone()] == *bytes {
             return false;
         }
         self.chunk_mut(cn)[range].copy_from_slice(bytes);
@@ -432,6 +432,15 @@ fn fresh_code_gen() -> u64 {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
+/// Chunk `cn` of `program`'s image (zeros where the image has nothing).
+fn image_chunk(program: &Program, cn: u64) -> &Chunk {
+    let Some(page) = program.page(cn / CHUNKS_PER_PAGE) else {
+        return &ZERO_CHUNK;
+    };
+    let at = ((cn % CHUNKS_PER_PAGE) * CHUNK) as usize;
+    page[at..at + CHUNK as usize].try_into().expect("a chunk lies inside its page")
+}
+
 /// The node's L2 and LLC tags for a DRAM of `size` bytes; both tag in 16 bits.
 fn shared_caches(timing: &TimingParams, size: u64) -> Result<(L2, Llc), ElfError> {
     let too_large =
@@ -510,6 +519,28 @@ mod tests {
         long.extend([0x0001 | addi << 16, addi >> 16]);
         assert!(!changes_page(&long, next + 2), "past the straddling op");
         assert!(changes_page(&long, next), "the straddling op's upper half");
+    }
+
+    /// A core that saw the node's `page_gen` a few chunks ago is told exactly which chunks
+    /// became private since; one that saw it more than `MADE` chunks ago, or never, is told
+    /// nothing (and forgets every shared chunk).
+    #[test]
+    fn made_since_names_the_chunks_made_private_while_it_can() {
+        let mut b = bench();
+        let data = (TEXT + 4 * super::PAGE) / super::CHUNK;
+        let gen = b.mem.page_gen;
+        for k in 0..3 {
+            b.mem.chunk_mut(data + 2 * k);
+        }
+        b.mem.chunk_mut(data); // already private: not made again
+        let made: Vec<u64> = b.mem.made_since(gen).unwrap().collect();
+        assert_eq!(made, [data, data + 2, data + 4]);
+        assert_eq!(b.mem.made_since(b.mem.page_gen).unwrap().count(), 0);
+        for k in 3..3 + super::MADE as u64 {
+            b.mem.chunk_mut(data + 2 * k);
+        }
+        assert!(b.mem.made_since(gen).is_none() && b.mem.made_since(u64::MAX).is_none());
+        assert_eq!(b.mem.made_since(b.mem.page_gen - super::MADE as u64).unwrap().count(), super::MADE);
     }
 
     #[test]

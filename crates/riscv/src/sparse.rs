@@ -1,33 +1,38 @@
-//! The private part of one node's DRAM: chunks of 64 bytes that the node has written.
+//! The private part of one node's DRAM: chunks of 128 bytes that the node has written.
 //! Everything else reads as the program image or zeros.
 //!
-//! Why 64-byte chunks and not pages: a NanoSort node writes only parts of most of its
-//! pages (a stack's top, a buffer's head, a few records of a sort area). Measured on the
-//! 16,384-core sort of the datacenter's shape (docs/profile.md): the chunks a node made
-//! private held 50.0 KiB in 256-byte chunks (200 of them over 48 pages) and 36.7 KiB in
-//! 64-byte ones (587); 1 KiB chunks held 79 KiB and pages 207 KiB on 1,024 nodes (an
-//! earlier program).
+//! Why small chunks and not pages: a NanoSort node writes only parts of most of its pages
+//! (a stack's top, a buffer's head, a few records of a sort area). Measured on the
+//! 16,384-core sort of the datacenter's shape (docs/profile.md), at the end of the run the
+//! chunks a node made private held 50.0 KiB in 256-byte chunks (200 of them over 48
+//! pages), 41.6 KiB in 128-byte ones (333) and 36.7 KiB in 64-byte ones (587); 1 KiB
+//! chunks held 79 KiB and pages 207 KiB on 1,024 nodes of an earlier program.
+//!
+//! Why 128 bytes: the chunk is also the unit of the cores' software TLBs, and smaller
+//! chunks miss them more often. Against 256-byte chunks, callgrind counted 0.9% more host
+//! instructions in a 1,024-core sort with 128 and 3.0% with 64, for 1.0 KiB per core less
+//! again at the resident set's peak (docs/profile.md).
 //!
 //! How they are found: a finer grain pays only if the table that finds the chunks does
 //! not grow with it. A hash table of chunk numbers with a box per chunk cost 16-byte
-//! entries, and its 587 entries needed 1,024 slots; so the table here is by page: each
-//! page holding private chunks has a mask of which of its 64 chunks are private and their
-//! slots in the node's arena, in chunk order (a chunk's slot is found by counting the
-//! mask's bits below it). The arena is blocks of 16 chunks that never move, so cores may
-//! cache host pointers to chunks (their software TLBs). A look-up happens only when a
-//! core's software TLB misses.
+//! entries and twice the slots (128-byte chunks did not pay that way); so the table here
+//! is by page: each page holding private chunks has a mask of which of its chunks are
+//! private and their slots in the node's arena, in chunk order (a chunk's slot is found
+//! by counting the mask's bits below it). The arena is blocks of 1 KiB that never move,
+//! so cores may cache host pointers to chunks (their software TLBs). A look-up happens
+//! only when a core's software TLB misses.
 
 use crate::program::PAGE;
 
 /// Bytes per chunk: the granularity of private DRAM (and of the cores' software TLBs).
-pub const CHUNK: u64 = 64;
+pub const CHUNK: u64 = 128;
 pub type Chunk = [u8; CHUNK as usize];
 pub(crate) const CHUNKS_PER_PAGE: u64 = PAGE / CHUNK;
 // A page's private chunks are one bit each of a u64 mask.
-const _: () = assert!(CHUNKS_PER_PAGE == 64);
+const _: () = assert!(CHUNKS_PER_PAGE <= 64);
 
 /// Chunks per arena block (1 KiB: on average half a block a node is unused).
-const BLOCK: usize = 16;
+const BLOCK: usize = 1024 / CHUNK as usize;
 
 /// What the private chunks cost: the pages holding any, and the chunks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -71,6 +76,14 @@ impl Sparse {
         let page = &self.pages[self.index.find(cn / CHUNKS_PER_PAGE)? as usize];
         let s = page.slot(cn % CHUNKS_PER_PAGE)? as usize;
         Some(&self.arena[s / BLOCK][s % BLOCK])
+    }
+
+    /// The private copy of chunk `cn` to write, if the node has one.
+    #[inline]
+    pub fn get_mut(&mut self, cn: u64) -> Option<&mut Chunk> {
+        let page = &self.pages[self.index.find(cn / CHUNKS_PER_PAGE)? as usize];
+        let s = page.slot(cn % CHUNKS_PER_PAGE)? as usize;
+        Some(&mut self.arena[s / BLOCK][s % BLOCK])
     }
 
     /// The private copy of chunk `cn`, made from `init()` if there is none yet; true with
@@ -201,7 +214,7 @@ mod tests {
         assert!(made);
         let ptr = c.as_ptr();
         for k in 1..1000 {
-            s.get_or_make(cn + 16 * k, || [0; CHUNK as usize]); // the tables grow
+            s.get_or_make(cn + CHUNKS_PER_PAGE / 4 * k, || [0; CHUNK as usize]); // the tables grow
         }
         let (c, made) = s.get_or_make(cn, || [0; CHUNK as usize]);
         assert!(!made && c[0] == 7 && c.as_ptr() == ptr);
@@ -214,7 +227,8 @@ mod tests {
     #[test]
     fn each_chunk_of_a_page_keeps_its_own_bytes() {
         let mut s = Sparse::default();
-        let order = [63u64, 0, 17, 5, 62, 1, 40];
+        let n = CHUNKS_PER_PAGE;
+        let order = [n - 1, 0, n / 2 + 1, 5, n - 2, 1, n / 2 + 8];
         for (k, &i) in order.iter().enumerate() {
             let (_, made) = s.get_or_make(7 * CHUNKS_PER_PAGE + i, || [k as u8 + 1; CHUNK as usize]);
             assert!(made);
