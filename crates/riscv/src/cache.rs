@@ -9,16 +9,6 @@
 /// Invalid L1 tag (no DRAM line number reaches it).
 const INVALID: u32 = u32::MAX;
 
-/// Make room for one more entry in `v`, a quarter more at a time (at least 16 entries): the
-/// L2's and LLC's lists of tags grow by single inserts to a size they then keep to the
-/// end, and doubling (or a first allocation sized for a busy node) left up to half of
-/// them unused at the peak (docs/profile.md).
-pub(crate) fn room_for_one<T>(v: &mut Vec<T>) {
-    if v.len() == v.capacity() {
-        v.reserve_exact((v.len() / 4).max(16));
-    }
-}
-
 pub(crate) fn xorshift(s: &mut u32) -> u32 {
     *s ^= *s << 13;
     *s ^= *s >> 17;
@@ -216,20 +206,6 @@ impl L1 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A list grown one entry at a time never holds more than a quarter (or 16 entries)
-    /// beyond what it needs, where doubling held up to twice.
-    #[test]
-    fn room_for_one_grows_by_a_quarter() {
-        let mut v = Vec::new();
-        for n in 0..5000u32 {
-            room_for_one(&mut v);
-            let cap = v.capacity();
-            v.push(n);
-            assert_eq!(v.capacity(), cap, "room was made before the push");
-            assert!(cap <= v.len() + (v.len() / 4).max(16), "{} for {}", cap, v.len());
-        }
-    }
 
     #[test]
     fn l1_hits_after_fill_and_evicts_when_full() {

@@ -9,7 +9,7 @@
 //! the same ways and draw the same victims, so the simulated results do not depend on the
 //! form (a test replays random accesses through both).
 
-use crate::cache::{room_for_one, xorshift, DirtyBits, Fill};
+use crate::cache::{xorshift, DirtyBits, Fill};
 
 /// A list entry: `set << SET_SHIFT | way << WAY_SHIFT | dirty << 16 | tag`.
 const SET_SHIFT: u32 = 20;
@@ -174,7 +174,6 @@ fn list_access(
             Some((old as u16, old & DIRTY != 0))
         }
         Err(j) => {
-            room_for_one(list);
             list.insert(range.start + j, new);
             Some((0, false))
         }
