@@ -18,7 +18,6 @@ use crate::platform::{Platform, Stop};
 const NETRX: u8 = 30;
 const NETTX: u8 = 31;
 
-
 /// Entries of [`NetOps`] (a power of two).
 const NET_OPS: usize = 32;
 

@@ -214,7 +214,8 @@ mod tests {
         assert!(made);
         let ptr = c.as_ptr();
         for k in 1..1000 {
-            s.get_or_make(cn + CHUNKS_PER_PAGE / 4 * k, || [0; CHUNK as usize]); // the tables grow
+            s.get_or_make(cn + CHUNKS_PER_PAGE / 4 * k, || [0; CHUNK as usize]);
+            // the tables grow
         }
         let (c, made) = s.get_or_make(cn, || [0; CHUNK as usize]);
         assert!(!made && c[0] == 7 && c.as_ptr() == ptr);

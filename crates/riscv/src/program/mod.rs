@@ -151,7 +151,9 @@ impl Program {
 
     /// Copies each segment's file bytes into the image.
     fn build_image(&mut self, bytes: &[u8]) {
-        for (addr, offset, filesz) in self.segments.iter().map(|s| (s.addr, s.offset, s.filesz)).collect::<Vec<_>>() {
+        for (addr, offset, filesz) in
+            self.segments.iter().map(|s| (s.addr, s.offset, s.filesz)).collect::<Vec<_>>()
+        {
             // `elf::parse` checked that offset + filesz is within the file.
             let data = bytes.get(offset as usize..).and_then(|d| d.get(..filesz as usize));
             self.copy_into(addr, data.unwrap_or_default());
