@@ -8,15 +8,10 @@
 use std::ptr;
 
 use crate::cache::Fill;
-use crate::core::{Core, Ex, TlbEntry, LOAD_FAULT, STORE_FAULT, TLB_SIZE};
+use crate::core::{tlb_slot, Core, Ex, TlbEntry, LOAD_FAULT, STORE_FAULT, TLB_SIZE};
 use crate::mem::{NodeMem, BOOT_BASE, CLINT_BASE, CLINT_SIZE, MTIME, MTIMECMP};
 use crate::program::PAGE;
 use crate::sparse::CHUNK;
-
-#[inline(always)]
-pub(crate) fn tlb_slot(cn: u64) -> usize {
-    cn as usize & (TLB_SIZE - 1)
-}
 
 impl Core {
     /// Load `N` bytes (little-endian, zero-extended) with timing.

@@ -71,7 +71,7 @@ pub struct NodeMem {
     /// What the cores have shown each other of their stores (`stores.rs`).
     pub(crate) stores: StoreTable,
     /// The nanoPU instructions the cores ran lately, decoded (`net.rs`).
-    pub(crate) net_ops: crate::net::NetOps,
+    pub(crate) net_ops: crate::netops::NetOps,
 }
 
 impl NodeMem {

@@ -40,6 +40,12 @@ pub(crate) struct TlbEntry {
     pub ptr: *mut u8,
 }
 
+/// The TLB entry that may hold chunk `cn`.
+#[inline(always)]
+pub(crate) fn tlb_slot(cn: u64) -> usize {
+    cn as usize & (TLB_SIZE - 1)
+}
+
 pub(crate) const NO_TLB: TlbEntry = TlbEntry { cn: u64::MAX, ptr: std::ptr::null_mut() };
 
 /// Access-fault causes (RISC-V privileged spec 3.1.15): a load or store outside every
@@ -267,7 +273,7 @@ impl Core {
             return;
         };
         for cn in made {
-            let e = &mut self.tlb_r[crate::lsu::tlb_slot(cn)];
+            let e = &mut self.tlb_r[tlb_slot(cn)];
             if e.cn == cn {
                 *e = NO_TLB;
             }

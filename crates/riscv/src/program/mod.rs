@@ -7,8 +7,8 @@ pub mod stack;
 
 use crate::decode::decode_parcels;
 use crate::op::Op;
+use crate::pageindex::PageIndex;
 use crate::params::MemParams;
-use crate::sparse::PageIndex;
 use abi::{AbiChoice, AbiSource};
 use elf::{ElfError, Segment, Symbols, PF_X};
 
