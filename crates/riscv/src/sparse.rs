@@ -120,7 +120,7 @@ impl Sparse {
     /// the last is full.
     fn place(arena: &mut Vec<Box<[Chunk]>>, s: usize, bytes: Chunk) -> usize {
         if s == arena.len() * BLOCK {
-            arena.push(vec![[0; CHUNK as usize]; BLOCK].into_boxed_slice());
+            arena.push(Box::new([[0; CHUNK as usize]; BLOCK]));
         }
         arena[s / BLOCK][s % BLOCK] = bytes;
         s
