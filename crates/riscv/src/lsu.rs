@@ -8,15 +8,10 @@
 use std::ptr;
 
 use crate::cache::Fill;
-use crate::core::{Core, Ex, TlbEntry, LOAD_FAULT, STORE_FAULT, TLB_SIZE};
+use crate::core::{tlb_slot, Core, Ex, TlbEntry, LOAD_FAULT, STORE_FAULT, TLB_SIZE};
 use crate::mem::{NodeMem, BOOT_BASE, CLINT_BASE, CLINT_SIZE, MTIME, MTIMECMP};
 use crate::program::PAGE;
 use crate::sparse::CHUNK;
-
-#[inline(always)]
-fn tlb_slot(cn: u64) -> usize {
-    cn as usize & (TLB_SIZE - 1)
-}
 
 impl Core {
     /// Load `N` bytes (little-endian, zero-extended) with timing.
@@ -194,11 +189,12 @@ impl Core {
         }
         if Self::in_dram(mem, addr, N) {
             let cn = addr / CHUNK;
-            self.tlb_r[tlb_slot(cn)] = TlbEntry { cn, ptr: mem.chunk(cn).as_ptr() as *mut u8 };
+            let chunk = mem.chunk(cn);
+            self.tlb_r[tlb_slot(cn)] = TlbEntry { cn, ptr: chunk.as_ptr() as *mut u8 };
             let mut b = [0u8; 8];
             let off = (addr % CHUNK) as usize;
             if off + N <= CHUNK as usize {
-                b[..N].copy_from_slice(&mem.chunk(cn)[off..off + N]); // N is a constant: no memmove
+                b[..N].copy_from_slice(&chunk[off..off + N]); // N is a constant: no memmove
             } else {
                 mem.read(addr, &mut b[..N]).map_err(|_| Ex::Trap { cause: LOAD_FAULT, tval: addr })?;
             }

@@ -31,6 +31,10 @@ pub const MTIME: u64 = 0x0200_bff8;
 
 static ZERO_CHUNK: Chunk = [0; CHUNK as usize];
 
+/// Chunks made private that a node remembers (`NodeMem::made`): a node's cores take turns
+/// every few hundred cycles, and a turn rarely makes more.
+const MADE: usize = 8;
+
 /// Memory, CLINT and L2 of one node; shared by its cores.
 pub struct NodeMem {
     pub(crate) program: Arc<Program>,
@@ -60,8 +64,14 @@ pub struct NodeMem {
     /// Private chunks created so far: host pointers to shared chunks (the image, zeros)
     /// that a core cached are stale once this has changed.
     pub(crate) page_gen: u64,
+    /// The last `MADE` chunks made private, chunk `page_gen - k` at `made[(page_gen - k) %
+    /// MADE]`: a core that saw `page_gen` a few chunks ago drops only their entries from
+    /// its read TLB (`made_since`), not all of them.
+    made: [u64; MADE],
     /// What the cores have shown each other of their stores (`stores.rs`).
     pub(crate) stores: StoreTable,
+    /// The nanoPU instructions the cores ran lately, decoded (`net.rs`).
+    pub(crate) net_ops: crate::netops::NetOps,
 }
 
 impl NodeMem {
@@ -96,7 +106,9 @@ impl NodeMem {
             code_dirty: BTreeSet::new(),
             code_gen: fresh_code_gen(),
             page_gen: 0,
+            made: [u64::MAX; MADE],
             stores: StoreTable::default(),
+            net_ops: Default::default(),
         })
     }
 
@@ -212,11 +224,7 @@ impl NodeMem {
 
     /// Chunk `cn` of the program image (zeros where the image has nothing).
     fn image_chunk(&self, cn: u64) -> &Chunk {
-        let Some(page) = self.program.page(cn / CHUNKS_PER_PAGE) else {
-            return &ZERO_CHUNK;
-        };
-        let at = ((cn % CHUNKS_PER_PAGE) * CHUNK) as usize;
-        page[at..at + CHUNK as usize].try_into().expect("a chunk lies inside its page")
+        image_chunk(&self.program, cn)
     }
 
     /// Is chunk `cn` (in DRAM) private to this node?
@@ -226,10 +234,20 @@ impl NodeMem {
 
     /// Writable DRAM chunk `cn`, copied from the image (or zeroed) on first touch.
     pub(crate) fn chunk_mut(&mut self, cn: u64) -> &mut Chunk {
-        let image = *self.image_chunk(cn);
-        let (c, made) = self.private.get_or_make(cn, || image);
-        self.page_gen += made as u64;
+        let program = &self.program;
+        let (c, made) = self.private.get_or_make(cn, || *image_chunk(program, cn));
+        if made {
+            self.page_gen += 1;
+            self.made[(self.page_gen % MADE as u64) as usize] = cn;
+        }
         c
+    }
+
+    /// The chunks made private since `page_gen` was `gen`, if they are few enough to be
+    /// known (else the caller forgets every shared chunk it holds).
+    pub(crate) fn made_since(&self, gen: u64) -> Option<impl Iterator<Item = u64> + '_> {
+        let n = self.page_gen.checked_sub(gen).filter(|&n| n <= MADE as u64)?;
+        Some((self.page_gen - n + 1..=self.page_gen).map(|g| self.made[(g % MADE as u64) as usize]))
     }
 
     /// Store `bytes` (inside one DRAM chunk) at `addr`. A store that leaves the bytes as
@@ -237,7 +255,11 @@ impl NodeMem {
     /// before use) then costs the host nothing. Returns whether the chunk is private now.
     pub(crate) fn store_in_chunk(&mut self, addr: u64, bytes: &[u8]) -> bool {
         let (cn, range) = (addr / CHUNK, chunk_range(addr, bytes.len()));
-        if !self.is_private_chunk(cn) && self.chunk(cn)[range.clone()] == *bytes {
+        if let Some(c) = self.private.get_mut(cn) {
+            c[range].copy_from_slice(bytes);
+            return true;
+        }
+        if self.image_chunk(cn)[range.clone()] == *bytes {
             return false;
         }
         self.chunk_mut(cn)[range].copy_from_slice(bytes);
@@ -410,6 +432,15 @@ fn fresh_code_gen() -> u64 {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
+/// Chunk `cn` of `program`'s image (zeros where the image has nothing).
+fn image_chunk(program: &Program, cn: u64) -> &Chunk {
+    let Some(page) = program.page(cn / CHUNKS_PER_PAGE) else {
+        return &ZERO_CHUNK;
+    };
+    let at = ((cn % CHUNKS_PER_PAGE) * CHUNK) as usize;
+    page[at..at + CHUNK as usize].try_into().expect("a chunk lies inside its page")
+}
+
 /// The node's L2 and LLC tags for a DRAM of `size` bytes; both tag in 16 bits.
 fn shared_caches(timing: &TimingParams, size: u64) -> Result<(L2, Llc), ElfError> {
     let too_large =
@@ -488,6 +519,28 @@ mod tests {
         long.extend([0x0001 | addi << 16, addi >> 16]);
         assert!(!changes_page(&long, next + 2), "past the straddling op");
         assert!(changes_page(&long, next), "the straddling op's upper half");
+    }
+
+    /// A core that saw the node's `page_gen` a few chunks ago is told exactly which chunks
+    /// became private since; one that saw it more than `MADE` chunks ago, or never, is told
+    /// nothing (and forgets every shared chunk).
+    #[test]
+    fn made_since_names_the_chunks_made_private_while_it_can() {
+        let mut b = bench();
+        let data = (TEXT + 4 * super::PAGE) / super::CHUNK;
+        let gen = b.mem.page_gen;
+        for k in 0..3 {
+            b.mem.chunk_mut(data + 2 * k);
+        }
+        b.mem.chunk_mut(data); // already private: not made again
+        let made: Vec<u64> = b.mem.made_since(gen).unwrap().collect();
+        assert_eq!(made, [data, data + 2, data + 4]);
+        assert_eq!(b.mem.made_since(b.mem.page_gen).unwrap().count(), 0);
+        for k in 3..3 + super::MADE as u64 {
+            b.mem.chunk_mut(data + 2 * k);
+        }
+        assert!(b.mem.made_since(gen).is_none() && b.mem.made_since(u64::MAX).is_none());
+        assert_eq!(b.mem.made_since(b.mem.page_gen - super::MADE as u64).unwrap().count(), super::MADE);
     }
 
     #[test]

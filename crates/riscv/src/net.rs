@@ -8,8 +8,7 @@
 //! n times; either refusing means no architectural effect. Then the pops (rs1 first), the
 //! instruction itself, and the push of the value it wrote to x31.
 
-use crate::core::{Core, Ex, NET_OPS};
-use crate::decode::decode_parcels;
+use crate::core::{Core, Ex};
 use crate::error::{BlockOn, ErrorKind, Exit};
 use crate::mem::NodeMem;
 use crate::op::{Op, RX1, RX2, SINK};
@@ -30,7 +29,7 @@ impl Core {
         // platform is asked at its issue cycle, so a retry asks at the same local time.
         self.cycle -= 1;
         self.stats.instret -= 1;
-        let mut op = self.net_op(raw.imm as u32);
+        let mut op = mem.net_ops.get(raw.imm as u32);
         self.stall_for(op.rs1, op.rs2);
         let pops = (op.rs1 == NETRX) as usize + (op.rs2 == NETRX) as usize;
         let push = op.rd == NETTX;
@@ -59,20 +58,6 @@ impl Core {
             self.push_tx(plat)?;
         }
         r
-    }
-
-    /// The instruction a `Kind::Net` op stands for, decoded from its raw bits (remembered in
-    /// a small direct-mapped table: a program runs few of them, over and over).
-    fn net_op(&mut self, raw: u32) -> Op {
-        let slot = (raw.wrapping_mul(0x9e37_79b1) >> (32 - NET_OPS.trailing_zeros())) as usize;
-        match self.net_ops[slot] {
-            (at, op) if at == raw => op,
-            _ => {
-                let op = decode_parcels(raw as u16, (raw >> 16) as u16, false);
-                self.net_ops[slot] = (raw, op);
-                op
-            }
-        }
     }
 
     /// Point x30 operands at the popped words (kept until the instruction completes, so a

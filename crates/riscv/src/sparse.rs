@@ -1,26 +1,39 @@
-//! The private part of one node's DRAM: chunks of 256 bytes that the node has written,
-//! found through a hash table by chunk number. Everything else reads as the program image
-//! or zeros.
+//! The private part of one node's DRAM: chunks of 128 bytes that the node has written.
+//! Everything else reads as the program image or zeros.
 //!
-//! Why chunks and not pages: a NanoSort node writes only parts of most of its pages (a
-//! stack's top, a buffer's head, a few records of a sort area), and with 4 KiB pages the
-//! untouched rest of them would be more than half of the host memory of a large cluster.
-//! Measured on 1,024 4-core nodes: the bytes that differ from the image cover 40 KiB per
-//! node in 256-byte chunks, 54 KiB in 512-byte ones, 79 KiB in 1 KiB ones, against 207 KiB
-//! in pages. Why a hash table: a node holds about 160 chunks spread over 50 pages in two
-//! 2 MiB regions, which a radix table (a 4 KiB leaf per 2 MiB, 128 bytes of pointers per
-//! page) stored in 16 KiB against 4 KiB for the table. It is consulted only when a core's
-//! software TLB misses. Chunks never move once allocated, so cores may cache host pointers
-//! to them.
+//! Why small chunks and not pages: a NanoSort node writes only parts of most of its pages
+//! (a stack's top, a buffer's head, a few records of a sort area). Measured on the
+//! 16,384-core sort of the datacenter's shape (docs/profile.md), at the end of the run the
+//! chunks a node made private held 50.0 KiB in 256-byte chunks (200 of them over 48
+//! pages), 41.6 KiB in 128-byte ones (333) and 36.7 KiB in 64-byte ones (587); 1 KiB
+//! chunks held 79 KiB and pages 207 KiB on 1,024 nodes of an earlier program.
+//!
+//! Why 128 bytes: the chunk is also the unit of the cores' software TLBs, and smaller
+//! chunks miss them more often. Against 256-byte chunks, callgrind counted 0.9% more host
+//! instructions in a 1,024-core sort with 128 and 3.0% with 64, for 1.0 KiB per core less
+//! again at the resident set's peak (docs/profile.md).
+//!
+//! How they are found: a finer grain pays only if the table that finds the chunks does
+//! not grow with it. A hash table of chunk numbers with a box per chunk cost 16-byte
+//! entries and twice the slots (128-byte chunks did not pay that way); so the table here
+//! is by page: each page holding private chunks has a mask of which of its chunks are
+//! private and their slots in the node's arena, in chunk order (a chunk's slot is found
+//! by counting the mask's bits below it). The arena is blocks of 1 KiB that never move,
+//! so cores may cache host pointers to chunks (their software TLBs). A look-up happens
+//! only when a core's software TLB misses.
 
-use nanopu_sim::hash::IntMap;
-
+use crate::pageindex::PageIndex;
 use crate::program::PAGE;
 
 /// Bytes per chunk: the granularity of private DRAM (and of the cores' software TLBs).
-pub const CHUNK: u64 = 256;
+pub const CHUNK: u64 = 128;
 pub type Chunk = [u8; CHUNK as usize];
 pub(crate) const CHUNKS_PER_PAGE: u64 = PAGE / CHUNK;
+// A page's private chunks are one bit each of a u64 mask.
+const _: () = assert!(CHUNKS_PER_PAGE <= 64);
+
+/// Chunks per arena block (1 KiB: on average half a block a node is unused).
+const BLOCK: usize = 1024 / CHUNK as usize;
 
 /// What the private chunks cost: the pages holding any, and the chunks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -29,40 +42,97 @@ pub struct Resident {
     pub chunks: usize,
 }
 
+/// A page's private chunks: which ones (bit `i` for chunk `i` of the page), and their
+/// arena slots in the order of the chunks.
+#[derive(Default)]
+struct Page {
+    mask: u64,
+    slots: Vec<u32>,
+}
+
+impl Page {
+    /// Where chunk `i`'s slot is (or would go) in `slots`: the private chunks below it.
+    fn rank(&self, i: u64) -> usize {
+        (self.mask & ((1u64 << i) - 1)).count_ones() as usize
+    }
+
+    fn slot(&self, i: u64) -> Option<u32> {
+        (self.mask >> i & 1 != 0).then(|| self.slots[self.rank(i)])
+    }
+}
+
 /// Private chunks of one node's DRAM, by absolute chunk number (`addr / CHUNK`).
 #[derive(Default)]
 pub(crate) struct Sparse {
-    chunks: IntMap<u64, Box<Chunk>>,
+    index: PageIndex,
+    pages: Vec<Page>,
+    arena: Vec<Box<[Chunk]>>,
+    chunks: u32,
 }
 
 impl Sparse {
     /// The private copy of chunk `cn`, if the node has one.
     #[inline]
     pub fn get(&self, cn: u64) -> Option<&Chunk> {
-        self.chunks.get(&cn).map(|c| &**c)
+        let page = &self.pages[self.index.find(cn / CHUNKS_PER_PAGE)? as usize];
+        let s = page.slot(cn % CHUNKS_PER_PAGE)? as usize;
+        Some(&self.arena[s / BLOCK][s % BLOCK])
+    }
+
+    /// The private copy of chunk `cn` to write, if the node has one.
+    #[inline]
+    pub fn get_mut(&mut self, cn: u64) -> Option<&mut Chunk> {
+        let page = &self.pages[self.index.find(cn / CHUNKS_PER_PAGE)? as usize];
+        let s = page.slot(cn % CHUNKS_PER_PAGE)? as usize;
+        Some(&mut self.arena[s / BLOCK][s % BLOCK])
     }
 
     /// The private copy of chunk `cn`, made from `init()` if there is none yet; true with
     /// it when it was made now.
     pub fn get_or_make(&mut self, cn: u64, init: impl FnOnce() -> Chunk) -> (&mut Chunk, bool) {
-        let mut made = false;
-        let c = self.chunks.entry(cn).or_insert_with(|| {
-            made = true;
-            Box::new(init())
-        });
-        (c, made)
+        let i = cn % CHUNKS_PER_PAGE;
+        let p = self.page_of(cn / CHUNKS_PER_PAGE);
+        let page = &mut self.pages[p];
+        let (s, made) = match page.slot(i) {
+            Some(s) => (s as usize, false),
+            None => {
+                let s = self.chunks;
+                page.slots.insert(page.rank(i), s);
+                page.mask |= 1 << i;
+                (Self::place(&mut self.arena, s as usize, init()), true)
+            }
+        };
+        self.chunks += made as u32;
+        (&mut self.arena[s / BLOCK][s % BLOCK], made)
+    }
+
+    /// Where page `pn`'s entry is in `pages`, made empty if it has none.
+    fn page_of(&mut self, pn: u64) -> usize {
+        if let Some(p) = self.index.find(pn) {
+            return p as usize;
+        }
+        self.index.insert(pn, self.pages.len() as u32);
+        self.pages.push(Page::default());
+        self.pages.len() - 1
+    }
+
+    /// Put a new chunk's bytes in arena slot `s` (the next free one), adding a block when
+    /// the last is full.
+    fn place(arena: &mut Vec<Box<[Chunk]>>, s: usize, bytes: Chunk) -> usize {
+        if s == arena.len() * BLOCK {
+            arena.push(Box::new([[0; CHUNK as usize]; BLOCK]));
+        }
+        arena[s / BLOCK][s % BLOCK] = bytes;
+        s
     }
 
     /// Does page `pn` hold any private chunk?
     pub fn has_page(&self, pn: u64) -> bool {
-        (pn * CHUNKS_PER_PAGE..(pn + 1) * CHUNKS_PER_PAGE).any(|cn| self.chunks.contains_key(&cn))
+        self.index.find(pn).is_some()
     }
 
     pub fn resident(&self) -> Resident {
-        let mut pages: Vec<u64> = self.chunks.keys().map(|cn| cn / CHUNKS_PER_PAGE).collect();
-        pages.sort_unstable();
-        pages.dedup();
-        Resident { pages: pages.len(), chunks: self.chunks.len() }
+        Resident { pages: self.pages.len(), chunks: self.chunks as usize }
     }
 }
 
@@ -79,11 +149,30 @@ mod tests {
         assert!(made);
         let ptr = c.as_ptr();
         for k in 1..1000 {
-            s.get_or_make(cn + 16 * k, || [0; CHUNK as usize]); // the table grows and rehashes
+            s.get_or_make(cn + CHUNKS_PER_PAGE / 4 * k, || [0; CHUNK as usize]);
+            // the tables grow
         }
         let (c, made) = s.get_or_make(cn, || [0; CHUNK as usize]);
         assert!(!made && c[0] == 7 && c.as_ptr() == ptr);
         assert!(s.has_page(0x80123) && s.has_page(0x80124) && !s.has_page(0x80122));
-        assert_eq!(s.resident(), Resident { pages: 1000, chunks: 1000 });
+        assert_eq!(s.resident(), Resident { pages: 250, chunks: 1000 });
+    }
+
+    /// Chunks made in any order within a page are each found with their own bytes, and a
+    /// chunk not made is not found.
+    #[test]
+    fn each_chunk_of_a_page_keeps_its_own_bytes() {
+        let mut s = Sparse::default();
+        let n = CHUNKS_PER_PAGE;
+        let order = [n - 1, 0, n / 2 + 1, 5, n - 2, 1, n / 2 + 8];
+        for (k, &i) in order.iter().enumerate() {
+            let (_, made) = s.get_or_make(7 * CHUNKS_PER_PAGE + i, || [k as u8 + 1; CHUNK as usize]);
+            assert!(made);
+        }
+        for (k, &i) in order.iter().enumerate() {
+            assert_eq!(s.get(7 * CHUNKS_PER_PAGE + i).map(|c| c[0]), Some(k as u8 + 1), "chunk {i}");
+        }
+        assert!(s.get(7 * CHUNKS_PER_PAGE + 2).is_none() && s.get(8 * CHUNKS_PER_PAGE).is_none());
+        assert_eq!(s.resident(), Resident { pages: 1, chunks: 7 });
     }
 }

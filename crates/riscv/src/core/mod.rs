@@ -31,9 +31,6 @@ use crate::program::Program;
 
 /// Entries of each software TLB (direct-mapped, by chunk number).
 pub(crate) const TLB_SIZE: usize = 16;
-/// Entries of `Core::net_ops` (a power of two; u32::MAX, never a nanoPU instruction's bits,
-/// marks an empty one).
-pub(crate) const NET_OPS: usize = 32;
 
 /// A software TLB entry: host address of a DRAM chunk (`sparse::CHUNK` bytes) valid for
 /// the current `run` only.
@@ -41,6 +38,12 @@ pub(crate) const NET_OPS: usize = 32;
 pub(crate) struct TlbEntry {
     pub cn: u64,
     pub ptr: *mut u8,
+}
+
+/// The TLB entry that may hold chunk `cn`.
+#[inline(always)]
+pub(crate) fn tlb_slot(cn: u64) -> usize {
+    cn as usize & (TLB_SIZE - 1)
 }
 
 pub(crate) const NO_TLB: TlbEntry = TlbEntry { cn: u64::MAX, ptr: std::ptr::null_mut() };
@@ -136,9 +139,6 @@ pub struct Core {
     pub(crate) program: Arc<Program>,
     /// netRX words popped by an instruction that then blocked; consumed on its retry.
     pub(crate) rx_stash: Vec<u64>,
-    /// nanoPU register instructions lately run, decoded: (raw bits, op). `exec_net` decoded
-    /// them at every execution, a quarter of its cost (callgrind, 256-core NanoSort).
-    pub(crate) net_ops: [(u32, Op); NET_OPS],
     pub(crate) fp: crate::core::fpu::LazyFp,
     pub(crate) console: Vec<u8>,
     pub(crate) traps: crate::core::trap::TrapTrack,
@@ -204,7 +204,6 @@ impl Core {
             irq_lines: 0,
             reservation: None,
             rx_stash: Vec::new(),
-            net_ops: [(u32::MAX, Op::ILLEGAL0); NET_OPS],
             pending: None,
             done: None,
             console: Vec::new(),
@@ -260,8 +259,24 @@ impl Core {
             self.fetch_gen = mem.code_gen;
         }
         if self.tlb_gen != mem.page_gen {
-            self.tlb_r = [NO_TLB; TLB_SIZE];
+            self.forget_shared(mem);
             self.tlb_gen = mem.page_gen;
+        }
+    }
+
+    /// Chunks were made private since this core's last run: drop the read TLB's entries
+    /// that may point to the shared chunks they replaced (all of them if too many were made
+    /// to be known).
+    fn forget_shared(&mut self, mem: &NodeMem) {
+        let Some(made) = mem.made_since(self.tlb_gen) else {
+            self.tlb_r = [NO_TLB; TLB_SIZE];
+            return;
+        };
+        for cn in made {
+            let e = &mut self.tlb_r[tlb_slot(cn)];
+            if e.cn == cn {
+                *e = NO_TLB;
+            }
         }
     }
 
@@ -403,5 +418,13 @@ mod tests {
         assert_eq!(std::mem::align_of::<Core>(), 64);
         let last = [offset_of!(Core, engine), offset_of!(Core, dline_dirty), offset_of!(Core, t)];
         assert!(last.iter().all(|&o| o < 3 * 64), "{last:?}");
+    }
+
+    /// A node's cores are one allocation, which mimalloc rounds up to a size class: 10 KiB
+    /// for 4 cores of up to 2,560 bytes, 12 KiB above (docs/profile.md). Cold state
+    /// belongs outside the `Core` (allocated at first use, or in the node).
+    #[test]
+    fn four_cores_stay_in_ten_kib() {
+        assert!(std::mem::size_of::<Core>() <= 2560, "{}", std::mem::size_of::<Core>());
     }
 }

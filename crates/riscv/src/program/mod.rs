@@ -5,10 +5,9 @@ pub mod abi;
 pub mod elf;
 pub mod stack;
 
-use std::collections::BTreeMap;
-
 use crate::decode::decode_parcels;
 use crate::op::Op;
+use crate::pageindex::PageIndex;
 use crate::params::MemParams;
 use abi::{AbiChoice, AbiSource};
 use elf::{ElfError, Segment, Symbols, PF_X};
@@ -33,7 +32,10 @@ pub struct Program {
     ours: bool,
     symbols: Symbols,
     pub(crate) segments: Vec<Segment>,
-    image: BTreeMap<u64, Box<Page>>,
+    /// The image's pages, found by page number through `image_at`: every software-TLB
+    /// miss to memory a node has not written looks a page up here.
+    image: Vec<Box<Page>>,
+    image_at: PageIndex,
     code: Vec<CodeRegion>,
     pub(crate) tohost: Option<u64>,
     pub(crate) fromhost: Option<u64>,
@@ -69,7 +71,8 @@ impl Program {
             fromhost,
             symbols: parsed.symbols,
             segments: parsed.segments,
-            image: BTreeMap::new(),
+            image: Vec::new(),
+            image_at: PageIndex::default(),
             code: Vec::new(),
         };
         p.check_entry(&parsed.code)?;
@@ -125,7 +128,7 @@ impl Program {
 
     /// Initial contents of page number `pn`, if the image has any bytes there.
     pub(crate) fn page(&self, pn: u64) -> Option<&Page> {
-        self.image.get(&pn).map(|b| &**b)
+        self.image_at.find(pn).map(|i| &*self.image[i as usize])
     }
 
     /// Decoded ops of page `pn` (2048 entries), if it holds code.
@@ -148,11 +151,34 @@ impl Program {
 
     /// Copies each segment's file bytes into the image.
     fn build_image(&mut self, bytes: &[u8]) {
-        for s in &self.segments {
+        for (addr, offset, filesz) in
+            self.segments.iter().map(|s| (s.addr, s.offset, s.filesz)).collect::<Vec<_>>()
+        {
             // `elf::parse` checked that offset + filesz is within the file.
-            let data = bytes.get(s.offset as usize..).and_then(|d| d.get(..s.filesz as usize));
-            copy_into(&mut self.image, s.addr, data.unwrap_or_default());
+            let data = bytes.get(offset as usize..).and_then(|d| d.get(..filesz as usize));
+            self.copy_into(addr, data.unwrap_or_default());
         }
+    }
+
+    /// Copies `data` into the image at `addr`, a page at a time.
+    fn copy_into(&mut self, mut addr: u64, mut data: &[u8]) {
+        while !data.is_empty() {
+            let at = (addr % PAGE) as usize;
+            let n = data.len().min(PAGE as usize - at);
+            let page = self.image_page(addr / PAGE);
+            page[at..at + n].copy_from_slice(&data[..n]);
+            (addr, data) = (addr.wrapping_add(n as u64), &data[n..]);
+        }
+    }
+
+    /// Page `pn` of the image, made of zeros if it has none yet.
+    fn image_page(&mut self, pn: u64) -> &mut Page {
+        let i = self.image_at.find(pn).unwrap_or_else(|| {
+            self.image_at.insert(pn, self.image.len() as u32);
+            self.image.push(Box::new([0; PAGE as usize]));
+            self.image.len() as u32 - 1
+        });
+        &mut self.image[i as usize]
     }
 
     fn half(&self, addr: u64) -> u16 {
@@ -166,17 +192,6 @@ impl Program {
             .map(|a| decode_parcels(self.half(a), self.half(a.wrapping_add(2)), self.nanopu))
             .collect();
         CodeRegion { base: lo, ops }
-    }
-}
-
-/// Copies `data` into the image at `addr`, a page at a time.
-fn copy_into(image: &mut BTreeMap<u64, Box<Page>>, mut addr: u64, mut data: &[u8]) {
-    while !data.is_empty() {
-        let at = (addr % PAGE) as usize;
-        let n = data.len().min(PAGE as usize - at);
-        let page = image.entry(addr / PAGE).or_insert_with(|| Box::new([0; PAGE as usize]));
-        page[at..at + n].copy_from_slice(&data[..n]);
-        (addr, data) = (addr.wrapping_add(n as u64), &data[n..]);
     }
 }
 
