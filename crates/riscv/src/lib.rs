@@ -5,9 +5,9 @@
 //!   network registers (a marker symbol, LNIC CSR accesses, or the user's choice); [`Program`] (`program.rs`) lays out its
 //!   initial image and pre-decodes every 2-byte code slot once ([`decode`], [`rvc`] for
 //!   compressed forms) into [`op::Op`]s shared by every core of every node.
-//! - [`NodeMem`] (`mem.rs`) is one node: DRAM chunks materialized on first write ([`sparse`],
-//!   found by page through `pageindex.rs`), the decoded nanoPU ops its cores share
-//!   (`netops.rs`), the boot page, the CLINT, the shared L2 tags ([`l2`]) and, behind them, FASED's last-level
+//! - [`NodeMem`] (`mem/`) is one node: DRAM chunks materialized on first write ([`sparse`],
+//!   found by page through `program/pageindex.rs`), the decoded nanoPU ops its cores share
+//!   (`mem/netops.rs`), the boot page, the CLINT, the shared L2 tags ([`l2`]) and, behind them, FASED's last-level
 //!   cache ([`llc`]) and DDR3 bank timing ([`dram`]), the dirty lines' write-backs between
 //!   them (`writeback.rs`), the L2's one response path (`port.rs`), devices' DMA
 //!   (`dma.rs`), and the table of the stores its cores have shown each other ([`stores`];
@@ -66,9 +66,7 @@ mod mmio;
 mod muldiv;
 pub use muldiv::timing as muldiv_timing;
 mod net;
-mod netops;
 pub mod op;
-mod pageindex;
 mod params;
 pub mod platform;
 mod port;

@@ -22,7 +22,7 @@
 //! so cores may cache host pointers to chunks (their software TLBs). A look-up happens
 //! only when a core's software TLB misses.
 
-use crate::pageindex::PageIndex;
+use crate::program::pageindex::PageIndex;
 use crate::program::PAGE;
 
 /// Bytes per chunk: the granularity of private DRAM (and of the cores' software TLBs).

@@ -3,14 +3,15 @@
 
 pub mod abi;
 pub mod elf;
+pub(crate) mod pageindex;
 pub mod stack;
 
 use crate::decode::decode_parcels;
 use crate::op::Op;
-use crate::pageindex::PageIndex;
 use crate::params::MemParams;
 use abi::{AbiChoice, AbiSource};
 use elf::{ElfError, Segment, Symbols, PF_X};
+use pageindex::PageIndex;
 
 pub const PAGE: u64 = 4096;
 pub type Page = [u8; PAGE as usize];

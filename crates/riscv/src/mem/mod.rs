@@ -7,6 +7,8 @@
 //! first access, the LLC's grow with the blocks it holds, the DRAM bank table on the first
 //! LLC miss.
 
+mod netops;
+
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -71,7 +73,7 @@ pub struct NodeMem {
     /// What the cores have shown each other of their stores (`stores.rs`).
     pub(crate) stores: StoreTable,
     /// The nanoPU instructions the cores ran lately, decoded (`net.rs`).
-    pub(crate) net_ops: crate::netops::NetOps,
+    pub(crate) net_ops: netops::NetOps,
 }
 
 impl NodeMem {

@@ -1,5 +1,5 @@
 //! A small map from page numbers to entries of a caller's vector, looked up on every
-//! software-TLB miss (`sparse.rs`: a node's private pages; `program/`: the image's pages).
+//! software-TLB miss (`sparse.rs`: a node's private pages; `program/mod.rs`: the image's pages).
 
 /// Page numbers to their entries (`Sparse::pages`, the program image's pages): open
 /// addressing with linear probing, at most half full. Written out rather than a `HashMap`
