@@ -71,19 +71,24 @@ pub(crate) struct Sparse {
 }
 
 impl Sparse {
+    /// The arena slot of chunk `cn`'s private copy, if the node has one.
+    #[inline]
+    fn slot_of(&self, cn: u64) -> Option<usize> {
+        let page = &self.pages[self.index.find(cn / CHUNKS_PER_PAGE)? as usize];
+        page.slot(cn % CHUNKS_PER_PAGE).map(|s| s as usize)
+    }
+
     /// The private copy of chunk `cn`, if the node has one.
     #[inline]
     pub fn get(&self, cn: u64) -> Option<&Chunk> {
-        let page = &self.pages[self.index.find(cn / CHUNKS_PER_PAGE)? as usize];
-        let s = page.slot(cn % CHUNKS_PER_PAGE)? as usize;
+        let s = self.slot_of(cn)?;
         Some(&self.arena[s / BLOCK][s % BLOCK])
     }
 
     /// The private copy of chunk `cn` to write, if the node has one.
     #[inline]
     pub fn get_mut(&mut self, cn: u64) -> Option<&mut Chunk> {
-        let page = &self.pages[self.index.find(cn / CHUNKS_PER_PAGE)? as usize];
-        let s = page.slot(cn % CHUNKS_PER_PAGE)? as usize;
+        let s = self.slot_of(cn)?;
         Some(&mut self.arena[s / BLOCK][s % BLOCK])
     }
 
