@@ -661,4 +661,7 @@ fn a_cluster_core_that_exits_from_its_trap_handler_is_reported_with_the_fault() 
     let want = "node 1 core 0: exited with code 7 from its trap handler, entered by load access fault at \
                 0x40000000 (outside memory) at pc 0x";
     assert!(out.contains(want), "{out}");
+    // The core printed nothing, so its line ends with the fault, not with an empty ": ".
+    let line = out.lines().find(|l| l.contains(want)).unwrap();
+    assert!(line.trim_start().starts_with("node 1 core 0") && !line.trim_end().ends_with(':'), "{line:?}");
 }

@@ -289,9 +289,11 @@ fn count_node(s: &mut ClusterSummary, node: &mut crate::node::Node) {
             CoreState::Halted(0) | CoreState::Stopped(_) => s.cores_ok += 1,
             CoreState::Crashed(_) => s.cores_crashed += 1,
             st => {
-                let first = console.lines().next().unwrap_or("").to_string();
+                // The first line the core printed, if any, says in its own words why.
+                let said = console.lines().next().filter(|l| !l.is_empty());
+                let said = said.map(|l| format!(": {l}")).unwrap_or_default();
                 s.failures.push(format!(
-                    "node {} core {}: {}: {first}",
+                    "node {} core {}: {}{said}",
                     node.index,
                     core.hart(),
                     failed(core, *st)
