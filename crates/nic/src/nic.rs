@@ -125,7 +125,7 @@ impl Nic {
     /// Can `need` words be read from netRX at `now`?
     pub fn rx_state(&self, core: usize, now: u64, need: usize) -> Result<RxState, String> {
         let ctx = self.current(core)?;
-        Ok(if ctx.ready_words(now, need) >= need {
+        Ok(if ctx.ready(now, need) {
             RxState::Ready
         } else {
             ctx.ready_at(need).map_or(RxState::Empty, RxState::At)
@@ -177,21 +177,33 @@ impl Nic {
 
     // ---- arrivals and core selection ---------------------------------------------------
 
-    /// A complete message arrived for this node at `now`.
+    /// A complete message arrived for this node at `now`. With none of its context waiting
+    /// (the common case) it goes to a core at once or waits, without passing through the
+    /// waiting queue: the same choice `assign` would make, for fewer look-ups.
     pub fn receive(&mut self, now: u64, msg: Message, out: &mut Vec<Action>) {
         self.counters.msgs_received += 1;
         let seq = self.next_seq;
         self.next_seq += 1;
         let context = msg.dst_context;
+        let queued = self.waiting.get(&context).is_some_and(|q| !q.is_empty());
+        if !queued {
+            if let Some(core) = self.pick_core(&msg) {
+                return self.deliver(core, seq, msg, now, out);
+            }
+        }
         self.waiting.entry(context).or_default().push_back((seq, msg));
-        self.assign(context, now, out);
+        if queued {
+            self.assign(context, now, out);
+        }
     }
 
     /// Hand waiting messages of `context` to cores while JBSQ allows (docs/platform.md section 3).
     fn assign(&mut self, context: u16, now: u64, out: &mut Vec<Action>) {
-        while let Some(core) = self.pick_core(context) {
-            let Some(q) = self.waiting.get_mut(&context) else { return };
-            let Some((seq, msg)) = q.pop_front() else { return };
+        loop {
+            let Some((_, head)) = self.waiting.get(&context).and_then(VecDeque::front) else { return };
+            let Some(core) = self.pick_core(head) else { return };
+            let q = self.waiting.get_mut(&context).expect("it has a head");
+            let (seq, msg) = q.pop_front().expect("it has a head");
             if q.is_empty() {
                 release(q);
             }
@@ -199,10 +211,10 @@ impl Nic {
         }
     }
 
-    /// The core the head message of `context` goes to now, if any (docs/platform.md section 3).
-    fn pick_core(&self, context: u16) -> Option<usize> {
-        let msg = &self.waiting.get(&context)?.front()?.1;
-        let cores = self.registry.get(&context).filter(|r| !r.is_empty())?;
+    /// The core `msg`, the head of its context's messages, goes to now, if any
+    /// (docs/platform.md section 3).
+    fn pick_core(&self, msg: &Message) -> Option<usize> {
+        let cores = self.registry.get(&msg.dst_context).filter(|r| !r.is_empty())?;
         match self.params.core_selection {
             CoreSelection::Jbsq => self.jbsq_core(cores, msg),
             CoreSelection::Rss => self.rss_core(cores, msg),
@@ -278,7 +290,7 @@ impl Nic {
     pub fn csr_read(&self, core: usize, now: u64, csr: u16) -> Result<u64, String> {
         let c = &self.cores[core];
         Ok(match csr {
-            LMSGSRDY => c.current().is_some_and(|x| x.ready_words(now, 1) > 0) as u64,
+            LMSGSRDY => c.current().is_some_and(|x| x.ready(now, 1)) as u64,
             LCURCONTEXT => c.lcurcontext(),
             LCURPRIORITY => c.lcurpriority(),
             LNICCMD | LNICUCMD => 0,
