@@ -1,10 +1,11 @@
 //! The NIC of one node: delivery with JBSQ core selection, TX completion, CSRs, interrupts.
 
+use crate::by_context::ByContext;
 use crate::core_if::{Context, CoreIf};
 use crate::csr::*;
 use crate::message::{words_for, Message};
 use crate::params::{CoreSelection, NicParams};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Something the caller must do at a given cycle of the node clock.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,9 +64,9 @@ pub struct Nic {
     ip: u32,
     cores: Vec<CoreIf>,
     /// Per context id: complete messages not yet given to a core, with arrival sequence.
-    waiting: BTreeMap<u16, VecDeque<(u64, Message)>>,
+    waiting: ByContext<VecDeque<(u64, Message)>>,
     /// Per context id: the cores that registered it, in core order.
-    registry: BTreeMap<u16, Vec<usize>>,
+    registry: ByContext<Vec<usize>>,
     next_seq: u64,
     pub counters: NicCounters,
 }
@@ -78,8 +79,8 @@ impl Nic {
             cores: cores.collect(),
             params,
             ip,
-            waiting: BTreeMap::new(),
-            registry: BTreeMap::new(),
+            waiting: ByContext::default(),
+            registry: ByContext::default(),
             next_seq: 0,
             counters: NicCounters::default(),
         })
@@ -107,7 +108,7 @@ impl Nic {
     }
     /// Messages held in the NIC for a context, not yet given to any core.
     pub fn held(&self) -> impl Iterator<Item = (u16, usize)> + '_ {
-        self.waiting.iter().filter(|(_, q)| !q.is_empty()).map(|(c, q)| (*c, q.len()))
+        self.waiting.iter().filter(|(_, q)| !q.is_empty()).map(|(c, q)| (c, q.len()))
     }
 
     // ---- netRX -------------------------------------------------------------------------
@@ -185,13 +186,13 @@ impl Nic {
         let seq = self.next_seq;
         self.next_seq += 1;
         let context = msg.dst_context;
-        let queued = self.waiting.get(&context).is_some_and(|q| !q.is_empty());
+        let queued = self.waiting.get(context).is_some_and(|q| !q.is_empty());
         if !queued {
             if let Some(core) = self.pick_core(&msg) {
                 return self.deliver(core, seq, msg, now, out);
             }
         }
-        self.waiting.entry(context).or_default().push_back((seq, msg));
+        self.waiting.or_default(context).push_back((seq, msg));
         if queued {
             self.assign(context, now, out);
         }
@@ -200,9 +201,9 @@ impl Nic {
     /// Hand waiting messages of `context` to cores while JBSQ allows (docs/platform.md section 3).
     fn assign(&mut self, context: u16, now: u64, out: &mut Vec<Action>) {
         loop {
-            let Some((_, head)) = self.waiting.get(&context).and_then(VecDeque::front) else { return };
+            let Some((_, head)) = self.waiting.get(context).and_then(VecDeque::front) else { return };
             let Some(core) = self.pick_core(head) else { return };
-            let q = self.waiting.get_mut(&context).expect("it has a head");
+            let q = self.waiting.get_mut(context).expect("it has a head");
             let (seq, msg) = q.pop_front().expect("it has a head");
             if q.is_empty() {
                 release(q);
@@ -214,7 +215,7 @@ impl Nic {
     /// The core `msg`, the head of its context's messages, goes to now, if any
     /// (docs/platform.md section 3).
     fn pick_core(&self, msg: &Message) -> Option<usize> {
-        let cores = self.registry.get(&msg.dst_context).filter(|r| !r.is_empty())?;
+        let cores = self.registry.get(msg.dst_context).filter(|r| !r.is_empty())?;
         match self.params.core_selection {
             CoreSelection::Jbsq => self.jbsq_core(cores, msg),
             CoreSelection::Rss => self.rss_core(cores, msg),
@@ -371,7 +372,7 @@ impl Nic {
         // one or two, where a growing vector would make room for four.
         c.contexts.reserve_exact(1);
         c.contexts.push(Context::new(id, prio));
-        let cores = self.registry.entry(id).or_default();
+        let cores = self.registry.or_default(id);
         cores.push(core);
         cores.sort_unstable();
         self.assign(id, now, out);
@@ -384,7 +385,7 @@ impl Nic {
         if let Some(pos) = c.contexts.iter().position(|x| x.id == id) {
             let gone = c.contexts.remove(pos);
             self.counters.words_dropped_on_remove += gone.rxq.len() as u64;
-            if let Some(r) = self.registry.get_mut(&id) {
+            if let Some(r) = self.registry.get_mut(id) {
                 r.retain(|&i| i != core);
             }
         }
