@@ -224,13 +224,20 @@ impl Nic {
 
     /// JBSQ(n): the registered core with the fewest outstanding messages, if below n and
     /// with room in its local queue.
+    /// Ties go to the lowest core. A plain loop: asked at every arrival and every message a
+    /// core finishes, the iterator chain it replaced cost about 250 host instructions a
+    /// call on a node of 4 cores (callgrind).
     fn jbsq_core(&self, cores: &[usize], msg: &Message) -> Option<usize> {
         let n = self.params.jbsq_n as usize;
-        let candidates = cores.iter().filter_map(|&i| Some((i, self.cores[i].context(msg.dst_context)?)));
-        candidates
-            .filter(|(_, c)| c.outstanding.len() < n && self.has_room(c, msg))
-            .min_by_key(|(i, c)| (c.outstanding.len(), *i))
-            .map(|(i, _)| i)
+        let mut best: Option<(usize, usize)> = None;
+        for &i in cores {
+            let Some(c) = self.cores[i].context(msg.dst_context) else { continue };
+            let load = c.outstanding.len();
+            if load < n && best.is_none_or(|b| (load, i) < b) && self.has_room(c, msg) {
+                best = Some((load, i));
+            }
+        }
+        best.map(|(_, i)| i)
     }
 
     /// RSS-like: the core a hash of the source picks, however many messages it holds, once

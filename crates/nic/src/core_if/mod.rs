@@ -66,10 +66,12 @@ impl Context {
     /// along the queue (`Nic::deliver` starts a message after the previous one's last
     /// word), so the `n`-th word alone answers: one look where a walk over the queue was
     /// made at every netRX read and `lmsgsrdy`.
+    #[inline]
     pub fn ready(&self, now: u64, n: usize) -> bool {
         n == 0 || self.ready_at(n).is_some_and(|t| t <= now)
     }
     /// The cycle at which the `n`-th queued word (1-based) becomes readable, if queued.
+    #[inline]
     pub fn ready_at(&self, n: usize) -> Option<u64> {
         self.rxq.get(n.checked_sub(1)?).map(|(t, _)| *t)
     }
