@@ -27,6 +27,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod by_context;
 pub mod core_if;
 pub mod icenic;
 pub mod message;

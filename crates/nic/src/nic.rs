@@ -1,10 +1,11 @@
 //! The NIC of one node: delivery with JBSQ core selection, TX completion, CSRs, interrupts.
 
+use crate::by_context::ByContext;
 use crate::core_if::{Context, CoreIf};
 use crate::csr::*;
 use crate::message::{words_for, Message};
 use crate::params::{CoreSelection, NicParams};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Something the caller must do at a given cycle of the node clock.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,9 +64,9 @@ pub struct Nic {
     ip: u32,
     cores: Vec<CoreIf>,
     /// Per context id: complete messages not yet given to a core, with arrival sequence.
-    waiting: BTreeMap<u16, VecDeque<(u64, Message)>>,
+    waiting: ByContext<VecDeque<(u64, Message)>>,
     /// Per context id: the cores that registered it, in core order.
-    registry: BTreeMap<u16, Vec<usize>>,
+    registry: ByContext<Vec<usize>>,
     next_seq: u64,
     pub counters: NicCounters,
 }
@@ -78,8 +79,8 @@ impl Nic {
             cores: cores.collect(),
             params,
             ip,
-            waiting: BTreeMap::new(),
-            registry: BTreeMap::new(),
+            waiting: ByContext::default(),
+            registry: ByContext::default(),
             next_seq: 0,
             counters: NicCounters::default(),
         })
@@ -107,7 +108,7 @@ impl Nic {
     }
     /// Messages held in the NIC for a context, not yet given to any core.
     pub fn held(&self) -> impl Iterator<Item = (u16, usize)> + '_ {
-        self.waiting.iter().filter(|(_, q)| !q.is_empty()).map(|(c, q)| (*c, q.len()))
+        self.waiting.iter().filter(|(_, q)| !q.is_empty()).map(|(c, q)| (c, q.len()))
     }
 
     // ---- netRX -------------------------------------------------------------------------
@@ -125,7 +126,7 @@ impl Nic {
     /// Can `need` words be read from netRX at `now`?
     pub fn rx_state(&self, core: usize, now: u64, need: usize) -> Result<RxState, String> {
         let ctx = self.current(core)?;
-        Ok(if ctx.ready_words(now, need) >= need {
+        Ok(if ctx.ready(now, need) {
             RxState::Ready
         } else {
             ctx.ready_at(need).map_or(RxState::Empty, RxState::At)
@@ -177,21 +178,33 @@ impl Nic {
 
     // ---- arrivals and core selection ---------------------------------------------------
 
-    /// A complete message arrived for this node at `now`.
+    /// A complete message arrived for this node at `now`. With none of its context waiting
+    /// (the common case) it goes to a core at once or waits, without passing through the
+    /// waiting queue: the same choice `assign` would make, for fewer look-ups.
     pub fn receive(&mut self, now: u64, msg: Message, out: &mut Vec<Action>) {
         self.counters.msgs_received += 1;
         let seq = self.next_seq;
         self.next_seq += 1;
         let context = msg.dst_context;
-        self.waiting.entry(context).or_default().push_back((seq, msg));
-        self.assign(context, now, out);
+        let queued = self.waiting.get(context).is_some_and(|q| !q.is_empty());
+        if !queued {
+            if let Some(core) = self.pick_core(&msg) {
+                return self.deliver(core, seq, msg, now, out);
+            }
+        }
+        self.waiting.or_default(context).push_back((seq, msg));
+        if queued {
+            self.assign(context, now, out);
+        }
     }
 
     /// Hand waiting messages of `context` to cores while JBSQ allows (docs/platform.md section 3).
     fn assign(&mut self, context: u16, now: u64, out: &mut Vec<Action>) {
-        while let Some(core) = self.pick_core(context) {
-            let Some(q) = self.waiting.get_mut(&context) else { return };
-            let Some((seq, msg)) = q.pop_front() else { return };
+        loop {
+            let Some((_, head)) = self.waiting.get(context).and_then(VecDeque::front) else { return };
+            let Some(core) = self.pick_core(head) else { return };
+            let q = self.waiting.get_mut(context).expect("it has a head");
+            let (seq, msg) = q.pop_front().expect("it has a head");
             if q.is_empty() {
                 release(q);
             }
@@ -199,10 +212,10 @@ impl Nic {
         }
     }
 
-    /// The core the head message of `context` goes to now, if any (docs/platform.md section 3).
-    fn pick_core(&self, context: u16) -> Option<usize> {
-        let msg = &self.waiting.get(&context)?.front()?.1;
-        let cores = self.registry.get(&context).filter(|r| !r.is_empty())?;
+    /// The core `msg`, the head of its context's messages, goes to now, if any
+    /// (docs/platform.md section 3).
+    fn pick_core(&self, msg: &Message) -> Option<usize> {
+        let cores = self.registry.get(msg.dst_context).filter(|r| !r.is_empty())?;
         match self.params.core_selection {
             CoreSelection::Jbsq => self.jbsq_core(cores, msg),
             CoreSelection::Rss => self.rss_core(cores, msg),
@@ -211,13 +224,20 @@ impl Nic {
 
     /// JBSQ(n): the registered core with the fewest outstanding messages, if below n and
     /// with room in its local queue.
+    /// Ties go to the lowest core. A plain loop: asked at every arrival and every message a
+    /// core finishes, the iterator chain it replaced cost about 250 host instructions a
+    /// call on a node of 4 cores (callgrind).
     fn jbsq_core(&self, cores: &[usize], msg: &Message) -> Option<usize> {
         let n = self.params.jbsq_n as usize;
-        let candidates = cores.iter().filter_map(|&i| Some((i, self.cores[i].context(msg.dst_context)?)));
-        candidates
-            .filter(|(_, c)| c.outstanding.len() < n && self.has_room(c, msg))
-            .min_by_key(|(i, c)| (c.outstanding.len(), *i))
-            .map(|(i, _)| i)
+        let mut best: Option<(usize, usize)> = None;
+        for &i in cores {
+            let Some(c) = self.cores[i].context(msg.dst_context) else { continue };
+            let load = c.outstanding.len();
+            if load < n && best.is_none_or(|b| (load, i) < b) && self.has_room(c, msg) {
+                best = Some((load, i));
+            }
+        }
+        best.map(|(_, i)| i)
     }
 
     /// RSS-like: the core a hash of the source picks, however many messages it holds, once
@@ -278,7 +298,7 @@ impl Nic {
     pub fn csr_read(&self, core: usize, now: u64, csr: u16) -> Result<u64, String> {
         let c = &self.cores[core];
         Ok(match csr {
-            LMSGSRDY => c.current().is_some_and(|x| x.ready_words(now, 1) > 0) as u64,
+            LMSGSRDY => c.current().is_some_and(|x| x.ready(now, 1)) as u64,
             LCURCONTEXT => c.lcurcontext(),
             LCURPRIORITY => c.lcurpriority(),
             LNICCMD | LNICUCMD => 0,
@@ -359,7 +379,7 @@ impl Nic {
         // one or two, where a growing vector would make room for four.
         c.contexts.reserve_exact(1);
         c.contexts.push(Context::new(id, prio));
-        let cores = self.registry.entry(id).or_default();
+        let cores = self.registry.or_default(id);
         cores.push(core);
         cores.sort_unstable();
         self.assign(id, now, out);
@@ -372,7 +392,7 @@ impl Nic {
         if let Some(pos) = c.contexts.iter().position(|x| x.id == id) {
             let gone = c.contexts.remove(pos);
             self.counters.words_dropped_on_remove += gone.rxq.len() as u64;
-            if let Some(r) = self.registry.get_mut(&id) {
+            if let Some(r) = self.registry.get_mut(id) {
                 r.retain(|&i| i != core);
             }
         }

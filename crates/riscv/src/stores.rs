@@ -121,7 +121,7 @@ impl StoreTable {
     /// `earliest` or later. Done only once the table has doubled, so its cost is spread; a
     /// line forgotten may again be in any cache.
     pub fn prune(&mut self, earliest: u64) {
-        if self.len >= 2 * self.pruned_len.max(PRUNE_MIN) {
+        if self.prune_due() {
             let kept = self.slots.iter().filter(|e| e.by != EMPTY && e.cycle > earliest).count();
             self.pruned_len = kept;
             // The table keeps the size of its busiest moment otherwise (hundreds of lines,
@@ -129,6 +129,11 @@ impl StoreTable {
             // many again is what it fills before the next pruning.
             self.rebuild(slots_for(2 * kept.max(PRUNE_MIN)), |e| e.cycle > earliest);
         }
+    }
+
+    /// Has the table doubled since it was last pruned (`prune` would prune now)?
+    pub fn prune_due(&self) -> bool {
+        self.len >= 2 * self.pruned_len.max(PRUNE_MIN)
     }
 
     /// Forget every store and free the table: no core of the node will run again.

@@ -145,8 +145,10 @@ impl Node {
                 let holders = self.mem.record_store(core, line, cycle);
                 self.probe(core, line, holders);
             }
-            let earliest = self.earliest_read(now);
-            self.mem.prune_stores(earliest);
+            if self.mem.stores_prune_due() {
+                let earliest = self.earliest_read(now);
+                self.mem.prune_stores(earliest);
+            }
         }
         self.cores[core].clear_noted(stores);
     }

@@ -134,10 +134,12 @@ impl Platform for NodePlatform<'_> {
             return Err(Stop::Blocked);
         }
         let actions = &mut self.actions;
+        // The error's text only if there is an error: made eagerly, it was an allocation at
+        // every CSR write (a sort's cores write one at every message they finish).
         fault(
             self.nic
                 .nanopu_mut()
-                .ok_or(NO_NANOPU_NIC.to_string())
+                .ok_or_else(|| NO_NANOPU_NIC.to_string())
                 .and_then(|n| n.csr_write(hart, now, csr, value, actions)),
         )
     }

@@ -62,11 +62,16 @@ impl Context {
     pub fn head_seq(&self) -> Option<u64> {
         self.outstanding.front().map(|&(seq, _)| seq)
     }
-    /// Readable words at `now`, counting at most `cap`.
-    pub fn ready_words(&self, now: u64, cap: usize) -> usize {
-        self.rxq.iter().take(cap).take_while(|(t, _)| *t <= now).count()
+    /// Are the first `n` queued words readable at `now`? The words' cycles never decrease
+    /// along the queue (`Nic::deliver` starts a message after the previous one's last
+    /// word), so the `n`-th word alone answers: one look where a walk over the queue was
+    /// made at every netRX read and `lmsgsrdy`.
+    #[inline]
+    pub fn ready(&self, now: u64, n: usize) -> bool {
+        n == 0 || self.ready_at(n).is_some_and(|t| t <= now)
     }
     /// The cycle at which the `n`-th queued word (1-based) becomes readable, if queued.
+    #[inline]
     pub fn ready_at(&self, n: usize) -> Option<u64> {
         self.rxq.get(n.checked_sub(1)?).map(|(t, _)| *t)
     }

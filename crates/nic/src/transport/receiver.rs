@@ -78,3 +78,11 @@ impl InMsg {
         (0..limit).filter(|&o| !self.got.contains(o)).map(|o| o as u16)
     }
 }
+
+/// The payload of a message that came whole in `s`, one packet: what `InMsg::store` would
+/// have made of it (the packet's words, cut or padded with zeros to the message's length).
+pub fn one_packet_words(s: &Segment) -> Vec<u64> {
+    let mut words = s.words().to_vec();
+    words.resize((s.msg_len as usize).div_ceil(8), 0);
+    words
+}

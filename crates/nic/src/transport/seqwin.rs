@@ -46,6 +46,7 @@
 //! retransmits it after that time.
 
 use nanopu_sim::hash::IntMap;
+use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 
 /// How far (in messages started) a sender's oldest unfinished unicast message may lag its
@@ -84,17 +85,28 @@ impl Delivered {
 
     /// Message `seq` from `src` was delivered. One already out of the window stays
     /// forgotten (only a late multicast message can be: see the module's comment).
+    /// A sender is in one table or the other, so one look-up finds one kept in place, the
+    /// commonest case (a sender's first messages).
     pub fn delivered(&mut self, src: u32, seq: u32) {
-        if let Some(d) = self.many.get_mut(&src) {
-            return delivered(d, seq);
-        }
-        let mut small = self.few.get(&src).map_or_else(Small::default, Few::unpack);
+        let few = match self.few.entry(src) {
+            Entry::Occupied(few) => few,
+            Entry::Vacant(slot) => {
+                if let Some(d) = self.many.get_mut(&src) {
+                    return delivered(d, seq);
+                }
+                let mut small = Small::default();
+                delivered(&mut small, seq);
+                slot.insert(Few::pack(&small));
+                return;
+            }
+        };
+        let mut small = few.get().unpack();
         if small.len < INLINE {
             delivered(&mut small, seq);
-            self.few.insert(src, Few::pack(&small));
+            *few.into_mut() = Few::pack(&small);
             return;
         }
-        self.few.remove(&src);
+        few.remove();
         let mut d: VecDeque<u32> = small.v.into_iter().collect();
         delivered(&mut d, seq);
         self.many.insert(src, d);

@@ -132,6 +132,12 @@ impl NodeMem {
         self.stores.prune(earliest);
     }
 
+    /// Would `prune_stores` prune now (`StoreTable::prune_due`)? Finding `earliest` takes a
+    /// pass over the node's cores, which most stores need not make.
+    pub fn stores_prune_due(&self) -> bool {
+        self.stores.prune_due()
+    }
+
     /// Every core of the node has exited: no store can be waited for any more, and the
     /// table's memory is freed.
     pub fn forget_stores(&mut self) {

@@ -6,10 +6,10 @@
 //! ACKs a message when it completes and re-grants as packets arrive. How those PULLs and
 //! grants are paced is `pacing`'s.
 
-use super::{reply, Actions, InKey, MsgEvent, TAction, Timer, Transport};
+use super::{incoming_view, reply, Actions, InKey, MsgEvent, TAction, Timer, Transport};
 use crate::message::Message;
 use crate::transport::params::Protocol;
-use crate::transport::receiver::InMsg;
+use crate::transport::receiver::{one_packet_words, InMsg};
 use crate::transport::segment::{flags, Segment};
 use crate::transport::seqwin::Seen;
 use nanopu_sim::Time;
@@ -24,6 +24,7 @@ impl Transport {
                 Seen::Delivered => return self.duplicate_of_delivered(now, &s, out),
                 // Finished at its sender (`seqwin`): nothing to answer.
                 Seen::Behind if unicast => return self.counters.duplicates_received += 1,
+                _ if self.whole_ndp(&s) => return self.deliver_whole(now, key, &s, out),
                 _ => self.open_inbound(now, key, &s, out),
             }
         }
@@ -41,6 +42,27 @@ impl Transport {
             let credit = self.p.packets(s.msg_len) as u16;
             self.tx.send(now, reply(s, flags::ACK, credit), out);
         }
+    }
+
+    /// NDP, and `s` is all of its message: one packet, not trimmed.
+    fn whole_ndp(&self, s: &Segment) -> bool {
+        let one = s.pkt_offset == 0 && self.p.packets(s.msg_len) == 1;
+        one && self.p.protocol == Protocol::Ndp && !s.has(flags::CHOP)
+    }
+
+    /// A new message that came whole in `s` (`whole_ndp`): ACKed and delivered at once,
+    /// exactly as opening it, storing `s` and completing it would (`open_inbound`, `store`,
+    /// `deliver`), without an entry among the open messages. Nearly every message of a
+    /// NanoSort is one packet.
+    fn deliver_whole(&mut self, now: Time, key: InKey, s: &Segment, out: &mut impl Actions) {
+        if s.mcast_count == 0 {
+            self.tx.send(now, reply(s, flags::ACK, s.credit), out);
+        }
+        self.delivered.delivered(key.0, key.1);
+        self.counters.messages_delivered += 1;
+        self.record_delivered(s, now);
+        let words = one_packet_words(s);
+        out.push(TAction::Deliver(self.delivery(s.src_ip, s.src_context, s.dst_context, s.msg_len, words)));
     }
 
     fn open_inbound(&mut self, now: Time, key: InKey, s: &Segment, out: &mut impl Actions) {
@@ -94,28 +116,35 @@ impl Transport {
         let m = self.inbound.remove(&key).expect("complete");
         self.delivered.delivered(key.0, key.1);
         self.counters.messages_delivered += 1;
-        self.record_delivered(&m, now);
+        if self.log_messages {
+            self.record_delivered(&incoming_view(self.ip, &m, key), now);
+        }
         if s.mcast_count == 0 && self.p.protocol == Protocol::Homa {
             self.tx.send(now, reply(s, flags::ACK, m.packets as u16), out);
             self.regrant(now, out);
         }
-        out.push(TAction::Deliver(Message {
-            src_ip: m.src_ip,
-            src_context: m.src_context,
-            dst_ip: self.ip,
-            dst_context: m.dst_context,
-            len: m.len,
-            words: m.words,
-            group: None,
-        }));
+        out.push(TAction::Deliver(self.delivery(m.src_ip, m.src_context, m.dst_context, m.len, m.words)));
     }
 
-    fn record_delivered(&mut self, m: &InMsg, now: Time) {
+    /// The message delivered to this node's cores.
+    fn delivery(
+        &self,
+        src_ip: u32,
+        src_context: u16,
+        dst_context: u16,
+        len: u16,
+        words: Vec<u64>,
+    ) -> Message {
+        Message { src_ip, src_context, dst_ip: self.ip, dst_context, len, words, group: None }
+    }
+
+    /// Log the delivery of the message `s` is a packet of (or `incoming_view` shows).
+    fn record_delivered(&mut self, s: &Segment, now: Time) {
         if !self.log_messages {
             return;
         }
         let (src_ip, src_context, msg_id, dst_ip, dst_context, len) =
-            (m.src_ip, m.src_context, m.msg_id, self.ip, m.dst_context, m.len);
+            (s.src_ip, s.src_context, s.msg_id, self.ip, s.dst_context, s.msg_len);
         self.log.delivered.push(MsgEvent {
             src_ip,
             src_context,
