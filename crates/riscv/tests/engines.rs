@@ -264,3 +264,169 @@ fn self_modifying_programs_run_the_same_on_both_engines() {
     println!("200 self-modifying programs, {checks} checkpoints, {insns} instructions");
     assert!(insns > 200_000, "only {insns} instructions compared");
 }
+
+// ---- cores sharing memory ----------------------------------------------------------------
+
+/// Rounds of the flag hand-over in `flag_program`.
+const ROUNDS: i32 = 12;
+
+/// Two harts on one node: hart 0 works a while (stores and loads on two lines of its own),
+/// then writes the round's number to a flag and polls for hart 1's acknowledgement (a
+/// load); hart 1 polls the flag (a store to its line and a load), then acknowledges on
+/// another line; `ROUNDS` times, then both exit. Each poll loop branches back into its own
+/// I-cache line: the loop a run carries on in, which a load or store that moves the
+/// horizon (a core found polling yields, `core/coherence.rs`) must end.
+fn flag_program() -> Vec<u32> {
+    const T3: u32 = 28;
+    const T4: u32 = 29;
+    let mut c = vec![asm::csrrs(A1, 0xf14, ZERO)];
+    c.extend(asm::la_dram(8, DATA));
+    let to_reader = c.len();
+    c.push(0); // bne a1, zero, reader (patched below)
+    c.push(asm::addi(9, ZERO, ROUNDS));
+    let round = c.len();
+    c.push(asm::addi(T1, ZERO, 40));
+    let work = c.len();
+    c.extend([asm::sd(T1, 8, 128), asm::ld(T3, 8, 192), asm::add(T4, T4, T3), asm::addi(T1, T1, -1)]);
+    c.push(asm::bne(T1, ZERO, -4 * (c.len() - work) as i32));
+    c.push(asm::sd(9, 8, 0)); // flag = round
+    c.push(asm::ld(T2, 8, 64)); // poll the acknowledgement
+    c.push(asm::bne(T2, 9, -4));
+    c.push(asm::addi(9, 9, -1));
+    c.push(asm::bne(9, ZERO, -4 * (c.len() - round) as i32));
+    c.push(asm::addi(A0, ZERO, 0));
+    c.extend(asm::exit_with(A0));
+    let reader = c.len();
+    c[to_reader] = asm::bne(A1, ZERO, 4 * (reader - to_reader) as i32);
+    c.push(asm::addi(9, ZERO, ROUNDS));
+    let poll = c.len();
+    // Poll the flag, storing to its line first: the store is the access that finds the
+    // core polling (the 16th in a row, `POLL_ACCESSES`, counted from the first).
+    c.extend([asm::sd(T2, 8, 8), asm::ld(T2, 8, 0)]);
+    c.push(asm::bne(T2, 9, -8));
+    c.push(asm::addi(T1, ZERO, 25));
+    c.extend([asm::add(T4, T4, T2), asm::addi(T1, T1, -1), asm::bne(T1, ZERO, -8)]);
+    c.push(asm::sd(9, 8, 64)); // acknowledge
+    c.push(asm::addi(9, 9, -1));
+    c.push(asm::bne(9, ZERO, -4 * (c.len() - poll) as i32));
+    c.push(asm::addi(A0, ZERO, 0));
+    c.extend(asm::exit_with(A0));
+    c
+}
+
+/// The cores of one node on one engine, driven as crates/cluster's dispatch drives them
+/// (`engine/cores.rs`): the core furthest behind runs next, at most a window past the
+/// other (just up to it while it polls, `Core::polls`), with sharing on while the other
+/// has yet to exit; after each run its stores leave the other's L1 D-cache and enter the
+/// node's store table (`Node::publish_stores`).
+struct Node {
+    cores: Vec<Core>,
+    mem: NodeMem,
+    exits: Vec<Option<Exit>>,
+    last: usize,
+}
+
+/// How far past the other core a core runs while it does not poll (the cluster's
+/// `SHARING_WINDOW`, crates/cluster/src/engine/cores.rs).
+const WINDOW: u64 = 256;
+
+impl Node {
+    fn new(elf: &[u8], n: usize, engine: Engine) -> Node {
+        let program = Arc::new(Program::load(elf).expect("a valid ELF"));
+        let timing = TimingParams::default().prototype_memory();
+        let mem = NodeMem::new(program.clone(), n, &MemParams::default(), &timing).expect("fits");
+        let cores = (0..n)
+            .map(|h| {
+                let mut core = Core::new(h, &program, &timing);
+                core.set_engine(engine);
+                core
+            })
+            .collect();
+        Node { cores, mem, exits: vec![None; n], last: usize::MAX }
+    }
+
+    /// The core to run next (furthest behind, of those yet to exit), and the earliest
+    /// clock of the others.
+    fn next(&self) -> Option<(usize, u64)> {
+        let live = |i: &usize| self.exits[*i].is_none();
+        let c = (0..self.cores.len()).filter(live).min_by_key(|&i| self.cores[i].cycle())?;
+        let others =
+            (0..self.cores.len()).filter(live).filter(|&i| i != c).map(|i| self.cores[i].cycle()).min();
+        Some((c, others.unwrap_or(u64::MAX)))
+    }
+
+    /// Run core `c` for at most `budget` cycles, within reach of the others (`others`);
+    /// the exit, and whether the core ended its run before the limit.
+    fn run(&mut self, c: usize, others: u64, budget: u64) -> (Exit, bool) {
+        if std::mem::replace(&mut self.last, c) != c {
+            self.cores[c].drop_reservation();
+        }
+        let core = &mut self.cores[c];
+        let step = if others == u64::MAX {
+            u64::MAX
+        } else if core.polls() {
+            others
+        } else {
+            others + WINDOW
+        };
+        core.set_sharing(others != u64::MAX, step == others);
+        let until = step.min(core.cycle() + budget).max(core.cycle() + 1);
+        let e = core.run(&mut self.mem, &mut NoNic, until);
+        if matches!(e, Exit::Halted(_) | Exit::Error(_) | Exit::Blocked(_)) {
+            self.exits[c] = Some(e.clone());
+        }
+        self.publish(c);
+        let early = e == Exit::Limit && self.cores[c].cycle() < until;
+        (e, early)
+    }
+
+    fn publish(&mut self, c: usize) {
+        let stores = self.cores[c].take_stores();
+        for &(line, cycle) in &stores {
+            self.mem.record_store(c, line, cycle);
+            for i in (0..self.cores.len()).filter(|&i| i != c && self.exits[i].is_none()) {
+                self.cores[i].observe_store(line);
+            }
+        }
+        let live = (0..self.cores.len()).filter(|&i| self.exits[i].is_none());
+        self.mem.prune_stores(live.map(|i| self.cores[i].cycle()).min().unwrap_or(u64::MAX));
+        self.cores[c].clear_noted(stores);
+    }
+}
+
+/// Two cores sharing memory, one polling a flag the other writes, on both engines in
+/// lockstep under random run limits: after every run, each core's state and counters
+/// and the node's L2. Catches what single cores cannot: a load or store that moves the
+/// horizon (a polling core's yield) must end the fast engine's run where the
+/// interpreter's ends.
+#[test]
+fn cores_sharing_memory_run_the_same_on_both_engines() {
+    let elf = asm::elf_image(&flag_program(), false);
+    let (mut checks, mut yields) = (0u64, 0u64);
+    for seed in 1..=20u64 {
+        let (mut a, mut b) = (Node::new(&elf, 2, Engine::Interp), Node::new(&elf, 2, Engine::Fast));
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        while let Some((c, others)) = a.next() {
+            assert_eq!(b.next(), Some((c, others)), "seed {seed}: the engines' schedules differ");
+            let budget = budget(&mut rng);
+            let ((ea, yielded), (eb, _)) = (a.run(c, others, budget), b.run(c, others, budget));
+            checks += 1;
+            let (ca, cb) = (&a.cores[c], &b.cores[c]);
+            let at = format!(
+                "seed {seed}: run {checks} of core {c}, interp pc {:#x} cycle {}",
+                ca.pc(),
+                ca.cycle()
+            );
+            yields += u64::from(yielded);
+            assert_eq!(ea, eb, "{at}: exits differ");
+            assert_eq!(ca.stats(), cb.stats(), "{at}: counters differ");
+            assert_eq!((ca.pc(), ca.cycle()), (cb.pc(), cb.cycle()), "{at}");
+            assert_eq!(ca.state_digest(), cb.state_digest(), "{at}: state differs");
+            assert_eq!(a.mem.timing_digest(), b.mem.timing_digest(), "{at}: the L2 differs");
+            assert!(checks < 1_000_000, "{at}: the program does not end");
+        }
+        assert_eq!(a.exits, vec![Some(Exit::Halted(0)); 2], "seed {seed}: both harts exit 0");
+    }
+    println!("20 runs of the flag program, {checks} checkpoints, {yields} polling yields");
+    assert!(yields > 100, "only {yields} runs ended by a polling core's yield");
+}
