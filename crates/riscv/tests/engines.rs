@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use nanopu_riscv::asm::{self, reg::*};
-use nanopu_riscv::{Core, Engine, Exit, MemParams, NoNic, NodeMem, Program, StallKind, TimingParams};
+use nanopu_riscv::{
+    Access, Core, Engine, Exit, MemParams, NoNic, NodeMem, Platform, Program, StallKind, TimingParams,
+};
 
 /// xorshift64: the test's only source of randomness, seeded per program (reproducible).
 struct Rng(u64);
@@ -51,7 +53,12 @@ impl Side {
     /// One run up to `until`, as `testing::run_with` drives a core (wfi sleeps until the
     /// timer); returns what the driver saw.
     fn step(&mut self, until: u64) -> Exit {
-        let e = self.core.run(&mut self.mem, &mut NoNic, until);
+        self.step_on(&mut NoNic, until)
+    }
+
+    /// `step` with `plat` for the node's NIC.
+    fn step_on(&mut self, plat: &mut impl Platform, until: u64) -> Exit {
+        let e = self.core.run(&mut self.mem, plat, until);
         if e == Exit::Wfi {
             let wake = self.core.timer_deadline(&self.mem).unwrap_or(until).min(until);
             self.core.advance_to(wake, StallKind::Wfi);
@@ -429,4 +436,85 @@ fn cores_sharing_memory_run_the_same_on_both_engines() {
     }
     println!("20 runs of the flag program, {checks} checkpoints, {yields} polling yields");
     assert!(yields > 100, "only {yields} runs ended by a polling core's yield");
+}
+
+// ---- nanoPU register instructions ---------------------------------------------------------
+
+/// A NIC that always has a netRX word (the next doubleword of the random programs' data
+/// area, an address to load from) and room in netTX.
+#[derive(Default)]
+struct Stream {
+    next: u64,
+    sent: Vec<u64>,
+}
+
+impl Platform for Stream {
+    fn rx_ready(&mut self, _: usize, _: u64, _: u32) -> Access<()> {
+        Ok(())
+    }
+    fn rx_pop(&mut self, _: usize, _: u64) -> u64 {
+        self.next += 8;
+        DATA + self.next
+    }
+    fn tx_ready(&mut self, _: usize, _: u64) -> Access<()> {
+        Ok(())
+    }
+    fn tx_push(&mut self, _: usize, _: u64, word: u64) -> Result<(), String> {
+        self.sent.push(word);
+        Ok(())
+    }
+    fn csr_read(&mut self, _: usize, _: u64, _: u64, _: u16) -> Access<u64> {
+        Ok(0)
+    }
+    fn csr_write(&mut self, _: usize, _: u64, _: u16, _: u64) -> Access<()> {
+        Ok(())
+    }
+}
+
+/// A nanoPU program whose register instructions (`Kind::Net`, run by `net.rs`) set
+/// scoreboard entries: a multiply, a divide and a load that read netRX (the load's address),
+/// each result used by the next instruction (which must wait for it on both engines); an
+/// add from netRX and a netTX write.
+fn net_program() -> Vec<u32> {
+    const NETRX: u32 = 30;
+    const NETTX: u32 = 31;
+    const A6: u32 = 16;
+    let mut c = asm::la_dram(8, DATA);
+    c.extend([asm::addi(A4, ZERO, 3), asm::addi(9, ZERO, 200)]);
+    let top = c.len();
+    c.extend([asm::r(1, A4, NETRX, 0, A5, 0x33), asm::add(A6, A5, A5)]); // mul a5, x30, a4
+    c.extend([asm::r(1, A4, NETRX, 4, A5, 0x33), asm::add(A6, A6, A5)]); // div a5, x30, a4
+    c.extend([asm::i(0, NETRX, 3, A5, 0x03), asm::add(A6, A6, A5)]); // ld a5, 0(x30)
+    c.extend([asm::r(0, NETRX, 8, 0, A3, 0x33), asm::sd(A6, 8, 0)]); // add a3, s0, x30
+    c.extend([asm::add(NETTX, A6, ZERO), asm::addi(9, 9, -1)]);
+    c.push(asm::bne(9, ZERO, -4 * (c.len() - top) as i32));
+    c.push(asm::addi(A0, ZERO, 0));
+    c.extend(asm::exit_with(A0));
+    c
+}
+
+#[test]
+fn nanopu_register_instructions_run_the_same_on_both_engines() {
+    let elf = asm::elf_image(&net_program(), true);
+    for seed in 1..=10u64 {
+        let (mut a, mut b) = (Side::new(&elf, Engine::Interp), Side::new(&elf, Engine::Fast));
+        let (mut na, mut nb) = (Stream::default(), Stream::default());
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut runs = 0;
+        while a.exit.is_none() {
+            let until = a.core.cycle() + budget(&mut rng);
+            let (ea, eb) = (a.step_on(&mut na, until), b.step_on(&mut nb, until));
+            runs += 1;
+            let at =
+                format!("seed {seed}: run {runs}, interp pc {:#x} cycle {}", a.core.pc(), a.core.cycle());
+            assert_eq!(ea, eb, "{at}: exits differ");
+            assert_eq!(a.core.stats(), b.core.stats(), "{at}: counters differ");
+            assert_eq!((a.core.pc(), a.core.cycle()), (b.core.pc(), b.core.cycle()), "{at}");
+            assert_eq!(a.digest(), b.digest(), "{at}: state differs");
+            assert_eq!(na.sent, nb.sent, "{at}: netTX differs");
+            assert!(runs < 1_000_000, "{at}: the program does not end");
+        }
+        assert_eq!(a.exit, Some(Exit::Halted(0)), "seed {seed}");
+        assert_eq!(na.sent.len(), 200, "seed {seed}: one netTX word a pass");
+    }
 }
