@@ -289,10 +289,9 @@ impl Core {
                 (self.pc, self.cycle) = (r.pc(), r.cycle);
                 self.exec_rare(r.op(), mem, plat, a, b)?;
                 // The entries it may have set: its destination's (a CSR read, an atomic,
-                // an FP compare or move, a nanoPU load, multiply or divide) and
-                // `muldiv_watch` (the port rule, at issue).
-                let rd = if op.kind() == Net { mem.net_ops.get(op.imm as u32).rd } else { op.rd };
-                self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready_of(rd));
+                // an FP compare or move; `exec_net` raises the bound for a nanoPU
+                // instruction's own) and `muldiv_watch` (the port rule, at issue).
+                self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready_of(op.rd));
                 return Ok(Flow::Rare);
             }
             Lui => alu_of!(Lui, a, b, imm, r),

@@ -50,6 +50,9 @@ impl Core {
             op.rd = SINK;
         }
         let r = self.exec(op, mem, plat);
+        // The fast engine's scoreboard bound (`fast.rs`, `Core::quiet_from`): the decoded
+        // op it ran stands for this one (its destination is `SINK`).
+        self.quiet_from = self.quiet_from.max(self.ready[op.rd as usize]);
         if !matches!(r, Ok(()) | Err(Ex::Recheck)) {
             return r;
         }
