@@ -235,12 +235,26 @@ impl Core {
                         }
                     }
                     Flow::Jump(to) => break to,
-                    Flow::Rare => return Ok(()),
+                    Flow::Rare if self.fetch_pn != page => return Ok(()),
+                    Flow::Rare => break self.rare_done(&mut r),
                 }
             };
         }
         (self.pc, self.cycle) = (pc, r.cycle);
         Ok(())
+    }
+
+    /// After an op `exec_rare` ran (`Flow::Rare`) that left the code page as it was
+    /// (`fence.i` drops it): the run goes on from the core's pc, as `run_block_fast` would
+    /// go on, with no new run: a nanoPU register instruction, a CSR access or a `fence`
+    /// (315 K and 186 K of them in a 256-core NanoSort) then costs one line step, where
+    /// a new run cost its setup too. An op that moves the horizon (`block_end`: an atomic
+    /// or FP access found polling, `Core::note_repeat`) moves it to now, which the loop
+    /// compares with before the next line. Returns the pc.
+    #[inline(always)]
+    fn rare_done(&mut self, r: &mut Run) -> u64 {
+        r.cycle = self.cycle;
+        self.pc
     }
 
     /// Execute the op at `r.at` (of the current code page) as `exec` does; says where the

@@ -278,8 +278,9 @@ fn self_modifying_programs_run_the_same_on_both_engines() {
 const ROUNDS: i32 = 12;
 
 /// Two harts on one node: hart 0 works a while (stores and loads on two lines of its own),
-/// then writes the round's number to a flag and polls for hart 1's acknowledgement (a
-/// load); hart 1 polls the flag (a store to its line and a load), then acknowledges on
+/// then writes the round's number to a flag and polls for hart 1's acknowledgement (an
+/// atomic add of 0, which `exec_rare` runs); hart 1 polls the flag (a store to its line
+/// and a load), then acknowledges on
 /// another line; `ROUNDS` times, then both exit. Each poll loop branches back into its own
 /// I-cache line: the loop a run carries on in, which a load or store that moves the
 /// horizon (a core found polling yields, `core/coherence.rs`) must end.
@@ -296,8 +297,8 @@ fn flag_program() -> Vec<u32> {
     let work = c.len();
     c.extend([asm::sd(T1, 8, 128), asm::ld(T3, 8, 192), asm::add(T4, T4, T3), asm::addi(T1, T1, -1)]);
     c.push(asm::bne(T1, ZERO, -4 * (c.len() - work) as i32));
-    c.push(asm::sd(9, 8, 0)); // flag = round
-    c.push(asm::ld(T2, 8, 64)); // poll the acknowledgement
+    c.extend([asm::sd(9, 8, 0), asm::addi(A3, 8, 64)]); // flag = round
+    c.push(asm::amo(0, 3, T2, A3, ZERO)); // poll the acknowledgement: amoadd.d t2, zero, (a3)
     c.push(asm::bne(T2, 9, -4));
     c.push(asm::addi(9, 9, -1));
     c.push(asm::bne(9, ZERO, -4 * (c.len() - round) as i32));
