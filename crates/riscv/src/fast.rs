@@ -167,7 +167,9 @@ impl Run {
 impl Core {
     /// `run_block` for the fast engine: execute until `block_end` or an event.
     pub(crate) fn run_block_fast<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Option<Exit> {
-        self.bound_scoreboard();
+        if self.quiet_from == u64::MAX {
+            self.bound_scoreboard();
+        }
         while self.cycle < self.block_end {
             let r = if self.pc / PAGE == self.fetch_pn {
                 self.run_lines(mem, plat)
@@ -175,7 +177,7 @@ impl Core {
                 // Another page (`fetch` looks it up) or code that is not pre-decoded.
                 let op = self.fetch(mem);
                 let r = self.exec(op, mem, plat);
-                self.bound_scoreboard();
+                self.raise_after_exec(op);
                 r
             };
             let stopped = r.is_err();
@@ -191,12 +193,22 @@ impl Core {
     }
 
     /// Set `quiet_from` to the latest pending result (and `muldiv_watch`). Computed when
-    /// the engine starts on a horizon, and after what runs outside `run_lines`; inside it,
-    /// every op that sets an entry raises the bound (`load!`, `issue_checked`, `step`'s
-    /// mul/div and `exec_rare` arms), so the bound holds without a pass over the registers
-    /// at each entry (2.7% of the engine's host time when it made one, docs/profile.md).
+    /// the engine first runs (`Core::set_engine` sets it to `u64::MAX`, as `Core::new`
+    /// does) and after a trap; every op that sets an entry raises the bound (`load!`,
+    /// `issue_checked`, `step`'s mul/div and `exec_rare` arms, `exec_net`,
+    /// `raise_after_exec`), and only ops set entries, so the bound holds across runs
+    /// without a pass over the registers at each (1% of a 256-core NanoSort's host
+    /// instructions when it made one at every dispatch, docs/profile.md "Core engines").
     fn bound_scoreboard(&mut self) {
         self.quiet_from = self.ready.iter().fold(self.muldiv_watch, |m, &r| m.max(r));
+    }
+
+    /// After `exec` ran `op` outside `run_lines`: raise the bound by the entries it may
+    /// have set, its destination's, the mul/div unit's (`muldiv_watch`) and the pending
+    /// result the port rule may have moved (`muldiv_rd`).
+    fn raise_after_exec(&mut self, op: Op) {
+        let set = self.ready_of(op.rd).max(self.ready_of(self.muldiv_rd));
+        self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(set);
     }
 
     /// Execute line runs (the module's text) from `self.pc` in the current code page until

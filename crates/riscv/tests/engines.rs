@@ -86,10 +86,18 @@ fn budget(rng: &mut Rng) -> u64 {
 /// Run `elf` on both engines in lockstep up to `max_cycles`; panics at the first
 /// difference, naming the checkpoint. Returns (checkpoints, instructions).
 fn compare(name: &str, elf: &[u8], max_cycles: u64, seed: u64) -> (u64, u64) {
+    compare_switching(name, elf, max_cycles, seed, false)
+}
+
+/// `compare`; with `switch`, the second side runs each run on an engine drawn at random.
+fn compare_switching(name: &str, elf: &[u8], max_cycles: u64, seed: u64, switch: bool) -> (u64, u64) {
     let (mut a, mut b) = (Side::new(elf, Engine::Interp), Side::new(elf, Engine::Fast));
     let mut rng = Rng(seed | 1);
     let mut checkpoints = 0;
     while a.exit.is_none() && a.core.cycle() < max_cycles {
+        if switch {
+            b.core.set_engine(if rng.below(2) == 0 { Engine::Interp } else { Engine::Fast });
+        }
         let until = a.core.cycle() + budget(&mut rng);
         let (ea, eb) = (a.step(until), b.step(until));
         checkpoints += 1;
@@ -252,6 +260,22 @@ fn random_programs_run_the_same_on_both_engines() {
     }
     println!("300 random programs, {checks} checkpoints, {insns} instructions");
     assert!(insns > 300_000, "only {insns} instructions compared");
+}
+
+/// Random programs on the interpreter against a core that changes engine between runs at
+/// random (`Core::set_engine`): what one engine leaves, the other takes up (the fast
+/// engine's scoreboard bound, kept across its runs, is not the interpreter's).
+#[test]
+fn switching_engines_between_runs_changes_nothing() {
+    let mut rng = Rng(0x5eed_1234_abcd_0003);
+    let mut insns = 0;
+    for n in 0..100 {
+        let len = 8 + rng.below(400) as usize;
+        let iters = 1 + rng.below(40) as i32;
+        let elf = asm::elf_image(&random_program(&mut rng, len, iters, false), false);
+        insns += compare_switching(&format!("random program {n}"), &elf, 2_000_000, rng.next(), true).1;
+    }
+    assert!(insns > 100_000, "only {insns} instructions compared");
 }
 
 /// Random programs that overwrite their own instructions (`body_insn`), with and without
