@@ -27,18 +27,21 @@
 //!   charge as `exec`), `jalr` (`Core::jalr`), multiplies and divides (`Core::muldiv`);
 //!   each after `exec`'s prologue (scoreboard stall, issue, `instret`, the mul/div
 //!   write-port rule), whose checks are skipped while the cycle is past every pending
-//!   result (`Core::quiet_from`). The dispatch names every kind (one jump table, no range
-//!   check).
+//!   result (`Core::quiet_from`, kept across runs: every op that sets an entry raises it).
+//!   The dispatch names every kind (one jump table, no range check).
 //! - Everything else (CSRs, atomics, F/D, network registers, system) goes to `exec_rare`,
-//!   the interpreter's code for it, after the same prologue; the loop then hands back to
-//!   `run_block_fast`, which looks at the page again (`fence.i` may have re-decoded it)
-//!   and the horizon (a CSR write may have moved it).
+//!   the interpreter's code for it, after the same prologue; the run then goes on from
+//!   the core's pc with a line step (`rare_done`), the horizon compared before it (an
+//!   atomic found polling moves it to now), unless `fence.i` dropped the code page: then
+//!   it hands back to `run_block_fast`, which looks the page up again.
 //! - Code that is not pre-decoded (written at run time) and the first instruction in
 //!   another page run through `fetch` and `exec`.
 //!
 //! `tests/engines.rs` runs both engines side by side on every program of `sw/build`, on
-//! random programs and on random self-modifying programs, comparing `Core::state_digest`
-//! after every run; the harness's `engines` test does the same for a 64-core NanoSort.
+//! random programs (self-modifying, or on a core that changes engine between runs), on
+//! nanoPU register instructions and on two cores sharing memory, comparing
+//! `Core::state_digest` after every run; the harness's `engines` test does the same for a
+//! 64-core NanoSort.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -213,7 +216,7 @@ impl Core {
 
     /// Execute line runs (the module's text) from `self.pc` in the current code page until
     /// the horizon or a pc outside the page (`Ok`, the core's pc and cycle written back),
-    /// after an instruction `exec_rare` ran (`Ok`), or at an instruction's trap or event
+    /// after a `fence.i` (`Ok`, from `exec_rare`), or at an instruction's trap or event
     /// (`Err`, as `exec` returns it, for `settle`).
     #[inline(always)]
     fn run_lines<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {

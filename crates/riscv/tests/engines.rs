@@ -5,8 +5,10 @@
 //! (`Core::state_digest`: registers, pc, cycle, counters, CSRs, scoreboards, branch
 //! predictor, L1 caches), the node's L2 (`NodeMem::timing_digest`), the exit and the
 //! console output. Programs: every C program of `sw/build` (`make -C sw`) on one core with
-//! no NIC, and random programs from the generator below. The cluster runs are compared in
-//! crates/cli/tests/engines.rs.
+//! no NIC; random programs from the generator below (also on a core that changes engine
+//! between runs); a nanoPU program on a NIC that always has a word; and two cores of one
+//! node sharing memory, driven as crates/cluster drives them. The cluster runs are
+//! compared in crates/harness/tests/engines.rs.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
