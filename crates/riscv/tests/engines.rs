@@ -303,20 +303,28 @@ fn self_modifying_programs_run_the_same_on_both_engines() {
 /// Rounds of the flag hand-over in `flag_program`.
 const ROUNDS: i32 = 12;
 
-/// Two harts on one node: hart 0 works a while (stores and loads on two lines of its own),
-/// then writes the round's number to a flag and polls for hart 1's acknowledgement (an
-/// atomic add of 0, which `exec_rare` runs); hart 1 polls the flag (a store to its line
-/// and a load), then acknowledges on
-/// another line; `ROUNDS` times, then both exit. Each poll loop branches back into its own
-/// I-cache line: the loop a run carries on in, which a load or store that moves the
-/// horizon (a core found polling yields, `core/coherence.rs`) must end.
+/// Two harts on one node: hart 0 (`flag_writer`) and hart 1 (`flag_reader`) hand a flag
+/// back and forth `ROUNDS` times, then both exit. Each poll loop branches back into its
+/// own I-cache line: the loop a run carries on in, which an access that moves the horizon
+/// (a core found polling yields, `core/coherence.rs`) must end.
 fn flag_program() -> Vec<u32> {
-    const T3: u32 = 28;
-    const T4: u32 = 29;
     let mut c = vec![asm::csrrs(A1, 0xf14, ZERO)];
     c.extend(asm::la_dram(8, DATA));
     let to_reader = c.len();
     c.push(0); // bne a1, zero, reader (patched below)
+    flag_writer(&mut c);
+    let reader = c.len();
+    c[to_reader] = asm::bne(A1, ZERO, 4 * (reader - to_reader) as i32);
+    flag_reader(&mut c);
+    c
+}
+
+/// Hart 0: work a while (stores and loads on two lines of its own), write the round's
+/// number to the flag, poll for the acknowledgement with an atomic add of 0 (which
+/// `exec_rare` runs); then exit 0.
+fn flag_writer(c: &mut Vec<u32>) {
+    const T3: u32 = 28;
+    const T4: u32 = 29;
     c.push(asm::addi(9, ZERO, ROUNDS));
     let round = c.len();
     c.push(asm::addi(T1, ZERO, 40));
@@ -324,20 +332,26 @@ fn flag_program() -> Vec<u32> {
     c.extend([asm::sd(T1, 8, 128), asm::ld(T3, 8, 192), asm::add(T4, T4, T3), asm::addi(T1, T1, -1)]);
     c.push(asm::bne(T1, ZERO, -4 * (c.len() - work) as i32));
     c.extend([asm::sd(9, 8, 0), asm::addi(A3, 8, 64)]); // flag = round
-    c.push(asm::amo(0, 3, T2, A3, ZERO)); // poll the acknowledgement: amoadd.d t2, zero, (a3)
+    c.push(asm::amo(0, 3, T2, A3, ZERO)); // amoadd.d t2, zero, (a3)
     c.push(asm::bne(T2, 9, -4));
     c.push(asm::addi(9, 9, -1));
     c.push(asm::bne(9, ZERO, -4 * (c.len() - round) as i32));
     c.push(asm::addi(A0, ZERO, 0));
     c.extend(asm::exit_with(A0));
-    let reader = c.len();
-    c[to_reader] = asm::bne(A1, ZERO, 4 * (reader - to_reader) as i32);
+}
+
+/// Hart 1: poll the flag, in odd rounds with loads, in even ones with a store to its line
+/// and a load (the store is then the access that finds the core polling: the 16th in a
+/// row, `POLL_ACCESSES`, counted from the first), work a little, acknowledge on another
+/// line; then exit 0.
+fn flag_reader(c: &mut Vec<u32>) {
+    const T3: u32 = 28;
+    const T4: u32 = 29;
     c.push(asm::addi(9, ZERO, ROUNDS));
     let poll = c.len();
-    // Poll the flag, storing to its line first: the store is the access that finds the
-    // core polling (the 16th in a row, `POLL_ACCESSES`, counted from the first).
-    c.extend([asm::sd(T2, 8, 8), asm::ld(T2, 8, 0)]);
-    c.push(asm::bne(T2, 9, -8));
+    c.extend([asm::i(1, 9, 7, T3, 0x13), asm::beq(T3, ZERO, 16)]); // andi t3, s1, 1
+    c.extend([asm::ld(T2, 8, 0), asm::bne(T2, 9, -4), asm::jal(ZERO, 16)]);
+    c.extend([asm::sd(T2, 8, 8), asm::ld(T2, 8, 0), asm::bne(T2, 9, -8)]);
     c.push(asm::addi(T1, ZERO, 25));
     c.extend([asm::add(T4, T4, T2), asm::addi(T1, T1, -1), asm::bne(T1, ZERO, -8)]);
     c.push(asm::sd(9, 8, 64)); // acknowledge
@@ -345,7 +359,6 @@ fn flag_program() -> Vec<u32> {
     c.push(asm::bne(9, ZERO, -4 * (c.len() - poll) as i32));
     c.push(asm::addi(A0, ZERO, 0));
     c.extend(asm::exit_with(A0));
-    c
 }
 
 /// The cores of one node on one engine, driven as crates/cluster's dispatch drives them
@@ -430,8 +443,8 @@ impl Node {
 
 /// Two cores sharing memory, one polling a flag the other writes, on both engines in
 /// lockstep under random run limits: after every run, each core's state and counters
-/// and the node's L2. Catches what single cores cannot: a load or store that moves the
-/// horizon (a polling core's yield) must end the fast engine's run where the
+/// and the node's L2. Catches what single cores cannot: a load, store or atomic that moves
+/// the horizon (a polling core's yield) must end the fast engine's run where the
 /// interpreter's ends.
 #[test]
 fn cores_sharing_memory_run_the_same_on_both_engines() {
