@@ -53,8 +53,10 @@ impl Core {
         // The fast engine's scoreboard bound (`fast.rs`, `Core::quiet_from`): the decoded
         // op it ran stands for this one (whose destination is `SINK`), and went through
         // `exec`'s prologue again (the write-port rule may move the pending result).
-        let set = self.ready[op.rd as usize].max(self.ready[self.muldiv_rd as usize]);
-        self.quiet_from = self.quiet_from.max(set).max(self.muldiv_watch);
+        if self.engine == crate::Engine::Fast {
+            let set = self.ready[op.rd as usize].max(self.ready[self.muldiv_rd as usize]);
+            self.quiet_from = self.quiet_from.max(set).max(self.muldiv_watch);
+        }
         if !matches!(r, Ok(()) | Err(Ex::Recheck)) {
             return r;
         }
