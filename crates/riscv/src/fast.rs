@@ -27,18 +27,21 @@
 //!   charge as `exec`), `jalr` (`Core::jalr`), multiplies and divides (`Core::muldiv`);
 //!   each after `exec`'s prologue (scoreboard stall, issue, `instret`, the mul/div
 //!   write-port rule), whose checks are skipped while the cycle is past every pending
-//!   result (`Core::quiet_from`). The dispatch names every kind (one jump table, no range
-//!   check).
+//!   result (`Core::quiet_from`, kept across runs: every op that sets an entry raises it).
+//!   The dispatch names every kind (one jump table, no range check).
 //! - Everything else (CSRs, atomics, F/D, network registers, system) goes to `exec_rare`,
-//!   the interpreter's code for it, after the same prologue; the loop then hands back to
-//!   `run_block_fast`, which looks at the page again (`fence.i` may have re-decoded it)
-//!   and the horizon (a CSR write may have moved it).
+//!   the interpreter's code for it, after the same prologue; the run then goes on from
+//!   the core's pc with a line step (`rare_done`), the horizon compared before it (an
+//!   atomic found polling moves it to now), unless `fence.i` dropped the code page: then
+//!   it hands back to `run_block_fast`, which looks the page up again.
 //! - Code that is not pre-decoded (written at run time) and the first instruction in
 //!   another page run through `fetch` and `exec`.
 //!
 //! `tests/engines.rs` runs both engines side by side on every program of `sw/build`, on
-//! random programs and on random self-modifying programs, comparing `Core::state_digest`
-//! after every run; the harness's `engines` test does the same for a 64-core NanoSort.
+//! random programs (self-modifying, or on a core that changes engine between runs), on
+//! nanoPU register instructions and on two cores sharing memory, comparing
+//! `Core::state_digest` after every run; the harness's `engines` test does the same for a
+//! 64-core NanoSort.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -167,7 +170,9 @@ impl Run {
 impl Core {
     /// `run_block` for the fast engine: execute until `block_end` or an event.
     pub(crate) fn run_block_fast<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Option<Exit> {
-        self.bound_scoreboard();
+        if self.quiet_from == u64::MAX {
+            self.bound_scoreboard();
+        }
         while self.cycle < self.block_end {
             let r = if self.pc / PAGE == self.fetch_pn {
                 self.run_lines(mem, plat)
@@ -175,7 +180,7 @@ impl Core {
                 // Another page (`fetch` looks it up) or code that is not pre-decoded.
                 let op = self.fetch(mem);
                 let r = self.exec(op, mem, plat);
-                self.bound_scoreboard();
+                self.raise_after_exec(op);
                 r
             };
             let stopped = r.is_err();
@@ -191,17 +196,27 @@ impl Core {
     }
 
     /// Set `quiet_from` to the latest pending result (and `muldiv_watch`). Computed when
-    /// the engine starts on a horizon, and after what runs outside `run_lines`; inside it,
-    /// every op that sets an entry raises the bound (`load!`, `issue_checked`, `step`'s
-    /// mul/div and `exec_rare` arms), so the bound holds without a pass over the registers
-    /// at each entry (2.7% of the engine's host time when it made one, docs/profile.md).
+    /// the engine first runs (`Core::set_engine` sets it to `u64::MAX`, as `Core::new`
+    /// does) and after a trap; every op that sets an entry raises the bound (`load!`,
+    /// `issue_checked`, `step`'s mul/div and `exec_rare` arms, `exec_net`,
+    /// `raise_after_exec`), and only ops set entries, so the bound holds across runs
+    /// without a pass over the registers at each (1% of a 256-core NanoSort's host
+    /// instructions when it made one at every dispatch, docs/profile.md "Core engines").
     fn bound_scoreboard(&mut self) {
         self.quiet_from = self.ready.iter().fold(self.muldiv_watch, |m, &r| m.max(r));
     }
 
+    /// After `exec` ran `op` outside `run_lines`: raise the bound by the entries it may
+    /// have set, its destination's, the mul/div unit's (`muldiv_watch`) and the pending
+    /// result the port rule may have moved (`muldiv_rd`).
+    fn raise_after_exec(&mut self, op: Op) {
+        let set = self.ready_of(op.rd).max(self.ready_of(self.muldiv_rd));
+        self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(set);
+    }
+
     /// Execute line runs (the module's text) from `self.pc` in the current code page until
     /// the horizon or a pc outside the page (`Ok`, the core's pc and cycle written back),
-    /// after an instruction `exec_rare` ran (`Ok`), or at an instruction's trap or event
+    /// after a `fence.i` (`Ok`, from `exec_rare`), or at an instruction's trap or event
     /// (`Err`, as `exec` returns it, for `settle`).
     #[inline(always)]
     fn run_lines<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
@@ -235,12 +250,26 @@ impl Core {
                         }
                     }
                     Flow::Jump(to) => break to,
-                    Flow::Rare => return Ok(()),
+                    Flow::Rare if self.fetch_pn != page => return Ok(()),
+                    Flow::Rare => break self.rare_done(&mut r),
                 }
             };
         }
         (self.pc, self.cycle) = (pc, r.cycle);
         Ok(())
+    }
+
+    /// After an op `exec_rare` ran (`Flow::Rare`) that left the code page as it was
+    /// (`fence.i` drops it): the run goes on from the core's pc, as `run_block_fast` would
+    /// go on, with no new run: a nanoPU register instruction, a CSR access or a `fence`
+    /// (315 K and 186 K of them in a 256-core NanoSort) then costs one line step, where
+    /// a new run cost its setup too. An op that moves the horizon (`block_end`: an atomic
+    /// or FP access found polling, `Core::note_repeat`) moves it to now, which the loop
+    /// compares with before the next line. Returns the pc.
+    #[inline(always)]
+    fn rare_done(&mut self, r: &mut Run) -> u64 {
+        r.cycle = self.cycle;
+        self.pc
     }
 
     /// Execute the op at `r.at` (of the current code page) as `exec` does; says where the
@@ -289,7 +318,8 @@ impl Core {
                 (self.pc, self.cycle) = (r.pc(), r.cycle);
                 self.exec_rare(r.op(), mem, plat, a, b)?;
                 // The entries it may have set: its destination's (a CSR read, an atomic,
-                // an FP compare or move) and `muldiv_watch` (the port rule, at issue).
+                // an FP compare or move; `exec_net` raises the bound for a nanoPU
+                // instruction's own) and `muldiv_watch` (the port rule, at issue).
                 self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready_of(op.rd));
                 return Ok(Flow::Rare);
             }

@@ -50,6 +50,13 @@ impl Core {
             op.rd = SINK;
         }
         let r = self.exec(op, mem, plat);
+        // The fast engine's scoreboard bound (`fast.rs`, `Core::quiet_from`): the decoded
+        // op it ran stands for this one (whose destination is `SINK`), and went through
+        // `exec`'s prologue again (the write-port rule may move the pending result).
+        if self.engine == crate::Engine::Fast {
+            let set = self.ready[op.rd as usize].max(self.ready[self.muldiv_rd as usize]);
+            self.quiet_from = self.quiet_from.max(set).max(self.muldiv_watch);
+        }
         if !matches!(r, Ok(()) | Err(Ex::Recheck)) {
             return r;
         }

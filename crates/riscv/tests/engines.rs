@@ -5,14 +5,18 @@
 //! (`Core::state_digest`: registers, pc, cycle, counters, CSRs, scoreboards, branch
 //! predictor, L1 caches), the node's L2 (`NodeMem::timing_digest`), the exit and the
 //! console output. Programs: every C program of `sw/build` (`make -C sw`) on one core with
-//! no NIC, and random programs from the generator below. The cluster runs are compared in
-//! crates/cli/tests/engines.rs.
+//! no NIC; random programs from the generator below (also on a core that changes engine
+//! between runs); a nanoPU program on a NIC that always has a word; and two cores of one
+//! node sharing memory, driven as crates/cluster drives them. The cluster runs are
+//! compared in crates/harness/tests/engines.rs.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use nanopu_riscv::asm::{self, reg::*};
-use nanopu_riscv::{Core, Engine, Exit, MemParams, NoNic, NodeMem, Program, StallKind, TimingParams};
+use nanopu_riscv::{
+    Access, Core, Engine, Exit, MemParams, NoNic, NodeMem, Platform, Program, StallKind, TimingParams,
+};
 
 /// xorshift64: the test's only source of randomness, seeded per program (reproducible).
 struct Rng(u64);
@@ -51,7 +55,12 @@ impl Side {
     /// One run up to `until`, as `testing::run_with` drives a core (wfi sleeps until the
     /// timer); returns what the driver saw.
     fn step(&mut self, until: u64) -> Exit {
-        let e = self.core.run(&mut self.mem, &mut NoNic, until);
+        self.step_on(&mut NoNic, until)
+    }
+
+    /// `step` with `plat` for the node's NIC.
+    fn step_on(&mut self, plat: &mut impl Platform, until: u64) -> Exit {
+        let e = self.core.run(&mut self.mem, plat, until);
         if e == Exit::Wfi {
             let wake = self.core.timer_deadline(&self.mem).unwrap_or(until).min(until);
             self.core.advance_to(wake, StallKind::Wfi);
@@ -79,10 +88,18 @@ fn budget(rng: &mut Rng) -> u64 {
 /// Run `elf` on both engines in lockstep up to `max_cycles`; panics at the first
 /// difference, naming the checkpoint. Returns (checkpoints, instructions).
 fn compare(name: &str, elf: &[u8], max_cycles: u64, seed: u64) -> (u64, u64) {
+    compare_switching(name, elf, max_cycles, seed, false)
+}
+
+/// `compare`; with `switch`, the second side runs each run on an engine drawn at random.
+fn compare_switching(name: &str, elf: &[u8], max_cycles: u64, seed: u64, switch: bool) -> (u64, u64) {
     let (mut a, mut b) = (Side::new(elf, Engine::Interp), Side::new(elf, Engine::Fast));
     let mut rng = Rng(seed | 1);
     let mut checkpoints = 0;
     while a.exit.is_none() && a.core.cycle() < max_cycles {
+        if switch {
+            b.core.set_engine(if rng.below(2) == 0 { Engine::Interp } else { Engine::Fast });
+        }
         let until = a.core.cycle() + budget(&mut rng);
         let (ea, eb) = (a.step(until), b.step(until));
         checkpoints += 1;
@@ -247,6 +264,22 @@ fn random_programs_run_the_same_on_both_engines() {
     assert!(insns > 300_000, "only {insns} instructions compared");
 }
 
+/// Random programs on the interpreter against a core that changes engine between runs at
+/// random (`Core::set_engine`): what one engine leaves, the other takes up (the fast
+/// engine's scoreboard bound, kept across its runs, is not the interpreter's).
+#[test]
+fn switching_engines_between_runs_changes_nothing() {
+    let mut rng = Rng(0x5eed_1234_abcd_0003);
+    let mut insns = 0;
+    for n in 0..100 {
+        let len = 8 + rng.below(400) as usize;
+        let iters = 1 + rng.below(40) as i32;
+        let elf = asm::elf_image(&random_program(&mut rng, len, iters, false), false);
+        insns += compare_switching(&format!("random program {n}"), &elf, 2_000_000, rng.next(), true).1;
+    }
+    assert!(insns > 100_000, "only {insns} instructions compared");
+}
+
 /// Random programs that overwrite their own instructions (`body_insn`), with and without
 /// `fence.i`: the fast engine's block cache against the interpreter's decoded pages.
 #[test]
@@ -263,4 +296,265 @@ fn self_modifying_programs_run_the_same_on_both_engines() {
     }
     println!("200 self-modifying programs, {checks} checkpoints, {insns} instructions");
     assert!(insns > 200_000, "only {insns} instructions compared");
+}
+
+// ---- cores sharing memory ----------------------------------------------------------------
+
+/// Rounds of the flag hand-over in `flag_program`.
+const ROUNDS: i32 = 12;
+
+/// Two harts on one node: hart 0 (`flag_writer`) and hart 1 (`flag_reader`) hand a flag
+/// back and forth `ROUNDS` times, then both exit. Each poll loop branches back into its
+/// own I-cache line: the loop a run carries on in, which an access that moves the horizon
+/// (a core found polling yields, `core/coherence.rs`) must end.
+fn flag_program() -> Vec<u32> {
+    let mut c = vec![asm::csrrs(A1, 0xf14, ZERO)];
+    c.extend(asm::la_dram(8, DATA));
+    let to_reader = c.len();
+    c.push(0); // bne a1, zero, reader (patched below)
+    flag_writer(&mut c);
+    let reader = c.len();
+    c[to_reader] = asm::bne(A1, ZERO, 4 * (reader - to_reader) as i32);
+    flag_reader(&mut c);
+    c
+}
+
+/// Hart 0: work a while (stores and loads on two lines of its own), write the round's
+/// number to the flag, poll for the acknowledgement with an atomic add of 0 (which
+/// `exec_rare` runs); then exit 0.
+fn flag_writer(c: &mut Vec<u32>) {
+    const T3: u32 = 28;
+    const T4: u32 = 29;
+    c.push(asm::addi(9, ZERO, ROUNDS));
+    let round = c.len();
+    c.push(asm::addi(T1, ZERO, 40));
+    let work = c.len();
+    c.extend([asm::sd(T1, 8, 128), asm::ld(T3, 8, 192), asm::add(T4, T4, T3), asm::addi(T1, T1, -1)]);
+    c.push(asm::bne(T1, ZERO, -4 * (c.len() - work) as i32));
+    c.extend([asm::sd(9, 8, 0), asm::addi(A3, 8, 64)]); // flag = round
+    c.push(asm::amo(0, 3, T2, A3, ZERO)); // amoadd.d t2, zero, (a3)
+    c.push(asm::bne(T2, 9, -4));
+    c.push(asm::addi(9, 9, -1));
+    c.push(asm::bne(9, ZERO, -4 * (c.len() - round) as i32));
+    c.push(asm::addi(A0, ZERO, 0));
+    c.extend(asm::exit_with(A0));
+}
+
+/// Hart 1: poll the flag, in odd rounds with loads, in even ones with a store to its line
+/// and a load (the store is then the access that finds the core polling: the 16th in a
+/// row, `POLL_ACCESSES`, counted from the first), work a little, acknowledge on another
+/// line; then exit 0.
+fn flag_reader(c: &mut Vec<u32>) {
+    const T3: u32 = 28;
+    const T4: u32 = 29;
+    c.push(asm::addi(9, ZERO, ROUNDS));
+    let poll = c.len();
+    c.extend([asm::i(1, 9, 7, T3, 0x13), asm::beq(T3, ZERO, 16)]); // andi t3, s1, 1
+    c.extend([asm::ld(T2, 8, 0), asm::bne(T2, 9, -4), asm::jal(ZERO, 16)]);
+    c.extend([asm::sd(T2, 8, 8), asm::ld(T2, 8, 0), asm::bne(T2, 9, -8)]);
+    c.push(asm::addi(T1, ZERO, 25));
+    c.extend([asm::add(T4, T4, T2), asm::addi(T1, T1, -1), asm::bne(T1, ZERO, -8)]);
+    c.push(asm::sd(9, 8, 64)); // acknowledge
+    c.push(asm::addi(9, 9, -1));
+    c.push(asm::bne(9, ZERO, -4 * (c.len() - poll) as i32));
+    c.push(asm::addi(A0, ZERO, 0));
+    c.extend(asm::exit_with(A0));
+}
+
+/// The cores of one node on one engine, driven as crates/cluster's dispatch drives them
+/// (`engine/cores.rs`): the core furthest behind runs next, at most a window past the
+/// other (just up to it while it polls, `Core::polls`), with sharing on while the other
+/// has yet to exit; after each run its stores leave the other's L1 D-cache and enter the
+/// node's store table (`Node::publish_stores`).
+struct Node {
+    cores: Vec<Core>,
+    mem: NodeMem,
+    exits: Vec<Option<Exit>>,
+    last: usize,
+}
+
+/// How far past the other core a core runs while it does not poll (the cluster's
+/// `SHARING_WINDOW`, crates/cluster/src/engine/cores.rs).
+const WINDOW: u64 = 256;
+
+impl Node {
+    fn new(elf: &[u8], n: usize, engine: Engine) -> Node {
+        let program = Arc::new(Program::load(elf).expect("a valid ELF"));
+        let timing = TimingParams::default().prototype_memory();
+        let mem = NodeMem::new(program.clone(), n, &MemParams::default(), &timing).expect("fits");
+        let cores = (0..n)
+            .map(|h| {
+                let mut core = Core::new(h, &program, &timing);
+                core.set_engine(engine);
+                core
+            })
+            .collect();
+        Node { cores, mem, exits: vec![None; n], last: usize::MAX }
+    }
+
+    /// The core to run next (furthest behind, of those yet to exit), and the earliest
+    /// clock of the others.
+    fn next(&self) -> Option<(usize, u64)> {
+        let live = |i: &usize| self.exits[*i].is_none();
+        let c = (0..self.cores.len()).filter(live).min_by_key(|&i| self.cores[i].cycle())?;
+        let others =
+            (0..self.cores.len()).filter(live).filter(|&i| i != c).map(|i| self.cores[i].cycle()).min();
+        Some((c, others.unwrap_or(u64::MAX)))
+    }
+
+    /// Run core `c` for at most `budget` cycles, within reach of the others (`others`);
+    /// the exit, and whether the core ended its run before the limit.
+    fn run(&mut self, c: usize, others: u64, budget: u64) -> (Exit, bool) {
+        if std::mem::replace(&mut self.last, c) != c {
+            self.cores[c].drop_reservation();
+        }
+        let core = &mut self.cores[c];
+        let step = if others == u64::MAX {
+            u64::MAX
+        } else if core.polls() {
+            others
+        } else {
+            others + WINDOW
+        };
+        core.set_sharing(others != u64::MAX, step == others);
+        let until = step.min(core.cycle() + budget).max(core.cycle() + 1);
+        let e = core.run(&mut self.mem, &mut NoNic, until);
+        if matches!(e, Exit::Halted(_) | Exit::Error(_) | Exit::Blocked(_)) {
+            self.exits[c] = Some(e.clone());
+        }
+        self.publish(c);
+        let early = e == Exit::Limit && self.cores[c].cycle() < until;
+        (e, early)
+    }
+
+    fn publish(&mut self, c: usize) {
+        let stores = self.cores[c].take_stores();
+        for &(line, cycle) in &stores {
+            self.mem.record_store(c, line, cycle);
+            for i in (0..self.cores.len()).filter(|&i| i != c && self.exits[i].is_none()) {
+                self.cores[i].observe_store(line);
+            }
+        }
+        let live = (0..self.cores.len()).filter(|&i| self.exits[i].is_none());
+        self.mem.prune_stores(live.map(|i| self.cores[i].cycle()).min().unwrap_or(u64::MAX));
+        self.cores[c].clear_noted(stores);
+    }
+}
+
+/// Two cores sharing memory, one polling a flag the other writes, on both engines in
+/// lockstep under random run limits: after every run, each core's state and counters
+/// and the node's L2. Catches what single cores cannot: a load, store or atomic that moves
+/// the horizon (a polling core's yield) must end the fast engine's run where the
+/// interpreter's ends.
+#[test]
+fn cores_sharing_memory_run_the_same_on_both_engines() {
+    let elf = asm::elf_image(&flag_program(), false);
+    let (mut checks, mut yields) = (0u64, 0u64);
+    for seed in 1..=20u64 {
+        let (mut a, mut b) = (Node::new(&elf, 2, Engine::Interp), Node::new(&elf, 2, Engine::Fast));
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        while let Some((c, others)) = a.next() {
+            assert_eq!(b.next(), Some((c, others)), "seed {seed}: the engines' schedules differ");
+            let budget = budget(&mut rng);
+            let ((ea, yielded), (eb, _)) = (a.run(c, others, budget), b.run(c, others, budget));
+            checks += 1;
+            let (ca, cb) = (&a.cores[c], &b.cores[c]);
+            let at = format!(
+                "seed {seed}: run {checks} of core {c}, interp pc {:#x} cycle {}",
+                ca.pc(),
+                ca.cycle()
+            );
+            yields += u64::from(yielded);
+            assert_eq!(ea, eb, "{at}: exits differ");
+            assert_eq!(ca.stats(), cb.stats(), "{at}: counters differ");
+            assert_eq!((ca.pc(), ca.cycle()), (cb.pc(), cb.cycle()), "{at}");
+            assert_eq!(ca.state_digest(), cb.state_digest(), "{at}: state differs");
+            assert_eq!(a.mem.timing_digest(), b.mem.timing_digest(), "{at}: the L2 differs");
+            assert!(checks < 1_000_000, "{at}: the program does not end");
+        }
+        assert_eq!(a.exits, vec![Some(Exit::Halted(0)); 2], "seed {seed}: both harts exit 0");
+    }
+    println!("20 runs of the flag program, {checks} checkpoints, {yields} polling yields");
+    assert!(yields > 100, "only {yields} runs ended by a polling core's yield");
+}
+
+// ---- nanoPU register instructions ---------------------------------------------------------
+
+/// A NIC that always has a netRX word (the next doubleword of the random programs' data
+/// area, an address to load from) and room in netTX.
+#[derive(Default)]
+struct Stream {
+    next: u64,
+    sent: Vec<u64>,
+}
+
+impl Platform for Stream {
+    fn rx_ready(&mut self, _: usize, _: u64, _: u32) -> Access<()> {
+        Ok(())
+    }
+    fn rx_pop(&mut self, _: usize, _: u64) -> u64 {
+        self.next += 8;
+        DATA + self.next
+    }
+    fn tx_ready(&mut self, _: usize, _: u64) -> Access<()> {
+        Ok(())
+    }
+    fn tx_push(&mut self, _: usize, _: u64, word: u64) -> Result<(), String> {
+        self.sent.push(word);
+        Ok(())
+    }
+    fn csr_read(&mut self, _: usize, _: u64, _: u64, _: u16) -> Access<u64> {
+        Ok(0)
+    }
+    fn csr_write(&mut self, _: usize, _: u64, _: u16, _: u64) -> Access<()> {
+        Ok(())
+    }
+}
+
+/// A nanoPU program whose register instructions (`Kind::Net`, run by `net.rs`) set
+/// scoreboard entries: a multiply, a divide and a load that read netRX (the load's address),
+/// each result used by the next instruction (which must wait for it on both engines); an
+/// add from netRX and a netTX write.
+fn net_program() -> Vec<u32> {
+    const NETRX: u32 = 30;
+    const NETTX: u32 = 31;
+    const A6: u32 = 16;
+    let mut c = asm::la_dram(8, DATA);
+    c.extend([asm::addi(A4, ZERO, 3), asm::addi(9, ZERO, 200)]);
+    let top = c.len();
+    c.extend([asm::r(1, A4, NETRX, 0, A5, 0x33), asm::add(A6, A5, A5)]); // mul a5, x30, a4
+    c.extend([asm::r(1, A4, NETRX, 4, A5, 0x33), asm::add(A6, A6, A5)]); // div a5, x30, a4
+    c.extend([asm::i(0, NETRX, 3, A5, 0x03), asm::add(A6, A6, A5)]); // ld a5, 0(x30)
+    c.extend([asm::r(0, NETRX, 8, 0, A3, 0x33), asm::sd(A6, 8, 0)]); // add a3, s0, x30
+    c.extend([asm::add(NETTX, A6, ZERO), asm::addi(9, 9, -1)]);
+    c.push(asm::bne(9, ZERO, -4 * (c.len() - top) as i32));
+    c.push(asm::addi(A0, ZERO, 0));
+    c.extend(asm::exit_with(A0));
+    c
+}
+
+#[test]
+fn nanopu_register_instructions_run_the_same_on_both_engines() {
+    let elf = asm::elf_image(&net_program(), true);
+    for seed in 1..=10u64 {
+        let (mut a, mut b) = (Side::new(&elf, Engine::Interp), Side::new(&elf, Engine::Fast));
+        let (mut na, mut nb) = (Stream::default(), Stream::default());
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut runs = 0;
+        while a.exit.is_none() {
+            let until = a.core.cycle() + budget(&mut rng);
+            let (ea, eb) = (a.step_on(&mut na, until), b.step_on(&mut nb, until));
+            runs += 1;
+            let at =
+                format!("seed {seed}: run {runs}, interp pc {:#x} cycle {}", a.core.pc(), a.core.cycle());
+            assert_eq!(ea, eb, "{at}: exits differ");
+            assert_eq!(a.core.stats(), b.core.stats(), "{at}: counters differ");
+            assert_eq!((a.core.pc(), a.core.cycle()), (b.core.pc(), b.core.cycle()), "{at}");
+            assert_eq!(a.digest(), b.digest(), "{at}: state differs");
+            assert_eq!(na.sent, nb.sent, "{at}: netTX differs");
+            assert!(runs < 1_000_000, "{at}: the program does not end");
+        }
+        assert_eq!(a.exit, Some(Exit::Halted(0)), "seed {seed}");
+        assert_eq!(na.sent.len(), 200, "seed {seed}: one netTX word a pass");
+    }
 }

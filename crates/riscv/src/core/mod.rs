@@ -77,7 +77,9 @@ pub struct Core {
     /// Where the inner loop stops (`run_block`): the horizon, or now if the core must yield.
     pub(crate) block_end: u64,
     /// The fast engine's bound on the scoreboard (`fast.rs`): no earlier cycle than this
-    /// can stall on a register or meet the mul/div write-port rule.
+    /// can stall on a register or meet the mul/div write-port rule. Kept across runs;
+    /// `u64::MAX` until the fast engine computes it (`set_engine` sets it so again: the
+    /// interpreter does not keep it).
     pub(crate) quiet_from: u64,
     pub(crate) iline: u64,
     /// The line fetched from before `iline`, still in the L1 I-cache (its replacement is
@@ -331,6 +333,7 @@ impl Core {
     /// Execute with `engine` from now on (`engine.rs`): the same results, at another speed.
     pub fn set_engine(&mut self, engine: Engine) {
         self.engine = engine;
+        self.quiet_from = u64::MAX;
     }
 
     pub fn engine(&self) -> Engine {
