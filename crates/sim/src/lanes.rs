@@ -61,12 +61,16 @@ pub(crate) struct Lanes {
     /// Time of the last key taken out: delays are measured from it.
     base: u64,
     len: usize,
+    /// The smallest key while any is held (else meaningless): a cluster's event loop asks
+    /// for it three or four times an event (its next time, the pop, the prefetch of the
+    /// event after), which then read one field instead of comparing two heaps' tops.
+    min: u128,
 }
 
 impl Default for Lanes {
     fn default() -> Self {
         let lanes = (0..LANES).map(|_| Lane::default()).collect();
-        Lanes { lanes, heads: BinaryHeap::new(), other: BinaryHeap::new(), base: 0, len: 0 }
+        Lanes { lanes, heads: BinaryHeap::new(), other: BinaryHeap::new(), base: 0, len: 0, min: 0 }
     }
 }
 
@@ -88,6 +92,9 @@ impl Lanes {
     }
 
     pub fn push(&mut self, k: u128) {
+        if self.len == 0 || k < self.min {
+            self.min = k;
+        }
         self.len += 1;
         match self.lane_for(k) {
             Some(i) => self.append(i, k),
@@ -120,25 +127,29 @@ impl Lanes {
     }
 
     /// The smallest key.
+    #[inline]
     pub fn peek(&self) -> Option<u128> {
-        let lane = self.heads.peek().map(|Reverse(h)| h.key);
-        let other = self.other.peek().map(|Reverse(k)| *k);
-        match (lane, other) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        (self.len > 0).then_some(self.min)
     }
 
     pub fn pop(&mut self) -> Option<u128> {
         let k = self.peek()?;
-        let lane = self.heads.peek().filter(|Reverse(h)| h.key == k).map(|Reverse(h)| h.lane);
-        match lane {
+        match self.heads.peek().filter(|Reverse(h)| h.key == k).map(|Reverse(h)| h.lane) {
             Some(i) => self.advance(i),
             None => drop(self.other.pop()),
         }
         self.len -= 1;
         self.base = time(k);
+        self.min = self.smallest();
         Some(k)
+    }
+
+    /// The smaller of the lanes' first key and `other`'s (any value when both are empty).
+    #[inline]
+    fn smallest(&self) -> u128 {
+        let lane = self.heads.peek().map_or(u128::MAX, |Reverse(h)| h.key);
+        let other = self.other.peek().map_or(u128::MAX, |Reverse(k)| *k);
+        lane.min(other)
     }
 
     /// Take lane `i`'s first key (the smallest of all) off and let its next one in.
@@ -177,6 +188,7 @@ mod tests {
                 all.push(k);
             }
             all.sort_unstable_by(|a, b| b.cmp(a));
+            assert_eq!(q.peek(), all.last().copied(), "the kept smallest key");
             let k = q.pop();
             assert_eq!(k, all.pop());
             now = k.map_or(now, time);

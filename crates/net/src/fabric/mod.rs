@@ -327,6 +327,13 @@ impl Fabric {
         }
     }
 
+    /// Have PAUSEs or resumes reached node ports since the last `take_node_pauses`? (Asked
+    /// after every event; the answer is nearly always no.)
+    #[inline]
+    pub fn has_node_pauses(&self) -> bool {
+        !self.node_pauses.is_empty()
+    }
+
     /// The PAUSEs (true) and resumes that reached node ports since the last call, by node:
     /// a NIC that honours PFC stops its transmit side while paused (the caller tells it).
     pub fn take_node_pauses(&mut self) -> Vec<(u32, bool)> {
