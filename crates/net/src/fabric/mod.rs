@@ -37,8 +37,10 @@ use store::Store;
 /// The fabric's own events.
 #[derive(Clone, Copy, Debug)]
 pub enum NetEvent {
-    /// The port finished serializing a packet and another one waits.
-    TxDone { port: u32 },
+    /// The port finished serializing a packet and another one waits. `local` is the port's
+    /// index in the fabric (or partition) that scheduled it (`Scope`), which would
+    /// otherwise be looked up again at every such event.
+    TxDone { port: u32, local: u32 },
     /// A packet's last bit reached the node at the far end of `port`'s link (a switch
     /// takes it as a `Forward` a switching latency later).
     Arrive { port: u32, pkt: Pkt },
@@ -297,8 +299,8 @@ impl Fabric {
         delivered: &mut Vec<(u32, Packet)>,
     ) {
         match ev {
-            NetEvent::TxDone { port } => {
-                let i = self.scope.ports.local(port);
+            NetEvent::TxDone { port, local } => {
+                let i = local as usize;
                 self.ports[i].wake = false;
                 self.start(now, port, i, out);
             }
@@ -416,7 +418,7 @@ impl Fabric {
             return self.start(now, port, i, out);
         }
         p.wake = true;
-        out.at(p.free_at, NetEvent::TxDone { port });
+        out.at(p.free_at, NetEvent::TxDone { port, local: i as u32 });
     }
 
     /// Packet `r` did not make it across `port`'s hop: count it; a multicast copy is resent
@@ -461,7 +463,7 @@ impl Fabric {
         if let Some(next) = self.ports[i].next() {
             self.packets.prefetch(next);
             self.ports[i].wake = true;
-            out.at(now + ser, NetEvent::TxDone { port });
+            out.at(now + ser, NetEvent::TxDone { port, local: i as u32 });
         }
         let (p, fault) = self.loss.get(&port).map_or((self.p.link.drop_prob, None), |&(p, k)| (p, Some(k)));
         if p > 0.0 && self.link_rng[i].next_f64() < p {
