@@ -54,7 +54,9 @@ impl Ord for Head {
 
 #[derive(Debug)]
 pub(crate) struct Lanes {
-    lanes: Vec<Lane>,
+    /// An array, not a vector: `places` gives indices below `LANES`, so that indexing it
+    /// needs no bounds check (two at every push).
+    lanes: Box<[Lane; LANES]>,
     /// The first key of every non-empty lane.
     heads: BinaryHeap<Reverse<Head>>,
     other: BinaryHeap<Reverse<u128>>,
@@ -69,7 +71,7 @@ pub(crate) struct Lanes {
 
 impl Default for Lanes {
     fn default() -> Self {
-        let lanes = (0..LANES).map(|_| Lane::default()).collect();
+        let lanes = Box::new(std::array::from_fn(|_| Lane::default()));
         Lanes { lanes, heads: BinaryHeap::new(), other: BinaryHeap::new(), base: 0, len: 0, min: 0 }
     }
 }
@@ -154,9 +156,10 @@ impl Lanes {
 
     /// Take lane `i`'s first key (the smallest of all) off and let its next one in.
     fn advance(&mut self, i: usize) {
-        self.lanes[i].keys.pop_front();
+        let lane = &mut self.lanes[i % LANES]; // i < LANES: the mask spares a bounds check
+        lane.keys.pop_front();
         let mut top = self.heads.peek_mut().expect("lane is a head");
-        match self.lanes[i].keys.front() {
+        match lane.keys.front() {
             Some(&next) => *top = Reverse(Head { key: next, lane: i }),
             None => drop(PeekMut::pop(top)),
         }
