@@ -21,11 +21,40 @@ use std::collections::VecDeque;
 /// Lanes; a power of two (delays are hashed onto them).
 const LANES: usize = 64;
 
-#[derive(Debug, Default)]
-struct Lane {
+#[derive(Debug)]
+struct Lane<E> {
     /// The delay of its keys (meaningful while it holds any).
     delay: u64,
-    keys: VecDeque<u128>,
+    /// Keys with the events they order: an event moves once into its lane and once out,
+    /// where a slab beside the keys cost a look-up, a free list and a cache miss per event.
+    keys: VecDeque<(u128, E)>,
+}
+
+impl<E> Default for Lane<E> {
+    fn default() -> Self {
+        Lane { delay: 0, keys: VecDeque::new() }
+    }
+}
+
+/// A key and its event in `other`: ordered by the key alone, smallest first.
+#[derive(Debug)]
+struct Other<E>(u128, E);
+
+impl<E> PartialEq for Other<E> {
+    fn eq(&self, o: &Other<E>) -> bool {
+        self.0 == o.0
+    }
+}
+impl<E> Eq for Other<E> {}
+impl<E> PartialOrd for Other<E> {
+    fn partial_cmp(&self, o: &Other<E>) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl<E> Ord for Other<E> {
+    fn cmp(&self, o: &Other<E>) -> std::cmp::Ordering {
+        o.0.cmp(&self.0)
+    }
 }
 
 /// A lane's first key; ordered by the key alone (keys are unique).
@@ -53,13 +82,13 @@ impl Ord for Head {
 }
 
 #[derive(Debug)]
-pub(crate) struct Lanes {
+pub(crate) struct Lanes<E> {
     /// An array, not a vector: `places` gives indices below `LANES`, so that indexing it
     /// needs no bounds check (two at every push).
-    lanes: Box<[Lane; LANES]>,
+    lanes: Box<[Lane<E>; LANES]>,
     /// The first key of every non-empty lane.
     heads: BinaryHeap<Reverse<Head>>,
-    other: BinaryHeap<Reverse<u128>>,
+    other: BinaryHeap<Other<E>>,
     /// Time of the last key taken out: delays are measured from it.
     base: u64,
     len: usize,
@@ -69,7 +98,7 @@ pub(crate) struct Lanes {
     min: u128,
 }
 
-impl Default for Lanes {
+impl<E> Default for Lanes<E> {
     fn default() -> Self {
         let lanes = Box::new(std::array::from_fn(|_| Lane::default()));
         Lanes { lanes, heads: BinaryHeap::new(), other: BinaryHeap::new(), base: 0, len: 0, min: 0 }
@@ -88,19 +117,19 @@ fn places(delay: u64) -> [usize; 2] {
     [h(0x9e37_79b9_7f4a_7c15), h(0xc2b2_ae3d_27d4_eb4f)]
 }
 
-impl Lanes {
+impl<E> Lanes<E> {
     pub fn len(&self) -> usize {
         self.len
     }
 
-    pub fn push(&mut self, k: u128) {
+    pub fn push(&mut self, k: u128, e: E) {
         if self.len == 0 || k < self.min {
             self.min = k;
         }
         self.len += 1;
         match self.lane_for(k) {
-            Some(i) => self.append(i, k),
-            None => self.other.push(Reverse(k)),
+            Some(i) => self.append(i, k, e),
+            None => self.other.push(Other(k, e)),
         }
     }
 
@@ -110,22 +139,22 @@ impl Lanes {
         let delay = time(k).checked_sub(self.base)?;
         let [a, b] = places(delay);
         let (la, lb) = (&self.lanes[a], &self.lanes[b]);
-        let owner = |l: &Lane| l.delay == delay && !l.keys.is_empty();
+        let owner = |l: &Lane<E>| l.delay == delay && !l.keys.is_empty();
         match () {
-            _ if owner(la) => la.keys.back().is_some_and(|&last| last < k).then_some(a),
-            _ if owner(lb) => lb.keys.back().is_some_and(|&last| last < k).then_some(b),
+            _ if owner(la) => la.keys.back().is_some_and(|&(last, _)| last < k).then_some(a),
+            _ if owner(lb) => lb.keys.back().is_some_and(|&(last, _)| last < k).then_some(b),
             _ if la.keys.is_empty() => Some(a),
             _ => lb.keys.is_empty().then_some(b),
         }
     }
 
-    fn append(&mut self, i: usize, k: u128) {
+    fn append(&mut self, i: usize, k: u128, e: E) {
         let lane = &mut self.lanes[i];
         if lane.keys.is_empty() {
             lane.delay = time(k) - self.base;
             self.heads.push(Reverse(Head { key: k, lane: i }));
         }
-        lane.keys.push_back(k);
+        lane.keys.push_back((k, e));
     }
 
     /// The smallest key.
@@ -134,35 +163,38 @@ impl Lanes {
         (self.len > 0).then_some(self.min)
     }
 
-    pub fn pop(&mut self) -> Option<u128> {
+    /// The smallest key and its event.
+    pub fn pop(&mut self) -> Option<(u128, E)> {
         let k = self.peek()?;
-        match self.heads.peek().filter(|Reverse(h)| h.key == k).map(|Reverse(h)| h.lane) {
+        let e = match self.heads.peek().filter(|Reverse(h)| h.key == k).map(|Reverse(h)| h.lane) {
             Some(i) => self.advance(i),
-            None => drop(self.other.pop()),
-        }
+            None => self.other.pop().expect("the smallest key is in other").1,
+        };
         self.len -= 1;
         self.base = time(k);
         self.min = self.smallest();
-        Some(k)
+        Some((k, e))
     }
 
     /// The smaller of the lanes' first key and `other`'s (any value when both are empty).
     #[inline]
     fn smallest(&self) -> u128 {
         let lane = self.heads.peek().map_or(u128::MAX, |Reverse(h)| h.key);
-        let other = self.other.peek().map_or(u128::MAX, |Reverse(k)| *k);
+        let other = self.other.peek().map_or(u128::MAX, |o| o.0);
         lane.min(other)
     }
 
-    /// Take lane `i`'s first key (the smallest of all) off and let its next one in.
-    fn advance(&mut self, i: usize) {
+    /// Take lane `i`'s first key (the smallest of all) off, let its next one in, and give
+    /// its event.
+    fn advance(&mut self, i: usize) -> E {
         let lane = &mut self.lanes[i % LANES]; // i < LANES: the mask spares a bounds check
-        lane.keys.pop_front();
+        let (_, e) = lane.keys.pop_front().expect("a head's lane holds it");
         let mut top = self.heads.peek_mut().expect("lane is a head");
         match lane.keys.front() {
-            Some(&next) => *top = Reverse(Head { key: next, lane: i }),
+            Some(&(next, _)) => *top = Reverse(Head { key: next, lane: i }),
             None => drop(PeekMut::pop(top)),
         }
+        e
     }
 }
 
@@ -187,12 +219,14 @@ mod tests {
                 };
                 seq += 1;
                 let k = (t as u128) << 64 | seq;
-                q.push(k);
+                q.push(k, !k);
                 all.push(k);
             }
             all.sort_unstable_by(|a, b| b.cmp(a));
             assert_eq!(q.peek(), all.last().copied(), "the kept smallest key");
-            let k = q.pop();
+            let popped = q.pop();
+            assert!(popped.is_none_or(|(k, e)| e == !k), "each key with its own event");
+            let k = popped.map(|(k, _)| k);
             assert_eq!(k, all.pop());
             now = k.map_or(now, time);
         }
