@@ -105,6 +105,19 @@ impl<E> Default for Lanes<E> {
     }
 }
 
+/// Entries an emptied lane keeps room for. A lane's room is the most it ever held, and its
+/// entries carry events (48 bytes in a cluster's queue): a burst (every core's start, a
+/// sort's shuffle) would otherwise stay reserved in every lane it passed through, for the
+/// rest of the run (measured: 7% more memory on a 4,096-core sort).
+const KEEP: usize = 16;
+
+/// Give back an emptied lane's room beyond `KEEP`.
+fn shrink<T>(keys: &mut VecDeque<T>) {
+    if keys.capacity() > KEEP {
+        keys.shrink_to(KEEP);
+    }
+}
+
 /// The time of a key (its high 64 bits).
 fn time(k: u128) -> u64 {
     (k >> 64) as u64
@@ -192,7 +205,10 @@ impl<E> Lanes<E> {
         let mut top = self.heads.peek_mut().expect("lane is a head");
         match lane.keys.front() {
             Some(&(next, _)) => *top = Reverse(Head { key: next, lane: i }),
-            None => drop(PeekMut::pop(top)),
+            None => {
+                PeekMut::pop(top);
+                shrink(&mut lane.keys);
+            }
         }
         e
     }
