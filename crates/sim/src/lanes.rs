@@ -146,6 +146,17 @@ impl<E> Lanes<E> {
         }
     }
 
+    /// Push a key whose delay no other key shares (a packet let in from another partition,
+    /// arriving whenever it does): straight to `other`, where a lane it took would be kept
+    /// from the delays that come again and again, and crowd them into `other` instead.
+    pub fn push_aside(&mut self, k: u128, e: E) {
+        if self.len == 0 || k < self.min {
+            self.min = k;
+        }
+        self.len += 1;
+        self.other.push(Other(k, e));
+    }
+
     /// The lane `k` can be appended to: its delay's lane if `k` sorts after its last key, or
     /// a free lane, claimed for the delay.
     fn lane_for(&self, k: u128) -> Option<usize> {
@@ -220,7 +231,7 @@ mod tests {
     use crate::Rng;
 
     /// Keys pushed at fixed and random delays after the last one taken out, and some before
-    /// it, come out sorted.
+    /// it, into lanes or aside, come out sorted.
     #[test]
     fn pops_in_order() {
         let (mut q, mut rng, mut all, mut seq) = (Lanes::default(), Rng::new(3), Vec::new(), 0u128);
@@ -235,7 +246,10 @@ mod tests {
                 };
                 seq += 1;
                 let k = (t as u128) << 64 | seq;
-                q.push(k, !k);
+                match rng.below(5) {
+                    0 => q.push_aside(k, !k),
+                    _ => q.push(k, !k),
+                }
                 all.push(k);
             }
             all.sort_unstable_by(|a, b| b.cmp(a));

@@ -134,7 +134,7 @@ impl Simulation {
     pub(crate) fn accept_inbox(&mut self) {
         let net = self.net.as_mut().expect("cluster run");
         for (t, port, p) in net.inbox.drain(..) {
-            self.q.push(t, Ev::Net(net.fabric.accept(port, p)));
+            self.q.push_aside(t, Ev::Net(net.fabric.accept(port, p)));
         }
         crate::net::release_packets(&mut net.inbox);
     }
