@@ -136,10 +136,7 @@ impl<E> Lanes<E> {
     }
 
     pub fn push(&mut self, k: u128, e: E) {
-        if self.len == 0 || k < self.min {
-            self.min = k;
-        }
-        self.len += 1;
+        self.count_in(k);
         match self.lane_for(k) {
             Some(i) => self.append(i, k, e),
             None => self.other.push(Other(k, e)),
@@ -150,11 +147,17 @@ impl<E> Lanes<E> {
     /// arriving whenever it does): straight to `other`, where a lane it took would be kept
     /// from the delays that come again and again, and crowd them into `other` instead.
     pub fn push_aside(&mut self, k: u128, e: E) {
+        self.count_in(k);
+        self.other.push(Other(k, e));
+    }
+
+    /// One more key held: the smallest, if it is.
+    #[inline]
+    fn count_in(&mut self, k: u128) {
         if self.len == 0 || k < self.min {
             self.min = k;
         }
         self.len += 1;
-        self.other.push(Other(k, e));
     }
 
     /// The lane `k` can be appended to: its delay's lane if `k` sorts after its last key, or

@@ -33,18 +33,21 @@ impl<E> EventQueue<E> {
         Self::default()
     }
     pub fn push(&mut self, time: Time, event: E) {
+        let k = self.next_key(time);
+        self.keys.push(k, event);
+    }
+    /// The key of the next event pushed, at `time`.
+    #[inline]
+    fn next_key(&mut self, time: Time) -> u128 {
         assert!(self.keys.len() < QUEUE_CAPACITY, "event queue: too many events");
-        let seq = self.next_seq;
         self.next_seq += 1;
-        self.keys.push(key(time, seq), event);
+        key(time, self.next_seq - 1)
     }
     /// `push`, for an event at a delay no other shares (`Lanes::push_aside`): the same
     /// order, a cheaper place.
     pub fn push_aside(&mut self, time: Time, event: E) {
-        assert!(self.keys.len() < QUEUE_CAPACITY, "event queue: too many events");
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.keys.push_aside(key(time, seq), event);
+        let k = self.next_key(time);
+        self.keys.push_aside(k, event);
     }
     pub fn pop(&mut self) -> Option<(Time, E)> {
         let (k, e) = self.keys.pop()?;
