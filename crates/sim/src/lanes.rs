@@ -1,4 +1,4 @@
-//! Pending event keys as FIFO lanes by delay, merged by a small heap.
+//! Pending events, by key, as FIFO lanes by delay, merged by a small heap.
 //!
 //! Most events are scheduled a fixed delay ahead of the one being handled (a serialization
 //! time, a serialization plus a propagation, zero), and the time being handled never goes
@@ -12,7 +12,9 @@
 //! otherwise (both places taken by other delays, or a key earlier than the last taken out,
 //! which a core running behind global time may schedule) to an ordinary heap, `other`. The
 //! earliest key is the smaller of the lanes' earliest and `other`'s, so the order is exactly
-//! (time, sequence) whatever lanes keys go to.
+//! (time, sequence) whatever lanes keys go to. A key whose delay no other shares (a packet
+//! from another partition) is pushed to `other` at once (`push_aside`), leaving the lanes to
+//! the delays that recur. Each event rides beside its key, in its lane or in `other`.
 
 use std::cmp::Reverse;
 use std::collections::binary_heap::{BinaryHeap, PeekMut};
@@ -93,8 +95,8 @@ pub(crate) struct Lanes<E> {
     base: u64,
     len: usize,
     /// The smallest key while any is held (else meaningless): a cluster's event loop asks
-    /// for it three or four times an event (its next time, the pop, the prefetch of the
-    /// event after), which then read one field instead of comparing two heaps' tops.
+    /// for it before every event (the next time of both its queues) and the pop again,
+    /// which then read one field instead of comparing two heaps' tops.
     min: u128,
 }
 

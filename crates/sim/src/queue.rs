@@ -3,14 +3,20 @@
 use crate::lanes::Lanes;
 use crate::time::Time;
 
-/// Events a queue can hold pending at once. Going past it is a broken invariant (a panic),
-/// so callers that let the user's input fill a queue check against this first.
+/// Events a queue can hold pending at once (16 million, about 800 MB of a cluster's events).
+/// Going past it is a broken invariant (a panic), so callers that let the user's input fill
+/// a queue check against this first.
 pub const QUEUE_CAPACITY: usize = 1 << 24;
 
 /// The key of an event: time in the high 64 bits, then the sequence number, so that
 /// comparing keys compares (time, sequence) as one 128-bit integer, without branches.
 fn key(time: Time, seq: u64) -> u128 {
     (time.0 as u128) << 64 | seq as u128
+}
+
+/// The time of a key.
+fn time_of(k: u128) -> Time {
+    Time((k >> 64) as u64)
 }
 
 /// Min-queue of events keyed by (time, sequence number); `lanes` orders the keys and holds
@@ -52,11 +58,11 @@ impl<E> EventQueue<E> {
     pub fn pop(&mut self) -> Option<(Time, E)> {
         let (k, e) = self.keys.pop()?;
         self.popped += 1;
-        Some((Time((k >> 64) as u64), e))
+        Some((time_of(k), e))
     }
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<Time> {
-        self.keys.peek().map(|k| Time((k >> 64) as u64))
+        self.keys.peek().map(time_of)
     }
     pub fn len(&self) -> usize {
         self.keys.len()
