@@ -41,9 +41,10 @@ pub enum NetEvent {
     /// index in the fabric (or partition) that scheduled it (`Scope`), which would
     /// otherwise be looked up again at every such event.
     TxDone { port: u32, local: u32 },
-    /// A packet's last bit reached the node at the far end of `port`'s link (a switch
-    /// takes it as a `Forward` a switching latency later).
-    Arrive { port: u32, pkt: Pkt },
+    /// A packet's last bit reached node `node`, at the far end of its link (a switch takes
+    /// it as a `Forward` a switching latency later). The node, not the port: the sender
+    /// knows it (`peers`), where the port would be worked out again, with divisions.
+    Arrive { node: u32, pkt: Pkt },
     /// A packet leaves a switch's switching pipeline towards its output port(s).
     Forward { sw: u32, inport: u32, pkt: Pkt },
     /// A multicast copy lost on `port`'s hop is sent again.
@@ -304,7 +305,7 @@ impl Fabric {
                 self.ports[i].wake = false;
                 self.start(now, port, i, out);
             }
-            NetEvent::Arrive { port, pkt } => self.arrive(now, port, pkt, delivered),
+            NetEvent::Arrive { node, pkt } => self.arrive(now, node, pkt, delivered),
             NetEvent::Forward { sw, inport, pkt } => self.forward(now, sw, inport, pkt, out),
             NetEvent::Resend { port, pkt } => {
                 self.stats.multicast_resends += 1;
@@ -486,7 +487,7 @@ impl Fabric {
         match peer {
             Peer::Node(n) => {
                 out.arriving(n, self.packets.get(r));
-                out.at(at, NetEvent::Arrive { port, pkt: r })
+                out.at(at, NetEvent::Arrive { node: n, pkt: r })
             }
             Peer::Switch { sw, inport } => self.enter_switch(at, sw, inport, r, out),
         }
@@ -503,9 +504,8 @@ impl Fabric {
         }
     }
 
-    /// A packet reached the node at the far end of `port`'s link.
-    fn arrive(&mut self, now: Time, port: u32, r: Pkt, delivered: &mut Vec<(u32, Packet)>) {
-        let Peer::Node(n) = self.wiring.peer(port) else { unreachable!("switches take packets as Forward") };
+    /// A packet reached node `n`.
+    fn arrive(&mut self, now: Time, n: u32, r: Pkt, delivered: &mut Vec<(u32, Packet)>) {
         self.stats.delivered += 1;
         self.capture_if(now, self.capture == Some(CapturePoint::Node(n)), r, Direction::Inbound);
         delivered.push((n, self.packets.take(r)));
