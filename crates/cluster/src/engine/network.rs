@@ -73,9 +73,23 @@ impl Simulation {
     pub(crate) fn net_event(&mut self, ev: NetEvent) {
         let now = self.now;
         let net = self.net.as_mut().expect("cluster run");
-        let mut delivered = std::mem::take(&mut net.delivered);
         let mut out = Queue { q: &mut self.q, nodes: &self.nodes, base: self.base };
-        net.fabric.handle(now, ev, &mut out, &mut delivered);
+        net.fabric.handle(now, ev, &mut out, &mut net.delivered);
+        // Most of the fabric's events (a port's next packet, a switch forwarding) deliver
+        // nothing and pause nothing: they end here.
+        if !net.delivered.is_empty() {
+            self.deliver();
+        }
+        if self.net().fabric.has_node_pauses() {
+            for (node, on) in self.net().fabric.take_node_pauses() {
+                self.rdma_pause(self.end_of(node), on);
+            }
+        }
+    }
+
+    /// Hand the packets the fabric just delivered to their endpoints.
+    fn deliver(&mut self) {
+        let mut delivered = std::mem::take(&mut self.net().delivered);
         for (node, pkt) in delivered.drain(..) {
             let end = self.end_of(node);
             if pkt.is_frame() {
@@ -87,9 +101,6 @@ impl Simulation {
             }
         }
         self.net().delivered = delivered;
-        for (node, on) in self.net().fabric.take_node_pauses() {
-            self.rdma_pause(self.end_of(node), on);
-        }
     }
 
     /// A raw frame's last byte reached an endpoint: an IceNIC takes it, the test host
@@ -123,7 +134,7 @@ impl Simulation {
     pub(crate) fn accept_inbox(&mut self) {
         let net = self.net.as_mut().expect("cluster run");
         for (t, port, p) in net.inbox.drain(..) {
-            self.q.push(t, Ev::Net(net.fabric.accept(port, p)));
+            self.q.push_aside(t, Ev::Net(net.fabric.accept(port, p)));
         }
         crate::net::release_packets(&mut net.inbox);
     }

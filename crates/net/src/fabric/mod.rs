@@ -37,11 +37,14 @@ use store::Store;
 /// The fabric's own events.
 #[derive(Clone, Copy, Debug)]
 pub enum NetEvent {
-    /// The port finished serializing a packet and another one waits.
-    TxDone { port: u32 },
-    /// A packet's last bit reached the node at the far end of `port`'s link (a switch
-    /// takes it as a `Forward` a switching latency later).
-    Arrive { port: u32, pkt: Pkt },
+    /// The port finished serializing a packet and another one waits. `local` is the port's
+    /// index in the fabric (or partition) that scheduled it (`Scope`), which would
+    /// otherwise be looked up again at every such event.
+    TxDone { port: u32, local: u32 },
+    /// A packet's last bit reached node `node`, at the far end of its link (a switch takes
+    /// it as a `Forward` a switching latency later). The node, not the port: the sender
+    /// knows it (`peers`), where the port would be worked out again, with divisions.
+    Arrive { node: u32, pkt: Pkt },
     /// A packet leaves a switch's switching pipeline towards its output port(s).
     Forward { sw: u32, inport: u32, pkt: Pkt },
     /// A multicast copy lost on `port`'s hop is sent again.
@@ -297,12 +300,12 @@ impl Fabric {
         delivered: &mut Vec<(u32, Packet)>,
     ) {
         match ev {
-            NetEvent::TxDone { port } => {
-                let i = self.scope.ports.local(port);
+            NetEvent::TxDone { port, local } => {
+                let i = local as usize;
                 self.ports[i].wake = false;
                 self.start(now, port, i, out);
             }
-            NetEvent::Arrive { port, pkt } => self.arrive(now, port, pkt, delivered),
+            NetEvent::Arrive { node, pkt } => self.arrive(now, node, pkt, delivered),
             NetEvent::Forward { sw, inport, pkt } => self.forward(now, sw, inport, pkt, out),
             NetEvent::Resend { port, pkt } => {
                 self.stats.multicast_resends += 1;
@@ -325,6 +328,13 @@ impl Fabric {
         } else if pfc.paused.remove(&port) {
             self.kick(now, port, self.scope.ports.local(port), out);
         }
+    }
+
+    /// Have PAUSEs or resumes reached node ports since the last `take_node_pauses`? (Asked
+    /// after every event; the answer is nearly always no.)
+    #[inline]
+    pub fn has_node_pauses(&self) -> bool {
+        !self.node_pauses.is_empty()
     }
 
     /// The PAUSEs (true) and resumes that reached node ports since the last call, by node:
@@ -409,7 +419,7 @@ impl Fabric {
             return self.start(now, port, i, out);
         }
         p.wake = true;
-        out.at(p.free_at, NetEvent::TxDone { port });
+        out.at(p.free_at, NetEvent::TxDone { port, local: i as u32 });
     }
 
     /// Packet `r` did not make it across `port`'s hop: count it; a multicast copy is resent
@@ -454,7 +464,7 @@ impl Fabric {
         if let Some(next) = self.ports[i].next() {
             self.packets.prefetch(next);
             self.ports[i].wake = true;
-            out.at(now + ser, NetEvent::TxDone { port });
+            out.at(now + ser, NetEvent::TxDone { port, local: i as u32 });
         }
         let (p, fault) = self.loss.get(&port).map_or((self.p.link.drop_prob, None), |&(p, k)| (p, Some(k)));
         if p > 0.0 && self.link_rng[i].next_f64() < p {
@@ -477,7 +487,7 @@ impl Fabric {
         match peer {
             Peer::Node(n) => {
                 out.arriving(n, self.packets.get(r));
-                out.at(at, NetEvent::Arrive { port, pkt: r })
+                out.at(at, NetEvent::Arrive { node: n, pkt: r })
             }
             Peer::Switch { sw, inport } => self.enter_switch(at, sw, inport, r, out),
         }
@@ -494,9 +504,8 @@ impl Fabric {
         }
     }
 
-    /// A packet reached the node at the far end of `port`'s link.
-    fn arrive(&mut self, now: Time, port: u32, r: Pkt, delivered: &mut Vec<(u32, Packet)>) {
-        let Peer::Node(n) = self.wiring.peer(port) else { unreachable!("switches take packets as Forward") };
+    /// A packet reached node `n`.
+    fn arrive(&mut self, now: Time, n: u32, r: Pkt, delivered: &mut Vec<(u32, Packet)>) {
         self.stats.delivered += 1;
         self.capture_if(now, self.capture == Some(CapturePoint::Node(n)), r, Direction::Inbound);
         delivered.push((n, self.packets.take(r)));

@@ -90,11 +90,11 @@ impl Port {
 
     /// Bring the queue's time integral up to `now`; call before the queue changes.
     pub fn advance(&mut self, now: Time) {
-        self.area += u128::from(self.total) * u128::from(now.0.saturating_sub(self.since.0));
-        self.since = now;
-        if self.first.is_none() && self.total > 0 {
-            self.first = Some(now);
+        if self.total > 0 {
+            self.area += u128::from(self.total) * u128::from(now.0.saturating_sub(self.since.0));
+            self.first.get_or_insert(now);
         }
+        self.since = now;
     }
 
     /// The time-averaged bytes queued from when the port first held a packet to its last
