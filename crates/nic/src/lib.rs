@@ -7,7 +7,8 @@
 //!   the TX assembler, the scheduler CSRs.
 //! - [`nic`]: the NIC proper: packet-to-core delivery with JBSQ(n) core selection over a
 //!   per-context global queue, message completion on the TX side, CSR semantics, and the
-//!   interrupt line of each core.
+//!   interrupt line of each core; its contexts' queues and registrations are kept by
+//!   context id in a small ordered vector (`nic/by_context.rs`).
 //! - [`core_if::sched`]: the hardware thread scheduler's rules: target, interrupt, demotion, idle.
 //! - [`stamp`]: the prototype's latency stamps for the testers' context 0x1234.
 //! - [`icenic`]: FireSim's IceNIC, the DMA NIC of the traditional baseline node
@@ -27,7 +28,6 @@
 
 #![forbid(unsafe_code)]
 
-pub mod by_context;
 pub mod core_if;
 pub mod icenic;
 pub mod message;

@@ -1,11 +1,13 @@
 //! The NIC of one node: delivery with JBSQ core selection, TX completion, CSRs, interrupts.
 
-use crate::by_context::ByContext;
 use crate::core_if::{Context, CoreIf};
 use crate::csr::*;
 use crate::message::{words_for, Message};
 use crate::params::{CoreSelection, NicParams};
 use std::collections::VecDeque;
+
+mod by_context;
+use by_context::ByContext;
 
 /// Something the caller must do at a given cycle of the node clock.
 #[derive(Clone, Debug, PartialEq, Eq)]
