@@ -4,6 +4,7 @@ fails naming the file when the row it needs is missing. The papers' and the prot
 figures these are set beside are in scripts/validation_rows.py with their sources."""
 import csv
 import os
+import statistics
 import sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -59,6 +60,19 @@ def datacenter_seeds():
     """experiments/nanosort-datacenter: the seeds its results.csv holds, in order."""
     found, _ = rows("nanosort-datacenter", "results.csv")
     return [int(r["seed"]) for r in found]
+
+
+def datacenter_spread():
+    """experiments/nanosort-datacenter: how its seeds' sort times follow their final skew (the
+    largest final bucket over the mean one): the correlation, the least-squares slope (us per
+    unit of skew), and the standard deviations of skew and of sort time (us)."""
+    found, full = rows("nanosort-datacenter", "results.csv")
+    if len(found) < 3:
+        sys.exit(f"{full}: fewer than 3 seeds: rerun the experiment")
+    t = [float(r["total_us"]) for r in found]
+    s = [float(r["skew"]) for r in found]
+    slope = statistics.linear_regression(s, t).slope
+    return statistics.correlation(s, t), slope, statistics.stdev(s), statistics.stdev(t)
 
 
 def nanosort_buckets():
