@@ -61,9 +61,9 @@ MCAST_NOTE = ("bounded by the 4,096-core row: the speed-up is the run without mu
               "summary reports now come from the NIC model, out of band (docs/sort-harness.md, \"Figures\"), "
               "and that run is {off_ratio:.2f}x the paper's")
 SD_NOTE = ("bounded on our side, not located on the paper's: our runs differ only in the seed (keys and "
-           "PivotSelect's draws; the simulation is deterministic), and their spread follows the final skew, "
-           "which sets the value fetch of the largest final bucket (`experiments/nanosort-datacenter`, its "
-           "README): over our seeds the sort time's correlation with the skew is {r:.2f}, {slope:.1f} us per unit "
+           "PivotSelect's draws; the simulation is deterministic), and their spread mostly follows the final "
+           "skew, which sets the value fetch of the largest final bucket (`experiments/nanosort-datacenter`: "
+           "its README for the fetch, `results.csv` for the seeds): over our seeds the sort time's correlation with the skew is {r:.2f}, {slope:.1f} us per unit "
            "of skew, and the skew's standard deviation {skew_sd:.2f}. For the paper's 4.127 us to come from the "
            "skew alone at our slope, its skew would have to vary with a standard deviation of about "
            "{needed:.1f}, {times:.0f} times ours; the paper states neither its runs' skews nor what differed "
