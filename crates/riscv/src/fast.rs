@@ -62,9 +62,12 @@ use crate::program::PAGE;
 macro_rules! load {
     ($core:ident, $mem:ident, $plat:ident, $r:ident, $s:ident, $addr:expr, $n:literal, $ext:expr) => {{
         ($core.pc, $core.cycle) = ($r.pc(), $r.cycle);
-        let v = $core.load_op::<$n, P>($mem, $plat, $r.op(), $addr)?;
+        let op = $r.op();
+        let v = $core.load_op::<$n, P>($mem, $plat, op, $addr)?;
         $r.cycle = $core.cycle;
-        $core.quiet_from = $core.quiet_from.max($core.ready_of($r.rd()));
+        // The entry `load_op` has just set: `op.rd`, not `Run::rd`, so that the value is
+        // taken from where it was computed, not read back.
+        $core.quiet_from = $core.quiet_from.max($core.ready_of(op.rd));
         $r.settle_access($core.block_end);
         $core.set_slot($r.rd(), $ext(v));
         $r.at = $r.at.wrapping_add($s);
@@ -217,9 +220,13 @@ impl Run {
     /// `settle_variable` after a load or store, which may also have moved the horizon to
     /// now (`Core::note_repeat`: a core found polling yields after this instruction).
     #[inline(always)]
+    /// The run ends then (the outer loop then sees the horizon passed, as `note_repeat`
+    /// moves it to no later than the core's cycle), so `far_limit` is compared with, not
+    /// lowered.
     fn settle_access(&mut self, block_end: u64) {
-        self.far_limit = self.far_limit.min(block_end);
-        self.settle_variable();
+        if self.cycle >= self.far_limit.min(block_end) {
+            self.end = self.at;
+        }
     }
 }
 
