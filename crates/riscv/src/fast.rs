@@ -288,6 +288,9 @@ impl Core {
         let mut pc = self.pc;
         let bias = (page * PAGE).wrapping_sub(ops as u64 >> 2);
         let far_limit = self.block_end.saturating_sub((1 << shift) / 2);
+        // A slot's index within its line: the low bits of its index in the page (lines
+        // are aligned, and no larger than a page).
+        let line_mask = ((1usize << shift) / 2).saturating_sub(1);
         let mut r = Run { at: ops, bias, end: ops, cycle: self.cycle, far_limit };
         // `block_end` is read again at each line: a load or store may move it (`load!`).
         while r.cycle < self.block_end && pc / PAGE == page {
@@ -298,9 +301,10 @@ impl Core {
             // `pc` and every pc of its line; they change only when `NodeMem::code_page`
             // decodes a page again, which does not happen in this loop (`fence.i` is left
             // to `exec_rare`, after which it returns).
-            r.at = unsafe { ops.add(((pc % PAGE) / 2) as usize) };
-            let slots = ((((pc >> shift) + 1) << shift) - pc) / 2;
-            r.end = r.at.wrapping_add(slots as usize);
+            let at = ((pc % PAGE) / 2) as usize;
+            r.at = unsafe { ops.add(at) };
+            // The line's last slot is `at` with the low bits of a slot in a line set.
+            r.end = ops.wrapping_add((at | line_mask) + 1);
             if r.cycle >= r.far_limit {
                 // Near the horizon: one op at a time, the horizon compared after each.
                 r.end = r.at.wrapping_add(1);
