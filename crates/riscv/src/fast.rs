@@ -71,7 +71,7 @@ macro_rules! load {
         $r.settle_access($core.block_end);
         $core.set_slot($r.rd(), $ext(v));
         $r.at = $r.at.wrapping_add($s);
-        Ok(Flow::Next)
+        Ok(Flow::Raised)
     }};
 }
 
@@ -159,6 +159,9 @@ enum Flow {
     /// The next op, in order (`Run::at` moved on to it: read only while below `end`;
     /// `wrapping_add`, since a 4-byte op in the page's last slot points it past the page).
     Next,
+    /// `Next`, after an op that may have raised `quiet_from` (a load, a multiply or a
+    /// divide): the quiet loop (`quiet_steps`) hands back.
+    Raised,
     /// A taken branch or a jump to this pc: the line run ends here.
     Jump(u64),
     /// `exec_rare` ran the op: the core's pc and cycle are its own.
@@ -310,8 +313,12 @@ impl Core {
                 r.end = r.at.wrapping_add(1);
             }
             pc = loop {
-                match self.step(&mut r, mem, plat)? {
-                    Flow::Next => {
+                let flow = match r.cycle >= self.quiet_from {
+                    true => self.quiet_steps(&mut r, mem, plat)?,
+                    false => self.step::<false, P>(&mut r, mem, plat)?,
+                };
+                match flow {
+                    Flow::Next | Flow::Raised => {
                         if r.at >= r.end {
                             break r.pc();
                         }
@@ -324,6 +331,19 @@ impl Core {
         }
         (self.pc, self.cycle) = (pc, r.cycle);
         Ok(())
+    }
+
+    /// Ops from `r.at` while every pending result stays ready (from `quiet_from` on: no
+    /// stall, no port rule, so no check at issue), until the line's end, a jump, an op
+    /// `exec_rare` ran or one that may have set a scoreboard entry (`Flow::Raised`).
+    #[inline(always)]
+    fn quiet_steps<P: Platform>(&mut self, r: &mut Run, mem: &mut NodeMem, plat: &mut P) -> Result<Flow, Ex> {
+        loop {
+            match self.step::<true, P>(r, mem, plat)? {
+                Flow::Next if r.at < r.end => {}
+                flow => return Ok(flow),
+            }
+        }
     }
 
     /// After an op `exec_rare` ran (`Flow::Rare`) that left the code page as it was
@@ -343,10 +363,21 @@ impl Core {
     /// run goes. The dispatch is on the op's code byte (`by_code!`), kind and length
     /// together, so each arm steps past its op by a constant.
     #[inline(always)]
-    fn step<P: Platform>(&mut self, r: &mut Run, mem: &mut NodeMem, plat: &mut P) -> Result<Flow, Ex> {
+    fn step<const QUIET: bool, P: Platform>(
+        &mut self,
+        r: &mut Run,
+        mem: &mut NodeMem,
+        plat: &mut P,
+    ) -> Result<Flow, Ex> {
         // SAFETY: `at` is below `end`, in the line, so in the page (`run_lines`).
         let op = unsafe { *r.at };
-        self.issue(op.rs1, op.rs2, r);
+        if QUIET {
+            // Every pending result is ready (`quiet_steps`): issue only.
+            self.stats.instret += 1;
+            r.cycle += 1;
+        } else {
+            self.issue(op.rs1, op.rs2, r);
+        }
         let (a, b) = (self.slot(op.rs1), self.slot(op.rs2));
         let imm = op.imm as i64 as u64;
         by_code!(op.code(), s, {
@@ -468,7 +499,7 @@ impl Core {
         self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready_of(op.rd));
         r.settle_variable();
         r.at = r.at.wrapping_add(s);
-        Flow::Next
+        Flow::Raised
     }
 
     /// `exec`'s conditional branch at the run's op: the predictor, a mispredict's penalty;
