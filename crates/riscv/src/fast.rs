@@ -27,8 +27,11 @@
 //!   charge as `exec`), `jalr` (`Core::jalr`), multiplies and divides (`Core::muldiv`);
 //!   each after `exec`'s prologue (scoreboard stall, issue, `instret`, the mul/div
 //!   write-port rule), whose checks are skipped while the cycle is past every pending
-//!   result (`Core::quiet_from`, kept across runs: every op that sets an entry raises it).
-//!   The dispatch names every kind (one jump table, no range check).
+//!   result (`Core::quiet_from`, kept across runs: every op that sets an entry raises it);
+//!   from there the ops run in a quiet loop (`quiet_steps`) with no check at issue, until
+//!   an op that may set an entry (`Flow::Raised`, or `exec_rare`'s). The dispatch is one
+//!   jump table over the op's code byte (`by_code!`: kind and length, no range check), so
+//!   each arm steps past its op by a constant.
 //! - Everything else (CSRs, atomics, F/D, network registers, system) goes to `exec_rare`,
 //!   the interpreter's code for it, after the same prologue; the run then goes on from
 //!   the core's pc with a line step (`rare_done`), the horizon compared before it (an
@@ -38,10 +41,10 @@
 //!   another page run through `fetch` and `exec`.
 //!
 //! `tests/engines.rs` runs both engines side by side on every program of `sw/build`, on
-//! random programs (self-modifying, or on a core that changes engine between runs), on
-//! nanoPU register instructions and on two cores sharing memory, comparing
-//! `Core::state_digest` after every run; the harness's `engines` test does the same for a
-//! 64-core NanoSort.
+//! random programs (with compressed instructions, self-modifying, or on a core that
+//! changes engine between runs), on nanoPU register instructions and on two cores sharing
+//! memory, comparing `Core::state_digest` after every run; the harness's `engines` test
+//! does the same for a 64-core NanoSort.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
