@@ -314,11 +314,11 @@ impl Core {
             // `fetch`'s I-cache step, once for the ops of one line.
             r.cycle = self.enter_line(mem, pc, r.cycle);
             // Ops run in order inside a line (a jump leaves the loop): past its end is out.
+            let at = ((pc % PAGE) / 2) as usize;
             // SAFETY: `ops` points to the 2048 decoded ops of page `fetch_pn`, which holds
             // `pc` and every pc of its line; they change only when `NodeMem::code_page`
             // decodes a page again, which does not happen in this loop (`fence.i` is left
             // to `exec_rare`, after which it returns).
-            let at = ((pc % PAGE) / 2) as usize;
             r.at = unsafe { ops.add(at) };
             // The line's last slot is `at` with the low bits of a slot in a line set.
             r.end = ops.wrapping_add((at | line_mask) + 1);
