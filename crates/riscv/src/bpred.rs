@@ -51,6 +51,18 @@ enum Btb {
     Wide(Box<[(u64, u64)]>),
 }
 
+/// `BranchPred::bht_slot`'s hash of each history: Rocket's `(history * 221) >> 5`, 3 bits,
+/// looked up rather than multiplied at every branch.
+const HISTORY_HASH: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut h = 0;
+    while h < 256 {
+        t[h] = ((221 * h as u32) >> 5) as u8 & 7;
+        h += 1;
+    }
+    t
+};
+
 /// An unused narrow slot.
 const EMPTY: u64 = u64::MAX;
 
@@ -149,7 +161,7 @@ impl BranchPred {
         let bits = self.bht_bits;
         let hi = pc >> 2;
         let addr = (hi ^ (hi >> bits) & 3) as usize;
-        let hash = ((221 * self.history as u32) >> 5) as usize & 7;
+        let hash = HISTORY_HASH[self.history as usize] as usize;
         (addr ^ hash << self.hash_shift) & self.bht_mask
     }
 

@@ -27,8 +27,11 @@
 //!   charge as `exec`), `jalr` (`Core::jalr`), multiplies and divides (`Core::muldiv`);
 //!   each after `exec`'s prologue (scoreboard stall, issue, `instret`, the mul/div
 //!   write-port rule), whose checks are skipped while the cycle is past every pending
-//!   result (`Core::quiet_from`, kept across runs: every op that sets an entry raises it).
-//!   The dispatch names every kind (one jump table, no range check).
+//!   result (`Core::quiet_from`, kept across runs: every op that sets an entry raises it);
+//!   from there the ops run in a quiet loop (`quiet_steps`) with no check at issue, until
+//!   an op that may set an entry (`Flow::Raised`, or `exec_rare`'s). The dispatch is one
+//!   jump table over the op's code byte (`by_code!`: kind and length, no range check), so
+//!   each arm steps past its op by a constant.
 //! - Everything else (CSRs, atomics, F/D, network registers, system) goes to `exec_rare`,
 //!   the interpreter's code for it, after the same prologue; the run then goes on from
 //!   the core's pc with a line step (`rare_done`), the horizon compared before it (an
@@ -38,10 +41,10 @@
 //!   another page run through `fetch` and `exec`.
 //!
 //! `tests/engines.rs` runs both engines side by side on every program of `sw/build`, on
-//! random programs (self-modifying, or on a core that changes engine between runs), on
-//! nanoPU register instructions and on two cores sharing memory, comparing
-//! `Core::state_digest` after every run; the harness's `engines` test does the same for a
-//! 64-core NanoSort.
+//! random programs (with compressed instructions, self-modifying, or on a core that
+//! changes engine between runs), on nanoPU register instructions and on two cores sharing
+//! memory, comparing `Core::state_digest` after every run; the harness's `engines` test
+//! does the same for a 64-core NanoSort.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -58,41 +61,111 @@ use crate::program::PAGE;
 /// A load at `$addr` of `$n` bytes, extended by `$ext`, as `exec` does it: the core's pc
 /// and cycle written back first (the load's miss, trap or device access sees them), the
 /// cycle read back after; the bound `quiet_from` raised to the result's scoreboard entry.
+/// The op spans `$s` code slots.
 macro_rules! load {
-    ($core:ident, $mem:ident, $plat:ident, $r:ident, $addr:expr, $n:literal, $ext:expr) => {{
+    ($core:ident, $mem:ident, $plat:ident, $r:ident, $s:ident, $addr:expr, $n:literal, $ext:expr) => {{
         ($core.pc, $core.cycle) = ($r.pc(), $r.cycle);
-        let v = $core.load_op::<$n, P>($mem, $plat, $r.op(), $addr)?;
+        let op = $r.op();
+        let v = $core.load_op::<$n, P>($mem, $plat, op, $addr)?;
         $r.cycle = $core.cycle;
-        $core.quiet_from = $core.quiet_from.max($core.ready_of($r.rd()));
+        // The entry `load_op` has just set: `op.rd`, not `Run::rd`, so that the value is
+        // taken from where it was computed, not read back.
+        $core.quiet_from = $core.quiet_from.max($core.ready_of(op.rd));
         $r.settle_access($core.block_end);
-        $ext(v)
+        $core.set_slot($r.rd(), $ext(v));
+        $r.at = $r.at.wrapping_add($s);
+        Ok(Flow::Raised)
     }};
 }
 
 /// A store of the low `$n` bytes of `$v` at `$addr`, as `exec` does it (`int_store` moves
 /// the core's pc on; a trap puts it back).
 macro_rules! store {
-    ($core:ident, $mem:ident, $plat:ident, $op:ident, $r:ident, $addr:expr, $v:expr, $n:literal) => {{
+    ($core:ident, $mem:ident, $plat:ident, $r:ident, $s:ident, $addr:expr, $v:expr, $n:literal) => {{
         let pc = $r.pc();
         ($core.pc, $core.cycle) = (pc, $r.cycle);
-        $core.int_store::<$n, P>($mem, $plat, $addr, $v, pc + $op.len() as u64)?;
+        $core.int_store::<$n, P>($mem, $plat, $addr, $v, pc + 2 * $s as u64)?;
         $r.cycle = $core.cycle;
         $r.settle_access($core.block_end);
-        $r.at = $r.at.wrapping_add($op.slots());
-        return Ok(Flow::Next);
+        $r.at = $r.at.wrapping_add($s);
+        Ok(Flow::Next)
     }};
 }
 
-/// `exec::alu` for the one kind `$k` (which it gives a value for), folded at compile time.
+/// `exec::alu` for the one kind `$k` (which it gives a value for), folded at compile time;
+/// its result written and the run stepped past its op (`$s` code slots).
 macro_rules! alu_of {
-    ($k:ident, $a:ident, $b:ident, $imm:ident, $r:ident) => {
+    ($core:ident, $k:ident, $a:ident, $b:ident, $imm:ident, $r:ident, $s:ident) => {{
         // SAFETY: `alu` gives a value for every kind `alu_of!` is used with; only `Auipc`
         // reads the pc (computed then, `Run::pc`).
-        unsafe {
+        let v = unsafe {
             alu(Kind::$k, $a, $b, $imm, if matches!(Kind::$k, Kind::Auipc) { $r.pc() } else { 0 })
                 .unwrap_unchecked()
+        };
+        $core.set_slot($r.rd(), v);
+        $r.at = $r.at.wrapping_add($s);
+        Ok(Flow::Next)
+    }};
+}
+
+/// The code bytes (`Op::code`) of each kind: `c2::K` for a 2-byte op, `c4::K` for a
+/// 4-byte one, as constants `by_code!` matches.
+macro_rules! code_consts {
+    ($($k:ident),* $(,)?) => {
+        #[allow(non_upper_case_globals)]
+        mod c2 {
+            use crate::op::Kind;
+            $(pub const $k: u8 = Kind::$k as u8;)*
+        }
+        #[allow(non_upper_case_globals)]
+        mod c4 {
+            use crate::op::{Kind, LONG};
+            $(pub const $k: u8 = Kind::$k as u8 | LONG;)*
+        }
+        /// Every kind has its constants: the match is exhaustive.
+        #[allow(dead_code)]
+        fn every_kind_has_codes(k: Kind) {
+            match k {
+                $(Kind::$k => {})*
+            }
         }
     };
+}
+
+code_consts!(
+    Illegal, Net, FetchFault, Lui, Auipc, Jal, Jalr, Beq, Bne, Blt, Bge, Bltu, Bgeu, Lb, Lh, Lw, Ld, Lbu,
+    Lhu, Lwu, Sb, Sh, Sw, Sd, Addi, Slti, Sltiu, Xori, Ori, Andi, Slli, Srli, Srai, Add, Sub, Sll, Slt, Sltu,
+    Xor, Srl, Sra, Or, And, Addiw, Slliw, Srliw, Sraiw, Addw, Subw, Sllw, Srlw, Sraw, Mul, Mulh, Mulhsu,
+    Mulhu, Div, Divu, Rem, Remu, Mulw, Divw, Divuw, Remw, Remuw, Fence, FenceI, Ecall, Ebreak, Mret, Wfi,
+    Csrrw, Csrrs, Csrrc, Csrrwi, Csrrsi, Csrrci, LrW, ScW, AmoW, LrD, ScD, AmoD, Bswap, Fp,
+);
+
+/// A `match` on an op's code byte with one arm per kind (`$k | ...`), each written once
+/// and expanded twice, for the 2-byte and the 4-byte op, with `$s` bound to its code
+/// slots (1 or 2): one jump table over the byte, no mask and no length computed.
+macro_rules! by_code {
+    ($code:expr, $s:ident, { $($($k:ident)|+ => $body:expr,)* }) => {{
+        // Every kind has an arm: the compiler checks this match is exhaustive.
+        let _every_kind = |k: Kind| match k {
+            $($(Kind::$k)|+ => {})*
+        };
+        match $code {
+            $($(c2::$k)|+ => {
+                #[allow(unused_variables)]
+                let $s: usize = 1;
+                $body
+            })*
+            $($(c4::$k)|+ => {
+                #[allow(unused_variables)]
+                let $s: usize = 2;
+                $body
+            })*
+            // SAFETY: an op's code byte is a kind with or without `LONG` (`Op::new`), and
+            // every kind has its arm (`_every_kind`). (`unreachable!` here cost 2 host
+            // instructions a simulated instruction on compute, through the loop's code.)
+            _ => unsafe { std::hint::unreachable_unchecked() },
+        }
+    }};
 }
 
 /// Where an op leaves the run (`Core::step`).
@@ -100,6 +173,9 @@ enum Flow {
     /// The next op, in order (`Run::at` moved on to it: read only while below `end`;
     /// `wrapping_add`, since a 4-byte op in the page's last slot points it past the page).
     Next,
+    /// `Next`, after an op that may have raised `quiet_from` (a load, a multiply or a
+    /// divide): the quiet loop (`quiet_steps`) hands back.
+    Raised,
     /// A taken branch or a jump to this pc: the line run ends here.
     Jump(u64),
     /// `exec_rare` ran the op: the core's pc and cycle are its own.
@@ -161,9 +237,13 @@ impl Run {
     /// `settle_variable` after a load or store, which may also have moved the horizon to
     /// now (`Core::note_repeat`: a core found polling yields after this instruction).
     #[inline(always)]
+    /// The run ends then (the outer loop then sees the horizon passed, as `note_repeat`
+    /// moves it to no later than the core's cycle), so `far_limit` is compared with, not
+    /// lowered.
     fn settle_access(&mut self, block_end: u64) {
-        self.far_limit = self.far_limit.min(block_end);
-        self.settle_variable();
+        if self.cycle >= self.far_limit.min(block_end) {
+            self.end = self.at;
+        }
     }
 }
 
@@ -225,26 +305,34 @@ impl Core {
         let mut pc = self.pc;
         let bias = (page * PAGE).wrapping_sub(ops as u64 >> 2);
         let far_limit = self.block_end.saturating_sub((1 << shift) / 2);
+        // A slot's index within its line: the low bits of its index in the page (lines
+        // are aligned, and no larger than a page).
+        let line_mask = ((1usize << shift) / 2).saturating_sub(1);
         let mut r = Run { at: ops, bias, end: ops, cycle: self.cycle, far_limit };
         // `block_end` is read again at each line: a load or store may move it (`load!`).
         while r.cycle < self.block_end && pc / PAGE == page {
             // `fetch`'s I-cache step, once for the ops of one line.
             r.cycle = self.enter_line(mem, pc, r.cycle);
             // Ops run in order inside a line (a jump leaves the loop): past its end is out.
+            let at = ((pc % PAGE) / 2) as usize;
             // SAFETY: `ops` points to the 2048 decoded ops of page `fetch_pn`, which holds
             // `pc` and every pc of its line; they change only when `NodeMem::code_page`
             // decodes a page again, which does not happen in this loop (`fence.i` is left
             // to `exec_rare`, after which it returns).
-            r.at = unsafe { ops.add(((pc % PAGE) / 2) as usize) };
-            let slots = ((((pc >> shift) + 1) << shift) - pc) / 2;
-            r.end = r.at.wrapping_add(slots as usize);
+            r.at = unsafe { ops.add(at) };
+            // The line's last slot is `at` with the low bits of a slot in a line set.
+            r.end = ops.wrapping_add((at | line_mask) + 1);
             if r.cycle >= r.far_limit {
                 // Near the horizon: one op at a time, the horizon compared after each.
                 r.end = r.at.wrapping_add(1);
             }
             pc = loop {
-                match self.step(&mut r, mem, plat)? {
-                    Flow::Next => {
+                let flow = match r.cycle >= self.quiet_from {
+                    true => self.quiet_steps(&mut r, mem, plat)?,
+                    false => self.step::<false, P>(&mut r, mem, plat)?,
+                };
+                match flow {
+                    Flow::Next | Flow::Raised => {
                         if r.at >= r.end {
                             break r.pc();
                         }
@@ -257,6 +345,19 @@ impl Core {
         }
         (self.pc, self.cycle) = (pc, r.cycle);
         Ok(())
+    }
+
+    /// Ops from `r.at` while every pending result stays ready (from `quiet_from` on: no
+    /// stall, no port rule, so no check at issue), until the line's end, a jump, an op
+    /// `exec_rare` ran or one that may have set a scoreboard entry (`Flow::Raised`).
+    #[inline(always)]
+    fn quiet_steps<P: Platform>(&mut self, r: &mut Run, mem: &mut NodeMem, plat: &mut P) -> Result<Flow, Ex> {
+        loop {
+            match self.step::<true, P>(r, mem, plat)? {
+                Flow::Next if r.at < r.end => {}
+                flow => return Ok(flow),
+            }
+        }
     }
 
     /// After an op `exec_rare` ran (`Flow::Rare`) that left the code page as it was
@@ -273,46 +374,57 @@ impl Core {
     }
 
     /// Execute the op at `r.at` (of the current code page) as `exec` does; says where the
-    /// run goes.
+    /// run goes. The dispatch is on the op's code byte (`by_code!`), kind and length
+    /// together, so each arm steps past its op by a constant.
     #[inline(always)]
-    fn step<P: Platform>(&mut self, r: &mut Run, mem: &mut NodeMem, plat: &mut P) -> Result<Flow, Ex> {
+    fn step<const QUIET: bool, P: Platform>(
+        &mut self,
+        r: &mut Run,
+        mem: &mut NodeMem,
+        plat: &mut P,
+    ) -> Result<Flow, Ex> {
         // SAFETY: `at` is below `end`, in the line, so in the page (`run_lines`).
         let op = unsafe { *r.at };
-        self.issue(op.rs1, op.rs2, r);
+        if QUIET {
+            // Every pending result is ready (`quiet_steps`): issue only.
+            self.stats.instret += 1;
+            r.cycle += 1;
+        } else {
+            self.issue(op.rs1, op.rs2, r);
+        }
         let (a, b) = (self.slot(op.rs1), self.slot(op.rs2));
         let imm = op.imm as i64 as u64;
-        use Kind::*;
-        let v = match op.kind() {
-            Kind::Lb => load!(self, mem, plat, r, a.wrapping_add(imm), 1, |v| v as i8 as u64),
-            Kind::Lh => load!(self, mem, plat, r, a.wrapping_add(imm), 2, |v| v as i16 as u64),
-            Kind::Lw => load!(self, mem, plat, r, a.wrapping_add(imm), 4, |v| v as i32 as u64),
-            Kind::Ld => load!(self, mem, plat, r, a.wrapping_add(imm), 8, |v| v),
-            Kind::Lbu => load!(self, mem, plat, r, a.wrapping_add(imm), 1, |v| v),
-            Kind::Lhu => load!(self, mem, plat, r, a.wrapping_add(imm), 2, |v| v),
-            Kind::Lwu => load!(self, mem, plat, r, a.wrapping_add(imm), 4, |v| v),
-            Kind::Sb => store!(self, mem, plat, op, r, a.wrapping_add(imm), b, 1),
-            Kind::Sh => store!(self, mem, plat, op, r, a.wrapping_add(imm), b, 2),
-            Kind::Sw => store!(self, mem, plat, op, r, a.wrapping_add(imm), b, 4),
-            Kind::Sd => store!(self, mem, plat, op, r, a.wrapping_add(imm), b, 8),
-            Kind::Beq => return Ok(self.branch_to(op, r, a == b)),
-            Kind::Bne => return Ok(self.branch_to(op, r, a != b)),
-            Kind::Blt => return Ok(self.branch_to(op, r, (a as i64) < (b as i64))),
-            Kind::Bge => return Ok(self.branch_to(op, r, (a as i64) >= (b as i64))),
-            Kind::Bltu => return Ok(self.branch_to(op, r, a < b)),
-            Kind::Bgeu => return Ok(self.branch_to(op, r, a >= b)),
-            Kind::Jal => return Ok(Flow::Jump(self.jal_to(op, r))),
-            Kind::Jalr => {
+        by_code!(op.code(), s, {
+            Lb => load!(self, mem, plat, r, s, a.wrapping_add(imm), 1, |v| v as i8 as u64),
+            Lh => load!(self, mem, plat, r, s, a.wrapping_add(imm), 2, |v| v as i16 as u64),
+            Lw => load!(self, mem, plat, r, s, a.wrapping_add(imm), 4, |v| v as i32 as u64),
+            Ld => load!(self, mem, plat, r, s, a.wrapping_add(imm), 8, |v| v),
+            Lbu => load!(self, mem, plat, r, s, a.wrapping_add(imm), 1, |v| v),
+            Lhu => load!(self, mem, plat, r, s, a.wrapping_add(imm), 2, |v| v),
+            Lwu => load!(self, mem, plat, r, s, a.wrapping_add(imm), 4, |v| v),
+            Sb => store!(self, mem, plat, r, s, a.wrapping_add(imm), b, 1),
+            Sh => store!(self, mem, plat, r, s, a.wrapping_add(imm), b, 2),
+            Sw => store!(self, mem, plat, r, s, a.wrapping_add(imm), b, 4),
+            Sd => store!(self, mem, plat, r, s, a.wrapping_add(imm), b, 8),
+            Beq => Ok(self.branch_to(op, r, s, a == b)),
+            Bne => Ok(self.branch_to(op, r, s, a != b)),
+            Blt => Ok(self.branch_to(op, r, s, (a as i64) < (b as i64))),
+            Bge => Ok(self.branch_to(op, r, s, (a as i64) >= (b as i64))),
+            Bltu => Ok(self.branch_to(op, r, s, a < b)),
+            Bgeu => Ok(self.branch_to(op, r, s, a >= b)),
+            Jal => Ok(Flow::Jump(self.jal_to(op, r, s))),
+            Jalr => {
                 let pc = r.pc();
                 (self.pc, self.cycle) = (pc, r.cycle);
-                self.jalr(r.op(), a, pc + op.len() as u64)?;
+                self.jalr(r.op(), a, pc + 2 * s as u64)?;
                 r.cycle = self.cycle;
-                return Ok(Flow::Jump(self.pc));
-            }
+                Ok(Flow::Jump(self.pc))
+            },
             Mul | Mulh | Mulhsu | Mulhu | Div | Divu | Rem | Remu | Mulw | Divw | Divuw | Remw | Remuw => {
-                return Ok(self.muldiv_in_run(op, r, a, b))
-            }
+                Ok(self.muldiv_in_run(op, r, s, a, b))
+            },
             // Everything else `exec_rare` runs, named, and one arm per ALU kind: the
-            // dispatch is then one jump table over every kind, with no range check.
+            // dispatch is then one jump table over every code, with no range check.
             Illegal | Net | FetchFault | Fence | FenceI | Ecall | Ebreak | Mret | Wfi | Csrrw | Csrrs
             | Csrrc | Csrrwi | Csrrsi | Csrrci | LrW | ScW | AmoW | LrD | ScD | AmoD | Bswap | Fp => {
                 (self.pc, self.cycle) = (r.pc(), r.cycle);
@@ -321,42 +433,39 @@ impl Core {
                 // an FP compare or move; `exec_net` raises the bound for a nanoPU
                 // instruction's own) and `muldiv_watch` (the port rule, at issue).
                 self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready_of(op.rd));
-                return Ok(Flow::Rare);
-            }
-            Lui => alu_of!(Lui, a, b, imm, r),
-            Auipc => alu_of!(Auipc, a, b, imm, r),
-            Addi => alu_of!(Addi, a, b, imm, r),
-            Slti => alu_of!(Slti, a, b, imm, r),
-            Sltiu => alu_of!(Sltiu, a, b, imm, r),
-            Xori => alu_of!(Xori, a, b, imm, r),
-            Ori => alu_of!(Ori, a, b, imm, r),
-            Andi => alu_of!(Andi, a, b, imm, r),
-            Slli => alu_of!(Slli, a, b, imm, r),
-            Srli => alu_of!(Srli, a, b, imm, r),
-            Srai => alu_of!(Srai, a, b, imm, r),
-            Add => alu_of!(Add, a, b, imm, r),
-            Sub => alu_of!(Sub, a, b, imm, r),
-            Sll => alu_of!(Sll, a, b, imm, r),
-            Slt => alu_of!(Slt, a, b, imm, r),
-            Sltu => alu_of!(Sltu, a, b, imm, r),
-            Xor => alu_of!(Xor, a, b, imm, r),
-            Srl => alu_of!(Srl, a, b, imm, r),
-            Sra => alu_of!(Sra, a, b, imm, r),
-            Or => alu_of!(Or, a, b, imm, r),
-            And => alu_of!(And, a, b, imm, r),
-            Addiw => alu_of!(Addiw, a, b, imm, r),
-            Slliw => alu_of!(Slliw, a, b, imm, r),
-            Srliw => alu_of!(Srliw, a, b, imm, r),
-            Sraiw => alu_of!(Sraiw, a, b, imm, r),
-            Addw => alu_of!(Addw, a, b, imm, r),
-            Subw => alu_of!(Subw, a, b, imm, r),
-            Sllw => alu_of!(Sllw, a, b, imm, r),
-            Srlw => alu_of!(Srlw, a, b, imm, r),
-            Sraw => alu_of!(Sraw, a, b, imm, r),
-        };
-        self.set_slot(r.rd(), v);
-        r.at = r.at.wrapping_add(op.slots());
-        Ok(Flow::Next)
+                Ok(Flow::Rare)
+            },
+            Lui => alu_of!(self, Lui, a, b, imm, r, s),
+            Auipc => alu_of!(self, Auipc, a, b, imm, r, s),
+            Addi => alu_of!(self, Addi, a, b, imm, r, s),
+            Slti => alu_of!(self, Slti, a, b, imm, r, s),
+            Sltiu => alu_of!(self, Sltiu, a, b, imm, r, s),
+            Xori => alu_of!(self, Xori, a, b, imm, r, s),
+            Ori => alu_of!(self, Ori, a, b, imm, r, s),
+            Andi => alu_of!(self, Andi, a, b, imm, r, s),
+            Slli => alu_of!(self, Slli, a, b, imm, r, s),
+            Srli => alu_of!(self, Srli, a, b, imm, r, s),
+            Srai => alu_of!(self, Srai, a, b, imm, r, s),
+            Add => alu_of!(self, Add, a, b, imm, r, s),
+            Sub => alu_of!(self, Sub, a, b, imm, r, s),
+            Sll => alu_of!(self, Sll, a, b, imm, r, s),
+            Slt => alu_of!(self, Slt, a, b, imm, r, s),
+            Sltu => alu_of!(self, Sltu, a, b, imm, r, s),
+            Xor => alu_of!(self, Xor, a, b, imm, r, s),
+            Srl => alu_of!(self, Srl, a, b, imm, r, s),
+            Sra => alu_of!(self, Sra, a, b, imm, r, s),
+            Or => alu_of!(self, Or, a, b, imm, r, s),
+            And => alu_of!(self, And, a, b, imm, r, s),
+            Addiw => alu_of!(self, Addiw, a, b, imm, r, s),
+            Slliw => alu_of!(self, Slliw, a, b, imm, r, s),
+            Srliw => alu_of!(self, Srliw, a, b, imm, r, s),
+            Sraiw => alu_of!(self, Sraiw, a, b, imm, r, s),
+            Addw => alu_of!(self, Addw, a, b, imm, r, s),
+            Subw => alu_of!(self, Subw, a, b, imm, r, s),
+            Sllw => alu_of!(self, Sllw, a, b, imm, r, s),
+            Srlw => alu_of!(self, Srlw, a, b, imm, r, s),
+            Sraw => alu_of!(self, Sraw, a, b, imm, r, s),
+        })
     }
 
     /// `exec`'s prologue: wait for the source operands (scoreboard), issue, count the
@@ -395,7 +504,7 @@ impl Core {
     /// A multiply or divide (`exec_rare`'s first arm, `Core::muldiv`), inside the run: it
     /// changes neither the code, the horizon nor the page. It may wait for the unit.
     #[inline(always)]
-    fn muldiv_in_run(&mut self, op: Op, r: &mut Run, a: u64, b: u64) -> Flow {
+    fn muldiv_in_run(&mut self, op: Op, r: &mut Run, s: usize, a: u64, b: u64) -> Flow {
         self.cycle = r.cycle;
         // SAFETY: `muldiv` gives a value for every M kind, the only ones that come here.
         let v = unsafe { self.muldiv(r.op(), a, b).unwrap_unchecked() };
@@ -403,14 +512,14 @@ impl Core {
         r.cycle = self.cycle;
         self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready_of(op.rd));
         r.settle_variable();
-        r.at = r.at.wrapping_add(op.slots());
-        Flow::Next
+        r.at = r.at.wrapping_add(s);
+        Flow::Raised
     }
 
     /// `exec`'s conditional branch at the run's op: the predictor, a mispredict's penalty;
     /// a taken branch ends the run, a branch not taken goes on in it.
     #[inline(always)]
-    fn branch_to(&mut self, op: Op, r: &mut Run, taken: bool) -> Flow {
+    fn branch_to(&mut self, op: Op, r: &mut Run, s: usize, taken: bool) -> Flow {
         let pc = r.pc();
         let target = pc.wrapping_add(op.imm as i64 as u64);
         if self.bp.branch_inline(pc, taken, target) {
@@ -426,15 +535,15 @@ impl Core {
             r.at = r.at.wrapping_offset((target.wrapping_sub(pc) as i64 / 2) as isize);
             return Flow::Next;
         }
-        r.at = r.at.wrapping_add(op.slots());
+        r.at = r.at.wrapping_add(s);
         Flow::Next
     }
 
-    /// `exec`'s `jal` at the run's op; returns the target.
+    /// `exec`'s `jal` at the run's op (of `s` code slots); returns the target.
     #[inline(always)]
-    fn jal_to(&mut self, op: Op, r: &mut Run) -> u64 {
+    fn jal_to(&mut self, op: Op, r: &mut Run, s: usize) -> u64 {
         let pc = r.pc();
-        let (target, next) = (pc.wrapping_add(op.imm as i64 as u64), pc + op.len() as u64);
+        let (target, next) = (pc.wrapping_add(op.imm as i64 as u64), pc + 2 * s as u64);
         let link = matches!(op.rd, 1 | 5).then_some(next);
         if self.bp.jal(pc, target, link) {
             self.charge_mispredict(r);

@@ -164,6 +164,9 @@ pub struct Op {
     pub rs2: u8,
 }
 
+/// The bit of `Op::code` that marks a 4-byte op.
+pub(crate) const LONG: u8 = 0x80;
+
 // Every kind fits in the 7 bits `code` leaves it.
 const _: () = assert!((Kind::Fp as u8) < 0x80 && std::mem::size_of::<Op>() == 8);
 
@@ -172,7 +175,7 @@ impl Op {
 
     /// `len` is the instruction's length in bytes, 2 or 4.
     pub const fn new(kind: Kind, rd: u8, rs1: u8, rs2: u8, imm: i32, len: u8) -> Op {
-        Op { imm, code: kind as u8 | if len == 4 { 0x80 } else { 0 }, rd, rs1, rs2 }
+        Op { imm, code: kind as u8 | if len == 4 { LONG } else { 0 }, rd, rs1, rs2 }
     }
 
     pub const fn illegal(raw: u32, len: u8) -> Op {
@@ -183,6 +186,13 @@ impl Op {
     pub fn kind(self) -> Kind {
         // SAFETY: `code` is only made by `new`, from a `Kind` (repr(u8), below 0x80).
         unsafe { std::mem::transmute::<u8, Kind>(self.code & 0x7f) }
+    }
+
+    /// The kind and length byte: the kind, with bit 7 set for a 4-byte op (`LONG`). The
+    /// fast engine dispatches on it, so that each arm knows its op's length.
+    #[inline(always)]
+    pub(crate) fn code(self) -> u8 {
+        self.code
     }
 
     /// Code slots (of 2 bytes) the instruction spans: 1 or 2.

@@ -233,6 +233,16 @@ fn body_insn(rng: &mut Rng, at: usize, len: usize, smc: bool) -> u32 {
 /// A random program: a trap handler that skips the trapping instruction, the data base in
 /// s0, then `iters` passes over a random body, then exit with a0.
 fn random_program(rng: &mut Rng, len: usize, iters: i32, smc: bool) -> Vec<u32> {
+    random_program_of(rng, len, iters, |rng, at, len| body_insn(rng, at, len, smc))
+}
+
+/// `random_program` with the body's words from `body` (index, length).
+fn random_program_of(
+    rng: &mut Rng,
+    len: usize,
+    iters: i32,
+    mut body: impl FnMut(&mut Rng, usize, usize) -> u32,
+) -> Vec<u32> {
     let mut c = vec![asm::jal(ZERO, 20)];
     // handler (at TEXT + 4): mepc += 4; mret
     c.extend([asm::csrrs(T0, 0x341, 0), asm::addi(T0, T0, 4), asm::csrrw(ZERO, 0x341, T0), asm::MRET]);
@@ -241,7 +251,7 @@ fn random_program(rng: &mut Rng, len: usize, iters: i32, smc: bool) -> Vec<u32> 
     c.push(asm::addi(9, ZERO, iters));
     c.extend([asm::auipc(18, 0), asm::addi(18, 18, 8)]); // s2 = the body
     let top = c.len();
-    c.extend((0..len).map(|at| body_insn(rng, at, len, smc)));
+    c.extend((0..len).map(|at| body(rng, at, len)));
     c.push(asm::addi(9, 9, -1));
     c.push(asm::bne(9, ZERO, -4 * (c.len() - top) as i32));
     c.extend(asm::exit_with(A0));
@@ -295,6 +305,54 @@ fn self_modifying_programs_run_the_same_on_both_engines() {
         (checks, insns) = (checks + c, insns + i);
     }
     println!("200 self-modifying programs, {checks} checkpoints, {insns} instructions");
+    assert!(insns > 200_000, "only {insns} instructions compared");
+}
+
+/// Two random compressed instructions (RVC, unprivileged spec chapter 16) in one word, so
+/// that the body's 4-byte branch offsets stay whole: ALU ops on any register `dest`
+/// allows, loads and stores at s0 (x8, RVC register 0), and `c.beqz`/`c.bnez` by 2 (taken
+/// or not, the next instruction: the predictor learns either). The fast engine's arms
+/// are expanded per op length (`by_code!`), which the other random programs, all 4-byte,
+/// do not reach for the 2-byte ops.
+fn compressed_pair(rng: &mut Rng) -> u32 {
+    let half = |rng: &mut Rng| -> u32 {
+        let (rd, rs2) = (dest(rng), 1 + rng.below(31) as u32);
+        let (imm, p) = (1 + rng.below(31) as u32, 2 + rng.below(6) as u32); // p: a0..a5
+        let (lo5, hi1) = (imm & 31, (imm >> 5) & 1);
+        match rng.below(10) {
+            0 if rd != 0 => hi1 << 12 | rd << 7 | lo5 << 2 | 0b01, // c.addi
+            1 if rd != 0 => 0b010 << 13 | hi1 << 12 | rd << 7 | lo5 << 2 | 0b01, // c.li
+            2 if rd != 0 => hi1 << 12 | rd << 7 | lo5 << 2 | 0b10, // c.slli
+            3 if rd != 0 => 0b1000 << 12 | rd << 7 | rs2 << 2 | 0b10, // c.mv
+            4 if rd != 0 => 0b1001 << 12 | rd << 7 | rs2 << 2 | 0b10, // c.add
+            5 => 0b100111 << 10 | p << 7 | (rng.below(2) as u32) << 5 | p << 2 | 0b01, // c.subw/c.addw
+            6 => 0b011 << 13 | (imm & 7) << 10 | (imm >> 3 & 3) << 5 | p << 2, // c.ld p, off(s0)
+            7 => 0b111 << 13 | (imm & 7) << 10 | (imm >> 3 & 3) << 5 | p << 2, // c.sd p, off(s0)
+            8 => (6 + rng.below(2) as u32) << 13 | p << 7 | 1 << 3 | 0b01, // c.beqz/c.bnez p, 2
+            _ => 0b010 << 13 | 1 << 12 | 1 << 7 | 0b01,            // c.li ra, -32
+        }
+    };
+    half(rng) | half(rng) << 16
+}
+
+/// Random programs with compressed instructions: every third word of the body two of
+/// them (`compressed_pair`).
+#[test]
+fn random_compressed_programs_run_the_same_on_both_engines() {
+    let mut rng = Rng(0x5eed_1234_abcd_0004);
+    let (mut checks, mut insns) = (0, 0);
+    for n in 0..200 {
+        let len = 8 + rng.below(400) as usize;
+        let iters = 1 + rng.below(40) as i32;
+        let code = random_program_of(&mut rng, len, iters, |rng, at, len| match rng.below(3) {
+            0 => compressed_pair(rng),
+            _ => random_insn(rng, at, len),
+        });
+        let elf = asm::elf_image(&code, false);
+        let (c, i) = compare(&format!("random compressed program {n}"), &elf, 2_000_000, rng.next());
+        (checks, insns) = (checks + c, insns + i);
+    }
+    println!("200 random compressed programs, {checks} checkpoints, {insns} instructions");
     assert!(insns > 200_000, "only {insns} instructions compared");
 }
 
