@@ -9,6 +9,12 @@
 /// Invalid L1 tag (no DRAM line number reaches it).
 const INVALID: u32 = u32::MAX;
 
+/// Invalid narrow L1 tag: lines whose tag this would be widen the tags instead (`Tags`).
+const NARROW_INVALID: u16 = u16::MAX;
+
+/// No block yet: every narrow tag is invalid (`L1::block`).
+const NO_BLOCK: u64 = u64::MAX;
+
 pub(crate) fn xorshift(s: &mut u32) -> u32 {
     *s ^= *s << 13;
     *s ^= *s >> 17;
@@ -73,7 +79,21 @@ impl DirtyBits {
 /// they call span a few dozen code lines, and a run of a core touches a few dozen data lines).
 pub(crate) const KNOWN: usize = 16;
 
-/// A private L1 cache: set-associative, tags are full line numbers (`addr / line`).
+/// An L1's tags, way by way: narrow while every line filled lies in one block of 2^16
+/// lines per set (a 256 MiB DRAM aligned to its size with 64 sets of 64-byte lines, as
+/// Rocket's L1s are), else the line numbers' low 32 bits. Both compare the same lines as
+/// equal: a set's lines of one block differ in the 16 bits above the set index. The
+/// narrow form halves the tags (8 of a 4-core node's 150 KiB at the peak: docs/profile.md).
+#[derive(Hash, PartialEq, Eq, Debug)]
+enum Tags {
+    /// `(line >> set_bits) as u16` of lines whose `line >> (set_bits + 16)` is the L1's
+    /// `block`; `NARROW_INVALID` for an empty way.
+    Narrow(Box<[u16]>),
+    /// `line as u32`; `INVALID` for an empty way.
+    Wide(Box<[u32]>),
+}
+
+/// A private L1 cache: set-associative; a tag names a line (`addr / line`) within its set.
 ///
 /// `known` holds lines known to be in the cache, by their low bits, each with whether it
 /// is known dirty (`line << 1 | dirty`): each has hit or been filled since the last fill of
@@ -85,9 +105,12 @@ pub(crate) const KNOWN: usize = 16;
 #[derive(Hash)]
 #[repr(C)]
 pub struct L1 {
-    tags: Box<[u32]>,
+    tags: Tags,
     set_mask: u64,
-    ways: usize,
+    /// The narrow tags' block (`Tags`), or `NO_BLOCK`.
+    block: u64,
+    ways: u32,
+    set_bits: u32,
     dirty: DirtyBits,
     rng: u32,
     known: [u64; KNOWN],
@@ -102,14 +125,53 @@ impl L1 {
     pub fn new(sets: usize, ways: usize) -> L1 {
         let sets = sets.next_power_of_two().max(1);
         let ways = ways.next_power_of_two().max(1);
+        let set_bits = sets.trailing_zeros();
+        // Beyond 2^16 sets a block spans more lines than the wide tags tell apart.
+        let tags = match set_bits <= 16 {
+            true => Tags::Narrow(vec![NARROW_INVALID; sets * ways].into_boxed_slice()),
+            false => Tags::Wide(vec![INVALID; sets * ways].into_boxed_slice()),
+        };
         L1 {
             known: [UNKNOWN; KNOWN],
-            tags: vec![INVALID; sets * ways].into_boxed_slice(),
+            tags,
             dirty: DirtyBits::new(sets * ways),
             set_mask: sets as u64 - 1,
-            ways,
+            block: NO_BLOCK,
+            ways: ways as u32,
+            set_bits,
             rng: 0x9e37_79b9,
         }
+    }
+
+    /// Can the narrow tags hold line `line`? Its block is the L1's (or the L1 has none yet
+    /// and takes it) and its tag is not `NARROW_INVALID`.
+    #[inline(always)]
+    fn narrow_holds(&mut self, line: u64) -> bool {
+        let key = line >> self.set_bits;
+        if key >> 16 != self.block {
+            if self.block != NO_BLOCK {
+                return false;
+            }
+            self.block = key >> 16;
+        }
+        key as u16 != NARROW_INVALID
+    }
+
+    /// The narrow tags can't hold a line: widen them, for good.
+    #[cold]
+    fn widen(&mut self) {
+        let Tags::Narrow(narrow) = &self.tags else { return };
+        let ways = self.ways as usize;
+        let wide = narrow.iter().enumerate().map(|(i, &t)| self.wide_tag(i / ways, t));
+        self.tags = Tags::Wide(wide.collect());
+    }
+
+    /// The wide tag of the line narrow tag `tag` of set `set` names.
+    fn wide_tag(&self, set: usize, tag: u16) -> u32 {
+        if tag == NARROW_INVALID {
+            return INVALID;
+        }
+        ((self.block << 16 | tag as u64) << self.set_bits | set as u64) as u32
     }
 
     /// Is line number `line` known to be in the cache (`known`)? Then `access(line)` would
@@ -139,22 +201,32 @@ impl L1 {
     /// `access_rw` through the tags; the line becomes known.
     #[inline(always)]
     fn look_up(&mut self, line: u64, write: bool) -> Fill {
-        let base = (line & self.set_mask) as usize * self.ways;
-        let Some(set) = self.tags.get_mut(base..base + self.ways) else {
-            return Fill::Miss;
-        };
-        if let Some(way) = set.iter().position(|&t| t == line as u32) {
-            if write {
-                self.dirty.put(base + way, true);
-            }
-            self.known[line as usize & (KNOWN - 1)] = line << 1 | write as u64;
-            return Fill::Hit;
+        let set = (line & self.set_mask) as usize;
+        let (base, ways) = (set * self.ways as usize, self.ways as usize);
+        if matches!(self.tags, Tags::Narrow(_)) && !self.narrow_holds(line) {
+            self.widen();
         }
-        let way = xorshift(&mut self.rng) as usize & (set.len() - 1);
-        let old = std::mem::replace(&mut set[way], line as u32);
+        let probed = match &mut self.tags {
+            Tags::Narrow(t) => match probe(&mut t[base..base + ways], (line >> self.set_bits) as u16, &mut self.rng) {
+                Probe::Hit(w) => Probe::Hit(w),
+                Probe::Filled(w, old) => Probe::Filled(w, self.wide_tag(set, old)),
+            },
+            Tags::Wide(t) => probe(&mut t[base..base + ways], line as u32, &mut self.rng),
+        };
+        let known = line << 1 | write as u64;
+        let (way, old) = match probed {
+            Probe::Hit(way) => {
+                if write {
+                    self.dirty.put(base + way, true);
+                }
+                self.known[line as usize & (KNOWN - 1)] = known;
+                return Fill::Hit;
+            }
+            Probe::Filled(way, old) => (way, old),
+        };
         let was_dirty = self.dirty.put(base + way, write);
         self.forget_set(line);
-        self.known[line as usize & (KNOWN - 1)] = line << 1 | write as u64;
+        self.known[line as usize & (KNOWN - 1)] = known;
         match was_dirty {
             true => Fill::Dirty(old as u64),
             false => Fill::Miss,
@@ -178,7 +250,10 @@ impl L1 {
 
     pub fn flush(&mut self) {
         self.known = [UNKNOWN; KNOWN];
-        self.tags.fill(INVALID);
+        match &mut self.tags {
+            Tags::Narrow(t) => t.fill(NARROW_INVALID),
+            Tags::Wide(t) => t.fill(INVALID),
+        }
         self.dirty.0.fill(0);
     }
 
@@ -187,20 +262,52 @@ impl L1 {
     /// is held in one way at most: `access` fills only on a miss.
     #[inline]
     pub fn invalidate(&mut self, line: u64) {
-        let base = (line & self.set_mask) as usize * self.ways;
+        let (base, ways) = ((line & self.set_mask) as usize * self.ways as usize, self.ways as usize);
         // In bounds: base + ways <= sets * ways, as the set index is masked.
-        let set = &mut self.tags[base..base + self.ways];
-        if let Some(way) = set.iter().position(|&t| t == line as u32) {
-            set[way] = INVALID;
+        let way = match &mut self.tags {
+            Tags::Narrow(t) => {
+                let key = line >> self.set_bits;
+                // Narrow tags hold only their block's lines (none before it is chosen).
+                let held = key >> 16 == self.block && key as u16 != NARROW_INVALID;
+                held.then(|| drop_tag(&mut t[base..base + ways], key as u16, NARROW_INVALID)).flatten()
+            }
+            Tags::Wide(t) => drop_tag(&mut t[base..base + ways], line as u32, INVALID),
+        };
+        if let Some(way) = way {
             self.dirty.put(base + way, false);
-            // Only a held line can be known. As the tags compare, a line 2^32 lines away
-            // is the same line.
+            // Only a held line can be known. As the wide tags compare, a line 2^32 lines
+            // away is the same line.
             let k = &mut self.known[line as usize & (KNOWN - 1)];
             if (*k >> 1) as u32 == line as u32 {
                 *k = UNKNOWN;
             }
         }
     }
+}
+
+/// What a look-up in a set's tags found: the way holding the tag, or the way drawn for it
+/// and the tag it held.
+enum Probe<T> {
+    Hit(usize),
+    Filled(usize, T),
+}
+
+/// Look `tag` up in a set's tags; on a miss, put it in a way drawn at random.
+#[inline(always)]
+fn probe<T: Copy + PartialEq>(set: &mut [T], tag: T, rng: &mut u32) -> Probe<T> {
+    if let Some(way) = set.iter().position(|&t| t == tag) {
+        return Probe::Hit(way);
+    }
+    let way = xorshift(rng) as usize & (set.len() - 1);
+    Probe::Filled(way, std::mem::replace(&mut set[way], tag))
+}
+
+/// Empty the way of a set holding `tag`, if any; its index.
+#[inline(always)]
+fn drop_tag<T: Copy + PartialEq>(set: &mut [T], tag: T, invalid: T) -> Option<usize> {
+    let way = set.iter().position(|&t| t == tag)?;
+    set[way] = invalid;
+    Some(way)
 }
 
 #[cfg(test)]
@@ -264,6 +371,48 @@ mod tests {
                 assert_eq!((&c.tags, &c.dirty, c.rng), (&tags.tags, &tags.dirty, tags.rng), "step {step}");
             }
             assert!(known > 500, "{sets} x {ways}: the known lines answered {known} times");
+        }
+    }
+
+    /// Narrow and wide tags give the same fills, victims and known lines: random loads,
+    /// stores, probes and flushes near the DRAM's base, and from halfway on now and then a
+    /// line the narrow tags can't hold (`far`: none; the next block; the invalid tag's line
+    /// in the block; a line below the block), which widens them.
+    #[test]
+    fn narrow_tags_answer_as_wide_ones() {
+        for (sets, ways) in [(64, 4), (4, 2), (1, 1)] {
+            let bits = (sets as u64).trailing_zeros();
+            let far = |far: u32, line: u64| match far {
+                0 => line,
+                1 => line + (1 << (bits + 16)),
+                2 => line | 0xffff << bits,
+                _ => line - (1 << (bits + 16)),
+            };
+            for kind in 0..4 {
+                let (mut narrow, mut wide) = (L1::new(sets, ways), L1::new(sets, ways));
+                wide.widen();
+                let mut rng = 0x2545_f491u32;
+                for step in 0..20_000 {
+                    let r = xorshift(&mut rng);
+                    let line = 0x200_0000 + (r % (3 * (sets * ways) as u32)) as u64;
+                    let line = if step >= 10_000 && r % 64 == 0 { far(kind, line) } else { line };
+                    match r >> 28 {
+                        0 => (narrow.invalidate(line), wide.invalidate(line)),
+                        1 if step % 1_000 == 0 => (narrow.flush(), wide.flush()),
+                        op => {
+                            let want = wide.access_rw(line, op & 1 == 1);
+                            assert_eq!(narrow.access_rw(line, op & 1 == 1), want, "step {step}, line {line:#x}");
+                            assert_eq!(narrow.knows(line), wide.knows(line));
+                            ((), ())
+                        }
+                    };
+                    assert_eq!((narrow.known, narrow.rng), (wide.known, wide.rng), "step {step}");
+                }
+                assert_eq!(matches!(narrow.tags, Tags::Wide(_)), kind > 0, "{sets} x {ways}, {kind}");
+                assert_eq!(narrow.dirty, wide.dirty);
+                narrow.widen();
+                assert_eq!(narrow.tags, wide.tags, "{sets} x {ways}, {kind}");
+            }
         }
     }
 }
