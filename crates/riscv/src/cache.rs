@@ -143,22 +143,20 @@ impl L1 {
         }
     }
 
-    /// Can the narrow tags hold line `line`? Its block is the L1's (or the L1 has none yet
-    /// and takes it) and its tag is not `NARROW_INVALID`.
-    #[inline(always)]
-    fn narrow_holds(&mut self, line: u64) -> bool {
+    /// `look_up` of a line the narrow tags can't hold as they are: the first line takes its
+    /// block; a line of another block, or whose tag would be `NARROW_INVALID`, widens them.
+    #[cold]
+    #[inline(never)]
+    fn look_up_far(&mut self, line: u64, write: bool) -> Fill {
         let key = line >> self.set_bits;
-        if key >> 16 != self.block {
-            if self.block != NO_BLOCK {
-                return false;
-            }
-            self.block = key >> 16;
+        match self.block == NO_BLOCK && key as u16 != NARROW_INVALID {
+            true => self.block = key >> 16,
+            false => self.widen(),
         }
-        key as u16 != NARROW_INVALID
+        self.look_up(line, write)
     }
 
-    /// The narrow tags can't hold a line: widen them, for good.
-    #[cold]
+    /// Widen the narrow tags, for good.
     fn widen(&mut self) {
         let Tags::Narrow(narrow) = &self.tags else { return };
         let ways = self.ways as usize;
@@ -203,14 +201,16 @@ impl L1 {
     fn look_up(&mut self, line: u64, write: bool) -> Fill {
         let set = (line & self.set_mask) as usize;
         let (base, ways) = (set * self.ways as usize, self.ways as usize);
-        if matches!(self.tags, Tags::Narrow(_)) && !self.narrow_holds(line) {
-            self.widen();
-        }
+        let key = line >> self.set_bits;
+        // On a fill, the tag the way held (narrow or wide as the tags are).
         let probed = match &mut self.tags {
-            Tags::Narrow(t) => match probe(&mut t[base..base + ways], (line >> self.set_bits) as u16, &mut self.rng) {
-                Probe::Hit(w) => Probe::Hit(w),
-                Probe::Filled(w, old) => Probe::Filled(w, self.wide_tag(set, old)),
-            },
+            Tags::Narrow(t) if key >> 16 == self.block && key as u16 != NARROW_INVALID => {
+                match probe(&mut t[base..base + ways], key as u16, &mut self.rng) {
+                    Probe::Hit(w) => Probe::Hit(w),
+                    Probe::Filled(w, old) => Probe::Filled(w, old as u32),
+                }
+            }
+            Tags::Narrow(_) => return self.look_up_far(line, write),
             Tags::Wide(t) => probe(&mut t[base..base + ways], line as u32, &mut self.rng),
         };
         let known = line << 1 | write as u64;
@@ -228,8 +228,16 @@ impl L1 {
         self.forget_set(line);
         self.known[line as usize & (KNOWN - 1)] = known;
         match was_dirty {
-            true => Fill::Dirty(old as u64),
+            true => Fill::Dirty(self.victim(set, old) as u64),
             false => Fill::Miss,
+        }
+    }
+
+    /// The line a dirty victim's tag names, as the wide tags name it.
+    fn victim(&self, set: usize, old: u32) -> u32 {
+        match self.tags {
+            Tags::Narrow(_) => self.wide_tag(set, old as u16),
+            Tags::Wide(_) => old,
         }
     }
 
@@ -264,13 +272,13 @@ impl L1 {
     pub fn invalidate(&mut self, line: u64) {
         let (base, ways) = ((line & self.set_mask) as usize * self.ways as usize, self.ways as usize);
         // In bounds: base + ways <= sets * ways, as the set index is masked.
+        let key = line >> self.set_bits;
         let way = match &mut self.tags {
-            Tags::Narrow(t) => {
-                let key = line >> self.set_bits;
-                // Narrow tags hold only their block's lines (none before it is chosen).
-                let held = key >> 16 == self.block && key as u16 != NARROW_INVALID;
-                held.then(|| drop_tag(&mut t[base..base + ways], key as u16, NARROW_INVALID)).flatten()
-            }
+            // Narrow tags hold only their block's lines (none before it is chosen). A line
+            // whose tag is `NARROW_INVALID` is never held and finds an empty way, if any,
+            // which this leaves as it is.
+            Tags::Narrow(t) if key >> 16 == self.block => drop_tag(&mut t[base..base + ways], key as u16, NARROW_INVALID),
+            Tags::Narrow(_) => None,
             Tags::Wide(t) => drop_tag(&mut t[base..base + ways], line as u32, INVALID),
         };
         if let Some(way) = way {
