@@ -9,11 +9,12 @@
 /// Invalid L1 tag (no DRAM line number reaches it).
 const INVALID: u32 = u32::MAX;
 
-/// Invalid narrow L1 tag: lines whose tag this would be widen the tags instead (`Tags`).
+/// Invalid narrow L1 tag: a line whose tag this would be widens the tags instead (`L1`).
 const NARROW_INVALID: u16 = u16::MAX;
 
-/// No block yet: every narrow tag is invalid (`L1::block`).
-const NO_BLOCK: u64 = u64::MAX;
+/// `L1::lo` while no line is in range: before the first fill, and once the tags are wide.
+/// A line number is below 2^63, so `key - NO_BLOCK`, wrapping, is above 2^16.
+const NO_BLOCK: u64 = u64::MAX - 0xffff;
 
 pub(crate) fn xorshift(s: &mut u32) -> u32 {
     *s ^= *s << 13;
@@ -79,21 +80,16 @@ impl DirtyBits {
 /// they call span a few dozen code lines, and a run of a core touches a few dozen data lines).
 pub(crate) const KNOWN: usize = 16;
 
-/// An L1's tags, way by way: narrow while every line filled lies in one block of 2^16
-/// lines per set (a 256 MiB DRAM aligned to its size with 64 sets of 64-byte lines, as
-/// Rocket's L1s are), else the line numbers' low 32 bits. Both compare the same lines as
-/// equal: a set's lines of one block differ in the 16 bits above the set index. The
-/// narrow form halves the tags (8 of a 4-core node's 150 KiB at the peak: docs/profile.md).
-#[derive(Hash, PartialEq, Eq, Debug)]
-enum Tags {
-    /// `(line >> set_bits) as u16` of lines whose `line >> (set_bits + 16)` is the L1's
-    /// `block`; `NARROW_INVALID` for an empty way.
-    Narrow(Box<[u16]>),
-    /// `line as u32`; `INVALID` for an empty way.
-    Wide(Box<[u32]>),
-}
-
 /// A private L1 cache: set-associative; a tag names a line (`addr / line`) within its set.
+///
+/// The tags are narrow, 16 bits, while every line filled lies in one block of 2^16 lines
+/// per set (a 256 MiB DRAM aligned to its size, with 64 sets of 64-byte lines as Rocket's
+/// L1s have): a line's tag is its key (`line >> set_bits`) less the block's first key,
+/// `lo`. A line outside the block, or whose tag would be `NARROW_INVALID`, makes them wide
+/// for good: the line numbers' low 32 bits. Both forms tell the same lines apart (a set's
+/// lines of one block differ only in their keys' low 16 bits), so they fill and evict
+/// alike; the narrow form halves the tags (8 of a 4-core node's 150 KiB at the heap's peak:
+/// docs/profile.md). One form's box is empty while the other is in use.
 ///
 /// `known` holds lines known to be in the cache, by their low bits, each with whether it
 /// is known dirty (`line << 1 | dirty`): each has hit or been filled since the last fill of
@@ -105,10 +101,13 @@ enum Tags {
 #[derive(Hash)]
 #[repr(C)]
 pub struct L1 {
-    tags: Tags,
+    /// Narrow tags, `NARROW_INVALID` for an empty way.
+    narrow: Box<[u16]>,
+    /// Wide tags, `INVALID` for an empty way.
+    wide: Box<[u32]>,
     set_mask: u64,
-    /// The narrow tags' block (`Tags`), or `NO_BLOCK`.
-    block: u64,
+    /// The narrow tags' first key, or `NO_BLOCK`.
+    lo: u64,
     ways: u32,
     set_bits: u32,
     dirty: DirtyBits,
@@ -127,41 +126,46 @@ impl L1 {
         let ways = ways.next_power_of_two().max(1);
         let set_bits = sets.trailing_zeros();
         // Beyond 2^16 sets a block spans more lines than the wide tags tell apart.
-        let tags = match set_bits <= 16 {
-            true => Tags::Narrow(vec![NARROW_INVALID; sets * ways].into_boxed_slice()),
-            false => Tags::Wide(vec![INVALID; sets * ways].into_boxed_slice()),
+        let (narrow, wide) = match set_bits <= 16 {
+            true => (vec![NARROW_INVALID; sets * ways], vec![]),
+            false => (vec![], vec![INVALID; sets * ways]),
         };
         L1 {
             known: [UNKNOWN; KNOWN],
-            tags,
+            narrow: narrow.into_boxed_slice(),
+            wide: wide.into_boxed_slice(),
             dirty: DirtyBits::new(sets * ways),
             set_mask: sets as u64 - 1,
-            block: NO_BLOCK,
+            lo: NO_BLOCK,
             ways: ways as u32,
             set_bits,
             rng: 0x9e37_79b9,
         }
     }
 
-    /// `look_up` of a line the narrow tags can't hold as they are: the first line takes its
-    /// block; a line of another block, or whose tag would be `NARROW_INVALID`, widens them.
+    /// `look_up` of a line out of the narrow tags' range: while they hold nothing (before
+    /// the first fill, or after a flush) the line's block becomes theirs; otherwise, or if
+    /// its tag would be `NARROW_INVALID`, they widen.
     #[cold]
     #[inline(never)]
     fn look_up_far(&mut self, line: u64, write: bool) -> Fill {
         let key = line >> self.set_bits;
-        match self.block == NO_BLOCK && key as u16 != NARROW_INVALID {
-            true => self.block = key >> 16,
+        match self.narrow.iter().all(|&t| t == NARROW_INVALID) && key as u16 != NARROW_INVALID {
+            true => self.lo = key & !0xffff,
             false => self.widen(),
         }
         self.look_up(line, write)
     }
 
-    /// Widen the narrow tags, for good.
+    /// Widen the narrow tags, for good (if not yet).
     fn widen(&mut self) {
-        let Tags::Narrow(narrow) = &self.tags else { return };
+        if self.narrow.is_empty() {
+            return;
+        }
         let ways = self.ways as usize;
-        let wide = narrow.iter().enumerate().map(|(i, &t)| self.wide_tag(i / ways, t));
-        self.tags = Tags::Wide(wide.collect());
+        let wide = self.narrow.iter().enumerate().map(|(i, &t)| self.wide_tag(i / ways, t));
+        self.wide = wide.collect();
+        (self.narrow, self.lo) = (Box::default(), NO_BLOCK);
     }
 
     /// The wide tag of the line narrow tag `tag` of set `set` names.
@@ -169,7 +173,7 @@ impl L1 {
         if tag == NARROW_INVALID {
             return INVALID;
         }
-        ((self.block << 16 | tag as u64) << self.set_bits | set as u64) as u32
+        ((self.lo + tag as u64) << self.set_bits | set as u64) as u32
     }
 
     /// Is line number `line` known to be in the cache (`known`)? Then `access(line)` would
@@ -201,17 +205,19 @@ impl L1 {
     fn look_up(&mut self, line: u64, write: bool) -> Fill {
         let set = (line & self.set_mask) as usize;
         let (base, ways) = (set * self.ways as usize, self.ways as usize);
-        let key = line >> self.set_bits;
+        // The narrow tag, if in range (one comparison: out of the block, or
+        // `NARROW_INVALID`, or the tags are wide).
+        let rel = (line >> self.set_bits).wrapping_sub(self.lo);
         // On a fill, the tag the way held (narrow or wide as the tags are).
-        let probed = match &mut self.tags {
-            Tags::Narrow(t) if key >> 16 == self.block && key as u16 != NARROW_INVALID => {
-                match probe(&mut t[base..base + ways], key as u16, &mut self.rng) {
-                    Probe::Hit(w) => Probe::Hit(w),
-                    Probe::Filled(w, old) => Probe::Filled(w, old as u32),
-                }
+        let probed = if rel < NARROW_INVALID as u64 {
+            match probe(&mut self.narrow[base..base + ways], rel as u16, &mut self.rng) {
+                Probe::Hit(w) => Probe::Hit(w),
+                Probe::Filled(w, old) => Probe::Filled(w, old as u32),
             }
-            Tags::Narrow(_) => return self.look_up_far(line, write),
-            Tags::Wide(t) => probe(&mut t[base..base + ways], line as u32, &mut self.rng),
+        } else if !self.wide.is_empty() {
+            probe(&mut self.wide[base..base + ways], line as u32, &mut self.rng)
+        } else {
+            return self.look_up_far(line, write);
         };
         let known = line << 1 | write as u64;
         let (way, old) = match probed {
@@ -235,9 +241,9 @@ impl L1 {
 
     /// The line a dirty victim's tag names, as the wide tags name it.
     fn victim(&self, set: usize, old: u32) -> u32 {
-        match self.tags {
-            Tags::Narrow(_) => self.wide_tag(set, old as u16),
-            Tags::Wide(_) => old,
+        match self.wide.is_empty() {
+            true => self.wide_tag(set, old as u16),
+            false => old,
         }
     }
 
@@ -258,10 +264,8 @@ impl L1 {
 
     pub fn flush(&mut self) {
         self.known = [UNKNOWN; KNOWN];
-        match &mut self.tags {
-            Tags::Narrow(t) => t.fill(NARROW_INVALID),
-            Tags::Wide(t) => t.fill(INVALID),
-        }
+        self.narrow.fill(NARROW_INVALID);
+        self.wide.fill(INVALID);
         self.dirty.0.fill(0);
     }
 
@@ -272,14 +276,14 @@ impl L1 {
     pub fn invalidate(&mut self, line: u64) {
         let (base, ways) = ((line & self.set_mask) as usize * self.ways as usize, self.ways as usize);
         // In bounds: base + ways <= sets * ways, as the set index is masked.
-        let key = line >> self.set_bits;
-        let way = match &mut self.tags {
-            // Narrow tags hold only their block's lines (none before it is chosen). A line
-            // whose tag is `NARROW_INVALID` is never held and finds an empty way, if any,
-            // which this leaves as it is.
-            Tags::Narrow(t) if key >> 16 == self.block => drop_tag(&mut t[base..base + ways], key as u16, NARROW_INVALID),
-            Tags::Narrow(_) => None,
-            Tags::Wide(t) => drop_tag(&mut t[base..base + ways], line as u32, INVALID),
+        // Narrow tags hold only the lines in their range (`look_up`).
+        let rel = (line >> self.set_bits).wrapping_sub(self.lo);
+        let way = if rel < NARROW_INVALID as u64 {
+            drop_tag(&mut self.narrow[base..base + ways], rel as u16, NARROW_INVALID)
+        } else if !self.wide.is_empty() {
+            drop_tag(&mut self.wide[base..base + ways], line as u32, INVALID)
+        } else {
+            None
         };
         if let Some(way) = way {
             self.dirty.put(base + way, false);
@@ -376,7 +380,7 @@ mod tests {
                         assert_eq!(c.access_rw(line, write), want, "step {step}, line {line:#x}");
                     }
                 }
-                assert_eq!((&c.tags, &c.dirty, c.rng), (&tags.tags, &tags.dirty, tags.rng), "step {step}");
+                assert_eq!((&c.narrow, &c.dirty, c.rng), (&tags.narrow, &tags.dirty, tags.rng), "step {step}");
             }
             assert!(known > 500, "{sets} x {ways}: the known lines answered {known} times");
         }
@@ -416,10 +420,10 @@ mod tests {
                     };
                     assert_eq!((narrow.known, narrow.rng), (wide.known, wide.rng), "step {step}");
                 }
-                assert_eq!(matches!(narrow.tags, Tags::Wide(_)), kind > 0, "{sets} x {ways}, {kind}");
+                assert_eq!(narrow.narrow.is_empty(), kind > 0, "{sets} x {ways}, {kind}");
                 assert_eq!(narrow.dirty, wide.dirty);
                 narrow.widen();
-                assert_eq!(narrow.tags, wide.tags, "{sets} x {ways}, {kind}");
+                assert_eq!(narrow.wide, wide.wide, "{sets} x {ways}, {kind}");
             }
         }
     }
