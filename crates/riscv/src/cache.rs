@@ -143,12 +143,19 @@ impl L1 {
         }
     }
 
-    /// `look_up` of a line out of the narrow tags' range: while they hold nothing (before
-    /// the first fill, or after a flush) the line's block becomes theirs; otherwise, or if
-    /// its tag would be `NARROW_INVALID`, they widen.
+    /// `look_up` of a line out of the narrow tags' range: through the wide tags if they
+    /// are in use (out of line: only an unusual memory map needs them); while the narrow
+    /// tags hold nothing (before the first fill, or after a flush) the line's block becomes
+    /// theirs; otherwise, or if its tag would be `NARROW_INVALID`, they widen.
     #[cold]
     #[inline(never)]
     fn look_up_far(&mut self, line: u64, write: bool) -> Fill {
+        if !self.wide.is_empty() {
+            let set = (line & self.set_mask) as usize;
+            let base = set * self.ways as usize;
+            let probed = probe(&mut self.wide[base..base + self.ways as usize], line as u32, &mut self.rng);
+            return self.settle(set, probed, line, write);
+        }
         let key = line >> self.set_bits;
         match self.narrow.iter().all(|&t| t == NARROW_INVALID) && key as u16 != NARROW_INVALID {
             true => self.lo = key & !0xffff,
@@ -203,22 +210,26 @@ impl L1 {
     /// `access_rw` through the tags; the line becomes known.
     #[inline(always)]
     fn look_up(&mut self, line: u64, write: bool) -> Fill {
-        let set = (line & self.set_mask) as usize;
-        let (base, ways) = (set * self.ways as usize, self.ways as usize);
         // The narrow tag, if in range (one comparison: out of the block, or
         // `NARROW_INVALID`, or the tags are wide).
         let rel = (line >> self.set_bits).wrapping_sub(self.lo);
-        // On a fill, the tag the way held (narrow or wide as the tags are).
-        let probed = if rel < NARROW_INVALID as u64 {
-            match probe(&mut self.narrow[base..base + ways], rel as u16, &mut self.rng) {
-                Probe::Hit(w) => Probe::Hit(w),
-                Probe::Filled(w, old) => Probe::Filled(w, old as u32),
-            }
-        } else if !self.wide.is_empty() {
-            probe(&mut self.wide[base..base + ways], line as u32, &mut self.rng)
-        } else {
+        if rel >= NARROW_INVALID as u64 {
             return self.look_up_far(line, write);
+        }
+        let set = (line & self.set_mask) as usize;
+        let base = set * self.ways as usize;
+        let probed = match probe(&mut self.narrow[base..base + self.ways as usize], rel as u16, &mut self.rng) {
+            Probe::Hit(w) => Probe::Hit(w),
+            Probe::Filled(w, old) => Probe::Filled(w, old as u32),
         };
+        self.settle(set, probed, line, write)
+    }
+
+    /// What a probe of `line`'s set found makes of the dirty bits and known lines; on a
+    /// fill, the tag the way held is narrow or wide as the tags are.
+    #[inline(always)]
+    fn settle(&mut self, set: usize, probed: Probe<u32>, line: u64, write: bool) -> Fill {
+        let base = set * self.ways as usize;
         let known = line << 1 | write as u64;
         let (way, old) = match probed {
             Probe::Hit(way) => {
@@ -278,12 +289,9 @@ impl L1 {
         // In bounds: base + ways <= sets * ways, as the set index is masked.
         // Narrow tags hold only the lines in their range (`look_up`).
         let rel = (line >> self.set_bits).wrapping_sub(self.lo);
-        let way = if rel < NARROW_INVALID as u64 {
-            drop_tag(&mut self.narrow[base..base + ways], rel as u16, NARROW_INVALID)
-        } else if !self.wide.is_empty() {
-            drop_tag(&mut self.wide[base..base + ways], line as u32, INVALID)
-        } else {
-            None
+        let way = match rel < NARROW_INVALID as u64 {
+            true => drop_tag(&mut self.narrow[base..base + ways], rel as u16, NARROW_INVALID),
+            false => self.invalidate_wide(base, line),
         };
         if let Some(way) = way {
             self.dirty.put(base + way, false);
@@ -294,6 +302,15 @@ impl L1 {
                 *k = UNKNOWN;
             }
         }
+    }
+
+    /// `invalidate` of a line out of the narrow tags' range: held only if the tags are
+    /// wide (out of line, as in `look_up_far`).
+    #[cold]
+    #[inline(never)]
+    fn invalidate_wide(&mut self, base: usize, line: u64) -> Option<usize> {
+        let ways = self.ways as usize;
+        self.wide.get_mut(base..base + ways).and_then(|set| drop_tag(set, line as u32, INVALID))
     }
 }
 
