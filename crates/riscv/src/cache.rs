@@ -218,7 +218,8 @@ impl L1 {
         }
         let set = (line & self.set_mask) as usize;
         let base = set * self.ways as usize;
-        let probed = match probe(&mut self.narrow[base..base + self.ways as usize], rel as u16, &mut self.rng) {
+        let probed = match probe(&mut self.narrow[base..base + self.ways as usize], rel as u16, &mut self.rng)
+        {
             Probe::Hit(w) => Probe::Hit(w),
             Probe::Filled(w, old) => Probe::Filled(w, old as u32),
         };
@@ -397,7 +398,11 @@ mod tests {
                         assert_eq!(c.access_rw(line, write), want, "step {step}, line {line:#x}");
                     }
                 }
-                assert_eq!((&c.narrow, &c.dirty, c.rng), (&tags.narrow, &tags.dirty, tags.rng), "step {step}");
+                assert_eq!(
+                    (&c.narrow, &c.dirty, c.rng),
+                    (&tags.narrow, &tags.dirty, tags.rng),
+                    "step {step}"
+                );
             }
             assert!(known > 500, "{sets} x {ways}: the known lines answered {known} times");
         }
@@ -430,7 +435,11 @@ mod tests {
                         1 if step % 1_000 == 0 => (narrow.flush(), wide.flush()),
                         op => {
                             let want = wide.access_rw(line, op & 1 == 1);
-                            assert_eq!(narrow.access_rw(line, op & 1 == 1), want, "step {step}, line {line:#x}");
+                            assert_eq!(
+                                narrow.access_rw(line, op & 1 == 1),
+                                want,
+                                "step {step}, line {line:#x}"
+                            );
                             assert_eq!(narrow.knows(line), wide.knows(line));
                             ((), ())
                         }
