@@ -429,7 +429,7 @@ mod tests {
                 for step in 0..20_000 {
                     let r = xorshift(&mut rng);
                     let line = 0x200_0000 + (r % (3 * (sets * ways) as u32)) as u64;
-                    let line = if step >= 10_000 && r % 64 == 0 { far(kind, line) } else { line };
+                    let line = if step >= 10_000 && r.is_multiple_of(64) { far(kind, line) } else { line };
                     match r >> 28 {
                         0 => (narrow.invalidate(line), wide.invalidate(line)),
                         1 if step % 1_000 == 0 => (narrow.flush(), wide.flush()),
