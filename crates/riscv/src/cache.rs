@@ -9,6 +9,13 @@
 /// Invalid L1 tag (no DRAM line number reaches it).
 const INVALID: u32 = u32::MAX;
 
+/// Invalid narrow L1 tag: a line whose tag this would be widens the tags instead (`L1`).
+const NARROW_INVALID: u16 = u16::MAX;
+
+/// `L1::lo` while no line is in range: before the first fill, and once the tags are wide.
+/// A line number is below 2^63, so `key - NO_BLOCK`, wrapping, is above 2^16.
+const NO_BLOCK: u64 = u64::MAX - 0xffff;
+
 pub(crate) fn xorshift(s: &mut u32) -> u32 {
     *s ^= *s << 13;
     *s ^= *s >> 17;
@@ -73,7 +80,16 @@ impl DirtyBits {
 /// they call span a few dozen code lines, and a run of a core touches a few dozen data lines).
 pub(crate) const KNOWN: usize = 16;
 
-/// A private L1 cache: set-associative, tags are full line numbers (`addr / line`).
+/// A private L1 cache: set-associative; a tag names a line (`addr / line`) within its set.
+///
+/// The tags are narrow, 16 bits, while every line filled lies in one block of 2^16 lines
+/// per set (a 256 MiB DRAM aligned to its size, with 64 sets of 64-byte lines as Rocket's
+/// L1s have): a line's tag is its key (`line >> set_bits`) less the block's first key,
+/// `lo`. A line outside the block, or whose tag would be `NARROW_INVALID`, makes them wide
+/// for good: the line numbers' low 32 bits. Both forms tell the same lines apart (a set's
+/// lines of one block differ only in their keys' low 16 bits), so they fill and evict
+/// alike; the narrow form halves the tags (8 of a 4-core node's 150 KiB at the heap's peak:
+/// docs/profile.md). One form's box is empty while the other is in use.
 ///
 /// `known` holds lines known to be in the cache, by their low bits, each with whether it
 /// is known dirty (`line << 1 | dirty`): each has hit or been filled since the last fill of
@@ -85,9 +101,15 @@ pub(crate) const KNOWN: usize = 16;
 #[derive(Hash)]
 #[repr(C)]
 pub struct L1 {
-    tags: Box<[u32]>,
+    /// Narrow tags, `NARROW_INVALID` for an empty way.
+    narrow: Box<[u16]>,
+    /// Wide tags, `INVALID` for an empty way.
+    wide: Box<[u32]>,
     set_mask: u64,
-    ways: usize,
+    /// The narrow tags' first key, or `NO_BLOCK`.
+    lo: u64,
+    ways: u32,
+    set_bits: u32,
     dirty: DirtyBits,
     rng: u32,
     known: [u64; KNOWN],
@@ -102,14 +124,63 @@ impl L1 {
     pub fn new(sets: usize, ways: usize) -> L1 {
         let sets = sets.next_power_of_two().max(1);
         let ways = ways.next_power_of_two().max(1);
+        let set_bits = sets.trailing_zeros();
+        // Beyond 2^16 sets a block spans more lines than the wide tags tell apart.
+        let (narrow, wide) = match set_bits <= 16 {
+            true => (vec![NARROW_INVALID; sets * ways], vec![]),
+            false => (vec![], vec![INVALID; sets * ways]),
+        };
         L1 {
             known: [UNKNOWN; KNOWN],
-            tags: vec![INVALID; sets * ways].into_boxed_slice(),
+            narrow: narrow.into_boxed_slice(),
+            wide: wide.into_boxed_slice(),
             dirty: DirtyBits::new(sets * ways),
             set_mask: sets as u64 - 1,
-            ways,
+            lo: NO_BLOCK,
+            ways: ways as u32,
+            set_bits,
             rng: 0x9e37_79b9,
         }
+    }
+
+    /// `look_up` of a line out of the narrow tags' range: through the wide tags if they
+    /// are in use (out of line: only an unusual memory map needs them); while the narrow
+    /// tags hold nothing (before the first fill, or after a flush) the line's block becomes
+    /// theirs; otherwise, or if its tag would be `NARROW_INVALID`, they widen.
+    #[cold]
+    #[inline(never)]
+    fn look_up_far(&mut self, line: u64, write: bool) -> Fill {
+        if !self.wide.is_empty() {
+            let set = (line & self.set_mask) as usize;
+            let base = set * self.ways as usize;
+            let probed = probe(&mut self.wide[base..base + self.ways as usize], line as u32, &mut self.rng);
+            return self.settle(set, probed, line, write);
+        }
+        let key = line >> self.set_bits;
+        match self.narrow.iter().all(|&t| t == NARROW_INVALID) && key as u16 != NARROW_INVALID {
+            true => self.lo = key & !0xffff,
+            false => self.widen(),
+        }
+        self.look_up(line, write)
+    }
+
+    /// Widen the narrow tags, for good (if not yet).
+    fn widen(&mut self) {
+        if self.narrow.is_empty() {
+            return;
+        }
+        let ways = self.ways as usize;
+        let wide = self.narrow.iter().enumerate().map(|(i, &t)| self.wide_tag(i / ways, t));
+        self.wide = wide.collect();
+        (self.narrow, self.lo) = (Box::default(), NO_BLOCK);
+    }
+
+    /// The wide tag of the line narrow tag `tag` of set `set` names.
+    fn wide_tag(&self, set: usize, tag: u16) -> u32 {
+        if tag == NARROW_INVALID {
+            return INVALID;
+        }
+        ((self.lo + tag as u64) << self.set_bits | set as u64) as u32
     }
 
     /// Is line number `line` known to be in the cache (`known`)? Then `access(line)` would
@@ -139,25 +210,52 @@ impl L1 {
     /// `access_rw` through the tags; the line becomes known.
     #[inline(always)]
     fn look_up(&mut self, line: u64, write: bool) -> Fill {
-        let base = (line & self.set_mask) as usize * self.ways;
-        let Some(set) = self.tags.get_mut(base..base + self.ways) else {
-            return Fill::Miss;
-        };
-        if let Some(way) = set.iter().position(|&t| t == line as u32) {
-            if write {
-                self.dirty.put(base + way, true);
-            }
-            self.known[line as usize & (KNOWN - 1)] = line << 1 | write as u64;
-            return Fill::Hit;
+        // The narrow tag, if in range (one comparison: out of the block, or
+        // `NARROW_INVALID`, or the tags are wide).
+        let rel = (line >> self.set_bits).wrapping_sub(self.lo);
+        if rel >= NARROW_INVALID as u64 {
+            return self.look_up_far(line, write);
         }
-        let way = xorshift(&mut self.rng) as usize & (set.len() - 1);
-        let old = std::mem::replace(&mut set[way], line as u32);
+        let set = (line & self.set_mask) as usize;
+        let base = set * self.ways as usize;
+        let probed = match probe(&mut self.narrow[base..base + self.ways as usize], rel as u16, &mut self.rng)
+        {
+            Probe::Hit(w) => Probe::Hit(w),
+            Probe::Filled(w, old) => Probe::Filled(w, old as u32),
+        };
+        self.settle(set, probed, line, write)
+    }
+
+    /// What a probe of `line`'s set found makes of the dirty bits and known lines; on a
+    /// fill, the tag the way held is narrow or wide as the tags are.
+    #[inline(always)]
+    fn settle(&mut self, set: usize, probed: Probe<u32>, line: u64, write: bool) -> Fill {
+        let base = set * self.ways as usize;
+        let known = line << 1 | write as u64;
+        let (way, old) = match probed {
+            Probe::Hit(way) => {
+                if write {
+                    self.dirty.put(base + way, true);
+                }
+                self.known[line as usize & (KNOWN - 1)] = known;
+                return Fill::Hit;
+            }
+            Probe::Filled(way, old) => (way, old),
+        };
         let was_dirty = self.dirty.put(base + way, write);
         self.forget_set(line);
-        self.known[line as usize & (KNOWN - 1)] = line << 1 | write as u64;
+        self.known[line as usize & (KNOWN - 1)] = known;
         match was_dirty {
-            true => Fill::Dirty(old as u64),
+            true => Fill::Dirty(self.victim(set, old) as u64),
             false => Fill::Miss,
+        }
+    }
+
+    /// The line a dirty victim's tag names, as the wide tags name it.
+    fn victim(&self, set: usize, old: u32) -> u32 {
+        match self.wide.is_empty() {
+            true => self.wide_tag(set, old as u16),
+            false => old,
         }
     }
 
@@ -178,7 +276,8 @@ impl L1 {
 
     pub fn flush(&mut self) {
         self.known = [UNKNOWN; KNOWN];
-        self.tags.fill(INVALID);
+        self.narrow.fill(NARROW_INVALID);
+        self.wide.fill(INVALID);
         self.dirty.0.fill(0);
     }
 
@@ -187,20 +286,58 @@ impl L1 {
     /// is held in one way at most: `access` fills only on a miss.
     #[inline]
     pub fn invalidate(&mut self, line: u64) {
-        let base = (line & self.set_mask) as usize * self.ways;
+        let (base, ways) = ((line & self.set_mask) as usize * self.ways as usize, self.ways as usize);
         // In bounds: base + ways <= sets * ways, as the set index is masked.
-        let set = &mut self.tags[base..base + self.ways];
-        if let Some(way) = set.iter().position(|&t| t == line as u32) {
-            set[way] = INVALID;
+        // Narrow tags hold only the lines in their range (`look_up`).
+        let rel = (line >> self.set_bits).wrapping_sub(self.lo);
+        let way = match rel < NARROW_INVALID as u64 {
+            true => drop_tag(&mut self.narrow[base..base + ways], rel as u16, NARROW_INVALID),
+            false => self.invalidate_wide(base, line),
+        };
+        if let Some(way) = way {
             self.dirty.put(base + way, false);
-            // Only a held line can be known. As the tags compare, a line 2^32 lines away
-            // is the same line.
+            // Only a held line can be known. As the wide tags compare, a line 2^32 lines
+            // away is the same line.
             let k = &mut self.known[line as usize & (KNOWN - 1)];
             if (*k >> 1) as u32 == line as u32 {
                 *k = UNKNOWN;
             }
         }
     }
+
+    /// `invalidate` of a line out of the narrow tags' range: held only if the tags are
+    /// wide (out of line, as in `look_up_far`).
+    #[cold]
+    #[inline(never)]
+    fn invalidate_wide(&mut self, base: usize, line: u64) -> Option<usize> {
+        let ways = self.ways as usize;
+        self.wide.get_mut(base..base + ways).and_then(|set| drop_tag(set, line as u32, INVALID))
+    }
+}
+
+/// What a look-up in a set's tags found: the way holding the tag, or the way drawn for it
+/// and the tag it held.
+enum Probe<T> {
+    Hit(usize),
+    Filled(usize, T),
+}
+
+/// Look `tag` up in a set's tags; on a miss, put it in a way drawn at random.
+#[inline(always)]
+fn probe<T: Copy + PartialEq>(set: &mut [T], tag: T, rng: &mut u32) -> Probe<T> {
+    if let Some(way) = set.iter().position(|&t| t == tag) {
+        return Probe::Hit(way);
+    }
+    let way = xorshift(rng) as usize & (set.len() - 1);
+    Probe::Filled(way, std::mem::replace(&mut set[way], tag))
+}
+
+/// Empty the way of a set holding `tag`, if any; its index.
+#[inline(always)]
+fn drop_tag<T: Copy + PartialEq>(set: &mut [T], tag: T, invalid: T) -> Option<usize> {
+    let way = set.iter().position(|&t| t == tag)?;
+    set[way] = invalid;
+    Some(way)
 }
 
 #[cfg(test)]
@@ -261,9 +398,59 @@ mod tests {
                         assert_eq!(c.access_rw(line, write), want, "step {step}, line {line:#x}");
                     }
                 }
-                assert_eq!((&c.tags, &c.dirty, c.rng), (&tags.tags, &tags.dirty, tags.rng), "step {step}");
+                assert_eq!(
+                    (&c.narrow, &c.dirty, c.rng),
+                    (&tags.narrow, &tags.dirty, tags.rng),
+                    "step {step}"
+                );
             }
             assert!(known > 500, "{sets} x {ways}: the known lines answered {known} times");
+        }
+    }
+
+    /// Narrow and wide tags give the same fills, victims and known lines: random loads,
+    /// stores, probes and flushes near the DRAM's base, and from halfway on now and then a
+    /// line the narrow tags can't hold (`far`: none; the next block; the invalid tag's line
+    /// in the block; a line below the block), which widens them.
+    #[test]
+    fn narrow_tags_answer_as_wide_ones() {
+        for (sets, ways) in [(64, 4), (4, 2), (1, 1)] {
+            let bits = (sets as u64).trailing_zeros();
+            let far = |far: u32, line: u64| match far {
+                0 => line,
+                1 => line + (1 << (bits + 16)),
+                2 => line | 0xffff << bits,
+                _ => line - (1 << (bits + 16)),
+            };
+            for kind in 0..4 {
+                let (mut narrow, mut wide) = (L1::new(sets, ways), L1::new(sets, ways));
+                wide.widen();
+                let mut rng = 0x2545_f491u32;
+                for step in 0..20_000 {
+                    let r = xorshift(&mut rng);
+                    let line = 0x200_0000 + (r % (3 * (sets * ways) as u32)) as u64;
+                    let line = if step >= 10_000 && r.is_multiple_of(64) { far(kind, line) } else { line };
+                    match r >> 28 {
+                        0 => (narrow.invalidate(line), wide.invalidate(line)),
+                        1 if step % 1_000 == 0 => (narrow.flush(), wide.flush()),
+                        op => {
+                            let want = wide.access_rw(line, op & 1 == 1);
+                            assert_eq!(
+                                narrow.access_rw(line, op & 1 == 1),
+                                want,
+                                "step {step}, line {line:#x}"
+                            );
+                            assert_eq!(narrow.knows(line), wide.knows(line));
+                            ((), ())
+                        }
+                    };
+                    assert_eq!((narrow.known, narrow.rng), (wide.known, wide.rng), "step {step}");
+                }
+                assert_eq!(narrow.narrow.is_empty(), kind > 0, "{sets} x {ways}, {kind}");
+                assert_eq!(narrow.dirty, wide.dirty);
+                narrow.widen();
+                assert_eq!(narrow.wide, wide.wide, "{sets} x {ways}, {kind}");
+            }
         }
     }
 }
