@@ -230,6 +230,14 @@ impl NodeMem {
         self.image_chunk(cn)
     }
 
+    /// Chunk `cn` for a core's TLB (`core/tlb.rs`): the private copy, or the shared bytes.
+    pub(crate) fn chunk_ref(&mut self, cn: u64) -> ChunkRef<'_> {
+        match self.private.get_mut(cn) {
+            Some(c) => ChunkRef::Private(c),
+            None => ChunkRef::Shared(image_chunk(&self.program, cn)),
+        }
+    }
+
     /// Chunk `cn` of the program image (zeros where the image has nothing).
     fn image_chunk(&self, cn: u64) -> &Chunk {
         image_chunk(&self.program, cn)
@@ -408,6 +416,13 @@ impl NodeMem {
     pub fn ncores(&self) -> usize {
         self.msip.len()
     }
+}
+
+/// A DRAM chunk's current bytes: the node's private copy, or the image's (or zeros) that
+/// it still shares.
+pub(crate) enum ChunkRef<'a> {
+    Private(&'a mut Chunk),
+    Shared(&'a Chunk),
 }
 
 /// A code page decoded from one node's memory: its ops, and the bytes of the private chunks
