@@ -9,7 +9,7 @@ use std::ptr;
 
 use crate::cache::Fill;
 use crate::core::{Core, Ex, LOAD_FAULT, STORE_FAULT};
-use crate::mem::{ChunkRef, NodeMem, BOOT_BASE, CLINT_BASE, CLINT_SIZE, MTIME, MTIMECMP};
+use crate::mem::{NodeMem, BOOT_BASE, CLINT_BASE, CLINT_SIZE, MTIME, MTIMECMP};
 use crate::program::PAGE;
 use crate::sparse::CHUNK;
 
@@ -246,8 +246,8 @@ impl Core {
         if addr % CHUNK + N as u64 <= CHUNK {
             // Private now, or still shared (loads may go fast, stores come here until one
             // changes the chunk).
-            mem.store_in_chunk(addr, &v.to_le_bytes()[..N]);
-            self.fill_tlb(mem, cn);
+            let now = mem.store_in_chunk(addr, &v.to_le_bytes()[..N]);
+            self.tlb.fill(cn, now);
         } else {
             mem.write(addr, &v.to_le_bytes()[..N])
                 .map_err(|_| Ex::Trap { cause: STORE_FAULT, tval: addr })?;
@@ -274,19 +274,10 @@ impl Core {
         b[..N] == v.to_le_bytes()[..N]
     }
 
-    /// Enter DRAM chunk `cn` in the TLB, for loads and stores if the node has made it
-    /// private, else for loads; where its bytes are.
+    /// Enter DRAM chunk `cn` in the TLB (for loads and stores if the node has made it
+    /// private, else for loads); where its bytes are.
     fn fill_tlb(&mut self, mem: &mut NodeMem, cn: u64) -> *const u8 {
-        match mem.chunk_ref(cn) {
-            ChunkRef::Private(c) => {
-                self.tlb.fill_private(cn, c.as_mut_ptr());
-                c.as_ptr()
-            }
-            ChunkRef::Shared(c) => {
-                self.tlb.fill_shared(cn, c.as_ptr());
-                c.as_ptr()
-            }
-        }
+        self.tlb.fill(cn, mem.chunk_ref(cn))
     }
 
     /// Read a CLINT register (SiFive CLINT layout, docs/abi.md). `mtime` is local time in

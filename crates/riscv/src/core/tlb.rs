@@ -15,6 +15,8 @@
 //! Measured on the 1,024-core sort (docs/profile.md "The main job"): loads missing the
 //! TLB 0.77 M of 8.27 M with two tables of 16 (0.56 M with two of 32, 0.38 M of 64).
 
+use crate::mem::ChunkRef;
+
 /// Entries in a core's TLB (direct-mapped, by chunk number).
 pub(crate) const TLB_SIZE: usize = 32;
 
@@ -66,6 +68,16 @@ impl Tlb {
     #[inline(always)]
     pub fn get(&self, cn: u64) -> TlbEntry {
         self.0[slot(cn)]
+    }
+
+    /// Enter chunk `cn` as it is now: private (loads and stores) or shared (loads); where
+    /// its bytes are.
+    pub fn fill(&mut self, cn: u64, chunk: ChunkRef) -> *const u8 {
+        match chunk {
+            ChunkRef::Private(c) => self.fill_private(cn, c.as_mut_ptr()),
+            ChunkRef::Shared(c) => self.fill_shared(cn, c.as_ptr()),
+        }
+        self.get(cn).ptr
     }
 
     /// Chunk `cn` is the node's private copy at `ptr`.

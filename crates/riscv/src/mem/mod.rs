@@ -268,18 +268,19 @@ impl NodeMem {
 
     /// Store `bytes` (inside one DRAM chunk) at `addr`. A store that leaves the bytes as
     /// they are does not make the chunk private: zeroing fresh memory (memset of a buffer
-    /// before use) then costs the host nothing. Returns whether the chunk is private now.
-    pub(crate) fn store_in_chunk(&mut self, addr: u64, bytes: &[u8]) -> bool {
+    /// before use) then costs the host nothing. Returns the chunk as it is now (for a
+    /// core's TLB).
+    pub(crate) fn store_in_chunk(&mut self, addr: u64, bytes: &[u8]) -> ChunkRef<'_> {
         let (cn, range) = (addr / CHUNK, chunk_range(addr, bytes.len()));
-        if let Some(c) = self.private.get_mut(cn) {
-            c[range].copy_from_slice(bytes);
-            return true;
-        }
-        if self.image_chunk(cn)[range.clone()] == *bytes {
-            return false;
-        }
-        self.chunk_mut(cn)[range].copy_from_slice(bytes);
-        true
+        let c = match self.private.slot_of(cn) {
+            Some(s) => self.private.at_mut(s),
+            None if image_chunk(&self.program, cn)[range.clone()] == *bytes => {
+                return ChunkRef::Shared(image_chunk(&self.program, cn));
+            }
+            None => self.chunk_mut(cn),
+        };
+        c[range].copy_from_slice(bytes);
+        ChunkRef::Private(c)
     }
 
     /// Record a debugger-style store to page `pn`: decoded code there is stale.
