@@ -50,7 +50,8 @@ impl Core {
         if !e.writes(cn) || off + N > CHUNK as usize {
             if self.leaves_unchanged::<N>(addr, v) {
                 // A store of the bytes a shared chunk holds (NanoSort zeroing its buffers):
-                // what `store_slow` would do, without leaving the fast path.
+                // what `store_slow` would do, without leaving the fast path (a chunk in the
+                // TLB is not watched).
                 self.data_timing::<N, true>(mem, addr);
                 if cn == self.htif_cn {
                     return self.htif_check(mem, addr, N);
