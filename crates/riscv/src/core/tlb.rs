@@ -125,7 +125,7 @@ mod tests {
     #[test]
     fn a_shared_entry_serves_loads_only_and_a_private_one_both() {
         let mut t = Tlb::default();
-        let (cn, byte) = (0x80_0000_1u64, 0u8);
+        let (cn, byte) = (0x0100_0001_u64, 0u8);
         assert!(!t.get(cn).reads(cn) && !t.get(cn).writes(cn));
         t.fill_shared(cn, &byte);
         assert!(t.get(cn).reads(cn) && !t.get(cn).writes(cn));
