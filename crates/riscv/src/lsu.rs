@@ -8,7 +8,7 @@
 use std::ptr;
 
 use crate::cache::Fill;
-use crate::core::{tlb_slot, Core, Ex, TlbEntry, LOAD_FAULT, STORE_FAULT, TLB_SIZE};
+use crate::core::{Core, Ex, LOAD_FAULT, STORE_FAULT};
 use crate::mem::{NodeMem, BOOT_BASE, CLINT_BASE, CLINT_SIZE, MTIME, MTIMECMP};
 use crate::program::PAGE;
 use crate::sparse::CHUNK;
@@ -19,8 +19,8 @@ impl Core {
     pub(crate) fn load<const N: usize>(&mut self, mem: &mut NodeMem, addr: u64) -> Result<u64, Ex> {
         let cn = addr / CHUNK;
         let off = (addr % CHUNK) as usize;
-        let e = self.tlb_r[tlb_slot(cn)];
-        if e.cn != cn || off + N > CHUNK as usize {
+        let e = self.tlb.get(cn);
+        if !e.reads(cn) || off + N > CHUNK as usize {
             return self.load_slow::<N>(mem, addr);
         }
         self.data_timing::<N, false>(mem, addr);
@@ -46,13 +46,23 @@ impl Core {
     fn store_data<const N: usize>(&mut self, mem: &mut NodeMem, addr: u64, v: u64) -> Result<(), Ex> {
         let cn = addr / CHUNK;
         let off = (addr % CHUNK) as usize;
-        let e = self.tlb_w[tlb_slot(cn)];
-        if e.cn != cn || off + N > CHUNK as usize {
+        let e = self.tlb.get(cn);
+        if !e.writes(cn) || off + N > CHUNK as usize {
+            if self.leaves_unchanged::<N>(addr, v) {
+                // A store of the bytes a shared chunk holds (NanoSort zeroing its buffers):
+                // what `store_slow` would do, without leaving the fast path (a chunk in the
+                // TLB is not watched).
+                self.data_timing::<N, true>(mem, addr);
+                if cn == self.htif_cn {
+                    return self.htif_check(mem, addr, N);
+                }
+                return Ok(());
+            }
             return self.store_slow::<N>(mem, addr, v);
         }
         self.data_timing::<N, true>(mem, addr);
         let b = v.to_le_bytes();
-        // SAFETY: as in `load`; write entries only point to this node's private chunks.
+        // SAFETY: as in `load`; an entry that `writes` points to this node's private chunk.
         unsafe { ptr::copy_nonoverlapping(b.as_ptr(), e.ptr.add(off), N) };
         if cn == self.htif_cn {
             return self.htif_check(mem, addr, N);
@@ -189,12 +199,12 @@ impl Core {
         }
         if Self::in_dram(mem, addr, N) {
             let cn = addr / CHUNK;
-            let chunk = mem.chunk(cn);
-            self.tlb_r[tlb_slot(cn)] = TlbEntry { cn, ptr: chunk.as_ptr() as *mut u8 };
+            let ptr = self.fill_tlb(mem, cn);
             let mut b = [0u8; 8];
             let off = (addr % CHUNK) as usize;
             if off + N <= CHUNK as usize {
-                b[..N].copy_from_slice(&chunk[off..off + N]); // N is a constant: no memmove
+                // SAFETY: `ptr` is the chunk's, just entered in the TLB, and off + N <= CHUNK.
+                unsafe { ptr::copy_nonoverlapping(ptr.add(off), b.as_mut_ptr(), N) };
             } else {
                 mem.read(addr, &mut b[..N]).map_err(|_| Ex::Trap { cause: LOAD_FAULT, tval: addr })?;
             }
@@ -235,42 +245,40 @@ impl Core {
         }
         let cn = addr / CHUNK;
         if addr % CHUNK + N as u64 <= CHUNK {
-            match mem.store_in_chunk(addr, &v.to_le_bytes()[..N]) {
-                true => self.refill_tlbs(mem, cn),
-                // Still shared: reads may go fast, stores come here until one changes it.
-                false => self.tlb_r[tlb_slot(cn)] = TlbEntry { cn, ptr: mem.chunk(cn).as_ptr() as *mut u8 },
-            }
+            // Private now, or still shared (loads may go fast, stores come here until one
+            // changes the chunk).
+            let now = mem.store_in_chunk(addr, &v.to_le_bytes()[..N]);
+            self.tlb.fill(cn, now);
         } else {
             mem.write(addr, &v.to_le_bytes()[..N])
                 .map_err(|_| Ex::Trap { cause: STORE_FAULT, tval: addr })?;
-            self.tlb_r = [crate::core::NO_TLB; TLB_SIZE];
+            self.tlb.forget_shared();
         }
         self.data_timing::<N, true>(mem, addr);
         self.htif_check(mem, addr, N)
     }
 
-    /// Would storing `v` at `addr` leave a chunk the read TLB maps as it is? NanoSort zeroes
+    /// Would storing `v` at `addr` leave a chunk the TLB maps as it is? NanoSort zeroes
     /// its buffers before use, in memory still shared with the program image: such stores
     /// miss the write TLB every time (storing them would make the chunk private for
     /// nothing, `NodeMem::store_in_chunk`), and this answers them without a look-up.
     #[inline(always)]
     fn leaves_unchanged<const N: usize>(&self, addr: u64, v: u64) -> bool {
         let (cn, off) = (addr / CHUNK, (addr % CHUNK) as usize);
-        let e = self.tlb_r[tlb_slot(cn)];
-        if e.cn != cn || off + N > CHUNK as usize {
+        let e = self.tlb.get(cn);
+        if !e.reads(cn) || off + N > CHUNK as usize {
             return false;
         }
         let mut b = [0u8; 8];
-        // SAFETY: as in `load`: a read entry points to a live chunk and off + N <= CHUNK.
+        // SAFETY: as in `load`: an entry points to a live chunk and off + N <= CHUNK.
         unsafe { ptr::copy_nonoverlapping(e.ptr.add(off), b.as_mut_ptr(), N) };
         b[..N] == v.to_le_bytes()[..N]
     }
 
-    /// After chunk `cn` became private, point both TLB entries at the copy.
-    fn refill_tlbs(&mut self, mem: &mut NodeMem, cn: u64) {
-        let ptr = mem.chunk_mut(cn).as_mut_ptr();
-        self.tlb_r[tlb_slot(cn)] = TlbEntry { cn, ptr };
-        self.tlb_w[tlb_slot(cn)] = TlbEntry { cn, ptr };
+    /// Enter DRAM chunk `cn` in the TLB (for loads and stores if the node has made it
+    /// private, else for loads); where its bytes are.
+    fn fill_tlb(&mut self, mem: &mut NodeMem, cn: u64) -> *const u8 {
+        self.tlb.fill(cn, mem.chunk_ref(cn))
     }
 
     /// Read a CLINT register (SiFive CLINT layout, docs/abi.md). `mtime` is local time in

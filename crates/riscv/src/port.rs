@@ -18,7 +18,10 @@
 //!   moved).
 //!
 //! Only the last `KEEP` intervals are kept: a request earlier than all of them waits for
-//! none.
+//! none. They are a ring (`VecDeque`): the oldest goes at nearly every new interval, and
+//! most requests come after every interval kept, so the search starts at the back.
+
+use std::collections::VecDeque;
 
 /// Busy intervals kept.
 const KEEP: usize = 32;
@@ -27,7 +30,7 @@ const KEEP: usize = 32;
 #[derive(Default, Hash)]
 pub struct Port {
     /// `[start, end)` cycles, sorted, disjoint and not touching.
-    busy: Vec<(u64, u64)>,
+    busy: VecDeque<(u64, u64)>,
 }
 
 impl Port {
@@ -36,7 +39,7 @@ impl Port {
     pub fn dma(&mut self, at: u64, beats: u64) -> u64 {
         let (mut t, mut left) = (at, beats);
         let mut taken = Vec::new();
-        let mut i = self.busy.partition_point(|&(_, e)| e <= at);
+        let mut i = self.first_ending_after(at);
         while left > 0 {
             let free_until = self.busy.get(i).map_or(u64::MAX, |&(s, _)| s);
             let take = left.min(free_until.saturating_sub(t));
@@ -57,15 +60,24 @@ impl Port {
 
     /// Mark the free cycles `[s, e)` busy.
     fn add(&mut self, s: u64, e: u64) {
-        let i = self.busy.partition_point(|&(_, end)| end <= s);
+        let i = self.first_ending_after(s);
         self.insert(i, s, e);
+    }
+
+    /// The first interval that ends after cycle `at` (the number kept if none does).
+    #[inline]
+    fn first_ending_after(&self, at: u64) -> usize {
+        match self.busy.back() {
+            Some(&(_, e)) if e > at => self.busy.partition_point(|&(_, e)| e <= at),
+            _ => self.busy.len(),
+        }
     }
 
     /// A core's request of `beats` beats (one line, `line_beats` = `beats`) ready at cycle
     /// `at`: the cycles it waits for the request in service.
     pub fn line(&mut self, at: u64, beats: u64) -> u64 {
         let beats = beats.max(1);
-        let i = self.busy.partition_point(|&(_, e)| e <= at);
+        let i = self.first_ending_after(at);
         match self.busy.get(i) {
             Some(&(s, e)) if s <= at => (beats - (at - s) % beats).min(e - at),
             Some(&(s, _)) if s < at + beats => 0,
@@ -86,13 +98,13 @@ impl Port {
         let joins_prev = i > 0 && self.busy[i - 1].1 == s;
         let joins_next = i < self.busy.len() && self.busy[i].0 == e;
         match (joins_prev, joins_next) {
-            (true, true) => self.busy[i - 1].1 = self.busy.remove(i).1,
+            (true, true) => self.busy[i - 1].1 = self.busy.remove(i).expect("joins the next").1,
             (true, false) => self.busy[i - 1].1 = e,
             (false, true) => self.busy[i].0 = s,
             (false, false) => self.busy.insert(i, (s, e)),
         }
         if self.busy.len() > KEEP {
-            self.busy.remove(0);
+            self.busy.pop_front();
         }
     }
 }

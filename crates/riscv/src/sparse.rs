@@ -71,9 +71,9 @@ pub(crate) struct Sparse {
 }
 
 impl Sparse {
-    /// The arena slot of chunk `cn`'s private copy, if the node has one.
+    /// The arena slot of chunk `cn`'s private copy, if the node has one (for `at_mut`).
     #[inline]
-    fn slot_of(&self, cn: u64) -> Option<usize> {
+    pub fn slot_of(&self, cn: u64) -> Option<usize> {
         let page = &self.pages[self.index.find(cn / CHUNKS_PER_PAGE)? as usize];
         page.slot(cn % CHUNKS_PER_PAGE).map(|s| s as usize)
     }
@@ -89,7 +89,13 @@ impl Sparse {
     #[inline]
     pub fn get_mut(&mut self, cn: u64) -> Option<&mut Chunk> {
         let s = self.slot_of(cn)?;
-        Some(&mut self.arena[s / BLOCK][s % BLOCK])
+        Some(self.at_mut(s))
+    }
+
+    /// The private chunk in arena slot `s` (from `slot_of`).
+    #[inline]
+    pub fn at_mut(&mut self, s: usize) -> &mut Chunk {
+        &mut self.arena[s / BLOCK][s % BLOCK]
     }
 
     /// The private copy of chunk `cn`, made from `init()` if there is none yet; true with

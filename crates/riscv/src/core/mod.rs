@@ -11,6 +11,7 @@
 pub(crate) mod coherence;
 pub(crate) mod csr;
 pub(crate) mod fpu;
+pub(crate) mod tlb;
 pub(crate) mod trap;
 pub(crate) mod watch;
 
@@ -28,25 +29,6 @@ use crate::op::{Op, NREGS};
 use crate::params::TimingParams;
 use crate::platform::Platform;
 use crate::program::Program;
-
-/// Entries of each software TLB (direct-mapped, by chunk number).
-pub(crate) const TLB_SIZE: usize = 16;
-
-/// A software TLB entry: host address of a DRAM chunk (`sparse::CHUNK` bytes) valid for
-/// the current `run` only.
-#[derive(Clone, Copy)]
-pub(crate) struct TlbEntry {
-    pub cn: u64,
-    pub ptr: *mut u8,
-}
-
-/// The TLB entry that may hold chunk `cn`.
-#[inline(always)]
-pub(crate) fn tlb_slot(cn: u64) -> usize {
-    cn as usize & (TLB_SIZE - 1)
-}
-
-pub(crate) const NO_TLB: TlbEntry = TlbEntry { cn: u64::MAX, ptr: std::ptr::null_mut() };
 
 /// Access-fault causes (RISC-V privileged spec 3.1.15): a load or store outside every
 /// memory and device.
@@ -131,8 +113,7 @@ pub struct Core {
     pub(crate) x: [u64; NREGS],
     /// Scoreboard: cycle at which each register's pending result is available.
     pub(crate) ready: [u64; NREGS],
-    pub(crate) tlb_r: [TlbEntry; TLB_SIZE],
-    pub(crate) tlb_w: [TlbEntry; TLB_SIZE],
+    pub(crate) tlb: tlb::Tlb,
     /// What produced the pending result (for stall accounting): true = mul/div.
     pub(crate) ready_muldiv: [bool; NREGS],
     pub(crate) pending: Option<Exit>,
@@ -186,8 +167,7 @@ impl Core {
             dline_dirty: false,
             block_end: 0,
             line_shift: timing.line_bytes.max(1).next_power_of_two().trailing_zeros(),
-            tlb_r: [NO_TLB; TLB_SIZE],
-            tlb_w: [NO_TLB; TLB_SIZE],
+            tlb: tlb::Tlb::default(),
             tlb_gen: u64::MAX,
             muldiv_free: 0,
             muldiv_watch: 0,
@@ -249,11 +229,11 @@ impl Core {
     /// Drop the host pointers cached by a previous run that memory may have invalidated
     /// since: the fetch page only if a code page was marked stale (it may be decoded again
     /// when next fetched; an unchanged `code_gen` means `code_page` would give the same
-    /// ops, and asking it after every run cost 3.96 M calls in a 4,096-core sort), the read
-    /// TLB only if a chunk became private (a read entry may point to the shared chunk it
-    /// replaced). The write TLB points to private chunks only, which never move: it stays
-    /// warm, which matters when the cores of a node run a few hundred cycles at a time,
-    /// each run after another core made a chunk private (`core/coherence.rs`).
+    /// ops, and asking it after every run cost 3.96 M calls in a 4,096-core sort), the TLB's
+    /// shared entries only if a chunk became private (one may point to the shared chunk it
+    /// replaced). Private chunks never move: their entries stay warm, which matters when
+    /// the cores of a node run a few hundred cycles at a time, each run after another core
+    /// made a chunk private (`core/coherence.rs`).
     fn begin_run(&mut self, mem: &NodeMem) {
         if self.fetch_gen != mem.code_gen {
             self.fetch_pn = u64::MAX;
@@ -266,19 +246,16 @@ impl Core {
         }
     }
 
-    /// Chunks were made private since this core's last run: drop the read TLB's entries
-    /// that may point to the shared chunks they replaced (all of them if too many were made
-    /// to be known).
+    /// Chunks were made private since this core's last run: drop the TLB's entries that
+    /// may point to the shared chunks they replaced (every shared entry if too many were
+    /// made to be known).
     fn forget_shared(&mut self, mem: &NodeMem) {
         let Some(made) = mem.made_since(self.tlb_gen) else {
-            self.tlb_r = [NO_TLB; TLB_SIZE];
+            self.tlb.forget_shared();
             return;
         };
         for cn in made {
-            let e = &mut self.tlb_r[tlb_slot(cn)];
-            if e.cn == cn {
-                *e = NO_TLB;
-            }
+            self.tlb.forget_shared_chunk(cn);
         }
     }
 

@@ -4,7 +4,7 @@
 //! the core's TLBs: its accesses take the slow path, which counts them; an unwatched
 //! core's fast path is unchanged.
 
-use super::{Core, Ex, LOAD_FAULT, NO_TLB, STORE_FAULT, TLB_SIZE};
+use super::{Core, Ex, LOAD_FAULT, STORE_FAULT};
 use crate::mem::NodeMem;
 
 /// The ranges a core watches and the bytes it has loaded or stored in them.
@@ -33,8 +33,7 @@ impl Core {
     /// Count this core's loads and stores in `[addr, addr + len)` from now on.
     pub fn watch(&mut self, addr: u64, len: u64) {
         self.watch.ranges.push((addr, addr + len));
-        self.tlb_r = [NO_TLB; TLB_SIZE];
-        self.tlb_w = [NO_TLB; TLB_SIZE];
+        self.tlb.clear();
     }
 
     /// Bytes this core loaded or stored in watched ranges.

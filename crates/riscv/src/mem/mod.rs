@@ -230,6 +230,14 @@ impl NodeMem {
         self.image_chunk(cn)
     }
 
+    /// Chunk `cn` for a core's TLB (`core/tlb.rs`): the private copy, or the shared bytes.
+    pub(crate) fn chunk_ref(&mut self, cn: u64) -> ChunkRef<'_> {
+        match self.private.get_mut(cn) {
+            Some(c) => ChunkRef::Private(c),
+            None => ChunkRef::Shared(image_chunk(&self.program, cn)),
+        }
+    }
+
     /// Chunk `cn` of the program image (zeros where the image has nothing).
     fn image_chunk(&self, cn: u64) -> &Chunk {
         image_chunk(&self.program, cn)
@@ -260,18 +268,19 @@ impl NodeMem {
 
     /// Store `bytes` (inside one DRAM chunk) at `addr`. A store that leaves the bytes as
     /// they are does not make the chunk private: zeroing fresh memory (memset of a buffer
-    /// before use) then costs the host nothing. Returns whether the chunk is private now.
-    pub(crate) fn store_in_chunk(&mut self, addr: u64, bytes: &[u8]) -> bool {
+    /// before use) then costs the host nothing. Returns the chunk as it is now (for a
+    /// core's TLB).
+    pub(crate) fn store_in_chunk(&mut self, addr: u64, bytes: &[u8]) -> ChunkRef<'_> {
         let (cn, range) = (addr / CHUNK, chunk_range(addr, bytes.len()));
-        if let Some(c) = self.private.get_mut(cn) {
-            c[range].copy_from_slice(bytes);
-            return true;
-        }
-        if self.image_chunk(cn)[range.clone()] == *bytes {
-            return false;
-        }
-        self.chunk_mut(cn)[range].copy_from_slice(bytes);
-        true
+        let c = match self.private.slot_of(cn) {
+            Some(s) => self.private.at_mut(s),
+            None if image_chunk(&self.program, cn)[range.clone()] == *bytes => {
+                return ChunkRef::Shared(image_chunk(&self.program, cn));
+            }
+            None => self.chunk_mut(cn),
+        };
+        c[range].copy_from_slice(bytes);
+        ChunkRef::Private(c)
     }
 
     /// Record a debugger-style store to page `pn`: decoded code there is stale.
@@ -408,6 +417,13 @@ impl NodeMem {
     pub fn ncores(&self) -> usize {
         self.msip.len()
     }
+}
+
+/// A DRAM chunk's current bytes: the node's private copy, or the image's (or zeros) that
+/// it still shares.
+pub(crate) enum ChunkRef<'a> {
+    Private(&'a mut Chunk),
+    Shared(&'a Chunk),
 }
 
 /// A code page decoded from one node's memory: its ops, and the bytes of the private chunks

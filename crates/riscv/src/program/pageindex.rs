@@ -5,13 +5,15 @@
 /// addressing with linear probing, at most half full. Written out rather than a `HashMap`
 /// because it is looked up at every software-TLB miss: inlined, a look-up is a multiply
 /// and a load or two (a `HashMap`'s took 88 host instructions here, its hash and key
-/// comparison out of line).
+/// comparison out of line). A slot holds the page number and its entry together, so that
+/// a look-up whose home slot holds the page touches one host line (with the page numbers
+/// and entries in two vectors, a look-up in a node's table cold in the host's caches
+/// missed twice).
 #[derive(Default)]
 pub(crate) struct PageIndex {
-    /// Page numbers, `EMPTY` where none; a power of two long (or empty).
-    keys: Vec<u64>,
-    /// The entry of the page in `keys`' slot.
-    at: Vec<u32>,
+    /// (page number, its entry), `EMPTY` page numbers where none; a power of two long (or
+    /// empty).
+    slots: Vec<(u64, u32)>,
     len: usize,
 }
 
@@ -21,22 +23,25 @@ impl PageIndex {
     /// The entry of page `pn`, if it has one.
     #[inline]
     pub(crate) fn find(&self, pn: u64) -> Option<u32> {
-        let mask = self.keys.len().wrapping_sub(1);
+        let mask = self.slots.len().wrapping_sub(1);
         let mut h = self.home(pn);
-        while self.keys.get(h)? != &EMPTY {
-            if self.keys[h] == pn {
-                return Some(self.at[h]);
+        loop {
+            let &(key, at) = self.slots.get(h)?;
+            if key == EMPTY {
+                return None;
+            }
+            if key == pn {
+                return Some(at);
             }
             h = (h + 1) & mask;
         }
-        None
     }
 
     /// The slot where the search for `pn` starts: the top bits of a multiplicative hash
     /// (Knuth's, the golden ratio's), so that pages in a row land apart.
     #[inline]
     fn home(&self, pn: u64) -> usize {
-        let bits = self.keys.len().trailing_zeros();
+        let bits = self.slots.len().trailing_zeros();
         match bits {
             0 => 0,
             _ => (pn.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize,
@@ -46,22 +51,22 @@ impl PageIndex {
     /// Add `pn` (not present) at entry `p`, doubling the table first if it would be more
     /// than half full.
     pub(crate) fn insert(&mut self, pn: u64, p: u32) {
-        if 2 * (self.len + 1) > self.keys.len() {
+        if 2 * (self.len + 1) > self.slots.len() {
             self.grow();
         }
-        let mask = self.keys.len() - 1;
+        let mask = self.slots.len() - 1;
         let mut h = self.home(pn);
-        while self.keys[h] != EMPTY {
+        while self.slots[h].0 != EMPTY {
             h = (h + 1) & mask;
         }
-        (self.keys[h], self.at[h]) = (pn, p);
+        self.slots[h] = (pn, p);
         self.len += 1;
     }
 
     fn grow(&mut self) {
-        let n = (2 * self.keys.len()).max(16);
-        let old = std::mem::replace(self, PageIndex { keys: vec![EMPTY; n], at: vec![0; n], len: 0 });
-        for (&pn, &p) in old.keys.iter().zip(&old.at).filter(|(&pn, _)| pn != EMPTY) {
+        let n = (2 * self.slots.len()).max(16);
+        let old = std::mem::replace(self, PageIndex { slots: vec![(EMPTY, 0); n], len: 0 });
+        for &(pn, p) in old.slots.iter().filter(|&&(pn, _)| pn != EMPTY) {
             self.insert(pn, p);
         }
     }

@@ -1,0 +1,151 @@
+//! A core's software TLB: host pointers to the DRAM chunks (`sparse::CHUNK` bytes) it
+//! touched lately, valid for the current `run` only (`Core::begin_run`).
+//!
+//! One table serves loads and stores. An entry maps a chunk either to the node's private
+//! copy, which loads and stores use and which never moves, or to a chunk still shared with
+//! the program image (or zeros), which only loads use: a store there must make the chunk
+//! private first (`NodeMem::store_in_chunk`), unless it leaves the bytes as they are. Which
+//! one is the tag's low bit, so that a load's check is one shift and compare and a store's
+//! one compare.
+//!
+//! Why one table of 32 entries and not two of 16 (loads', stores'), in the same 512
+//! bytes of the `Core`: a chunk a core both reads and writes (its stack, its buffers) took
+//! an entry in each, and the stores' table never held a shared chunk, so every store of
+//! zeros to still-zero memory (NanoSort clears its buffers before use) left the fast path.
+//! Why the page's bits in the index: buffers a whole number of pages apart (a copy from
+//! one to another) took the same entry in turn. Measured on the 1,024-core sort
+//! (docs/profile.md, callgrind): of 8.3 M loads and 8.0 M stores, 0.76 M loads and 3.24 M
+//! stores missed two tables of 16; 1.14 M and 3.59 M missed one of 32 indexed by the
+//! chunk's low bits alone; 0.31 M and 0.33 M miss this one. Watched chunks (`watch.rs`)
+//! never enter it.
+
+use crate::mem::ChunkRef;
+
+/// Entries in a core's TLB (direct-mapped, by chunk number).
+pub(crate) const TLB_SIZE: usize = 32;
+
+/// The entry that may hold chunk `cn`: its low bits, crossed with its page's.
+#[inline(always)]
+fn slot(cn: u64) -> usize {
+    (cn ^ cn >> 5) as usize % TLB_SIZE
+}
+
+/// The tag's low bit: the entry points to a shared chunk (loads only).
+const SHARED: u64 = 1;
+
+/// An entry: `tag` is the chunk number shifted left by one, `SHARED` set for a shared
+/// chunk; `u64::MAX` matches no chunk (chunk numbers are below 2^57).
+#[derive(Clone, Copy)]
+pub(crate) struct TlbEntry {
+    tag: u64,
+    pub ptr: *mut u8,
+}
+
+impl TlbEntry {
+    /// May a load of chunk `cn` use `ptr`?
+    #[inline(always)]
+    pub fn reads(&self, cn: u64) -> bool {
+        self.tag >> 1 == cn
+    }
+
+    /// May a store to chunk `cn` write through `ptr` (a private chunk)?
+    #[inline(always)]
+    pub fn writes(&self, cn: u64) -> bool {
+        self.tag == cn << 1
+    }
+}
+
+const NONE: TlbEntry = TlbEntry { tag: u64::MAX, ptr: std::ptr::null_mut() };
+
+/// The table; see the module's documentation.
+#[derive(Clone, Copy)]
+pub(crate) struct Tlb([TlbEntry; TLB_SIZE]);
+
+impl Default for Tlb {
+    fn default() -> Self {
+        Tlb([NONE; TLB_SIZE])
+    }
+}
+
+impl Tlb {
+    /// The entry that may hold chunk `cn`.
+    #[inline(always)]
+    pub fn get(&self, cn: u64) -> TlbEntry {
+        self.0[slot(cn)]
+    }
+
+    /// Enter chunk `cn` as it is now: private (loads and stores) or shared (loads); where
+    /// its bytes are.
+    pub fn fill(&mut self, cn: u64, chunk: ChunkRef) -> *const u8 {
+        match chunk {
+            ChunkRef::Private(c) => self.fill_private(cn, c.as_mut_ptr()),
+            ChunkRef::Shared(c) => self.fill_shared(cn, c.as_ptr()),
+        }
+        self.get(cn).ptr
+    }
+
+    /// Chunk `cn` is the node's private copy at `ptr`.
+    pub fn fill_private(&mut self, cn: u64, ptr: *mut u8) {
+        self.0[slot(cn)] = TlbEntry { tag: cn << 1, ptr };
+    }
+
+    /// Chunk `cn` is shared, its bytes at `ptr` (for loads only).
+    pub fn fill_shared(&mut self, cn: u64, ptr: *const u8) {
+        self.0[slot(cn)] = TlbEntry { tag: cn << 1 | SHARED, ptr: ptr as *mut u8 };
+    }
+
+    /// Chunk `cn` may have been made private: drop its entry if it points to the shared
+    /// bytes.
+    pub fn forget_shared_chunk(&mut self, cn: u64) {
+        let e = &mut self.0[slot(cn)];
+        if e.tag == cn << 1 | SHARED {
+            *e = NONE;
+        }
+    }
+
+    /// Drop every entry that points to shared bytes; private chunks never move.
+    pub fn forget_shared(&mut self) {
+        for e in &mut self.0 {
+            if e.tag & SHARED != 0 {
+                *e = NONE;
+            }
+        }
+    }
+
+    /// Drop every entry.
+    pub fn clear(&mut self) {
+        *self = Tlb::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shared_entry_serves_loads_only_and_a_private_one_both() {
+        let mut t = Tlb::default();
+        let (cn, byte) = (0x0100_0001_u64, 0u8);
+        assert!(!t.get(cn).reads(cn) && !t.get(cn).writes(cn));
+        t.fill_shared(cn, &byte);
+        assert!(t.get(cn).reads(cn) && !t.get(cn).writes(cn));
+        assert!(!t.get(cn + TLB_SIZE as u64).reads(cn + TLB_SIZE as u64), "same slot, other chunk");
+        t.forget_shared_chunk(cn);
+        assert!(!t.get(cn).reads(cn));
+        let mut b = 0u8;
+        t.fill_private(cn, &mut b);
+        t.forget_shared_chunk(cn);
+        t.forget_shared();
+        assert!(t.get(cn).reads(cn) && t.get(cn).writes(cn), "private entries stay");
+        t.clear();
+        assert!(!t.get(cn).reads(cn));
+    }
+
+    #[test]
+    fn an_empty_entry_matches_no_chunk() {
+        let t = Tlb::default();
+        for cn in [0, 1, 0x80_0000, u64::MAX / crate::sparse::CHUNK] {
+            assert!(!t.get(cn).reads(cn) && !t.get(cn).writes(cn), "chunk {cn:#x}");
+        }
+    }
+}
