@@ -56,6 +56,7 @@ impl Simulation {
             bound.min(g.saturating_add(self.run_ahead)).min(end.saturating_add(1)).min(node.crash_cycle);
         let mut plat = NodePlatform::new(&mut node.nic, g, exact_until, &node.spin_pcs);
         plat.cross_node_cycles = self.cross_node_cycles;
+        plat.actions = std::mem::take(&mut self.spare_actions);
         let before = core.cycle();
         let exit = core.run(&mut node.mem, &mut plat, until);
         self.work += crate::engine::stop::dispatch_units(core.cycle().saturating_sub(before));
@@ -215,9 +216,10 @@ impl Simulation {
         }
     }
 
-    /// Turn what a node's NIC asked for into events.
-    pub(crate) fn apply(&mut self, n: usize, actions: Vec<Action>) {
-        for a in actions {
+    /// Turn what a node's NIC asked for into events; the emptied vector is kept for the
+    /// next (`spare_actions`).
+    pub(crate) fn apply(&mut self, n: usize, mut actions: Vec<Action>) {
+        for a in actions.drain(..) {
             match a {
                 Action::Send { core, at, msg } => {
                     self.q.push(self.at(at), Ev::NicSend { node: n, core, msg: Box::new(msg) })
@@ -228,6 +230,9 @@ impl Simulation {
                 Action::Wake { .. } => {}
                 Action::Update { core, at } => self.q.push(self.at(at), Ev::NicUpdate { node: n, core }),
             }
+        }
+        if actions.capacity() > self.spare_actions.capacity() {
+            self.spare_actions = actions;
         }
     }
 

@@ -201,6 +201,10 @@ pub struct Simulation {
     pub(crate) faults: Vec<crate::config::cluster::Fault>,
     /// Where the last `run`'s host time went (`host_times`).
     pub(crate) host_times: host_time::HostTimes,
+    /// An empty vector with room, lent to a dispatch's or an arrival's NIC for the actions
+    /// it asks for and given back emptied (`apply`): one allocation for the run, not one
+    /// per dispatch and per message.
+    pub(crate) spare_actions: Vec<nanopu_nic::Action>,
 }
 
 /// A core error at (time, node, core).
@@ -257,6 +261,7 @@ impl Simulation {
             in_partition: false,
             faults: Vec::new(),
             host_times: Default::default(),
+            spare_actions: Vec::new(),
         })
     }
 
@@ -280,6 +285,7 @@ impl Simulation {
             failed: None,
             in_partition: true,
             faults: Vec::new(),
+            spare_actions: Vec::new(),
             ..*self
         }
     }

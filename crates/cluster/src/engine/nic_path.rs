@@ -25,7 +25,7 @@ impl Simulation {
                 None => self.host.rejected.push((self.now, crate::node::nic::NO_NANOPU_NIC.into())),
             };
         }
-        let mut out = Vec::new();
+        let mut out = std::mem::take(&mut self.spare_actions);
         let now = self.cycles();
         self.stamp_arrival(n, &mut msg);
         if self.net.is_none() {
