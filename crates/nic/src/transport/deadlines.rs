@@ -24,8 +24,8 @@ pub struct Deadlines {
 impl Deadlines {
     /// `m` (under `key`) times out at `at`: give it an entry if that is earlier than its own.
     pub fn note(&mut self, key: OutKey, m: &mut OutMsg, at: Time) {
-        if m.rto_entry.is_none_or(|e| at < e) {
-            m.rto_entry = Some(at);
+        if at < m.rto_entry {
+            m.rto_entry = at;
             self.heap.push(Reverse((at, key)));
         }
     }
@@ -38,7 +38,7 @@ impl Deadlines {
             let m = out.get_mut(&key).expect("popped entries are live");
             match deadline(m) {
                 d if d <= now => {
-                    m.rto_entry = None;
+                    m.rto_entry = Time::MAX;
                     due.push(key);
                 }
                 d => self.reenter(key, m, d),
@@ -100,11 +100,11 @@ impl Deadlines {
     /// The message an entry belongs to, if it still does (the message may be done, or its
     /// deadline noted earlier since).
     fn owner(out: &mut OutMsgs, t: Time, key: OutKey) -> Option<&mut OutMsg> {
-        out.get_mut(&key).filter(|m| m.rto_entry == Some(t))
+        out.get_mut(&key).filter(|m| m.rto_entry == t)
     }
 
     fn reenter(&mut self, key: OutKey, m: &mut OutMsg, at: Time) {
-        m.rto_entry = Some(at);
+        m.rto_entry = at;
         self.heap.push(Reverse((at, key)));
     }
 }

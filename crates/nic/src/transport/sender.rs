@@ -35,15 +35,21 @@ pub struct OutMsg {
     pub sent: u32,
     /// Homa: when the sender last heard of progress (the timeout's reference).
     pub last_progress: Time,
-    /// NDP: per packet, the number of its transmission in flight (0: none).
+    /// NDP: per packet, the number of its transmission in flight (0: none); allocated at
+    /// the first launch, and only for a message of more than one packet (`flights`).
     in_flight: Box<[u16]>,
+    /// NDP: a one-packet message's `in_flight` (nearly every NanoSort message): no
+    /// allocation per message for it.
+    in_flight_one: u16,
     /// NDP: packets in flight.
     flying: u16,
     /// NDP: the latest of the in-flight packets' departures and the answers since (the
     /// timeout's reference: RFC 6298 section 5 restarts the timer on an answer).
     flight_base: Time,
-    /// When this message's entry among the endpoint's deadlines is (`deadlines`).
-    pub(crate) rto_entry: Option<Time>,
+    /// When this message's entry among the endpoint's deadlines is (`deadlines`); `Time::MAX`
+    /// when it has none (no deadline is that late; 8 bytes where an `Option` takes 16, the
+    /// room `in_flight_one` needs within 192 bytes).
+    pub(crate) rto_entry: Time,
 }
 
 impl OutMsg {
@@ -59,9 +65,10 @@ impl OutMsg {
             sent: 0,
             last_progress: now,
             in_flight: Box::default(),
+            in_flight_one: 0,
             flying: 0,
             flight_base: now,
-            rto_entry: None,
+            rto_entry: Time::MAX,
         }
     }
 
@@ -94,7 +101,7 @@ impl OutMsg {
     pub fn nack_ndp(&mut self, offset: u16, tx: u16, now: Time) {
         let o = offset as usize;
         self.last_progress = now;
-        if self.in_flight.get(o).is_some_and(|&t| t != 0 && t == tx) {
+        if self.flights().get(o).is_some_and(|&t| t != 0 && t == tx) {
             self.land(o, now);
             self.nack(offset);
         }
@@ -102,18 +109,36 @@ impl OutMsg {
 
     /// NDP: transmission number `tx` of `offset` leaves the NIC at `departs`.
     pub fn launched(&mut self, offset: u32, tx: u16, departs: Time) {
-        if self.in_flight.is_empty() {
+        if self.packets > 1 && self.in_flight.is_empty() {
             self.in_flight = vec![0; self.packets as usize].into_boxed_slice();
         }
-        let slot = &mut self.in_flight[offset as usize];
-        self.flying += (*slot == 0) as u16;
+        let slot = &mut self.flights_mut()[offset as usize];
+        let fresh = *slot == 0;
         *slot = tx;
+        self.flying += fresh as u16;
         self.flight_base = self.flight_base.max(departs);
+    }
+
+    /// Per packet, the number of its transmission in flight (0: none).
+    fn flights(&self) -> &[u16] {
+        if self.packets == 1 {
+            std::slice::from_ref(&self.in_flight_one)
+        } else {
+            &self.in_flight
+        }
+    }
+
+    fn flights_mut(&mut self) -> &mut [u16] {
+        if self.packets == 1 {
+            std::slice::from_mut(&mut self.in_flight_one)
+        } else {
+            &mut self.in_flight
+        }
     }
 
     /// `o` is answered (or acknowledged): no longer in flight.
     fn land(&mut self, o: usize, now: Time) {
-        if let Some(t) = self.in_flight.get_mut(o).filter(|t| **t != 0) {
+        if let Some(t) = self.flights_mut().get_mut(o).filter(|t| **t != 0) {
             *t = 0;
             self.flying -= 1;
         }
@@ -134,7 +159,7 @@ impl OutMsg {
     /// NDP, after a timeout: every packet in flight is taken for lost and queued to go again;
     /// how many were.
     pub fn requeue_in_flight(&mut self, now: Time) -> u32 {
-        let lost: Vec<usize> = (0..self.in_flight.len()).filter(|&o| self.in_flight[o] != 0).collect();
+        let lost: Vec<usize> = (0..self.flights().len()).filter(|&o| self.flights()[o] != 0).collect();
         // Ahead of the NACKed packets that wait for their PULLs: the timeout sends these.
         for &o in lost.iter().rev() {
             self.land(o, now);
