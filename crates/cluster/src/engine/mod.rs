@@ -696,7 +696,7 @@ impl Simulation {
         }
         match ev {
             Ev::NicSend { node, core, msg } => self.nic_send((node, core), *msg),
-            Ev::NicArrive { node, msg } => self.nic_arrive(node, msg),
+            Ev::NicArrive { node, msg } => self.nic_arrive(node, *msg),
             Ev::NicUpdate { node, core } => self.update_irq((node, core)),
             Ev::CoreTimer { node, core } => self.wake_if_interrupted((node, core)),
             Ev::HostSend { msg } => self.host_send(*msg),

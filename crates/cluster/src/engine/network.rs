@@ -41,7 +41,7 @@ impl Simulation {
         let End::Node(n) = end else { return };
         let mut done = std::mem::take(&mut self.net().completed);
         for msg in done.drain(..) {
-            self.nic_arrive(n, Box::new(msg));
+            self.nic_arrive(n, msg);
         }
         self.net().completed = done;
     }

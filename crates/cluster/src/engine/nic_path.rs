@@ -18,7 +18,7 @@ impl Simulation {
     /// A complete message reaches node `n`'s NIC. An IceNIC node has no transport and
     /// takes raw frames only: the message is dropped there and counted (a stray in a
     /// cluster, a rejection by the NIC on a single node), never silently.
-    pub(crate) fn nic_arrive(&mut self, n: usize, mut msg: Box<Message>) {
+    pub(crate) fn nic_arrive(&mut self, n: usize, mut msg: Message) {
         if self.nodes[n].nic.takes_frames() {
             return match self.net.as_mut() {
                 Some(net) => net.strays.transport_at_icenic_nodes += 1,
@@ -31,7 +31,7 @@ impl Simulation {
         if self.net.is_none() {
             self.port_acks(&msg);
         }
-        self.nanopu_nic(n).receive(now, *msg, &mut out);
+        self.nanopu_nic(n).receive(now, msg, &mut out);
         self.apply(n, out);
     }
 

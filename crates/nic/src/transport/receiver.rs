@@ -82,7 +82,12 @@ impl InMsg {
 /// The payload of a message that came whole in `s`, one packet: what `InMsg::store` would
 /// have made of it (the packet's words, cut or padded with zeros to the message's length).
 pub fn one_packet_words(s: &Segment) -> Vec<u64> {
-    let mut words = s.words().to_vec();
-    words.resize((s.msg_len as usize).div_ceil(8), 0);
+    let n = (s.msg_len as usize).div_ceil(8);
+    let w = s.words();
+    // Room for exactly the message's words, once: the words stay with the message until
+    // its core reads them.
+    let mut words = Vec::with_capacity(n);
+    words.extend_from_slice(&w[..w.len().min(n)]);
+    words.resize(n, 0);
     words
 }
