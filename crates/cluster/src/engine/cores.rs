@@ -54,18 +54,21 @@ impl Simulation {
         // Nor past its node's crash (`fault`): what it would do after is never done.
         let until =
             bound.min(g.saturating_add(self.run_ahead)).min(end.saturating_add(1)).min(node.crash_cycle);
-        let mut plat = NodePlatform::new(&mut node.nic, g, exact_until, &node.spin_pcs);
+        let actions = &mut self.spare_actions;
+        let mut plat = NodePlatform::new(&mut node.nic, g, exact_until, &node.spin_pcs, actions);
         plat.cross_node_cycles = self.cross_node_cycles;
-        plat.actions = std::mem::take(&mut self.spare_actions);
         let before = core.cycle();
         let exit = core.run(&mut node.mem, &mut plat, until);
         self.work += crate::engine::stop::dispatch_units(core.cycle().saturating_sub(before));
-        let (actions, last_rx) = (std::mem::take(&mut plat.actions), plat.last_rx);
+        let last_rx = plat.last_rx;
         let ice_actions = std::mem::take(&mut plat.ice_actions);
         let rdma_actions = std::mem::take(&mut plat.rdma_actions);
         node.publish_stores(c, g);
         node.state[c] = CoreState::Scheduled(u64::MAX);
-        self.apply(n, actions);
+        if !self.spare_actions.is_empty() {
+            let actions = std::mem::take(&mut self.spare_actions);
+            self.apply(n, actions);
+        }
         self.apply_ice(n, ice_actions);
         self.zero_watch_regions(n);
         self.apply_rdma(n, rdma_actions);

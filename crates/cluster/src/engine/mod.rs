@@ -201,9 +201,10 @@ pub struct Simulation {
     pub(crate) faults: Vec<crate::config::cluster::Fault>,
     /// Where the last `run`'s host time went (`host_times`).
     pub(crate) host_times: host_time::HostTimes,
-    /// An empty vector with room, lent to a dispatch's or an arrival's NIC for the actions
-    /// it asks for and given back emptied (`apply`): one allocation for the run, not one
-    /// per dispatch and per message.
+    /// Where a core's dispatch (`NodePlatform::actions`) and a message's arrival put what the
+    /// NIC asks for; empty between them, its room kept (`apply`): one allocation for the
+    /// run, not one per dispatch that sends and per message that arrives. A dispatch that
+    /// asked for nothing skips `apply`: most dispatches.
     pub(crate) spare_actions: Vec<nanopu_nic::Action>,
 }
 

@@ -24,8 +24,10 @@ pub struct NodePlatform<'a> {
     pub global: u64,
     /// Local cycles below this are exact for arrival-dependent reads.
     pub exact_until: u64,
-    /// What the NIC asked the event loop to do.
-    pub actions: Vec<Action>,
+    /// What the NIC asked the event loop to do: the event loop's vector, kept empty between
+    /// dispatches (`Simulation::spare_actions`), so that a dispatch that asks for something
+    /// allocates nothing and one that asks for nothing costs nothing.
+    pub actions: &'a mut Vec<Action>,
     /// The netRX state behind the last `Blocked` netRX answer.
     pub last_rx: Option<RxState>,
     /// Sorted PCs of `lnic_wait()` spin loops (see `spin`).
@@ -39,12 +41,18 @@ pub struct NodePlatform<'a> {
 }
 
 impl<'a> NodePlatform<'a> {
-    pub fn new(nic: &'a mut NodeNic, global: u64, exact_until: u64, spin_pcs: &'a [u64]) -> Self {
+    pub fn new(
+        nic: &'a mut NodeNic,
+        global: u64,
+        exact_until: u64,
+        spin_pcs: &'a [u64],
+        actions: &'a mut Vec<Action>,
+    ) -> Self {
         NodePlatform {
             nic,
             global,
             exact_until,
-            actions: Vec::new(),
+            actions,
             last_rx: None,
             spin_pcs,
             cross_node_cycles: u64::MAX,
@@ -110,7 +118,7 @@ impl Platform for NodePlatform<'_> {
     fn tx_push(&mut self, hart: usize, now: u64, word: u64) -> Result<(), String> {
         let before = self.actions.len();
         let nic = self.nic.nanopu_mut().ok_or(NO_NANOPU_NIC)?;
-        nic.tx_push(hart, now, word, &mut self.actions)?;
+        nic.tx_push(hart, now, word, self.actions)?;
         let ip = nic.ip();
         if let Some(Action::Send { at, msg, .. }) = self.actions.get(before) {
             self.exact_until = self.exact_until.min(self.reaches_back(ip, *at, msg));
@@ -133,7 +141,7 @@ impl Platform for NodePlatform<'_> {
         if now > self.global {
             return Err(Stop::Blocked);
         }
-        let actions = &mut self.actions;
+        let actions = &mut *self.actions;
         // The error's text only if there is an error: made eagerly, it was an allocation at
         // every CSR write (a sort's cores write one at every message they finish).
         fault(
