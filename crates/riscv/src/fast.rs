@@ -236,10 +236,10 @@ impl Run {
 
     /// `settle_variable` after a load or store, which may also have moved the horizon to
     /// now (`Core::note_repeat`: a core found polling yields after this instruction).
-    #[inline(always)]
     /// The run ends then (the outer loop then sees the horizon passed, as `note_repeat`
     /// moves it to no later than the core's cycle), so `far_limit` is compared with, not
     /// lowered.
+    #[inline(always)]
     fn settle_access(&mut self, block_end: u64) {
         if self.cycle >= self.far_limit.min(block_end) {
             self.end = self.at;
