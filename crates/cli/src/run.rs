@@ -103,7 +103,7 @@ pub struct RunArgs {
     /// Which engine executes the cores' instructions: interp (the reference interpreter)
     /// or fast (blocks through a code page, the integer ALU in host registers); the
     /// simulated results are the same, only the host time differs (docs/profile.md "Core
-    /// engines") [default: interp].
+    /// engines") [default: fast].
     #[arg(long, value_parser = nanopu_riscv::Engine::NAMES)]
     engine: Option<String>,
     /// The memory system the cores' timing follows: prototype (its dirty write-backs, the
@@ -358,7 +358,7 @@ impl RunArgs {
         cfg.abi = AbiChoice::parse(self.abi.as_deref().unwrap_or("auto")).map_err(|e| format!("--{e}"))?;
         cfg.exit = ExitMode::parse(self.exit.as_deref().unwrap_or("auto")).map_err(|e| format!("--{e}"))?;
         cfg.progress = self.progress;
-        cfg.engine = self.engine.as_deref().unwrap_or("interp").parse()?;
+        cfg.engine = nanopu_riscv::Engine::named_or_default(self.engine.as_deref())?;
         cfg.timing = self.memory.as_deref().unwrap_or("prototype").parse::<MemorySystem>()?.apply(cfg.timing);
         cfg.port.mac_fs = check::time_ns(self.mac_ns.unwrap_or(0.0), "--mac-ns")?.as_fs();
         cfg.nic_kind = self.nic.as_deref().unwrap_or("nanopu").parse().map_err(|e| format!("--nic: {e}"))?;

@@ -136,7 +136,7 @@ pub struct SortArgs {
     #[arg(long, value_parser = crate::run::positive_threads)]
     threads: Option<usize>,
     /// Which engine executes the cores' instructions: interp (the reference) or fast; the
-    /// results are the same (docs/profile.md "Core engines") [default: interp].
+    /// results are the same (docs/profile.md "Core engines") [default: fast].
     #[arg(long, value_parser = nanopu_riscv::Engine::NAMES)]
     engine: Option<String>,
     /// The memory system the cores' timing follows: prototype (its dirty write-backs, the
@@ -382,7 +382,7 @@ impl SortArgs {
             message_log: self.trace.is_some(), // the trace's messages in flight and flows
             capture_at: self.pcap.as_ref().map(|_| self.pcap_at.clone().unwrap_or_else(|| "node:0".into())),
             faults: Vec::new(),
-            engine: self.engine.as_deref().unwrap_or("interp").parse()?,
+            engine: nanopu_riscv::Engine::named_or_default(self.engine.as_deref())?,
             memory: self.memory.as_deref().unwrap_or("prototype").parse()?,
         };
         spec.faults = self.faults(&spec)?;

@@ -9,11 +9,12 @@ use std::str::FromStr;
 /// the same architectural state, cycles and counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Engine {
-    /// The reference interpreter: one fetch and one `exec` per instruction (default).
-    #[default]
+    /// The reference interpreter: one fetch and one `exec` per instruction.
     Interp,
     /// Runs of ops within an I-cache line, with the pc and cycle in host registers
-    /// (`fast.rs`).
+    /// (`fast.rs`); the default, as it takes fewer host instructions on every run measured
+    /// (docs/profile.md "Core engines").
+    #[default]
     Fast,
 }
 
@@ -25,6 +26,11 @@ impl Engine {
             Engine::Interp => "interp",
             Engine::Fast => "fast",
         }
+    }
+
+    /// `name` parsed, or the default engine where no name is given (a flag or key left out).
+    pub fn named_or_default(name: Option<&str>) -> Result<Engine, String> {
+        name.map_or(Ok(Engine::default()), str::parse)
     }
 }
 
@@ -45,11 +51,13 @@ mod tests {
     use super::Engine;
 
     #[test]
-    fn engines_parse_by_name_and_the_default_is_the_interpreter() {
+    fn engines_parse_by_name_and_the_default_is_the_fast_engine() {
         for e in [Engine::Interp, Engine::Fast] {
             assert_eq!(e.name().parse::<Engine>(), Ok(e));
+            assert_eq!(Engine::named_or_default(Some(e.name())), Ok(e));
         }
-        assert_eq!(Engine::default(), Engine::Interp);
+        assert_eq!(Engine::default(), Engine::Fast);
+        assert_eq!(Engine::named_or_default(None), Ok(Engine::Fast));
         let err = "jit".parse::<Engine>().unwrap_err();
         assert!(err.contains("'jit'") && err.contains("interp, fast"), "{err}");
     }

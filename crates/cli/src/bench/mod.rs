@@ -74,7 +74,7 @@ pub struct BenchArgs {
     #[arg(long, value_parser = network::parse_nodes)]
     nodes: Option<u32>,
     /// `iss`: the engine that executes the instructions, interp (the reference) or fast
-    /// (docs/profile.md "Core engines"); both give the same cycles [default: interp].
+    /// (docs/profile.md "Core engines"); both give the same cycles [default: fast].
     #[arg(long, value_parser = nanopu_riscv::Engine::NAMES)]
     engine: Option<String>,
 }
@@ -187,7 +187,7 @@ impl BenchArgs {
                 tput::throughput(&sw.read("loopback_tput")?, a.requests.unwrap_or(20_000))?
             }
             Bench::Rx => node::rx(sw)?,
-            Bench::Iss => node::iss(sw, a.engine.as_deref().unwrap_or("interp").parse()?)?,
+            Bench::Iss => node::iss(sw, nanopu_riscv::Engine::named_or_default(a.engine.as_deref())?)?,
             Bench::Network => network::network(a, sw)?,
             Bench::ContextSwitch => ctx::context_switch(&sw.read("ctxswitch")?)?,
             Bench::HostSort => host_sort::host_sort(),

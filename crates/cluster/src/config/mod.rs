@@ -143,7 +143,7 @@ impl Default for NodeConfig {
             exit: ExitMode::Auto,
             max_cycles: 100_000_000,
             progress: false,
-            engine: Engine::Interp,
+            engine: Engine::default(),
         }
     }
 }

@@ -41,8 +41,8 @@ pub struct NodeFile {
     /// defines `__nanopu_abi`).
     #[schemars(transform = EXITS.schema())]
     pub exit: Option<String>,
-    /// Which engine executes the cores' instructions: "interp" (default, the reference
-    /// interpreter) or "fast"; the simulated results are the same (docs/profile.md "Core
+    /// Which engine executes the cores' instructions: "fast" (default) or "interp" (the
+    /// reference interpreter); the simulated results are the same (docs/profile.md "Core
     /// engines").
     #[schemars(transform = ENGINES.schema())]
     pub engine: Option<String>,
