@@ -17,6 +17,29 @@ use crate::platform::{Platform, Stop};
 const NETRX: u8 = 30;
 const NETTX: u8 = 31;
 
+/// The netRX words an instruction popped, rs1's first (an instruction reads x30 at most
+/// twice), kept until it completes so that a retry after a blocked access does not pop
+/// again. Inline in the `Core`: a vector's length and pointer were read at every netRX
+/// read.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RxStash {
+    words: [u64; 2],
+    len: u8,
+}
+
+impl RxStash {
+    fn len(&self) -> usize {
+        self.len as usize
+    }
+    fn push(&mut self, w: u64) {
+        self.words[self.len as usize] = w;
+        self.len += 1;
+    }
+    pub(crate) fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
 impl Core {
     #[cold]
     pub(crate) fn exec_net<P: Platform>(
@@ -31,20 +54,12 @@ impl Core {
         self.stats.instret -= 1;
         let mut op = mem.net_ops.get(raw.imm as u32);
         self.stall_for(op.rs1, op.rs2);
-        let pops = (op.rs1 == NETRX) as usize + (op.rs2 == NETRX) as usize;
         let push = op.rd == NETTX;
         if push {
             let r = plat.tx_ready(self.hart, self.cycle);
             self.platform_access(r, BlockOn::NetTx, false)?;
         }
-        if pops > self.rx_stash.len() {
-            let r = plat.rx_ready(self.hart, self.cycle, (pops - self.rx_stash.len()) as u32);
-            self.platform_access(r, BlockOn::NetRx, false)?;
-        }
-        while self.rx_stash.len() < pops {
-            let w = plat.rx_pop(self.hart, self.cycle);
-            self.rx_stash.push(w);
-        }
+        self.take_rx(op, plat)?;
         self.bind_rx(&mut op);
         if op.rd == NETRX {
             op.rd = SINK;
@@ -67,16 +82,35 @@ impl Core {
         r
     }
 
+    /// Pop the netRX words `op` reads that an earlier attempt did not: one through
+    /// `rx_word` (nearly every read), two after `rx_ready` said both are there.
+    fn take_rx<P: Platform>(&mut self, op: Op, plat: &mut P) -> Result<(), Ex> {
+        let pops = (op.rs1 == NETRX) as usize + (op.rs2 == NETRX) as usize;
+        let need = pops.saturating_sub(self.rx_stash.len());
+        if need == 1 {
+            let r = plat.rx_word(self.hart, self.cycle);
+            let w = self.platform_access(r, BlockOn::NetRx, false)?;
+            self.rx_stash.push(w);
+        } else if need == 2 {
+            let r = plat.rx_ready(self.hart, self.cycle, 2);
+            self.platform_access(r, BlockOn::NetRx, false)?;
+            for _ in 0..2 {
+                let w = plat.rx_pop(self.hart, self.cycle);
+                self.rx_stash.push(w);
+            }
+        }
+        Ok(())
+    }
+
     /// Point x30 operands at the popped words (kept until the instruction completes, so a
     /// retry after a blocked CSR access does not pop again).
     fn bind_rx(&mut self, op: &mut Op) {
-        let mut words = self.rx_stash.iter();
         if op.rs1 == NETRX {
-            self.x[RX1 as usize] = *words.next().unwrap_or(&0);
+            self.x[RX1 as usize] = self.rx_stash.words[0];
             op.rs1 = RX1;
         }
         if op.rs2 == NETRX {
-            self.x[RX2 as usize] = *words.next().unwrap_or(&0);
+            self.x[RX2 as usize] = self.rx_stash.words[(op.rs1 == RX1) as usize];
             op.rs2 = RX2;
         }
     }
