@@ -183,6 +183,7 @@ impl Nic {
     }
 
     /// Accept one netTX word written at `now`; a finished message becomes a `Send`.
+    #[inline]
     pub fn tx_push(&mut self, core: usize, now: u64, word: u64, out: &mut Vec<Action>) -> Result<(), String> {
         self.counters.words_written += 1;
         if self.cores[core].tx_word(word, self.params.max_msg_bytes)? {
@@ -192,6 +193,7 @@ impl Nic {
     }
 
     /// The message a netTX word finished leaves the TX path.
+    #[inline(never)]
     fn tx_send(&mut self, core: usize, now: u64, out: &mut Vec<Action>) {
         let c = &mut self.cores[core];
         let msg = c.tx_finished(self.ip);
