@@ -212,6 +212,15 @@ mod tests {
     }
 
     #[test]
+    fn a_read_as_the_second_operand_alone() {
+        let mut b = program(&[asm::addi(A1, ZERO, 10), asm::r(0x20, T5, A1, 0, A2, 0x33)]);
+        let mut q = Queues { rx: [3, 4].into(), ..Default::default() };
+        assert_eq!(b.core.run(&mut b.mem, &mut q, 10_000), Exit::Halted(0));
+        assert_eq!(b.core.reg(12), 7, "sub a2, a1, t5 = 10 - 3");
+        assert_eq!(q.rx, [4], "one word popped");
+    }
+
+    #[test]
     fn blocked_read_has_no_effect_and_retries() {
         let mut b = program(&[asm::addi(A1, ZERO, 1), asm::add(A2, T5, A1)]);
         let mut q = Queues::default();

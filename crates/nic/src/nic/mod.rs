@@ -633,6 +633,41 @@ mod tests {
         assert_eq!(sent, vec![(2, vec![21, 22]), (1, vec![11, 12])]);
     }
 
+    /// The TX queue's count of unfinished messages' words (`CoreIf::tx_used`, kept as
+    /// words come) agrees with the assemblers at every step: a context's message left
+    /// unfinished while another writes, a multicast's group word, a refused group word
+    /// (which drops its header), a context removed in the middle of a message.
+    #[test]
+    fn tx_queue_count_follows_every_assembler() {
+        let mut n = nic();
+        let mut out = vec![];
+        let check = |n: &Nic, used: usize| {
+            let c = n.core(0);
+            assert_eq!((c.tx_used(), c.tx_queued + c.tx_partial_words()), (used, used));
+        };
+        add_context(&mut n, 0, 1, 0, &mut out);
+        add_context(&mut n, 0, 2, 0, &mut out);
+        n.csr_write(0, 0, LCURCONTEXT, 1, &mut out).unwrap();
+        n.tx_push(0, 1, AppHeader { ip: 5, context: 0, len: 16 }.to_word(), &mut out).unwrap();
+        n.tx_push(0, 2, 7, &mut out).unwrap();
+        check(&n, 2);
+        n.csr_write(0, 3, LCURCONTEXT, 2, &mut out).unwrap();
+        let group = AppHeader { ip: crate::transport::segment::MULTICAST_IP, context: 0, len: 8 }.to_word();
+        n.tx_push(0, 4, group, &mut out).unwrap();
+        assert!(n.tx_push(0, 5, 0x0000_0003_0000_0000, &mut out).is_err(), "a group of no nodes");
+        check(&n, 2);
+        n.tx_push(0, 6, group, &mut out).unwrap();
+        n.tx_push(0, 7, 0x0000_0003_0000_0002, &mut out).unwrap();
+        check(&n, 4);
+        n.tx_push(0, 8, 9, &mut out).unwrap();
+        check(&n, 5);
+        n.csr_write(0, 9, LCURCONTEXT, 1, &mut out).unwrap();
+        n.csr_write(0, 9, LNICCMD, 2, &mut out).unwrap();
+        check(&n, 3);
+        let sent = out.iter().filter(|a| matches!(a, Action::Send { .. })).count();
+        assert_eq!(sent, 1, "the multicast only");
+    }
+
     #[test]
     fn tx_queue_fills_and_blocks() {
         let mut n = Nic::new(NicParams { tx_queue_bytes: 32, ..NicParams::default() }, 1).unwrap();
