@@ -6,7 +6,8 @@
 //!
 //! Order (platform.rs contract): `tx_ready` if x31 is written, `rx_ready(n)` if x30 is read
 //! n times; either refusing means no architectural effect. Then the pops (rs1 first), the
-//! instruction itself, and the push of the value it wrote to x31.
+//! instruction itself, and the push of the value it wrote to x31. A read of one word asks
+//! `rx_word`, readiness and pop in one call (a platform's default is those two calls).
 
 use crate::core::{Core, Ex};
 use crate::error::{BlockOn, ErrorKind, Exit};
