@@ -18,29 +18,6 @@ use crate::platform::{Platform, Stop};
 const NETRX: u8 = 30;
 const NETTX: u8 = 31;
 
-/// The netRX words an instruction popped, rs1's first (an instruction reads x30 at most
-/// twice), kept until it completes so that a retry after a blocked access does not pop
-/// again. Inline in the `Core`: a vector's length and pointer were read at every netRX
-/// read.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct RxStash {
-    words: [u64; 2],
-    len: u8,
-}
-
-impl RxStash {
-    fn len(&self) -> usize {
-        self.len as usize
-    }
-    fn push(&mut self, w: u64) {
-        self.words[self.len as usize] = w;
-        self.len += 1;
-    }
-    pub(crate) fn clear(&mut self) {
-        self.len = 0;
-    }
-}
-
 impl Core {
     #[cold]
     pub(crate) fn exec_net<P: Platform>(
@@ -107,11 +84,11 @@ impl Core {
     /// retry after a blocked CSR access does not pop again).
     fn bind_rx(&mut self, op: &mut Op) {
         if op.rs1 == NETRX {
-            self.x[RX1 as usize] = self.rx_stash.words[0];
+            self.x[RX1 as usize] = self.rx_stash.word(0);
             op.rs1 = RX1;
         }
         if op.rs2 == NETRX {
-            self.x[RX2 as usize] = self.rx_stash.words[(op.rs1 == RX1) as usize];
+            self.x[RX2 as usize] = self.rx_stash.word((op.rs1 == RX1) as usize);
             op.rs2 = RX2;
         }
     }
