@@ -6,7 +6,8 @@
 //!
 //! Order (platform.rs contract): `tx_ready` if x31 is written, `rx_ready(n)` if x30 is read
 //! n times; either refusing means no architectural effect. Then the pops (rs1 first), the
-//! instruction itself, and the push of the value it wrote to x31.
+//! instruction itself, and the push of the value it wrote to x31. A read of one word asks
+//! `rx_word`, readiness and pop in one call (a platform's default is those two calls).
 
 use crate::core::{Core, Ex};
 use crate::error::{BlockOn, ErrorKind, Exit};
@@ -31,20 +32,12 @@ impl Core {
         self.stats.instret -= 1;
         let mut op = mem.net_ops.get(raw.imm as u32);
         self.stall_for(op.rs1, op.rs2);
-        let pops = (op.rs1 == NETRX) as usize + (op.rs2 == NETRX) as usize;
         let push = op.rd == NETTX;
         if push {
             let r = plat.tx_ready(self.hart, self.cycle);
             self.platform_access(r, BlockOn::NetTx, false)?;
         }
-        if pops > self.rx_stash.len() {
-            let r = plat.rx_ready(self.hart, self.cycle, (pops - self.rx_stash.len()) as u32);
-            self.platform_access(r, BlockOn::NetRx, false)?;
-        }
-        while self.rx_stash.len() < pops {
-            let w = plat.rx_pop(self.hart, self.cycle);
-            self.rx_stash.push(w);
-        }
+        self.take_rx(op, plat)?;
         self.bind_rx(&mut op);
         if op.rd == NETRX {
             op.rd = SINK;
@@ -67,16 +60,35 @@ impl Core {
         r
     }
 
+    /// Pop the netRX words `op` reads that an earlier attempt did not: one through
+    /// `rx_word` (nearly every read), two after `rx_ready` said both are there.
+    fn take_rx<P: Platform>(&mut self, op: Op, plat: &mut P) -> Result<(), Ex> {
+        let pops = (op.rs1 == NETRX) as usize + (op.rs2 == NETRX) as usize;
+        let need = pops.saturating_sub(self.rx_stash.len());
+        if need == 1 {
+            let r = plat.rx_word(self.hart, self.cycle);
+            let w = self.platform_access(r, BlockOn::NetRx, false)?;
+            self.rx_stash.push(w);
+        } else if need == 2 {
+            let r = plat.rx_ready(self.hart, self.cycle, 2);
+            self.platform_access(r, BlockOn::NetRx, false)?;
+            for _ in 0..2 {
+                let w = plat.rx_pop(self.hart, self.cycle);
+                self.rx_stash.push(w);
+            }
+        }
+        Ok(())
+    }
+
     /// Point x30 operands at the popped words (kept until the instruction completes, so a
     /// retry after a blocked CSR access does not pop again).
     fn bind_rx(&mut self, op: &mut Op) {
-        let mut words = self.rx_stash.iter();
         if op.rs1 == NETRX {
-            self.x[RX1 as usize] = *words.next().unwrap_or(&0);
+            self.x[RX1 as usize] = self.rx_stash.word(0);
             op.rs1 = RX1;
         }
         if op.rs2 == NETRX {
-            self.x[RX2 as usize] = *words.next().unwrap_or(&0);
+            self.x[RX2 as usize] = self.rx_stash.word((op.rs1 == RX1) as usize);
             op.rs2 = RX2;
         }
     }
@@ -175,6 +187,15 @@ mod tests {
         assert_eq!(q.tx, vec![7], "sub t6, t5, t5 = 10 - 3");
         assert_eq!(b.core.reg(11), 7, "x31 reads the last value written");
         assert_eq!(b.core.reg(30), 0, "writes to x30 are discarded");
+    }
+
+    #[test]
+    fn a_read_as_the_second_operand_alone() {
+        let mut b = program(&[asm::addi(A1, ZERO, 10), asm::r(0x20, T5, A1, 0, A2, 0x33)]);
+        let mut q = Queues { rx: [3, 4].into(), ..Default::default() };
+        assert_eq!(b.core.run(&mut b.mem, &mut q, 10_000), Exit::Halted(0));
+        assert_eq!(b.core.reg(12), 7, "sub a2, a1, t5 = 10 - 3");
+        assert_eq!(q.rx, [4], "one word popped");
     }
 
     #[test]

@@ -29,6 +29,12 @@ pub trait Platform {
     fn rx_ready(&mut self, hart: usize, now: u64, need: u32) -> Access<()>;
     /// Pop one netRX word. Only called after `rx_ready` returned `Ok` for this instruction.
     fn rx_pop(&mut self, hart: usize, now: u64) -> u64;
+    /// `rx_ready(hart, now, 1)` and, if it is `Ok`, `rx_pop`: the read of one netRX word,
+    /// the common case, in one call (a platform may then find its queue once).
+    fn rx_word(&mut self, hart: usize, now: u64) -> Access<u64> {
+        self.rx_ready(hart, now, 1)?;
+        Ok(self.rx_pop(hart, now))
+    }
     /// May one word be pushed to netTX now? Called before executing an instruction that
     /// writes `x31`, before any netRX pop of that instruction.
     fn tx_ready(&mut self, hart: usize, now: u64) -> Access<()>;

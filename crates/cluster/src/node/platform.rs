@@ -104,6 +104,16 @@ impl Platform for NodePlatform<'_> {
         self.last_rx = Some(state);
         Err(Stop::Blocked)
     }
+    fn rx_word(&mut self, hart: usize, now: u64) -> Access<u64> {
+        let Some(nic) = self.nic.nanopu_mut() else { return Err(Stop::Fault(NO_NANOPU_NIC.into())) };
+        match fault(nic.rx_read(hart, now))? {
+            Ok(word) => Ok(word),
+            Err(state) => {
+                self.last_rx = Some(state);
+                Err(Stop::Blocked)
+            }
+        }
+    }
     fn rx_pop(&mut self, hart: usize, _now: u64) -> u64 {
         // Only after `rx_ready` answered Ok, which a node without the nanoPU NIC never does.
         self.nic.nanopu_mut().map_or(0, |n| n.rx_pop(hart))

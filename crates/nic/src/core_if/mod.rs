@@ -83,6 +83,10 @@ pub struct TxAssembler {
     pending: Option<(AppHeader, u16)>,
     /// Multicast: `None` until the group word following the header has been written.
     group: Option<(u32, u32)>,
+    /// Payload words of the pending message once its header (and a multicast's group
+    /// word) are in, else 0: a payload word, most of what is written, then costs a push
+    /// and a compare.
+    payload: usize,
     words: Vec<u64>,
 }
 
@@ -92,15 +96,23 @@ pub type TxError = String;
 impl TxAssembler {
     /// Push one word. Returns the finished message when this was its last word.
     pub fn push(&mut self, word: u64, src: (u32, u16), max_len: u32) -> Result<Option<Message>, TxError> {
+        Ok(self.push_word(word, src.1, max_len)?.then(|| self.take(src.0)))
+    }
+    /// Push one word; `true` when it was the message's last (`take` it then).
+    #[inline]
+    pub fn push_word(&mut self, word: u64, src_context: u16, max_len: u32) -> Result<bool, TxError> {
+        if self.payload == 0 {
+            return self.head_word(word, src_context, max_len).map(|()| false);
+        }
+        self.words.push(word);
+        Ok(self.words.len() == self.payload)
+    }
+    /// A header, or the group word after a multicast header (pending, its payload not
+    /// yet begun).
+    fn head_word(&mut self, word: u64, src_context: u16, max_len: u32) -> Result<(), TxError> {
         match self.pending {
-            None => self.start(word, src.1, max_len).map(|_| None),
-            Some((h, _)) if is_multicast_ip(h.ip) && self.group.is_none() => {
-                self.set_group(word).map(|_| None)
-            }
-            Some(_) => {
-                self.words.push(word);
-                Ok(self.finish(src.0))
-            }
+            None => self.start(word, src_context, max_len),
+            Some(_) => self.set_group(word),
         }
     }
     /// The word after a multicast header names the group: first node (bits 63..32) and
@@ -112,6 +124,7 @@ impl TxAssembler {
             return Err(format!("netTX multicast group word {word:#018x}: the group has no nodes"));
         }
         self.group = Some((first, count));
+        self.payload = self.pending.map_or(0, |(h, _)| words_for(h.len));
         Ok(())
     }
     fn start(&mut self, word: u64, src_context: u16, max_len: u32) -> Result<(), TxError> {
@@ -125,22 +138,23 @@ impl TxAssembler {
             return Err(too_long(word, h.len, max_len));
         }
         self.pending = Some((h, src_context));
+        if !is_multicast_ip(h.ip) {
+            self.payload = words_for(h.len);
+        }
         // The words go with the message to the transport and stay until it is acknowledged:
         // room for exactly them, not a doubling vector's up to twice as much.
         self.words.reserve_exact(words_for(h.len));
         Ok(())
     }
-    fn finish(&mut self, src_ip: u32) -> Option<Message> {
-        let (h, src_context) = self.pending?;
-        if self.words.len() < words_for(h.len) {
-            return None;
-        }
-        self.pending = None;
+    /// The finished message (after `push_word` said so).
+    pub fn take(&mut self, src_ip: u32) -> Message {
+        let (h, src_context) = self.pending.take().expect("a finished message");
+        self.payload = 0;
         let mut words = std::mem::take(&mut self.words);
         mask_tail(&mut words, h.len);
         let (dst_ip, dst_context, len) = (h.ip, h.context, h.len);
         let group = self.group.take();
-        Some(Message { src_ip, src_context, dst_ip, dst_context, len, words, group })
+        Message { src_ip, src_context, dst_ip, dst_context, len, words, group }
     }
     /// Words written so far of an unfinished message, header (and group word) included.
     pub fn partial_words(&self) -> usize {
@@ -178,6 +192,10 @@ pub struct CoreIf {
     pub tx: TxAssembler,
     /// Words of finished messages still in the TX queue (not yet taken by the NIC).
     pub tx_queued: usize,
+    /// Words of unfinished messages in the TX queue, over all assemblers
+    /// (`tx_partial_words`), kept as words come (`tx_word`): asked at every netTX write,
+    /// the sum over the contexts was a fifth of the write's host instructions.
+    tx_partial: usize,
     /// Messages and payload bytes this core sent.
     pub sent: TxCounts,
     pub msg_cycles: u64,
@@ -198,6 +216,7 @@ impl CoreIf {
             contexts: Vec::new(),
             tx: TxAssembler::default(),
             tx_queued: 0,
+            tx_partial: 0,
             sent: TxCounts::default(),
             msg_cycles,
             idle_cycles,
@@ -225,16 +244,20 @@ impl CoreIf {
     pub fn lcurpriority(&self) -> u64 {
         self.csr_written[1] & !0xff | self.cur_priority as u64
     }
+    #[inline]
     pub fn context(&self, id: u16) -> Option<&Context> {
         self.contexts.iter().find(|c| c.id == id)
     }
+    #[inline]
     pub fn context_mut(&mut self, id: u16) -> Option<&mut Context> {
         self.contexts.iter_mut().find(|c| c.id == id)
     }
+    #[inline]
     pub fn current(&self) -> Option<&Context> {
         self.context(self.cur_context)
     }
     /// The assembler netTX writes go to: the current context's, else the core's own.
+    #[inline]
     pub fn tx_assembler(&mut self) -> &mut TxAssembler {
         let cur = self.cur_context;
         match self.contexts.iter().position(|c| c.id == cur) {
@@ -245,6 +268,39 @@ impl CoreIf {
     /// Words of unfinished messages of every context in the TX queue.
     pub fn tx_partial_words(&self) -> usize {
         self.tx.partial_words() + self.contexts.iter().map(|c| c.tx.partial_words()).sum::<usize>()
+    }
+    /// Words in the TX queue, finished messages' and unfinished ones'.
+    #[inline]
+    pub fn tx_used(&self) -> usize {
+        debug_assert_eq!(self.tx_partial, self.tx_partial_words());
+        self.tx_queued + self.tx_partial
+    }
+    /// One netTX word into the running context's message (or the core's own): `true`
+    /// when it was the message's last (`tx_finished` takes it). A flag, not the message:
+    /// a returned `Option<Message>` was moved through at every word.
+    #[inline]
+    pub fn tx_word(&mut self, word: u64, max_len: u32) -> Result<bool, TxError> {
+        let cur = self.cur_context;
+        let r = self.tx_assembler().push_word(word, cur, max_len);
+        match r {
+            Ok(false) => self.tx_partial += 1,
+            Ok(true) => {}
+            Err(_) => self.tx_recount(),
+        }
+        r
+    }
+    /// The message `tx_word` finished, its words now counted as queued.
+    pub fn tx_finished(&mut self, src_ip: u32) -> Message {
+        let msg = self.tx_assembler().take(src_ip);
+        self.tx_partial -= msg.tx_words() - 1;
+        self.tx_queued += msg.tx_words();
+        msg
+    }
+    /// Count the unfinished messages' words again, after a refused word (which may have
+    /// dropped a multicast header) or a context removed with its assembler.
+    #[cold]
+    pub fn tx_recount(&mut self) {
+        self.tx_partial = self.tx_partial_words();
     }
 }
 

@@ -11,6 +11,7 @@
 pub(crate) mod coherence;
 pub(crate) mod csr;
 pub(crate) mod fpu;
+pub(crate) mod rx_stash;
 pub(crate) mod tlb;
 pub(crate) mod trap;
 pub(crate) mod watch;
@@ -121,7 +122,7 @@ pub struct Core {
     pub(crate) reservation: Option<u64>,
     pub(crate) program: Arc<Program>,
     /// netRX words popped by an instruction that then blocked; consumed on its retry.
-    pub(crate) rx_stash: Vec<u64>,
+    pub(crate) rx_stash: rx_stash::RxStash,
     pub(crate) fp: crate::core::fpu::LazyFp,
     pub(crate) console: Vec<u8>,
     pub(crate) traps: crate::core::trap::TrapTrack,
@@ -185,7 +186,7 @@ impl Core {
             program: program.clone(),
             irq_lines: 0,
             reservation: None,
-            rx_stash: Vec::new(),
+            rx_stash: Default::default(),
             pending: None,
             done: None,
             console: Vec::new(),

@@ -22,15 +22,19 @@ impl Default for NetOps {
 impl NetOps {
     /// The instruction a `Kind::Net` op stands for, decoded from its raw bits (remembered
     /// in a small direct-mapped table: a program runs few of them, over and over).
+    #[inline]
     pub(crate) fn get(&mut self, raw: u32) -> Op {
         let slot = (raw.wrapping_mul(0x9e37_79b1) >> (32 - NET_OPS.trailing_zeros())) as usize;
         match self.0[slot] {
             (at, op) if at == raw => op,
-            _ => {
-                let op = decode_parcels(raw as u16, (raw >> 16) as u16, false);
-                self.0[slot] = (raw, op);
-                op
-            }
+            _ => self.decode(slot, raw),
         }
+    }
+
+    #[cold]
+    fn decode(&mut self, slot: usize, raw: u32) -> Op {
+        let op = decode_parcels(raw as u16, (raw >> 16) as u16, false);
+        self.0[slot] = (raw, op);
+        op
     }
 }
