@@ -122,6 +122,15 @@ impl Qp {
         self.next_psn = psn.max(self.una).min(self.post_psn);
     }
 
+    /// Everything below `upto` (past `una`) is acknowledged. An ACK of packets sent before a
+    /// go-back can arrive after it and pass `next_psn`: what is acknowledged is not sent
+    /// again, so sending goes on from `upto`. (Before, `next_psn` stayed behind `una`, the
+    /// window's `next_psn - una` wrapped and the QP sent nothing until its retry timer.)
+    pub fn acked(&mut self, upto: u64) {
+        self.una = upto;
+        self.next_psn = self.next_psn.max(upto);
+    }
+
     /// The requests every packet of which is below `una`, now acknowledged, oldest first.
     pub fn take_acked(&mut self) -> Vec<Wr> {
         let n = self.sq.iter().take_while(|w| w.first_psn + w.npkts <= self.una).count();
@@ -148,5 +157,22 @@ fn opcode(wr: u8, first: bool, last: bool) -> u8 {
         (false, true) => op::WRITE_LAST,
         (false, false) if send => op::SEND_MIDDLE,
         (false, false) => op::WRITE_MIDDLE,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Qp;
+
+    /// A go-back to PSN 3 of 10 sent, then the ACK of the first 8 (sent before the go-back):
+    /// sending goes on from 8, within the window.
+    #[test]
+    fn an_ack_past_a_go_back_moves_sending_on() {
+        let mut qp = Qp { remote: Some((1, 1)), post_psn: 10, next_psn: 10, high_psn: 10, una: 2, ..Qp::default() };
+        qp.go_back(3);
+        assert_eq!(qp.next_psn, 3);
+        qp.acked(8);
+        assert_eq!((qp.una, qp.next_psn), (8, 8));
+        assert!(qp.sendable(0, 4), "the window counts from the acknowledged PSN");
     }
 }

@@ -252,7 +252,7 @@ impl RdmaNic {
         if upto <= qp.una {
             return;
         }
-        qp.una = upto;
+        qp.acked(upto);
         qp.retries = 0; // forward progress gives the retries back
         let outstanding = qp.una < qp.next_psn;
         let gen = qp.rearm(outstanding);
