@@ -176,7 +176,7 @@ impl<E> Lanes<E> {
         }
         if self.aside.len() > held {
             // Stable, for its runs: the unstable sort looks for one run only.
-            self.aside.sort_by(|a, b| b.0.cmp(&a.0));
+            self.aside.sort_by_key(|e| Reverse(e.0));
         }
     }
 
