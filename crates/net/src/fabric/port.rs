@@ -131,7 +131,8 @@ impl Port {
         Some(if turn_over { lower.trailing_zeros() as usize } else { 0 })
     }
 
-    /// The packet `pop` would give, if any.
+    /// The packet `pop` would give, if any (asked at every hop: inlined).
+    #[inline]
     pub fn next(&self) -> Option<Pkt> {
         self.bands[self.next_band()?].front().copied()
     }
