@@ -11,10 +11,12 @@
 //! claimed among two places the delay hashes to, if it sorts after that lane's last key, and
 //! otherwise (both places taken by other delays, or a key earlier than the last taken out,
 //! which a core running behind global time may schedule) to an ordinary heap, `other`. The
-//! earliest key is the smaller of the lanes' earliest and `other`'s, so the order is exactly
-//! (time, sequence) whatever lanes keys go to. A key whose delay no other shares (a packet
-//! from another partition) is pushed to `other` at once (`push_aside`), leaving the lanes to
-//! the delays that recur. Each event rides beside its key, in its lane or in `other`.
+//! earliest key is the smallest of the lanes' earliest, `other`'s and `aside`'s, so the order
+//! is exactly (time, sequence) whatever place keys go to. Keys whose delays no other shares
+//! (the packets let in from other partitions, a window's worth at once) come as a batch
+//! (`push_aside`), leaving the lanes to the delays that recur: they are sorted into `aside`,
+//! one vector, where each cost a push and a pop of `other`'s heap (48-byte entries, a heap of
+//! hundreds). Each event rides beside its key, in its lane, in `other` or in `aside`.
 
 use std::cmp::Reverse;
 use std::collections::binary_heap::{BinaryHeap, PeekMut};
@@ -91,6 +93,9 @@ pub(crate) struct Lanes<E> {
     /// The first key of every non-empty lane.
     heads: BinaryHeap<Reverse<Head>>,
     other: BinaryHeap<Other<E>>,
+    /// The keys pushed aside (`push_aside`), sorted latest first, so that the earliest is
+    /// popped off the end.
+    aside: Vec<(u128, E)>,
     /// Time of the last key taken out: delays are measured from it.
     base: u64,
     len: usize,
@@ -103,7 +108,8 @@ pub(crate) struct Lanes<E> {
 impl<E> Default for Lanes<E> {
     fn default() -> Self {
         let lanes = Box::new(std::array::from_fn(|_| Lane::default()));
-        Lanes { lanes, heads: BinaryHeap::new(), other: BinaryHeap::new(), base: 0, len: 0, min: 0 }
+        let (heads, other, aside) = (BinaryHeap::new(), BinaryHeap::new(), Vec::new());
+        Lanes { lanes, heads, other, aside, base: 0, len: 0, min: 0 }
     }
 }
 
@@ -117,6 +123,15 @@ const KEEP: usize = 16;
 fn shrink<T>(keys: &mut VecDeque<T>) {
     if keys.capacity() > KEEP {
         keys.shrink_to(KEEP);
+    }
+}
+
+/// Give back an emptied vector's room beyond twice `next` entries (and `KEEP`), once that
+/// is under half its room: a burst's room goes, a steady load keeps its own.
+fn shrink_to_twice<T>(v: &mut Vec<T>, next: usize) {
+    let keep = KEEP.max(2 * next);
+    if v.capacity() > 2 * keep {
+        v.shrink_to(keep);
     }
 }
 
@@ -145,12 +160,24 @@ impl<E> Lanes<E> {
         }
     }
 
-    /// Push a key whose delay no other key shares (a packet let in from another partition,
-    /// arriving whenever it does): straight to `other`, where a lane it took would be kept
-    /// from the delays that come again and again, and crowd them into `other` instead.
-    pub fn push_aside(&mut self, k: u128, e: E) {
-        self.count_in(k);
-        self.other.push(Other(k, e));
+    /// Push keys whose delays no other key shares (the packets let in from other partitions,
+    /// each arriving whenever it does), a batch at once: into `aside`, not a lane (a lane
+    /// one took would be kept from the delays that come again and again, and crowd them into
+    /// `other` instead). The batch is a few runs of nearly sorted keys (one per sending
+    /// partition) and `aside` is sorted, so the sort finds runs and merges them.
+    pub fn push_aside(&mut self, batch: impl Iterator<Item = (u128, E)>) {
+        let held = self.aside.len();
+        if held == 0 {
+            shrink_to_twice(&mut self.aside, batch.size_hint().0);
+        }
+        for (k, e) in batch {
+            self.count_in(k);
+            self.aside.push((k, e));
+        }
+        if self.aside.len() > held {
+            // Stable, for its runs: the unstable sort looks for one run only.
+            self.aside.sort_by_key(|e| Reverse(e.0));
+        }
     }
 
     /// One more key held: the smallest, if it is.
@@ -197,6 +224,7 @@ impl<E> Lanes<E> {
         let k = self.peek()?;
         let e = match self.heads.peek().filter(|Reverse(h)| h.key == k).map(|Reverse(h)| h.lane) {
             Some(i) => self.advance(i),
+            None if self.aside.last().is_some_and(|a| a.0 == k) => self.aside.pop().expect("held").1,
             None => self.other.pop().expect("the smallest key is in other").1,
         };
         self.len -= 1;
@@ -205,12 +233,14 @@ impl<E> Lanes<E> {
         Some((k, e))
     }
 
-    /// The smaller of the lanes' first key and `other`'s (any value when both are empty).
+    /// The smallest of the lanes' first key, `other`'s and `aside`'s (any value when all are
+    /// empty).
     #[inline]
     fn smallest(&self) -> u128 {
         let lane = self.heads.peek().map_or(u128::MAX, |Reverse(h)| h.key);
         let other = self.other.peek().map_or(u128::MAX, |o| o.0);
-        lane.min(other)
+        let aside = self.aside.last().map_or(u128::MAX, |a| a.0);
+        lane.min(other).min(aside)
     }
 
     /// Take lane `i`'s first key (the smallest of all) off, let its next one in, and give
@@ -236,13 +266,15 @@ mod tests {
     use crate::Rng;
 
     /// Keys pushed at fixed and random delays after the last one taken out, and some before
-    /// it, into lanes or aside, come out sorted.
+    /// it, into lanes or aside (in batches), come out sorted.
     #[test]
     fn pops_in_order() {
         let (mut q, mut rng, mut all, mut seq) = (Lanes::default(), Rng::new(3), Vec::new(), 0u128);
         let mut now = 0u64;
         for _ in 0..5000 {
-            for _ in 0..rng.below(3) {
+            let mut batch = Vec::new();
+            let aside = rng.below(5) == 0;
+            for _ in 0..rng.below(if aside { 6 } else { 3 }) {
                 let t = match rng.below(4) {
                     0 => now + 40,
                     1 => now + rng.below(1000),
@@ -251,12 +283,13 @@ mod tests {
                 };
                 seq += 1;
                 let k = (t as u128) << 64 | seq;
-                match rng.below(5) {
-                    0 => q.push_aside(k, !k),
-                    _ => q.push(k, !k),
+                match aside {
+                    true => batch.push((k, !k)),
+                    false => q.push(k, !k),
                 }
                 all.push(k);
             }
+            q.push_aside(batch.into_iter());
             all.sort_unstable_by(|a, b| b.cmp(a));
             assert_eq!(q.peek(), all.last().copied(), "the kept smallest key");
             let popped = q.pop();

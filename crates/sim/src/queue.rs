@@ -19,6 +19,15 @@ fn time_of(k: u128) -> Time {
     Time((k >> 64) as u64)
 }
 
+/// The key of the next event, at `time`, with `held` events pending: the sequence
+/// number `seq` counts on.
+#[inline]
+fn take_key(seq: &mut u64, held: usize, time: Time) -> u128 {
+    assert!(held < QUEUE_CAPACITY, "event queue: too many events");
+    *seq += 1;
+    key(time, *seq - 1)
+}
+
 /// Min-queue of events keyed by (time, sequence number); `lanes` orders the keys and holds
 /// each event beside its key.
 #[derive(Debug)]
@@ -45,15 +54,17 @@ impl<E> EventQueue<E> {
     /// The key of the next event pushed, at `time`.
     #[inline]
     fn next_key(&mut self, time: Time) -> u128 {
-        assert!(self.keys.len() < QUEUE_CAPACITY, "event queue: too many events");
-        self.next_seq += 1;
-        key(time, self.next_seq - 1)
+        take_key(&mut self.next_seq, self.keys.len(), time)
     }
-    /// `push`, for an event at a delay no other shares (`Lanes::push_aside`): the same
-    /// order, a cheaper place.
-    pub fn push_aside(&mut self, time: Time, event: E) {
-        let k = self.next_key(time);
-        self.keys.push_aside(k, event);
+    /// `push` of each event in turn, for events at delays no other shares, a batch at once
+    /// (`Lanes::push_aside`): the same keys and order, a cheaper place.
+    pub fn push_aside(&mut self, events: impl Iterator<Item = (Time, E)>) {
+        let (mut held, seq) = (self.keys.len(), &mut self.next_seq);
+        let keyed = events.map(|(t, e)| {
+            held += 1;
+            (take_key(seq, held - 1, t), e)
+        });
+        self.keys.push_aside(keyed);
     }
     pub fn pop(&mut self) -> Option<(Time, E)> {
         let (k, e) = self.keys.pop()?;

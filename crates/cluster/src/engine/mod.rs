@@ -540,11 +540,18 @@ impl Simulation {
         }
     }
 
-    /// Stop with an error, not a panic, before the event queue overflows.
+    /// Stop with an error, not a panic, before the event queue overflows. Asked after every
+    /// event: inlined, its answer nearly always yes.
+    #[inline]
     pub(crate) fn check_pending(&self) -> Result<(), SimError> {
         if self.q.len() < PENDING_LIMIT {
             return Ok(());
         }
+        self.queue_full()
+    }
+
+    #[cold]
+    fn queue_full(&self) -> Result<(), SimError> {
         let (out, inb) = self.in_flight();
         Err(SimError::Capacity(format!(
             "more than {PENDING_LIMIT} events pending at {:.3} us (messages in flight: {out} being sent, {inb} being received): the simulator's event queue is full",

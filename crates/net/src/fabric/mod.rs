@@ -370,10 +370,11 @@ impl Fabric {
         let sw = &self.p.switch;
         let limits = (!self.wiring.is_uplink(port)).then_some(sw.band_bytes.as_slice());
         let i = self.scope.ports.local(port);
+        let p = &mut self.ports[i];
         // DCTCP's step: the queue as the packet arrives, before it joins (ecn.rs).
-        let above = limits.is_some() && ecn::above_threshold(sw.ecn_k_bytes, self.ports[i].queued_bytes());
-        self.ports[i].advance(now);
-        match self.ports[i].offer(r, limits, sw.trim) {
+        let above = limits.is_some() && ecn::above_threshold(sw.ecn_k_bytes, p.queued_bytes());
+        p.advance(now);
+        match p.offer(r, limits, sw.trim) {
             Admit::Queued => {
                 if above && ecn::mark(self.packets.get_mut(r)) {
                     self.stats.ecn_marks += 1;
@@ -451,8 +452,9 @@ impl Fabric {
         if self.pfc.as_ref().is_some_and(|p| p.paused.contains(&port)) {
             return; // a PAUSE holds it: the resume kicks it
         }
-        self.ports[i].advance(now);
-        let Some(r) = self.ports[i].pop() else { return };
+        let p = &mut self.ports[i];
+        p.advance(now);
+        let Some(r) = p.pop() else { return };
         if let Some(pfc) = self.pfc.as_mut() {
             let s = pfc.dequeued(r);
             self.signal(now, s, out);
@@ -460,19 +462,20 @@ impl Fabric {
         self.stats.packet_hops += 1;
         self.capture_if(now, self.captures_out(port), r, Direction::Outbound);
         let ser = self.ser(r.hdr.wire_len());
-        self.ports[i].free_at = now + ser;
-        if let Some(next) = self.ports[i].next() {
+        let p = &mut self.ports[i];
+        p.free_at = now + ser;
+        if let Some(next) = p.next() {
+            p.wake = true;
             self.packets.prefetch(next);
-            self.ports[i].wake = true;
             out.at(now + ser, NetEvent::TxDone { port, local: i as u32 });
         }
-        let (p, fault) = self.loss.get(&port).map_or((self.p.link.drop_prob, None), |&(p, k)| (p, Some(k)));
+        let (p, fault) = self.loss_on(port);
         if p > 0.0 && self.link_rng[i].next_f64() < p {
             fault.iter().for_each(|&k| self.stats.link_fault_drops[k] += 1);
             return self.lost(now, port, r, out, |s| &mut s.drops_random);
         }
         let at = now + ser + Time(self.p.link.propagation_fs);
-        if let Some(&(_, k)) = self.down_at.get(&port).filter(|&&(t, _)| at >= t) {
+        if let Some(k) = self.down_by(port, at) {
             self.stats.link_fault_drops[k] += 1;
             return self.lost(at, port, r, out, |s| &mut s.drops_link_down);
         }
@@ -491,6 +494,23 @@ impl Fabric {
             }
             Peer::Switch { sw, inport } => self.enter_switch(at, sw, inport, r, out),
         }
+    }
+
+    /// The loss probability of `port`'s link, and its fault's index if it has one of its
+    /// own. Asked at every hop: a fabric without such faults skips the map.
+    #[inline]
+    fn loss_on(&self, port: u32) -> (f64, Option<usize>) {
+        let own = if self.loss.is_empty() { None } else { self.loss.get(&port) };
+        own.map_or((self.p.link.drop_prob, None), |&(p, k)| (p, Some(k)))
+    }
+
+    /// The fault whose link `port`'s is, if it is down by `at`.
+    #[inline]
+    fn down_by(&self, port: u32, at: Time) -> Option<usize> {
+        if self.down_at.is_empty() {
+            return None;
+        }
+        self.down_at.get(&port).filter(|&&(t, _)| at >= t).map(|&(_, k)| k)
     }
 
     /// Serialization time of `bytes` on a link: a multiplication when a byte takes a whole

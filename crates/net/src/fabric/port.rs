@@ -88,7 +88,9 @@ impl Port {
         self.total
     }
 
-    /// Bring the queue's time integral up to `now`; call before the queue changes.
+    /// Bring the queue's time integral up to `now`; call before the queue changes (twice a
+    /// hop: inlined).
+    #[inline]
     pub fn advance(&mut self, now: Time) {
         if self.total > 0 {
             self.area += u128::from(self.total) * u128::from(now.0.saturating_sub(self.since.0));
@@ -129,7 +131,8 @@ impl Port {
         Some(if turn_over { lower.trailing_zeros() as usize } else { 0 })
     }
 
-    /// The packet `pop` would give, if any.
+    /// The packet `pop` would give, if any (asked at every hop: inlined).
+    #[inline]
     pub fn next(&self) -> Option<Pkt> {
         self.bands[self.next_band()?].front().copied()
     }

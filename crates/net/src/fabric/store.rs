@@ -80,6 +80,9 @@ pub struct Store {
 }
 
 impl Store {
+    /// Store `p` (once per packet, and again for each crossing between partitions: inlined,
+    /// as `take`).
+    #[inline]
     pub fn put(&mut self, p: Packet) -> Pkt {
         let hdr = Hdr::of(&p);
         let r = match self.free.pop() {
@@ -122,6 +125,7 @@ impl Store {
         self.len - self.free.len()
     }
     /// Take the packet out, freeing its slot (the payload's reference goes with it).
+    #[inline]
     pub fn take(&mut self, p: Pkt) -> Packet {
         self.free.push(p.r);
         let packet = std::mem::take(self.slot_mut(p.r));
