@@ -95,7 +95,13 @@ fn fault<T>(r: Result<T, String>) -> Access<T> {
     r.map_err(Stop::Fault)
 }
 
+// The calls a network register instruction makes are inline where the fast engine's
+// `exec_net` calls them: with the `fast` profile's 16 code-generation units the compiler's
+// own choice changed with unrelated code (an event-queue change outlined these five and
+// added 518 M host instructions to `nanopu bench network`'s run with cores, 2026-12-04).
+// `rx_word` and `tx_push` stay calls: inlined they cost more (CHANGELOG).
 impl Platform for NodePlatform<'_> {
+    #[inline]
     fn rx_ready(&mut self, hart: usize, now: u64, need: u32) -> Access<()> {
         let state = fault(self.nanopu().and_then(|n| n.rx_state(hart, now, need as usize)))?;
         if state == RxState::Ready {
@@ -114,10 +120,12 @@ impl Platform for NodePlatform<'_> {
             }
         }
     }
+    #[inline]
     fn rx_pop(&mut self, hart: usize, _now: u64) -> u64 {
         // Only after `rx_ready` answered Ok, which a node without the nanoPU NIC never does.
         self.nic.nanopu_mut().map_or(0, |n| n.rx_pop(hart))
     }
+    #[inline]
     fn tx_ready(&mut self, hart: usize, _now: u64) -> Access<()> {
         if fault(self.nanopu())?.tx_room(hart) {
             Ok(())
@@ -147,6 +155,7 @@ impl Platform for NodePlatform<'_> {
         }
         Ok(value)
     }
+    #[inline]
     fn csr_write(&mut self, hart: usize, now: u64, csr: u16, value: u64) -> Access<()> {
         if now > self.global {
             return Err(Stop::Blocked);
@@ -164,6 +173,7 @@ impl Platform for NodePlatform<'_> {
     /// A NIC CSR write can move the interrupt line (an `Update` action): let the event loop
     /// apply it before the core executes another instruction, unless the line cannot move
     /// (the core's only context is the running one; see `CoreIf::line_settled`).
+    #[inline]
     fn yield_after_write(&self, hart: usize) -> bool {
         self.nic.nanopu().is_some_and(|n| !n.core(hart).line_settled())
     }
