@@ -133,9 +133,9 @@ impl Simulation {
     /// Let in the packets other partitions sent here.
     pub(crate) fn accept_inbox(&mut self) {
         let net = self.net.as_mut().expect("cluster run");
-        let (fabric, used) = (&mut net.fabric, net.inbox.len());
+        let fabric = &mut net.fabric;
         self.q.push_aside(net.inbox.drain(..).map(|(t, port, p)| (t, Ev::Net(fabric.accept(port, p)))));
-        crate::net::release_packets(&mut net.inbox, used);
+        crate::net::release_packets(&mut net.inbox);
     }
 }
 

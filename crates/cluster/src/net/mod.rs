@@ -29,22 +29,20 @@ const TRANSPORT_STREAMS: u64 = 1 << 40;
 /// The test host's transport stream: past every node's (nodes stay below 2^20).
 const HOST_STREAM: u64 = TRANSPORT_STREAMS + (1 << 32);
 
-/// Packets an emptied outbox or inbox (packets between partitions) keeps room for at least.
-/// Both fill in a window's bursts (a multicast's copies crossing to other leaves) and kept
-/// the room of their busiest window for the whole run: 18.5 KiB per node at the heap's peak
-/// of a 16,384-core sort (docs/profile.md).
+/// Packets an emptied outbox or inbox (packets between partitions) keeps room for. Both
+/// fill in a window's bursts (a multicast's copies crossing to other leaves) and kept the
+/// room of their busiest window for the whole run: 18.5 KiB per node at the heap's peak of a
+/// 16,384-core sort (docs/profile.md). Keeping room for twice the last window's packets
+/// instead saved 0.5% of the network benchmark's host instructions (no regrowing by
+/// doubling) but raised that sort's peak by 12 MB (1.8%; CHANGELOG, 2026-12-04).
 pub(crate) const KEEP_PACKETS: usize = 64;
 
-/// Give back what an emptied vector of packets between partitions holds beyond twice the
-/// `used` packets it just held (and `KEEP_PACKETS`), once that is under half its room: a
-/// burst's room goes at the next quieter window, while a steady load keeps its own. Cut to
-/// `KEEP_PACKETS` after every window, a vector grew again by doubling in the next one,
-/// copying its packets at each step.
-pub(crate) fn release_packets(v: &mut Vec<(Time, u32, Packet)>, used: usize) {
+/// Give back what an emptied vector of packets between partitions holds beyond
+/// `KEEP_PACKETS`.
+pub(crate) fn release_packets(v: &mut Vec<(Time, u32, Packet)>) {
     debug_assert!(v.is_empty());
-    let keep = KEEP_PACKETS.max(2 * used);
-    if v.capacity() > 2 * keep {
-        v.shrink_to(keep);
+    if v.capacity() > KEEP_PACKETS {
+        v.shrink_to(KEEP_PACKETS);
     }
 }
 

@@ -188,7 +188,6 @@ impl Share<'_> {
             let mut s = self.plan.slot(i);
             let net = s.sim.net.as_mut().expect("cluster run");
             let mut out = net.fabric.take_outbox();
-            let used = out.len();
             for (t, port, pkt) in out.drain(..) {
                 sent.earliest = Some(sent.earliest.map_or(t, |e| e.min(t)));
                 match self.owner[self.wiring.part_of_peer(port) as usize] {
@@ -196,7 +195,7 @@ impl Share<'_> {
                     r => wire::put_packet(&mut sent.words[r], t, port, &pkt),
                 }
             }
-            crate::net::release_packets(&mut out, used);
+            crate::net::release_packets(&mut out);
             net.fabric.give_back_outbox(out);
         }
         sent

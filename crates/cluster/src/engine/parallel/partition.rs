@@ -142,11 +142,10 @@ pub(crate) fn exchange(parts: &mut [&mut Simulation]) {
     let wiring = net(parts[0]).fabric.wiring().clone();
     for i in 0..parts.len() {
         let mut out = net(parts[i]).fabric.take_outbox();
-        let used = out.len();
         for (t, port, pkt) in out.drain(..) {
             net(parts[wiring.part_of_peer(port) as usize]).inbox.push((t, port, pkt));
         }
-        crate::net::release_packets(&mut out, used);
+        crate::net::release_packets(&mut out);
         net(parts[i]).fabric.give_back_outbox(out);
     }
 }
