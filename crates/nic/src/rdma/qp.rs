@@ -168,7 +168,8 @@ mod tests {
     /// sending goes on from 8, within the window.
     #[test]
     fn an_ack_past_a_go_back_moves_sending_on() {
-        let mut qp = Qp { remote: Some((1, 1)), post_psn: 10, next_psn: 10, high_psn: 10, una: 2, ..Qp::default() };
+        let mut qp =
+            Qp { remote: Some((1, 1)), post_psn: 10, next_psn: 10, high_psn: 10, una: 2, ..Qp::default() };
         qp.go_back(3);
         assert_eq!(qp.next_psn, 3);
         qp.acked(8);
