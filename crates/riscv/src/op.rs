@@ -112,6 +112,14 @@ pub enum Kind {
     Fp,
 }
 
+impl Kind {
+    /// An M-extension kind (`Mul` to `Remuw`, declared in a row): the mul/div unit's.
+    #[inline(always)]
+    pub fn is_muldiv(self) -> bool {
+        (Kind::Mul as u8..=Kind::Remuw as u8).contains(&(self as u8))
+    }
+}
+
 /// AMO functions (funct5 of the A extension), stored in `Op::imm` for `AmoW`/`AmoD`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Amo {

@@ -193,6 +193,17 @@ mod tests {
     const MIN: u64 = i64::MIN as u64;
     const M1: u64 = u64::MAX; // -1
 
+    /// `Kind::is_muldiv` (which `exec_other` asks before `muldiv`) names exactly the kinds
+    /// `compute` has a value for.
+    #[test]
+    fn is_muldiv_names_the_kinds_compute_takes() {
+        for code in 0..=crate::op::Kind::Fp as u8 {
+            // SAFETY: `Kind` is repr(u8) with variants numbered 0 to `Fp` in a row.
+            let k = unsafe { std::mem::transmute::<u8, crate::op::Kind>(code) };
+            assert_eq!(k.is_muldiv(), compute(k, 6, 3).is_some(), "{k:?}");
+        }
+    }
+
     #[test]
     fn division_edge_cases_follow_the_spec_table() {
         // Unprivileged spec 13.2, table 13.1.
