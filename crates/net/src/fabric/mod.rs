@@ -21,8 +21,8 @@ mod topology;
 
 pub use cut::Cut;
 pub use params::{FabricParams, LinkFault, LinkId, LinkParams, SwitchParams, Topology, UplinkChoice};
-pub use pfc::PfcParams;
 pub use parts::Crossing;
+pub use pfc::PfcParams;
 pub use scope::{Ranges, Scope};
 pub use store::{Hdr, Pkt, PktRef};
 pub use topology::{Peer, Wiring, NODE_IP_BASE};
