@@ -162,26 +162,28 @@ impl Few {
         (self.len == SPILLED).then_some(self.newest as usize)
     }
 
+    /// Array-wise, with no iterator adapters: in the fast profile `Zip::new` was a call in
+    /// each of `unpack` and `pack`.
     #[inline]
     fn unpack(&self) -> Small {
-        let mut v = [0; INLINE];
         let older = (self.len as usize).saturating_sub(1);
-        for i in 0..older.min(INLINE - 1) {
-            v[i] = self.newest.wrapping_sub(u32::from(self.behind[i]));
-        }
-        v[older.min(INLINE - 1)] = self.newest;
-        Small { len: self.len as usize, v }
+        let number = |i: usize| match self.behind.get(i) {
+            Some(&b) if i < older => self.newest.wrapping_sub(u32::from(b)),
+            _ => self.newest,
+        };
+        Small { len: self.len as usize, v: std::array::from_fn(number) }
     }
 
     /// Every number of `s` is within `SEQ_WINDOW` of its newest (`delivered` keeps it so).
     #[inline]
     fn pack(s: &Small) -> Few {
         let newest = s.back().unwrap_or(0);
-        let mut behind = [0; INLINE - 1];
-        for i in 0..s.len.saturating_sub(1).min(INLINE - 1) {
-            behind[i] = u16::try_from(newest.wrapping_sub(s.v[i])).expect("within SEQ_WINDOW of the newest");
-        }
-        Few { newest, len: s.len as u16, behind }
+        let older = s.len.saturating_sub(1);
+        let behind = |i: usize| match i < older {
+            true => u16::try_from(newest.wrapping_sub(s.v[i])).expect("within SEQ_WINDOW of the newest"),
+            false => 0,
+        };
+        Few { newest, len: s.len as u16, behind: std::array::from_fn(behind) }
     }
 }
 
