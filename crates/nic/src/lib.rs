@@ -3,8 +3,8 @@
 //! A tour:
 //! - [`params`]: every NIC constant with unit, default and provenance.
 //! - [`message`]: a message as the NIC handles it, and the application header word.
-//! - [`core_if`]: per-core state: contexts, their local RX queues with per-word ready times,
-//!   the TX assembler, the scheduler CSRs.
+//! - [`core_if`]: per-core state: contexts, their local RX queues (whole messages, each word
+//!   readable a cycle after the one before), the TX assembler, the scheduler CSRs.
 //! - [`nic`]: the NIC proper: packet-to-core delivery with JBSQ(n) core selection over a
 //!   per-context global queue, message completion on the TX side, CSR semantics, and the
 //!   interrupt line of each core; its contexts' queues and registrations are kept by

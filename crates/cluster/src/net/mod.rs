@@ -39,7 +39,7 @@ pub(crate) const KEEP_PACKETS: usize = 64;
 
 /// Give back what an emptied vector of packets between partitions holds beyond
 /// `KEEP_PACKETS`.
-pub(crate) fn release_packets(v: &mut Vec<(Time, u32, Packet)>) {
+pub(crate) fn release_packets<T>(v: &mut Vec<T>) {
     debug_assert!(v.is_empty());
     if v.capacity() > KEEP_PACKETS {
         v.shrink_to(KEEP_PACKETS);

@@ -21,6 +21,7 @@ mod topology;
 
 pub use cut::Cut;
 pub use params::{FabricParams, LinkFault, LinkId, LinkParams, SwitchParams, Topology, UplinkChoice};
+pub use parts::Crossing;
 pub use pfc::PfcParams;
 pub use scope::{Ranges, Scope};
 pub use store::{Hdr, Pkt, PktRef};
@@ -163,9 +164,8 @@ pub struct Fabric {
     /// The ports and switches simulated here; `ports`, `link_rng` and `switch_rng` are in
     /// its local order.
     scope: Scope,
-    /// Packets for another partition: (time its switch forwards one, port whose link it
-    /// crossed, packet).
-    outbox: Vec<(Time, u32, Packet)>,
+    /// Packets for other partitions, in the order they were sent.
+    outbox: Vec<Crossing>,
     /// Femtoseconds per byte on a link, when the rate makes it whole (see `ser`).
     fs_per_byte: Option<u64>,
     /// Priority flow control, when the switches have it (`SwitchParams::pfc`).
@@ -484,8 +484,8 @@ impl Fabric {
             return self.discard(at, port, r, out);
         }
         let peer = self.peers[i];
-        if self.scope.crosses(i) {
-            return self.cross(at, port, peer, r);
+        if let Some(part) = self.scope.crosses(i) {
+            return self.cross(at, port, part, peer, r);
         }
         match peer {
             Peer::Node(n) => {

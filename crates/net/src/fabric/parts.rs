@@ -9,6 +9,18 @@ use super::{CapturePoint, Fabric, FabricStats, NetEvent, Peer, Pkt, Scope};
 use crate::packet::Packet;
 use nanopu_sim::Time;
 
+/// A packet for another partition.
+#[derive(Debug)]
+pub struct Crossing {
+    /// When the switch at the far end forwards it.
+    pub at: Time,
+    /// The port whose link it crossed.
+    pub port: u32,
+    /// The partition that handles it (`Scope::crosses`).
+    pub part: u32,
+    pub pkt: Packet,
+}
+
 impl Fabric {
     /// The partition this fabric simulates (None: all of it).
     pub fn part(&self) -> Option<u32> {
@@ -90,24 +102,25 @@ impl Fabric {
         Time(self.p.link.propagation_fs) + ser + Time(self.p.switch.latency_fs)
     }
 
-    /// A packet whose link (`port`'s, to `peer`) leads to another partition's switch,
-    /// arriving at `at`: what the switch does on arrival (capture) happens here, and its
-    /// forwarding, a switching latency later, there (`accept`). Partitions meet only at
-    /// switches.
-    pub(super) fn cross(&mut self, at: Time, port: u32, peer: Peer, r: Pkt) {
+    /// A packet whose link (`port`'s, to `peer`) leads to another partition's switch (of
+    /// partition `part`), arriving at `at`: what the switch does on arrival (capture)
+    /// happens here, and its forwarding, a switching latency later, there (`accept`).
+    /// Partitions meet only at switches.
+    pub(super) fn cross(&mut self, at: Time, port: u32, part: u32, peer: Peer, r: Pkt) {
         let Peer::Switch { sw, inport } = peer else { unreachable!("partitions meet at switches") };
         let seen = self.capture == Some(CapturePoint::SwitchPort { sw, port: inport });
         self.capture_if(at, seen, r, super::Direction::Inbound);
-        self.outbox.push((at + Time(self.p.switch.latency_fs), port, self.packets.take(r)));
+        let at = at + Time(self.p.switch.latency_fs);
+        self.outbox.push(Crossing { at, port, part, pkt: self.packets.take(r) });
     }
 
     /// Arrivals that another partition handles, in the order they were sent.
-    pub fn take_outbox(&mut self) -> Vec<(Time, u32, Packet)> {
+    pub fn take_outbox(&mut self) -> Vec<Crossing> {
         std::mem::take(&mut self.outbox)
     }
 
     /// Return the emptied outbox, so that its memory is reused.
-    pub fn give_back_outbox(&mut self, v: Vec<(Time, u32, Packet)>) {
+    pub fn give_back_outbox(&mut self, v: Vec<Crossing>) {
         debug_assert!(v.is_empty() && self.outbox.is_empty());
         self.outbox = v;
     }

@@ -1,7 +1,10 @@
 //! Per-core state inside the NIC: thread contexts with their local RX queues, the TX
 //! assembler and the scheduler registers (docs/platform.md section 2).
 
+mod rxq;
 pub mod sched;
+
+pub use rxq::RxQueue;
 
 use crate::message::{mask_tail, words_for, AppHeader, Message};
 use crate::transport::segment::is_multicast_ip;
@@ -13,8 +16,8 @@ pub struct Context {
     pub id: u16,
     /// Current priority: the registered one, or 1 once demoted (see `sched`).
     pub priority: u8,
-    /// Words delivered to this context, each with the cycle from which it is readable.
-    pub rxq: VecDeque<(u64, u64)>,
+    /// Words delivered to this context, each readable from its cycle.
+    pub rxq: RxQueue,
     /// Messages delivered and not yet reported done, oldest first: (arrival sequence number,
     /// cycle its header is readable). JBSQ counts them; the scheduler breaks priority ties
     /// by the oldest head.
@@ -40,7 +43,7 @@ impl Context {
         Context {
             id,
             priority,
-            rxq: VecDeque::new(),
+            rxq: RxQueue::default(),
             outstanding: VecDeque::new(),
             head_since: 0,
             idle: false,
@@ -73,7 +76,7 @@ impl Context {
     /// The cycle at which the `n`-th queued word (1-based) becomes readable, if queued.
     #[inline]
     pub fn ready_at(&self, n: usize) -> Option<u64> {
-        self.rxq.get(n.checked_sub(1)?).map(|(t, _)| *t)
+        self.rxq.ready_at(n)
     }
 }
 

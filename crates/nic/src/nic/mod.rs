@@ -47,9 +47,9 @@ pub struct NicCounters {
 }
 
 /// Entries a drained queue keeps; a queue that grew past them gives the rest back. The
-/// queues fill in bursts (a shuffle's messages waiting for a core, a message's words in a
-/// context's RX queue) and would otherwise keep the capacity of their busiest moment for the
-/// whole run: at 16 bytes a word and 56 a waiting message, several KiB per node.
+/// queues fill in bursts (a shuffle's messages waiting for a core) and would otherwise keep
+/// the capacity of their busiest moment for the whole run: at 56 bytes a waiting message,
+/// several KiB per node. (A context's RX queue does the same, `core_if::RxQueue`.)
 const KEEP: usize = 8;
 
 /// Give back what a drained queue holds beyond `KEEP` entries.
@@ -57,17 +57,6 @@ fn release<T>(q: &mut VecDeque<T>) {
     if q.capacity() > KEEP {
         q.shrink_to(KEEP);
     }
-}
-
-/// Take the head word of a context's RX queue (there is one), giving back a drained
-/// queue's capacity.
-#[inline]
-fn pop_word(ctx: &mut Context) -> u64 {
-    let word = ctx.rxq.pop_front().expect("a netRX pop on an empty queue").1;
-    if ctx.rxq.is_empty() {
-        release(&mut ctx.rxq);
-    }
-    word
 }
 
 /// One node's NIC.
@@ -154,7 +143,7 @@ impl Nic {
         let cur = c.cur_context;
         let ctx = c.context_mut(cur).expect("rx_pop without a registered current context");
         self.counters.words_read += 1;
-        pop_word(ctx)
+        ctx.rxq.pop()
     }
 
     /// `rx_state` for one word and, when it is `Ready`, `rx_pop`: the word, or where the
@@ -166,11 +155,11 @@ impl Nic {
         let cur = c.cur_context;
         let Some(ctx) = c.context_mut(cur) else { return Err(self.unregistered(core)) };
         match ctx.rxq.front() {
-            Some(&(at, _)) if at <= now => {
+            Some((at, _)) if at <= now => {
                 self.counters.words_read += 1;
-                Ok(Ok(pop_word(ctx)))
+                Ok(Ok(ctx.rxq.pop()))
             }
-            Some(&(at, _)) => Ok(Err(RxState::At(at))),
+            Some((at, _)) => Ok(Err(RxState::At(at))),
             None => Ok(Err(RxState::Empty)),
         }
     }
@@ -293,10 +282,10 @@ impl Nic {
         let c = &mut self.cores[core];
         let current = c.cur_context == msg.dst_context;
         let ctx = c.context_mut(msg.dst_context).expect("delivery to an unregistered context");
-        let after_prev = ctx.rxq.back().map_or(0, |(t, _)| t + 1);
+        let after_prev = ctx.rxq.last_cycle().map_or(0, |t| t + 1);
         let start = (now + self.params.rx_path_cycles).max(after_prev);
-        ctx.rxq.push_back((start, msg.rx_header()));
-        ctx.rxq.extend(msg.words.iter().enumerate().map(|(i, w)| (start + 1 + i as u64, *w)));
+        let header = msg.rx_header();
+        ctx.rxq.push(start, header, msg.words);
         if ctx.outstanding.is_empty() {
             ctx.head_since = start;
         }

@@ -188,11 +188,11 @@ impl Share<'_> {
             let mut s = self.plan.slot(i);
             let net = s.sim.net.as_mut().expect("cluster run");
             let mut out = net.fabric.take_outbox();
-            for (t, port, pkt) in out.drain(..) {
-                sent.earliest = Some(sent.earliest.map_or(t, |e| e.min(t)));
-                match self.owner[self.wiring.part_of_peer(port) as usize] {
-                    r if r == me => sent.local.push((t, port, pkt)),
-                    r => wire::put_packet(&mut sent.words[r], t, port, &pkt),
+            for c in out.drain(..) {
+                sent.earliest = Some(sent.earliest.map_or(c.at, |e| e.min(c.at)));
+                match self.owner[c.part as usize] {
+                    r if r == me => sent.local.push((c.at, c.port, c.pkt)),
+                    r => wire::put_packet(&mut sent.words[r], c.at, c.port, &c.pkt),
                 }
             }
             crate::net::release_packets(&mut out);

@@ -139,11 +139,10 @@ impl Ev {
 /// Exchange what partitions sent each other during a window: every outbox, in partition
 /// order, into the inboxes of the partitions that handle the arrivals.
 pub(crate) fn exchange(parts: &mut [&mut Simulation]) {
-    let wiring = net(parts[0]).fabric.wiring().clone();
     for i in 0..parts.len() {
         let mut out = net(parts[i]).fabric.take_outbox();
-        for (t, port, pkt) in out.drain(..) {
-            net(parts[wiring.part_of_peer(port) as usize]).inbox.push((t, port, pkt));
+        for c in out.drain(..) {
+            net(parts[c.part as usize]).inbox.push((c.at, c.port, c.pkt));
         }
         crate::net::release_packets(&mut out);
         net(parts[i]).fabric.give_back_outbox(out);
