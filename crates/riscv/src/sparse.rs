@@ -34,6 +34,7 @@ const _: () = assert!(CHUNKS_PER_PAGE <= 64);
 
 /// Chunks per arena block (1 KiB: on average half a block a node is unused).
 const BLOCK: usize = 1024 / CHUNK as usize;
+type Block = [Chunk; BLOCK];
 
 /// What the private chunks cost: the pages holding any, and the chunks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -66,7 +67,9 @@ impl Page {
 pub(crate) struct Sparse {
     index: PageIndex,
     pages: Vec<Page>,
-    arena: Vec<Box<[Chunk]>>,
+    /// Blocks of `BLOCK` chunks: thin boxes, 8 bytes each in the vector where a boxed
+    /// slice takes 16.
+    arena: Vec<Box<Block>>,
     chunks: u32,
 }
 
@@ -129,7 +132,7 @@ impl Sparse {
 
     /// Put a new chunk's bytes in arena slot `s` (the next free one), adding a block when
     /// the last is full.
-    fn place(arena: &mut Vec<Box<[Chunk]>>, s: usize, bytes: Chunk) -> usize {
+    fn place(arena: &mut Vec<Box<Block>>, s: usize, bytes: Chunk) -> usize {
         if s == arena.len() * BLOCK {
             arena.push(Box::new([[0; CHUNK as usize]; BLOCK]));
         }
