@@ -122,7 +122,7 @@ impl NodeMem {
 
     /// Core `by` stored to `line` at `cycle` while another core of the node ran
     /// (`core/coherence.rs`): the cores whose L1 D-cache may hold the line (`stores.rs`).
-    pub fn record_store(&mut self, by: usize, line: u64, cycle: u64) -> u64 {
+    pub fn record_store(&mut self, by: usize, line: u64, cycle: u64) -> crate::stores::Holders {
         self.stores.record(by, line, cycle)
     }
 
