@@ -74,6 +74,11 @@ pub(crate) struct Sparse {
 }
 
 impl Sparse {
+    /// No private chunk yet, in a DRAM whose first page is `origin`.
+    pub fn new(origin: u64) -> Sparse {
+        Sparse { index: PageIndex::new(origin), ..Sparse::default() }
+    }
+
     /// The arena slot of chunk `cn`'s private copy, if the node has one (for `at_mut`).
     #[inline]
     pub fn slot_of(&self, cn: u64) -> Option<usize> {

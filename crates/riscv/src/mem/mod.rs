@@ -95,7 +95,7 @@ impl NodeMem {
             program,
             base,
             size,
-            private: Sparse::default(),
+            private: Sparse::new(base / PAGE),
             boot: Vec::new(),
             args: Vec::new(),
             msip: vec![0; ncores],
