@@ -17,9 +17,8 @@
 //! not grow with it. A hash table of chunk numbers with a box per chunk cost 16-byte
 //! entries and twice the slots (128-byte chunks did not pay that way); so the table here
 //! is by page: each page holding private chunks has a mask of which of its chunks are
-//! private and where their slots in the node's arena start in one vector of every
-//! page's slots, in chunk order (a chunk's slot is found by counting the mask's bits below
-//! it). The arena is blocks of 1 KiB that never move,
+//! private and their slots in the node's arena, in chunk order (a chunk's slot is found
+//! by counting the mask's bits below it). The arena is blocks of 1 KiB that never move,
 //! so cores may cache host pointers to chunks (their software TLBs). A look-up happens
 //! only when a core's software TLB misses.
 
@@ -30,9 +29,8 @@ use crate::program::PAGE;
 pub const CHUNK: u64 = 128;
 pub type Chunk = [u8; CHUNK as usize];
 pub(crate) const CHUNKS_PER_PAGE: u64 = PAGE / CHUNK;
-/// A page's private chunks, one bit each (u64 for chunks below 128 bytes).
-type Mask = u32;
-const _: () = assert!(CHUNKS_PER_PAGE <= Mask::BITS as u64);
+// A page's private chunks are one bit each of a u64 mask.
+const _: () = assert!(CHUNKS_PER_PAGE <= 64);
 
 /// Chunks per arena block (1 KiB: on average half a block a node is unused).
 const BLOCK: usize = 1024 / CHUNK as usize;
@@ -45,24 +43,22 @@ pub struct Resident {
     pub chunks: usize,
 }
 
-/// A page's private chunks: which ones (bit `i` for chunk `i` of the page), and where
-/// their arena slots start in `Sparse::slots`. 8 bytes: with a vector of its own slots a
-/// page took 32, and the vector an allocation (about 1.9 KiB a node in all).
-#[derive(Clone, Copy)]
+/// A page's private chunks: which ones (bit `i` for chunk `i` of the page), and their
+/// arena slots in the order of the chunks.
+#[derive(Default)]
 struct Page {
-    mask: Mask,
-    first: u32,
+    mask: u64,
+    slots: Vec<u32>,
 }
 
 impl Page {
-    /// Where chunk `i`'s slot is (or would go) in `Sparse::slots`: after the page's
-    /// private chunks below it.
-    fn at(&self, i: u64) -> usize {
-        self.first as usize + (self.mask & ((1 << i) - 1)).count_ones() as usize
+    /// Where chunk `i`'s slot is (or would go) in `slots`: the private chunks below it.
+    fn rank(&self, i: u64) -> usize {
+        (self.mask & ((1u64 << i) - 1)).count_ones() as usize
     }
 
-    fn holds(&self, i: u64) -> bool {
-        self.mask >> i & 1 != 0
+    fn slot(&self, i: u64) -> Option<u32> {
+        (self.mask >> i & 1 != 0).then(|| self.slots[self.rank(i)])
     }
 }
 
@@ -71,12 +67,10 @@ impl Page {
 pub(crate) struct Sparse {
     index: PageIndex,
     pages: Vec<Page>,
-    /// The arena slot of every private chunk: a page's together, in the order of its
-    /// chunks, and the pages in the order they were made (`pages`' order), so that a chunk
-    /// made in page `p` moves only the slots of the pages made after `p`.
-    slots: Vec<u32>,
     /// Blocks of `BLOCK` chunks: thin boxes, 8 bytes each in the vector where a boxed
-    /// slice takes 16.
+    /// slice takes 16. Boxed so that they never move as the vector grows (the cores'
+    /// TLBs point into them).
+    #[allow(clippy::vec_box)]
     arena: Vec<Box<Block>>,
     chunks: u32,
 }
@@ -90,9 +84,8 @@ impl Sparse {
     /// The arena slot of chunk `cn`'s private copy, if the node has one (for `at_mut`).
     #[inline]
     pub fn slot_of(&self, cn: u64) -> Option<usize> {
-        let page = self.pages[self.index.find(cn / CHUNKS_PER_PAGE)? as usize];
-        let i = cn % CHUNKS_PER_PAGE;
-        page.holds(i).then(|| self.slots[page.at(i)] as usize)
+        let page = &self.pages[self.index.find(cn / CHUNKS_PER_PAGE)? as usize];
+        page.slot(cn % CHUNKS_PER_PAGE).map(|s| s as usize)
     }
 
     /// The private copy of chunk `cn`, if the node has one.
@@ -120,26 +113,18 @@ impl Sparse {
     pub fn get_or_make(&mut self, cn: u64, init: impl FnOnce() -> Chunk) -> (&mut Chunk, bool) {
         let i = cn % CHUNKS_PER_PAGE;
         let p = self.page_of(cn / CHUNKS_PER_PAGE);
-        let page = self.pages[p];
-        let made = !page.holds(i);
-        let s = match made {
-            false => self.slots[page.at(i)] as usize,
-            true => {
-                self.add_slot(p, i);
-                Self::place(&mut self.arena, self.chunks as usize - 1, init())
+        let page = &mut self.pages[p];
+        let (s, made) = match page.slot(i) {
+            Some(s) => (s as usize, false),
+            None => {
+                let s = self.chunks;
+                page.slots.insert(page.rank(i), s);
+                page.mask |= 1 << i;
+                (Self::place(&mut self.arena, s as usize, init()), true)
             }
         };
+        self.chunks += made as u32;
         (&mut self.arena[s / BLOCK][s % BLOCK], made)
-    }
-
-    /// Chunk `i` of page `p` takes the next arena slot: in `slots` at its place in the
-    /// page, the pages made after `p` starting one later.
-    fn add_slot(&mut self, p: usize, i: u64) {
-        let page = &mut self.pages[p];
-        self.slots.insert(page.at(i), self.chunks);
-        page.mask |= 1 << i;
-        self.pages[p + 1..].iter_mut().for_each(|q| q.first += 1);
-        self.chunks += 1;
     }
 
     /// Where page `pn`'s entry is in `pages`, made empty if it has none.
@@ -148,12 +133,13 @@ impl Sparse {
             return p as usize;
         }
         self.index.insert(pn, self.pages.len() as u32);
-        self.pages.push(Page { mask: 0, first: self.slots.len() as u32 });
+        self.pages.push(Page::default());
         self.pages.len() - 1
     }
 
     /// Put a new chunk's bytes in arena slot `s` (the next free one), adding a block when
     /// the last is full.
+    #[allow(clippy::vec_box)]
     fn place(arena: &mut Vec<Box<Block>>, s: usize, bytes: Chunk) -> usize {
         if s == arena.len() * BLOCK {
             arena.push(Box::new([[0; CHUNK as usize]; BLOCK]));
@@ -212,8 +198,8 @@ mod tests {
         assert_eq!(s.resident(), Resident { pages: 1, chunks: 7 });
     }
 
-    /// Chunks made in pages taken in turn (each new chunk of an earlier page moves the
-    /// slots of the pages made after it) keep their bytes and their places.
+    /// Chunks made in pages taken in turn keep their bytes and their places, and a page
+    /// below the index's origin is not found.
     #[test]
     fn chunks_of_pages_made_in_turn_keep_their_bytes() {
         let mut s = Sparse::new(0x80000);
