@@ -60,8 +60,12 @@ impl L2 {
         let set = rel as usize & (self.sets - 1);
         let tag = (rel / self.sets as u64 + 1) as u16;
         let (ways, rng) = (self.ways, &mut self.rng);
+        let full = self.sets * ways / 4;
         let old = match &mut self.tags {
-            Tags::List(list) => list_access(list, set, tag, write, || xorshift(rng) as usize % ways),
+            Tags::List(list) => {
+                make_room(list, full);
+                list_access(list, set, tag, write, || xorshift(rng) as usize % ways)
+            }
             Tags::Array(a, d) => array_access(a, d, set * ways, ways, tag, write, rng),
         };
         self.grow();
@@ -110,6 +114,21 @@ impl L2 {
             Tags::Array(a, d) => 2 * a.len() + d.bytes(),
         }
     }
+}
+
+/// Room for one more entry in a list that turns into the array at `full` entries: it
+/// doubles up to half of `full`, then grows by a quarter of `full` at a time. A node of
+/// the datacenter-shaped sort holds 1,000 to 1,700 lines at its peak; with doubling all
+/// the way, the list took 8 KiB from its 1,025th entry.
+fn make_room(list: &mut Vec<u32>, full: usize) {
+    if list.len() < list.capacity() {
+        return;
+    }
+    let room = match list.capacity() {
+        c if 2 * c <= full / 2 => (2 * c).max(4),
+        c => (c + full / 4).min(full.max(c + 1)),
+    };
+    list.reserve_exact(room - list.len());
 }
 
 fn array(n: usize) -> Tags {

@@ -101,10 +101,22 @@ impl Port {
             (true, true) => self.busy[i - 1].1 = self.busy.remove(i).expect("joins the next").1,
             (true, false) => self.busy[i - 1].1 = e,
             (false, true) => self.busy[i].0 = s,
-            (false, false) => self.busy.insert(i, (s, e)),
+            (false, false) => self.insert_new(i, (s, e)),
         }
-        if self.busy.len() > KEEP {
+    }
+
+    /// Insert a new interval at position `i`, keeping at most `KEEP`. When full, the
+    /// oldest goes first (or the new one, if it would be the oldest), so that the ring
+    /// never holds `KEEP + 1`: its room stays `KEEP` entries (512 bytes a node), where a
+    /// `VecDeque` pushed past it doubles to 64.
+    fn insert_new(&mut self, i: usize, interval: (u64, u64)) {
+        if self.busy.len() < KEEP {
+            self.busy.reserve_exact(KEEP - self.busy.len());
+            return self.busy.insert(i, interval);
+        }
+        if i > 0 {
             self.busy.pop_front();
+            self.busy.insert(i - 1, interval);
         }
     }
 }
@@ -144,6 +156,7 @@ mod tests {
             p.dma(k * 100, 8);
         }
         assert_eq!(p.busy.len(), KEEP);
+        assert_eq!(p.busy.capacity(), KEEP, "the ring never grows past what it keeps");
         assert_eq!(p.dma(0, 8), 0, "older than every kept interval: no wait");
     }
 }

@@ -34,6 +34,7 @@ const _: () = assert!(CHUNKS_PER_PAGE <= 64);
 
 /// Chunks per arena block (1 KiB: on average half a block a node is unused).
 const BLOCK: usize = 1024 / CHUNK as usize;
+type Block = [Chunk; BLOCK];
 
 /// What the private chunks cost: the pages holding any, and the chunks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -66,11 +67,20 @@ impl Page {
 pub(crate) struct Sparse {
     index: PageIndex,
     pages: Vec<Page>,
-    arena: Vec<Box<[Chunk]>>,
+    /// Blocks of `BLOCK` chunks: thin boxes, 8 bytes each in the vector where a boxed
+    /// slice takes 16. Boxed so that they never move as the vector grows (the cores'
+    /// TLBs point into them).
+    #[allow(clippy::vec_box)]
+    arena: Vec<Box<Block>>,
     chunks: u32,
 }
 
 impl Sparse {
+    /// No private chunk yet, in a DRAM whose first page is `origin`.
+    pub fn new(origin: u64) -> Sparse {
+        Sparse { index: PageIndex::new(origin), ..Sparse::default() }
+    }
+
     /// The arena slot of chunk `cn`'s private copy, if the node has one (for `at_mut`).
     #[inline]
     pub fn slot_of(&self, cn: u64) -> Option<usize> {
@@ -129,7 +139,8 @@ impl Sparse {
 
     /// Put a new chunk's bytes in arena slot `s` (the next free one), adding a block when
     /// the last is full.
-    fn place(arena: &mut Vec<Box<[Chunk]>>, s: usize, bytes: Chunk) -> usize {
+    #[allow(clippy::vec_box)]
+    fn place(arena: &mut Vec<Box<Block>>, s: usize, bytes: Chunk) -> usize {
         if s == arena.len() * BLOCK {
             arena.push(Box::new([[0; CHUNK as usize]; BLOCK]));
         }
@@ -185,5 +196,28 @@ mod tests {
         }
         assert!(s.get(7 * CHUNKS_PER_PAGE + 2).is_none() && s.get(8 * CHUNKS_PER_PAGE).is_none());
         assert_eq!(s.resident(), Resident { pages: 1, chunks: 7 });
+    }
+
+    /// Chunks made in pages taken in turn keep their bytes and their places, and a page
+    /// below the index's origin is not found.
+    #[test]
+    fn chunks_of_pages_made_in_turn_keep_their_bytes() {
+        let mut s = Sparse::new(0x80000);
+        let mut made = Vec::new();
+        for k in 0..200u64 {
+            let page = 0x80000 + (k * 7) % 5;
+            let cn = page * CHUNKS_PER_PAGE + (k * 13) % CHUNKS_PER_PAGE;
+            if s.get(cn).is_none() {
+                let (c, new) = s.get_or_make(cn, || [k as u8; CHUNK as usize]);
+                assert!(new);
+                made.push((cn, k as u8, c.as_ptr()));
+            }
+        }
+        for &(cn, b, ptr) in &made {
+            let c = s.get(cn).expect("made");
+            assert!(c[0] == b && c.as_ptr() == ptr, "chunk {cn:#x}");
+        }
+        assert_eq!(s.resident(), Resident { pages: 5, chunks: made.len() });
+        assert!(s.get(0x7ffff * CHUNKS_PER_PAGE).is_none(), "below the origin");
     }
 }

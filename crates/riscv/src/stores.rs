@@ -15,30 +15,39 @@
 //! has read since, a core's own stack above all, probes none. Probing a cache that does not
 //! hold the line would change nothing.
 
-/// The latest stores to one line: one slot of the table.
+/// The latest stores to one line: one slot of the table, 32 bytes (two to a host cache
+/// line; with 64-bit holders it was 40, and a node's table of 128 slots 5 KiB).
 #[derive(Clone, Copy)]
 struct Latest {
     line: u64,
     /// Cycle of the latest store, and the core that made it (`EMPTY`: a free slot).
     cycle: u64,
     by: u32,
+    /// Cores that may hold the line in their L1 D-cache (bit `i`: core `i`).
+    holders: Holders,
     /// Cycle of the latest store by any core but `by` (0: none).
     other: u64,
-    /// Cores that may hold the line in their L1 D-cache (bit `i`: core `i`).
-    holders: u64,
 }
+
+const _: () = assert!(std::mem::size_of::<Latest>() == 32);
+
+/// A line's holders, one bit per core below `HOLDER_BITS`; the cores from `HOLDER_BITS`
+/// on have no bit and are probed at every store (probing a cache that does not hold the
+/// line changes nothing, so this costs host time only, and only on nodes of more cores).
+pub type Holders = u32;
+pub const HOLDER_BITS: usize = Holders::BITS as usize;
 
 /// `Latest::by` of a free slot: no node has 2^32 - 1 cores.
 const EMPTY: u32 = u32::MAX;
-const FREE: Latest = Latest { line: 0, cycle: 0, by: EMPTY, other: 0, holders: 0 };
+const FREE: Latest = Latest { line: 0, cycle: 0, by: EMPTY, holders: 0, other: 0 };
 
 /// Every core may hold the line (it had no entry: none yet, or pruned).
-pub const ANY: u64 = u64::MAX;
+pub const ANY: Holders = Holders::MAX;
 
-/// The bit of core `i` among a line's holders; cores 64 and up have none, and are probed
-/// at every store.
-pub fn holder_bit(i: usize) -> u64 {
-    1u64.checked_shl(i as u32).unwrap_or(0)
+/// The bit of core `i` among a line's holders; cores `HOLDER_BITS` and up have none, and
+/// are probed at every store.
+pub fn holder_bit(i: usize) -> Holders {
+    Holders::from(1u8).checked_shl(i as u32).unwrap_or(0)
 }
 
 /// Entries below which the table is not pruned: a pruning costs a pass over the table and
@@ -73,8 +82,9 @@ pub struct StoreTable {
 
 impl StoreTable {
     /// Core `by` stored to `line` at `cycle`: the cores whose L1 D-cache may hold the line
-    /// and must lose it (bit `i`: core `i`, `by` among them or not; cores 64 and up always).
-    pub fn record(&mut self, by: usize, line: u64, cycle: u64) -> u64 {
+    /// and must lose it (bit `i`: core `i`, `by` among them or not; cores `HOLDER_BITS` and
+    /// up always).
+    pub fn record(&mut self, by: usize, line: u64, cycle: u64) -> Holders {
         if 4 * (self.len + 1) > 3 * self.slots.len() {
             self.rebuild((2 * self.slots.len()).max(MIN_SLOTS), |_| true);
         }
@@ -82,12 +92,12 @@ impl StoreTable {
         let by32 = by as u32;
         let e = &mut self.slots[i];
         if e.by == EMPTY {
-            *e = Latest { line, cycle, by: by32, other: 0, holders: ANY };
+            *e = Latest { line, cycle, by: by32, holders: ANY, other: 0 };
             self.len += 1;
         } else if e.by == by32 {
             e.cycle = e.cycle.max(cycle);
         } else if cycle > e.cycle {
-            *e = Latest { line, cycle, by: by32, other: e.cycle, holders: e.holders };
+            *e = Latest { line, cycle, by: by32, holders: e.holders, other: e.cycle };
         } else {
             e.other = e.other.max(cycle);
         }
@@ -211,7 +221,7 @@ mod tests {
         t.on_miss(9, 1);
         assert_eq!(t.record(1, 7, 120), holder_bit(0) | holder_bit(2) | holder_bit(3));
         assert_eq!(t.record(0, 7, 130), holder_bit(1));
-        assert_eq!(holder_bit(64), 0);
+        assert_eq!(holder_bit(HOLDER_BITS), 0);
     }
 
     #[test]

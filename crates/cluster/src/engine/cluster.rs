@@ -4,7 +4,7 @@ use crate::config::cluster::{parse_nodes, ClusterFile};
 use crate::config::keys::Given;
 use crate::config::{check, NodeConfig};
 use crate::net::Network;
-use crate::node::Node;
+use crate::node::{Node, Shared};
 use crate::SimError;
 use crate::Simulation;
 use nanopu_riscv::{AbiChoice, Program};
@@ -173,7 +173,7 @@ impl Simulation {
         cfg.validate().map_err(setup)?;
         let (rdma, ice) = (cfg.rdma.clone(), cfg.ice.clone());
         let mut nodes = Vec::with_capacity(block.len());
-        let mut spins: Vec<Option<Arc<Vec<u64>>>> = vec![None; progs.len()];
+        let mut shared: Vec<Shared> = progs.iter().map(|_| Shared::default()).collect();
         for (n, p) in who.iter().map(|p| p.expect("assigned")).enumerate().take(block.end).skip(block.start) {
             cfg.args = f.program[p].args.clone();
             cfg.nic_kind = f.program[p].nic_kind().map_err(setup)?;
@@ -182,9 +182,8 @@ impl Simulation {
             cfg.rdma = f.program[p].rdma_params(&rdma).map_err(setup)?;
             cfg.ice = f.program[p].ice_params(&ice).map_err(setup)?;
             cfg.program_name = f.program[p].elf.rsplit('/').next().unwrap_or("program").to_string();
-            let node = Node::new(n as u32, &progs[p], &cfg, spins[p].as_ref())
+            let node = Node::new(n as u32, &progs[p], &cfg, &mut shared[p])
                 .map_err(|e| setup(format!("node {n}: {e}")))?;
-            spins[p].get_or_insert_with(|| node.spin_pcs.clone());
             nodes.push(node);
         }
         let mut sim = Simulation::with_nodes(nodes, &cfg)?;

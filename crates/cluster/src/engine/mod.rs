@@ -217,7 +217,7 @@ impl Simulation {
         cfg.validate().map_err(SimError::Setup)?;
         let program =
             Arc::new(Program::load_as(elf, &cfg.mem, cfg.abi).map_err(|e| SimError::Setup(e.to_string()))?);
-        let node = Node::new(0, &program, &cfg, None).map_err(SimError::Setup)?;
+        let node = Node::new(0, &program, &cfg, &mut Default::default()).map_err(SimError::Setup)?;
         Simulation::with_nodes(vec![node], &cfg)
     }
 

@@ -12,7 +12,7 @@ use nanopu_nic::icenic::{IceNic, IceParams};
 use nanopu_nic::rdma::{RdmaNic, RdmaParams};
 use nanopu_nic::zeronic::ZeroNic;
 use nanopu_nic::Nic;
-use nanopu_riscv::stores::holder_bit;
+use nanopu_riscv::stores::{holder_bit, Holders, HOLDER_BITS};
 use nanopu_riscv::{Core, Engine, NodeMem, Program};
 use std::sync::Arc;
 
@@ -81,16 +81,34 @@ pub struct Node {
     pub(crate) crash_cycle: u64,
 }
 
+/// What the nodes running one program share, filled by the first of them (`Node::new`).
+#[derive(Default)]
+pub struct Shared {
+    /// The program's spin loops: scanning the code costs about a million host
+    /// instructions, and every node running the program has the same code.
+    spins: Option<Arc<Vec<u64>>>,
+    /// The cores' timing parameters (424 bytes), when the next node's are the same.
+    timing: Option<Arc<nanopu_riscv::TimingParams>>,
+}
+
+impl Shared {
+    /// `timing`, as the copy already shared if it is the same.
+    fn timing(&mut self, timing: nanopu_riscv::TimingParams) -> Arc<nanopu_riscv::TimingParams> {
+        match &self.timing {
+            Some(t) if **t == timing => Arc::clone(t),
+            _ => Arc::clone(self.timing.insert(Arc::new(timing))),
+        }
+    }
+}
+
 impl Node {
     /// Load `program` on a fresh node `index` and put every core at its reset state.
-    /// `spins`: the program's spin loops if another node already found them (scanning the
-    /// code costs about a million host instructions, and every node running the program
-    /// has the same code).
+    /// `shared`: what the nodes running `program` share, filled by the first one.
     pub fn new(
         index: u32,
         program: &Arc<Program>,
         cfg: &NodeConfig,
-        spins: Option<&Arc<Vec<u64>>>,
+        shared: &mut Shared,
     ) -> Result<Node, String> {
         let ncores = cfg.nic.cores;
         let mut mem =
@@ -102,13 +120,15 @@ impl Node {
         let ice = cfg.nic_kind.raw_frames();
         // IceNIC nodes' cores have the byte-swap instructions (docs/models/icenic.md).
         let pcie = cfg.pcie_cycles();
-        let timing = Arc::new(nanopu_riscv::TimingParams {
+        let timing = shared.timing(nanopu_riscv::TimingParams {
             bswap_insns: ice || cfg.timing.bswap_insns,
             device_load_extra: 2 * pcie,
             ..cfg.timing.clone()
         });
         let cores = (0..ncores).map(|h| core(h, program, &timing, cfg.engine)).collect();
-        let spin_pcs = spins.cloned().unwrap_or_else(|| Arc::new(crate::node::spin::spin_pcs(&mem, program)));
+        let spin_pcs =
+            shared.spins.get_or_insert_with(|| Arc::new(crate::node::spin::spin_pcs(&mem, program)));
+        let spin_pcs = Arc::clone(spin_pcs);
         Ok(Node {
             index,
             ip,
@@ -177,8 +197,8 @@ impl Node {
     /// `line`, stored to by core `by`, leaves the L1 D-cache of every other core that may
     /// hold it (`holders`, crates/riscv/src/stores.rs) and has yet to finish. Most lines a
     /// core stores to, no other core has read since its last store: nothing to do.
-    fn probe(&mut self, by: usize, line: u64, holders: u64) {
-        if holders & !holder_bit(by) == 0 && self.cores.len() <= 64 {
+    fn probe(&mut self, by: usize, line: u64, holders: Holders) {
+        if holders & !holder_bit(by) == 0 && self.cores.len() <= HOLDER_BITS {
             return;
         }
         for i in 0..self.cores.len() {

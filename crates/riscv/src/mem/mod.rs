@@ -95,7 +95,7 @@ impl NodeMem {
             program,
             base,
             size,
-            private: Sparse::default(),
+            private: Sparse::new(base / PAGE),
             boot: Vec::new(),
             args: Vec::new(),
             msip: vec![0; ncores],
@@ -122,7 +122,7 @@ impl NodeMem {
 
     /// Core `by` stored to `line` at `cycle` while another core of the node ran
     /// (`core/coherence.rs`): the cores whose L1 D-cache may hold the line (`stores.rs`).
-    pub fn record_store(&mut self, by: usize, line: u64, cycle: u64) -> u64 {
+    pub fn record_store(&mut self, by: usize, line: u64, cycle: u64) -> crate::stores::Holders {
         self.stores.record(by, line, cycle)
     }
 

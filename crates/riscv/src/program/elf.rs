@@ -165,6 +165,9 @@ fn is_named(n: &[u8]) -> bool {
     !n.is_empty() && n[0] != b'.' && n[0] != b'$'
 }
 
+/// DRAM sizes from here on are refused: 2^32 - 1 pages.
+const MAX_DRAM: u64 = (u32::MAX as u64) * PAGE;
+
 /// DRAM as `[base, end)`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Dram {
@@ -173,13 +176,15 @@ pub(crate) struct Dram {
 }
 
 impl Dram {
-    /// Checks `mem`: page-aligned, not empty, and ending below 2^64.
+    /// Checks `mem`: page-aligned, not empty, below 16 TiB (the tables of pages keep a
+    /// page as its 32-bit distance from DRAM's first, `pageindex.rs`) and ending below 2^64.
     pub(crate) fn new(mem: &MemParams) -> Result<Dram, ElfError> {
         let (base, size) = (mem.dram_base, mem.dram_size);
+        let fits = base % PAGE == 0 && size % PAGE == 0 && size > 0 && size < MAX_DRAM;
         match base.checked_add(size) {
-            Some(end) if base % PAGE == 0 && size % PAGE == 0 && size > 0 => Ok(Dram { base, end }),
+            Some(end) if fits => Ok(Dram { base, end }),
             _ => Err(ElfError::Config(format!(
-                "DRAM base {base:#x} and size {size:#x} must be non-zero multiples of 4 KiB ending below 2^64"
+                "DRAM base {base:#x} and size {size:#x} must be non-zero multiples of 4 KiB ending below 2^64, the size below 16 TiB"
             ))),
         }
     }

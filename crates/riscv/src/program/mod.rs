@@ -73,7 +73,7 @@ impl Program {
             symbols: parsed.symbols,
             segments: parsed.segments,
             image: Vec::new(),
-            image_at: PageIndex::default(),
+            image_at: PageIndex::new(mem.dram_base / PAGE),
             code: Vec::new(),
         };
         p.check_entry(&parsed.code)?;
