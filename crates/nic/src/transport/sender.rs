@@ -48,8 +48,8 @@ pub struct OutMsg {
     /// timeout's reference: RFC 6298 section 5 restarts the timer on an answer).
     flight_base: Time,
     /// When this message's entry among the endpoint's deadlines is (`deadlines`); `Time::MAX`
-    /// when it has none (no deadline is that late; 8 bytes where an `Option` takes 16, the
-    /// room `in_flight_one` needs within 192 bytes).
+    /// when it has none (no deadline is that late; 8 bytes where an `Option` takes 16, room
+    /// the 160 bytes of a message's state do not have).
     pub(crate) rto_entry: Time,
 }
 
