@@ -76,8 +76,7 @@ pub struct Delivered {
     senders: IntMap<u32, Few>,
     /// The deques of the senders whose numbers outgrew their entry (`Few::spilled`), in
     /// the order they did; a sender keeps its deque for good, as it kept its table entry.
-    /// Each number's low 16 bits: its entry keeps the newest whole (`Halves`).
-    many: Vec<VecDeque<u16>>,
+    many: Vec<VecDeque<u32>>,
 }
 
 impl Delivered {
@@ -86,7 +85,7 @@ impl Delivered {
         match self.senders.get(&src) {
             None => Seen::New,
             Some(f) => match f.spilled() {
-                Some(i) => seen(&Halves { newest: f.newest, d: &self.many[i] }, seq),
+                Some(i) => seen(&self.many[i], seq),
                 None => seen(&f.unpack(), seq),
             },
         }
@@ -100,7 +99,7 @@ impl Delivered {
             return;
         };
         if let Some(i) = f.spilled() {
-            return deliver_spilled(f, &mut self.many[i], seq);
+            return delivered(&mut self.many[i], seq);
         }
         let mut small = f.unpack();
         if small.len < INLINE {
@@ -110,7 +109,7 @@ impl Delivered {
         }
         *f = spill(&mut self.many, &small.v);
         let last = self.many.len() - 1;
-        deliver_spilled(f, &mut self.many[last], seq);
+        delivered(&mut self.many[last], seq);
     }
 
     /// Sequence numbers remembered from `src` (tests, memory accounting).
@@ -149,8 +148,7 @@ enum Layout {
     /// Up to 3, 10 bits each: a sender's fourth number is kept in place if the oldest of
     /// the four is under 1,024 messages behind the newest (else it spills to a deque).
     Narrow = 1,
-    /// None: the numbers are a deque of `Delivered::many`, whose index is in the low 30
-    /// bits; `Few::newest` is still the newest number.
+    /// None: the numbers are the deque `Delivered::many[newest]`.
     Spilled = 2,
 }
 
@@ -171,10 +169,10 @@ impl Few {
         Few { newest: seq, packed: 0 }
     }
 
-    /// A sender whose numbers are the deque `Delivered::many[i]`, `newest` the newest.
-    fn spill(i: usize, newest: u32) -> Few {
-        let i = u32::try_from(i).ok().filter(|&i| i < 1 << 30).expect("fewer senders than 2^30");
-        Few { newest, packed: (Layout::Spilled as u32) << 30 | i }
+    /// A sender whose numbers are the deque `Delivered::many[i]`.
+    fn spill(i: usize) -> Few {
+        let newest = u32::try_from(i).expect("fewer senders than 2^32");
+        Few { newest, packed: (Layout::Spilled as u32) << 30 }
     }
 
     fn layout(&self) -> Layout {
@@ -188,7 +186,7 @@ impl Few {
     /// Where this sender's deque is, if its numbers are in one.
     #[inline]
     fn spilled(&self) -> Option<usize> {
-        (self.layout() == Layout::Spilled).then_some((self.packed & ((1 << 30) - 1)) as usize)
+        (self.layout() == Layout::Spilled).then_some(self.newest as usize)
     }
 
     /// The `i`th older number's distance behind the newest (0: none).
@@ -237,20 +235,13 @@ impl Few {
 }
 
 /// Move a sender's `numbers` to a new deque of `many`; its entry from now on.
-fn spill(many: &mut Vec<VecDeque<u16>>, numbers: &[u32]) -> Few {
+fn spill(many: &mut Vec<VecDeque<u32>>, numbers: &[u32]) -> Few {
     // Room for twice what fits in place, which the fifth number would double to anyway:
     // one allocation where collecting the four and pushing the fifth made two.
     let mut d = VecDeque::with_capacity(2 * INLINE);
-    d.extend(numbers.iter().map(|&n| n as u16));
+    d.extend(numbers);
     many.push(d);
-    Few::spill(many.len() - 1, *numbers.last().expect("a sender has a number"))
-}
-
-/// Message `seq` was delivered from the sender of entry `f`, whose numbers are `d`.
-fn deliver_spilled(f: &mut Few, d: &mut VecDeque<u16>, seq: u32) {
-    let mut h = HalvesMut { newest: f.newest, d };
-    delivered(&mut h, seq);
-    f.newest = h.newest;
+    Few::spill(many.len() - 1)
 }
 
 /// A sender's numbers in place, unpacked, to apply the rule to.
@@ -265,18 +256,14 @@ struct Small {
 trait Seqs {
     fn len(&self) -> usize;
     fn get(&self, i: usize) -> Option<u32>;
+    /// Put `seq` at position `i` (a `Small` has room: `Delivered::delivered` sees to it).
+    fn insert(&mut self, i: usize, seq: u32);
+    fn pop_front(&mut self);
 
     #[inline]
     fn back(&self) -> Option<u32> {
         self.len().checked_sub(1).and_then(|i| self.get(i))
     }
-}
-
-/// Sequence numbers the rule may change.
-trait SeqsMut: Seqs {
-    /// Put `seq` at position `i` (a `Small` has room: `Delivered::delivered` sees to it).
-    fn insert(&mut self, i: usize, seq: u32);
-    fn pop_front(&mut self);
 }
 
 /// Plain loops over at most `INLINE` numbers: `copy_within` was a call to `memmove`.
@@ -289,9 +276,6 @@ impl Seqs for Small {
     fn get(&self, i: usize) -> Option<u32> {
         self.v[..self.len].get(i).copied()
     }
-}
-
-impl SeqsMut for Small {
     #[inline]
     fn insert(&mut self, i: usize, seq: u32) {
         for j in (i..self.len).rev() {
@@ -309,67 +293,25 @@ impl SeqsMut for Small {
     }
 }
 
-/// A spilled sender's numbers: the newest whole, and the low 16 bits of each (the newest's
-/// too). Every number is under `SEQ_WINDOW` (2^15) behind the newest, so its distance
-/// behind it is the difference of the low halves, and the deque is half the size of one of
-/// whole numbers.
-struct Halves<'a> {
-    newest: u32,
-    d: &'a VecDeque<u16>,
-}
-
-impl Seqs for Halves<'_> {
+impl Seqs for VecDeque<u32> {
     #[inline]
     fn len(&self) -> usize {
-        self.d.len()
+        VecDeque::len(self)
     }
     #[inline]
     fn get(&self, i: usize) -> Option<u32> {
-        let low = *self.d.get(i)?;
-        Some(self.newest.wrapping_sub(u32::from((self.newest as u16).wrapping_sub(low))))
+        VecDeque::get(self, i).copied()
     }
-}
-
-/// `Halves` the rule may change.
-struct HalvesMut<'a> {
-    newest: u32,
-    d: &'a mut VecDeque<u16>,
-}
-
-impl HalvesMut<'_> {
-    fn view(&self) -> Halves<'_> {
-        Halves { newest: self.newest, d: self.d }
-    }
-}
-
-impl Seqs for HalvesMut<'_> {
-    #[inline]
-    fn len(&self) -> usize {
-        self.d.len()
-    }
-    #[inline]
-    fn get(&self, i: usize) -> Option<u32> {
-        self.view().get(i)
-    }
-}
-
-impl SeqsMut for HalvesMut<'_> {
-    /// A new newest first drops the numbers a window behind it (as `advance` would next),
-    /// while the old newest still tells what they are.
     #[inline]
     fn insert(&mut self, i: usize, seq: u32) {
-        if i < self.d.len() {
-            return self.d.insert(i, seq as u16);
+        match i == self.len() {
+            true => self.push_back(seq),
+            false => VecDeque::insert(self, i, seq),
         }
-        while self.get(0).is_some_and(|x| seq.wrapping_sub(x) >= SEQ_WINDOW) {
-            self.d.pop_front();
-        }
-        self.d.push_back(seq as u16);
-        self.newest = seq;
     }
     #[inline]
     fn pop_front(&mut self) {
-        self.d.pop_front();
+        VecDeque::pop_front(self);
     }
 }
 
@@ -402,7 +344,7 @@ fn position(d: &impl Seqs, seq: u32) -> Result<usize, usize> {
     Err(lo)
 }
 
-fn delivered(d: &mut impl SeqsMut, seq: u32) {
+fn delivered(d: &mut impl Seqs, seq: u32) {
     match behind(d, seq) {
         None => d.insert(0, seq),
         Some(b) if b < 0 => advance(d, seq),
@@ -415,7 +357,7 @@ fn delivered(d: &mut impl SeqsMut, seq: u32) {
     }
 }
 
-fn advance(d: &mut impl SeqsMut, seq: u32) {
+fn advance(d: &mut impl Seqs, seq: u32) {
     d.insert(d.len(), seq);
     while d.get(0).is_some_and(|x| seq.wrapping_sub(x) >= SEQ_WINDOW) {
         d.pop_front();
@@ -543,21 +485,6 @@ mod tests {
         assert!(far.iter().all(|&k| w.seen(SRC + 2, k) == Seen::Delivered) && w.len(SRC + 2) == 4);
         assert!(near.iter().all(|&k| w.seen(SRC + 1, k) == Seen::Delivered) && w.len(SRC + 1) == 4);
         assert_eq!(w.seen(SRC + 2, 3), Seen::New);
-    }
-
-    /// A sender with a deque (kept as low halves) that jumps 2^16 and more ahead forgets
-    /// its old numbers, whose low halves the new ones share.
-    #[test]
-    fn a_deque_forgets_what_a_far_jump_leaves_behind() {
-        let mut w = Delivered::default();
-        (0..5).for_each(|k| w.delivered(SRC, 10 + k));
-        let far = 10 + (1 << 16) + 2 * SEQ_WINDOW;
-        w.delivered(SRC, far);
-        assert_eq!(w.len(SRC), 1);
-        assert_eq!(w.seen(SRC, far), Seen::Delivered);
-        assert_eq!(w.seen(SRC, far - (1 << 16)), Seen::Behind, "low half of a forgotten one");
-        w.delivered(SRC, far - 3);
-        assert_eq!((w.len(SRC), w.seen(SRC, far - 3), w.seen(SRC, far - 2)), (2, Seen::Delivered, Seen::New));
     }
 
     impl Delivered {
