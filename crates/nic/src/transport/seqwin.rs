@@ -66,7 +66,8 @@ pub enum Seen {
 /// Per sender (by IP), the sequence numbers delivered from it within `SEQ_WINDOW` of the
 /// newest. A node hears from many senders a few messages each (a 16,384-core NanoSort node
 /// from about 340, 45 of them more than 3 messages): most senders' numbers are kept in
-/// place in a 16-byte table entry, the rest in a deque each, which the entry points to.
+/// place in a 12-byte table entry (up to 4 numbers, `Few`), the rest in a deque each,
+/// which the entry points to.
 /// One table, so that a sender is found with one look-up whichever way its numbers are
 /// kept: with a second table keyed by IP for the deques, a sender with a deque took two
 /// and a new sender three (NanoSort, 1,024 cores: 375 host instructions a delivery).
@@ -103,88 +104,144 @@ impl Delivered {
         let mut small = f.unpack();
         if small.len < INLINE {
             delivered(&mut small, seq);
-            *f = Few::pack(&small);
+            *f = Few::pack(&small).unwrap_or_else(|| spill(&mut self.many, &small.v[..small.len]));
             return;
         }
-        // Room for twice what is in place, which the fifth number would double to anyway:
-        // one allocation where collecting the four and pushing the fifth made two.
-        let mut d = VecDeque::with_capacity(2 * INLINE);
-        d.extend(small.v);
-        delivered(&mut d, seq);
-        *f = Few::spill(self.many.len());
-        self.many.push(d);
+        *f = spill(&mut self.many, &small.v);
+        let last = self.many.len() - 1;
+        delivered(&mut self.many[last], seq);
     }
 
     /// Sequence numbers remembered from `src` (tests, memory accounting).
     pub fn len(&self, src: u32) -> usize {
         match self.senders.get(&src) {
             None => 0,
-            Some(f) => f.spilled().map_or(f.len as usize, |i| self.many[i].len()),
+            Some(f) => f.spilled().map_or(f.len(), |i| self.many[i].len()),
         }
     }
 }
 
-/// How many sequence numbers a sender keeps in place: the newest and 3 older ones.
+/// How many sequence numbers a sender keeps in place, at most: the newest and 3 older ones.
 const INLINE: usize = 4;
 
-/// `Few::len` of a sender whose numbers are in a deque; `Few::newest` is then its index
-/// in `Delivered::many`.
-const SPILLED: u16 = u16::MAX;
-
-/// A sender's numbers in place, 12 bytes: the newest, and how far behind it each older one
-/// is (under `SEQ_WINDOW` = 2^15, so 16 bits are enough), farthest first. With the sender's
-/// IP a table entry is 16 bytes, where a deque per sender and then numbers in place with a
-/// tag (24 bytes) were the largest item of a node's heap (docs/profile.md).
+/// A sender's numbers in place, 8 bytes: the newest, and in `packed` how far behind it each
+/// older one is, farthest first, in one of two layouts named by its top 2 bits (`Layout`).
+/// A distance of 0 is an empty field: an older number is never the newest. With the
+/// sender's IP a table entry is 12 bytes, and a node's table of about 340 senders (512
+/// buckets) 6,672 bytes, which the allocator rounds to 7 KiB; with 16-byte entries (the
+/// newest, a count and three 16-bit distances) it was 8,720 bytes, rounded to 10 KiB. A
+/// deque per sender, then numbers in place with a tag (24 bytes), came before
+/// (docs/profile.md).
 #[derive(Clone, Copy, Debug, Default)]
 struct Few {
     newest: u32,
-    len: u16,
-    behind: [u16; INLINE - 1],
+    packed: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<(u32, Few)>() == 16);
+const _: () = assert!(std::mem::size_of::<(u32, Few)>() == 12);
+
+/// How `Few::packed` holds the older numbers' distances.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// Up to 2, 15 bits each: any distance within `SEQ_WINDOW` (2^15) fits.
+    Wide = 0,
+    /// Up to 3, 10 bits each: a sender's fourth number is kept in place if the oldest of
+    /// the four is under 1,024 messages behind the newest (else it spills to a deque).
+    Narrow = 1,
+    /// None: the numbers are the deque `Delivered::many[newest]`.
+    Spilled = 2,
+}
+
+impl Layout {
+    /// (bits per field, fields).
+    fn shape(self) -> (u32, usize) {
+        match self {
+            Layout::Wide => (15, INLINE - 2),
+            Layout::Narrow => (10, INLINE - 1),
+            Layout::Spilled => (0, 0),
+        }
+    }
+}
 
 impl Few {
     /// A sender's first number.
     fn first(seq: u32) -> Few {
-        Few { newest: seq, len: 1, behind: [0; INLINE - 1] }
+        Few { newest: seq, packed: 0 }
     }
 
     /// A sender whose numbers are the deque `Delivered::many[i]`.
     fn spill(i: usize) -> Few {
         let newest = u32::try_from(i).expect("fewer senders than 2^32");
-        Few { newest, len: SPILLED, behind: [0; INLINE - 1] }
+        Few { newest, packed: (Layout::Spilled as u32) << 30 }
+    }
+
+    fn layout(&self) -> Layout {
+        match self.packed >> 30 {
+            0 => Layout::Wide,
+            1 => Layout::Narrow,
+            _ => Layout::Spilled,
+        }
     }
 
     /// Where this sender's deque is, if its numbers are in one.
     #[inline]
     fn spilled(&self) -> Option<usize> {
-        (self.len == SPILLED).then_some(self.newest as usize)
+        (self.layout() == Layout::Spilled).then_some(self.newest as usize)
+    }
+
+    /// The `i`th older number's distance behind the newest (0: none).
+    #[inline]
+    fn field(&self, i: usize) -> u32 {
+        let (bits, _) = self.layout().shape();
+        self.packed >> (bits * i as u32) & ((1 << bits) - 1)
+    }
+
+    /// Numbers kept (1 to `INLINE`; a spilled sender's count is its deque's).
+    fn len(&self) -> usize {
+        let (_, fields) = self.layout().shape();
+        1 + (0..fields).take_while(|&i| self.field(i) != 0).count()
     }
 
     /// Array-wise, with no iterator adapters: in the fast profile `Zip::new` was a call in
     /// each of `unpack` and `pack`.
     #[inline]
     fn unpack(&self) -> Small {
-        let older = (self.len as usize).saturating_sub(1);
-        let number = |i: usize| match self.behind.get(i) {
-            Some(&b) if i < older => self.newest.wrapping_sub(u32::from(b)),
-            _ => self.newest,
+        let len = self.len();
+        let number = |i: usize| match i + 1 < len {
+            true => self.newest.wrapping_sub(self.field(i)),
+            false => self.newest,
         };
-        Small { len: self.len as usize, v: std::array::from_fn(number) }
+        Small { len, v: std::array::from_fn(number) }
     }
 
-    /// Every number of `s` is within `SEQ_WINDOW` of its newest (`delivered` keeps it so).
+    /// `s` in place, if its distances fit a layout. Every number of `s` is within
+    /// `SEQ_WINDOW` of its newest (`delivered` keeps it so).
     #[inline]
-    fn pack(s: &Small) -> Few {
+    fn pack(s: &Small) -> Option<Few> {
         let newest = s.back().unwrap_or(0);
         let older = s.len.saturating_sub(1);
-        let behind = |i: usize| match i < older {
-            true => u16::try_from(newest.wrapping_sub(s.v[i])).expect("within SEQ_WINDOW of the newest"),
-            false => 0,
-        };
-        Few { newest, len: s.len as u16, behind: std::array::from_fn(behind) }
+        let layout = if older <= Layout::Wide.shape().1 { Layout::Wide } else { Layout::Narrow };
+        let (bits, _) = layout.shape();
+        let mut packed = (layout as u32) << 30;
+        for i in 0..older {
+            let d = newest.wrapping_sub(s.v[i]);
+            if d >> bits != 0 {
+                return None;
+            }
+            packed |= d << (bits * i as u32);
+        }
+        Some(Few { newest, packed })
     }
+}
+
+/// Move a sender's `numbers` to a new deque of `many`; its entry from now on.
+fn spill(many: &mut Vec<VecDeque<u32>>, numbers: &[u32]) -> Few {
+    // Room for twice what fits in place, which the fifth number would double to anyway:
+    // one allocation where collecting the four and pushing the fifth made two.
+    let mut d = VecDeque::with_capacity(2 * INLINE);
+    d.extend(numbers);
+    many.push(d);
+    Few::spill(many.len() - 1)
 }
 
 /// A sender's numbers in place, unpacked, to apply the rule to.
@@ -411,6 +468,23 @@ mod tests {
         assert!(
             (0..4).all(|k| w.seen(SRC, 100 + k) == Seen::Delivered) && w.seen(SRC, 90) == Seen::Delivered
         );
+    }
+
+    /// Three numbers of any distances and four within 1,024 of the newest stay in place;
+    /// four farther apart go to a deque, with the same answers.
+    #[test]
+    fn four_far_apart_numbers_go_to_a_deque() {
+        let mut w = Delivered::default();
+        [0, SEQ_WINDOW - 2, SEQ_WINDOW - 1].iter().for_each(|&k| w.delivered(SRC, k));
+        [5000, 5001, 5002, 6023].iter().for_each(|&k| w.delivered(SRC + 1, k));
+        assert_eq!((w.in_place(), w.many.len()), (2, 0));
+        w.delivered(SRC + 2, 0);
+        [1, 2, 1024].iter().for_each(|&k| w.delivered(SRC + 2, k));
+        assert_eq!((w.in_place(), w.many.len()), (2, 1));
+        let (far, near) = ([0, 1, 2, 1024], [5000, 5001, 5002, 6023]);
+        assert!(far.iter().all(|&k| w.seen(SRC + 2, k) == Seen::Delivered) && w.len(SRC + 2) == 4);
+        assert!(near.iter().all(|&k| w.seen(SRC + 1, k) == Seen::Delivered) && w.len(SRC + 1) == 4);
+        assert_eq!(w.seen(SRC + 2, 3), Seen::New);
     }
 
     impl Delivered {

@@ -90,7 +90,7 @@ pub struct Transport {
     /// Sequence number of the next message started (its low 16 bits are its `msg_id`).
     next_seq: u32,
     rng: Rng,
-    /// Boxed (an `OutMsg` is 192 bytes): see `OutMsgs`.
+    /// Boxed (an `OutMsg` is 160 bytes): see `OutMsgs`.
     out: OutMsgs,
     /// Messages waiting until the oldest unfinished one is less than `SEQ_WINDOW` behind
     /// (`seqwin`), in the order they came.

@@ -148,7 +148,7 @@ impl Transport {
         };
         let ndp = self.p.protocol == Protocol::Ndp;
         loop {
-            let resend = !m.resend.is_empty();
+            let resend = !m.resends().is_empty();
             let next = if ndp { m.next_ndp() } else { m.next_homa() };
             let Some(o) = next else { break };
             self.counters.data_packets_sent += 1;

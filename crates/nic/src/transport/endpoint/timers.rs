@@ -61,8 +61,8 @@ impl Transport {
                 m.requeue_unacked();
                 // Nothing to resend but packets never sent: the GRANT that would have let
                 // them go was lost; probe with the next one.
-                let probe = (m.resend.is_empty() && u32::from(m.next_new) < m.packets) as u32;
-                m.resend.len() as u32 + probe
+                let probe = (m.resends().is_empty() && u32::from(m.next_new) < m.packets()) as u32;
+                m.resends().len() as u32 + probe
             }
         };
         m.allowed = m.allowed.max(m.sent + again);
