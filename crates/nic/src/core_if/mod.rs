@@ -10,6 +10,15 @@ use crate::message::{mask_tail, words_for, AppHeader, Message};
 use crate::transport::segment::is_multicast_ip;
 use std::collections::VecDeque;
 
+/// Give back what a drained queue holds beyond `keep` entries: the NIC's queues fill in
+/// bursts and would otherwise keep the room of their busiest moment for the whole run
+/// (`nic::KEEP`, `rxq::KEEP`).
+pub(crate) fn give_back<T>(q: &mut VecDeque<T>, keep: usize) {
+    if q.capacity() > keep {
+        q.shrink_to(keep);
+    }
+}
+
 /// One registered thread context on a core.
 #[derive(Clone, Debug)]
 pub struct Context {

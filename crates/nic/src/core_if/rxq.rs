@@ -117,8 +117,8 @@ impl RxQueue {
 
     /// Give back a drained queue's room beyond `KEEP` messages.
     fn release(&mut self) {
-        if self.msgs.is_empty() && self.msgs.capacity() > KEEP {
-            self.msgs.shrink_to(KEEP);
+        if self.msgs.is_empty() {
+            super::give_back(&mut self.msgs, KEEP);
         }
     }
 }

@@ -52,13 +52,6 @@ pub struct NicCounters {
 /// several KiB per node. (A context's RX queue does the same, `core_if::RxQueue`.)
 const KEEP: usize = 8;
 
-/// Give back what a drained queue holds beyond `KEEP` entries.
-fn release<T>(q: &mut VecDeque<T>) {
-    if q.capacity() > KEEP {
-        q.shrink_to(KEEP);
-    }
-}
-
 /// One node's NIC.
 #[derive(Clone, Debug)]
 pub struct Nic {
@@ -228,7 +221,7 @@ impl Nic {
             let q = self.waiting.get_mut(context).expect("it has a head");
             let (seq, msg) = q.pop_front().expect("it has a head");
             if q.is_empty() {
-                release(q);
+                crate::core_if::give_back(q, KEEP);
             }
             self.deliver(core, seq, msg, now, out);
         }
