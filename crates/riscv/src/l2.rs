@@ -59,8 +59,8 @@ impl L2 {
     pub fn access_rw(&mut self, rel: u64, write: bool) -> Fill {
         let set = rel as usize & (self.sets - 1);
         let tag = (rel / self.sets as u64 + 1) as u16;
+        let full = self.list_full();
         let (ways, rng) = (self.ways, &mut self.rng);
-        let full = self.sets * ways / 4;
         let old = match &mut self.tags {
             Tags::List(list) => {
                 make_room(list, full);
@@ -92,10 +92,15 @@ impl L2 {
         }
     }
 
+    /// Entries at which the list turns into the array: a quarter of the ways.
+    fn list_full(&self) -> usize {
+        (self.sets * self.ways).div_ceil(4)
+    }
+
     /// Turn the list into the array once it holds a quarter of the ways.
     fn grow(&mut self) {
         let Tags::List(list) = &self.tags else { return };
-        if list.len() * 4 < self.sets * self.ways {
+        if list.len() < self.list_full() {
             return;
         }
         let Tags::Array(mut a, mut d) = array(self.sets * self.ways) else { unreachable!() };
