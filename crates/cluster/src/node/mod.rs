@@ -12,7 +12,7 @@ use nanopu_nic::icenic::{IceNic, IceParams};
 use nanopu_nic::rdma::{RdmaNic, RdmaParams};
 use nanopu_nic::zeronic::ZeroNic;
 use nanopu_nic::Nic;
-use nanopu_riscv::stores::{holder_bit, Holders, HOLDER_BITS};
+use nanopu_riscv::stores::{holder_bit, Holders};
 use nanopu_riscv::{Core, Engine, NodeMem, Program};
 use std::sync::Arc;
 
@@ -159,18 +159,29 @@ impl Node {
     /// (crates/riscv/src/core/coherence.rs), and whether it now loops in place is noted.
     pub fn publish_stores(&mut self, core: usize, now: u64) {
         self.cores[core].note_loop(&self.mem);
-        let stores = self.cores[core].take_stores();
+        let mut stores = self.cores[core].take_stores();
         if !stores.is_empty() {
-            for &(line, cycle) in &stores {
-                let holders = self.mem.record_store(core, line, cycle);
-                self.probe(core, line, holders);
-            }
+            let others = self.record(core, &mut stores);
+            self.probe(core, &stores, others);
             if self.mem.stores_prune_due() {
                 let earliest = self.earliest_read(now);
                 self.mem.prune_stores(earliest);
             }
         }
         self.cores[core].clear_noted(stores);
+    }
+
+    /// Enter core `by`'s stores in the node's table. Each line's cycle, once entered, gives
+    /// way to the cores that may hold the line (`Holders`, crates/riscv/src/stores.rs), for
+    /// `probe`; returns them all but `by`, together.
+    fn record(&mut self, by: usize, stores: &mut [(u64, u64)]) -> Holders {
+        let mut others = 0;
+        for (line, cycle) in stores {
+            let holders = self.mem.record_store(by, *line, *cycle);
+            others |= holders & !holder_bit(by);
+            *cycle = holders as u64;
+        }
+        others
     }
 
     /// The earliest cycle at which a core of the node that has yet to exit may read memory
@@ -194,17 +205,23 @@ impl Node {
         earliest
     }
 
-    /// `line`, stored to by core `by`, leaves the L1 D-cache of every other core that may
-    /// hold it (`holders`, crates/riscv/src/stores.rs) and has yet to finish. Most lines a
-    /// core stores to, no other core has read since its last store: nothing to do.
-    fn probe(&mut self, by: usize, line: u64, holders: Holders) {
-        if holders & !holder_bit(by) == 0 && self.cores.len() <= HOLDER_BITS {
-            return;
-        }
+    /// The lines core `by` stored to leave the L1 D-cache of every other core that may
+    /// hold them (`stores`: each line and its holders, from `record`; `others`: all their
+    /// holders but `by`) and has yet to finish. Most lines a core stores to, no other core
+    /// has read since its last store: nothing to do. Core by core, as what one core's cache
+    /// loses does not depend on another's: a core none of the lines may be in is skipped
+    /// at once, and a probed core's cache is looked up line after line.
+    fn probe(&mut self, by: usize, stores: &[(u64, u64)], others: Holders) {
         for i in 0..self.cores.len() {
-            let may_hold = holders & holder_bit(i) != 0 || holder_bit(i) == 0;
-            if may_hold && i != by && self.state[i].running() {
-                self.cores[i].observe_store(line);
+            let bit = holder_bit(i);
+            if i == by || (others & bit == 0 && bit != 0) || !self.state[i].running() {
+                continue;
+            }
+            let core = &mut self.cores[i];
+            for &(line, holders) in stores {
+                if holders as Holders & bit != 0 || bit == 0 {
+                    core.observe_store(line);
+                }
             }
         }
     }

@@ -122,6 +122,7 @@ impl NodeMem {
 
     /// Core `by` stored to `line` at `cycle` while another core of the node ran
     /// (`core/coherence.rs`): the cores whose L1 D-cache may hold the line (`stores.rs`).
+    #[inline]
     pub fn record_store(&mut self, by: usize, line: u64, cycle: u64) -> crate::stores::Holders {
         self.stores.record(by, line, cycle)
     }
@@ -134,6 +135,7 @@ impl NodeMem {
 
     /// Would `prune_stores` prune now (`StoreTable::prune_due`)? Finding `earliest` takes a
     /// pass over the node's cores, which most stores need not make.
+    #[inline]
     pub fn stores_prune_due(&self) -> bool {
         self.stores.prune_due()
     }
