@@ -71,6 +71,10 @@ impl Llc {
             Tags::List(list) => list_access(list, set, tag, self.ways, &mut self.rng),
             Tags::Array(a) => array_access(&mut a[set * self.ways..][..self.ways], tag, &mut self.rng),
         };
+        if hit && !write {
+            // A read hit leaves the dirty blocks as they are (`put_dirty`): no search.
+            return Fill::Hit;
+        }
         self.grow();
         let was_dirty = self.put_dirty((set * self.ways + way) as u32, write, hit);
         match (hit, was_dirty) {
