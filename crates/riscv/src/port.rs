@@ -34,14 +34,14 @@ pub struct Port {
     busy: Ring,
 }
 
-/// Up to `KEEP` intervals in order, the first at slot `head`. The slots are allocated at
-/// the first interval (a node whose L2 path is not modelled never has one), and never
-/// grow: 512 bytes a node, one allocation. A `VecDeque` did the same with calls for each
-/// search, pop and insertion: 215 host instructions a request in the 1,024-core sort
-/// (callgrind), now about half (CHANGELOG).
+/// Up to `KEEP` intervals in order, the first at slot `head`: 512 bytes a node, in the
+/// node's memory state rather than behind a pointer (a node of the prototype's memory
+/// system, the default, fills them; one of the simple system never does). A `VecDeque`
+/// did the same with calls for each search, pop and insertion: 215 host instructions a
+/// request in the 1,024-core sort (callgrind), now about half (CHANGELOG).
 #[derive(Default)]
 struct Ring {
-    slots: Box<[(u64, u64)]>,
+    slots: [(u64, u64); KEEP],
     head: usize,
     len: usize,
 }
@@ -80,9 +80,6 @@ impl Ring {
     /// Put `interval` at position `i`, moving the intervals on the shorter side by one;
     /// `len < KEEP`.
     fn insert(&mut self, i: usize, interval: (u64, u64)) {
-        if self.slots.is_empty() {
-            self.slots = vec![(0, 0); KEEP].into_boxed_slice();
-        }
         if i < self.len - i {
             self.head = (self.head + KEEP - 1) & (KEEP - 1);
             (0..i).for_each(|k| self.set(k, self.get(k + 1)));
@@ -272,7 +269,6 @@ mod tests {
             p.dma(k * 100, 8);
         }
         assert_eq!(p.busy.len, KEEP);
-        assert_eq!(p.busy.slots.len(), KEEP, "the ring never grows past what it keeps");
         assert_eq!(p.dma(0, 8), 0, "older than every kept interval: no wait");
     }
 }
