@@ -325,7 +325,7 @@ enum Probe<T> {
 /// Look `tag` up in a set's tags; on a miss, put it in a way drawn at random.
 #[inline(always)]
 fn probe<T: Copy + PartialEq>(set: &mut [T], tag: T, rng: &mut u32) -> Probe<T> {
-    if let Some(way) = set.iter().position(|&t| t == tag) {
+    if let Some(way) = find_tag(set, tag) {
         return Probe::Hit(way);
     }
     let way = xorshift(rng) as usize & (set.len() - 1);
@@ -335,14 +335,20 @@ fn probe<T: Copy + PartialEq>(set: &mut [T], tag: T, rng: &mut u32) -> Probe<T> 
 /// Empty the way of a set holding `tag`, if any; its index.
 #[inline(always)]
 fn drop_tag<T: Copy + PartialEq>(set: &mut [T], tag: T, invalid: T) -> Option<usize> {
-    // Four ways (Rocket's L1s) compared unrolled: a probe of another core's cache nearly
-    // always finds nothing, so it compares every way.
-    let way = match <&[T; 4]>::try_from(&*set) {
-        Ok(four) => four.iter().position(|&t| t == tag)?,
-        Err(_) => set.iter().position(|&t| t == tag)?,
-    };
+    let way = find_tag(set, tag)?;
     set[way] = invalid;
     Some(way)
+}
+
+/// The way of a set holding `tag`, if any. Four ways (Rocket's L1s) are compared
+/// unrolled: a miss, and a probe of another core's cache (which nearly always finds
+/// nothing), compare every way.
+#[inline(always)]
+fn find_tag<T: Copy + PartialEq>(set: &[T], tag: T) -> Option<usize> {
+    match <&[T; 4]>::try_from(set) {
+        Ok(four) => four.iter().position(|&t| t == tag),
+        Err(_) => set.iter().position(|&t| t == tag),
+    }
 }
 
 #[cfg(test)]
