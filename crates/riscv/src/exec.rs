@@ -106,15 +106,22 @@ impl Core {
         self.cycle = r;
     }
 
-    /// Execute one instruction at `self.pc`.
+    /// `exec`'s prologue: wait for the operands, take the issue cycle, count the
+    /// instruction, and apply the mul/div write-port rule (`muldiv_port_taken`).
     #[inline(always)]
-    pub(crate) fn exec<P: Platform>(&mut self, op: Op, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
+    pub(crate) fn issue_op(&mut self, op: Op) {
         self.stall_for(op.rs1, op.rs2);
         self.cycle += 1;
         self.stats.instret += 1;
         if self.cycle == self.muldiv_watch {
             self.muldiv_port_taken(op);
         }
+    }
+
+    /// Execute one instruction at `self.pc`.
+    #[inline(always)]
+    pub(crate) fn exec<P: Platform>(&mut self, op: Op, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
+        self.issue_op(op);
         let (a, b) = (self.slot(op.rs1), self.slot(op.rs2));
         let imm = op.imm as i64 as u64;
         let next = self.pc.wrapping_add(op.len() as u64);

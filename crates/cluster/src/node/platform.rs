@@ -85,10 +85,17 @@ impl<'a> NodePlatform<'a> {
         late && (pops || depends)
     }
 
-    /// The nanoPU NIC, or the fault of a node that has IceNIC instead.
+    /// The nanoPU NIC, or the fault of a node that has IceNIC instead. Inline, the fault's
+    /// text apart: left to the compiler it was a call at every netTX write (`tx_ready`).
+    #[inline]
     fn nanopu(&mut self) -> Result<&mut Nic, String> {
-        self.nic.nanopu_mut().ok_or_else(|| NO_NANOPU_NIC.to_string())
+        self.nic.nanopu_mut().ok_or_else(no_nanopu)
     }
+}
+
+#[cold]
+fn no_nanopu() -> String {
+    NO_NANOPU_NIC.to_string()
 }
 
 fn fault<T>(r: Result<T, String>) -> Access<T> {
