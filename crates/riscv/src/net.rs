@@ -141,7 +141,7 @@ impl Core {
                     }
                     Exit::Blocked(on)
                 }
-                Stop::Fault(msg) => self.fatal(ErrorKind::Platform(msg)),
+                Stop::Fault(msg) => self.fatal(ErrorKind::Platform(*msg)),
             });
             Ex::Stop
         })

@@ -99,7 +99,7 @@ fn no_nanopu() -> String {
 }
 
 fn fault<T>(r: Result<T, String>) -> Access<T> {
-    r.map_err(Stop::Fault)
+    r.map_err(Stop::fault)
 }
 
 // The calls a network register instruction makes are inline where the fast engine's
@@ -118,7 +118,7 @@ impl Platform for NodePlatform<'_> {
         Err(Stop::Blocked)
     }
     fn rx_word(&mut self, hart: usize, now: u64) -> Access<u64> {
-        let Some(nic) = self.nic.nanopu_mut() else { return Err(Stop::Fault(NO_NANOPU_NIC.into())) };
+        let Some(nic) = self.nic.nanopu_mut() else { return Err(Stop::fault(NO_NANOPU_NIC)) };
         match fault(nic.rx_read(hart, now))? {
             Ok(word) => Ok(word),
             Err(state) => {
