@@ -42,7 +42,7 @@ impl Core {
         if op.rd == NETRX {
             op.rd = SINK;
         }
-        let r = self.exec(op, mem, plat);
+        let r = self.exec_bound(op, mem, plat);
         // The fast engine's scoreboard bound (`fast.rs`, `Core::quiet_from`): the decoded
         // op it ran stands for this one (whose destination is `SINK`), and went through
         // `exec`'s prologue again (the write-port rule may move the pending result).
@@ -58,6 +58,29 @@ impl Core {
             self.push_tx(plat)?;
         }
         r
+    }
+
+    /// Run the instruction a `Net` op stands for, its x30 operands bound, as `exec` does.
+    /// Nearly every one is a `mv` to or from a nanoPU register (all of NanoSort's): an ALU
+    /// op, run here with `exec`'s prologue (`issue_op`) and `alu`. The rest go through
+    /// `exec` out of line: inlined here, its every arm (loads, stores, their misses) made
+    /// this function 8,000 machine instructions long for the one arm it runs.
+    #[inline(always)]
+    fn exec_bound<P: Platform>(&mut self, op: Op, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
+        // `issue_op` changes no register value, so the operands may be read before it.
+        let (a, b) = (self.slot(op.rs1), self.slot(op.rs2));
+        let Some(v) = crate::exec::alu(op.kind(), a, b, op.imm as i64 as u64, self.pc) else {
+            return self.exec_not_alu(op, mem, plat);
+        };
+        self.issue_op(op);
+        self.set_slot(op.rd, v);
+        self.pc = self.pc.wrapping_add(op.len() as u64);
+        Ok(())
+    }
+
+    #[inline(never)]
+    fn exec_not_alu<P: Platform>(&mut self, op: Op, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
+        self.exec(op, mem, plat)
     }
 
     /// Pop the netRX words `op` reads that an earlier attempt did not: one through
@@ -118,7 +141,7 @@ impl Core {
                     }
                     Exit::Blocked(on)
                 }
-                Stop::Fault(msg) => self.fatal(ErrorKind::Platform(msg)),
+                Stop::Fault(msg) => self.fatal(ErrorKind::Platform(*msg)),
             });
             Ex::Stop
         })

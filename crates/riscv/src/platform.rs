@@ -14,8 +14,19 @@ pub enum Stop {
     /// Not answerable at this local time: yield and retry the same instruction later.
     Blocked,
     /// The program did something invalid (bad message header, context out of range...).
-    /// The run stops with this message; the core adds its hart id and PC.
-    Fault(String),
+    /// The run stops with this message; the core adds its hart id and PC. Boxed (made by
+    /// [`Stop::fault`]), so that an answer such as `Access<u64>` is two machine words and
+    /// comes back in registers: with the `String` inline it went through memory at every
+    /// netRX read, netTX check and CSR access.
+    Fault(Box<String>),
+}
+
+impl Stop {
+    /// The fault with message `msg`.
+    #[cold]
+    pub fn fault(msg: impl Into<String>) -> Stop {
+        Stop::Fault(Box::new(msg.into()))
+    }
 }
 
 /// Result of a platform access.
@@ -73,13 +84,13 @@ pub struct NoNic;
 
 impl Platform for NoNic {
     fn rx_ready(&mut self, _: usize, _: u64, _: u32) -> Access<()> {
-        Err(Stop::Fault("netRX read on a node without a NIC".into()))
+        Err(Stop::fault("netRX read on a node without a NIC"))
     }
     fn rx_pop(&mut self, _: usize, _: u64) -> u64 {
         0
     }
     fn tx_ready(&mut self, _: usize, _: u64) -> Access<()> {
-        Err(Stop::Fault("netTX write on a node without a NIC".into()))
+        Err(Stop::fault("netTX write on a node without a NIC"))
     }
     fn tx_push(&mut self, _: usize, _: u64, _: u64) -> Result<(), String> {
         Ok(())

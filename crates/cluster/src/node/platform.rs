@@ -85,14 +85,21 @@ impl<'a> NodePlatform<'a> {
         late && (pops || depends)
     }
 
-    /// The nanoPU NIC, or the fault of a node that has IceNIC instead.
+    /// The nanoPU NIC, or the fault of a node that has IceNIC instead. Inline, the fault's
+    /// text apart: left to the compiler it was a call at every netTX write (`tx_ready`).
+    #[inline]
     fn nanopu(&mut self) -> Result<&mut Nic, String> {
-        self.nic.nanopu_mut().ok_or_else(|| NO_NANOPU_NIC.to_string())
+        self.nic.nanopu_mut().ok_or_else(no_nanopu)
     }
 }
 
+#[cold]
+fn no_nanopu() -> String {
+    NO_NANOPU_NIC.to_string()
+}
+
 fn fault<T>(r: Result<T, String>) -> Access<T> {
-    r.map_err(Stop::Fault)
+    r.map_err(Stop::fault)
 }
 
 // The calls a network register instruction makes are inline where the fast engine's
@@ -111,7 +118,7 @@ impl Platform for NodePlatform<'_> {
         Err(Stop::Blocked)
     }
     fn rx_word(&mut self, hart: usize, now: u64) -> Access<u64> {
-        let Some(nic) = self.nic.nanopu_mut() else { return Err(Stop::Fault(NO_NANOPU_NIC.into())) };
+        let Some(nic) = self.nic.nanopu_mut() else { return Err(Stop::fault(NO_NANOPU_NIC)) };
         match fault(nic.rx_read(hart, now))? {
             Ok(word) => Ok(word),
             Err(state) => {

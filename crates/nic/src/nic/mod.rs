@@ -309,7 +309,9 @@ impl Nic {
 
     // ---- CSRs --------------------------------------------------------------------------
 
-    /// Read a nanoPU CSR as of cycle `now`.
+    /// Read a nanoPU CSR as of cycle `now`. Inline: a core polls `lmsgsrdy` through it
+    /// (`NodePlatform::csr_read`), and as a call it was half that read's host instructions.
+    #[inline]
     pub fn csr_read(&self, core: usize, now: u64, csr: u16) -> Result<u64, String> {
         let c = &self.cores[core];
         Ok(match csr {

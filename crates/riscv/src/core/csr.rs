@@ -99,6 +99,9 @@ impl Core {
 
     /// Execute a Zicsr instruction (unprivileged spec chapter 9): read old value, write new
     /// unless csrrs/csrrc with rs1 = x0 / uimm = 0 (then no write side effects at all).
+    /// Its own function (`exec_rare` calls it): inlined in `exec_other` it paid that
+    /// function's prologue, for the many arms it does not take.
+    #[inline(never)]
     pub(crate) fn exec_csr<P: Platform>(
         &mut self,
         op: Op,
@@ -173,6 +176,7 @@ impl Core {
 
 /// Does a write to `addr` flush the pipeline? Not for mscratch..mtval, sscratch..stval and
 /// the LNIC CSRs (`write_flush` in l-nic/rocket-chip `lnic-dev` `rocket/CSR.scala`).
+#[inline]
 fn write_flushes(addr: u16) -> bool {
     let exempt = [(0x340, 0x343), (0x140, 0x143), (NANOPU_CSR_FIRST, NANOPU_CSR_LAST)];
     !exempt.iter().any(|&(lo, hi)| (lo..=hi).contains(&addr))
