@@ -678,8 +678,12 @@ impl Simulation {
         } else {
             self.now = t;
             self.work += 1;
-            let (_, ev) = self.q.pop().expect("peeked");
-            self.handle(ev);
+            // The fabric's events, most of a cluster run's, name no node: no crash to look
+            // for. Matched here, `ev` moves whole into either arm (no drop of what is left).
+            match self.q.pop().expect("peeked").1 {
+                Ev::Net(e) => self.net_event(e),
+                ev => self.handle(ev),
+            }
             Ok(())
         }
     }
@@ -695,10 +699,6 @@ impl Simulation {
     }
 
     fn handle(&mut self, ev: Ev) {
-        // The fabric's events, most of a cluster run's, name no node: no crash to look for.
-        if let Ev::Net(e) = ev {
-            return self.net_event(e);
-        }
         if self.for_crashed(&ev) {
             return;
         }
