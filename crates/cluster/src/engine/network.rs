@@ -91,20 +91,30 @@ impl Simulation {
         }
     }
 
-    /// Hand the packets the fabric just delivered to their endpoints.
+    /// Hand the packets the fabric just delivered to their endpoints. Nearly always one,
+    /// taken off as it is; several are taken apart from the list, in order.
     fn deliver(&mut self) {
+        if self.net().delivered.len() == 1 {
+            let (node, pkt) = self.net().delivered.pop().expect("one");
+            return self.deliver_one(node, pkt);
+        }
         let mut delivered = std::mem::take(&mut self.net().delivered);
         for (node, pkt) in delivered.drain(..) {
-            let end = self.end_of(node);
-            if pkt.is_frame() {
-                self.frame_arrived(end, pkt);
-            } else if matches!(end, End::Node(n) if self.nodes[n].nic.takes_frames()) {
-                self.net().strays.transport_at_icenic_nodes += 1;
-            } else {
-                self.with_transport(end, |t, now, out| t.on_packet(now, pkt, out));
-            }
+            self.deliver_one(node, pkt);
         }
         self.net().delivered = delivered;
+    }
+
+    /// Hand a packet the fabric delivered to node `node` to its endpoint.
+    fn deliver_one(&mut self, node: u32, pkt: Packet) {
+        let end = self.end_of(node);
+        if pkt.is_frame() {
+            self.frame_arrived(end, pkt);
+        } else if matches!(end, End::Node(n) if self.nodes[n].nic.takes_frames()) {
+            self.net().strays.transport_at_icenic_nodes += 1;
+        } else {
+            self.with_transport(end, |t, now, out| t.on_packet(now, pkt, out));
+        }
     }
 
     /// A raw frame's last byte reached an endpoint: an IceNIC takes it, the test host
