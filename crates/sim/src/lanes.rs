@@ -103,13 +103,16 @@ pub(crate) struct Lanes<E> {
     /// for it before every event (the next time of both its queues) and the pop again,
     /// which then read one field instead of comparing two heaps' tops.
     min: u128,
+    /// The smaller of `other`'s and `aside`'s first keys (`u128::MAX` if both are empty):
+    /// after most pops (from a lane), the new smallest key is this or the lanes' first.
+    rest: u128,
 }
 
 impl<E> Default for Lanes<E> {
     fn default() -> Self {
         let lanes = Box::new(std::array::from_fn(|_| Lane::default()));
         let (heads, other, aside) = (BinaryHeap::new(), BinaryHeap::new(), Vec::new());
-        Lanes { lanes, heads, other, aside, base: 0, len: 0, min: 0 }
+        Lanes { lanes, heads, other, aside, base: 0, len: 0, min: 0, rest: u128::MAX }
     }
 }
 
@@ -156,7 +159,10 @@ impl<E> Lanes<E> {
         self.count_in(k);
         match self.lane_for(k) {
             Some(i) => self.append(i, k, e),
-            None => self.other.push(Other(k, e)),
+            None => {
+                self.other.push(Other(k, e));
+                self.rest = self.rest.min(k);
+            }
         }
     }
 
@@ -177,6 +183,7 @@ impl<E> Lanes<E> {
         if self.aside.len() > held {
             // Stable, for its runs: the unstable sort looks for one run only.
             self.aside.sort_by_key(|e| Reverse(e.0));
+            self.rest = self.rest_first();
         }
     }
 
@@ -224,23 +231,28 @@ impl<E> Lanes<E> {
         let k = self.peek()?;
         let e = match self.heads.peek().filter(|Reverse(h)| h.key == k).map(|Reverse(h)| h.lane) {
             Some(i) => self.advance(i),
-            None if self.aside.last().is_some_and(|a| a.0 == k) => self.aside.pop().expect("held").1,
-            None => self.other.pop().expect("the smallest key is in other").1,
+            None => self.pop_rest(k),
         };
         self.len -= 1;
         self.base = time(k);
-        self.min = self.smallest();
+        self.min = self.heads.peek().map_or(u128::MAX, |Reverse(h)| h.key).min(self.rest);
         Some((k, e))
     }
 
-    /// The smallest of the lanes' first key, `other`'s and `aside`'s (any value when all are
-    /// empty).
-    #[inline]
-    fn smallest(&self) -> u128 {
-        let lane = self.heads.peek().map_or(u128::MAX, |Reverse(h)| h.key);
+    /// Take key `k`, the smallest of all, off `aside` or `other`, and give its event.
+    fn pop_rest(&mut self, k: u128) -> E {
+        let e = match self.aside.last().is_some_and(|a| a.0 == k) {
+            true => self.aside.pop().expect("held").1,
+            false => self.other.pop().expect("the smallest key is in other").1,
+        };
+        self.rest = self.rest_first();
+        e
+    }
+
+    /// The smaller of `other`'s and `aside`'s first keys.
+    fn rest_first(&self) -> u128 {
         let other = self.other.peek().map_or(u128::MAX, |o| o.0);
-        let aside = self.aside.last().map_or(u128::MAX, |a| a.0);
-        lane.min(other).min(aside)
+        other.min(self.aside.last().map_or(u128::MAX, |a| a.0))
     }
 
     /// Take lane `i`'s first key (the smallest of all) off, let its next one in, and give
