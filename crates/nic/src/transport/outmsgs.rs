@@ -49,6 +49,7 @@ impl OutMsgs {
 
     /// One look at the slot (every ACK, PULL and NACK comes here, so not through
     /// `in_window`, which would index the window twice).
+    #[inline]
     pub fn get_mut(&mut self, key: &OutKey) -> Option<&mut OutMsg> {
         match self.win.get_mut(self.offset(key.1)) {
             Some(Some(m)) if m.proto.dst_ip == key.0 => Some(m),
@@ -58,6 +59,7 @@ impl OutMsgs {
     }
 
     /// The window slot holding the message under `key`, if the window holds it.
+    #[inline]
     fn in_window(&self, key: &OutKey) -> Option<usize> {
         let i = self.offset(key.1);
         matches!(self.win.get(i), Some(Some(m)) if m.proto.dst_ip == key.0).then_some(i)
@@ -66,6 +68,7 @@ impl OutMsgs {
     /// The message started first among those in the window (its front, after `trim`).
     /// Nothing goes to the spill while senders keep what is unfinished within
     /// `seqwin::SEQ_WINDOW` ids, so that is the oldest of all.
+    #[inline]
     pub fn oldest(&self) -> Option<&OutMsg> {
         self.win.front().and_then(|m| m.as_deref())
     }
@@ -78,10 +81,12 @@ impl OutMsgs {
     }
 
     /// Forget the message under `key`, if there is one.
+    /// (An empty spill, nearly always, is not probed: `insert` comes here with every new
+    /// key, and hashing one costs more than the rest of the look.)
     pub fn remove(&mut self, key: &OutKey) {
         if let Some(i) = self.in_window(key) {
             self.win[i] = None;
-        } else if self.spill.remove(key).is_none() {
+        } else if self.spill.is_empty() || self.spill.remove(key).is_none() {
             return;
         }
         self.len -= 1;
@@ -94,6 +99,7 @@ impl OutMsgs {
         win.chain(self.spill.iter().map(|(k, m)| (*k, &**m)))
     }
 
+    #[inline]
     fn offset(&self, id: u16) -> usize {
         id.wrapping_sub(self.base) as usize
     }

@@ -97,18 +97,22 @@ impl TransportParams {
         check((0.0..=1.0).contains(&self.tail_fraction), "tail_fraction", "must be in 0..=1")
     }
     /// Packets of a message of `len` bytes.
+    #[inline]
     pub fn packets(&self, len: u16) -> u32 {
         (len as u32).div_ceil(self.segment_bytes).max(1)
     }
     /// Payload bytes of packet `offset` of a message of `len` bytes.
+    #[inline]
     pub fn payload_len(&self, len: u16, offset: u32) -> u16 {
         (len as u32 - offset * self.segment_bytes).min(self.segment_bytes) as u16
     }
     /// NDP: packets of a message of `packets` sent before any PULL (its first window).
+    #[inline]
     pub fn initial_window(&self, packets: u32) -> u32 {
         self.rtt_pkts.min(packets)
     }
     /// Homa: packets sent unscheduled.
+    #[inline]
     pub fn unscheduled_packets(&self) -> u32 {
         (self.rtt_bytes / self.segment_bytes).max(1)
     }

@@ -86,8 +86,12 @@ pub fn one_packet_words(s: &Segment) -> Vec<u64> {
     let w = s.words();
     // Room for exactly the message's words, once: the words stay with the message until
     // its core reads them.
+    if w.len() >= n {
+        // Nearly always: one allocation and one copy, with no growth or padding to check.
+        return w[..n].to_vec();
+    }
     let mut words = Vec::with_capacity(n);
-    words.extend_from_slice(&w[..w.len().min(n)]);
+    words.extend_from_slice(w);
     words.resize(n, 0);
     words
 }

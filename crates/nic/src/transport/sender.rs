@@ -15,6 +15,10 @@ use nanopu_sim::Time;
 use std::sync::Arc;
 
 /// A message being sent, until every packet is acknowledged.
+///
+/// Its small methods are `#[inline]`: the builds this runs in split the crate into many
+/// code units without link-time optimisation, where an unmarked function in another unit is
+/// a call, dearer than its body, on every packet sent and answered (docs/profile.md).
 #[derive(Clone, Debug)]
 pub struct OutMsg {
     /// Template of every data packet (addresses, contexts, id, length, band, and the
@@ -75,6 +79,7 @@ impl OutMsg {
     }
 
     /// The data packet at `offset`.
+    #[inline]
     pub fn packet(&self, p: &TransportParams, offset: u32) -> Segment {
         let wps = (p.segment_bytes / 8) as usize;
         let start = offset as usize * wps;
@@ -88,6 +93,7 @@ impl OutMsg {
 
     /// Mark `offset` acknowledged; true when the whole message is. An ACK of any of its
     /// transmissions is the truth about the packet, so it is no longer in flight either.
+    #[inline]
     pub fn ack(&mut self, offset: u16, now: Time) -> bool {
         if (offset as u32) < self.packets() && self.acked.insert(offset as usize) {
             self.last_progress = now;
@@ -109,6 +115,7 @@ impl OutMsg {
     }
 
     /// NDP: transmission number `tx` of `offset` leaves the NIC at `departs`.
+    #[inline]
     pub fn launched(&mut self, offset: u32, tx: u16, departs: Time) {
         if self.packets() > 1 && self.in_flight.is_empty() {
             self.in_flight = vec![0; self.packets as usize].into_boxed_slice();
@@ -121,11 +128,13 @@ impl OutMsg {
     }
 
     /// Packets in the message.
+    #[inline]
     pub fn packets(&self) -> u32 {
         u32::from(self.packets)
     }
 
     /// Packets to send again before new ones, the next first.
+    #[inline]
     pub fn resends(&self) -> &[u16] {
         self.resend.as_deref().map_or(&[], |r| &r[..])
     }
@@ -135,6 +144,7 @@ impl OutMsg {
     }
 
     /// Per packet, the number of its transmission in flight (0: none).
+    #[inline]
     fn flights(&self) -> &[u16] {
         if self.packets() == 1 {
             std::slice::from_ref(&self.in_flight_one)
@@ -143,6 +153,7 @@ impl OutMsg {
         }
     }
 
+    #[inline]
     fn flights_mut(&mut self) -> &mut [u16] {
         if self.packets() == 1 {
             std::slice::from_mut(&mut self.in_flight_one)
@@ -152,6 +163,7 @@ impl OutMsg {
     }
 
     /// `o` is answered (or acknowledged): no longer in flight.
+    #[inline]
     fn land(&mut self, o: usize, now: Time) {
         if let Some(t) = self.flights_mut().get_mut(o).filter(|t| **t != 0) {
             *t = 0;
@@ -163,6 +175,7 @@ impl OutMsg {
     /// NDP: when the message times out: `rto` after its packets in flight left or were last
     /// answered; with none in flight (waiting for PULLs), `pull_wait` after the receiver
     /// last said anything about it.
+    #[inline]
     pub fn ndp_deadline(&self, rto: Time, pull_wait: Time) -> Time {
         if self.flying > 0 {
             self.flight_base + rto
@@ -194,6 +207,7 @@ impl OutMsg {
     }
 
     /// NDP: the next packet the credit allows, resends first.
+    #[inline]
     pub fn next_ndp(&mut self) -> Option<u32> {
         if self.sent >= self.allowed {
             return None;
@@ -204,10 +218,12 @@ impl OutMsg {
     }
 
     /// Homa: the next packet below the grant, resends first.
+    #[inline]
     pub fn next_homa(&mut self) -> Option<u32> {
         self.take_resend().or_else(|| self.take_new(self.allowed.min(self.packets())))
     }
 
+    #[inline]
     fn take_resend(&mut self) -> Option<u32> {
         while !self.resends().is_empty() {
             let o = self.resend_mut().remove(0);
@@ -218,6 +234,7 @@ impl OutMsg {
         None
     }
 
+    #[inline]
     fn take_new(&mut self, limit: u32) -> Option<u32> {
         (u32::from(self.next_new) < limit).then(|| {
             self.next_new += 1;

@@ -46,6 +46,7 @@
 //! retransmits it after that time.
 
 use nanopu_sim::hash::IntMap;
+use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 
 /// How far (in messages started) a sender's oldest unfinished unicast message may lag its
@@ -79,37 +80,52 @@ pub struct Delivered {
     many: Vec<VecDeque<u32>>,
 }
 
+impl Seen {
+    /// Whether a data packet seen so is of a message to take, not a duplicate (the rule
+    /// above: a multicast one behind is a late first copy).
+    pub fn is_new(self, unicast: bool) -> bool {
+        !(self == Seen::Delivered || (self == Seen::Behind && unicast))
+    }
+}
+
 impl Delivered {
     /// What a data packet of message `seq` from `src` is, if not being reassembled.
     pub fn seen(&self, src: u32, seq: u32) -> Seen {
-        match self.senders.get(&src) {
-            None => Seen::New,
-            Some(f) => match f.spilled() {
-                Some(i) => seen(&self.many[i], seq),
-                None => seen(&f.unpack(), seq),
-            },
+        self.senders.get(&src).map_or(Seen::New, |f| f.seen(&self.many, seq))
+    }
+
+    /// `seen`, and `seq` recorded as delivered as well when `whole` (its message came whole,
+    /// so is delivered at once if new) and new (`Seen::is_new`): one look-up of the sender
+    /// where `seen` then `delivered` made two (nearly every message of a NanoSort is one
+    /// packet). Not generic, so that it is compiled here once.
+    pub fn seen_whole(&mut self, src: u32, seq: u32, whole: bool, unicast: bool) -> Seen {
+        let deliver = |seen: Seen| whole && seen.is_new(unicast);
+        let Delivered { senders, many } = self;
+        match senders.entry(src) {
+            Entry::Vacant(v) => {
+                if deliver(Seen::New) {
+                    v.insert(Few::first(seq));
+                }
+                Seen::New
+            }
+            Entry::Occupied(o) => {
+                let f = o.into_mut();
+                let seen = f.seen(many, seq);
+                if deliver(seen) {
+                    f.deliver(many, seq);
+                }
+                seen
+            }
         }
     }
 
     /// Message `seq` from `src` was delivered. One already out of the window stays
     /// forgotten (only a late multicast message can be: see the module's comment).
     pub fn delivered(&mut self, src: u32, seq: u32) {
-        let Some(f) = self.senders.get_mut(&src) else {
-            self.senders.insert(src, Few::first(seq));
-            return;
-        };
-        if let Some(i) = f.spilled() {
-            return delivered(&mut self.many[i], seq);
+        match self.senders.get_mut(&src) {
+            Some(f) => f.deliver(&mut self.many, seq),
+            None => drop(self.senders.insert(src, Few::first(seq))),
         }
-        let mut small = f.unpack();
-        if small.len < INLINE {
-            delivered(&mut small, seq);
-            *f = Few::pack(&small).unwrap_or_else(|| spill(&mut self.many, &small.v[..small.len]));
-            return;
-        }
-        *f = spill(&mut self.many, &small.v);
-        let last = self.many.len() - 1;
-        delivered(&mut self.many[last], seq);
     }
 
     /// Sequence numbers remembered from `src` (tests, memory accounting).
@@ -164,6 +180,31 @@ impl Layout {
 }
 
 impl Few {
+    /// `Delivered::seen` for this sender (`many`: the spilled senders' deques).
+    #[inline]
+    fn seen(&self, many: &[VecDeque<u32>], seq: u32) -> Seen {
+        match self.spilled() {
+            Some(i) => seen(&many[i], seq),
+            None => seen(&self.unpack(), seq),
+        }
+    }
+
+    /// `Delivered::delivered` for this sender.
+    fn deliver(&mut self, many: &mut Vec<VecDeque<u32>>, seq: u32) {
+        if let Some(i) = self.spilled() {
+            return delivered(&mut many[i], seq);
+        }
+        let mut small = self.unpack();
+        if small.len < INLINE {
+            delivered(&mut small, seq);
+            *self = Few::pack(&small).unwrap_or_else(|| spill(many, &small.v[..small.len]));
+            return;
+        }
+        *self = spill(many, &small.v);
+        let last = many.len() - 1;
+        delivered(&mut many[last], seq);
+    }
+
     /// A sender's first number.
     fn first(seq: u32) -> Few {
         Few { newest: seq, packed: 0 }
@@ -432,6 +473,28 @@ mod tests {
             }
         }
         assert!(w.many.len() >= 2 && w.in_place() >= 1, "both ways of keeping numbers");
+    }
+
+    /// `seen_whole` answers as `seen` does and records as `delivered` would, what `seen`
+    /// then `delivered` (for a new message that came whole) made of the same packets.
+    #[test]
+    fn seen_whole_is_seen_then_delivered() {
+        let mut rng = nanopu_sim::Rng::new(7);
+        let (mut one, mut two) = (Delivered::default(), Delivered::default());
+        for _ in 0..2000 {
+            let src = SRC + rng.below(5) as u32;
+            let seq = rng.below(12) as u32 * (1 + rng.below(2) as u32 * SEQ_WINDOW / 4);
+            let (whole, unicast) = (rng.below(4) != 0, rng.below(5) != 0);
+            let seen = two.seen(src, seq);
+            if whole && seen.is_new(unicast) {
+                two.delivered(src, seq);
+            }
+            assert_eq!(one.seen_whole(src, seq, whole, unicast), seen);
+            assert_eq!(one.len(src), two.len(src));
+        }
+        for src in SRC..SRC + 5 {
+            (0..12 * SEQ_WINDOW / 4).for_each(|q| assert_eq!(one.seen(src, q), two.seen(src, q)));
+        }
     }
 
     fn model_seen(d: &VecDeque<u32>, seq: u32) -> Seen {

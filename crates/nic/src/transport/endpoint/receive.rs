@@ -19,12 +19,13 @@ impl Transport {
         let key = (s.src_ip, s.mcast_seq);
         // A message is open or delivered, never both, so most packets need one lookup.
         if !self.inbound.contains_key(&key) {
-            let unicast = s.mcast_count == 0;
-            match self.delivered.seen(s.src_ip, s.mcast_seq) {
+            let (unicast, whole) = (s.mcast_count == 0, self.whole_ndp(&s));
+            // A new message that came whole is recorded as delivered in the same look-up.
+            match self.delivered.seen_whole(s.src_ip, s.mcast_seq, whole, unicast) {
                 Seen::Delivered => return self.duplicate_of_delivered(now, &s, out),
                 // Finished at its sender (`seqwin`): nothing to answer.
                 Seen::Behind if unicast => return self.counters.duplicates_received += 1,
-                _ if self.whole_ndp(&s) => return self.deliver_whole(now, key, &s, out),
+                _ if whole => return self.deliver_whole(now, &s, out),
                 _ => self.open_inbound(now, key, &s, out),
             }
         }
@@ -53,12 +54,11 @@ impl Transport {
     /// A new message that came whole in `s` (`whole_ndp`): ACKed and delivered at once,
     /// exactly as opening it, storing `s` and completing it would (`open_inbound`, `store`,
     /// `deliver`), without an entry among the open messages. Nearly every message of a
-    /// NanoSort is one packet.
-    fn deliver_whole(&mut self, now: Time, key: InKey, s: &Segment, out: &mut impl Actions) {
+    /// NanoSort is one packet. (`on_data` recorded it as delivered, in its look-up.)
+    fn deliver_whole(&mut self, now: Time, s: &Segment, out: &mut impl Actions) {
         if s.mcast_count == 0 {
             self.tx.send(now, reply(s, flags::ACK, s.credit), out);
         }
-        self.delivered.delivered(key.0, key.1);
         self.counters.messages_delivered += 1;
         self.record_delivered(s, now);
         let words = one_packet_words(s);

@@ -53,6 +53,7 @@ impl Transport {
     }
 
     /// May the message with sequence number `next_seq` start?
+    #[inline]
     fn window_open(&self) -> bool {
         self.out.oldest().is_none_or(|m| self.next_seq.wrapping_sub(m.proto.mcast_seq) < SEQ_WINDOW)
     }
@@ -73,6 +74,7 @@ impl Transport {
     }
 
     /// The template of the message's packets, with the next sequence number.
+    #[inline]
     fn proto(&mut self, msg: &Message) -> Segment {
         let seq = self.next_seq;
         self.next_seq = seq.wrapping_add(1);
@@ -82,6 +84,7 @@ impl Transport {
         s
     }
 
+    #[inline]
     fn record_sent(&mut self, proto: &Segment, now: Time) {
         if !self.log_messages {
             return;
@@ -232,6 +235,7 @@ pub(super) fn deadline(p: &TransportParams, m: &OutMsg) -> Time {
 
 /// The transmission number a packet carries: the message's transmissions so far, in
 /// 1..=65535 (0 means none in flight, `sender`).
+#[inline]
 fn tx_number(sent: u32) -> u16 {
     ((sent.max(1) - 1) % 0xffff + 1) as u16
 }
