@@ -16,9 +16,10 @@ use std::sync::Arc;
 
 /// A message being sent, until every packet is acknowledged.
 ///
-/// Its small methods are `#[inline]`: the builds this runs in split the crate into many
-/// code units without link-time optimisation, where an unmarked function in another unit is
-/// a call, dearer than its body, on every packet sent and answered (docs/profile.md).
+/// Its small methods are `#[inline]`: the `fast` build (the tests', and the profiles')
+/// splits the crate into 16 code units without link-time optimisation, where an unmarked
+/// function in another unit is a call, dearer than its body, on every packet sent and
+/// answered (docs/profile.md).
 #[derive(Clone, Debug)]
 pub struct OutMsg {
     /// Template of every data packet (addresses, contexts, id, length, band, and the
