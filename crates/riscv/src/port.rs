@@ -98,6 +98,11 @@ impl Ring {
         gone
     }
 
+    /// The intervals, oldest first.
+    fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        (0..self.len).map(|i| self.get(i))
+    }
+
     /// Drop the oldest interval; `len > 0`.
     fn pop_front(&mut self) {
         self.head = (self.head + 1) & (KEEP - 1);
@@ -109,7 +114,7 @@ impl Ring {
 impl Hash for Ring {
     fn hash<H: Hasher>(&self, h: &mut H) {
         self.len.hash(h);
-        (0..self.len).for_each(|i| self.get(i).hash(h));
+        self.iter().for_each(|interval| interval.hash(h));
     }
 }
 
@@ -208,7 +213,7 @@ mod tests {
     use crate::cache::xorshift;
 
     fn intervals(p: &Port) -> Vec<(u64, u64)> {
-        (0..p.busy.len).map(|i| p.busy.get(i)).collect()
+        p.busy.iter().collect()
     }
 
     #[test]
@@ -234,7 +239,7 @@ mod tests {
                 }
                 _ => {}
             }
-            assert_eq!((0..ring.len).map(|i| ring.get(i)).collect::<Vec<_>>(), list, "step {n}");
+            assert_eq!(ring.iter().collect::<Vec<_>>(), list, "step {n}");
         }
     }
 
