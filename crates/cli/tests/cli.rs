@@ -665,3 +665,17 @@ fn a_cluster_core_that_exits_from_its_trap_handler_is_reported_with_the_fault() 
     let line = out.lines().find(|l| l.contains(want)).unwrap();
     assert!(line.trim_start().starts_with("node 1 core 0") && !line.trim_end().ends_with(':'), "{line:?}");
 }
+
+/// A partitioned run counts the sorters by stage within its windows, on the threads that
+/// run them (`Plan::probe`), and the progress line still shows them: 1,024 nodes on 16
+/// leaves, 16 partitions on 2 threads, a few seconds of host time.
+#[test]
+fn a_partitioned_sorts_progress_line_shows_the_cores_by_stage() {
+    let args =
+        ["sort", "--cores", "4096", "--cores-per-node", "4", "--keys-per-core", "16", "--buckets", "16"];
+    let o = nanopu(&[&args[..], &["--threads", "2", "--progress"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let staged = err.lines().filter(|l| l.contains("cores by stage: ")).count();
+    assert!(staged >= 1 && staged >= err.lines().filter(|l| l.contains(" cores done")).count(), "{err}");
+}

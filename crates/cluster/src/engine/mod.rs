@@ -501,7 +501,8 @@ impl Simulation {
             if !self.look_due() {
                 continue;
             }
-            if let Some(stop) = progress.check(self.now, self.events(), self.running_cores, || self.phases())
+            if let Some(stop) =
+                progress.check(self.now, self.events(), self.running_cores, || Some(self.phases()))
             {
                 return Ok(stop);
             }

@@ -8,7 +8,10 @@ use crate::engine::Simulation;
 use nanopu_sim::Time;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// The progress line is refreshed at most this often.
+const REFRESH: Duration = Duration::from_millis(500);
 
 /// Counts the cores of a run, or of one partition of it, by phase, and names the phases.
 /// Phases are shown in the order of their ids (a run's phases in the order they happen).
@@ -68,22 +71,50 @@ impl Progress {
 
     /// Look for a stop request or the wall-clock deadline now, and refresh the progress line
     /// if it is due (the event loop calls this every `stop::LOOK_EVERY` units of work, a
-    /// partitioned run once per window); `phases` is asked for only then.
+    /// partitioned run once per window); `phases` is asked for only then. A partitioned run
+    /// counts the phases within a window, on the threads running it, when `wants_phases`
+    /// said so before the window; its `phases` gives `None` otherwise, and a line that fell
+    /// due during such a window waits for the next.
     pub fn check(
         &mut self,
         now: Time,
         events: u64,
         running: usize,
-        phases: impl FnOnce() -> Phases,
+        phases: impl FnOnce() -> Option<Phases>,
     ) -> Option<crate::Outcome> {
         if let Some(stop) = crate::engine::stop::why_stop(self.deadline) {
             return Some(stop);
         }
-        if self.on && self.last.elapsed().as_millis() >= 500 {
-            let doing = self.probe.map(|p| phase_line(p.name, &phases()));
-            self.show(now, events, running, doing);
+        if !self.due() {
+            return None;
         }
+        let doing = match self.probe {
+            None => None,
+            Some(p) => match phases() {
+                Some(counts) => Some(phase_line(p.name, &counts)),
+                // Not counted in this window: the next one counts them and shows the line.
+                None => return None,
+            },
+        };
+        self.show(now, events, running, doing);
         None
+    }
+
+    /// Whether the next check shows the progress line, if the phases are counted by then.
+    fn due(&self) -> bool {
+        self.due_in(Duration::ZERO)
+    }
+
+    /// Whether the line is due `ahead` from now.
+    fn due_in(&self, ahead: Duration) -> bool {
+        self.on && self.last.elapsed() + ahead >= REFRESH
+    }
+
+    /// Whether a partitioned run should count the cores by phase in its next window, which
+    /// is expected to take about as long as the last (`ahead`): the line shows them and is
+    /// due by the window's end.
+    pub(crate) fn wants_phases(&self, ahead: Duration) -> bool {
+        self.probe.is_some() && self.due_in(ahead)
     }
 
     /// Wall time, simulated time, events, cores done, and an estimate of the time left.

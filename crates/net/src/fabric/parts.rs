@@ -119,6 +119,11 @@ impl Fabric {
         std::mem::take(&mut self.outbox)
     }
 
+    /// The packets sent to other partitions so far (each `Crossing::part` names one).
+    pub fn outbox(&self) -> &[Crossing] {
+        &self.outbox
+    }
+
     /// Return the emptied outbox, so that its memory is reused.
     pub fn give_back_outbox(&mut self, v: Vec<Crossing>) {
         debug_assert!(v.is_empty() && self.outbox.is_empty());

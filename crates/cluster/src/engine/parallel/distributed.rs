@@ -124,13 +124,13 @@ impl Simulation {
 
     /// Windows until the run ends: `coordinate`'s decisions, on numbers every rank gathers.
     fn coordinate_ranks(&self, s: &Share, lookahead: Time, limit: Time, progress: &mut Progress) -> End {
-        let (mut survey, mut asked) = (s.survey(), None);
+        let (mut survey, mut asked, mut took) = (s.survey(), None, std::time::Duration::ZERO);
         loop {
             let (from, to) = match self.next_window(survey.next, survey.running, lookahead, limit) {
                 Ok(w) => w,
                 Err(end) => return end,
             };
-            s.plan.window(from, to);
+            took = s.plan.window((from, to), progress.wants_phases(took));
             let sent = s.outboxes();
             let (rows, failed) = match s.gather_end(to, &sent, asked) {
                 Ok(end) => end,
