@@ -226,6 +226,18 @@ impl<E> Lanes<E> {
         (self.len > 0).then_some(self.min)
     }
 
+    /// The event of the smallest key.
+    pub fn peek_event(&self) -> Option<&E> {
+        let k = self.peek()?;
+        if let Some(Reverse(h)) = self.heads.peek().filter(|Reverse(h)| h.key == k) {
+            return self.lanes[h.lane].keys.front().map(|(_, e)| e);
+        }
+        match self.aside.last().filter(|a| a.0 == k) {
+            Some((_, e)) => Some(e),
+            None => self.other.peek().map(|o| &o.1),
+        }
+    }
+
     /// The smallest key and its event.
     pub fn pop(&mut self) -> Option<(u128, E)> {
         let k = self.peek()?;
@@ -278,7 +290,8 @@ mod tests {
     use crate::Rng;
 
     /// Keys pushed at fixed and random delays after the last one taken out, and some before
-    /// it, into lanes or aside (in batches), come out sorted.
+    /// it, into lanes or aside (in batches), come out sorted, and the event peeked at is the
+    /// one popped next.
     #[test]
     fn pops_in_order() {
         let (mut q, mut rng, mut all, mut seq) = (Lanes::default(), Rng::new(3), Vec::new(), 0u128);
@@ -304,6 +317,7 @@ mod tests {
             q.push_aside(batch.into_iter());
             all.sort_unstable_by(|a, b| b.cmp(a));
             assert_eq!(q.peek(), all.last().copied(), "the kept smallest key");
+            assert_eq!(q.peek_event().copied(), all.last().map(|k| !k), "the smallest key's event");
             let popped = q.pop();
             assert!(popped.is_none_or(|(k, e)| e == !k), "each key with its own event");
             let k = popped.map(|(k, _)| k);

@@ -71,6 +71,10 @@ impl<E> EventQueue<E> {
         self.popped += 1;
         Some((time_of(k), e))
     }
+    /// The earliest pending event.
+    pub fn peek(&self) -> Option<&E> {
+        self.keys.peek_event()
+    }
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<Time> {
         self.keys.peek().map(time_of)

@@ -691,6 +691,9 @@ impl Simulation {
                 return Ok(());
             }
             self.now = t;
+            if let Some(&(n, c)) = self.cores_q.peek() {
+                self.nodes[n].cores[c].prefetch();
+            }
             self.dispatch(id)
         } else {
             self.now = t;

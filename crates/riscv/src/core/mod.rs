@@ -136,6 +136,14 @@ pub struct Core {
 unsafe impl Send for Core {}
 
 impl Core {
+    /// Ask the host to bring this core's state into its caches, ahead of its next run: with
+    /// thousands of cores taking turns, the first touch of each of its lines is otherwise
+    /// a miss, waited for.
+    #[inline]
+    pub fn prefetch(&self) {
+        nanopu_sim::hint::prefetch_all(self);
+    }
+
     /// A hart in its reset state (docs/abi.md): pc = entry, a0 = hart id, a1 = boot info.
     /// Panics if `timing.muldiv` describes no unit Rocket builds (`MulDivParams::check`).
     pub fn new(hart: usize, program: &Arc<Program>, timing: &TimingParams) -> Core {
