@@ -300,7 +300,10 @@ impl RunArgs {
                 "--ice-buffer-flits (the file's [[program]] ice_buffer_flits sets it)",
                 self.ice_buffer_flits.is_some(),
             ),
-            ("--ice-rate-limit (a single IceNIC node's, as the artifact's harness)", self.ice_rate_limit.is_some()),
+            (
+                "--ice-rate-limit (a single IceNIC node's, as the artifact's harness)",
+                self.ice_rate_limit.is_some(),
+            ),
             ("--host-sniffs (a cluster's test host is a node of its fabric)", self.host_sniffs),
         ]
     }
@@ -385,7 +388,8 @@ impl RunArgs {
         let names = ["--ice-queue-depth", "--ice-buffer-flits"];
         *ice = ice.with_sizes(self.ice_queue_depth, self.ice_buffer_flits, names)?;
         if let Some(s) = &self.ice_rate_limit {
-            ice.rate_limit = nanopu_nic::icenic::RateLimit::parse(s).map_err(|e| format!("--ice-rate-limit {e}"))?;
+            ice.rate_limit =
+                nanopu_nic::icenic::RateLimit::parse(s).map_err(|e| format!("--ice-rate-limit {e}"))?;
         }
         Ok(())
     }

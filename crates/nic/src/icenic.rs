@@ -18,8 +18,8 @@
 use std::collections::VecDeque;
 
 mod limiter;
-pub use limiter::RateLimit;
 use limiter::Limiter;
+pub use limiter::RateLimit;
 
 /// Register offsets from [`IceParams::base`] (icenet `IceNicControllerModule` regmap).
 pub mod reg {

@@ -33,7 +33,8 @@ impl RateLimit {
     /// would ever leave).
     pub fn parse(s: &str) -> Result<RateLimit, String> {
         let bad = || format!("{s}: expected INC/PERIOD/SIZE, each 0 to 255, INC and SIZE at least 1");
-        let v: Vec<u64> = s.split('/').map(|f| f.trim().parse().map_err(|_| bad())).collect::<Result<_, _>>()?;
+        let v: Vec<u64> =
+            s.split('/').map(|f| f.trim().parse().map_err(|_| bad())).collect::<Result<_, _>>()?;
         match v[..] {
             [inc, period, size] if (1..256).contains(&inc) && period < 256 && (1..256).contains(&size) => {
                 Ok(RateLimit { inc, period, size })
@@ -50,7 +51,7 @@ impl RateLimit {
     /// Is cycle `c` one where the counter adds tokens (`counter === 0`, every `period + 1`
     /// cycles from reset)?
     fn triggers(&self, c: u64) -> bool {
-        c % (self.period + 1) == 0
+        c.is_multiple_of(self.period + 1)
     }
 
     /// The tokens after cycle `c`, from `tokens` during it and whether a flit left.
