@@ -158,6 +158,12 @@ pub struct RunArgs {
     /// SoC; icenet's NICConfig has 379].
     #[arg(long)]
     ice_buffer_flits: Option<usize>,
+    /// IceNIC node: its send path's rate limiter as INC/PERIOD/SIZE, INC tokens every
+    /// PERIOD + 1 cycles, at most SIZE held, a flit per token (icenet `RateLimiter`)
+    /// [default: 1/0/1, a flit every cycle]. The nanoPU artifact's Verilator harness sets
+    /// 1/1/8, half that (docs/models/icenic.md "Send path").
+    #[arg(long, value_name = "INC/PERIOD/SIZE")]
+    ice_rate_limit: Option<String>,
     /// IceNIC node: have the test host send it a UDP frame of BYTES bytes in all (42 to
     /// 1,516; payload bytes 0, 1, 2...) at AT_NS, from 10.0.0.1 port 7000 to port 9000;
     /// or, as `AT_NS:0xHEX`, the frame whose bytes HEX spells (Ethernet header first, as the
@@ -243,10 +249,9 @@ impl RunArgs {
         if self.pcie_ns.is_some_and(|ns| ns != 0.0) && !ice {
             return Err("--pcie-ns: only an IceNIC node has a PCIe-attached variant (add --nic icenic); the nanoPU NIC sits at the core's register file".into());
         }
-        if !ice && (self.ice_queue_depth.is_some() || self.ice_buffer_flits.is_some()) {
-            return Err(
-                "--ice-queue-depth, --ice-buffer-flits: an IceNIC node's sizes (add --nic icenic)".into()
-            );
+        let sizes = self.ice_queue_depth.is_some() || self.ice_buffer_flits.is_some();
+        if !ice && (sizes || self.ice_rate_limit.is_some()) {
+            return Err("--ice-queue-depth, --ice-buffer-flits, --ice-rate-limit: an IceNIC node's settings (add --nic icenic)".into());
         }
         match ice {
             true => self.nic_settings.none_on_icenic(Given::Flags),
@@ -294,6 +299,10 @@ impl RunArgs {
             (
                 "--ice-buffer-flits (the file's [[program]] ice_buffer_flits sets it)",
                 self.ice_buffer_flits.is_some(),
+            ),
+            (
+                "--ice-rate-limit (a single IceNIC node's, as the artifact's harness)",
+                self.ice_rate_limit.is_some(),
             ),
             ("--host-sniffs (a cluster's test host is a node of its fabric)", self.host_sniffs),
         ]
@@ -373,10 +382,15 @@ impl RunArgs {
 
 impl RunArgs {
     /// `--ice-queue-depth` and `--ice-buffer-flits`, checked against what the NIC needs:
-    /// counts of one byte each (the COUNTS register), room for one longest frame.
+    /// counts of one byte each (the COUNTS register), room for one longest frame; and
+    /// `--ice-rate-limit`.
     fn ice_sizes(&self, ice: &mut nanopu_nic::icenic::IceParams) -> Result<(), String> {
         let names = ["--ice-queue-depth", "--ice-buffer-flits"];
         *ice = ice.with_sizes(self.ice_queue_depth, self.ice_buffer_flits, names)?;
+        if let Some(s) = &self.ice_rate_limit {
+            ice.rate_limit =
+                nanopu_nic::icenic::RateLimit::parse(s).map_err(|e| format!("--ice-rate-limit {e}"))?;
+        }
         Ok(())
     }
 }

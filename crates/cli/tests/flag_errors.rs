@@ -145,6 +145,11 @@ fn negative_numbers_reach_the_check_that_names_the_flag() {
             &["--ice-buffer-flits 100", "190"],
         ),
         (&["run", elf, "--ice-queue-depth", "64"], &["--ice-queue-depth", "--nic icenic"]),
+        (
+            &["run", "sw/build/apps/ice_loopback.elf", "--nic", "icenic", "--ice-rate-limit", "0/1/8"],
+            &["--ice-rate-limit 0/1/8", "INC/PERIOD/SIZE"],
+        ),
+        (&["run", elf, "--ice-rate-limit", "1/1/8"], &["--ice-rate-limit", "--nic icenic"]),
         (&["sort", "--switch-latency-ns", "-5"], &["--switch-latency-ns", "not a time"]),
     ] {
         refused_saying(args, want);

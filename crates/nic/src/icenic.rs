@@ -17,6 +17,10 @@
 
 use std::collections::VecDeque;
 
+mod limiter;
+use limiter::Limiter;
+pub use limiter::RateLimit;
+
 /// Register offsets from [`IceParams::base`] (icenet `IceNicControllerModule` regmap).
 pub mod reg {
     /// Write: a send request (bits 47:0 address, 62:48 length in bytes, 63 "more parts").
@@ -63,6 +67,10 @@ pub struct IceParams {
     /// Cycles from the last flit read from memory to the frame's first bit on the wire:
     /// the reservation buffer, aligner and rate limiter stages. Default 4 (*estimate*).
     pub tx_pipe_cycles: u64,
+    /// The send path's rate limiter (icenet `RateLimiter`), whose settings are inputs of
+    /// the NIC. Default [`RateLimit::FULL`], a flit every cycle; the nanoPU artifact's
+    /// Verilator harness sets [`RateLimit::SIM_NETWORK`], half that.
+    pub rate_limit: RateLimit,
     /// Cycles from a frame's last flit in the packet buffer to its first flit at the
     /// writer (the length look-up). Default 2 (*estimate*: `NetworkPacketBuffer` reads the
     /// length one cycle, then the data one cycle).
@@ -85,6 +93,7 @@ impl Default for IceParams {
             min_frame_bytes: 16,
             flit_bytes: 8,
             tx_pipe_cycles: 4,
+            rate_limit: RateLimit::FULL,
             rx_pipe_cycles: 2,
             pcie_cycles: 0,
         }
@@ -170,6 +179,8 @@ pub struct IceNic {
     /// The DMA engines each work on one request at a time.
     reading: bool,
     writing: bool,
+    /// The send path's rate limiter, which frames pass in order.
+    limiter: Limiter,
     pub counters: IceCounters,
 }
 
@@ -187,6 +198,7 @@ impl IceNic {
             rx_flits: 0,
             reading: false,
             writing: false,
+            limiter: Limiter::default(),
             counters: IceCounters::default(),
         }
     }
@@ -335,9 +347,25 @@ impl IceNic {
         self.reading = false;
         self.send_comp += 1;
         self.counters.frames_sent += 1;
-        out.push(IceAction::Transmit { at: now + self.p.tx_pipe_cycles, frame });
+        let at = self.paced(now + self.p.tx_pipe_cycles, frame.len());
+        out.push(IceAction::Transmit { at, frame });
         out.push(IceAction::Update { at: now });
         self.start_read(now, out);
+    }
+
+    /// When a frame whose last flit reaches the rate limiter at `ready` starts onto the
+    /// wire. The reader streams the frame to the limiter a flit a cycle as memory returns
+    /// it (`StreamReader`: data, reservation buffer, aligner), so the limiter takes it from
+    /// `ready + 1 - flits`; this model's wire starts a frame once it is whole and moves a
+    /// flit a cycle, so the frame starts at `ready` or, if the limiter holds it back, late
+    /// enough that its last flit leaves the wire as it leaves the limiter.
+    fn paced(&mut self, ready: u64, bytes: usize) -> u64 {
+        if !self.p.rate_limit.limits() {
+            return ready;
+        }
+        let flits = self.flits(bytes);
+        let end = self.limiter.pass(&self.p.rate_limit, (ready + 1).saturating_sub(flits), flits);
+        ready.max(end - flits)
     }
 
     /// A frame's last byte reached the NIC at `now`: into the packet buffer, or dropped.

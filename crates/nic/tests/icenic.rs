@@ -1,7 +1,7 @@
 //! IceNIC's register interface, completions, receive buffer and interrupt line
 //! (docs/models/icenic.md).
 
-use nanopu_nic::icenic::{reg, send_request, IceAction, IceNic, IceParams};
+use nanopu_nic::icenic::{reg, send_request, IceAction, IceNic, IceParams, RateLimit};
 
 const BASE: u64 = 0x1001_6000;
 /// The default queue depth: the nanoPU artifact's IceNIC SoC's (docs/models/icenic.md).
@@ -135,4 +135,34 @@ fn a_read_spanning_both_completion_registers_is_refused() {
     let mut n = nic();
     assert!(n.read(0, BASE + reg::SEND_COMP, 8, &mut Vec::new()).is_err());
     assert!(n.read(0, BASE + reg::SEND_COMP, 2, &mut Vec::new()).is_ok());
+}
+
+/// The `Transmit` cycle among `out`.
+fn sent_at(out: &[IceAction]) -> u64 {
+    out.iter().find_map(|a| if let IceAction::Transmit { at, .. } = a { Some(*at) } else { None }).unwrap()
+}
+
+#[test]
+fn the_harness_rate_limit_spaces_back_to_back_frames_at_half_a_flit_a_cycle() {
+    // The artifact's Verilator harness: inc 1, period 1, size 8 (icenet SimNetwork.v).
+    let p = IceParams { rate_limit: RateLimit::SIM_NETWORK, ..IceParams::default() };
+    let mut n = IceNic::new(p, 0x0203_0405_0607);
+    let mut out = Vec::new();
+    // A lone frame streams through the limiter as it is read: it leaves as without one.
+    n.read_done(10_000, frame(1088, 1), &mut out);
+    let first = sent_at(&out);
+    assert_eq!(first, 10_004);
+    // Its 136 flits reached the limiter one a cycle from 9,869 (the last at 10,004); from
+    // a full bucket 16 left at once, the other 120 one every other cycle: done at 10,125.
+    // The next, read right behind it, finds the bucket empty: its flits leave one every
+    // other cycle from 10,125, so its last leaves the wire 272 cycles later.
+    out.clear();
+    n.read_done(10_136, frame(1088, 2), &mut out);
+    assert!((sent_at(&out) + 136).abs_diff(10_125 + 272) <= 1, "{}", sent_at(&out));
+    // Without the limiter the second starts as soon as it is read.
+    let mut n = nic();
+    n.read_done(10_000, frame(1088, 1), &mut Vec::new());
+    out.clear();
+    n.read_done(10_136, frame(1088, 2), &mut out);
+    assert_eq!(sent_at(&out), 10_140);
 }
