@@ -20,6 +20,7 @@ pub fn prefetch<T>(r: &T) {
 
 /// Start loading every cache line of `r`, whatever its size (see `prefetch`): for a
 /// structure read all over soon after, such as a core's state before its run.
+#[inline]
 pub fn prefetch_all<T>(r: &T) {
     #[cfg(target_arch = "x86_64")]
     {
