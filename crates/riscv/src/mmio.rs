@@ -21,6 +21,12 @@ impl Core {
         self.cycle - 1 - self.t.mmio_latency
     }
 
+    /// A device register's access time in place of the uncached latency the slow path
+    /// charged (`TimingParams::device_latency`: the periphery bus's, not the CLINT's).
+    fn device_timing(&mut self) {
+        self.cycle = self.cycle - self.t.mmio_latency + self.t.device_latency;
+    }
+
     /// A load the memory map refused: a device's register, or the access fault. A device's
     /// value is written back here (extended as the load's kind says) and the run ends.
     #[cold]
@@ -32,6 +38,7 @@ impl Core {
     ) -> Result<u64, Ex> {
         match plat.mmio_read(self.hart, self.issue_cycle(), addr, N) {
             Ok(Some(v)) => {
+                self.device_timing();
                 self.cycle += self.t.device_load_extra; // the read's round trip over PCIe
                 self.x[op.rd as usize] = extend(op.kind(), v);
                 self.ready[op.rd as usize] = self.cycle;
@@ -74,6 +81,7 @@ impl Core {
         let v = if N >= 8 { v } else { v & ((1u64 << (8 * N)) - 1) };
         match plat.mmio_write(self.hart, self.issue_cycle(), addr, N, v) {
             Ok(true) => {
+                self.device_timing();
                 self.pc = next;
                 self.pending = Some(Exit::Limit);
                 Err(Ex::Stop)
