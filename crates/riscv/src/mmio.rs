@@ -107,3 +107,69 @@ fn extend(kind: Kind, v: u64) -> u64 {
         _ => v,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::asm::{self, reg::*};
+    use crate::testing::Bench;
+    use crate::{Access, Exit, Platform, Stop, TimingParams};
+
+    /// One device register at 0x1001_6000 (IceNIC's block) that reads as 5.
+    struct Device;
+
+    impl Platform for Device {
+        fn rx_ready(&mut self, _: usize, _: u64, _: u32) -> Access<()> {
+            Err(Stop::Blocked)
+        }
+        fn rx_pop(&mut self, _: usize, _: u64) -> u64 {
+            0
+        }
+        fn tx_ready(&mut self, _: usize, _: u64) -> Access<()> {
+            Err(Stop::Blocked)
+        }
+        fn tx_push(&mut self, _: usize, _: u64, _: u64) -> Result<(), String> {
+            Ok(())
+        }
+        fn csr_read(&mut self, _: usize, _: u64, _: u64, _: u16) -> Access<u64> {
+            Ok(0)
+        }
+        fn csr_write(&mut self, _: usize, _: u64, _: u16, _: u64) -> Access<()> {
+            Ok(())
+        }
+        fn mmio_read(&mut self, _: usize, _: u64, addr: u64, _: usize) -> Access<Option<u64>> {
+            Ok((addr == 0x1001_6000).then_some(5))
+        }
+        fn mmio_write(&mut self, _: usize, _: u64, addr: u64, _: usize, _: u64) -> Access<bool> {
+            Ok(addr == 0x1001_6000)
+        }
+    }
+
+    /// Cycles to run `access` (with a1 = the register's address) and a dependant of a0, and
+    /// the exit code (a0 + 1).
+    fn run(access: u32) -> (u64, Exit) {
+        let mut code = vec![asm::lui(A1, 0x10016), access, asm::addi(A2, A0, 1)];
+        code.extend(asm::exit_with(A2));
+        let mut b = Bench::new(&code, false);
+        loop {
+            match b.core.run(&mut b.mem, &mut Device, 10_000) {
+                Exit::Limit => continue,
+                e => return (b.core.cycle(), e),
+            }
+        }
+    }
+
+    #[test]
+    fn a_device_register_costs_the_periphery_bus_path() {
+        let t = TimingParams::default();
+        let (plain, e) = run(asm::addi(A0, ZERO, 5));
+        assert_eq!(e, Exit::Halted(6));
+        // A load's dependant issues 1 + device_latency cycles after it (12: the RTL's path,
+        // docs/models/icenic.md "Register access timing"), not the CLINT's mmio_latency.
+        let (load, e) = run(asm::i(0, A1, 2, A0, 0x03)); // lw a0, 0(a1)
+        assert_eq!((load - plain, e), (t.device_latency, Exit::Halted(6)));
+        assert_eq!(t.device_latency, 11);
+        // A store costs the core the same (the next register access waits for its ack).
+        let (store, _) = run(asm::s(0, A0, A1, 2)); // sw a0, 0(a1)
+        assert_eq!(store - run(asm::addi(A3, ZERO, 0)).0, t.device_latency);
+    }
+}
