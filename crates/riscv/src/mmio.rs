@@ -21,6 +21,12 @@ impl Core {
         self.cycle - 1 - self.t.mmio_latency
     }
 
+    /// A device register's access time in place of the uncached latency the slow path
+    /// charged (`TimingParams::device_latency`: the periphery bus's, not the CLINT's).
+    fn device_timing(&mut self) {
+        self.cycle = self.cycle - self.t.mmio_latency + self.t.device_latency;
+    }
+
     /// A load the memory map refused: a device's register, or the access fault. A device's
     /// value is written back here (extended as the load's kind says) and the run ends.
     #[cold]
@@ -32,6 +38,7 @@ impl Core {
     ) -> Result<u64, Ex> {
         match plat.mmio_read(self.hart, self.issue_cycle(), addr, N) {
             Ok(Some(v)) => {
+                self.device_timing();
                 self.cycle += self.t.device_load_extra; // the read's round trip over PCIe
                 self.x[op.rd as usize] = extend(op.kind(), v);
                 self.ready[op.rd as usize] = self.cycle;
@@ -74,6 +81,7 @@ impl Core {
         let v = if N >= 8 { v } else { v & ((1u64 << (8 * N)) - 1) };
         match plat.mmio_write(self.hart, self.issue_cycle(), addr, N, v) {
             Ok(true) => {
+                self.device_timing();
                 self.pc = next;
                 self.pending = Some(Exit::Limit);
                 Err(Ex::Stop)
@@ -97,5 +105,71 @@ fn extend(kind: Kind, v: u64) -> u64 {
         Kind::Lhu => v as u16 as u64,
         Kind::Lwu => v as u32 as u64,
         _ => v,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::asm::{self, reg::*};
+    use crate::testing::Bench;
+    use crate::{Access, Exit, Platform, Stop, TimingParams};
+
+    /// One device register at 0x1001_6000 (IceNIC's block) that reads as 5.
+    struct Device;
+
+    impl Platform for Device {
+        fn rx_ready(&mut self, _: usize, _: u64, _: u32) -> Access<()> {
+            Err(Stop::Blocked)
+        }
+        fn rx_pop(&mut self, _: usize, _: u64) -> u64 {
+            0
+        }
+        fn tx_ready(&mut self, _: usize, _: u64) -> Access<()> {
+            Err(Stop::Blocked)
+        }
+        fn tx_push(&mut self, _: usize, _: u64, _: u64) -> Result<(), String> {
+            Ok(())
+        }
+        fn csr_read(&mut self, _: usize, _: u64, _: u64, _: u16) -> Access<u64> {
+            Ok(0)
+        }
+        fn csr_write(&mut self, _: usize, _: u64, _: u16, _: u64) -> Access<()> {
+            Ok(())
+        }
+        fn mmio_read(&mut self, _: usize, _: u64, addr: u64, _: usize) -> Access<Option<u64>> {
+            Ok((addr == 0x1001_6000).then_some(5))
+        }
+        fn mmio_write(&mut self, _: usize, _: u64, addr: u64, _: usize, _: u64) -> Access<bool> {
+            Ok(addr == 0x1001_6000)
+        }
+    }
+
+    /// Cycles to run `access` (with a1 = the register's address) and a dependant of a0, and
+    /// the exit code (a0 + 1).
+    fn run(access: u32) -> (u64, Exit) {
+        let mut code = vec![asm::lui(A1, 0x10016), access, asm::addi(A2, A0, 1)];
+        code.extend(asm::exit_with(A2));
+        let mut b = Bench::new(&code, false);
+        loop {
+            match b.core.run(&mut b.mem, &mut Device, 10_000) {
+                Exit::Limit => continue,
+                e => return (b.core.cycle(), e),
+            }
+        }
+    }
+
+    #[test]
+    fn a_device_register_costs_the_periphery_bus_path() {
+        let t = TimingParams::default();
+        let (plain, e) = run(asm::addi(A0, ZERO, 5));
+        assert_eq!(e, Exit::Halted(6));
+        // A load's dependant issues 1 + device_latency cycles after it (12: the RTL's path,
+        // docs/models/icenic.md "Register access timing"), not the CLINT's mmio_latency.
+        let (load, e) = run(asm::i(0, A1, 2, A0, 0x03)); // lw a0, 0(a1)
+        assert_eq!((load - plain, e), (t.device_latency, Exit::Halted(6)));
+        assert_eq!(t.device_latency, 11);
+        // A store costs the core the same (the next register access waits for its ack).
+        let (store, _) = run(asm::s(0, A0, A1, 2)); // sw a0, 0(a1)
+        assert_eq!(store - run(asm::addi(A3, ZERO, 0)).0, t.device_latency);
     }
 }

@@ -106,6 +106,20 @@ pub struct TimingParams {
     pub l2_one_port: bool,
     /// Uncached MMIO access (CLINT, boot page). Default 20 (*estimate*, like an L2 round trip).
     pub mmio_latency: u64,
+    /// Uncached access to a device register on the periphery bus (IceNIC's register block,
+    /// and the ZeroNIC and RDMA NICs, which keep its registers and rules), the cycles after
+    /// `exec`'s one until the value is ready. Default 11: the D-cache sends the Get from its
+    /// stage 2 (rocket-chip 33813784 `rocket/DCache.scala` `tl_out_a.valid`, no queue behind
+    /// a synchronous crossing), four 2-entry buffers each way on the path of the nanoPU
+    /// artifact's SoC (the tile's crossing, the control bus's `TLBuffer`, the crossing into
+    /// the periphery bus and its `TLBuffer`: `subsystem/BusTopology.scala`,
+    /// `PeripheryBus.scala`, `BufferParams.default`, one cycle each), the register router
+    /// answers in the cycle (`TLRegisterRouter` with concurrency 0, icenet 512c87e), and the
+    /// value reaches the core a cycle after the grant (`doUncachedResp`) and its dependants
+    /// by the register file's bypass (docs/models/icenic.md "Register access timing"). A
+    /// store is charged the same (*estimate*: Rocket posts it, but with one uncached access
+    /// in flight, `nMMIOs = 1`, the next register access waits for its acknowledgement).
+    pub device_latency: u64,
     /// Extra cycles of a misaligned load/store (performed, not trapped). Default 8
     /// (*estimate*: two accesses plus a replay; Rocket itself traps).
     pub misaligned_penalty: u64,
@@ -211,6 +225,7 @@ impl Default for TimingParams {
             l1_writeback: 14,
             l2_one_port: true,
             mmio_latency: 20,
+            device_latency: 11,
             bswap_insns: false,
             device_load_extra: 0,
             misaligned_penalty: 8,
