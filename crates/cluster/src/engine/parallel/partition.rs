@@ -152,14 +152,17 @@ pub(crate) fn exchange(parts: &mut [&mut Simulation]) {
 
 /// Give each inbox room for this exchange's packets at once: grown by doubling from the
 /// few packets an emptied inbox keeps (`net::KEEP_PACKETS`), the copies took most of the
-/// exchange's time, which no other thread shares (about 1 s of the 65,536-core sort).
+/// exchange's time, which no other thread shares (about 1 s of the 65,536-core sort). The
+/// room is a power of two, as doubling gave: exact sizes raised the 16,384-core sort's
+/// peak by 10 MB (1.6%), each size its own class in the allocator.
 fn reserve_inboxes(parts: &mut [&mut Simulation]) {
-    let mut counts = vec![0; parts.len()];
+    let mut counts = vec![0usize; parts.len()];
     for p in parts.iter_mut() {
         net(p).fabric.outbox().iter().for_each(|c| counts[c.part as usize] += 1);
     }
     for (p, n) in parts.iter_mut().zip(counts) {
-        net(p).inbox.reserve_exact(n);
+        let inbox = &mut net(p).inbox;
+        inbox.reserve_exact(n.next_power_of_two().saturating_sub(inbox.len()));
     }
 }
 
