@@ -112,29 +112,30 @@ fn extend(kind: Kind, v: u64) -> u64 {
 mod tests {
     use crate::asm::{self, reg::*};
     use crate::testing::Bench;
-    use crate::{Access, Exit, Platform, Stop, TimingParams};
+    use crate::{Access, Exit, NoNic, Platform, TimingParams};
 
-    /// One device register at 0x1001_6000 (IceNIC's block) that reads as 5.
-    struct Device;
+    /// A node without a NIC (`NoNic`) but for one device register at 0x1001_6000 (IceNIC's
+    /// block), which reads as 5.
+    struct Device(NoNic);
 
     impl Platform for Device {
-        fn rx_ready(&mut self, _: usize, _: u64, _: u32) -> Access<()> {
-            Err(Stop::Blocked)
+        fn rx_ready(&mut self, hart: usize, now: u64, need: u32) -> Access<()> {
+            self.0.rx_ready(hart, now, need)
         }
-        fn rx_pop(&mut self, _: usize, _: u64) -> u64 {
-            0
+        fn rx_pop(&mut self, hart: usize, now: u64) -> u64 {
+            self.0.rx_pop(hart, now)
         }
-        fn tx_ready(&mut self, _: usize, _: u64) -> Access<()> {
-            Err(Stop::Blocked)
+        fn tx_ready(&mut self, hart: usize, now: u64) -> Access<()> {
+            self.0.tx_ready(hart, now)
         }
-        fn tx_push(&mut self, _: usize, _: u64, _: u64) -> Result<(), String> {
-            Ok(())
+        fn tx_push(&mut self, hart: usize, now: u64, word: u64) -> Result<(), String> {
+            self.0.tx_push(hart, now, word)
         }
-        fn csr_read(&mut self, _: usize, _: u64, _: u64, _: u16) -> Access<u64> {
-            Ok(0)
+        fn csr_read(&mut self, hart: usize, now: u64, pc: u64, csr: u16) -> Access<u64> {
+            self.0.csr_read(hart, now, pc, csr)
         }
-        fn csr_write(&mut self, _: usize, _: u64, _: u16, _: u64) -> Access<()> {
-            Ok(())
+        fn csr_write(&mut self, hart: usize, now: u64, csr: u16, value: u64) -> Access<()> {
+            self.0.csr_write(hart, now, csr, value)
         }
         fn mmio_read(&mut self, _: usize, _: u64, addr: u64, _: usize) -> Access<Option<u64>> {
             Ok((addr == 0x1001_6000).then_some(5))
@@ -151,7 +152,7 @@ mod tests {
         code.extend(asm::exit_with(A2));
         let mut b = Bench::new(&code, false);
         loop {
-            match b.core.run(&mut b.mem, &mut Device, 10_000) {
+            match b.core.run(&mut b.mem, &mut Device(NoNic), 10_000) {
                 Exit::Limit => continue,
                 e => return (b.core.cycle(), e),
             }
