@@ -229,19 +229,29 @@ impl<E> Lanes<E> {
     /// The event of the smallest key.
     pub fn peek_event(&self) -> Option<&E> {
         let k = self.peek()?;
-        if let Some(Reverse(h)) = self.heads.peek().filter(|Reverse(h)| h.key == k) {
-            return self.lanes[h.lane].keys.front().map(|(_, e)| e);
-        }
-        match self.aside.last().filter(|a| a.0 == k) {
-            Some((_, e)) => Some(e),
+        match self.lane_of(k) {
+            Some(i) => self.lanes[i % LANES].keys.front().map(|(_, e)| e),
+            None if self.aside_holds(k) => self.aside.last().map(|(_, e)| e),
             None => self.other.peek().map(|o| &o.1),
         }
+    }
+
+    /// The lane whose first key is `k`, the smallest of all, if a lane holds it.
+    #[inline]
+    fn lane_of(&self, k: u128) -> Option<usize> {
+        self.heads.peek().filter(|Reverse(h)| h.key == k).map(|Reverse(h)| h.lane)
+    }
+
+    /// Whether `aside` holds `k`, the smallest of all and in no lane (else `other` does).
+    #[inline]
+    fn aside_holds(&self, k: u128) -> bool {
+        self.aside.last().is_some_and(|a| a.0 == k)
     }
 
     /// The smallest key and its event.
     pub fn pop(&mut self) -> Option<(u128, E)> {
         let k = self.peek()?;
-        let e = match self.heads.peek().filter(|Reverse(h)| h.key == k).map(|Reverse(h)| h.lane) {
+        let e = match self.lane_of(k) {
             Some(i) => self.advance(i),
             None => self.pop_rest(k),
         };
@@ -253,7 +263,7 @@ impl<E> Lanes<E> {
 
     /// Take key `k`, the smallest of all, off `aside` or `other`, and give its event.
     fn pop_rest(&mut self, k: u128) -> E {
-        let e = match self.aside.last().is_some_and(|a| a.0 == k) {
+        let e = match self.aside_holds(k) {
             true => self.aside.pop().expect("held").1,
             false => self.other.pop().expect("the smallest key is in other").1,
         };
