@@ -160,7 +160,8 @@ fn reserve_inboxes(parts: &mut [&mut Simulation]) {
     for p in parts.iter_mut() {
         net(p).fabric.outbox().iter().for_each(|c| counts[c.part as usize] += 1);
     }
-    for (p, n) in parts.iter_mut().zip(counts) {
+    // A partition that receives nothing gets no room (0's next power of two is 1).
+    for (p, n) in parts.iter_mut().zip(counts).filter(|&(_, n)| n > 0) {
         let inbox = &mut net(p).inbox;
         inbox.reserve_exact(n.next_power_of_two().saturating_sub(inbox.len()));
     }
