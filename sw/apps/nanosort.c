@@ -2,13 +2,15 @@
  * nanosort.c - NanoSort (docs/nanosort.md, the algorithm notes) on the nanoPU: one sorter per core,
  * sorter s on node s / C, core s % C, context s % C (sortbench.h).
  *
- * Args: BUCKETS FANIN [MULTICAST [TREES]] (argv[3..6]); BUCKETS b in {4, 8, 16}; the number
+ * Args: BUCKETS FANIN [MULTICAST [TREES [PIVOTS]]] (argv[3..7]); BUCKETS b in {4, 8, 16}; the number
  * of sorters P must be a power of two: every level splits its group into b partitions but
  * the last, which gets P / b^(L-1) < b buckets when P is not a power of b (256 = 8 * 8 * 4);
  * FANIN >= 2 is the median trees' fan-in; MULTICAST 1 (default) multicasts the pivots, 0
  * unicasts them; TREES 1 (default) picks the b-1 pivots with b-1 independent median trees,
  * one value per message (the paper's algorithm, docs/nanosort.md), 0 with one tree whose
- * messages carry all b-1 candidates (a single-tree variant, for comparison).
+ * messages carry all b-1 candidates (a single-tree variant, for comparison); PIVOTS 1
+ * (default) is the paper's PivotSelect, its 16-bucket routine for every b, 0 our own rule for
+ * each b (nanosort_pivots.h).
  *
  * Steps (every core runs them independently; no coordinator, no barrier):
  *   shuffle   key i of sorter s goes to sorter sigma_i(s), sigma_i a pseudo-random
@@ -120,6 +122,7 @@ struct ns {
     uint64_t ncur, nnxt, cap;
     uint64_t *scratch;                     /* cap + 2b words */
     uint64_t trees;                        /* 1: b-1 independent median trees, 0: one */
+    uint64_t pivots;                       /* PivotSelect's rule: NS_PIVOTS_PAPER or _PER_B */
     /* the exchange being received into nxt: level, chunk-0s, chunks announced and seen */
     uint64_t rx_level, rx_first, rx_expect, rx_got, rx_keys;
     uint64_t piv[NS_MAX_LEVELS + 1][NS_MAX_B - 1];
@@ -613,7 +616,7 @@ static void level(struct ns *s, uint64_t k)
     sort_stage_begin(s->a, STAGE_LEVEL + k - 1);
     ns_sort_recs(s->cur, s->tmp, s->ncur);
     start_rx(s, k); /* before the candidates leave: exchange keys can follow soon after */
-    uint64_t has = ns_pivot_select(s->cur, s->ncur, bk, v, s->scratch, &s->rng) != 0;
+    uint64_t has = ns_pivot_select(s->cur, s->ncur, bk, s->pivots, v, s->scratch, &s->rng) != 0;
     uint64_t nt = level_trees(s, m, bk, has, tr);
     median_trees(s, k, m, g0, v, tr, nt);
     root_pivots(s, k, m, g0, v, tr, nt);
@@ -681,14 +684,15 @@ static void fetch(struct ns *s)
 
 /* ---- set-up ------------------------------------------------------------------------------ */
 
-/* The arguments' problem, or NULL; sets b, F, mcast, trees and the number of levels: the
- * levels split by b while a group has more than b sorters, the last by what remains. */
+/* The arguments' problem, or NULL; sets b, F, mcast, trees, pivots and the number of levels:
+ * the levels split by b while a group has more than b sorters, the last by what remains. */
 static const char *parse_args(struct ns *s, int argc, char **argv)
 {
     s->b = nanopu_arg_u64(argc, argv, 0, 0);
     s->F = nanopu_arg_u64(argc, argv, 1, 0);
     s->mcast = nanopu_arg_u64(argc, argv, 2, 1);
     s->trees = nanopu_arg_u64(argc, argv, 3, 1);
+    s->pivots = nanopu_arg_u64(argc, argv, 4, NS_PIVOTS_PAPER);
     if (s->b != 4 && s->b != 8 && s->b != 16)
         return "BUCKETS must be 4, 8 or 16";
     if (s->F < 2 || s->F > NS_MAX_FANIN)
@@ -697,6 +701,8 @@ static const char *parse_args(struct ns *s, int argc, char **argv)
         return "MULTICAST must be 0 or 1";
     if (s->trees > 1)
         return "TREES must be 0 or 1";
+    if (s->pivots > 1)
+        return "PIVOTS must be 0 or 1";
     if (s->P & (s->P - 1))
         return "the number of sorters must be a power of two (BUCKETS per level, fewer on the last)";
     s->levels = 0;

@@ -1,6 +1,15 @@
 /*
  * nanosort_pivots.h - PivotSelect (docs/nanosort.md "PivotSelect"), for b = 2, 4, 8 and 16 (2 only
- * on a last level with fewer buckets, docs/nanosort.md).
+ * on a last level with fewer buckets, docs/nanosort.md), by one of two rules:
+ *
+ *   NS_PIVOTS_PAPER (the default): the paper's routine, which it gives for 16 buckets only ("our
+ *     specific instantiation of this approach for the setting we implemented where the number of
+ *     buckets is 16", its section 4), for every b: its 15 candidates, of which every (16/b)-th
+ *     is kept (candidate 16j/b, j = 1..b-1).  Candidate i's median sits at the i/16 quantile
+ *     (below), so candidate 16j/b's sits at j/b: the buckets are equal in expectation, and the
+ *     sample is the paper's, up to 32 of the node's keys whatever b is.
+ *   NS_PIVOTS_PER_B: rules of our own for each b, below, which sample b or 2b keys: with 4
+ *     buckets and 32 keys per node, 8 of the 32.  Kept for comparison (docs/nanosort.md).
  *
  * A node with n sorted keys proposes b-1 candidate pivots; the median tree takes, for every
  * j, the median over nodes of the j-th candidates.  That median converges to the *median*
@@ -8,7 +17,7 @@
  * j/b quantile of the keys (not its mean: docs/nanosort.md).  Then the pivots cut the group's
  * keys into b buckets of equal expected size.
  *
- * The rules, for every b (a "b-sample" is b keys, a "2b-sample" 2b keys, both sorted):
+ * The per-b rules, for every b (a "b-sample" is b keys, a "2b-sample" 2b keys, both sorted):
  *   n = 0:        no candidates (the median tree skips this node).
  *   n < b:        add b-n keys drawn uniformly (with replacement) from the n, then b-rule.
  *   b <= n < 2b:  a uniformly random subset of b keys, then b-rule.
@@ -107,9 +116,13 @@ static inline void ns_rule_2b(const uint64_t *sample, uint64_t b, uint64_t *out,
         out[j] = sample[ranks[j] - 1];
 }
 
-/* PivotSelect: b-1 candidates from n sorted keys (keys[i].key), into out; returns how many
- * (b-1, or 0 when n = 0).  idx is scratch of at least max(n, 2b) words. */
-static inline uint64_t ns_pivot_select(const struct ns_rec *keys, uint64_t n, uint64_t b,
+/* The rules above, as nanosort.c's PIVOTS argument names them. */
+#define NS_PIVOTS_PER_B 0
+#define NS_PIVOTS_PAPER 1
+
+/* The per-b rules: b-1 candidates from n sorted keys (keys[i].key), into out; returns how
+ * many (b-1, or 0 when n = 0).  idx is scratch of at least max(n, 2b) words. */
+static inline uint64_t ns_pivots_per_b(const struct ns_rec *keys, uint64_t n, uint64_t b,
                                        uint64_t *out, uint64_t *idx, struct ns_rng *r)
 {
     uint64_t sample[2 * NS_MAX_B];
@@ -137,6 +150,21 @@ static inline uint64_t ns_pivot_select(const struct ns_rec *keys, uint64_t n, ui
         ns_rule_b(sample, b, out, r);
     else
         ns_rule_2b(sample, b, out, r);
+    return b - 1;
+}
+
+/* PivotSelect by `rule` (NS_PIVOTS_*): b-1 candidates from n sorted keys, into out; returns
+ * how many (b-1, or 0 when n = 0).  idx is scratch of at least max(n, 2 NS_MAX_B) words.
+ * For b = 16 both rules are the paper's. */
+static inline uint64_t ns_pivot_select(const struct ns_rec *keys, uint64_t n, uint64_t b, uint64_t rule,
+                                       uint64_t *out, uint64_t *idx, struct ns_rng *r)
+{
+    uint64_t all[NS_MAX_B - 1], step = NS_MAX_B / b;
+    if (rule == NS_PIVOTS_PER_B || b == NS_MAX_B || n == 0)
+        return ns_pivots_per_b(keys, n, b, out, idx, r);
+    ns_pivots_per_b(keys, n, NS_MAX_B, all, idx, r);
+    for (uint64_t j = 1; j < b; j++)
+        out[j - 1] = all[j * step - 1];
     return b - 1;
 }
 

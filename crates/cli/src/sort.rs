@@ -40,6 +40,11 @@ pub struct SortArgs {
     /// tree whose messages carry every pivot's candidates) [default: independent].
     #[arg(long, value_parser = ["independent", "combined"])]
     median_trees: Option<String>,
+    /// NanoSort: PivotSelect's rule below 16 buckets: paper (the paper's routine, which it
+    /// gives for 16 buckets, every 16/b-th of its candidates kept) or per-b (rules of our own
+    /// for each b, sampling b or 2b keys) [default: paper]. Both are the paper's at 16.
+    #[arg(long, value_parser = ["paper", "per-b"])]
+    pivot_select: Option<String>,
     /// MilliSort: reduction factor [default: 4].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     reduction: Option<u32>,
@@ -214,6 +219,7 @@ impl SortArgs {
             ("--buckets", "nanosort", self.buckets.is_some()),
             ("--fan-in", "nanosort", self.fan_in.is_some()),
             ("--median-trees", "nanosort", self.median_trees.is_some()),
+            ("--pivot-select", "nanosort", self.pivot_select.is_some()),
             ("--reduction", "millisort", self.reduction.is_some()),
             ("--incast", "mergemin", self.incast.is_some()),
         ];
@@ -232,6 +238,12 @@ impl SortArgs {
             "combined" => Ok(0),
             t => Err(format!("--median-trees: {t:?} is not independent or combined")),
         }
+    }
+
+    /// NanoSort's PIVOTS argument: 1 for the paper's PivotSelect, 0 for the per-b rules
+    /// (clap has checked the name).
+    fn pivots(&self) -> u32 {
+        (self.pivot_select.as_deref() != Some("per-b")) as u32
     }
 
     /// Whole nodes, not too many of them, and records that fit a node's sort area.
@@ -354,7 +366,9 @@ impl SortArgs {
     fn spec(&self) -> Result<SortSpec, String> {
         let algorithm = Algorithm::parse(&self.algorithm)?;
         let args = match algorithm {
-            Algorithm::NanoSort => vec![self.buckets(), self.fan_in(), self.multicast as u32, self.trees()?],
+            Algorithm::NanoSort => {
+                vec![self.buckets(), self.fan_in(), self.multicast as u32, self.trees()?, self.pivots()]
+            }
             Algorithm::MilliSort => vec![self.reduction.unwrap_or(4)],
             Algorithm::MergeMin => vec![self.incast.unwrap_or(4)],
             Algorithm::Local => vec![],
