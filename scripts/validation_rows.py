@@ -43,7 +43,7 @@ TAIL_NOTE = ("bounded by the 256-core row, not located further: 4 us on 1% of th
              "27 us to the paper's; ours starts from a baseline {base_ratio:.2f} times the paper's 26 us (the "
              "256-core row's gap: per-key work and the largest final bucket's fetch), and the paper gives no idle or "
              "per-stage figures for this run. Ruled out as the reason ours adds less (measured with the simple memory "
-             "system before 2026-12-03): the seed (seeds 1 to 10 add "
+             "system before 2026-12-03 and our former PivotSelect rules below 16 buckets): the seed (seeds 1 to 10 add "
              "13.0 to 18.4 us, mean 15.2, seed 1 the most; the same command with `--seed N`, with and without "
              "`--tail-fraction 0.01 --tail-delay-us 4`) and our one transfer per (sender, bucket) where the paper "
              "sends a message per key (`nanosort.c` built with -DNS_KEYS_PER_MSG=1, `--apps DIR`: 50,614 messages, "
@@ -388,9 +388,10 @@ def without_figure():
         ("core selection, JBSQ against RSS", "p99 against load (a curve; no values in our sources)",
          f"p99 at 4 Mrps: RSS-like {rss:,.0f} ns, JBSQ(2) {jbsq:,.0f} ns", "experiments/core-selection/run"),
         ("NanoSort buckets (4,096 cores, 32 keys per core)", "Figure 11: 4, 8 and 16 buckets perform alike "
-         "(section 6.2.3; no values)", "not alike: " + ", ".join(f"{b} buckets {t:.1f} us" for b, t in
+         "(section 6.2.3; no values)", "closer since PivotSelect below 16 buckets is the paper's routine "
+         "(2026-12-05; before: 110.3, 65.5 and 52.5 us): " + ", ".join(f"{b} buckets {t:.1f} us" for b, t in
                                                                  sorted(buckets.items())) +
-         " (fan-in equal to the buckets, seed 1; measured on 2026-12-02); with the fan-in fixed at 16, over "
+         " (fan-in equal to the buckets, seed 1); with the fan-in fixed at 16, over "
          f"{seeds} seeds: " + ", ".join(f"{b} buckets {m:.1f} +- {sd:.1f} us" for b, (m, sd, _) in sorted(fixed.items())),
          "experiments/nanosort-{buckets,fanin}/run"),
         ("NanoSort keys, skew, switching latency, fan-in", "Figures 12, 13 and 15 (curves; the text states no "

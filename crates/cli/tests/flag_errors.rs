@@ -110,6 +110,7 @@ fn sort_flags_of_another_algorithm_are_errors() {
         (&["sort", "--algorithm", "mergemin", "--median-trees", "combined"], &["--median-trees", "mergemin"]),
         (&["sort", "--reduction", "2"], &["--reduction", "millisort", "nanosort"]),
         (&["sort", "--algorithm", "millisort", "--incast", "2"], &["--incast", "mergemin"]),
+        (&["sort", "--algorithm", "millisort", "--pivot-select", "per-b"], &["--pivot-select", "nanosort"]),
     ] {
         refused_saying(args, want);
     }
@@ -117,6 +118,7 @@ fn sort_flags_of_another_algorithm_are_errors() {
         &["sort", "--algorithm", "millisort", "--cores", "16", "--reduction", "2"][..],
         &["sort", "--algorithm", "mergemin", "--cores", "16", "--incast", "2"],
         &["sort", "--cores", "16", "--buckets", "4", "--fan-in", "4", "--median-trees", "combined"],
+        &["sort", "--cores", "16", "--buckets", "4", "--pivot-select", "per-b"],
     ] {
         let o = nanopu(args);
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
