@@ -335,7 +335,10 @@ fn sort_numbers_out_of_range_name_the_flag() {
         &nanopu(&["sort", "--median-trees", "one"]),
         &["--median-trees", "possible values: independent, combined"],
     );
-    fails_saying(&nanopu(&["sort", "--pivot-select", "naive"]), &["--pivot-select", "possible values: paper, per-b"]);
+    fails_saying(
+        &nanopu(&["sort", "--pivot-select", "naive"]),
+        &["--pivot-select", "possible values: paper, per-b"],
+    );
     fails_saying(&nanopu(&["sort", "--algorithm", "millisort", "--reduction", "0"]), &["--reduction"]);
 }
 
