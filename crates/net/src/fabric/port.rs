@@ -124,6 +124,7 @@ impl Port {
         (self.area / u128::from(span)) as u64
     }
 
+    #[inline]
     fn push(&mut self, band: usize, p: Pkt) {
         let len = p.hdr.wire_len();
         self.used[band] += len;
@@ -154,19 +155,33 @@ impl Port {
     /// Band `b`, which holds a packet if it is not one of the inline ones.
     #[inline]
     fn band(&self, b: usize) -> &VecDeque<Pkt> {
-        match b.checked_sub(INLINE_BANDS) {
-            None => &self.bands[b],
-            Some(k) => &self.lower.as_ref().expect("an occupied band")[k],
+        if b < INLINE_BANDS {
+            return &self.bands[b];
         }
+        self.lower_band(b)
+    }
+
+    /// A lower band, which holds a packet. Out of line: the transports never send in one.
+    #[cold]
+    #[inline(never)]
+    fn lower_band(&self, b: usize) -> &VecDeque<Pkt> {
+        &self.lower.as_ref().expect("an occupied band")[b - INLINE_BANDS]
     }
 
     /// Band `b` to change, made if it is a lower one never used before.
     #[inline]
     fn band_mut(&mut self, b: usize) -> &mut VecDeque<Pkt> {
-        match b.checked_sub(INLINE_BANDS) {
-            None => &mut self.bands[b],
-            Some(k) => &mut self.lower.get_or_insert_with(Box::default)[k],
+        if b < INLINE_BANDS {
+            return &mut self.bands[b];
         }
+        self.lower_band_mut(b)
+    }
+
+    /// A lower band to change, made with the others at the first use of any.
+    #[cold]
+    #[inline(never)]
+    fn lower_band_mut(&mut self, b: usize) -> &mut VecDeque<Pkt> {
+        &mut self.lower.get_or_insert_with(Box::default)[b - INLINE_BANDS]
     }
 
     /// Do band 0 and a lower band both hold packets?
@@ -186,7 +201,7 @@ impl Port {
         let p = band.pop_front().expect("occupied band");
         if band.is_empty() {
             if band.capacity() > KEEP {
-                band.shrink_to(KEEP);
+                give_back(band);
             }
             self.occupied &= !(1 << b);
         }
@@ -197,6 +212,14 @@ impl Port {
         self.sent_bytes += len as u64;
         Some(p)
     }
+}
+
+/// What a drained band holds beyond `KEEP` packets (out of line: a band rarely grows past
+/// them).
+#[cold]
+#[inline(never)]
+fn give_back(band: &mut VecDeque<Pkt>) {
+    band.shrink_to(KEEP);
 }
 
 #[cfg(test)]
