@@ -133,16 +133,22 @@ fn make_room(list: &mut Vec<u32>, full: usize) {
     list.reserve_exact(room - list.len());
 }
 
-/// Entries for a tag list that outgrew `c`: the next of 4, 5, 6 or 7 times a power of two
-/// (from 16 on). In 4-byte entries these are the allocator's size classes (mimalloc's bins
-/// are four to each doubling), so a list holds at most a quarter more than it uses where
-/// doubling held up to twice as much (the L2's and the LLC's, `llc.rs`).
+/// Entries for a tag list that outgrew `c`: twice as many up to `QUARTERS_FROM`, then the
+/// next of 4, 5, 6 or 7 times a power of two. In 4-byte entries these are the allocator's
+/// size classes (mimalloc's bins are four to each doubling), so a large list holds at most
+/// a quarter more than it uses where doubling held up to twice as much (the L2's and the
+/// LLC's, `llc.rs`); a small one doubles, as each step is a copy.
 pub(crate) fn room(c: usize) -> usize {
-    let c = c.max(15);
-    let shift = (usize::BITS - c.leading_zeros()).saturating_sub(3);
+    if c < QUARTERS_FROM {
+        return (2 * c).clamp(16, QUARTERS_FROM);
+    }
+    let shift = (usize::BITS - c.leading_zeros()) - 3;
     // c >> shift is 4..=7: its next quarter-step, which may be the next power of two.
     ((c >> shift) + 1) << shift
 }
+
+/// Entries from which a tag list grows by quarters (2 KiB).
+const QUARTERS_FROM: usize = 512;
 
 fn array(n: usize) -> Tags {
     Tags::Array(vec![0; n].into_boxed_slice(), DirtyBits::new(n))
@@ -234,7 +240,7 @@ mod tests {
         while *steps.last().unwrap() < 2048 {
             steps.push(room(*steps.last().unwrap()));
         }
-        assert_eq!(steps[..9], [0, 16, 20, 24, 28, 32, 40, 48, 56]);
+        assert_eq!(steps[..9], [0, 16, 32, 64, 128, 256, 512, 640, 768]);
         assert_eq!(steps[steps.len() - 5..], [1024, 1280, 1536, 1792, 2048]);
     }
 

@@ -159,8 +159,9 @@ fn list_access(list: &mut Vec<u32>, set: usize, tag: u16, ways: usize, rng: &mut
         return (false, way, old);
     }
     if list.len() == list.capacity() {
-        // A quarter of a power of two more at a time (`l2::room`): a node of the 65,536-core
-        // sort holds about 550 blocks, which took 1,024 entries when the list began there.
+        // Doubling, then from 512 entries on a quarter of a power of two more at a time
+        // (`l2::room`): a node of the 65,536-core sort holds about 550 blocks, 640 entries,
+        // which took 1,024 when the list began there.
         list.reserve_exact(crate::l2::room(list.capacity()) - list.len());
     }
     list.insert(start + used, key | (way as u32) << 16 | tag as u32);
