@@ -36,9 +36,6 @@ const _: () = assert!(CHUNKS_PER_PAGE <= 64);
 const BLOCK: usize = 1024 / CHUNK as usize;
 type Block = [Chunk; BLOCK];
 
-/// Slots a page's vector grows by (16 bytes).
-const SLOTS_STEP: usize = 4;
-
 /// What the private chunks cost: the pages holding any, and the chunks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Resident {
@@ -121,12 +118,6 @@ impl Sparse {
             Some(s) => (s as usize, false),
             None => {
                 let s = self.chunks;
-                if page.slots.len() == page.slots.capacity() {
-                    // Room for 4 more (16 bytes, the allocator's step): a page holds 7
-                    // private chunks on average, and doubling took 2.1 KiB a node for 1.3 of
-                    // slots; one more at a time cost a reallocation per chunk.
-                    page.slots.reserve_exact(SLOTS_STEP);
-                }
                 page.slots.insert(page.rank(i), s);
                 page.mask |= 1 << i;
                 (Self::place(&mut self.arena, s as usize, init()), true)
@@ -142,8 +133,6 @@ impl Sparse {
             return p as usize;
         }
         self.index.insert(pn, self.pages.len() as u32);
-        // A quarter more at a time: a node's 48 pages took 64 entries, 2 KiB, doubling.
-        self.pages.reserve_exact((self.pages.len() / 4).max(4));
         self.pages.push(Page::default());
         self.pages.len() - 1
     }
