@@ -232,8 +232,8 @@ mod tests {
         assert!(c.fits((256 << 20) / 64));
     }
 
-    /// The lists grow by a quarter of a power of two at a time, along the allocator's size
-    /// classes.
+    /// The lists double up to 512 entries, then grow by a quarter of a power of two at a
+    /// time, along the allocator's size classes.
     #[test]
     fn lists_grow_by_quarters() {
         let mut steps = vec![0];
