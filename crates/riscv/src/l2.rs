@@ -121,20 +121,34 @@ impl L2 {
     }
 }
 
-/// Room for one more entry in a list that turns into the array at `full` entries: it
-/// doubles up to half of `full`, then grows by a quarter of `full` at a time. A node of
-/// the datacenter-shaped sort holds 1,000 to 1,700 lines at its peak; with doubling all
-/// the way, the list took 8 KiB from its 1,025th entry.
+/// Room for one more entry in a list that turns into the array at `full` entries: the
+/// next `room` up, at most `full`. A node of the datacenter-shaped sort holds 1,000 to
+/// 1,700 lines at its peak; with doubling all the way, the list took 8 KiB from its 1,025th
+/// entry, and then growing by a quarter of `full` at a time 6 KiB from its 1,025th.
 fn make_room(list: &mut Vec<u32>, full: usize) {
     if list.len() < list.capacity() {
         return;
     }
-    let room = match list.capacity() {
-        c if 2 * c <= full / 2 => (2 * c).max(4),
-        c => (c + full / 4).min(full.max(c + 1)),
-    };
+    let room = room(list.capacity()).min(full.max(list.len() + 1));
     list.reserve_exact(room - list.len());
 }
+
+/// Entries for a tag list that outgrew `c`: twice as many up to `QUARTERS_FROM`, then the
+/// next of 4, 5, 6 or 7 times a power of two. In 4-byte entries these are the allocator's
+/// size classes (mimalloc's bins are four to each doubling), so a large list holds at most
+/// a quarter more than it uses where doubling held up to twice as much (the L2's and the
+/// LLC's, `llc.rs`); a small one doubles, as each step is a copy.
+pub(crate) fn room(c: usize) -> usize {
+    if c < QUARTERS_FROM {
+        return (2 * c).clamp(16, QUARTERS_FROM);
+    }
+    let shift = (usize::BITS - c.leading_zeros()) - 3;
+    // c >> shift is 4..=7: its next quarter-step, which may be the next power of two.
+    ((c >> shift) + 1) << shift
+}
+
+/// Entries from which a tag list grows by quarters (2 KiB).
+const QUARTERS_FROM: usize = 512;
 
 fn array(n: usize) -> Tags {
     Tags::Array(vec![0; n].into_boxed_slice(), DirtyBits::new(n))
@@ -216,6 +230,18 @@ mod tests {
         assert!(c.access(3));
         assert!(c.tag_bytes() > 0 && c.tag_bytes() < 1024);
         assert!(c.fits((256 << 20) / 64));
+    }
+
+    /// The lists double up to 512 entries, then grow by a quarter of a power of two at a
+    /// time, along the allocator's size classes.
+    #[test]
+    fn lists_grow_by_quarters() {
+        let mut steps = vec![0];
+        while *steps.last().unwrap() < 2048 {
+            steps.push(room(*steps.last().unwrap()));
+        }
+        assert_eq!(steps[..9], [0, 16, 32, 64, 128, 256, 512, 640, 768]);
+        assert_eq!(steps[steps.len() - 5..], [1024, 1280, 1536, 1792, 2048]);
     }
 
     #[test]

@@ -17,9 +17,6 @@
 
 use crate::cache::{xorshift, Fill};
 
-/// Entries the list holds before its first reallocation.
-const FIRST_LIST: usize = 1024;
-
 /// The ways in use, or all of them.
 enum Tags {
     /// `set << 19 | way << 16 | tag`, sorted: a set's ways are adjacent, in way order.
@@ -161,10 +158,11 @@ fn list_access(list: &mut Vec<u32>, set: usize, tag: u16, ways: usize, rng: &mut
         list[start + way] = key | (way as u32) << 16 | tag as u32;
         return (false, way, old);
     }
-    if list.capacity() == 0 {
-        // One allocation holds a typical node (about 550 blocks in the 65,536-core sort);
-        // beyond it the list doubles, up to the array's quarter.
-        list.reserve_exact(FIRST_LIST);
+    if list.len() == list.capacity() {
+        // Doubling, then from 512 entries on a quarter of a power of two more at a time
+        // (`l2::room`): a node of the 65,536-core sort holds about 550 blocks, 640 entries,
+        // which took 1,024 when the list began there.
+        list.reserve_exact(crate::l2::room(list.capacity()) - list.len());
     }
     list.insert(start + used, key | (way as u32) << 16 | tag as u32);
     (false, way, 0)
@@ -186,7 +184,7 @@ mod tests {
         assert!(!c.access(0));
         assert!(c.access(127), "same 128-byte block");
         assert!(!c.access(128), "next block");
-        assert_eq!(c.tag_bytes(), 4 * FIRST_LIST, "one allocation");
+        assert_eq!(c.tag_bytes(), 4 * crate::l2::room(0), "one allocation");
         assert!(c.fits(256 << 20));
         assert!(!c.fits(64 << 30), "2^29 blocks over 4096 sets need 17-bit tags");
     }

@@ -22,12 +22,26 @@ pub enum Admit {
 /// Most bands a port has (`switch.bands` is at most 8; a NIC's own port uses 8).
 const MAX_BANDS: usize = 8;
 
+/// Bands a port holds inline: the switches' default two (control and trimmed headers,
+/// data), which are also the only ones the transports send in. The others are made at
+/// their first packet (a raw frame's band, a switch of more bands): six empty queues in
+/// each of a cluster's ports took 192 bytes a port.
+const INLINE_BANDS: usize = 2;
+
+/// Packets a drained band keeps room for. A port fills in bursts (the sort's shuffle) and
+/// would otherwise keep its busiest moment's room for the whole run (as the NIC's queues,
+/// `nic::KEEP`).
+const KEEP: usize = 8;
+
 /// The bands live inline and a bit mask says which hold packets, so that starting the next
 /// packet touches the port only; bands hold packets' references and headers (the fabric
 /// keeps the packets themselves), so queues are small and nothing big is copied.
 #[derive(Clone, Debug, Default)]
 pub struct Port {
-    bands: [VecDeque<Pkt>; MAX_BANDS],
+    bands: [VecDeque<Pkt>; INLINE_BANDS],
+    /// Bands `INLINE_BANDS` and up, made at the first packet queued in any of them.
+    #[allow(clippy::type_complexity)]
+    lower: Option<Box<[VecDeque<Pkt>; MAX_BANDS - INLINE_BANDS]>>,
     used: [u32; MAX_BANDS],
     /// Bit b set when band b holds a packet.
     occupied: u8,
@@ -110,12 +124,13 @@ impl Port {
         (self.area / u128::from(span)) as u64
     }
 
+    #[inline]
     fn push(&mut self, band: usize, p: Pkt) {
         let len = p.hdr.wire_len();
         self.used[band] += len;
         self.total += len;
         self.occupied |= 1 << band;
-        self.bands[band].push_back(p);
+        self.band_mut(band).push_back(p);
         self.max_bytes = self.max_bytes.max(self.total);
     }
 
@@ -134,7 +149,39 @@ impl Port {
     /// The packet `pop` would give, if any (asked at every hop: inlined).
     #[inline]
     pub fn next(&self) -> Option<Pkt> {
-        self.bands[self.next_band()?].front().copied()
+        self.band(self.next_band()?).front().copied()
+    }
+
+    /// Band `b`, which holds a packet if it is not one of the inline ones.
+    #[inline]
+    fn band(&self, b: usize) -> &VecDeque<Pkt> {
+        if b < INLINE_BANDS {
+            return &self.bands[b];
+        }
+        self.lower_band(b)
+    }
+
+    /// A lower band, which holds a packet. Out of line: the transports never send in one.
+    #[cold]
+    #[inline(never)]
+    fn lower_band(&self, b: usize) -> &VecDeque<Pkt> {
+        &self.lower.as_ref().expect("an occupied band")[b - INLINE_BANDS]
+    }
+
+    /// Band `b` to change, made if it is a lower one never used before.
+    #[inline]
+    fn band_mut(&mut self, b: usize) -> &mut VecDeque<Pkt> {
+        if b < INLINE_BANDS {
+            return &mut self.bands[b];
+        }
+        self.lower_band_mut(b)
+    }
+
+    /// A lower band to change, made with the others at the first use of any.
+    #[cold]
+    #[inline(never)]
+    fn lower_band_mut(&mut self, b: usize) -> &mut VecDeque<Pkt> {
+        &mut self.lower.get_or_insert_with(Box::default)[b - INLINE_BANDS]
     }
 
     /// Do band 0 and a lower band both hold packets?
@@ -150,8 +197,12 @@ impl Port {
         if self.contested() {
             self.header_run = if b == 0 { self.header_run.saturating_add(1) } else { 0 };
         }
-        let p = self.bands[b].pop_front().expect("occupied band");
-        if self.bands[b].is_empty() {
+        let band = self.band_mut(b);
+        let p = band.pop_front().expect("occupied band");
+        if band.is_empty() {
+            if band.capacity() > KEEP {
+                give_back(band);
+            }
             self.occupied &= !(1 << b);
         }
         let len = p.hdr.wire_len();
@@ -161,6 +212,14 @@ impl Port {
         self.sent_bytes += len as u64;
         Some(p)
     }
+}
+
+/// What a drained band holds beyond `KEEP` packets (out of line: a band rarely grows past
+/// them).
+#[cold]
+#[inline(never)]
+fn give_back(band: &mut VecDeque<Pkt>) {
+    band.shrink_to(KEEP);
 }
 
 #[cfg(test)]
