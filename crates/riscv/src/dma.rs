@@ -18,7 +18,7 @@ impl NodeMem {
     /// dirty), and on a miss through the LLC and DRAM.
     pub fn dma_latency(&mut self, addr: u64, len: usize, t: &TimingParams, at: u64, write: bool) -> u64 {
         let wait = match t.l2_one_port {
-            true => self.port.dma(at, (len as u64).div_ceil(t.bus_beat_bytes.max(1))),
+            true => self.port.dma(at, (len as u64).div_ceil(t.bus_beat_bytes.max(1)), !write),
             false => 0,
         };
         let shift = t.line_bytes.max(1).next_power_of_two().trailing_zeros();

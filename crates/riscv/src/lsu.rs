@@ -476,10 +476,11 @@ mod tests {
         let first = miss(&mut b, a).0;
         b.core.l1d.flush();
         assert_eq!(miss(&mut b, a).0, t.l2_latency, "an L2 hit, the path free");
-        // A 1 KiB DMA (128 beats) from now: the L2 hit's data would pass in its 14th line
-        // request (13 + 3 cycles in, less the 8 beats), and waits for its end.
+        // A 1 KiB DMA write (128 beats) from now: the L2 hit's data would pass in its 14th
+        // line request (13 + 3 cycles in, less the 8 beats), and waits for its end (a read
+        // would hold it up for its queued Gets too: `port.rs`).
         let now = b.core.cycle;
-        b.mem.port.dma(now, 128);
+        b.mem.port.dma(now, 128, false);
         b.core.l1d.flush();
         let (l2, into) = (t.l2_latency, t.l2_latency - 8);
         assert_eq!(miss(&mut b, a).0, l2 + (8 - into % 8));

@@ -27,11 +27,29 @@ use std::hash::{Hash, Hasher};
 /// Busy intervals kept (a power of two: ring positions wrap with a mask).
 const KEEP: usize = 32;
 
+/// Line requests of a device's read (Gets) that the L2 holds ahead of a core's request
+/// arriving while the read is in service: the device keeps its Gets coming (IceNIC's reader
+/// issues one a cycle with 8 in flight: l-nic/icenet 512c87e `StreamReaderCore`, `canSend`,
+/// `nMemXacts = 8`), the L2 lets A-channel requests take 5 MSHRs (sifive
+/// block-inclusivecache d3d95ec `Parameters.scala`, `out_mshrs` = 5; `Scheduler.scala`,
+/// `prioFilter`), each held until `SourceD`, one request at a time, takes it round robin
+/// (`robin_filter`), and a core's request waits in `SinkA` while none is free
+/// (`req_block`): 4 queued beside the one in service (docs/models/icenic.md, "The cost of
+/// size"). A device's writes (Puts) go through the put buffer, which the same rule does
+/// not hold up.
+const QUEUED_GETS: u64 = 4;
+
+/// Device reads whose spans a core's request may fall in (the most recent).
+const READS: usize = 4;
+
 /// The busy cycles of one node's L2 data path.
 #[derive(Default, Hash)]
 pub struct Port {
     /// `[start, end)` cycles, sorted, disjoint and not touching.
     busy: Ring,
+    /// `[first beat, end)` of the last `READS` device reads, the oldest replaced first.
+    reads: [(u64, u64); READS],
+    next_read: usize,
 }
 
 /// Up to `KEEP` intervals in order, the first at slot `head`: 512 bytes a node, in the
@@ -119,9 +137,9 @@ impl Hash for Ring {
 }
 
 impl Port {
-    /// A DMA of `beats` beats ready at cycle `at`: the cycles its last beat passes later
-    /// than on a free path.
-    pub fn dma(&mut self, at: u64, beats: u64) -> u64 {
+    /// A DMA of `beats` beats ready at cycle `at`, a device's read (`read`) or write: the
+    /// cycles its last beat passes later than on a free path.
+    pub fn dma(&mut self, at: u64, beats: u64, read: bool) -> u64 {
         let (mut t, mut left) = (at, beats);
         let mut taken = Vec::new();
         let mut i = self.first_ending_after(at);
@@ -137,10 +155,24 @@ impl Port {
                 i += 1;
             }
         }
+        if let (true, Some(&(first, _))) = (read, taken.first()) {
+            self.note_read(first, t);
+        }
         for (s, e) in taken {
             self.add(s, e);
         }
         t - at - beats
+    }
+
+    /// Keep `[s, e)` as a device read's span, in place of the oldest kept.
+    fn note_read(&mut self, s: u64, e: u64) {
+        self.reads[self.next_read] = (s, e);
+        self.next_read = (self.next_read + 1) % READS;
+    }
+
+    /// Whether cycle `at` falls in a kept device read's span.
+    fn reading(&self, at: u64) -> bool {
+        self.reads.iter().any(|&(s, e)| s <= at && at < e)
     }
 
     /// Mark the free cycles `[s, e)` busy.
@@ -159,12 +191,16 @@ impl Port {
     }
 
     /// A core's request of `beats` beats (one line, `line_beats` = `beats`) ready at cycle
-    /// `at`: the cycles it waits for the request in service.
+    /// `at`: the cycles it waits for the request in service, and during a device's read for
+    /// the read's line requests the L2 holds ahead of it (`QUEUED_GETS`).
     pub fn line(&mut self, at: u64, beats: u64) -> u64 {
         let beats = beats.max(1);
         let i = self.first_ending_after(at);
         match (i < self.busy.len).then(|| self.busy.get(i)) {
-            Some((s, e)) if s <= at => (beats - (at - s) % beats).min(e - at),
+            Some((s, e)) if s <= at => {
+                let queued = if self.reading(at) { QUEUED_GETS * beats } else { 0 };
+                (beats - (at - s) % beats + queued).min(e - at)
+            }
             Some((s, _)) if s < at + beats => 0,
             _ => {
                 self.insert(i, at, at + beats);
@@ -246,34 +282,46 @@ mod tests {
     #[test]
     fn dmas_take_the_free_cycles_in_turn() {
         let mut p = Port::default();
-        assert_eq!(p.dma(100, 16), 0);
-        assert_eq!(p.dma(104, 8), 12, "behind the first: 116..124, not 104..112");
-        assert_eq!(p.dma(90, 8), 0, "90..98 is free");
-        assert_eq!(p.dma(95, 8), 27, "2 beats at 98..100, 6 from 124: done at 130, not 103");
+        assert_eq!(p.dma(100, 16, false), 0);
+        assert_eq!(p.dma(104, 8, false), 12, "behind the first: 116..124, not 104..112");
+        assert_eq!(p.dma(90, 8, false), 0, "90..98 is free");
+        assert_eq!(p.dma(95, 8, false), 27, "2 beats at 98..100, 6 from 124: done at 130, not 103");
         assert_eq!(intervals(&p), vec![(90, 130)]);
     }
 
     #[test]
     fn a_line_waits_for_the_request_in_service_only() {
         let mut p = Port::default();
-        p.dma(100, 64); // eight line requests, 100..164
+        p.dma(100, 64, false); // eight line requests (a write), 100..164
         assert_eq!(p.line(100, 8), 8, "the DMA's first request goes first");
         assert_eq!(p.line(103, 8), 5);
         assert_eq!(p.line(160, 8), 4, "the last request ends at 164");
         assert_eq!(p.line(164, 8), 0);
-        assert_eq!(p.dma(164, 8), 8, "the line took 164..172");
+        assert_eq!(p.dma(164, 8, false), 8, "the line took 164..172");
         assert_eq!(p.line(50, 8), 0);
         assert_eq!(p.line(95, 8), 0, "its beats would overlap the DMA: not taken");
-        assert_eq!(p.dma(45, 8), 8, "5 beats, then 50..58 is the line's, then 3");
+        assert_eq!(p.dma(45, 8, false), 8, "5 beats, then 50..58 is the line's, then 3");
+    }
+
+    #[test]
+    fn during_a_read_a_line_waits_for_the_gets_queued_ahead_too() {
+        let mut p = Port::default();
+        p.dma(100, 128, true); // a 1 KiB read: sixteen line requests, 100..228
+        assert_eq!(p.line(100, 8), 8 + 4 * 8, "the one in service and four queued");
+        assert_eq!(p.line(103, 8), 5 + 32);
+        assert_eq!(p.line(200, 8), 28, "only what is left of the read: it ends at 228");
+        assert_eq!(p.line(228, 8), 0);
+        p.dma(300, 64, false); // a write: its Puts do not hold the line up
+        assert_eq!(p.line(303, 8), 5);
     }
 
     #[test]
     fn keeps_a_bounded_history() {
         let mut p = Port::default();
         for k in 0..100 {
-            p.dma(k * 100, 8);
+            p.dma(k * 100, 8, false);
         }
         assert_eq!(p.busy.len, KEEP);
-        assert_eq!(p.dma(0, 8), 0, "older than every kept interval: no wait");
+        assert_eq!(p.dma(0, 8, false), 0, "older than every kept interval: no wait");
     }
 }
