@@ -277,6 +277,26 @@ mod tests {
         sent
     }
 
+    /// Bands past the two inline ones (a raw frame's, a switch of more bands) are made at
+    /// their first packet and keep their order; a drained band gives back its room beyond
+    /// `KEEP` packets.
+    #[test]
+    fn lower_bands_are_made_at_first_use_and_drained_bands_give_room_back() {
+        let mut p = Port::new(0);
+        for (r, band) in [(0, 1), (1, 0)] {
+            assert_eq!(p.offer(in_band(r, band), None, false), Admit::Queued);
+        }
+        assert!(p.lower.is_none(), "bands 0 and 1 are inline");
+        for (r, band) in [(5, 5), (2, 2), (6, 5), (7, 7)] {
+            assert_eq!(p.offer(in_band(r, band), None, false), Admit::Queued);
+        }
+        (100..120).for_each(|r| assert_eq!(p.offer(in_band(r, 3), None, false), Admit::Queued));
+        let sent: Vec<u32> = std::iter::from_fn(|| p.pop()).map(|k| k.r).collect();
+        let burst: Vec<u32> = (100..120).collect();
+        assert_eq!(sent, [&[1, 0, 2][..], &burst, &[5, 6, 7]].concat());
+        assert!(p.band(3).capacity() < 20, "room for {} packets kept", p.band(3).capacity());
+    }
+
     #[test]
     fn band_0_goes_first_strictly_or_by_its_weight() {
         assert_eq!(order(0), [0, 1, 2, 3, 10, 4, 5, 11, 12], "strict: band 0 whenever it holds one");
