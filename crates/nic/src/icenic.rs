@@ -5,7 +5,8 @@
 //! 64-bit word: frame length and buffer address) and receive requests (a buffer address)
 //! into two queues of 64, and reads completions back: a count of finished sends, and a
 //! queue of the lengths of received frames. A DMA read engine fetches each frame to send
-//! from memory, one request at a time; arriving frames wait in a receive packet buffer
+//! from memory, one request at a time, and counts the send complete once it has asked for
+//! the frame's last line (`reader`); arriving frames wait in a receive packet buffer
 //! (dropped when it is full) until the DMA write engine can copy the oldest into the
 //! buffer of the next receive request. Two interrupt lines (send completion, receive
 //! completion) are masked by a register. One frame per request, no descriptor rings.
