@@ -5,21 +5,26 @@
 //! 64-bit word: frame length and buffer address) and receive requests (a buffer address)
 //! into two queues of 64, and reads completions back: a count of finished sends, and a
 //! queue of the lengths of received frames. A DMA read engine fetches each frame to send
-//! from memory, one request at a time; arriving frames wait in a receive packet buffer
+//! from memory, one request at a time, and counts the send complete once it has asked for
+//! the frame's last line (`reader`); arriving frames wait in a receive packet buffer
 //! (dropped when it is full) until the DMA write engine can copy the oldest into the
 //! buffer of the next receive request. Two interrupt lines (send completion, receive
 //! completion) are masked by a register. One frame per request, no descriptor rings.
 //!
 //! Like the nanoPU NIC it never schedules anything: its methods return [`IceAction`]s with
 //! the cycle (of the node clock) at which the caller must act. Memory itself is the
-//! caller's: a DMA action names the bytes to move, and the caller tells the NIC when the
-//! memory system has moved them ([`IceNic::read_done`], [`IceNic::write_done`]).
+//! caller's: a DMA action names the bytes to move, and the caller tells the NIC how long
+//! the memory system takes ([`IceNic::gets_timed`]) and when it has moved them
+//! ([`IceNic::gets_issued`], [`IceNic::data_in`], [`IceNic::write_done`]).
 
 use std::collections::VecDeque;
 
 mod limiter;
+mod reader;
 use limiter::Limiter;
 pub use limiter::RateLimit;
+use reader::Reader;
+pub use reader::{GETS_IN_FLIGHT, GET_BYTES};
 
 /// Register offsets from [`IceParams::base`] (icenet `IceNicControllerModule` regmap).
 pub mod reg {
@@ -134,9 +139,18 @@ impl IceParams {
 /// Something the caller must do at cycle `at` of the node clock.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum IceAction {
+    /// The reader takes a send request: find the memory system's latency for reading `len`
+    /// bytes at `addr` from `at` (a DMA read) and give it to [`IceNic::gets_timed`] at once.
+    Gets { at: u64, addr: u64, len: usize },
+    /// The frame's last Get issues at `at`: read its `len` bytes at `addr` from memory then
+    /// and give them to [`IceNic::gets_issued`].
+    GetsIssued { at: u64, addr: u64, len: usize },
+    /// The frame's last data is out of the reader at `at`: call [`IceNic::data_in`].
+    DataIn { at: u64 },
     /// Read `len` bytes at `addr` through the memory system, starting at `at`; call
     /// [`IceNic::read_done`] with them once the last has arrived (`stream` cycles after the
-    /// memory's latency: the datapath moves one flit a cycle).
+    /// memory's latency: the datapath moves one flit a cycle). ZeroNIC's sender only
+    /// ([`IceNic::whole_frame`]).
     DmaRead { at: u64, addr: u64, len: usize, stream: u64 },
     /// Write `frame` at `addr` through the memory system from `at`; call
     /// [`IceNic::write_done`] once the last byte is written (`stream` cycles plus latency).
@@ -179,6 +193,16 @@ pub struct IceNic {
     /// The DMA engines each work on one request at a time.
     reading: bool,
     writing: bool,
+    /// The request the reader took, waiting for its latency (`gets_timed`): cycle, address,
+    /// length.
+    taken: Option<(u64, u64, usize)>,
+    /// The reader's Gets in flight and its datapath.
+    reader: Reader,
+    /// Frames whose Gets have all issued and whose data still streams, oldest first.
+    streaming: VecDeque<Vec<u8>>,
+    /// Count a send complete once the whole frame is read, not at its last Get: ZeroNIC's
+    /// sender, which merges a header and a payload (docs/models/zeronic.md "Transmit").
+    pub whole_frame: bool,
     /// The send path's rate limiter, which frames pass in order.
     limiter: Limiter,
     pub counters: IceCounters,
@@ -198,6 +222,10 @@ impl IceNic {
             rx_flits: 0,
             reading: false,
             writing: false,
+            taken: None,
+            reader: Reader::default(),
+            streaming: VecDeque::new(),
+            whole_frame: false,
             limiter: Limiter::default(),
             counters: IceCounters::default(),
         }
@@ -339,18 +367,53 @@ impl IceNic {
         let (addr, len) = (req & ((1 << 48) - 1), ((req >> 48) & 0x7fff) as usize);
         self.reading = true;
         let pcie = self.p.pcie_cycles; // the read request out, the completion back
-        out.push(IceAction::DmaRead { at: now + pcie, addr, len, stream: self.flits(len) + pcie });
+        if self.whole_frame {
+            let stream = self.flits(len) + pcie;
+            return out.push(IceAction::DmaRead { at: now + pcie, addr, len, stream });
+        }
+        self.taken = Some((now, addr, len));
+        out.push(IceAction::Gets { at: now + pcie, addr, len });
     }
 
-    /// The frame to send has been read: it goes to the wire, the send completes.
-    pub fn read_done(&mut self, now: u64, frame: Vec<u8>, out: &mut Vec<IceAction>) {
+    /// The memory system reads the lines of the request just taken in `lat` cycles: when
+    /// its last Get issues and its last data is out (`reader`).
+    pub fn gets_timed(&mut self, lat: u64, out: &mut Vec<IceAction>) {
+        let (now, addr, len) = self.taken.take().expect("a request taken");
+        let lat = lat + 2 * self.p.pcie_cycles;
+        let f = self.reader.fetch(now, addr, len, lat, self.p.flit_bytes);
+        out.push(IceAction::GetsIssued { at: f.last_get, addr, len });
+        out.push(IceAction::DataIn { at: f.data_end });
+    }
+
+    /// The frame's last Get has issued, `frame` the bytes it reads: the send completes and
+    /// the reader takes the next request, while the frame's data streams on (`data_in`).
+    pub fn gets_issued(&mut self, now: u64, frame: Vec<u8>, out: &mut Vec<IceAction>) {
+        self.streaming.push_back(frame);
+        self.complete_send(now, out);
+    }
+
+    /// The oldest streaming frame's last flit is out of the reader: it goes to the wire.
+    pub fn data_in(&mut self, now: u64, out: &mut Vec<IceAction>) {
+        let frame = self.streaming.pop_front().expect("a frame streaming");
+        let at = self.paced(now + self.p.tx_pipe_cycles, frame.len());
+        out.push(IceAction::Transmit { at, frame });
+    }
+
+    /// The reader is done with its request: count the completion, take the next.
+    fn complete_send(&mut self, now: u64, out: &mut Vec<IceAction>) {
         self.reading = false;
         self.send_comp += 1;
         self.counters.frames_sent += 1;
-        let at = self.paced(now + self.p.tx_pipe_cycles, frame.len());
-        out.push(IceAction::Transmit { at, frame });
         out.push(IceAction::Update { at: now });
         self.start_read(now, out);
+    }
+
+    /// The whole frame to send has been read ([`IceNic::whole_frame`], ZeroNIC's sender): it
+    /// goes to the wire, the send completes.
+    pub fn read_done(&mut self, now: u64, frame: Vec<u8>, out: &mut Vec<IceAction>) {
+        let at = self.paced(now + self.p.tx_pipe_cycles, frame.len());
+        out.push(IceAction::Transmit { at, frame });
+        self.complete_send(now, out);
     }
 
     /// When a frame whose last flit reaches the rate limiter at `ready` starts onto the

@@ -41,19 +41,62 @@ fn a_send_request_is_read_by_dma_sent_and_counted_once() {
     n.write(100, BASE + reg::SEND_REQ, 8, send_request(0x8000_1000, 64), &mut out).unwrap();
     n.write(101, BASE + reg::SEND_REQ, 8, send_request(0x8000_2000, 72), &mut out).unwrap();
     // One request at a time: the second waits in the queue.
-    assert_eq!(out, vec![IceAction::DmaRead { at: 100, addr: 0x8000_1000, len: 64, stream: 8 }]);
+    assert_eq!(out, vec![IceAction::Gets { at: 100, addr: 0x8000_1000, len: 64 }]);
     assert_eq!(counts(&mut n), [D - 1, D, 0, 0]);
     out.clear();
-    n.read_done(130, frame(64, 1), &mut out);
-    assert_eq!(out[0], IceAction::Transmit { at: 134, frame: frame(64, 1) });
-    assert!(out.contains(&IceAction::DmaRead { at: 130, addr: 0x8000_2000, len: 72, stream: 9 }));
+    // Memory answers in 30 cycles: one Get at 100, its 8 flits in by 138.
+    n.gets_timed(30, &mut out);
+    let issued = IceAction::GetsIssued { at: 100, addr: 0x8000_1000, len: 64 };
+    assert_eq!(out, vec![issued, IceAction::DataIn { at: 138 }]);
+    out.clear();
+    n.gets_issued(100, frame(64, 1), &mut out);
+    assert!(out.contains(&IceAction::Gets { at: 100, addr: 0x8000_2000, len: 72 }));
     assert_eq!(counts(&mut n), [D, D, 1, 0]);
+    out.clear();
+    n.data_in(138, &mut out);
+    assert_eq!(out, vec![IceAction::Transmit { at: 142, frame: frame(64, 1) }]);
     // The completion register pops one completion per read, then reads 0.
     assert_eq!(n.read(140, BASE + reg::SEND_COMP, 1, &mut out).unwrap(), 1);
     assert_eq!(n.read(141, BASE + reg::SEND_COMP, 1, &mut out).unwrap(), 0);
     assert_eq!(n.counters.frames_sent, 1);
 }
 
+/// The cycle of the first action of a kind among `out`.
+fn cycle_of(out: &[IceAction], issued: bool) -> u64 {
+    let f = |a: &IceAction| match (a, issued) {
+        (IceAction::GetsIssued { at, .. }, true) | (IceAction::DataIn { at }, false) => Some(*at),
+        _ => None,
+    };
+    out.iter().find_map(f).unwrap()
+}
+
+#[test]
+fn a_send_completes_when_its_last_get_issues_before_its_data_is_back() {
+    // icenet `StreamReaderCore`: the completion (`io.resp`) once the last Get has fired;
+    // 1,024 bytes are 16 Gets, one a cycle, 8 in flight, each line's data 8 flits.
+    let mut n = nic();
+    let mut out = Vec::new();
+    n.write(0, BASE + reg::SEND_REQ, 8, send_request(0x8000_0000, 1024), &mut out).unwrap();
+    n.write(1, BASE + reg::SEND_REQ, 8, send_request(0x8000_1000, 1024), &mut out).unwrap();
+    out.clear();
+    n.gets_timed(30, &mut out);
+    // Get 8 waits for line 0's data (30 + 8), Get 15 for line 7's: 30 + 64.
+    let (last_get, data) = (cycle_of(&out, true), cycle_of(&out, false));
+    assert_eq!((last_get, data), (94, 30 + 128));
+    out.clear();
+    n.gets_issued(last_get, frame(1024, 1), &mut out);
+    assert_eq!(counts(&mut n)[2], 1, "counted before the data is back");
+    assert!(n.irq_level() || out.contains(&IceAction::Update { at: 94 }));
+    // The reader took the next request at once, while the first frame's data streams.
+    assert!(out.contains(&IceAction::Gets { at: 94, addr: 0x8000_1000, len: 1024 }));
+    out.clear();
+    n.gets_timed(30, &mut out);
+    // Its Gets fill the slots the first frame frees (its first at 102, when line 8 of the
+    // first frame is back), its data follows the first's (from 158), and its Get 15 waits
+    // for its own line 7.
+    assert_eq!(cycle_of(&out, false), 158 + 128);
+    assert_eq!(cycle_of(&out, true), 158 + 64);
+}
 #[test]
 fn a_received_frame_waits_for_a_receive_request_then_completes_with_its_length() {
     let mut n = nic();

@@ -18,6 +18,14 @@ impl Simulation {
     pub(crate) fn apply_ice(&mut self, n: usize, actions: Vec<IceAction>) {
         for a in actions {
             match a {
+                IceAction::Gets { at, addr, len } => {
+                    let lat = self.dma_latency(n, addr, len, at, false);
+                    self.ice_call(n, |ice, _, out| ice.gets_timed(lat, out));
+                }
+                IceAction::GetsIssued { at, addr, len } => {
+                    self.q.push(self.at(at), Ev::IceIssued { node: n, addr, len: len as u32 })
+                }
+                IceAction::DataIn { at } => self.q.push(self.at(at), Ev::IceData { node: n }),
                 IceAction::DmaRead { at, addr, len, stream } => {
                     let lat = self.dma_latency(n, addr, len, at, false);
                     self.q.push(self.at(at + lat + stream), Ev::IceRead { node: n, addr, len: len as u32 });
@@ -42,7 +50,7 @@ impl Simulation {
         node.mem.dma_latency(addr, len, node.cores[0].timing(), at, write)
     }
 
-    fn ice_call(
+    pub(crate) fn ice_call(
         &mut self,
         n: usize,
         f: impl FnOnce(&mut nanopu_nic::icenic::IceNic, u64, &mut Vec<IceAction>),
@@ -53,7 +61,18 @@ impl Simulation {
         self.apply_ice(n, out);
     }
 
-    /// The DMA read of a frame to send finished: hand the NIC the bytes memory holds now.
+    /// The reader issued a frame's last Get: hand the NIC the bytes memory holds now, which
+    /// its Gets read (docs/models/icenic.md "Send path": the bytes of a frame).
+    pub(crate) fn ice_gets_issued(&mut self, n: usize, addr: u64, len: usize) {
+        let mut frame = vec![0; len];
+        if let Err(e) = self.nodes[n].mem.read(addr, &mut frame) {
+            return self.ice_fault(n, addr, e);
+        }
+        self.ice_call(n, |ice, now, out| ice.gets_issued(now, frame, out));
+    }
+
+    /// The DMA read of a frame to send finished (ZeroNIC's sender, whose send completes
+    /// once the frame is whole): hand the NIC the bytes memory holds now.
     pub(crate) fn ice_read_done(&mut self, n: usize, addr: u64, len: usize) {
         let mut frame = vec![0; len];
         if let Err(e) = self.nodes[n].mem.read(addr, &mut frame) {

@@ -93,11 +93,22 @@ pub(crate) enum Ev {
     Crash {
         node: usize,
     },
-    /// An IceNIC's DMA read of a frame to send finished (docs/models/icenic.md).
+    /// A ZeroNIC's DMA read of a header to send finished (docs/models/zeronic.md).
     IceRead {
         node: usize,
         addr: u64,
         len: u32,
+    },
+    /// An IceNIC's reader issued the last Get of the frame of `len` bytes at `addr`: the
+    /// send completes (docs/models/icenic.md "Send path").
+    IceIssued {
+        node: usize,
+        addr: u64,
+        len: u32,
+    },
+    /// An IceNIC's reader has the last data of its oldest frame in flight.
+    IceData {
+        node: usize,
     },
     /// An IceNIC's DMA write of a received frame (address, bytes) finished.
     IceWrite {
@@ -742,6 +753,8 @@ impl Simulation {
             Ev::HostTimer { timer } => self.transport_timer(End::Host, timer),
             Ev::Crash { node } => self.crash(node),
             Ev::IceRead { node, addr, len } => self.ice_read_done(node, addr, len as usize),
+            Ev::IceIssued { node, addr, len } => self.ice_gets_issued(node, addr, len as usize),
+            Ev::IceData { node } => self.ice_call(node, |ice, now, out| ice.data_in(now, out)),
             Ev::IceWrite { node, w } => self.ice_write_done(node, w.0, w.1),
             Ev::IceTx { node, frame } => self.ice_transmit(node, frame),
             Ev::IceRx { node, frame } if self.nodes[node].nic.rdma().is_some() => {

@@ -187,7 +187,8 @@ pub struct ZeroNic {
 }
 
 impl ZeroNic {
-    pub fn new(p: ZeroParams, ice: IceNic) -> ZeroNic {
+    pub fn new(p: ZeroParams, mut ice: IceNic) -> ZeroNic {
+        ice.whole_frame = true; // the send completes once header and payload are merged
         ZeroNic {
             regions: vec![None; p.regions],
             flows: vec![None; p.flows],

@@ -118,6 +118,8 @@ impl Ev {
             | Ev::Transport { node, .. }
             | Ev::Crash { node }
             | Ev::IceRead { node, .. }
+            | Ev::IceIssued { node, .. }
+            | Ev::IceData { node }
             | Ev::IceWrite { node, .. }
             | Ev::IceTx { node, .. }
             | Ev::IceRx { node, .. }
