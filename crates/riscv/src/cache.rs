@@ -112,9 +112,12 @@ pub struct L1 {
     dirty: DirtyBits,
     /// Ways the L2's probe of a device's read left shared (TileLink Branch: `probe_to_b`);
     /// the others hold their line with write permission (Trunk, Rocket's only state for a
-    /// line of a one-client L2, which grants T to every refill).
+    /// line of a one-client L2, which grants T to every refill). Made at the first probe.
     shared: DirtyBits,
     rng: u32,
+    /// A probe left some way shared since the last flush; until one does, stores and fills
+    /// leave `shared` alone (most runs have no device reads: a sort's cores never do).
+    any_shared: bool,
     known: [u64; KNOWN],
 }
 
@@ -138,12 +141,13 @@ impl L1 {
             narrow: narrow.into_boxed_slice(),
             wide: wide.into_boxed_slice(),
             dirty: DirtyBits::new(sets * ways),
-            shared: DirtyBits::new(sets * ways),
+            shared: DirtyBits::default(),
             set_mask: sets as u64 - 1,
             lo: NO_BLOCK,
             ways: ways as u32,
             set_bits,
             rng: 0x9e37_79b9,
+            any_shared: false,
         }
     }
 
@@ -248,7 +252,9 @@ impl L1 {
             Probe::Filled(way, old) => (way, old),
         };
         let was_dirty = self.dirty.put(base + way, write);
-        self.shared.put(base + way, false);
+        if self.any_shared {
+            self.shared.put(base + way, false);
+        }
         self.forget_set(line);
         self.known[line as usize & (KNOWN - 1)] = known;
         match was_dirty {
@@ -263,7 +269,7 @@ impl L1 {
     /// so it is one.
     #[inline(always)]
     fn upgrade(&mut self, i: usize) -> Fill {
-        match self.shared.put(i, false) {
+        match self.any_shared && self.shared.put(i, false) {
             true => Fill::Miss,
             false => Fill::Hit,
         }
@@ -298,6 +304,7 @@ impl L1 {
         self.wide.fill(INVALID);
         self.dirty.0.fill(0);
         self.shared.0.fill(0);
+        self.any_shared = false;
     }
 
     /// Drop line number `line` if held (a coherence probe: another agent wrote it; a dirty
@@ -315,7 +322,9 @@ impl L1 {
         };
         if let Some(way) = way {
             self.dirty.put(base + way, false);
-            self.shared.put(base + way, false);
+            if self.any_shared {
+                self.shared.put(base + way, false);
+            }
             // Only a held line can be known. As the wide tags compare, a line 2^32 lines
             // away is the same line.
             let k = &mut self.known[line as usize & (KNOWN - 1)];
@@ -339,10 +348,14 @@ impl L1 {
     /// clean and shared, so a store to it asks for write permission again (`upgrade`).
     pub fn probe_to_b(&mut self, line: u64) -> Option<bool> {
         let i = (line & self.set_mask) as usize * self.ways as usize + self.way_of(line)?;
+        if !self.any_shared {
+            self.shared = DirtyBits::new((self.set_mask as usize + 1) * self.ways as usize);
+        }
         if self.shared.get(i) {
             return None;
         }
         self.shared.put(i, true);
+        self.any_shared = true;
         let k = &mut self.known[line as usize & (KNOWN - 1)];
         if *k >> 1 == line {
             *k = line << 1;
