@@ -57,7 +57,6 @@ impl DirtyBits {
     }
 
     /// Way `i`'s bit.
-    #[cfg(test)]
     pub(crate) fn get(&self, i: usize) -> bool {
         self.0[i / 64] & 1 << (i % 64) != 0
     }
@@ -111,7 +110,14 @@ pub struct L1 {
     ways: u32,
     set_bits: u32,
     dirty: DirtyBits,
+    /// Ways the L2's probe of a device's read left shared (TileLink Branch: `probe_to_b`);
+    /// the others hold their line with write permission (Trunk, Rocket's only state for a
+    /// line of a one-client L2, which grants T to every refill). Made at the first probe.
+    shared: DirtyBits,
     rng: u32,
+    /// A probe left some way shared since the last flush; until one does, stores and fills
+    /// leave `shared` alone (most runs have no device reads: a sort's cores never do).
+    any_shared: bool,
     known: [u64; KNOWN],
 }
 
@@ -135,11 +141,13 @@ impl L1 {
             narrow: narrow.into_boxed_slice(),
             wide: wide.into_boxed_slice(),
             dirty: DirtyBits::new(sets * ways),
+            shared: DirtyBits::default(),
             set_mask: sets as u64 - 1,
             lo: NO_BLOCK,
             ways: ways as u32,
             set_bits,
             rng: 0x9e37_79b9,
+            any_shared: false,
         }
     }
 
@@ -234,20 +242,36 @@ impl L1 {
         let known = line << 1 | write as u64;
         let (way, old) = match probed {
             Probe::Hit(way) => {
+                self.known[line as usize & (KNOWN - 1)] = known;
                 if write {
                     self.dirty.put(base + way, true);
+                    return self.upgrade(base + way);
                 }
-                self.known[line as usize & (KNOWN - 1)] = known;
                 return Fill::Hit;
             }
             Probe::Filled(way, old) => (way, old),
         };
         let was_dirty = self.dirty.put(base + way, write);
+        if self.any_shared {
+            self.shared.put(base + way, false);
+        }
         self.forget_set(line);
         self.known[line as usize & (KNOWN - 1)] = known;
         match was_dirty {
             true => Fill::Dirty(self.victim(set, old) as u64),
             false => Fill::Miss,
+        }
+    }
+
+    /// A store that hits way `i`: a shared (Branch) line needs write permission first,
+    /// which Rocket's D-cache asks the L2 for as on a miss (an AcquireBlock BtoT, answered
+    /// with a Grant without data: block-inclusivecache d3d95ec `SourceD.scala`, `s1_grant`),
+    /// so it is one.
+    #[inline(always)]
+    fn upgrade(&mut self, i: usize) -> Fill {
+        match self.any_shared && self.shared.put(i, false) {
+            true => Fill::Miss,
+            false => Fill::Hit,
         }
     }
 
@@ -279,6 +303,8 @@ impl L1 {
         self.narrow.fill(NARROW_INVALID);
         self.wide.fill(INVALID);
         self.dirty.0.fill(0);
+        self.shared.0.fill(0);
+        self.any_shared = false;
     }
 
     /// Drop line number `line` if held (a coherence probe: another agent wrote it; a dirty
@@ -296,12 +322,54 @@ impl L1 {
         };
         if let Some(way) = way {
             self.dirty.put(base + way, false);
+            if self.any_shared {
+                self.shared.put(base + way, false);
+            }
             // Only a held line can be known. As the wide tags compare, a line 2^32 lines
             // away is the same line.
             let k = &mut self.known[line as usize & (KNOWN - 1)];
             if (*k >> 1) as u32 == line as u32 {
                 *k = UNKNOWN;
             }
+        }
+    }
+
+    /// Is line number `line` held, and is it dirty? (A device's write probes every line an
+    /// L1 holds: `dma.rs`.)
+    pub fn holds(&self, line: u64) -> Option<bool> {
+        let base = (line & self.set_mask) as usize * self.ways as usize;
+        self.way_of(line).map(|way| self.dirty.get(base + way))
+    }
+
+    /// The L2's probe to Branch of line number `line` for a device's read, which it sends
+    /// only if this L1 holds the line with write permission (block-inclusivecache d3d95ec
+    /// `MSHR.scala`: a Get probes if the line is `TRUNK`): `None` if it does not; else
+    /// whether the line was dirty (its data go to the L2 with the answer). The line stays,
+    /// clean and shared, so a store to it asks for write permission again (`upgrade`).
+    pub fn probe_to_b(&mut self, line: u64) -> Option<bool> {
+        let i = (line & self.set_mask) as usize * self.ways as usize + self.way_of(line)?;
+        if !self.any_shared {
+            self.shared = DirtyBits::new((self.set_mask as usize + 1) * self.ways as usize);
+        }
+        if self.shared.get(i) {
+            return None;
+        }
+        self.shared.put(i, true);
+        self.any_shared = true;
+        let k = &mut self.known[line as usize & (KNOWN - 1)];
+        if *k >> 1 == line {
+            *k = line << 1;
+        }
+        Some(self.dirty.put(i, false))
+    }
+
+    /// The way of `line`'s set holding it, if any.
+    fn way_of(&self, line: u64) -> Option<usize> {
+        let (base, ways) = ((line & self.set_mask) as usize * self.ways as usize, self.ways as usize);
+        let rel = (line >> self.set_bits).wrapping_sub(self.lo);
+        match rel < NARROW_INVALID as u64 {
+            true => find_tag(&self.narrow[base..base + ways], rel as u16),
+            false => self.wide.get(base..base + ways).and_then(|set| find_tag(set, line as u32)),
         }
     }
 
@@ -354,6 +422,23 @@ fn find_tag<T: Copy + PartialEq>(set: &[T], tag: T) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_probe_to_branch_cleans_a_line_keeps_it_and_a_store_asks_again() {
+        let mut c = L1::new(64, 4);
+        assert_eq!(c.probe_to_b(5), None, "not held");
+        c.access_rw(5, true);
+        assert_eq!(c.probe_to_b(5), Some(true), "dirty: the data go with the answer");
+        assert_eq!(c.holds(5), Some(false));
+        assert_eq!(c.probe_to_b(5), None, "shared now: a read does not probe it again");
+        assert!(c.access(5), "a load hits a shared line");
+        assert_eq!(c.access_rw(5, true), Fill::Miss, "a store needs write permission");
+        assert_eq!(c.access_rw(5, true), Fill::Hit);
+        assert_eq!(c.probe_to_b(5), Some(true));
+        c.invalidate(5);
+        c.access_rw(5, false);
+        assert_eq!(c.probe_to_b(5), Some(false), "a refill has write permission again");
+    }
 
     #[test]
     fn l1_hits_after_fill_and_evicts_when_full() {

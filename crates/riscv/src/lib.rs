@@ -81,6 +81,7 @@ pub mod unmodelled;
 mod writeback;
 
 pub use crate::core::Core;
+pub use dma::device_dma;
 pub use engine::Engine;
 pub use error::{BlockOn, CoreError, CoreStats, ErrorKind, Exit, StallKind, TrapInfo};
 pub use mem::NodeMem;

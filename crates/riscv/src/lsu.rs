@@ -88,9 +88,12 @@ impl Core {
             }
         } else {
             if W && !self.dline_dirty {
-                // The line was last read: the store dirties it (a hit, `dline` is held).
+                // The line was last read: the store dirties it (`dline` is held; a miss
+                // only if a probe left it shared, `L1::upgrade`).
                 self.dline_dirty = true;
-                self.l1d.access_rw(line, true);
+                if let fill @ (Fill::Miss | Fill::Dirty(_)) = self.l1d.access_rw(line, true) {
+                    self.d_miss(mem, line, fill);
+                }
             }
             if self.coh.sharing {
                 self.note_repeat();

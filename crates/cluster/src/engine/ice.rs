@@ -47,7 +47,7 @@ impl Simulation {
     /// (a write if `write`) starting at cycle `at`.
     pub(crate) fn dma_latency(&mut self, n: usize, addr: u64, len: usize, at: u64, write: bool) -> u64 {
         let node = &mut self.nodes[n];
-        node.mem.dma_latency(addr, len, node.cores[0].timing(), at, write)
+        nanopu_riscv::device_dma(&mut node.mem, &mut node.cores, addr, len, at, write)
     }
 
     pub(crate) fn ice_call(
