@@ -68,7 +68,7 @@ struct Extra {
 }
 
 impl OutMsg {
-    pub fn new(mut proto: Segment, words: Arc<Vec<u64>>, packets: u32, allowed: u32, now: Time) -> OutMsg {
+    pub fn new(mut proto: Segment, words: Arc<[u64]>, packets: u32, allowed: u32, now: Time) -> OutMsg {
         proto.payload = Some(words);
         OutMsg {
             proto,
@@ -94,7 +94,7 @@ impl OutMsg {
         let mut s = self.proto.clone();
         s.pkt_offset = offset as u16;
         s.payload_len = p.payload_len(s.msg_len, offset);
-        s.payload_start = start as u32;
+        s.payload_start = start as u16;
         s.flags |= flags::DATA;
         s
     }
