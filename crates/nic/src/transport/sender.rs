@@ -271,4 +271,25 @@ mod tests {
     fn a_message_being_sent_is_at_most_128_bytes() {
         assert!(std::mem::size_of::<OutMsg>() <= 128, "{}", std::mem::size_of::<OutMsg>());
     }
+
+    /// A message of several packets keeps its transmissions in flight and its resends in
+    /// the one box, made at its first launch; a one-packet message needs none.
+    #[test]
+    fn a_long_message_keeps_its_flights_and_resends_in_one_box() {
+        let mut m = OutMsg::new(Segment::default(), Arc::new([0; 3]), 3, 3, Time::ZERO);
+        assert!(m.extra.is_none());
+        for o in 0..3 {
+            assert_eq!(m.next_ndp(), Some(o));
+            m.launched(o, 1, Time::ZERO);
+        }
+        assert_eq!(m.flights(), &[1, 1, 1]);
+        m.nack_ndp(1, 1, Time::ZERO);
+        assert_eq!((m.flying, m.resends()), (2, &[1u16][..]));
+        assert!(!m.ack(0, Time::ZERO));
+        assert_eq!(m.requeue_in_flight(Time::ZERO), 1, "offset 2 was still in flight");
+        assert_eq!((m.flying, m.resends()), (0, &[2u16, 1][..]));
+        let mut one = OutMsg::new(Segment::default(), Arc::new([0]), 1, 1, Time::ZERO);
+        one.launched(0, 1, Time::ZERO);
+        assert!(one.ack(0, Time::ZERO) && one.extra.is_none());
+    }
 }
