@@ -49,7 +49,9 @@ pub struct Resident {
 /// `Vec` took 8 bytes more in every entry (32 bytes, now 24) and grew by doubling (0.7 KiB
 /// a node more at the 16,384-core sort's peak; remaking costs 0.23% more host
 /// instructions in a 1,024-core sort, CHANGELOG). One vector of every page's slots, page
-/// after page, saved as much but cost 1.7% (the look-up of a TLB miss grew).
+/// after page, saved as much, and 16-bit slots 1.1 KiB more, but each cost 1.6-1.7% in
+/// the `fast` build: the cores' inner loop (`fast.rs`) compiled to 120 M more
+/// instructions, the look-up itself 33 M (CHANGELOG).
 #[derive(Default)]
 struct Page {
     mask: u64,
