@@ -1,8 +1,9 @@
 //! Hints to the processor.
 
 /// Start loading the cache lines of `r` (up to 128 bytes) without waiting for them: for data
-/// known to be needed soon and likely not cached. Only a hint; results never depend on it.
-pub fn prefetch<T>(r: &T) {
+/// known to be needed soon and likely not cached (of a slice, its first 128 bytes). Only a
+/// hint; results never depend on it.
+pub fn prefetch<T: ?Sized>(r: &T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};

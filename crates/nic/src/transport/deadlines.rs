@@ -119,7 +119,7 @@ mod tests {
     /// A message under `key` whose deadline the test keeps in `last_progress`.
     fn msg(key: OutKey, at: Time) -> Box<OutMsg> {
         let proto = Segment { dst_ip: key.0, msg_id: key.1, ..Segment::default() };
-        Box::new(OutMsg::new(proto, Arc::new(vec![]), 1, 1, at))
+        Box::new(OutMsg::new(proto, Arc::new([]), 1, 1, at))
     }
 
     fn scan_due(out: &OutMsgs, now: Time) -> Vec<OutKey> {

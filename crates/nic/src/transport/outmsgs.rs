@@ -123,7 +123,7 @@ mod tests {
     fn msg(dst: u32, id: u16) -> Box<OutMsg> {
         let mut s = Segment::default();
         (s.dst_ip, s.msg_id) = (dst, id);
-        Box::new(OutMsg::new(s, Arc::new(vec![]), 1, 1, Time::ZERO))
+        Box::new(OutMsg::new(s, Arc::new([]), 1, 1, Time::ZERO))
     }
 
     /// Keys are found until removed, whatever the order of removal, across the wrap of

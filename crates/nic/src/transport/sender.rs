@@ -29,12 +29,9 @@ pub struct OutMsg {
     packets: u16,
     /// Next packet never sent yet (offsets are 16 bits on the wire).
     pub next_new: u16,
-    /// Packets to send again before new ones (NACKed or asked for), the next first
-    /// (`resends`). A vector, not a deque, and boxed at the first packet queued: most
-    /// messages never resend, and a pointer is 16 bytes less than an empty vector in a
-    /// message's state, which is what brings it to 160 bytes, an allocator size class.
-    #[allow(clippy::box_collection)] // a thin pointer: 8 bytes where a `Vec` takes 24
-    resend: Option<Box<Vec<u16>>>,
+    /// The packets to send again and the transmissions in flight, boxed at the first
+    /// need (`Extra`): most messages never resend and are one packet.
+    extra: Option<Box<Extra>>,
     pub acked: PacketSet,
     /// NDP: transmissions allowed in total; Homa: packets below this offset may be sent.
     pub allowed: u32,
@@ -42,10 +39,7 @@ pub struct OutMsg {
     pub sent: u32,
     /// Homa: when the sender last heard of progress (the timeout's reference).
     pub last_progress: Time,
-    /// NDP: per packet, the number of its transmission in flight (0: none); allocated at
-    /// the first launch, and only for a message of more than one packet (`flights`).
-    in_flight: Box<[u16]>,
-    /// NDP: a one-packet message's `in_flight` (nearly every NanoSort message): no
+    /// NDP: a one-packet message's `Extra::in_flight` (nearly every NanoSort message): no
     /// allocation per message for it.
     in_flight_one: u16,
     /// NDP: packets in flight.
@@ -55,23 +49,36 @@ pub struct OutMsg {
     flight_base: Time,
     /// When this message's entry among the endpoint's deadlines is (`deadlines`); `Time::MAX`
     /// when it has none (no deadline is that late; 8 bytes where an `Option` takes 16, room
-    /// the 160 bytes of a message's state do not have).
+    /// the 128 bytes of a message's state do not have).
     pub(crate) rto_entry: Time,
 }
 
+/// What only some messages being sent need, in one box: 8 bytes in every message's state
+/// where the two fields took 24 (a thin pointer and a boxed slice), which with the 16-byte
+/// `PacketSet` brings the state from 160 bytes to 128, the allocator's next size class
+/// down (about 47 messages a node at the 16,384-core sort's peak; docs/profile.md).
+#[derive(Clone, Debug, Default)]
+struct Extra {
+    /// Packets to send again before new ones (NACKed or asked for), the next first
+    /// (`resends`). A vector, not a deque: it is short.
+    resend: Vec<u16>,
+    /// NDP: per packet, the number of its transmission in flight (0: none); allocated at
+    /// the first launch, and only for a message of more than one packet (`flights`).
+    in_flight: Box<[u16]>,
+}
+
 impl OutMsg {
-    pub fn new(mut proto: Segment, words: Arc<Vec<u64>>, packets: u32, allowed: u32, now: Time) -> OutMsg {
+    pub fn new(mut proto: Segment, words: Arc<[u64]>, packets: u32, allowed: u32, now: Time) -> OutMsg {
         proto.payload = Some(words);
         OutMsg {
             proto,
             packets: u16::try_from(packets).expect("offsets are 16 bits on the wire"),
             next_new: 0,
-            resend: None,
+            extra: None,
             acked: PacketSet::default(),
             allowed,
             sent: 0,
             last_progress: now,
-            in_flight: Box::default(),
             in_flight_one: 0,
             flying: 0,
             flight_base: now,
@@ -87,7 +94,7 @@ impl OutMsg {
         let mut s = self.proto.clone();
         s.pkt_offset = offset as u16;
         s.payload_len = p.payload_len(s.msg_len, offset);
-        s.payload_start = start as u32;
+        s.payload_start = start as u16;
         s.flags |= flags::DATA;
         s
     }
@@ -118,8 +125,8 @@ impl OutMsg {
     /// NDP: transmission number `tx` of `offset` leaves the NIC at `departs`.
     #[inline]
     pub fn launched(&mut self, offset: u32, tx: u16, departs: Time) {
-        if self.packets() > 1 && self.in_flight.is_empty() {
-            self.in_flight = vec![0; self.packets as usize].into_boxed_slice();
+        if self.packets() > 1 && self.flights().is_empty() {
+            self.extra_mut().in_flight = vec![0; self.packets as usize].into_boxed_slice();
         }
         let slot = &mut self.flights_mut()[offset as usize];
         let fresh = *slot == 0;
@@ -137,11 +144,15 @@ impl OutMsg {
     /// Packets to send again before new ones, the next first.
     #[inline]
     pub fn resends(&self) -> &[u16] {
-        self.resend.as_deref().map_or(&[], |r| &r[..])
+        self.extra.as_deref().map_or(&[], |e| &e.resend[..])
     }
 
     fn resend_mut(&mut self) -> &mut Vec<u16> {
-        self.resend.get_or_insert_with(Box::default)
+        &mut self.extra_mut().resend
+    }
+
+    fn extra_mut(&mut self) -> &mut Extra {
+        self.extra.get_or_insert_with(Box::default)
     }
 
     /// Per packet, the number of its transmission in flight (0: none).
@@ -150,7 +161,7 @@ impl OutMsg {
         if self.packets() == 1 {
             std::slice::from_ref(&self.in_flight_one)
         } else {
-            &self.in_flight
+            self.extra.as_deref().map_or(&[], |e| &e.in_flight[..])
         }
     }
 
@@ -159,7 +170,7 @@ impl OutMsg {
         if self.packets() == 1 {
             std::slice::from_mut(&mut self.in_flight_one)
         } else {
-            &mut self.in_flight
+            self.extra.as_deref_mut().map_or(&mut [], |e| &mut e.in_flight[..])
         }
     }
 
@@ -255,9 +266,30 @@ impl OutMsg {
 mod tests {
     use super::*;
 
-    /// A message's state fits the allocator's 160-byte size class (docs/profile.md).
+    /// A message's state fits the allocator's 128-byte size class (docs/profile.md).
     #[test]
-    fn a_message_being_sent_is_at_most_160_bytes() {
-        assert!(std::mem::size_of::<OutMsg>() <= 160, "{}", std::mem::size_of::<OutMsg>());
+    fn a_message_being_sent_is_at_most_128_bytes() {
+        assert!(std::mem::size_of::<OutMsg>() <= 128, "{}", std::mem::size_of::<OutMsg>());
+    }
+
+    /// A message of several packets keeps its transmissions in flight and its resends in
+    /// the one box, made at its first launch; a one-packet message needs none.
+    #[test]
+    fn a_long_message_keeps_its_flights_and_resends_in_one_box() {
+        let mut m = OutMsg::new(Segment::default(), Arc::new([0; 3]), 3, 3, Time::ZERO);
+        assert!(m.extra.is_none());
+        for o in 0..3 {
+            assert_eq!(m.next_ndp(), Some(o));
+            m.launched(o, 1, Time::ZERO);
+        }
+        assert_eq!(m.flights(), &[1, 1, 1]);
+        m.nack_ndp(1, 1, Time::ZERO);
+        assert_eq!((m.flying, m.resends()), (2, &[1u16][..]));
+        assert!(!m.ack(0, Time::ZERO));
+        assert_eq!(m.requeue_in_flight(Time::ZERO), 1, "offset 2 was still in flight");
+        assert_eq!((m.flying, m.resends()), (0, &[2u16, 1][..]));
+        let mut one = OutMsg::new(Segment::default(), Arc::new([0]), 1, 1, Time::ZERO);
+        one.launched(0, 1, Time::ZERO);
+        assert!(one.ack(0, Time::ZERO) && one.extra.is_none());
     }
 }

@@ -72,7 +72,7 @@ fn packet(h: &[u64], payload: &[u64]) -> Packet {
         mcast_first: h[7] as u32,
         mcast_count: (h[7] >> 32) as u32,
         mcast_seq: h[8] as u32,
-        payload: (h[1] >> 32 & 1 == 1).then(|| Arc::new(payload.to_vec())),
+        payload: (h[1] >> 32 & 1 == 1).then(|| Arc::from(payload)),
         payload_start: 0,
     }
 }
@@ -99,7 +99,7 @@ mod tests {
             mcast_count: 60,
             mcast_seq: 0xdead_beef,
             payload_len: 12,
-            payload: Some(Arc::new(vec![1, 2, 3, 4, 5])),
+            payload: Some(Arc::new([1, 2, 3, 4, 5])),
             payload_start: 3,
             kind: PacketKind::Transport,
         }
@@ -114,7 +114,7 @@ mod tests {
         assert_eq!(w.len(), 2 * HEADER + 2, "headers and the first packet's 2 words");
         let got = packets(&w);
         assert_eq!((got[0].0, got[0].1, got[1].0, got[1].1), (Time(123_456), 77, Time(9), u32::MAX));
-        let want = Packet { payload: Some(Arc::new(vec![4, 5])), payload_start: 0, ..p };
+        let want = Packet { payload: Some(Arc::new([4, 5])), payload_start: 0, ..p };
         assert_eq!(got[0].2, want);
         assert_eq!(got[0].2.words(), &[4, 5]);
         assert_eq!(got[1].2, ctl);

@@ -207,9 +207,9 @@ impl Transport {
     }
 
     /// `s` will arrive soon: start loading what its handling reads first (the sender's
-    /// message state for an ACK, PULL or NACK; the shared payload's header for data, read to
-    /// copy the words and written when the packet is dropped). Only a hint; results never
-    /// depend on it.
+    /// message state for an ACK, PULL or NACK; for data the shared payload's first words,
+    /// read to copy them, and most often its counts, 16 bytes before them, written when
+    /// the packet is dropped). Only a hint; results never depend on it.
     pub fn prefetch_for(&self, s: &Segment) {
         match &s.payload {
             Some(words) => nanopu_sim::hint::prefetch(&**words),

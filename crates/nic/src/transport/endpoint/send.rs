@@ -103,7 +103,7 @@ impl Transport {
             Protocol::Homa => self.p.unscheduled_packets(),
         };
         let key = (msg.dst_ip, proto.msg_id);
-        let m = OutMsg::new(proto, Arc::new(msg.words), packets, allowed, now);
+        let m = OutMsg::new(proto, Arc::from(msg.words), packets, allowed, now);
         self.out.insert(key, Box::new(m));
         self.pump(now, key, out);
         if self.p.protocol == Protocol::Homa {
@@ -136,7 +136,7 @@ impl Transport {
         proto.flags = flags::MCAST;
         (proto.mcast_first, proto.mcast_count) = (first, count);
         let packets = self.p.packets(msg.len);
-        let m = OutMsg::new(proto, Arc::new(msg.words), packets, packets, Time::ZERO);
+        let m = OutMsg::new(proto, Arc::from(msg.words), packets, packets, Time::ZERO);
         for o in 0..packets {
             self.counters.data_packets_sent += 1;
             self.tx.send(now, m.packet(&self.p, o), out);
