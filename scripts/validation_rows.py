@@ -167,10 +167,11 @@ ICE_RATE_NOTE = ("located: the plot's program, how it was measured and the artif
                  "{il64:.1f} Gb/s at 64 B against the plot's {il64a} ({il64r:.2f}x); with `NICConfig`'s sizes "
                  "{dl64:.1f} Gb/s ({dl64r:.2f}x), and from 256 B on the "
                  "burst overflows the 379-flit buffer before the program has posted its buffers, so it never "
-                 "finishes (`experiments/nic-compare/artifact-programs`). Our program's wait for each send also "
-                 "meets a departure of the model, found and not fixed: icenet's reader counts a send complete "
-                 "when it has issued the frame's last Get, the model when the data are back (a scratch build with "
-                 "the RTL's count: 12.5 Mrps at 64 B, 9.0 at 1 KiB; docs/models/icenic.md \"The cost of size\")")
+                 "finishes (`experiments/nic-compare/artifact-programs`). Our program waits for each send's "
+                 "completion, which icenet's reader counts when it has issued the frame's last Get, as the model "
+                 "has since 2026-12-05 (docs/models/icenic.md \"The send completion as the RTL counts it\"): with "
+                 "it and the L2's probes of the L1 this row's program gives 12.5 Mrps at 64 B and 9.3 at 1 KiB "
+                 "(`experiments/nic-compare`)")
 ICE_RATE_1K_NOTE = ("located: as at 64 B, the plot's program, its measurement and the artifact's IceNIC sizes, and "
                     "the rate limiter the artifact's Verilator harness sets on IceNIC's send path: its `SimNetwork.v` "
                     "(l-nic/icenet 512c87e, which chipyard's `IceNICSimNetworkRocketConfig` connects) ties the NIC's "
@@ -193,7 +194,9 @@ ICE_RATE_1K_NOTE = ("located: as at 64 B, the plot's program, its measurement an
                     "the default since 2026-12-03 with the write-backs and refresh (docs/models/icenic.md, \"The L2's "
                     "one response path\"); before them the artifact's loopback at 1 KiB was 111.5 Gb/s here (1.42x). "
                     "This row's own program (ours, 8 in flight, at the NIC's full rate) went the other way with the "
-                    "memory changes, from 7.3 to 5.7 Mrps, away from the plot")
+                    "memory changes, from 7.3 to 5.7 Mrps, away from the plot, and back to 9.3 (1.03x the plot's 9.0) "
+                    "with the register timing, the send completion at the last Get and the L2's probes of the L1 "
+                    "(2026-12-05)")
 ICE_STREAM64_NOTE = ("located: the plot's program (`icenic-stream-batch.c`), how it was measured ("
                      + TESTER_WAY.format(n=30, m=31) + ") and the artifact's IceNIC sizes (64-entry control "
                      "queues, a 1,800-flit receive buffer: **IceNIC loopback rate, 64 B**): all three on this model "
