@@ -78,7 +78,8 @@ impl Core {
     /// later than due the latest probed line is served.
     pub fn answer_probes(&mut self, mem: &mut NodeMem, addr: u64, len: usize, write: bool) -> u64 {
         let beats = (self.t.line_bytes / self.t.bus_beat_bytes.max(1)).max(1);
-        let (first, end) = (addr >> self.line_shift, (addr + len.max(1) as u64).div_ceil(1 << self.line_shift));
+        let (first, end) =
+            (addr >> self.line_shift, (addr + len.max(1) as u64).div_ceil(1 << self.line_shift));
         let (mut busy, mut late) = (0, 0);
         for line in first..end {
             let due = match write {
