@@ -356,9 +356,11 @@ impl L1 {
         }
         self.shared.put(i, true);
         self.any_shared = true;
+        // The known line loses its write bit; compared as `invalidate` does (a line 2^32
+        // lines away is the same line to the wide tags).
         let k = &mut self.known[line as usize & (KNOWN - 1)];
-        if *k >> 1 == line {
-            *k = line << 1;
+        if (*k >> 1) as u32 == line as u32 {
+            *k &= !1;
         }
         Some(self.dirty.put(i, false))
     }
