@@ -56,8 +56,8 @@ struct Plan {
     /// The window, [from, to) in femtoseconds.
     from: AtomicU64,
     to: AtomicU64,
-    /// The next partition to take.
-    next: AtomicUsize,
+    /// The next partition to take from each thread's block (see `Blocks`).
+    next: Vec<AtomicUsize>,
     quit: AtomicBool,
     /// A partition stopped within this window: the partitions not yet begun are skipped.
     halt: AtomicBool,
@@ -71,6 +71,27 @@ struct Plan {
     /// Host nanoseconds of the windows, start to end, and how many (`HostTimes`).
     window_ns: AtomicU64,
     window_count: AtomicU64,
+}
+
+/// The partitions in one contiguous block per host thread. A thread runs its own block's
+/// partitions first, in order, and then takes what is left of the others', so a partition
+/// runs on the same thread window after window unless the threads' loads differ: what a
+/// partition allocates in one window it mostly frees in a later one, and a block freed on
+/// the thread that allocated it goes back to that thread's free list at once, where
+/// mimalloc leaves a block freed by another thread to its owner to collect later, and the
+/// pages holding such blocks stay resident meanwhile. Which thread runs a partition
+/// changes no result (see the module's doc).
+#[derive(Clone, Copy)]
+struct Blocks {
+    partitions: usize,
+    threads: usize,
+}
+
+impl Blocks {
+    /// The first partition of block `b` (`b == threads`: one past the last partition).
+    fn start(self, b: usize) -> usize {
+        b * self.partitions / self.threads
+    }
 }
 
 /// How the coordinator's loop ended (a cycle limit is reported once the cluster is whole).
@@ -94,7 +115,7 @@ impl Plan {
             done: SpinBarrier::new(threads),
             from: AtomicU64::new(0),
             to: AtomicU64::new(0),
-            next: AtomicUsize::new(0),
+            next: (0..threads).map(|_| AtomicUsize::new(0)).collect(),
             quit: AtomicBool::new(false),
             halt: AtomicBool::new(false),
             probe: AtomicBool::new(false),
@@ -108,41 +129,53 @@ impl Plan {
         self.slots[i].lock().expect("a partition's thread panicked")
     }
 
-    /// Take partitions one at a time and run their window, until none is left.
-    fn work(&self) {
+    /// Take partitions one at a time and run their window, until none is left: those of
+    /// thread `t`'s own block first, then what is left of the others' (see `Blocks`).
+    fn work(&self, t: usize) {
         let (from, to) = (Time(self.from.load(Relaxed)), Time(self.to.load(Relaxed)));
         let started = Instant::now();
-        self.take_partitions(from, to);
+        let blocks = self.blocks();
+        (0..blocks.threads).for_each(|k| self.take_block(blocks, (t + k) % blocks.threads, from, to));
         self.busy.fetch_add(nanos(started.elapsed()), Relaxed);
     }
 
-    fn take_partitions(&self, from: Time, to: Time) {
+    fn blocks(&self) -> Blocks {
+        Blocks { partitions: self.slots.len(), threads: self.next.len() }
+    }
+
+    /// Run the partitions of block `b` that no thread has taken yet.
+    fn take_block(&self, blocks: Blocks, b: usize, from: Time, to: Time) {
+        let end = blocks.start(b + 1);
         loop {
-            let i = self.next.fetch_add(1, Relaxed);
-            if i >= self.slots.len() || self.halt.load(Relaxed) {
+            let i = self.next[b].fetch_add(1, Relaxed);
+            if i >= end || self.halt.load(Relaxed) {
                 return;
             }
-            let mut s = self.slot(i);
-            match std::panic::catch_unwind(AssertUnwindSafe(|| s.sim.run_window(from, to))) {
-                Ok(Ok(None)) => s.phases = self.probe.load(Relaxed).then(|| s.sim.phases()),
-                Ok(Ok(Some(stop))) => {
-                    s.stopped = Some(stop);
-                    self.halt.store(true, Relaxed);
-                }
-                Ok(Err(e)) => s.error = Some(e),
-                Err(p) => s.panic = Some(p),
-            }
+            self.run_partition(i, from, to);
         }
     }
 
-    /// A helper thread: a window each time the coordinator starts one.
-    fn worker(&self) {
+    fn run_partition(&self, i: usize, from: Time, to: Time) {
+        let mut s = self.slot(i);
+        match std::panic::catch_unwind(AssertUnwindSafe(|| s.sim.run_window(from, to))) {
+            Ok(Ok(None)) => s.phases = self.probe.load(Relaxed).then(|| s.sim.phases()),
+            Ok(Ok(Some(stop))) => {
+                s.stopped = Some(stop);
+                self.halt.store(true, Relaxed);
+            }
+            Ok(Err(e)) => s.error = Some(e),
+            Err(p) => s.panic = Some(p),
+        }
+    }
+
+    /// Helper thread `t`: a window each time the coordinator starts one.
+    fn worker(&self, t: usize) {
         loop {
             self.start.wait();
             if self.quit.load(Relaxed) {
                 return;
             }
-            self.work();
+            self.work(t);
             self.done.wait();
         }
     }
@@ -154,10 +187,11 @@ impl Plan {
         self.probe.store(probe, Relaxed);
         self.from.store(from.0, Relaxed);
         self.to.store(to.0, Relaxed);
-        self.next.store(0, Relaxed);
+        let blocks = self.blocks();
+        self.next.iter().enumerate().for_each(|(b, n)| n.store(blocks.start(b), Relaxed));
         self.halt.store(crate::engine::stop::stop_requested(), Relaxed);
         self.start.wait();
-        self.work();
+        self.work(0);
         self.done.wait();
         let took = started.elapsed();
         self.window_ns.fetch_add(nanos(took), Relaxed);
@@ -182,7 +216,7 @@ impl Plan {
     /// `coordinate` on this thread, with `threads - 1` helpers taking windows beside it.
     fn with_workers(&self, threads: usize, coordinate: impl FnOnce() -> End) -> End {
         std::thread::scope(|s| {
-            (1..threads).for_each(|_| drop(s.spawn(|| self.worker())));
+            (1..threads).for_each(|t| drop(s.spawn(move || self.worker(t))));
             let end = coordinate();
             self.stop_workers();
             end
