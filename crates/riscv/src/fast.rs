@@ -64,29 +64,30 @@ use crate::program::PAGE;
 /// The op spans `$s` code slots.
 macro_rules! load {
     ($core:ident, $mem:ident, $plat:ident, $r:ident, $s:ident, $addr:expr, $n:literal, $ext:expr) => {{
-        ($core.pc, $core.cycle) = ($r.pc(), $r.cycle);
-        let op = $r.op();
-        let v = $core.load_op::<$n, P>($mem, $plat, op, $addr)?;
-        $r.cycle = $core.cycle;
-        // The entry `load_op` has just set: `op.rd`, not `Run::rd`, so that the value is
-        // taken from where it was computed, not read back.
-        $core.quiet_from = $core.quiet_from.max($core.ready_of(op.rd));
-        $r.settle_access($core.block_end);
+        let addr = $addr;
+        let v = match $core.load_quick::<$n>(addr) {
+            Some(v) => {
+                // No time taken, nothing else changed (`load_quick`): the pc and the cycle
+                // stay in the run, which goes on as after a single-cycle op.
+                let ready = $core.set_load_ready::<$n>($r.rd(), $r.cycle);
+                $core.quiet_from = $core.quiet_from.max(ready);
+                v
+            }
+            None => $core.load_in_run::<$n, P>($r, $mem, $plat, addr)?,
+        };
         $core.set_slot($r.rd(), $ext(v));
         $r.at = $r.at.wrapping_add($s);
         Ok(Flow::Raised)
     }};
 }
 
-/// A store of the low `$n` bytes of `$v` at `$addr`, as `exec` does it (`int_store` moves
-/// the core's pc on; a trap puts it back).
+/// A store of the low `$n` bytes of `$v` at `$addr`, as `exec` does it.
 macro_rules! store {
     ($core:ident, $mem:ident, $plat:ident, $r:ident, $s:ident, $addr:expr, $v:expr, $n:literal) => {{
-        let pc = $r.pc();
-        ($core.pc, $core.cycle) = (pc, $r.cycle);
-        $core.int_store::<$n, P>($mem, $plat, $addr, $v, pc + 2 * $s as u64)?;
-        $r.cycle = $core.cycle;
-        $r.settle_access($core.block_end);
+        let (addr, v) = ($addr, $v);
+        if !$core.store_quick::<$n>(addr, v) {
+            $core.store_in_run::<$n, P>($r, $mem, $plat, $s, addr, v)?;
+        }
         $r.at = $r.at.wrapping_add($s);
         Ok(Flow::Next)
     }};
@@ -466,6 +467,47 @@ impl Core {
             Srlw => alu_of!(self, Srlw, a, b, imm, r, s),
             Sraw => alu_of!(self, Sraw, a, b, imm, r, s),
         })
+    }
+
+    /// A load `load_quick` does not take, as `exec` does it, out of line (the run's
+    /// common loads take no call): the core's pc and cycle written back first (the load's
+    /// miss, trap or device access sees them), the cycle read back after; the bound
+    /// `quiet_from` raised to the result's scoreboard entry.
+    #[inline(never)]
+    fn load_in_run<const N: usize, P: Platform>(
+        &mut self,
+        r: &mut Run,
+        mem: &mut NodeMem,
+        plat: &mut P,
+        addr: u64,
+    ) -> Result<u64, Ex> {
+        (self.pc, self.cycle) = (r.pc(), r.cycle);
+        let op = r.op();
+        let v = self.load_op::<N, P>(mem, plat, op, addr)?;
+        r.cycle = self.cycle;
+        self.quiet_from = self.quiet_from.max(self.ready_of(op.rd));
+        r.settle_access(self.block_end);
+        Ok(v)
+    }
+
+    /// A store `store_quick` does not take, as `exec` does it, out of line: `int_store`
+    /// moves the core's pc on (a trap puts it back). The op spans `s` code slots.
+    #[inline(never)]
+    fn store_in_run<const N: usize, P: Platform>(
+        &mut self,
+        r: &mut Run,
+        mem: &mut NodeMem,
+        plat: &mut P,
+        s: usize,
+        addr: u64,
+        v: u64,
+    ) -> Result<(), Ex> {
+        let pc = r.pc();
+        (self.pc, self.cycle) = (pc, r.cycle);
+        self.int_store::<N, P>(mem, plat, addr, v, pc + 2 * s as u64)?;
+        r.cycle = self.cycle;
+        r.settle_access(self.block_end);
+        Ok(())
     }
 
     /// `exec`'s prologue: wait for the source operands (scoreboard), issue, count the
