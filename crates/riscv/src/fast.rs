@@ -73,7 +73,12 @@ macro_rules! load {
                 $core.quiet_from = $core.quiet_from.max(ready);
                 v
             }
-            None => $core.load_in_run::<$n, P>($r, $mem, $plat, addr)?,
+            None => {
+                let v = $core.load_in_run::<$n, P>($mem, $plat, $r.op(), $r.pc(), $r.cycle, addr)?;
+                $r.cycle = $core.cycle;
+                $r.settle_access($core.block_end);
+                v
+            }
         };
         $core.set_slot($r.rd(), $ext(v));
         $r.at = $r.at.wrapping_add($s);
@@ -85,8 +90,11 @@ macro_rules! load {
 macro_rules! store {
     ($core:ident, $mem:ident, $plat:ident, $r:ident, $s:ident, $addr:expr, $v:expr, $n:literal) => {{
         let (addr, v) = ($addr, $v);
-        if !$core.store_quick::<$n>(addr, v) {
-            $core.store_in_run::<$n, P>($r, $mem, $plat, $s, addr, v)?;
+        if !$core.store_quick::<$n>(addr, v, $r.cycle) {
+            let pc = $r.pc();
+            $core.store_in_run::<$n, P>($mem, $plat, pc, $r.cycle, addr, v, pc + 2 * $s as u64)?;
+            $r.cycle = $core.cycle;
+            $r.settle_access($core.block_end);
         }
         $r.at = $r.at.wrapping_add($s);
         Ok(Flow::Next)
@@ -470,44 +478,42 @@ impl Core {
     }
 
     /// A load `load_quick` does not take, as `exec` does it, out of line (the run's
-    /// common loads take no call): the core's pc and cycle written back first (the load's
-    /// miss, trap or device access sees them), the cycle read back after; the bound
-    /// `quiet_from` raised to the result's scoreboard entry.
+    /// common loads take no call), at `pc` and `cycle`: the core's pc and cycle written
+    /// first (the load's miss, trap or device access sees them), the bound `quiet_from`
+    /// raised to the result's scoreboard entry after. The run's state is passed by value:
+    /// behind a reference it would be kept in memory.
     #[inline(never)]
     fn load_in_run<const N: usize, P: Platform>(
         &mut self,
-        r: &mut Run,
         mem: &mut NodeMem,
         plat: &mut P,
+        op: Op,
+        pc: u64,
+        cycle: u64,
         addr: u64,
     ) -> Result<u64, Ex> {
-        (self.pc, self.cycle) = (r.pc(), r.cycle);
-        let op = r.op();
+        (self.pc, self.cycle) = (pc, cycle);
         let v = self.load_op::<N, P>(mem, plat, op, addr)?;
-        r.cycle = self.cycle;
         self.quiet_from = self.quiet_from.max(self.ready_of(op.rd));
-        r.settle_access(self.block_end);
         Ok(v)
     }
 
-    /// A store `store_quick` does not take, as `exec` does it, out of line: `int_store`
-    /// moves the core's pc on (a trap puts it back). The op spans `s` code slots.
+    /// A store `store_quick` does not take, as `exec` does it, out of line, at `pc` and
+    /// `cycle` (`int_store` moves the core's pc on to `next`; a trap puts it back).
     #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
     fn store_in_run<const N: usize, P: Platform>(
         &mut self,
-        r: &mut Run,
         mem: &mut NodeMem,
         plat: &mut P,
-        s: usize,
+        pc: u64,
+        cycle: u64,
         addr: u64,
         v: u64,
+        next: u64,
     ) -> Result<(), Ex> {
-        let pc = r.pc();
-        (self.pc, self.cycle) = (pc, r.cycle);
-        self.int_store::<N, P>(mem, plat, addr, v, pc + 2 * s as u64)?;
-        r.cycle = self.cycle;
-        r.settle_access(self.block_end);
-        Ok(())
+        (self.pc, self.cycle) = (pc, cycle);
+        self.int_store::<N, P>(mem, plat, addr, v, next)
     }
 
     /// `exec`'s prologue: wait for the source operands (scoreboard), issue, count the
