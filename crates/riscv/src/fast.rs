@@ -22,8 +22,12 @@
 //!   op at a time. A branch taken back into its own line goes on in the run under the
 //!   same bound.
 //! - The common instructions run inline with the interpreter's own pieces: the integer
-//!   ALU (`exec::alu`), loads and stores (`load_op`, `int_store`: TLB, caches, devices,
-//!   traps), conditional branches and `jal` (the same `BranchPred` calls and mispredict
+//!   ALU (`exec::alu`), loads and stores (`load_quick` and `store_quick` where the access
+//!   has no timing to charge: aligned, in a chunk the TLB maps, in the current line or one
+//!   the L1 knows it holds, not making the core yield; the pc and the cycle stay in the
+//!   run. Others out of line, through `load_op` and `int_store`: TLB, caches, devices,
+//!   traps; inline, those made the loop's code spill what it kept in host registers),
+//!   conditional branches and `jal` (the same `BranchPred` calls and mispredict
 //!   charge as `exec`), `jalr` (`Core::jalr`), multiplies and divides (`Core::muldiv`);
 //!   each after `exec`'s prologue (scoreboard stall, issue, `instret`, the mul/div
 //!   write-port rule), whose checks are skipped while the cycle is past every pending
@@ -58,10 +62,11 @@ use crate::op::{Kind, Op};
 use crate::platform::Platform;
 use crate::program::PAGE;
 
-/// A load at `$addr` of `$n` bytes, extended by `$ext`, as `exec` does it: the core's pc
-/// and cycle written back first (the load's miss, trap or device access sees them), the
-/// cycle read back after; the bound `quiet_from` raised to the result's scoreboard entry.
-/// The op spans `$s` code slots.
+/// A load at `$addr` of `$n` bytes, extended by `$ext`, as `exec` does it; the bound
+/// `quiet_from` raised to the result's scoreboard entry. One with no timing to charge
+/// (`Core::load_quick`: 92% of the `ld`s on compute) leaves the pc and the cycle in the run;
+/// any other goes out of line (`load_in_run`), its cycle read back and the horizon
+/// compared after it (`Run::settle_access`). The op spans `$s` code slots.
 macro_rules! load {
     ($core:ident, $mem:ident, $plat:ident, $r:ident, $s:ident, $addr:expr, $n:literal, $ext:expr) => {{
         let addr = $addr;
@@ -86,7 +91,9 @@ macro_rules! load {
     }};
 }
 
-/// A store of the low `$n` bytes of `$v` at `$addr`, as `exec` does it.
+/// A store of the low `$n` bytes of `$v` at `$addr`, as `exec` does it: inline if it has
+/// no timing to charge (`Core::store_quick`: 86% of the `sd`s on compute), else out of line
+/// (`store_in_run`) as a load.
 macro_rules! store {
     ($core:ident, $mem:ident, $plat:ident, $r:ident, $s:ident, $addr:expr, $v:expr, $n:literal) => {{
         let (addr, v) = ($addr, $v);
