@@ -14,7 +14,7 @@ use crate::program::PAGE;
 use crate::sparse::CHUNK;
 
 // `load_quick` and `store_quick` take an aligned access of up to 8 bytes to lie in its chunk.
-const _: () = assert!(CHUNK % 8 == 0);
+const _: () = assert!(CHUNK.is_multiple_of(8));
 
 impl Core {
     /// Load `N` bytes (little-endian, zero-extended) with timing.
