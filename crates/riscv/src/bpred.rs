@@ -178,14 +178,12 @@ impl BranchPred {
     #[inline(always)]
     pub fn branch_inline(&mut self, pc: u64, taken: bool, target: u64) -> bool {
         let i = self.bht_slot(pc);
+        let bit = 1u64 << (i % 64);
         debug_assert!(i / 64 < self.bht.len());
         // SAFETY: `bht_slot` is below 2^bht_bits, the counters `bht` holds (`new`).
         let w = unsafe { self.bht.get_unchecked_mut(i / 64) };
-        let counter = *w >> (i % 64) & 1 != 0;
-        if counter != taken {
-            // Written only when it changes: most branches go as their counter says.
-            *w ^= 1 << (i % 64);
-        }
+        let counter = *w & bit != 0;
+        *w = if taken { *w | bit } else { *w & !bit };
         self.history = (taken as u8) << 7 | self.history >> 1;
         let slot = self.btb_slot(pc);
         let held = match &mut self.btb {
