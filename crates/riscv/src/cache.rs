@@ -198,6 +198,13 @@ impl L1 {
         self.known[line as usize & (KNOWN - 1)] >> 1 == line
     }
 
+    /// Is line number `line` known to be in the cache and written (`known`)? Then
+    /// `access_rw(line, true)` would hit and change nothing.
+    #[inline(always)]
+    pub fn knows_written(&self, line: u64) -> bool {
+        self.known[line as usize & (KNOWN - 1)] == line << 1 | 1
+    }
+
     /// Access line number `line`; fill on a miss. Returns true on a hit.
     #[inline(always)]
     pub fn access(&mut self, line: u64) -> bool {

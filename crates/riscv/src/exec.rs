@@ -230,14 +230,22 @@ impl Core {
             }
             Err(e) => return Err(e),
         };
+        self.set_load_ready::<N>(op.rd, self.cycle);
+        Ok(v)
+    }
+
+    /// The scoreboard entry of an `N`-byte load's destination `rd`, the load done at
+    /// `cycle` (after its issue and any miss); returns it.
+    #[inline(always)]
+    pub(crate) fn set_load_ready<const N: usize>(&mut self, rd: u8, cycle: u64) -> u64 {
         let lat = if N < 4 { self.t.load_latency_subword } else { self.t.load_latency };
-        debug_assert!((op.rd as usize) < NREGS);
+        debug_assert!((rd as usize) < NREGS);
         // SAFETY: a decoded op's register field, as in `slot`.
         unsafe {
-            *self.ready.get_unchecked_mut(op.rd as usize) = self.cycle - 1 + lat;
-            *self.ready_muldiv.get_unchecked_mut(op.rd as usize) = false;
+            *self.ready_muldiv.get_unchecked_mut(rd as usize) = false;
+            *self.ready.get_unchecked_mut(rd as usize) = cycle - 1 + lat;
         }
-        Ok(v)
+        cycle - 1 + lat
     }
 
     /// Stores advance the pc first: an HTIF or CLINT store completes and then reports an

@@ -22,8 +22,12 @@
 //!   op at a time. A branch taken back into its own line goes on in the run under the
 //!   same bound.
 //! - The common instructions run inline with the interpreter's own pieces: the integer
-//!   ALU (`exec::alu`), loads and stores (`load_op`, `int_store`: TLB, caches, devices,
-//!   traps), conditional branches and `jal` (the same `BranchPred` calls and mispredict
+//!   ALU (`exec::alu`), loads and stores (`load_quick` and `store_quick` where the access
+//!   has no timing to charge: aligned, in a chunk the TLB maps, in the current line or one
+//!   the L1 knows it holds, not making the core yield; the pc and the cycle stay in the
+//!   run. Others out of line, through `load_op` and `int_store`: TLB, caches, devices,
+//!   traps; inline, those made the loop's code spill what it kept in host registers),
+//!   conditional branches and `jal` (the same `BranchPred` calls and mispredict
 //!   charge as `exec`), `jalr` (`Core::jalr`), multiplies and divides (`Core::muldiv`);
 //!   each after `exec`'s prologue (scoreboard stall, issue, `instret`, the mul/div
 //!   write-port rule), whose checks are skipped while the cycle is past every pending
@@ -58,35 +62,47 @@ use crate::op::{Kind, Op};
 use crate::platform::Platform;
 use crate::program::PAGE;
 
-/// A load at `$addr` of `$n` bytes, extended by `$ext`, as `exec` does it: the core's pc
-/// and cycle written back first (the load's miss, trap or device access sees them), the
-/// cycle read back after; the bound `quiet_from` raised to the result's scoreboard entry.
-/// The op spans `$s` code slots.
+/// A load at `$addr` of `$n` bytes, extended by `$ext`, as `exec` does it; the bound
+/// `quiet_from` raised to the result's scoreboard entry. One with no timing to charge
+/// (`Core::load_quick`: 92% of the `ld`s on compute) leaves the pc and the cycle in the run;
+/// any other goes out of line (`load_in_run`), its cycle read back and the horizon
+/// compared after it (`Run::settle_access`). The op spans `$s` code slots.
 macro_rules! load {
     ($core:ident, $mem:ident, $plat:ident, $r:ident, $s:ident, $addr:expr, $n:literal, $ext:expr) => {{
-        ($core.pc, $core.cycle) = ($r.pc(), $r.cycle);
-        let op = $r.op();
-        let v = $core.load_op::<$n, P>($mem, $plat, op, $addr)?;
-        $r.cycle = $core.cycle;
-        // The entry `load_op` has just set: `op.rd`, not `Run::rd`, so that the value is
-        // taken from where it was computed, not read back.
-        $core.quiet_from = $core.quiet_from.max($core.ready_of(op.rd));
-        $r.settle_access($core.block_end);
+        let addr = $addr;
+        let v = match $core.load_quick::<$n>(addr) {
+            Some(v) => {
+                // No time taken, nothing else changed (`load_quick`): the pc and the cycle
+                // stay in the run, which goes on as after a single-cycle op.
+                let ready = $core.set_load_ready::<$n>($r.rd(), $r.cycle);
+                $core.quiet_from = $core.quiet_from.max(ready);
+                v
+            }
+            None => {
+                let v = $core.load_in_run::<$n, P>($mem, $plat, $r.op(), $r.pc(), $r.cycle, addr)?;
+                $r.cycle = $core.cycle;
+                $r.settle_access($core.block_end);
+                v
+            }
+        };
         $core.set_slot($r.rd(), $ext(v));
         $r.at = $r.at.wrapping_add($s);
         Ok(Flow::Raised)
     }};
 }
 
-/// A store of the low `$n` bytes of `$v` at `$addr`, as `exec` does it (`int_store` moves
-/// the core's pc on; a trap puts it back).
+/// A store of the low `$n` bytes of `$v` at `$addr`, as `exec` does it: inline if it has
+/// no timing to charge (`Core::store_quick`: 86% of the `sd`s on compute), else out of line
+/// (`store_in_run`) as a load.
 macro_rules! store {
     ($core:ident, $mem:ident, $plat:ident, $r:ident, $s:ident, $addr:expr, $v:expr, $n:literal) => {{
-        let pc = $r.pc();
-        ($core.pc, $core.cycle) = (pc, $r.cycle);
-        $core.int_store::<$n, P>($mem, $plat, $addr, $v, pc + 2 * $s as u64)?;
-        $r.cycle = $core.cycle;
-        $r.settle_access($core.block_end);
+        let (addr, v) = ($addr, $v);
+        if !$core.store_quick::<$n>(addr, v, $r.cycle) {
+            let pc = $r.pc();
+            $core.store_in_run::<$n, P>($mem, $plat, pc, $r.cycle, addr, v, pc + 2 * $s as u64)?;
+            $r.cycle = $core.cycle;
+            $r.settle_access($core.block_end);
+        }
         $r.at = $r.at.wrapping_add($s);
         Ok(Flow::Next)
     }};
@@ -466,6 +482,45 @@ impl Core {
             Srlw => alu_of!(self, Srlw, a, b, imm, r, s),
             Sraw => alu_of!(self, Sraw, a, b, imm, r, s),
         })
+    }
+
+    /// A load `load_quick` does not take, as `exec` does it, out of line (the run's
+    /// common loads take no call), at `pc` and `cycle`: the core's pc and cycle written
+    /// first (the load's miss, trap or device access sees them), the bound `quiet_from`
+    /// raised to the result's scoreboard entry after. The run's state is passed by value:
+    /// behind a reference it would be kept in memory.
+    #[inline(never)]
+    fn load_in_run<const N: usize, P: Platform>(
+        &mut self,
+        mem: &mut NodeMem,
+        plat: &mut P,
+        op: Op,
+        pc: u64,
+        cycle: u64,
+        addr: u64,
+    ) -> Result<u64, Ex> {
+        (self.pc, self.cycle) = (pc, cycle);
+        let v = self.load_op::<N, P>(mem, plat, op, addr)?;
+        self.quiet_from = self.quiet_from.max(self.ready_of(op.rd));
+        Ok(v)
+    }
+
+    /// A store `store_quick` does not take, as `exec` does it, out of line, at `pc` and
+    /// `cycle` (`int_store` moves the core's pc on to `next`; a trap puts it back).
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn store_in_run<const N: usize, P: Platform>(
+        &mut self,
+        mem: &mut NodeMem,
+        plat: &mut P,
+        pc: u64,
+        cycle: u64,
+        addr: u64,
+        v: u64,
+        next: u64,
+    ) -> Result<(), Ex> {
+        (self.pc, self.cycle) = (pc, cycle);
+        self.int_store::<N, P>(mem, plat, addr, v, next)
     }
 
     /// `exec`'s prologue: wait for the source operands (scoreboard), issue, count the

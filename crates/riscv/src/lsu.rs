@@ -13,6 +13,9 @@ use crate::mem::{NodeMem, BOOT_BASE, CLINT_BASE, CLINT_SIZE, MTIME, MTIMECMP};
 use crate::program::PAGE;
 use crate::sparse::CHUNK;
 
+// `load_quick` and `store_quick` take an aligned access of up to 8 bytes to lie in its chunk.
+const _: () = assert!(CHUNK.is_multiple_of(8));
+
 impl Core {
     /// Load `N` bytes (little-endian, zero-extended) with timing.
     #[inline(always)]
@@ -29,6 +32,58 @@ impl Core {
         // `Core::begin_run`) and off + N <= CHUNK.
         unsafe { ptr::copy_nonoverlapping(e.ptr.add(off), b.as_mut_ptr(), N) };
         Ok(u64::from_le_bytes(b))
+    }
+
+    /// `load` where it has no timing to charge (the fast engine's common case,
+    /// `fast.rs`): an aligned access (so inside its chunk: `CHUNK` is a multiple of 8) to
+    /// a chunk the TLB maps, in the line the last access touched (`dline`) or one the L1
+    /// knows it holds (`L1::knows`: its look-up would hit and change nothing), that does
+    /// not make the core yield (`note_access_unless_yield`). `None` otherwise, with
+    /// nothing changed.
+    #[inline(always)]
+    pub(crate) fn load_quick<const N: usize>(&mut self, addr: u64) -> Option<u64> {
+        let (cn, e) = (addr / CHUNK, self.tlb.get(addr / CHUNK));
+        if addr & (N as u64 - 1) != 0 || !e.reads(cn) {
+            return None;
+        }
+        let line = addr >> self.line_shift;
+        if line != self.dline && !self.l1d.knows(line) || !self.note_access_unless_yield(line) {
+            return None;
+        }
+        // `data_timing`'s line change, its L1 hit known (`note_line` is noted above).
+        if line != self.dline {
+            (self.dline, self.dline_dirty) = (line, false);
+        }
+        let mut b = [0u8; 8];
+        // SAFETY: as in `load`; the access is aligned, so off + N <= CHUNK.
+        unsafe { ptr::copy_nonoverlapping(e.ptr.add((addr % CHUNK) as usize), b.as_mut_ptr(), N) };
+        Some(u64::from_le_bytes(b))
+    }
+
+    /// `store` at `cycle` where it has no timing to charge: `load_quick`'s terms, to a
+    /// private chunk other than `tohost`'s, in a line a store has dirtied since it became
+    /// `dline` or one the L1 knows it holds written (`L1::knows_written`). Returns whether
+    /// it stored (nothing changed if not).
+    #[inline(always)]
+    pub(crate) fn store_quick<const N: usize>(&mut self, addr: u64, v: u64, cycle: u64) -> bool {
+        let (cn, e) = (addr / CHUNK, self.tlb.get(addr / CHUNK));
+        if addr & (N as u64 - 1) != 0 || !e.writes(cn) || cn == self.htif_cn {
+            return false;
+        }
+        let line = addr >> self.line_shift;
+        let written = line == self.dline && self.dline_dirty;
+        if !written && !self.l1d.knows_written(line) || !self.note_access_unless_yield(line) {
+            return false;
+        }
+        // `data_timing`'s line change or first store to the line, its L1 hit known.
+        (self.dline, self.dline_dirty) = (line, true);
+        let b = v.to_le_bytes();
+        // SAFETY: as in `store_data`; aligned, so off + N <= CHUNK.
+        unsafe { ptr::copy_nonoverlapping(b.as_ptr(), e.ptr.add((addr % CHUNK) as usize), N) };
+        if self.coh.sharing {
+            self.note_store_at(addr, cycle);
+        }
+        true
     }
 
     /// Store the low `N` bytes of `v` with timing; the node's other cores will see it

@@ -117,16 +117,44 @@ impl Core {
         self.dline = u64::MAX;
     }
 
+    /// What `note_line` or `note_repeat` (whichever `data_timing` would call) notes of an
+    /// access to `line` in the L1 (the current line, `dline`, or another), unless it would
+    /// make the core yield: then nothing changes and it returns false (the fast engine's
+    /// loads and stores then take the full path, `lsu.rs` `load_quick`).
+    #[inline(always)]
+    pub(crate) fn note_access_unless_yield(&mut self, line: u64) -> bool {
+        let coh = &mut self.coh;
+        if line != coh.repeat_line {
+            (coh.repeat_line, coh.repeats) = (line, 0);
+            return true;
+        }
+        if !coh.sharing {
+            return true;
+        }
+        let repeats = coh.repeats.saturating_add(1);
+        if repeats == POLL_ACCESSES && !coh.in_step {
+            return false;
+        }
+        coh.repeats = repeats;
+        true
+    }
+
     /// Note a store to `addr` at the current cycle (only while sharing).
     #[inline(always)]
     pub(crate) fn note_store(&mut self, addr: u64) {
+        self.note_store_at(addr, self.cycle);
+    }
+
+    /// `note_store` at `cycle` (the fast engine's, which keeps the cycle in the run).
+    #[inline(always)]
+    pub(crate) fn note_store_at(&mut self, addr: u64, cycle: u64) {
         let line = addr >> self.line_shift;
         let coh = &mut self.coh;
         let slot = &mut coh.noted[line as usize & (NOTED_SLOTS - 1)];
         match coh.stores.get_mut((*slot as usize).wrapping_sub(1)) {
-            Some(noted) if noted.0 == line => noted.1 = self.cycle,
+            Some(noted) if noted.0 == line => noted.1 = cycle,
             _ => {
-                coh.stores.push((line, self.cycle));
+                coh.stores.push((line, cycle));
                 *slot = coh.stores.len() as u32;
             }
         }
