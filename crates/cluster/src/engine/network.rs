@@ -154,8 +154,7 @@ impl Simulation {
     pub(crate) fn accept_inbox(&mut self) {
         let net = self.net.as_mut().expect("cluster run");
         let fabric = &mut net.fabric;
-        self.q.push_aside(net.inbox.drain(..).map(|(t, port, p)| (t, Ev::Net(fabric.accept(port, p)))));
-        crate::net::release_packets(&mut net.inbox);
+        self.q.push_aside(net.inbox.drain().map(|c| (c.at, Ev::Net(fabric.accept(c.port, c.pkt)))));
     }
 }
 

@@ -138,36 +138,16 @@ impl Ev {
     }
 }
 
-/// Exchange what partitions sent each other during a window: every outbox, in partition
-/// order, into the inboxes of the partitions that handle the arrivals.
+/// Exchange what partitions sent each other during a window: every partition's packets
+/// for another, in partition order, handed whole to the inbox of the partition that
+/// handles them (no copy).
 pub(crate) fn exchange(parts: &mut [&mut Simulation]) {
-    reserve_inboxes(parts);
+    let mut sent = Vec::new();
     for i in 0..parts.len() {
-        let mut out = net(parts[i]).fabric.take_outbox();
-        for c in out.drain(..) {
-            net(parts[c.part as usize]).inbox.push((c.at, c.port, c.pkt));
+        sent.extend(net(parts[i]).fabric.take_outboxes());
+        for (p, batch) in sent.drain(..) {
+            net(parts[p as usize]).inbox.hand(batch);
         }
-        crate::net::release_packets(&mut out);
-        net(parts[i]).fabric.give_back_outbox(out);
-    }
-}
-
-/// Give each inbox room for this exchange's packets at once: grown by doubling from the
-/// few packets an emptied inbox keeps (`net::KEEP_PACKETS`), the copies took most of the
-/// exchange's time, which no other thread shares (about 1 s of the 65,536-core sort). The
-/// room is a power of two, as doubling gave: exact sizes raised the 16,384-core sort's
-/// peak by 10 MB (1.6%), each size its own class in the allocator, and sizes along the
-/// allocator's classes (four to each doubling; with the fabric's outboxes and the event
-/// queue's keys set aside grown so too) by 13 MB.
-fn reserve_inboxes(parts: &mut [&mut Simulation]) {
-    let mut counts = vec![0usize; parts.len()];
-    for p in parts.iter_mut() {
-        net(p).fabric.outbox().iter().for_each(|c| counts[c.part as usize] += 1);
-    }
-    // A partition that receives nothing gets no room (0's next power of two is 1).
-    for (p, n) in parts.iter_mut().zip(counts).filter(|&(_, n)| n > 0) {
-        let inbox = &mut net(p).inbox;
-        inbox.reserve_exact(n.next_power_of_two().saturating_sub(inbox.len()));
     }
 }
 
