@@ -5,7 +5,7 @@
 use crate::engine::{Ev, Simulation};
 use crate::net::{End, Network};
 use crate::node::Node;
-use nanopu_net::fabric::{Fabric, NetEvent, Schedule};
+use nanopu_net::fabric::{Crossing, Fabric, NetEvent, Schedule};
 use nanopu_net::packet::Packet;
 use nanopu_nic::transport::{Actions, TAction, Transport};
 use nanopu_nic::Message;
@@ -150,11 +150,23 @@ impl Simulation {
         net.fabric.send(self.now, node, pkt, &mut out);
     }
 
-    /// Let in the packets other partitions sent here.
+    /// Let in the packets other partitions sent here, at `at` (sender, index) in their
+    /// outboxes `outs` (taken out, leaving empty packets).
+    pub(crate) fn accept_from(&mut self, outs: &mut [Vec<Crossing>], at: &[(u32, u32)]) {
+        let fabric = &mut self.net.as_mut().expect("cluster run").fabric;
+        let take = |&(i, j): &(u32, u32)| {
+            let c = &mut outs[i as usize][j as usize];
+            (c.at, Ev::Net(fabric.accept(c.port, std::mem::take(&mut c.pkt))))
+        };
+        self.q.push_aside(at.iter().map(take));
+    }
+
+    /// Let in the packets another MPI rank's partitions sent here.
     pub(crate) fn accept_inbox(&mut self) {
         let net = self.net.as_mut().expect("cluster run");
         let fabric = &mut net.fabric;
-        self.q.push_aside(net.inbox.drain().map(|c| (c.at, Ev::Net(fabric.accept(c.port, c.pkt)))));
+        self.q.push_aside(net.inbox.drain(..).map(|(t, port, p)| (t, Ev::Net(fabric.accept(port, p)))));
+        crate::net::release_packets(&mut net.inbox);
     }
 }
 

@@ -10,7 +10,7 @@ pub(crate) mod port_tx;
 
 use crate::config::cluster::ClusterFile;
 use crate::node::Node;
-use nanopu_net::fabric::{Crossing, Fabric, FabricParams, LinkParams, SwitchParams, Topology, UplinkChoice};
+use nanopu_net::fabric::{Fabric, FabricParams, LinkParams, SwitchParams, Topology, UplinkChoice};
 use nanopu_net::packet::Packet;
 use nanopu_nic::transport::{Protocol, Transport, TransportParams};
 use nanopu_nic::Message;
@@ -29,63 +29,20 @@ const TRANSPORT_STREAMS: u64 = 1 << 40;
 /// The test host's transport stream: past every node's (nodes stay below 2^20).
 const HOST_STREAM: u64 = TRANSPORT_STREAMS + (1 << 32);
 
-/// Packets from other partitions, to enter a partition's fabric at the next window, in
-/// the order they arrived: the vectors the senders' fabrics filled, handed over whole at a
-/// window's end (`Fabric::take_outboxes`), one per sending partition, in partition order.
-/// Copying them into one vector here kept two copies alive at the exchange, where the
-/// heap peaked (docs/profile.md).
-#[derive(Default)]
-pub(crate) struct Inbox {
-    batches: Vec<Vec<Crossing>>,
-    /// Packets in all the batches.
-    len: usize,
-}
+/// Packets an emptied outbox or inbox (packets between partitions) keeps room for. Both
+/// fill in a window's bursts (a multicast's copies crossing to other leaves) and kept the
+/// room of their busiest window for the whole run: 18.5 KiB per node at the heap's peak of a
+/// 16,384-core sort (docs/profile.md). Keeping room for twice the last window's packets
+/// instead saved 0.5% of the network benchmark's host instructions (no regrowing by
+/// doubling) but raised that sort's peak by 12 MB (1.8%; CHANGELOG, 2026-12-04).
+pub(crate) const KEEP_PACKETS: usize = 64;
 
-impl Inbox {
-    /// Take a sender's vector whole, after what arrived before it.
-    pub fn hand(&mut self, batch: Vec<Crossing>) {
-        self.len += batch.len();
-        self.batches.push(batch);
-    }
-
-    /// One packet, after what arrived before it (from another MPI rank).
-    pub fn push(&mut self, c: Crossing) {
-        match self.batches.last_mut() {
-            Some(last) => last.push(c),
-            None => self.batches.push(vec![c]),
-        }
-        self.len += 1;
-    }
-
-    /// When the earliest packet waiting here enters the fabric.
-    pub fn earliest(&self) -> Option<Time> {
-        self.batches.iter().flatten().map(|c| c.at).min()
-    }
-
-    /// Every packet, in the order they arrived; each batch is freed once read.
-    pub fn drain(&mut self) -> impl Iterator<Item = Crossing> + '_ {
-        let left = std::mem::take(&mut self.len);
-        Counted { it: self.batches.drain(..).flatten(), left }
-    }
-}
-
-/// An iterator that knows its length (a flattened one does not): the event queue
-/// reserves room for a batch at once by it (`EventQueue::push_aside`).
-struct Counted<I> {
-    it: I,
-    left: usize,
-}
-
-impl<I: Iterator> Iterator for Counted<I> {
-    type Item = I::Item;
-
-    fn next(&mut self) -> Option<I::Item> {
-        self.left = self.left.saturating_sub(1);
-        self.it.next()
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left, Some(self.left))
+/// Give back what an emptied vector of packets between partitions holds beyond
+/// `KEEP_PACKETS`.
+pub(crate) fn release_packets<T>(v: &mut Vec<T>) {
+    debug_assert!(v.is_empty());
+    if v.capacity() > KEEP_PACKETS {
+        v.shrink_to(KEEP_PACKETS);
     }
 }
 
@@ -97,7 +54,7 @@ pub(crate) struct Network {
     /// The last packet id given (a partition's ids start at its index times 2^40).
     pub(crate) next_packet: u64,
     /// Packets from other partitions, to enter this one's fabric at the next window.
-    pub inbox: Inbox,
+    pub inbox: Vec<(Time, u32, Packet)>,
     /// Packets the fabric delivers to nodes while handling an event: kept empty between
     /// events and reused, so that handling one allocates nothing.
     pub(crate) delivered: Vec<(u32, Packet)>,
@@ -145,7 +102,7 @@ impl Network {
     }
 
     pub fn of(fabric: Fabric, host: Option<Transport>, next_packet: u64) -> Network {
-        let (inbox, delivered, completed, strays) = (Inbox::default(), Vec::new(), Vec::new(), Strays::default());
+        let (inbox, delivered, completed, strays) = (Vec::new(), Vec::new(), Vec::new(), Strays::default());
         Network { fabric, host, next_packet, inbox, delivered, completed, strays }
     }
 }

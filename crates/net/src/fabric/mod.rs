@@ -164,10 +164,8 @@ pub struct Fabric {
     /// The ports and switches simulated here; `ports`, `link_rng` and `switch_rng` are in
     /// its local order.
     scope: Scope,
-    /// Packets for other partitions, one vector per partition that handles them (by its
-    /// index; empty until the fabric is split), each in the order they were sent: a
-    /// receiver takes its vector whole (`take_outboxes`), no copy between them.
-    outbox: Vec<Vec<Crossing>>,
+    /// Packets for other partitions, in the order they were sent.
+    outbox: Vec<Crossing>,
     /// Femtoseconds per byte on a link, when the rate makes it whole (see `ser`).
     fs_per_byte: Option<u64>,
     /// Priority flow control, when the switches have it (`SwitchParams::pfc`).

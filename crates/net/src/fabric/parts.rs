@@ -2,7 +2,7 @@
 //!
 //! Each partition is a `Fabric` of its own over the same wiring, holding only its ports and
 //! switches. An arrival over a link whose far end is in another partition leaves through
-//! [`Fabric::take_outboxes`] and enters the other side through [`Fabric::accept`]; the caller
+//! [`Fabric::take_outbox`] and enters the other side through [`Fabric::accept`]; the caller
 //! moves it between the two at a window boundary.
 
 use super::{CapturePoint, Fabric, FabricStats, NetEvent, Peer, Pkt, Scope};
@@ -61,8 +61,8 @@ impl Fabric {
             capture: self.capture,
             captured,
             packets: Default::default(),
-            outbox: (0..self.wiring.partitions()).map(|_| Vec::new()).collect(),
             scope,
+            outbox: Vec::new(),
             fs_per_byte: self.fs_per_byte,
             pfc: self.pfc.clone(),
             node_pauses: Vec::new(),
@@ -111,16 +111,23 @@ impl Fabric {
         let seen = self.capture == Some(CapturePoint::SwitchPort { sw, port: inport });
         self.capture_if(at, seen, r, super::Direction::Inbound);
         let at = at + Time(self.p.switch.latency_fs);
-        self.outbox[part as usize].push(Crossing { at, port, part, pkt: self.packets.take(r) });
+        self.outbox.push(Crossing { at, port, part, pkt: self.packets.take(r) });
     }
 
-    /// The arrivals that other partitions handle, in partition order: each partition's
-    /// vector (in the order they were sent) taken whole, as the receiver's own, which
-    /// leaves the fabric none (a window's vectors grow anew; at the 16,384-core sort's
-    /// busiest window end they hold 15 MB, which a copy into the receivers doubled).
-    pub fn take_outboxes(&mut self) -> impl Iterator<Item = (u32, Vec<Crossing>)> + '_ {
-        let sent = self.outbox.iter_mut().enumerate().filter(|(_, v)| !v.is_empty());
-        sent.map(|(p, v)| (p as u32, std::mem::take(v)))
+    /// Arrivals that another partition handles, in the order they were sent.
+    pub fn take_outbox(&mut self) -> Vec<Crossing> {
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// The packets sent to other partitions so far (each `Crossing::part` names one).
+    pub fn outbox(&self) -> &[Crossing] {
+        &self.outbox
+    }
+
+    /// Return the emptied outbox, so that its memory is reused.
+    pub fn give_back_outbox(&mut self, v: Vec<Crossing>) {
+        debug_assert!(v.is_empty() && self.outbox.is_empty());
+        self.outbox = v;
     }
 
     /// A packet from another partition, which crossed `port`'s link: its forwarding by the

@@ -18,8 +18,7 @@ use super::{wire, End, Plan};
 use crate::engine::outcome::{Outcome, SimError};
 use crate::engine::progress::Progress;
 use crate::engine::Simulation;
-use crate::net::Inbox;
-use nanopu_net::fabric::{Crossing, Wiring};
+use nanopu_net::fabric::Wiring;
 use nanopu_net::pcapng::Direction;
 use nanopu_sim::packet::Packet;
 use nanopu_sim::Time;
@@ -42,11 +41,10 @@ struct Survey {
     events: u64,
 }
 
-/// The packets a window sent: as words to each other rank, and to this rank's partitions
-/// as the senders' vectors, each with the partition it is for.
+/// The packets a window sent: as words to each other rank, and to this rank's partitions.
 struct Sent {
     words: Vec<Vec<u64>>,
-    local: Vec<(u32, Vec<Crossing>)>,
+    local: Vec<(Time, u32, Packet)>,
     /// The earliest of them.
     earliest: Option<Time>,
 }
@@ -189,14 +187,16 @@ impl Share<'_> {
         for i in 0..self.plan.slots.len() {
             let mut s = self.plan.slot(i);
             let net = s.sim.net.as_mut().expect("cluster run");
-            for (p, batch) in net.fabric.take_outboxes() {
-                let first = batch.iter().map(|c| c.at).min();
-                sent.earliest = sent.earliest.into_iter().chain(first).min();
-                match self.owner[p as usize] {
-                    r if r == me => sent.local.push((p, batch)),
-                    r => batch.iter().for_each(|c| wire::put_packet(&mut sent.words[r], c.at, c.port, &c.pkt)),
+            let mut out = net.fabric.take_outbox();
+            for c in out.drain(..) {
+                sent.earliest = Some(sent.earliest.map_or(c.at, |e| e.min(c.at)));
+                match self.owner[c.part as usize] {
+                    r if r == me => sent.local.push((c.at, c.port, c.pkt)),
+                    r => wire::put_packet(&mut sent.words[r], c.at, c.port, &c.pkt),
                 }
             }
+            crate::net::release_packets(&mut out);
+            net.fabric.give_back_outbox(out);
         }
         sent
     }
@@ -252,20 +252,16 @@ impl Share<'_> {
     /// Deliver the packets sent (every rank's, in rank order, so in the order of the
     /// sending partitions) to the inboxes of the partitions that handle them; what the next
     /// window needs, over every rank.
-    fn exchange(&self, mut sent: Sent, rows: &[Vec<u64>]) -> Survey {
+    fn exchange(&self, sent: Sent, rows: &[Vec<u64>]) -> Survey {
         let me = self.ranks.rank();
         let lens: Vec<usize> = rows.iter().map(|r| r[LENS + me] as usize).collect();
         let crossing = rows.iter().any(|r| r[LENS..].iter().any(|&n| n > 0));
         let got =
             if crossing { self.ranks.all_to_all(&sent.words, &lens) } else { vec![Vec::new(); lens.len()] };
+        let mut local = Some(sent.local);
         for (r, words) in got.iter().enumerate() {
-            if r == me {
-                for (p, batch) in sent.local.drain(..) {
-                    self.inbox(p, |inbox| inbox.hand(batch));
-                }
-            } else {
-                wire::packets(words).into_iter().for_each(|(t, port, pkt)| self.deliver(t, port, pkt));
-            }
+            let packets = if r == me { local.take().unwrap_or_default() } else { wire::packets(words) };
+            packets.into_iter().for_each(|(t, port, pkt)| self.deliver(t, port, pkt));
         }
         let earliest = rows.iter().flat_map(|r| [r[PENDING], r[SENT]]).min().filter(|&t| t != NONE);
         Survey {
@@ -276,14 +272,9 @@ impl Share<'_> {
     }
 
     /// Into the inbox of this rank's partition at the receiving end of `port`.
-    fn deliver(&self, at: Time, port: u32, pkt: Packet) {
-        let part = self.wiring.part_of_peer(port);
-        self.inbox(part, |inbox| inbox.push(Crossing { at, port, part, pkt }));
-    }
-
-    /// `f` on the inbox of this rank's partition `part` (its index among all).
-    fn inbox(&self, part: u32, f: impl FnOnce(&mut Inbox)) {
-        f(&mut self.plan.slot(part as usize - self.first).sim.net.as_mut().expect("cluster run").inbox)
+    fn deliver(&self, t: Time, port: u32, pkt: Packet) {
+        let p = self.wiring.part_of_peer(port) as usize - self.first;
+        self.plan.slot(p).sim.net.as_mut().expect("cluster run").inbox.push((t, port, pkt));
     }
 
     /// The latest time any partition of any rank reached.
