@@ -161,7 +161,7 @@ impl Simulation {
         self.q.push_aside(at.iter().map(take));
     }
 
-    /// Let in the packets another MPI rank's partitions sent here.
+    /// Let in the packets other MPI ranks' partitions sent here (`distributed`).
     pub(crate) fn accept_inbox(&mut self) {
         let net = self.net.as_mut().expect("cluster run");
         let fabric = &mut net.fabric;
