@@ -164,9 +164,13 @@ impl Simulation {
     /// Let in the packets other MPI ranks' partitions sent here (`distributed`).
     pub(crate) fn accept_inbox(&mut self) {
         let net = self.net.as_mut().expect("cluster run");
-        let fabric = &mut net.fabric;
-        self.q.push_aside(net.inbox.drain(..).map(|(t, port, p)| (t, Ev::Net(fabric.accept(port, p)))));
-        crate::net::release_packets(&mut net.inbox);
+        let mut inbox = [std::mem::take(&mut net.inbox)];
+        let at: Vec<(u32, u32)> = (0..inbox[0].len() as u32).map(|j| (0, j)).collect();
+        self.accept_from(&mut inbox, &at);
+        let [mut inbox] = inbox;
+        inbox.clear();
+        crate::net::release_packets(&mut inbox);
+        self.net.as_mut().expect("cluster run").inbox = inbox;
     }
 }
 

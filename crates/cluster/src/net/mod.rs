@@ -10,7 +10,7 @@ pub(crate) mod port_tx;
 
 use crate::config::cluster::ClusterFile;
 use crate::node::Node;
-use nanopu_net::fabric::{Fabric, FabricParams, LinkParams, SwitchParams, Topology, UplinkChoice};
+use nanopu_net::fabric::{Crossing, Fabric, FabricParams, LinkParams, SwitchParams, Topology, UplinkChoice};
 use nanopu_net::packet::Packet;
 use nanopu_nic::transport::{Protocol, Transport, TransportParams};
 use nanopu_nic::Message;
@@ -56,7 +56,7 @@ pub(crate) struct Network {
     pub(crate) next_packet: u64,
     /// Packets from other MPI ranks' partitions, to enter this one's fabric at the next
     /// window (a threaded run's enter at the exchange: `partition::exchange`).
-    pub inbox: Vec<(Time, u32, Packet)>,
+    pub inbox: Vec<Crossing>,
     /// Packets the fabric delivers to nodes while handling an event: kept empty between
     /// events and reused, so that handling one allocates nothing.
     pub(crate) delivered: Vec<(u32, Packet)>,

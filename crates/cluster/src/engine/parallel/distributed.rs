@@ -18,7 +18,7 @@ use super::{wire, End, Plan};
 use crate::engine::outcome::{Outcome, SimError};
 use crate::engine::progress::Progress;
 use crate::engine::Simulation;
-use nanopu_net::fabric::Wiring;
+use nanopu_net::fabric::{Crossing, Wiring};
 use nanopu_net::pcapng::Direction;
 use nanopu_sim::packet::Packet;
 use nanopu_sim::Time;
@@ -274,7 +274,8 @@ impl Share<'_> {
     /// Into the inbox of this rank's partition at the receiving end of `port`.
     fn deliver(&self, t: Time, port: u32, pkt: Packet) {
         let p = self.wiring.part_of_peer(port) as usize - self.first;
-        self.plan.slot(p).sim.net.as_mut().expect("cluster run").inbox.push((t, port, pkt));
+        let part = p as u32 + self.first as u32;
+        self.plan.slot(p).sim.net.as_mut().expect("cluster run").inbox.push(Crossing { at: t, port, part, pkt });
     }
 
     /// The latest time any partition of any rank reached.
