@@ -272,10 +272,10 @@ impl Share<'_> {
     }
 
     /// Into the inbox of this rank's partition at the receiving end of `port`.
-    fn deliver(&self, t: Time, port: u32, pkt: Packet) {
-        let p = self.wiring.part_of_peer(port) as usize - self.first;
-        let part = p as u32 + self.first as u32;
-        self.plan.slot(p).sim.net.as_mut().expect("cluster run").inbox.push(Crossing { at: t, port, part, pkt });
+    fn deliver(&self, at: Time, port: u32, pkt: Packet) {
+        let part = self.wiring.part_of_peer(port);
+        let c = Crossing { at, port, part, pkt };
+        self.plan.slot(part as usize - self.first).sim.net.as_mut().expect("cluster run").inbox.push(c);
     }
 
     /// The latest time any partition of any rank reached.
