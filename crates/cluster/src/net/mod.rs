@@ -10,7 +10,7 @@ pub(crate) mod port_tx;
 
 use crate::config::cluster::ClusterFile;
 use crate::node::Node;
-use nanopu_net::fabric::{Fabric, FabricParams, LinkParams, SwitchParams, Topology, UplinkChoice};
+use nanopu_net::fabric::{Crossing, Fabric, FabricParams, LinkParams, SwitchParams, Topology, UplinkChoice};
 use nanopu_net::packet::Packet;
 use nanopu_nic::transport::{Protocol, Transport, TransportParams};
 use nanopu_nic::Message;
@@ -29,12 +29,13 @@ const TRANSPORT_STREAMS: u64 = 1 << 40;
 /// The test host's transport stream: past every node's (nodes stay below 2^20).
 const HOST_STREAM: u64 = TRANSPORT_STREAMS + (1 << 32);
 
-/// Packets an emptied outbox or inbox (packets between partitions) keeps room for. Both
-/// fill in a window's bursts (a multicast's copies crossing to other leaves) and kept the
-/// room of their busiest window for the whole run: 18.5 KiB per node at the heap's peak of a
-/// 16,384-core sort (docs/profile.md). Keeping room for twice the last window's packets
-/// instead saved 0.5% of the network benchmark's host instructions (no regrowing by
-/// doubling) but raised that sort's peak by 12 MB (1.8%; CHANGELOG, 2026-12-04).
+/// Packets an emptied outbox or inbox (packets between partitions; inboxes across MPI
+/// ranks only) keeps room for. Both fill in a window's bursts (a multicast's copies
+/// crossing to other leaves) and kept the room of their busiest window for the whole run:
+/// 18.5 KiB per node at the heap's peak of a 16,384-core sort (docs/profile.md). Keeping
+/// room for twice the last window's packets instead saved 0.5% of the network benchmark's
+/// host instructions (no regrowing by doubling) but raised that sort's peak by 12 MB
+/// (1.8%; CHANGELOG, 2026-12-04).
 pub(crate) const KEEP_PACKETS: usize = 64;
 
 /// Give back what an emptied vector of packets between partitions holds beyond
@@ -53,8 +54,9 @@ pub(crate) struct Network {
     pub host: Option<Transport>,
     /// The last packet id given (a partition's ids start at its index times 2^40).
     pub(crate) next_packet: u64,
-    /// Packets from other partitions, to enter this one's fabric at the next window.
-    pub inbox: Vec<(Time, u32, Packet)>,
+    /// Packets from other MPI ranks' partitions, to enter this one's fabric at the next
+    /// window (a threaded run's enter at the exchange: `partition::exchange`).
+    pub inbox: Vec<Crossing>,
     /// Packets the fabric delivers to nodes while handling an event: kept empty between
     /// events and reused, so that handling one allocates nothing.
     pub(crate) delivered: Vec<(u32, Packet)>,

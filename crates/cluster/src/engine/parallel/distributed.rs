@@ -18,7 +18,7 @@ use super::{wire, End, Plan};
 use crate::engine::outcome::{Outcome, SimError};
 use crate::engine::progress::Progress;
 use crate::engine::Simulation;
-use nanopu_net::fabric::Wiring;
+use nanopu_net::fabric::{Crossing, Wiring};
 use nanopu_net::pcapng::Direction;
 use nanopu_sim::packet::Packet;
 use nanopu_sim::Time;
@@ -272,9 +272,10 @@ impl Share<'_> {
     }
 
     /// Into the inbox of this rank's partition at the receiving end of `port`.
-    fn deliver(&self, t: Time, port: u32, pkt: Packet) {
-        let p = self.wiring.part_of_peer(port) as usize - self.first;
-        self.plan.slot(p).sim.net.as_mut().expect("cluster run").inbox.push((t, port, pkt));
+    fn deliver(&self, at: Time, port: u32, pkt: Packet) {
+        let part = self.wiring.part_of_peer(port);
+        let c = Crossing { at, port, part, pkt };
+        self.plan.slot(part as usize - self.first).sim.net.as_mut().expect("cluster run").inbox.push(c);
     }
 
     /// The latest time any partition of any rank reached.

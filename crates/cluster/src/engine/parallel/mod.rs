@@ -406,7 +406,7 @@ impl Simulation {
 
     /// The earliest time pending here, packets from other partitions not yet let in included.
     fn next_pending(&self) -> Option<Time> {
-        let inbox = self.net.as_ref().and_then(|n| n.inbox.iter().map(|x| x.0).min());
+        let inbox = self.net.as_ref().and_then(|n| n.inbox.iter().map(|c| c.at).min());
         [self.next().map(|(t, _)| t), inbox].into_iter().flatten().min()
     }
 
