@@ -17,6 +17,11 @@
 //! (`push_aside`), leaving the lanes to the delays that recur: they are sorted into `aside`,
 //! one vector, where each cost a push and a pop of `other`'s heap (48-byte entries, a heap of
 //! hundreds). Each event rides beside its key, in its lane, in `other` or in `aside`.
+//!
+//! A lane that empties keeps room for `KEEP` keys; at each batch set aside (a window of a
+//! partitioned run) a lane, `aside` or `other` holding less than a quarter of its room
+//! gives most of it back (`tidy`), so that a burst's room does not stay with a queue that
+//! never empties.
 
 use std::cmp::Reverse;
 use std::collections::binary_heap::{BinaryHeap, PeekMut};
@@ -129,6 +134,20 @@ fn shrink<T>(keys: &mut VecDeque<T>) {
     }
 }
 
+/// Does a queue holding `len` entries in room for `cap` hold less than a quarter of it?
+/// A lane that never empties, `aside` between windows and `other` would otherwise keep
+/// their busiest moment's room while they drain: at the heap's peak of the 16,384-core
+/// sort the queues held 7.6 KiB a node of room for 1.7 KiB of entries.
+fn loose(len: usize, cap: usize) -> bool {
+    cap > KEEP && len < cap / 4
+}
+
+/// The room a loose queue keeps: twice what it holds (so that it does not grow again
+/// soon), at least `KEEP`.
+fn tight(len: usize) -> usize {
+    KEEP.max(2 * len)
+}
+
 /// Give back an emptied vector's room beyond twice `next` entries (and `KEEP`), once that
 /// is under half its room: a burst's room goes, a steady load keeps its own.
 fn shrink_to_twice<T>(v: &mut Vec<T>, next: usize) {
@@ -185,6 +204,7 @@ impl<E> Lanes<E> {
             self.aside.sort_by_key(|e| Reverse(e.0));
             self.rest = self.rest_first();
         }
+        self.tidy();
     }
 
     /// One more key held: the smallest, if it is.
@@ -269,6 +289,25 @@ impl<E> Lanes<E> {
         };
         self.rest = self.rest_first();
         e
+    }
+
+    /// Give back most of the room of the queues that hold less than a quarter of theirs, at
+    /// each batch set aside (once a window in a partitioned run). A look at every pop gave
+    /// back more but cost host instructions at every pop, and a look every 4,096 pops gave
+    /// back less than this and cost more (CHANGELOG, issue 40).
+    #[inline(never)]
+    fn tidy(&mut self) {
+        for keys in self.lanes.iter_mut().map(|l| &mut l.keys) {
+            if loose(keys.len(), keys.capacity()) {
+                keys.shrink_to(tight(keys.len()));
+            }
+        }
+        if loose(self.aside.len(), self.aside.capacity()) {
+            self.aside.shrink_to(tight(self.aside.len()));
+        }
+        if loose(self.other.len(), self.other.capacity()) {
+            self.other.shrink_to(tight(self.other.len()));
+        }
     }
 
     /// The smaller of `other`'s and `aside`'s first keys.
