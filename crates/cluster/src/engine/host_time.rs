@@ -19,8 +19,9 @@ pub struct HostTimes {
     /// `windows` times the threads; the rest is waiting (imbalance, barriers, and on a
     /// loaded host a thread that is not scheduled counts as busy).
     pub busy: f64,
-    /// The coordinator alone between windows (the survey, the exchange of packets, the
-    /// progress line): every other thread waits.
+    /// Between windows: the coordinator alone (the survey, indexing the packets of the
+    /// exchange, the progress line; every other thread waits), and the threads letting the
+    /// packets in (`partition::Handoff`).
     pub between: f64,
     /// Windows run.
     pub window_count: u64,

@@ -11,6 +11,7 @@ use nanopu_nic::transport::{Actions, TAction, Transport};
 use nanopu_nic::Message;
 use nanopu_sim::packet::HOST_IP;
 use nanopu_sim::{EventQueue, Time};
+use std::sync::{Mutex, MutexGuard};
 impl Simulation {
     /// Every transport endpoint simulated here: the nanoPU nodes', then the test host's.
     pub(crate) fn transports(&self) -> impl Iterator<Item = &Transport> {
@@ -151,11 +152,18 @@ impl Simulation {
     }
 
     /// Let in the packets other partitions sent here, at `at` (sender, index) in their
-    /// outboxes `outs` (taken out, leaving empty packets).
-    pub(crate) fn accept_from(&mut self, outs: &mut [Vec<Crossing>], at: &[(u32, u32)]) {
+    /// outboxes `outs` (taken out, leaving empty packets): a sender's outbox is locked for
+    /// the run of its packets (`partition::Handoff`: other threads let in other partitions'
+    /// packets from the same outboxes meanwhile).
+    pub(crate) fn accept_from(&mut self, outs: &[Mutex<Vec<Crossing>>], at: &[(u32, u32)]) {
         let fabric = &mut self.net.as_mut().expect("cluster run").fabric;
+        let mut held: Option<(u32, MutexGuard<'_, Vec<Crossing>>)> = None;
         let take = |&(i, j): &(u32, u32)| {
-            let c = &mut outs[i as usize][j as usize];
+            if held.as_ref().is_none_or(|(h, _)| *h != i) {
+                held = None;
+                held = Some((i, outs[i as usize].lock().expect("an outbox")));
+            }
+            let c = &mut held.as_mut().expect("locked above").1[j as usize];
             (c.at, Ev::Net(fabric.accept(c.port, std::mem::take(&mut c.pkt))))
         };
         self.q.push_aside(at.iter().map(take));
@@ -167,10 +175,12 @@ impl Simulation {
     /// of the network benchmark's (the `fast` build inlined the queue's code differently).
     pub(crate) fn accept_inbox(&mut self) {
         let net = self.net.as_mut().expect("cluster run");
-        let mut inbox = [std::mem::take(&mut net.inbox)];
-        let at: Vec<(u32, u32)> = (0..inbox[0].len() as u32).map(|j| (0, j)).collect();
-        self.accept_from(&mut inbox, &at);
-        let [mut inbox] = inbox;
+        let inbox = std::mem::take(&mut net.inbox);
+        let at: Vec<(u32, u32)> = (0..inbox.len() as u32).map(|j| (0, j)).collect();
+        let inbox = [Mutex::new(inbox)];
+        self.accept_from(&inbox, &at);
+        let [inbox] = inbox;
+        let mut inbox = inbox.into_inner().expect("the inbox");
         inbox.clear();
         crate::net::release_packets(&mut inbox);
         self.net.as_mut().expect("cluster run").inbox = inbox;

@@ -55,7 +55,7 @@ pub(crate) struct Network {
     /// The last packet id given (a partition's ids start at its index times 2^40).
     pub(crate) next_packet: u64,
     /// Packets from other MPI ranks' partitions, to enter this one's fabric at the next
-    /// window (a threaded run's enter at the exchange: `partition::exchange`).
+    /// window (a threaded run's enter at the exchange: `partition::Handoff`).
     pub inbox: Vec<Crossing>,
     /// Packets the fabric delivers to nodes while handling an event: kept empty between
     /// events and reused, so that handling one allocates nothing.

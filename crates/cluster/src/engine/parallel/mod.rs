@@ -27,12 +27,13 @@ mod wire;
 use crate::engine::host_time::{nanos, since, HostTimes};
 use crate::engine::outcome::{Outcome, SimError};
 use crate::engine::parallel::barrier::SpinBarrier;
+use crate::engine::parallel::partition::Handoff;
 use crate::engine::progress::{Phases, Progress};
 use crate::engine::Simulation;
 use nanopu_sim::Time;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 /// A partition and the error its last window ended with, if any.
@@ -61,6 +62,11 @@ struct Plan {
     quit: AtomicBool,
     /// A partition stopped within this window: the partitions not yet begun are skipped.
     halt: AtomicBool,
+    /// The threads are started to let in the packets of the last window's end (`handoff`),
+    /// not to run a window.
+    letting_in: AtomicBool,
+    /// What the partitions sent each other in the last window, while it is let in.
+    handoff: RwLock<Option<Handoff>>,
     /// Count each partition's cores by phase at its window's end (for the progress line),
     /// on the thread that ran it: counting them all between windows on one thread, while
     /// the others waited, took 3 s of the 65,536-core sort's 80 (reading each sorter's
@@ -118,6 +124,8 @@ impl Plan {
             next: (0..threads).map(|_| AtomicUsize::new(0)).collect(),
             quit: AtomicBool::new(false),
             halt: AtomicBool::new(false),
+            letting_in: AtomicBool::new(false),
+            handoff: RwLock::new(None),
             probe: AtomicBool::new(false),
             busy: AtomicU64::new(0),
             window_ns: AtomicU64::new(0),
@@ -129,30 +137,58 @@ impl Plan {
         self.slots[i].lock().expect("a partition's thread panicked")
     }
 
+    /// What the coordinator started the threads for: a window, or letting in its packets.
+    fn work(&self, t: usize) {
+        match self.letting_in.load(Relaxed) {
+            true => self.let_in(t),
+            false => self.run_window(t),
+        }
+    }
+
     /// Take partitions one at a time and run their window, until none is left: those of
     /// thread `t`'s own block first, then what is left of the others' (see `Blocks`).
-    fn work(&self, t: usize) {
+    fn run_window(&self, t: usize) {
         let (from, to) = (Time(self.from.load(Relaxed)), Time(self.to.load(Relaxed)));
         let started = Instant::now();
-        let blocks = self.blocks();
-        (0..blocks.threads).for_each(|k| self.take_block(blocks, (t + k) % blocks.threads, from, to));
+        self.each_partition(t, true, |i| self.run_partition(i, from, to));
         self.busy.fetch_add(nanos(started.elapsed()), Relaxed);
+    }
+
+    /// Let in each partition's packets from the last window's end, as `run_window` takes
+    /// them, so that a partition's queue is touched on the thread that runs it.
+    fn let_in(&self, t: usize) {
+        let handoff = self.handoff.read().expect("handoff");
+        let handoff = handoff.as_ref().expect("the exchange's packets");
+        self.each_partition(t, false, |i| self.let_in_partition(handoff, i));
+    }
+
+    /// `Handoff::let_in` for partition `i`; a panic kept for the coordinator to resume, as
+    /// in a window (`run_partition`).
+    fn let_in_partition(&self, handoff: &Handoff, i: usize) {
+        let mut s = self.slot(i);
+        if let Err(p) = std::panic::catch_unwind(AssertUnwindSafe(|| handoff.let_in(i, &mut s.sim))) {
+            s.panic = Some(p);
+        }
+    }
+
+    /// `each` for every partition not yet taken, thread `t`'s own block's first; `halts`:
+    /// none after a partition stopped.
+    fn each_partition(&self, t: usize, halts: bool, each: impl Fn(usize)) {
+        let blocks = self.blocks();
+        for b in (0..blocks.threads).map(|k| (t + k) % blocks.threads) {
+            let end = blocks.start(b + 1);
+            loop {
+                let i = self.next[b].fetch_add(1, Relaxed);
+                if i >= end || halts && self.halt.load(Relaxed) {
+                    break;
+                }
+                each(i);
+            }
+        }
     }
 
     fn blocks(&self) -> Blocks {
         Blocks { partitions: self.slots.len(), threads: self.next.len() }
-    }
-
-    /// Run the partitions of block `b` that no thread has taken yet.
-    fn take_block(&self, blocks: Blocks, b: usize, from: Time, to: Time) {
-        let end = blocks.start(b + 1);
-        loop {
-            let i = self.next[b].fetch_add(1, Relaxed);
-            if i >= end || self.halt.load(Relaxed) {
-                return;
-            }
-            self.run_partition(i, from, to);
-        }
     }
 
     fn run_partition(&self, i: usize, from: Time, to: Time) {
@@ -187,16 +223,22 @@ impl Plan {
         self.probe.store(probe, Relaxed);
         self.from.store(from.0, Relaxed);
         self.to.store(to.0, Relaxed);
-        let blocks = self.blocks();
-        self.next.iter().enumerate().for_each(|(b, n)| n.store(blocks.start(b), Relaxed));
         self.halt.store(crate::engine::stop::stop_requested(), Relaxed);
-        self.start.wait();
-        self.work(0);
-        self.done.wait();
+        self.on_every_thread(false);
         let took = started.elapsed();
         self.window_ns.fetch_add(nanos(took), Relaxed);
         self.window_count.fetch_add(1, Relaxed);
         took
+    }
+
+    /// Start every thread on a window, or on letting its packets in, and wait for them.
+    fn on_every_thread(&self, letting_in: bool) {
+        self.letting_in.store(letting_in, Relaxed);
+        let blocks = self.blocks();
+        self.next.iter().enumerate().for_each(|(b, n)| n.store(blocks.start(b), Relaxed));
+        self.start.wait();
+        self.work(0);
+        self.done.wait();
     }
 
     /// The windows' host times into `t`; `coordinating`: the coordinator's whole loop.
@@ -282,10 +324,20 @@ impl Plan {
         first
     }
 
+    /// Exchange what partitions sent each other during the window: the outboxes taken out
+    /// and indexed here, the packets let in by every thread, the outboxes given back.
     fn exchange(&self) {
+        let handoff = self.with_all(Handoff::take);
+        *self.handoff.write().expect("handoff") = Some(handoff);
+        self.on_every_thread(true);
+        let handoff = self.handoff.write().expect("handoff").take().expect("the exchange's packets");
+        self.with_all(|sims| handoff.give_back(sims));
+    }
+
+    /// `f` on every partition, locked.
+    fn with_all<R>(&self, f: impl FnOnce(&mut [&mut Simulation]) -> R) -> R {
         let mut guards: Vec<_> = (0..self.slots.len()).map(|i| self.slot(i)).collect();
-        let mut sims: Vec<&mut Simulation> = guards.iter_mut().map(|g| &mut g.sim).collect();
-        crate::engine::parallel::partition::exchange(&mut sims);
+        f(&mut guards.iter_mut().map(|g| &mut g.sim).collect::<Vec<_>>())
     }
 }
 
@@ -369,6 +421,9 @@ impl Simulation {
                 return end;
             }
             plan.exchange();
+            if let Some(end) = plan.failure() {
+                return end;
+            }
             if let Some(stop) = progress.check(from, events, running, || plan.phases()) {
                 return End::Done(stop);
             }

@@ -10,6 +10,7 @@ use crate::engine::{Ev, Simulation};
 use crate::net::Network;
 use nanopu_net::fabric::{Crossing, Fabric};
 use std::ops::Range;
+use std::sync::{Mutex, PoisonError};
 
 /// Packet ids of partition p start at p << 40 (unique per run, whatever the thread count).
 const PACKET_ID_BITS: u32 = 40;
@@ -138,26 +139,52 @@ impl Ev {
     }
 }
 
-/// Exchange what partitions sent each other during a window: each partition lets in the
-/// packets for it straight out of the senders' outboxes (in the order of the sending
-/// partitions, each in the order it sent them), which are emptied after. Copying them into
-/// inboxes first, to be let in at the next window's start, held every packet twice at the
+/// What partitions sent each other during a window, taken out of the senders' outboxes and
+/// indexed by receiver, for each receiver to let its packets in straight from there (in the
+/// order of the sending partitions, each in the order it sent them): on the thread that runs
+/// the receiver's windows, every thread at once (`Plan::exchange`). The letting in is about
+/// 410 host instructions a packet, most of it the event queue's; done on the coordinator
+/// alone it was 1.56% of a 4,096-core sort's host instructions, which a second thread did
+/// not share. Copying the packets into inboxes first held every packet twice at the
 /// exchange: the 16,384-core sort's resident peak fell by 3.5 MB without the copy
-/// (CHANGELOG). The letting in (about 410 host instructions a packet, most of it the event
-/// queue's) is now done here, on one thread, not in the windows on every thread. Handing
-/// each receiver a vector of its own instead (one per pair of partitions, grown anew each
-/// window) raised that peak by 5.5 MB: small blocks of many sizes, freed, that mimalloc's
-/// pages kept.
-pub(crate) fn exchange(parts: &mut [&mut Simulation]) {
-    let mut outs: Vec<Vec<Crossing>> = parts.iter_mut().map(|p| net(p).fabric.take_outbox()).collect();
-    let (starts, at) = by_receiver(&outs, parts.len());
-    for (p, d) in parts.iter_mut().zip(starts.windows(2)).filter(|(_, d)| d[1] > d[0]) {
-        p.accept_from(&mut outs, &at[d[0]..d[1]]);
+/// (CHANGELOG); handing each receiver a vector of its own instead (one per pair of
+/// partitions, grown anew each window) raised it by 5.5 MB: small blocks of many sizes,
+/// freed, that mimalloc's pages kept.
+pub(crate) struct Handoff {
+    /// The senders' outboxes, each locked by the receiver taking packets out of it (a
+    /// receiver's packets come in runs, one per sender: one lock a run).
+    outs: Vec<Mutex<Vec<Crossing>>>,
+    /// Receiver p's packets are `at[starts[p]..starts[p + 1]]`, as (sender, index).
+    starts: Vec<usize>,
+    at: Vec<(u32, u32)>,
+}
+
+impl Handoff {
+    /// Take every partition's outbox (what it sent during the window) out of its fabric.
+    pub(crate) fn take(parts: &mut [&mut Simulation]) -> Handoff {
+        let outs: Vec<Vec<Crossing>> = parts.iter_mut().map(|p| net(p).fabric.take_outbox()).collect();
+        let (starts, at) = by_receiver(&outs, parts.len());
+        Handoff { outs: outs.into_iter().map(Mutex::new).collect(), starts, at }
     }
-    for (p, mut out) in parts.iter_mut().zip(outs) {
-        out.clear();
-        crate::net::release_packets(&mut out);
-        net(p).fabric.give_back_outbox(out);
+
+    /// Let partition p's packets into `sim` (partition p), leaving empty packets behind.
+    pub(crate) fn let_in(&self, p: usize, sim: &mut Simulation) {
+        let at = &self.at[self.starts[p]..self.starts[p + 1]];
+        if !at.is_empty() {
+            sim.accept_from(&self.outs, at);
+        }
+    }
+
+    /// Give the emptied outboxes back to their fabrics, so that their memory is reused.
+    pub(crate) fn give_back(self, parts: &mut [&mut Simulation]) {
+        for (p, out) in parts.iter_mut().zip(self.outs) {
+            // A receiver that panicked holding the lock left it poisoned; the panic is
+            // resumed after (`Plan::failure`).
+            let mut out = out.into_inner().unwrap_or_else(PoisonError::into_inner);
+            out.clear();
+            crate::net::release_packets(&mut out);
+            net(p).fabric.give_back_outbox(out);
+        }
     }
 }
 
