@@ -47,6 +47,9 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         Self::default()
     }
+    /// Inlined: the key's arithmetic then goes straight to the lanes' push, where a call of
+    /// its own moved the 48-byte entry once more (network run -0.6% host instructions).
+    #[inline]
     pub fn push(&mut self, time: Time, event: E) {
         let k = self.next_key(time);
         self.keys.push(k, event);
