@@ -69,6 +69,9 @@ impl<E> EventQueue<E> {
         });
         self.keys.push_aside(keyed);
     }
+    /// Inlined, as `push`: the popped entry then goes from the lanes to the caller without a
+    /// copy in between (network run -2.3% host instructions).
+    #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
         let (k, e) = self.keys.pop()?;
         self.popped += 1;
