@@ -47,6 +47,9 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         Self::default()
     }
+    /// Inlined: the key's arithmetic then goes straight to the lanes' push, where a call of
+    /// its own moved the 48-byte entry once more (network run -0.6% host instructions).
+    #[inline]
     pub fn push(&mut self, time: Time, event: E) {
         let k = self.next_key(time);
         self.keys.push(k, event);
@@ -66,6 +69,9 @@ impl<E> EventQueue<E> {
         });
         self.keys.push_aside(keyed);
     }
+    /// Inlined, as `push`: the popped entry then goes from the lanes to the caller without a
+    /// copy in between (network run -2.3% host instructions).
+    #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
         let (k, e) = self.keys.pop()?;
         self.popped += 1;

