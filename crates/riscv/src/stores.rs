@@ -55,7 +55,7 @@ pub fn holder_bit(i: usize) -> Holders {
 /// has 64 slots (2 KiB) and room for 8 more lines in the run that reaches 40 before it
 /// grows. At 32 it had 128 slots (4 KiB a node at the 16,384-core sort's peak); at 24 it
 /// was full at the pruning's 48 lines, and the run that reached them grew it to 128 slots
-/// and the pruning shrank it back (15,700 grows in a 1,024-core sort, +1.0% host
+/// and the pruning shrank it back (15,700 grows in a 1,024-core sort, +0.9% host
 /// instructions). Measured (CHANGELOG): the 16,384-core sort's peak resident set 3.2 KiB a
 /// node lower than at 32, +0.46% host instructions (the more frequent passes).
 const PRUNE_MIN: usize = 20;
