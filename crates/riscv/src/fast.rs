@@ -74,9 +74,15 @@ macro_rules! load {
             Some(v) => {
                 // No time taken, nothing else changed (`load_quick`): the pc and the cycle
                 // stay in the run, which goes on as after a single-cycle op.
-                let ready = $core.set_load_ready::<$n>($r.rd(), $r.cycle);
+                let rd = $r.rd();
+                let ready = $core.set_load_ready::<$n>(rd, $r.cycle);
                 $core.quiet_from = $core.quiet_from.max(ready);
-                v
+                $core.set_slot(rd, $ext(v));
+                $r.at = $r.at.wrapping_add($s);
+                return Ok(match QUIET && $r.quiet_after_load(ready, rd) {
+                    true => Flow::Next,
+                    false => Flow::Raised,
+                });
             }
             None => {
                 let v = $core.load_in_run::<$n, P>($mem, $plat, $r.op(), $r.pc(), $r.cycle, addr)?;
@@ -238,6 +244,26 @@ impl Run {
     #[inline(always)]
     fn pc(&self) -> u64 {
         (self.at as u64 >> 2).wrapping_add(self.bias)
+    }
+
+    /// After a load that hit (`load!`) in the quiet loop, its result due at `ready` in
+    /// register slot `rd` (`r.at` on the next op):
+    /// whether the loop may go on to the next op with no check at issue. It may if the
+    /// result is due by the next op's issue cycle's end (the load latency of 2, the
+    /// default, for a word or double word) and that op, in the run, reads neither source
+    /// from it: then the next op has nothing to wait for (every other entry is due by now,
+    /// as the quiet loop's), the write-port rule cannot apply (`muldiv_watch` is behind
+    /// the cycle), and after it the cycle is `ready` again, past every pending result.
+    /// Compute's loads are nearly all followed by an op that does not use them (the
+    /// quicksort's scans, the fold), which then left the quiet loop for one checked op.
+    #[inline(always)]
+    fn quiet_after_load(&self, ready: u64, rd: u8) -> bool {
+        if ready != self.cycle + 1 || self.at >= self.end {
+            return false;
+        }
+        // SAFETY: below `end`, in the line, so in the page (`run_lines`).
+        let op = unsafe { *self.at };
+        op.rs1 != rd && op.rs2 != rd
     }
 
     /// After an op that may have taken more than its issue cycle: if the horizon may now
