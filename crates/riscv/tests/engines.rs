@@ -401,7 +401,8 @@ fn loads_used_at_once_run_the_same_on_both_engines() {
                 3..=5 => load_user(rng, loaded, rd),
                 // c.ld a0..a3, off(s0); c.add a0..a3 with the result or another.
                 6 => {
-                    let (p, q, off) = (2 + rng.below(4) as u32, 10 + rng.below(4) as u32, rng.below(32) as u32);
+                    let (p, q, off) =
+                        (2 + rng.below(4) as u32, 10 + rng.below(4) as u32, rng.below(32) as u32);
                     let use_it = if rng.below(2) == 0 { 8 + p } else { q };
                     let ld = 0b011 << 13 | (off & 7) << 10 | (off >> 3 & 3) << 5 | p << 2;
                     ld | (0b1001 << 12 | q << 7 | use_it << 2 | 0b10) << 16
