@@ -418,6 +418,73 @@ fn loads_used_at_once_run_the_same_on_both_engines() {
     assert!(insns > 200_000, "only {insns} instructions compared");
 }
 
+/// `c.nop`: a 2-byte instruction.
+const C_NOP: u32 = 0x0001;
+
+/// A loop of `iters` passes over `len` random instructions with no branch or jump
+/// (`random_insn`'s others, and aligned loads), each after a `c.nop` one time in three, so
+/// that 4-byte instructions start at either half of a word and some straddle an I-cache
+/// line's end; in `random_program_of`'s frame. With `at_page_end`, the loop starts less
+/// than 160 bytes before the end of the code's first page (`nop`s run once before it),
+/// so that its passes cross the page boundary, some with a straddling instruction.
+fn straddling_program(rng: &mut Rng, len: usize, iters: i32, at_page_end: bool) -> Vec<u32> {
+    let words = random_program_of(rng, 0, iters, |_, _, _| unreachable!());
+    let top = words.len() - 2 - asm::exit_with(A0).len();
+    let mut c = words[..top].to_vec();
+    if at_page_end {
+        c.resize(1024 - 1 - rng.below(40) as usize, asm::addi(ZERO, ZERO, 0));
+    }
+    let mut halves = Vec::new();
+    for at in 0..len {
+        if rng.below(3) == 0 {
+            halves.push(C_NOP);
+        }
+        let insn = loop {
+            let w = match rng.below(4) {
+                0 => {
+                    let rd = 10 + rng.below(4) as u32;
+                    aligned_load(rng, rd)
+                }
+                _ => random_insn(rng, at, len),
+            };
+            if !matches!(w & 0x7f, 0x63 | 0x6f) {
+                break w;
+            }
+        };
+        halves.extend([insn & 0xffff, insn >> 16]);
+    }
+    let back = 2 * halves.len() as i32 + 4;
+    for insn in [asm::addi(9, 9, -1), asm::bne(9, ZERO, -back)] {
+        halves.extend([insn & 0xffff, insn >> 16]);
+    }
+    if halves.len() % 2 == 1 {
+        halves.push(C_NOP);
+    }
+    c.extend(halves.chunks(2).map(|h| h[0] | h[1] << 16));
+    c.extend(&words[top + 2..]);
+    c
+}
+
+/// `straddling_program`s, a third of them up to 8 KiB long, half of them across the
+/// first page's end: a run going on into the next line
+/// (`fast.rs`, `Core::next_line_of_run`) after a 4-byte op that straddles the line's end
+/// (the run's end is then one slot short of a line), or the page's (the run must not go
+/// on into another page).
+#[test]
+fn straddling_instructions_run_the_same_on_both_engines() {
+    let mut rng = Rng(0x5eed_1234_abcd_0006);
+    let (mut checks, mut insns) = (0, 0);
+    for n in 0..120 {
+        let len = 8 + rng.below(if n % 3 == 0 { 1600 } else { 100 }) as usize;
+        let iters = 1 + rng.below(40) as i32;
+        let elf = asm::elf_image(&straddling_program(&mut rng, len, iters, n % 2 == 1), false);
+        let (c, i) = compare(&format!("straddling program {n}"), &elf, 2_000_000, rng.next());
+        (checks, insns) = (checks + c, insns + i);
+    }
+    println!("120 straddling programs, {checks} checkpoints, {insns} instructions");
+    assert!(insns > 100_000, "only {insns} instructions compared");
+}
+
 // ---- cores sharing memory ----------------------------------------------------------------
 
 /// Rounds of the flag hand-over in `flag_program`.
