@@ -10,10 +10,11 @@
 //!   branch or jump that leaves the line, or an instruction `exec_rare` runs. The op
 //!   pointer (the pc is derived from it where an op needs it) and the cycle count stay in
 //!   host registers: one I-cache line step and one page check per run, where `fetch` takes
-//!   them per instruction. Nothing is copied or cached per node: an earlier version cut
-//!   blocks into a cache per node, which cost a lookup per block and, with one cache per
-//!   node, 18% more host L1 data misses than the interpreter on a 256-core NanoSort
-//!   (docs/profile.md "Core engines").
+//!   them per instruction. At a line's end the run goes on into the next line when that
+//!   takes no look-up (`next_line_of_run`). Nothing is copied or cached per node: an
+//!   earlier version cut blocks into a cache per node, which cost a lookup per block and,
+//!   with one cache per node, 18% more host L1 data misses than the interpreter on a
+//!   256-core NanoSort (docs/profile.md "Core engines").
 //! - The horizon (`block_end`) is not compared after every op: an op takes at least its
 //!   issue cycle and a line holds at most `line_bytes / 2` ops, so below the horizon less
 //!   that (`Run::far_limit`) no run of single-cycle ops can reach it. Only an op that may
@@ -33,7 +34,8 @@
 //!   write-port rule), whose checks are skipped while the cycle is past every pending
 //!   result (`Core::quiet_from`, kept across runs: every op that sets an entry raises it);
 //!   from there the ops run in a quiet loop (`quiet_steps`) with no check at issue, until
-//!   an op that may set an entry (`Flow::Raised`, or `exec_rare`'s). The dispatch is one
+//!   an op that may set an entry (`Flow::Raised`, or `exec_rare`'s), less a load that hit
+//!   whose next op does not read it (`Run::quiet_after_load`). The dispatch is one
 //!   jump table over the op's code byte (`by_code!`: kind and length, no range check), so
 //!   each arm steps past its op by a constant.
 //! - Everything else (CSRs, atomics, F/D, network registers, system) goes to `exec_rare`,
@@ -74,9 +76,15 @@ macro_rules! load {
             Some(v) => {
                 // No time taken, nothing else changed (`load_quick`): the pc and the cycle
                 // stay in the run, which goes on as after a single-cycle op.
-                let ready = $core.set_load_ready::<$n>($r.rd(), $r.cycle);
+                let rd = $r.rd();
+                let ready = $core.set_load_ready::<$n>(rd, $r.cycle);
                 $core.quiet_from = $core.quiet_from.max(ready);
-                v
+                $core.set_slot(rd, $ext(v));
+                $r.at = $r.at.wrapping_add($s);
+                return Ok(match QUIET && $r.quiet_after_load(ready, rd) {
+                    true => Flow::Next,
+                    false => Flow::Raised,
+                });
             }
             None => {
                 let v = $core.load_in_run::<$n, P>($mem, $plat, $r.op(), $r.pc(), $r.cycle, addr)?;
@@ -111,7 +119,7 @@ macro_rules! store {
 /// `exec::alu` for the one kind `$k` (which it gives a value for), folded at compile time;
 /// its result written and the run stepped past its op (`$s` code slots).
 macro_rules! alu_of {
-    ($core:ident, $k:ident, $a:ident, $b:ident, $imm:ident, $r:ident, $s:ident) => {{
+    ($core:ident, $k:ident, $a:expr, $b:expr, $imm:expr, $r:ident, $s:ident) => {{
         // SAFETY: `alu` gives a value for every kind `alu_of!` is used with; only `Auipc`
         // reads the pc (computed then, `Run::pc`).
         let v = unsafe {
@@ -240,6 +248,26 @@ impl Run {
         (self.at as u64 >> 2).wrapping_add(self.bias)
     }
 
+    /// After a load that hit (`load!`) in the quiet loop, its result due at `ready` in
+    /// register slot `rd` (`r.at` on the next op):
+    /// whether the loop may go on to the next op with no check at issue. It may if the
+    /// result is due by the next op's issue cycle's end (the load latency of 2, the
+    /// default, for a word or double word) and that op, in the run, reads neither source
+    /// from it: then the next op has nothing to wait for (every other entry is due by now,
+    /// as the quiet loop's), the write-port rule cannot apply (`muldiv_watch` is behind
+    /// the cycle), and after it the cycle is `ready` again, past every pending result.
+    /// Compute's loads are nearly all followed by an op that does not use them (the
+    /// quicksort's scans, the fold), which then left the quiet loop for one checked op.
+    #[inline(always)]
+    fn quiet_after_load(&self, ready: u64, rd: u8) -> bool {
+        if ready != self.cycle + 1 || self.at >= self.end {
+            return false;
+        }
+        // SAFETY: below `end`, in the line, so in the page (`run_lines`).
+        let op = unsafe { *self.at };
+        op.rs1 != rd && op.rs2 != rd
+    }
+
     /// After an op that may have taken more than its issue cycle: if the horizon may now
     /// be within reach of the rest of the line, the run ends after this op (the outer
     /// loop compares with the horizon, as `run_block` does after every instruction).
@@ -350,7 +378,10 @@ impl Core {
                 match flow {
                     Flow::Next | Flow::Raised => {
                         if r.at >= r.end {
-                            break r.pc();
+                            let pc = r.pc();
+                            if !self.next_line_of_run(&mut r, pc) {
+                                break pc;
+                            }
                         }
                     }
                     Flow::Jump(to) => break to,
@@ -361,6 +392,32 @@ impl Core {
         }
         (self.pc, self.cycle) = (pc, r.cycle);
         Ok(())
+    }
+
+    /// At the end of the run's line (`r.at` past its last op, on the op at `pc`):
+    /// whether the run goes on into the next line without leaving the loop, as the outer
+    /// loop would enter it with nothing to charge: far from the horizon (`far_limit`, and
+    /// `block_end`, which a load or store may have moved to now), in the same code page,
+    /// and a line `fetch` takes with no look-up (`known_line`: the line fetched before
+    /// the current one, which they swap, or one the L1 knows it holds). The run's end is
+    /// then that line's end (`pc` is 2 bytes into it after a 4-byte op that straddles
+    /// the two). Compute runs on into the next line every 22 instructions (5.4 M of its
+    /// 17.3 M line entries; the others follow a taken branch or jump). (Taken jumps
+    /// into another line chained here too took 4.9% more host instructions on compute,
+    /// the loop's registers spilled; a taken branch into the line before, in
+    /// `branch_to`, 2.1% more.)
+    #[inline(always)]
+    fn next_line_of_run(&mut self, r: &mut Run, pc: u64) -> bool {
+        if r.cycle >= r.far_limit || r.cycle >= self.block_end || pc / PAGE != self.fetch_pn {
+            return false;
+        }
+        let line = pc >> self.line_shift;
+        if !self.known_line(line) {
+            return false;
+        }
+        let next = (line + 1) << self.line_shift;
+        r.end = r.at.wrapping_add((next - pc) as usize / 2);
+        true
     }
 
     /// Ops from `r.at` while every pending result stays ready (from `quiet_from` on: no
@@ -408,79 +465,81 @@ impl Core {
         } else {
             self.issue(op.rs1, op.rs2, r);
         }
-        let (a, b) = (self.slot(op.rs1), self.slot(op.rs2));
-        let imm = op.imm as i64 as u64;
+        // Each arm reads the operands it uses: a register op then reads no immediate and
+        // an op with one no second register (read before the dispatch for every op, they
+        // took 0.6% more host instructions on compute; read through helper functions,
+        // `fn imm(op)`, 7.1% more: the loop compiled anew).
         by_code!(op.code(), s, {
-            Lb => load!(self, mem, plat, r, s, a.wrapping_add(imm), 1, |v| v as i8 as u64),
-            Lh => load!(self, mem, plat, r, s, a.wrapping_add(imm), 2, |v| v as i16 as u64),
-            Lw => load!(self, mem, plat, r, s, a.wrapping_add(imm), 4, |v| v as i32 as u64),
-            Ld => load!(self, mem, plat, r, s, a.wrapping_add(imm), 8, |v| v),
-            Lbu => load!(self, mem, plat, r, s, a.wrapping_add(imm), 1, |v| v),
-            Lhu => load!(self, mem, plat, r, s, a.wrapping_add(imm), 2, |v| v),
-            Lwu => load!(self, mem, plat, r, s, a.wrapping_add(imm), 4, |v| v),
-            Sb => store!(self, mem, plat, r, s, a.wrapping_add(imm), b, 1),
-            Sh => store!(self, mem, plat, r, s, a.wrapping_add(imm), b, 2),
-            Sw => store!(self, mem, plat, r, s, a.wrapping_add(imm), b, 4),
-            Sd => store!(self, mem, plat, r, s, a.wrapping_add(imm), b, 8),
-            Beq => Ok(self.branch_to(op, r, s, a == b)),
-            Bne => Ok(self.branch_to(op, r, s, a != b)),
-            Blt => Ok(self.branch_to(op, r, s, (a as i64) < (b as i64))),
-            Bge => Ok(self.branch_to(op, r, s, (a as i64) >= (b as i64))),
-            Bltu => Ok(self.branch_to(op, r, s, a < b)),
-            Bgeu => Ok(self.branch_to(op, r, s, a >= b)),
+            Lb => load!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), 1, |v| v as i8 as u64),
+            Lh => load!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), 2, |v| v as i16 as u64),
+            Lw => load!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), 4, |v| v as i32 as u64),
+            Ld => load!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), 8, |v| v),
+            Lbu => load!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), 1, |v| v),
+            Lhu => load!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), 2, |v| v),
+            Lwu => load!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), 4, |v| v),
+            Sb => store!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), self.slot(op.rs2), 1),
+            Sh => store!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), self.slot(op.rs2), 2),
+            Sw => store!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), self.slot(op.rs2), 4),
+            Sd => store!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), self.slot(op.rs2), 8),
+            Beq => Ok(self.branch_to(op, r, s, self.slot(op.rs1) == self.slot(op.rs2))),
+            Bne => Ok(self.branch_to(op, r, s, self.slot(op.rs1) != self.slot(op.rs2))),
+            Blt => Ok(self.branch_to(op, r, s, (self.slot(op.rs1) as i64) < (self.slot(op.rs2) as i64))),
+            Bge => Ok(self.branch_to(op, r, s, (self.slot(op.rs1) as i64) >= (self.slot(op.rs2) as i64))),
+            Bltu => Ok(self.branch_to(op, r, s, self.slot(op.rs1) < self.slot(op.rs2))),
+            Bgeu => Ok(self.branch_to(op, r, s, self.slot(op.rs1) >= self.slot(op.rs2))),
             Jal => Ok(Flow::Jump(self.jal_to(op, r, s))),
             Jalr => {
                 let pc = r.pc();
                 (self.pc, self.cycle) = (pc, r.cycle);
-                self.jalr(r.op(), a, pc + 2 * s as u64)?;
+                self.jalr(r.op(), self.slot(op.rs1), pc + 2 * s as u64)?;
                 r.cycle = self.cycle;
                 Ok(Flow::Jump(self.pc))
             },
             Mul | Mulh | Mulhsu | Mulhu | Div | Divu | Rem | Remu | Mulw | Divw | Divuw | Remw | Remuw => {
-                Ok(self.muldiv_in_run(op, r, s, a, b))
+                Ok(self.muldiv_in_run(op, r, s, self.slot(op.rs1), self.slot(op.rs2)))
             },
             // Everything else `exec_rare` runs, named, and one arm per ALU kind: the
             // dispatch is then one jump table over every code, with no range check.
             Illegal | Net | FetchFault | Fence | FenceI | Ecall | Ebreak | Mret | Wfi | Csrrw | Csrrs
             | Csrrc | Csrrwi | Csrrsi | Csrrci | LrW | ScW | AmoW | LrD | ScD | AmoD | Bswap | Fp => {
                 (self.pc, self.cycle) = (r.pc(), r.cycle);
-                self.exec_rare(r.op(), mem, plat, a, b)?;
+                self.exec_rare(r.op(), mem, plat, self.slot(op.rs1), self.slot(op.rs2))?;
                 // The entries it may have set: its destination's (a CSR read, an atomic,
                 // an FP compare or move; `exec_net` raises the bound for a nanoPU
                 // instruction's own) and `muldiv_watch` (the port rule, at issue).
                 self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready_of(op.rd));
                 Ok(Flow::Rare)
             },
-            Lui => alu_of!(self, Lui, a, b, imm, r, s),
-            Auipc => alu_of!(self, Auipc, a, b, imm, r, s),
-            Addi => alu_of!(self, Addi, a, b, imm, r, s),
-            Slti => alu_of!(self, Slti, a, b, imm, r, s),
-            Sltiu => alu_of!(self, Sltiu, a, b, imm, r, s),
-            Xori => alu_of!(self, Xori, a, b, imm, r, s),
-            Ori => alu_of!(self, Ori, a, b, imm, r, s),
-            Andi => alu_of!(self, Andi, a, b, imm, r, s),
-            Slli => alu_of!(self, Slli, a, b, imm, r, s),
-            Srli => alu_of!(self, Srli, a, b, imm, r, s),
-            Srai => alu_of!(self, Srai, a, b, imm, r, s),
-            Add => alu_of!(self, Add, a, b, imm, r, s),
-            Sub => alu_of!(self, Sub, a, b, imm, r, s),
-            Sll => alu_of!(self, Sll, a, b, imm, r, s),
-            Slt => alu_of!(self, Slt, a, b, imm, r, s),
-            Sltu => alu_of!(self, Sltu, a, b, imm, r, s),
-            Xor => alu_of!(self, Xor, a, b, imm, r, s),
-            Srl => alu_of!(self, Srl, a, b, imm, r, s),
-            Sra => alu_of!(self, Sra, a, b, imm, r, s),
-            Or => alu_of!(self, Or, a, b, imm, r, s),
-            And => alu_of!(self, And, a, b, imm, r, s),
-            Addiw => alu_of!(self, Addiw, a, b, imm, r, s),
-            Slliw => alu_of!(self, Slliw, a, b, imm, r, s),
-            Srliw => alu_of!(self, Srliw, a, b, imm, r, s),
-            Sraiw => alu_of!(self, Sraiw, a, b, imm, r, s),
-            Addw => alu_of!(self, Addw, a, b, imm, r, s),
-            Subw => alu_of!(self, Subw, a, b, imm, r, s),
-            Sllw => alu_of!(self, Sllw, a, b, imm, r, s),
-            Srlw => alu_of!(self, Srlw, a, b, imm, r, s),
-            Sraw => alu_of!(self, Sraw, a, b, imm, r, s),
+            Lui => alu_of!(self, Lui, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Auipc => alu_of!(self, Auipc, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Addi => alu_of!(self, Addi, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Slti => alu_of!(self, Slti, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Sltiu => alu_of!(self, Sltiu, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Xori => alu_of!(self, Xori, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Ori => alu_of!(self, Ori, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Andi => alu_of!(self, Andi, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Slli => alu_of!(self, Slli, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Srli => alu_of!(self, Srli, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Srai => alu_of!(self, Srai, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Add => alu_of!(self, Add, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Sub => alu_of!(self, Sub, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Sll => alu_of!(self, Sll, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Slt => alu_of!(self, Slt, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Sltu => alu_of!(self, Sltu, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Xor => alu_of!(self, Xor, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Srl => alu_of!(self, Srl, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Sra => alu_of!(self, Sra, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Or => alu_of!(self, Or, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            And => alu_of!(self, And, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Addiw => alu_of!(self, Addiw, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Slliw => alu_of!(self, Slliw, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Srliw => alu_of!(self, Srliw, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Sraiw => alu_of!(self, Sraiw, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Addw => alu_of!(self, Addw, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Subw => alu_of!(self, Subw, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Sllw => alu_of!(self, Sllw, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Srlw => alu_of!(self, Srlw, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Sraw => alu_of!(self, Sraw, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
         })
     }
 

@@ -356,6 +356,135 @@ fn random_compressed_programs_run_the_same_on_both_engines() {
     assert!(insns > 200_000, "only {insns} instructions compared");
 }
 
+/// A load at s0 of any width, aligned (so mostly one the fast engine runs inline,
+/// `load_quick`), into `rd`.
+fn aligned_load(rng: &mut Rng, rd: u32) -> u32 {
+    let f3 = [0, 1, 2, 3, 4, 5, 6][rng.below(7) as usize];
+    asm::i((rng.below(64) << (f3 & 3)) as i32, 8, f3, rd, 0x03)
+}
+
+/// An op that reads `loaded` as its first or second source, or one that reads neither it
+/// nor writes a source of its own from a load: compressed (`c.add`, `c.mv`: a 2-byte op
+/// after the load) or not.
+fn load_user(rng: &mut Rng, loaded: u32, rd: u32) -> u32 {
+    let other = 10 + rng.below(4) as u32;
+    match rng.below(6) {
+        0 => asm::add(rd, loaded, other),
+        1 => asm::add(rd, other, loaded),
+        2 => asm::sd(loaded, 8, 8 * rng.below(64) as i32),
+        3 => asm::bne(loaded, other, 4),
+        4 => 0b1001 << 12 | rd << 7 | loaded << 2 | 0b10 | (0b1000 << 12 | rd << 7 | other << 2 | 0b10) << 16,
+        _ => asm::add(rd, other, other),
+    }
+}
+
+/// Random programs dense in loads (`aligned_load`) each followed at once by an op that
+/// uses the result or not (`load_user`), on four registers, with `c.ld` pairs too: the
+/// fast engine's quiet loop goes on after a load that hit when the next op does not read
+/// it (`fast.rs`, `Run::quiet_after_load`), which must give the interpreter's stalls,
+/// under run limits that cut the body anywhere.
+#[test]
+fn loads_used_at_once_run_the_same_on_both_engines() {
+    let mut rng = Rng(0x5eed_1234_abcd_0005);
+    let (mut checks, mut insns) = (0, 0);
+    for n in 0..200 {
+        let len = 8 + rng.below(300) as usize;
+        let iters = 1 + rng.below(40) as i32;
+        let mut loaded = 10;
+        let code = random_program_of(&mut rng, len, iters, |rng, at, len| {
+            let rd = 10 + rng.below(4) as u32;
+            match rng.below(8) {
+                0..=2 => {
+                    loaded = rd;
+                    aligned_load(rng, rd)
+                }
+                3..=5 => load_user(rng, loaded, rd),
+                // c.ld a0..a3, off(s0); c.add a0..a3 with the result or another.
+                6 => {
+                    let (p, q, off) =
+                        (2 + rng.below(4) as u32, 10 + rng.below(4) as u32, rng.below(32) as u32);
+                    let use_it = if rng.below(2) == 0 { 8 + p } else { q };
+                    let ld = 0b011 << 13 | (off & 7) << 10 | (off >> 3 & 3) << 5 | p << 2;
+                    ld | (0b1001 << 12 | q << 7 | use_it << 2 | 0b10) << 16
+                }
+                _ => random_insn(rng, at, len),
+            }
+        });
+        let elf = asm::elf_image(&code, false);
+        let (c, i) = compare(&format!("load-use program {n}"), &elf, 2_000_000, rng.next());
+        (checks, insns) = (checks + c, insns + i);
+    }
+    println!("200 load-use programs, {checks} checkpoints, {insns} instructions");
+    assert!(insns > 200_000, "only {insns} instructions compared");
+}
+
+/// `c.nop`: a 2-byte instruction.
+const C_NOP: u32 = 0x0001;
+
+/// A loop of `iters` passes over `len` random instructions with no branch or jump
+/// (`random_insn`'s others, and aligned loads), each after a `c.nop` one time in three, so
+/// that 4-byte instructions start at either half of a word and some straddle an I-cache
+/// line's end; in `random_program_of`'s frame. With `at_page_end`, the loop starts less
+/// than 160 bytes before the end of the code's first page (`nop`s run once before it),
+/// so that its passes cross the page boundary, some with a straddling instruction.
+fn straddling_program(rng: &mut Rng, len: usize, iters: i32, at_page_end: bool) -> Vec<u32> {
+    let words = random_program_of(rng, 0, iters, |_, _, _| unreachable!());
+    let top = words.len() - 2 - asm::exit_with(A0).len();
+    let mut c = words[..top].to_vec();
+    if at_page_end {
+        c.resize(1024 - 1 - rng.below(40) as usize, asm::addi(ZERO, ZERO, 0));
+    }
+    let mut halves = Vec::new();
+    for at in 0..len {
+        if rng.below(3) == 0 {
+            halves.push(C_NOP);
+        }
+        let insn = loop {
+            let w = match rng.below(4) {
+                0 => {
+                    let rd = 10 + rng.below(4) as u32;
+                    aligned_load(rng, rd)
+                }
+                _ => random_insn(rng, at, len),
+            };
+            if !matches!(w & 0x7f, 0x63 | 0x6f) {
+                break w;
+            }
+        };
+        halves.extend([insn & 0xffff, insn >> 16]);
+    }
+    let back = 2 * halves.len() as i32 + 4;
+    for insn in [asm::addi(9, 9, -1), asm::bne(9, ZERO, -back)] {
+        halves.extend([insn & 0xffff, insn >> 16]);
+    }
+    if halves.len() % 2 == 1 {
+        halves.push(C_NOP);
+    }
+    c.extend(halves.chunks(2).map(|h| h[0] | h[1] << 16));
+    c.extend(&words[top + 2..]);
+    c
+}
+
+/// `straddling_program`s, a third of them up to 8 KiB long, half of them across the
+/// first page's end: a run going on into the next line
+/// (`fast.rs`, `Core::next_line_of_run`) after a 4-byte op that straddles the line's end
+/// (the run's end is then one slot short of a line), or the page's (the run must not go
+/// on into another page).
+#[test]
+fn straddling_instructions_run_the_same_on_both_engines() {
+    let mut rng = Rng(0x5eed_1234_abcd_0006);
+    let (mut checks, mut insns) = (0, 0);
+    for n in 0..120 {
+        let len = 8 + rng.below(if n % 3 == 0 { 1600 } else { 100 }) as usize;
+        let iters = 1 + rng.below(40) as i32;
+        let elf = asm::elf_image(&straddling_program(&mut rng, len, iters, n % 2 == 1), false);
+        let (c, i) = compare(&format!("straddling program {n}"), &elf, 2_000_000, rng.next());
+        (checks, insns) = (checks + c, insns + i);
+    }
+    println!("120 straddling programs, {checks} checkpoints, {insns} instructions");
+    assert!(insns > 100_000, "only {insns} instructions compared");
+}
+
 // ---- cores sharing memory ----------------------------------------------------------------
 
 /// Rounds of the flag hand-over in `flag_program`.
