@@ -64,14 +64,15 @@ use crate::op::{Kind, Op};
 use crate::platform::Platform;
 use crate::program::PAGE;
 
-/// A load at `$addr` of `$n` bytes, extended by `$ext`, as `exec` does it; the bound
-/// `quiet_from` raised to the result's scoreboard entry. One with no timing to charge
-/// (`Core::load_quick`: 92% of the `ld`s on compute) leaves the pc and the cycle in the run;
+/// The load `$op` (at its base register plus immediate) of `$n` bytes, extended by `$ext`,
+/// as `exec` does it; the bound `quiet_from` raised to the result's scoreboard entry. One
+/// with no timing to charge (`Core::load_quick`: 92% of the `ld`s on compute) leaves the pc
+/// and the cycle in the run;
 /// any other goes out of line (`load_in_run`), its cycle read back and the horizon
 /// compared after it (`Run::settle_access`). The op spans `$s` code slots.
 macro_rules! load {
-    ($core:ident, $mem:ident, $plat:ident, $r:ident, $s:ident, $addr:expr, $n:literal, $ext:expr) => {{
-        let addr = $addr;
+    ($core:ident, $mem:ident, $plat:ident, $r:ident, $s:ident, $op:ident, $n:literal, $ext:expr) => {{
+        let addr = $core.slot($op.rs1).wrapping_add($op.imm as i64 as u64);
         let v = match $core.load_quick::<$n>(addr) {
             Some(v) => {
                 // No time taken, nothing else changed (`load_quick`): the pc and the cycle
@@ -99,12 +100,12 @@ macro_rules! load {
     }};
 }
 
-/// A store of the low `$n` bytes of `$v` at `$addr`, as `exec` does it: inline if it has
-/// no timing to charge (`Core::store_quick`: 86% of the `sd`s on compute), else out of line
-/// (`store_in_run`) as a load.
+/// The store `$op` (of the low `$n` bytes of `rs2`, at `rs1` plus the immediate), as `exec`
+/// does it: inline if it has no timing to charge (`Core::store_quick`: 86% of the `sd`s on
+/// compute), else out of line (`store_in_run`) as a load.
 macro_rules! store {
-    ($core:ident, $mem:ident, $plat:ident, $r:ident, $s:ident, $addr:expr, $v:expr, $n:literal) => {{
-        let (addr, v) = ($addr, $v);
+    ($core:ident, $mem:ident, $plat:ident, $r:ident, $s:ident, $op:ident, $n:literal) => {{
+        let (addr, v) = ($core.slot($op.rs1).wrapping_add($op.imm as i64 as u64), $core.slot($op.rs2));
         if !$core.store_quick::<$n>(addr, v, $r.cycle) {
             let pc = $r.pc();
             $core.store_in_run::<$n, P>($mem, $plat, pc, $r.cycle, addr, v, pc + 2 * $s as u64)?;
@@ -116,14 +117,15 @@ macro_rules! store {
     }};
 }
 
-/// `exec::alu` for the one kind `$k` (which it gives a value for), folded at compile time;
-/// its result written and the run stepped past its op (`$s` code slots).
+/// `exec::alu` for the one kind `$k` (which it gives a value for) on `$op`'s operands, folded
+/// at compile time (the operands it does not use are not read); its result written and the run stepped past its op (`$s` code slots).
 macro_rules! alu_of {
-    ($core:ident, $k:ident, $a:expr, $b:expr, $imm:expr, $r:ident, $s:ident) => {{
+    ($core:ident, $k:ident, $op:ident, $r:ident, $s:ident) => {{
         // SAFETY: `alu` gives a value for every kind `alu_of!` is used with; only `Auipc`
         // reads the pc (computed then, `Run::pc`).
         let v = unsafe {
-            alu(Kind::$k, $a, $b, $imm, if matches!(Kind::$k, Kind::Auipc) { $r.pc() } else { 0 })
+            let (a, b, imm) = ($core.slot($op.rs1), $core.slot($op.rs2), $op.imm as i64 as u64);
+            alu(Kind::$k, a, b, imm, if matches!(Kind::$k, Kind::Auipc) { $r.pc() } else { 0 })
                 .unwrap_unchecked()
         };
         $core.set_slot($r.rd(), v);
@@ -465,22 +467,22 @@ impl Core {
         } else {
             self.issue(op.rs1, op.rs2, r);
         }
-        // Each arm reads the operands it uses: a register op then reads no immediate and
-        // an op with one no second register (read before the dispatch for every op, they
-        // took 0.6% more host instructions on compute; read through helper functions,
-        // `fn imm(op)`, 7.1% more: the loop compiled anew).
+        // Each arm reads the operands it uses (in `load!`, `store!`, `alu_of!`): a register
+        // op then reads no immediate and an op with one no second register (read before
+        // the dispatch for every op, they took 0.6% more host instructions on compute; read
+        // through helper functions, `fn imm(op)`, 7.1% more: the loop compiled anew).
         by_code!(op.code(), s, {
-            Lb => load!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), 1, |v| v as i8 as u64),
-            Lh => load!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), 2, |v| v as i16 as u64),
-            Lw => load!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), 4, |v| v as i32 as u64),
-            Ld => load!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), 8, |v| v),
-            Lbu => load!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), 1, |v| v),
-            Lhu => load!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), 2, |v| v),
-            Lwu => load!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), 4, |v| v),
-            Sb => store!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), self.slot(op.rs2), 1),
-            Sh => store!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), self.slot(op.rs2), 2),
-            Sw => store!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), self.slot(op.rs2), 4),
-            Sd => store!(self, mem, plat, r, s, self.slot(op.rs1).wrapping_add(op.imm as i64 as u64), self.slot(op.rs2), 8),
+            Lb => load!(self, mem, plat, r, s, op, 1, |v| v as i8 as u64),
+            Lh => load!(self, mem, plat, r, s, op, 2, |v| v as i16 as u64),
+            Lw => load!(self, mem, plat, r, s, op, 4, |v| v as i32 as u64),
+            Ld => load!(self, mem, plat, r, s, op, 8, |v| v),
+            Lbu => load!(self, mem, plat, r, s, op, 1, |v| v),
+            Lhu => load!(self, mem, plat, r, s, op, 2, |v| v),
+            Lwu => load!(self, mem, plat, r, s, op, 4, |v| v),
+            Sb => store!(self, mem, plat, r, s, op, 1),
+            Sh => store!(self, mem, plat, r, s, op, 2),
+            Sw => store!(self, mem, plat, r, s, op, 4),
+            Sd => store!(self, mem, plat, r, s, op, 8),
             Beq => Ok(self.branch_to(op, r, s, self.slot(op.rs1) == self.slot(op.rs2))),
             Bne => Ok(self.branch_to(op, r, s, self.slot(op.rs1) != self.slot(op.rs2))),
             Blt => Ok(self.branch_to(op, r, s, (self.slot(op.rs1) as i64) < (self.slot(op.rs2) as i64))),
@@ -510,36 +512,36 @@ impl Core {
                 self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready_of(op.rd));
                 Ok(Flow::Rare)
             },
-            Lui => alu_of!(self, Lui, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Auipc => alu_of!(self, Auipc, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Addi => alu_of!(self, Addi, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Slti => alu_of!(self, Slti, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Sltiu => alu_of!(self, Sltiu, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Xori => alu_of!(self, Xori, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Ori => alu_of!(self, Ori, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Andi => alu_of!(self, Andi, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Slli => alu_of!(self, Slli, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Srli => alu_of!(self, Srli, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Srai => alu_of!(self, Srai, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Add => alu_of!(self, Add, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Sub => alu_of!(self, Sub, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Sll => alu_of!(self, Sll, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Slt => alu_of!(self, Slt, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Sltu => alu_of!(self, Sltu, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Xor => alu_of!(self, Xor, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Srl => alu_of!(self, Srl, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Sra => alu_of!(self, Sra, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Or => alu_of!(self, Or, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            And => alu_of!(self, And, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Addiw => alu_of!(self, Addiw, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Slliw => alu_of!(self, Slliw, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Srliw => alu_of!(self, Srliw, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Sraiw => alu_of!(self, Sraiw, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Addw => alu_of!(self, Addw, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Subw => alu_of!(self, Subw, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Sllw => alu_of!(self, Sllw, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Srlw => alu_of!(self, Srlw, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
-            Sraw => alu_of!(self, Sraw, self.slot(op.rs1), self.slot(op.rs2), op.imm as i64 as u64, r, s),
+            Lui => alu_of!(self, Lui, op, r, s),
+            Auipc => alu_of!(self, Auipc, op, r, s),
+            Addi => alu_of!(self, Addi, op, r, s),
+            Slti => alu_of!(self, Slti, op, r, s),
+            Sltiu => alu_of!(self, Sltiu, op, r, s),
+            Xori => alu_of!(self, Xori, op, r, s),
+            Ori => alu_of!(self, Ori, op, r, s),
+            Andi => alu_of!(self, Andi, op, r, s),
+            Slli => alu_of!(self, Slli, op, r, s),
+            Srli => alu_of!(self, Srli, op, r, s),
+            Srai => alu_of!(self, Srai, op, r, s),
+            Add => alu_of!(self, Add, op, r, s),
+            Sub => alu_of!(self, Sub, op, r, s),
+            Sll => alu_of!(self, Sll, op, r, s),
+            Slt => alu_of!(self, Slt, op, r, s),
+            Sltu => alu_of!(self, Sltu, op, r, s),
+            Xor => alu_of!(self, Xor, op, r, s),
+            Srl => alu_of!(self, Srl, op, r, s),
+            Sra => alu_of!(self, Sra, op, r, s),
+            Or => alu_of!(self, Or, op, r, s),
+            And => alu_of!(self, And, op, r, s),
+            Addiw => alu_of!(self, Addiw, op, r, s),
+            Slliw => alu_of!(self, Slliw, op, r, s),
+            Srliw => alu_of!(self, Srliw, op, r, s),
+            Sraiw => alu_of!(self, Sraiw, op, r, s),
+            Addw => alu_of!(self, Addw, op, r, s),
+            Subw => alu_of!(self, Subw, op, r, s),
+            Sllw => alu_of!(self, Sllw, op, r, s),
+            Srlw => alu_of!(self, Srlw, op, r, s),
+            Sraw => alu_of!(self, Sraw, op, r, s),
         })
     }
 
