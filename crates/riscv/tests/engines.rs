@@ -258,20 +258,34 @@ fn random_program_of(
     c
 }
 
-#[test]
-fn random_programs_run_the_same_on_both_engines() {
-    let mut rng = Rng(0x5eed_1234_abcd_0001);
+/// `count` programs (`what`, numbered), program `n` made by `make` from the generator
+/// seeded with `seed`, each compared on both engines under run limits drawn after it; more
+/// than `min_insns` instructions compared in all.
+fn compare_programs(
+    what: &str,
+    count: usize,
+    seed: u64,
+    min_insns: u64,
+    mut make: impl FnMut(&mut Rng, usize) -> Vec<u32>,
+) {
+    let mut rng = Rng(seed);
     let (mut checks, mut insns) = (0, 0);
-    for n in 0..300 {
-        let len = 8 + rng.below(400) as usize;
-        let iters = 1 + rng.below(40) as i32;
-        let code = random_program(&mut rng, len, iters, false);
-        let elf = asm::elf_image(&code, false);
-        let (c, i) = compare(&format!("random program {n}"), &elf, 2_000_000, rng.next());
+    for n in 0..count {
+        let elf = asm::elf_image(&make(&mut rng, n), false);
+        let (c, i) = compare(&format!("{what} {n}"), &elf, 2_000_000, rng.next());
         (checks, insns) = (checks + c, insns + i);
     }
-    println!("300 random programs, {checks} checkpoints, {insns} instructions");
-    assert!(insns > 300_000, "only {insns} instructions compared");
+    println!("{count} {what}s, {checks} checkpoints, {insns} instructions");
+    assert!(insns > min_insns, "only {insns} instructions compared");
+}
+
+#[test]
+fn random_programs_run_the_same_on_both_engines() {
+    compare_programs("random program", 300, 0x5eed_1234_abcd_0001, 300_000, |rng, _| {
+        let len = 8 + rng.below(400) as usize;
+        let iters = 1 + rng.below(40) as i32;
+        random_program(rng, len, iters, false)
+    });
 }
 
 /// Random programs on the interpreter against a core that changes engine between runs at
@@ -294,18 +308,11 @@ fn switching_engines_between_runs_changes_nothing() {
 /// `fence.i`: the fast engine's block cache against the interpreter's decoded pages.
 #[test]
 fn self_modifying_programs_run_the_same_on_both_engines() {
-    let mut rng = Rng(0x5eed_1234_abcd_0002);
-    let (mut checks, mut insns) = (0, 0);
-    for n in 0..200 {
+    compare_programs("self-modifying program", 200, 0x5eed_1234_abcd_0002, 200_000, |rng, _| {
         let len = 8 + rng.below(400) as usize;
         let iters = 1 + rng.below(40) as i32;
-        let code = random_program(&mut rng, len, iters, true);
-        let elf = asm::elf_image(&code, false);
-        let (c, i) = compare(&format!("self-modifying program {n}"), &elf, 2_000_000, rng.next());
-        (checks, insns) = (checks + c, insns + i);
-    }
-    println!("200 self-modifying programs, {checks} checkpoints, {insns} instructions");
-    assert!(insns > 200_000, "only {insns} instructions compared");
+        random_program(rng, len, iters, true)
+    });
 }
 
 /// Two random compressed instructions (RVC, unprivileged spec chapter 16) in one word, so
@@ -339,21 +346,14 @@ fn compressed_pair(rng: &mut Rng) -> u32 {
 /// them (`compressed_pair`).
 #[test]
 fn random_compressed_programs_run_the_same_on_both_engines() {
-    let mut rng = Rng(0x5eed_1234_abcd_0004);
-    let (mut checks, mut insns) = (0, 0);
-    for n in 0..200 {
+    compare_programs("random compressed program", 200, 0x5eed_1234_abcd_0004, 200_000, |rng, _| {
         let len = 8 + rng.below(400) as usize;
         let iters = 1 + rng.below(40) as i32;
-        let code = random_program_of(&mut rng, len, iters, |rng, at, len| match rng.below(3) {
+        random_program_of(rng, len, iters, |rng, at, len| match rng.below(3) {
             0 => compressed_pair(rng),
             _ => random_insn(rng, at, len),
-        });
-        let elf = asm::elf_image(&code, false);
-        let (c, i) = compare(&format!("random compressed program {n}"), &elf, 2_000_000, rng.next());
-        (checks, insns) = (checks + c, insns + i);
-    }
-    println!("200 random compressed programs, {checks} checkpoints, {insns} instructions");
-    assert!(insns > 200_000, "only {insns} instructions compared");
+        })
+    });
 }
 
 /// A load at s0 of any width, aligned (so mostly one the fast engine runs inline,
@@ -385,13 +385,11 @@ fn load_user(rng: &mut Rng, loaded: u32, rd: u32) -> u32 {
 /// under run limits that cut the body anywhere.
 #[test]
 fn loads_used_at_once_run_the_same_on_both_engines() {
-    let mut rng = Rng(0x5eed_1234_abcd_0005);
-    let (mut checks, mut insns) = (0, 0);
-    for n in 0..200 {
+    compare_programs("load-use program", 200, 0x5eed_1234_abcd_0005, 200_000, |rng, _| {
         let len = 8 + rng.below(300) as usize;
         let iters = 1 + rng.below(40) as i32;
         let mut loaded = 10;
-        let code = random_program_of(&mut rng, len, iters, |rng, at, len| {
+        random_program_of(rng, len, iters, |rng, at, len| {
             let rd = 10 + rng.below(4) as u32;
             match rng.below(8) {
                 0..=2 => {
@@ -409,13 +407,8 @@ fn loads_used_at_once_run_the_same_on_both_engines() {
                 }
                 _ => random_insn(rng, at, len),
             }
-        });
-        let elf = asm::elf_image(&code, false);
-        let (c, i) = compare(&format!("load-use program {n}"), &elf, 2_000_000, rng.next());
-        (checks, insns) = (checks + c, insns + i);
-    }
-    println!("200 load-use programs, {checks} checkpoints, {insns} instructions");
-    assert!(insns > 200_000, "only {insns} instructions compared");
+        })
+    });
 }
 
 /// `c.nop`: a 2-byte instruction.
@@ -472,17 +465,11 @@ fn straddling_program(rng: &mut Rng, len: usize, iters: i32, at_page_end: bool) 
 /// on into another page).
 #[test]
 fn straddling_instructions_run_the_same_on_both_engines() {
-    let mut rng = Rng(0x5eed_1234_abcd_0006);
-    let (mut checks, mut insns) = (0, 0);
-    for n in 0..120 {
+    compare_programs("straddling program", 120, 0x5eed_1234_abcd_0006, 100_000, |rng, n| {
         let len = 8 + rng.below(if n % 3 == 0 { 1600 } else { 100 }) as usize;
         let iters = 1 + rng.below(40) as i32;
-        let elf = asm::elf_image(&straddling_program(&mut rng, len, iters, n % 2 == 1), false);
-        let (c, i) = compare(&format!("straddling program {n}"), &elf, 2_000_000, rng.next());
-        (checks, insns) = (checks + c, insns + i);
-    }
-    println!("120 straddling programs, {checks} checkpoints, {insns} instructions");
-    assert!(insns > 100_000, "only {insns} instructions compared");
+        straddling_program(rng, len, iters, n % 2 == 1)
+    });
 }
 
 // ---- cores sharing memory ----------------------------------------------------------------
