@@ -141,8 +141,9 @@ impl Ev {
 
 /// What partitions sent each other during a window, taken out of the senders' outboxes and
 /// indexed by receiver, for each receiver to let its packets in straight from there (in the
-/// order of the sending partitions, each in the order it sent them): on the thread that runs
-/// the receiver's windows, every thread at once (`Plan::exchange`). The letting in is about
+/// order of the sending partitions, each in the order it sent them): every thread at once,
+/// each the receivers it takes as it takes partitions for a window, its own block's first
+/// (`Plan::exchange`). The letting in is about
 /// 410 host instructions a packet, most of it the event queue's; done on the coordinator
 /// alone it was 1.56% of a 4,096-core sort's host instructions, which a second thread did
 /// not share. Copying the packets into inboxes first held every packet twice at the
