@@ -412,11 +412,14 @@ mod tests {
         assert!(last.iter().all(|&o| o < 3 * 64), "{last:?}");
     }
 
-    /// A node's cores are one allocation, which mimalloc rounds up to a size class: 8 KiB
-    /// for 4 cores of up to 2,048 bytes, 10 KiB above (docs/profile.md). Cold state
-    /// belongs outside the `Core` (allocated at first use, or in the node).
+    /// A node's cores are one allocation, which mimalloc rounds up to a size class. Aligned
+    /// to 64 bytes, it asks for the size plus 63 bytes (mimalloc 3 aligns within a larger
+    /// block unless the block's size is a power of two up to 4 KiB): 8 KiB for 4 cores of
+    /// up to 1,984 bytes, 10 KiB above (docs/profile.md). Cold state belongs outside the
+    /// `Core` (allocated at first use, or in the node).
     #[test]
     fn four_cores_stay_in_eight_kib() {
-        assert!(std::mem::size_of::<Core>() <= 2048, "{}", std::mem::size_of::<Core>());
+        let asked = 4 * std::mem::size_of::<Core>() + std::mem::align_of::<Core>() - 1;
+        assert!(asked <= 8192, "{}", std::mem::size_of::<Core>());
     }
 }
