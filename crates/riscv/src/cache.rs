@@ -537,6 +537,20 @@ mod tests {
         }
     }
 
+    /// A line beyond `KNOWABLE_LINES` is never known (its slot would not hold it): it hits
+    /// through the tags, and leaves its slot empty.
+    #[test]
+    fn a_line_beyond_the_known_slots_hits_through_the_tags() {
+        let mut c = L1::new(64, 4);
+        for line in [KNOWABLE_LINES, KNOWABLE_LINES + 1, (1 << 31) - 1, (1 << 40) + 2] {
+            assert_eq!(c.access_rw(line, true), Fill::Miss);
+            assert_eq!(c.access_rw(line, true), Fill::Hit, "line {line:#x}");
+            assert!(!c.knows(line) && !c.knows_written(line), "line {line:#x}");
+        }
+        c.access_rw(KNOWABLE_LINES - 1, true);
+        assert!(c.knows_written(KNOWABLE_LINES - 1));
+    }
+
     /// Narrow and wide tags give the same fills, victims and known lines: random loads,
     /// stores, probes and flushes near the DRAM's base, and from halfway on now and then a
     /// line the narrow tags can't hold (`far`: none; the next block; the invalid tag's line
