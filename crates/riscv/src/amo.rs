@@ -99,14 +99,14 @@ impl Core {
     fn lr(&mut self, mem: &mut NodeMem, rd: usize, addr: u64, word: bool) -> Result<(), Ex> {
         let v = self.load_sized(mem, addr, word)?;
         self.x[rd] = v;
-        self.reservation = Some(addr);
+        self.reservation = addr;
         Ok(())
     }
 
     /// SC succeeds only with a reservation on exactly this address; either way the
     /// reservation is gone afterwards (spec 14.2).
     fn sc(&mut self, mem: &mut NodeMem, rd: usize, addr: u64, src: u64, word: bool) -> Result<(), Ex> {
-        let ok = self.reservation.take() == Some(addr);
+        let ok = std::mem::replace(&mut self.reservation, crate::core::NO_RESERVATION) == addr;
         self.x[rd] = if ok { 0 } else { 1 };
         if ok {
             self.store_sized(mem, addr, src, word)?;

@@ -118,12 +118,36 @@ pub struct L1 {
     /// A probe left some way shared since the last flush; until one does, stores and fills
     /// leave `shared` alone (most runs have no device reads: a sort's cores never do).
     any_shared: bool,
-    known: [u64; KNOWN],
+    /// 32 bits a slot (`key`): 64 bytes of the `Core` where 64-bit slots took 128, and a
+    /// node's 4 `Core`s fit mimalloc's 8 KiB class (docs/profile.md).
+    known: [i32; KNOWN],
 }
 
-/// An empty `known` slot: a line number is an address over the line size, below 2^63 for
-/// lines of 2 bytes or more, so `line << 1 | dirty` is never this.
-const UNKNOWN: u64 = u64::MAX;
+/// An empty `known` slot: -1, which widens to `u64::MAX` (`key`); a line number is an
+/// address over the line size, below 2^63 for lines of 2 bytes or more, so
+/// `line << 1 | dirty` is never this.
+const UNKNOWN: i32 = -1;
+
+/// Lines below this number may be known (`line << 1 | dirty` is then a positive `i32`):
+/// addresses below 64 GiB with 64-byte lines, which hold DRAM in every memory map here. A
+/// line above is looked up in the tags at every access.
+const KNOWABLE_LINES: u64 = 1 << 30;
+
+/// A `known` slot as the 64 bits `line << 1 | dirty` compares with: sign-extended, so
+/// `UNKNOWN` matches no line.
+#[inline(always)]
+fn key(k: i32) -> u64 {
+    k as i64 as u64
+}
+
+/// The `known` slot of `line`, `dirty` or not (`UNKNOWN` if it cannot be known).
+#[inline(always)]
+fn slot_of(line: u64, dirty: bool) -> i32 {
+    match line < KNOWABLE_LINES {
+        true => (line << 1 | dirty as u64) as i32,
+        false => UNKNOWN,
+    }
+}
 
 impl L1 {
     /// Sets and ways are rounded up to powers of two (Rocket's geometries are).
@@ -195,14 +219,14 @@ impl L1 {
     /// hit and change nothing.
     #[inline(always)]
     pub fn knows(&self, line: u64) -> bool {
-        self.known[line as usize & (KNOWN - 1)] >> 1 == line
+        key(self.known[line as usize & (KNOWN - 1)]) >> 1 == line
     }
 
     /// Is line number `line` known to be in the cache and written (`known`)? Then
     /// `access_rw(line, true)` would hit and change nothing.
     #[inline(always)]
     pub fn knows_written(&self, line: u64) -> bool {
-        self.known[line as usize & (KNOWN - 1)] == line << 1 | 1
+        key(self.known[line as usize & (KNOWN - 1)]) == line << 1 | 1
     }
 
     /// Access line number `line`; fill on a miss. Returns true on a hit.
@@ -215,7 +239,7 @@ impl L1 {
     /// miss, reporting a dirty victim.
     #[inline(always)]
     pub fn access_rw(&mut self, line: u64, write: bool) -> Fill {
-        let k = self.known[line as usize & (KNOWN - 1)];
+        let k = key(self.known[line as usize & (KNOWN - 1)]);
         if k == line << 1 | 1 || (!write && k >> 1 == line) {
             return Fill::Hit;
         }
@@ -246,7 +270,7 @@ impl L1 {
     #[inline(always)]
     fn settle(&mut self, set: usize, probed: Probe<u32>, line: u64, write: bool) -> Fill {
         let base = set * self.ways as usize;
-        let known = line << 1 | write as u64;
+        let known = slot_of(line, write);
         let (way, old) = match probed {
             Probe::Hit(way) => {
                 self.known[line as usize & (KNOWN - 1)] = known;
@@ -299,7 +323,7 @@ impl L1 {
             return;
         }
         for k in &mut self.known {
-            if (*k >> 1 ^ line) & self.set_mask == 0 {
+            if (key(*k) >> 1 ^ line) & self.set_mask == 0 {
                 *k = UNKNOWN;
             }
         }
@@ -335,7 +359,7 @@ impl L1 {
             // Only a held line can be known. As the wide tags compare, a line 2^32 lines
             // away is the same line.
             let k = &mut self.known[line as usize & (KNOWN - 1)];
-            if (*k >> 1) as u32 == line as u32 {
+            if (key(*k) >> 1) as u32 == line as u32 {
                 *k = UNKNOWN;
             }
         }
@@ -366,7 +390,7 @@ impl L1 {
         // The known line loses its write bit; compared as `invalidate` does (a line 2^32
         // lines away is the same line to the wide tags).
         let k = &mut self.known[line as usize & (KNOWN - 1)];
-        if (*k >> 1) as u32 == line as u32 {
+        if (key(*k) >> 1) as u32 == line as u32 {
             *k &= !1;
         }
         Some(self.dirty.put(i, false))
@@ -511,6 +535,20 @@ mod tests {
             }
             assert!(known > 500, "{sets} x {ways}: the known lines answered {known} times");
         }
+    }
+
+    /// A line beyond `KNOWABLE_LINES` is never known (its slot would not hold it): it hits
+    /// through the tags, and leaves its slot empty.
+    #[test]
+    fn a_line_beyond_the_known_slots_hits_through_the_tags() {
+        let mut c = L1::new(64, 4);
+        for line in [KNOWABLE_LINES, KNOWABLE_LINES + 1, (1 << 31) - 1, (1 << 40) + 2] {
+            assert_eq!(c.access_rw(line, true), Fill::Miss);
+            assert_eq!(c.access_rw(line, true), Fill::Hit, "line {line:#x}");
+            assert!(!c.knows(line) && !c.knows_written(line), "line {line:#x}");
+        }
+        c.access_rw(KNOWABLE_LINES - 1, true);
+        assert!(c.knows_written(KNOWABLE_LINES - 1));
     }
 
     /// Narrow and wide tags give the same fills, victims and known lines: random loads,

@@ -30,8 +30,10 @@ pub enum Exit {
     Wfi,
     /// The program exited with this code (HTIF or semihosting). Sticky.
     Halted(i64),
-    /// Fatal error. Sticky.
-    Error(CoreError),
+    /// Fatal error. Sticky. Boxed, so that an `Exit` is 16 bytes: a `Core` keeps two (its
+    /// sticky exit and the one pending), and a node's 4 `Core`s fit mimalloc's 8 KiB class
+    /// (docs/profile.md).
+    Error(Box<CoreError>),
 }
 
 /// Why a core stopped with an error.

@@ -45,7 +45,7 @@ impl Core {
             // byte (exit(-1) writes all ones); the prototype's runtime does this.
             0xff if value & 1 == 1 => self.halt((value as i64) >> 1),
             1 if value >> 48 == 0x0101 => {
-                self.console.push(value as u8);
+                self.aside.get_mut().console.push(value as u8);
                 Ok(())
             }
             0 => self.htif_syscall(mem, value),
@@ -93,7 +93,7 @@ impl Core {
     pub(crate) fn console_write(&mut self, mem: &NodeMem, buf: u64, len: u64) -> Result<u64, String> {
         let mut bytes = vec![0u8; len.min(MAX_WRITE) as usize];
         mem.read(buf, &mut bytes)?;
-        self.console.extend_from_slice(&bytes);
+        self.aside.get_mut().console.extend_from_slice(&bytes);
         Ok(bytes.len() as u64)
     }
 

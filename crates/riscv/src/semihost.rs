@@ -72,15 +72,15 @@ impl Core {
     fn writec(&mut self, mem: &NodeMem, p: u64) -> u64 {
         let mut b = [0u8; 1];
         if mem.read(p, &mut b).is_ok() {
-            self.console.push(b[0]);
+            self.aside.get_mut().console.push(b[0]);
         }
         0
     }
 
     fn write0(&mut self, mem: &NodeMem, mut p: u64) -> u64 {
         let mut b = [0u8; 1];
-        while mem.read(p, &mut b).is_ok() && b[0] != 0 && self.console.len() < 1 << 24 {
-            self.console.push(b[0]);
+        while mem.read(p, &mut b).is_ok() && b[0] != 0 && self.aside.get_mut().console.len() < 1 << 24 {
+            self.aside.get_mut().console.push(b[0]);
             p += 1;
         }
         0

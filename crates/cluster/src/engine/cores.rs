@@ -123,7 +123,7 @@ impl Simulation {
             Exit::Error(error) => {
                 self.running_cores -= 1;
                 let t = self.at(local);
-                self.fail(t, self.nodes[n].index, c, error);
+                self.fail(t, self.nodes[n].index, c, *error);
             }
         }
         Ok(())

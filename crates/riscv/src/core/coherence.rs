@@ -42,8 +42,11 @@ pub(crate) struct Coherence {
     stores: Vec<LineStore>,
     /// Where in `stores` a line may be, by its low bits (plus one; 0: nowhere): a run
     /// stores to a few lines again and again (its stack, its variables), and each noted
-    /// once is invalidated once in every other core.
-    noted: [u32; NOTED_SLOTS],
+    /// once is invalidated once in every other core. 16 bits, so that a node's 4 `Core`s
+    /// fit mimalloc's 8 KiB class (docs/profile.md); a line noted past the 65,535th
+    /// entry is nowhere, and entered again at its next store (as a line whose slot another
+    /// took since: `stores` may hold a line twice).
+    noted: [u16; NOTED_SLOTS],
 }
 
 impl Core {
@@ -157,7 +160,7 @@ impl Core {
             Some(noted) if noted.0 == line => noted.1 = cycle,
             _ => {
                 coh.stores.push((line, cycle));
-                *slot = coh.stores.len() as u32;
+                *slot = u16::try_from(coh.stores.len()).unwrap_or(0);
             }
         }
     }

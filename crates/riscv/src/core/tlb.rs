@@ -8,8 +8,8 @@
 //! one is the tag's low bit, so that a load's check is one shift and compare and a store's
 //! one compare.
 //!
-//! Why one table of 32 entries and not two of 16 (loads', stores'), in the same 512
-//! bytes of the `Core`: a chunk a core both reads and writes (its stack, its buffers) took
+//! Why one table of 32 entries and not two of 16 (loads', stores'), in the same room
+//! in the `Core`: a chunk a core both reads and writes (its stack, its buffers) took
 //! an entry in each, and the stores' table never held a shared chunk, so every store of
 //! zeros to still-zero memory (NanoSort clears its buffers before use) left the fast path.
 //! Why the page's bits in the index: buffers a whole number of pages apart (a copy from
@@ -31,10 +31,20 @@ fn slot(cn: u64) -> usize {
 }
 
 /// The tag's low bit: the entry points to a shared chunk (loads only).
-const SHARED: u64 = 1;
+const SHARED: u32 = 1;
 
-/// An entry: `tag` is the chunk number shifted left by one, `SHARED` set for a shared
-/// chunk; `u64::MAX` matches no chunk (chunk numbers are below 2^57).
+/// Chunks below this number may enter (their tag is a positive `i32`): addresses below
+/// 128 GiB, which holds DRAM in every memory map here (a 256 MiB DRAM at 2 GiB by
+/// default). A chunk above takes the slow path at every access.
+const TAGGED_CHUNKS: u64 = 1 << 30;
+
+/// An empty entry's tag: -1, which widens to `u64::MAX` and matches no chunk (chunk
+/// numbers are below 2^57).
+const NONE: u32 = u32::MAX;
+
+/// An entry, as the table gives it: `tag` is the chunk number shifted left by one,
+/// `SHARED` set for a shared chunk, sign-extended from the table's 32 bits (so that an
+/// empty entry matches no chunk, whatever its number).
 #[derive(Clone, Copy)]
 pub(crate) struct TlbEntry {
     tag: u64,
@@ -55,23 +65,34 @@ impl TlbEntry {
     }
 }
 
-const NONE: TlbEntry = TlbEntry { tag: u64::MAX, ptr: std::ptr::null_mut() };
-
-/// The table; see the module's documentation.
+/// The table; see the module's documentation. Tags and pointers are apart, the tags 32
+/// bits: 384 bytes of the `Core` where entries of a 64-bit tag and a pointer took 512, and
+/// a node's 4 `Core`s fit mimalloc's 8 KiB class (docs/profile.md). A look-up reads the
+/// same two words as before, from two host lines.
 #[derive(Clone, Copy)]
-pub(crate) struct Tlb([TlbEntry; TLB_SIZE]);
+pub(crate) struct Tlb {
+    tags: [u32; TLB_SIZE],
+    ptrs: [*mut u8; TLB_SIZE],
+}
 
 impl Default for Tlb {
     fn default() -> Self {
-        Tlb([NONE; TLB_SIZE])
+        Tlb { tags: [NONE; TLB_SIZE], ptrs: [std::ptr::null_mut(); TLB_SIZE] }
     }
+}
+
+/// A 32-bit tag as the 64 bits an entry compares: sign-extended.
+#[inline(always)]
+fn widen(tag: u32) -> u64 {
+    tag as i32 as i64 as u64
 }
 
 impl Tlb {
     /// The entry that may hold chunk `cn`.
     #[inline(always)]
     pub fn get(&self, cn: u64) -> TlbEntry {
-        self.0[slot(cn)]
+        let i = slot(cn);
+        TlbEntry { tag: widen(self.tags[i]), ptr: self.ptrs[i] }
     }
 
     /// Enter chunk `cn` as it is now: private (loads and stores) or shared (loads); where
@@ -81,33 +102,41 @@ impl Tlb {
             ChunkRef::Private(c) => self.fill_private(cn, c.as_mut_ptr()),
             ChunkRef::Shared(c) => self.fill_shared(cn, c.as_ptr()),
         }
-        self.get(cn).ptr
     }
 
     /// Chunk `cn` is the node's private copy at `ptr`.
-    pub fn fill_private(&mut self, cn: u64, ptr: *mut u8) {
-        self.0[slot(cn)] = TlbEntry { tag: cn << 1, ptr };
+    pub fn fill_private(&mut self, cn: u64, ptr: *mut u8) -> *const u8 {
+        self.enter(cn, 0, ptr)
     }
 
     /// Chunk `cn` is shared, its bytes at `ptr` (for loads only).
-    pub fn fill_shared(&mut self, cn: u64, ptr: *const u8) {
-        self.0[slot(cn)] = TlbEntry { tag: cn << 1 | SHARED, ptr: ptr as *mut u8 };
+    pub fn fill_shared(&mut self, cn: u64, ptr: *const u8) -> *const u8 {
+        self.enter(cn, SHARED, ptr as *mut u8)
+    }
+
+    /// Enter chunk `cn` (if its tag fits, `TAGGED_CHUNKS`); `ptr` back.
+    fn enter(&mut self, cn: u64, shared: u32, ptr: *mut u8) -> *const u8 {
+        if cn < TAGGED_CHUNKS {
+            let i = slot(cn);
+            (self.tags[i], self.ptrs[i]) = ((cn as u32) << 1 | shared, ptr);
+        }
+        ptr
     }
 
     /// Chunk `cn` may have been made private: drop its entry if it points to the shared
     /// bytes.
     pub fn forget_shared_chunk(&mut self, cn: u64) {
-        let e = &mut self.0[slot(cn)];
-        if e.tag == cn << 1 | SHARED {
-            *e = NONE;
+        let i = slot(cn);
+        if widen(self.tags[i]) == cn << 1 | SHARED as u64 {
+            self.tags[i] = NONE;
         }
     }
 
     /// Drop every entry that points to shared bytes; private chunks never move.
     pub fn forget_shared(&mut self) {
-        for e in &mut self.0 {
-            if e.tag & SHARED != 0 {
-                *e = NONE;
+        for t in &mut self.tags {
+            if *t & SHARED != 0 {
+                *t = NONE;
             }
         }
     }
@@ -142,9 +171,22 @@ mod tests {
     }
 
     #[test]
+    fn a_chunk_beyond_the_tags_never_enters() {
+        let mut t = Tlb::default();
+        let mut b = 0u8;
+        let far = [TAGGED_CHUNKS, TAGGED_CHUNKS + 1, (1 << 31) - 1, u64::MAX / crate::sparse::CHUNK];
+        for cn in far {
+            assert_eq!(t.fill_private(cn, &mut b), &b as *const u8);
+            assert!(!t.get(cn).reads(cn) && !t.get(cn).writes(cn), "chunk {cn:#x}");
+        }
+        t.fill_private(TAGGED_CHUNKS - 1, &mut b);
+        assert!(t.get(TAGGED_CHUNKS - 1).writes(TAGGED_CHUNKS - 1));
+    }
+
+    #[test]
     fn an_empty_entry_matches_no_chunk() {
         let t = Tlb::default();
-        for cn in [0, 1, 0x80_0000, u64::MAX / crate::sparse::CHUNK] {
+        for cn in [0, 1, 0x80_0000, (1 << 31) - 1, u64::MAX / crate::sparse::CHUNK] {
             assert!(!t.get(cn).reads(cn) && !t.get(cn).writes(cn), "chunk {cn:#x}");
         }
     }

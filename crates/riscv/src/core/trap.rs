@@ -243,13 +243,13 @@ impl Core {
     }
 
     pub(crate) fn fatal(&self, kind: ErrorKind) -> Exit {
-        Exit::Error(CoreError { hart: self.hart, pc: self.pc, kind, stack: None })
+        Exit::Error(Box::new(CoreError { hart: self.hart, pc: self.pc, kind, stack: None }))
     }
 
     /// A fatal trap, with the stack overflow behind it if sp has left this hart's stack.
     fn fatal_trap(&self, mem: &NodeMem, kind: ErrorKind) -> Exit {
         let stack = crate::runaway::check(&self.program, mem, self.hart, self.x[2]).map(Box::new);
-        Exit::Error(CoreError { hart: self.hart, pc: self.pc, kind, stack })
+        Exit::Error(Box::new(CoreError { hart: self.hart, pc: self.pc, kind, stack }))
     }
 
     /// Encoding of the instruction at pc (for `mtval` of illegal instructions).

@@ -32,13 +32,13 @@ impl Watch {
 impl Core {
     /// Count this core's loads and stores in `[addr, addr + len)` from now on.
     pub fn watch(&mut self, addr: u64, len: u64) {
-        self.watch.ranges.push((addr, addr + len));
+        self.aside.get_mut().watch.ranges.push((addr, addr + len));
         self.tlb.clear();
     }
 
     /// Bytes this core loaded or stored in watched ranges.
     pub fn watched_bytes(&self) -> u64 {
-        self.watch.bytes
+        self.aside.get().map_or(0, |a| a.watch.bytes)
     }
 
     /// Does the access touch a chunk with watched bytes (then it must not enter a TLB)?
@@ -46,12 +46,13 @@ impl Core {
     pub(crate) fn watched_chunk(&self, addr: u64, n: usize) -> bool {
         let chunk = crate::sparse::CHUNK;
         let (lo, hi) = (addr / chunk * chunk, (addr + n as u64).div_ceil(chunk) * chunk);
-        self.watch.any() && self.watch.overlap(lo, (hi - lo) as usize) > 0
+        self.aside.get().is_some_and(|a| a.watch.any() && a.watch.overlap(lo, (hi - lo) as usize) > 0)
     }
 
     /// A load of `n` bytes in a watched chunk: counted, never cached in the TLB.
     pub(crate) fn load_watched(&mut self, mem: &mut NodeMem, addr: u64, n: usize) -> Result<u64, Ex> {
-        self.watch.bytes += self.watch.overlap(addr, n);
+        let watch = &mut self.aside.get_mut().watch;
+        watch.bytes += watch.overlap(addr, n);
         let mut b = [0u8; 8];
         mem.read(addr, &mut b[..n]).map_err(|_| Ex::Trap { cause: LOAD_FAULT, tval: addr })?;
         Ok(u64::from_le_bytes(b))
@@ -59,7 +60,8 @@ impl Core {
 
     /// A store of `n` bytes of `v` in a watched chunk: counted, never cached in the TLB.
     pub(crate) fn store_watched(&mut self, mem: &mut NodeMem, addr: u64, n: usize, v: u64) -> Result<(), Ex> {
-        self.watch.bytes += self.watch.overlap(addr, n);
+        let watch = &mut self.aside.get_mut().watch;
+        watch.bytes += watch.overlap(addr, n);
         mem.write(addr, &v.to_le_bytes()[..n]).map_err(|_| Ex::Trap { cause: STORE_FAULT, tval: addr })
     }
 }
