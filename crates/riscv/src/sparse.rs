@@ -1,4 +1,4 @@
-//! The private part of one node's DRAM: chunks of 128 bytes that the node has written.
+//! The private part of one node's DRAM: chunks of 64 bytes that the node has written.
 //! Everything else reads as the program image or zeros.
 //!
 //! Why small chunks and not pages: a NanoSort node writes only parts of most of its pages
@@ -8,10 +8,12 @@
 //! pages), 41.6 KiB in 128-byte ones (333) and 36.7 KiB in 64-byte ones (587); 1 KiB
 //! chunks held 79 KiB and pages 207 KiB on 1,024 nodes of an earlier program.
 //!
-//! Why 128 bytes: the chunk is also the unit of the cores' software TLBs, and smaller
-//! chunks miss them more often. Against 256-byte chunks, callgrind counted 0.9% more host
-//! instructions in a 1,024-core sort with 128 and 3.0% with 64, for 1.0 KiB per core less
-//! again at the resident set's peak (docs/profile.md).
+//! Why 64 bytes: the main job (65,536 cores, README) must peak under 2 GiB (issue 40).
+//! Against 128-byte chunks they take 5 KiB a node off its resident peak (2,110 -> 2,002
+//! MiB), but the chunk is also the unit of the cores' software TLBs, whose 32 entries
+//! then reach half as far: a 1,024-core sort's TLB misses double, about 300 host
+//! instructions each, +2.4% host instructions in all (8,056 -> 8,247 M, cachegrind;
+//! CHANGELOG, 2026-12-05). A larger TLB does not fit the `Core`'s size class.
 //!
 //! How they are found: a finer grain pays only if the table that finds the chunks does
 //! not grow with it. A hash table of chunk numbers with a box per chunk cost 16-byte
@@ -26,7 +28,7 @@ use crate::program::pageindex::PageIndex;
 use crate::program::PAGE;
 
 /// Bytes per chunk: the granularity of private DRAM (and of the cores' software TLBs).
-pub const CHUNK: u64 = 128;
+pub const CHUNK: u64 = 64;
 pub type Chunk = [u8; CHUNK as usize];
 pub(crate) const CHUNKS_PER_PAGE: u64 = PAGE / CHUNK;
 // A page's private chunks are one bit each of a u64 mask.

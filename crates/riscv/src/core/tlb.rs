@@ -24,7 +24,9 @@ use crate::mem::ChunkRef;
 /// Entries in a core's TLB (direct-mapped, by chunk number).
 pub(crate) const TLB_SIZE: usize = 32;
 
-/// The entry that may hold chunk `cn`: its low bits, crossed with its page's.
+/// The entry that may hold chunk `cn`: its low bits, crossed with the bits above them (of
+/// its half page, with 64-byte chunks: indexing by its page's bits instead measured the
+/// same, +0.03% host instructions in a 1,024-core sort).
 #[inline(always)]
 fn slot(cn: u64) -> usize {
     (cn ^ cn >> 5) as usize % TLB_SIZE
@@ -34,8 +36,8 @@ fn slot(cn: u64) -> usize {
 const SHARED: u32 = 1;
 
 /// Chunks below this number may enter (their tag is a positive `i32`): addresses below
-/// 128 GiB, which holds DRAM in every memory map here (a 256 MiB DRAM at 2 GiB by
-/// default). A chunk above takes the slow path at every access.
+/// 64 GiB with 64-byte chunks, which holds DRAM in every memory map here (a 256 MiB DRAM
+/// at 2 GiB by default). A chunk above takes the slow path at every access.
 const TAGGED_CHUNKS: u64 = 1 << 30;
 
 /// An empty entry's tag: -1, which widens to `u64::MAX` and matches no chunk (chunk
