@@ -24,13 +24,15 @@
 //! tRC, tRRD, tFAW, tRTP, tCCD, tWTR, tCMD), a write's own bank and bus time.
 
 use crate::params::Ddr3Params;
+use std::sync::Arc;
 
 /// No row open in a bank.
 const CLOSED: u64 = u64::MAX;
 
 /// The banks of one node's DRAM.
 pub struct Dram {
-    t: Ddr3Params,
+    /// Shared by the nodes of one configuration (`NodeMem::sharing`): 96 bytes in each.
+    t: Arc<Ddr3Params>,
     /// Open row per (rank, bank); empty until the first access.
     open: Vec<u64>,
     /// Cycle of the last access per (rank, bank), to tell whether a refresh closed it since.
@@ -38,8 +40,8 @@ pub struct Dram {
 }
 
 impl Dram {
-    pub fn new(t: &Ddr3Params) -> Dram {
-        Dram { t: t.clone(), open: Vec::new(), last: Vec::new() }
+    pub fn new(t: impl Into<Arc<Ddr3Params>>) -> Dram {
+        Dram { t: t.into(), open: Vec::new(), last: Vec::new() }
     }
 
     /// Cycles from a read of physical address `addr` reaching the controller at cycle `at`
@@ -131,7 +133,7 @@ mod tests {
 
     #[test]
     fn closed_bank_then_row_hit_then_conflict() {
-        let mut d = Dram::new(&no_refresh());
+        let mut d = Dram::new(no_refresh());
         // tRCD + tCAS + backend = 14 + 14 + 2 on a bank nothing has opened.
         assert_eq!(d.read(BASE, 0), 30);
         // Same 8 KiB row: CAS at once.
@@ -146,7 +148,7 @@ mod tests {
 
     #[test]
     fn a_read_meeting_a_refresh_waits_for_it_and_finds_its_bank_closed() {
-        let mut d = Dram::new(&refreshing());
+        let mut d = Dram::new(refreshing());
         assert_eq!(d.read(BASE, 100), 30);
         assert_eq!(d.read(BASE, 7_799), 16, "row still open just before the first refresh");
         // Rank 0 refreshes from cycle 7,800: precharge (tRP 14) then tRFC 160, to 7,974.
@@ -159,13 +161,13 @@ mod tests {
         assert_eq!(d.read(BASE, 16_000), 30);
         assert_eq!(d.read(BASE + (1 << 13), 15_601 + 10), 164 + 30);
         // tREFI = 0 turns it off, as in FASED.
-        let mut d = Dram::new(&Ddr3Params { t_refi: 0, ..refreshing() });
+        let mut d = Dram::new(Ddr3Params { t_refi: 0, ..refreshing() });
         assert_eq!(d.read(BASE, 7_800), 30);
     }
 
     #[test]
     fn a_write_opens_its_row() {
-        let mut d = Dram::new(&no_refresh());
+        let mut d = Dram::new(no_refresh());
         d.write(BASE + (1 << 18), 0);
         assert_eq!(d.read(BASE + (1 << 18), 0), 16);
         assert_eq!(d.read(BASE, 0), 44);
@@ -174,7 +176,7 @@ mod tests {
     #[test]
     fn closed_page_policy_activates_every_time() {
         let t = Ddr3Params { open_page: false, ..no_refresh() };
-        let mut d = Dram::new(&t);
+        let mut d = Dram::new(t.clone());
         assert_eq!(d.read(BASE, 0), 30);
         assert_eq!(d.read(BASE, 0), 30);
     }
@@ -182,6 +184,6 @@ mod tests {
     #[test]
     fn additive_latency_moves_cycles_but_not_the_total() {
         let t = Ddr3Params { t_al: 4, ..no_refresh() };
-        assert_eq!(Dram::new(&t).read(BASE, 0), 30);
+        assert_eq!(Dram::new(t.clone()).read(BASE, 0), 30);
     }
 }

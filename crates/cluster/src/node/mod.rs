@@ -11,9 +11,9 @@ use crate::node::nic::NodeNic;
 use nanopu_nic::icenic::{IceNic, IceParams};
 use nanopu_nic::rdma::{RdmaNic, RdmaParams};
 use nanopu_nic::zeronic::ZeroNic;
-use nanopu_nic::Nic;
+use nanopu_nic::{Nic, NicParams};
 use nanopu_riscv::stores::{holder_bit, Holders};
-use nanopu_riscv::{Core, Engine, NodeMem, Program};
+use nanopu_riscv::{Core, Ddr3Params, Engine, NodeMem, Program};
 use std::sync::Arc;
 
 /// MEIP: the machine external interrupt pending bit (RISC-V privileged spec 3.1.9).
@@ -89,6 +89,10 @@ pub struct Shared {
     spins: Option<Arc<Vec<u64>>>,
     /// The cores' timing parameters (424 bytes), when the next node's are the same.
     timing: Option<Arc<nanopu_riscv::TimingParams>>,
+    /// The nanoPU NIC's parameters (80 bytes), likewise.
+    nic: Option<Arc<NicParams>>,
+    /// The DRAM's timing (96 bytes), likewise.
+    dram: Option<Arc<Ddr3Params>>,
 }
 
 impl Shared {
@@ -98,6 +102,24 @@ impl Shared {
             Some(t) if **t == timing => Arc::clone(t),
             _ => Arc::clone(self.timing.insert(Arc::new(timing))),
         }
+    }
+
+    /// `nic`, as the copy already shared if it is the same.
+    fn nic(&mut self, nic: &NicParams) -> Arc<NicParams> {
+        share(&mut self.nic, nic)
+    }
+
+    /// `dram`, as the copy already shared if it is the same.
+    fn dram(&mut self, dram: &Ddr3Params) -> Arc<Ddr3Params> {
+        share(&mut self.dram, dram)
+    }
+}
+
+/// `value`, as the copy in `kept` if it is the same; else a new one, kept for the next.
+fn share<T: Clone + PartialEq>(kept: &mut Option<Arc<T>>, value: &T) -> Arc<T> {
+    match kept {
+        Some(p) if **p == *value => Arc::clone(p),
+        _ => Arc::clone(kept.insert(Arc::new(value.clone()))),
     }
 }
 
@@ -111,8 +133,9 @@ impl Node {
         shared: &mut Shared,
     ) -> Result<Node, String> {
         let ncores = cfg.nic.cores;
-        let mut mem =
-            NodeMem::new(program.clone(), ncores, &cfg.mem, &cfg.timing).map_err(|e| e.to_string())?;
+        let dram = shared.dram(&cfg.timing.dram);
+        let mut mem = NodeMem::sharing(program.clone(), ncores, &cfg.mem, &cfg.timing, dram)
+            .map_err(|e| e.to_string())?;
         let ip = node_ip(index);
         let argv = node_argv(index, ip, cfg);
         mem.write_boot(&boot_page(index, ip, cfg, &argv)?);
@@ -135,7 +158,7 @@ impl Node {
             cores,
             state: vec![CoreState::Scheduled(0); ncores],
             mem,
-            nic: node_nic(cfg, index, ip, pcie)?,
+            nic: node_nic(cfg, index, ip, pcie, shared)?,
             spin_pcs,
             last_run: usize::MAX,
             first_exit_ends: cfg.exit.first_exit_ends_node(program),
@@ -244,10 +267,10 @@ impl Node {
 }
 
 /// The node's NIC, as `cfg.nic_kind` says.
-fn node_nic(cfg: &NodeConfig, index: u32, ip: u32, pcie: u64) -> Result<NodeNic, String> {
+fn node_nic(cfg: &NodeConfig, index: u32, ip: u32, pcie: u64, shared: &mut Shared) -> Result<NodeNic, String> {
     let ice = IceParams { pcie_cycles: pcie, ..cfg.ice.clone() };
     Ok(match cfg.nic_kind {
-        NicKind::IceNic => NodeNic::Ice(IceNic::new(ice, node_mac(index))),
+        NicKind::IceNic => NodeNic::Ice(Box::new(IceNic::new(ice, node_mac(index)))),
         NicKind::Zeronic => {
             let control = IceNic::new(cfg.zero.control_queue(&ice), node_mac(index));
             NodeNic::Zero(Box::new(ZeroNic::new(cfg.zero.clone(), control)))
@@ -256,7 +279,7 @@ fn node_nic(cfg: &NodeConfig, index: u32, ip: u32, pcie: u64) -> Result<NodeNic,
             let p = RdmaParams { clock_hz: cfg.timing.clock_hz, ..cfg.rdma.clone() };
             NodeNic::Rdma(Box::new(RdmaNic::new(p, node_mac(index), ip)?))
         }
-        NicKind::Nanopu => NodeNic::nanopu_alone(Nic::new(cfg.nic.clone(), ip)?),
+        NicKind::Nanopu => NodeNic::nanopu_alone(Nic::new(shared.nic(&cfg.nic), ip)?),
     })
 }
 

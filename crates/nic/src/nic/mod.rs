@@ -5,6 +5,7 @@ use crate::csr::*;
 use crate::message::{words_for, Message};
 use crate::params::{CoreSelection, NicParams};
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 mod by_context;
 use by_context::ByContext;
@@ -59,7 +60,8 @@ const KEEP: usize = 1;
 /// One node's NIC.
 #[derive(Clone, Debug)]
 pub struct Nic {
-    params: NicParams,
+    /// Shared by the nodes of one configuration (80 bytes in each node's `NodeNic`).
+    params: Arc<NicParams>,
     ip: u32,
     cores: Vec<CoreIf>,
     /// Per context id: complete messages not yet given to a core, with arrival sequence.
@@ -71,7 +73,9 @@ pub struct Nic {
 }
 
 impl Nic {
-    pub fn new(params: NicParams, ip: u32) -> Result<Nic, String> {
+    /// A NIC of parameters `params`, which nodes may share (an `Arc`).
+    pub fn new(params: impl Into<Arc<NicParams>>, ip: u32) -> Result<Nic, String> {
+        let params = params.into();
         params.validate()?;
         let cores = (0..params.cores).map(|_| CoreIf::new(params.msg_cycles, params.idle_cycles));
         Ok(Nic {

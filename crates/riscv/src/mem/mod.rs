@@ -84,6 +84,19 @@ impl NodeMem {
         mem: &MemParams,
         timing: &TimingParams,
     ) -> Result<NodeMem, ElfError> {
+        NodeMem::sharing(program, ncores, mem, timing, Arc::new(timing.dram.clone()))
+    }
+
+    /// `new`, with the DRAM's timing `dram` (`timing.dram`) shared with other nodes: a
+    /// cluster's nodes keep one copy rather than 96 bytes each.
+    pub fn sharing(
+        program: Arc<Program>,
+        ncores: usize,
+        mem: &MemParams,
+        timing: &TimingParams,
+        dram: Arc<crate::params::Ddr3Params>,
+    ) -> Result<NodeMem, ElfError> {
+        debug_assert!(*dram == timing.dram);
         let map = DramMap::new(mem)?;
         let (base, size) = (mem.dram_base, mem.dram_size);
         for s in &program.segments {
@@ -102,7 +115,7 @@ impl NodeMem {
             mtimecmp: vec![u64::MAX; ncores],
             l2,
             llc,
-            dram: Dram::new(&timing.dram),
+            dram: Dram::new(dram),
             port: crate::port::Port::default(),
             code_over: HashMap::new(),
             code_dirty: BTreeSet::new(),
