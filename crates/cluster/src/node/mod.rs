@@ -267,7 +267,13 @@ impl Node {
 }
 
 /// The node's NIC, as `cfg.nic_kind` says.
-fn node_nic(cfg: &NodeConfig, index: u32, ip: u32, pcie: u64, shared: &mut Shared) -> Result<NodeNic, String> {
+fn node_nic(
+    cfg: &NodeConfig,
+    index: u32,
+    ip: u32,
+    pcie: u64,
+    shared: &mut Shared,
+) -> Result<NodeNic, String> {
     let ice = IceParams { pcie_cycles: pcie, ..cfg.ice.clone() };
     Ok(match cfg.nic_kind {
         NicKind::IceNic => NodeNic::Ice(Box::new(IceNic::new(ice, node_mac(index)))),
