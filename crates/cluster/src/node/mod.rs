@@ -98,10 +98,7 @@ pub struct Shared {
 impl Shared {
     /// `timing`, as the copy already shared if it is the same.
     fn timing(&mut self, timing: nanopu_riscv::TimingParams) -> Arc<nanopu_riscv::TimingParams> {
-        match &self.timing {
-            Some(t) if **t == timing => Arc::clone(t),
-            _ => Arc::clone(self.timing.insert(Arc::new(timing))),
-        }
+        share(&mut self.timing, &timing)
     }
 
     /// `nic`, as the copy already shared if it is the same.
