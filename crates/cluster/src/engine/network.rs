@@ -160,6 +160,9 @@ impl Simulation {
         let mut held: Option<(u32, MutexGuard<'_, Vec<Crossing>>)> = None;
         let take = |&(i, j): &(u32, u32)| {
             if held.as_ref().is_none_or(|(h, _)| *h != i) {
+                // Unlock the last sender's outbox before locking the next: a thread never
+                // holds two, so two threads letting in from the same outboxes cannot wait
+                // on each other.
                 held = None;
                 held = Some((i, outs[i as usize].lock().expect("an outbox")));
             }
