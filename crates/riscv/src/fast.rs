@@ -67,9 +67,9 @@ use crate::program::PAGE;
 /// The load `$op` (at its base register plus immediate) of `$n` bytes, extended by `$ext`,
 /// as `exec` does it; the bound `quiet_from` raised to the result's scoreboard entry. One
 /// with no timing to charge (`Core::load_quick`: 92% of the `ld`s on compute) leaves the pc
-/// and the cycle in the run;
-/// any other goes out of line (`load_in_run`), its cycle read back and the horizon
-/// compared after it (`Run::settle_access`). The op spans `$s` code slots.
+/// and the cycle in the run; any other goes out of line (`load_in_run`), its cycle read
+/// back and the horizon compared after it (`Run::settle_access`). The op spans `$s` code
+/// slots.
 macro_rules! load {
     ($core:ident, $mem:ident, $plat:ident, $r:ident, $s:ident, $op:ident, $n:literal, $ext:expr) => {{
         let addr = $core.slot($op.rs1).wrapping_add($op.imm as i64 as u64);
@@ -117,8 +117,9 @@ macro_rules! store {
     }};
 }
 
-/// `exec::alu` for the one kind `$k` (which it gives a value for) on `$op`'s operands, folded
-/// at compile time (the operands it does not use are not read); its result written and the run stepped past its op (`$s` code slots).
+/// `exec::alu` for the one kind `$k` (which it gives a value for) on `$op`'s operands,
+/// folded at compile time (the operands it does not use are not read); its result written
+/// and the run stepped past its op (`$s` code slots).
 macro_rules! alu_of {
     ($core:ident, $k:ident, $op:ident, $r:ident, $s:ident) => {{
         // SAFETY: `alu` gives a value for every kind `alu_of!` is used with; only `Auipc`

@@ -79,8 +79,9 @@ impl Core {
 
     fn write0(&mut self, mem: &NodeMem, mut p: u64) -> u64 {
         let mut b = [0u8; 1];
-        while mem.read(p, &mut b).is_ok() && b[0] != 0 && self.aside.get_mut().console.len() < 1 << 24 {
-            self.aside.get_mut().console.push(b[0]);
+        let console = &mut self.aside.get_mut().console;
+        while mem.read(p, &mut b).is_ok() && b[0] != 0 && console.len() < 1 << 24 {
+            console.push(b[0]);
             p += 1;
         }
         0
