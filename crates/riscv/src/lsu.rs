@@ -16,6 +16,17 @@ use crate::sparse::CHUNK;
 // `load_quick` and `store_quick` take an aligned access of up to 8 bytes to lie in its chunk.
 const _: () = assert!(CHUNK.is_multiple_of(8));
 
+/// Do the `N` bytes at `addr` of the chunk at `chunk` (a TLB entry's bytes) hold the low
+/// `N` bytes of `v`? The access lies in the chunk (the callers check).
+#[inline(always)]
+fn holds<const N: usize>(chunk: *const u8, addr: u64, v: u64) -> bool {
+    let mut b = [0u8; 8];
+    // SAFETY: a TLB entry points to a live chunk for the run (`Core::begin_run`), and
+    // the access lies in it.
+    unsafe { ptr::copy_nonoverlapping(chunk.add((addr % CHUNK) as usize), b.as_mut_ptr(), N) };
+    b[..N] == v.to_le_bytes()[..N]
+}
+
 impl Core {
     /// Load `N` bytes (little-endian, zero-extended) with timing.
     #[inline(always)]
@@ -61,13 +72,19 @@ impl Core {
     }
 
     /// `store` at `cycle` where it has no timing to charge: `load_quick`'s terms, to a
-    /// private chunk other than `tohost`'s, in a line a store has dirtied since it became
-    /// `dline` or one the L1 knows it holds written (`L1::knows_written`). Returns whether
-    /// it stored (nothing changed if not).
+    /// chunk other than `tohost`'s that is private, or shared and left as it is (a store
+    /// of the bytes it holds: NanoSort zeroing its buffers, half the stores of the
+    /// 1,024-core sort, which took the call to `store_in_run` before), in a line a store
+    /// has dirtied since it became `dline` or one the L1 knows it holds written
+    /// (`L1::knows_written`). Returns whether it stored (nothing changed if not).
     #[inline(always)]
     pub(crate) fn store_quick<const N: usize>(&mut self, addr: u64, v: u64, cycle: u64) -> bool {
         let (cn, e) = (addr / CHUNK, self.tlb.get(addr / CHUNK));
-        if addr & (N as u64 - 1) != 0 || !e.writes(cn) || cn == self.htif_cn {
+        let private = e.writes(cn);
+        if addr & (N as u64 - 1) != 0 || cn == self.htif_cn {
+            return false;
+        }
+        if !private && !(e.reads(cn) && holds::<N>(e.ptr, addr, v)) {
             return false;
         }
         let line = addr >> self.line_shift;
@@ -77,9 +94,11 @@ impl Core {
         }
         // `data_timing`'s line change or first store to the line, its L1 hit known.
         (self.dline, self.dline_dirty) = (line, true);
-        let b = v.to_le_bytes();
-        // SAFETY: as in `store_data`; aligned, so off + N <= CHUNK.
-        unsafe { ptr::copy_nonoverlapping(b.as_ptr(), e.ptr.add((addr % CHUNK) as usize), N) };
+        if private {
+            let b = v.to_le_bytes();
+            // SAFETY: as in `store_data`; aligned, so off + N <= CHUNK.
+            unsafe { ptr::copy_nonoverlapping(b.as_ptr(), e.ptr.add((addr % CHUNK) as usize), N) };
+        }
         if self.coh.sharing {
             self.note_store_at(addr, cycle);
         }
@@ -324,13 +343,7 @@ impl Core {
     fn leaves_unchanged<const N: usize>(&self, addr: u64, v: u64) -> bool {
         let (cn, off) = (addr / CHUNK, (addr % CHUNK) as usize);
         let e = self.tlb.get(cn);
-        if !e.reads(cn) || off + N > CHUNK as usize {
-            return false;
-        }
-        let mut b = [0u8; 8];
-        // SAFETY: as in `load`: an entry points to a live chunk and off + N <= CHUNK.
-        unsafe { ptr::copy_nonoverlapping(e.ptr.add(off), b.as_mut_ptr(), N) };
-        b[..N] == v.to_le_bytes()[..N]
+        e.reads(cn) && off + N <= CHUNK as usize && holds::<N>(e.ptr, addr, v)
     }
 
     /// Enter DRAM chunk `cn` in the TLB (for loads and stores if the node has made it
