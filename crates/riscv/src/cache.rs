@@ -75,9 +75,18 @@ impl DirtyBits {
     }
 }
 
-/// Slots of `L1::known` (a power of two; *estimate*: a sort's inner loops and the functions
-/// they call span a few dozen code lines, and a run of a core touches a few dozen data lines).
-pub(crate) const KNOWN: usize = 16;
+/// Slots of the D-cache's `L1::known` (a power of two; *estimate*: a run of a core touches
+/// a few dozen data lines). Measured on the 1,024-core sort (cachegrind, host instructions):
+/// 32 slots took 0.95% fewer than 16, as fewer loads and stores left the fast engine's run
+/// to look up the tags of a line the L1 held.
+pub(crate) const KNOWN_DATA: usize = 32;
+
+/// Slots of the I-cache's `L1::known` (a power of two; *estimate*: a sort's inner loops and
+/// the functions they call span a few dozen code lines, most entered from the line before
+/// or the one fetched before, `Core::iline`, `iprev`). 8 slots rather than 16 took 0.28% more
+/// host instructions on the 1,024-core sort, and leave the room the D-cache's 32 take: a
+/// node's 4 `Core`s stay in mimalloc's 8 KiB class (docs/profile.md).
+pub(crate) const KNOWN_CODE: usize = 8;
 
 /// A private L1 cache: set-associative; a tag names a line (`addr / line`) within its set.
 ///
@@ -99,7 +108,7 @@ pub(crate) const KNOWN: usize = 16;
 /// the `Core` beside the other state a run touches (docs/profile.md "What keeps it fast").
 #[derive(Hash)]
 #[repr(C)]
-pub struct L1 {
+pub struct L1<const K: usize> {
     /// Narrow tags, `NARROW_INVALID` for an empty way.
     narrow: Box<[u16]>,
     /// Wide tags, `INVALID` for an empty way.
@@ -118,9 +127,10 @@ pub struct L1 {
     /// A probe left some way shared since the last flush; until one does, stores and fills
     /// leave `shared` alone (most runs have no device reads: a sort's cores never do).
     any_shared: bool,
-    /// 32 bits a slot (`key`): 64 bytes of the `Core` where 64-bit slots took 128, and a
-    /// node's 4 `Core`s fit mimalloc's 8 KiB class (docs/profile.md).
-    known: [i32; KNOWN],
+    /// `K` slots (`KNOWN_DATA`, `KNOWN_CODE`) of 32 bits (`key`): 160 bytes of the `Core`
+    /// for both L1s, where 64-bit slots would take 320, and a node's 4 `Core`s fit
+    /// mimalloc's 8 KiB class (docs/profile.md).
+    known: [i32; K],
 }
 
 /// An empty `known` slot: -1, which widens to `u64::MAX` (`key`); a line number is an
@@ -149,9 +159,9 @@ fn slot_of(line: u64, dirty: bool) -> i32 {
     }
 }
 
-impl L1 {
+impl<const K: usize> L1<K> {
     /// Sets and ways are rounded up to powers of two (Rocket's geometries are).
-    pub fn new(sets: usize, ways: usize) -> L1 {
+    pub fn new(sets: usize, ways: usize) -> L1<K> {
         let sets = sets.next_power_of_two().max(1);
         let ways = ways.next_power_of_two().max(1);
         let set_bits = sets.trailing_zeros();
@@ -161,7 +171,7 @@ impl L1 {
             false => (vec![], vec![INVALID; sets * ways]),
         };
         L1 {
-            known: [UNKNOWN; KNOWN],
+            known: [UNKNOWN; K],
             narrow: narrow.into_boxed_slice(),
             wide: wide.into_boxed_slice(),
             dirty: DirtyBits::new(sets * ways),
@@ -219,14 +229,14 @@ impl L1 {
     /// hit and change nothing.
     #[inline(always)]
     pub fn knows(&self, line: u64) -> bool {
-        key(self.known[line as usize & (KNOWN - 1)]) >> 1 == line
+        key(self.known[line as usize & (K - 1)]) >> 1 == line
     }
 
     /// Is line number `line` known to be in the cache and written (`known`)? Then
     /// `access_rw(line, true)` would hit and change nothing.
     #[inline(always)]
     pub fn knows_written(&self, line: u64) -> bool {
-        key(self.known[line as usize & (KNOWN - 1)]) == line << 1 | 1
+        key(self.known[line as usize & (K - 1)]) == line << 1 | 1
     }
 
     /// Access line number `line`; fill on a miss. Returns true on a hit.
@@ -239,7 +249,7 @@ impl L1 {
     /// miss, reporting a dirty victim.
     #[inline(always)]
     pub fn access_rw(&mut self, line: u64, write: bool) -> Fill {
-        let k = key(self.known[line as usize & (KNOWN - 1)]);
+        let k = key(self.known[line as usize & (K - 1)]);
         if k == line << 1 | 1 || (!write && k >> 1 == line) {
             return Fill::Hit;
         }
@@ -273,7 +283,7 @@ impl L1 {
         let known = slot_of(line, write);
         let (way, old) = match probed {
             Probe::Hit(way) => {
-                self.known[line as usize & (KNOWN - 1)] = known;
+                self.known[line as usize & (K - 1)] = known;
                 if write {
                     self.dirty.put(base + way, true);
                     return self.upgrade(base + way);
@@ -287,7 +297,7 @@ impl L1 {
             self.shared.put(base + way, false);
         }
         self.forget_set(line);
-        self.known[line as usize & (KNOWN - 1)] = known;
+        self.known[line as usize & (K - 1)] = known;
         match was_dirty {
             true => Fill::Dirty(self.victim(set, old) as u64),
             false => Fill::Miss,
@@ -315,11 +325,11 @@ impl L1 {
     }
 
     /// A fill into `line`'s set may have evicted any line of it: those are no longer known.
-    /// With at least `KNOWN` sets only `line`'s own slot can hold one, and the caller
+    /// With at least `K` sets only `line`'s own slot can hold one, and the caller
     /// overwrites it.
     #[inline(always)]
     fn forget_set(&mut self, line: u64) {
-        if self.set_mask as usize >= KNOWN - 1 {
+        if self.set_mask as usize >= K - 1 {
             return;
         }
         for k in &mut self.known {
@@ -330,7 +340,7 @@ impl L1 {
     }
 
     pub fn flush(&mut self) {
-        self.known = [UNKNOWN; KNOWN];
+        self.known = [UNKNOWN; K];
         self.narrow.fill(NARROW_INVALID);
         self.wide.fill(INVALID);
         self.dirty.0.fill(0);
@@ -358,7 +368,7 @@ impl L1 {
             }
             // Only a held line can be known. As the wide tags compare, a line 2^32 lines
             // away is the same line.
-            let k = &mut self.known[line as usize & (KNOWN - 1)];
+            let k = &mut self.known[line as usize & (K - 1)];
             if (key(*k) >> 1) as u32 == line as u32 {
                 *k = UNKNOWN;
             }
@@ -389,7 +399,7 @@ impl L1 {
         self.any_shared = true;
         // The known line loses its write bit; compared as `invalidate` does (a line 2^32
         // lines away is the same line to the wide tags).
-        let k = &mut self.known[line as usize & (KNOWN - 1)];
+        let k = &mut self.known[line as usize & (K - 1)];
         if (key(*k) >> 1) as u32 == line as u32 {
             *k &= !1;
         }
@@ -458,7 +468,7 @@ mod tests {
 
     #[test]
     fn a_probe_to_branch_cleans_a_line_keeps_it_and_a_store_asks_again() {
-        let mut c = L1::new(64, 4);
+        let mut c = L1::<KNOWN_DATA>::new(64, 4);
         assert_eq!(c.probe_to_b(5), None, "not held");
         c.access_rw(5, true);
         assert_eq!(c.probe_to_b(5), Some(true), "dirty: the data go with the answer");
@@ -475,7 +485,7 @@ mod tests {
 
     #[test]
     fn l1_hits_after_fill_and_evicts_when_full() {
-        let mut c = L1::new(64, 4);
+        let mut c = L1::<KNOWN_DATA>::new(64, 4);
         assert!(!c.access(5));
         assert!(c.access(5));
         for k in 1..=4 {
@@ -490,7 +500,7 @@ mod tests {
     #[test]
     fn l1_reports_a_dirty_victim_once() {
         // One set of one way: every new line evicts the last.
-        let mut c = L1::new(1, 1);
+        let mut c = L1::<KNOWN_DATA>::new(1, 1);
         assert_eq!(c.access_rw(5, false), Fill::Miss);
         assert_eq!(c.access_rw(5, true), Fill::Hit, "a store hit dirties the line");
         assert_eq!(c.access_rw(6, false), Fill::Dirty(5));
@@ -505,7 +515,7 @@ mod tests {
     #[test]
     fn known_lines_answer_as_the_tags_would() {
         for (sets, ways) in [(4, 2), (64, 4), (1, 4), (32, 1)] {
-            let (mut c, mut tags) = (L1::new(sets, ways), L1::new(sets, ways));
+            let (mut c, mut tags) = (L1::<KNOWN_DATA>::new(sets, ways), L1::<KNOWN_DATA>::new(sets, ways));
             let mut rng = 0x2545_f491u32;
             let mut known = 0;
             for step in 0..50_000 {
@@ -541,7 +551,7 @@ mod tests {
     /// through the tags, and leaves its slot empty.
     #[test]
     fn a_line_beyond_the_known_slots_hits_through_the_tags() {
-        let mut c = L1::new(64, 4);
+        let mut c = L1::<KNOWN_DATA>::new(64, 4);
         for line in [KNOWABLE_LINES, KNOWABLE_LINES + 1, (1 << 31) - 1, (1 << 40) + 2] {
             assert_eq!(c.access_rw(line, true), Fill::Miss);
             assert_eq!(c.access_rw(line, true), Fill::Hit, "line {line:#x}");
@@ -566,7 +576,8 @@ mod tests {
                 _ => line - (1 << (bits + 16)),
             };
             for kind in 0..4 {
-                let (mut narrow, mut wide) = (L1::new(sets, ways), L1::new(sets, ways));
+                let (mut narrow, mut wide) =
+                    (L1::<KNOWN_DATA>::new(sets, ways), L1::<KNOWN_DATA>::new(sets, ways));
                 wide.widen();
                 let mut rng = 0x2545_f491u32;
                 for step in 0..20_000 {

@@ -93,7 +93,7 @@ impl Core {
 #[cfg(test)]
 mod tests {
     use crate::asm::{self, reg::*};
-    use crate::cache::{xorshift, L1};
+    use crate::cache::{xorshift, KNOWN_CODE, L1};
     use crate::testing::Bench;
     use crate::Exit;
     use std::sync::Arc;
@@ -156,7 +156,7 @@ mod tests {
         let (sets, ways) = (4, 2);
         Arc::make_mut(&mut b.core.t).l1i_sets = sets;
         b.core.l1i = L1::new(sets, ways);
-        let mut model = L1::new(sets, ways);
+        let mut model = L1::<KNOWN_CODE>::new(sets, ways);
         let first = b.mem.base >> b.core.line_shift;
         let (mut rng, mut misses, mut at) = (0x2545_f491u32, 0, u64::MAX);
         for _ in 0..20_000 {

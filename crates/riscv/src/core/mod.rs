@@ -21,7 +21,7 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use crate::bpred::BranchPred;
-use crate::cache::L1;
+use crate::cache::{KNOWN_CODE, KNOWN_DATA, L1};
 use crate::core::csr::Csrs;
 use crate::core::trap::{MSIP, MTIP};
 use crate::engine::Engine;
@@ -113,8 +113,8 @@ pub struct Core {
     pub(crate) bp: BranchPred,
     /// Stores shared with the node's other cores (`core/coherence.rs`).
     pub(crate) coh: coherence::Coherence,
-    pub(crate) l1d: L1,
-    pub(crate) l1i: L1,
+    pub(crate) l1d: L1<KNOWN_DATA>,
+    pub(crate) l1i: L1<KNOWN_CODE>,
     pub(crate) x: [u64; NREGS],
     /// Scoreboard: cycle at which each register's pending result is available.
     pub(crate) ready: [u64; NREGS],
