@@ -186,10 +186,13 @@ impl BranchPred {
         *w = if taken { *w | bit } else { *w & !bit };
         self.history = (taken as u8) << 7 | self.history >> 1;
         let slot = self.btb_slot(pc);
+        // A branch's pc and target are even (instructions are 2-byte aligned, a branch's
+        // offset is even), so `EMPTY`'s odd high half is never `pc` and no pair packs to
+        // `EMPTY`: below 4 GiB is the whole test (one shift, where `< EMPTY >> 32` took a
+        // constant made in two instructions).
+        debug_assert!((pc | target) & 1 == 0, "odd branch pc {pc:#x} or target {target:#x}");
         let held = match &mut self.btb {
-            // Both below 4 GiB, and not both 0xffff_ffff: then `pc` is not `EMPTY`'s high
-            // half, and the pair does not pack to `EMPTY`.
-            Btb::Narrow(e) if (pc | target) < EMPTY >> 32 => {
+            Btb::Narrow(e) if (pc | target) >> 32 == 0 => {
                 debug_assert!(slot < e.len());
                 // SAFETY: `btb_slot` is masked by `btb_mask`, the table's length less one.
                 let e = unsafe { e.get_unchecked_mut(slot) };
