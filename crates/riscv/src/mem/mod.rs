@@ -284,7 +284,7 @@ impl NodeMem {
     /// with the image's in place rather than by a call to `memcmp`; the image's chunk is
     /// looked up once (1,024-core sort: 481,591 `memcmp` calls and 820,164 of
     /// `Program::page` for 650,066 of this, callgrind).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn store_in_chunk(&mut self, addr: u64, bytes: &[u8]) -> ChunkRef<'_> {
         let (cn, range) = (addr / CHUNK, chunk_range(addr, bytes.len()));
         let c = match self.private.slot_of(cn) {
