@@ -362,6 +362,7 @@ impl Core {
 
     /// Enter DRAM chunk `cn` in the TLB (for loads and stores if the node has made it
     /// private, else for loads); where its bytes are.
+    #[inline(always)]
     fn fill_tlb(&mut self, mem: &mut NodeMem, cn: u64) -> *const u8 {
         self.tlb.fill(cn, mem.chunk_ref(cn))
     }

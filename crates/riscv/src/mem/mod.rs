@@ -246,6 +246,8 @@ impl NodeMem {
     }
 
     /// Chunk `cn` for a core's TLB (`core/tlb.rs`): the private copy, or the shared bytes.
+    /// Inline in a load's TLB miss (`Core::load_slow`), as `store_in_chunk` is in a store's.
+    #[inline(always)]
     pub(crate) fn chunk_ref(&mut self, cn: u64) -> ChunkRef<'_> {
         match self.private.get_mut(cn) {
             Some(c) => ChunkRef::Private(c),
