@@ -325,7 +325,11 @@ impl Core {
             // Private now, or still shared (loads may go fast, stores come here until one
             // changes the chunk).
             let now = mem.store_in_chunk(addr, &v.to_le_bytes()[..N]);
+            let shared = matches!(now, crate::mem::ChunkRef::Shared(_));
             self.tlb.fill(cn, now);
+            if shared {
+                self.enter_next_shared(mem, cn);
+            }
         } else {
             mem.write(addr, &v.to_le_bytes()[..N])
                 .map_err(|_| Ex::Trap { cause: STORE_FAULT, tval: addr })?;
@@ -347,6 +351,16 @@ impl Core {
     fn may_touch_htif<const N: usize>(&self, addr: u64) -> bool {
         let (first, last) = (addr / CHUNK, (addr + N as u64 - 1) / CHUNK);
         last >= self.htif_cn && first <= self.htif_cn.saturating_add(1)
+    }
+
+    /// A store left shared chunk `cn` as it was: NanoSort zeroing a buffer still as the
+    /// image has it, whose next store is likely in the next chunk. Enter that one too if
+    /// it is shared, so that its stores leave it as it is from the TLB (`store_data`)
+    /// rather than each chunk's first through `store_slow`.
+    fn enter_next_shared(&mut self, mem: &NodeMem, cn: u64) {
+        if let Some(c) = mem.next_shared(cn) {
+            self.tlb.fill_shared(cn + 1, c.as_ptr());
+        }
     }
 
     /// Would storing `v` at `addr` leave a chunk the TLB maps as it is? NanoSort zeroes

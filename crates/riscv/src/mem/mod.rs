@@ -260,6 +260,14 @@ impl NodeMem {
         image_chunk(&self.program, cn)
     }
 
+    /// Chunk `cn + 1`'s shared bytes, if it is in `cn`'s page and not private (for a core's
+    /// TLB, `Core::enter_next_shared`).
+    pub(crate) fn next_shared(&self, cn: u64) -> Option<&Chunk> {
+        let next = cn + 1;
+        let shared = next % CHUNKS_PER_PAGE != 0 && !self.is_private_chunk(next);
+        shared.then(|| image_chunk(&self.program, next))
+    }
+
     /// Is chunk `cn` (in DRAM) private to this node?
     pub(crate) fn is_private_chunk(&self, cn: u64) -> bool {
         self.private.get(cn).is_some()
