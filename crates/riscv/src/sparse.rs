@@ -97,6 +97,13 @@ impl Sparse {
         page.slot(cn % CHUNKS_PER_PAGE).map(|s| s as usize)
     }
 
+    /// Has the node a private copy of chunk `cn`? (Its page's mask alone, not its slot.)
+    #[inline]
+    pub fn has(&self, cn: u64) -> bool {
+        let page = self.index.find(cn / CHUNKS_PER_PAGE);
+        page.is_some_and(|p| self.pages[p as usize].mask >> (cn % CHUNKS_PER_PAGE) & 1 != 0)
+    }
+
     /// The private copy of chunk `cn`, if the node has one.
     #[inline]
     pub fn get(&self, cn: u64) -> Option<&Chunk> {
@@ -213,6 +220,8 @@ mod tests {
             assert_eq!(s.get(7 * CHUNKS_PER_PAGE + i).map(|c| c[0]), Some(k as u8 + 1), "chunk {i}");
         }
         assert!(s.get(7 * CHUNKS_PER_PAGE + 2).is_none() && s.get(8 * CHUNKS_PER_PAGE).is_none());
+        assert!(order.iter().all(|&i| s.has(7 * CHUNKS_PER_PAGE + i)));
+        assert!(!s.has(7 * CHUNKS_PER_PAGE + 2) && !s.has(8 * CHUNKS_PER_PAGE));
         assert_eq!(s.resident(), Resident { pages: 1, chunks: 7 });
     }
 

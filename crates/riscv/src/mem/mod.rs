@@ -270,7 +270,7 @@ impl NodeMem {
 
     /// Is chunk `cn` (in DRAM) private to this node?
     pub(crate) fn is_private_chunk(&self, cn: u64) -> bool {
-        self.private.get(cn).is_some()
+        self.private.has(cn)
     }
 
     /// Writable DRAM chunk `cn`, copied from the image (or zeroed) on first touch.
