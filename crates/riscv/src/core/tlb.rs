@@ -12,12 +12,12 @@
 //! in the `Core`: a chunk a core both reads and writes (its stack, its buffers) took
 //! an entry in each, and the stores' table never held a shared chunk, so every store of
 //! zeros to still-zero memory (NanoSort clears its buffers before use) left the fast path.
-//! Why the page's bits in the index: buffers a whole number of pages apart (a copy from
-//! one to another) took the same entry in turn. Measured on the 1,024-core sort
-//! (docs/profile.md, callgrind): of 8.3 M loads and 8.0 M stores, 0.76 M loads and 3.24 M
-//! stores missed two tables of 16; 1.14 M and 3.59 M missed one of 32 indexed by the
-//! chunk's low bits alone; 0.31 M and 0.33 M miss this one. Watched chunks (`watch.rs`)
-//! never enter it.
+//! Why the page's bits in the index (`slot`): buffers a whole number of pages apart (a
+//! copy from one to another) took the same entry in turn. Measured on the 1,024-core sort
+//! (docs/profile.md, callgrind) with 128-byte chunks: of 8.3 M loads and 8.0 M stores,
+//! 0.76 M loads and 3.24 M stores missed two tables of 16; 1.14 M and 3.59 M missed one of
+//! 32 indexed by the chunk's low bits alone; 0.31 M and 0.33 M one indexed by its low bits
+//! crossed with those above. Watched chunks (`watch.rs`) never enter it.
 
 use crate::mem::ChunkRef;
 

@@ -273,7 +273,9 @@ impl NodeMem {
         self.private.has(cn)
     }
 
-    /// Writable DRAM chunk `cn`, copied from the image (or zeroed) on first touch.
+    /// Writable DRAM chunk `cn`, copied from the image (or zeroed) on first touch (for
+    /// tests: the simulator's stores make chunks private in `store_in_chunk`).
+    #[cfg(test)]
     pub(crate) fn chunk_mut(&mut self, cn: u64) -> &mut Chunk {
         let program = &self.program;
         Made { private: &mut self.private, page_gen: &mut self.page_gen, made: &mut self.made }
