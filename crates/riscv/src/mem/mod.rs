@@ -264,7 +264,7 @@ impl NodeMem {
     /// TLB, `Core::enter_next_shared`).
     pub(crate) fn next_shared(&self, cn: u64) -> Option<&Chunk> {
         let next = cn + 1;
-        let shared = next % CHUNKS_PER_PAGE != 0 && !self.is_private_chunk(next);
+        let shared = !next.is_multiple_of(CHUNKS_PER_PAGE) && !self.is_private_chunk(next);
         shared.then(|| image_chunk(&self.program, next))
     }
 
