@@ -13,8 +13,8 @@
 //! MiB), but the chunk is also the unit of the cores' software TLBs, whose 32 entries
 //! then reach half as far: a 1,024-core sort's TLB misses double, about 300 host
 //! instructions each, +2.4% host instructions in all (8,056 -> 8,247 M, cachegrind;
-//! CHANGELOG, 2026-12-05; cheaper misses took 1.2% back). A larger TLB does not fit the
-//! `Core`'s size class.
+//! CHANGELOG, 2026-12-05; cheaper misses and TLB index took 1.0% back). A larger TLB does
+//! not fit the `Core`'s size class.
 //!
 //! How they are found: a finer grain pays only if the table that finds the chunks does
 //! not grow with it. A hash table of chunk numbers with a box per chunk cost 16-byte
