@@ -84,7 +84,8 @@ impl Core {
         if addr & (N as u64 - 1) != 0 || cn == self.htif_cn {
             return false;
         }
-        if !private && !(e.reads(cn) && holds::<N>(e.ptr, addr, v)) {
+        let shared_kept = || e.reads(cn) && holds::<N>(e.ptr, addr, v);
+        if !private && !shared_kept() {
             return false;
         }
         let line = addr >> self.line_shift;
