@@ -45,6 +45,7 @@ impl Fabric {
     pub fn set_cuts(&mut self, cuts: Vec<Cut>) {
         self.stats.cut_drops = vec![0; cuts.len()];
         self.cuts = cuts;
+        self.lossless = self.no_losses();
     }
 
     pub fn cuts(&self) -> &[Cut] {

@@ -57,6 +57,7 @@ impl Fabric {
             down_at: self.down_at.clone(),
             loss: self.loss.clone(),
             cuts: self.cuts.clone(),
+            lossless: self.lossless,
             stats,
             capture: self.capture,
             captured,

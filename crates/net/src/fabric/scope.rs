@@ -59,12 +59,24 @@ pub struct Ranges {
     runs: Vec<(u32, u32, u32)>,
     /// Are the runs in increasing id order too (then a long list is searched by halves)?
     sorted: bool,
+    /// More than `SCAN_RUNS` runs within `DENSE_SPAN` ids (a partition's switches when it has
+    /// more spines than leaves, as the 1,024-core sort's 16 a leaf): the local index of
+    /// each id from `dense_first` on (`ABSENT` for one not here), read at once instead of
+    /// searching the runs by halves, at every switch hop. Else empty.
+    dense: Vec<u32>,
+    dense_first: u32,
 }
 
 /// Runs looked at one by one up to this many (a partition has its nodes', its switches'
 /// and perhaps the host's); more (the whole fabric of a leaf-spine: a run per switch) and
 /// in id order, by halves.
 const SCAN_RUNS: usize = 4;
+
+/// Most ids a `dense` index spans (4 KiB): it exists only with many runs close together.
+const DENSE_SPAN: u32 = 1024;
+
+/// A `dense` index's entry for an id outside the runs.
+const ABSENT: u32 = u32::MAX;
 
 impl Ranges {
     /// Runs given as (first id, end id), in local order; a run that starts where the one
@@ -80,16 +92,30 @@ impl Ranges {
             base += e - s;
         }
         let sorted = runs.windows(2).all(|w| w[0].0 < w[1].0);
-        Ranges { runs, sorted }
+        let (dense, dense_first) = dense_index(&runs);
+        Ranges { runs, sorted, dense, dense_first }
     }
 
     /// The local index of global id `id` (which the ranges must contain). Asked several
-    /// times per packet-hop: one subtraction and one comparison per run.
+    /// times per packet-hop: one subtraction and one comparison per run, or one read of
+    /// the dense index.
     #[inline]
     pub fn local(&self, id: u32) -> usize {
+        if !self.dense.is_empty() {
+            return self.dense_local(id);
+        }
         match self.find(id) {
             Some(&(start, _, base)) => (base + id - start) as usize,
             None => panic!("fabric: id {id} is outside this partition's {:?}", self.runs),
+        }
+    }
+
+    /// `local` by the dense index.
+    #[inline]
+    fn dense_local(&self, id: u32) -> usize {
+        match self.dense.get(id.wrapping_sub(self.dense_first) as usize) {
+            Some(&l) if l != ABSENT => l as usize,
+            _ => panic!("fabric: id {id} is outside this partition's {:?}", self.runs),
         }
     }
 
@@ -143,6 +169,9 @@ pub struct Scope {
     /// windows need not work it out again: `Wiring::part_of_peer` was 38 host instructions
     /// of the exchange's 107 a packet, callgrind, `nanopu bench network`.)
     cross: Vec<Option<u32>>,
+    /// By local switch: the local index of its port 0, so that a switch's output port is
+    /// found without searching `ports`' runs (`switch_port`).
+    first_port: Vec<u32>,
 }
 
 impl Scope {
@@ -152,7 +181,8 @@ impl Scope {
         ports.extend((0..w.switches).map(|sw| w.switch_ports(sw)));
         ports.extend(w.host_node().map(|h| (w.uplink_port(h), w.port_id_end())));
         let (ports, switches) = (Ranges::new(&ports), Ranges::new(&[(0, w.switches)]));
-        Scope { part: None, parts: 0..w.partitions(), ports, switches, cross: Vec::new() }
+        let first_port = first_ports(w, &ports, &switches);
+        Scope { part: None, parts: 0..w.partitions(), ports, switches, cross: Vec::new(), first_port }
     }
 
     /// Partitions `parts` together, as one MPI rank builds them: every partition's ports,
@@ -166,13 +196,9 @@ impl Scope {
         let each: Vec<Scope> = parts.clone().map(|p| Scope::part(w, p)).collect();
         let ports: Vec<(u32, u32)> = each.iter().flat_map(|s| s.ports.spans()).collect();
         let switches: Vec<(u32, u32)> = each.iter().flat_map(|s| s.switches.spans()).collect();
-        Scope {
-            part: None,
-            parts,
-            ports: Ranges::new(&ports),
-            switches: Ranges::new(&switches),
-            cross: Vec::new(),
-        }
+        let (ports, switches) = (Ranges::new(&ports), Ranges::new(&switches));
+        let first_port = first_ports(w, &ports, &switches);
+        Scope { part: None, parts, ports, switches, cross: Vec::new(), first_port }
     }
 
     /// Partition `p`: its nodes' ports, then each of its switches' ports.
@@ -186,7 +212,15 @@ impl Scope {
         }
         let ports = Ranges::new(&ports);
         let cross = ports.ids().map(|g| Some(w.part_of_peer(g)).filter(|&q| q != p)).collect();
-        Scope { part: Some(p), parts: p..p + 1, ports, switches: Ranges::new(&runs(&switches)), cross }
+        let switches = Ranges::new(&runs(&switches));
+        let first_port = first_ports(w, &ports, &switches);
+        Scope { part: Some(p), parts: p..p + 1, ports, switches, cross, first_port }
+    }
+
+    /// The local index of port `k` of the switch with local index `j` (a port it has).
+    #[inline]
+    pub fn switch_port(&self, j: usize, k: u32) -> usize {
+        (self.first_port[j] + k) as usize
     }
 
     /// The partition that handles an arrival over the link of the port with local index
@@ -195,6 +229,26 @@ impl Scope {
     pub fn crosses(&self, i: usize) -> Option<u32> {
         self.cross.get(i).copied().flatten()
     }
+}
+
+/// The dense index of `runs` (see `Ranges::dense`), and its first id; empty where it is
+/// not kept.
+fn dense_index(runs: &[(u32, u32, u32)]) -> (Vec<u32>, u32) {
+    let first = runs.iter().map(|r| r.0).min().unwrap_or(0);
+    let end = runs.iter().map(|r| r.0 + r.1).max().unwrap_or(0);
+    if runs.len() <= SCAN_RUNS || end - first > DENSE_SPAN {
+        return (Vec::new(), 0);
+    }
+    let mut dense = vec![ABSENT; (end - first) as usize];
+    for &(start, len, base) in runs {
+        (0..len).for_each(|k| dense[(start - first + k) as usize] = base + k);
+    }
+    (dense, first)
+}
+
+/// By local switch, the local index of its port 0 (every switch's ports are with it).
+fn first_ports(w: &Wiring, ports: &Ranges, switches: &Ranges) -> Vec<u32> {
+    switches.ids().map(|sw| ports.local(w.switch_port(sw, 0)) as u32).collect()
 }
 
 /// Increasing ids as maximal runs [start, end).
@@ -232,7 +286,7 @@ mod tests {
         }
     }
 
-    /// The local index of an id is the same whether the runs are scanned or halved.
+    /// The local index of an id is the same whether the runs are scanned, halved or indexed.
     #[test]
     fn many_runs_are_searched_by_halves_alike() {
         let spans: Vec<(u32, u32)> = (0..20).map(|k| (10 * k, 10 * k + 3 + k % 4)).collect();
@@ -240,6 +294,12 @@ mod tests {
         let ids: Vec<u32> = spans.iter().flat_map(|&(s, e)| s..e).collect();
         assert_eq!(ids.iter().map(|&g| r.local(g)).collect::<Vec<_>>(), (0..ids.len()).collect::<Vec<_>>());
         assert!(!r.contains(9) && !r.contains(200) && r.contains(190));
+        assert!(!r.dense.is_empty(), "20 runs within 200 ids: indexed densely");
+        let wide: Vec<(u32, u32)> = spans.iter().map(|&(s, e)| (100 * s, 100 * s + e - s)).collect();
+        let r = Ranges::new(&wide);
+        let ids: Vec<u32> = wide.iter().flat_map(|&(s, e)| s..e).collect();
+        assert!(r.dense.is_empty(), "runs over 20,000 ids: searched by halves");
+        assert_eq!(ids.iter().map(|&g| r.local(g)).collect::<Vec<_>>(), (0..ids.len()).collect::<Vec<_>>());
         assert_eq!(Ranges::new(&[(0, 4), (4, 9), (12, 13)]).runs.len(), 2, "touching runs join");
     }
 
