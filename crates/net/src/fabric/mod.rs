@@ -15,6 +15,7 @@ mod params;
 mod parts;
 mod pfc;
 mod port;
+mod ring;
 mod scope;
 mod store;
 mod topology;

@@ -4,11 +4,11 @@
 //! al., SIGCOMM 2017, section 3.1: 10 headers to 1 data packet, so that headers cannot starve
 //! data into congestion collapse; docs/models/network.md "Bands, trimming, drops").
 
+use super::ring::Ring;
 use super::store::Pkt;
 use crate::packet::MIN_FRAME;
 use nanopu_sim::packet::flags;
 use nanopu_sim::Time;
-use std::collections::VecDeque;
 
 /// What happened to a packet offered to a port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,16 +32,17 @@ const INLINE_BANDS: usize = 2;
 /// would otherwise keep its busiest moment's room for the whole run (as the NIC's queues,
 /// `nic::KEEP`).
 const KEEP: usize = 8;
+const _: () = assert!(KEEP.is_power_of_two(), "a band's ring has a power-of-two room");
 
 /// The bands live inline and a bit mask says which hold packets, so that starting the next
 /// packet touches the port only; bands hold packets' references and headers (the fabric
 /// keeps the packets themselves), so queues are small and nothing big is copied.
 #[derive(Clone, Debug, Default)]
 pub struct Port {
-    bands: [VecDeque<Pkt>; INLINE_BANDS],
+    bands: [Ring; INLINE_BANDS],
     /// Bands `INLINE_BANDS` and up, made at the first packet queued in any of them.
     #[allow(clippy::type_complexity)]
-    lower: Option<Box<[VecDeque<Pkt>; MAX_BANDS - INLINE_BANDS]>>,
+    lower: Option<Box<[Ring; MAX_BANDS - INLINE_BANDS]>>,
     used: [u32; MAX_BANDS],
     /// Bit b set when band b holds a packet.
     occupied: u8,
@@ -152,12 +153,12 @@ impl Port {
     /// The packet `pop` would give, if any (asked at every hop: inlined).
     #[inline]
     pub fn next(&self) -> Option<Pkt> {
-        self.band(self.next_band()?).front().copied()
+        self.band(self.next_band()?).front()
     }
 
     /// Band `b`, which holds a packet if it is not one of the inline ones.
     #[inline]
-    fn band(&self, b: usize) -> &VecDeque<Pkt> {
+    fn band(&self, b: usize) -> &Ring {
         if b < INLINE_BANDS {
             return &self.bands[b];
         }
@@ -167,13 +168,13 @@ impl Port {
     /// A lower band, which holds a packet. Out of line: the transports never send in one.
     #[cold]
     #[inline(never)]
-    fn lower_band(&self, b: usize) -> &VecDeque<Pkt> {
+    fn lower_band(&self, b: usize) -> &Ring {
         &self.lower.as_ref().expect("an occupied band")[b - INLINE_BANDS]
     }
 
     /// Band `b` to change, made if it is a lower one never used before.
     #[inline]
-    fn band_mut(&mut self, b: usize) -> &mut VecDeque<Pkt> {
+    fn band_mut(&mut self, b: usize) -> &mut Ring {
         if b < INLINE_BANDS {
             return &mut self.bands[b];
         }
@@ -183,7 +184,7 @@ impl Port {
     /// A lower band to change, made with the others at the first use of any.
     #[cold]
     #[inline(never)]
-    fn lower_band_mut(&mut self, b: usize) -> &mut VecDeque<Pkt> {
+    fn lower_band_mut(&mut self, b: usize) -> &mut Ring {
         &mut self.lower.get_or_insert_with(Box::default)[b - INLINE_BANDS]
     }
 
@@ -221,7 +222,7 @@ impl Port {
 /// them).
 #[cold]
 #[inline(never)]
-fn give_back(band: &mut VecDeque<Pkt>) {
+fn give_back(band: &mut Ring) {
     band.shrink_to(KEEP);
 }
 

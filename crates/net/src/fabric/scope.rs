@@ -106,8 +106,16 @@ impl Ranges {
         }
         match self.find(id) {
             Some(&(start, _, base)) => (base + id - start) as usize,
-            None => panic!("fabric: id {id} is outside this partition's {:?}", self.runs),
+            None => self.outside(id),
         }
+    }
+
+    /// `local` was asked for an id these ranges do not hold: a bug. Out of line, so that
+    /// `local` stays small enough to be inlined at every hop.
+    #[cold]
+    #[inline(never)]
+    fn outside(&self, id: u32) -> ! {
+        panic!("fabric: id {id} is outside this partition's {:?}", self.runs)
     }
 
     /// `local` by the dense index.
@@ -115,7 +123,7 @@ impl Ranges {
     fn dense_local(&self, id: u32) -> usize {
         match self.dense.get(id.wrapping_sub(self.dense_first) as usize) {
             Some(&l) if l != ABSENT => l as usize,
-            _ => panic!("fabric: id {id} is outside this partition's {:?}", self.runs),
+            _ => self.outside(id),
         }
     }
 
