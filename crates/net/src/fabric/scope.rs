@@ -98,8 +98,9 @@ impl Ranges {
 
     /// The local index of global id `id` (which the ranges must contain). Asked several
     /// times per packet-hop: one subtraction and one comparison per run, or one read of
-    /// the dense index.
-    #[inline]
+    /// the dense index. Always inlined: with the dense index the compiler left it a call
+    /// (`nanopu bench network`, 151 M host instructions in it, cachegrind).
+    #[inline(always)]
     pub fn local(&self, id: u32) -> usize {
         if !self.dense.is_empty() {
             return self.dense_local(id);
@@ -119,7 +120,7 @@ impl Ranges {
     }
 
     /// `local` by the dense index.
-    #[inline]
+    #[inline(always)]
     fn dense_local(&self, id: u32) -> usize {
         match self.dense.get(id.wrapping_sub(self.dense_first) as usize) {
             Some(&l) if l != ABSENT => l as usize,
