@@ -99,7 +99,8 @@ mod tests {
         let mut next = 0;
         for round in 0..40u32 {
             for _ in 0..(round * 7) % 11 {
-                (ring.push_back(pkt(next)), deque.push_back(pkt(next)));
+                ring.push_back(pkt(next));
+                deque.push_back(pkt(next));
                 next += 1;
             }
             for _ in 0..(round * 5) % 9 {
@@ -111,7 +112,8 @@ mod tests {
             assert_eq!(ring.pop_front(), Some(p));
         }
         assert!(ring.is_empty() && ring.pop_front().is_none());
-        (ring.shrink_to(8), deque.shrink_to(8));
+        ring.shrink_to(8);
+        deque.shrink_to(8);
         assert_eq!(ring.capacity(), deque.capacity());
     }
 }

@@ -267,7 +267,8 @@ impl Wiring {
         }
     }
 
-    /// The uplink (0..spines) a packet takes.
+    /// The uplink (0..spines) a packet takes (inlined: at every hop up from a leaf).
+    #[inline]
     fn uplink(&self, flow: impl FnOnce() -> u64, spines: u32, choice: UplinkChoice, rng: &mut Rng) -> u32 {
         match choice {
             UplinkChoice::Spray => rng.below_with(spines as u64, self.spray_threshold) as u32,
