@@ -357,8 +357,12 @@ impl Core {
     /// A store left shared chunk `cn` as it was: NanoSort zeroing a buffer still as the
     /// image has it, whose next store is likely in the next chunk. Enter that one too if
     /// it is shared, so that its stores leave it as it is from the TLB (`store_data`)
-    /// rather than each chunk's first through `store_slow`.
+    /// rather than each chunk's first through `store_slow`. Not a watched chunk: that one
+    /// never enters the TLB (`core/watch.rs`), so its accesses are counted.
     fn enter_next_shared(&mut self, mem: &NodeMem, cn: u64) {
+        if self.watched_chunk((cn + 1) * CHUNK, 1) {
+            return;
+        }
         if let Some(c) = mem.next_shared(cn) {
             self.tlb.fill_shared(cn + 1, c.as_ptr());
         }

@@ -65,3 +65,29 @@ impl Core {
         mem.write(addr, &v.to_le_bytes()[..n]).map_err(|_| Ex::Trap { cause: STORE_FAULT, tval: addr })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::asm::{self, reg::*};
+    use crate::sparse::CHUNK;
+    use crate::testing::Bench;
+
+    /// A store that leaves a shared chunk as it is enters the next chunk in the TLB too
+    /// (`Core::enter_next_shared`), but not a watched one: a load there is still counted.
+    #[test]
+    fn a_watched_chunk_after_a_kept_store_is_still_counted() {
+        // Zeros the image leaves shared: the last 8 bytes of a chunk, then the next chunk.
+        let at = Bench::new(&[asm::jal(ZERO, 0)], false).mem.base + 16 * CHUNK - 8;
+        let probe = |watch: bool| {
+            let mut code = asm::li64(A0, at);
+            code.extend([asm::sd(ZERO, A0, 0), asm::ld(A1, A0, 8), asm::jal(ZERO, 0)]);
+            let mut b = Bench::new(&code, false);
+            if watch {
+                b.core.watch(at + 8, 8);
+            }
+            b.run(2_000);
+            b.core.watched_bytes()
+        };
+        assert_eq!((probe(false), probe(true)), (0, 8));
+    }
+}
