@@ -67,8 +67,14 @@ impl Page {
         (self.mask & ((1u64 << i) - 1)).count_ones() as usize
     }
 
+    /// Is chunk `i` of the page private?
+    #[inline]
+    fn holds(&self, i: u64) -> bool {
+        self.mask >> i & 1 != 0
+    }
+
     fn slot(&self, i: u64) -> Option<u32> {
-        (self.mask >> i & 1 != 0).then(|| self.slots[self.rank(i)])
+        self.holds(i).then(|| self.slots[self.rank(i)])
     }
 }
 
@@ -102,7 +108,7 @@ impl Sparse {
     #[inline]
     pub fn has(&self, cn: u64) -> bool {
         let page = self.index.find(cn / CHUNKS_PER_PAGE);
-        page.is_some_and(|p| self.pages[p as usize].mask >> (cn % CHUNKS_PER_PAGE) & 1 != 0)
+        page.is_some_and(|p| self.pages[p as usize].holds(cn % CHUNKS_PER_PAGE))
     }
 
     /// The private copy of chunk `cn`, if the node has one.
