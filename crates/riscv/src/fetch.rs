@@ -53,20 +53,9 @@ impl Core {
 
     #[cold]
     fn fetch_slow(&mut self, mem: &mut NodeMem) -> Op {
-        let pn = self.pc / PAGE;
-        if pn == self.other_pn && self.fetch_gen == mem.code_gen {
-            // Back to the page before (a call into a routine on the next page, and its
-            // return): its ops are current while the node's code generation holds.
-            std::mem::swap(&mut self.fetch_pn, &mut self.other_pn);
-            std::mem::swap(&mut self.fetch_ops, &mut self.other_ops);
+        if self.enter_code_page(mem) {
             // SAFETY: as in `fetch`.
             return unsafe { *self.fetch_ops.add(((self.pc % PAGE) / 2) as usize) };
-        }
-        if let Some(ops) = mem.code_page(pn) {
-            (self.other_pn, self.other_ops) = (self.fetch_pn, self.fetch_ops);
-            self.fetch_pn = pn;
-            self.fetch_ops = ops.as_ptr();
-            return ops[((self.pc % PAGE) / 2) as usize];
         }
         // Not pre-decoded (e.g. code written at run time): decode from memory each time.
         match mem.fetch_half(self.pc) {
@@ -75,6 +64,25 @@ impl Core {
             }
             None => Op::new(Kind::FetchFault, SINK, 0, 0, 0, 2),
         }
+    }
+
+    /// Make the pc's page the fetch page (`fetch_pn`, `fetch_ops`) if its code is
+    /// pre-decoded; whether it now is. Nothing a fetch charges or counts: the fast engine
+    /// enters a page here and runs its ops in line runs (`run_block_fast`).
+    #[inline(never)]
+    pub(crate) fn enter_code_page(&mut self, mem: &mut NodeMem) -> bool {
+        let pn = self.pc / PAGE;
+        if pn == self.other_pn && self.fetch_gen == mem.code_gen {
+            // Back to the page before (a call into a routine on the next page, and its
+            // return): its ops are current while the node's code generation holds.
+            std::mem::swap(&mut self.fetch_pn, &mut self.other_pn);
+            std::mem::swap(&mut self.fetch_ops, &mut self.other_ops);
+            return true;
+        }
+        let Some(ops) = mem.code_page(pn) else { return false };
+        (self.other_pn, self.other_ops) = (self.fetch_pn, self.fetch_ops);
+        (self.fetch_pn, self.fetch_ops) = (pn, ops.as_ptr());
+        true
     }
 
     /// `fence.i`: later fetches see earlier stores (Zifencei, unprivileged spec chapter 6).
