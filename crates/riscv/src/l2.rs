@@ -215,7 +215,9 @@ fn array_access(
     Some((old, d.put(base + way, write)))
 }
 
-/// The list's entries of `set`: their range.
+/// The list's entries of `set`: their range. Inline: a call for each look-up was about
+/// 10 host instructions of the look-up's 100.
+#[inline(always)]
 fn list_set(list: &[u32], set: usize) -> std::ops::Range<usize> {
     let key = (set as u32) << SET_SHIFT;
     let start = lower_bound(list, key);
