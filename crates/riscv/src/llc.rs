@@ -110,12 +110,12 @@ impl Llc {
     fn grow(&mut self) {
         let Tags::List(list) = &self.tags else { return };
         if list.len() * 4 >= self.sets * self.ways * 2 / 4 {
-            self.to_array();
+            self.become_array();
         }
     }
 
     #[cold]
-    fn to_array(&mut self) {
+    fn become_array(&mut self) {
         let Tags::List(list) = &self.tags else { return };
         let mut a = vec![0u16; self.sets * self.ways];
         for &k in list {
