@@ -178,7 +178,7 @@ pub(crate) fn lower_bound(list: &[u32], key: u32) -> usize {
         // The answer is in [p, p + 2 * step], p + 2 * step <= n.
         // SAFETY: p + step - 1 < p + 2 * step <= n, the length.
         let below = unsafe { *list.get_unchecked(p + step - 1) } < key;
-        // A conditional move: a branch here is mispredicted half the time.
+        // A conditional move: a branch here would go either way about as often.
         p = std::hint::select_unpredictable(below, p + step, p);
         step /= 2;
     }

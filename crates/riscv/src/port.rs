@@ -100,8 +100,8 @@ impl Ring {
 
     /// `first_ending_after` in a full ring, the common case (a node of the prototype's
     /// memory system fills it early): a search by halves of fixed steps, unrolled, a
-    /// conditional move each (the search with branches took 12 host instructions a step,
-    /// about half of them mispredicted).
+    /// conditional move each (the search with branches took 12 host instructions a step;
+    /// -6.8 M host instructions on the 1,024-core sort, CHANGELOG).
     #[inline(always)]
     fn first_ending_after_full(&self, at: u64) -> usize {
         let mut p = 0;
@@ -112,6 +112,7 @@ impl Ring {
             p = std::hint::select_unpredictable(before, p + step, p);
             step /= 2;
         }
+        // The answer is in [p, p + 1], p < KEEP.
         p + (self.get(p).1 <= at) as usize
     }
 
