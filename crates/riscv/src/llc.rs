@@ -62,7 +62,8 @@ impl Llc {
     /// becomes dirty); fill on a miss, naming a dirty victim by its DRAM-relative address.
     pub fn access_rw(&mut self, rel: u64, write: bool) -> Fill {
         let block = rel >> self.block_shift;
-        let tag = (block / self.sets as u64 + 1) as u16;
+        // The sets are a power of two: a shift, not a 64-bit division.
+        let tag = ((block >> self.sets.trailing_zeros()) + 1) as u16;
         let set = block as usize & (self.sets - 1);
         let (hit, way, old) = match &mut self.tags {
             Tags::List(list) => list_access(list, set, tag, self.ways, &mut self.rng),
@@ -102,12 +103,20 @@ impl Llc {
         }
     }
 
-    /// Turn the list into the array once it holds a quarter of the array's bytes.
+    /// Turn the list into the array once it holds a quarter of the array's bytes. The test
+    /// is inline: a call for it at every fill and write was 7.7 M host instructions of the
+    /// 1,024-core sort.
+    #[inline]
     fn grow(&mut self) {
         let Tags::List(list) = &self.tags else { return };
-        if list.len() * 4 < self.sets * self.ways * 2 / 4 {
-            return;
+        if list.len() * 4 >= self.sets * self.ways * 2 / 4 {
+            self.become_array();
         }
+    }
+
+    #[cold]
+    fn become_array(&mut self) {
+        let Tags::List(list) = &self.tags else { return };
         let mut a = vec![0u16; self.sets * self.ways];
         for &k in list {
             a[(k >> 19) as usize * self.ways + (k >> 16 & 7) as usize] = k as u16;
@@ -147,7 +156,7 @@ fn array_access(set: &mut [u16], tag: u16, rng: &mut u32) -> Access {
 
 fn list_access(list: &mut Vec<u32>, set: usize, tag: u16, ways: usize, rng: &mut u32) -> Access {
     let key = (set as u32) << 19;
-    let start = list.partition_point(|&k| k < key);
+    let start = crate::l2::lower_bound(list, key);
     let used = list[start..].iter().take_while(|&&k| k >> 19 == set as u32).count();
     if let Some(way) = list[start..start + used].iter().position(|&k| k as u16 == tag) {
         return (true, way, tag);

@@ -84,6 +84,9 @@ impl Ring {
 
     /// The first of the intervals `..len` that ends after `at` (all of them end in order).
     fn first_ending_after(&self, at: u64) -> usize {
+        if self.len == KEEP {
+            return self.first_ending_after_full(at);
+        }
         let (mut lo, mut hi) = (0, self.len);
         while lo < hi {
             let mid = (lo + hi) / 2;
@@ -93,6 +96,24 @@ impl Ring {
             }
         }
         lo
+    }
+
+    /// `first_ending_after` in a full ring, the common case (a node of the prototype's
+    /// memory system fills it early): a search by halves of fixed steps, unrolled, a
+    /// conditional move each (the search with branches took 12 host instructions a step;
+    /// -6.8 M host instructions on the 1,024-core sort, CHANGELOG).
+    #[inline(always)]
+    fn first_ending_after_full(&self, at: u64) -> usize {
+        let mut p = 0;
+        let mut step = KEEP / 2;
+        while step > 0 {
+            // The answer is in [p, p + 2 * step].
+            let before = self.get(p + step - 1).1 <= at;
+            p = std::hint::select_unpredictable(before, p + step, p);
+            step /= 2;
+        }
+        // The answer is in [p, p + 1], p < KEEP.
+        p + (self.get(p).1 <= at) as usize
     }
 
     /// Put `interval` at position `i`, moving the intervals on the shorter side by one;
@@ -276,6 +297,26 @@ mod tests {
                 _ => {}
             }
             assert_eq!(ring.iter().collect::<Vec<_>>(), list, "step {n}");
+        }
+    }
+
+    #[test]
+    fn the_ring_finds_the_first_interval_ending_after_a_cycle() {
+        // Rings of every length, from several heads, of intervals ending in order.
+        let mut x = 9u32;
+        for len in 0..=KEEP {
+            for head in [0, 5, KEEP - 1] {
+                let mut ring = Ring { head, ..Ring::default() };
+                let mut end = 0;
+                for _ in 0..len {
+                    end += 1 + xorshift(&mut x) as u64 % 4;
+                    ring.insert(ring.len, (end - 1, end));
+                }
+                let ends: Vec<u64> = ring.iter().map(|(_, e)| e).collect();
+                for at in 0..end + 2 {
+                    assert_eq!(ring.first_ending_after(at), ends.partition_point(|&e| e <= at));
+                }
+            }
         }
     }
 
