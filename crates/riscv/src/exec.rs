@@ -24,6 +24,14 @@ fn bswap(width: i32, v: u64) -> u64 {
     }
 }
 
+/// Is `kind` one `alu` computes? (RV64I's OP, OP-IMM, OP-32, OP-IMM-32, LUI, AUIPC: two
+/// runs of `Kind`.)
+#[inline(always)]
+pub(crate) fn is_alu(kind: Kind) -> bool {
+    let k = kind as u8;
+    (Kind::Lui as u8..=Kind::Auipc as u8).contains(&k) || (Kind::Addi as u8..=Kind::Sraw as u8).contains(&k)
+}
+
 /// The value of a register-to-register or immediate integer instruction (RV64I's OP, OP-IMM,
 /// OP-32, OP-IMM-32, LUI, AUIPC) at `pc`, or `None` for any other kind: the semantics both
 /// engines execute (`exec` here, the fast engine in `fast.rs`).
