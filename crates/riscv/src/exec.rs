@@ -24,6 +24,14 @@ fn bswap(width: i32, v: u64) -> u64 {
     }
 }
 
+/// Is `kind` one `alu` computes? (RV64I's OP, OP-IMM, OP-32, OP-IMM-32, LUI, AUIPC: two
+/// runs of `Kind`.)
+#[inline(always)]
+pub(crate) fn is_alu(kind: Kind) -> bool {
+    let k = kind as u8;
+    (Kind::Lui as u8..=Kind::Auipc as u8).contains(&k) || (Kind::Addi as u8..=Kind::Sraw as u8).contains(&k)
+}
+
 /// The value of a register-to-register or immediate integer instruction (RV64I's OP, OP-IMM,
 /// OP-32, OP-IMM-32, LUI, AUIPC) at `pc`, or `None` for any other kind: the semantics both
 /// engines execute (`exec` here, the fast engine in `fast.rs`).
@@ -322,9 +330,20 @@ impl Core {
 #[cfg(test)]
 mod tests {
     use crate::asm::{self, reg::*};
+    use crate::op::Kind;
     use crate::testing::Bench;
     use crate::Exit;
     use std::sync::Arc;
+
+    /// `is_alu` names exactly the kinds `alu` computes (`exec_net` relies on it).
+    #[test]
+    fn is_alu_is_what_alu_computes() {
+        for code in 0..=Kind::Fp as u8 {
+            // SAFETY: `Kind` is `repr(u8)` with the default discriminants, 0 to `Fp`'s.
+            let kind = unsafe { std::mem::transmute::<u8, Kind>(code) };
+            assert_eq!(super::is_alu(kind), super::alu(kind, 1, 2, 3, 4).is_some(), "{kind:?}");
+        }
+    }
 
     /// Run `code` followed by an HTIF exit with a0; return the bench after it halted.
     fn run(code: &[u32]) -> Bench {

@@ -106,7 +106,9 @@ fn fault<T>(r: Result<T, String>) -> Access<T> {
 // `exec_net` calls them: with the `fast` profile's 16 code-generation units the compiler's
 // own choice changed with unrelated code (an event-queue change outlined these five and
 // added 518 M host instructions to `nanopu bench network`'s run with cores, 2026-12-04).
-// `rx_word` and `tx_push` stay calls: inlined they cost more (CHANGELOG).
+// `rx_word` and `tx_push` stay calls: inlined they cost more (CHANGELOG). `csr_read` is
+// inline in `exec_csr` (a core's `lmsgsrdy` polls and the read half of every LNIC command
+// write): as a call it took 56 host instructions a read, inline about 34 (1,024-core sort).
 impl Platform for NodePlatform<'_> {
     #[inline]
     fn rx_ready(&mut self, hart: usize, now: u64, need: u32) -> Access<()> {
@@ -150,6 +152,7 @@ impl Platform for NodePlatform<'_> {
         }
         Ok(())
     }
+    #[inline]
     fn csr_read(&mut self, hart: usize, now: u64, pc: u64, csr: u16) -> Access<u64> {
         let value = fault(self.nanopu().and_then(|n| n.csr_read(hart, now, csr)))?;
         let ready = csr == nanopu_nic::csr::LMSGSRDY;

@@ -155,13 +155,12 @@ impl Nic {
         let c = &mut self.cores[core];
         let cur = c.cur_context;
         let Some(ctx) = c.context_mut(cur) else { return Err(self.unregistered(core)) };
-        match ctx.rxq.front() {
-            Some((at, _)) if at <= now => {
+        match ctx.rxq.pop_by(now) {
+            Ok(word) => {
                 self.counters.words_read += 1;
-                Ok(Ok(ctx.rxq.pop()))
+                Ok(Ok(word))
             }
-            Some((at, _)) => Ok(Err(RxState::At(at))),
-            None => Ok(Err(RxState::Empty)),
+            Err(at) => Ok(Err(at.map_or(RxState::Empty, RxState::At))),
         }
     }
 
