@@ -12,7 +12,7 @@
 use super::outmsgs::{OutKey, OutMsgs};
 use super::sender::OutMsg;
 use nanopu_sim::Time;
-use std::cmp::Reverse;
+use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 #[derive(Default)]
@@ -22,18 +22,45 @@ pub struct Deadlines {
     heap: BinaryHeap<Reverse<Entry>>,
 }
 
-/// A heap entry: its time in the top 64 bits, then the message's destination IP and id,
-/// so that one integer comparison orders entries as the tuple (time, IP, id) does (the
-/// tuple's comparison was a chain of calls in the `fast` build: docs/profile.md).
-type Entry = u128;
+/// A heap entry: its time, then the message's destination IP and id in one word, compared
+/// as one 128-bit number, which orders entries as the tuple (time, IP, id) does (the
+/// tuple's comparison was a chain of calls in the `fast` build: docs/profile.md). Two
+/// words, not a `u128`: that is aligned to 16 bytes, which mimalloc serves by
+/// over-allocating (the 16,384-core sort's peak rose by 0.1%).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Entry {
+    at: u64,
+    key: u64,
+}
+
+impl Entry {
+    #[inline]
+    fn rank(self) -> u128 {
+        u128::from(self.at) << 64 | u128::from(self.key)
+    }
+}
+
+impl Ord for Entry {
+    #[inline]
+    fn cmp(&self, other: &Entry) -> Ordering {
+        self.rank().cmp(&other.rank())
+    }
+}
+
+impl PartialOrd for Entry {
+    #[inline]
+    fn partial_cmp(&self, other: &Entry) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
 
 fn entry(at: Time, (ip, id): OutKey) -> Entry {
-    u128::from(at.0) << 64 | u128::from(ip) << 16 | u128::from(id)
+    Entry { at: at.0, key: u64::from(ip) << 16 | u64::from(id) }
 }
 
 /// An entry's (time, message).
 fn parts(e: Entry) -> (Time, OutKey) {
-    (Time((e >> 64) as u64), ((e >> 16) as u32, e as u16))
+    (Time(e.at), ((e.key >> 16) as u32, e.key as u16))
 }
 
 impl Deadlines {
