@@ -25,8 +25,8 @@ pub struct Deadlines {
 /// A heap entry: its time, then the message's destination IP and id in one word, compared
 /// as one 128-bit number, which orders entries as the tuple (time, IP, id) does (the
 /// tuple's comparison was a chain of calls in the `fast` build: docs/profile.md). Two
-/// words, not a `u128`: that is aligned to 16 bytes, which mimalloc serves by
-/// over-allocating (the 16,384-core sort's peak rose by 0.1%).
+/// words, not a `u128`: that is aligned to 16 bytes, which mimalloc serves through its
+/// aligned path (`mi_malloc_aligned`'s general case, seen in the `u128` form's profile).
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Entry {
     at: u64,
