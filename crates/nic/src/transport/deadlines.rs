@@ -12,13 +12,55 @@
 use super::outmsgs::{OutKey, OutMsgs};
 use super::sender::OutMsg;
 use nanopu_sim::Time;
-use std::cmp::Reverse;
+use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 #[derive(Default)]
 pub struct Deadlines {
-    /// (entry time, message); an entry counts only while it is the message's `rto_entry`.
-    heap: BinaryHeap<Reverse<(Time, OutKey)>>,
+    /// (entry time, message) as one number (`Entry`); an entry counts only while it is the
+    /// message's `rto_entry`.
+    heap: BinaryHeap<Reverse<Entry>>,
+}
+
+/// A heap entry: its time, then the message's destination IP and id in one word, compared
+/// as one 128-bit number, which orders entries as the tuple (time, IP, id) does (the
+/// tuple's comparison was a chain of calls in the `fast` build: docs/profile.md). Two
+/// words, not a `u128`: that is aligned to 16 bytes, which mimalloc serves through its
+/// aligned path (`mi_malloc_aligned`'s general case, seen in the `u128` form's profile).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Entry {
+    at: u64,
+    key: u64,
+}
+
+impl Entry {
+    #[inline]
+    fn rank(self) -> u128 {
+        u128::from(self.at) << 64 | u128::from(self.key)
+    }
+}
+
+impl Ord for Entry {
+    #[inline]
+    fn cmp(&self, other: &Entry) -> Ordering {
+        self.rank().cmp(&other.rank())
+    }
+}
+
+impl PartialOrd for Entry {
+    #[inline]
+    fn partial_cmp(&self, other: &Entry) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+fn entry(at: Time, (ip, id): OutKey) -> Entry {
+    Entry { at: at.0, key: u64::from(ip) << 16 | u64::from(id) }
+}
+
+/// An entry's (time, message).
+fn parts(e: Entry) -> (Time, OutKey) {
+    (Time(e.at), ((e.key >> 16) as u32, e.key as u16))
 }
 
 impl Deadlines {
@@ -26,7 +68,7 @@ impl Deadlines {
     pub fn note(&mut self, key: OutKey, m: &mut OutMsg, at: Time) {
         if at < m.rto_entry {
             m.rto_entry = at;
-            self.heap.push(Reverse((at, key)));
+            self.heap.push(Reverse(entry(at, key)));
         }
     }
 
@@ -50,7 +92,8 @@ impl Deadlines {
 
     /// The earliest deadline of any message, its entry made exact first.
     pub fn earliest(&mut self, out: &mut OutMsgs, deadline: impl Fn(&OutMsg) -> Time) -> Option<Time> {
-        while let Some(&Reverse((t, key))) = self.heap.peek() {
+        while let Some(&Reverse(e)) = self.heap.peek() {
+            let (t, key) = parts(e);
             let Some(m) = Self::owner(out, t, key) else {
                 self.heap.pop();
                 continue;
@@ -76,7 +119,10 @@ impl Deadlines {
         if self.heap.len() <= 2 * out.len() + SLACK {
             return;
         }
-        self.heap.retain(|&Reverse((t, key))| Self::owner(out, t, key).is_some());
+        self.heap.retain(|&Reverse(e)| {
+            let (t, key) = parts(e);
+            Self::owner(out, t, key).is_some()
+        });
         self.heap.shrink_to(2 * self.heap.len() + SLACK);
     }
 
@@ -88,8 +134,9 @@ impl Deadlines {
 
     /// Pop entries up to `now` until one that is its message's own; that message's key.
     fn pop_until(&mut self, now: Time, out: &mut OutMsgs) -> Option<OutKey> {
-        while let Some(&Reverse((t, key))) = self.heap.peek().filter(|e| e.0 .0 <= now) {
+        while let Some(&Reverse(e)) = self.heap.peek().filter(|e| parts(e.0).0 <= now) {
             self.heap.pop();
+            let (t, key) = parts(e);
             if Self::owner(out, t, key).is_some() {
                 return Some(key);
             }
@@ -105,7 +152,7 @@ impl Deadlines {
 
     fn reenter(&mut self, key: OutKey, m: &mut OutMsg, at: Time) {
         m.rto_entry = at;
-        self.heap.push(Reverse((at, key)));
+        self.heap.push(Reverse(entry(at, key)));
     }
 }
 

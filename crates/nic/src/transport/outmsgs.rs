@@ -34,7 +34,11 @@ impl OutMsgs {
 
     /// Keep `m` under `key`; as in a map, a message already under `key` is replaced.
     pub fn insert(&mut self, key: OutKey, m: Box<OutMsg>) {
-        self.remove(&key);
+        // A new id past the window's end with nothing spilled (nearly every message) is
+        // under no key yet: no call of `remove` to find that out.
+        if self.offset(key.1) < self.win.len() || !self.spill.is_empty() {
+            self.remove(&key);
+        }
         self.len += 1;
         if self.win.is_empty() {
             self.base = key.1;
@@ -43,7 +47,11 @@ impl OutMsgs {
         if i < self.win.len() {
             return drop(self.spill.insert(key, m));
         }
-        self.win.resize_with(i, || None);
+        // Nearly always the id right after the window's last: no holes to make, and no call
+        // of `resize_with` to learn that.
+        if i > self.win.len() {
+            self.win.resize_with(i, || None);
+        }
         self.win.push_back(Some(m));
     }
 

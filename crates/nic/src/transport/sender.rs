@@ -68,6 +68,7 @@ struct Extra {
 }
 
 impl OutMsg {
+    #[inline]
     pub fn new(mut proto: Segment, words: Arc<[u64]>, packets: u32, allowed: u32, now: Time) -> OutMsg {
         proto.payload = Some(words);
         OutMsg {

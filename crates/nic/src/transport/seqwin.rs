@@ -114,14 +114,7 @@ impl Delivered {
                 }
                 Seen::New
             }
-            Entry::Occupied(o) => {
-                let f = o.into_mut();
-                let seen = f.seen(many, seq);
-                if deliver(seen) {
-                    f.deliver(many, seq);
-                }
-                seen
-            }
+            Entry::Occupied(o) => o.into_mut().seen_whole(many, seq, deliver),
         }
     }
 
@@ -195,12 +188,40 @@ impl Few {
         }
     }
 
+    /// `Delivered::seen_whole` for this sender: numbers in place are unpacked once, for
+    /// the answer and the record both (`seen` then `deliver` unpacked them twice).
+    #[inline]
+    fn seen_whole(
+        &mut self,
+        many: &mut Vec<VecDeque<u32>>,
+        seq: u32,
+        deliver: impl Fn(Seen) -> bool,
+    ) -> Seen {
+        if let Some(i) = self.spilled() {
+            let seen = seen(&many[i], seq);
+            if deliver(seen) {
+                delivered(&mut many[i], seq);
+            }
+            return seen;
+        }
+        let small = self.unpack();
+        let seen = seen(&small, seq);
+        if deliver(seen) {
+            self.deliver_small(many, small, seq);
+        }
+        seen
+    }
+
     /// `Delivered::delivered` for this sender.
     fn deliver(&mut self, many: &mut Vec<VecDeque<u32>>, seq: u32) {
-        if let Some(i) = self.spilled() {
-            return delivered(&mut many[i], seq);
+        match self.spilled() {
+            Some(i) => delivered(&mut many[i], seq),
+            None => self.deliver_small(many, self.unpack(), seq),
         }
-        let mut small = self.unpack();
+    }
+
+    /// `deliver` for a sender whose numbers in place are `small`, unpacked.
+    fn deliver_small(&mut self, many: &mut Vec<VecDeque<u32>>, mut small: Small, seq: u32) {
         if small.len < INLINE {
             delivered(&mut small, seq);
             *self = Few::pack(&small).unwrap_or_else(|| spill(many, &small.v[..small.len]));

@@ -238,6 +238,7 @@ struct TxClock {
 
 impl TxClock {
     /// Hand `s` to the port now; when its last byte leaves.
+    #[inline]
     fn send(&mut self, now: Time, s: Segment, out: &mut impl Actions) -> Time {
         let bytes = nanopu_sim::packet::frame_len(s.flags, s.payload_len) as u64;
         self.free_at = self.free_at.max(now) + Time::from_fs(self.byte_time.as_fs() * bytes);

@@ -4,6 +4,8 @@
 //! clocks as well as on arrivals: the pacer's timer, and grants renewed as messages end.
 
 use super::{incoming_view, reply, Actions, InKey, TAction, Timer, Transport};
+use crate::transport::params::TransportParams;
+use crate::transport::receiver::InMsg;
 use crate::transport::segment::flags;
 use nanopu_sim::Time;
 
@@ -12,11 +14,15 @@ impl Transport {
     /// (its first window and the PULLs owed so far).
     pub(super) fn maybe_pull(&mut self, now: Time, key: InKey, out: &mut impl Actions) {
         let m = self.inbound.get_mut(&key).expect("open");
-        if self.p.initial_window(m.packets) + m.pulled < m.needed {
-            m.pulled += 1;
-            self.pulls.push_back(key);
-            self.pace(now, out);
+        if owes_pull(&self.p, m) {
+            self.pull(now, key, out);
         }
+    }
+
+    /// Queue a PULL owed to the sender of `key` (`owes_pull`).
+    pub(super) fn pull(&mut self, now: Time, key: InKey, out: &mut impl Actions) {
+        self.pulls.push_back(key);
+        self.pace(now, out);
     }
 
     fn pace(&mut self, now: Time, out: &mut impl Actions) {
@@ -88,4 +94,13 @@ impl Transport {
         open.sort_unstable();
         open
     }
+}
+
+/// `maybe_pull`'s test on the message itself: whether it is owed one more PULL, counted
+/// as queued if so.
+#[inline]
+pub(super) fn owes_pull(p: &TransportParams, m: &mut InMsg) -> bool {
+    let owed = p.initial_window(m.packets) + m.pulled < m.needed;
+    m.pulled += u32::from(owed);
+    owed
 }

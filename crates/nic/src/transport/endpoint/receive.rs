@@ -6,9 +6,12 @@
 //! ACKs a message when it completes and re-grants as packets arrive. How those PULLs and
 //! grants are paced is `pacing`'s.
 
-use super::{incoming_view, reply, Actions, InKey, MsgEvent, TAction, Timer, Transport};
+use super::pacing::owes_pull;
+use super::{
+    incoming_view, reply, Actions, InKey, MsgEvent, TAction, Timer, Transport, TransportCounters, TxClock,
+};
 use crate::message::Message;
-use crate::transport::params::Protocol;
+use crate::transport::params::{Protocol, TransportParams};
 use crate::transport::receiver::{one_packet_words, InMsg};
 use crate::transport::segment::{flags, Segment};
 use crate::transport::seqwin::Seen;
@@ -18,21 +21,42 @@ impl Transport {
     pub(super) fn on_data(&mut self, now: Time, s: Segment, out: &mut impl Actions) {
         let key = (s.src_ip, s.mcast_seq);
         // A message is open or delivered, never both, so most packets need one lookup.
-        if !self.inbound.contains_key(&key) {
-            let (unicast, whole) = (s.mcast_count == 0, self.whole_ndp(&s));
-            // A new message that came whole is recorded as delivered in the same look-up.
-            match self.delivered.seen_whole(s.src_ip, s.mcast_seq, whole, unicast) {
-                Seen::Delivered => return self.duplicate_of_delivered(now, &s, out),
-                // Finished at its sender (`seqwin`): nothing to answer.
-                Seen::Behind if unicast => return self.counters.duplicates_received += 1,
-                _ if whole => return self.deliver_whole(now, &s, out),
-                _ => self.open_inbound(now, key, &s, out),
+        if self.take_open(now, key, &s, out) {
+            return;
+        }
+        let (unicast, whole) = (s.mcast_count == 0, self.whole_ndp(&s));
+        // A new message that came whole is recorded as delivered in the same look-up.
+        match self.delivered.seen_whole(s.src_ip, s.mcast_seq, whole, unicast) {
+            Seen::Delivered => self.duplicate_of_delivered(now, &s, out),
+            // Finished at its sender (`seqwin`): nothing to answer.
+            Seen::Behind if unicast => self.counters.duplicates_received += 1,
+            _ if whole => self.deliver_whole(now, &s, out),
+            _ => {
+                self.open_inbound(now, key, &s, out);
+                self.take_open(now, key, &s, out);
             }
         }
-        if s.has(flags::CHOP) {
-            return self.on_trimmed(now, key, &s, out);
+    }
+
+    /// `s` is a packet of the open message `key`: the message takes it and it is answered,
+    /// with the one look-up of the message (`on_trimmed` and `store` each made their own,
+    /// after `on_data`'s, and NDP's `maybe_pull` a third). False if `key` is not open.
+    fn take_open(&mut self, now: Time, key: InKey, s: &Segment, out: &mut impl Actions) -> bool {
+        let Some(m) = self.inbound.get_mut(&key) else {
+            return false;
+        };
+        let (p, tx, counters) = (&self.p, &mut self.tx, &mut self.counters);
+        let then = match s.has(flags::CHOP) {
+            true => on_trimmed(m, p, tx, counters, (now, s), out),
+            false => store(m, p, tx, counters, (now, s), out),
+        };
+        match then {
+            Then::Nothing => {}
+            Then::Pull => self.pull(now, key, out),
+            Then::Regrant => self.regrant(now, out),
+            Then::Deliver => self.deliver(now, key, s, out),
         }
-        self.store(now, key, &s, out);
+        true
     }
 
     /// Answer a unicast duplicate as if it completed the message now: the sender may have
@@ -72,43 +96,6 @@ impl Transport {
         self.inbound.insert(key, m);
         if self.p.protocol == Protocol::Homa && s.mcast_count == 0 {
             out.push(TAction::Timer(now + self.p.rto, Timer::ReceiverRto { key }));
-        }
-    }
-
-    fn on_trimmed(&mut self, now: Time, key: InKey, s: &Segment, out: &mut impl Actions) {
-        self.counters.trimmed_received += 1;
-        if s.mcast_count != 0 {
-            return;
-        }
-        let m = self.inbound.get_mut(&key).expect("opened");
-        m.needed += 1;
-        let ndp = self.p.protocol == Protocol::Ndp;
-        let answer = if ndp { flags::NACK } else { flags::NACK | flags::RESEND };
-        // The NACK names the transmission it answers (`sender`).
-        self.tx.send(now, reply(s, answer, s.credit), out);
-        if ndp {
-            m.last_progress = now;
-            self.maybe_pull(now, key, out);
-        }
-    }
-
-    fn store(&mut self, now: Time, key: InKey, s: &Segment, out: &mut impl Actions) {
-        let wps = (self.p.segment_bytes / 8) as usize;
-        let m = self.inbound.get_mut(&key).expect("opened");
-        if !m.store(s, wps, now) {
-            self.counters.duplicates_received += 1;
-        }
-        let unicast = s.mcast_count == 0;
-        if unicast && self.p.protocol == Protocol::Ndp {
-            self.tx.send(now, reply(s, flags::ACK, s.credit), out);
-        }
-        if m.complete() {
-            return self.deliver(now, key, s, out);
-        }
-        match (unicast, self.p.protocol) {
-            (true, Protocol::Ndp) => self.maybe_pull(now, key, out),
-            (true, Protocol::Homa) => self.regrant(now, out),
-            _ => {}
         }
     }
 
@@ -154,5 +141,78 @@ impl Transport {
             len,
             time: now,
         });
+    }
+}
+
+/// What a packet of an open message leaves to the endpoint once the message took it.
+enum Then {
+    Nothing,
+    /// NDP: queue the PULL the message is owed (`owes_pull` counted it).
+    Pull,
+    /// Homa: grants may change.
+    Regrant,
+    /// The message is complete.
+    Deliver,
+}
+
+/// A trimmed packet of open message `m` arrived at `now`: counted, NACKed (unicast), and
+/// under NDP a PULL owed for its transmission.
+fn on_trimmed(
+    m: &mut InMsg,
+    p: &TransportParams,
+    tx: &mut TxClock,
+    counters: &mut TransportCounters,
+    (now, s): (Time, &Segment),
+    out: &mut impl Actions,
+) -> Then {
+    counters.trimmed_received += 1;
+    if s.mcast_count != 0 {
+        return Then::Nothing;
+    }
+    m.needed += 1;
+    let ndp = p.protocol == Protocol::Ndp;
+    let answer = if ndp { flags::NACK } else { flags::NACK | flags::RESEND };
+    // The NACK names the transmission it answers (`sender`).
+    tx.send(now, reply(s, answer, s.credit), out);
+    if !ndp {
+        return Then::Nothing;
+    }
+    m.last_progress = now;
+    pulled(p, m)
+}
+
+/// A data packet of open message `m` arrived at `now`: stored (a duplicate counted), ACKed
+/// under NDP, and what it leaves to do.
+fn store(
+    m: &mut InMsg,
+    p: &TransportParams,
+    tx: &mut TxClock,
+    counters: &mut TransportCounters,
+    (now, s): (Time, &Segment),
+    out: &mut impl Actions,
+) -> Then {
+    let wps = (p.segment_bytes / 8) as usize;
+    if !m.store(s, wps, now) {
+        counters.duplicates_received += 1;
+    }
+    let unicast = s.mcast_count == 0;
+    if unicast && p.protocol == Protocol::Ndp {
+        tx.send(now, reply(s, flags::ACK, s.credit), out);
+    }
+    if m.complete() {
+        return Then::Deliver;
+    }
+    match (unicast, p.protocol) {
+        (true, Protocol::Ndp) => pulled(p, m),
+        (true, Protocol::Homa) => Then::Regrant,
+        _ => Then::Nothing,
+    }
+}
+
+/// NDP: `Then::Pull` if `m` is owed one more PULL (`maybe_pull`'s test).
+fn pulled(p: &TransportParams, m: &mut InMsg) -> Then {
+    match owes_pull(p, m) {
+        true => Then::Pull,
+        false => Then::Nothing,
     }
 }

@@ -16,7 +16,9 @@ use nanopu_sim::Time;
 use std::sync::Arc;
 
 impl Transport {
-    /// A message left the NIC's TX path at `now`.
+    /// A message left the NIC's TX path at `now`. This and the steps to `launch` are
+    /// `#[inline]`: each was a call of its own for every message (docs/profile.md).
+    #[inline]
     pub fn send_message(&mut self, now: Time, msg: Message, out: &mut impl Actions) {
         if self.p.tail_fraction > 0.0 && self.rng.next_f64() < self.p.tail_fraction {
             self.counters.tail_delayed += 1;
@@ -28,6 +30,7 @@ impl Transport {
         self.start(now, msg, out);
     }
 
+    #[inline]
     pub(super) fn start(&mut self, now: Time, msg: Message, out: &mut impl Actions) {
         self.counters.messages_sent += 1;
         match msg.group {
@@ -45,6 +48,7 @@ impl Transport {
 
     /// Start `msg` now, or queue it behind those already waiting if the oldest unfinished
     /// message is `SEQ_WINDOW` behind (the sender's half of the rule in `seqwin`).
+    #[inline]
     fn admit(&mut self, now: Time, msg: Message, out: &mut impl Actions) {
         if self.blocked.is_empty() && self.window_open() {
             return self.launch(now, msg, out);
@@ -66,6 +70,7 @@ impl Transport {
         }
     }
 
+    #[inline]
     fn launch(&mut self, now: Time, msg: Message, out: &mut impl Actions) {
         match msg.group {
             Some(g) => self.start_multicast(now, msg, g, out),
