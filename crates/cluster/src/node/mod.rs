@@ -12,7 +12,7 @@ use nanopu_nic::icenic::{IceNic, IceParams};
 use nanopu_nic::rdma::{RdmaNic, RdmaParams};
 use nanopu_nic::zeronic::ZeroNic;
 use nanopu_nic::{Nic, NicParams};
-use nanopu_riscv::stores::{holder_bit, Holders};
+use nanopu_riscv::stores::{holder_bit, region_bit, Holders};
 use nanopu_riscv::{Core, Ddr3Params, Engine, NodeMem, Program};
 use std::sync::Arc;
 
@@ -230,16 +230,20 @@ impl Node {
     /// holders but `by`) and has yet to finish. Most lines a core stores to, no other core
     /// has read since its last store: nothing to do. Core by core, as what one core's cache
     /// loses does not depend on another's: a core none of the lines may be in is skipped
-    /// at once, and a probed core's cache is looked up line after line.
+    /// at once, and a probed core's cache is looked up line after line, unless the core
+    /// never filled a line of its region (`NodeMem::seen_regions`): the table knows nothing
+    /// of most lines a run stores to, and almost no other core holds them (about 4,600 of
+    /// 2.48 M probes in the 1,024-core sort found the line).
     fn probe(&mut self, by: usize, stores: &[(u64, u64)], others: Holders) {
         for i in 0..self.cores.len() {
             let bit = holder_bit(i);
             if i == by || (others & bit == 0 && bit != 0) || !self.state[i].running() {
                 continue;
             }
+            let seen = self.mem.seen_regions(i);
             let core = &mut self.cores[i];
             for &(line, holders) in stores {
-                if holders as Holders & bit != 0 || bit == 0 {
+                if (holders as Holders & bit != 0 || bit == 0) && seen & region_bit(line) != 0 {
                     core.observe_store(line);
                 }
             }

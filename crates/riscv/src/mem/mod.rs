@@ -140,6 +140,12 @@ impl NodeMem {
         self.stores.record(by, line, cycle)
     }
 
+    /// The regions of lines core `core`'s L1 D-cache may hold (`StoreTable::seen`).
+    #[inline]
+    pub fn seen_regions(&self, core: usize) -> crate::stores::Regions {
+        self.stores.seen(core)
+    }
+
     /// No core of the node that may still read is before cycle `earliest`: stores no core
     /// can wait for may be forgotten.
     pub fn prune_stores(&mut self, earliest: u64) {
