@@ -127,9 +127,11 @@ impl Core {
         Ok(())
     }
 
-    /// An ALU op (`exec::is_alu`), its operands bound, with `exec`'s prologue.
+    /// An ALU op (`exec::is_alu`, which every caller has tested), its operands bound, with
+    /// `exec`'s prologue.
     #[inline(always)]
     fn exec_alu_bound(&mut self, op: Op) {
+        debug_assert!(crate::exec::is_alu(op.kind()), "not an ALU op: {:?}", op.kind());
         // `issue_op` changes no register value, so the operands may be read before it.
         let (a, b) = (self.slot(op.rs1), self.slot(op.rs2));
         let v = crate::exec::alu(op.kind(), a, b, op.imm as i64 as u64, self.pc).unwrap_or_default();
