@@ -322,7 +322,7 @@ impl Nic {
     pub fn csr_read(&self, core: usize, now: u64, csr: u16) -> Result<u64, String> {
         let c = &self.cores[core];
         Ok(match csr {
-            LMSGSRDY => c.current().is_some_and(|x| x.ready(now, 1)) as u64,
+            LMSGSRDY => self.msgs_ready(core, now) as u64,
             LCURCONTEXT => c.lcurcontext(),
             LCURPRIORITY => c.lcurpriority(),
             LNICCMD | LNICUCMD => 0,
@@ -333,6 +333,13 @@ impl Nic {
             LIDLECYCLES => c.idle_cycles,
             _ => return Err(format!("CSR {csr:#05x} is not a nanoPU CSR")),
         })
+    }
+
+    /// `lmsgsrdy` at `now`: is a word of the current context's queue readable? A core
+    /// polls it in `lnic_wait()` (`NodePlatform::csr_read` asks it without the match above).
+    #[inline]
+    pub fn msgs_ready(&self, core: usize, now: u64) -> bool {
+        self.cores[core].current().is_some_and(|x| x.ready(now, 1))
     }
 
     /// Does the value of this CSR depend on arrivals (so it is only exact at global time)?
