@@ -119,6 +119,13 @@ impl Core {
     #[inline(always)]
     pub(crate) fn issue_op(&mut self, op: Op) {
         self.stall_for(op.rs1, op.rs2);
+        self.issue_waited(op);
+    }
+
+    /// `issue_op` once the operands are ready: for `exec_net`, which waits for them
+    /// before its platform calls.
+    #[inline(always)]
+    pub(crate) fn issue_waited(&mut self, op: Op) {
         self.cycle += 1;
         self.stats.instret += 1;
         if self.cycle == self.muldiv_watch {

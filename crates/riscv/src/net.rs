@@ -115,9 +115,10 @@ impl Core {
 
     /// Run the instruction a `Net` op stands for, its x30 operands bound, as `exec` does.
     /// Nearly every one is a `mv` to or from a nanoPU register (all of NanoSort's): an ALU
-    /// op, run here with `exec`'s prologue (`issue_op`) and `alu`. The rest go through
-    /// `exec` out of line: inlined here, its every arm (loads, stores, their misses) made
-    /// this function 8,000 machine instructions long for the one arm it runs.
+    /// op, run here with `alu` and `exec`'s prologue past its operand wait (`issue_waited`).
+    /// The rest go through `exec` out of line: inlined here, its every arm (loads, stores,
+    /// their misses) made this function 8,000 machine instructions long for the one arm it
+    /// runs.
     #[inline(always)]
     fn exec_bound<P: Platform>(&mut self, op: Op, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
         if !crate::exec::is_alu(op.kind()) {
@@ -128,14 +129,17 @@ impl Core {
     }
 
     /// An ALU op (`exec::is_alu`, which every caller has tested), its operands bound, with
-    /// `exec`'s prologue.
+    /// `exec`'s prologue except its wait for the operands (`issue_waited`): `exec_net`
+    /// waited for them (`stall_for`) before the platform calls, which move no cycle, and
+    /// the slots netRX words are bound to (RX1, RX2) are no op's destination, so ready.
     #[inline(always)]
     fn exec_alu_bound(&mut self, op: Op) {
         debug_assert!(crate::exec::is_alu(op.kind()), "not an ALU op: {:?}", op.kind());
-        // `issue_op` changes no register value, so the operands may be read before it.
+        debug_assert!(self.ready[op.rs1 as usize].max(self.ready[op.rs2 as usize]) <= self.cycle);
+        // `issue_waited` changes no register value, so the operands may be read before it.
         let (a, b) = (self.slot(op.rs1), self.slot(op.rs2));
         let v = crate::exec::alu(op.kind(), a, b, op.imm as i64 as u64, self.pc).unwrap_or_default();
-        self.issue_op(op);
+        self.issue_waited(op);
         self.set_slot(op.rd, v);
         self.pc = self.pc.wrapping_add(op.len() as u64);
     }

@@ -85,6 +85,21 @@ impl<'a> NodePlatform<'a> {
         late && (pops || depends)
     }
 
+    /// `lmsgsrdy`, the CSR a core polls in `lnic_wait()`: 1 once a word is readable (it
+    /// stays readable: only this core pops it, so the answer is settled whatever global
+    /// time is); 0 parks a core idle in `lnic_wait()` (the event loop wakes it), and is
+    /// otherwise answered only when exact.
+    #[inline]
+    fn lmsgsrdy(&mut self, hart: usize, now: u64, pc: u64) -> Access<u64> {
+        if fault(self.nanopu())?.msgs_ready(hart, now) {
+            return Ok(1);
+        }
+        if self.spin_pcs.binary_search(&pc).is_ok() || !self.exact(now) {
+            return Err(Stop::Blocked);
+        }
+        Ok(0)
+    }
+
     /// The nanoPU NIC, or the fault of a node that has IceNIC instead. Inline, the fault's
     /// text apart: left to the compiler it was a call at every netTX write (`tx_ready`).
     #[inline]
@@ -107,8 +122,10 @@ fn fault<T>(r: Result<T, String>) -> Access<T> {
 // own choice changed with unrelated code (an event-queue change outlined these five and
 // added 518 M host instructions to `nanopu bench network`'s run with cores, 2026-12-04).
 // `rx_word` and `tx_push` stay calls: inlined they cost more (CHANGELOG). `csr_read` is
-// inline in `exec_csr` (a core's `lmsgsrdy` polls and the read half of every LNIC command
-// write): as a call it took 56 host instructions a read, inline about 34 (1,024-core sort).
+// inline in the core's path for these CSRs (`exec_platform_csr`: a core's `lmsgsrdy` polls
+// and the read half of every LNIC command write): as a call it took 56 host instructions a
+// read, inline about 34 (1,024-core sort); `lmsgsrdy` is answered without the match of
+// `Nic::csr_read` (`lmsgsrdy` below).
 impl Platform for NodePlatform<'_> {
     #[inline]
     fn rx_ready(&mut self, hart: usize, now: u64, need: u32) -> Access<()> {
@@ -154,13 +171,11 @@ impl Platform for NodePlatform<'_> {
     }
     #[inline]
     fn csr_read(&mut self, hart: usize, now: u64, pc: u64, csr: u16) -> Access<u64> {
-        let value = fault(self.nanopu().and_then(|n| n.csr_read(hart, now, csr)))?;
-        let ready = csr == nanopu_nic::csr::LMSGSRDY;
-        if ready && value == 0 && self.spin_pcs.binary_search(&pc).is_ok() {
-            return Err(Stop::Blocked); // idle in lnic_wait(): the event loop parks the core
+        if csr == nanopu_nic::csr::LMSGSRDY {
+            return self.lmsgsrdy(hart, now, pc);
         }
-        let settled = ready && value != 0;
-        if Nic::csr_depends_on_arrivals(csr) && !settled && !self.exact(now) {
+        let value = fault(self.nanopu().and_then(|n| n.csr_read(hart, now, csr)))?;
+        if Nic::csr_depends_on_arrivals(csr) && !self.exact(now) {
             return Err(Stop::Blocked);
         }
         Ok(value)

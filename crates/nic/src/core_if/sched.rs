@@ -159,16 +159,23 @@ impl CoreIf {
         [self.demotion_deadline(), idle, rotation].into_iter().flatten().filter(move |_| timers)
     }
 
-    /// The running context reported a message done at `now`: the next message is its head.
+    /// The running context reported a message done at `now`: its head message leaves
+    /// `outstanding` and the next is its head; `false` if it had none (a spurious report).
     /// A demoted context keeps priority 1, and `lcurpriority` keeps what was written: the
-    /// prototype's NIC changes neither on `msg_done` (see the module comment).
-    pub fn on_done(&mut self, now: u64) {
+    /// prototype's NIC changes neither on `msg_done` (see the module comment). One look-up
+    /// of the context for the pop and the head (a sort's cores report every message).
+    #[inline]
+    pub fn on_done(&mut self, now: u64) -> bool {
         let id = self.cur_context;
-        let Some(c) = self.context_mut(id) else { return };
+        let Some(c) = self.context_mut(id) else { return false };
+        if c.outstanding.pop_front().is_none() {
+            return false;
+        }
         c.head_since = c.outstanding.front().map_or(now, |&(_, ready)| ready.max(now));
         if c.outstanding.is_empty() {
             self.sched.idle_since = now;
         }
+        true
     }
 
     /// The running context reported done or idle (`lnicucmd` bit0 or bit1) at `now`: the
@@ -230,12 +237,26 @@ mod tests {
         give(&mut c, 0, 1, 0);
         give(&mut c, 1, 2, 10);
         assert!(!c.wants_irq(20), "the running context is busy and not outranked");
-        c.contexts[0].outstanding.pop_front();
-        c.on_done(100);
+        assert!(c.on_done(100), "context 0 held a message");
         assert!(!c.wants_irq(100), "no report yet: only the idle timeout applies");
         assert!(c.wants_irq(3100), "idle for lidlecycles");
         c.sched.yield_req = true;
         assert!(c.wants_irq(100), "done reported");
+    }
+
+    /// A done report pops the running context's head and makes the next its head; with
+    /// nothing outstanding it is spurious and changes nothing.
+    #[test]
+    fn done_pops_the_head_and_a_spurious_done_changes_nothing() {
+        let mut c = core(&[(0, 0)]);
+        give(&mut c, 0, 1, 10);
+        give(&mut c, 0, 2, 20);
+        assert!(c.on_done(15));
+        assert_eq!((c.contexts[0].head_seq(), c.contexts[0].head_since), (Some(2), 20));
+        assert!(c.on_done(30));
+        assert_eq!((c.contexts[0].head_seq(), c.sched.idle_since), (None, 30));
+        assert!(!c.on_done(40), "nothing outstanding");
+        assert_eq!(c.sched.idle_since, 30);
     }
 
     #[test]
@@ -249,8 +270,7 @@ mod tests {
         c.demote_if_due(3050);
         assert_eq!((c.cur_priority, c.sched.demotions), (1, 1));
         assert!(c.wants_irq(3050), "the waiting priority-0 context outranks the demoted one");
-        c.contexts[0].outstanding.pop_front();
-        c.on_done(4000);
+        assert!(c.on_done(4000), "context 0 held a message");
         assert_eq!((c.contexts[0].priority, c.cur_priority), (1, 1), "done does not restore (LNICRxQueues)");
     }
 
@@ -286,8 +306,7 @@ mod tests {
         give(&mut c, 1, 1, 0);
         c.cur_context = 1;
         c.demote_if_due(3000);
-        c.contexts[1].outstanding.pop_front();
-        c.on_done(5000);
+        assert!(c.on_done(5000), "context 1 held a message");
         give(&mut c, 1, 2, 5000);
         give(&mut c, 0, 3, 5100);
         assert_eq!(c.target().unwrap().id, 0, "context 0's later message goes first");

@@ -304,11 +304,17 @@ impl Nic {
     }
 
     /// Re-evaluate the interrupt line of `core` at `at`, and whenever a scheduler timer
-    /// could change it.
+    /// could change it. The test inline, the rest a call: nearly every caller (each
+    /// delivery and CSR write of a core with one context) finds the line settled.
+    #[inline]
     fn updates(&self, core: usize, at: u64, out: &mut Vec<Action>) {
-        if self.cores[core].line_settled() {
-            return;
+        if !self.cores[core].line_settled() {
+            self.push_updates(core, at, out);
         }
+    }
+
+    #[inline(never)]
+    fn push_updates(&self, core: usize, at: u64, out: &mut Vec<Action>) {
         out.push(Action::Update { core, at });
         let later = self.cores[core].deadlines().filter(|&d| d > at);
         out.extend(later.map(|at| Action::Update { core, at }));
@@ -322,7 +328,7 @@ impl Nic {
     pub fn csr_read(&self, core: usize, now: u64, csr: u16) -> Result<u64, String> {
         let c = &self.cores[core];
         Ok(match csr {
-            LMSGSRDY => c.current().is_some_and(|x| x.ready(now, 1)) as u64,
+            LMSGSRDY => self.msgs_ready(core, now) as u64,
             LCURCONTEXT => c.lcurcontext(),
             LCURPRIORITY => c.lcurpriority(),
             LNICCMD | LNICUCMD => 0,
@@ -333,6 +339,13 @@ impl Nic {
             LIDLECYCLES => c.idle_cycles,
             _ => return Err(format!("CSR {csr:#05x} is not a nanoPU CSR")),
         })
+    }
+
+    /// `lmsgsrdy` at `now`: is a word of the current context's queue readable? A core
+    /// polls it in `lnic_wait()` (`NodePlatform::csr_read` asks it without the match above).
+    #[inline]
+    pub fn msgs_ready(&self, core: usize, now: u64) -> bool {
+        self.cores[core].current().is_some_and(|x| x.ready(now, 1))
     }
 
     /// Does the value of this CSR depend on arrivals (so it is only exact at global time)?
@@ -428,12 +441,10 @@ impl Nic {
     fn user_cmd(&mut self, core: usize, now: u64, v: u64, out: &mut Vec<Action>) -> Result<(), String> {
         let id = self.cores[core].cur_context;
         if v & 1 != 0 {
-            match self.cores[core].context_mut(id).and_then(|c| c.outstanding.pop_front()) {
-                Some(_) => {
-                    self.cores[core].on_done(now);
-                    self.assign(id, now, out)
-                }
-                None => self.counters.spurious_done += 1,
+            if self.cores[core].on_done(now) {
+                self.assign(id, now, out);
+            } else {
+                self.counters.spurious_done += 1;
             }
         }
         if v & 2 != 0 {
