@@ -339,8 +339,9 @@ impl Core {
 
     /// After `exec` ran `op` outside `run_lines`: raise the bound by the entries it may
     /// have set, its destination's, the mul/div unit's (`muldiv_watch`) and the pending
-    /// result the port rule may have moved (`muldiv_rd`).
-    fn raise_after_exec(&mut self, op: Op) {
+    /// result the port rule may have moved (`muldiv_rd`). Also after `exec_net` (`net.rs`).
+    #[inline(always)]
+    pub(crate) fn raise_after_exec(&mut self, op: Op) {
         let set = self.ready_of(op.rd).max(self.ready_of(self.muldiv_rd));
         self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(set);
     }
@@ -377,7 +378,9 @@ impl Core {
                 std::hint::cold_path();
                 // Near the horizon: no more ops than cycles are left before it (each takes
                 // at least one; one that may take more ends the run, `settle_variable`).
-                r.end = r.end.min(r.at.wrapping_add((self.block_end - r.cycle) as usize));
+                // The line's I-cache miss may have taken the cycle past it: then the run
+                // ends after one op, as `run_block` runs one (`exec` before its check).
+                r.end = r.end.min(r.at.wrapping_add(self.block_end.saturating_sub(r.cycle) as usize));
             }
             pc = loop {
                 let flow = match r.cycle >= self.quiet_from {

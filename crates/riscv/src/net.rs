@@ -108,8 +108,7 @@ impl Core {
     #[inline(always)]
     fn raise_quiet(&mut self, op: Op) {
         if self.engine == crate::Engine::Fast {
-            let set = self.ready[op.rd as usize].max(self.ready[self.muldiv_rd as usize]);
-            self.quiet_from = self.quiet_from.max(set).max(self.muldiv_watch);
+            self.raise_after_exec(op);
         }
     }
 
