@@ -7,20 +7,22 @@
 //!
 //! Scale: 4 MiB of 128-byte blocks is 32,768 tags, 64 KiB per node if allocated at once,
 //! while a node of the 65,536-core sort holds about 550 blocks. So the tags start as a
-//! sorted list of the ways in use, 4 bytes each, and turn into the full array once the list
-//! would be a quarter of its size. Nothing is ever invalidated, so the ways in use of a set
-//! are always 0..n: both forms hold the same ways and draw the same victims.
+//! sorted list of the ways in use, 4 bytes each (`l2::TagList`), and turn into the full
+//! array once the list would be a quarter of its size. Nothing is ever invalidated, so the
+//! ways in use of a set are always 0..n: both forms hold the same ways and draw the same
+//! victims.
 //!
 //! Writes (the L2's write-backs) make a block dirty (`llc_w_mdaccess` sets `dirty`), and a
 //! miss that evicts a dirty block names it, for its write to DRAM. The dirty blocks are a
 //! sorted list of way indices (few blocks are ever dirty in a node).
 
 use crate::cache::{xorshift, Fill};
+use crate::l2::TagList;
 
 /// The ways in use, or all of them.
 enum Tags {
-    /// `set << 19 | way << 16 | tag`, sorted: a set's ways are adjacent, in way order.
-    List(Vec<u32>),
+    /// `set << 19 | way << 16 | tag`: a set's ways are adjacent, in way order.
+    List(List),
     /// `sets * ways` tags, 0 = empty way.
     Array(Box<[u16]>),
 }
@@ -42,7 +44,8 @@ impl Llc {
         let (sets, ways) = (sets.next_power_of_two().max(1), ways.max(1));
         // The list form needs set and way to fit in 16 bits above the tag.
         let listable = sets <= 1 << 13 && ways <= 8;
-        let tags = if listable { Tags::List(Vec::new()) } else { Tags::Array(vec![0; sets * ways].into()) };
+        let tags =
+            if listable { Tags::List(List::default()) } else { Tags::Array(vec![0; sets * ways].into()) };
         let block_shift = block_bytes.max(1).next_power_of_two().trailing_zeros();
         Llc { tags, dirty: Vec::new(), sets, ways, block_shift, rng: 0x6c07_8965 }
     }
@@ -65,15 +68,16 @@ impl Llc {
         // The sets are a power of two: a shift, not a 64-bit division.
         let tag = ((block >> self.sets.trailing_zeros()) + 1) as u16;
         let set = block as usize & (self.sets - 1);
-        let (hit, way, old) = match &mut self.tags {
-            Tags::List(list) => list_access(list, set, tag, self.ways, &mut self.rng),
-            Tags::Array(a) => array_access(&mut a[set * self.ways..][..self.ways], tag, &mut self.rng),
+        let full = self.list_full();
+        let filled = match &mut self.tags {
+            Tags::List(list) => list_access(list, set, tag, self.ways, full, &mut self.rng),
+            Tags::Array(a) => Ok(array_access(&mut a[set * self.ways..][..self.ways], tag, &mut self.rng)),
         };
+        let (hit, way, old) = filled.unwrap_or_else(|way| self.fill_new_array(set * self.ways + way, tag));
         if hit && !write {
             // A read hit leaves the dirty blocks as they are (`put_dirty`): no search.
             return Fill::Hit;
         }
-        self.grow();
         let was_dirty = self.put_dirty((set * self.ways + way) as u32, write, hit);
         match (hit, was_dirty) {
             (true, _) => Fill::Hit,
@@ -103,31 +107,29 @@ impl Llc {
         }
     }
 
-    /// Turn the list into the array once it holds a quarter of the array's bytes. The test
-    /// is inline: a call for it at every fill and write was 7.7 M host instructions of the
-    /// 1,024-core sort.
-    #[inline]
-    fn grow(&mut self) {
-        let Tags::List(list) = &self.tags else { return };
-        if list.len() * 4 >= self.sets * self.ways * 2 / 4 {
-            self.become_array();
-        }
+    /// Entries at which the list turns into the array: a quarter of the array's bytes.
+    fn list_full(&self) -> usize {
+        self.sets * self.ways * 2 / 4 / 4
     }
 
+    /// The list has reached a quarter of the array's bytes with no room for a fill of
+    /// empty way `i` (`set * ways + way`): turn it into the array and fill the way there.
     #[cold]
-    fn become_array(&mut self) {
-        let Tags::List(list) = &self.tags else { return };
+    fn fill_new_array(&mut self, i: usize, tag: u16) -> Access {
+        let Tags::List(list) = &self.tags else { unreachable!() };
         let mut a = vec![0u16; self.sets * self.ways];
-        for &k in list {
-            a[(k >> 19) as usize * self.ways + (k >> 16 & 7) as usize] = k as u16;
+        for k in list.entries() {
+            a[(k >> 19) as usize * self.ways + List::way(k)] = k as u16;
         }
+        a[i] = tag;
         self.tags = Tags::Array(a.into());
+        (false, i % self.ways, 0)
     }
 
     /// Host bytes held by the tags (for memory accounting and tests).
     pub fn tag_bytes(&self) -> usize {
         match &self.tags {
-            Tags::List(l) => 4 * l.capacity(),
+            Tags::List(l) => l.bytes(),
             Tags::Array(a) => 2 * a.len(),
         }
     }
@@ -154,27 +156,30 @@ fn array_access(set: &mut [u16], tag: u16, rng: &mut u32) -> Access {
     (false, way, std::mem::replace(&mut set[way], tag))
 }
 
-fn list_access(list: &mut Vec<u32>, set: usize, tag: u16, ways: usize, rng: &mut u32) -> Access {
-    let key = (set as u32) << 19;
-    let start = crate::l2::lower_bound(list, key);
-    let used = list[start..].iter().take_while(|&&k| k >> 19 == set as u32).count();
-    if let Some(way) = list[start..start + used].iter().position(|&k| k as u16 == tag) {
-        return (true, way, tag);
+/// The LLC's list: entries `set << 19 | way << 16 | tag`.
+type List = TagList<19, 16>;
+
+/// The list form of `array_access`. `Err(way)`: the list holds `full` entries and has no
+/// room for a fill of empty `way`.
+fn list_access(
+    list: &mut List,
+    set: usize,
+    tag: u16,
+    ways: usize,
+    full: usize,
+    rng: &mut u32,
+) -> Result<Access, usize> {
+    let range = list.set(set);
+    if let Some(i) = list.find(range.clone(), tag) {
+        return Ok((true, List::way(list.v[i]), tag));
     }
+    let used = range.len();
     let way = victim(used, ways, rng);
-    if way < used {
-        let old = list[start + way] as u16;
-        list[start + way] = key | (way as u32) << 16 | tag as u32;
-        return (false, way, old);
+    let new = (set as u32) << 19 | (way as u32) << 16 | tag as u32;
+    match list.way_at(range.clone(), way) {
+        Ok(i) => Ok((false, way, std::mem::replace(&mut list.v[i], new) as u16)),
+        Err(at) => list.fill(set, way, range, at, new, full).then_some((false, way, 0)).ok_or(way),
     }
-    if list.len() == list.capacity() {
-        // Doubling, then from 512 entries on a quarter of a power of two more at a time
-        // (`l2::room`): a node of the 65,536-core sort holds about 550 blocks, 640 entries,
-        // which took 1,024 when the list began there.
-        list.reserve_exact(crate::l2::room(list.capacity()) - list.len());
-    }
-    list.insert(start + used, key | (way as u32) << 16 | tag as u32);
-    (false, way, 0)
 }
 
 #[cfg(test)]
@@ -225,15 +230,34 @@ mod tests {
     #[test]
     fn list_and_array_forms_agree() {
         // Random tags into 4 sets of 4 ways, with eviction, through both forms.
-        let (mut list, mut array) = (Vec::new(), vec![0u16; 4 * 4]);
+        let (mut list, mut array) = (List::default(), vec![0u16; 4 * 4]);
         let (mut r1, mut r2, mut x) = (7u32, 7u32, 1u32);
         for _ in 0..2000 {
             let (set, tag) = (xorshift(&mut x) as usize % 4, (xorshift(&mut x) % 12 + 1) as u16);
-            let got = list_access(&mut list, set, tag, 4, &mut r1);
+            let got = list_access(&mut list, set, tag, 4, 16, &mut r1).unwrap();
             assert_eq!(got, array_access(&mut array[set * 4..][..4], tag, &mut r2));
         }
-        let from_list: Vec<u16> = list.iter().map(|&k| k as u16).collect();
+        let from_list: Vec<u16> = list.entries().map(|k| k as u16).collect();
         assert_eq!(from_list, array, "same tags in the same ways");
+    }
+
+    #[test]
+    fn a_list_agrees_with_the_array_until_it_becomes_one() {
+        // Random blocks, reads and writes into 512 sets of 8 ways (the list turns into the
+        // array at 512 entries), through an LLC that starts as a list and one that is an
+        // array from the start: the fills move the list's gap back and forth.
+        let mut list = Llc::new(512, 8, 128);
+        let mut arr = Llc { tags: Tags::Array(vec![0; 4096].into()), ..Llc::new(512, 8, 128) };
+        let mut x = 5u32;
+        for n in 0..30000 {
+            let (rel, write) = ((xorshift(&mut x) % 8192) as u64 * 128, xorshift(&mut x) & 3 == 0);
+            assert_eq!(list.access_rw(rel, write), arr.access_rw(rel, write), "access {n}");
+            if n == 300 {
+                assert!(matches!(list.tags, Tags::List(_)), "a list while under a quarter");
+            }
+        }
+        let (Tags::Array(a1), Tags::Array(a2)) = (&list.tags, &arr.tags) else { panic!("not grown") };
+        assert!(a1 == a2 && list.dirty == arr.dirty, "same tags and dirty blocks in the same ways");
     }
 
     #[test]
