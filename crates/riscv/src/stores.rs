@@ -187,9 +187,21 @@ impl StoreTable {
 
     /// The regions core `core`'s L1 D-cache may hold lines of (`region_bit`; all of them
     /// for a core past the first `SEEN_CORES`).
-    #[inline(always)]
-    pub fn seen(&self, core: usize) -> Regions {
+    #[cfg(test)]
+    fn seen(&self, core: usize) -> Regions {
         self.seen.get(core).copied().unwrap_or(Regions::MAX)
+    }
+
+    /// The cores whose L1 D-cache may hold `line`: those of the first `SEEN_CORES` that
+    /// filled a line of its region (`seen`), and every core past them (bit `i`: core `i`).
+    #[inline]
+    pub fn may_hold(&self, line: u64) -> Holders {
+        let region = region_bit(line);
+        let mut cores = !(holder_bit(SEEN_CORES) - 1);
+        for (i, &s) in self.seen.iter().enumerate() {
+            cores |= Holders::from(s & region != 0) << i;
+        }
+        cores
     }
 
     /// Forget stores no core can wait for any more: every core that may still read is at
@@ -305,6 +317,18 @@ mod tests {
         assert_eq!(region_bit(0x1234), region_bit(0x1234 | 1 << 32), "low 32 bits only");
         assert_eq!(t.seen(SEEN_CORES), Regions::MAX, "a core past them may hold any line");
         t.on_miss(0x1234, SEEN_CORES);
+    }
+
+    #[test]
+    fn a_line_may_be_held_by_the_cores_that_filled_a_line_of_its_region() {
+        let mut t = StoreTable::default();
+        let past = !(holder_bit(SEEN_CORES) - 1);
+        assert_eq!(t.may_hold(0x1234), past, "only the cores past the first SEEN_CORES");
+        t.on_miss(0x1234, 1);
+        t.note_fill(0x1234 ^ 1, 3);
+        assert_eq!(t.may_hold(0x1234), past | holder_bit(1) | holder_bit(3));
+        let elsewhere = (0..64u64).map(|r| r << REGION_SHIFT).find(|&l| region_bit(l) != region_bit(0x1234));
+        assert_eq!(t.may_hold(elsewhere.expect("16 region bits")), past);
     }
 
     #[test]
