@@ -2,7 +2,7 @@
 
 use crate::engine::{Ev, Simulation};
 use crate::node::platform::NodePlatform;
-use crate::node::CoreState;
+use crate::node::{CoreState, Others};
 use crate::SimError;
 use nanopu_nic::nic::RxState;
 use nanopu_nic::{csr, Action, NIC_IRQ_BIT};
@@ -34,8 +34,8 @@ impl Simulation {
             .cores_q
             .peek_time()
             .map_or(u64::MAX, |t| self.clock.cycle_floor(t).saturating_add(self.cross_node_cycles));
-        let others = self.nodes[n].others_horizon(c);
-        let exact_until = peek.min(others).min(other_nodes).min(self.horizon);
+        let others = self.nodes[n].others(c);
+        let exact_until = peek.min(others.horizon).min(other_nodes).min(self.horizon);
         let node = &mut self.nodes[n];
         let irq_bit = node.irq_bit();
         if std::mem::replace(&mut node.last_run, c) != c {
@@ -285,19 +285,19 @@ impl Simulation {
 /// once are held a window apart, and a core polling a line within the NIC's RX path of the
 /// earliest other, so each sees the others' stores within a few cycles; a core's stores go
 /// to every core of the node that has yet to finish (docs/models/node.md "Cores sharing
-/// memory"). `others`: the node's `others_horizon(c)`. `u64::MAX` for a core alone, or
-/// looping on itself.
-fn sharing_step(node: &mut crate::node::Node, c: usize, others: u64) -> u64 {
+/// memory"). `others`: the node's `others(c)`. `u64::MAX` for a core alone, or looping on
+/// itself.
+fn sharing_step(node: &mut crate::node::Node, c: usize, others: Others) -> u64 {
     let own_loop = node.cores[c].looping();
-    let sharing = !own_loop && node.state.iter().enumerate().any(|(i, s)| i != c && s.running());
+    let sharing = !own_loop && others.running;
     let core = &mut node.cores[c];
-    let step = if own_loop || others == u64::MAX {
+    let step = if own_loop || others.horizon == u64::MAX {
         u64::MAX
     } else if core.polls() {
-        others
+        others.horizon
     } else {
-        others.saturating_add(SHARING_WINDOW)
+        others.horizon.saturating_add(SHARING_WINDOW)
     };
-    core.set_sharing(sharing, step == others);
+    core.set_sharing(sharing, step == others.horizon);
     step
 }

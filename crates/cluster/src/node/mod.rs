@@ -12,7 +12,7 @@ use nanopu_nic::icenic::{IceNic, IceParams};
 use nanopu_nic::rdma::{RdmaNic, RdmaParams};
 use nanopu_nic::zeronic::ZeroNic;
 use nanopu_nic::{Nic, NicParams};
-use nanopu_riscv::stores::{holder_bit, region_bit, Holders};
+use nanopu_riscv::stores::{holder_bit, Holders, HOLDER_BITS};
 use nanopu_riscv::{Core, Ddr3Params, Engine, NodeMem, Program};
 use std::sync::Arc;
 
@@ -179,10 +179,10 @@ impl Node {
     /// (crates/riscv/src/core/coherence.rs), and whether it now loops in place is noted.
     pub fn publish_stores(&mut self, core: usize, now: u64) {
         self.cores[core].note_loop(&self.mem);
-        let mut stores = self.cores[core].take_stores();
+        let stores = self.cores[core].take_stores();
         if !stores.is_empty() {
-            let others = self.record(core, &mut stores);
-            self.probe(core, &stores, others);
+            self.record(core, &stores);
+            self.probe_unbitted(core, &stores);
             if self.mem.stores_prune_due() {
                 let earliest = self.earliest_read(now);
                 self.mem.prune_stores(earliest);
@@ -191,17 +191,51 @@ impl Node {
         self.cores[core].clear_noted(stores);
     }
 
-    /// Enter core `by`'s stores in the node's table. Each line's cycle, once entered, gives
-    /// way to the cores that may hold the line (`Holders`, crates/riscv/src/stores.rs), for
-    /// `probe`; returns them all but `by`, together.
-    fn record(&mut self, by: usize, stores: &mut [(u64, u64)]) -> Holders {
-        let mut others = 0;
-        for (line, cycle) in stores {
-            let holders = self.mem.record_store(by, *line, *cycle);
-            others |= holders & !holder_bit(by);
-            *cycle = holders as u64;
+    /// Enter core `by`'s stores in the node's table, and take each line from the L1 D-cache
+    /// of every other core that may hold it and has yet to finish: the table's holders
+    /// (`Holders`, crates/riscv/src/stores.rs), among them those that filled a line of its
+    /// region (`NodeMem::may_hold`). Most lines a core stores to, no other core has read
+    /// since its last store: nothing to look up. Line by line, as the table gives each
+    /// line's holders: a pass over the lines for each core after it cost about 400 host
+    /// instructions a dispatch in the 1,024-core sort (callgrind); what one core's cache
+    /// loses does not depend on another's, and each still loses the lines in their order.
+    fn record(&mut self, by: usize, stores: &[(u64, u64)]) {
+        let live = self.live_others(by);
+        for &(line, cycle) in stores {
+            let holders = self.mem.record_store(by, line, cycle) & live;
+            if holders != 0 {
+                self.invalidate(line, holders & self.mem.may_hold(line));
+            }
         }
-        others
+    }
+
+    /// `line` leaves the L1 D-cache of cores `holders`.
+    fn invalidate(&mut self, line: u64, mut holders: Holders) {
+        while holders != 0 {
+            self.cores[holders.trailing_zeros() as usize].observe_store(line);
+            holders &= holders - 1;
+        }
+    }
+
+    /// The node's cores that have a holder bit and have yet to finish, all but `by`.
+    fn live_others(&self, by: usize) -> Holders {
+        let mut live = 0;
+        for (i, s) in self.state.iter().enumerate().take(HOLDER_BITS) {
+            if s.running() {
+                live |= holder_bit(i);
+            }
+        }
+        live & !holder_bit(by)
+    }
+
+    /// The cores past the holder bits (nodes of more than `HOLDER_BITS` cores) may hold any
+    /// line: each that has yet to finish, but `by`, loses every line `by` stored to.
+    fn probe_unbitted(&mut self, by: usize, stores: &[(u64, u64)]) {
+        for i in HOLDER_BITS.min(self.cores.len())..self.cores.len() {
+            if i != by && self.state[i].running() {
+                stores.iter().for_each(|&(line, _)| self.cores[i].observe_store(line));
+            }
+        }
     }
 
     /// The earliest cycle at which a core of the node that has yet to exit may read memory
@@ -225,46 +259,42 @@ impl Node {
         earliest
     }
 
-    /// The lines core `by` stored to leave the L1 D-cache of every other core that may
-    /// hold them (`stores`: each line and its holders, from `record`; `others`: all their
-    /// holders but `by`) and has yet to finish. Most lines a core stores to, no other core
-    /// has read since its last store: nothing to do. Core by core, as what one core's cache
-    /// loses does not depend on another's: a core none of the lines may be in is skipped
-    /// at once, and a probed core's cache is looked up line after line, unless the core
-    /// never filled a line of its region (`NodeMem::seen_regions`): the table knows nothing
-    /// of most lines a run stores to, and almost no other core holds them (about 4,600 of
-    /// 2.48 M probes in the 1,024-core sort found the line).
-    fn probe(&mut self, by: usize, stores: &[(u64, u64)], others: Holders) {
-        for i in 0..self.cores.len() {
-            let bit = holder_bit(i);
-            if i == by || (others & bit == 0 && bit != 0) || !self.state[i].running() {
+    /// What the node's other cores mean to `core`'s run: one pass over the node's cores,
+    /// made at every dispatch (a plain loop; `others_horizon` and a second pass for
+    /// `running` took about 150 host instructions a dispatch in the 1,024-core sort,
+    /// callgrind).
+    pub fn others(&self, core: usize) -> Others {
+        let (mut first, mut running) = (u64::MAX, false);
+        for (i, s) in self.state.iter().enumerate() {
+            if i == core || !s.running() {
                 continue;
             }
-            let seen = self.mem.seen_regions(i);
-            let core = &mut self.cores[i];
-            for &(line, holders) in stores {
-                if (holders as Holders & bit != 0 || bit == 0) && seen & region_bit(line) != 0 {
-                    core.observe_store(line);
-                }
-            }
-        }
-    }
-
-    /// Earliest cycle at which another runnable core of this node could change what `core`
-    /// sees (its own time plus the NIC's RX path). A core looping in place changes nothing
-    /// until an interrupt moves it (`Core::loops_in_place`), and is not counted. Called at
-    /// every dispatch: a plain loop.
-    pub fn others_horizon(&self, core: usize) -> u64 {
-        let mut t: Option<u64> = None;
-        for (i, s) in self.state.iter().enumerate() {
+            running = true;
             if let CoreState::Scheduled(at) = *s {
-                if t.is_none_or(|t| at < t) && i != core && !self.cores[i].looping() {
-                    t = Some(at);
+                if at < first && !self.cores[i].looping() {
+                    first = at;
                 }
             }
         }
-        t.map_or(u64::MAX, |t| t + self.nic.rx_path_cycles())
+        let horizon = match first {
+            u64::MAX => u64::MAX,
+            at => at + self.nic.rx_path_cycles(),
+        };
+        Others { horizon, running }
     }
+}
+
+/// What a node's other cores mean to the run of one (`Node::others`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Others {
+    /// Earliest cycle at which another runnable core of the node could change what the
+    /// core sees (its own time plus the NIC's RX path; `u64::MAX`: none). A core looping
+    /// in place changes nothing until an interrupt moves it (`Core::loops_in_place`), and
+    /// is not counted.
+    pub horizon: u64,
+    /// Another core of the node has yet to finish (exit, stop or crash): it may read what
+    /// this core stores.
+    pub running: bool,
 }
 
 /// The node's NIC, as `cfg.nic_kind` says.

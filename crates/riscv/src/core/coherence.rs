@@ -103,13 +103,16 @@ impl Core {
     }
 
     /// The lines this core stored to since the last call, with their last store's cycle
-    /// (a line may be there twice); give the vector back with `clear_noted`.
+    /// (a line may be there twice); give the vector back with `clear_noted`. Inlined, as
+    /// `clear_noted`: called across crates at every dispatch.
+    #[inline]
     pub fn take_stores(&mut self) -> Vec<LineStore> {
         std::mem::take(&mut self.coh.stores)
     }
 
     /// After `take_stores`: note the next run's stores in `stores` (cleared), keeping its
     /// allocation.
+    #[inline]
     pub fn clear_noted(&mut self, stores: Vec<LineStore>) {
         self.coh.stores = stores;
         self.clear_stores();

@@ -140,10 +140,11 @@ impl NodeMem {
         self.stores.record(by, line, cycle)
     }
 
-    /// The regions of lines core `core`'s L1 D-cache may hold (`StoreTable::seen`).
+    /// The cores whose L1 D-cache may hold `line` by the regions they filled
+    /// (`StoreTable::may_hold`).
     #[inline]
-    pub fn seen_regions(&self, core: usize) -> crate::stores::Regions {
-        self.stores.seen(core)
+    pub fn may_hold(&self, line: u64) -> crate::stores::Holders {
+        self.stores.may_hold(line)
     }
 
     /// No core of the node that may still read is before cycle `earliest`: stores no core
