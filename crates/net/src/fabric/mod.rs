@@ -366,7 +366,9 @@ impl Fabric {
     }
 
     /// `offer`, for a packet that came into a switch through `input` (counted by PFC). `i`
-    /// is the port's local index (`scope`), which a switch's forwarding knows.
+    /// is the port's local index (`scope`), which a switch's forwarding knows. Always
+    /// inlined (into `forward` and `offer`): `#[inline]` left it a call at every hop.
+    #[inline(always)]
     fn offer_from(
         &mut self,
         now: Time,
@@ -419,6 +421,8 @@ impl Fabric {
 
     /// Start the port's next packet if its link is free, else make sure the port wakes
     /// when it is. `i` is the port's local index (`scope`), which its callers know.
+    /// Always inlined into `offer_from`, its caller at every hop (`#[inline]` left a call).
+    #[inline(always)]
     fn kick(&mut self, now: Time, port: u32, i: usize, out: &mut impl Schedule) {
         let p = &mut self.ports[i];
         if p.wake {
