@@ -45,13 +45,12 @@ impl Fabric {
         let (mine, sws) = (&self.scope.ports, &self.scope.switches);
         let ports = scope.ports.ids().map(|g| std::mem::take(&mut self.ports[mine.local(g)])).collect();
         let link_rng = scope.ports.ids().map(|g| self.link_rng[mine.local(g)].clone()).collect();
-        let peers = scope.ports.ids().map(|g| self.peers[mine.local(g)]).collect();
         let switch_rng = scope.switches.ids().map(|s| self.switch_rng[sws.local(s)].clone()).collect();
         Fabric {
             p: self.p.clone(),
             wiring: self.wiring.clone(),
             ports,
-            peers,
+            links: super::links(&self.wiring, &scope),
             link_rng,
             switch_rng,
             down_at: self.down_at.clone(),

