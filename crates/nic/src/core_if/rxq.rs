@@ -89,8 +89,7 @@ impl RxQueue {
     /// Take the next word (there is one), giving back a drained queue's room.
     #[inline]
     pub fn pop(&mut self) -> u64 {
-        let m = self.msgs.front_mut().expect("a netRX pop on an empty queue");
-        let (_, word) = m.head();
+        let (_, word) = self.msgs.front().expect("a netRX pop on an empty queue").head();
         self.take_head();
         word
     }
