@@ -7,8 +7,9 @@
 //!   compressed forms) into [`op::Op`]s shared by every core of every node.
 //! - [`NodeMem`] (`mem/`) is one node: DRAM chunks materialized on first write ([`sparse`],
 //!   found by page through `program/pageindex.rs`), the decoded nanoPU ops its cores share
-//!   (`mem/netops.rs`), the boot page, the CLINT, the shared L2 tags ([`l2`]) and, behind them, FASED's last-level
-//!   cache ([`llc`]) and DDR3 bank timing ([`dram`]), the dirty lines' write-backs between
+//!   (`mem/netops.rs`), the boot page, the CLINT, the shared L2 tags ([`l2`]) and, behind
+//!   them, FASED's last-level cache ([`llc`]), both lists of the ways in use at first
+//!   (`taglist.rs`), and DDR3 bank timing ([`dram`]), the dirty lines' write-backs between
 //!   them (`writeback.rs`), the L2's one response path (`port.rs`), devices' DMA
 //!   (`dma.rs`), and the table of the stores its cores have shown each other ([`stores`];
 //!   the cores' side is `core/coherence.rs`).
@@ -76,6 +77,7 @@ pub mod rvc;
 mod semihost;
 pub mod sparse;
 pub mod stores;
+mod taglist;
 pub mod testing;
 pub mod unmodelled;
 mod writeback;

@@ -7,7 +7,7 @@
 //!
 //! Scale: 4 MiB of 128-byte blocks is 32,768 tags, 64 KiB per node if allocated at once,
 //! while a node of the 65,536-core sort holds about 550 blocks. So the tags start as a
-//! sorted list of the ways in use, 4 bytes each (`l2::TagList`), and turn into the full
+//! sorted list of the ways in use, 4 bytes each (`taglist::TagList`), and turn into the full
 //! array once the list would be a quarter of its size. Nothing is ever invalidated, so the
 //! ways in use of a set are always 0..n: both forms hold the same ways and draw the same
 //! victims.
@@ -17,7 +17,7 @@
 //! sorted list of way indices (few blocks are ever dirty in a node).
 
 use crate::cache::{xorshift, Fill};
-use crate::l2::TagList;
+use crate::taglist::TagList;
 
 /// The ways in use, or all of them.
 enum Tags {
@@ -198,7 +198,7 @@ mod tests {
         assert!(!c.access(0));
         assert!(c.access(127), "same 128-byte block");
         assert!(!c.access(128), "next block");
-        assert_eq!(c.tag_bytes(), 4 * crate::l2::room(0), "one allocation");
+        assert_eq!(c.tag_bytes(), 4 * crate::taglist::room(0), "one allocation");
         assert!(c.fits(256 << 20));
         assert!(!c.fits(64 << 30), "2^29 blocks over 4096 sets need 17-bit tags");
     }
