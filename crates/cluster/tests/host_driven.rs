@@ -41,7 +41,7 @@ fn stream_increments_every_word() {
     assert_eq!(sim.host.received.len(), 10);
     for (s, r) in sim.host.sent.iter().zip(&sim.host.received) {
         let want: Vec<u64> = s.msg.words.iter().map(|w| w.wrapping_add(1)).collect();
-        assert_eq!(r.msg.words, want);
+        assert_eq!(r.msg.words.to_vec(), want);
     }
 }
 
@@ -67,7 +67,7 @@ fn dot_product_servers_compute_the_same_sums() {
         let sim = drive(app, 4, 20, 40);
         assert_eq!(sim.host.received.len(), 20, "{app}");
         for (s, r) in sim.host.sent.iter().zip(&sim.host.received) {
-            assert_eq!(r.msg.words, vec![dot(&s.msg.words)], "{app}");
+            assert_eq!(*r.msg.words, [dot(&s.msg.words)], "{app}");
         }
     }
 }
@@ -164,7 +164,7 @@ fn scripted_replies_answer_what_arrived() {
     sim.host.reply_with(reduce);
     sim.host.reply_with(last);
     assert_eq!(sim.run().unwrap(), Outcome::Quiescent);
-    let got: Vec<_> = sim.host.received.iter().map(|r| r.msg.words.clone()).collect();
+    let got: Vec<_> = sim.host.received.iter().map(|r| r.msg.words.to_vec()).collect();
     assert_eq!(got, vec![vec![1, 100], vec![2, 200], vec![3, 205]]);
     let (first_back, second_out) = (sim.host.received[0].time, sim.host.sent[1].time);
     assert!(second_out >= first_back + Time::from_ns(500), "{first_back:?} {second_out:?}");
@@ -205,7 +205,7 @@ fn a_burst_is_answered_at_the_port_rate_with_acks_before_replies() {
     let (ack, reply) = (wire(128), wire(64 + 16));
     let first_arrival = sim.host.sent[0].time + wire(64 + 24);
     let got = &sim.host.received;
-    assert!(got.iter().all(|r| r.msg.words == [1, 9]));
+    assert!(got.iter().all(|r| *r.msg.words == [1, 9]));
     let floor = first_arrival + Time((ack.0 + reply.0) * n);
     assert!(
         got[n as usize - 1].time >= floor,

@@ -225,7 +225,7 @@ fn c1stall_with_a_stretch() -> Simulation {
 
 /// Both threads announced themselves ({core, context}), and every request has its reply.
 fn assert_announced_and_echoed(sim: &Simulation) {
-    let announced: Vec<&[u64]> = sim.host.received.iter().take(2).map(|r| r.msg.words.as_slice()).collect();
+    let announced: Vec<&[u64]> = sim.host.received.iter().take(2).map(|r| &r.msg.words[..]).collect();
     assert_eq!(announced, [[0u64, 0].as_slice(), &[0, 1]], "start-up messages first");
     assert_eq!(sim.host.received.len(), sim.host.sent.len() + 2, "one reply per request");
 }

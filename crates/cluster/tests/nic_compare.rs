@@ -121,7 +121,7 @@ fn txflood_sends_n_messages_each_carrying_its_index() {
     sim.host.send_at(Time::from_us(2), TestHost::message(3, node_ip(0), 0, &[25, 8]));
     sim.host.send_at(Time::from_us(20), TestHost::message(3, node_ip(0), 0, &[4, 1]));
     assert_eq!(sim.run().unwrap(), Outcome::Quiescent);
-    let got: Vec<Vec<u64>> = sim.host.received.iter().map(|r| r.msg.words.clone()).collect();
+    let got: Vec<Vec<u64>> = sim.host.received.iter().map(|r| r.msg.words.to_vec()).collect();
     let want: Vec<Vec<u64>> = (0..25).map(|i| vec![i; 8]).chain((0..4).map(|i| vec![i])).collect();
     assert_eq!(got, want);
     assert!(sim.host.received.iter().all(|r| r.msg.dst_context == 3));

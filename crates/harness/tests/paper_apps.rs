@@ -241,7 +241,7 @@ fn an_icenic_program_skips_frames_to_another_context() {
     net.run(&mut sim).unwrap();
     let got = net.received(&sim).unwrap();
     assert_eq!(
-        got.iter().map(|r| r.msg.words.clone()).collect::<Vec<_>>(),
+        got.iter().map(|r| r.msg.words.to_vec()).collect::<Vec<_>>(),
         vec![vec![3, 6, 1]],
         "2.0 x 3 >> 8"
     );

@@ -31,8 +31,20 @@ pub struct Message {
     pub group: Option<(u32, u32)>,
     /// Payload as ceil(len/8) native words. Bytes past `len` in the last word are zero:
     /// the wire carries big-endian words and only `len` bytes of them (docs/platform.md section 2), so
-    /// the NIC clears the low-order bytes that would not be sent.
-    pub words: Vec<u64>,
+    /// the NIC clears the low-order bytes that would not be sent. Shared, not copied, from
+    /// the sender's transport through its packets to the receiver's NIC: the words are
+    /// the same bytes all the way, and a copy at each end was most of the network's host
+    /// cache misses (docs/profile.md, "The network").
+    pub words: Words,
+}
+
+/// A message's payload words, shared by the message, its packets and the delivered copy.
+pub type Words = std::sync::Arc<[u64]>;
+
+/// `n` zero words, in one allocation of exactly their size (`InMsg` fills them packet by
+/// packet through `Arc::get_mut`).
+pub fn zero_words(n: usize) -> Words {
+    std::iter::repeat_n(0, n).collect()
 }
 
 /// Number of 8-byte words holding `len` payload bytes.
@@ -93,8 +105,8 @@ mod tests {
         mask_tail(&mut w, 3);
         assert_eq!(w[0], 0x1122_3300_0000_0000);
         let m =
-            Message { src_ip: 0, src_context: 0, dst_ip: 0, dst_context: 0, len: 3, words: w, group: None };
+            Message { src_ip: 0, src_context: 0, dst_ip: 0, dst_context: 0, len: 3, words: w.into(), group: None };
         assert_eq!(m.payload_bytes(), vec![0x11, 0x22, 0x33]);
-        assert_eq!(Message::words_from_bytes(&m.payload_bytes()), m.words);
+        assert_eq!(Message::words_from_bytes(&m.payload_bytes()), *m.words);
     }
 }

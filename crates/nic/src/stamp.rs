@@ -62,7 +62,7 @@ fn departure(packet: &mut [u8], now: u32) {
 fn rewrite_packets(msg: &mut Message, segment: usize, f: impl Fn(usize, &mut [u8])) {
     let mut bytes = msg.payload_bytes();
     bytes.chunks_mut(segment.max(1)).enumerate().for_each(|(i, p)| f(i, p));
-    msg.words = Message::words_from_bytes(&bytes);
+    msg.words = Message::words_from_bytes(&bytes).into();
 }
 
 /// Write `v` big-endian `from_end` bytes before the end of `p` (clipped to `p`: the
@@ -89,7 +89,7 @@ mod tests {
 
     fn msg(src_context: u16, dst_context: u16, words: Vec<u64>) -> Message {
         let len = (words.len() * 8) as u16;
-        Message { src_ip: 1, src_context, dst_ip: 2, dst_context, len, group: None, words }
+        Message { src_ip: 1, src_context, dst_ip: 2, dst_context, len, group: None, words: words.into() }
     }
 
     #[test]
@@ -105,7 +105,7 @@ mod tests {
     fn departure_writes_now_and_the_latency() {
         let mut m = msg(5, TEST_CONTEXT, vec![7, 0x0000_0000_0000_0100]);
         on_departure(&mut m, 1024, |_| 0x350);
-        assert_eq!(m.words, vec![7, 0x0000_0350_0000_0250]);
+        assert_eq!(*m.words, [7, 0x0000_0350_0000_0250]);
     }
 
     #[test]
@@ -113,6 +113,6 @@ mod tests {
         let mut m = msg(1, 2, vec![9, 9]);
         on_arrival(&mut m, 1024, |_| 5);
         on_departure(&mut m, 1024, |_| 5);
-        assert_eq!(m.words, vec![9, 9]);
+        assert_eq!(*m.words, [9, 9]);
     }
 }

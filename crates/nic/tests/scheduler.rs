@@ -88,7 +88,7 @@ impl World {
             dst_ip: 0x0a00_0002,
             dst_context: context,
             len,
-            words,
+            words: words.into(),
             group: None,
         };
         self.next_id += 1;
@@ -212,7 +212,7 @@ fn two_contexts_one_waiting() -> (Nic, Vec<Action>) {
         dst_ip: 2,
         dst_context: ctx,
         len: 8,
-        words: vec![1],
+        words: vec![1].into(),
         group: None,
     };
     nic.receive(10, msg(1), &mut out);

@@ -63,7 +63,7 @@ impl World {
             dst_ip: BASE + to as u32,
             dst_context: 2,
             len,
-            words,
+            words: words.into(),
             group: None,
         };
         let mut out = vec![];
@@ -112,7 +112,7 @@ fn ndp_sends_rtt_pkts_then_paces_pulls() {
     assert_eq!(first.len(), 2, "rtt_pkts packets before any PULL");
     w.run();
     assert_eq!(w.delivered.len(), 1);
-    assert_eq!(w.delivered[0].2.words, words);
+    assert_eq!(*w.delivered[0].2.words, words[..]);
     let pulls: Vec<u16> = w.sent.iter().filter(|s| s.has(flags::PULL)).map(|s| s.credit).collect();
     // One PULL per packet beyond the first two: each arrival pulls one more until all are.
     assert_eq!(pulls, vec![3, 4, 5, 6, 7, 8]);
@@ -136,7 +136,7 @@ fn ndp_resends_trimmed_packets_on_pull() {
     w.send(0, 1, words.clone());
     w.run();
     assert_eq!(w.delivered.len(), 1);
-    assert_eq!(w.delivered[0].2.words, words);
+    assert_eq!(*w.delivered[0].2.words, words[..]);
     assert_eq!(w.nodes[1].counters.trimmed_received, 3);
     assert_eq!(w.nodes[0].counters.retransmissions, 3);
     assert_eq!(w.nodes[0].counters.timeouts, 0, "NACKs, not timeouts, repaired the trims");
@@ -181,7 +181,7 @@ fn ndp_receiver_repeats_a_lost_pull() {
     w.send(0, 1, words.clone());
     w.run();
     assert_eq!(w.delivered.len(), 1);
-    assert_eq!(w.delivered[0].2.words, words);
+    assert_eq!(*w.delivered[0].2.words, words[..]);
     assert!(w.delivered[0].1 > Time::from_us(20), "after the receiver's timeout");
     assert_eq!(w.nodes[1].counters.pull_timeouts, 1);
     assert_eq!(w.nodes[0].counters.timeouts, 0);
@@ -203,7 +203,7 @@ fn ndp_recovers_silent_losses_by_timeout() {
     w.send(0, 1, words.clone());
     w.run();
     assert_eq!(w.delivered.len(), 1, "exactly once");
-    assert_eq!(w.delivered[0].2.words, words);
+    assert_eq!(*w.delivered[0].2.words, words[..]);
     assert!(w.nodes[0].counters.timeouts >= 2);
 }
 
@@ -254,7 +254,7 @@ fn homa_asks_again_for_lost_packets() {
     w.send(0, 1, words.clone());
     w.run();
     assert_eq!(w.delivered.len(), 1);
-    assert_eq!(w.delivered[0].2.words, words);
+    assert_eq!(*w.delivered[0].2.words, words[..]);
     assert!(w.sent.iter().any(|s| s.has(flags::RESEND) && s.pkt_offset == 3));
 }
 
@@ -268,7 +268,7 @@ fn multicast_without_switch_support_unicasts_to_each_member() {
         dst_ip: 0xe000_0000,
         dst_context: 0,
         len: 16,
-        words: vec![1, 2],
+        words: vec![1, 2].into(),
         group: Some((1, 4)),
     };
     let mut out = vec![];

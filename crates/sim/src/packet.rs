@@ -76,7 +76,9 @@ pub struct Packet {
     /// control packets, which then cost no reference counting. A slice, the counts and the
     /// words in one allocation: an `Arc` of the message's vector was a 48-byte block of its
     /// own beside the words, in each of the 47 messages a node is sending at the
-    /// 16,384-core sort's peak (docs/profile.md); making it copies the words once.
+    /// 16,384-core sort's peak (docs/profile.md). They are the sender's message's own
+    /// words (`nanopu_nic::message::Words`), and the words a receiver delivers from a
+    /// message that came whole in one packet.
     pub payload: Option<Arc<[u64]>>,
     /// In words: a message is at most 65,535 bytes, 8,192 words. 16 bits where the fat
     /// pointer above takes 8 bytes more than a thin one keep the packet at 64 bytes.

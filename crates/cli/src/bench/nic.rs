@@ -110,7 +110,7 @@ fn nanopu_tx(elf: &[u8], n: usize, mark: usize) -> Result<Value, String> {
         return Err("txflood.elf stopped; it should wait for the next start message".into());
     }
     let got = &sim.host.received;
-    let bad = got.iter().enumerate().find(|(i, r)| r.msg.words != [*i as u64; PAYLOAD / 8]);
+    let bad = got.iter().enumerate().find(|(i, r)| *r.msg.words != [*i as u64; PAYLOAD / 8]);
     if got.len() != n || bad.is_some() {
         return Err(format!(
             "txflood.elf: expected {n} messages, each i carrying i; got {} ({bad:?})",
@@ -138,7 +138,7 @@ fn nanopu_loopback(elf: &[u8], app: App, size: u16, n: usize, mark: usize) -> Re
     }
     let (sent, got) = (&sim.host.sent, &sim.host.received);
     let answers = |s: &HostMessage, r: &HostMessage| {
-        r.msg.words.iter().zip(&s.msg.words).all(|(r, s)| *r == app.reply_word(*s)) && r.msg.len == s.msg.len
+        r.msg.words.iter().zip(s.msg.words.iter()).all(|(r, s)| *r == app.reply_word(*s)) && r.msg.len == s.msg.len
     };
     if sent.len() != n || got.len() != n || !sent.iter().zip(got).all(|(s, r)| answers(s, r)) {
         return Err(format!(

@@ -67,7 +67,7 @@ fn long_run(elf: &[u8], n: usize) -> Result<f64, String> {
     sim.host.send_at(START, TestHost::message(0, node, 0, &[0, n as u64, START_STAMP]));
     (0..n).for_each(|i| sim.host.send_at(START, TestHost::message(0, node, 0, &[1, i as u64])));
     let got = run(&mut sim, n)?;
-    if got.iter().any(|m| m.words != [1, START_STAMP]) {
+    if got.iter().any(|m| *m.words != [1, START_STAMP]) {
         return Err("a reply does not carry the type and the configured start time".into());
     }
     let last = sim.host.received[n - 1].time;

@@ -128,7 +128,7 @@ fn parse_message(frame: &[u8]) -> Result<Message, String> {
         dst_ip: p.repr.ip.dst,
         dst_context: t.dst_context,
         len: t.msg_len,
-        words: payload_to_words(p.payload),
+        words: payload_to_words(p.payload).into(),
         group: None,
     })
 }

@@ -1,6 +1,6 @@
 //! A test host on the node's port: sends messages at given times, records what comes back.
 
-use nanopu_nic::message::{mask_tail, words_for};
+use nanopu_nic::message::{mask_tail, words_for, Words};
 use nanopu_nic::Message;
 use nanopu_sim::Time;
 
@@ -168,8 +168,8 @@ impl TestHost {
     /// Like [`TestHost::message`] with an explicit byte length (`words` must hold it).
     pub fn message_len(src_context: u16, dst_ip: u32, dst_context: u16, len: u16, words: &[u64]) -> Message {
         assert_eq!(words.len(), words_for(len), "payload words do not match the length");
-        let mut words = words.to_vec();
-        mask_tail(&mut words, len);
+        let mut words: Words = words.into();
+        mask_tail(Words::get_mut(&mut words).expect("new words are their own"), len);
         Message { src_ip: HOST_IP, src_context, dst_ip, dst_context, len, words, group: None }
     }
 

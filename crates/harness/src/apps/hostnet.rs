@@ -45,7 +45,7 @@ pub fn message_of(f: &[u8]) -> Result<Message, String> {
     let ends = udp_ends(f).filter(|_| body.len() % 8 == 0 && !body.is_empty());
     let (src, dst) =
         ends.ok_or_else(|| format!("a frame of {} bytes: not IPv4/UDP with whole words", f.len()))?;
-    let words: Vec<u64> =
+    let words: nanopu_nic::message::Words =
         body.chunks(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
     let len = u16::try_from(body.len()).map_err(|e| e.to_string())?;
     let (src_ip, dst_ip, src_context, dst_context) = (src.ip, dst.ip, src.port, dst.port);

@@ -29,7 +29,7 @@ fn messages_before_the_first_request_are_start_up_messages_not_replies() {
             dst_context: 0,
             len: 8 * words.len() as u16,
             group: None,
-            words,
+            words: words.into(),
         },
     };
     let received = [

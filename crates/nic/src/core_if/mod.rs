@@ -168,7 +168,9 @@ impl TxAssembler {
         mask_tail(&mut words, h.len);
         let (dst_ip, dst_context, len) = (h.ip, h.context, h.len);
         let group = self.group.take();
-        Message { src_ip, src_context, dst_ip, dst_context, len, words, group }
+        // The one copy of the words on their way (`Words`): exactly their room, shared from
+        // here to the receiving core.
+        Message { src_ip, src_context, dst_ip, dst_context, len, words: words.into(), group }
     }
     /// Words written so far of an unfinished message, header (and group word) included.
     pub fn partial_words(&self) -> usize {
@@ -342,7 +344,7 @@ mod tests {
         assert_eq!(tx.push(5, (9, 1), 2048).unwrap(), None);
         let m = tx.push(u64::MAX, (9, 1), 2048).unwrap().unwrap();
         assert_eq!((m.src_ip, m.src_context, m.dst_ip, m.dst_context), (9, 1, 7, 2));
-        assert_eq!(m.words, vec![5, 0xffff_ffff_0000_0000]);
+        assert_eq!(*m.words, [5, 0xffff_ffff_0000_0000]);
         assert_eq!(tx.partial_words(), 0);
     }
 

@@ -8,6 +8,7 @@
 //! one by one (in a 1,024-core NanoSort that copy was 154 of the 376 host instructions of a
 //! delivery, callgrind), and what a core reads, and when, is the same.
 
+use crate::message::Words;
 use std::collections::VecDeque;
 
 /// Messages a drained queue keeps room for; a queue that grew past them gives the rest back
@@ -21,7 +22,7 @@ struct RxMsg {
     /// The cycle its header is readable; word `k` (the header is word 0) is `k` cycles later.
     start: u64,
     header: u64,
-    words: Vec<u64>,
+    words: Words,
     /// Its words read so far, the header included.
     read: usize,
 }
@@ -68,7 +69,7 @@ impl RxQueue {
 
     /// A message whose header (`header`) is readable at `start` and its `words` one a cycle
     /// after it.
-    pub fn push(&mut self, start: u64, header: u64, words: Vec<u64>) {
+    pub fn push(&mut self, start: u64, header: u64, words: Words) {
         debug_assert!(self.last_cycle().is_none_or(|t| t < start), "cycles never decrease");
         self.words += 1 + words.len();
         self.msgs.push_back(RxMsg { start, header, words, read: 0 });
@@ -161,7 +162,7 @@ mod tests {
                 let header = rng.next_u64();
                 model.push_back((start, header));
                 model.extend(words.iter().enumerate().map(|(i, &w)| (start + 1 + i as u64, w)));
-                q.push(start, header, words);
+                q.push(start, header, words.into());
             } else if let Some(&(t, w)) = model.front() {
                 // A read a cycle early, on time or late, or a plain pop.
                 let now = (t + rng.below(3)).saturating_sub(1);
@@ -191,7 +192,7 @@ mod tests {
     #[test]
     fn a_drained_queue_gives_back_its_room() {
         let mut q = RxQueue::default();
-        (0..20).for_each(|k| q.push(10 * k, k, vec![k]));
+        (0..20).for_each(|k| q.push(10 * k, k, vec![k].into()));
         (0..40).for_each(|_| {
             q.pop();
         });

@@ -504,7 +504,7 @@ mod tests {
             dst_ip: 0x0a00_0002,
             dst_context: context,
             len,
-            words,
+            words: words.into(),
             group: None,
         }
     }
@@ -587,7 +587,7 @@ mod tests {
         assert!(out.is_empty());
         n.tx_push(0, 51, 77, &mut out).unwrap();
         let Action::Send { at, msg, .. } = &out[0] else { panic!("{out:?}") };
-        assert_eq!((*at, msg.words.clone(), msg.src_ip), (62, vec![77], 0x0a00_0002));
+        assert_eq!((*at, msg.words.to_vec(), msg.src_ip), (62, vec![77], 0x0a00_0002));
         assert_eq!(n.core(0).tx_queued, 2);
     }
 
@@ -626,7 +626,7 @@ mod tests {
             .iter()
             .filter_map(|a| {
                 if let Action::Send { msg, .. } = a {
-                    Some((msg.src_context, msg.words.clone()))
+                    Some((msg.src_context, msg.words.to_vec()))
                 } else {
                     None
                 }

@@ -1,6 +1,7 @@
 //! Reassembly of one incoming message.
 
 use super::pktset::PacketSet;
+use crate::message::{zero_words, Words};
 use super::segment::Segment;
 use nanopu_sim::Time;
 
@@ -15,7 +16,10 @@ pub struct InMsg {
     pub packets: u32,
     pub got: PacketSet,
     pub got_count: u32,
-    pub words: Vec<u64>,
+    /// Filled packet by packet: this message's alone until delivered (`store`). A message
+    /// of one packet (its first transmission trimmed) takes that packet's words when it
+    /// comes, shared with the sender, and has none before.
+    pub words: Words,
     /// Transmissions the sender needs in total: packets plus one per trimmed arrival.
     pub needed: u32,
     /// NDP: PULLs queued (including those sent).
@@ -42,7 +46,7 @@ impl InMsg {
             packets,
             got: PacketSet::default(),
             got_count: 0,
-            words: vec![0; (s.msg_len as usize).div_ceil(8)],
+            words: zero_words(if packets == 1 { 0 } else { (s.msg_len as usize).div_ceil(8) }),
             needed: packets,
             pulled: 0,
             pull_sent: 0,
@@ -61,10 +65,16 @@ impl InMsg {
         }
         self.got_count += 1;
         self.last_progress = now;
+        if self.packets == 1 {
+            self.words = one_packet_words(s);
+            return true;
+        }
         let start = o * seg_words;
         let words = s.words();
-        let n = words.len().min(self.words.len().saturating_sub(start));
-        self.words[start..start + n].copy_from_slice(&words[..n]);
+        // The words are shared only once delivered (`InMsg` is cloned only by a test).
+        let mine = Words::get_mut(&mut self.words).expect("a message's words are its own until delivered");
+        let n = words.len().min(mine.len().saturating_sub(start));
+        mine[start..start + n].copy_from_slice(&words[..n]);
         true
     }
 
@@ -81,17 +91,60 @@ impl InMsg {
 
 /// The payload of a message that came whole in `s`, one packet: what `InMsg::store` would
 /// have made of it (the packet's words, cut or padded with zeros to the message's length).
-pub fn one_packet_words(s: &Segment) -> Vec<u64> {
+/// Nearly always the sender's words themselves, shared: the packet carries all of them.
+pub fn one_packet_words(s: &Segment) -> Words {
     let n = (s.msg_len as usize).div_ceil(8);
-    let w = s.words();
-    // Room for exactly the message's words, once: the words stay with the message until
-    // its core reads them.
-    if w.len() >= n {
-        // Nearly always: one allocation and one copy, with no growth or padding to check.
-        return w[..n].to_vec();
+    match &s.payload {
+        Some(all) if s.payload_start == 0 && all.len() == n && s.words().len() == n => Words::clone(all),
+        _ => s.words().iter().copied().chain(std::iter::repeat(0)).take(n).collect(),
     }
-    let mut words = Vec::with_capacity(n);
-    words.extend_from_slice(w);
-    words.resize(n, 0);
-    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn packet(words: &Words, msg_len: u16, payload_start: u16) -> Segment {
+        let payload = Some(Words::clone(words));
+        Segment { msg_len, payload_len: msg_len, payload_start, payload, ..Segment::default() }
+    }
+
+    #[test]
+    fn a_message_whole_in_one_packet_is_delivered_in_its_senders_words() {
+        let words: Words = [1, 2, 3].into();
+        assert!(Words::ptr_eq(&one_packet_words(&packet(&words, 24, 0)), &words));
+        // The last word partly used: still the message's words (the sender masked it).
+        assert!(Words::ptr_eq(&one_packet_words(&packet(&words, 17, 0)), &words));
+    }
+
+    #[test]
+    fn a_packet_of_part_of_its_words_gives_a_copy_of_the_part() {
+        let words: Words = [1, 2, 3, 4].into();
+        let (first, later) = (one_packet_words(&packet(&words, 16, 0)), one_packet_words(&packet(&words, 16, 2)));
+        assert_eq!((&first[..], &later[..]), (&[1, 2][..], &[3, 4][..]));
+        assert!(!Words::ptr_eq(&first, &words));
+        // Fewer words than the message's length: padded with zeros, as `InMsg::store` pads.
+        assert_eq!(&one_packet_words(&packet(&words, 48, 2))[..], &[3, 4, 0, 0, 0, 0][..]);
+    }
+
+    #[test]
+    fn a_message_of_one_packet_trimmed_first_takes_the_resent_packets_words() {
+        let words: Words = [1, 2, 3].into();
+        let mut m = InMsg::new(&packet(&words, 24, 0), 1, Time::ZERO);
+        assert!(m.store(&packet(&words, 24, 0), 3, Time::ZERO) && m.complete());
+        assert!(Words::ptr_eq(&m.words, &words));
+    }
+
+    #[test]
+    fn reassembled_words_are_the_packets_words_in_place() {
+        let words: Words = [1, 2, 3, 4, 5].into();
+        let mut m = InMsg::new(&packet(&words, 40, 0), 3, Time::ZERO);
+        for (o, start) in [(2u16, 4u16), (0, 0), (1, 2)] {
+            let mut s = packet(&words, 40, start);
+            (s.pkt_offset, s.payload_len) = (o, if o == 2 { 8 } else { 16 });
+            assert!(m.store(&s, 2, Time::ZERO));
+        }
+        assert!(m.complete());
+        assert_eq!(&m.words[..], &words[..]);
+    }
 }

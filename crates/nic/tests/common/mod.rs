@@ -104,7 +104,7 @@ fn message(l: &Ledger, from: usize, dst_ip: u32, len: u16, group: Option<(u32, u
     let mut words: Vec<u64> = (0..(len as usize).div_ceil(8)).map(|_| r.next_u64()).collect();
     words[0] = tag;
     let (src_ip, src_context, dst_context) = (BASE + from as u32, 1, 2);
-    Message { src_ip, src_context, dst_ip, dst_context, len, group, words }
+    Message { src_ip, src_context, dst_ip, dst_context, len, group, words: words.into() }
 }
 
 fn record(l: &mut Ledger, from: usize, to: Vec<usize>, msg: Message) -> Message {

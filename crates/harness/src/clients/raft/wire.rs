@@ -41,7 +41,7 @@ pub enum FromReplica {
 /// The message `m` from a replica of `n`, or None if it is none of the above.
 pub fn parse(m: &Message, n: u32) -> Option<FromReplica> {
     let node = |w: u64| u32::try_from(w).ok().filter(|&x| x < n);
-    match *m.words.as_slice() {
+    match *m.words {
         [M_REPLY, req, status, value, index, from] => {
             let reply = Reply { at: Time::ZERO, status, value, index, from: node(from)? };
             Some(FromReplica::Reply { req, reply })

@@ -10,7 +10,7 @@ use super::pacing::owes_pull;
 use super::{
     incoming_view, reply, Actions, InKey, MsgEvent, TAction, Timer, Transport, TransportCounters, TxClock,
 };
-use crate::message::Message;
+use crate::message::{Message, Words};
 use crate::transport::params::{Protocol, TransportParams};
 use crate::transport::receiver::{one_packet_words, InMsg};
 use crate::transport::segment::{flags, Segment};
@@ -120,7 +120,7 @@ impl Transport {
         src_context: u16,
         dst_context: u16,
         len: u16,
-        words: Vec<u64>,
+        words: Words,
     ) -> Message {
         Message { src_ip, src_context, dst_ip: self.ip, dst_context, len, words, group: None }
     }

@@ -13,7 +13,6 @@ use crate::transport::sender::OutMsg;
 use crate::transport::seqwin::SEQ_WINDOW;
 use nanopu_sim::packet::NODE_IP_BASE;
 use nanopu_sim::Time;
-use std::sync::Arc;
 
 impl Transport {
     /// A message left the NIC's TX path at `now`. This and the steps to `launch` are
@@ -108,7 +107,7 @@ impl Transport {
             Protocol::Homa => self.p.unscheduled_packets(),
         };
         let key = (msg.dst_ip, proto.msg_id);
-        let m = OutMsg::new(proto, Arc::from(msg.words), packets, allowed, now);
+        let m = OutMsg::new(proto, msg.words, packets, allowed, now);
         self.out.insert(key, Box::new(m));
         self.pump(now, key, out);
         if self.p.protocol == Protocol::Homa {
@@ -141,7 +140,7 @@ impl Transport {
         proto.flags = flags::MCAST;
         (proto.mcast_first, proto.mcast_count) = (first, count);
         let packets = self.p.packets(msg.len);
-        let m = OutMsg::new(proto, Arc::from(msg.words), packets, packets, Time::ZERO);
+        let m = OutMsg::new(proto, msg.words, packets, packets, Time::ZERO);
         for o in 0..packets {
             self.counters.data_packets_sent += 1;
             self.tx.send(now, m.packet(&self.p, o), out);
