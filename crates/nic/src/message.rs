@@ -104,8 +104,15 @@ mod tests {
         let mut w = vec![0x1122_3344_5566_7788];
         mask_tail(&mut w, 3);
         assert_eq!(w[0], 0x1122_3300_0000_0000);
-        let m =
-            Message { src_ip: 0, src_context: 0, dst_ip: 0, dst_context: 0, len: 3, words: w.into(), group: None };
+        let m = Message {
+            src_ip: 0,
+            src_context: 0,
+            dst_ip: 0,
+            dst_context: 0,
+            len: 3,
+            words: w.into(),
+            group: None,
+        };
         assert_eq!(m.payload_bytes(), vec![0x11, 0x22, 0x33]);
         assert_eq!(Message::words_from_bytes(&m.payload_bytes()), *m.words);
     }

@@ -138,7 +138,8 @@ fn nanopu_loopback(elf: &[u8], app: App, size: u16, n: usize, mark: usize) -> Re
     }
     let (sent, got) = (&sim.host.sent, &sim.host.received);
     let answers = |s: &HostMessage, r: &HostMessage| {
-        r.msg.words.iter().zip(s.msg.words.iter()).all(|(r, s)| *r == app.reply_word(*s)) && r.msg.len == s.msg.len
+        r.msg.words.iter().zip(s.msg.words.iter()).all(|(r, s)| *r == app.reply_word(*s))
+            && r.msg.len == s.msg.len
     };
     if sent.len() != n || got.len() != n || !sent.iter().zip(got).all(|(s, r)| answers(s, r)) {
         return Err(format!(

@@ -1,8 +1,8 @@
 //! Reassembly of one incoming message.
 
 use super::pktset::PacketSet;
-use crate::message::{zero_words, Words};
 use super::segment::Segment;
+use crate::message::{zero_words, Words};
 use nanopu_sim::Time;
 
 /// A message being received.
@@ -120,7 +120,8 @@ mod tests {
     #[test]
     fn a_packet_of_part_of_its_words_gives_a_copy_of_the_part() {
         let words: Words = [1, 2, 3, 4].into();
-        let (first, later) = (one_packet_words(&packet(&words, 16, 0)), one_packet_words(&packet(&words, 16, 2)));
+        let (first, later) =
+            (one_packet_words(&packet(&words, 16, 0)), one_packet_words(&packet(&words, 16, 2)));
         assert_eq!((&first[..], &later[..]), (&[1, 2][..], &[3, 4][..]));
         assert!(!Words::ptr_eq(&first, &words));
         // Fewer words than the message's length: padded with zeros, as `InMsg::store` pads.

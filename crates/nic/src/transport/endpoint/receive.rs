@@ -114,14 +114,7 @@ impl Transport {
     }
 
     /// The message delivered to this node's cores.
-    fn delivery(
-        &self,
-        src_ip: u32,
-        src_context: u16,
-        dst_context: u16,
-        len: u16,
-        words: Words,
-    ) -> Message {
+    fn delivery(&self, src_ip: u32, src_context: u16, dst_context: u16, len: u16, words: Words) -> Message {
         Message { src_ip, src_context, dst_ip: self.ip, dst_context, len, words, group: None }
     }
 
