@@ -7,6 +7,7 @@ within 0.03%: the model's sets follow the host addresses, which move from run to
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -16,6 +17,12 @@ import tempfile
 CACHES = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=16777216,16,64"]
 COUNTS = [("host instructions", r"I\s+refs:\s+([\d,]+)"), ("L1 data misses", r"D1\s+misses:\s+([\d,]+)"),
           ("last-level misses", r"LL misses:\s+([\d,]+)")]
+
+
+def cpu_seconds():
+    """User + system CPU seconds of this process's finished children so far."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def parse(cmd, out, err):
