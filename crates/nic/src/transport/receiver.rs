@@ -71,7 +71,7 @@ impl InMsg {
         }
         let start = o * seg_words;
         let words = s.words();
-        // The words are shared only once delivered (`InMsg` is cloned only by a test).
+        // The words are shared only once delivered (nothing clones an `InMsg`).
         let mine = Words::get_mut(&mut self.words).expect("a message's words are its own until delivered");
         let n = words.len().min(mine.len().saturating_sub(start));
         mine[start..start + n].copy_from_slice(&words[..n]);
