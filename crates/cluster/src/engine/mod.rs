@@ -711,7 +711,11 @@ impl Simulation {
             self.work += 1;
             // The fabric's events, most of a cluster run's, name no node: no crash to look
             // for.
-            match self.q.pop().expect("peeked").1.into_net() {
+            let ev = self.q.pop().expect("peeked").1;
+            if let (Some(Ev::Net(next)), Some(net)) = (self.q.peek(), self.net.as_ref()) {
+                net.fabric.prefetch_event(next);
+            }
+            match ev.into_net() {
                 Ok(e) => self.net_event(e),
                 Err(ev) => self.handle(ev),
             }

@@ -296,6 +296,22 @@ impl Fabric {
         self.offer(now, self.wiring.uplink_port(node), r, out);
     }
 
+    /// Start loading what handling `ev` will read first: its packet, or the port that
+    /// finishes a packet. The event loop calls it for the next event while it handles the
+    /// current one, whose state the host has then had time to load. Only a hint.
+    #[inline]
+    pub fn prefetch_event(&self, ev: &NetEvent) {
+        match *ev {
+            NetEvent::TxDone { local, .. } => {
+                if let Some(p) = self.ports.get(local as usize) {
+                    nanopu_sim::hint::prefetch(p);
+                }
+            }
+            NetEvent::Arrive { pkt, .. } | NetEvent::Forward { pkt, .. } => self.packets.prefetch(pkt),
+            NetEvent::Resend { .. } | NetEvent::Pause { .. } => {}
+        }
+    }
+
     /// Handle one of the fabric's events at its time (inlined into the caller's event loop,
     /// which hands it most events: network run -1.0% host instructions).
     #[inline]
