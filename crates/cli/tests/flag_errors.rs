@@ -91,6 +91,8 @@ fn bench_flags_a_benchmark_does_not_read_are_errors() {
         (&["run", "experiments/incast/ndp-drop.toml", "--engine", "fast"], &["--engine", "[node] engine"]),
         (&["bench", "network", "--nodes", "100"], &["100", "multiple of 16"]),
         (&["bench", "network", "--nodes", "2048"], &["2048", "32 to 1,024"]),
+        (&["bench", "network", "--nodes", "256", "--shuffle", "16"], &["--shuffle", "--network-only"]),
+        (&["bench", "rx", "--shuffle", "16"], &["--shuffle", "rx"]),
         (&["bench", "loopback-latency", "--requests", "0"], &["--requests", "0"]),
     ] {
         refused_saying(args, want);

@@ -69,10 +69,16 @@ pub struct BenchArgs {
     /// the messages (`with_cores` is then null); for profiling the fabric and transports.
     #[arg(long)]
     network_only: bool,
-    /// `network`: nodes of the all-to-all, 16 per leaf, under 8 spines below 512 nodes and
-    /// 16 from 512 [default: 256: 16 leaves, 8 spines; 512 is issue 40's 32 leaves under 16]
+    /// `network`: nodes of the all-to-all (32 to 1,024), 16 per leaf, under 8 spines below 512
+    /// nodes and 16 from 512 [default: 256: 16 leaves, 8 spines; 512 is issue 40's 32 leaves
+    /// under 16]; of the shuffle (`--shuffle`), whole leaves of 64 under 64 spines, up to the
+    /// main job's 16,384.
     #[arg(long, value_parser = network::parse_nodes)]
     nodes: Option<u32>,
+    /// `network`: instead of the all-to-all, a shuffle: each node sends one 1 KiB message to
+    /// each of K nodes spread evenly over the cluster and receives K (with `--network-only`).
+    #[arg(long, value_name = "K")]
+    shuffle: Option<u32>,
     /// `iss`: the engine that executes the instructions, interp (the reference) or fast
     /// (docs/profile.md "Core engines"); both give the same cycles [default: fast].
     #[arg(long, value_parser = nanopu_riscv::Engine::NAMES)]
@@ -129,7 +135,7 @@ impl Bench {
             Bench::ErpcLoopbackLatency | Bench::ErpcRequestRate | Bench::LoopbackThroughput => {
                 &["--requests"]
             }
-            Bench::Network => &["--threads", "--network-only", "--nodes"],
+            Bench::Network => &["--threads", "--network-only", "--nodes", "--shuffle"],
             Bench::Iss => &["--engine"],
             Bench::Rx | Bench::ContextSwitch | Bench::HostSort => &[],
         }
@@ -145,7 +151,7 @@ impl Bench {
 /// A list of flags in words.
 fn or_none(flags: &[&str]) -> String {
     match flags {
-        [] => "none of --app, --nic, --requests, --threads, --network-only, --nodes".into(),
+        [] => "none of --app, --nic, --requests, --threads, --network-only, --nodes, --shuffle".into(),
         _ => flags.join(" and "),
     }
 }
@@ -213,6 +219,7 @@ impl BenchArgs {
             ("--threads", self.threads.is_some()),
             ("--network-only", self.network_only),
             ("--nodes", self.nodes.is_some()),
+            ("--shuffle", self.shuffle.is_some()),
             ("--engine", self.engine.is_some()),
         ];
         let takes = self.name.flags();
