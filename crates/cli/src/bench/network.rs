@@ -150,7 +150,7 @@ pub(super) fn network(a: &BenchArgs, sw: &Programs) -> Result<Value, String> {
     let workload = pattern.describe(n);
     Ok(json!({ "benchmark": "network", "workload": workload,
         "with_cores": with_cores, "network_only": network_only, "fabric_alone": fabric_alone,
-        "peak_rss_bytes": rss, "peak_rss_per_node_bytes": rss / n as u64, "target_million_packet_hops_per_host_core": 10 }))
+        "peak_rss_bytes": rss, "peak_rss_per_node_bytes": rss / n as u64 }))
 }
 
 /// One run: the all-to-all written and checked by the cores (`alltoall.elf`, `inject`
