@@ -705,6 +705,7 @@ impl Simulation {
             if let Some(&(n, c)) = self.cores_q.peek() {
                 self.nodes[n].cores[c].prefetch();
             }
+            self.prefetch_next_net();
             self.dispatch(id)
         } else {
             self.now = t;
@@ -712,14 +713,21 @@ impl Simulation {
             // The fabric's events, most of a cluster run's, name no node: no crash to look
             // for.
             let ev = self.q.pop().expect("peeked").1;
-            if let (Some(Ev::Net(next)), Some(net)) = (self.q.peek(), self.net.as_ref()) {
-                net.fabric.prefetch_event(next);
-            }
+            self.prefetch_next_net();
             match ev.into_net() {
                 Ok(e) => self.net_event(e),
                 Err(ev) => self.handle(ev),
             }
             Ok(())
+        }
+    }
+
+    /// Ask the host to load what the queue's next network event will read first, while
+    /// this step runs (`Fabric::prefetch_event`).
+    #[inline]
+    fn prefetch_next_net(&self) {
+        if let (Some(Ev::Net(next)), Some(net)) = (self.q.peek(), self.net.as_ref()) {
+            net.fabric.prefetch_event(next);
         }
     }
 
