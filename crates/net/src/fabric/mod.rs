@@ -297,8 +297,9 @@ impl Fabric {
     }
 
     /// Start loading what handling `ev` will read first: its packet, or the port that
-    /// finishes a packet. The event loop calls it for the next event while it handles the
-    /// current one, whose state the host has then had time to load. Only a hint.
+    /// finishes a packet. The event loop calls it for the queue's next event while it
+    /// handles the current step (an event, or a core's run), so that the host has had time
+    /// to load it when that event's turn comes. Only a hint.
     #[inline]
     pub fn prefetch_event(&self, ev: &NetEvent) {
         match *ev {
