@@ -25,6 +25,23 @@ def cpu_seconds():
     return r.ru_utime + r.ru_stime
 
 
+def pinned(cmd, core, cwd=None, out=None):
+    """(stdout, user + system CPU seconds) of `cmd`, run to its end pinned to host core
+    `core`; with `out`, a path, its stdout goes to that file instead (and the text is
+    None), for outputs too large to hold. A failed run ends the script with its errors."""
+    before = cpu_seconds()
+    sink = open(out, "w") if out else None
+    try:
+        p = subprocess.run(cmd, stdout=sink or subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+                           preexec_fn=lambda: os.sched_setaffinity(0, {core}))
+    finally:
+        if sink:
+            sink.close()
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stderr[-2000:]}")
+    return p.stdout, cpu_seconds() - before
+
+
 def parse(cmd, out, err):
     try:
         return json.loads(out)
