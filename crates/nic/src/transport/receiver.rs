@@ -93,11 +93,33 @@ impl InMsg {
 /// have made of it (the packet's words, cut or padded with zeros to the message's length).
 /// Nearly always the sender's words themselves, shared: the packet carries all of them.
 pub fn one_packet_words(s: &Segment) -> Words {
-    let n = (s.msg_len as usize).div_ceil(8);
-    match &s.payload {
-        Some(all) if s.payload_start == 0 && all.len() == n && s.words().len() == n => Words::clone(all),
-        _ => s.words().iter().copied().chain(std::iter::repeat(0)).take(n).collect(),
+    match (carries_all(s), &s.payload) {
+        (true, Some(all)) => Words::clone(all),
+        _ => padded_words(s),
     }
+}
+
+/// `one_packet_words` of a packet nothing reads after: the sender's words taken out of it,
+/// not shared. Sharing them counts a reference on the words' first host line, which by
+/// the time the packet arrives is rarely in the host's caches (one miss a message, and an
+/// atomic one, which nothing else proceeds past).
+pub fn one_packet_words_of(mut s: Segment) -> Words {
+    match (carries_all(&s), s.payload.take()) {
+        (true, Some(all)) => all,
+        (_, payload) => padded_words(&Segment { payload, ..s }),
+    }
+}
+
+/// Whether `s` carries all of its sender's words, and they are exactly its message's.
+fn carries_all(s: &Segment) -> bool {
+    let n = (s.msg_len as usize).div_ceil(8);
+    s.payload.as_ref().is_some_and(|all| s.payload_start == 0 && all.len() == n && s.words().len() == n)
+}
+
+/// `s`'s words, cut or padded with zeros to its message's length, in words of their own.
+fn padded_words(s: &Segment) -> Words {
+    let n = (s.msg_len as usize).div_ceil(8);
+    s.words().iter().copied().chain(std::iter::repeat(0)).take(n).collect()
 }
 
 #[cfg(test)]
@@ -115,6 +137,10 @@ mod tests {
         assert!(Words::ptr_eq(&one_packet_words(&packet(&words, 24, 0)), &words));
         // The last word partly used: still the message's words (the sender masked it).
         assert!(Words::ptr_eq(&one_packet_words(&packet(&words, 17, 0)), &words));
+        // Taken out of the packet: the same words, not another reference left behind.
+        let taken = one_packet_words_of(packet(&words, 24, 0));
+        assert!(Words::ptr_eq(&taken, &words));
+        assert_eq!(Words::strong_count(&words), 2);
     }
 
     #[test]
@@ -126,6 +152,8 @@ mod tests {
         assert!(!Words::ptr_eq(&first, &words));
         // Fewer words than the message's length: padded with zeros, as `InMsg::store` pads.
         assert_eq!(&one_packet_words(&packet(&words, 48, 2))[..], &[3, 4, 0, 0, 0, 0][..]);
+        assert_eq!(&one_packet_words_of(packet(&words, 48, 2))[..], &[3, 4, 0, 0, 0, 0][..]);
+        assert_eq!(&one_packet_words_of(packet(&words, 16, 2))[..], &[3, 4][..]);
     }
 
     #[test]

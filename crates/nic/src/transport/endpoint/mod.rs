@@ -208,8 +208,10 @@ impl Transport {
 
     /// `s` will arrive soon: start loading what its handling reads first (the sender's
     /// message state for an ACK, PULL or NACK; for data the shared payload's first words,
-    /// read to copy them, and most often its counts, 16 bytes before them, written when
-    /// the packet is dropped). Only a hint; results never depend on it.
+    /// read to copy them if the message is of several packets, and its counts, 16 bytes
+    /// before them, written when such a packet is dropped; a message whole in its packet
+    /// takes the words out of it, `one_packet_words_of`). Only a hint; results never depend
+    /// on it.
     pub fn prefetch_for(&self, s: &Segment) {
         match &s.payload {
             Some(words) => nanopu_sim::hint::prefetch(&**words),

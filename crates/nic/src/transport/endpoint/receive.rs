@@ -12,7 +12,7 @@ use super::{
 };
 use crate::message::{Message, Words};
 use crate::transport::params::{Protocol, TransportParams};
-use crate::transport::receiver::{one_packet_words, InMsg};
+use crate::transport::receiver::{one_packet_words_of, InMsg};
 use crate::transport::segment::{flags, Segment};
 use crate::transport::seqwin::Seen;
 use nanopu_sim::Time;
@@ -30,7 +30,7 @@ impl Transport {
             Seen::Delivered => self.duplicate_of_delivered(now, &s, out),
             // Finished at its sender (`seqwin`): nothing to answer.
             Seen::Behind if unicast => self.counters.duplicates_received += 1,
-            _ if whole => self.deliver_whole(now, &s, out),
+            _ if whole => self.deliver_whole(now, s, out),
             _ => {
                 self.open_inbound(now, key, &s, out);
                 self.take_open(now, key, &s, out);
@@ -79,14 +79,15 @@ impl Transport {
     /// exactly as opening it, storing `s` and completing it would (`open_inbound`, `store`,
     /// `deliver`), without an entry among the open messages. Nearly every message of a
     /// NanoSort is one packet. (`on_data` recorded it as delivered, in its look-up.)
-    fn deliver_whole(&mut self, now: Time, s: &Segment, out: &mut impl Actions) {
+    fn deliver_whole(&mut self, now: Time, s: Segment, out: &mut impl Actions) {
         if s.mcast_count == 0 {
-            self.tx.send(now, reply(s, flags::ACK, s.credit), out);
+            self.tx.send(now, reply(&s, flags::ACK, s.credit), out);
         }
         self.counters.messages_delivered += 1;
-        self.record_delivered(s, now);
-        let words = one_packet_words(s);
-        out.push(TAction::Deliver(self.delivery(s.src_ip, s.src_context, s.dst_context, s.msg_len, words)));
+        self.record_delivered(&s, now);
+        let (src, src_context, dst_context, len) = (s.src_ip, s.src_context, s.dst_context, s.msg_len);
+        let words = one_packet_words_of(s);
+        out.push(TAction::Deliver(self.delivery(src, src_context, dst_context, len, words)));
     }
 
     fn open_inbound(&mut self, now: Time, key: InKey, s: &Segment, out: &mut impl Actions) {
