@@ -22,6 +22,21 @@ pub fn prefetch<T: ?Sized>(r: &T) {
     let _ = r;
 }
 
+/// Start loading the one cache line holding the byte at `p` (any address: nothing is read;
+/// see `prefetch`): for a line found by arithmetic on a pointer, such as the reference
+/// counts just before an `Arc`'s value.
+#[inline]
+pub fn prefetch_line(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: as in `prefetch`.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const i8) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// Start loading every cache line of `r`, whatever its size (see `prefetch`): for a
 /// structure read all over soon after, such as a core's state before its run.
 #[inline]

@@ -7,6 +7,8 @@ use crate::net::{End, Network};
 use crate::node::Node;
 use nanopu_net::fabric::{Crossing, Fabric, NetEvent, Schedule};
 use nanopu_net::packet::Packet;
+use nanopu_nic::transport::retired::Retired;
+use nanopu_nic::transport::sender::OutMsg;
 use nanopu_nic::transport::{Actions, TAction, Transport};
 use nanopu_nic::Message;
 use nanopu_sim::packet::HOST_IP;
@@ -59,7 +61,7 @@ impl Simulation {
 
     fn call_transport(&mut self, end: End, f: impl FnOnce(&mut Transport, Time, &mut Carry)) {
         let net = self.net.as_mut().expect("cluster run");
-        let Network { fabric, host, next_packet, completed, .. } = net;
+        let Network { fabric, host, next_packet, completed, retired, .. } = net;
         let (t, node) = match end {
             End::Node(n) => {
                 let t = self.nodes[n].nic.transport_mut().expect("only nanoPU nodes send messages");
@@ -68,7 +70,7 @@ impl Simulation {
             End::Host => (host.as_mut().expect("the host's partition"), fabric.wiring().nodes),
         };
         let (now, q, last_arrival) = (self.now, &mut self.q, &mut self.last_arrival);
-        f(t, now, &mut Carry { fabric, next_packet, q, last_arrival, completed, now, end, node });
+        f(t, now, &mut Carry { fabric, next_packet, q, last_arrival, completed, retired, now, end, node });
     }
 
     /// Which endpoint a packet the fabric delivered to `node` is for.
@@ -198,6 +200,7 @@ struct Carry<'a> {
     q: &'a mut EventQueue<Ev>,
     last_arrival: &'a mut Time,
     completed: &'a mut Vec<Message>,
+    retired: &'a mut Retired,
     now: Time,
     /// The endpoint, and its node number in the fabric.
     end: End,
@@ -224,6 +227,10 @@ impl Actions for Carry<'_> {
                 End::Host => self.q.push(t, Ev::HostTimer { timer }),
             },
         }
+    }
+
+    fn retire(&mut self, m: Box<OutMsg>) {
+        self.retired.retire(m);
     }
 }
 

@@ -63,6 +63,8 @@ pub(crate) struct Network {
     /// Messages a node's transport completed while handling an event, for the node's NIC
     /// core side at once (empty between events, reused).
     pub(crate) completed: Vec<Message>,
+    /// Messages the transports finished sending, dropped a few later (`Retired`).
+    pub(crate) retired: nanopu_nic::transport::retired::Retired,
     /// Packets that reached a node whose NIC cannot take them.
     pub strays: Strays,
 }
@@ -105,7 +107,8 @@ impl Network {
 
     pub fn of(fabric: Fabric, host: Option<Transport>, next_packet: u64) -> Network {
         let (inbox, delivered, completed, strays) = (Vec::new(), Vec::new(), Vec::new(), Strays::default());
-        Network { fabric, host, next_packet, inbox, delivered, completed, strays }
+        let retired = Default::default();
+        Network { fabric, host, next_packet, inbox, delivered, completed, retired, strays }
     }
 }
 

@@ -5,7 +5,8 @@
 //! - [`params`]: protocol choice and every transport constant.
 //! - [`pktset`]: which of a message's packets were acknowledged or received, as bits.
 //! - [`sender`]: per-message send state (what was sent, acknowledged, allowed), kept in a
-//!   window by message id (`outmsgs`), their timeouts in a lazy heap (`deadlines`).
+//!   window by message id (`outmsgs`), their timeouts in a lazy heap (`deadlines`);
+//!   [`retired`]: finished messages dropped a few later, their words' counts loaded first.
 //! - [`receiver`]: reassembly, ACK/NACK, PULL pacing (NDP) and SRPT grants with
 //!   overcommitment (Homa).
 //! - [`seqwin`]: per-message sequence numbers and the rule that delivers every message
@@ -26,6 +27,7 @@
 pub mod params;
 pub mod pktset;
 pub mod receiver;
+pub mod retired;
 pub mod segment;
 pub mod sender;
 pub mod seqwin;

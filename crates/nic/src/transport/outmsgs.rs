@@ -89,16 +89,24 @@ impl OutMsgs {
     }
 
     /// Forget the message under `key`, if there is one.
+    pub fn remove(&mut self, key: &OutKey) {
+        drop(self.take(key));
+    }
+
+    /// The message under `key`, if there is one, no longer kept.
     /// (An empty spill, nearly always, is not probed: `insert` comes here with every new
     /// key, and hashing one costs more than the rest of the look.)
-    pub fn remove(&mut self, key: &OutKey) {
-        if let Some(i) = self.in_window(key) {
-            self.win[i] = None;
-        } else if self.spill.is_empty() || self.spill.remove(key).is_none() {
-            return;
+    pub fn take(&mut self, key: &OutKey) -> Option<Box<OutMsg>> {
+        let m = match self.in_window(key) {
+            Some(i) => self.win[i].take(),
+            None if self.spill.is_empty() => None,
+            None => self.spill.remove(key),
+        };
+        if m.is_some() {
+            self.len -= 1;
+            self.trim();
         }
-        self.len -= 1;
-        self.trim();
+        m
     }
 
     /// Every message, in no particular order.
@@ -155,8 +163,8 @@ mod tests {
         assert!(m.get_mut(&(3, 65_530)).is_none());
         m.insert((1, 65_530), msg(1, 65_530));
         assert_eq!(m.len(), 4, "the same key again replaces, as in a map");
-        m.remove(&stuck);
-        assert!(m.get_mut(&stuck).is_none());
+        assert!(m.take(&stuck).is_some_and(|x| x.proto.dst_ip == 7), "taken out, the message itself");
+        assert!(m.get_mut(&stuck).is_none() && m.take(&stuck).is_none());
         assert_eq!(m.iter().count(), 3);
         assert!(m.win.len() <= 4, "the window shrinks to what is in flight: {}", m.win.len());
     }

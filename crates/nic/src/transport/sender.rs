@@ -68,6 +68,16 @@ struct Extra {
 }
 
 impl OutMsg {
+    /// Start loading the host cache line of the words' reference counts, which dropping
+    /// the message writes (`retired`). They sit just before the words in the standard
+    /// library's `Arc` (its layout, not a promise of it: a wrong guess only wastes the
+    /// hint).
+    pub fn prefetch_counts(&self) {
+        if let Some(w) = &self.proto.payload {
+            nanopu_sim::hint::prefetch_line((Arc::as_ptr(w) as *const u64 as *const u8).wrapping_sub(16));
+        }
+    }
+
     #[inline]
     pub fn new(mut proto: Segment, words: Arc<[u64]>, packets: u32, allowed: u32, now: Time) -> OutMsg {
         proto.payload = Some(words);

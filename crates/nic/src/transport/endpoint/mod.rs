@@ -19,6 +19,7 @@ use super::outmsgs::OutMsgs;
 use super::params::TransportParams;
 use super::receiver::InMsg;
 use super::segment::{flags, Segment};
+use super::sender::OutMsg;
 use super::seqwin::Delivered;
 use crate::message::Message;
 use nanopu_sim::hash::IntMap as MsgMap;
@@ -40,6 +41,12 @@ pub enum TAction {
 /// which carries each out at once, or a vector (tests).
 pub trait Actions {
     fn push(&mut self, a: TAction);
+
+    /// A message done sending, no longer the endpoint's: dropped here, or later by a
+    /// caller that keeps a [`Retired`](crate::transport::retired::Retired) ring.
+    fn retire(&mut self, m: Box<OutMsg>) {
+        drop(m);
+    }
 }
 
 impl Actions for Vec<TAction> {

@@ -196,7 +196,9 @@ impl Transport {
         let whole = self.p.protocol == Protocol::Homa;
         let done = if whole { true } else { m.ack(s.pkt_offset, now) };
         if done {
-            self.out.remove(&key);
+            if let Some(m) = self.out.take(&key) {
+                out.retire(m);
+            }
             self.deadlines.tidy(&mut self.out);
             self.unblock(now, out);
         } else {
