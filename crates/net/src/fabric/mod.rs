@@ -42,7 +42,9 @@ pub enum NetEvent {
     /// The port finished serializing a packet and another one waits. `local` is the port's
     /// index in the fabric (or partition) that scheduled it (`Scope`), which would
     /// otherwise be looked up again at every such event.
-    TxDone { port: u32, local: u32 },
+    /// `entry` is the host address of the ring entry of the packet it will start, when it
+    /// was scheduled (`Port::next_at`): a prefetch hint only, never read through.
+    TxDone { port: u32, local: u32, entry: usize },
     /// A packet's last bit reached node `node`, at the far end of its link (a switch takes
     /// it as a `Forward` a switching latency later). The node, not the port: the sender
     /// knows it (`links`), where the port would be worked out again, with divisions.
@@ -303,10 +305,11 @@ impl Fabric {
     #[inline]
     pub fn prefetch_event(&self, ev: &NetEvent) {
         match *ev {
-            NetEvent::TxDone { local, .. } => {
+            NetEvent::TxDone { local, entry, .. } => {
                 if let Some(p) = self.ports.get(local as usize) {
                     nanopu_sim::hint::prefetch(p);
                 }
+                nanopu_sim::hint::prefetch_line(entry as *const u8);
             }
             NetEvent::Arrive { pkt, .. } | NetEvent::Forward { pkt, .. } => self.packets.prefetch(pkt),
             NetEvent::Resend { .. } | NetEvent::Pause { .. } => {}
@@ -324,7 +327,7 @@ impl Fabric {
         delivered: &mut Vec<(u32, Packet)>,
     ) {
         match ev {
-            NetEvent::TxDone { port, local } => {
+            NetEvent::TxDone { port, local, .. } => {
                 let i = local as usize;
                 self.ports[i].wake = false;
                 self.start(now, port, i, out);
@@ -449,7 +452,7 @@ impl Fabric {
             return self.start(now, port, i, out);
         }
         p.wake = true;
-        out.at(p.free_at, NetEvent::TxDone { port, local: i as u32 });
+        out.at(p.free_at, NetEvent::TxDone { port, local: i as u32, entry: p.next_at() });
     }
 
     /// Packet `r` did not make it across `port`'s hop: count it; a multicast copy is resent
@@ -496,7 +499,7 @@ impl Fabric {
         if let Some(next) = p.next() {
             p.wake = true;
             self.packets.prefetch(next);
-            out.at(now + ser, NetEvent::TxDone { port, local: i as u32 });
+            out.at(now + ser, NetEvent::TxDone { port, local: i as u32, entry: p.next_at() });
         }
         let at = now + ser + Time(self.p.link.propagation_fs);
         if !self.lossless && self.lose(now, at, port, i, r, out) {

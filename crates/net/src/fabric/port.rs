@@ -157,6 +157,14 @@ impl Port {
         self.band(self.next_band()?).front()
     }
 
+    /// The host address of the ring entry `next` reads (0 if no packet waits): for
+    /// `NetEvent::TxDone` to carry, so that the entry, out of the host's caches by the time
+    /// the port is free, is loaded a step ahead (`Fabric::prefetch_event`). Only a hint.
+    #[inline]
+    pub fn next_at(&self) -> usize {
+        self.next_band().map_or(0, |b| self.band(b).front_at())
+    }
+
     /// Band `b`, which holds a packet if it is not one of the inline ones.
     #[inline]
     fn band(&self, b: usize) -> &Ring {
