@@ -728,6 +728,11 @@ impl Simulation {
     fn prefetch_next_net(&self) {
         if let (Some(Ev::Net(next)), Some(net)) = (self.q.peek(), self.net.as_ref()) {
             net.fabric.prefetch_event(next);
+            if let nanopu_net::fabric::NetEvent::Arrive { node, .. } = *next {
+                if let Some(n) = self.nodes.get((node as usize).wrapping_sub(self.base)) {
+                    n.nic.prefetch();
+                }
+            }
         }
     }
 

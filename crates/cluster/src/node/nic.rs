@@ -18,7 +18,10 @@ pub struct NanopuNic {
     /// The transport endpoint (NDP or Homa; docs/models/network.md), which turns packets
     /// into complete messages for `core` and messages from `core` into packets. A node run
     /// alone has none: its port carries whole messages to and from the test host.
-    pub transport: Option<Box<Transport>>,
+    ///
+    /// In place, not boxed: a packet's arrival names its node, so `prefetch_transport`
+    /// can load the endpoint's lines a step ahead without first reading a pointer.
+    pub transport: Option<Transport>,
 }
 
 /// The NIC of a node.
@@ -65,19 +68,27 @@ impl NodeNic {
     /// ignores it: raw frames need no transport.
     pub fn attach_transport(&mut self, t: Transport) {
         if let NodeNic::Nanopu(n) = self {
-            n.transport = Some(Box::new(t));
+            n.transport = Some(t);
         }
     }
+    /// Start loading this NIC's state, its transport endpoint in place with it, which a
+    /// packet arriving next will read (a hint; nothing is read here, not even which NIC
+    /// this is).
+    #[inline]
+    pub fn prefetch(&self) {
+        nanopu_sim::hint::prefetch_all(self);
+    }
+
     /// The transport endpoint, if the node has one (a nanoPU node in a cluster).
     pub fn transport(&self) -> Option<&Transport> {
         match self {
-            NodeNic::Nanopu(n) => n.transport.as_deref(),
+            NodeNic::Nanopu(n) => n.transport.as_ref(),
             _ => None,
         }
     }
     pub fn transport_mut(&mut self) -> Option<&mut Transport> {
         match self {
-            NodeNic::Nanopu(n) => n.transport.as_deref_mut(),
+            NodeNic::Nanopu(n) => n.transport.as_mut(),
             _ => None,
         }
     }
