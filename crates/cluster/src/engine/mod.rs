@@ -726,13 +726,21 @@ impl Simulation {
     /// this step runs (`Fabric::prefetch_event`).
     #[inline]
     fn prefetch_next_net(&self) {
-        if let (Some(Ev::Net(next)), Some(net)) = (self.q.peek(), self.net.as_ref()) {
-            net.fabric.prefetch_event(next);
-            if let nanopu_net::fabric::NetEvent::Arrive { node, .. } = *next {
-                if let Some(n) = self.nodes.get((node as usize).wrapping_sub(self.base)) {
-                    n.nic.prefetch();
+        let node = match (self.q.peek(), self.net.as_ref()) {
+            (Some(Ev::Net(next)), Some(net)) => {
+                net.fabric.prefetch_event(next);
+                match *next {
+                    nanopu_net::fabric::NetEvent::Arrive { node, .. } => {
+                        (node as usize).wrapping_sub(self.base)
+                    }
+                    _ => return,
                 }
             }
+            (Some(Ev::Transport { node, .. } | Ev::Inject { node, .. }), Some(_)) => *node,
+            _ => return,
+        };
+        if let Some(n) = self.nodes.get(node) {
+            n.nic.prefetch();
         }
     }
 
