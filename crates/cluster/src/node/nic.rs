@@ -25,6 +25,9 @@ pub struct NanopuNic {
 }
 
 /// The NIC of a node.
+// The nanoPU NIC, nearly every node's, is in place with its transport on purpose (see
+// `NanopuNic::transport`); the others are boxed.
+#[allow(clippy::large_enum_variant)]
 pub enum NodeNic {
     /// The nanoPU NIC (docs/platform.md).
     Nanopu(NanopuNic),
