@@ -45,12 +45,18 @@ pub fn mac_text(mac: u64) -> String {
 }
 
 impl BootInfo<'_> {
-    /// The page's bytes, or an error if argv does not fit in it.
+    /// The page's bytes up to its last string's end (the rest of the page reads as 0), or
+    /// an error if argv does not fit in it.
     pub fn encode(&self) -> Result<Vec<u8>, String> {
         let argc = self.argv.len();
         let ptrs_at = HEADER_WORDS * 8;
         let mut strings_at = ptrs_at + 8 * argc;
-        let mut page = vec![0u8; BOOT_SIZE];
+        // The page up to its last string's end: the rest of it reads as 0 (`write_boot`).
+        let end = strings_at + self.argv.iter().map(|a| a.len() + 1).sum::<usize>();
+        if end > BOOT_SIZE {
+            return Err(format!("args: the arguments do not fit in the {BOOT_SIZE}-byte boot page"));
+        }
+        let mut page = vec![0u8; end];
         let header = [
             u64::from_le_bytes(*b"NANOPUBI"),
             2,
@@ -69,9 +75,6 @@ impl BootInfo<'_> {
         put_words(&mut page, 0, &header);
         for (i, arg) in self.argv.iter().enumerate() {
             let end = strings_at + arg.len() + 1;
-            if end > BOOT_SIZE {
-                return Err(format!("args: the arguments do not fit in the {BOOT_SIZE}-byte boot page"));
-            }
             put_words(&mut page, ptrs_at + 8 * i, &[BOOT_BASE + strings_at as u64]);
             page[strings_at..end - 1].copy_from_slice(arg.as_bytes());
             strings_at = end;
