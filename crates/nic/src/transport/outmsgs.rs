@@ -81,13 +81,6 @@ impl OutMsgs {
         self.win.front().and_then(|m| m.as_deref())
     }
 
-    /// Start loading the message under `key`, if it is in the window (a hint).
-    pub fn prefetch(&self, key: &OutKey) {
-        if let Some(Some(m)) = self.win.get(self.offset(key.1)) {
-            nanopu_sim::hint::prefetch(&**m);
-        }
-    }
-
     /// Forget the message under `key`, if there is one.
     pub fn remove(&mut self, key: &OutKey) {
         drop(self.take(key));

@@ -213,20 +213,6 @@ impl Transport {
         self.delivered.seen(src, seq) != Seen::New
     }
 
-    /// `s` will arrive soon: start loading what its handling reads first (the sender's
-    /// message state for an ACK, PULL or NACK; for data the shared payload's first words,
-    /// read to copy them if the message is of several packets, and its counts, 16 bytes
-    /// before them, written when such a packet is dropped; a message whole in its packet
-    /// takes the words out of it, `one_packet_words_of`). Only a hint; results never depend
-    /// on it.
-    pub fn prefetch_for(&self, s: &Segment) {
-        match &s.payload {
-            Some(words) => nanopu_sim::hint::prefetch(&**words),
-            None if !s.has(flags::DATA) => self.out.prefetch(&(s.src_ip, s.msg_id)),
-            None => {}
-        }
-    }
-
     /// A packet for this node arrived at `now`: data for the receiving half, an answer
     /// for the sending half.
     pub fn on_packet(&mut self, now: Time, s: Segment, out: &mut impl Actions) {
