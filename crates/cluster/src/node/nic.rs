@@ -19,7 +19,7 @@ pub struct NanopuNic {
     /// into complete messages for `core` and messages from `core` into packets. A node run
     /// alone has none: its port carries whole messages to and from the test host.
     ///
-    /// In place, not boxed: a packet's arrival names its node, so `prefetch_transport`
+    /// In place, not boxed: a packet's arrival names its node, so `NodeNic::prefetch`
     /// can load the endpoint's lines a step ahead without first reading a pointer.
     pub transport: Option<Transport>,
 }

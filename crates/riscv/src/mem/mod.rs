@@ -169,6 +169,7 @@ impl NodeMem {
     /// Set the contents of the boot info page (at most 4096 bytes; the rest reads as 0).
     /// Only bytes up to the last non-zero one are kept: the boot info is a few hundred
     /// bytes in a zero-padded page.
+    ///
     /// The page is not made whole first: zeroing 4 KiB and looking through them for the
     /// last non-zero byte, a byte at a time, took 60% of `Node::new`'s own host time
     /// (`perf`, the 16,384-node network benchmark).
