@@ -7,19 +7,9 @@
 /// host instructions inline, CHANGELOG).
 #[inline]
 pub fn prefetch<T: ?Sized>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let p = r as *const T as *const i8;
-        // SAFETY: a prefetch reads nothing architecturally and never faults, whatever the
-        // address; SSE is part of the x86_64 baseline.
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(p);
-            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
+    let p = r as *const T as *const u8;
+    prefetch_line(p);
+    prefetch_line(p.wrapping_add(64));
 }
 
 /// Start loading the one cache line holding the byte at `p` (any address: nothing is read;
@@ -30,7 +20,8 @@ pub fn prefetch_line(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: as in `prefetch`.
+        // SAFETY: a prefetch reads nothing architecturally and never faults, whatever the
+        // address; SSE is part of the x86_64 baseline.
         unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const i8) };
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -41,15 +32,8 @@ pub fn prefetch_line(p: *const u8) {
 /// structure read all over soon after, such as a core's state before its run.
 #[inline]
 pub fn prefetch_all<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let p = r as *const T as *const i8;
-        for off in (0..std::mem::size_of::<T>()).step_by(64) {
-            // SAFETY: as in `prefetch`.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(off)) };
-        }
+    let p = r as *const T as *const u8;
+    for off in (0..std::mem::size_of::<T>()).step_by(64) {
+        prefetch_line(p.wrapping_add(off));
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
 }
