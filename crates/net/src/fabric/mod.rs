@@ -43,7 +43,7 @@ pub enum NetEvent {
     /// index in the fabric (or partition) that scheduled it (`Scope`), which would
     /// otherwise be looked up again at every such event.
     /// `entry` is the host address of the ring entry of the packet it will start, when it
-    /// was scheduled (`Port::next_at`): a prefetch hint only, never read through.
+    /// was scheduled (`Port::next_entry`): a prefetch hint only, never read through.
     TxDone { port: u32, local: u32, entry: usize },
     /// A packet's last bit reached node `node`, at the far end of its link (a switch takes
     /// it as a `Forward` a switching latency later). The node, not the port: the sender
@@ -452,7 +452,8 @@ impl Fabric {
             return self.start(now, port, i, out);
         }
         p.wake = true;
-        out.at(p.free_at, NetEvent::TxDone { port, local: i as u32, entry: p.next_at() });
+        let entry = p.next_entry().map_or(0, |(_, entry)| entry);
+        out.at(p.free_at, NetEvent::TxDone { port, local: i as u32, entry });
     }
 
     /// Packet `r` did not make it across `port`'s hop: count it; a multicast copy is resent
@@ -496,10 +497,10 @@ impl Fabric {
         let ser = self.ser(r.hdr.wire_len());
         let p = &mut self.ports[i];
         p.free_at = now + ser;
-        if let Some(next) = p.next() {
+        if let Some((next, entry)) = p.next_entry() {
             p.wake = true;
             self.packets.prefetch(next);
-            out.at(now + ser, NetEvent::TxDone { port, local: i as u32, entry: p.next_at() });
+            out.at(now + ser, NetEvent::TxDone { port, local: i as u32, entry });
         }
         let at = now + ser + Time(self.p.link.propagation_fs);
         if !self.lossless && self.lose(now, at, port, i, r, out) {

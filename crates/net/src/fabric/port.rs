@@ -154,15 +154,16 @@ impl Port {
     /// The packet `pop` would give, if any (asked at every hop: inlined).
     #[inline]
     pub fn next(&self) -> Option<Pkt> {
-        self.band(self.next_band()?).front()
+        self.next_entry().map(|(p, _)| p)
     }
 
-    /// The host address of the ring entry `next` reads (0 if no packet waits): for
-    /// `NetEvent::TxDone` to carry, so that the entry, out of the host's caches by the time
-    /// the port is free, is loaded a step ahead (`Fabric::prefetch_event`). Only a hint.
+    /// `next`, and the host address of its ring entry: for `NetEvent::TxDone` to carry, so
+    /// that the entry, out of the host's caches by the time the port is free, is loaded a
+    /// step ahead (`Fabric::prefetch_event`). The address is only a hint.
     #[inline]
-    pub fn next_at(&self) -> usize {
-        self.next_band().map_or(0, |b| self.band(b).front_at())
+    pub fn next_entry(&self) -> Option<(Pkt, usize)> {
+        let ring = self.band(self.next_band()?);
+        Some((ring.front()?, ring.front_at()))
     }
 
     /// Band `b`, which holds a packet if it is not one of the inline ones.
