@@ -705,7 +705,7 @@ impl Simulation {
             if let Some(&(n, c)) = self.cores_q.peek() {
                 self.nodes[n].cores[c].prefetch();
             }
-            self.prefetch_next_net();
+            self.prefetch_next_event();
             self.dispatch(id)
         } else {
             self.now = t;
@@ -713,7 +713,7 @@ impl Simulation {
             // The fabric's events, most of a cluster run's, name no node: no crash to look
             // for.
             let ev = self.q.pop().expect("peeked").1;
-            self.prefetch_next_net();
+            self.prefetch_next_event();
             match ev.into_net() {
                 Ok(e) => self.net_event(e),
                 Err(ev) => self.handle(ev),
@@ -722,19 +722,17 @@ impl Simulation {
         }
     }
 
-    /// Ask the host to load what the queue's next network event will read first, while
-    /// this step runs (`Fabric::prefetch_event`).
+    /// Ask the host to load what the queue's next event will read first, while this step
+    /// runs: a network event's packet or port (`Fabric::prefetch_event`), and the NIC with
+    /// its transport of the node a packet arrives at, a transport timer is for or a message
+    /// is injected into (`NodeNic::prefetch`).
     #[inline]
-    fn prefetch_next_net(&self) {
+    fn prefetch_next_event(&self) {
         let node = match (self.q.peek(), self.net.as_ref()) {
             (Some(Ev::Net(next)), Some(net)) => {
                 net.fabric.prefetch_event(next);
-                match *next {
-                    nanopu_net::fabric::NetEvent::Arrive { node, .. } => {
-                        (node as usize).wrapping_sub(self.base)
-                    }
-                    _ => return,
-                }
+                let nanopu_net::fabric::NetEvent::Arrive { node, .. } = *next else { return };
+                (node as usize).wrapping_sub(self.base)
             }
             (Some(Ev::Transport { node, .. } | Ev::Inject { node, .. }), Some(_)) => *node,
             _ => return,
