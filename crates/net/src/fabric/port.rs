@@ -151,15 +151,10 @@ impl Port {
         Some(if turn_over { lower.trailing_zeros() as usize } else { 0 })
     }
 
-    /// The packet `pop` would give, if any (asked at every hop: inlined).
-    #[inline]
-    pub fn next(&self) -> Option<Pkt> {
-        self.next_entry().map(|(p, _)| p)
-    }
-
-    /// `next`, and the host address of its ring entry: for `NetEvent::TxDone` to carry, so
-    /// that the entry, out of the host's caches by the time the port is free, is loaded a
-    /// step ahead (`Fabric::prefetch_event`). The address is only a hint.
+    /// The packet `pop` would give, if any (asked at every hop: inlined), and the host
+    /// address of its ring entry: for `NetEvent::TxDone` to carry, so that the entry, out
+    /// of the host's caches by the time the port is free, is loaded a step ahead
+    /// (`Fabric::prefetch_event`). The address is only a hint.
     #[inline]
     pub fn next_entry(&self) -> Option<(Pkt, usize)> {
         let ring = self.band(self.next_band()?);
@@ -282,7 +277,7 @@ mod tests {
         }
         let mut sent = Vec::new();
         for _ in 0..5 {
-            let next = p.next().map(|k| k.r);
+            let next = p.next_entry().map(|(k, _)| k.r);
             sent.push(p.pop().unwrap().r);
             assert_eq!(next, sent.last().copied(), "next is what pop gives");
         }
