@@ -30,13 +30,10 @@ impl Retired {
         drop(oldest);
     }
 
-    /// Messages held (tests).
-    pub fn len(&self) -> usize {
+    /// Messages held.
+    #[cfg(test)]
+    fn held(&self) -> usize {
         self.ring.iter().flatten().count()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 
@@ -54,9 +51,9 @@ mod tests {
         r.retire(Box::new(OutMsg::new(Segment::default(), Arc::clone(&words), 1, 1, Time::ZERO)));
         for k in 1..RETIRED {
             r.retire(Box::new(OutMsg::new(Segment::default(), Arc::new([]), 1, 1, Time::ZERO)));
-            assert_eq!((r.len(), Arc::strong_count(&words)), (k + 1, 2), "still held");
+            assert_eq!((r.held(), Arc::strong_count(&words)), (k + 1, 2), "still held");
         }
         r.retire(Box::new(OutMsg::new(Segment::default(), Arc::new([]), 1, 1, Time::ZERO)));
-        assert_eq!((r.len(), Arc::strong_count(&words)), (RETIRED, 1), "dropped");
+        assert_eq!((r.held(), Arc::strong_count(&words)), (RETIRED, 1), "dropped");
     }
 }
