@@ -100,10 +100,11 @@ pub struct RunArgs {
     /// Show progress on stderr.
     #[arg(long)]
     progress: bool,
-    /// Which engine executes the cores' instructions: interp (the reference interpreter)
-    /// or fast (blocks through a code page, the integer ALU in host registers); the
-    /// simulated results are the same, only the host time differs (docs/profile.md "Core
-    /// engines") [default: fast].
+    /// Which engine executes the cores' instructions: interp (the reference interpreter),
+    /// fast (runs through a code page's lines, the integer ALU in host registers) or jit
+    /// (fast, with hot code translated to host code by Cranelift); the simulated results
+    /// are the same, only the host time differs (docs/profile.md "Core engines") [default:
+    /// fast].
     #[arg(long, value_parser = nanopu_riscv::Engine::NAMES)]
     engine: Option<String>,
     /// The memory system the cores' timing follows: prototype (its dirty write-backs, the

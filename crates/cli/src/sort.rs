@@ -140,8 +140,9 @@ pub struct SortArgs {
     /// the results are the same whatever the number.
     #[arg(long, value_parser = crate::run::positive_threads)]
     threads: Option<usize>,
-    /// Which engine executes the cores' instructions: interp (the reference) or fast; the
-    /// results are the same (docs/profile.md "Core engines") [default: fast].
+    /// Which engine executes the cores' instructions: interp (the reference), fast, or jit
+    /// (fast, with hot code translated to host code); the results are the same
+    /// (docs/profile.md "Core engines") [default: fast].
     #[arg(long, value_parser = nanopu_riscv::Engine::NAMES)]
     engine: Option<String>,
     /// The memory system the cores' timing follows: prototype (its dirty write-backs, the

@@ -78,7 +78,7 @@ fn bench_flags_a_benchmark_does_not_read_are_errors() {
         (&["bench", "rx", "--nic", "icenic"], &["--nic", "rx"]),
         (&["bench", "iss", "--app", "stream"], &["--app", "iss", "--engine"]),
         (&["bench", "network", "--engine", "fast"], &["--engine", "network"]),
-        (&["bench", "iss", "--engine", "jit"], &["jit", "interp", "fast"]),
+        (&["bench", "iss", "--engine", "spike"], &["spike", "interp", "fast", "jit"]),
         (&["bench", "erpc-request-rate", "--nic", "icenic"], &["--nic", "erpc-request-rate", "--requests"]),
         (&["bench", "context-switch", "--requests", "5"], &["--requests", "context-switch"]),
         (&["bench", "nic-throughput", "--app", "stream"], &["--app", "nic-throughput", "--nic"]),

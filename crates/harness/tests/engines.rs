@@ -1,6 +1,6 @@
 //! The core engines (`nanopu_riscv::engine`) on a cluster: a 64-core NanoSort (16 nodes of 4
-//! cores sharing memory, over the network) run on the reference interpreter and on the fast
-//! engine gives the same outputs, figures, verdict, events, and every core's cycles,
+//! cores sharing memory, over the network) run on the reference interpreter, on the fast
+//! engine and on the fast engine with translated traces (made at an op's first arrival) gives the same outputs, figures, verdict, events, and every core's cycles,
 //! counters and whole state (`Core::state_digest`) at the end, and the same message
 //! records. crates/riscv/tests/engines.rs compares single cores run by run.
 
@@ -39,5 +39,7 @@ fn fingerprint(engine: Engine) -> String {
 fn nanosort_on_64_cores_is_identical_on_both_engines() {
     let interp = fingerprint(Engine::Interp);
     assert!(interp.len() > 1000, "a fingerprint with little in it: {interp}");
-    assert_eq!(interp, fingerprint(Engine::Fast), "the engines differ");
+    assert_eq!(interp, fingerprint(Engine::Fast), "the fast engine differs");
+    nanopu_riscv::translate_after(1);
+    assert_eq!(interp, fingerprint(Engine::Jit), "the fast engine with traces differs");
 }

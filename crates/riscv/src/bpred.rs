@@ -41,6 +41,13 @@ pub struct BranchPred {
     ras_len: usize,
 }
 
+/// Where a translated trace finds the predictor's history and its hash table
+/// (`jit/emit.rs`; the tables' words it is given at each call, `BranchPred::tables`).
+pub(crate) mod layout {
+    pub(crate) const HISTORY: i32 = std::mem::offset_of!(super::BranchPred, history) as i32;
+    pub(crate) static HASH: &[u8; 256] = &super::HISTORY_HASH;
+}
+
 /// The BTB's entries: `Narrow` while every pc and target stored fits in 32 bits (pc in
 /// the high half, target in the low; `EMPTY` marks an unused slot, and a pair that would
 /// pack to it goes wide), `Wide` (pc, target) pairs after. A slot's index is the same in
@@ -133,6 +140,22 @@ impl BranchPred {
             ras: vec![0; ras.max(1)].into_boxed_slice(),
             ras_top: 0,
             ras_len: 0,
+        }
+    }
+
+    /// What a translated trace is made for: log2 of the BHT's entries, where the history's
+    /// hash goes in an index, the BHT's and the BTB's masks.
+    pub(crate) fn shape(&self) -> (u32, u32, usize, usize) {
+        (self.bht_bits, self.hash_shift, self.bht_mask, self.btb_mask)
+    }
+
+    /// The BHT's words and the packed BTB's, for a translated trace that reads and writes
+    /// them itself (`jit/`); `None` once the BTB holds full pairs.
+    #[inline(always)]
+    pub(crate) fn tables(&mut self) -> Option<(*mut u64, *mut u64)> {
+        match &mut self.btb {
+            Btb::Narrow(e) => Some((self.bht.as_mut_ptr(), e.as_mut_ptr())),
+            Btb::Wide(_) => None,
         }
     }
 

@@ -1,6 +1,6 @@
 //! Which engine executes a core's instructions: the reference interpreter
-//! (`Core::run_block`, `fetch` and `exec` per instruction) or the fast engine (`fast.rs`);
-//! both give the same architectural state, cycles and counters (docs/profile.md "Core
+//! (`Core::run_block`, `fetch` and `exec` per instruction), the fast engine (`fast.rs`), or
+//! the fast engine with translated traces (`jit/`); all give the same architectural state, cycles and counters (docs/profile.md "Core
 //! engines"; `tests/engines.rs` compares them).
 
 use std::str::FromStr;
@@ -16,15 +16,19 @@ pub enum Engine {
     /// (docs/profile.md "Core engines").
     #[default]
     Fast,
+    /// The fast engine, with the hot runs of plain ops it meets while no register waits
+    /// translated to host code (`jit/`): the same results again.
+    Jit,
 }
 
 impl Engine {
-    pub const NAMES: [&'static str; 2] = ["interp", "fast"];
+    pub const NAMES: [&'static str; 3] = ["interp", "fast", "jit"];
 
     pub fn name(self) -> &'static str {
         match self {
             Engine::Interp => "interp",
             Engine::Fast => "fast",
+            Engine::Jit => "jit",
         }
     }
 
@@ -41,6 +45,7 @@ impl FromStr for Engine {
         match s {
             "interp" => Ok(Engine::Interp),
             "fast" => Ok(Engine::Fast),
+            "jit" => Ok(Engine::Jit),
             _ => Err(format!("engine: '{s}' is not one of {}", Engine::NAMES.join(", "))),
         }
     }
@@ -52,13 +57,13 @@ mod tests {
 
     #[test]
     fn engines_parse_by_name_and_the_default_is_the_fast_engine() {
-        for e in [Engine::Interp, Engine::Fast] {
+        for e in [Engine::Interp, Engine::Fast, Engine::Jit] {
             assert_eq!(e.name().parse::<Engine>(), Ok(e));
             assert_eq!(Engine::named_or_default(Some(e.name())), Ok(e));
         }
         assert_eq!(Engine::default(), Engine::Fast);
         assert_eq!(Engine::named_or_default(None), Ok(Engine::Fast));
-        let err = "jit".parse::<Engine>().unwrap_err();
-        assert!(err.contains("'jit'") && err.contains("interp, fast"), "{err}");
+        let err = "spike".parse::<Engine>().unwrap_err();
+        assert!(err.contains("'spike'") && err.contains("interp, fast, jit"), "{err}");
     }
 }

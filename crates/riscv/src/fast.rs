@@ -63,6 +63,7 @@ use std::ops::ControlFlow;
 use crate::core::{Core, Ex};
 use crate::error::Exit;
 use crate::exec::alu;
+use crate::jit::{Exit as TraceExit, Io};
 use crate::mem::NodeMem;
 use crate::op::{Kind, Op};
 use crate::platform::Platform;
@@ -300,13 +301,18 @@ impl Run {
 
 impl Core {
     /// `run_block` for the fast engine: execute until `block_end` or an event.
-    pub(crate) fn run_block_fast<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Option<Exit> {
+    /// With `JIT`, the quiet loop runs translated traces where it has them (`jit/`).
+    pub(crate) fn run_block_fast<const JIT: bool, P: Platform>(
+        &mut self,
+        mem: &mut NodeMem,
+        plat: &mut P,
+    ) -> Option<Exit> {
         if self.quiet_from == u64::MAX {
             self.bound_scoreboard();
         }
         while self.cycle < self.block_end {
             let r = if self.pc / PAGE == self.fetch_pn || self.enter_code_page(mem) {
-                self.run_lines(mem, plat)
+                self.run_lines::<JIT, P>(mem, plat)
             } else {
                 // Code that is not pre-decoded (`fetch` decodes it) or not in memory.
                 let op = self.fetch(mem);
@@ -351,7 +357,7 @@ impl Core {
     /// after a `fence.i` (`Ok`, from `exec_rare`), or at an instruction's trap or event
     /// (`Err`, as `exec` returns it, for `settle`).
     #[inline(always)]
-    fn run_lines<P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
+    fn run_lines<const JIT: bool, P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
         let page = self.fetch_pn;
         let (ops, shift) = (self.fetch_ops, self.line_shift);
         let mut pc = self.pc;
@@ -384,7 +390,7 @@ impl Core {
             }
             pc = loop {
                 let flow = match r.cycle >= self.quiet_from {
-                    true => self.quiet_steps(&mut r, mem, plat)?,
+                    true => self.quiet_steps::<JIT, P>(&mut r, mem, plat)?,
                     false => self.step::<false, P>(&mut r, mem, plat)?,
                 };
                 match flow {
@@ -435,14 +441,64 @@ impl Core {
     /// Ops from `r.at` while every pending result stays ready (from `quiet_from` on: no
     /// stall, no port rule, so no check at issue), until the line's end, a jump, an op
     /// `exec_rare` ran or one that may have set a scoreboard entry (`Flow::Raised`).
+    /// With `JIT`, a translated trace runs where the loop has one (`run_trace`), from its
+    /// start and after each op a trace left to it.
     #[inline(always)]
-    fn quiet_steps<P: Platform>(&mut self, r: &mut Run, mem: &mut NodeMem, plat: &mut P) -> Result<Flow, Ex> {
+    fn quiet_steps<const JIT: bool, P: Platform>(
+        &mut self,
+        r: &mut Run,
+        mem: &mut NodeMem,
+        plat: &mut P,
+    ) -> Result<Flow, Ex> {
         loop {
+            if JIT && r.cycle < r.far_limit {
+                match self.run_trace(r) {
+                    Some(Flow::Next) if r.at < r.end => {}
+                    Some(flow) => return Ok(flow),
+                    None => {}
+                }
+            }
             match self.step::<true, P>(r, mem, plat)? {
                 Flow::Next if r.at < r.end => {}
                 flow => return Ok(flow),
             }
         }
+    }
+
+    /// The translated trace at `r.at`, if it has one (`jit/`), run: the run's cycle and op
+    /// where the trace left them, and where the run goes on as the quiet loop would. Only
+    /// while every pending result is ready and the horizon is out of the line's reach, so
+    /// that the run's end is the line's (`quiet_steps`).
+    #[inline(always)]
+    fn run_trace(&mut self, r: &mut Run) -> Option<Flow> {
+        let (f, k) = self.program.traces().at(r.at, crate::jit::Shape::of(self)?)?;
+        let (bht, btb) = self.bp.tables()?;
+        let mut io = Io { cycle: r.cycle, far_limit: r.far_limit, end: 0, bht, btb };
+        // SAFETY: a trace of this core's code (`Traces::at`: the program's own ops, the
+        // line's), given the core and the run's terms; it touches nothing else.
+        let code = unsafe { f(self as *mut Core, &mut io, k) };
+        r.cycle = io.cycle;
+        let page = self.fetch_ops;
+        let mut to = |slot: i64| {
+            r.at = page.wrapping_offset(slot as isize);
+            r.end = page.wrapping_offset(io.end as isize);
+        };
+        Some(match TraceExit::of(code) {
+            TraceExit::Jump(pc) => Flow::Jump(pc),
+            TraceExit::Next(off) => {
+                to(off);
+                Flow::Next
+            }
+            TraceExit::Raised(off) => {
+                to(off);
+                Flow::Raised
+            }
+            TraceExit::End(off) => {
+                to(off);
+                r.end = r.at;
+                Flow::Next
+            }
+        })
     }
 
     /// After an op `exec_rare` ran (`Flow::Rare`) that left the code page as it was

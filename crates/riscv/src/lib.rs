@@ -19,10 +19,11 @@
 //!   interrupts are in `trap.rs` (with trap-loop detection), error texts in `error.rs`,
 //!   which names unmodelled extensions through [`unmodelled`]; HTIF and semihosting in `htif.rs` and `semihost.rs`; the
 //!   x30/x31 nanoPU registers in `net.rs`, the only place that calls the [`Platform`].
-//! - [`engine`]: `run` executes through the reference interpreter (`Core::run_block`) or the
+//! - [`engine`]: `run` executes through the reference interpreter (`Core::run_block`), the
 //!   fast engine (`fast.rs`: runs of ops within an I-cache line, straight from the decoded
-//!   code page, with the interpreter's own pieces inline), with the same results (`--engine`);
-//!   `tests/engines.rs` compares the two.
+//!   code page, with the interpreter's own pieces inline) or the fast engine with hot code
+//!   translated to host code (`jit/`, on Cranelift), with the same results (`--engine`);
+//!   `tests/engines.rs` compares each with the interpreter.
 //! - Timing is charged where it arises: one cycle per instruction plus scoreboard stalls
 //!   (`exec.rs`), mispredicts ([`bpred`]), I/D cache misses (`fetch.rs`, `lsu.rs`), trap,
 //!   `mret`, CSR and `fence.i` costs, and the multiply/divide unit's operand-dependent
@@ -59,6 +60,7 @@ pub mod fpconv;
 mod fpu_tests;
 pub mod fuzzing;
 mod htif;
+mod jit;
 pub mod l2;
 pub mod llc;
 mod lsu;
@@ -86,6 +88,7 @@ pub use crate::core::Core;
 pub use dma::device_dma;
 pub use engine::Engine;
 pub use error::{BlockOn, CoreError, CoreStats, ErrorKind, Exit, StallKind, TrapInfo};
+pub use jit::translate_after;
 pub use mem::NodeMem;
 pub use params::{Ddr3Params, MemParams, MemorySystem, MulDivParams, TimingParams};
 pub use platform::{Access, NoNic, Platform, Stop};

@@ -107,7 +107,7 @@ impl Core {
     /// prologue again (the write-port rule may move the pending result).
     #[inline(always)]
     fn raise_quiet(&mut self, op: Op) {
-        if self.engine == crate::Engine::Fast {
+        if self.engine != crate::Engine::Interp {
             self.raise_after_exec(op);
         }
     }

@@ -1,5 +1,6 @@
 //! Differential test of the core engines (`nanopu_riscv::engine`): the same program on the
-//! reference interpreter and on the fast engine, driven through the same sequence of
+//! reference interpreter and on the fast engine, and on the interpreter and the fast engine
+//! with translated traces (`Engine::Jit`, traces made at an op's first arrival), driven through the same sequence of
 //! `Core::run` calls with run limits drawn at random (mostly a few to a few hundred cycles,
 //! now and then tens of thousands), compared after every run: the whole core state
 //! (`Core::state_digest`: registers, pc, cycle, counters, CSRs, scoreboards, branch
@@ -85,20 +86,43 @@ fn budget(rng: &mut Rng) -> u64 {
     }
 }
 
-/// Run `elf` on both engines in lockstep up to `max_cycles`; panics at the first
-/// difference, naming the checkpoint. Returns (checkpoints, instructions).
+/// The engines compared with the interpreter. Traces are made at an op's first arrival,
+/// so that the tests' short programs run in them.
+fn engines() -> [Engine; 2] {
+    nanopu_riscv::translate_after(1);
+    [Engine::Fast, Engine::Jit]
+}
+
+/// Run `elf` on the interpreter and each other engine in lockstep up to `max_cycles`;
+/// panics at the first difference, naming the engine and the checkpoint. Returns
+/// (checkpoints, instructions) of the last.
 fn compare(name: &str, elf: &[u8], max_cycles: u64, seed: u64) -> (u64, u64) {
     compare_switching(name, elf, max_cycles, seed, false)
 }
 
 /// `compare`; with `switch`, the second side runs each run on an engine drawn at random.
 fn compare_switching(name: &str, elf: &[u8], max_cycles: u64, seed: u64, switch: bool) -> (u64, u64) {
-    let (mut a, mut b) = (Side::new(elf, Engine::Interp), Side::new(elf, Engine::Fast));
+    let mut last = (0, 0);
+    for e in engines() {
+        last = compare_with(e, &format!("{name} ({e:?})"), elf, max_cycles, seed, switch);
+    }
+    last
+}
+
+fn compare_with(
+    second: Engine,
+    name: &str,
+    elf: &[u8],
+    max_cycles: u64,
+    seed: u64,
+    switch: bool,
+) -> (u64, u64) {
+    let (mut a, mut b) = (Side::new(elf, Engine::Interp), Side::new(elf, second));
     let mut rng = Rng(seed | 1);
     let mut checkpoints = 0;
     while a.exit.is_none() && a.core.cycle() < max_cycles {
         if switch {
-            b.core.set_engine(if rng.below(2) == 0 { Engine::Interp } else { Engine::Fast });
+            b.core.set_engine(if rng.below(2) == 0 { Engine::Interp } else { second });
         }
         let until = a.core.cycle() + budget(&mut rng);
         let (ea, eb) = (a.step(until), b.step(until));
@@ -624,8 +648,8 @@ impl Node {
 fn cores_sharing_memory_run_the_same_on_both_engines() {
     let elf = asm::elf_image(&flag_program(), false);
     let (mut checks, mut yields) = (0u64, 0u64);
-    for seed in 1..=20u64 {
-        let (mut a, mut b) = (Node::new(&elf, 2, Engine::Interp), Node::new(&elf, 2, Engine::Fast));
+    for (seed, second) in (1..=20u64).flat_map(|s| engines().map(|e| (s, e))) {
+        let (mut a, mut b) = (Node::new(&elf, 2, Engine::Interp), Node::new(&elf, 2, second));
         let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         while let Some((c, others)) = a.next() {
             assert_eq!(b.next(), Some((c, others)), "seed {seed}: the engines' schedules differ");
@@ -634,7 +658,7 @@ fn cores_sharing_memory_run_the_same_on_both_engines() {
             checks += 1;
             let (ca, cb) = (&a.cores[c], &b.cores[c]);
             let at = format!(
-                "seed {seed}: run {checks} of core {c}, interp pc {:#x} cycle {}",
+                "{second:?}, seed {seed}: run {checks} of core {c}, interp pc {:#x} cycle {}",
                 ca.pc(),
                 ca.cycle()
             );
@@ -648,8 +672,8 @@ fn cores_sharing_memory_run_the_same_on_both_engines() {
         }
         assert_eq!(a.exits, vec![Some(Exit::Halted(0)); 2], "seed {seed}: both harts exit 0");
     }
-    println!("20 runs of the flag program, {checks} checkpoints, {yields} polling yields");
-    assert!(yields > 100, "only {yields} runs ended by a polling core's yield");
+    println!("20 runs of the flag program on each engine, {checks} checkpoints, {yields} polling yields");
+    assert!(yields > 200, "only {yields} runs ended by a polling core's yield");
 }
 
 // ---- nanoPU register instructions ---------------------------------------------------------
@@ -710,8 +734,8 @@ fn net_program() -> Vec<u32> {
 #[test]
 fn nanopu_register_instructions_run_the_same_on_both_engines() {
     let elf = asm::elf_image(&net_program(), true);
-    for seed in 1..=10u64 {
-        let (mut a, mut b) = (Side::new(&elf, Engine::Interp), Side::new(&elf, Engine::Fast));
+    for (seed, second) in (1..=10u64).flat_map(|s| engines().map(|e| (s, e))) {
+        let (mut a, mut b) = (Side::new(&elf, Engine::Interp), Side::new(&elf, second));
         let (mut na, mut nb) = (Stream::default(), Stream::default());
         let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         let mut runs = 0;
@@ -719,8 +743,11 @@ fn nanopu_register_instructions_run_the_same_on_both_engines() {
             let until = a.core.cycle() + budget(&mut rng);
             let (ea, eb) = (a.step_on(&mut na, until), b.step_on(&mut nb, until));
             runs += 1;
-            let at =
-                format!("seed {seed}: run {runs}, interp pc {:#x} cycle {}", a.core.pc(), a.core.cycle());
+            let at = format!(
+                "{second:?}, seed {seed}: run {runs}, interp pc {:#x} cycle {}",
+                a.core.pc(),
+                a.core.cycle()
+            );
             assert_eq!(ea, eb, "{at}: exits differ");
             assert_eq!(a.core.stats(), b.core.stats(), "{at}: counters differ");
             assert_eq!((a.core.pc(), a.core.cycle()), (b.core.pc(), b.core.cycle()), "{at}");

@@ -79,8 +79,8 @@ pub struct BenchArgs {
     /// each of K nodes spread evenly over the cluster and receives K (with `--network-only`).
     #[arg(long, value_name = "K")]
     shuffle: Option<u32>,
-    /// `iss`: the engine that executes the instructions, interp (the reference) or fast
-    /// (docs/profile.md "Core engines"); both give the same cycles [default: fast].
+    /// `iss`: the engine that executes the instructions, interp (the reference), fast or jit
+    /// (docs/profile.md "Core engines"); all give the same cycles [default: fast].
     #[arg(long, value_parser = nanopu_riscv::Engine::NAMES)]
     engine: Option<String>,
 }

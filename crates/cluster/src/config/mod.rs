@@ -119,8 +119,8 @@ pub struct NodeConfig {
     pub max_cycles: u64,
     /// Print progress to stderr on long runs.
     pub progress: bool,
-    /// Which engine executes the cores' instructions: `fast` (default) or `interp` (the
-    /// reference); the simulated results are the same (`--engine`, `[node] engine`;
+    /// Which engine executes the cores' instructions: `fast` (default), `interp` (the
+    /// reference) or `jit`; the simulated results are the same (`--engine`, `[node] engine`;
     /// docs/profile.md "Core engines").
     pub engine: Engine,
 }

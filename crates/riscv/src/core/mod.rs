@@ -230,7 +230,8 @@ impl Core {
             self.block_end = self.horizon(mem, until);
             let ended = match self.engine {
                 Engine::Interp => self.run_block(mem, plat),
-                Engine::Fast => self.run_block_fast(mem, plat),
+                Engine::Fast => self.run_block_fast::<false, P>(mem, plat),
+                Engine::Jit => self.run_block_fast::<true, P>(mem, plat),
             };
             if let Some(e) = ended {
                 return self.finish(e);

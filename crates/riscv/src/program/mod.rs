@@ -38,6 +38,8 @@ pub struct Program {
     image: Vec<Box<Page>>,
     image_at: PageIndex,
     code: Vec<CodeRegion>,
+    /// The code's translated traces (`Engine::Jit`), made at the first use.
+    traces: std::sync::OnceLock<crate::jit::Traces>,
     pub(crate) tohost: Option<u64>,
     pub(crate) fromhost: Option<u64>,
 }
@@ -75,6 +77,7 @@ impl Program {
             image: Vec::new(),
             image_at: PageIndex::new(mem.dram_base / PAGE),
             code: Vec::new(),
+            traces: std::sync::OnceLock::new(),
         };
         p.check_entry(&parsed.code)?;
         p.build_image(bytes);
@@ -138,6 +141,12 @@ impl Program {
         let r = self.code.iter().find(|r| addr >= r.base && addr < r.base + (r.ops.len() as u64) * 2)?;
         let i = ((addr - r.base) / 2) as usize;
         Some(&r.ops[i..i + OPS_PER_PAGE])
+    }
+
+    /// The code's translated traces (`jit/`).
+    #[inline(always)]
+    pub(crate) fn traces(&self) -> &crate::jit::Traces {
+        self.traces.get_or_init(|| crate::jit::Traces::new(&self.code))
     }
 
     /// Page numbers of all pre-decoded code.

@@ -41,9 +41,9 @@ pub struct NodeFile {
     /// defines `__nanopu_abi`).
     #[schemars(transform = EXITS.schema())]
     pub exit: Option<String>,
-    /// Which engine executes the cores' instructions: "fast" (default) or "interp" (the
-    /// reference interpreter); the simulated results are the same (docs/profile.md "Core
-    /// engines").
+    /// Which engine executes the cores' instructions: "fast" (default), "interp" (the
+    /// reference interpreter) or "jit" (fast, with hot code translated to host code); the
+    /// simulated results are the same (docs/profile.md "Core engines").
     #[schemars(transform = ENGINES.schema())]
     pub engine: Option<String>,
     /// The memory system the cores' timing follows: "prototype" (default: the prototype's

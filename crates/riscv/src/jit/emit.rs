@@ -1,0 +1,641 @@
+//! A trace to host code, on Cranelift (`jit/mod.rs` says what the code does). The cycle
+//! and the count of ops run live in host registers; the register file is the `Core`'s.
+
+use std::mem::offset_of;
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{I32, I64};
+use cranelift_codegen::ir::{
+    AbiParam, Block, BlockArg, InstBuilder, JumpTableData, MemFlagsData, SigRef, Signature, Value,
+};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, Module};
+
+use super::helpers;
+use super::trace::{Exit, Item, Trace, TraceFn};
+use crate::core::Core;
+use crate::error::CoreStats;
+use crate::op::{Kind, Op};
+
+/// Where the trace finds the register file and `instret` in the `Core`.
+const X: i32 = offset_of!(Core, x) as i32;
+const INSTRET: i32 = (offset_of!(Core, stats) + offset_of!(CoreStats, instret)) as i32;
+const STALL_BRANCH: i32 = (offset_of!(Core, stats) + offset_of!(CoreStats, stall_branch)) as i32;
+const STALL_LOAD_USE: i32 = (offset_of!(Core, stats) + offset_of!(CoreStats, stall_load_use)) as i32;
+const BP: i32 = offset_of!(Core, bp) as i32;
+
+/// The JIT module all of a program's traces go into, and the contexts reused per trace.
+pub(crate) struct Compiler {
+    module: JITModule,
+    ctx: cranelift_codegen::Context,
+    fctx: FunctionBuilderContext,
+}
+
+impl Compiler {
+    pub(crate) fn new() -> Compiler {
+        let mut flags = settings::builder();
+        for (k, v) in [
+            ("opt_level", "none"),
+            ("use_colocated_libcalls", "false"),
+            ("is_pic", "false"),
+            ("enable_verifier", "false"),
+        ] {
+            flags.set(k, v).expect("a Cranelift setting");
+        }
+        let isa = cranelift_native::builder().expect("a host Cranelift supports");
+        let isa = isa.finish(settings::Flags::new(flags)).expect("the host's ISA");
+        let module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+        let ctx = module.make_context();
+        Compiler { module, ctx, fctx: FunctionBuilderContext::new() }
+    }
+
+    /// `t` as host code, or `None` if Cranelift refuses it (the op then runs as before).
+    pub(crate) fn compile(&mut self, t: &Trace) -> Option<TraceFn> {
+        let sig = signature(&self.module, 3);
+        let id = self.module.declare_anonymous_function(&sig).ok()?;
+        self.ctx.func.signature = sig;
+        let sigs = [3, 4, 5].map(|n| signature(&self.module, n));
+        let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fctx);
+        let sigs = sigs.map(|s| b.import_signature(s));
+        Emit::new(b, t, sigs).trace(self.module.target_config());
+        let made = self.module.define_function(id, &mut self.ctx);
+        self.module.clear_context(&mut self.ctx);
+        made.ok()?;
+        self.module.finalize_definitions().ok()?;
+        let code = self.module.get_finalized_function(id);
+        // SAFETY: the function was built with `TraceFn`'s signature (`signature(.., 3)`).
+        Some(unsafe { std::mem::transmute::<*const u8, TraceFn>(code) })
+    }
+}
+
+/// `n` `u64` parameters, one `u64` result.
+fn signature(m: &JITModule, n: usize) -> Signature {
+    let mut s = m.make_signature();
+    s.params.extend((0..n).map(|_| AbiParam::new(I64)));
+    s.returns.push(AbiParam::new(I64));
+    s
+}
+
+/// The builder of one trace.
+struct Emit<'a> {
+    b: FunctionBuilder<'a>,
+    t: &'a Trace,
+    core: Value,
+    io: Value,
+    k: Value,
+    far: Value,
+    cycle: Variable,
+    ran: Variable,
+    /// One block per op, in the trace's order.
+    blocks: Vec<Block>,
+    /// Helpers' signatures, of 3, 4 and 5 parameters.
+    s3: SigRef,
+    s4: SigRef,
+    s5: SigRef,
+    /// Blocks that leave the trace, to fill at the end.
+    exits: Vec<(Block, Exit, i64)>,
+    /// The trace's one way out (`exit_all`).
+    out: Block,
+    /// Blocks that wait for a load's result before an op (`stall_block`), to fill at the end.
+    stalls: Vec<(Block, usize, u64)>,
+}
+
+impl<'a> Emit<'a> {
+    fn new(mut b: FunctionBuilder<'a>, t: &'a Trace, [s3, s4, s5]: [SigRef; 3]) -> Emit<'a> {
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let (core, io, k) = (b.block_params(entry)[0], b.block_params(entry)[1], b.block_params(entry)[2]);
+        let (cycle, ran) = (b.declare_var(I64), b.declare_var(I64));
+        let c = b.ins().load(I64, MemFlagsData::trusted(), io, 0);
+        let far = b.ins().load(I64, MemFlagsData::trusted(), io, 8);
+        let zero = b.ins().iconst(I64, 0);
+        b.def_var(cycle, c);
+        b.def_var(ran, zero);
+        let blocks = t.items.iter().map(|_| b.create_block()).collect();
+        let out = b.create_block();
+        b.append_block_param(out, I64);
+        b.append_block_param(out, I64);
+        Emit {
+            b,
+            t,
+            core,
+            io,
+            k,
+            far,
+            cycle,
+            ran,
+            blocks,
+            s3,
+            s4,
+            s5,
+            exits: Vec::new(),
+            out,
+            stalls: Vec::new(),
+        }
+    }
+
+    fn trace(mut self, config: cranelift_codegen::isa::TargetFrontendConfig) {
+        // Entered at op `k` (the third parameter).
+        let calls: Vec<_> = self.blocks.iter().map(|&bl| self.b.func.dfg.block_call(bl, &[])).collect();
+        let first = self.b.func.dfg.block_call(self.blocks[0], &[]);
+        let table = JumpTableData::new(first, &calls);
+        let table = self.b.create_jump_table(table);
+        self.b.ins().br_table(self.k, table);
+        for j in 0..self.t.items.len() {
+            self.b.switch_to_block(self.blocks[j]);
+            self.item(j);
+        }
+        for (block, e, end) in std::mem::take(&mut self.exits) {
+            self.b.switch_to_block(block);
+            self.exit(e, end);
+        }
+        self.fill_stalls();
+        self.exit_all();
+        self.b.seal_all_blocks();
+        self.b.finalize(config);
+    }
+
+    fn item(&mut self, j: usize) {
+        let it = &self.t.items[j];
+        match it.op.kind() {
+            Kind::Beq | Kind::Bne | Kind::Blt | Kind::Bge | Kind::Bltu | Kind::Bgeu => self.branch(j),
+            Kind::Jal => self.jal(j),
+            Kind::Lb | Kind::Lh | Kind::Lw | Kind::Ld | Kind::Lbu | Kind::Lhu | Kind::Lwu => self.load(j),
+            Kind::Sb | Kind::Sh | Kind::Sw | Kind::Sd => self.store(j),
+            _ => {
+                self.issue();
+                let v = self.alu(it);
+                self.write(it.op.rd, v);
+                self.next(j);
+            }
+        }
+    }
+
+    /// The op's issue cycle, and one more op run.
+    fn issue(&mut self) {
+        for var in [self.cycle, self.ran] {
+            let v = self.b.use_var(var);
+            let v = self.b.ins().iadd_imm_s(v, 1);
+            self.b.def_var(var, v);
+        }
+    }
+
+    fn read(&mut self, r: u8) -> Value {
+        self.b.ins().load(I64, MemFlagsData::trusted(), self.core, X + 8 * r as i32)
+    }
+
+    fn write(&mut self, r: u8, v: Value) {
+        self.b.ins().store(MemFlagsData::trusted(), v, self.core, X + 8 * r as i32);
+    }
+
+    /// On to the op after op `j`: in its line, its block if the trace has it; into the next
+    /// line as `next_line_of_run` goes (`cross`), else out at it with the run's end the
+    /// line's.
+    fn next(&mut self, j: usize) {
+        self.next_after(j, 0, Exit::Next);
+    }
+
+    /// `next`, with the next op waiting `wait` cycles first (`stall_block`), and out with
+    /// `out` (`Exit::Raised` after a load the quiet loop would hand back after).
+    fn next_after(&mut self, j: usize, wait: u64, out: fn(i64) -> Exit) {
+        let it = &self.t.items[j];
+        let (next, end) = (it.off + it.op.len() as i64 / 2, it.end);
+        let pc = it.pc + it.op.len() as u64;
+        let Some(k) = self.t.at(next) else {
+            return self.exit(out(next), end);
+        };
+        let to = self.stall_block(k, wait);
+        if next < end {
+            self.b.ins().jump(to, &[]);
+            return;
+        }
+        let near = self.near();
+        let (out, on) = (self.exit_block(out(next), end), self.b.create_block());
+        self.b.ins().brif(near, out, &[], on, &[]);
+        self.b.switch_to_block(on);
+        self.cross(pc, to, out);
+    }
+
+    /// To `to`, entering its line at `pc` if `cross` (the helper, `enter_line` with no
+    /// miss) lets it, else to `out`.
+    fn cross(&mut self, pc: u64, to: Block, out: Block) {
+        let c = self.b.use_var(self.cycle);
+        let pc = self.iconst(pc);
+        let ok = self.call(helpers::cross as *const () as usize, &[self.core, pc, c]);
+        self.b.ins().brif(ok, to, &[], out, &[]);
+    }
+
+    fn jump(&mut self, k: usize) {
+        let block = self.blocks[k];
+        self.b.ins().jump(block, &[]);
+    }
+
+    /// Leave the trace with `e`, the run's end `end`: to the one block that writes the
+    /// cycle, the end and `instret` back and returns the exit's code (`exit_all`).
+    fn exit(&mut self, e: Exit, end: i64) {
+        // From code slots of the entry's to code slots of the page's.
+        let e = match e {
+            Exit::Next(off) => Exit::Next(off + self.t.slot),
+            Exit::Raised(off) => Exit::Raised(off + self.t.slot),
+            Exit::End(off) => Exit::End(off + self.t.slot),
+            jump => jump,
+        };
+        let code = self.b.ins().iconst(I64, e.code() as i64);
+        let end = self.b.ins().iconst(I64, end + self.t.slot);
+        self.b.ins().jump(self.out, &[BlockArg::Value(code), BlockArg::Value(end)]);
+    }
+
+    /// The trace's one way out: its parameters the exit's code and the run's end.
+    fn exit_all(&mut self) {
+        self.b.switch_to_block(self.out);
+        let (code, end) = (self.b.block_params(self.out)[0], self.b.block_params(self.out)[1]);
+        let (cycle, ran) = (self.b.use_var(self.cycle), self.b.use_var(self.ran));
+        self.b.ins().store(MemFlagsData::trusted(), cycle, self.io, 0);
+        self.b.ins().store(MemFlagsData::trusted(), end, self.io, 16);
+        let n = self.b.ins().load(I64, MemFlagsData::trusted(), self.core, INSTRET);
+        let n = self.b.ins().iadd(n, ran);
+        self.b.ins().store(MemFlagsData::trusted(), n, self.core, INSTRET);
+        self.b.ins().return_(&[code]);
+    }
+
+    /// A block that leaves the trace with `e` (filled at the end, `trace`: a block is
+    /// filled before the builder switches to another).
+    fn exit_block(&mut self, e: Exit, end: i64) -> Block {
+        let out = self.b.create_block();
+        self.exits.push((out, e, end));
+        out
+    }
+
+    fn call(&mut self, f: usize, args: &[Value]) -> Value {
+        let sig = match args.len() {
+            3 => self.s3,
+            4 => self.s4,
+            _ => self.s5,
+        };
+        let f = self.b.ins().iconst(I64, f as i64);
+        let call = self.b.ins().call_indirect(sig, f, args);
+        self.b.inst_results(call)[0]
+    }
+
+    fn add_cycles(&mut self, n: Value) {
+        let c = self.b.use_var(self.cycle);
+        let c = self.b.ins().iadd(c, n);
+        self.b.def_var(self.cycle, c);
+    }
+
+    /// `exec::alu` of the op's kind.
+    fn alu(&mut self, it: &Item) -> Value {
+        let op = it.op;
+        let imm = op.imm as i64;
+        let b = &mut self.b;
+        let x = |b: &mut FunctionBuilder, r: u8, core: Value| {
+            b.ins().load(I64, MemFlagsData::trusted(), core, X + 8 * r as i32)
+        };
+        let a = x(b, op.rs1, self.core);
+        use Kind::*;
+        let bv = match op.kind() {
+            Add | Sub | Sll | Slt | Sltu | Xor | Srl | Sra | Or | And | Addw | Subw | Sllw | Srlw | Sraw => {
+                Some(x(b, op.rs2, self.core))
+            }
+            _ => None,
+        };
+        let bb = || bv.expect("a register operand");
+        let flag = |b: &mut FunctionBuilder, c: Value| b.ins().uextend(I64, c);
+        let w = |b: &mut FunctionBuilder, v: Value| {
+            let v = b.ins().ireduce(I32, v);
+            b.ins().sextend(I64, v)
+        };
+        match op.kind() {
+            Lui => b.ins().iconst(I64, imm),
+            Auipc => b.ins().iconst(I64, it.pc.wrapping_add(imm as u64) as i64),
+            Addi => b.ins().iadd_imm_s(a, imm),
+            Slti => {
+                let c = b.ins().icmp_imm_s(IntCC::SignedLessThan, a, imm);
+                flag(b, c)
+            }
+            Sltiu => {
+                let c = b.ins().icmp_imm_s(IntCC::UnsignedLessThan, a, imm);
+                flag(b, c)
+            }
+            Xori => b.ins().bxor_imm_s(a, imm),
+            Ori => b.ins().bor_imm_s(a, imm),
+            Andi => b.ins().band_imm_s(a, imm),
+            Slli => b.ins().ishl_imm_s(a, imm & 63),
+            Srli => b.ins().ushr_imm_s(a, imm & 63),
+            Srai => b.ins().sshr_imm_s(a, imm & 63),
+            Add => b.ins().iadd(a, bb()),
+            Sub => b.ins().isub(a, bb()),
+            Sll => b.ins().ishl(a, bb()),
+            Slt => {
+                let c = b.ins().icmp(IntCC::SignedLessThan, a, bb());
+                flag(b, c)
+            }
+            Sltu => {
+                let c = b.ins().icmp(IntCC::UnsignedLessThan, a, bb());
+                flag(b, c)
+            }
+            Xor => b.ins().bxor(a, bb()),
+            Srl => b.ins().ushr(a, bb()),
+            Sra => b.ins().sshr(a, bb()),
+            Or => b.ins().bor(a, bb()),
+            And => b.ins().band(a, bb()),
+            Addiw => {
+                let v = b.ins().iadd_imm_s(a, imm);
+                w(b, v)
+            }
+            Addw => {
+                let v = b.ins().iadd(a, bb());
+                w(b, v)
+            }
+            Subw => {
+                let v = b.ins().isub(a, bb());
+                w(b, v)
+            }
+            Slliw | Srliw | Sraiw | Sllw | Srlw | Sraw => {
+                let a32 = b.ins().ireduce(I32, a);
+                let v = match op.kind() {
+                    Slliw => b.ins().ishl_imm_s(a32, imm & 31),
+                    Srliw => b.ins().ushr_imm_s(a32, imm & 31),
+                    Sraiw => b.ins().sshr_imm_s(a32, imm & 31),
+                    k => {
+                        let s = b.ins().ireduce(I32, bb());
+                        match k {
+                            Sllw => b.ins().ishl(a32, s),
+                            Srlw => b.ins().ushr(a32, s),
+                            _ => b.ins().sshr(a32, s),
+                        }
+                    }
+                };
+                b.ins().sextend(I64, v)
+            }
+            k => unreachable!("{k:?} is not an ALU kind a trace runs"),
+        }
+    }
+
+    /// A conditional branch (`branch_to`): the predictor and its penalty through `helpers`;
+    /// taken, out of the line or near the horizon a jump out, else on at its target; not
+    /// taken, on, unless a mispredict brought the horizon near (the run ends after it).
+    fn branch(&mut self, j: usize) {
+        let it = &self.t.items[j];
+        self.issue();
+        let op = it.op;
+        let (a, bv) = (self.read(op.rs1), self.read(op.rs2));
+        let cc = match op.kind() {
+            Kind::Beq => IntCC::Equal,
+            Kind::Bne => IntCC::NotEqual,
+            Kind::Blt => IntCC::SignedLessThan,
+            Kind::Bge => IntCC::SignedGreaterThanOrEqual,
+            Kind::Bltu => IntCC::UnsignedLessThan,
+            _ => IntCC::UnsignedGreaterThanOrEqual,
+        };
+        let taken = self.b.ins().icmp(cc, a, bv);
+        let taken64 = self.b.ins().uextend(I64, taken);
+        let target = it.pc.wrapping_add(op.imm as i64 as u64);
+        let pen = self.predict(it.pc, taken64, target);
+        self.add_cycles(pen);
+        let (yes, no) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(taken, yes, &[], no, &[]);
+        self.b.switch_to_block(yes);
+        self.taken(it, target);
+        self.b.switch_to_block(no);
+        let next = it.off + op.len() as i64 / 2;
+        let near = self.near();
+        let mispredicted = self.b.ins().icmp_imm_s(IntCC::NotEqual, pen, 0);
+        let end = self.b.ins().band(near, mispredicted);
+        let (out, on) = (self.exit_block(Exit::End(next), next), self.b.create_block());
+        self.b.ins().brif(end, out, &[], on, &[]);
+        self.b.switch_to_block(on);
+        self.next(j);
+    }
+
+    /// `BranchPred::branch_inline` for the branch at `pc` to `target`, resolved `taken`
+    /// (0 or 1), with what depends only on the pc computed here (the BHT index's part of
+    /// the pc, the BTB's slot and packed entry). Returns the cycles a mispredict adds,
+    /// charged to the branch stall counter.
+    fn predict(&mut self, pc: u64, taken64: Value, target: u64) -> Value {
+        use crate::bpred::layout;
+        let sh = self.t.shape;
+        let flags = MemFlagsData::trusted();
+        let bp = self.b.ins().iadd_imm_s(self.core, BP as i64);
+        // The BHT: its index from the pc and the history's hash, its counter read and set.
+        let hist = self.b.ins().uload8(I64, flags, bp, layout::HISTORY);
+        let table = self.iconst(layout::HASH.as_ptr() as u64);
+        let at = self.b.ins().iadd(table, hist);
+        let hash = self.b.ins().uload8(I64, flags, at, 0);
+        let hi = pc >> 2;
+        let addr = hi ^ (hi >> sh.bht_bits) & 3;
+        let hash = self.b.ins().ishl_imm_s(hash, sh.hash_shift as i64);
+        let i = self.b.ins().bxor_imm_s(hash, addr as i64);
+        let i = self.b.ins().band_imm_s(i, ((1u64 << sh.bht_bits) - 1) as i64);
+        let words = self.b.ins().load(I64, flags, self.io, 24);
+        let word = self.b.ins().ushr_imm_s(i, 6);
+        let word = self.b.ins().ishl_imm_s(word, 3);
+        let wa = self.b.ins().iadd(words, word);
+        let w = self.b.ins().load(I64, flags, wa, 0);
+        let one = self.iconst(1);
+        let bit = self.b.ins().ishl(one, i);
+        let set = self.b.ins().band(w, bit);
+        let counter = self.b.ins().icmp_imm_s(IntCC::NotEqual, set, 0);
+        let (on, off) = (self.b.ins().bor(w, bit), self.b.ins().band_not(w, bit));
+        let w2 = self.b.ins().select(taken64, on, off);
+        self.b.ins().store(flags, w2, wa, 0);
+        let newest = self.b.ins().ishl_imm_s(taken64, 7);
+        let older = self.b.ins().ushr_imm_s(hist, 1);
+        let hist2 = self.b.ins().bor(newest, older);
+        self.b.ins().istore8(flags, hist2, bp, layout::HISTORY);
+        // The BTB: held if its slot holds the pc; a taken branch's entry set.
+        let held = self.btb(pc, taken64, target);
+        let both = self.b.ins().band(counter, held);
+        let taken8 = self.b.ins().ireduce(cranelift_codegen::ir::types::I8, taken64);
+        let mis = self.b.ins().icmp(IntCC::NotEqual, both, taken8);
+        let p = self.iconst(sh.penalty);
+        let zero = self.iconst(0);
+        let pen = self.b.ins().select(mis, p, zero);
+        let s = self.b.ins().load(I64, flags, self.core, STALL_BRANCH);
+        let s = self.b.ins().iadd(s, pen);
+        self.b.ins().store(flags, s, self.core, STALL_BRANCH);
+        pen
+    }
+
+    /// The BTB part of `predict`: whether it held `pc` (an `I8` 0 or 1), a taken branch's
+    /// packed pair written (`Trace::new` made sure it packs).
+    fn btb(&mut self, pc: u64, taken64: Value, target: u64) -> Value {
+        let flags = MemFlagsData::trusted();
+        let slot = ((pc >> 1) & ((1u64 << self.t.shape.btb_bits) - 1)) as i32;
+        let entries = self.b.ins().load(I64, flags, self.io, 32);
+        let e = self.b.ins().load(I64, flags, entries, slot * 8);
+        let at = self.b.ins().ushr_imm_s(e, 32);
+        let held = self.b.ins().icmp_imm_s(IntCC::Equal, at, pc as i64);
+        let entry = self.iconst(pc << 32 | target);
+        let kept = self.b.ins().select(taken64, entry, e);
+        self.b.ins().store(flags, kept, entries, slot * 8);
+        held
+    }
+
+    /// A taken branch to `target` (`branch_to`): in its line and far from the horizon, on
+    /// there; out of it, as a jump (`jump_to`).
+    fn taken(&mut self, it: &Item, target: u64) {
+        if (target ^ it.pc) >> self.t.shape.line_shift != 0 {
+            return self.jump_to(it, target);
+        }
+        let off = it.off + (target.wrapping_sub(it.pc) as i64) / 2;
+        let near = self.near();
+        let (out, on) = (self.exit_block(Exit::Jump(target), it.end), self.b.create_block());
+        self.b.ins().brif(near, out, &[], on, &[]);
+        self.b.switch_to_block(on);
+        match self.t.at(off) {
+            Some(k) => self.jump(k),
+            None => self.exit(Exit::Next(off), it.end),
+        }
+    }
+
+    /// A jump to `target` that ends the fast engine's line run (`Flow::Jump`): on at its
+    /// op if the trace has it, far from the horizon and the line entered with no miss
+    /// (`run_lines` then runs it in the quiet loop as well), else out with the jump.
+    fn jump_to(&mut self, it: &Item, target: u64) {
+        let off = it.off + (target.wrapping_sub(it.pc) as i64) / 2;
+        let Some(k) = self.t.at(off) else {
+            return self.exit(Exit::Jump(target), it.end);
+        };
+        let near = self.near();
+        let (out, on) = (self.exit_block(Exit::Jump(target), it.end), self.b.create_block());
+        self.b.ins().brif(near, out, &[], on, &[]);
+        self.b.switch_to_block(on);
+        let to = self.blocks[k];
+        self.cross(target, to, out);
+    }
+
+    /// Whether the cycle has reached the far limit (`Run::settle_variable`).
+    fn near(&mut self) -> Value {
+        let c = self.b.use_var(self.cycle);
+        self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, c, self.far)
+    }
+
+    fn iconst(&mut self, v: u64) -> Value {
+        self.b.ins().iconst(I64, v as i64)
+    }
+
+    /// `jal` (`jal_to`): the predictor, the link, out to the target.
+    fn jal(&mut self, j: usize) {
+        let it = &self.t.items[j];
+        self.issue();
+        let op = it.op;
+        let target = it.pc.wrapping_add(op.imm as i64 as u64);
+        let next = it.pc + op.len() as u64;
+        let link = if matches!(op.rd, 1 | 5) { next } else { 0 };
+        let args = [self.core, self.iconst(it.pc), self.iconst(target), self.iconst(link)];
+        let pen = self.call(helpers::jal as *const () as usize, &args);
+        self.add_cycles(pen);
+        let nv = self.iconst(next);
+        self.write(op.rd, nv);
+        self.jump_to(it, target);
+    }
+
+    /// A load (`load!` in the quiet loop): out before it if it has timing to charge; after
+    /// it, out with `Raised` unless the quiet loop would go on.
+    fn load(&mut self, j: usize) {
+        let it = &self.t.items[j];
+        let op = it.op;
+        let f = load_helper(op);
+        let addr = self.read(op.rs1);
+        let addr = self.b.ins().iadd_imm_s(addr, op.imm as i64);
+        let c = self.b.use_var(self.cycle);
+        let c1 = self.b.ins().iadd_imm_s(c, 1);
+        let args = [self.core, addr, c1, self.iconst(op.rd as u64), self.iconst(it.next_free as u64)];
+        let status = self.call(f, &args);
+        let (slow, hit) = (self.exit_block(Exit::Next(it.off), it.end), self.b.create_block());
+        self.b.ins().brif(status, hit, &[], slow, &[]);
+        self.b.switch_to_block(hit);
+        self.issue();
+        let next = it.off + op.len() as i64 / 2;
+        if let Some(wait) = self.load_use(it) {
+            return self.next_after(j, wait, Exit::Raised);
+        }
+        let raised = self.b.ins().icmp_imm_s(IntCC::Equal, status, 2);
+        let (out, on) = (self.exit_block(Exit::Raised(next), it.end), self.b.create_block());
+        self.b.ins().brif(raised, out, &[], on, &[]);
+        self.b.switch_to_block(on);
+        self.next(j);
+    }
+
+    /// For a word or double-word load the quiet loop would hand back after (its next op
+    /// reads its result, or is in the next line): the cycles that next op waits in the
+    /// checked issue (`issue_checked`), with the load latency of 2 or 1, whose results are
+    /// due by the next op's issue or one cycle after: then every other entry is past (as in
+    /// the quiet loop), the mul/div port rule cannot apply, and after that op every pending
+    /// result is ready again. `None` otherwise (a sub-word load, another latency): the
+    /// trace hands back (`Raised`).
+    fn load_use(&self, it: &Item) -> Option<u64> {
+        let word = matches!(it.op.kind(), Kind::Lw | Kind::Ld | Kind::Lwu);
+        let lat = self.t.shape.load_latency;
+        if !word || it.next_free || lat > 2 {
+            return None;
+        }
+        Some(if it.next_reads { lat - 1 } else { 0 })
+    }
+
+    /// A block that waits `wait` cycles for a load's result (charged to load-use stalls)
+    /// and goes on to op `k`; op `k`'s own block if there is nothing to wait.
+    fn stall_block(&mut self, k: usize, wait: u64) -> Block {
+        if wait == 0 {
+            return self.blocks[k];
+        }
+        let block = self.b.create_block();
+        self.stalls.push((block, k, wait));
+        block
+    }
+
+    /// Fill the blocks `stall_block` made.
+    fn fill_stalls(&mut self) {
+        let flags = MemFlagsData::trusted();
+        for (block, k, wait) in std::mem::take(&mut self.stalls) {
+            self.b.switch_to_block(block);
+            let c = self.b.use_var(self.cycle);
+            let c = self.b.ins().iadd_imm_s(c, wait as i64);
+            self.b.def_var(self.cycle, c);
+            let s = self.b.ins().load(I64, flags, self.core, STALL_LOAD_USE);
+            let s = self.b.ins().iadd_imm_s(s, wait as i64);
+            self.b.ins().store(flags, s, self.core, STALL_LOAD_USE);
+            self.jump(k);
+        }
+    }
+
+    /// A store (`store!`): out before it if it has timing to charge.
+    fn store(&mut self, j: usize) {
+        let it = &self.t.items[j];
+        let op = it.op;
+        let f = match op.kind() {
+            Kind::Sb => helpers::store::<1> as *const () as usize,
+            Kind::Sh => helpers::store::<2> as *const () as usize,
+            Kind::Sw => helpers::store::<4> as *const () as usize,
+            _ => helpers::store::<8> as *const () as usize,
+        };
+        let addr = self.read(op.rs1);
+        let addr = self.b.ins().iadd_imm_s(addr, op.imm as i64);
+        let v = self.read(op.rs2);
+        let c = self.b.use_var(self.cycle);
+        let c1 = self.b.ins().iadd_imm_s(c, 1);
+        let stored = self.call(f, &[self.core, addr, v, c1]);
+        let (slow, done) = (self.exit_block(Exit::Next(it.off), it.end), self.b.create_block());
+        self.b.ins().brif(stored, done, &[], slow, &[]);
+        self.b.switch_to_block(done);
+        self.issue();
+        self.next(j);
+    }
+}
+
+/// The load helper of `op`'s width and extension.
+fn load_helper(op: Op) -> usize {
+    match op.kind() {
+        Kind::Lb => helpers::load::<1, true> as *const () as usize,
+        Kind::Lh => helpers::load::<2, true> as *const () as usize,
+        Kind::Lw => helpers::load::<4, true> as *const () as usize,
+        Kind::Lbu => helpers::load::<1, false> as *const () as usize,
+        Kind::Lhu => helpers::load::<2, false> as *const () as usize,
+        Kind::Lwu => helpers::load::<4, false> as *const () as usize,
+        _ => helpers::load::<8, false> as *const () as usize,
+    }
+}

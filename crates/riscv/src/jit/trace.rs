@@ -1,0 +1,265 @@
+//! What a trace holds (`jit/mod.rs`): the ops reached from an entry within its page that
+//! the quiet loop runs inline, the timing parameters it is made for, and how it says where
+//! the fast engine goes on.
+
+use crate::core::Core;
+use crate::op::{Kind, Op};
+use crate::program::PAGE;
+
+/// A translated trace: `core` the core it runs, `io` its cycle and far limit (`Io`), `k` the
+/// op it is entered at (its index in `Trace::items`). Returns an `Exit`'s code.
+pub(crate) type TraceFn = unsafe extern "C" fn(core: *mut Core, io: *mut Io, k: u64) -> u64;
+
+/// What a trace reads and writes besides the `Core`: the run's cycle (`fast.rs`, `Run`), the
+/// cycle from which an op that may take longer than its issue ends the run, and, written
+/// where it hands back, the run's end then (the code slot in the page of the end of the
+/// line it was running).
+/// The core's BHT words and packed BTB words (`BranchPred::tables`) follow: a trace stores
+/// only packed pairs (`Trace::new`), so the BTB keeps its form while the trace runs.
+#[repr(C)]
+pub(crate) struct Io {
+    pub cycle: u64,
+    pub far_limit: u64,
+    pub end: i64,
+    pub bht: *mut u64,
+    pub btb: *mut u64,
+}
+
+/// Where the fast engine goes on after a trace, as its code says (`Exit::code`,
+/// `Exit::of`): at an op of the page (its code slot in the page) in the quiet loop
+/// (`Next`), after an op that may have set a scoreboard entry (`Raised`), or with the run
+/// ended there (`End`, a mispredict near the horizon); or at a jump's target pc (even, so
+/// told apart by the low bit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Exit {
+    Next(i64),
+    Raised(i64),
+    End(i64),
+    Jump(u64),
+}
+
+impl Exit {
+    pub(crate) fn code(self) -> u64 {
+        let slot = |off: i64, mode: u64| ((off << 3) as u64) | mode << 1 | 1;
+        match self {
+            Exit::Next(off) => slot(off, 0),
+            Exit::Raised(off) => slot(off, 1),
+            Exit::End(off) => slot(off, 2),
+            Exit::Jump(pc) => pc,
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn of(code: u64) -> Exit {
+        if code & 1 == 0 {
+            return Exit::Jump(code);
+        }
+        let off = code as i64 >> 3;
+        match (code >> 1) & 3 {
+            0 => Exit::Next(off),
+            1 => Exit::Raised(off),
+            _ => Exit::End(off),
+        }
+    }
+}
+
+/// One op of a trace: `off` code slots from the entry, at `pc`; `end`, its I-cache line's
+/// end (code slots from the entry: the run's end while it runs, `Run::end`); for a load,
+/// whether the quiet loop may go on after it when it hits (`next_free`: the next op, in
+/// the line, reads neither source from its destination, `Run::quiet_after_load`).
+pub(crate) struct Item {
+    pub off: i64,
+    pub pc: u64,
+    pub op: Op,
+    pub end: i64,
+    pub next_free: bool,
+    /// The next op (in this line or the next) reads a source from this op's destination.
+    pub next_reads: bool,
+}
+
+/// A trace: its ops (the entry's first), found from the entry along both ways of every
+/// branch and `jal`, within the entry's page.
+pub(crate) struct Trace {
+    pub items: Vec<Item>,
+    /// The entry's code slot in its page.
+    pub slot: i64,
+    pub shape: Shape,
+}
+
+/// The timing parameters a trace is made for (`Shape::of` packs a core's in a word): the
+/// I-cache line (log2 bytes), the predictor's BHT (log2 entries, where the history's hash
+/// goes) and BTB (log2 entries), the mispredict penalty, the load latency of a word.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Shape {
+    pub line_shift: u32,
+    pub bht_bits: u32,
+    pub hash_shift: u32,
+    pub btb_bits: u32,
+    pub penalty: u64,
+    pub load_latency: u64,
+}
+
+impl Shape {
+    /// A core's shape in a word; `None` (no traces) if a parameter does not fit its field.
+    #[inline(always)]
+    pub(crate) fn of(c: &Core) -> Option<u64> {
+        let (bht_bits, hash_shift, _, btb_mask) = c.bp.shape();
+        let btb_bits = btb_mask.count_ones() as u64;
+        let (p, lat) = (c.t.mispredict_penalty, c.t.load_latency);
+        if p >> 16 != 0 || lat >> 16 != 0 || lat == 0 {
+            return None;
+        }
+        let fields =
+            c.line_shift as u64 | (bht_bits as u64) << 8 | (hash_shift as u64) << 16 | btb_bits << 24;
+        Some(fields | p << 32 | lat << 48)
+    }
+
+    pub(crate) fn unpack(w: u64) -> Shape {
+        let b = |i: u32| (w >> (8 * i)) as u32 & 0xff;
+        let (penalty, load_latency) = ((w >> 32) & 0xffff, w >> 48);
+        Shape { line_shift: b(0), bht_bits: b(1), hash_shift: b(2), btb_bits: b(3), penalty, load_latency }
+    }
+}
+
+/// Fewer ops than this gain less than a trace's call costs.
+const MIN_OPS: usize = 2;
+/// At most this many ops a trace (a compile's cost grows with it).
+const MAX_OPS: usize = 64;
+
+impl Trace {
+    /// The trace entered at op `i` of `ops` (a code region whose first op is at pc `base`),
+    /// for cores of `shape`; `None` if it would be too short.
+    pub(crate) fn new(ops: &[Op], i: usize, base: u64, shape: Shape) -> Option<Trace> {
+        let pc = base + 2 * i as u64;
+        let page = (-((pc % PAGE) as i64 / 2), (PAGE - pc % PAGE) as i64 / 2);
+        let slot = (pc % PAGE) as i64 / 2;
+        let mut t = Trace { items: Vec::new(), slot, shape };
+        let mut todo = std::collections::VecDeque::from([0i64]);
+        let mut seen = std::collections::HashSet::from([0i64]);
+        while let Some(off) = todo.pop_front() {
+            if t.items.len() == MAX_OPS {
+                break;
+            }
+            let op = ops[(i as i64 + off) as usize];
+            if !translated(op.kind()) || !packs(op, pc.wrapping_add((2 * off) as u64)) {
+                continue;
+            }
+            let item = t.item(ops, i, pc, off);
+            for next in t.successors(&item) {
+                if next >= page.0 && next < page.1 && seen.insert(next) {
+                    todo.push_back(next);
+                }
+            }
+            t.items.push(item);
+        }
+        (t.items.len() >= MIN_OPS).then_some(t)
+    }
+
+    fn item(&self, ops: &[Op], i: usize, entry: u64, off: i64) -> Item {
+        let op = ops[(i as i64 + off) as usize];
+        let pc = entry.wrapping_add((2 * off) as u64);
+        let shift = self.shape.line_shift;
+        let end = off + ((((pc >> shift) + 1) << shift) - pc) as i64 / 2;
+        let next = off + op.len() as i64 / 2;
+        let n = ops.get((i as i64 + next) as usize);
+        let next_reads = n.is_none_or(|n| n.rs1 == op.rd || n.rs2 == op.rd);
+        let next_free = next < end && !next_reads;
+        Item { off, pc, op, end, next_free, next_reads }
+    }
+
+    /// Where an op may lead: the next op (not after `jal`), and a branch's or `jal`'s
+    /// target.
+    fn successors(&self, it: &Item) -> Vec<i64> {
+        let next = it.off + it.op.len() as i64 / 2;
+        let target = it.off + it.op.imm as i64 / 2;
+        match it.op.kind() {
+            Kind::Jal => vec![target],
+            Kind::Beq | Kind::Bne | Kind::Blt | Kind::Bge | Kind::Bltu | Kind::Bgeu => vec![next, target],
+            _ => vec![next],
+        }
+    }
+
+    /// The index of the trace's op `off` slots from the entry, if it has one.
+    pub(crate) fn at(&self, off: i64) -> Option<usize> {
+        self.items.iter().position(|it| it.off == off)
+    }
+}
+
+/// Whether a branch's or `jal`'s pc and target pack in one BTB word (`BranchPred`'s
+/// narrow form: both below 4 GiB, as the default memory map's code is); a trace runs no
+/// other, so that the BTB cannot change form under it.
+fn packs(op: Op, pc: u64) -> bool {
+    let control = matches!(
+        op.kind(),
+        Kind::Jal | Kind::Beq | Kind::Bne | Kind::Blt | Kind::Bge | Kind::Bltu | Kind::Bgeu
+    );
+    !control || (pc | pc.wrapping_add(op.imm as i64 as u64)) >> 32 == 0
+}
+
+/// The kinds a trace runs: those the quiet loop runs inline, less `jalr` (its target is
+/// not known) and the mul/div unit's.
+pub(crate) fn translated(k: Kind) -> bool {
+    use Kind::*;
+    matches!(
+        k,
+        Lui | Auipc
+            | Jal
+            | Beq
+            | Bne
+            | Blt
+            | Bge
+            | Bltu
+            | Bgeu
+            | Lb
+            | Lh
+            | Lw
+            | Ld
+            | Lbu
+            | Lhu
+            | Lwu
+            | Sb
+            | Sh
+            | Sw
+            | Sd
+            | Addi
+            | Slti
+            | Sltiu
+            | Xori
+            | Ori
+            | Andi
+            | Slli
+            | Srli
+            | Srai
+            | Add
+            | Sub
+            | Sll
+            | Slt
+            | Sltu
+            | Xor
+            | Srl
+            | Sra
+            | Or
+            | And
+            | Addiw
+            | Slliw
+            | Srliw
+            | Sraiw
+            | Addw
+            | Subw
+            | Sllw
+            | Srlw
+            | Sraw
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Exit;
+
+    #[test]
+    fn exits_round_trip_through_their_codes() {
+        for e in [Exit::Next(0), Exit::Next(-31), Exit::Raised(5), Exit::End(31), Exit::Jump(0x8000_1234)] {
+            assert_eq!(Exit::of(e.code()), e);
+        }
+    }
+}
