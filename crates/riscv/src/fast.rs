@@ -63,7 +63,7 @@ use std::ops::ControlFlow;
 use crate::core::{Core, Ex};
 use crate::error::Exit;
 use crate::exec::alu;
-use crate::jit::{Exit as TraceExit, Io};
+use crate::jit::{Exit as TraceExit, Io, Shape, Traces};
 use crate::mem::NodeMem;
 use crate::op::{Kind, Op};
 use crate::platform::Platform;
@@ -358,6 +358,7 @@ impl Core {
     /// (`Err`, as `exec` returns it, for `settle`).
     #[inline(always)]
     fn run_lines<const JIT: bool, P: Platform>(&mut self, mem: &mut NodeMem, plat: &mut P) -> Result<(), Ex> {
+        let traces = if JIT { self.traces() } else { None };
         let page = self.fetch_pn;
         let (ops, shift) = (self.fetch_ops, self.line_shift);
         let mut pc = self.pc;
@@ -390,7 +391,7 @@ impl Core {
             }
             pc = loop {
                 let flow = match r.cycle >= self.quiet_from {
-                    true => self.quiet_steps::<JIT, P>(&mut r, mem, plat)?,
+                    true => self.quiet_steps(&mut r, mem, plat, traces)?,
                     false => self.step::<false, P>(&mut r, mem, plat)?,
                 };
                 match flow {
@@ -441,18 +442,21 @@ impl Core {
     /// Ops from `r.at` while every pending result stays ready (from `quiet_from` on: no
     /// stall, no port rule, so no check at issue), until the line's end, a jump, an op
     /// `exec_rare` ran or one that may have set a scoreboard entry (`Flow::Raised`).
-    /// With `JIT`, a translated trace runs where the loop has one (`run_trace`), from its
-    /// start and after each op a trace left to it.
+    /// With `traces` (`Engine::Jit`), a translated trace runs where the loop has one
+    /// (`run_trace`), from its start and after each op a trace left to it.
     #[inline(always)]
-    fn quiet_steps<const JIT: bool, P: Platform>(
+    fn quiet_steps<P: Platform>(
         &mut self,
         r: &mut Run,
         mem: &mut NodeMem,
         plat: &mut P,
+        traces: Option<*const Traces>,
     ) -> Result<Flow, Ex> {
         loop {
-            if JIT && r.cycle < r.far_limit {
-                match self.run_trace(r) {
+            if let Some(t) = traces.filter(|_| r.cycle < r.far_limit) {
+                // SAFETY: the program's traces (`Core::traces`), which the core's `Arc` of
+                // the program keeps.
+                match self.run_trace(r, unsafe { &*t }) {
                     Some(Flow::Next) if r.at < r.end => {}
                     Some(flow) => return Ok(flow),
                     None => {}
@@ -465,13 +469,21 @@ impl Core {
         }
     }
 
+    /// The program's translated traces, if they are made for this core's timing (`jit/`,
+    /// `Shape`): looked up once a run of lines, not at every trace.
+    #[inline(always)]
+    fn traces(&self) -> Option<*const Traces> {
+        let t = self.program.traces();
+        t.claim(Shape::of(self)?).then_some(t as *const Traces)
+    }
+
     /// The translated trace at `r.at`, if it has one (`jit/`), run: the run's cycle and op
     /// where the trace left them, and where the run goes on as the quiet loop would. Only
     /// while every pending result is ready and the horizon is out of the line's reach, so
     /// that the run's end is the line's (`quiet_steps`).
     #[inline(always)]
-    fn run_trace(&mut self, r: &mut Run) -> Option<Flow> {
-        let (f, k) = self.program.traces().at(r.at, crate::jit::Shape::of(self)?)?;
+    fn run_trace(&mut self, r: &mut Run, traces: &Traces) -> Option<Flow> {
+        let (f, k) = traces.at(r.at)?;
         let (bht, btb) = self.bp.tables()?;
         let mut io = Io { cycle: r.cycle, far_limit: r.far_limit, end: 0, bht, btb };
         // SAFETY: a trace of this core's code (`Traces::at`: the program's own ops, the

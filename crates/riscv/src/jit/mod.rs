@@ -96,21 +96,35 @@ impl Traces {
         }
     }
 
-    /// The trace to enter at op `at` for a core of `shape` (`Shape::of`), and the op's index
-    /// in it: made at the op's `translate_after`th arrival; `None` before, for an op outside
-    /// the program's code, or where no trace gains.
+    /// Whether the traces are made for cores of `shape` (`Shape::of`): the first core to ask
+    /// sets it.
     #[inline(always)]
-    pub(crate) fn at(&self, at: *const Op, shape: u64) -> Option<(TraceFn, u64)> {
+    pub(crate) fn claim(&self, shape: u64) -> bool {
+        match self.shape.load(Ordering::Relaxed) {
+            u64::MAX => {
+                let first =
+                    self.shape.compare_exchange(u64::MAX, shape, Ordering::Relaxed, Ordering::Relaxed);
+                first.is_ok() || first == Err(shape)
+            }
+            s => s == shape,
+        }
+    }
+
+    /// The trace to enter at op `at`, for a core of the traces' shape (`claim`), and the
+    /// op's index in it: made at the op's `translate_after`th arrival; `None` before, for
+    /// an op outside the program's code, or where no trace gains.
+    #[inline(always)]
+    pub(crate) fn at(&self, at: *const Op) -> Option<(TraceFn, u64)> {
         let (r, i) = self.find(at)?;
         let word = &self.regions[r].words[i];
         match word.load(Ordering::Acquire) {
             NONE => None,
-            w if w & TRACE != 0 => (self.shape.load(Ordering::Relaxed) == shape).then(|| trace_fn(w)),
+            w if w & TRACE != 0 => Some(trace_fn(w)),
             w if w + 1 < AFTER.load(Ordering::Relaxed) => {
                 word.store(w + 1, Ordering::Relaxed);
                 None
             }
-            _ => self.translate(r, i, shape),
+            _ => self.translate(r, i),
         }
     }
 
@@ -127,11 +141,8 @@ impl Traces {
     /// its word says so) and make each of its ops an entry to it.
     #[cold]
     #[inline(never)]
-    fn translate(&self, r: usize, i: usize, shape: u64) -> Option<(TraceFn, u64)> {
-        let first = self.shape.compare_exchange(u64::MAX, shape, Ordering::Relaxed, Ordering::Relaxed);
-        if first.is_err_and(|s| s != shape) {
-            return None;
-        }
+    fn translate(&self, r: usize, i: usize) -> Option<(TraceFn, u64)> {
+        let shape = self.shape.load(Ordering::Relaxed);
         let mut compiler = self.compiler.lock().unwrap_or_else(|e| e.into_inner());
         let region = &self.regions[r];
         match region.words[i].load(Ordering::Acquire) {
