@@ -254,7 +254,56 @@ pub(crate) fn translated(k: Kind) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::Exit;
+    use super::{Exit, Shape, Trace};
+    use crate::op::{Kind, Op, SINK};
+
+    /// 64-byte lines, the default predictor's sizes, a penalty of 3, a load latency of 2.
+    fn shape() -> Shape {
+        Shape { line_shift: 6, bht_bits: 9, hash_shift: 6, btb_bits: 5, penalty: 3, load_latency: 2 }
+    }
+
+    /// A page of ops, `Illegal` but for `at`'s (each 4 bytes: its second slot stays
+    /// `Illegal`, as a decoded page holds the op starting there).
+    fn page(at: &[(usize, Op)]) -> Vec<Op> {
+        let mut ops = vec![Op::ILLEGAL0; 2048];
+        at.iter().for_each(|&(i, op)| ops[i] = op);
+        ops
+    }
+
+    fn op(k: Kind, rd: u8, rs1: u8, rs2: u8, imm: i32) -> Op {
+        Op::new(k, rd, rs1, rs2, imm, 4)
+    }
+
+    /// From the entry along both ways of a branch, to the first op a trace does not run; a
+    /// load whose next op reads its result says so.
+    #[test]
+    fn a_trace_follows_both_ways_of_a_branch_and_stops_at_an_op_it_does_not_run() {
+        let ops = page(&[
+            (0, op(Kind::Addi, 1, 1, 0, 1)),
+            (2, op(Kind::Beq, SINK, 1, 2, 8)),
+            (4, op(Kind::Ld, 3, 4, 0, 0)),
+            (6, op(Kind::Add, 5, 3, 3, 0)),
+            (8, op(Kind::Divu, 6, 5, 1, 0)),
+        ]);
+        let t = Trace::new(&ops, 0, 0x8000_0000, shape()).expect("a trace");
+        let mut offs: Vec<i64> = t.items.iter().map(|it| it.off).collect();
+        offs.sort();
+        assert_eq!(offs, [0, 2, 4, 6], "the divu at slot 8 is left to the fast engine");
+        let ld = &t.items[t.at(4).unwrap()];
+        assert!(ld.next_reads && !ld.next_free, "the add reads the load's result");
+        assert_eq!((ld.pc, ld.end), (0x8000_0008, 32), "a 64-byte line is 32 slots");
+        assert!(Trace::new(&ops, 8, 0x8000_0000, shape()).is_none(), "no trace from the divu");
+        assert!(Trace::new(&ops, 6, 0x8000_0000, shape()).is_none(), "one op gains nothing");
+    }
+
+    /// A branch whose target is above 4 GiB would make the BTB hold full pairs: left out.
+    #[test]
+    fn a_branch_whose_pair_does_not_pack_is_left_out() {
+        let ops = page(&[(0, op(Kind::Addi, 1, 1, 0, 1)), (2, op(Kind::Bne, SINK, 1, 0, 0x1000))]);
+        let low = Trace::new(&ops, 0, 0x8000_0000, shape()).expect("a trace");
+        assert_eq!(low.items.len(), 2);
+        assert!(Trace::new(&ops, 0, 0xffff_f000, shape()).is_none(), "the bne's target is at 4 GiB");
+    }
 
     #[test]
     fn exits_round_trip_through_their_codes() {
