@@ -1,7 +1,7 @@
 //! Which engine executes a core's instructions: the reference interpreter
 //! (`Core::run_block`, `fetch` and `exec` per instruction), the fast engine (`fast.rs`), or
-//! the fast engine with translated traces (`jit/`); all give the same architectural state, cycles and counters (docs/profile.md "Core
-//! engines"; `tests/engines.rs` compares them).
+//! the fast engine with translated traces (`jit/`); all give the same architectural state,
+//! cycles and counters (docs/profile.md "Core engines"; `tests/engines.rs` compares them).
 
 use std::str::FromStr;
 

@@ -50,6 +50,10 @@
 //!   runs it in line runs (its first instruction through `fetch` and `exec` took 1.0 M
 //!   of the 55.5 M simulated instructions of a 1,024-core sort that way).
 //!
+//! - With `Engine::Jit` (`run_block_fast::<true, _>`), the quiet loop first runs the
+//!   translated trace it has at the op (`run_trace`, `jit/`), which hands back where the
+//!   loop goes on.
+//!
 //! `tests/engines.rs` runs both engines side by side on every program of `sw/build`, on
 //! random programs (with compressed instructions, self-modifying, or on a core that
 //! changes engine between runs), on nanoPU register instructions and on two cores sharing

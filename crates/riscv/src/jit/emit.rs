@@ -14,7 +14,7 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Module};
 
 use super::helpers;
-use super::trace::{Exit, Item, Trace, TraceFn};
+use super::trace::{Exit, Io, Item, Trace, TraceFn};
 use crate::core::Core;
 use crate::error::CoreStats;
 use crate::op::{Kind, Op};
@@ -25,6 +25,12 @@ const INSTRET: i32 = (offset_of!(Core, stats) + offset_of!(CoreStats, instret)) 
 const STALL_BRANCH: i32 = (offset_of!(Core, stats) + offset_of!(CoreStats, stall_branch)) as i32;
 const STALL_LOAD_USE: i32 = (offset_of!(Core, stats) + offset_of!(CoreStats, stall_load_use)) as i32;
 const BP: i32 = offset_of!(Core, bp) as i32;
+/// And the fields of its `Io`.
+const IO_CYCLE: i32 = offset_of!(Io, cycle) as i32;
+const IO_FAR: i32 = offset_of!(Io, far_limit) as i32;
+const IO_END: i32 = offset_of!(Io, end) as i32;
+const IO_BHT: i32 = offset_of!(Io, bht) as i32;
+const IO_BTB: i32 = offset_of!(Io, btb) as i32;
 
 /// The JIT module all of a program's traces go into, and the contexts reused per trace.
 pub(crate) struct Compiler {
@@ -34,7 +40,10 @@ pub(crate) struct Compiler {
 }
 
 impl Compiler {
-    pub(crate) fn new() -> Compiler {
+    /// `None` on a host Cranelift does not support (the cores then run without traces).
+    /// `opt_level` none: Cranelift's optimizations made the traces no faster on compute
+    /// (0.38 s either way, four runs each) and cost compile time.
+    pub(crate) fn new() -> Option<Compiler> {
         let mut flags = settings::builder();
         for (k, v) in [
             ("opt_level", "none"),
@@ -42,13 +51,12 @@ impl Compiler {
             ("is_pic", "false"),
             ("enable_verifier", "false"),
         ] {
-            flags.set(k, v).expect("a Cranelift setting");
+            flags.set(k, v).ok()?;
         }
-        let isa = cranelift_native::builder().expect("a host Cranelift supports");
-        let isa = isa.finish(settings::Flags::new(flags)).expect("the host's ISA");
+        let isa = cranelift_native::builder().ok()?.finish(settings::Flags::new(flags)).ok()?;
         let module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
         let ctx = module.make_context();
-        Compiler { module, ctx, fctx: FunctionBuilderContext::new() }
+        Some(Compiler { module, ctx, fctx: FunctionBuilderContext::new() })
     }
 
     /// `t` as host code, or `None` if Cranelift refuses it (the op then runs as before).
@@ -109,8 +117,8 @@ impl<'a> Emit<'a> {
         b.switch_to_block(entry);
         let (core, io, k) = (b.block_params(entry)[0], b.block_params(entry)[1], b.block_params(entry)[2]);
         let (cycle, ran) = (b.declare_var(I64), b.declare_var(I64));
-        let c = b.ins().load(I64, MemFlagsData::trusted(), io, 0);
-        let far = b.ins().load(I64, MemFlagsData::trusted(), io, 8);
+        let c = b.ins().load(I64, MemFlagsData::trusted(), io, IO_CYCLE);
+        let far = b.ins().load(I64, MemFlagsData::trusted(), io, IO_FAR);
         let zero = b.ins().iconst(I64, 0);
         b.def_var(cycle, c);
         b.def_var(ran, zero);
@@ -253,8 +261,8 @@ impl<'a> Emit<'a> {
         self.b.switch_to_block(self.out);
         let (code, end) = (self.b.block_params(self.out)[0], self.b.block_params(self.out)[1]);
         let (cycle, ran) = (self.b.use_var(self.cycle), self.b.use_var(self.ran));
-        self.b.ins().store(MemFlagsData::trusted(), cycle, self.io, 0);
-        self.b.ins().store(MemFlagsData::trusted(), end, self.io, 16);
+        self.b.ins().store(MemFlagsData::trusted(), cycle, self.io, IO_CYCLE);
+        self.b.ins().store(MemFlagsData::trusted(), end, self.io, IO_END);
         let n = self.b.ins().load(I64, MemFlagsData::trusted(), self.core, INSTRET);
         let n = self.b.ins().iadd(n, ran);
         self.b.ins().store(MemFlagsData::trusted(), n, self.core, INSTRET);
@@ -430,7 +438,7 @@ impl<'a> Emit<'a> {
         let hash = self.b.ins().ishl_imm_s(hash, sh.hash_shift as i64);
         let i = self.b.ins().bxor_imm_s(hash, addr as i64);
         let i = self.b.ins().band_imm_s(i, ((1u64 << sh.bht_bits) - 1) as i64);
-        let words = self.b.ins().load(I64, flags, self.io, 24);
+        let words = self.b.ins().load(I64, flags, self.io, IO_BHT);
         let word = self.b.ins().ushr_imm_s(i, 6);
         let word = self.b.ins().ishl_imm_s(word, 3);
         let wa = self.b.ins().iadd(words, word);
@@ -465,7 +473,7 @@ impl<'a> Emit<'a> {
     fn btb(&mut self, pc: u64, taken64: Value, target: u64) -> Value {
         let flags = MemFlagsData::trusted();
         let slot = ((pc >> 1) & ((1u64 << self.t.shape.btb_bits) - 1)) as i32;
-        let entries = self.b.ins().load(I64, flags, self.io, 32);
+        let entries = self.b.ins().load(I64, flags, self.io, IO_BTB);
         let e = self.b.ins().load(I64, flags, entries, slot * 8);
         let at = self.b.ins().ushr_imm_s(e, 32);
         let held = self.b.ins().icmp_imm_s(IntCC::Equal, at, pc as i64);

@@ -153,7 +153,10 @@ impl Traces {
         // SAFETY: the region's ops, `n` of them from `ops` (`new`), never changed.
         let ops = unsafe { std::slice::from_raw_parts(region.ops, region.n) };
         let t = trace::Trace::new(ops, i, region.base, trace::Shape::unpack(shape));
-        let f = t.as_ref().and_then(|t| compiler.get_or_insert_with(emit::Compiler::new).compile(t));
+        if compiler.is_none() {
+            *compiler = emit::Compiler::new();
+        }
+        let f = t.as_ref().zip(compiler.as_mut()).and_then(|(t, c)| c.compile(t));
         let (Some(t), Some(f)) = (t, f) else {
             region.words[i].store(NONE, Ordering::Release);
             return None;
