@@ -477,7 +477,7 @@ impl Core {
     /// `Shape`): looked up once a run of lines, not at every trace.
     #[inline(always)]
     fn traces(&self) -> Option<*const Traces> {
-        let t = self.program.traces();
+        let t = self.program.engine_cache(Traces::new)?;
         t.claim(Shape::of(self)?).then_some(t as *const Traces)
     }
 

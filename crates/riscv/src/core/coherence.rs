@@ -23,6 +23,16 @@ pub type LineStore = (u64, u64);
 /// Slots of the index that finds a line already noted in this run (a power of two).
 const NOTED_SLOTS: usize = 32;
 
+/// Where a translated trace finds what `note_access_unless_yield` reads and writes, for
+/// the loads it runs itself (`jit/emit.rs`).
+pub(crate) mod layout {
+    use super::Coherence;
+    use std::mem::offset_of;
+    pub(crate) const SHARING: i32 = offset_of!(Coherence, sharing) as i32;
+    pub(crate) const REPEATS: i32 = offset_of!(Coherence, repeats) as i32;
+    pub(crate) const REPEAT_LINE: i32 = offset_of!(Coherence, repeat_line) as i32;
+}
+
 /// One core's side of coherence.
 #[derive(Default)]
 pub(crate) struct Coherence {

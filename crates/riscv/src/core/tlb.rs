@@ -34,7 +34,17 @@ pub(crate) const TLB_SIZE: usize = 32;
 /// CHANGELOG).
 #[inline(always)]
 fn slot(cn: u64) -> usize {
-    (cn.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - TLB_SIZE.trailing_zeros())) as usize
+    (cn.wrapping_mul(layout::HASH) >> layout::SHIFT) as usize
+}
+
+/// Where a translated trace finds the table, and how it picks a slot (`slot`), for the
+/// loads it runs itself (`jit/emit.rs`).
+pub(crate) mod layout {
+    use super::{Tlb, TLB_SIZE};
+    pub(crate) const HASH: u64 = 0x9e37_79b9_7f4a_7c15;
+    pub(crate) const SHIFT: u32 = 64 - TLB_SIZE.trailing_zeros();
+    pub(crate) const TAGS: i32 = std::mem::offset_of!(Tlb, tags) as i32;
+    pub(crate) const PTRS: i32 = std::mem::offset_of!(Tlb, ptrs) as i32;
 }
 
 /// The tag's low bit: the entry points to a shared chunk (loads only).

@@ -6,7 +6,7 @@ use std::mem::offset_of;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64};
 use cranelift_codegen::ir::{
-    AbiParam, Block, BlockArg, InstBuilder, JumpTableData, MemFlagsData, SigRef, Signature, Value,
+    AbiParam, Block, BlockArg, Endianness, InstBuilder, JumpTableData, MemFlagsData, SigRef, Signature, Value,
 };
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
@@ -25,6 +25,12 @@ const INSTRET: i32 = (offset_of!(Core, stats) + offset_of!(CoreStats, instret)) 
 const STALL_BRANCH: i32 = (offset_of!(Core, stats) + offset_of!(CoreStats, stall_branch)) as i32;
 const STALL_LOAD_USE: i32 = (offset_of!(Core, stats) + offset_of!(CoreStats, stall_load_use)) as i32;
 const BP: i32 = offset_of!(Core, bp) as i32;
+const TLB: i32 = offset_of!(Core, tlb) as i32;
+const DLINE: i32 = offset_of!(Core, dline) as i32;
+const COH: i32 = offset_of!(Core, coh) as i32;
+const READY: i32 = offset_of!(Core, ready) as i32;
+const READY_MULDIV: i32 = offset_of!(Core, ready_muldiv) as i32;
+const QUIET_FROM: i32 = offset_of!(Core, quiet_from) as i32;
 /// And the fields of its `Io`.
 const IO_CYCLE: i32 = offset_of!(Io, cycle) as i32;
 const IO_FAR: i32 = offset_of!(Io, far_limit) as i32;
@@ -552,8 +558,15 @@ impl<'a> Emit<'a> {
         let addr = self.b.ins().iadd_imm_s(addr, op.imm as i64);
         let c = self.b.use_var(self.cycle);
         let c1 = self.b.ins().iadd_imm_s(c, 1);
+        let (helper, join) = (self.b.create_block(), self.b.create_block());
+        self.b.append_block_param(join, I64);
+        self.quick_load(it, addr, c1, helper, join);
+        self.b.switch_to_block(helper);
         let args = [self.core, addr, c1, self.iconst(op.rd as u64), self.iconst(it.next_free as u64)];
         let status = self.call(f, &args);
+        self.b.ins().jump(join, &[BlockArg::Value(status)]);
+        self.b.switch_to_block(join);
+        let status = self.b.block_params(join)[0];
         let (slow, hit) = (self.exit_block(Exit::Next(it.off), it.end), self.b.create_block());
         self.b.ins().brif(status, hit, &[], slow, &[]);
         self.b.switch_to_block(hit);
@@ -567,6 +580,87 @@ impl<'a> Emit<'a> {
         self.b.ins().brif(raised, out, &[], on, &[]);
         self.b.switch_to_block(on);
         self.next(j);
+    }
+
+    /// `load_quick`'s common case for a word or double-word load, run here: aligned, its
+    /// chunk in the TLB, in the line of the core's last data access (`dline`, so the L1
+    /// holds it), and `note_access_unless_yield`'s answer yes without a call (another line
+    /// than the last access's, or no sharing); then the result written as `load!` writes
+    /// it and on to `join` with the helper's status. Anything else to `helper` (nothing
+    /// changed yet).
+    fn quick_load(&mut self, it: &Item, addr: Value, c1: Value, helper: Block, join: Block) {
+        use crate::core::{coherence::layout as coh, tlb::layout as tlb};
+        let op = it.op;
+        let lat = self.t.shape.load_latency;
+        let n = match op.kind() {
+            Kind::Ld => 8,
+            Kind::Lw | Kind::Lwu => 4,
+            _ => {
+                self.b.ins().jump(helper, &[]);
+                return;
+            }
+        };
+        let flags = MemFlagsData::trusted();
+        let misaligned = self.b.ins().band_imm_s(addr, n as i64 - 1);
+        self.on_unless(misaligned, helper);
+        let cn = self.b.ins().ushr_imm_s(addr, crate::sparse::CHUNK.trailing_zeros() as i64);
+        let h = self.b.ins().imul_imm_s(cn, tlb::HASH as i64);
+        let i = self.b.ins().ushr_imm_s(h, tlb::SHIFT as i64);
+        let at = self.b.ins().ishl_imm_s(i, 2);
+        let at = self.b.ins().iadd(self.core, at);
+        let tag = self.b.ins().sload32(flags, at, TLB + tlb::TAGS);
+        let tag = self.b.ins().ushr_imm_s(tag, 1);
+        let missed = self.b.ins().icmp(IntCC::NotEqual, tag, cn);
+        self.on_unless(missed, helper);
+        let line = self.b.ins().ushr_imm_s(addr, self.t.shape.line_shift as i64);
+        let dline = self.b.ins().load(I64, flags, self.core, DLINE);
+        let other = self.b.ins().icmp(IntCC::NotEqual, line, dline);
+        self.on_unless(other, helper);
+        // `note_access_unless_yield`: a new line is noted; the same line again is a repeat,
+        // which only counts while the core shares memory (the helper's case).
+        let last = self.b.ins().load(I64, flags, self.core, COH + coh::REPEAT_LINE);
+        let (new, same, go) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        let again = self.b.ins().icmp(IntCC::Equal, last, line);
+        self.b.ins().brif(again, same, &[], new, &[]);
+        self.b.switch_to_block(new);
+        self.b.ins().store(flags, line, self.core, COH + coh::REPEAT_LINE);
+        let zero = self.iconst(0);
+        self.b.ins().istore32(flags, zero, self.core, COH + coh::REPEATS);
+        self.b.ins().jump(go, &[]);
+        self.b.switch_to_block(same);
+        let sharing = self.b.ins().uload8(I64, flags, self.core, COH + coh::SHARING);
+        self.b.ins().brif(sharing, helper, &[], go, &[]);
+        self.b.switch_to_block(go);
+        let at = self.b.ins().ishl_imm_s(i, 3);
+        let at = self.b.ins().iadd(self.core, at);
+        let chunk = self.b.ins().load(I64, flags, at, TLB + tlb::PTRS);
+        let off = self.b.ins().band_imm_s(addr, crate::sparse::CHUNK as i64 - 1);
+        let at = self.b.ins().iadd(chunk, off);
+        let le = flags.with_endianness(Endianness::Little);
+        let v = match op.kind() {
+            Kind::Ld => self.b.ins().load(I64, le, at, 0),
+            Kind::Lw => self.b.ins().sload32(le, at, 0),
+            _ => self.b.ins().uload32(le, at, 0),
+        };
+        // `set_load_ready`, the bound, the register (`load!`).
+        let rd = op.rd as i32;
+        let ready = self.b.ins().iadd_imm_s(c1, lat as i64 - 1);
+        let no = self.b.ins().iconst(cranelift_codegen::ir::types::I8, 0);
+        self.b.ins().store(flags, no, self.core, READY_MULDIV + rd);
+        self.b.ins().store(flags, ready, self.core, READY + 8 * rd);
+        let bound = self.b.ins().load(I64, flags, self.core, QUIET_FROM);
+        let bound = self.b.ins().umax(bound, ready);
+        self.b.ins().store(flags, bound, self.core, QUIET_FROM);
+        self.write(op.rd, v);
+        let status = self.iconst(if it.next_free && lat == 2 { 1 } else { 2 });
+        self.b.ins().jump(join, &[BlockArg::Value(status)]);
+    }
+
+    /// On in a new block if `cond` is 0, else to `to`.
+    fn on_unless(&mut self, cond: Value, to: Block) {
+        let on = self.b.create_block();
+        self.b.ins().brif(cond, to, &[], on, &[]);
+        self.b.switch_to_block(on);
     }
 
     /// For a word or double-word load the quiet loop would hand back after (its next op

@@ -38,8 +38,10 @@ pub struct Program {
     image: Vec<Box<Page>>,
     image_at: PageIndex,
     code: Vec<CodeRegion>,
-    /// The code's translated traces (`Engine::Jit`), made at the first use.
-    traces: std::sync::OnceLock<crate::jit::Traces>,
+    /// What a core engine keeps per program, made at its first use: the translated traces
+    /// of `Engine::Jit` (`jit::Traces`). Typed `Any` here, so that the program does not
+    /// depend on the engines that run it.
+    engine_cache: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
     pub(crate) tohost: Option<u64>,
     pub(crate) fromhost: Option<u64>,
 }
@@ -77,7 +79,7 @@ impl Program {
             image: Vec::new(),
             image_at: PageIndex::new(mem.dram_base / PAGE),
             code: Vec::new(),
-            traces: std::sync::OnceLock::new(),
+            engine_cache: std::sync::OnceLock::new(),
         };
         p.check_entry(&parsed.code)?;
         p.build_image(bytes);
@@ -143,10 +145,14 @@ impl Program {
         Some(&r.ops[i..i + OPS_PER_PAGE])
     }
 
-    /// The code's translated traces (`jit/`).
+    /// The engine's per-program cache (`engine_cache`), made by `make` from the decoded
+    /// code at the first call; `None` if another type was made first.
     #[inline(always)]
-    pub(crate) fn traces(&self) -> &crate::jit::Traces {
-        self.traces.get_or_init(|| crate::jit::Traces::new(&self.code))
+    pub(crate) fn engine_cache<T: std::any::Any + Send + Sync>(
+        &self,
+        make: impl FnOnce(&[CodeRegion]) -> T,
+    ) -> Option<&T> {
+        self.engine_cache.get_or_init(|| Box::new(make(&self.code))).downcast_ref()
     }
 
     /// Page numbers of all pre-decoded code.
