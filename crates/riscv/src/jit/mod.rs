@@ -11,9 +11,11 @@
 //! - What the host code does (`emit.rs`): an ALU op is its operation on the register file
 //!   in the `Core`; the cycle and `instret` are counted in host registers; a conditional
 //!   branch runs the predictor itself (`BranchPred::branch_inline`, with what depends on
-//!   the pc alone computed when translating); loads and stores call the fast engine's own
-//!   quick paths (`helpers.rs`: `load_quick`, `store_quick`, the bound `quiet_from` as
-//!   `load!` raises it); entering another line is `enter_line` with no miss (`cross`). A
+//!   the pc alone computed when translating); a word load in the line of the core's last
+//!   data access runs in the trace too (`quick_load`); other loads and stores call the
+//!   fast engine's own quick paths (`helpers.rs`: `load_quick`, `store_quick`, the bound
+//!   `quiet_from` as `load!` raises it); entering another line is `enter_line` with no
+//!   miss (`cross`). A
 //!   trace runs only while every pending result is ready and the horizon is out of the
 //!   line's reach (the quiet loop's terms); the one wait it takes itself is the next op's
 //!   for a word load's result (the default latency: the checked issue's one cycle). It
