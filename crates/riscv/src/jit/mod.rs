@@ -179,3 +179,15 @@ fn trace_fn(w: u64) -> (TraceFn, u64) {
     // address (48 bits on the hosts Cranelift supports) and the op's index.
     (unsafe { std::mem::transmute::<usize, TraceFn>(f) }, (w & !TRACE) >> 48)
 }
+
+#[cfg(test)]
+mod tests {
+    /// The compiler is used from whichever host thread makes a trace, under the mutex:
+    /// Cranelift's module must be movable between threads (the `unsafe impl`s above do not
+    /// check it).
+    #[test]
+    fn the_compiler_may_move_between_threads() {
+        fn send<T: Send>() {}
+        send::<super::emit::Compiler>();
+    }
+}
