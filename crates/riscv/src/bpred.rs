@@ -75,9 +75,25 @@ const EMPTY: u64 = u64::MAX;
 
 /// `(pc, target)` packed in one word, if both fit and the word is not `EMPTY`.
 #[inline(always)]
-fn pack(pc: u64, target: u64) -> Option<u64> {
+pub(crate) fn pack(pc: u64, target: u64) -> Option<u64> {
     let w = pc << 32 | target;
     (pc >> 32 == 0 && target >> 32 == 0 && w != EMPTY).then_some(w)
+}
+
+/// The pc's part of a BHT index (`BranchPred::bht_slot`) for a table of `2^bits` counters:
+/// Rocket's fetch-packet address folded to the table's width. Also a translated trace's,
+/// which computes it when translating (`jit/emit.rs`).
+#[inline(always)]
+pub(crate) fn bht_pc_part(pc: u64, bits: u32) -> u64 {
+    let hi = pc >> 2;
+    hi ^ (hi >> bits) & 3
+}
+
+/// The BTB slot of `pc` in a table of `mask + 1` entries (`BranchPred::btb_slot`, and a
+/// translated trace's).
+#[inline(always)]
+pub(crate) fn btb_index(pc: u64, mask: usize) -> usize {
+    (pc >> 1) as usize & mask
 }
 
 impl Btb {
@@ -144,9 +160,9 @@ impl BranchPred {
     }
 
     /// What a translated trace is made for: log2 of the BHT's entries, where the history's
-    /// hash goes in an index, the BHT's and the BTB's masks.
-    pub(crate) fn shape(&self) -> (u32, u32, usize, usize) {
-        (self.bht_bits, self.hash_shift, self.bht_mask, self.btb_mask)
+    /// hash goes in an index, the BTB's mask.
+    pub(crate) fn shape(&self) -> (u32, u32, usize) {
+        (self.bht_bits, self.hash_shift, self.btb_mask)
     }
 
     /// The BHT's words and the packed BTB's, for a translated trace that reads and writes
@@ -161,7 +177,7 @@ impl BranchPred {
 
     #[inline]
     fn btb_slot(&self, pc: u64) -> usize {
-        (pc >> 1) as usize & self.btb_mask
+        btb_index(pc, self.btb_mask)
     }
 
     /// BTB prediction for `pc`, if it holds one.
@@ -181,9 +197,7 @@ impl BranchPred {
     /// in the index's top bits.
     #[inline]
     fn bht_slot(&self, pc: u64) -> usize {
-        let bits = self.bht_bits;
-        let hi = pc >> 2;
-        let addr = (hi ^ (hi >> bits) & 3) as usize;
+        let addr = bht_pc_part(pc, self.bht_bits) as usize;
         let hash = HISTORY_HASH[self.history as usize] as usize;
         (addr ^ hash << self.hash_shift) & self.bht_mask
     }
