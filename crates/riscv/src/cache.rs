@@ -133,6 +133,14 @@ pub struct L1<const K: usize> {
     known: [i32; K],
 }
 
+/// Where a translated trace finds an L1's known lines (`jit/emit.rs`), which it reads as
+/// `knows` and `knows_written` do.
+pub(crate) mod layout {
+    use super::{KNOWN_CODE, KNOWN_DATA, L1};
+    pub(crate) const KNOWN_DATA_AT: i32 = std::mem::offset_of!(L1<KNOWN_DATA>, known) as i32;
+    pub(crate) const KNOWN_CODE_AT: i32 = std::mem::offset_of!(L1<KNOWN_CODE>, known) as i32;
+}
+
 /// An empty `known` slot: -1, which widens to `u64::MAX` (`key`); a line number is an
 /// address over the line size, below 2^63 for lines of 2 bytes or more, so
 /// `line << 1 | dirty` is never this.

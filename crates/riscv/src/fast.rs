@@ -489,7 +489,8 @@ impl Core {
     fn run_trace(&mut self, r: &mut Run, traces: &Traces) -> Option<Flow> {
         let (f, k) = traces.at(r.at)?;
         let (bht, btb) = self.bp.tables()?;
-        let mut io = Io { cycle: r.cycle, far_limit: r.far_limit, end: 0, bht, btb };
+        let stalls = self.stats.stall_branch + self.stats.stall_load_use;
+        let mut io = Io { cycle: r.cycle, far_limit: r.far_limit, end: 0, bht, btb, stalls };
         // SAFETY: a trace of this core's code (`Traces::at`: the program's own ops, the
         // line's), given the core and the run's terms; it touches nothing else.
         let code = unsafe { f(self as *mut Core, &mut io, k) };

@@ -4,7 +4,7 @@
 use std::mem::offset_of;
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I32, I64};
+use cranelift_codegen::ir::types::{I32, I64, I8};
 use cranelift_codegen::ir::{
     AbiParam, Block, BlockArg, Endianness, InstBuilder, JumpTableData, MemFlagsData, SigRef, Signature, Value,
 };
@@ -15,6 +15,7 @@ use cranelift_module::{default_libcall_names, Module};
 
 use super::helpers;
 use super::trace::{Exit, Io, Item, Trace, TraceFn};
+use crate::cache::{layout as l1, KNOWN_CODE, KNOWN_DATA};
 use crate::core::Core;
 use crate::error::CoreStats;
 use crate::op::{Kind, Op};
@@ -31,12 +32,20 @@ const COH: i32 = offset_of!(Core, coh) as i32;
 const READY: i32 = offset_of!(Core, ready) as i32;
 const READY_MULDIV: i32 = offset_of!(Core, ready_muldiv) as i32;
 const QUIET_FROM: i32 = offset_of!(Core, quiet_from) as i32;
+const BLOCK_END: i32 = offset_of!(Core, block_end) as i32;
+const ILINE: i32 = offset_of!(Core, iline) as i32;
+const IPREV: i32 = offset_of!(Core, iprev) as i32;
+const DLINE_DIRTY: i32 = offset_of!(Core, dline_dirty) as i32;
+const HTIF_CN: i32 = offset_of!(Core, htif_cn) as i32;
+const L1D: i32 = offset_of!(Core, l1d) as i32;
+const L1I: i32 = offset_of!(Core, l1i) as i32;
 /// And the fields of its `Io`.
 const IO_CYCLE: i32 = offset_of!(Io, cycle) as i32;
 const IO_FAR: i32 = offset_of!(Io, far_limit) as i32;
 const IO_END: i32 = offset_of!(Io, end) as i32;
 const IO_BHT: i32 = offset_of!(Io, bht) as i32;
 const IO_BTB: i32 = offset_of!(Io, btb) as i32;
+const IO_STALLS: i32 = offset_of!(Io, stalls) as i32;
 
 /// The JIT module all of a program's traces go into, and the contexts reused per trace.
 pub(crate) struct Compiler {
@@ -101,7 +110,6 @@ struct Emit<'a> {
     k: Value,
     far: Value,
     cycle: Variable,
-    ran: Variable,
     /// One block per op, in the trace's order.
     blocks: Vec<Block>,
     /// Helpers' signatures, of 3, 4 and 5 parameters.
@@ -122,33 +130,15 @@ impl<'a> Emit<'a> {
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
         let (core, io, k) = (b.block_params(entry)[0], b.block_params(entry)[1], b.block_params(entry)[2]);
-        let (cycle, ran) = (b.declare_var(I64), b.declare_var(I64));
+        let cycle = b.declare_var(I64);
         let c = b.ins().load(I64, MemFlagsData::trusted(), io, IO_CYCLE);
         let far = b.ins().load(I64, MemFlagsData::trusted(), io, IO_FAR);
-        let zero = b.ins().iconst(I64, 0);
         b.def_var(cycle, c);
-        b.def_var(ran, zero);
         let blocks = t.items.iter().map(|_| b.create_block()).collect();
         let out = b.create_block();
         b.append_block_param(out, I64);
         b.append_block_param(out, I64);
-        Emit {
-            b,
-            t,
-            core,
-            io,
-            k,
-            far,
-            cycle,
-            ran,
-            blocks,
-            s3,
-            s4,
-            s5,
-            exits: Vec::new(),
-            out,
-            stalls: Vec::new(),
-        }
+        Emit { b, t, core, io, k, far, cycle, blocks, s3, s4, s5, exits: Vec::new(), out, stalls: Vec::new() }
     }
 
     fn trace(mut self, config: cranelift_codegen::isa::TargetFrontendConfig) {
@@ -188,13 +178,11 @@ impl<'a> Emit<'a> {
         }
     }
 
-    /// The op's issue cycle, and one more op run.
+    /// The op's issue cycle (one more op run: `exit_all` counts them).
     fn issue(&mut self) {
-        for var in [self.cycle, self.ran] {
-            let v = self.b.use_var(var);
-            let v = self.b.ins().iadd_imm_s(v, 1);
-            self.b.def_var(var, v);
-        }
+        let v = self.b.use_var(self.cycle);
+        let v = self.b.ins().iadd_imm_s(v, 1);
+        self.b.def_var(self.cycle, v);
     }
 
     fn read(&mut self, r: u8) -> Value {
@@ -233,13 +221,37 @@ impl<'a> Emit<'a> {
         self.cross(pc, to, out);
     }
 
-    /// To `to`, entering its line at `pc` if `cross` (the helper, `enter_line` with no
-    /// miss) lets it, else to `out`.
+    /// To `to`, entering its line at `pc` as the fast engine would with nothing to charge:
+    /// before the horizon (`block_end`, which a load or store before the trace may have
+    /// brought nearer than the far limit), and the current line or one the L1 knows it
+    /// holds (`enter_line` with no miss: `known_line`, which makes it current); else to
+    /// `out`, nothing changed. The line is known when translating,
+    /// so its known slot and key are constants.
     fn cross(&mut self, pc: u64, to: Block, out: Block) {
+        let flags = MemFlagsData::trusted();
+        let line = pc >> self.t.shape.line_shift;
+        let end = self.b.ins().load(I64, flags, self.core, BLOCK_END);
         let c = self.b.use_var(self.cycle);
-        let pc = self.iconst(pc);
-        let ok = self.call(helpers::cross as *const () as usize, &[self.core, pc, c]);
-        self.b.ins().brif(ok, to, &[], out, &[]);
+        let late = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, c, end);
+        self.on_unless(late, out);
+        let iline = self.b.ins().load(I64, flags, self.core, ILINE);
+        let here = self.b.ins().icmp_imm_s(IntCC::Equal, iline, line as i64);
+        let (other, enter) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(here, to, &[], other, &[]);
+        self.b.switch_to_block(other);
+        let prev = self.b.ins().load(I64, flags, self.core, IPREV);
+        let prev = self.b.ins().icmp_imm_s(IntCC::Equal, prev, line as i64);
+        let slot = L1I + l1::KNOWN_CODE_AT + 4 * (line as usize & (KNOWN_CODE - 1)) as i32;
+        let known = self.b.ins().sload32(flags, self.core, slot);
+        let known = self.b.ins().ushr_imm_s(known, 1);
+        let known = self.b.ins().icmp_imm_s(IntCC::Equal, known, line as i64);
+        let known = self.b.ins().bor(prev, known);
+        self.b.ins().brif(known, enter, &[], out, &[]);
+        self.b.switch_to_block(enter);
+        self.b.ins().store(flags, iline, self.core, IPREV);
+        let line = self.iconst(line);
+        self.b.ins().store(flags, line, self.core, ILINE);
+        self.b.ins().jump(to, &[]);
     }
 
     fn jump(&mut self, k: usize) {
@@ -266,12 +278,22 @@ impl<'a> Emit<'a> {
     fn exit_all(&mut self) {
         self.b.switch_to_block(self.out);
         let (code, end) = (self.b.block_params(self.out)[0], self.b.block_params(self.out)[1]);
-        let (cycle, ran) = (self.b.use_var(self.cycle), self.b.use_var(self.ran));
-        self.b.ins().store(MemFlagsData::trusted(), cycle, self.io, IO_CYCLE);
-        self.b.ins().store(MemFlagsData::trusted(), end, self.io, IO_END);
-        let n = self.b.ins().load(I64, MemFlagsData::trusted(), self.core, INSTRET);
+        let flags = MemFlagsData::trusted();
+        let cycle = self.b.use_var(self.cycle);
+        // The ops run: each took one cycle to issue, and every other cycle the trace added
+        // is a branch's penalty or a load's use waited for, each counted in its stall
+        // counter, whose sum at entry `Io::stalls` holds.
+        let (c0, s0) = (self.word(self.io, IO_CYCLE), self.word(self.io, IO_STALLS));
+        let (branch, load_use) = (self.word(self.core, STALL_BRANCH), self.word(self.core, STALL_LOAD_USE));
+        let stalls = self.b.ins().iadd(branch, load_use);
+        let stalls = self.b.ins().isub(stalls, s0);
+        let ran = self.b.ins().isub(cycle, c0);
+        let ran = self.b.ins().isub(ran, stalls);
+        self.b.ins().store(flags, cycle, self.io, IO_CYCLE);
+        self.b.ins().store(flags, end, self.io, IO_END);
+        let n = self.word(self.core, INSTRET);
         let n = self.b.ins().iadd(n, ran);
-        self.b.ins().store(MemFlagsData::trusted(), n, self.core, INSTRET);
+        self.b.ins().store(flags, n, self.core, INSTRET);
         self.b.ins().return_(&[code]);
     }
 
@@ -283,6 +305,11 @@ impl<'a> Emit<'a> {
         let out = self.b.create_block();
         self.exits.push((out, e, end));
         out
+    }
+
+    /// The 64-bit word at `base` + `off`.
+    fn word(&mut self, base: Value, off: i32) -> Value {
+        self.b.ins().load(I64, MemFlagsData::trusted(), base, off)
     }
 
     fn call(&mut self, f: usize, args: &[Value]) -> Value {
@@ -464,7 +491,7 @@ impl<'a> Emit<'a> {
         // The BTB: held if its slot holds the pc; a taken branch's entry set.
         let held = self.btb(pc, taken64, target);
         let both = self.b.ins().band(counter, held);
-        let taken8 = self.b.ins().ireduce(cranelift_codegen::ir::types::I8, taken64);
+        let taken8 = self.b.ins().ireduce(I8, taken64);
         let mis = self.b.ins().icmp(IntCC::NotEqual, both, taken8);
         let p = self.iconst(sh.penalty);
         let zero = self.iconst(0);
@@ -555,55 +582,91 @@ impl<'a> Emit<'a> {
     fn load(&mut self, j: usize) {
         let it = &self.t.items[j];
         let op = it.op;
-        let f = load_helper(op);
         let addr = self.read(op.rs1);
         let addr = self.b.ins().iadd_imm_s(addr, op.imm as i64);
         let c = self.b.use_var(self.cycle);
         let c1 = self.b.ins().iadd_imm_s(c, 1);
-        let (helper, join) = (self.b.create_block(), self.b.create_block());
-        self.b.append_block_param(join, I64);
-        self.quick_load(it, addr, c1, helper, join);
+        let (helper, hit) = (self.b.create_block(), self.b.create_block());
+        let waits = self.load_use(it);
+        // Where it goes after it when the quiet loop would hand back: out with `Raised`,
+        // unless the trace waits for its result itself.
+        let raised = if waits.is_some() { hit } else { self.b.create_block() };
+        self.quick_load(it, addr, c1, helper, hit, raised);
         self.b.switch_to_block(helper);
         let args = [self.core, addr, c1, self.iconst(op.rd as u64), self.iconst(it.next_free as u64)];
-        let status = self.call(f, &args);
-        self.b.ins().jump(join, &[BlockArg::Value(status)]);
-        self.b.switch_to_block(join);
-        let status = self.b.block_params(join)[0];
-        let (slow, hit) = (self.exit_block(Exit::Next(it.off), it.end), self.b.create_block());
-        self.b.ins().brif(status, hit, &[], slow, &[]);
+        let status = self.call(load_helper(op), &args);
+        let (slow, loaded) = (self.exit_block(Exit::Next(it.off), it.end), self.b.create_block());
+        self.b.ins().brif(status, loaded, &[], slow, &[]);
+        self.b.switch_to_block(loaded);
+        match waits {
+            Some(_) => self.jump_block(hit),
+            None => {
+                let is_raised = self.b.ins().icmp_imm_s(IntCC::Equal, status, 2);
+                self.b.ins().brif(is_raised, raised, &[], hit, &[]);
+            }
+        }
+        if waits.is_none() {
+            self.b.switch_to_block(raised);
+            self.issue();
+            self.exit(Exit::Raised(it.off + op.len() as i64 / 2), it.end);
+        }
         self.b.switch_to_block(hit);
         self.issue();
-        let next = it.off + op.len() as i64 / 2;
-        if let Some(wait) = self.load_use(it) {
-            return self.next_after(j, wait, Exit::Raised);
+        match waits {
+            Some(wait) => self.next_after(j, wait, Exit::Raised),
+            None => self.next(j),
         }
-        let raised = self.b.ins().icmp_imm_s(IntCC::Equal, status, 2);
-        let (out, on) = (self.exit_block(Exit::Raised(next), it.end), self.b.create_block());
-        self.b.ins().brif(raised, out, &[], on, &[]);
-        self.b.switch_to_block(on);
-        self.next(j);
     }
 
-    /// `load_quick`'s common case for a word or double-word load, run here: aligned, its
-    /// chunk in the TLB, in the line of the core's last data access (`dline`, so the L1
-    /// holds it), and `note_access_unless_yield`'s answer yes without a call (another line
-    /// than the last access's, or no sharing); then the result written as `load!` writes
-    /// it and on to `join` with the helper's status. Anything else to `helper` (nothing
-    /// changed yet).
-    fn quick_load(&mut self, it: &Item, addr: Value, c1: Value, helper: Block, join: Block) {
-        use crate::core::{coherence::layout as coh, tlb::layout as tlb};
+    fn jump_block(&mut self, to: Block) {
+        self.b.ins().jump(to, &[]);
+    }
+
+    /// `load_quick` for a word or double-word load, run here (`quick_access`); then the
+    /// result written as `load!` writes it, and on to `hit` if the quiet loop would go on
+    /// after it (`next_free`, at the default latency), else to `raised`. Anything else to
+    /// `helper` (nothing changed yet).
+    fn quick_load(&mut self, it: &Item, addr: Value, c1: Value, helper: Block, hit: Block, raised: Block) {
         let op = it.op;
         let lat = self.t.shape.load_latency;
         let n = match op.kind() {
             Kind::Ld => 8,
             Kind::Lw | Kind::Lwu => 4,
-            _ => {
-                self.b.ins().jump(helper, &[]);
-                return;
-            }
+            _ => return self.jump_block(helper),
         };
+        let at = self.quick_access(addr, n, false, helper);
+        let le = MemFlagsData::trusted().with_endianness(Endianness::Little);
+        let v = match op.kind() {
+            Kind::Ld => self.b.ins().load(I64, le, at, 0),
+            Kind::Lw => self.b.ins().sload32(le, at, 0),
+            _ => self.b.ins().uload32(le, at, 0),
+        };
+        // `set_load_ready`, the bound, the register (`load!`).
         let flags = MemFlagsData::trusted();
-        let misaligned = self.b.ins().band_imm_s(addr, n as i64 - 1);
+        let rd = op.rd as i32;
+        let ready = self.b.ins().iadd_imm_s(c1, lat as i64 - 1);
+        let no = self.b.ins().iconst(I8, 0);
+        self.b.ins().store(flags, no, self.core, READY_MULDIV + rd);
+        self.b.ins().store(flags, ready, self.core, READY + 8 * rd);
+        let bound = self.word(self.core, QUIET_FROM);
+        let bound = self.b.ins().umax(bound, ready);
+        self.b.ins().store(flags, bound, self.core, QUIET_FROM);
+        self.write(op.rd, v);
+        self.jump_block(if it.next_free && lat == 2 { hit } else { raised });
+    }
+
+    /// `load_quick`'s and `store_quick`'s (`write`) terms for an access of `n` bytes at
+    /// `addr`, checked here: aligned; its chunk in the TLB (for a store, a private chunk
+    /// and not `tohost`'s); in the line of the core's last data access (`dline`; for a
+    /// store, one a store has dirtied since) or one the L1 knows it holds (written, for a
+    /// store); `note_access_unless_yield`'s answer yes without a call (another line than
+    /// the last access's, or no sharing; a store only without sharing, as it would note
+    /// itself for the other cores). Then the line noted and made `dline`, as `data_timing`
+    /// does, and the host address of the bytes returned; else to `helper`, nothing changed.
+    fn quick_access(&mut self, addr: Value, n: i64, write: bool, helper: Block) -> Value {
+        use crate::core::{coherence::layout as coh, tlb::layout as tlb};
+        let flags = MemFlagsData::trusted();
+        let misaligned = self.b.ins().band_imm_s(addr, n - 1);
         self.on_unless(misaligned, helper);
         let cn = self.b.ins().ushr_imm_s(addr, crate::sparse::CHUNK.trailing_zeros() as i64);
         let h = self.b.ins().imul_imm_s(cn, tlb::HASH as i64);
@@ -611,51 +674,104 @@ impl<'a> Emit<'a> {
         let at = self.b.ins().ishl_imm_s(i, 2);
         let at = self.b.ins().iadd(self.core, at);
         let tag = self.b.ins().sload32(flags, at, TLB + tlb::TAGS);
-        let tag = self.b.ins().ushr_imm_s(tag, 1);
-        let missed = self.b.ins().icmp(IntCC::NotEqual, tag, cn);
+        let missed = match write {
+            // `writes`: the tag is the chunk's, the shared bit clear.
+            true => {
+                let want = self.b.ins().ishl_imm_s(cn, 1);
+                let missed = self.b.ins().icmp(IntCC::NotEqual, tag, want);
+                let htif = self.b.ins().load(I64, flags, self.core, HTIF_CN);
+                let htif = self.b.ins().icmp(IntCC::Equal, cn, htif);
+                let sharing = self.b.ins().uload8(I64, flags, self.core, COH + coh::SHARING);
+                let sharing = self.b.ins().icmp_imm_s(IntCC::NotEqual, sharing, 0);
+                let no = self.b.ins().bor(missed, htif);
+                self.b.ins().bor(no, sharing)
+            }
+            false => {
+                let tag = self.b.ins().ushr_imm_s(tag, 1);
+                self.b.ins().icmp(IntCC::NotEqual, tag, cn)
+            }
+        };
         self.on_unless(missed, helper);
         let line = self.b.ins().ushr_imm_s(addr, self.t.shape.line_shift as i64);
-        let dline = self.b.ins().load(I64, flags, self.core, DLINE);
-        let other = self.b.ins().icmp(IntCC::NotEqual, line, dline);
-        self.on_unless(other, helper);
-        // `note_access_unless_yield`: a new line is noted; the same line again is a repeat,
-        // which only counts while the core shares memory (the helper's case).
-        let last = self.b.ins().load(I64, flags, self.core, COH + coh::REPEAT_LINE);
-        let (new, same, go) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
-        let again = self.b.ins().icmp(IntCC::Equal, last, line);
-        self.b.ins().brif(again, same, &[], new, &[]);
-        self.b.switch_to_block(new);
-        self.b.ins().store(flags, line, self.core, COH + coh::REPEAT_LINE);
-        let zero = self.iconst(0);
-        self.b.ins().istore32(flags, zero, self.core, COH + coh::REPEATS);
-        self.b.ins().jump(go, &[]);
-        self.b.switch_to_block(same);
-        let sharing = self.b.ins().uload8(I64, flags, self.core, COH + coh::SHARING);
-        self.b.ins().brif(sharing, helper, &[], go, &[]);
-        self.b.switch_to_block(go);
+        let again = self.may_note(line, write, helper);
+        self.known_line(line, write, helper);
+        self.note(line, again);
         let at = self.b.ins().ishl_imm_s(i, 3);
         let at = self.b.ins().iadd(self.core, at);
         let chunk = self.b.ins().load(I64, flags, at, TLB + tlb::PTRS);
         let off = self.b.ins().band_imm_s(addr, crate::sparse::CHUNK as i64 - 1);
-        let at = self.b.ins().iadd(chunk, off);
-        let le = flags.with_endianness(Endianness::Little);
-        let v = match op.kind() {
-            Kind::Ld => self.b.ins().load(I64, le, at, 0),
-            Kind::Lw => self.b.ins().sload32(le, at, 0),
-            _ => self.b.ins().uload32(le, at, 0),
+        self.b.ins().iadd(chunk, off)
+    }
+
+    /// On if `line` is `dline` (for a store, `dline` dirtied) or the L1 knows it holds it
+    /// (`L1::knows`, `knows_written`), else to `helper`. `data_timing`'s line change for
+    /// another line: `dline` the line, dirty after a store, clean after a load (the last
+    /// way to `helper` is before this, `may_note`).
+    fn known_line(&mut self, line: Value, write: bool, helper: Block) {
+        let flags = MemFlagsData::trusted();
+        let dline = self.word(self.core, DLINE);
+        let mut held = self.b.ins().icmp(IntCC::Equal, line, dline);
+        if write {
+            let dirty = self.b.ins().load(I8, flags, self.core, DLINE_DIRTY);
+            held = self.b.ins().band(held, dirty);
+        }
+        let (other, known, on) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(held, on, &[], other, &[]);
+        self.b.switch_to_block(other);
+        let slot = self.b.ins().band_imm_s(line, KNOWN_DATA as i64 - 1);
+        let slot = self.b.ins().ishl_imm_s(slot, 2);
+        let slot = self.b.ins().iadd(self.core, slot);
+        let key = self.b.ins().sload32(flags, slot, L1D + l1::KNOWN_DATA_AT);
+        let is_known = match write {
+            true => {
+                let want = self.b.ins().ishl_imm_s(line, 1);
+                let want = self.b.ins().bor_imm_s(want, 1);
+                self.b.ins().icmp(IntCC::Equal, key, want)
+            }
+            false => {
+                let key = self.b.ins().ushr_imm_s(key, 1);
+                self.b.ins().icmp(IntCC::Equal, key, line)
+            }
         };
-        // `set_load_ready`, the bound, the register (`load!`).
-        let rd = op.rd as i32;
-        let ready = self.b.ins().iadd_imm_s(c1, lat as i64 - 1);
-        let no = self.b.ins().iconst(cranelift_codegen::ir::types::I8, 0);
-        self.b.ins().store(flags, no, self.core, READY_MULDIV + rd);
-        self.b.ins().store(flags, ready, self.core, READY + 8 * rd);
-        let bound = self.b.ins().load(I64, flags, self.core, QUIET_FROM);
-        let bound = self.b.ins().umax(bound, ready);
-        self.b.ins().store(flags, bound, self.core, QUIET_FROM);
-        self.write(op.rd, v);
-        let status = self.iconst(if it.next_free && lat == 2 { 1 } else { 2 });
-        self.b.ins().jump(join, &[BlockArg::Value(status)]);
+        self.b.ins().brif(is_known, known, &[], helper, &[]);
+        self.b.switch_to_block(known);
+        self.b.ins().store(flags, line, self.core, DLINE);
+        let dirty = self.b.ins().iconst(I8, write as i64);
+        self.b.ins().store(flags, dirty, self.core, DLINE_DIRTY);
+        self.jump_block(on);
+        self.b.switch_to_block(on);
+    }
+
+    /// `note_access_unless_yield`'s terms for an answer yes without a call: another line
+    /// than the last access's, or the same again (a repeat, which only counts while the
+    /// core shares memory: then to `helper`, nothing changed). Returns whether it is the
+    /// same line again. A store comes here only without sharing (`quick_access`).
+    fn may_note(&mut self, line: Value, write: bool, helper: Block) -> Value {
+        use crate::core::coherence::layout as coh;
+        let flags = MemFlagsData::trusted();
+        let last = self.word(self.core, COH + coh::REPEAT_LINE);
+        let again = self.b.ins().icmp(IntCC::Equal, last, line);
+        if !write {
+            let sharing = self.b.ins().load(I8, flags, self.core, COH + coh::SHARING);
+            let counts = self.b.ins().band(again, sharing);
+            self.on_unless(counts, helper);
+        }
+        again
+    }
+
+    /// `note_access_unless_yield`'s note of a new line (`again`: the same line as the last
+    /// access's, when it notes nothing without sharing).
+    fn note(&mut self, line: Value, again: Value) {
+        use crate::core::coherence::layout as coh;
+        let flags = MemFlagsData::trusted();
+        let (new, go) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(again, go, &[], new, &[]);
+        self.b.switch_to_block(new);
+        self.b.ins().store(flags, line, self.core, COH + coh::REPEAT_LINE);
+        let zero = self.iconst(0);
+        self.b.ins().istore32(flags, zero, self.core, COH + coh::REPEATS);
+        self.jump_block(go);
+        self.b.switch_to_block(go);
     }
 
     /// On in a new block if `cond` is 0, else to `to`.
@@ -707,23 +823,42 @@ impl<'a> Emit<'a> {
         }
     }
 
-    /// A store (`store!`): out before it if it has timing to charge.
+    /// A store (`store!`): its quick path here (`quick_access`), or the helper
+    /// (`store_quick`: a byte or half-word, a shared chunk left as it is, sharing); out
+    /// before it if it has timing to charge.
     fn store(&mut self, j: usize) {
         let it = &self.t.items[j];
         let op = it.op;
-        let f = match op.kind() {
-            Kind::Sb => helpers::store::<1> as *const () as usize,
-            Kind::Sh => helpers::store::<2> as *const () as usize,
-            Kind::Sw => helpers::store::<4> as *const () as usize,
+        let n = match op.kind() {
+            Kind::Sb => 1,
+            Kind::Sh => 2,
+            Kind::Sw => 4,
+            _ => 8,
+        };
+        let f = match n {
+            1 => helpers::store::<1> as *const () as usize,
+            2 => helpers::store::<2> as *const () as usize,
+            4 => helpers::store::<4> as *const () as usize,
             _ => helpers::store::<8> as *const () as usize,
         };
         let addr = self.read(op.rs1);
         let addr = self.b.ins().iadd_imm_s(addr, op.imm as i64);
         let v = self.read(op.rs2);
+        let (helper, done) = (self.b.create_block(), self.b.create_block());
+        let at = self.quick_access(addr, n as i64, true, helper);
+        let le = MemFlagsData::trusted().with_endianness(Endianness::Little);
+        match n {
+            1 => self.b.ins().istore8(le, v, at, 0),
+            2 => self.b.ins().istore16(le, v, at, 0),
+            4 => self.b.ins().istore32(le, v, at, 0),
+            _ => self.b.ins().store(le, v, at, 0),
+        };
+        self.jump_block(done);
+        self.b.switch_to_block(helper);
         let c = self.b.use_var(self.cycle);
         let c1 = self.b.ins().iadd_imm_s(c, 1);
         let stored = self.call(f, &[self.core, addr, v, c1]);
-        let (slow, done) = (self.exit_block(Exit::Next(it.off), it.end), self.b.create_block());
+        let slow = self.exit_block(Exit::Next(it.off), it.end);
         self.b.ins().brif(stored, done, &[], slow, &[]);
         self.b.switch_to_block(done);
         self.issue();

@@ -54,15 +54,3 @@ pub(super) unsafe extern "C" fn store<const N: usize>(core: *mut Core, addr: u64
     let c = unsafe { &mut *core };
     c.store_quick::<N>(addr, v, cycle) as u64
 }
-
-/// Enter the line of `pc` (the next line, or a jump's target in the page) at `cycle`, as
-/// the fast engine would with nothing to charge: before the horizon (`block_end`, which a
-/// load or store before the trace may have brought nearer than the far limit), and the
-/// line the current one or one the L1 knows it holds (`enter_line` with no miss, which
-/// `known_line` makes the current line). 1 if so; 0 if not, nothing changed.
-pub(super) unsafe extern "C" fn cross(core: *mut Core, pc: u64, cycle: u64) -> u64 {
-    // SAFETY: as in `jal`.
-    let c = unsafe { &mut *core };
-    let line = pc >> c.line_shift;
-    (cycle < c.block_end && (line == c.iline || c.known_line(line))) as u64
-}

@@ -4,18 +4,19 @@
 //!
 //! - What a trace is (`trace.rs`): the ops reached from an entry op of a program's
 //!   pre-decoded code along the next op and every branch's and `jal`'s target, within the
-//!   entry's page, up to 64 of them, of the kinds the quiet loop runs inline: the integer
+//!   entry's page, up to 256 of them, of the kinds the quiet loop runs inline: the integer
 //!   ALU, conditional branches, `jal`, loads and stores. A trace can be entered at any of
 //!   its ops. Only the program's own code is translated (every node shares it, as it
 //!   shares the decoded ops); a page a node wrote (`NodeMem::code_over`) runs as before.
 //! - What the host code does (`emit.rs`): an ALU op is its operation on the register file
 //!   in the `Core`; the cycle and `instret` are counted in host registers; a conditional
 //!   branch runs the predictor itself (`BranchPred::branch_inline`, with what depends on
-//!   the pc alone computed when translating); a word load in the line of the core's last
-//!   data access runs in the trace too (`quick_load`); other loads and stores call the
-//!   fast engine's own quick paths (`helpers.rs`: `load_quick`, `store_quick`, the bound
-//!   `quiet_from` as `load!` raises it); entering another line is `enter_line` with no
-//!   miss (`cross`). A
+//!   the pc alone computed when translating); word loads and stores run `load_quick`'s and
+//!   `store_quick`'s common case in the trace too (`quick_access`: the TLB, the line of
+//!   the core's last data access or one the L1 knows it holds, the repeat note), and the
+//!   rest call those quick paths themselves (`helpers.rs`, the bound `quiet_from` as
+//!   `load!` raises it); entering another line is `enter_line` with no miss (`cross`, its
+//!   line's known slot a constant). A
 //!   trace runs only while every pending result is ready and the horizon is out of the
 //!   line's reach (the quiet loop's terms); the one wait it takes itself is the next op's
 //!   for a word load's result (the default latency: the checked issue's one cycle). It

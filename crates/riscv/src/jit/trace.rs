@@ -15,7 +15,9 @@ pub(crate) type TraceFn = unsafe extern "C" fn(core: *mut Core, io: *mut Io, k: 
 /// where it hands back, the run's end then (the code slot in the page of the end of the
 /// line it was running).
 /// The core's BHT words and packed BTB words (`BranchPred::tables`) follow: a trace stores
-/// only packed pairs (`Trace::new`), so the BTB keeps its form while the trace runs.
+/// only packed pairs (`Trace::new`), so the BTB keeps its form while the trace runs. Last,
+/// the core's branch and load-use stall cycles at entry: the trace counts the ops it ran
+/// from the cycles it added less those (`emit.rs`, `exit_all`).
 #[repr(C)]
 pub(crate) struct Io {
     pub cycle: u64,
@@ -23,6 +25,7 @@ pub(crate) struct Io {
     pub end: i64,
     pub bht: *mut u64,
     pub btb: *mut u64,
+    pub stalls: u64,
 }
 
 /// Where the fast engine goes on after a trace, as its code says (`Exit::code`,
@@ -123,9 +126,13 @@ impl Shape {
 
 /// Fewer ops than this gain less than a trace's call costs.
 const MIN_OPS: usize = 2;
-/// At most this many ops a trace (a compile's cost grows with it): chosen, not tuned; a
-/// 64-op trace took about 2 ms of Cranelift's time when every entry made its own.
-const MAX_OPS: usize = 64;
+/// At most this many ops a trace (a compile's cost grows with it): chosen, not tuned, so
+/// that a function of compute's size (its quicksort, about 100 ops) is one trace. With 64,
+/// compute's traces handed back 1.2 M times more at ops they did not hold, and took 4.1%
+/// more host instructions (callgrind, 2026-12-06).
+const MAX_OPS: usize = 256;
+// An op's index in its trace is 15 bits of its word (`Traces::translate`).
+const _: () = assert!(MAX_OPS < 1 << 15);
 
 impl Trace {
     /// The trace entered at op `i` of `ops` (a code region whose first op is at pc `base`),
