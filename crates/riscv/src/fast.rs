@@ -460,7 +460,7 @@ impl Core {
             if let Some(t) = traces.filter(|_| r.cycle < r.far_limit) {
                 // SAFETY: the program's traces (`Core::traces`), which the core's `Arc` of
                 // the program keeps.
-                match self.run_trace(r, unsafe { &*t }) {
+                match self.run_trace(r, mem, unsafe { &*t }) {
                     Some(Flow::Next) if r.at < r.end => {}
                     Some(flow) => return Ok(flow),
                     None => {}
@@ -486,11 +486,11 @@ impl Core {
     /// while every pending result is ready and the horizon is out of the line's reach, so
     /// that the run's end is the line's (`quiet_steps`).
     #[inline(always)]
-    fn run_trace(&mut self, r: &mut Run, traces: &Traces) -> Option<Flow> {
+    fn run_trace(&mut self, r: &mut Run, mem: &mut NodeMem, traces: &Traces) -> Option<Flow> {
         let (f, k) = traces.at(r.at)?;
         let (bht, btb) = self.bp.tables()?;
-        let stalls = self.stats.stall_branch + self.stats.stall_load_use;
-        let mut io = Io { cycle: r.cycle, far_limit: r.far_limit, end: 0, bht, btb, stalls };
+        let base = self.stats.stall_branch.wrapping_add(self.stats.stall_load_use);
+        let mut io = Io { cycle: r.cycle, far_limit: r.far_limit, end: 0, bht, btb, base, mem };
         // SAFETY: a trace of this core's code (`Traces::at`: the program's own ops, the
         // line's), given the core and the run's terms; it touches nothing else.
         let code = unsafe { f(self as *mut Core, &mut io, k) };

@@ -71,6 +71,20 @@ impl Core {
         Some(u64::from_le_bytes(b))
     }
 
+    /// Whether an `N`-byte access at `addr` is aligned and its chunk in the TLB, for a
+    /// store (`write`) a private chunk other than `tohost`'s: then `load` or `store` takes
+    /// its fast path, which cannot trap or reach a device (the translated traces' helpers,
+    /// `jit/helpers.rs`, run it then).
+    #[inline(always)]
+    pub(crate) fn tlb_maps<const N: usize>(&self, addr: u64, write: bool) -> bool {
+        let (cn, e) = (addr / CHUNK, self.tlb.get(addr / CHUNK));
+        let mapped = match write {
+            true => e.writes(cn) && cn != self.htif_cn,
+            false => e.reads(cn),
+        };
+        addr & (N as u64 - 1) == 0 && mapped
+    }
+
     /// `store` at `cycle` where it has no timing to charge: `load_quick`'s terms, to a
     /// chunk other than `tohost`'s that is private, or shared and left as it is (a store
     /// of the bytes it holds: NanoSort zeroing its buffers, half the stores of the

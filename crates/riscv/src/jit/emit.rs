@@ -45,7 +45,7 @@ const IO_FAR: i32 = offset_of!(Io, far_limit) as i32;
 const IO_END: i32 = offset_of!(Io, end) as i32;
 const IO_BHT: i32 = offset_of!(Io, bht) as i32;
 const IO_BTB: i32 = offset_of!(Io, btb) as i32;
-const IO_STALLS: i32 = offset_of!(Io, stalls) as i32;
+const IO_BASE: i32 = offset_of!(Io, base) as i32;
 
 /// The JIT module all of a program's traces go into, and the contexts reused per trace.
 pub(crate) struct Compiler {
@@ -79,7 +79,7 @@ impl Compiler {
         let sig = signature(&self.module, 3);
         let id = self.module.declare_anonymous_function(&sig).ok()?;
         self.ctx.func.signature = sig;
-        let sigs = [3, 4, 5].map(|n| signature(&self.module, n));
+        let sigs = [3, 4, 6].map(|n| signature(&self.module, n));
         let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fctx);
         let sigs = sigs.map(|s| b.import_signature(s));
         Emit::new(b, t, sigs).trace(self.module.target_config());
@@ -112,10 +112,10 @@ struct Emit<'a> {
     cycle: Variable,
     /// One block per op, in the trace's order.
     blocks: Vec<Block>,
-    /// Helpers' signatures, of 3, 4 and 5 parameters.
+    /// Helpers' signatures, of 3, 4 and 6 parameters.
     s3: SigRef,
     s4: SigRef,
-    s5: SigRef,
+    s6: SigRef,
     /// Blocks that leave the trace, to fill at the end.
     exits: Vec<(Block, Exit, i64)>,
     /// The trace's one way out (`exit_all`).
@@ -125,7 +125,7 @@ struct Emit<'a> {
 }
 
 impl<'a> Emit<'a> {
-    fn new(mut b: FunctionBuilder<'a>, t: &'a Trace, [s3, s4, s5]: [SigRef; 3]) -> Emit<'a> {
+    fn new(mut b: FunctionBuilder<'a>, t: &'a Trace, [s3, s4, s6]: [SigRef; 3]) -> Emit<'a> {
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -138,7 +138,7 @@ impl<'a> Emit<'a> {
         let out = b.create_block();
         b.append_block_param(out, I64);
         b.append_block_param(out, I64);
-        Emit { b, t, core, io, k, far, cycle, blocks, s3, s4, s5, exits: Vec::new(), out, stalls: Vec::new() }
+        Emit { b, t, core, io, k, far, cycle, blocks, s3, s4, s6, exits: Vec::new(), out, stalls: Vec::new() }
     }
 
     fn trace(mut self, config: cranelift_codegen::isa::TargetFrontendConfig) {
@@ -282,8 +282,8 @@ impl<'a> Emit<'a> {
         let cycle = self.b.use_var(self.cycle);
         // The ops run: each took one cycle to issue, and every other cycle the trace added
         // is a branch's penalty or a load's use waited for, each counted in its stall
-        // counter, whose sum at entry `Io::stalls` holds.
-        let (c0, s0) = (self.word(self.io, IO_CYCLE), self.word(self.io, IO_STALLS));
+        // counter, or an access's timing a helper charged (`Io::base`).
+        let (c0, s0) = (self.word(self.io, IO_CYCLE), self.word(self.io, IO_BASE));
         let (branch, load_use) = (self.word(self.core, STALL_BRANCH), self.word(self.core, STALL_LOAD_USE));
         let stalls = self.b.ins().iadd(branch, load_use);
         let stalls = self.b.ins().isub(stalls, s0);
@@ -316,7 +316,7 @@ impl<'a> Emit<'a> {
         let sig = match args.len() {
             3 => self.s3,
             4 => self.s4,
-            _ => self.s5,
+            _ => self.s6,
         };
         let f = self.b.ins().iconst(I64, f as i64);
         let call = self.b.ins().call_indirect(sig, f, args);
@@ -593,22 +593,25 @@ impl<'a> Emit<'a> {
         let raised = if waits.is_some() { hit } else { self.b.create_block() };
         self.quick_load(it, addr, c1, helper, hit, raised);
         self.b.switch_to_block(helper);
-        let args = [self.core, addr, c1, self.iconst(op.rd as u64), self.iconst(it.next_free as u64)];
+        let rd_free = self.iconst(op.rd as u64 | (it.next_free as u64) << 8);
+        let args = [self.core, self.io, addr, c1, self.iconst(it.pc), rd_free];
         let status = self.call(load_helper(op), &args);
+        let next = it.off + op.len() as i64 / 2;
         let (slow, loaded) = (self.exit_block(Exit::Next(it.off), it.end), self.b.create_block());
         self.b.ins().brif(status, loaded, &[], slow, &[]);
         self.b.switch_to_block(loaded);
+        self.settled(status, next, it.end);
         match waits {
             Some(_) => self.jump_block(hit),
             None => {
-                let is_raised = self.b.ins().icmp_imm_s(IntCC::Equal, status, 2);
+                let is_raised = self.b.ins().band_imm_s(status, helpers::done::RAISED as i64);
                 self.b.ins().brif(is_raised, raised, &[], hit, &[]);
             }
         }
         if waits.is_none() {
             self.b.switch_to_block(raised);
             self.issue();
-            self.exit(Exit::Raised(it.off + op.len() as i64 / 2), it.end);
+            self.exit(Exit::Raised(next), it.end);
         }
         self.b.switch_to_block(hit);
         self.issue();
@@ -616,6 +619,23 @@ impl<'a> Emit<'a> {
             Some(wait) => self.next_after(j, wait, Exit::Raised),
             None => self.next(j),
         }
+    }
+
+    /// After a helper ran a load or store (`status` as `helpers::load` and `store` return
+    /// it): the cycle after it (less the issue's, which the op's `issue` adds), and out
+    /// before op `next` with the run ended if the access's timing took it to the far limit
+    /// or the horizon (`helpers::done::END`).
+    fn settled(&mut self, status: Value, next: i64, end: i64) {
+        let after = self.b.ins().ushr_imm_s(status, 2);
+        let before_issue = self.b.ins().iadd_imm_s(after, -1);
+        self.b.def_var(self.cycle, before_issue);
+        let ended = self.b.ins().band_imm_s(status, helpers::done::END as i64);
+        let (out, on) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(ended, out, &[], on, &[]);
+        self.b.switch_to_block(out);
+        self.issue();
+        self.exit(Exit::End(next), end);
+        self.b.switch_to_block(on);
     }
 
     fn jump_block(&mut self, to: Block) {
@@ -857,9 +877,13 @@ impl<'a> Emit<'a> {
         self.b.switch_to_block(helper);
         let c = self.b.use_var(self.cycle);
         let c1 = self.b.ins().iadd_imm_s(c, 1);
-        let stored = self.call(f, &[self.core, addr, v, c1]);
-        let slow = self.exit_block(Exit::Next(it.off), it.end);
-        self.b.ins().brif(stored, done, &[], slow, &[]);
+        let next_pc = self.iconst(it.pc + op.len() as u64);
+        let status = self.call(f, &[self.core, self.io, addr, v, c1, next_pc]);
+        let (slow, stored) = (self.exit_block(Exit::Next(it.off), it.end), self.b.create_block());
+        self.b.ins().brif(status, stored, &[], slow, &[]);
+        self.b.switch_to_block(stored);
+        self.settled(status, it.off + op.len() as i64 / 2, it.end);
+        self.jump_block(done);
         self.b.switch_to_block(done);
         self.issue();
         self.next(j);

@@ -3,6 +3,7 @@
 //! the fast engine goes on.
 
 use crate::core::Core;
+use crate::mem::NodeMem;
 use crate::op::{Kind, Op};
 use crate::program::PAGE;
 
@@ -15,9 +16,12 @@ pub(crate) type TraceFn = unsafe extern "C" fn(core: *mut Core, io: *mut Io, k: 
 /// where it hands back, the run's end then (the code slot in the page of the end of the
 /// line it was running).
 /// The core's BHT words and packed BTB words (`BranchPred::tables`) follow: a trace stores
-/// only packed pairs (`Trace::new`), so the BTB keeps its form while the trace runs. Last,
-/// the core's branch and load-use stall cycles at entry: the trace counts the ops it ran
-/// from the cycles it added less those (`emit.rs`, `exit_all`).
+/// only packed pairs (`Trace::new`), so the BTB keeps its form while the trace runs. Then
+/// what the trace counts the ops it ran from (`emit.rs`, `exit_all`: each took one cycle
+/// to issue, and every other cycle it added is in the core's branch or load-use stall
+/// counter or charged by a helper): their sum at entry, less the cycles helpers charged
+/// (`helpers::settled`). Last, the node's memory, for the accesses the helpers run with
+/// their timing.
 #[repr(C)]
 pub(crate) struct Io {
     pub cycle: u64,
@@ -25,7 +29,8 @@ pub(crate) struct Io {
     pub end: i64,
     pub bht: *mut u64,
     pub btb: *mut u64,
-    pub stalls: u64,
+    pub base: u64,
+    pub mem: *mut NodeMem,
 }
 
 /// Where the fast engine goes on after a trace, as its code says (`Exit::code`,
