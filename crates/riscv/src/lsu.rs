@@ -71,18 +71,16 @@ impl Core {
         Some(u64::from_le_bytes(b))
     }
 
-    /// Whether an `N`-byte access at `addr` is aligned and its chunk in the TLB, for a
-    /// store (`write`) a private chunk other than `tohost`'s: then `load` or `store` takes
-    /// its fast path, which cannot trap or reach a device (the translated traces' helpers,
-    /// `jit/helpers.rs`, run it then).
-    #[inline(always)]
-    pub(crate) fn tlb_maps<const N: usize>(&self, addr: u64, write: bool) -> bool {
-        let (cn, e) = (addr / CHUNK, self.tlb.get(addr / CHUNK));
-        let mapped = match write {
-            true => e.writes(cn) && cn != self.htif_cn,
-            false => e.reads(cn),
-        };
-        addr & (N as u64 - 1) == 0 && mapped
+    /// Whether an `N`-byte access at `addr` is to plain memory: aligned, its chunk in the
+    /// TLB (for a store, that is a private chunk or a shared one the store may leave as it
+    /// is) or in DRAM and not watched, and for a store not where `tohost` may be
+    /// (`may_touch_htif`). Then `load` or `store` cannot trap or reach a device, and the
+    /// translated traces' helpers run it (`jit/helpers.rs`).
+    pub(crate) fn plain_access<const N: usize>(&self, mem: &NodeMem, addr: u64, write: bool) -> bool {
+        let cn = addr / CHUNK;
+        let mapped = self.tlb.get(cn).reads(cn) || self.tlb.get(cn).writes(cn);
+        let plain = mapped || Self::in_dram(mem, addr, N) && !self.watched_chunk(addr, N);
+        addr & (N as u64 - 1) == 0 && plain && !(write && self.may_touch_htif::<N>(addr))
     }
 
     /// `store` at `cycle` where it has no timing to charge: `load_quick`'s terms, to a

@@ -14,7 +14,7 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Module};
 
 use super::helpers;
-use super::trace::{Exit, Io, Item, Trace, TraceFn};
+use super::trace::{links, Exit, Io, Item, Trace, TraceFn};
 use crate::cache::{layout as l1, KNOWN_CODE, KNOWN_DATA};
 use crate::core::Core;
 use crate::error::CoreStats;
@@ -167,6 +167,7 @@ impl<'a> Emit<'a> {
         match it.op.kind() {
             Kind::Beq | Kind::Bne | Kind::Blt | Kind::Bge | Kind::Bltu | Kind::Bgeu => self.branch(j),
             Kind::Jal => self.jal(j),
+            Kind::Jalr => self.jalr(j),
             Kind::Lb | Kind::Lh | Kind::Lw | Kind::Ld | Kind::Lbu | Kind::Lhu | Kind::Lwu => self.load(j),
             Kind::Sb | Kind::Sh | Kind::Sw | Kind::Sd => self.store(j),
             _ => {
@@ -568,13 +569,55 @@ impl<'a> Emit<'a> {
         let op = it.op;
         let target = it.pc.wrapping_add(op.imm as i64 as u64);
         let next = it.pc + op.len() as u64;
-        let link = if matches!(op.rd, 1 | 5) { next } else { 0 };
+        let link = if links(op) { next } else { 0 };
         let args = [self.core, self.iconst(it.pc), self.iconst(target), self.iconst(link)];
         let pen = self.call(helpers::jal as *const () as usize, &args);
         self.add_cycles(pen);
         let nv = self.iconst(next);
         self.write(op.rd, nv);
         self.jump_to(it, target);
+    }
+
+    /// `jalr` (`Core::jalr`): the predictor (`helpers::jalr`), the link; then on at its
+    /// target if that is one of the trace's return sites (`Trace::return_sites`: a return
+    /// from a call in it), far from the horizon and its line entered with no miss
+    /// (`cross`), as `run_lines` would go on there; else out with the jump (the target is
+    /// the exit's code), as after a predictor that left its packed form.
+    fn jalr(&mut self, j: usize) {
+        let it = &self.t.items[j];
+        let op = it.op;
+        self.issue();
+        let base = self.read(op.rs1);
+        let target = self.b.ins().iadd_imm_s(base, op.imm as i64);
+        let target = self.b.ins().band_imm_s(target, -2);
+        let next = it.pc + op.len() as u64;
+        let ret = op.rd == crate::op::SINK && matches!(op.rs1, 1 | 5);
+        let link_ret = if links(op) { next } else { 0 } | if ret { helpers::RET } else { 0 };
+        let args = [self.core, self.iconst(it.pc), target, self.iconst(link_ret)];
+        let answer = self.call(helpers::jalr as *const () as usize, &args);
+        let pen = self.b.ins().band_imm_s(answer, helpers::BTB_WIDE as i64 - 1);
+        self.add_cycles(pen);
+        let nv = self.iconst(next);
+        self.write(op.rd, nv);
+        let out = self.b.create_block();
+        let wide = self.b.ins().band_imm_s(answer, helpers::BTB_WIDE as i64);
+        self.on_unless(wide, out);
+        let near = self.near();
+        self.on_unless(near, out);
+        for k in self.t.return_sites() {
+            let site = self.t.items[k].pc;
+            let (there, other) = (self.b.create_block(), self.b.create_block());
+            let is = self.b.ins().icmp_imm_s(IntCC::Equal, target, site as i64);
+            self.b.ins().brif(is, there, &[], other, &[]);
+            self.b.switch_to_block(there);
+            let to = self.blocks[k];
+            self.cross(site, to, out);
+            self.b.switch_to_block(other);
+        }
+        self.jump_block(out);
+        self.b.switch_to_block(out);
+        let end = self.b.ins().iconst(I64, it.end + self.t.slot);
+        self.b.ins().jump(self.out, &[BlockArg::Value(target), BlockArg::Value(end)]);
     }
 
     /// A load (`load!` in the quiet loop): out before it if it has timing to charge; after

@@ -16,6 +16,26 @@ pub(super) unsafe extern "C" fn jal(core: *mut Core, pc: u64, target: u64, link:
     mispredicted(c)
 }
 
+/// `jalr` at `pc` to `target` (`Core::jalr`): the predictor (a return's RAS pop if
+/// `link_ret`'s top bit is set; a call's push of the link in its other bits, if not 0) and
+/// a mispredict's penalty. Returns the cycles it adds, with `BTB_WIDE` set if the BTB left
+/// its packed form (a target that does not pack, `BranchPred`): the trace's own BTB code
+/// no longer applies, and it leaves.
+pub(super) unsafe extern "C" fn jalr(core: *mut Core, pc: u64, target: u64, link_ret: u64) -> u64 {
+    // SAFETY: as in `jal`.
+    let c = unsafe { &mut *core };
+    let (link, ret) = (link_ret & !RET, link_ret & RET != 0);
+    let pen = match c.bp.jalr(pc, target, ret, (link != 0).then_some(link)) {
+        true => mispredicted(c),
+        false => 0,
+    };
+    pen | c.bp.tables().is_none() as u64 * BTB_WIDE
+}
+
+/// `jalr`'s flag of a return (`link_ret`) and its answer's of a BTB gone wide.
+pub(super) const RET: u64 = 1 << 63;
+pub(super) const BTB_WIDE: u64 = 1 << 32;
+
 fn mispredicted(c: &mut Core) -> u64 {
     let p = c.t.mispredict_penalty;
     c.stats.stall_branch += p;
@@ -34,10 +54,10 @@ pub(super) mod done {
 
 /// The load `load!` runs, of `N` bytes at `addr` (sign-extended if `SIGNED`) at `pc` into
 /// register slot `rd_free & 0xff`, issued at `cycle` (the cycle after its issue): its quick
-/// path (`load_quick`), or `load_in_run`'s where that cannot trap or reach a device (its
-/// chunk in the TLB, aligned: `timed`); else 0, nothing changed. Then the result written
-/// and the bound raised; `done::RAISED` unless the quiet loop goes on after it
-/// (`Run::quiet_after_load`, `rd_free >> 8` set if the next op reads no source from `rd`).
+/// path (`load_quick`), or `load_in_run`'s where that cannot trap or reach a device
+/// (`Core::plain_access`); else 0, nothing changed. Then the result written and the bound
+/// raised; `done::RAISED` unless the quiet loop goes on after it (`Run::quiet_after_load`,
+/// `rd_free >> 8` set if the next op reads no source from `rd`).
 pub(super) unsafe extern "C" fn load<const N: usize, const SIGNED: bool>(
     core: *mut Core,
     io: *mut Io,
@@ -46,15 +66,15 @@ pub(super) unsafe extern "C" fn load<const N: usize, const SIGNED: bool>(
     pc: u64,
     rd_free: u64,
 ) -> u64 {
-    // SAFETY: as in `jal`; `io` is the running trace's.
-    let (c, io) = unsafe { (&mut *core, &mut *io) };
+    // SAFETY: as in `jal`; `io` is the running trace's, `io.mem` the node's memory, which
+    // the fast engine's run leaves to the trace meanwhile.
+    let (c, io, mem) = unsafe { (&mut *core, &mut *io, &mut *(*io).mem) };
     let (v, status) = match c.load_quick::<N>(addr) {
         Some(v) => (v, cycle << 2),
-        None if c.tlb_maps::<N>(addr, false) => {
+        None if c.plain_access::<N>(mem, addr, false) => {
             (c.pc, c.cycle) = (pc, cycle);
-            // SAFETY: the node's memory (`Io::mem`).
-            let Ok(v) = c.load::<N>(unsafe { &mut *io.mem }, addr) else {
-                unreachable!("an aligned load from a chunk the TLB maps does not trap")
+            let Ok(v) = c.load::<N>(mem, addr) else {
+                unreachable!("a load from plain memory does not trap")
             };
             (v, settled(c, io, cycle))
         }
@@ -71,8 +91,7 @@ pub(super) unsafe extern "C" fn load<const N: usize, const SIGNED: bool>(
 
 /// The store `store!` runs, of the low `N` bytes of `v` at `addr`, issued at `cycle`, the
 /// op after it at `next`: its quick path (`store_quick`), or `store_in_run`'s where that
-/// cannot trap or reach a device (a private chunk in the TLB other than `tohost`'s,
-/// aligned); else 0, nothing changed.
+/// cannot trap or reach a device (`Core::plain_access`); else 0, nothing changed.
 pub(super) unsafe extern "C" fn store<const N: usize>(
     core: *mut Core,
     io: *mut Io,
@@ -82,17 +101,16 @@ pub(super) unsafe extern "C" fn store<const N: usize>(
     next: u64,
 ) -> u64 {
     // SAFETY: as in `load`.
-    let (c, io) = unsafe { (&mut *core, &mut *io) };
+    let (c, io, mem) = unsafe { (&mut *core, &mut *io, &mut *(*io).mem) };
     if c.store_quick::<N>(addr, v, cycle) {
         return cycle << 2;
     }
-    if !c.tlb_maps::<N>(addr, true) {
+    if !c.plain_access::<N>(mem, addr, true) {
         return 0;
     }
     c.cycle = cycle;
-    // SAFETY: as in `load`.
-    if c.store_op::<N>(unsafe { &mut *io.mem }, addr, v, next).is_err() {
-        unreachable!("an aligned store to a private chunk the TLB maps does not trap")
+    if c.store_op::<N>(mem, addr, v, next).is_err() {
+        unreachable!("a store to plain memory does not trap")
     }
     settled(c, io, cycle)
 }

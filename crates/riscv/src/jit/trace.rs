@@ -180,22 +180,39 @@ impl Trace {
         Item { off, pc, op, end, next_free, next_reads }
     }
 
-    /// Where an op may lead: the next op (not after `jal`), and a branch's or `jal`'s
-    /// target.
+    /// Where an op may lead: the next op (not after a jump), a branch's or `jal`'s target,
+    /// and after a call (a `jal` that links) the op it returns to.
     fn successors(&self, it: &Item) -> Vec<i64> {
         let next = it.off + it.op.len() as i64 / 2;
         let target = it.off + it.op.imm as i64 / 2;
         match it.op.kind() {
+            Kind::Jal if links(it.op) => vec![target, next],
             Kind::Jal => vec![target],
+            Kind::Jalr => vec![],
             Kind::Beq | Kind::Bne | Kind::Blt | Kind::Bge | Kind::Bltu | Kind::Bgeu => vec![next, target],
             _ => vec![next],
         }
+    }
+
+    /// The indices of the trace's ops that a call in it returns to (the op after a `jal`
+    /// or `jalr` that links): where a `jalr` goes on in the trace if its target is one.
+    pub(crate) fn return_sites(&self) -> Vec<usize> {
+        let calls =
+            self.items.iter().filter(|it| matches!(it.op.kind(), Kind::Jal | Kind::Jalr) && links(it.op));
+        let after: std::collections::HashSet<i64> = calls.map(|it| it.off + it.op.len() as i64 / 2).collect();
+        (0..self.items.len()).filter(|&k| after.contains(&self.items[k].off)).collect()
     }
 
     /// The index of the trace's op `off` slots from the entry, if it has one.
     pub(crate) fn at(&self, off: i64) -> Option<usize> {
         self.items.iter().position(|it| it.off == off)
     }
+}
+
+/// Whether a jump links (writes the return address to `ra` or `t0`: a call, whose link
+/// the predictor's return stack takes; RISC-V unprivileged spec 2.5.1).
+pub(crate) fn links(op: Op) -> bool {
+    matches!(op.rd, 1 | 5)
 }
 
 /// Whether a branch's or `jal`'s pc and target pack in one BTB word (`BranchPred`'s
@@ -209,14 +226,15 @@ fn packs(op: Op, pc: u64) -> bool {
     !control || crate::bpred::pack(pc, pc.wrapping_add(op.imm as i64 as u64)).is_some()
 }
 
-/// The kinds a trace runs: those the quiet loop runs inline, less `jalr` (its target is
-/// not known) and the mul/div unit's.
+/// The kinds a trace runs: those the quiet loop runs inline, and `jalr`; not the mul/div
+/// unit's.
 pub(crate) fn translated(k: Kind) -> bool {
     use Kind::*;
     matches!(
         k,
         Lui | Auipc
             | Jal
+            | Jalr
             | Beq
             | Bne
             | Blt
