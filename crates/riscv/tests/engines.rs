@@ -312,6 +312,55 @@ fn random_programs_run_the_same_on_both_engines() {
     });
 }
 
+/// Recursive calls and returns (`jal`, `jalr`: a translated trace goes on at a return to
+/// one of its calls, or leaves), under run limits that put the horizon anywhere.
+#[test]
+fn calls_and_returns_run_the_same_on_both_engines() {
+    compare_programs("recursive program", 400, 0x5eed_1234_abcd_0007, 1_000_000, |rng, _| {
+        let (depth, filler, iters) =
+            (1 + rng.below(12) as i32, rng.below(40) as usize, 1 + rng.below(30) as i32);
+        recursive_program(rng, depth, filler, iters)
+    });
+}
+
+/// `iters` times, a call of a function that calls itself `depth` deep (its return address
+/// on a stack in DATA), with `filler` random ALU ops in its body (so that it spans I-cache
+/// lines); each call by `jal`, or by `jalr` through a register (an indirect call), at random.
+fn recursive_program(rng: &mut Rng, depth: i32, filler: usize, iters: i32) -> Vec<u32> {
+    let mut c = asm::la_dram(SP, DATA + 0x800);
+    c.push(asm::addi(9, ZERO, iters));
+    let top = c.len();
+    c.push(asm::addi(A0, ZERO, depth));
+    let outer_call = c.len();
+    c.push(0); // the call of f (patched below)
+    c.push(asm::addi(9, 9, -1));
+    c.push(asm::bne(9, ZERO, -4 * (c.len() - top) as i32));
+    c.extend(asm::exit_with(A1));
+    let f = c.len();
+    c.push(0); // beq a0, zero, ret (patched below)
+    c.extend([asm::addi(SP, SP, -16), asm::sd(RA, SP, 0), asm::addi(A0, A0, -1)]);
+    c.extend((0..filler).map(|_| asm::add(A1 + rng.below(3) as u32, A1 + rng.below(3) as u32, A0)));
+    let inner_call = c.len();
+    c.push(0); // the call of f (patched below)
+    c.extend([asm::ld(RA, SP, 0), asm::addi(SP, SP, 16)]);
+    let ret = c.len();
+    c.push(asm::i(0, RA, 0, ZERO, 0x67)); // jalr zero, 0(ra)
+    c[f] = asm::beq(A0, ZERO, 4 * (ret - f) as i32);
+    for at in [outer_call, inner_call] {
+        c[at] = asm::jal(RA, 4 * (f as i32 - at as i32));
+    }
+    if rng.below(2) == 0 {
+        // The inner call through t0: auipc t0, 0; addi t0, t0, f - here; jalr ra, 0(t0).
+        let at = inner_call;
+        c.splice(
+            at..=at,
+            [asm::auipc(T0, 0), asm::addi(T0, T0, 4 * (f as i32 - at as i32)), asm::i(0, T0, 0, RA, 0x67)],
+        );
+        c[f] = asm::beq(A0, ZERO, 4 * (ret + 2 - f) as i32);
+    }
+    c
+}
+
 /// Random programs on the interpreter against a core that changes engine between runs at
 /// random (`Core::set_engine`): what one engine leaves, the other takes up (the fast
 /// engine's scoreboard bound, kept across its runs, is not the interpreter's).
