@@ -156,7 +156,8 @@ impl Traces {
         }
         // SAFETY: the region's ops, `n` of them from `ops` (`new`), never changed.
         let ops = unsafe { std::slice::from_raw_parts(region.ops, region.n) };
-        let t = trace::Trace::new(ops, i, region.base, trace::Shape::unpack(shape));
+        let held = |j: usize| region.words[j].load(Ordering::Relaxed) & TRACE != 0;
+        let t = trace::Trace::new(ops, i, region.base, trace::Shape::unpack(shape), held);
         if compiler.is_none() {
             *compiler = emit::Compiler::new();
         }
