@@ -3,25 +3,30 @@
 //! cycles and counters as the fast engine and the interpreter.
 //!
 //! - What a trace is (`trace.rs`): the ops reached from an entry op of a program's
-//!   pre-decoded code along the next op and every branch's and `jal`'s target, within the
-//!   entry's page, up to 256 of them, of the kinds the quiet loop runs inline: the integer
-//!   ALU, conditional branches, `jal`, loads and stores. A trace can be entered at any of
-//!   its ops. Only the program's own code is translated (every node shares it, as it
-//!   shares the decoded ops); a page a node wrote (`NodeMem::code_over`) runs as before.
+//!   pre-decoded code along the next op, every branch's and `jal`'s target and the return
+//!   from a call, within the entry's page, up to 256 of them, stopping at ops another trace
+//!   holds, of the kinds the quiet loop runs inline but the mul/div unit's: the integer
+//!   ALU, conditional branches, `jal`, `jalr`, loads and stores. A trace can be entered at
+//!   any of its ops. Only the program's own code is translated (every node shares it, as
+//!   it shares the decoded ops); a page a node wrote (`NodeMem::code_over`) runs as before.
 //! - What the host code does (`emit.rs`): an ALU op is its operation on the register file
-//!   in the `Core`; the cycle and `instret` are counted in host registers; a conditional
-//!   branch runs the predictor itself (`BranchPred::branch_inline`, with what depends on
-//!   the pc alone computed when translating); word loads and stores run `load_quick`'s and
-//!   `store_quick`'s common case in the trace too (`quick_access`: the TLB, the line of
-//!   the core's last data access or one the L1 knows it holds, the repeat note), and the
-//!   rest call those quick paths themselves (`helpers.rs`, the bound `quiet_from` as
-//!   `load!` raises it); entering another line is `enter_line` with no miss (`cross`, its
-//!   line's known slot a constant). A
+//!   in the `Core`; the cycle is counted in a host register (and the ops run from it, at
+//!   the exit); a conditional branch runs the predictor itself (`BranchPred::branch_inline`,
+//!   with what depends on the pc alone computed when translating); `jal` and `jalr` call
+//!   the predictor (`helpers.rs`), and a `jalr` to a return site of the trace goes on
+//!   there; word loads and stores run `load_quick`'s and `store_quick`'s common case in the
+//!   trace (`quick_access`: the TLB, the line of the core's last data access or one the L1
+//!   knows it holds, the repeat note), and the rest call the helpers, which run the quick
+//!   paths or, where the access cannot trap or reach a device (`Core::plain_access`), the
+//!   access with its timing (a TLB fill, an L1 miss), after which the trace goes on or ends
+//!   the run as `Run::settle_access` would; entering another line is `enter_line` with no
+//!   miss (`cross`, its line's known slot a constant). A
 //!   trace runs only while every pending result is ready and the horizon is out of the
 //!   line's reach (the quiet loop's terms); the one wait it takes itself is the next op's
 //!   for a word load's result (the default latency: the checked issue's one cycle). It
-//!   hands back to the fast engine at an op it does not have or that has timing to charge
-//!   (before it, nothing changed), where the quiet loop would leave, or at a jump out.
+//!   hands back to the fast engine at an op it does not have (a multiply or divide, what
+//!   `exec_rare` runs), at an access to a device (before it, nothing changed), where the
+//!   quiet loop would leave, or at a jump out.
 //! - When (`Traces`): an op is translated as an entry at its `translate_after`th arrival
 //!   (100 by default), so a program's cold code costs no compile; then every op of its
 //!   trace is an entry. Each pre-decoded op has a word saying which (shared by every core
