@@ -29,7 +29,7 @@ pub(super) unsafe extern "C" fn jalr(core: *mut Core, pc: u64, target: u64, link
         true => mispredicted(c),
         false => 0,
     };
-    pen | c.bp.tables().is_none() as u64 * BTB_WIDE
+    pen | (c.bp.tables().is_none() as u64 * BTB_WIDE)
 }
 
 /// `jalr`'s flag of a return (`link_ret`) and its answer's of a BTB gone wide.
@@ -86,7 +86,7 @@ pub(super) unsafe extern "C" fn load<const N: usize, const SIGNED: bool>(
     let shift = 64 - 8 * N as u32;
     c.set_slot(rd, if SIGNED && N < 8 { ((v << shift) as i64 >> shift) as u64 } else { v });
     let quiet = rd_free >> 8 != 0 && ready == after + 1;
-    status | !quiet as u64 * done::RAISED
+    status | (!quiet as u64 * done::RAISED)
 }
 
 /// The store `store!` runs, of the low `N` bytes of `v` at `addr`, issued at `cycle`, the
@@ -122,5 +122,5 @@ pub(super) unsafe extern "C" fn store<const N: usize>(
 fn settled(c: &Core, io: &mut Io, cycle: u64) -> u64 {
     io.base = io.base.wrapping_sub(c.cycle - cycle);
     let end = c.cycle >= io.far_limit.min(c.block_end);
-    c.cycle << 2 | end as u64 * done::END
+    (c.cycle << 2) | (end as u64 * done::END)
 }

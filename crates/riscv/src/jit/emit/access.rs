@@ -125,8 +125,7 @@ impl Emit<'_> {
         let cn = self.b.ins().ushr_imm_s(addr, crate::sparse::CHUNK.trailing_zeros() as i64);
         let h = self.b.ins().imul_imm_s(cn, tlb::HASH as i64);
         let i = self.b.ins().ushr_imm_s(h, tlb::SHIFT as i64);
-        let at = self.b.ins().ishl_imm_s(i, 2);
-        let at = self.b.ins().iadd(self.core, at);
+        let at = self.core_slot(i, 2);
         let tag = self.b.ins().sload32(flags, at, TLB + tlb::TAGS);
         let missed = match write {
             // `writes`: the tag is the chunk's, the shared bit clear.
@@ -150,17 +149,23 @@ impl Emit<'_> {
         let again = self.may_note(line, write, helper);
         self.known_line(line, write, helper);
         self.note(line, again);
-        let at = self.b.ins().ishl_imm_s(i, 3);
-        let at = self.b.ins().iadd(self.core, at);
+        let at = self.core_slot(i, 3);
         let chunk = self.b.ins().load(I64, flags, at, TLB + tlb::PTRS);
         let off = self.b.ins().band_imm_s(addr, crate::sparse::CHUNK as i64 - 1);
         self.b.ins().iadd(chunk, off)
     }
 
+    /// The `Core`'s address plus `i` entries of `1 << log2` bytes: entry `i` of one of its
+    /// tables, whose offset the load adds.
+    fn core_slot(&mut self, i: Value, log2: i64) -> Value {
+        let at = self.b.ins().ishl_imm_s(i, log2);
+        self.b.ins().iadd(self.core, at)
+    }
+
     /// On if `line` is `dline` (for a store, `dline` dirtied) or the L1 knows it holds it
-    /// (`L1::knows`, `knows_written`), else to `helper`. `data_timing`'s line change for
-    /// another line: `dline` the line, dirty after a store, clean after a load (the last
-    /// way to `helper` is before this, `may_note`).
+    /// (`L1::knows`, `knows_written`), else to `helper`. Then, for another line,
+    /// `data_timing`'s line change: `dline` the line, dirty after a store, clean after a
+    /// load (no way to `helper` is left after it: `may_note`'s is before).
     fn known_line(&mut self, line: Value, write: bool, helper: Block) {
         let flags = MemFlagsData::trusted();
         let dline = self.word(self.core, DLINE);
@@ -173,8 +178,7 @@ impl Emit<'_> {
         self.b.ins().brif(held, on, &[], other, &[]);
         self.b.switch_to_block(other);
         let slot = self.b.ins().band_imm_s(line, KNOWN_DATA as i64 - 1);
-        let slot = self.b.ins().ishl_imm_s(slot, 2);
-        let slot = self.b.ins().iadd(self.core, slot);
+        let slot = self.core_slot(slot, 2);
         let key = self.b.ins().sload32(flags, slot, L1D + l1::KNOWN_DATA_AT);
         let is_known = match write {
             true => {
