@@ -72,13 +72,13 @@ impl Core {
     }
 
     /// Whether an `N`-byte access at `addr` is to plain memory: aligned, its chunk in the
-    /// TLB (for a store, that is a private chunk or a shared one the store may leave as it
-    /// is) or in DRAM and not watched, and for a store not where `tohost` may be
-    /// (`may_touch_htif`). Then `load` or `store` cannot trap or reach a device, and the
-    /// translated traces' helpers run it (`jit/helpers.rs`).
+    /// TLB (private or shared: a store to a shared one leaves it as it is or makes it
+    /// private, `store_slow`) or in DRAM and not watched, and for a store not where
+    /// `tohost` may be (`may_touch_htif`). Then `load` or `store` cannot trap or reach a
+    /// device, and the translated traces' helpers run it (`jit/helpers.rs`).
     pub(crate) fn plain_access<const N: usize>(&self, mem: &NodeMem, addr: u64, write: bool) -> bool {
         let cn = addr / CHUNK;
-        let mapped = self.tlb.get(cn).reads(cn) || self.tlb.get(cn).writes(cn);
+        let mapped = self.tlb.get(cn).reads(cn);
         let plain = mapped || Self::in_dram(mem, addr, N) && !self.watched_chunk(addr, N);
         addr & (N as u64 - 1) == 0 && plain && !(write && self.may_touch_htif::<N>(addr))
     }
