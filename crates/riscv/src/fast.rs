@@ -489,6 +489,8 @@ impl Core {
     fn run_trace(&mut self, r: &mut Run, mem: &mut NodeMem, traces: &Traces) -> Option<Flow> {
         let (f, k) = traces.at(r.at)?;
         let (bht, btb) = self.bp.tables()?;
+        // What a trace's loads rely on when they raise the bound (`jit/emit/access.rs`).
+        debug_assert!(self.quiet_from <= r.cycle + 1, "the bound {} at cycle {}", self.quiet_from, r.cycle);
         let base = self.stats.stall_branch.wrapping_add(self.stats.stall_load_use);
         let mut io = Io { cycle: r.cycle, far_limit: r.far_limit, end: 0, bht, btb, base, mem };
         // SAFETY: a trace of this core's code (`Traces::at`: the program's own ops, the

@@ -448,11 +448,13 @@ impl<'a> Emit<'a> {
         self.taken(it, target);
         self.b.switch_to_block(no);
         let next = it.off + op.len() as i64 / 2;
+        let (out, on, charged) =
+            (self.exit_block(Exit::End(next), next), self.b.create_block(), self.b.create_block());
+        // Only a mispredict's penalty can have brought the horizon near.
+        self.b.ins().brif(pen, charged, &[], on, &[]);
+        self.b.switch_to_block(charged);
         let near = self.near();
-        let mispredicted = self.b.ins().icmp_imm_s(IntCC::NotEqual, pen, 0);
-        let end = self.b.ins().band(near, mispredicted);
-        let (out, on) = (self.exit_block(Exit::End(next), next), self.b.create_block());
-        self.b.ins().brif(end, out, &[], on, &[]);
+        self.b.ins().brif(near, out, &[], on, &[]);
         self.b.switch_to_block(on);
         self.next(j);
     }
