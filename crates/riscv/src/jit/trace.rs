@@ -133,7 +133,7 @@ impl Shape {
 const MIN_OPS: usize = 2;
 /// At most this many ops a trace (a compile's cost grows with it): chosen, not tuned, so
 /// that a function of compute's size (its quicksort, about 100 ops) is one trace. With 64,
-/// compute's traces handed back 1.2 M times more at ops they did not hold, and took 4.1%
+/// compute's traces handed back 1.2 M times more at ops they did not hold, and took 4.3%
 /// more host instructions (callgrind, 2026-12-06).
 const MAX_OPS: usize = 256;
 // An op's index in its trace is 15 bits of its word (`Traces::translate`).
@@ -237,7 +237,7 @@ fn packs(op: Op, pc: u64) -> bool {
     !control || crate::bpred::pack(pc, pc.wrapping_add(op.imm as i64 as u64)).is_some()
 }
 
-/// The kinds a trace runs: those the quiet loop runs inline, and `jalr`; not the mul/div
+/// The kinds a trace runs: those the quiet loop runs inline (`jalr` too), but the mul/div
 /// unit's.
 pub(crate) fn translated(k: Kind) -> bool {
     use Kind::*;

@@ -15,8 +15,10 @@ use crate::jit::trace::{Exit, Item};
 use crate::op::{Kind, Op};
 
 impl Emit<'_> {
-    /// A load (`load!` in the quiet loop): out before it if it has timing to charge; after
-    /// it, out with `Raised` unless the quiet loop would go on.
+    /// A load (`load!` in the quiet loop): in the trace (`quick_load`) or by the helper;
+    /// out before it if the helper declines it (a device's); after it, out with `Raised`
+    /// unless the quiet loop would go on or the trace waits for its result itself
+    /// (`load_use`).
     pub(super) fn load(&mut self, j: usize) {
         let it = &self.t.items[j];
         let op = it.op;
@@ -26,26 +28,11 @@ impl Emit<'_> {
         let c1 = self.b.ins().iadd_imm_s(c, 1);
         let (helper, hit) = (self.b.create_block(), self.b.create_block());
         let waits = self.load_use(it);
-        // Where it goes after it when the quiet loop would hand back: out with `Raised`,
-        // unless the trace waits for its result itself.
         let raised = if waits.is_some() { hit } else { self.b.create_block() };
         self.quick_load(it, addr, c1, helper, hit, raised);
         self.b.switch_to_block(helper);
-        let rd_free = self.iconst(op.rd as u64 | (it.next_free as u64) << 8);
-        let args = [self.core, self.io, addr, c1, self.iconst(it.pc), rd_free];
-        let status = self.call(load_helper(op), &args);
+        self.load_by_helper(it, addr, c1, hit, raised);
         let next = it.off + op.len() as i64 / 2;
-        let (slow, loaded) = (self.exit_block(Exit::Next(it.off), it.end), self.b.create_block());
-        self.b.ins().brif(status, loaded, &[], slow, &[]);
-        self.b.switch_to_block(loaded);
-        self.settled(status, next, it.end);
-        match waits {
-            Some(_) => self.jump_block(hit),
-            None => {
-                let is_raised = self.b.ins().band_imm_s(status, helpers::done::RAISED as i64);
-                self.b.ins().brif(is_raised, raised, &[], hit, &[]);
-            }
-        }
         if waits.is_none() {
             self.b.switch_to_block(raised);
             self.issue();
@@ -57,6 +44,25 @@ impl Emit<'_> {
             Some(wait) => self.next_after(j, wait, Exit::Raised),
             None => self.next(j),
         }
+    }
+
+    /// The load `it` at `addr` by its helper (`helpers::load`), issued at `c1`: out before
+    /// it if the helper declines it; after it, out if the run ends (`settled`), else to
+    /// `raised` if the helper says so (it is `hit` where the trace waits itself), or `hit`.
+    fn load_by_helper(&mut self, it: &Item, addr: Value, c1: Value, hit: Block, raised: Block) {
+        let op = it.op;
+        let rd_free = self.iconst(op.rd as u64 | (it.next_free as u64) << 8);
+        let args = [self.core, self.io, addr, c1, self.iconst(it.pc), rd_free];
+        let status = self.call(load_helper(op), &args);
+        let (slow, loaded) = (self.exit_block(Exit::Next(it.off), it.end), self.b.create_block());
+        self.b.ins().brif(status, loaded, &[], slow, &[]);
+        self.b.switch_to_block(loaded);
+        self.settled(status, it.off + op.len() as i64 / 2, it.end);
+        if raised == hit {
+            return self.jump_block(hit);
+        }
+        let is_raised = self.b.ins().band_imm_s(status, helpers::done::RAISED as i64);
+        self.b.ins().brif(is_raised, raised, &[], hit, &[]);
     }
 
     /// After a helper ran a load or store (`status` as `helpers::load` and `store` return
@@ -278,8 +284,9 @@ impl Emit<'_> {
     }
 
     /// A store (`store!`): its quick path here (`quick_access`), or the helper
-    /// (`store_quick`: a byte or half-word, a shared chunk left as it is, sharing); out
-    /// before it if it has timing to charge.
+    /// (`store_quick`'s other cases: a shared chunk left as it is, sharing; or the store
+    /// with its timing where it reaches plain memory); out before it if the helper declines
+    /// it (a device's).
     pub(super) fn store(&mut self, j: usize) {
         let it = &self.t.items[j];
         let op = it.op;
