@@ -55,8 +55,8 @@
 //!   loop goes on.
 //!
 //! `tests/engines.rs` runs both engines side by side on every program of `sw/build`, on
-//! random programs (with compressed instructions, self-modifying, or on a core that
-//! changes engine between runs), on nanoPU register instructions and on two cores sharing
+//! random programs (with compressed instructions, self-modifying, recursive, or on a core
+//! that changes engine between runs), on nanoPU register instructions and on two cores sharing
 //! memory, comparing `Core::state_digest` after every run; the harness's `engines` test
 //! does the same for a 64-core NanoSort.
 
