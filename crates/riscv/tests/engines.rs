@@ -43,12 +43,16 @@ struct Side {
 
 impl Side {
     fn new(elf: &[u8], engine: Engine) -> Side {
-        let program = Arc::new(Program::load(elf).expect("a valid ELF"));
         // The prototype's memory system in full (the default): both engines
         // reach it through the same load/store path, and this checks they agree with it on.
-        let timing = TimingParams::default().prototype_memory();
-        let mem = NodeMem::new(program.clone(), 1, &MemParams::default(), &timing).expect("fits");
-        let mut core = Core::new(0, &program, &timing);
+        Side::timed(elf, engine, &TimingParams::default().prototype_memory())
+    }
+
+    /// `new` with the core's timing parameters `timing`.
+    fn timed(elf: &[u8], engine: Engine, timing: &TimingParams) -> Side {
+        let program = Arc::new(Program::load(elf).expect("a valid ELF"));
+        let mem = NodeMem::new(program.clone(), 1, &MemParams::default(), timing).expect("fits");
+        let mut core = Core::new(0, &program, timing);
         core.set_engine(engine);
         Side { core, mem, exit: None }
     }
@@ -117,7 +121,21 @@ fn compare_with(
     seed: u64,
     switch: bool,
 ) -> (u64, u64) {
-    let (mut a, mut b) = (Side::new(elf, Engine::Interp), Side::new(elf, second));
+    let timing = TimingParams::default().prototype_memory();
+    compare_timed(second, name, elf, (max_cycles, seed), switch, &timing)
+}
+
+/// `compare_with` for cores of `timing`, up to `limit.0` cycles under run limits drawn from
+/// `limit.1`.
+fn compare_timed(
+    second: Engine,
+    name: &str,
+    elf: &[u8],
+    (max_cycles, seed): (u64, u64),
+    switch: bool,
+    timing: &TimingParams,
+) -> (u64, u64) {
+    let (mut a, mut b) = (Side::timed(elf, Engine::Interp, timing), Side::timed(elf, second, timing));
     let mut rng = Rng(seed | 1);
     let mut checkpoints = 0;
     while a.exit.is_none() && a.core.cycle() < max_cycles {
@@ -312,6 +330,53 @@ fn random_programs_run_the_same_on_both_engines() {
     });
 }
 
+/// Timing parameters drawn from values around the prototype's: the ones the translated
+/// traces are made for (`Shape`: the I-cache line, the predictor's tables, the mispredict
+/// penalty, the load latencies) and the memory system's latencies, so that the engines
+/// meet what the default timing never shows them (a 1- or 3-cycle word load, a 2-cycle
+/// sub-word one, no mispredict penalty).
+fn random_timing(rng: &mut Rng) -> TimingParams {
+    let mut pick = |values: &[u64]| values[rng.below(values.len() as u64) as usize];
+    let t = TimingParams::default().prototype_memory();
+    TimingParams {
+        line_bytes: pick(&[32, 64, 128]),
+        load_latency: pick(&[1, 2, 3]),
+        load_latency_subword: pick(&[1, 2, 3, 4]),
+        l2_latency: pick(&[4, 14, 30]),
+        misaligned_penalty: pick(&[0, 5]),
+        mispredict_penalty: pick(&[0, 1, 3, 7]),
+        bht_entries: pick(&[64, 512, 2048]) as usize,
+        btb_entries: pick(&[8, 32, 64]) as usize,
+        ..t
+    }
+}
+
+/// Random, recursive and load-use programs, each on cores of timing parameters drawn at
+/// random (`random_timing`), in lockstep on every engine.
+#[test]
+fn random_timings_run_the_same_on_both_engines() {
+    let mut rng = Rng(0x5eed_1234_abcd_0009);
+    let (mut checks, mut insns) = (0, 0);
+    for n in 0..240 {
+        let timing = random_timing(&mut rng);
+        let (size, iters) = (rng.below(300), 1 + rng.below(30) as i32);
+        let code = match n % 3 {
+            0 => random_program(&mut rng, 8 + size as usize, iters, false),
+            1 => recursive_program(&mut rng, 1 + size as i32 % 8, size as usize % 12, iters),
+            _ => load_use_program(&mut rng),
+        };
+        let elf = asm::elf_image(&code, false);
+        let seed = rng.next();
+        for e in engines() {
+            let name = format!("program {n} ({e:?}) on {timing:?}");
+            let (c, i) = compare_timed(e, &name, &elf, (2_000_000, seed), false, &timing);
+            (checks, insns) = (checks + c, insns + i);
+        }
+    }
+    println!("240 programs on random timings, {checks} checkpoints, {insns} instructions");
+    assert!(insns > 500_000, "only {insns} instructions compared");
+}
+
 /// Recursive calls and returns (`jal`, `jalr`: a translated trace goes on at a return to
 /// one of its calls, or leaves), under run limits that put the horizon anywhere.
 #[test]
@@ -458,30 +523,33 @@ fn load_user(rng: &mut Rng, loaded: u32, rd: u32) -> u32 {
 /// under run limits that cut the body anywhere.
 #[test]
 fn loads_used_at_once_run_the_same_on_both_engines() {
-    compare_programs("load-use program", 200, 0x5eed_1234_abcd_0005, 200_000, |rng, _| {
-        let len = 8 + rng.below(300) as usize;
-        let iters = 1 + rng.below(40) as i32;
-        let mut loaded = 10;
-        random_program_of(rng, len, iters, |rng, at, len| {
-            let rd = 10 + rng.below(4) as u32;
-            match rng.below(8) {
-                0..=2 => {
-                    loaded = rd;
-                    aligned_load(rng, rd)
-                }
-                3..=5 => load_user(rng, loaded, rd),
-                // c.ld a0..a3, off(s0); c.add a0..a3 with the result or another.
-                6 => {
-                    let (p, q, off) =
-                        (2 + rng.below(4) as u32, 10 + rng.below(4) as u32, rng.below(32) as u32);
-                    let use_it = if rng.below(2) == 0 { 8 + p } else { q };
-                    let ld = 0b011 << 13 | (off & 7) << 10 | (off >> 3 & 3) << 5 | p << 2;
-                    ld | (0b1001 << 12 | q << 7 | use_it << 2 | 0b10) << 16
-                }
-                _ => random_insn(rng, at, len),
+    compare_programs("load-use program", 200, 0x5eed_1234_abcd_0005, 200_000, |rng, _| load_use_program(rng));
+}
+
+/// A random program dense in loads each followed at once by an op that uses the result or
+/// not (`loads_used_at_once_run_the_same_on_both_engines`).
+fn load_use_program(rng: &mut Rng) -> Vec<u32> {
+    let len = 8 + rng.below(300) as usize;
+    let iters = 1 + rng.below(40) as i32;
+    let mut loaded = 10;
+    random_program_of(rng, len, iters, |rng, at, len| {
+        let rd = 10 + rng.below(4) as u32;
+        match rng.below(8) {
+            0..=2 => {
+                loaded = rd;
+                aligned_load(rng, rd)
             }
-        })
-    });
+            3..=5 => load_user(rng, loaded, rd),
+            // c.ld a0..a3, off(s0); c.add a0..a3 with the result or another.
+            6 => {
+                let (p, q, off) = (2 + rng.below(4) as u32, 10 + rng.below(4) as u32, rng.below(32) as u32);
+                let use_it = if rng.below(2) == 0 { 8 + p } else { q };
+                let ld = 0b011 << 13 | (off & 7) << 10 | (off >> 3 & 3) << 5 | p << 2;
+                ld | (0b1001 << 12 | q << 7 | use_it << 2 | 0b10) << 16
+            }
+            _ => random_insn(rng, at, len),
+        }
+    })
 }
 
 /// `c.nop`: a 2-byte instruction.
