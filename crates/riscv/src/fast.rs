@@ -755,7 +755,7 @@ impl Core {
 
     /// Scoreboard entry `i` (a register slot of a decoded op, or `muldiv_rd`, which is one).
     #[inline(always)]
-    fn ready_of(&self, i: u8) -> u64 {
+    pub(crate) fn ready_of(&self, i: u8) -> u64 {
         debug_assert!((i as usize) < crate::op::NREGS);
         // SAFETY: as in `Core::slot`: register fields of decoded ops are below NREGS.
         unsafe { *self.ready.get_unchecked(i as usize) }

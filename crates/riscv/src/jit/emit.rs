@@ -14,6 +14,7 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Module};
 
 mod access;
+mod muldiv;
 
 use super::helpers;
 use super::trace::{links, Exit, Io, Item, Trace, TraceFn};
@@ -34,6 +35,8 @@ const COH: i32 = offset_of!(Core, coh) as i32;
 const READY: i32 = offset_of!(Core, ready) as i32;
 const READY_MULDIV: i32 = offset_of!(Core, ready_muldiv) as i32;
 const QUIET_FROM: i32 = offset_of!(Core, quiet_from) as i32;
+const MULDIV_WATCH: i32 = offset_of!(Core, muldiv_watch) as i32;
+const STALL_MULDIV: i32 = (offset_of!(Core, stats) + offset_of!(CoreStats, stall_muldiv)) as i32;
 const BLOCK_END: i32 = offset_of!(Core, block_end) as i32;
 const ILINE: i32 = offset_of!(Core, iline) as i32;
 const IPREV: i32 = offset_of!(Core, iprev) as i32;
@@ -172,6 +175,7 @@ impl<'a> Emit<'a> {
             Kind::Jalr => self.jalr(j),
             Kind::Lb | Kind::Lh | Kind::Lw | Kind::Ld | Kind::Lbu | Kind::Lhu | Kind::Lwu => self.load(j),
             Kind::Sb | Kind::Sh | Kind::Sw | Kind::Sd => self.store(j),
+            k if crate::muldiv::is_muldiv(k) => self.muldiv(j),
             _ => {
                 self.issue();
                 let v = self.alu(it);

@@ -115,6 +115,42 @@ pub(super) unsafe extern "C" fn store<const N: usize>(
     settled(c, io, cycle)
 }
 
+/// The multiply or divide `op` (its bits, `Op` as it is) of `a` and `b` issued at `cycle`
+/// (the cycle after its issue), as the quiet loop runs it (`muldiv_in_run`): the unit's
+/// timing, the result written, the bound raised. Returns the cycle after it shifted left by
+/// 2, with `done::END` if a wait for the unit took it to the far limit
+/// (`Run::settle_variable`); the wait is taken off `Io::base`.
+pub(super) unsafe extern "C" fn muldiv(
+    core: *mut Core,
+    io: *mut Io,
+    op: u64,
+    a: u64,
+    b: u64,
+    cycle: u64,
+) -> u64 {
+    // SAFETY: as in `jal`, `io` the running trace's; `op` the bits of an `Op` (8 bytes of
+    // integers, any of which is one).
+    let (c, io, op) = unsafe { (&mut *core, &mut *io, std::mem::transmute::<u64, crate::op::Op>(op)) };
+    c.cycle = cycle;
+    // SAFETY: a trace holds only the M kinds' ops here, for which `muldiv` gives a value.
+    let v = unsafe { c.muldiv(op, a, b).unwrap_unchecked() };
+    c.set_slot(op.rd, v);
+    c.quiet_from = c.quiet_from.max(c.muldiv_watch).max(c.ready_of(op.rd));
+    io.base = io.base.wrapping_sub(c.cycle - cycle);
+    (c.cycle << 2) | ((c.cycle >= io.far_limit) as u64 * done::END)
+}
+
+/// The write-port rule at `muldiv_watch` for op `op` (its bits) issuing in a mul/div's
+/// shadow (`issue_checked`): the pending result a cycle later if the op holds the port, and
+/// the bound raised. Returns 0.
+pub(super) unsafe extern "C" fn port(core: *mut Core, op: u64, _: u64) -> u64 {
+    // SAFETY: as in `muldiv`.
+    let (c, op) = unsafe { (&mut *core, std::mem::transmute::<u64, crate::op::Op>(op)) };
+    c.muldiv_port_taken(op);
+    c.quiet_from = c.quiet_from.max(c.muldiv_watch).max(c.ready_of(c.muldiv_rd));
+    0
+}
+
 /// After an access with its timing, issued at `cycle`, the core's cycle now after it: that
 /// cycle as `load` and `store` return it, with `done::END` if it reached the far limit or
 /// the horizon, which the access may have brought to now (`Run::settle_access`). The

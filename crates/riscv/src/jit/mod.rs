@@ -5,9 +5,9 @@
 //! - What a trace is (`trace.rs`): the ops reached from an entry op of a program's
 //!   pre-decoded code along the next op, every branch's and `jal`'s target and the return
 //!   from a call, within the entry's page, up to 256 of them, stopping at ops another trace
-//!   holds, of the kinds the quiet loop runs inline but the mul/div unit's: the integer
-//!   ALU, conditional branches, `jal`, `jalr`, loads and stores. A trace can be entered at
-//!   any of its ops. Only the program's own code is translated (every node shares it, as
+//!   holds, of the kinds the quiet loop runs inline: the integer ALU, the mul/div unit's,
+//!   conditional branches, `jal`, `jalr`, loads and stores. A trace can be entered at any
+//!   of its ops. Only the program's own code is translated (every node shares it, as
 //!   it shares the decoded ops); a page a node wrote (`NodeMem::code_over`) runs as before.
 //! - What the host code does (`emit.rs`): an ALU op is its operation on the register file
 //!   in the `Core`; the cycle is counted in a host register (and the ops run from it, at
@@ -22,11 +22,12 @@
 //!   the run as `Run::settle_access` would; entering another line is `enter_line` with no
 //!   miss (`cross`, its line's known slot a constant). A
 //!   trace runs only while every pending result is ready and the horizon is out of the
-//!   line's reach (the quiet loop's terms); the one wait it takes itself is the next op's
-//!   for a word load's result (the default latency: the checked issue's one cycle). It
-//!   hands back to the fast engine at an op it does not have (a multiply or divide, what
-//!   `exec_rare` runs), at an access to a device (before it, nothing changed), where the
-//!   quiet loop would leave, or at a jump out.
+//!   line's reach (the quiet loop's terms); the waits it takes itself are the next op's
+//!   for a word load's result (the default latency: the checked issue's one cycle) and,
+//!   after a multiply or divide (run by a helper), the checked issue of the ALU ops that
+//!   follow while its result is pending (`emit/muldiv.rs`). It hands back to the fast
+//!   engine at an op it does not have (what `exec_rare` runs), at an access to a device
+//!   (before it, nothing changed), where the quiet loop would leave, or at a jump out.
 //! - When (`Traces`): an op is translated as an entry at its `translate_after`th arrival
 //!   (100 by default), so a program's cold code costs no compile; then every op of its
 //!   trace is an entry. Each pre-decoded op has a word saying which (shared by every core

@@ -237,8 +237,8 @@ fn packs(op: Op, pc: u64) -> bool {
     !control || crate::bpred::pack(pc, pc.wrapping_add(op.imm as i64 as u64)).is_some()
 }
 
-/// The kinds a trace runs: those the quiet loop runs inline (`jalr` too), but the mul/div
-/// unit's.
+/// The kinds a trace runs: those the quiet loop runs inline (`jalr` too) and the mul/div
+/// unit's (`emit/muldiv.rs`).
 pub(crate) fn translated(k: Kind) -> bool {
     use Kind::*;
     matches!(
@@ -291,7 +291,7 @@ pub(crate) fn translated(k: Kind) -> bool {
             | Sllw
             | Srlw
             | Sraw
-    )
+    ) || crate::muldiv::is_muldiv(k)
 }
 
 #[cfg(test)]
@@ -325,20 +325,32 @@ mod tests {
             (2, op(Kind::Beq, SINK, 1, 2, 8)),
             (4, op(Kind::Ld, 3, 4, 0, 0)),
             (6, op(Kind::Add, 5, 3, 3, 0)),
-            (8, op(Kind::Divu, 6, 5, 1, 0)),
+            (8, op(Kind::Csrrs, 6, 0, 0, 0xc00)),
         ]);
         let t = Trace::new(&ops, 0, 0x8000_0000, shape(), |_| false).expect("a trace");
         let mut offs: Vec<i64> = t.items.iter().map(|it| it.off).collect();
         offs.sort();
-        assert_eq!(offs, [0, 2, 4, 6], "the divu at slot 8 is left to the fast engine");
+        assert_eq!(offs, [0, 2, 4, 6], "the csrrs at slot 8 is left to the fast engine");
         let ld = &t.items[t.at(4).unwrap()];
         assert!(ld.next_reads && !ld.next_free, "the add reads the load's result");
         assert_eq!((ld.pc, ld.end), (0x8000_0008, 32), "a 64-byte line is 32 slots");
-        assert!(Trace::new(&ops, 8, 0x8000_0000, shape(), |_| false).is_none(), "no trace from the divu");
+        assert!(Trace::new(&ops, 8, 0x8000_0000, shape(), |_| false).is_none(), "no trace from the csrrs");
         assert!(Trace::new(&ops, 6, 0x8000_0000, shape(), |_| false).is_none(), "one op gains nothing");
         let t = Trace::new(&ops, 0, 0x8000_0000, shape(), |j| j == 4).expect("a trace");
         let offs: Vec<i64> = t.items.iter().map(|it| it.off).collect();
         assert_eq!(offs, [0, 2, 6], "the ld another trace holds is left to it");
+    }
+
+    /// A multiply or divide is in the trace, and the ops after it (`emit/muldiv.rs`).
+    #[test]
+    fn a_trace_holds_a_divide_and_what_follows_it() {
+        let ops = page(&[
+            (0, op(Kind::Addi, 1, 1, 0, 1)),
+            (2, op(Kind::Divu, 6, 5, 1, 0)),
+            (4, op(Kind::Add, 5, 6, 3, 0)),
+        ]);
+        let t = Trace::new(&ops, 0, 0x8000_0000, shape(), |_| false).expect("a trace");
+        assert_eq!(t.items.iter().map(|it| it.off).collect::<Vec<_>>(), [0, 2, 4]);
     }
 
     /// A branch whose target is above 4 GiB would make the BTB hold full pairs: left out.

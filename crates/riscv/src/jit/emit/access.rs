@@ -69,7 +69,7 @@ impl Emit<'_> {
     /// it): the cycle after it (less the issue's, which the op's `issue` adds), and out
     /// before op `next` with the run ended if the access's timing took it to the far limit
     /// or the horizon (`helpers::done::END`).
-    fn settled(&mut self, status: Value, next: i64, end: i64) {
+    pub(super) fn settled(&mut self, status: Value, next: i64, end: i64) {
         let after = self.b.ins().ushr_imm_s(status, 2);
         let before_issue = self.b.ins().iadd_imm_s(after, -1);
         self.b.def_var(self.cycle, before_issue);
