@@ -511,6 +511,23 @@ impl<'a> Emit<'a> {
         pen
     }
 
+    /// `BranchPred::jal` for a `jal` at `pc` to `target` that links nothing (no return
+    /// stack push): the BTB holds the pair if its slot holds the pc (a direct jump's target
+    /// is the pc's own), and the pair is written. Returns the cycles a mispredict adds,
+    /// charged to the branch stall counter (`helpers::jal`'s, without the call: compute
+    /// makes 1.4 M `jal`s).
+    fn jump_predict(&mut self, pc: u64, target: u64) -> Value {
+        let taken = self.iconst(1);
+        let held = self.btb(pc, taken, target);
+        let (p, zero) = (self.iconst(self.t.shape.penalty), self.iconst(0));
+        let pen = self.b.ins().select(held, zero, p);
+        let flags = MemFlagsData::trusted();
+        let s = self.b.ins().load(I64, flags, self.core, STALL_BRANCH);
+        let s = self.b.ins().iadd(s, pen);
+        self.b.ins().store(flags, s, self.core, STALL_BRANCH);
+        pen
+    }
+
     /// The BTB part of `predict`: whether it held `pc` (an `I8` 0 or 1), a taken branch's
     /// packed pair written (`Trace::new` made sure it packs).
     fn btb(&mut self, pc: u64, taken64: Value, target: u64) -> Value {
@@ -577,9 +594,13 @@ impl<'a> Emit<'a> {
         let op = it.op;
         let target = it.pc.wrapping_add(op.imm as i64 as u64);
         let next = it.pc + op.len() as u64;
-        let link = if links(op) { next } else { 0 };
-        let args = [self.core, self.iconst(it.pc), self.iconst(target), self.iconst(link)];
-        let pen = self.call(helpers::jal as *const () as usize, &args);
+        let pen = match links(op) {
+            true => {
+                let args = [self.core, self.iconst(it.pc), self.iconst(target), self.iconst(next)];
+                self.call(helpers::jal as *const () as usize, &args)
+            }
+            false => self.jump_predict(it.pc, target),
+        };
         self.add_cycles(pen);
         let nv = self.iconst(next);
         self.write(op.rd, nv);

@@ -12,8 +12,9 @@
 //! - What the host code does (`emit.rs`): an ALU op is its operation on the register file
 //!   in the `Core`; the cycle is counted in a host register (and the ops run from it, at
 //!   the exit); a conditional branch runs the predictor itself (`BranchPred::branch_inline`,
-//!   with what depends on the pc alone computed when translating); `jal` and `jalr` call
-//!   the predictor (`helpers.rs`), and a `jalr` to a return site of the trace goes on
+//!   with what depends on the pc alone computed when translating), and so does a `jal`
+//!   that links nothing (its BTB entry); a call's `jal` and `jalr` call the predictor
+//!   (`helpers.rs`: the return stack), and a `jalr` to a return site of the trace goes on
 //!   there; word loads and stores run `load_quick`'s and `store_quick`'s common case in the
 //!   trace (`quick_access`: the TLB, the line of the core's last data access or one the L1
 //!   knows it holds, the repeat note), and the rest call the helpers, which run the quick
