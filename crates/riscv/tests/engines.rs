@@ -7,7 +7,7 @@
 //! predictor, L1 caches), the node's L2 (`NodeMem::timing_digest`), the exit and the
 //! console output. Programs: every C program of `sw/build` (`make -C sw`) on one core with
 //! no NIC; random programs from the generator below (also on a core that changes engine
-//! between runs); a nanoPU program on a NIC that always has a word; and two cores of one
+//! between runs, and on cores of timing parameters drawn at random); a nanoPU program on a NIC that always has a word; and two cores of one
 //! node sharing memory, driven as crates/cluster drives them. The cluster runs are
 //! compared in crates/harness/tests/engines.rs.
 
@@ -125,8 +125,8 @@ fn compare_with(
     compare_timed(second, name, elf, (max_cycles, seed), switch, &timing)
 }
 
-/// `compare_with` for cores of `timing`, up to `limit.0` cycles under run limits drawn from
-/// `limit.1`.
+/// `compare_with` for cores of `timing`: up to `max_cycles`, under run limits drawn from a
+/// generator seeded with `seed`.
 fn compare_timed(
     second: Engine,
     name: &str,
