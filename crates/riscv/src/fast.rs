@@ -696,10 +696,17 @@ impl Core {
         }
         r.cycle += 1;
         if r.cycle == self.muldiv_watch {
-            self.muldiv_port_taken(r.op());
-            let rd = self.muldiv_rd;
-            self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready_of(rd));
+            self.port_rule(r.op());
         }
+    }
+
+    /// The write-port rule for `op`, issuing at `muldiv_watch` (`muldiv_port_taken`), and
+    /// the bound raised past what it moved. Also a translated trace's (`jit/helpers.rs`).
+    #[inline(always)]
+    pub(crate) fn port_rule(&mut self, op: Op) {
+        self.muldiv_port_taken(op);
+        let rd = self.muldiv_rd;
+        self.quiet_from = self.quiet_from.max(self.muldiv_watch).max(self.ready_of(rd));
     }
 
     /// A multiply or divide (`exec_rare`'s first arm, `Core::muldiv`), inside the run: it

@@ -502,8 +502,14 @@ impl<'a> Emit<'a> {
         let both = self.b.ins().band(counter, held);
         let taken8 = self.b.ins().ireduce(I8, taken64);
         let mis = self.b.ins().icmp(IntCC::NotEqual, both, taken8);
-        let p = self.iconst(sh.penalty);
-        let zero = self.iconst(0);
+        self.mispredict_penalty(mis)
+    }
+
+    /// The cycles a mispredict adds if `mis` (an `I8` 0 or 1), charged to the branch stall
+    /// counter.
+    fn mispredict_penalty(&mut self, mis: Value) -> Value {
+        let flags = MemFlagsData::trusted();
+        let (p, zero) = (self.iconst(self.t.shape.penalty), self.iconst(0));
         let pen = self.b.ins().select(mis, p, zero);
         let s = self.b.ins().load(I64, flags, self.core, STALL_BRANCH);
         let s = self.b.ins().iadd(s, pen);
@@ -519,13 +525,8 @@ impl<'a> Emit<'a> {
     fn jump_predict(&mut self, pc: u64, target: u64) -> Value {
         let taken = self.iconst(1);
         let held = self.btb(pc, taken, target);
-        let (p, zero) = (self.iconst(self.t.shape.penalty), self.iconst(0));
-        let pen = self.b.ins().select(held, zero, p);
-        let flags = MemFlagsData::trusted();
-        let s = self.b.ins().load(I64, flags, self.core, STALL_BRANCH);
-        let s = self.b.ins().iadd(s, pen);
-        self.b.ins().store(flags, s, self.core, STALL_BRANCH);
-        pen
+        let mis = self.b.ins().bxor_imm_s(held, 1);
+        self.mispredict_penalty(mis)
     }
 
     /// The BTB part of `predict`: whether it held `pc` (an `I8` 0 or 1), a taken branch's
